@@ -1,1 +1,26 @@
+//! The measurement method of misura, without I/O.
+//!
+//! Everything here is deterministic: time is an argument (`now`, integer
+//! nanoseconds on the run's single timescale), never read from a clock, and no
+//! socket is opened. The binary joins this crate to the Linux edge (`misura-sys`);
+//! tests drive it with a virtual clock.
+//!
+//! The model is the one of Cena, Cibrario Bertolotti and Valenzano (seed 000):
+//! user-level latency `UL = C + IL + SL`, bracketed per frame by a TX window
+//! `[TX1, TX2]` around `send()` and an RX window `[RX1, RX2]` around the
+//! receive that returned the frame.
 #![forbid(unsafe_code)]
+
+pub mod calibration;
+pub mod inflight;
+pub mod schedule;
+pub mod time;
+pub mod window;
+pub mod wire_time;
+
+pub use calibration::{sut_verdict, CalibrationLine, SizePoint, SutVerdict};
+pub use inflight::{Arrival, InFlight, TxRecord};
+pub use schedule::{Pattern, Poll, Schedule, SizeOrder, SizePlan};
+pub use time::TimestampSource;
+pub use window::FrameRecord;
+pub use wire_time::LinkModel;

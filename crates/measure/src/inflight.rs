@@ -1,0 +1,288 @@
+//! Frames sent and not yet accounted for: a fixed ring indexed by sequence
+//! number, so matching a received frame to its TX window is one array access
+//! and memory stays bounded however long the run.
+//!
+//! A frame leaves the ring, in sequence order, when it is complete (received,
+//! and its kernel TX stamp read when TX stamps are expected) or when it has
+//! waited longer than the timeout (then it is lost, or received without a TX
+//! stamp). Nothing here allocates after construction.
+
+use crate::window::FrameRecord;
+
+/// The TX side of a frame, recorded right after `send()`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TxRecord {
+    pub seq: u64,
+    pub size_index: u16,
+    pub payload_bytes: u16,
+    pub frame_bytes: u16,
+    pub tx1: i64,
+    pub tx2: i64,
+}
+
+/// What became of a received frame.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// Matched to its TX record.
+    Matched { reordered: bool },
+    /// Its sequence number was already received.
+    Duplicate,
+    /// It arrived after its record was closed (declared lost, or a duplicate
+    /// of a frame already accounted for).
+    Late,
+    /// A sequence number this run never sent.
+    Unknown,
+}
+
+#[derive(Copy, Clone, Debug, Default)]
+struct Slot {
+    rec: FrameRecord,
+    received: bool,
+    tx_stamped: bool,
+}
+
+/// The ring of frames in flight.
+#[derive(Debug)]
+pub struct InFlight {
+    slots: Vec<Slot>,
+    mask: u64,
+    oldest: u64,
+    next_seq: u64,
+    expect_tx_stamp: bool,
+    highest_rx: Option<u64>,
+    duplicates: u64,
+    late: u64,
+    unknown: u64,
+    reordered: u64,
+}
+
+impl InFlight {
+    /// `capacity` is rounded up to a power of two. Sequence numbers start at
+    /// `first_seq` and must be sent in order.
+    pub fn new(capacity: usize, expect_tx_stamp: bool, first_seq: u64) -> InFlight {
+        let cap = capacity.max(2).next_power_of_two();
+        InFlight {
+            slots: vec![Slot::default(); cap],
+            mask: cap as u64 - 1,
+            oldest: first_seq,
+            next_seq: first_seq,
+            expect_tx_stamp,
+            highest_rx: None,
+            duplicates: 0,
+            late: 0,
+            unknown: 0,
+            reordered: 0,
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Frames sent and not yet released.
+    pub fn outstanding(&self) -> u64 {
+        self.next_seq - self.oldest
+    }
+
+    /// True when sending another frame would overwrite an unreleased one.
+    pub fn is_full(&self) -> bool {
+        self.outstanding() >= self.slots.len() as u64
+    }
+
+    /// The sequence number the next frame must carry.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Record a frame just sent. Its sequence number must be `next_seq()` and
+    /// the ring must not be full.
+    pub fn on_sent(&mut self, tx: TxRecord) {
+        assert_eq!(tx.seq, self.next_seq, "frames must be sent in sequence order");
+        assert!(!self.is_full(), "in-flight ring full");
+        let slot = &mut self.slots[(tx.seq & self.mask) as usize];
+        *slot = Slot {
+            rec: FrameRecord {
+                seq: tx.seq,
+                size_index: tx.size_index,
+                payload_bytes: tx.payload_bytes,
+                frame_bytes: tx.frame_bytes,
+                tx1: tx.tx1,
+                tx2: tx.tx2,
+                ..FrameRecord::default()
+            },
+            received: false,
+            tx_stamped: false,
+        };
+        self.next_seq += 1;
+    }
+
+    fn live_slot(&mut self, seq: u64) -> Option<&mut Slot> {
+        if seq < self.oldest || seq >= self.next_seq {
+            return None;
+        }
+        Some(&mut self.slots[(seq & self.mask) as usize])
+    }
+
+    /// Attach the kernel/NIC TX stamp of frame `seq` (read from the error
+    /// queue). Returns false if the frame is no longer in flight.
+    pub fn on_tx_stamp(&mut self, seq: u64, software: Option<i64>, hardware: Option<i64>) -> bool {
+        match self.live_slot(seq) {
+            Some(slot) => {
+                slot.rec.tx_kernel = software.or(slot.rec.tx_kernel);
+                slot.rec.tx_hw = hardware.or(slot.rec.tx_hw);
+                slot.tx_stamped = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A frame with sequence number `seq` arrived, bracketed by `[rx1, rx2]`.
+    pub fn on_received(
+        &mut self,
+        seq: u64,
+        rx1: i64,
+        rx2: i64,
+        rx_kernel: Option<i64>,
+        rx_hw: Option<i64>,
+    ) -> Arrival {
+        if seq >= self.next_seq {
+            self.unknown += 1;
+            return Arrival::Unknown;
+        }
+        let highest = self.highest_rx;
+        let Some(slot) = self.live_slot(seq) else {
+            self.late += 1;
+            return Arrival::Late;
+        };
+        if slot.received {
+            self.duplicates += 1;
+            return Arrival::Duplicate;
+        }
+        let reordered = highest.is_some_and(|h| seq < h);
+        slot.received = true;
+        slot.rec.rx1 = rx1;
+        slot.rec.rx2 = rx2;
+        slot.rec.rx_kernel = rx_kernel;
+        slot.rec.rx_hw = rx_hw;
+        slot.rec.reordered = reordered;
+        if reordered {
+            self.reordered += 1;
+        }
+        self.highest_rx = Some(highest.map_or(seq, |h| h.max(seq)));
+        Arrival::Matched { reordered }
+    }
+
+    /// Release the oldest frame if it is complete, or if it has waited more
+    /// than `timeout` since `TX2` (then it is lost, or kept without a TX stamp).
+    pub fn pop_complete(&mut self, now: i64, timeout: i64) -> Option<FrameRecord> {
+        if self.oldest == self.next_seq {
+            return None;
+        }
+        let slot = &self.slots[(self.oldest & self.mask) as usize];
+        let complete = slot.received && (slot.tx_stamped || !self.expect_tx_stamp);
+        if complete || now - slot.rec.tx2 > timeout {
+            return Some(self.release());
+        }
+        None
+    }
+
+    /// Release the oldest frame whatever its state (end of run).
+    pub fn pop_any(&mut self) -> Option<FrameRecord> {
+        (self.oldest < self.next_seq).then(|| self.release())
+    }
+
+    fn release(&mut self) -> FrameRecord {
+        let slot = &self.slots[(self.oldest & self.mask) as usize];
+        let mut rec = slot.rec;
+        rec.lost = !slot.received;
+        self.oldest += 1;
+        rec
+    }
+
+    pub fn duplicates(&self) -> u64 {
+        self.duplicates
+    }
+    pub fn late(&self) -> u64 {
+        self.late
+    }
+    pub fn unknown(&self) -> u64 {
+        self.unknown
+    }
+    pub fn reordered(&self) -> u64 {
+        self.reordered
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tx(seq: u64, t: i64) -> TxRecord {
+        TxRecord { seq, size_index: 0, payload_bytes: 46, frame_bytes: 64, tx1: t, tx2: t + 10 }
+    }
+
+    #[test]
+    fn matched_frames_leave_in_order_once_complete() {
+        let mut r = InFlight::new(8, true, 0);
+        r.on_sent(tx(0, 0));
+        r.on_sent(tx(1, 100));
+        assert_eq!(r.on_received(1, 150, 160, Some(155), None), Arrival::Matched { reordered: false });
+        assert!(r.on_tx_stamp(1, Some(105), None));
+        // Frame 1 is complete but frame 0 holds the head.
+        assert_eq!(r.pop_complete(200, 1_000), None);
+        assert_eq!(r.on_received(0, 170, 180, Some(175), None), Arrival::Matched { reordered: true });
+        assert!(r.on_tx_stamp(0, Some(5), None));
+        let a = r.pop_complete(200, 1_000).unwrap();
+        let b = r.pop_complete(200, 1_000).unwrap();
+        assert_eq!((a.seq, a.reordered, a.kernel_latency()), (0, true, Some(170)));
+        assert_eq!((b.seq, b.reordered, b.kernel_latency()), (1, false, Some(50)));
+        assert_eq!(r.reordered(), 1);
+        assert_eq!(r.outstanding(), 0);
+    }
+
+    #[test]
+    fn timeout_declares_loss_and_late_arrivals_are_counted() {
+        let mut r = InFlight::new(4, false, 10);
+        r.on_sent(tx(10, 0));
+        assert_eq!(r.pop_complete(500, 1_000), None);
+        let lost = r.pop_complete(1_011, 1_000).unwrap();
+        assert!(lost.lost);
+        assert_eq!(lost.mul(), None);
+        assert_eq!(r.on_received(10, 1, 2, None, None), Arrival::Late);
+        assert_eq!(r.on_received(11, 1, 2, None, None), Arrival::Unknown);
+        assert_eq!((r.late(), r.unknown()), (1, 1));
+    }
+
+    #[test]
+    fn duplicates_and_missing_tx_stamp() {
+        let mut r = InFlight::new(4, true, 0);
+        r.on_sent(tx(0, 0));
+        assert!(matches!(r.on_received(0, 20, 30, Some(25), None), Arrival::Matched { .. }));
+        assert_eq!(r.on_received(0, 40, 50, Some(45), None), Arrival::Duplicate);
+        // Received, but the TX stamp never comes: released at the timeout,
+        // not lost, with no kernel latency.
+        assert_eq!(r.pop_complete(100, 1_000), None);
+        let f = r.pop_complete(2_000, 1_000).unwrap();
+        assert!(!f.lost);
+        assert_eq!(f.tx_kernel, None);
+        assert_eq!(f.kernel_latency(), None);
+        assert_eq!(r.duplicates(), 1);
+    }
+
+    #[test]
+    fn ring_capacity_bounds_what_is_in_flight() {
+        let mut r = InFlight::new(3, false, 0);
+        assert_eq!(r.capacity(), 4);
+        for s in 0..4 {
+            r.on_sent(tx(s, s as i64));
+        }
+        assert!(r.is_full());
+        assert!(r.pop_any().unwrap().lost);
+        assert!(!r.is_full());
+        r.on_sent(tx(4, 4));
+        assert!(matches!(r.on_received(4, 5, 6, None, None), Arrival::Matched { .. }));
+        // Slot of seq 0 now holds seq 4; seq 0 is closed.
+        assert_eq!(r.on_received(0, 5, 6, None, None), Arrival::Late);
+    }
+}
