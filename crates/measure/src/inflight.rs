@@ -20,6 +20,17 @@ pub struct TxRecord {
     pub tx2: i64,
 }
 
+/// What became of a TX stamp.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TxStampMatch {
+    /// The frame's first TX stamp: used.
+    First,
+    /// The frame already had one (stamped again further along): not used.
+    Again,
+    /// The frame's record is closed (the stamp came after the timeout).
+    NotInFlight,
+}
+
 /// What became of a received frame.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Arrival {
@@ -124,16 +135,20 @@ impl InFlight {
     }
 
     /// Attach the kernel/NIC TX stamp of frame `seq` (read from the error
-    /// queue). Returns false if the frame is no longer in flight.
-    pub fn on_tx_stamp(&mut self, seq: u64, software: Option<i64>, hardware: Option<i64>) -> bool {
+    /// queue). The first stamp is the frame's TX instant: a frame that a
+    /// later device transmits again inside this host (a veth in another
+    /// namespace, a bridge port) can be stamped again, and those later
+    /// stamps are reported as `Again` and not used.
+    pub fn on_tx_stamp(&mut self, seq: u64, software: Option<i64>, hardware: Option<i64>) -> TxStampMatch {
         match self.live_slot(seq) {
+            Some(slot) if slot.tx_stamped => TxStampMatch::Again,
             Some(slot) => {
-                slot.rec.tx_kernel = software.or(slot.rec.tx_kernel);
-                slot.rec.tx_hw = hardware.or(slot.rec.tx_hw);
+                slot.rec.tx_kernel = software;
+                slot.rec.tx_hw = hardware;
                 slot.tx_stamped = true;
-                true
+                TxStampMatch::First
             }
-            None => false,
+            None => TxStampMatch::NotInFlight,
         }
     }
 
@@ -228,11 +243,12 @@ mod tests {
         r.on_sent(tx(0, 0));
         r.on_sent(tx(1, 100));
         assert_eq!(r.on_received(1, 150, 160, Some(155), None), Arrival::Matched { reordered: false });
-        assert!(r.on_tx_stamp(1, Some(105), None));
+        assert_eq!(r.on_tx_stamp(1, Some(105), None), TxStampMatch::First);
+        assert_eq!(r.on_tx_stamp(1, Some(999), None), TxStampMatch::Again);
         // Frame 1 is complete but frame 0 holds the head.
         assert_eq!(r.pop_complete(200, 1_000), None);
         assert_eq!(r.on_received(0, 170, 180, Some(175), None), Arrival::Matched { reordered: true });
-        assert!(r.on_tx_stamp(0, Some(5), None));
+        assert_eq!(r.on_tx_stamp(0, Some(5), None), TxStampMatch::First);
         let a = r.pop_complete(200, 1_000).unwrap();
         let b = r.pop_complete(200, 1_000).unwrap();
         assert_eq!((a.seq, a.reordered, a.kernel_latency()), (0, true, Some(170)));

@@ -19,7 +19,7 @@ pub mod window;
 pub mod wire_time;
 
 pub use calibration::{sut_verdict, CalibrationLine, SizePoint, SutVerdict};
-pub use inflight::{Arrival, InFlight, TxRecord};
+pub use inflight::{Arrival, InFlight, TxRecord, TxStampMatch};
 pub use schedule::{Pattern, Poll, Schedule, SizeOrder, SizePlan};
 pub use time::TimestampSource;
 pub use window::FrameRecord;

@@ -1,1 +1,94 @@
-fn main() {}
+//! misura: precise network latency measurement with an ordinary Linux PC.
+//! The only crate that prints or exits.
+
+mod analysis;
+mod calibrate;
+mod cli;
+mod demo;
+mod engine;
+mod exit;
+mod host;
+mod labcmd;
+mod oneway;
+mod units;
+
+use anyhow::Result;
+use clap::Parser;
+use cli::{Cli, Command};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+fn main() {
+    let cli = Cli::parse();
+    let stop = Arc::new(AtomicUsize::new(0));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // A signal only sets the flag: the loop stops sending, drains what is
+        // in flight and the partial result is written.
+        if let Err(e) = signal_hook::flag::register_usize(sig, stop.clone(), sig as usize) {
+            eprintln!("misura: cannot install the signal handler: {e}");
+            std::process::exit(exit::ERROR);
+        }
+    }
+    let code = match run(&cli, &stop) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("misura: error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            exit::code_for(&e)
+        }
+    };
+    std::process::exit(code);
+}
+
+fn interrupted_code(stop: &AtomicUsize) -> Option<i32> {
+    match stop.load(Ordering::Relaxed) {
+        0 => None,
+        s if s == signal_hook::consts::SIGTERM as usize => Some(exit::INTERRUPTED_TERM),
+        _ => Some(exit::INTERRUPTED_INT),
+    }
+}
+
+fn enter_netns(netns: &Option<String>) -> Result<()> {
+    if let Some(ns) = netns {
+        misura_sys::netns::enter(ns)?;
+    }
+    Ok(())
+}
+
+fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
+    match &cli.command {
+        Command::Lab(cmd) => {
+            labcmd::run(cmd)?;
+            Ok(exit::OK)
+        }
+        Command::Oneway(a) => {
+            enter_netns(&a.m.netns)?;
+            let cal = a
+                .calibration
+                .as_ref()
+                .map(|p| {
+                    oneway::read_profile(p).map(|profile| oneway::Calibration {
+                        path: p.clone(),
+                        profile,
+                        accept_mismatch: a.accept_profile_mismatch,
+                    })
+                })
+                .transpose()?;
+            let mut outputs = oneway::Outputs::open(&a.m)?;
+            let report = oneway::measure(&a.m, oneway::Mode::Oneway, cal.as_ref(), &mut outputs, stop)?;
+            oneway::emit(&report, a.m.json, &mut outputs)?;
+            Ok(interrupted_code(stop).unwrap_or(exit::OK))
+        }
+        Command::Calibrate(a) => {
+            enter_netns(&a.m.netns)?;
+            calibrate::run(a, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(exit::OK))
+        }
+        Command::Demo(d) => {
+            demo::run(d, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(exit::OK))
+        }
+    }
+}

@@ -1,1 +1,25 @@
+//! misura's result model and its exporters.
+//!
+//! Every result is versioned and self-describing: format name and version,
+//! tool version, host fingerprint, configuration, the timestamp sources that
+//! were actually obtained, the calibration used, statistics and fits. The
+//! exporters are pure functions `fn(&Report, &mut dyn Write)`; none of them
+//! opens a file or reads a clock.
 #![forbid(unsafe_code)]
+
+pub mod csv;
+pub mod frames;
+pub mod model;
+pub mod text;
+
+pub use model::*;
+
+/// Version of the JSON result formats written by this build. A reader
+/// refuses files with a higher version.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Write a result as pretty JSON followed by a newline.
+pub fn write_json<T: serde::Serialize>(value: &T, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    out.write_all(b"\n")
+}

@@ -1,1 +1,34 @@
-//! Linux edge.
+//! The thin Linux edge of misura.
+//!
+//! This is the only crate of the workspace that may use `unsafe`; every
+//! `unsafe` block carries a `// SAFETY:` comment.  Everything else in the
+//! workspace talks to the kernel through the safe functions here:
+//!
+//! * [`clock`]: `clock_gettime`/`clock_getres` as `i64` nanoseconds;
+//! * [`netns`]: entering a network namespace (per thread);
+//! * [`iface`]: facts about one interface, read through sockets (ioctl and
+//!   rtnetlink) so that they are right inside a namespace entered with
+//!   [`netns::enter`], where `/sys/class/net` still shows the namespace that
+//!   mounted sysfs;
+//! * [`tsinfo`]: `ETHTOOL_GET_TS_INFO` and `SIOCSHWTSTAMP`;
+//! * [`packet`]: a non-blocking `AF_PACKET` socket with `SO_TIMESTAMPING`,
+//!   RX stamps from `SCM_TIMESTAMPING` and TX stamps from the error queue;
+//! * [`sched`]: CPU pinning, `SCHED_FIFO`, `mlockall`;
+//! * [`host`]: best-effort facts about the host that affect timing.
+
+// libc field types (time_t, socklen_t, msg_controllen, ...) differ between
+// targets; the casts that are no-ops on x86_64 are needed elsewhere.
+#![allow(clippy::unnecessary_cast)]
+
+mod error;
+mod sys;
+
+pub mod clock;
+pub mod host;
+pub mod iface;
+pub mod netns;
+pub mod packet;
+pub mod sched;
+pub mod tsinfo;
+
+pub use error::SysError;

@@ -1,0 +1,205 @@
+//! The analysis thread: takes completed frame records off the loop's queue,
+//! keeps the streaming statistics per payload size, writes the per-frame CSV
+//! and shows progress. Memory is bounded: a fixed set of summaries whatever
+//! the number of frames.
+
+use crossbeam_queue::ArrayQueue;
+use misura_measure::{calibration, CalibrationLine, FrameRecord, LinkModel};
+use misura_report::frames;
+use misura_stats::Summary;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The summaries of one group of frames (one payload size, or all).
+pub struct Group {
+    pub sent: u64,
+    pub lost: u64,
+    pub mul: Summary,
+    pub bul: Summary,
+    pub wul: Summary,
+    pub kernel: Summary,
+    pub hardware: Summary,
+    pub mil: Summary,
+    pub kernel_internal: Summary,
+    pub msl: Summary,
+    pub kernel_sut: Summary,
+}
+
+impl Group {
+    fn new(threshold: Option<i64>) -> Group {
+        let s = || Summary::with_threshold(threshold);
+        Group {
+            sent: 0,
+            lost: 0,
+            mul: s(),
+            bul: s(),
+            wul: s(),
+            kernel: s(),
+            hardware: s(),
+            mil: s(),
+            kernel_internal: s(),
+            msl: s(),
+            kernel_sut: s(),
+        }
+    }
+}
+
+/// What the analysis needs to derive per-frame quantities.
+pub struct AnalysisPlan {
+    pub sizes: Vec<usize>,
+    pub link: LinkModel,
+    pub threshold_ns: Option<i64>,
+    /// Calibration run: record Mil = Mul − C and kernel − C.
+    pub calibrating: bool,
+    /// Measurement with a calibration: Amil lines for Msl.
+    pub user_line: Option<CalibrationLine>,
+    pub kernel_line: Option<CalibrationLine>,
+    pub progress: bool,
+    pub expected_frames: Option<u64>,
+}
+
+/// The analysis result.
+pub struct Analysis {
+    pub per_size: Vec<Group>,
+    pub overall: Group,
+    pub tx_window: Summary,
+    pub rx_window: Summary,
+    pub received: u64,
+    /// Received frames lacking a kernel TX / RX stamp.
+    pub tx_stamp_missing: u64,
+    pub rx_stamp_missing: u64,
+    pub frames_error: Option<String>,
+}
+
+fn add(g: &mut Group, f: &FrameRecord, wire_ps: u64, plan: &AnalysisPlan, msl: Option<i64>, ksl: Option<i64>) {
+    g.sent += 1;
+    if f.lost {
+        g.lost += 1;
+        return;
+    }
+    let (Some(bul), Some(wul), Some(mul)) = (f.bul(), f.wul(), f.mul()) else { return };
+    g.bul.record(bul);
+    g.wul.record(wul);
+    g.mul.record(mul);
+    if let Some(k) = f.kernel_latency() {
+        g.kernel.record(k);
+        if plan.calibrating {
+            g.kernel_internal.record(calibration::internal_latency(k, wire_ps));
+        }
+    }
+    if let Some(h) = f.hw_latency() {
+        g.hardware.record(h);
+    }
+    if plan.calibrating {
+        g.mil.record(calibration::internal_latency(mul, wire_ps));
+    }
+    if let Some(m) = msl {
+        g.msl.record(m);
+    }
+    if let Some(k) = ksl {
+        g.kernel_sut.record(k);
+    }
+}
+
+/// Consume records until `done` is set and the queue is empty.
+pub fn consume(
+    queue: Arc<ArrayQueue<FrameRecord>>,
+    done: Arc<AtomicBool>,
+    plan: AnalysisPlan,
+    mut frames_out: Option<Box<dyn Write + Send>>,
+) -> Analysis {
+    let wire_ps: Vec<u64> = plan.sizes.iter().map(|&p| plan.link.wire_time_ps(p)).collect();
+    let mut a = Analysis {
+        per_size: plan.sizes.iter().map(|_| Group::new(plan.threshold_ns)).collect(),
+        overall: Group::new(plan.threshold_ns),
+        tx_window: Summary::new(),
+        rx_window: Summary::new(),
+        received: 0,
+        tx_stamp_missing: 0,
+        rx_stamp_missing: 0,
+        frames_error: None,
+    };
+    if let Some(w) = frames_out.as_mut() {
+        if let Err(e) = frames::write_header(w) {
+            a.frames_error = Some(e.to_string());
+        }
+    }
+    let started = Instant::now();
+    let mut last_progress = Instant::now();
+    loop {
+        let mut got = false;
+        while let Some(f) = queue.pop() {
+            got = true;
+            let si = f.size_index as usize;
+            let p = plan.sizes[si];
+            let mut msl = None;
+            let mut ksl = None;
+            if !f.lost {
+                a.received += 1;
+                if f.tx_kernel.is_none() {
+                    a.tx_stamp_missing += 1;
+                }
+                if f.rx_kernel.is_none() {
+                    a.rx_stamp_missing += 1;
+                }
+                if let (Some(line), Some(mul)) = (&plan.user_line, f.mul()) {
+                    msl = Some(calibration::sut_latency(mul, line.at(p as f64), wire_ps[si]));
+                }
+                if let (Some(line), Some(k)) = (&plan.kernel_line, f.kernel_latency()) {
+                    ksl = Some(calibration::sut_latency(k, line.at(p as f64), wire_ps[si]));
+                }
+                if let Some(r) = f.rx_window() {
+                    a.rx_window.record(r);
+                }
+            }
+            a.tx_window.record(f.tx_window());
+            add(&mut a.per_size[si], &f, wire_ps[si], &plan, msl, ksl);
+            add(&mut a.overall, &f, wire_ps[si], &plan, msl, ksl);
+            if let (Some(w), None) = (frames_out.as_mut(), &a.frames_error) {
+                if let Err(e) = frames::write_row(w, &f, msl) {
+                    a.frames_error = Some(e.to_string());
+                }
+            }
+        }
+        if plan.progress && last_progress.elapsed() >= Duration::from_secs(1) {
+            last_progress = Instant::now();
+            progress_line(&a, plan.expected_frames, started.elapsed());
+        }
+        if !got {
+            if done.load(Ordering::Acquire) && queue.is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    if plan.progress {
+        eprint!("\r\x1b[2K");
+    }
+    if let Some(w) = frames_out.as_mut() {
+        if let Err(e) = w.flush() {
+            a.frames_error.get_or_insert(e.to_string());
+        }
+    }
+    a
+}
+
+fn progress_line(a: &Analysis, expected: Option<u64>, elapsed: Duration) {
+    let n = a.overall.sent;
+    let rate = n as f64 / elapsed.as_secs_f64().max(1e-9);
+    let eta = expected
+        .filter(|&e| e > n && rate > 0.0)
+        .map(|e| format!(", {:.0} s left", (e - n) as f64 / rate))
+        .unwrap_or_default();
+    let pct = expected.map(|e| format!(" ({:.0} %)", 100.0 * n as f64 / e.max(1) as f64)).unwrap_or_default();
+    let med = |s: &Summary| s.quantile(0.5).map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0));
+    let p99 = |s: &Summary| s.quantile(0.99).map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0));
+    eprint!(
+        "\r\x1b[2K{n} frames{pct}, {rate:.0}/s, {:.0} s elapsed{eta}; lost {}; Mul median {} µs p99 {} µs",
+        elapsed.as_secs_f64(),
+        a.overall.lost,
+        med(&a.overall.mul),
+        p99(&a.overall.mul)
+    );
+}

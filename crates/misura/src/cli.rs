@@ -1,0 +1,277 @@
+//! Command-line flags. Parsing here only checks shapes; values are resolved
+//! against the interfaces and the link later (`oneway::resolve`).
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+const ABOUT: &str = "Precise network latency measurement with an ordinary Linux PC.";
+
+const LONG_ABOUT: &str = "\
+Precise network latency measurement with an ordinary Linux PC.
+
+The method (Cena, Cibrario Bertolotti, Valenzano): two ports of this PC are
+cabled to the system under test (SUT). misura sends test frames on one port and
+receives them on the other, on one clock. Each frame's user-level latency
+UL = C + IL + SL (wire time + the tester's internal latency + the SUT's) is
+bracketed by a TX window around send() and an RX window around the receive, and
+kernel (and, where the NIC has them, hardware) timestamps are recorded beside.
+A calibration on a short cable measures IL once; then the SUT's latency is
+Msl = Mul − Amil(P) − C, and its slope over frame length tells
+store-and-forward from cut-through.
+
+No hardware? `misura demo` builds a virtual lab (network namespaces, veth cables,
+a Linux bridge as the SUT), calibrates, measures the bridge and cleans up.";
+
+const AFTER_HELP: &str = "\
+Examples:
+  misura demo                                   # the whole method on a virtual lab
+  misura lab up --topology direct               # build the lab's calibration cable
+  misura calibrate --netns misura-tester --tx p1 --rx p2
+  misura lab up --topology switch               # put a bridge between the ports
+  misura oneway --netns misura-tester --tx p1 --rx p2 --calibration PROFILE.json
+
+Exit codes: 0 ok, 1 error, 2 bad usage, 3 missing privilege, 4 interface or
+namespace problem, 5 impossible measurement parameters, 6 output not writable,
+7 calibration profile unusable, 130/143 interrupted (partial results written).";
+
+#[derive(Parser, Debug)]
+#[command(name = "misura", version, about = ABOUT, long_about = LONG_ABOUT, after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the whole method on the built-in virtual lab: calibrate on a cable, measure a bridge, clean up.
+    #[command(long_about = "\
+Run the whole method on the built-in virtual lab, without hardware:
+  1. build the lab's direct topology (two tester ports joined by a veth cable),
+  2. calibrate the tester over seven payload sizes (Amil(P) = α + β·P),
+  3. rewire to the switch topology (a Linux bridge in its own namespace is the SUT),
+  4. measure the bridge and fit its latency over frame length (store-and-forward?),
+  5. print the report and take the lab down, also when interrupted.
+Needs root (network namespaces, raw sockets).
+
+Example:
+  misura demo --count 1000 --export-json demo.json")]
+    Demo(DemoArgs),
+    /// Build, inspect or remove the virtual lab (namespaces misura-*).
+    #[command(subcommand)]
+    Lab(LabCommand),
+    /// Measure one-way latency from one port to another through the SUT.
+    #[command(long_about = "\
+Measure one-way latency: send test frames out of --tx, receive them on --rx
+(unicast to the RX port's MAC), all timestamps on one clock (CLOCK_REALTIME).
+
+Per frame: the TX window [TX1, TX2] around send(), the RX window [RX1, RX2]
+(RX1 before the last empty poll, RX2 after the receive), the kernel software
+stamps (SO_TIMESTAMPING) and NIC hardware stamps where the driver has them.
+Derived: Bul = RX1 − TX2, Wul = RX2 − TX1, Mul = (Bul + Wul)/2, kernel latency,
+and with --calibration the SUT latency Msl = Mul − Amil(P) − C with a fit over
+frame length and a store-and-forward / cut-through verdict.
+
+The loop is one busy-polling thread; a late frame is postponed to the next
+period (no catch-up bursts).
+
+Example:
+  misura oneway --netns misura-tester --tx p1 --rx p2 --rate 2000 --count 20000 \\
+      --sizes 46,64,128,256,512,1024,1500 --frames frames.csv --json")]
+    Oneway(OnewayArgs),
+    /// Calibrate the tester on a cable: fit its internal latency Amil(P) = α + β·P.
+    #[command(long_about = "\
+Calibrate the tester: with its two ports joined by a short cable (SUT latency 0),
+measure over at least seven payload sizes, compute each frame's internal latency
+Mil = Mul − C and its mean per size Amil(P), and fit Amil(P) = α + β·P by least
+squares, with standard deviations and 95 % confidence intervals (Student t,
+n − 2 degrees of freedom). The same is done for the kernel-timestamp latency.
+The result is saved as a calibration profile for `misura oneway --calibration`.
+
+Example:
+  misura lab up --topology direct
+  misura calibrate --netns misura-tester --tx p1 --rx p2 --profile cal.json")]
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LabCommand {
+    /// Build (or rewire to) a topology. Idempotent.
+    #[command(long_about = "\
+Build the virtual lab in network namespaces named misura-*:
+  direct  tester namespace with ports p1, p2 joined by a veth cable (calibration)
+  switch  p1 and p2 each cabled to a Linux bridge br0 in namespace misura-sut (the SUT)
+  hosts   two namespaces misura-h1/misura-h2, one veth, 198.18.0.1-2/24 and 2001:2::1-2/64
+Running it again changes nothing; switching between direct and switch rewires.
+Never touches a namespace it did not create. Needs CAP_NET_ADMIN (root).
+
+Example:
+  misura lab up --topology switch")]
+    Up(LabArgs),
+    /// Remove everything the lab made (and nothing else).
+    Down(LabPrefix),
+    /// Show what the lab currently holds.
+    Status(LabStatusArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct LabPrefix {
+    /// Namespace name prefix (must start with "misura-").
+    #[arg(long, default_value = "misura-")]
+    pub prefix: String,
+}
+
+#[derive(Args, Debug)]
+pub struct LabArgs {
+    /// direct, switch or hosts.
+    #[arg(long, short, default_value = "direct")]
+    pub topology: String,
+    #[command(flatten)]
+    pub prefix: LabPrefix,
+}
+
+#[derive(Args, Debug)]
+pub struct LabStatusArgs {
+    #[command(flatten)]
+    pub prefix: LabPrefix,
+    /// Print the status as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags shared by every command that sends test frames.
+#[derive(Args, Debug, Clone)]
+pub struct MeasureArgs {
+    /// Port that sends the test frames.
+    #[arg(long)]
+    pub tx: String,
+    /// Port that receives them.
+    #[arg(long)]
+    pub rx: String,
+    /// Run inside this network namespace (name in /run/netns, or a path).
+    #[arg(long, value_name = "NAME")]
+    pub netns: Option<String>,
+    /// Traffic pattern: periodic, burst:N (N frames back to back each period) or poisson.
+    #[arg(long, default_value = "periodic")]
+    pub pattern: String,
+    /// Sending period, e.g. 500us, 1ms, 0.2ms (one of --period, --rate, --load).
+    #[arg(long, conflicts_with_all = ["rate", "load"])]
+    pub period: Option<String>,
+    /// Frames per second (periods per second for bursts).
+    #[arg(long, conflicts_with = "load")]
+    pub rate: Option<f64>,
+    /// Offered load Γ as a share of link capacity: 0.1 or 10%.
+    #[arg(long)]
+    pub load: Option<String>,
+    /// Number of frames to measure (default 10000 unless --duration).
+    #[arg(long)]
+    pub count: Option<u64>,
+    /// Measure for this long instead of a count, e.g. 30s, 5m, 24h.
+    #[arg(long, conflicts_with = "count")]
+    pub duration: Option<String>,
+    /// Payload sizes P in bytes (misura's header included; 40..=MTU), comma separated.
+    #[arg(long = "sizes", alias = "size", value_delimiter = ',')]
+    pub sizes: Vec<usize>,
+    /// Cycle through sizes frame by frame (interleaved) or one block per size (blocks).
+    #[arg(long, default_value = "interleaved")]
+    pub order: String,
+    /// A frame not received within this time is lost, e.g. 100ms.
+    #[arg(long, default_value = "100ms")]
+    pub timeout: String,
+    /// How late a frame may leave before it is postponed to the next period
+    /// (default: a tenth of the period).
+    #[arg(long)]
+    pub late_tolerance: Option<String>,
+    /// Count frames whose latency exceeds this, e.g. 30us.
+    #[arg(long)]
+    pub threshold: Option<String>,
+    /// Link rate for the wire time C, e.g. 100M, 1G, 10G (default: read from the RX interface).
+    #[arg(long)]
+    pub link_speed: Option<String>,
+    /// Every frame carries an 802.1Q tag (adds 4 bytes to the wire time).
+    #[arg(long)]
+    pub vlan: bool,
+    /// Ethertype of the test frames (0x88B5 IEEE local experimental; 0x6006 as the original paper).
+    #[arg(long, default_value = "0x88B5")]
+    pub ethertype: String,
+    /// Frames sent after enabling timestamping and before measuring.
+    #[arg(long, default_value_t = 64)]
+    pub warmup: u64,
+    /// Pin the measuring loop to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Run the loop with SCHED_FIFO at this priority (1-99).
+    #[arg(long, value_parser = clap::value_parser!(i32).range(1..=99))]
+    pub rt_priority: Option<i32>,
+    /// Do not lock memory (mlockall).
+    #[arg(long)]
+    pub no_mlock: bool,
+    /// Seed for the Poisson pattern.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write one CSV row per frame to this file (columns in the README).
+    #[arg(long, value_name = "FILE.csv")]
+    pub frames: Option<PathBuf>,
+    /// Print the result as JSON on stdout instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON result to this file.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Also write the summary as CSV to this file.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// No progress line on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct OnewayArgs {
+    #[command(flatten)]
+    pub m: MeasureArgs,
+    /// Calibration profile from `misura calibrate`: report SUT latency Msl.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Use the profile even if it was made on another set-up (warn instead of failing).
+    #[arg(long)]
+    pub accept_profile_mismatch: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    #[command(flatten)]
+    pub m: MeasureArgs,
+    /// Where to save the profile (default: the user's data directory).
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// Frames per payload size in each phase.
+    #[arg(long, default_value_t = 1000)]
+    pub count: u64,
+    /// Frames per second.
+    #[arg(long, default_value_t = 2000.0)]
+    pub rate: f64,
+    /// Pin the loop to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Namespace prefix of the lab the demo builds.
+    #[arg(long, default_value = "misura-")]
+    pub prefix: String,
+    /// Where to save the calibration profile (default: a temporary file).
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<PathBuf>,
+    /// Print the SUT result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the SUT result as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Write the SUT per-frame log to this file.
+    #[arg(long, value_name = "FILE.csv")]
+    pub frames: Option<PathBuf>,
+    #[arg(long, short)]
+    pub quiet: bool,
+}

@@ -1,0 +1,99 @@
+//! The per-frame log (`--frames FILE.csv`): one row per frame, streamed.
+//!
+//! Columns (timestamps are integer nanoseconds on CLOCK_REALTIME, the single
+//! timescale of a run; an empty cell means the value does not exist):
+//!
+//! | column | meaning |
+//! |---|---|
+//! | `seq` | the frame's sequence number |
+//! | `payload_bytes` | `P`: Ethernet payload including misura's 40-byte header |
+//! | `frame_bytes` | destination address through FCS, `max(64, 14 + P + 4)` |
+//! | `tx1_ns`, `tx2_ns` | user clock just before / just after `send()` |
+//! | `rx1_ns` | user clock before the last empty receive poll before the frame |
+//! | `rx2_ns` | user clock just after the receive that returned the frame |
+//! | `tx_kernel_ns`, `rx_kernel_ns` | kernel software stamps (`SO_TIMESTAMPING`) |
+//! | `tx_hw_ns`, `rx_hw_ns` | NIC hardware stamps (the NIC's clock) |
+//! | `lost` | 1 if not received within the timeout, else 0 |
+//! | `reordered` | 1 if it arrived after a frame with a higher `seq` |
+//! | `bul_ns`, `wul_ns`, `mul_ns` | RX1 − TX2, RX2 − TX1, their mean (rounded down) |
+//! | `kernel_ns` | rx_kernel − tx_kernel |
+//! | `msl_ns` | SUT latency `Mul − Amil(P) − C`, when a calibration is applied |
+
+use misura_measure::FrameRecord;
+use std::io::{self, Write};
+
+pub const FRAMES_HEADER: &str = "seq,payload_bytes,frame_bytes,tx1_ns,tx2_ns,rx1_ns,rx2_ns,tx_kernel_ns,rx_kernel_ns,tx_hw_ns,rx_hw_ns,lost,reordered,bul_ns,wul_ns,mul_ns,kernel_ns,msl_ns";
+
+pub fn write_header(out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{FRAMES_HEADER}")
+}
+
+struct Cell(Option<i64>);
+
+impl std::fmt::Display for Cell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(v) => write!(f, "{v}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// One row; `msl_ns` is the SUT latency when a calibration is applied.
+pub fn write_row(out: &mut dyn Write, f: &FrameRecord, msl_ns: Option<i64>) -> io::Result<()> {
+    let rx = |v: i64| Cell((!f.lost).then_some(v));
+    writeln!(
+        out,
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        f.seq,
+        f.payload_bytes,
+        f.frame_bytes,
+        f.tx1,
+        f.tx2,
+        rx(f.rx1),
+        rx(f.rx2),
+        Cell(f.tx_kernel),
+        Cell(if f.lost { None } else { f.rx_kernel }),
+        Cell(f.tx_hw),
+        Cell(if f.lost { None } else { f.rx_hw }),
+        u8::from(f.lost),
+        u8::from(f.reordered),
+        Cell(f.bul()),
+        Cell(f.wul()),
+        Cell(f.mul()),
+        Cell(f.kernel_latency()),
+        Cell(msl_ns)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_have_the_header_columns_and_empty_cells_for_absent_values() {
+        let mut out = Vec::new();
+        write_header(&mut out).unwrap();
+        let f = FrameRecord {
+            seq: 7,
+            payload_bytes: 46,
+            frame_bytes: 64,
+            tx1: 100,
+            tx2: 150,
+            rx1: 90,
+            rx2: 400,
+            tx_kernel: Some(120),
+            rx_kernel: Some(130),
+            ..Default::default()
+        };
+        write_row(&mut out, &f, None).unwrap();
+        let lost = FrameRecord { seq: 8, payload_bytes: 46, frame_bytes: 64, tx1: 1, tx2: 2, lost: true, ..Default::default() };
+        write_row(&mut out, &lost, None).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let ncol = lines[0].split(',').count();
+        assert!(lines.iter().all(|l| l.split(',').count() == ncol));
+        assert_eq!(lines[1], "7,46,64,100,150,90,400,120,130,,,0,0,-60,300,120,10,");
+        assert_eq!(lines[2], "8,46,64,1,2,,,,,,,1,0,,,,,");
+    }
+}

@@ -1,0 +1,623 @@
+//! A non-blocking `AF_PACKET`/`SOCK_RAW` socket bound to one interface and
+//! one ethertype, with kernel timestamps.
+//!
+//! RX stamps come from the `SCM_TIMESTAMPING` control message of each
+//! received frame; TX stamps come from the socket's error queue
+//! (`MSG_ERRQUEUE`), one message per sent frame, carrying a copy of the
+//! frame (no `SOF_TIMESTAMPING_OPT_TSONLY`) so the caller can match the
+//! stamp to its probe by the sequence number inside it.
+//!
+//! Control messages are decoded by type, as in quinn-udp: anything not
+//! recognised is skipped, and a missing timestamp is reported as `None`
+//! rather than an error, so the caller can record what it really got.
+
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use crate::error::is_perm;
+use crate::SysError;
+
+const SOL_PACKET: libc::c_int = 263;
+const PACKET_TX_TIMESTAMP: libc::c_int = 16;
+const PACKET_QDISC_BYPASS: libc::c_int = 20;
+const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+/// `sll_pkttype` of a frame this host sent.
+const PACKET_OUTGOING: u8 = 4;
+
+const SO_TIMESTAMPING_OLD: libc::c_int = 37;
+const SO_TIMESTAMPING_NEW: libc::c_int = 65;
+const SO_EE_ORIGIN_TIMESTAMPING: u8 = 4;
+
+const SOF_TX_HARDWARE: u32 = 1 << 0;
+const SOF_TX_SOFTWARE: u32 = 1 << 1;
+const SOF_RX_HARDWARE: u32 = 1 << 2;
+const SOF_RX_SOFTWARE: u32 = 1 << 3;
+const SOF_SOFTWARE: u32 = 1 << 4;
+const SOF_RAW_HARDWARE: u32 = 1 << 6;
+
+/// Room for every control message we ask for (a timestamping message is
+/// 64 bytes, an extended error 48) with margin; 8-aligned for `cmsghdr`.
+const CMSG_BUF: usize = 512;
+#[repr(C, align(8))]
+struct CmsgBuf([u8; CMSG_BUF]);
+
+/// A non-blocking raw packet socket bound to one interface and ethertype.
+#[derive(Debug)]
+pub struct PacketSocket {
+    fd: OwnedFd,
+    ifindex: u32,
+    ifname: String,
+    ethertype: u16,
+}
+
+/// Which timestamps the socket asked for successfully.  Hardware is
+/// granted only if the device reports it can (`ETHTOOL_GET_TS_INFO`); the
+/// device must also have been switched on with
+/// [`crate::tsinfo::enable_hw_timestamping`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TimestampingGranted {
+    /// Software TX stamps (the driver calls `skb_tx_timestamp`).
+    pub software_tx: bool,
+    /// Software RX stamps.
+    pub software_rx: bool,
+    /// Hardware TX stamps.
+    pub hardware_tx: bool,
+    /// Hardware RX stamps.
+    pub hardware_rx: bool,
+}
+
+/// What one `recv` got.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct RecvMeta {
+    /// The frame's real length.  If it is larger than the buffer given to
+    /// [`PacketSocket::recv`], the frame was truncated to the buffer.
+    pub len: usize,
+    /// Kernel software RX stamp (`CLOCK_REALTIME` ns), if any.
+    pub software_ns: Option<i64>,
+    /// Raw hardware RX stamp (the NIC's PHC, ns), if any.
+    pub hardware_ns: Option<i64>,
+    /// The frame was sent by this host (`PACKET_OUTGOING`).
+    pub outgoing: bool,
+}
+
+impl RecvMeta {
+    /// True when the frame did not fit in a buffer of `buf_len` bytes.
+    pub fn truncated(&self, buf_len: usize) -> bool {
+        self.len > buf_len
+    }
+}
+
+/// A TX timestamp from the error queue.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct TxStamp {
+    /// Bytes of the looped-back frame copied into the buffer.
+    pub len: usize,
+    /// Kernel software TX stamp (`CLOCK_REALTIME` ns), if any.
+    pub software_ns: Option<i64>,
+    /// Raw hardware TX stamp (PHC ns), if any.
+    pub hardware_ns: Option<i64>,
+}
+
+fn cvt(rc: libc::c_int) -> io::Result<libc::c_int> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+fn is_again(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR))
+}
+
+impl PacketSocket {
+    /// Opens a non-blocking `AF_PACKET` raw socket bound to `ifname` and
+    /// `ethertype` (host byte order, e.g. `0x88B5`).  Fails with
+    /// `NoSuchInterface`, `NeedCapability { cap: "CAP_NET_RAW" }`, or
+    /// `InterfaceDown` when the interface is administratively down.
+    pub fn open(ifname: &str, ethertype: u16) -> Result<PacketSocket, SysError> {
+        let ifindex = crate::iface::interface_index(ifname)?;
+        // Protocol 0: the socket receives nothing until bind() names the
+        // ethertype together with the interface, so no frame of another
+        // interface slips in between socket() and bind().
+        // SAFETY: plain socket(2) call with constant arguments.
+        let raw = unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                0,
+            )
+        };
+        if raw < 0 {
+            let e = io::Error::last_os_error();
+            return Err(if is_perm(&e) {
+                SysError::NeedCapability {
+                    cap: "CAP_NET_RAW",
+                    what: format!("opening a raw packet socket on `{ifname}`"),
+                }
+            } else if e.raw_os_error() == Some(libc::EAFNOSUPPORT) {
+                SysError::Unsupported {
+                    what: "raw packet sockets".into(),
+                    why: "the kernel has no AF_PACKET support (CONFIG_PACKET)".into(),
+                }
+            } else {
+                SysError::io(format!("opening a raw packet socket on `{ifname}`"), e)
+            });
+        }
+        // SAFETY: `raw` was just returned by socket(2) and is owned by nobody else.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+
+        // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
+        let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = ethertype.to_be();
+        sll.sll_ifindex = ifindex as i32;
+        // SAFETY: `sll` is a valid sockaddr_ll and its exact size is passed.
+        let rc = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
+                size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        };
+        cvt(rc).map_err(|e| match e.raw_os_error() {
+            Some(libc::ENODEV) | Some(libc::ENXIO) => SysError::NoSuchInterface {
+                name: ifname.into(),
+            },
+            _ => SysError::io(format!("binding the packet socket to `{ifname}`"), e),
+        })?;
+        let sock = PacketSocket {
+            fd,
+            ifindex,
+            ifname: ifname.to_string(),
+            ethertype,
+        };
+        // Binding to an interface that is not up succeeds but leaves
+        // ENETDOWN pending on the socket; report it now, clearly.
+        if sock.get_int(libc::SOL_SOCKET, libc::SO_ERROR).ok() == Some(libc::ENETDOWN) {
+            return Err(SysError::InterfaceDown {
+                name: ifname.to_string(),
+            });
+        }
+        Ok(sock)
+    }
+
+    /// The index of the bound interface.
+    pub fn interface_index(&self) -> u32 {
+        self.ifindex
+    }
+
+    /// The name of the bound interface.
+    pub fn interface_name(&self) -> &str {
+        &self.ifname
+    }
+
+    /// The bound ethertype (host byte order).
+    pub fn ethertype(&self) -> u16 {
+        self.ethertype
+    }
+
+    /// The raw file descriptor (for poll/epoll).
+    pub fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    fn set_int(&self, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+        // SAFETY: `value` is a valid c_int and its exact size is passed.
+        let rc = unsafe {
+            libc::setsockopt(
+                self.fd.as_raw_fd(),
+                level,
+                name,
+                &value as *const libc::c_int as *const libc::c_void,
+                size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        cvt(rc).map(|_| ())
+    }
+
+    fn get_int(&self, level: libc::c_int, name: libc::c_int) -> io::Result<libc::c_int> {
+        let mut value: libc::c_int = 0;
+        let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `value` and `len` are valid and writable; `len` holds the buffer size.
+        let rc = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                level,
+                name,
+                &mut value as *mut libc::c_int as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        cvt(rc).map(|_| value)
+    }
+
+    /// Turns on `SO_TIMESTAMPING`: software TX and RX stamps always, and
+    /// hardware TX/RX (raw PHC time) when `want_hardware` and the device
+    /// reports the capability.  `SOF_TIMESTAMPING_OPT_TSONLY` is not used:
+    /// each error-queue message carries the sent frame.  Without
+    /// `OPT_TX_SWHW`, a frame stamped in hardware gets no software TX stamp.
+    pub fn enable_timestamping(
+        &self,
+        want_hardware: bool,
+    ) -> Result<TimestampingGranted, SysError> {
+        let mut flags = SOF_TX_SOFTWARE | SOF_RX_SOFTWARE | SOF_SOFTWARE;
+        let (mut hw_tx, mut hw_rx) = (false, false);
+        if want_hardware {
+            // Asked through this socket, so the answer is from the socket's
+            // namespace whatever thread calls.  Unknown caps (driver
+            // without GET_TS_INFO): ask for hardware anyway.
+            let caps = crate::tsinfo::get_ts_info_with(&self.fd, &self.ifname).ok();
+            hw_tx = caps.as_ref().is_none_or(|c| c.hw_tx());
+            hw_rx = caps.as_ref().is_none_or(|c| c.hw_rx());
+            if hw_tx || hw_rx {
+                flags |= SOF_RAW_HARDWARE;
+            }
+            if hw_tx {
+                flags |= SOF_TX_HARDWARE;
+            }
+            if hw_rx {
+                flags |= SOF_RX_HARDWARE;
+            }
+        }
+        self.set_int(libc::SOL_SOCKET, SO_TIMESTAMPING_OLD, flags as libc::c_int)
+            .map_err(|e| {
+                if e.raw_os_error() == Some(libc::ENOPROTOOPT) {
+                    SysError::Unsupported {
+                        what: "SO_TIMESTAMPING".into(),
+                        why: "the kernel does not offer it on packet sockets".into(),
+                    }
+                } else {
+                    SysError::io(
+                        format!(
+                            "enabling SO_TIMESTAMPING on the packet socket of `{}`",
+                            self.ifname
+                        ),
+                        e,
+                    )
+                }
+            })?;
+        // Read back what the kernel kept.
+        let got = self
+            .get_int(libc::SOL_SOCKET, SO_TIMESTAMPING_OLD)
+            .map(|v| v as u32)
+            .unwrap_or(flags);
+        Ok(TimestampingGranted {
+            software_tx: got & SOF_TX_SOFTWARE != 0 && got & SOF_SOFTWARE != 0,
+            software_rx: got & SOF_RX_SOFTWARE != 0 && got & SOF_SOFTWARE != 0,
+            hardware_tx: hw_tx && got & SOF_TX_HARDWARE != 0 && got & SOF_RAW_HARDWARE != 0,
+            hardware_rx: hw_rx && got & SOF_RX_HARDWARE != 0 && got & SOF_RAW_HARDWARE != 0,
+        })
+    }
+
+    /// `PACKET_QDISC_BYPASS`: sent frames go straight to the driver,
+    /// skipping the qdisc (and taps such as tcpdump).
+    pub fn set_qdisc_bypass(&self, on: bool) -> Result<(), SysError> {
+        self.set_int(SOL_PACKET, PACKET_QDISC_BYPASS, on as libc::c_int)
+            .map_err(|e| {
+                if e.raw_os_error() == Some(libc::ENOPROTOOPT) {
+                    SysError::Unsupported {
+                        what: "PACKET_QDISC_BYPASS".into(),
+                        why: "the kernel is older than 3.14".into(),
+                    }
+                } else {
+                    SysError::io("setting PACKET_QDISC_BYPASS", e)
+                }
+            })
+    }
+
+    /// `PACKET_IGNORE_OUTGOING`: the socket never receives frames this
+    /// host sends (kernel >= 4.20).
+    pub fn set_ignore_outgoing(&self, on: bool) -> Result<(), SysError> {
+        self.set_int(SOL_PACKET, PACKET_IGNORE_OUTGOING, on as libc::c_int).map_err(|e| {
+            if e.raw_os_error() == Some(libc::ENOPROTOOPT) {
+                SysError::Unsupported {
+                    what: "PACKET_IGNORE_OUTGOING".into(),
+                    why: "the kernel is older than 4.20; outgoing frames are flagged in RecvMeta::outgoing instead".into(),
+                }
+            } else {
+                SysError::io("setting PACKET_IGNORE_OUTGOING", e)
+            }
+        })
+    }
+
+    fn set_buffer(
+        &self,
+        opt: libc::c_int,
+        force: libc::c_int,
+        bytes: usize,
+        name: &str,
+    ) -> Result<usize, SysError> {
+        let want = bytes.min(i32::MAX as usize / 2) as libc::c_int;
+        self.set_int(libc::SOL_SOCKET, opt, want)
+            .map_err(|e| SysError::io(format!("setting {name} to {bytes} bytes"), e))?;
+        let mut got = self
+            .get_int(libc::SOL_SOCKET, opt)
+            .map_err(|e| SysError::io(format!("reading {name}"), e))?;
+        // The kernel doubles the value and caps it at net.core.[rw]mem_max;
+        // with CAP_NET_ADMIN the *BUFFORCE variant ignores the cap.
+        if (got as usize) < bytes && self.set_int(libc::SOL_SOCKET, force, want).is_ok() {
+            got = self.get_int(libc::SOL_SOCKET, opt).unwrap_or(got);
+        }
+        Ok(got.max(0) as usize)
+    }
+
+    /// Sets `SO_RCVBUF` (forcing past `net.core.rmem_max` when allowed) and
+    /// returns the size the kernel granted (read back; the kernel doubles
+    /// the request for its bookkeeping).
+    pub fn set_recv_buffer(&self, bytes: usize) -> Result<usize, SysError> {
+        self.set_buffer(libc::SO_RCVBUF, libc::SO_RCVBUFFORCE, bytes, "SO_RCVBUF")
+    }
+
+    /// Sets `SO_SNDBUF` (see [`PacketSocket::set_recv_buffer`]).
+    pub fn set_send_buffer(&self, bytes: usize) -> Result<usize, SysError> {
+        self.set_buffer(libc::SO_SNDBUF, libc::SO_SNDBUFFORCE, bytes, "SO_SNDBUF")
+    }
+
+    /// Sends one complete Ethernet frame (header included) with one
+    /// `send()`.  `Ok(false)` when the queue is full (EAGAIN/ENOBUFS): retry
+    /// later.  Does not allocate.
+    pub fn send(&self, frame: &[u8]) -> Result<bool, SysError> {
+        // SAFETY: `frame` is a valid readable buffer of `frame.len()` bytes.
+        let n = unsafe {
+            libc::send(
+                self.fd.as_raw_fd(),
+                frame.as_ptr() as *const libc::c_void,
+                frame.len(),
+                libc::MSG_DONTWAIT,
+            )
+        };
+        if n >= 0 {
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EAGAIN) | Some(libc::ENOBUFS) | Some(libc::EINTR) => Ok(false),
+            Some(libc::ENETDOWN) | Some(libc::ENXIO) => Err(SysError::InterfaceDown { name: self.ifname.clone() }),
+            Some(libc::EMSGSIZE) => Err(SysError::io(
+                format!("sending a {}-byte frame on `{}` (larger than the MTU plus the link header; see `ip link`)", frame.len(), self.ifname),
+                e,
+            )),
+            _ => Err(SysError::io(format!("sending a frame on `{}`", self.ifname), e)),
+        }
+    }
+
+    /// One non-blocking `recvmsg()`.  `Ok(None)` when nothing is queued.
+    /// The frame is copied into `buf`; [`RecvMeta::len`] is its real length
+    /// (larger than `buf.len()` if truncated).  Does not allocate.
+    pub fn recv(&self, buf: &mut [u8]) -> Result<Option<RecvMeta>, SysError> {
+        // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
+        let mut addr: libc::sockaddr_ll = unsafe { zeroed() };
+        let mut cmsg = CmsgBuf([0; CMSG_BUF]);
+        let mut iov = libc::iovec {
+            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+            iov_len: buf.len(),
+        };
+        // SAFETY: msghdr is plain old data; all-zero is a valid value.
+        let mut hdr: libc::msghdr = unsafe { zeroed() };
+        hdr.msg_name = &mut addr as *mut libc::sockaddr_ll as *mut libc::c_void;
+        hdr.msg_namelen = size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+        hdr.msg_iov = &mut iov;
+        hdr.msg_iovlen = 1;
+        hdr.msg_control = cmsg.0.as_mut_ptr() as *mut libc::c_void;
+        hdr.msg_controllen = CMSG_BUF as _;
+        // MSG_TRUNC on a packet socket makes recvmsg return the real length.
+        // SAFETY: every pointer in `hdr` refers to a live local buffer of the
+        // stated size (`addr`, `iov` -> `buf`, `cmsg`) for the whole call.
+        let n = unsafe {
+            libc::recvmsg(
+                self.fd.as_raw_fd(),
+                &mut hdr,
+                libc::MSG_DONTWAIT | libc::MSG_TRUNC,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if is_again(&e) {
+                return Ok(None);
+            }
+            if e.raw_os_error() == Some(libc::ENETDOWN) {
+                return Err(SysError::InterfaceDown {
+                    name: self.ifname.clone(),
+                });
+            }
+            return Err(SysError::io(format!("receiving on `{}`", self.ifname), e));
+        }
+        let c = Controls::parse(&hdr);
+        Ok(Some(RecvMeta {
+            len: n as usize,
+            software_ns: c.software_ns,
+            hardware_ns: c.hardware_ns,
+            outgoing: addr.sll_pkttype == PACKET_OUTGOING,
+        }))
+    }
+
+    /// One non-blocking `recvmsg(MSG_ERRQUEUE)`.  `Ok(None)` when the error
+    /// queue is empty.  Otherwise the looped-back frame is copied into
+    /// `buf` (truncated to it) and its TX stamp returned; a stamp the kernel
+    /// did not provide is `None`.  A non-timestamp error in the queue is
+    /// returned as an error.  Does not allocate.
+    pub fn recv_tx_timestamp(&self, buf: &mut [u8]) -> Result<Option<TxStamp>, SysError> {
+        let mut cmsg = CmsgBuf([0; CMSG_BUF]);
+        let mut iov = libc::iovec {
+            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+            iov_len: buf.len(),
+        };
+        // SAFETY: msghdr is plain old data; all-zero is a valid value.
+        let mut hdr: libc::msghdr = unsafe { zeroed() };
+        hdr.msg_iov = &mut iov;
+        hdr.msg_iovlen = 1;
+        hdr.msg_control = cmsg.0.as_mut_ptr() as *mut libc::c_void;
+        hdr.msg_controllen = CMSG_BUF as _;
+        // SAFETY: every pointer in `hdr` refers to a live local buffer of the
+        // stated size (`iov` -> `buf`, `cmsg`) for the whole call.
+        let n = unsafe {
+            libc::recvmsg(
+                self.fd.as_raw_fd(),
+                &mut hdr,
+                libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if is_again(&e) {
+                return Ok(None);
+            }
+            return Err(SysError::io(
+                format!("reading the TX timestamp queue of `{}`", self.ifname),
+                e,
+            ));
+        }
+        let c = Controls::parse(&hdr);
+        if let Some(err) = c.ext_err {
+            if err.ee_origin != SO_EE_ORIGIN_TIMESTAMPING && err.ee_errno != libc::ENOMSG as u32 {
+                return Err(SysError::io(
+                    format!(
+                        "the error queue of `{}` reported an error (origin {})",
+                        self.ifname, err.ee_origin
+                    ),
+                    io::Error::from_raw_os_error(err.ee_errno as i32),
+                ));
+            }
+        }
+        Ok(Some(TxStamp {
+            len: (n as usize).min(buf.len()),
+            software_ns: c.software_ns,
+            hardware_ns: c.hardware_ns,
+        }))
+    }
+}
+
+impl AsRawFd for PacketSocket {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// `struct sock_extended_err`.
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default)]
+struct SockExtendedErr {
+    ee_errno: u32,
+    ee_origin: u8,
+    ee_type: u8,
+    ee_code: u8,
+    ee_pad: u8,
+    ee_info: u32,
+    ee_data: u32,
+}
+
+/// The control messages of one `recvmsg`, decoded by type; unknown ones
+/// are skipped.
+#[derive(Default, Debug)]
+struct Controls {
+    software_ns: Option<i64>,
+    hardware_ns: Option<i64>,
+    ext_err: Option<SockExtendedErr>,
+}
+
+/// A timestamp of zero means "not set" in `SCM_TIMESTAMPING`.
+fn nonzero(sec: i64, nsec: i64) -> Option<i64> {
+    (sec != 0 || nsec != 0).then(|| crate::clock::timespec_ns(sec, nsec))
+}
+
+impl Controls {
+    fn parse(hdr: &libc::msghdr) -> Controls {
+        let mut out = Controls::default();
+        if hdr.msg_control.is_null() || (hdr.msg_controllen as usize) < size_of::<libc::cmsghdr>() {
+            return out;
+        }
+        // SAFETY: `hdr` was filled by a successful recvmsg; msg_control and
+        // msg_controllen describe a live buffer holding well-formed cmsgs.
+        let mut cmsg = unsafe { libc::CMSG_FIRSTHDR(hdr) };
+        let mut guard = 0;
+        while !cmsg.is_null() && guard < 16 {
+            guard += 1;
+            // SAFETY: `cmsg` is non-null and was returned by CMSG_FIRSTHDR or
+            // CMSG_NXTHDR, which keep it inside the control buffer.
+            let (level, ty, len) = unsafe {
+                (
+                    (*cmsg).cmsg_level,
+                    (*cmsg).cmsg_type,
+                    (*cmsg).cmsg_len as usize,
+                )
+            };
+            // SAFETY: CMSG_LEN only computes a size.
+            let header = unsafe { libc::CMSG_LEN(0) } as usize;
+            let data_len = len.saturating_sub(header);
+            // SAFETY: `cmsg` is a valid cmsghdr in the buffer; CMSG_DATA
+            // points just past its header.
+            let data = unsafe { libc::CMSG_DATA(cmsg) };
+            match (level, ty) {
+                (libc::SOL_SOCKET, SO_TIMESTAMPING_OLD)
+                    if data_len >= 3 * size_of::<libc::timespec>() =>
+                {
+                    // SAFETY: the kernel wrote three `struct timespec` here
+                    // (length checked above); read unaligned to be safe.
+                    let ts: [libc::timespec; 3] =
+                        unsafe { std::ptr::read_unaligned(data as *const [libc::timespec; 3]) };
+                    out.software_ns = nonzero(ts[0].tv_sec as i64, ts[0].tv_nsec as i64);
+                    out.hardware_ns = nonzero(ts[2].tv_sec as i64, ts[2].tv_nsec as i64);
+                }
+                (libc::SOL_SOCKET, SO_TIMESTAMPING_NEW) if data_len >= 3 * 16 => {
+                    // SAFETY: the kernel wrote three `struct __kernel_timespec`
+                    // (two i64 each) here (length checked above).
+                    let ts: [[i64; 2]; 3] =
+                        unsafe { std::ptr::read_unaligned(data as *const [[i64; 2]; 3]) };
+                    out.software_ns = nonzero(ts[0][0], ts[0][1]);
+                    out.hardware_ns = nonzero(ts[2][0], ts[2][1]);
+                }
+                (SOL_PACKET, PACKET_TX_TIMESTAMP)
+                | (libc::SOL_IP, libc::IP_RECVERR)
+                | (libc::SOL_IPV6, libc::IPV6_RECVERR)
+                    if data_len >= size_of::<SockExtendedErr>() =>
+                {
+                    // SAFETY: the kernel wrote a `struct sock_extended_err`
+                    // here (length checked above).
+                    out.ext_err =
+                        Some(unsafe { std::ptr::read_unaligned(data as *const SockExtendedErr) });
+                }
+                _ => {}
+            }
+            // SAFETY: `hdr` describes the control buffer and `cmsg` is in it;
+            // CMSG_NXTHDR returns null past the end.
+            cmsg = unsafe { libc::CMSG_NXTHDR(hdr, cmsg) };
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_missing_interface() {
+        match PacketSocket::open("misura-nope1", 0x88B5) {
+            Err(SysError::NoSuchInterface { name }) => assert_eq!(name, "misura-nope1"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn loopback_socket_options() {
+        if !crate::host::is_root() {
+            return;
+        }
+        let s = PacketSocket::open("lo", 0x88B5).expect("open on lo");
+        assert_eq!(s.interface_index(), 1);
+        let g = s.enable_timestamping(true).expect("timestamping");
+        assert!(
+            g.software_tx && g.software_rx && !g.hardware_tx && !g.hardware_rx,
+            "{g:?}"
+        );
+        s.set_qdisc_bypass(true).unwrap();
+        s.set_ignore_outgoing(true).unwrap();
+        assert!(s.set_recv_buffer(1 << 20).unwrap() >= 1 << 20);
+        assert!(s.set_send_buffer(1 << 20).unwrap() >= 1 << 20);
+        let mut buf = [0u8; 64];
+        assert!(s.recv(&mut buf).unwrap().is_none());
+        assert!(s.recv_tx_timestamp(&mut buf).unwrap().is_none());
+    }
+}
