@@ -818,13 +818,17 @@ impl Lab {
     /// The exact commands to try next for `topology`; "misura lab down" last.
     pub fn next_steps(&self, topology: Topology) -> Vec<String> {
         let t = self.tester_ns();
+        let pf = if self.prefix == DEFAULT_PREFIX { String::new() } else { format!(" --prefix {}", self.prefix) };
         let mut v = match topology {
-            Topology::Direct => vec![format!(
-                "misura calibrate --netns {t} --tx {PORT_TX} --rx {PORT_RX}"
-            )],
-            Topology::Switch => vec![format!(
-                "misura oneway --netns {t} --tx {PORT_TX} --rx {PORT_RX} --calibration <profile>"
-            )],
+            Topology::Direct => vec![
+                format!("misura oneway --netns {t} --tx {PORT_TX} --rx {PORT_RX} --count 2000"),
+                format!("misura calibrate --netns {t} --tx {PORT_TX} --rx {PORT_RX} --profile cal.json"),
+                format!("misura lab up --topology switch{pf}"),
+            ],
+            Topology::Switch => vec![
+                format!("misura oneway --netns {t} --tx {PORT_TX} --rx {PORT_RX} --calibration cal.json"),
+                format!("misura lab up --topology direct{pf}   # back to the cable, to calibrate"),
+            ],
             Topology::Hosts => {
                 let h1 = self.host_ns(1);
                 vec![
@@ -833,7 +837,7 @@ impl Lab {
                 ]
             }
         };
-        v.push("misura lab down".to_string());
+        v.push(format!("misura lab down{pf}"));
         v
     }
 

@@ -471,6 +471,12 @@ pub fn measure(
         eprintln!("debug: {counters:?}");
     }
     let host = crate::host::fingerprint(tuning);
+    if cfg.link_speed_source == "interface" && [&r.tx, &r.rx].iter().any(|i| i.driver.as_deref() == Some("veth")) {
+        warnings.push(format!(
+            "veth reports {} Mb/s but serialises nothing: the wire time C is a model here, not a physical delay (give --link-speed to model a real link)",
+            cfg.link.rate_bps / 1_000_000
+        ));
+    }
     warnings.extend(crate::host::warnings(&host));
     if let Some(e) = &a.frames_error {
         warnings.push(format!("writing the per-frame log failed: {e}"));

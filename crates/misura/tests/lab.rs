@@ -1,0 +1,272 @@
+//! Integration tests on the virtual lab: real frames through veth cables and a
+//! Linux bridge, in namespaces each test creates with its own prefix and
+//! removes afterwards (also when it fails). Needs root; skipped otherwise.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_misura");
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0")))
+        .unwrap_or(false)
+}
+
+macro_rules! need_root {
+    () => {
+        if !is_root() {
+            eprintln!("skipped: needs root (network namespaces, raw sockets)");
+            return;
+        }
+    };
+}
+
+/// A lab with a unique prefix, taken down on drop.
+struct TestLab {
+    prefix: String,
+    dir: PathBuf,
+}
+
+impl TestLab {
+    fn new(tag: &str) -> TestLab {
+        let prefix = format!("misura-it{}{}-", std::process::id() % 100_000, tag);
+        let dir = std::env::temp_dir().join(format!("misura-it-{}-{tag}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        TestLab { prefix, dir }
+    }
+    fn tester(&self) -> String {
+        format!("{}tester", self.prefix)
+    }
+    fn up(&self, topology: &str) {
+        let o = run(&["lab", "up", "--topology", topology, "--prefix", &self.prefix]);
+        assert!(o.status.success(), "lab up {topology}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+    fn oneway(&self, extra: &[&str]) -> Output {
+        let tester = self.tester();
+        let mut args = vec!["oneway", "--netns", &tester, "--tx", "p1", "--rx", "p2", "-q"];
+        args.extend_from_slice(extra);
+        run(&args)
+    }
+}
+
+impl Drop for TestLab {
+    fn drop(&mut self) {
+        let _ = run(&["lab", "down", "--prefix", &self.prefix]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("running misura")
+}
+
+fn json_of(o: &Output) -> Value {
+    assert!(
+        o.status.success(),
+        "misura failed ({:?}): {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
+}
+
+fn schema_check(v: &Value, schema_file: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema").join(schema_file);
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator.iter_errors(v).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "result does not match {schema_file}:\n{}", errors.join("\n"));
+}
+
+/// Parsed per-frame CSV: header plus rows of optional integers.
+fn read_frames(path: &Path) -> (Vec<String>, Vec<Vec<Option<i64>>>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines
+        .map(|l| {
+            let cells: Vec<Option<i64>> = l.split(',').map(|c| if c.is_empty() { None } else { Some(c.parse().unwrap()) }).collect();
+            assert_eq!(cells.len(), header.len(), "row `{l}` has the wrong number of columns");
+            cells
+        })
+        .collect();
+    (header, rows)
+}
+
+fn col(header: &[String], name: &str) -> usize {
+    header.iter().position(|h| h == name).unwrap_or_else(|| panic!("column {name} missing"))
+}
+
+#[test]
+fn direct_cable_2000_frames_all_stamped_inside_the_windows() {
+    need_root!();
+    let lab = TestLab::new("d");
+    lab.up("direct");
+    let csv = lab.path("frames.csv");
+    let o = lab.oneway(&["--count", "2000", "--rate", "4000", "--sizes", "46,512,1500", "--frames", csv.to_str().unwrap(), "--json"]);
+    let v = json_of(&o);
+    schema_check(&v, "oneway.schema.json");
+    assert_eq!(v["complete"], true);
+    assert_eq!(v["totals"]["sent"], 2000);
+    assert_eq!(v["totals"]["received"], 2000);
+    assert_eq!(v["totals"]["lost"], 0);
+    assert_eq!(v["timestamps"]["kernel_software_tx"], true);
+    assert_eq!(v["timestamps"]["kernel_software_rx"], true);
+    assert_eq!(v["timestamps"]["hardware_rx"], false, "veth has no hardware stamps");
+
+    let (h, rows) = read_frames(&csv);
+    for name in ["seq", "payload_bytes", "frame_bytes", "tx1_ns", "tx2_ns", "rx1_ns", "rx2_ns", "tx_kernel_ns", "rx_kernel_ns", "tx_hw_ns", "rx_hw_ns", "lost"] {
+        col(&h, name);
+    }
+    assert_eq!(rows.len(), 2000);
+    let (tx1, tx2, rx2) = (col(&h, "tx1_ns"), col(&h, "tx2_ns"), col(&h, "rx2_ns"));
+    let (ktx, krx, lost) = (col(&h, "tx_kernel_ns"), col(&h, "rx_kernel_ns"), col(&h, "lost"));
+    for r in &rows {
+        assert_eq!(r[lost], Some(0));
+        let k_tx = r[ktx].expect("every frame has a kernel TX stamp");
+        let k_rx = r[krx].expect("every frame has a kernel RX stamp");
+        // veth stamps inside the send call, and the receive stamp is taken
+        // before recv() returns.
+        assert!(r[tx1].unwrap() <= k_tx && k_tx <= r[tx2].unwrap(), "kernel TX outside the TX window: {r:?}");
+        assert!(k_rx <= r[rx2].unwrap(), "kernel RX after RX2: {r:?}");
+        assert!(k_rx >= k_tx, "kernel RX before kernel TX: {r:?}");
+    }
+    // Frame sizes follow the model: 14 + P + 4, at least 64.
+    let (p, fb) = (col(&h, "payload_bytes"), col(&h, "frame_bytes"));
+    for r in &rows {
+        assert_eq!(r[fb].unwrap(), (18 + r[p].unwrap()).max(64));
+    }
+}
+
+#[test]
+fn the_bridge_adds_kernel_latency() {
+    need_root!();
+    let lab = TestLab::new("s");
+    lab.up("direct");
+    let direct = json_of(&lab.oneway(&["--count", "1000", "--rate", "4000", "--json"]));
+    lab.up("switch");
+    let switch = json_of(&lab.oneway(&["--count", "1000", "--rate", "4000", "--json"]));
+    let med = |v: &Value| v["overall"]["kernel"]["median_ns"].as_i64().expect("kernel latency");
+    assert_eq!(switch["totals"]["lost"], 0);
+    assert!(med(&switch) > 0);
+    assert!(
+        med(&switch) > med(&direct),
+        "bridge kernel latency {} ns not above the direct cable's {} ns",
+        med(&switch),
+        med(&direct)
+    );
+}
+
+#[test]
+fn calibration_gives_a_finite_slope_interval_and_a_usable_profile() {
+    need_root!();
+    let lab = TestLab::new("c");
+    lab.up("direct");
+    let profile = lab.path("cal.json");
+    let run_json = lab.path("cal-run.json");
+    let tester = lab.tester();
+    let o = run(&[
+        "calibrate", "--netns", &tester, "--tx", "p1", "--rx", "p2", "-q", "--count", "1400", "--rate", "4000",
+        "--profile", profile.to_str().unwrap(), "--export-json", run_json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&run_json).unwrap()).unwrap();
+    schema_check(&r, "oneway.schema.json");
+    let fit = &r["internal_fit"]["user"]["fit"];
+    assert_eq!(fit["n"], 7);
+    assert_eq!(fit["dof"], 5);
+    let b_ci = fit["b_ci95"].as_f64().unwrap();
+    assert!(b_ci.is_finite() && b_ci > 0.0, "β interval {b_ci}");
+    assert!(fit["b"].as_f64().unwrap().is_finite());
+    let p: Value = serde_json::from_str(&std::fs::read_to_string(&profile).unwrap()).unwrap();
+    schema_check(&p, "calibration.schema.json");
+    assert_eq!(p["format"], "misura.calibration");
+
+    // The profile applies on the switch: SUT latency and a fit over frame length.
+    lab.up("switch");
+    let v = json_of(&lab.oneway(&["--count", "700", "--rate", "4000", "--calibration", profile.to_str().unwrap(), "--json"]));
+    schema_check(&v, "oneway.schema.json");
+    assert!(v["sut"]["user"]["fit"]["b_ci95"].as_f64().unwrap().is_finite());
+    assert!(v["sut"]["user_verdict"].is_string());
+    assert_eq!(v["overall"]["msl"]["count"], 700);
+
+    // A profile from another set-up is refused with exit code 7.
+    let o = lab.oneway(&["--count", "10", "--ethertype", "0x6006", "--calibration", profile.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(7), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("another set-up"));
+}
+
+#[test]
+fn sigint_mid_run_leaves_a_valid_partial_json_and_csv() {
+    need_root!();
+    let lab = TestLab::new("i");
+    lab.up("direct");
+    let csv = lab.path("partial.csv");
+    let json = lab.path("partial.json");
+    let tester = lab.tester();
+    let mut child = Command::new(BIN)
+        .args(["oneway", "--netns", &tester, "--tx", "p1", "--rx", "p2", "-q", "--count", "100000000", "--rate", "2000"])
+        .args(["--frames", csv.to_str().unwrap(), "--export-json", json.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    unsafe_kill(child.id(), 2);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "misura did not stop after SIGINT");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(130));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).expect("valid partial JSON");
+    schema_check(&v, "oneway.schema.json");
+    assert_eq!(v["complete"], false);
+    let sent = v["totals"]["sent"].as_u64().unwrap();
+    assert!(sent > 100, "only {sent} frames before the signal");
+    let (_, rows) = read_frames(&csv);
+    assert_eq!(rows.len() as u64, sent, "one CSV row per frame sent");
+}
+
+/// Send a signal with the `kill` command (the test crate has no libc).
+fn unsafe_kill(pid: u32, sig: i32) {
+    let ok = Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().unwrap().success();
+    assert!(ok);
+}
+
+#[test]
+fn bad_input_gets_one_clear_message_and_a_documented_exit_code() {
+    // Unknown interface: no privileges needed to be told.
+    let o = run(&["oneway", "--tx", "nosuch0", "--rx", "nosuch1"]);
+    assert_eq!(o.status.code(), Some(4), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nosuch0"));
+
+    need_root!();
+    let lab = TestLab::new("b");
+    lab.up("direct");
+    let cases: [(&[&str], i32, &str); 5] = [
+        (&["--sizes", "2000"], 5, "MTU"),
+        (&["--rate", "50000000"], 5, "more than it carries"),
+        (&["--sizes", "12"], 5, "header"),
+        (&["--frames", "/nonexistent-dir/x.csv"], 6, "cannot write"),
+        (&["--pattern", "bursty"], 2, "unknown pattern"),
+    ];
+    for (args, code, text) in cases {
+        let o = lab.oneway(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(text), "{args:?}: message `{err}` does not mention `{text}`");
+    }
+    // A namespace that does not exist.
+    let o = run(&["oneway", "--netns", "misura-nonexistent-ns", "--tx", "p1", "--rx", "p2"]);
+    assert_eq!(o.status.code(), Some(4));
+}

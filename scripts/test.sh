@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Install what the tests need (Debian), then run the whole test suite.
+# The lab tests need root (network namespaces, raw sockets); as another user
+# they are skipped with a message.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v ip >/dev/null || need+=(iproute2)
+command -v kill >/dev/null || need+=(procps)
+command -v cc >/dev/null || need+=(build-essential)
+command -v c++ >/dev/null || need+=(g++)
+if ((${#need[@]})); then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+    else
+        echo "missing packages: ${need[*]} (install them, or run this script as root)" >&2
+        exit 1
+    fi
+fi
+if ! command -v cargo >/dev/null; then
+    if [ -x "$HOME/.cargo/bin/cargo" ]; then
+        export PATH="$HOME/.cargo/bin:$PATH"
+    else
+        echo "cargo not found: install Rust (https://rustup.rs), then run this again" >&2
+        exit 1
+    fi
+fi
+
+cargo build --workspace --all-targets --locked
+# The fuzz target must keep building (it is a separate crate).
+cargo build --locked --manifest-path fuzz/Cargo.toml --bins
+cargo test --workspace --locked -- --test-threads=2
