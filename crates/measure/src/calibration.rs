@@ -153,8 +153,9 @@ mod tests {
     fn cut_through_and_inconclusive() {
         let flat = CalibrationLine::sut(points(|_| 2_000.0, &NOISE)).unwrap();
         assert_eq!(sut_verdict(&flat.fit, 80.0), SutVerdict::CutThrough);
-        // At 10 Gb/s the byte time (0.8 ns) is inside the noise: cannot tell.
-        assert_eq!(sut_verdict(&flat.fit, 0.8), SutVerdict::Inconclusive);
+        // At 25 Gb/s the byte time (0.32 ns) is inside the slope's interval
+        // (0.015 ± 0.571 ns/byte for this noise): cannot tell.
+        assert_eq!(sut_verdict(&flat.fit, 0.32), SutVerdict::Inconclusive);
     }
 
     #[test]
