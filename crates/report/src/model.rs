@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 /// Format name, versions and provenance, common to every result file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Meta {
-    /// "misura.oneway" or "misura.calibration".
+    /// "misura.oneway", "misura.calibration-run" (a calibrate run) or
+    /// "misura.calibration" (a profile).
     pub format: String,
     pub format_version: u32,
     pub tool: String,
