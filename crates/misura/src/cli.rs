@@ -108,8 +108,21 @@ Example:
   misura lab up --topology switch")]
     Up(LabArgs),
     /// Remove everything the lab made (and nothing else).
+    #[command(long_about = "\
+Remove the lab's namespaces (and with them its veth cables and bridge). Only
+namespaces the lab created itself (marked in /run/misura/lab) are removed; a
+namespace with a lab name that misura did not make is reported and left alone.
+
+Example:
+  misura lab down")]
     Down(LabPrefix),
     /// Show what the lab currently holds.
+    #[command(long_about = "\
+Show the lab's namespaces, which topology the tester is wired in, and each
+interface with its MAC and state.
+
+Example:
+  misura lab status --json")]
     Status(LabStatusArgs),
 }
 
