@@ -4,7 +4,9 @@
 //! planned at `start + k·T`. A frame that cannot leave on time (the loop came
 //! round more than `tolerance` after its planned instant, because of the
 //! previous iteration, the kernel or the hardware) is not sent late: it is
-//! postponed to the start of the next period. The schedule never bursts to
+//! postponed to the start of the next period. The binary's default tolerance
+//! is `T − 1 ns` (a frame may leave late within its own period, never once the
+//! next one has begun), so at most one frame leaves per period. The schedule never bursts to
 //! catch up, so the offered rate stays constant except for the counted
 //! postponements.
 //!

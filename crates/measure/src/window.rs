@@ -11,6 +11,8 @@
 //! and arrived inside the RX window, so
 //! `Bul = RX1 − TX2 < UL < Wul = RX2 − TX1` and `Mul = (Bul + Wul) / 2` is the
 //! estimate whose interference terms cancel on average (seed 000, eqs. 4–5).
+//! misura takes `RX1` no earlier than `TX1` (causality on one clock), which
+//! only ever tightens the bound.
 //!
 //! On a veth cable the receive side is completed inside `send()` itself, so the
 //! frame is already queued when the loop next polls and `RX1` predates `TX1`:
@@ -45,9 +47,13 @@ pub struct FrameRecord {
 }
 
 impl FrameRecord {
-    /// Best-case user latency `RX1 − TX2` (a lower bound).
+    /// Best-case user latency `RX1 − TX2` (a lower bound), with `RX1` taken
+    /// no earlier than `TX1`: on one clock a frame cannot arrive before it was
+    /// sent. Without this, a stall between the last empty poll and `send()`
+    /// (preemption, a hypervisor pause) makes `Bul`, and with it `Mul`,
+    /// arbitrarily negative although nothing about the frame changed.
     pub fn bul(&self) -> Option<i64> {
-        (!self.lost).then(|| self.rx1 - self.tx2)
+        (!self.lost).then(|| self.rx1.max(self.tx1) - self.tx2)
     }
 
     /// Worst-case user latency `RX2 − TX1` (an upper bound).
@@ -109,12 +115,14 @@ mod tests {
 
     #[test]
     fn odd_sum_rounds_down_and_negative_bul_is_kept() {
+        // The last empty poll (RX1 = 50) came before TX1 = 100: RX1 counts as 100.
         let f = FrameRecord { tx1: 100, tx2: 201, rx1: 50, rx2: 400, ..Default::default() };
-        assert_eq!(f.bul(), Some(-151));
+        assert_eq!(f.bul(), Some(-101));
         assert_eq!(f.wul(), Some(300));
-        assert_eq!(f.mul(), Some(74)); // 149 / 2 = 74.5 → 74
-        let f = FrameRecord { tx1: 100, tx2: 202, rx1: 50, rx2: 151, ..Default::default() };
-        assert_eq!(f.mul(), Some(-51)); // −101 / 2 = −50.5 → −51
+        assert_eq!(f.mul(), Some(99)); // 199 / 2 = 99.5 → 99
+        let f = FrameRecord { tx1: 100, tx2: 202, rx1: 150, rx2: 151, ..Default::default() };
+        assert_eq!(f.bul(), Some(-52));
+        assert_eq!(f.mul(), Some(-1)); // (−52 + 51) / 2 = −0.5 → −1
     }
 
     #[test]

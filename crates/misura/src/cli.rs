@@ -67,7 +67,8 @@ Measure one-way latency: send test frames out of --tx, receive them on --rx
 Per frame: the TX window [TX1, TX2] around send(), the RX window [RX1, RX2]
 (RX1 before the last empty poll, RX2 after the receive), the kernel software
 stamps (SO_TIMESTAMPING) and NIC hardware stamps where the driver has them.
-Derived: Bul = RX1 − TX2, Wul = RX2 − TX1, Mul = (Bul + Wul)/2, kernel latency,
+Derived: Bul = RX1 − TX2 (RX1 no earlier than TX1), Wul = RX2 − TX1,
+Mul = (Bul + Wul)/2, kernel latency,
 and with --calibration the SUT latency Msl = Mul − Amil(P) − C with a fit over
 frame length and a store-and-forward / cut-through verdict.
 
@@ -178,8 +179,8 @@ pub struct MeasureArgs {
     /// Number of frames to measure (default 10000 unless --duration).
     #[arg(long)]
     pub count: Option<u64>,
-    /// Measure for this long instead of a count, e.g. 30s, 5m, 24h.
-    #[arg(long, conflicts_with = "count")]
+    /// Measure for this long, e.g. 30s, 5m, 24h (with --count: whichever comes first).
+    #[arg(long)]
     pub duration: Option<String>,
     /// Payload sizes P in bytes (misura's header included; 40..=MTU), comma separated.
     #[arg(long = "sizes", alias = "size", value_delimiter = ',')]
@@ -190,8 +191,9 @@ pub struct MeasureArgs {
     /// A frame not received within this time is lost, e.g. 100ms.
     #[arg(long, default_value = "100ms")]
     pub timeout: String,
-    /// How late a frame may leave before it is postponed to the next period
-    /// (default: a tenth of the period).
+    /// How late a frame may leave before it is postponed to the start of the
+    /// next period (default: until its own period ends, so at most one frame
+    /// leaves per period and the schedule never bursts to catch up).
     #[arg(long)]
     pub late_tolerance: Option<String>,
     /// Count frames whose latency exceeds this, e.g. 30us.

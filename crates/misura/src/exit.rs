@@ -50,6 +50,7 @@ pub fn code_for(err: &anyhow::Error) -> i32 {
         if let Some(l) = cause.downcast_ref::<LabError>() {
             return match l {
                 LabError::NotPermitted => PRIVILEGE,
+                LabError::BadPrefix { .. } => USAGE,
                 _ => ERROR,
             };
         }

@@ -15,7 +15,7 @@
 //! | `tx_hw_ns`, `rx_hw_ns` | NIC hardware stamps (the NIC's clock) |
 //! | `lost` | 1 if not received within the timeout, else 0 |
 //! | `reordered` | 1 if it arrived after a frame with a higher `seq` |
-//! | `bul_ns`, `wul_ns`, `mul_ns` | RX1 − TX2, RX2 − TX1, their mean (rounded down) |
+//! | `bul_ns`, `wul_ns`, `mul_ns` | max(RX1, TX1) − TX2, RX2 − TX1, their mean (rounded down) |
 //! | `kernel_ns` | rx_kernel − tx_kernel |
 //! | `msl_ns` | SUT latency `Mul − Amil(P) − C`, when a calibration is applied |
 
@@ -93,7 +93,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         let ncol = lines[0].split(',').count();
         assert!(lines.iter().all(|l| l.split(',').count() == ncol));
-        assert_eq!(lines[1], "7,46,64,100,150,90,400,120,130,,,0,0,-60,300,120,10,");
+        assert_eq!(lines[1], "7,46,64,100,150,90,400,120,130,,,0,0,-50,300,125,10,");
         assert_eq!(lines[2], "8,46,64,1,2,,,,,,,1,0,,,,,");
     }
 }
