@@ -245,10 +245,9 @@ for ((i = 1; i <= REPEAT; i++)); do
     rx1=$(counter "$TESTER_NS" p2 rx_packets)
     echo "p2_rx_packets=$((rx1 - rx0))" >"$f.counters"
 
-    # The same with the late tolerance widened to the whole period: the loop
-    # then sends whenever it comes round, i.e. at its own maximal rate (with
-    # the default tolerance, a tenth of the period = 100 ns, shorter than one
-    # loop iteration, a frame is postponed several slots in a row).
+    # The same with the late tolerance given explicitly as the whole period
+    # (misura's default): the loop sends whenever it comes round, i.e. at its
+    # own maximal rate.
     f=$WORK/misura_max_$i
     rx0=$(counter "$TESTER_NS" p2 rx_packets)
     run_ok $((RATE_SECONDS + 120)) "$f.json" \

@@ -273,11 +273,10 @@ def main():
         "trafgen only sends (mmap TX ring, no per-frame work; the frames are counted on p2 as rx and dropped "
         "unread), while misura sends, receives, timestamps (user windows + SO_TIMESTAMPING) and matches "
         "every frame in one busy-polling loop: the rate ratio is not like for like.",
-        "(a) --period 1us overloads misura's loop on purpose; with the default late tolerance (a tenth of "
-        "the period, 100 ns, shorter than one loop iteration) a frame is postponed slot after slot until "
-        "the loop happens to come round within 100 ns of a slot, so that rate is low and erratic. (b) widens "
-        "the tolerance to the whole period, so the loop sends whenever it comes round: its own maximum. "
-        "(c) is the highest rate of a clean periodic schedule (< 1 % of frames postponed).",
+        "(a) --period 1us overloads misura's loop on purpose; with the default late tolerance (the rest of "
+        "the period: a frame may leave late within its own period, never once the next has begun) the loop "
+        "sends whenever it comes round, so this is its own maximum. (b) states that tolerance explicitly. "
+"(c) is the highest rate of a clean periodic schedule (< 1 % of frames postponed).",
         f"2-vCPU VM caveat: both generators are pinned to CPU {cpu} and veth delivery runs in the sender's "
         "context on that CPU; misura's analysis thread and everything else share the other vCPU. Host "
         "scheduling (steal) makes rates vary between runs, hence the alternated repeats and min..max.",
