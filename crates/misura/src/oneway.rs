@@ -566,6 +566,16 @@ pub fn measure(
         });
     }
 
+    if let Some(c) = calibration {
+        let t = &c.profile.timestamps;
+        let now = (plan.expect_tx_stamp && tx_granted.software_tx, rx_granted.software_rx, tx_granted.hardware_tx, rx_granted.hardware_rx);
+        if (t.kernel_software_tx, t.kernel_software_rx, t.hardware_tx, t.hardware_rx) != now {
+            warnings.push(format!(
+                "calibration profile mismatch: it was made with timestamps (kernel TX {}, kernel RX {}, hardware TX {}, RX {}), this run has ({}, {}, {}, {}); figures from a source the profile lacks are not corrected",
+                t.kernel_software_tx, t.kernel_software_rx, t.hardware_tx, t.hardware_rx, now.0, now.1, now.2, now.3
+            ));
+        }
+    }
     let elapsed_s = (counters.ended_ns - counters.started_ns).max(0) as f64 / 1e9;
     let send_span_s = (counters.last_send_ns - counters.started_ns).max(1) as f64 / 1e9;
     let (complete, stop_text) = match (&loop_error, stop_reason) {
