@@ -13,6 +13,7 @@
 
 pub mod calibration;
 pub mod inflight;
+pub mod ratelimit;
 pub mod rtt;
 pub mod schedule;
 pub mod time;
