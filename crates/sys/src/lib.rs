@@ -13,6 +13,8 @@
 //! * [`tsinfo`]: `ETHTOOL_GET_TS_INFO` and `SIOCSHWTSTAMP`;
 //! * [`packet`]: a non-blocking `AF_PACKET` socket with `SO_TIMESTAMPING`,
 //!   RX stamps from `SCM_TIMESTAMPING` and TX stamps from the error queue;
+//! * [`udp`]: a UDP socket (STAMP) with `SO_TIMESTAMPING`, OPT_ID-numbered
+//!   TX stamps, TTL/hop limit and pktinfo;
 //! * [`sched`]: CPU pinning, `SCHED_FIFO`, `mlockall`;
 //! * [`host`]: best-effort facts about the host that affect timing.
 
@@ -20,6 +22,7 @@
 // targets; the casts that are no-ops on x86_64 are needed elsewhere.
 #![allow(clippy::unnecessary_cast)]
 
+mod cmsg;
 mod error;
 mod sys;
 
@@ -30,5 +33,6 @@ pub mod netns;
 pub mod packet;
 pub mod sched;
 pub mod tsinfo;
+pub mod udp;
 
 pub use error::SysError;

@@ -7,40 +7,25 @@
 //! frame (no `SOF_TIMESTAMPING_OPT_TSONLY`) so the caller can match the
 //! stamp to its probe by the sequence number inside it.
 //!
-//! Control messages are decoded by type, as in quinn-udp: anything not
-//! recognised is skipped, and a missing timestamp is reported as `None`
-//! rather than an error, so the caller can record what it really got.
+//! Control messages are decoded by [`crate::cmsg`] (shared with
+//! [`crate::udp`]): anything not recognised is skipped, and a missing
+//! timestamp is reported as `None` rather than an error.
 
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
+use crate::cmsg::{
+    CmsgBuf, Controls, CMSG_BUF, SOF_RAW_HARDWARE, SOF_RX_HARDWARE, SOF_RX_SOFTWARE, SOF_SOFTWARE,
+    SOF_TX_HARDWARE, SOF_TX_SOFTWARE, SOL_PACKET, SO_EE_ORIGIN_TIMESTAMPING, SO_TIMESTAMPING_OLD,
+};
 use crate::error::is_perm;
 use crate::SysError;
 
-const SOL_PACKET: libc::c_int = 263;
-const PACKET_TX_TIMESTAMP: libc::c_int = 16;
-const PACKET_QDISC_BYPASS: libc::c_int = 20;
-const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 /// `sll_pkttype` of a frame this host sent.
 const PACKET_OUTGOING: u8 = 4;
-
-const SO_TIMESTAMPING_OLD: libc::c_int = 37;
-const SO_TIMESTAMPING_NEW: libc::c_int = 65;
-const SO_EE_ORIGIN_TIMESTAMPING: u8 = 4;
-
-const SOF_TX_HARDWARE: u32 = 1 << 0;
-const SOF_TX_SOFTWARE: u32 = 1 << 1;
-const SOF_RX_HARDWARE: u32 = 1 << 2;
-const SOF_RX_SOFTWARE: u32 = 1 << 3;
-const SOF_SOFTWARE: u32 = 1 << 4;
-const SOF_RAW_HARDWARE: u32 = 1 << 6;
-
-/// Room for every control message we ask for (a timestamping message is
-/// 64 bytes, an extended error 48) with margin; 8-aligned for `cmsghdr`.
-const CMSG_BUF: usize = 512;
-#[repr(C, align(8))]
-struct CmsgBuf([u8; CMSG_BUF]);
+const PACKET_QDISC_BYPASS: libc::c_int = 20;
+const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 
 /// A non-blocking raw packet socket bound to one interface and ethertype.
 #[derive(Debug)]
@@ -492,99 +477,6 @@ impl PacketSocket {
 impl AsRawFd for PacketSocket {
     fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
-    }
-}
-
-/// `struct sock_extended_err`.
-#[repr(C)]
-#[derive(Copy, Clone, Debug, Default)]
-struct SockExtendedErr {
-    ee_errno: u32,
-    ee_origin: u8,
-    ee_type: u8,
-    ee_code: u8,
-    ee_pad: u8,
-    ee_info: u32,
-    ee_data: u32,
-}
-
-/// The control messages of one `recvmsg`, decoded by type; unknown ones
-/// are skipped.
-#[derive(Default, Debug)]
-struct Controls {
-    software_ns: Option<i64>,
-    hardware_ns: Option<i64>,
-    ext_err: Option<SockExtendedErr>,
-}
-
-/// A timestamp of zero means "not set" in `SCM_TIMESTAMPING`.
-fn nonzero(sec: i64, nsec: i64) -> Option<i64> {
-    (sec != 0 || nsec != 0).then(|| crate::clock::timespec_ns(sec, nsec))
-}
-
-impl Controls {
-    fn parse(hdr: &libc::msghdr) -> Controls {
-        let mut out = Controls::default();
-        if hdr.msg_control.is_null() || (hdr.msg_controllen as usize) < size_of::<libc::cmsghdr>() {
-            return out;
-        }
-        // SAFETY: `hdr` was filled by a successful recvmsg; msg_control and
-        // msg_controllen describe a live buffer holding well-formed cmsgs.
-        let mut cmsg = unsafe { libc::CMSG_FIRSTHDR(hdr) };
-        let mut guard = 0;
-        while !cmsg.is_null() && guard < 16 {
-            guard += 1;
-            // SAFETY: `cmsg` is non-null and was returned by CMSG_FIRSTHDR or
-            // CMSG_NXTHDR, which keep it inside the control buffer.
-            let (level, ty, len) = unsafe {
-                (
-                    (*cmsg).cmsg_level,
-                    (*cmsg).cmsg_type,
-                    (*cmsg).cmsg_len as usize,
-                )
-            };
-            // SAFETY: CMSG_LEN only computes a size.
-            let header = unsafe { libc::CMSG_LEN(0) } as usize;
-            let data_len = len.saturating_sub(header);
-            // SAFETY: `cmsg` is a valid cmsghdr in the buffer; CMSG_DATA
-            // points just past its header.
-            let data = unsafe { libc::CMSG_DATA(cmsg) };
-            match (level, ty) {
-                (libc::SOL_SOCKET, SO_TIMESTAMPING_OLD)
-                    if data_len >= 3 * size_of::<libc::timespec>() =>
-                {
-                    // SAFETY: the kernel wrote three `struct timespec` here
-                    // (length checked above); read unaligned to be safe.
-                    let ts: [libc::timespec; 3] =
-                        unsafe { std::ptr::read_unaligned(data as *const [libc::timespec; 3]) };
-                    out.software_ns = nonzero(ts[0].tv_sec as i64, ts[0].tv_nsec as i64);
-                    out.hardware_ns = nonzero(ts[2].tv_sec as i64, ts[2].tv_nsec as i64);
-                }
-                (libc::SOL_SOCKET, SO_TIMESTAMPING_NEW) if data_len >= 3 * 16 => {
-                    // SAFETY: the kernel wrote three `struct __kernel_timespec`
-                    // (two i64 each) here (length checked above).
-                    let ts: [[i64; 2]; 3] =
-                        unsafe { std::ptr::read_unaligned(data as *const [[i64; 2]; 3]) };
-                    out.software_ns = nonzero(ts[0][0], ts[0][1]);
-                    out.hardware_ns = nonzero(ts[2][0], ts[2][1]);
-                }
-                (SOL_PACKET, PACKET_TX_TIMESTAMP)
-                | (libc::SOL_IP, libc::IP_RECVERR)
-                | (libc::SOL_IPV6, libc::IPV6_RECVERR)
-                    if data_len >= size_of::<SockExtendedErr>() =>
-                {
-                    // SAFETY: the kernel wrote a `struct sock_extended_err`
-                    // here (length checked above).
-                    out.ext_err =
-                        Some(unsafe { std::ptr::read_unaligned(data as *const SockExtendedErr) });
-                }
-                _ => {}
-            }
-            // SAFETY: `hdr` describes the control buffer and `cmsg` is in it;
-            // CMSG_NXTHDR returns null past the end.
-            cmsg = unsafe { libc::CMSG_NXTHDR(hdr, cmsg) };
-        }
-        out
     }
 }
 

@@ -1,0 +1,745 @@
+//! A UDP socket for STAMP (RFC 8762) with kernel timestamps.
+//!
+//! * RX stamps come from the `SCM_TIMESTAMPING` control message of each
+//!   received datagram, with the TTL / hop limit (`IP_RECVTTL`,
+//!   `IPV6_RECVHOPLIMIT`) and the destination address of the IP header
+//!   (`IP_PKTINFO`, `IPV6_RECVPKTINFO`), so a reflector bound to a wildcard
+//!   can reply from the address the request was sent to
+//!   ([`UdpTsSocket::send_to_from`]).
+//! * TX stamps come from the error queue (`MSG_ERRQUEUE`), one message per
+//!   sent datagram.  `SOF_TIMESTAMPING_OPT_TSONLY` means no payload comes
+//!   back; `SOF_TIMESTAMPING_OPT_ID` numbers the datagrams (`ee_data`): 0 for
+//!   the first datagram sent after timestamping was first enabled, +1 per
+//!   datagram.  Match stamps to probes by that id.
+//! * `IP_RECVERR` / `IPV6_RECVERR` are on, so ICMP errors (port or host
+//!   unreachable) are queued on the error queue too; they are consumed
+//!   silently by [`UdpTsSocket::recv_tx_timestamp`] and counted
+//!   ([`UdpTsSocket::take_icmp_errors`]).  The kernel also raises such an
+//!   error once as the result of the next `send`/`recv`; those calls retry
+//!   once on the ICMP-derived errnos so the caller does not see it.
+
+use std::cell::Cell;
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+use crate::cmsg::{
+    CmsgBuf, Controls, CMSG_BUF, SOF_OPT_ID, SOF_OPT_TSONLY, SOF_RAW_HARDWARE, SOF_RX_HARDWARE,
+    SOF_RX_SOFTWARE, SOF_SOFTWARE, SOF_TX_HARDWARE, SOF_TX_SOFTWARE, SO_EE_ORIGIN_ICMP,
+    SO_EE_ORIGIN_ICMP6, SO_EE_ORIGIN_TIMESTAMPING, SO_TIMESTAMPING_OLD,
+};
+use crate::error::is_perm;
+use crate::packet::TimestampingGranted;
+use crate::SysError;
+
+/// What one [`UdpTsSocket::recv_from`] got.
+#[derive(Copy, Clone, Debug)]
+pub struct UdpRecvMeta {
+    /// The datagram's real length.  If it is larger than the buffer given
+    /// to [`UdpTsSocket::recv_from`], the datagram was truncated to it.
+    pub len: usize,
+    /// The sender.
+    pub src: SocketAddr,
+    /// Kernel software RX stamp (`CLOCK_REALTIME` ns), if any.
+    pub software_ns: Option<i64>,
+    /// Raw hardware RX stamp (the NIC's PHC, ns), if any.
+    pub hardware_ns: Option<i64>,
+    /// IPv4 TTL or IPv6 hop limit of the received packet, if reported.
+    pub ttl_or_hoplimit: Option<u8>,
+    /// The destination address of the IP header (`IP_PKTINFO` /
+    /// `IPV6_PKTINFO`), if reported.
+    pub dst: Option<IpAddr>,
+}
+
+impl Default for UdpRecvMeta {
+    fn default() -> Self {
+        UdpRecvMeta {
+            len: 0,
+            src: SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)),
+            software_ns: None,
+            hardware_ns: None,
+            ttl_or_hoplimit: None,
+            dst: None,
+        }
+    }
+}
+
+impl UdpRecvMeta {
+    /// True when the datagram did not fit in a buffer of `buf_len` bytes.
+    pub fn truncated(&self, buf_len: usize) -> bool {
+        self.len > buf_len
+    }
+}
+
+/// A TX timestamp from the error queue.
+#[derive(Copy, Clone, Debug)]
+pub struct UdpTxStamp {
+    /// The `SOF_TIMESTAMPING_OPT_ID` counter of the datagram: 0 for the
+    /// first datagram sent after timestamping was enabled, +1 per datagram
+    /// (wrapping).  Enabling again does not reset it.
+    pub id: u32,
+    /// Kernel software TX stamp (`CLOCK_REALTIME` ns), if any.
+    pub software_ns: Option<i64>,
+    /// Raw hardware TX stamp (PHC ns), if any.
+    pub hardware_ns: Option<i64>,
+}
+
+/// A UDP socket (IPv4 or IPv6-only) with kernel timestamps.  Not `Sync`
+/// (the ICMP error counter is a `Cell`); use one socket per thread.
+#[derive(Debug)]
+pub struct UdpTsSocket {
+    fd: OwnedFd,
+    local: SocketAddr,
+    icmp_errors: Cell<u64>,
+}
+
+fn cvt(rc: libc::c_int) -> io::Result<libc::c_int> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+fn is_again(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR))
+}
+
+/// Errnos an ICMP error leaves pending on the socket (`sk_err`) with
+/// `IP_RECVERR`: the next send or receive fails once with it.
+fn is_icmp_pending(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ECONNREFUSED)
+            | Some(libc::EHOSTUNREACH)
+            | Some(libc::ENETUNREACH)
+            | Some(libc::EHOSTDOWN)
+            | Some(libc::EPROTO)
+    )
+}
+
+/// A socket address as a `sockaddr_storage` and its length.
+fn to_sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: sockaddr_storage is plain old data; all-zero is a valid value.
+    let mut ss: libc::sockaddr_storage = unsafe { zeroed() };
+    let len = match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from(*a.ip()).to_be(),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in.
+            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in, sin) };
+            size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo().to_be(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in6.
+            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in6, sin6) };
+            size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (ss, len as libc::socklen_t)
+}
+
+/// The socket address in `ss` (as filled by the kernel), if it is IPv4 or
+/// IPv6.
+fn from_sockaddr(ss: &libc::sockaddr_storage, len: libc::socklen_t) -> Option<SocketAddr> {
+    match ss.ss_family as libc::c_int {
+        libc::AF_INET if len as usize >= size_of::<libc::sockaddr_in>() => {
+            // SAFETY: the family says the storage holds a sockaddr_in, and
+            // sockaddr_storage is aligned for it.
+            let sin = unsafe { &*(ss as *const _ as *const libc::sockaddr_in) };
+            Some(SocketAddr::V4(SocketAddrV4::new(
+                Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)),
+                u16::from_be(sin.sin_port),
+            )))
+        }
+        libc::AF_INET6 if len as usize >= size_of::<libc::sockaddr_in6>() => {
+            // SAFETY: the family says the storage holds a sockaddr_in6, and
+            // sockaddr_storage is aligned for it.
+            let sin6 = unsafe { &*(ss as *const _ as *const libc::sockaddr_in6) };
+            Some(SocketAddr::V6(SocketAddrV6::new(
+                Ipv6Addr::from(sin6.sin6_addr.s6_addr),
+                u16::from_be(sin6.sin6_port),
+                u32::from_be(sin6.sin6_flowinfo),
+                sin6.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
+impl UdpTsSocket {
+    /// Opens a non-blocking UDP socket bound to `addr` (IPv4, or IPv6 with
+    /// `IPV6_V6ONLY` on: bind both families to serve both), with
+    /// `SO_REUSEADDR`.  Port 0 picks a free port ([`UdpTsSocket::local_addr`]).
+    /// A port below `net.ipv4.ip_unprivileged_port_start` (1024), such as
+    /// STAMP's 862, needs `CAP_NET_BIND_SERVICE`.
+    pub fn bind(addr: SocketAddr) -> Result<UdpTsSocket, SysError> {
+        let family = match addr {
+            SocketAddr::V4(_) => libc::AF_INET,
+            SocketAddr::V6(_) => libc::AF_INET6,
+        };
+        // SAFETY: plain socket(2) call with constant arguments.
+        let raw = unsafe {
+            libc::socket(
+                family,
+                libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                0,
+            )
+        };
+        if raw < 0 {
+            let e = io::Error::last_os_error();
+            return Err(if e.raw_os_error() == Some(libc::EAFNOSUPPORT) {
+                SysError::Unsupported {
+                    what: format!("a UDP socket for {addr}"),
+                    why: "the kernel has no support for this address family (IPv6 disabled?)"
+                        .into(),
+                }
+            } else {
+                SysError::io(format!("opening a UDP socket for {addr}"), e)
+            });
+        }
+        // SAFETY: `raw` was just returned by socket(2) and is owned by nobody else.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let mut sock = UdpTsSocket {
+            fd,
+            local: addr,
+            icmp_errors: Cell::new(0),
+        };
+        sock.set_int(libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)
+            .map_err(|e| SysError::io("setting SO_REUSEADDR", e))?;
+        if family == libc::AF_INET6 {
+            sock.set_int(libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, 1)
+                .map_err(|e| SysError::io("setting IPV6_V6ONLY", e))?;
+        }
+        let (ss, len) = to_sockaddr(&addr);
+        // SAFETY: `ss` holds a valid sockaddr of `len` bytes.
+        let rc = unsafe {
+            libc::bind(
+                sock.fd.as_raw_fd(),
+                &ss as *const libc::sockaddr_storage as *const libc::sockaddr,
+                len,
+            )
+        };
+        cvt(rc).map_err(|e| {
+            if is_perm(&e) {
+                SysError::NeedCapability {
+                    cap: "CAP_NET_BIND_SERVICE",
+                    what: format!(
+                        "binding UDP port {} (a privileged port; or choose a port >= 1024 with --port)",
+                        addr.port()
+                    ),
+                }
+            } else {
+                match e.raw_os_error() {
+                    Some(libc::EADDRINUSE) => SysError::io(
+                        format!("binding {addr}: the port is in use (see `ss -uanp`), or choose another with --port"),
+                        e,
+                    ),
+                    Some(libc::EADDRNOTAVAIL) => SysError::io(
+                        format!("binding {addr}: no interface has this address (see `ip addr`)"),
+                        e,
+                    ),
+                    _ => SysError::io(format!("binding {addr}"), e),
+                }
+            }
+        })?;
+        sock.local = sock.read_local_addr()?;
+        Ok(sock)
+    }
+
+    fn read_local_addr(&self) -> Result<SocketAddr, SysError> {
+        // SAFETY: sockaddr_storage is plain old data; all-zero is a valid value.
+        let mut ss: libc::sockaddr_storage = unsafe { zeroed() };
+        let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        // SAFETY: `ss` and `len` are valid and writable; `len` holds the buffer size.
+        let rc = unsafe {
+            libc::getsockname(
+                self.fd.as_raw_fd(),
+                &mut ss as *mut libc::sockaddr_storage as *mut libc::sockaddr,
+                &mut len,
+            )
+        };
+        cvt(rc).map_err(|e| SysError::io("reading the bound UDP address", e))?;
+        from_sockaddr(&ss, len).ok_or_else(|| SysError::invalid("the bound UDP address is not IP"))
+    }
+
+    /// The bound address (with the port the kernel picked for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    fn is_v6(&self) -> bool {
+        self.local.is_ipv6()
+    }
+
+    /// The raw file descriptor (for poll/epoll).
+    pub fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    fn set_int(&self, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+        // SAFETY: `value` is a valid c_int and its exact size is passed.
+        let rc = unsafe {
+            libc::setsockopt(
+                self.fd.as_raw_fd(),
+                level,
+                name,
+                &value as *const libc::c_int as *const libc::c_void,
+                size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        cvt(rc).map(|_| ())
+    }
+
+    fn get_int(&self, level: libc::c_int, name: libc::c_int) -> io::Result<libc::c_int> {
+        let mut value: libc::c_int = 0;
+        let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `value` and `len` are valid and writable; `len` holds the buffer size.
+        let rc = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                level,
+                name,
+                &mut value as *mut libc::c_int as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        cvt(rc).map(|_| value)
+    }
+
+    /// Switches `O_NONBLOCK`.  The socket starts non-blocking; when
+    /// blocking, [`UdpTsSocket::recv_from`] waits for a datagram and
+    /// [`UdpTsSocket::send_to`] for buffer room.  The error queue never
+    /// blocks.
+    pub fn set_nonblocking(&self, on: bool) -> Result<(), SysError> {
+        // SAFETY: fcntl(F_GETFL) on a file descriptor we own.
+        let flags = unsafe { libc::fcntl(self.fd.as_raw_fd(), libc::F_GETFL) };
+        let flags = cvt(flags).map_err(|e| SysError::io("reading the socket flags", e))?;
+        let new = if on {
+            flags | libc::O_NONBLOCK
+        } else {
+            flags & !libc::O_NONBLOCK
+        };
+        if new != flags {
+            // SAFETY: fcntl(F_SETFL) with an int argument on a file descriptor we own.
+            let rc = unsafe { libc::fcntl(self.fd.as_raw_fd(), libc::F_SETFL, new) };
+            cvt(rc).map_err(|e| SysError::io("setting O_NONBLOCK", e))?;
+        }
+        Ok(())
+    }
+
+    /// Turns on `SO_TIMESTAMPING` with `TX_SOFTWARE | RX_SOFTWARE |
+    /// SOFTWARE | OPT_ID | OPT_TSONLY`, plus `TX_HARDWARE | RX_HARDWARE |
+    /// RAW_HARDWARE` when `want_hardware` (taken at the caller's word: the
+    /// egress device is not known here; it must have been switched on with
+    /// [`crate::tsinfo::enable_hw_timestamping`]).  Without `OPT_TX_SWHW`, a
+    /// datagram stamped in hardware gets no software TX stamp.  Also turns
+    /// on the TTL / hop limit and pktinfo control messages and
+    /// `IP_RECVERR` / `IPV6_RECVERR`.
+    ///
+    /// The OPT_ID counter starts at 0 the first time this is called;
+    /// calling it again does not reset the counter.
+    pub fn enable_timestamping(
+        &self,
+        want_hardware: bool,
+    ) -> Result<TimestampingGranted, SysError> {
+        let mut flags =
+            SOF_TX_SOFTWARE | SOF_RX_SOFTWARE | SOF_SOFTWARE | SOF_OPT_ID | SOF_OPT_TSONLY;
+        if want_hardware {
+            flags |= SOF_TX_HARDWARE | SOF_RX_HARDWARE | SOF_RAW_HARDWARE;
+        }
+        self.set_int(libc::SOL_SOCKET, SO_TIMESTAMPING_OLD, flags as libc::c_int)
+            .map_err(|e| {
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ENOPROTOOPT) | Some(libc::EINVAL)
+                ) {
+                    SysError::Unsupported {
+                        what: "SO_TIMESTAMPING with OPT_ID and OPT_TSONLY on UDP".into(),
+                        why: format!("the kernel refused it ({e}); Linux 4.0 or later is needed"),
+                    }
+                } else {
+                    SysError::io(format!("enabling SO_TIMESTAMPING on UDP {}", self.local), e)
+                }
+            })?;
+        let opts: [(libc::c_int, libc::c_int, &str); 3] = if self.is_v6() {
+            [
+                (
+                    libc::IPPROTO_IPV6,
+                    libc::IPV6_RECVHOPLIMIT,
+                    "IPV6_RECVHOPLIMIT",
+                ),
+                (
+                    libc::IPPROTO_IPV6,
+                    libc::IPV6_RECVPKTINFO,
+                    "IPV6_RECVPKTINFO",
+                ),
+                (libc::IPPROTO_IPV6, libc::IPV6_RECVERR, "IPV6_RECVERR"),
+            ]
+        } else {
+            [
+                (libc::IPPROTO_IP, libc::IP_RECVTTL, "IP_RECVTTL"),
+                (libc::IPPROTO_IP, libc::IP_PKTINFO, "IP_PKTINFO"),
+                (libc::IPPROTO_IP, libc::IP_RECVERR, "IP_RECVERR"),
+            ]
+        };
+        for (level, name, what) in opts {
+            self.set_int(level, name, 1)
+                .map_err(|e| SysError::io(format!("setting {what} on UDP {}", self.local), e))?;
+        }
+        // Read back what the kernel kept.
+        let got = self
+            .get_int(libc::SOL_SOCKET, SO_TIMESTAMPING_OLD)
+            .map(|v| v as u32)
+            .unwrap_or(flags);
+        let hw = want_hardware && got & SOF_RAW_HARDWARE != 0;
+        Ok(TimestampingGranted {
+            software_tx: got & SOF_TX_SOFTWARE != 0 && got & SOF_SOFTWARE != 0,
+            software_rx: got & SOF_RX_SOFTWARE != 0 && got & SOF_SOFTWARE != 0,
+            hardware_tx: hw && got & SOF_TX_HARDWARE != 0,
+            hardware_rx: hw && got & SOF_RX_HARDWARE != 0,
+        })
+    }
+
+    /// Sends one datagram to `dst`.  `Ok(false)` when the socket buffer is
+    /// full (EAGAIN/ENOBUFS): retry later.  Does not allocate.
+    pub fn send_to(&self, buf: &[u8], dst: SocketAddr) -> Result<bool, SysError> {
+        self.send_to_from(buf, dst, None)
+    }
+
+    /// Sends one datagram to `dst` from the local address `src`
+    /// (`IP_PKTINFO` / `IPV6_PKTINFO` control message), for a reflector
+    /// bound to a wildcard address to answer from the address the request
+    /// was sent to ([`UdpRecvMeta::dst`]).  `None` lets the kernel choose,
+    /// as [`UdpTsSocket::send_to`].  Does not allocate.
+    pub fn send_to_from(
+        &self,
+        buf: &[u8],
+        dst: SocketAddr,
+        src: Option<IpAddr>,
+    ) -> Result<bool, SysError> {
+        if dst.is_ipv6() != self.is_v6() || src.is_some_and(|s| s.is_ipv6() != self.is_v6()) {
+            return Err(SysError::invalid(format!(
+                "sending to {dst}{} from a socket bound to {}: the address families differ (bind a socket of each family)",
+                src.map(|s| format!(" from {s}")).unwrap_or_default(),
+                self.local
+            )));
+        }
+        let (ss, ss_len) = to_sockaddr(&dst);
+        let mut cmsg = CmsgBuf::new();
+        let mut iov = libc::iovec {
+            iov_base: buf.as_ptr() as *mut libc::c_void,
+            iov_len: buf.len(),
+        };
+        // SAFETY: msghdr is plain old data; all-zero is a valid value.
+        let mut hdr: libc::msghdr = unsafe { zeroed() };
+        hdr.msg_name = &ss as *const libc::sockaddr_storage as *mut libc::c_void;
+        hdr.msg_namelen = ss_len;
+        hdr.msg_iov = &mut iov;
+        hdr.msg_iovlen = 1;
+        if let Some(src) = src {
+            let (level, ty, size) = match src {
+                IpAddr::V4(_) => (
+                    libc::IPPROTO_IP,
+                    libc::IP_PKTINFO,
+                    size_of::<libc::in_pktinfo>(),
+                ),
+                IpAddr::V6(_) => (
+                    libc::IPPROTO_IPV6,
+                    libc::IPV6_PKTINFO,
+                    size_of::<libc::in6_pktinfo>(),
+                ),
+            };
+            hdr.msg_control = cmsg.0.as_mut_ptr() as *mut libc::c_void;
+            // SAFETY: CMSG_SPACE only computes a size.
+            hdr.msg_controllen = unsafe { libc::CMSG_SPACE(size as u32) } as _;
+            debug_assert!(hdr.msg_controllen as usize <= CMSG_BUF);
+            // SAFETY: msg_control points at `cmsg`, 8-aligned and at least
+            // msg_controllen (CMSG_SPACE of the payload) bytes long, so
+            // CMSG_FIRSTHDR is non-null and header plus data fit in it.
+            unsafe {
+                let c = libc::CMSG_FIRSTHDR(&hdr);
+                (*c).cmsg_level = level;
+                (*c).cmsg_type = ty;
+                (*c).cmsg_len = libc::CMSG_LEN(size as u32) as _;
+                let data = libc::CMSG_DATA(c);
+                match src {
+                    IpAddr::V4(a) => std::ptr::write_unaligned(
+                        data as *mut libc::in_pktinfo,
+                        libc::in_pktinfo {
+                            ipi_ifindex: 0,
+                            ipi_spec_dst: libc::in_addr {
+                                s_addr: u32::from(a).to_be(),
+                            },
+                            ipi_addr: libc::in_addr { s_addr: 0 },
+                        },
+                    ),
+                    IpAddr::V6(a) => std::ptr::write_unaligned(
+                        data as *mut libc::in6_pktinfo,
+                        libc::in6_pktinfo {
+                            ipi6_addr: libc::in6_addr {
+                                s6_addr: a.octets(),
+                            },
+                            ipi6_ifindex: 0,
+                        },
+                    ),
+                }
+            }
+        }
+        let mut retried = false;
+        loop {
+            // SAFETY: every pointer in `hdr` refers to a live local (`ss`,
+            // `iov` -> `buf`, `cmsg`) of the stated size for the whole call;
+            // sendmsg only reads them.
+            let n = unsafe { libc::sendmsg(self.fd.as_raw_fd(), &hdr, 0) };
+            if n >= 0 {
+                return Ok(true);
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EAGAIN) | Some(libc::ENOBUFS) | Some(libc::EINTR) => return Ok(false),
+                _ if is_icmp_pending(&e) && !retried => {
+                    // An earlier ICMP error surfaced here (and was cleared
+                    // by it); the datagram was not sent.  Once more.
+                    retried = true;
+                }
+                Some(libc::EMSGSIZE) => {
+                    return Err(SysError::io(
+                        format!(
+                            "sending a {}-byte datagram to {dst} (larger than the path MTU allows; see `ip link`)",
+                            buf.len()
+                        ),
+                        e,
+                    ))
+                }
+                Some(libc::EINVAL) if src.is_some() => {
+                    return Err(SysError::io(
+                        format!(
+                            "sending to {dst} from {}: not a local address? (see `ip addr`)",
+                            src.map(|s| s.to_string()).unwrap_or_default()
+                        ),
+                        e,
+                    ))
+                }
+                _ => return Err(SysError::io(format!("sending a datagram to {dst}"), e)),
+            }
+        }
+    }
+
+    /// One `recvmsg()` (non-blocking unless switched with
+    /// [`UdpTsSocket::set_nonblocking`]).  `Ok(None)` when nothing is
+    /// queued.  The datagram is copied into `buf`; [`UdpRecvMeta::len`] is
+    /// its real length (larger than `buf.len()` if truncated).  Does not
+    /// allocate.
+    pub fn recv_from(&self, buf: &mut [u8]) -> Result<Option<UdpRecvMeta>, SysError> {
+        let mut retried = false;
+        loop {
+            // SAFETY: sockaddr_storage is plain old data; all-zero is valid.
+            let mut ss: libc::sockaddr_storage = unsafe { zeroed() };
+            let mut cmsg = CmsgBuf::new();
+            let mut iov = libc::iovec {
+                iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+                iov_len: buf.len(),
+            };
+            // SAFETY: msghdr is plain old data; all-zero is a valid value.
+            let mut hdr: libc::msghdr = unsafe { zeroed() };
+            hdr.msg_name = &mut ss as *mut libc::sockaddr_storage as *mut libc::c_void;
+            hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            hdr.msg_iov = &mut iov;
+            hdr.msg_iovlen = 1;
+            hdr.msg_control = cmsg.0.as_mut_ptr() as *mut libc::c_void;
+            hdr.msg_controllen = CMSG_BUF as _;
+            // MSG_TRUNC makes recvmsg return the real length of a UDP datagram.
+            // SAFETY: every pointer in `hdr` refers to a live local buffer of
+            // the stated size (`ss`, `iov` -> `buf`, `cmsg`) for the whole call.
+            let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut hdr, libc::MSG_TRUNC) };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if is_again(&e) {
+                    return Ok(None);
+                }
+                if is_icmp_pending(&e) && !retried {
+                    retried = true;
+                    continue;
+                }
+                return Err(SysError::io(format!("receiving on UDP {}", self.local), e));
+            }
+            let c = Controls::parse(&hdr);
+            let src = from_sockaddr(&ss, hdr.msg_namelen).unwrap_or(self.local);
+            return Ok(Some(UdpRecvMeta {
+                len: n as usize,
+                src,
+                software_ns: c.software_ns,
+                hardware_ns: c.hardware_ns,
+                ttl_or_hoplimit: c.ttl,
+                dst: c.dst,
+            }));
+        }
+    }
+
+    /// One TX stamp from the error queue (`MSG_ERRQUEUE`, never blocks).
+    /// `Ok(None)` when no stamp is queued.  ICMP errors met on the way
+    /// (port/host unreachable, ...) are consumed and counted
+    /// ([`UdpTsSocket::take_icmp_errors`]); any other queued error is
+    /// returned as [`SysError::Io`] (and consumed).  With hardware stamps,
+    /// a datagram may get a hardware-only stamp.  Does not allocate.
+    pub fn recv_tx_timestamp(&self) -> Result<Option<UdpTxStamp>, SysError> {
+        // Bounded: a flood of ICMP errors cannot keep us here.
+        for _ in 0..64 {
+            // OPT_TSONLY: stamps carry no payload; ICMP errors carry the
+            // offending datagram, which is dropped (truncated) here.
+            let mut payload = [0u8; 64];
+            let mut cmsg = CmsgBuf::new();
+            let mut iov = libc::iovec {
+                iov_base: payload.as_mut_ptr() as *mut libc::c_void,
+                iov_len: payload.len(),
+            };
+            // SAFETY: msghdr is plain old data; all-zero is a valid value.
+            let mut hdr: libc::msghdr = unsafe { zeroed() };
+            hdr.msg_iov = &mut iov;
+            hdr.msg_iovlen = 1;
+            hdr.msg_control = cmsg.0.as_mut_ptr() as *mut libc::c_void;
+            hdr.msg_controllen = CMSG_BUF as _;
+            // SAFETY: every pointer in `hdr` refers to a live local buffer of
+            // the stated size (`iov` -> `payload`, `cmsg`) for the whole call.
+            let n = unsafe {
+                libc::recvmsg(
+                    self.fd.as_raw_fd(),
+                    &mut hdr,
+                    libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT,
+                )
+            };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if is_again(&e) {
+                    return Ok(None);
+                }
+                return Err(SysError::io(
+                    format!("reading the TX timestamp queue of UDP {}", self.local),
+                    e,
+                ));
+            }
+            let c = Controls::parse(&hdr);
+            let Some(err) = c.ext_err else {
+                // Every error-queue message of an IP socket carries one;
+                // skip anything else.
+                continue;
+            };
+            match err.ee_origin {
+                SO_EE_ORIGIN_TIMESTAMPING => {
+                    return Ok(Some(UdpTxStamp {
+                        id: err.ee_data,
+                        software_ns: c.software_ns,
+                        hardware_ns: c.hardware_ns,
+                    }))
+                }
+                SO_EE_ORIGIN_ICMP | SO_EE_ORIGIN_ICMP6 => {
+                    self.icmp_errors.set(self.icmp_errors.get() + 1);
+                }
+                origin => {
+                    return Err(SysError::io(
+                        format!(
+                            "the error queue of UDP {} reported an error (origin {origin}, type {}, code {})",
+                            self.local, err.ee_type, err.ee_code
+                        ),
+                        io::Error::from_raw_os_error(err.ee_errno as i32),
+                    ))
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// The number of ICMP errors (`SO_EE_ORIGIN_ICMP`/`ICMP6`) that
+    /// [`UdpTsSocket::recv_tx_timestamp`] consumed since the last call;
+    /// resets the count.
+    pub fn take_icmp_errors(&self) -> u64 {
+        self.icmp_errors.replace(0)
+    }
+
+    /// Waits up to `timeout` (`ppoll(2)`) until a datagram or an error-queue
+    /// message (TX stamp or ICMP error) is ready: `Ok(true)` then, `Ok(false)`
+    /// on timeout.  An undrained error queue makes this return at once, so
+    /// drain [`UdpTsSocket::recv_tx_timestamp`] as well as
+    /// [`UdpTsSocket::recv_from`].
+    pub fn wait_readable(&self, timeout: Duration) -> Result<bool, SysError> {
+        let deadline = crate::clock::monotonic_ns()
+            .saturating_add(i64::try_from(timeout.as_nanos()).unwrap_or(i64::MAX));
+        loop {
+            let left = deadline.saturating_sub(crate::clock::monotonic_ns()).max(0);
+            let ts = libc::timespec {
+                tv_sec: (left / 1_000_000_000) as libc::time_t,
+                tv_nsec: (left % 1_000_000_000) as _,
+            };
+            let mut pfd = libc::pollfd {
+                fd: self.fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: `pfd` is one valid pollfd and `ts` a valid timespec;
+            // a null signal mask leaves the mask unchanged.
+            let rc = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+            if rc < 0 {
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return Err(SysError::io(format!("polling UDP {}", self.local), e));
+            }
+            return Ok(rc > 0 && pfd.revents & (libc::POLLIN | libc::POLLERR) != 0);
+        }
+    }
+}
+
+impl AsRawFd for UdpTsSocket {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sockaddr_round_trip() {
+        for a in [
+            "127.0.0.1:862".parse::<SocketAddr>().unwrap(),
+            "[::1]:4000".parse().unwrap(),
+            "[fe80::1%2]:9".parse().unwrap(),
+        ] {
+            let (ss, len) = to_sockaddr(&a);
+            assert_eq!(from_sockaddr(&ss, len), Some(a));
+        }
+    }
+
+    #[test]
+    fn family_mismatch_is_an_error() {
+        let s = UdpTsSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        assert!(s.send_to(b"x", "[::1]:9".parse().unwrap()).is_err());
+        assert!(s
+            .send_to_from(
+                b"x",
+                "127.0.0.1:9".parse().unwrap(),
+                Some("::1".parse().unwrap())
+            )
+            .is_err());
+    }
+}
