@@ -48,6 +48,7 @@
 
 pub mod ethernet;
 pub mod probe;
+pub mod stamp;
 
 pub use ethernet::{EthernetFrame, EthernetRepr, MacAddr, ParseMacError, VlanTag};
 pub use probe::{emit_frame, frame_bytes, parse_frame, ProbeFlags, ProbeHeader, ProbeRepr};
@@ -89,4 +90,8 @@ pub enum WireError {
     /// A non-length field holds a value that cannot be encoded.
     #[error("invalid value in field `{field}`: {value:#x}")]
     BadField { field: &'static str, value: u32 },
+    /// A STAMP TLV of a known type whose length is invalid for that type
+    /// (RFC 8972 calls it malformed).
+    #[error("malformed STAMP TLV of type {typ}: value length {len}")]
+    BadTlv { typ: u8, len: usize },
 }
