@@ -92,6 +92,164 @@ Example:
   misura lab up --topology direct
   misura calibrate --netns misura-tester --tx p1 --rx p2 --profile cal.json")]
     Calibrate(CalibrateArgs),
+    /// Answer STAMP (RFC 8762/8972) test packets over UDP, or misura's raw probes on an interface.
+    #[command(long_about = "\
+A STAMP Session-Reflector (RFC 8762, with the RFC 8972 TLVs): it answers each
+test packet with its receive and transmit timestamps, taken by the kernel (or
+the NIC) and named in a Timestamp Information TLV; the precise transmit stamp
+of a reply is only known after sending, so it comes in the next reply's
+Follow-Up Telemetry TLV (like PTP's two-step mode).
+
+Safe to leave running: a reply is never larger than its request; no reply to
+group addresses, to replies, to malformed packets, or (with --key-file) to
+packets failing the HMAC; a per-source rate limit; bounded state; every drop
+is counted. SIGTERM stops it cleanly and prints the counters.
+
+Examples:
+  misura reflect                                  # UDP port 862, all IPv4 addresses
+  misura reflect --listen :: --port 8620 --key-file stamp.key
+  misura reflect --l2 p2 --netns misura-tester    # raw Ethernet probes")]
+    Reflect(ReflectArgs),
+    /// Measure round trips to a STAMP reflector: user, kernel and network RTT, one-way delays.
+    #[command(long_about = "\
+Measure round-trip times to a STAMP reflector and take the hosts out of them.
+Per probe, on one timescale: the user-level RTT (what ping sees), the kernel
+RTT (kernel TX stamp to kernel RX stamp), the reflector's turnaround (its RX to
+its TX stamp, reported in the reply and its follow-up) and the network RTT =
+kernel RTT − turnaround. Forward and backward one-way delays use the
+reflector's stamps and a clock offset estimated from the minimum-RTT probes
+(unless both clocks are known to be synchronised), with its uncertainty.
+
+Examples:
+  misura rtt 198.18.0.2 --count 1000 --period 10ms
+  misura rtt [2001:2::2]:862 --request 64,512,1500 --frames probes.csv
+  misura rtt --l2 --interface m0 --peer 02:6d:73:00:02:02 --netns misura-h1")]
+    Rtt(RttArgs),
+}
+
+/// Flags of `misura reflect`.
+#[derive(Args, Debug, Clone)]
+pub struct ReflectArgs {
+    /// Address to listen on (IPv4 or IPv6; `::` listens on IPv6 only).
+    #[arg(long, default_value = "0.0.0.0")]
+    pub listen: String,
+    /// UDP port (RFC 8762 assigns 862; below 1024 needs root).
+    #[arg(long, default_value_t = 862)]
+    pub port: u16,
+    /// Run inside this network namespace.
+    #[arg(long, value_name = "NAME")]
+    pub netns: Option<String>,
+    /// Authenticated mode: HMAC-SHA-256 key file (hex on the first line, or raw bytes).
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<std::path::PathBuf>,
+    /// Stateful reflection: the reflector numbers its replies per session
+    /// (RFC 8762 §4.3.1); default stateless (echo the sender's sequence number).
+    #[arg(long)]
+    pub stateful: bool,
+    /// Reflect raw Ethernet probes on this interface instead of UDP.
+    #[arg(long, value_name = "IF")]
+    pub l2: Option<String>,
+    /// Ethertype of raw probes (with --l2).
+    #[arg(long, default_value = "0x88B5")]
+    pub ethertype: String,
+    /// Replies per second allowed per source address.
+    #[arg(long, default_value_t = 10_000)]
+    pub rate_limit: u64,
+    /// Most sources tracked at once (bounded state).
+    #[arg(long, default_value_t = 4096)]
+    pub max_sources: usize,
+    /// Stop after this long (e.g. 60s); default: until SIGINT/SIGTERM.
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Pin the reflector to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Busy-poll instead of sleeping in poll(2) (lowest turnaround, one CPU at 100 %).
+    #[arg(long)]
+    pub busy_poll: bool,
+    /// Print counters as JSON when stopping.
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Flags of `misura rtt`.
+#[derive(Args, Debug, Clone)]
+pub struct RttArgs {
+    /// The reflector: HOST or HOST:PORT (IPv6 as [ADDR]:PORT). Not with --l2.
+    pub target: Option<String>,
+    /// UDP port of the reflector when HOST has none.
+    #[arg(long, default_value_t = 862)]
+    pub port: u16,
+    /// Run inside this network namespace.
+    #[arg(long, value_name = "NAME")]
+    pub netns: Option<String>,
+    /// Raw Ethernet probes instead of STAMP over UDP.
+    #[arg(long, requires_all = ["interface", "peer"])]
+    pub l2: bool,
+    /// Interface for --l2.
+    #[arg(long, value_name = "IF")]
+    pub interface: Option<String>,
+    /// MAC address of the reflector for --l2.
+    #[arg(long, value_name = "MAC")]
+    pub peer: Option<String>,
+    /// Ethertype of raw probes (with --l2).
+    #[arg(long, default_value = "0x88B5")]
+    pub ethertype: String,
+    /// Authenticated mode: the reflector's HMAC-SHA-256 key file.
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<std::path::PathBuf>,
+    /// Traffic pattern: periodic, burst:N or poisson.
+    #[arg(long, default_value = "periodic")]
+    pub pattern: String,
+    /// Probe period, e.g. 10ms (default 100ms).
+    #[arg(long, conflicts_with = "rate")]
+    pub period: Option<String>,
+    /// Probes per second.
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Number of probes (default 100 unless --duration).
+    #[arg(long)]
+    pub count: Option<u64>,
+    /// Run for this long, e.g. 60s, 24h (with --count: whichever first).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Request sizes in bytes (UDP payload; STAMP minimum 44, 112 authenticated), comma separated.
+    #[arg(long = "request", alias = "size", value_delimiter = ',')]
+    pub request: Vec<usize>,
+    /// Response size in bytes (at most the request: a reply is never larger than its request).
+    #[arg(long)]
+    pub response: Option<usize>,
+    /// A probe not answered within this time is lost.
+    #[arg(long, default_value = "1s")]
+    pub timeout: String,
+    /// Print a summary line every interval, e.g. 10s.
+    #[arg(long)]
+    pub interval: Option<String>,
+    /// Count probes whose RTT exceeds this, e.g. 30us.
+    #[arg(long)]
+    pub threshold: Option<String>,
+    /// Link rate for the ideal RTT, e.g. 1G (default: read from the interface).
+    #[arg(long)]
+    pub link_speed: Option<String>,
+    /// Pin the client to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Seed for the Poisson pattern.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write one CSV row per probe to this file.
+    #[arg(long, value_name = "FILE.csv")]
+    pub frames: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Subcommand, Debug)]

@@ -10,6 +10,8 @@ mod exit;
 mod host;
 mod labcmd;
 mod oneway;
+mod reflect;
+mod rtt;
 mod units;
 
 use anyhow::Result;
@@ -85,6 +87,16 @@ fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
             enter_netns(&a.m.netns)?;
             calibrate::run(a, stop)?;
             Ok(interrupted_code(stop).unwrap_or(exit::OK))
+        }
+        Command::Reflect(a) => {
+            enter_netns(&a.netns)?;
+            reflect::run(a, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(exit::OK))
+        }
+        Command::Rtt(a) => {
+            enter_netns(&a.netns)?;
+            let code = rtt::run(a, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(code))
         }
         Command::Demo(d) => {
             demo::run(d, stop)?;
