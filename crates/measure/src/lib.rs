@@ -16,6 +16,7 @@ pub mod inflight;
 pub mod ratelimit;
 pub mod rtt;
 pub mod schedule;
+pub mod stamp_client;
 pub mod time;
 pub mod window;
 pub mod wire_time;

@@ -1,0 +1,411 @@
+//! The STAMP Session-Sender's bookkeeping, without I/O: probes in flight in
+//! a fixed ring, matched to their replies, their kernel TX stamps and the
+//! reflector's two-step Follow-Up Telemetry, and released in order when
+//! complete or timed out.
+//!
+//! The reflector learns the precise transmit stamp of a reply only after
+//! sending it, so reply k+1 carries reply k's stamp in its Follow-Up TLV
+//! (RFC 8972 §4.7). A probe is therefore complete when its reply is in, its
+//! own kernel TX stamp is in, and either the follow-up for its reply arrived
+//! or the next reply came without one (the reflector does not do two-step
+//! for it). The last probe of a run waits for the timeout.
+
+use crate::rtt::ProbeTimes;
+use serde::{Deserialize, Serialize};
+
+/// Everything known about one probe when it is released.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProbeRecord {
+    /// Session-Sender sequence number.
+    pub seq: u32,
+    pub size_index: u16,
+    /// Bytes of the request (UDP payload, or Ethernet payload for raw probes).
+    pub request_bytes: u16,
+    /// Bytes of the reply as received.
+    pub response_bytes: u16,
+    pub tx1: i64,
+    pub tx2: i64,
+    pub tx_kernel: Option<i64>,
+    pub tx_hw: Option<i64>,
+    pub rx2: i64,
+    pub rx_kernel: Option<i64>,
+    pub rx_hw: Option<i64>,
+    /// The reflector's own sequence number of the reply.
+    pub reflector_seq: Option<u32>,
+    /// Reflector receive stamp (its clock).
+    pub reflector_rx: Option<i64>,
+    /// Reflector transmit stamp: the follow-up's precise one when it came,
+    /// else the reply's own Timestamp field.
+    pub reflector_tx: Option<i64>,
+    /// `reflector_tx` is the precise (follow-up) stamp.
+    pub reflector_tx_precise: bool,
+    /// TTL / hop limit of the request as the reflector saw it.
+    pub sender_ttl: Option<u8>,
+    pub lost: bool,
+    pub reordered: bool,
+    /// Further copies of the reply received.
+    pub duplicates: u16,
+}
+
+impl ProbeRecord {
+    /// The instants for the RTT decomposition, with kernel stamps where
+    /// present (hardware stamps first when both ends of a pair have them).
+    pub fn times(&self) -> ProbeTimes {
+        let (tx, rx) = match (self.tx_hw, self.rx_hw) {
+            (Some(t), Some(r)) => (Some(t), Some(r)),
+            _ => (self.tx_kernel, self.rx_kernel),
+        };
+        ProbeTimes {
+            tx1: self.tx1,
+            tx_kernel: tx,
+            reflector_rx: self.reflector_rx,
+            reflector_tx: self.reflector_tx,
+            rx_kernel: rx,
+            rx2: self.rx2,
+        }
+    }
+}
+
+/// What the reply carried, as the caller decoded it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reply {
+    /// Session-Sender sequence number echoed by the reflector.
+    pub sender_seq: u32,
+    pub reflector_seq: u32,
+    pub reflector_rx: i64,
+    /// The reply's Timestamp field.
+    pub reflector_tx: i64,
+    pub sender_ttl: u8,
+    pub response_bytes: u16,
+    /// Follow-Up Telemetry: (sequence number of the previous reply, its
+    /// precise transmit stamp), when present and filled in.
+    pub follow_up: Option<(u32, i64)>,
+    pub rx2: i64,
+    pub rx_kernel: Option<i64>,
+    pub rx_hw: Option<i64>,
+}
+
+/// What became of a reply.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ReplyMatch {
+    Matched { reordered: bool },
+    Duplicate,
+    /// Its probe was already released (timed out).
+    Late,
+    /// A sequence number this session never sent.
+    Unknown,
+}
+
+#[derive(Copy, Clone, Debug, Default)]
+struct Slot {
+    rec: ProbeRecord,
+    used: bool,
+    replied: bool,
+    tx_stamped: bool,
+    follow_up_closed: bool,
+}
+
+/// Probes in flight.
+#[derive(Debug)]
+pub struct Probes {
+    slots: Vec<Slot>,
+    mask: u64,
+    first_seq: u32,
+    oldest: u64,
+    next: u64,
+    expect_tx_stamp: bool,
+    expect_follow_up: bool,
+    last_reply: Option<(u32, u64)>,
+    highest_replied: Option<u64>,
+    duplicates: u64,
+    late: u64,
+    unknown: u64,
+    reordered: u64,
+    follow_ups: u64,
+}
+
+impl Probes {
+    pub fn new(capacity: usize, first_seq: u32, expect_tx_stamp: bool, expect_follow_up: bool) -> Probes {
+        let cap = capacity.clamp(2, 1 << 20).next_power_of_two();
+        Probes {
+            slots: vec![Slot::default(); cap],
+            mask: cap as u64 - 1,
+            first_seq,
+            oldest: 0,
+            next: 0,
+            expect_tx_stamp,
+            expect_follow_up,
+            last_reply: None,
+            highest_replied: None,
+            duplicates: 0,
+            late: 0,
+            unknown: 0,
+            reordered: 0,
+            follow_ups: 0,
+        }
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.next - self.oldest >= self.slots.len() as u64
+    }
+
+    pub fn outstanding(&self) -> u64 {
+        self.next - self.oldest
+    }
+
+    /// Sequence number of the next probe.
+    pub fn next_seq(&self) -> u32 {
+        self.first_seq.wrapping_add(self.next as u32)
+    }
+
+    /// The reflector turned out not to fill Follow-Up Telemetry: stop waiting for it.
+    pub fn set_expect_follow_up(&mut self, on: bool) {
+        self.expect_follow_up = on;
+    }
+
+    pub fn set_expect_tx_stamp(&mut self, on: bool) {
+        self.expect_tx_stamp = on;
+    }
+
+    /// Index k of a live probe with this sequence number.
+    fn index_of(&self, seq: u32) -> Option<u64> {
+        let off = seq.wrapping_sub(self.first_seq) as u64;
+        // Sequence numbers wrap at 2^32; the live window is far smaller.
+        let base = self.next & !0xFFFF_FFFF;
+        let k = [base + off, base.wrapping_sub(1 << 32).wrapping_add(off)]
+            .into_iter()
+            .find(|&k| k < self.next)?;
+        (k >= self.oldest).then_some(k)
+    }
+
+    fn slot(&mut self, k: u64) -> &mut Slot {
+        &mut self.slots[(k & self.mask) as usize]
+    }
+
+    /// Record a probe just sent (the ring must not be full).
+    pub fn on_sent(&mut self, size_index: u16, request_bytes: u16, tx1: i64, tx2: i64) -> u32 {
+        assert!(!self.is_full(), "probe ring full");
+        let seq = self.next_seq();
+        let k = self.next;
+        *self.slot(k) = Slot {
+            rec: ProbeRecord { seq, size_index, request_bytes, tx1, tx2, ..ProbeRecord::default() },
+            used: true,
+            ..Slot::default()
+        };
+        self.next += 1;
+        seq
+    }
+
+    /// The kernel/NIC TX stamp of probe `seq`. The first stamp counts.
+    pub fn on_tx_stamp(&mut self, seq: u32, software: Option<i64>, hardware: Option<i64>) -> bool {
+        let Some(k) = self.index_of(seq) else { return false };
+        let s = self.slot(k);
+        if s.tx_stamped {
+            return false;
+        }
+        s.rec.tx_kernel = software;
+        s.rec.tx_hw = hardware;
+        s.tx_stamped = true;
+        true
+    }
+
+    /// A reply arrived.
+    pub fn on_reply(&mut self, r: &Reply) -> ReplyMatch {
+        let Some(k) = self.index_of(r.sender_seq) else {
+            let off = r.sender_seq.wrapping_sub(self.first_seq) as u64;
+            if off < self.next.min(1 << 32) {
+                self.late += 1;
+                return ReplyMatch::Late;
+            }
+            self.unknown += 1;
+            return ReplyMatch::Unknown;
+        };
+        // The follow-up refers to the reply sent just before this one.
+        if let Some((fseq, fts)) = r.follow_up {
+            if let Some(pk) = self.follow_up_target(fseq) {
+                let s = self.slot(pk);
+                s.rec.reflector_tx = Some(fts);
+                s.rec.reflector_tx_precise = true;
+                s.follow_up_closed = true;
+                self.follow_ups += 1;
+            }
+        }
+        if let Some((_, pk)) = self.last_reply {
+            if pk >= self.oldest && pk != k {
+                self.slot(pk).follow_up_closed = true;
+            }
+        }
+        let highest = self.highest_replied;
+        let s = self.slot(k);
+        if s.replied {
+            s.rec.duplicates = s.rec.duplicates.saturating_add(1);
+            self.duplicates += 1;
+            return ReplyMatch::Duplicate;
+        }
+        let reordered = highest.is_some_and(|h| k < h);
+        s.replied = true;
+        s.rec.reflector_seq = Some(r.reflector_seq);
+        s.rec.reflector_rx = Some(r.reflector_rx);
+        if !s.rec.reflector_tx_precise {
+            s.rec.reflector_tx = Some(r.reflector_tx);
+        }
+        s.rec.sender_ttl = Some(r.sender_ttl);
+        s.rec.response_bytes = r.response_bytes;
+        s.rec.rx2 = r.rx2;
+        s.rec.rx_kernel = r.rx_kernel;
+        s.rec.rx_hw = r.rx_hw;
+        s.rec.reordered = reordered;
+        if reordered {
+            self.reordered += 1;
+        }
+        self.highest_replied = Some(highest.map_or(k, |h| h.max(k)));
+        self.last_reply = Some((r.reflector_seq, k));
+        ReplyMatch::Matched { reordered }
+    }
+
+    fn follow_up_target(&self, reflector_seq: u32) -> Option<u64> {
+        match self.last_reply {
+            Some((rs, k)) if rs == reflector_seq && k >= self.oldest => Some(k),
+            // Stateless reflectors echo the sender's numbers.
+            _ => {
+                let k = self.index_of(reflector_seq)?;
+                let s = &self.slots[(k & self.mask) as usize];
+                (s.replied && s.rec.reflector_seq == Some(reflector_seq)).then_some(k)
+            }
+        }
+    }
+
+    /// Release the oldest probe if complete, or if it waited longer than
+    /// `timeout` (lost when unanswered).
+    pub fn pop_complete(&mut self, now: i64, timeout: i64) -> Option<ProbeRecord> {
+        if self.oldest == self.next {
+            return None;
+        }
+        let (expect_tx, expect_fu) = (self.expect_tx_stamp, self.expect_follow_up);
+        let s = &self.slots[(self.oldest & self.mask) as usize];
+        let complete = s.replied && (s.tx_stamped || !expect_tx) && (s.follow_up_closed || !expect_fu);
+        let since = if s.replied { s.rec.rx2 } else { s.rec.tx2 };
+        if complete || now - since > timeout {
+            return self.release();
+        }
+        None
+    }
+
+    /// Release the oldest probe whatever its state (end of run).
+    pub fn pop_any(&mut self) -> Option<ProbeRecord> {
+        (self.oldest < self.next).then(|| self.release()).flatten()
+    }
+
+    fn release(&mut self) -> Option<ProbeRecord> {
+        let k = self.oldest;
+        let s = self.slots[(k & self.mask) as usize];
+        self.oldest += 1;
+        let mut rec = s.rec;
+        rec.lost = !s.replied;
+        Some(rec)
+    }
+
+    pub fn duplicates(&self) -> u64 {
+        self.duplicates
+    }
+    pub fn late(&self) -> u64 {
+        self.late
+    }
+    pub fn unknown(&self) -> u64 {
+        self.unknown
+    }
+    pub fn reordered(&self) -> u64 {
+        self.reordered
+    }
+    pub fn follow_ups(&self) -> u64 {
+        self.follow_ups
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(seq: u32, rx2: i64, fu: Option<(u32, i64)>) -> Reply {
+        Reply {
+            sender_seq: seq,
+            reflector_seq: seq,
+            reflector_rx: rx2 - 600,
+            reflector_tx: rx2 - 400,
+            sender_ttl: 64,
+            response_bytes: 44,
+            follow_up: fu,
+            rx2,
+            rx_kernel: Some(rx2 - 100),
+            rx_hw: None,
+        }
+    }
+
+    #[test]
+    fn two_step_follow_up_completes_the_previous_probe() {
+        let mut p = Probes::new(16, 1000, true, true);
+        let s0 = p.on_sent(0, 44, 0, 10);
+        assert_eq!(s0, 1000);
+        assert!(p.on_tx_stamp(s0, Some(5), None));
+        assert_eq!(p.on_reply(&reply(s0, 1_000, None)), ReplyMatch::Matched { reordered: false });
+        // Waiting for the follow-up of reply 0.
+        assert_eq!(p.pop_complete(1_100, 1_000_000), None);
+        let s1 = p.on_sent(0, 44, 2_000, 2_010);
+        p.on_tx_stamp(s1, Some(2_005), None);
+        p.on_reply(&reply(s1, 3_000, Some((s0, 650))));
+        let r0 = p.pop_complete(3_100, 1_000_000).expect("probe 0 complete");
+        assert_eq!(r0.reflector_tx, Some(650));
+        assert!(r0.reflector_tx_precise);
+        assert_eq!(r0.times().turnaround(), Some(650 - 400));
+        // The last probe waits for the timeout, then leaves with the reply's own stamp.
+        assert_eq!(p.pop_complete(3_100, 1_000_000), None);
+        let r1 = p.pop_complete(1_004_000, 1_000_000).unwrap();
+        assert!(!r1.lost && !r1.reflector_tx_precise);
+        assert_eq!(p.follow_ups(), 1);
+    }
+
+    #[test]
+    fn reflector_without_follow_up_closes_on_the_next_reply() {
+        let mut p = Probes::new(16, 0, false, true);
+        let a = p.on_sent(0, 44, 0, 1);
+        let b = p.on_sent(0, 44, 2, 3);
+        p.on_reply(&reply(a, 100, None));
+        assert_eq!(p.pop_complete(101, 1_000), None);
+        p.on_reply(&reply(b, 200, None));
+        assert_eq!(p.pop_complete(201, 1_000).unwrap().seq, a);
+    }
+
+    #[test]
+    fn loss_duplicates_late_unknown_reorder() {
+        let mut p = Probes::new(8, 7, false, false);
+        let a = p.on_sent(0, 44, 0, 1);
+        let b = p.on_sent(0, 44, 10, 11);
+        assert_eq!(p.on_reply(&reply(b, 50, None)), ReplyMatch::Matched { reordered: false });
+        assert_eq!(p.on_reply(&reply(b, 60, None)), ReplyMatch::Duplicate);
+        let lost = p.pop_complete(2_000, 1_000).unwrap();
+        assert!(lost.lost && lost.seq == a);
+        assert_eq!(p.on_reply(&reply(a, 2_100, None)), ReplyMatch::Late);
+        assert_eq!(p.on_reply(&reply(999, 2_100, None)), ReplyMatch::Unknown);
+        let got = p.pop_complete(2_100, 1_000).unwrap();
+        assert_eq!((got.seq, got.duplicates), (b, 1));
+        // Reordering: reply for an earlier probe after a later one.
+        let c = p.on_sent(0, 44, 3_000, 3_001);
+        let d = p.on_sent(0, 44, 3_010, 3_011);
+        p.on_reply(&reply(d, 3_100, None));
+        assert_eq!(p.on_reply(&reply(c, 3_200, None)), ReplyMatch::Matched { reordered: true });
+        assert_eq!((p.duplicates(), p.late(), p.unknown(), p.reordered()), (1, 1, 1, 1));
+    }
+
+    #[test]
+    fn sequence_numbers_wrap() {
+        let mut p = Probes::new(4, u32::MAX - 1, false, false);
+        let mut seqs = Vec::new();
+        for t in 0..4 {
+            let s = p.on_sent(0, 44, t, t);
+            seqs.push(s);
+            p.on_reply(&reply(s, 100 + t, None));
+            assert!(p.pop_complete(100 + t, 1_000).is_some());
+        }
+        assert_eq!(seqs, vec![u32::MAX - 1, u32::MAX, 0, 1]);
+    }
+}
