@@ -10,6 +10,7 @@
 pub mod csv;
 pub mod frames;
 pub mod model;
+pub mod rtt;
 pub mod text;
 
 pub use model::*;
