@@ -99,7 +99,6 @@ pub enum ReplyMatch {
 #[derive(Copy, Clone, Debug, Default)]
 struct Slot {
     rec: ProbeRecord,
-    used: bool,
     replied: bool,
     tx_stamped: bool,
     follow_up_closed: bool,
@@ -189,7 +188,6 @@ impl Probes {
         let k = self.next;
         *self.slot(k) = Slot {
             rec: ProbeRecord { seq, size_index, request_bytes, tx1, tx2, ..ProbeRecord::default() },
-            used: true,
             ..Slot::default()
         };
         self.next += 1;
