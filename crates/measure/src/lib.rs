@@ -11,9 +11,11 @@
 //! receive that returned the frame.
 #![forbid(unsafe_code)]
 
+pub mod auth;
 pub mod calibration;
 pub mod inflight;
 pub mod ratelimit;
+pub mod reflector;
 pub mod rtt;
 pub mod schedule;
 pub mod stamp_client;

@@ -32,6 +32,7 @@ pub mod iface;
 pub mod netns;
 pub mod packet;
 pub mod sched;
+pub mod timesync;
 pub mod tsinfo;
 pub mod udp;
 
