@@ -12,6 +12,7 @@ mod labcmd;
 mod oneway;
 mod reflect;
 mod rtt;
+mod transport;
 mod units;
 
 use anyhow::Result;

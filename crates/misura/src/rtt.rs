@@ -5,6 +5,7 @@
 use crate::cli::RttArgs;
 use crate::exit::Failure;
 use crate::oneway::{meta, now_rfc3339};
+use crate::transport::Transport;
 use crate::units;
 use anyhow::{Context, Result};
 use misura_measure::rtt::{seed_ideal_rtt_ns, OffsetTracker, ProbeTimes};
@@ -147,7 +148,7 @@ struct ReplyInfo {
     fu_supported: Option<bool>,
 }
 
-fn decode_reply(buf: &[u8], mode: Mode, rx2: i64, rx_kernel: Option<i64>) -> Option<(Reply, ReplyInfo)> {
+fn decode_reply(buf: &[u8], mode: Mode, rx2: i64, rx_kernel: Option<i64>, rx_hw: Option<i64>) -> Option<(Reply, ReplyInfo)> {
     let r = ReflectorRepr::parse(buf, mode).ok()?;
     let fmt = r.error_estimate.format();
     let mut info = ReplyInfo::default();
@@ -176,7 +177,7 @@ fn decode_reply(buf: &[u8], mode: Mode, rx2: i64, rx_kernel: Option<i64>) -> Opt
         follow_up,
         rx2,
         rx_kernel,
-        rx_hw: None,
+        rx_hw,
     };
     Some((reply, info))
 }
@@ -273,22 +274,26 @@ fn link_rate(a: &RttArgs, target: IpAddr) -> Result<(Option<u64>, String)> {
     Ok((None, "unknown".into()))
 }
 
+fn link_rate_of(a: &RttArgs, interface: &str) -> Result<(Option<u64>, String)> {
+    if let Some(s) = &a.link_speed {
+        return Ok((Some(units::rate_bps(s)?), "--link-speed".into()));
+    }
+    let info = misura_sys::iface::interface_info(interface)?;
+    Ok(match info.speed_mbps.filter(|&m| m > 0) {
+        Some(m) => (Some(m * 1_000_000), format!("interface {interface}")),
+        None => (None, "unknown".into()),
+    })
+}
+
 fn one_way_for(tracker: &OffsetTracker, t: &ProbeTimes) -> Option<(i64, i64)> {
     let est = tracker.estimate_at(t.tx_kernel?)?;
     t.one_way(est.offset_ns.round() as i64)
 }
 
 pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
-    if a.l2 {
-        return Err(Failure::Usage(
-            "raw-frame round trips (--l2) are not built yet in this version: use STAMP over UDP (misura rtt HOST)".into(),
-        )
-        .into());
+    if a.l2 && a.target.is_some() {
+        return Err(Failure::Usage("give either a HOST (STAMP over UDP) or --l2 --interface IF --peer MAC, not both".into()).into());
     }
-    let Some(target_s) = &a.target else {
-        return Err(Failure::Usage("misura rtt needs a reflector: misura rtt HOST[:PORT] (see misura rtt --help)".into()).into());
-    };
-    let target = resolve_target(target_s, a.port)?;
     let key = match &a.key_file {
         Some(p) => {
             let bytes = std::fs::read(p)
@@ -344,22 +349,50 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         return Err(Failure::Params("a UDP payload cannot exceed 65 507 bytes".into()).into());
     }
 
-    // Socket and timestamping.
-    let local_bind: SocketAddr = match target {
-        SocketAddr::V4(_) => "0.0.0.0:0".parse().unwrap(),
-        SocketAddr::V6(_) => "[::]:0".parse().unwrap(),
-    };
-    let sock = UdpTsSocket::bind(local_bind)?;
-    let granted = sock.enable_timestamping(false)?;
+    // Transport and timestamping.
     let ssid = (realtime_ns() as u64 ^ std::process::id() as u64) as u16 | 1;
+    let (mut tr, granted) = if a.l2 {
+        let iface = a.interface.as_deref().unwrap_or_default();
+        let peer: misura_wire::MacAddr = a
+            .peer
+            .as_deref()
+            .unwrap_or_default()
+            .parse()
+            .map_err(|e| Failure::Usage(format!("--peer: {e}")))?;
+        let ethertype = units::ethertype(&a.ethertype)?;
+        let session = (realtime_ns() as u64 ^ (std::process::id() as u64) << 20) as u32;
+        let t = Transport::l2(iface, peer, ethertype, session)?;
+        let g = match &t {
+            Transport::L2(l) => l.sock.enable_timestamping(false)?,
+            Transport::Udp(_) => unreachable!(),
+        };
+        (t, g)
+    } else {
+        let Some(target_s) = &a.target else {
+            return Err(Failure::Usage("misura rtt needs a reflector: misura rtt HOST[:PORT], or --l2 --interface IF --peer MAC (see misura rtt --help)".into()).into());
+        };
+        let target = resolve_target(target_s, a.port)?;
+        let local_bind: SocketAddr = match target {
+            SocketAddr::V4(_) => "0.0.0.0:0".parse().unwrap(),
+            SocketAddr::V6(_) => "[::]:0".parse().unwrap(),
+        };
+        let sock = UdpTsSocket::bind(local_bind)?;
+        let g = sock.enable_timestamping(false)?;
+        (Transport::udp(sock, target), g)
+    };
+    let off = tr.stamp_offset();
     let mut requests: Vec<Vec<u8>> = Vec::new();
     for l in &layouts {
         let mut b = Vec::new();
         build_request(l, mode, ssid, &mut b)?;
-        requests.push(b);
+        requests.push(tr.frame(&b)?);
     }
-    let (link_bps, link_source) = link_rate(a, target.ip())?;
-    let ip_overhead = if target.is_ipv4() { 28 } else { 48 };
+    let (link_bps, link_source) = match &tr {
+        Transport::Udp(u) => link_rate(a, u.target.ip())?,
+        Transport::L2(l) => link_rate_of(a, &l.interface)?,
+    };
+    let ip_overhead = tr.payload_overhead();
+    let target_name = tr.target();
 
     let started_at = now_rfc3339();
     let mut tuning = LoopTuning { netns: a.netns.clone(), ..Default::default() };
@@ -369,24 +402,19 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     }
 
     let mut rx_buf = vec![0u8; 65_536];
-    let mut id_to_seq = vec![0u32; 4096];
-    let mut next_id: u32 = 0;
-    let send = |buf: &mut [u8], seq: u32, next_id: &mut u32, id_to_seq: &mut [u32]| -> Result<Option<(i64, i64)>> {
-        StampSenderPacket::new_unchecked(&mut *buf, mode).set_seq(seq);
+    let send = |tr: &mut Transport, buf: &mut [u8], seq: u32| -> Result<Option<(i64, i64)>> {
+        tr.set_seq(buf, seq);
+        let stamp_part = &mut buf[off..];
+        StampSenderPacket::new_unchecked(&mut *stamp_part, mode).set_seq(seq);
         let tx1 = realtime_ns();
-        StampSenderPacket::new_unchecked(&mut *buf, mode).set_timestamp(stamp::to_wire(tx1, StampTimestampFormat::Ntp));
+        StampSenderPacket::new_unchecked(&mut *stamp_part, mode).set_timestamp(stamp::to_wire(tx1, StampTimestampFormat::Ntp));
         if let Some(k) = &key {
-            let mac = misura_measure::auth::hmac16(k, &[&buf[..96]]);
-            StampSenderPacket::new_unchecked(&mut *buf, mode).set_hmac(mac);
+            let mac = misura_measure::auth::hmac16(k, &[&stamp_part[..96]]);
+            StampSenderPacket::new_unchecked(&mut *stamp_part, mode).set_hmac(mac);
         }
-        let ok = sock.send_to(buf, target)?;
+        let ok = tr.send(buf, seq)?;
         let tx2 = realtime_ns();
-        if !ok {
-            return Ok(None);
-        }
-        id_to_seq[(*next_id as usize) % 4096] = seq;
-        *next_id = next_id.wrapping_add(1);
-        Ok(Some((tx1, tx2)))
+        Ok(ok.then_some((tx1, tx2)))
     };
 
     // Warm-up: the first datagrams after enabling timestamps may come back
@@ -400,7 +428,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             break;
         }
         let mut b = requests[0].clone();
-        if send(&mut b, w, &mut next_id, &mut id_to_seq)?.is_none() {
+        if send(&mut tr, &mut b, w)?.is_none() {
             continue;
         }
         let deadline = realtime_ns() + 200_000_000;
@@ -409,35 +437,34 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             if now >= deadline {
                 break;
             }
-            sock.wait_readable(Duration::from_nanos((deadline - now) as u64).min(Duration::from_millis(20)))?;
-            while sock.recv_tx_timestamp()?.is_some() {}
-            if let Some(m) = sock.recv_from(&mut rx_buf)? {
-                if m.src == target {
-                    if let Some((r, i)) = decode_reply(&rx_buf[..m.len.min(rx_buf.len())], mode, realtime_ns(), m.software_ns) {
-                        if r.sender_seq == w {
-                            warm_replies += 1;
-                            if m.software_ns.is_none() {
-                                warm_unstamped += 1;
-                            }
-                            info.ti = i.ti.or(info.ti);
-                            info.fu_supported = i.fu_supported.or(info.fu_supported);
-                            break;
+            tr.wait(Duration::from_nanos((deadline - now) as u64).min(Duration::from_millis(20)))?;
+            tr.poll_tx(|_, _, _| {})?;
+            if let (_, Some(m)) = tr.recv(&mut rx_buf)? {
+                let end = (m.start + m.len).min(rx_buf.len());
+                if let Some((r, i)) = decode_reply(&rx_buf[m.start..end], mode, m.rx2, m.rx_kernel, m.rx_hw) {
+                    if r.sender_seq == w {
+                        warm_replies += 1;
+                        if m.rx_kernel.is_none() {
+                            warm_unstamped += 1;
                         }
+                        info.ti = i.ti.or(info.ti);
+                        info.fu_supported = i.fu_supported.or(info.fu_supported);
+                        break;
                     }
                 }
             }
         }
-        icmp += sock.take_icmp_errors();
+        icmp += tr.take_icmp_errors();
     }
-    while sock.recv_tx_timestamp()?.is_some() {}
-    while sock.recv_from(&mut rx_buf)?.is_some() {}
+    tr.poll_tx(|_, _, _| {})?;
+    while tr.recv(&mut rx_buf)?.0 {}
     if warm_replies == 0 && stop.load(Ordering::Relaxed) == 0 {
         let why = if icmp > 0 {
-            format!("the host answered ICMP port unreachable: nothing listens on UDP port {} there (start `misura reflect` or another STAMP reflector)", target.port())
+            "the host answered ICMP port unreachable: nothing listens on that UDP port (start `misura reflect` or another STAMP reflector there)".to_string()
         } else {
-            format!("no reply within 200 ms to {WARMUP} probes: is a STAMP reflector running at {target}, reachable, and using the same mode (authenticated: --key-file)?")
+            format!("no reply within 200 ms to {WARMUP} probes: is a reflector running at {target_name}, reachable, and using the same mode (authenticated: --key-file)?")
         };
-        return Err(anyhow::anyhow!("no reply from {target}: {why}"));
+        return Err(anyhow::anyhow!("no reply from {target_name}: {why}"));
     }
     let expect_fu = layouts.iter().all(|l| l.follow_up) && info.fu_supported == Some(true);
 
@@ -470,7 +497,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         Some(p) => Some((p.clone(), File::create(p).map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?)),
         None => None,
     };
-    let (mut sent, mut malformed, mut tx_missing, mut rx_missing) = (0u64, 0u64, 0u64, 0u64);
+    let (mut sent, mut malformed, mut tx_missing, mut rx_missing, mut auth_failed) = (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut sending = true;
     let mut drain_until = i64::MAX;
     let mut stop_reason = "finished".to_string();
@@ -522,31 +549,32 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
                 if let Poll::Send { .. } = schedule.poll(now) {
                     let si = (sent % sizes.len() as u64) as usize;
                     let seq = probes.next_seq();
-                    if let Some((tx1, tx2)) = send(&mut bufs[si], seq, &mut next_id, &mut id_to_seq)? {
+                    if let Some((tx1, tx2)) = send(&mut tr, &mut bufs[si], seq)? {
                         probes.on_sent(si as u16, sizes[si] as u16, tx1, tx2);
                         sent += 1;
                     }
                 }
             }
         }
-        while let Some(st) = sock.recv_tx_timestamp()? {
-            let seq = id_to_seq[(st.id as usize) % 4096];
-            probes.on_tx_stamp(seq, st.software_ns, st.hardware_ns);
-        }
-        while let Some(m) = sock.recv_from(&mut rx_buf)? {
-            let rx2 = realtime_ns();
-            if m.src != target {
-                continue;
+        tr.poll_tx(|seq, sw, hw| {
+            probes.on_tx_stamp(seq, sw, hw);
+        })?;
+        loop {
+            let (read, got) = tr.recv(&mut rx_buf)?;
+            if !read {
+                break;
             }
-            let n = m.len.min(rx_buf.len());
+            let Some(m) = got else { continue };
+            let end = (m.start + m.len).min(rx_buf.len());
+            let pkt = &rx_buf[m.start..end];
             if let Some(k) = &key {
-                let ok = n >= stamp::AUTH_LEN && misura_measure::auth::verify16(k, &[&rx_buf[..96]], &rx_buf[96..112]);
+                let ok = pkt.len() >= stamp::AUTH_LEN && misura_measure::auth::verify16(k, &[&pkt[..96]], &pkt[96..112]);
                 if !ok {
-                    malformed += 1;
+                    auth_failed += 1;
                     continue;
                 }
             }
-            match decode_reply(&rx_buf[..n], mode, rx2, m.software_ns) {
+            match decode_reply(pkt, mode, m.rx2, m.rx_kernel, m.rx_hw) {
                 Some((r, i)) => {
                     if info.ti.is_none() {
                         info.ti = i.ti;
@@ -587,7 +615,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         let until = if sending { schedule.next_due() } else { now + 1_000_000 };
         let wait = until - realtime_ns();
         if wait > 200_000 {
-            sock.wait_readable(Duration::from_nanos((wait - 100_000) as u64).min(Duration::from_millis(50)))?;
+            tr.wait(Duration::from_nanos((wait - 100_000) as u64).min(Duration::from_millis(50)))?;
         }
     }
     while let Some(rec) = probes.pop_any() {
@@ -599,7 +627,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             frames_error.get_or_insert(e.to_string());
         }
     }
-    icmp += sock.take_icmp_errors();
+    icmp += tr.take_icmp_errors();
 
     // Report.
     let link = link_bps.map(|r| LinkModel::new(r, false));
@@ -663,10 +691,13 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         stop_reason,
         host,
         config: RttConfig {
-            transport: "stamp-udp".into(),
-            target: target.to_string(),
-            local: sock.local_addr().to_string(),
-            interface: None,
+            transport: tr.name().into(),
+            target: target_name.clone(),
+            local: tr.local(),
+            interface: match &tr {
+                Transport::L2(l) => Some(l.interface.clone()),
+                Transport::Udp(_) => None,
+            },
             netns: a.netns.clone(),
             authenticated: key.is_some(),
             pattern,
@@ -703,7 +734,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             reordered: probes.reordered(),
             unknown: probes.unknown(),
             malformed_replies: malformed,
-            auth_failed: 0,
+            auth_failed,
             follow_ups: probes.follow_ups(),
             tx_stamp_missing: tx_missing,
             rx_stamp_missing: rx_missing,
@@ -732,7 +763,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         write_csv(&report, &mut w).and_then(|_| w.flush()).map_err(|e| Failure::Output(format!("{}: {e}", p.display())))?;
     }
     if report.totals.received == 0 && sent > 0 {
-        eprintln!("misura: no reply to any of {sent} probes from {target}");
+        eprintln!("misura: no reply to any of {sent} probes from {target_name}");
         return Ok(crate::exit::ERROR);
     }
     Ok(crate::exit::OK)
