@@ -422,6 +422,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     let mut info = ReplyInfo::default();
     let mut warm_unstamped = 0u64;
     let mut warm_replies = 0u64;
+    let mut warm_fu_filled = false;
     let mut icmp = 0u64;
     for w in 0..WARMUP {
         if stop.load(Ordering::Relaxed) != 0 {
@@ -449,6 +450,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
                         }
                         info.ti = i.ti.or(info.ti);
                         info.fu_supported = i.fu_supported.or(info.fu_supported);
+                        warm_fu_filled |= r.follow_up.is_some();
                         break;
                     }
                 }
@@ -466,7 +468,9 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         };
         return Err(anyhow::anyhow!("no reply from {target_name}: {why}"));
     }
-    let expect_fu = layouts.iter().all(|l| l.follow_up) && info.fu_supported == Some(true);
+    // Two-step only when the reflector actually filled a follow-up during the
+    // warm-up (one that merely echoes the TLV leaves it zero).
+    let expect_fu = layouts.iter().all(|l| l.follow_up) && info.fu_supported == Some(true) && warm_fu_filled;
 
     // Measurement.
     let first_seq = WARMUP;
@@ -672,7 +676,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     let host = crate::host::fingerprint(tuning);
     warnings.extend(crate::host::warnings(&host).into_iter().filter(|w| !w.contains("not pinned") && !w.contains("memory not locked")));
     if !expect_fu {
-        warnings.push(if info.fu_supported == Some(false) {
+        warnings.push(if info.fu_supported == Some(false) || (info.fu_supported == Some(true) && !warm_fu_filled) {
             "the reflector does not fill Follow-Up Telemetry: its transmit time is the reply's own Timestamp field, taken before sending, so the turnaround misses its send path and the network RTT still contains it (slightly high)".into()
         } else {
             "requests carry no Follow-Up Telemetry TLV (too small): the reflector's transmit time is its reply Timestamp field, taken before sending".into()
@@ -720,7 +724,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             reflector_rx: ti.map(|t| method_name(t.timestamp_in)),
             reflector_tx: ti.map(|t| method_name(t.timestamp_out)),
             reflector_sync: ti.map(|t| sync_name(t.sync_src_out)),
-            reflector_two_step: expect_fu,
+            reflector_two_step: probes.follow_ups() > 0,
             warmup_probes: WARMUP as u64,
             warmup_unstamped: warm_unstamped,
         },
