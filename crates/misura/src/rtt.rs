@@ -156,7 +156,12 @@ fn decode_reply(buf: &[u8], mode: Mode, rx2: i64, rx_kernel: Option<i64>, rx_hw:
     let tlv_area = &buf[mode.base_len().min(buf.len())..];
     for t in Tlvs::new(tlv_area).flatten() {
         match t {
-            TlvRepr::TimestampInformation { flags, info: ti, .. } if !flags.contains(TlvFlags::U) => info.ti = Some(ti),
+            // A reflector that echoes the TLV without filling it leaves zeros.
+            TlvRepr::TimestampInformation { flags, info: ti, .. }
+                if !flags.contains(TlvFlags::U) && (ti.timestamp_in != 0 || ti.timestamp_out != 0) =>
+            {
+                info.ti = Some(ti)
+            }
             TlvRepr::FollowUpTelemetry { flags, seq, timestamp, mode: _ } => {
                 let ok = !flags.contains(TlvFlags::U);
                 info.fu_supported = Some(ok);

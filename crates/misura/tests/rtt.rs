@@ -1,0 +1,248 @@
+//! Round trips between two lab hosts: `misura reflect` in one namespace,
+//! `misura rtt` in the other, over UDP (STAMP), raw Ethernet probes and the
+//! authenticated mode; and against another implementation (stamp-suite) when
+//! it is installed. Needs root; skipped otherwise.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_misura");
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0")))
+        .unwrap_or(false)
+}
+
+macro_rules! need_root {
+    () => {
+        if !is_root() {
+            eprintln!("skipped: needs root (network namespaces)");
+            return;
+        }
+    };
+}
+
+struct Hosts {
+    prefix: String,
+    dir: PathBuf,
+    children: Vec<Child>,
+}
+
+impl Hosts {
+    fn new(tag: &str) -> Hosts {
+        let prefix = format!("misura-rt{}{}-", std::process::id() % 100_000, tag);
+        let dir = std::env::temp_dir().join(format!("misura-rt-{}-{tag}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let o = run(&["lab", "up", "--topology", "hosts", "--prefix", &prefix]);
+        assert!(o.status.success(), "lab up: {}", String::from_utf8_lossy(&o.stderr));
+        Hosts { prefix, dir, children: Vec::new() }
+    }
+    fn ns(&self, i: u8) -> String {
+        format!("{}h{i}", self.prefix)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+    /// Start `misura reflect` in h2 and wait until it answers.
+    fn reflector(&mut self, extra: &[&str]) {
+        let ns = self.ns(2);
+        let mut args = vec!["reflect", "--netns", &ns, "--quiet"];
+        args.extend_from_slice(extra);
+        let child = Command::new(BIN).args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        self.children.push(child);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    fn rtt(&self, extra: &[&str]) -> Output {
+        let ns = self.ns(1);
+        let mut args = vec!["rtt", "--netns", &ns, "-q"];
+        args.extend_from_slice(extra);
+        run(&args)
+    }
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = run(&["lab", "down", "--prefix", &self.prefix]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("running misura")
+}
+
+fn json_of(o: &Output) -> Value {
+    assert!(o.status.success(), "misura failed ({:?}): {}", o.status.code(), String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
+}
+
+fn rows(path: &Path) -> (Vec<String>, Vec<Vec<Option<i64>>>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines
+        .map(|l| {
+            let r: Vec<Option<i64>> = l.split(',').map(|c| if c.is_empty() { None } else { Some(c.parse().unwrap()) }).collect();
+            assert_eq!(r.len(), header.len());
+            r
+        })
+        .collect();
+    (header, rows)
+}
+
+fn col(h: &[String], name: &str) -> usize {
+    h.iter().position(|c| c == name).unwrap_or_else(|| panic!("no column {name}"))
+}
+
+/// Every probe: network < kernel < user RTT, positive turnaround, forward +
+/// backward = network RTT, and precise follow-up stamps for all but the last.
+fn check_probes(csv: &Path, expect_follow_up: bool) -> usize {
+    let (h, rows) = rows(csv);
+    let (user, kernel, net, turn) = (col(&h, "user_rtt_ns"), col(&h, "kernel_rtt_ns"), col(&h, "network_rtt_ns"), col(&h, "turnaround_ns"));
+    let (fwd, back, lost, precise) = (col(&h, "forward_ns"), col(&h, "backward_ns"), col(&h, "lost"), col(&h, "reflector_tx_precise"));
+    for c in ["seq", "request_bytes", "response_bytes"] {
+        col(&h, c);
+    }
+    let n = rows.len();
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r[lost], Some(0), "probe {i} lost");
+        let (u, k, nw, t) = (r[user].unwrap(), r[kernel].unwrap(), r[net].unwrap(), r[turn].unwrap());
+        assert!(t > 0, "turnaround {t} in {r:?}");
+        assert!(nw < k && k < u, "expected network < kernel < user: {nw} {k} {u}");
+        if let (Some(f), Some(b)) = (r[fwd], r[back]) {
+            // The offset cancels in the sum: exact up to rounding.
+            assert!((f + b - nw).abs() <= 1, "forward {f} + backward {b} != network {nw}");
+        }
+        if expect_follow_up && i + 1 < n {
+            assert_eq!(r[precise], Some(1), "probe {i} has no follow-up stamp");
+        }
+    }
+    n
+}
+
+#[test]
+fn udp_round_trips_between_lab_hosts() {
+    need_root!();
+    let mut h = Hosts::new("u");
+    h.reflector(&["--listen", "198.18.0.2", "--port", "8620"]);
+    let csv = h.path("probes.csv");
+    let v = json_of(&h.rtt(&["198.18.0.2:8620", "--count", "200", "--period", "5ms", "--frames", csv.to_str().unwrap(), "--json"]));
+    assert_eq!(v["totals"]["received"], 200);
+    assert_eq!(v["timestamps"]["client_tx"], "kernel software");
+    assert_eq!(v["timestamps"]["reflector_two_step"], true);
+    assert!(v["clock_offset"]["uncertainty_ns"].as_f64().unwrap() > 0.0);
+    assert_eq!(check_probes(&csv, true), 200);
+    // IPv6 too.
+    let v = json_of(&h.rtt(&["[2001:2::2]:8621", "--count", "20", "--period", "5ms", "--json"]));
+    let _ = v;
+}
+
+#[test]
+fn raw_ethernet_round_trips() {
+    need_root!();
+    let mut h = Hosts::new("l");
+    h.reflector(&["--l2", "m0"]);
+    let csv = h.path("l2.csv");
+    let v = json_of(&h.rtt(&["--l2", "--interface", "m0", "--peer", "02:6d:73:00:02:02", "--count", "100", "--period", "5ms", "--frames", csv.to_str().unwrap(), "--json"]));
+    assert_eq!(v["config"]["transport"], "l2-probe");
+    assert_eq!(v["totals"]["received"], 100);
+    check_probes(&csv, true);
+}
+
+#[test]
+fn authenticated_mode_and_wrong_key() {
+    need_root!();
+    let mut h = Hosts::new("a");
+    let key = h.path("stamp.key");
+    std::fs::write(&key, "00112233445566778899aabbccddeeff\n").unwrap();
+    let bad = h.path("bad.key");
+    std::fs::write(&bad, "ffeeddccbbaa99887766554433221100\n").unwrap();
+    h.reflector(&["--listen", "198.18.0.2", "--port", "8622", "--key-file", key.to_str().unwrap()]);
+    let v = json_of(&h.rtt(&["198.18.0.2:8622", "--count", "20", "--period", "5ms", "--key-file", key.to_str().unwrap(), "--json"]));
+    assert_eq!(v["config"]["authenticated"], true);
+    assert_eq!(v["totals"]["received"], 20);
+    let o = h.rtt(&["198.18.0.2:8622", "--count", "5", "--period", "5ms", "--key-file", bad.to_str().unwrap()]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no reply"), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn unreachable_reflector_is_named() {
+    need_root!();
+    let h = Hosts::new("n");
+    let t = Instant::now();
+    let o = h.rtt(&["198.18.0.2:8699", "--count", "3"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("port unreachable") || err.contains("no reply"), "{err}");
+    assert!(t.elapsed() < Duration::from_secs(10));
+}
+
+/// Another implementation, when installed (scripts/test.sh installs it):
+/// stamp-suite as reflector for misura rtt, and as sender against misura reflect.
+#[test]
+fn interoperates_with_stamp_suite() {
+    need_root!();
+    let Some(ss) = which("stamp-suite") else {
+        eprintln!("skipped: stamp-suite not installed (cargo install stamp-suite)");
+        return;
+    };
+    let mut h = Hosts::new("s");
+    // stamp-suite reflects for misura rtt.
+    let refl = Command::new("ip")
+        .args(["netns", "exec", &h.ns(2), ss.to_str().unwrap(), "-i", "-S", "198.18.0.2", "-o", "8623"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    h.children.push(refl);
+    std::thread::sleep(Duration::from_millis(500));
+    let v = json_of(&h.rtt(&["198.18.0.2:8623", "--count", "20", "--period", "5ms", "--json"]));
+    assert_eq!(v["totals"]["received"], 20);
+    assert!(v["overall"]["network_rtt"]["median_ns"].as_i64().unwrap() > 0);
+    // stamp-suite sends to misura reflect.
+    h.reflector(&["--listen", "198.18.0.2", "--port", "8624"]);
+    let o = Command::new("ip")
+        .args(["netns", "exec", &h.ns(1), ss.to_str().unwrap(), "-r", "198.18.0.2", "-p", "8624", "-c", "10", "-d", "10"])
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "stamp-suite sender failed: {text}");
+    assert!(text.contains("Packets received: 10"), "{text}");
+
+    // Authenticated mode, both ways, with the same key.
+    let hex = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+    let key = h.path("k.key");
+    std::fs::write(&key, format!("{hex}\n")).unwrap();
+    let refl = Command::new("ip")
+        .args(["netns", "exec", &h.ns(2), ss.to_str().unwrap(), "-i", "-S", "198.18.0.2", "-o", "8625", "-A", "A", "--hmac-key", hex])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    h.children.push(refl);
+    std::thread::sleep(Duration::from_millis(500));
+    let v = json_of(&h.rtt(&["198.18.0.2:8625", "--count", "10", "--period", "5ms", "--key-file", key.to_str().unwrap(), "--json"]));
+    assert_eq!(v["totals"]["received"], 10);
+    h.reflector(&["--listen", "198.18.0.2", "--port", "8626", "--key-file", key.to_str().unwrap()]);
+    let o = Command::new("ip")
+        .args(["netns", "exec", &h.ns(1), ss.to_str().unwrap(), "-r", "198.18.0.2", "-p", "8626", "-c", "10", "-d", "10", "-A", "A", "--hmac-key", hex])
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("Packets received: 10"), "authenticated stamp-suite sender: {text}");
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/bin"));
+    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
+}
