@@ -129,14 +129,21 @@ mod tests {
         let tag = hmac16(&key, &[b"what do ya want ", b"for nothing?"]);
         assert_eq!(
             tag,
-            [0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e, 0x6a, 0x04, 0x24, 0x26, 0x08, 0x95, 0x75, 0xc7]
+            [
+                0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e, 0x6a, 0x04, 0x24, 0x26, 0x08, 0x95,
+                0x75, 0xc7
+            ]
         );
         assert!(verify16(&key, &[b"what do ya want for nothing?"], &tag));
         let mut bad = tag;
         bad[15] ^= 1;
         assert!(!verify16(&key, &[b"what do ya want for nothing?"], &bad));
         assert!(!verify16(&key, &[b"what do ya want for nothing!"], &tag));
-        assert!(!verify16(&key, &[b"what do ya want for nothing?"], &tag[..15]));
+        assert!(!verify16(
+            &key,
+            &[b"what do ya want for nothing?"],
+            &tag[..15]
+        ));
         let other = StampKey::new(b"Jeff").unwrap();
         assert!(!verify16(&other, &[b"what do ya want for nothing?"], &tag));
     }
@@ -144,7 +151,10 @@ mod tests {
     #[test]
     fn key_parsing() {
         let k = StampKey::from_file_contents(b"  00112233aaBBccdd \n").unwrap();
-        assert_eq!(k, StampKey::new(&[0x00, 0x11, 0x22, 0x33, 0xaa, 0xbb, 0xcc, 0xdd]).unwrap());
+        assert_eq!(
+            k,
+            StampKey::new(&[0x00, 0x11, 0x22, 0x33, 0xaa, 0xbb, 0xcc, 0xdd]).unwrap()
+        );
         // Only the first line is the key when it is hex.
         let k = StampKey::from_file_contents(b"abcd\nignored comment\n").unwrap();
         assert_eq!(k.len(), 2);
@@ -154,12 +164,21 @@ mod tests {
         let k = StampKey::from_file_contents(b"correct horse battery staple").unwrap();
         assert_eq!(k.len(), 28);
         let raw = [0u8, 0xff, 0x10, 0x0a, 0x80];
-        assert_eq!(StampKey::from_file_contents(&raw).unwrap(), StampKey::new(&raw).unwrap());
+        assert_eq!(
+            StampKey::from_file_contents(&raw).unwrap(),
+            StampKey::new(&raw).unwrap()
+        );
         // Empty keys are refused.
         assert_eq!(StampKey::from_file_contents(b""), Err(AuthError::Empty));
-        assert_eq!(StampKey::from_file_contents(b"  \n\t\n"), Err(AuthError::Empty));
+        assert_eq!(
+            StampKey::from_file_contents(b"  \n\t\n"),
+            Err(AuthError::Empty)
+        );
         assert_eq!(StampKey::new(b""), Err(AuthError::Empty));
         // The key never shows in Debug output.
-        assert_eq!(format!("{:?}", StampKey::new(b"secret").unwrap()), "StampKey(6 bytes)");
+        assert_eq!(
+            format!("{:?}", StampKey::new(b"secret").unwrap()),
+            "StampKey(6 bytes)"
+        );
     }
 }

@@ -58,8 +58,9 @@ use std::net::{IpAddr, SocketAddr};
 use misura_wire::ethernet::{EthernetFrame, EthernetRepr, MacAddr};
 use misura_wire::probe::{self, ProbeFlags, ProbeRepr};
 use misura_wire::stamp::{
-    self, build_reflection, sync_source, timestamp_method, tlv_hmac_covered, tlv_type, ErrorEstimate, Mode,
-    RawTlvs, ReflectParams, SenderRepr, StampTimestampFormat, TimestampInfo, HMAC_FIELD,
+    self, build_reflection, sync_source, timestamp_method, tlv_hmac_covered, tlv_type,
+    ErrorEstimate, Mode, RawTlvs, ReflectParams, SenderRepr, StampTimestampFormat, TimestampInfo,
+    HMAC_FIELD,
 };
 use serde::Serialize;
 
@@ -212,7 +213,10 @@ pub enum DropReason {
 pub enum Decision {
     /// Send the first `len` bytes of `out`; the reply's sequence number is
     /// `reply_seq` (report its TX stamp with [`Reflector::on_tx_stamp`]).
-    Reply { len: usize, reply_seq: u32 },
+    Reply {
+        len: usize,
+        reply_seq: u32,
+    },
     Drop(DropReason),
 }
 
@@ -299,7 +303,11 @@ impl<K: std::hash::Hash + Eq + Copy, V> Bounded<K, V> {
         if self.map.contains_key(key) || self.map.len() < self.capacity {
             return true;
         }
-        let oldest = self.map.iter().min_by_key(|(_, v)| last_ns(v)).map(|(k, v)| (*k, last_ns(v)));
+        let oldest = self
+            .map
+            .iter()
+            .min_by_key(|(_, v)| last_ns(v))
+            .map(|(k, v)| (*k, last_ns(v)));
         match oldest {
             Some((k, last)) if now - last >= IDLE_NS => {
                 self.map.remove(&k);
@@ -342,7 +350,11 @@ impl Reflector {
 
     /// Sources and sessions currently tracked (for tests and status).
     pub fn tracked(&self) -> (usize, usize, usize) {
-        (self.limiter.sources(), self.peers.map.len(), self.sessions.map.len())
+        (
+            self.limiter.sources(),
+            self.peers.map.len(),
+            self.sessions.map.len(),
+        )
     }
 
     fn drop(&mut self, r: DropReason) -> Decision {
@@ -407,8 +419,11 @@ impl Reflector {
             if let Some(c) = tlv_hmac_covered(request, mode) {
                 // RFC 8972 §4.8: a failed HMAC TLV is reported with the I flag
                 // on every TLV, the base packet being authentic.
-                tlv_integrity_failed =
-                    !verify16(key, &[&request[c.seq.clone()], &request[c.tlvs.clone()]], &request[c.hmac.clone()]);
+                tlv_integrity_failed = !verify16(
+                    key,
+                    &[&request[c.seq.clone()], &request[c.tlvs.clone()]],
+                    &request[c.hmac.clone()],
+                );
             }
         }
         let src = meta.src;
@@ -425,7 +440,10 @@ impl Reflector {
             if !self.sessions.make_room(&key, now, |s| s.last_ns) {
                 return self.drop(DropReason::TableFull);
             }
-            let s = self.sessions.map.entry(key).or_insert(SessionState { next_seq: 0, last_ns: now });
+            let s = self.sessions.map.entry(key).or_insert(SessionState {
+                next_seq: 0,
+                last_ns: now,
+            });
             let seq = s.next_seq;
             s.next_seq = s.next_seq.wrapping_add(1);
             s.last_ns = now;
@@ -510,7 +528,10 @@ impl Reflector {
         if let Some(p) = self.peers.map.get_mut(&src) {
             if let Some((seq, stamp)) = &mut p.last_reply {
                 if *seq == reply_seq {
-                    *stamp = Some(Stamp { ns: tx_ns, source: method });
+                    *stamp = Some(Stamp {
+                        ns: tx_ns,
+                        source: method,
+                    });
                     self.counters.tx_stamps += 1;
                 }
             }
@@ -566,7 +587,9 @@ impl Reflector {
         };
         // Padded to the 60-byte minimum as a sender's emit_frame pads, but
         // never beyond the request (a path that did not pad, such as veth).
-        let frame_len = (hl + usize::from(p.payload_len)).max(l2::MIN_FRAME_NO_FCS).min(frame.len());
+        let frame_len = (hl + usize::from(p.payload_len))
+            .max(l2::MIN_FRAME_NO_FCS)
+            .min(frame.len());
         if out.len() < frame_len {
             return self.drop(DropReason::Malformed);
         }
@@ -582,7 +605,10 @@ impl Reflector {
             out[hl + 5] = flags.bits();
             let end = hl + usize::from(p.payload_len);
             out[end..frame_len].fill(0);
-            return Decision::Reply { len: frame_len, reply_seq };
+            return Decision::Reply {
+                len: frame_len,
+                reply_seq,
+            };
         }
         d
     }
@@ -621,7 +647,8 @@ pub mod l2 {
     pub const MIN_FRAME_NO_FCS: usize = 60;
 
     /// Offset of the STAMP packet in a frame without a VLAN tag.
-    pub const STAMP_OFFSET: usize = misura_wire::ethernet::HEADER_LEN + misura_wire::probe::HEADER_LEN;
+    pub const STAMP_OFFSET: usize =
+        misura_wire::ethernet::HEADER_LEN + misura_wire::probe::HEADER_LEN;
 }
 
 fn method_code(s: TimestampSource) -> u8 {
@@ -632,21 +659,26 @@ fn method_code(s: TimestampSource) -> u8 {
 }
 
 fn has_tlv(packet: &[u8], mode: Mode, typ: u8) -> bool {
-    packet
-        .get(mode.base_len()..)
-        .is_some_and(|area| RawTlvs::new(area).map_while(Result::ok).any(|t| t.typ == typ))
+    packet.get(mode.base_len()..).is_some_and(|area| {
+        RawTlvs::new(area)
+            .map_while(Result::ok)
+            .any(|t| t.typ == typ)
+    })
 }
 
 /// The format a request asked for, from its Z bit (for tests and callers).
 pub fn request_format(request: &[u8], mode: Mode) -> Option<StampTimestampFormat> {
-    SenderRepr::parse(request, mode).ok().map(|r| r.error_estimate.format())
+    SenderRepr::parse(request, mode)
+        .ok()
+        .map(|r| r.error_estimate.format())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use misura_wire::stamp::{
-        emit_tlvs, from_wire, ReflectorRepr, StampReflectorPacket, TlvFlags, TlvRepr, AUTH_LEN, UNAUTH_LEN,
+        emit_tlvs, from_wire, ReflectorRepr, StampReflectorPacket, TlvFlags, TlvRepr, AUTH_LEN,
+        UNAUTH_LEN,
     };
     use proptest::prelude::*;
 
@@ -723,27 +755,59 @@ mod tests {
     }
 
     fn tlvs_of(reply: &[u8], mode: Mode) -> Vec<TlvRepr<'_>> {
-        let base = StampReflectorPacket::new_checked(reply, mode).unwrap().mode().base_len();
-        misura_wire::stamp::Tlvs::new(&reply[base..]).map(Result::unwrap).collect()
+        let base = StampReflectorPacket::new_checked(reply, mode)
+            .unwrap()
+            .mode()
+            .base_len();
+        misura_wire::stamp::Tlvs::new(&reply[base..])
+            .map(Result::unwrap)
+            .collect()
     }
 
     #[test]
     fn stateless_reply_byte_checked() {
         let mut r = Reflector::new(cfg());
-        let req = request(Mode::Unauthenticated, 77, StampTimestampFormat::Ntp, 0x1234, true);
+        let req = request(
+            Mode::Unauthenticated,
+            77,
+            StampTimestampFormat::Ntp,
+            0x1234,
+            true,
+        );
         let mut out = [0xa5u8; 300];
         let rx = NOW - 5_000;
-        let d = r.handle(&req, &meta(src(1, 40000), rx), NOW, &ClockState::FREE_RUNNING, &mut out);
-        assert_eq!(d, Decision::Reply { len: req.len(), reply_seq: 77 });
+        let d = r.handle(
+            &req,
+            &meta(src(1, 40000), rx),
+            NOW,
+            &ClockState::FREE_RUNNING,
+            &mut out,
+        );
+        assert_eq!(
+            d,
+            Decision::Reply {
+                len: req.len(),
+                reply_seq: 77
+            }
+        );
         assert_eq!(out[req.len()], 0xa5, "nothing written past the reply");
         let rep = ReflectorRepr::parse(&out[..req.len()], Mode::Unauthenticated).unwrap();
         assert_eq!(rep.seq, 77);
         assert_eq!(rep.sender_seq, 77);
         assert_eq!(rep.ssid, 0x1234);
         assert_eq!(rep.sender_ttl, 64);
-        assert_eq!(rep.timestamp, stamp::to_wire(NOW, StampTimestampFormat::Ntp));
-        assert_eq!(rep.receive_timestamp, stamp::to_wire(rx, StampTimestampFormat::Ntp));
-        assert_eq!(from_wire(rep.receive_timestamp, StampTimestampFormat::Ntp), rx);
+        assert_eq!(
+            rep.timestamp,
+            stamp::to_wire(NOW, StampTimestampFormat::Ntp)
+        );
+        assert_eq!(
+            rep.receive_timestamp,
+            stamp::to_wire(rx, StampTimestampFormat::Ntp)
+        );
+        assert_eq!(
+            from_wire(rep.receive_timestamp, StampTimestampFormat::Ntp),
+            rx
+        );
         assert_eq!(rep.sender_timestamp, req[4..12]);
         assert!(!rep.error_estimate.synchronized());
         assert_eq!(rep.error_estimate.format(), StampTimestampFormat::Ntp);
@@ -798,16 +862,23 @@ mod tests {
             sync_source: sync_source::NTP,
             uncertainty_ns: 2_000,
         };
-        let Decision::Reply { len, .. } = r.handle(&req, &m, NOW, &clock, &mut out) else { panic!() };
+        let Decision::Reply { len, .. } = r.handle(&req, &m, NOW, &clock, &mut out) else {
+            panic!()
+        };
         let rep = ReflectorRepr::parse(&out[..len], Mode::Unauthenticated).unwrap();
         assert_eq!(rep.error_estimate.format(), StampTimestampFormat::Ptp);
         assert!(rep.error_estimate.synchronized());
         let e = rep.error_estimate.to_ns();
         assert!((2_000..2_100).contains(&e), "{e}");
         assert_eq!(from_wire(rep.timestamp, StampTimestampFormat::Ptp), NOW);
-        assert_eq!(from_wire(rep.receive_timestamp, StampTimestampFormat::Ptp), NOW - 10);
+        assert_eq!(
+            from_wire(rep.receive_timestamp, StampTimestampFormat::Ptp),
+            NOW - 10
+        );
         assert_eq!(rep.sender_ttl, 0);
-        let TlvRepr::TimestampInformation { info, .. } = tlvs_of(&out[..len], Mode::Unauthenticated)[0] else {
+        let TlvRepr::TimestampInformation { info, .. } =
+            tlvs_of(&out[..len], Mode::Unauthenticated)[0]
+        else {
             panic!()
         };
         assert_eq!(info.sync_src_in, sync_source::NTP);
@@ -830,9 +901,20 @@ mod tests {
             (src(1, 1001), 1, 7),
             (src(1, 1000), 1, 3),
         ] {
-            let req = request(Mode::Unauthenticated, sender_seq, StampTimestampFormat::Ntp, ssid, false);
-            let Decision::Reply { len, reply_seq } = r.handle(&req, &meta(peer, NOW), NOW, &ClockState::FREE_RUNNING, &mut out)
-            else {
+            let req = request(
+                Mode::Unauthenticated,
+                sender_seq,
+                StampTimestampFormat::Ntp,
+                ssid,
+                false,
+            );
+            let Decision::Reply { len, reply_seq } = r.handle(
+                &req,
+                &meta(peer, NOW),
+                NOW,
+                &ClockState::FREE_RUNNING,
+                &mut out,
+            ) else {
                 panic!()
             };
             let rep = ReflectorRepr::parse(&out[..len], Mode::Unauthenticated).unwrap();
@@ -850,9 +932,23 @@ mod tests {
         let mut out = [0u8; 300];
         let a = src(1, 4000);
         let b = src(9, 4000);
-        let req = |seq| request(Mode::Unauthenticated, seq, StampTimestampFormat::Ntp, 0, true);
+        let req = |seq| {
+            request(
+                Mode::Unauthenticated,
+                seq,
+                StampTimestampFormat::Ntp,
+                0,
+                true,
+            )
+        };
         assert!(matches!(
-            r.handle(&req(10), &meta(a, NOW), NOW, &ClockState::FREE_RUNNING, &mut out),
+            r.handle(
+                &req(10),
+                &meta(a, NOW),
+                NOW,
+                &ClockState::FREE_RUNNING,
+                &mut out
+            ),
             Decision::Reply { reply_seq: 10, .. }
         ));
         r.on_tx_stamp(a, 10, NOW + 777, TimestampSource::KernelSoftware);
@@ -860,14 +956,30 @@ mod tests {
         r.on_tx_stamp(a, 9, NOW + 1, TimestampSource::KernelSoftware);
         // Another source's state is its own.
         assert!(matches!(
-            r.handle(&req(50), &meta(b, NOW), NOW, &ClockState::FREE_RUNNING, &mut out),
+            r.handle(
+                &req(50),
+                &meta(b, NOW),
+                NOW,
+                &ClockState::FREE_RUNNING,
+                &mut out
+            ),
             Decision::Reply { .. }
         ));
-        let Decision::Reply { len, .. } = r.handle(&req(11), &meta(a, NOW + 1000), NOW + 2000, &ClockState::FREE_RUNNING, &mut out)
-        else {
+        let Decision::Reply { len, .. } = r.handle(
+            &req(11),
+            &meta(a, NOW + 1000),
+            NOW + 2000,
+            &ClockState::FREE_RUNNING,
+            &mut out,
+        ) else {
             panic!()
         };
-        let TlvRepr::FollowUpTelemetry { seq, timestamp, mode, flags } = tlvs_of(&out[..len], Mode::Unauthenticated)[1]
+        let TlvRepr::FollowUpTelemetry {
+            seq,
+            timestamp,
+            mode,
+            flags,
+        } = tlvs_of(&out[..len], Mode::Unauthenticated)[1]
         else {
             panic!()
         };
@@ -878,74 +990,175 @@ mod tests {
         assert_eq!(r.counters().follow_ups, 1);
         assert_eq!(r.counters().tx_stamps, 1);
         // Reply 11's stamp was not reported: the next follow-up is empty.
-        let Decision::Reply { len, .. } = r.handle(&req(12), &meta(a, NOW), NOW, &ClockState::FREE_RUNNING, &mut out) else {
+        let Decision::Reply { len, .. } = r.handle(
+            &req(12),
+            &meta(a, NOW),
+            NOW,
+            &ClockState::FREE_RUNNING,
+            &mut out,
+        ) else {
             panic!()
         };
-        let TlvRepr::FollowUpTelemetry { mode, .. } = tlvs_of(&out[..len], Mode::Unauthenticated)[1] else { panic!() };
+        let TlvRepr::FollowUpTelemetry { mode, .. } =
+            tlvs_of(&out[..len], Mode::Unauthenticated)[1]
+        else {
+            panic!()
+        };
         assert_eq!(mode, 0);
         // A hardware stamp says HW assist.
         r.on_tx_stamp(a, 12, NOW + 5, TimestampSource::NicHardware);
-        let Decision::Reply { len, .. } = r.handle(&req(13), &meta(a, NOW), NOW, &ClockState::FREE_RUNNING, &mut out) else {
+        let Decision::Reply { len, .. } = r.handle(
+            &req(13),
+            &meta(a, NOW),
+            NOW,
+            &ClockState::FREE_RUNNING,
+            &mut out,
+        ) else {
             panic!()
         };
-        let TlvRepr::FollowUpTelemetry { mode, seq, .. } = tlvs_of(&out[..len], Mode::Unauthenticated)[1] else { panic!() };
+        let TlvRepr::FollowUpTelemetry { mode, seq, .. } =
+            tlvs_of(&out[..len], Mode::Unauthenticated)[1]
+        else {
+            panic!()
+        };
         assert_eq!((seq, mode), (12, timestamp_method::HW_ASSIST));
     }
 
     #[test]
     fn every_drop_reason_is_triggered_and_counted() {
         let mut out = [0u8; 300];
-        let ok = request(Mode::Unauthenticated, 1, StampTimestampFormat::Ntp, 0, false);
+        let ok = request(
+            Mode::Unauthenticated,
+            1,
+            StampTimestampFormat::Ntp,
+            0,
+            false,
+        );
         let c = ClockState::FREE_RUNNING;
         let mut r = Reflector::new(cfg());
         let cases: Vec<(Vec<u8>, RequestMeta, DropReason)> = vec![
-            (ok[..43].to_vec(), meta(src(1, 5000), NOW), DropReason::TooShort),
+            (
+                ok[..43].to_vec(),
+                meta(src(1, 5000), NOW),
+                DropReason::TooShort,
+            ),
             (vec![], meta(src(1, 5000), NOW), DropReason::TooShort),
-            (ok.clone(), RequestMeta { truncated: true, ..meta(src(1, 5000), NOW) }, DropReason::Malformed),
-            (ok.clone(), meta(Peer::Udp("224.0.0.1:5000".parse().unwrap()), NOW), DropReason::GroupSource),
-            (ok.clone(), meta(Peer::Udp("255.255.255.255:5000".parse().unwrap()), NOW), DropReason::GroupSource),
-            (ok.clone(), meta(Peer::Udp("[ff02::1]:5000".parse().unwrap()), NOW), DropReason::GroupSource),
-            (ok.clone(), meta(Peer::Udp("[::ffff:239.1.1.1]:5000".parse().unwrap()), NOW), DropReason::GroupSource),
-            (ok.clone(), meta(Peer::Udp("0.0.0.0:5000".parse().unwrap()), NOW), DropReason::GroupSource),
+            (
+                ok.clone(),
+                RequestMeta {
+                    truncated: true,
+                    ..meta(src(1, 5000), NOW)
+                },
+                DropReason::Malformed,
+            ),
+            (
+                ok.clone(),
+                meta(Peer::Udp("224.0.0.1:5000".parse().unwrap()), NOW),
+                DropReason::GroupSource,
+            ),
+            (
+                ok.clone(),
+                meta(Peer::Udp("255.255.255.255:5000".parse().unwrap()), NOW),
+                DropReason::GroupSource,
+            ),
+            (
+                ok.clone(),
+                meta(Peer::Udp("[ff02::1]:5000".parse().unwrap()), NOW),
+                DropReason::GroupSource,
+            ),
+            (
+                ok.clone(),
+                meta(Peer::Udp("[::ffff:239.1.1.1]:5000".parse().unwrap()), NOW),
+                DropReason::GroupSource,
+            ),
+            (
+                ok.clone(),
+                meta(Peer::Udp("0.0.0.0:5000".parse().unwrap()), NOW),
+                DropReason::GroupSource,
+            ),
             (ok.clone(), meta(src(1, 0), NOW), DropReason::GroupSource),
-            (ok.clone(), meta(src(1, 862), NOW), DropReason::LooksLikeReply),
+            (
+                ok.clone(),
+                meta(src(1, 862), NOW),
+                DropReason::LooksLikeReply,
+            ),
         ];
         for (req, m, want) in &cases {
-            assert_eq!(r.handle(req, m, NOW, &c, &mut out), Decision::Drop(*want), "{want:?}");
+            assert_eq!(
+                r.handle(req, m, NOW, &c, &mut out),
+                Decision::Drop(*want),
+                "{want:?}"
+            );
         }
         // Output buffer shorter than the request: refused, not truncated.
-        assert_eq!(r.handle(&ok, &meta(src(1, 5000), NOW), NOW, &c, &mut out[..43]), Decision::Drop(DropReason::Malformed));
+        assert_eq!(
+            r.handle(&ok, &meta(src(1, 5000), NOW), NOW, &c, &mut out[..43]),
+            Decision::Drop(DropReason::Malformed)
+        );
         let k = r.counters();
-        assert_eq!((k.too_short, k.malformed, k.group_source, k.looks_like_reply), (2, 2, 6, 1));
+        assert_eq!(
+            (k.too_short, k.malformed, k.group_source, k.looks_like_reply),
+            (2, 2, 6, 1)
+        );
         assert_eq!(k.received, 11);
         assert_eq!(k.replied, 0);
 
         // Auth: short, wrong HMAC.
         let key = StampKey::new(b"k").unwrap();
-        let mut r = Reflector::new(ReflectorConfig { key: Some(key.clone()), ..cfg() });
-        assert_eq!(r.handle(&ok, &meta(src(1, 5000), NOW), NOW, &c, &mut out), Decision::Drop(DropReason::AuthFailed));
+        let mut r = Reflector::new(ReflectorConfig {
+            key: Some(key.clone()),
+            ..cfg()
+        });
+        assert_eq!(
+            r.handle(&ok, &meta(src(1, 5000), NOW), NOW, &c, &mut out),
+            Decision::Drop(DropReason::AuthFailed)
+        );
         let mut a = request(Mode::Authenticated, 1, StampTimestampFormat::Ntp, 0, false);
         sign(&StampKey::new(b"wrong").unwrap(), &mut a);
-        assert_eq!(r.handle(&a, &meta(src(1, 5000), NOW), NOW, &c, &mut out), Decision::Drop(DropReason::AuthFailed));
+        assert_eq!(
+            r.handle(&a, &meta(src(1, 5000), NOW), NOW, &c, &mut out),
+            Decision::Drop(DropReason::AuthFailed)
+        );
         assert_eq!(r.counters().auth_failed, 2);
 
         // Rate limit: a burst of 3 at 10/s.
-        let mut r = Reflector::new(ReflectorConfig { rate_per_s: 10, burst: 3, ..cfg() });
-        let d: Vec<Decision> = (0..5).map(|_| r.handle(&ok, &meta(src(1, 5000), NOW), NOW, &c, &mut out)).collect();
+        let mut r = Reflector::new(ReflectorConfig {
+            rate_per_s: 10,
+            burst: 3,
+            ..cfg()
+        });
+        let d: Vec<Decision> = (0..5)
+            .map(|_| r.handle(&ok, &meta(src(1, 5000), NOW), NOW, &c, &mut out))
+            .collect();
         assert!(matches!(d[2], Decision::Reply { .. }));
         assert_eq!(d[3], Decision::Drop(DropReason::RateLimited));
         // Another port of the same host shares the budget.
-        assert_eq!(r.handle(&ok, &meta(src(1, 5001), NOW), NOW, &c, &mut out), Decision::Drop(DropReason::RateLimited));
+        assert_eq!(
+            r.handle(&ok, &meta(src(1, 5001), NOW), NOW, &c, &mut out),
+            Decision::Drop(DropReason::RateLimited)
+        );
         assert_eq!(r.counters().rate_limited, 3);
 
         // Table full.
-        let mut r = Reflector::new(ReflectorConfig { max_sources: 2, ..cfg() });
+        let mut r = Reflector::new(ReflectorConfig {
+            max_sources: 2,
+            ..cfg()
+        });
         for n in 1..=2 {
-            assert!(matches!(r.handle(&ok, &meta(src(n, 5000), NOW), NOW, &c, &mut out), Decision::Reply { .. }));
+            assert!(matches!(
+                r.handle(&ok, &meta(src(n, 5000), NOW), NOW, &c, &mut out),
+                Decision::Reply { .. }
+            ));
         }
-        assert_eq!(r.handle(&ok, &meta(src(3, 5000), NOW), NOW, &c, &mut out), Decision::Drop(DropReason::TableFull));
+        assert_eq!(
+            r.handle(&ok, &meta(src(3, 5000), NOW), NOW, &c, &mut out),
+            Decision::Drop(DropReason::TableFull)
+        );
         // Same host, new port: new follow-up peer, table full too.
-        assert_eq!(r.handle(&ok, &meta(src(1, 5001), NOW), NOW, &c, &mut out), Decision::Drop(DropReason::TableFull));
+        assert_eq!(
+            r.handle(&ok, &meta(src(1, 5001), NOW), NOW, &c, &mut out),
+            Decision::Drop(DropReason::TableFull)
+        );
         assert_eq!(r.counters().table_full, 2);
         assert_eq!(r.counters().dropped(), 2);
     }
@@ -953,43 +1166,79 @@ mod tests {
     #[test]
     fn hmac_verified_and_reply_signed() {
         let key = StampKey::new(b"0123456789abcdef").unwrap();
-        let mut r = Reflector::new(ReflectorConfig { key: Some(key.clone()), ..cfg() });
+        let mut r = Reflector::new(ReflectorConfig {
+            key: Some(key.clone()),
+            ..cfg()
+        });
         let c = ClockState::FREE_RUNNING;
         let mut out = [0u8; 400];
         // With an HMAC TLV after the Timestamp Information TLV.
         let mut req = request(Mode::Authenticated, 3, StampTimestampFormat::Ntp, 0, true);
         let mut t = [0u8; 20];
-        emit_tlvs(&[TlvRepr::Hmac { flags: TlvFlags::SENDER, hmac: [0; 16] }], &mut t).unwrap();
+        emit_tlvs(
+            &[TlvRepr::Hmac {
+                flags: TlvFlags::SENDER,
+                hmac: [0; 16],
+            }],
+            &mut t,
+        )
+        .unwrap();
         req.extend_from_slice(&t);
         sign(&key, &mut req);
-        let Decision::Reply { len, .. } = r.handle(&req, &meta(src(1, 5000), NOW), NOW, &c, &mut out) else {
+        let Decision::Reply { len, .. } =
+            r.handle(&req, &meta(src(1, 5000), NOW), NOW, &c, &mut out)
+        else {
             panic!("{:?}", r.counters())
         };
         assert_eq!(len, req.len());
         let reply = &out[..len];
         assert!(verify16(&key, &[&reply[..96]], &reply[96..112]));
         let cov = tlv_hmac_covered(reply, Mode::Authenticated).unwrap();
-        assert!(verify16(&key, &[&reply[cov.seq.clone()], &reply[cov.tlvs.clone()]], &reply[cov.hmac.clone()]));
-        assert!(tlvs_of(reply, Mode::Authenticated).iter().all(|t| !t.flags().contains(TlvFlags::I)));
-        assert_eq!(ReflectorRepr::parse(reply, Mode::Authenticated).unwrap().sender_seq, 3);
+        assert!(verify16(
+            &key,
+            &[&reply[cov.seq.clone()], &reply[cov.tlvs.clone()]],
+            &reply[cov.hmac.clone()]
+        ));
+        assert!(tlvs_of(reply, Mode::Authenticated)
+            .iter()
+            .all(|t| !t.flags().contains(TlvFlags::I)));
+        assert_eq!(
+            ReflectorRepr::parse(reply, Mode::Authenticated)
+                .unwrap()
+                .sender_seq,
+            3
+        );
 
         // A bad HMAC TLV with a good base HMAC: replied, I set on every TLV.
         let mut bad = req.clone();
         let n = bad.len();
         sign(&key, &mut bad);
         bad[n - 1] ^= 0xff;
-        let Decision::Reply { len, .. } = r.handle(&bad, &meta(src(1, 5000), NOW), NOW, &c, &mut out) else { panic!() };
-        assert!(tlvs_of(&out[..len], Mode::Authenticated).iter().all(|t| t.flags().contains(TlvFlags::I)));
+        let Decision::Reply { len, .. } =
+            r.handle(&bad, &meta(src(1, 5000), NOW), NOW, &c, &mut out)
+        else {
+            panic!()
+        };
+        assert!(tlvs_of(&out[..len], Mode::Authenticated)
+            .iter()
+            .all(|t| t.flags().contains(TlvFlags::I)));
         assert_eq!(r.counters().tlv_integrity_failed, 1);
 
         // Tampered base: dropped.
         let mut tampered = req.clone();
         tampered[0] ^= 1;
-        assert_eq!(r.handle(&tampered, &meta(src(1, 5000), NOW), NOW, &c, &mut out), Decision::Drop(DropReason::AuthFailed));
+        assert_eq!(
+            r.handle(&tampered, &meta(src(1, 5000), NOW), NOW, &c, &mut out),
+            Decision::Drop(DropReason::AuthFailed)
+        );
         // Without TLVs, exactly 112 bytes.
         let mut plain = request(Mode::Authenticated, 4, StampTimestampFormat::Ptp, 9, false);
         sign(&key, &mut plain);
-        let Decision::Reply { len, .. } = r.handle(&plain, &meta(src(1, 5000), NOW), NOW, &c, &mut out) else { panic!() };
+        let Decision::Reply { len, .. } =
+            r.handle(&plain, &meta(src(1, 5000), NOW), NOW, &c, &mut out)
+        else {
+            panic!()
+        };
         assert_eq!(len, AUTH_LEN);
         assert!(verify16(&key, &[&out[..96]], &out[96..112]));
     }
@@ -1003,10 +1252,19 @@ mod tests {
         });
         let c = ClockState::FREE_RUNNING;
         let mut out = [0u8; 300];
-        let ok = request(Mode::Unauthenticated, 1, StampTimestampFormat::Ntp, 0, false);
+        let ok = request(
+            Mode::Unauthenticated,
+            1,
+            StampTimestampFormat::Ntp,
+            0,
+            false,
+        );
         for i in 0..20_000u32 {
             let ip = IpAddr::from((0x0a00_0000u32 + i).to_be_bytes());
-            let m = meta(Peer::Udp(SocketAddr::new(ip, 1024 + (i % 60000) as u16)), NOW + i64::from(i));
+            let m = meta(
+                Peer::Udp(SocketAddr::new(ip, 1024 + (i % 60000) as u16)),
+                NOW + i64::from(i),
+            );
             let _ = r.handle(&ok, &m, NOW + i64::from(i), &c, &mut out);
         }
         let (l, p, s) = r.tracked();
@@ -1015,7 +1273,10 @@ mod tests {
         assert_eq!(r.counters().table_full, 20_000 - 64);
         // Once the flood's entries are idle, a new source is served.
         let m = meta(src(200, 5000), NOW + 2 * IDLE_NS);
-        assert!(matches!(r.handle(&ok, &m, NOW + 2 * IDLE_NS, &c, &mut out), Decision::Reply { .. }));
+        assert!(matches!(
+            r.handle(&ok, &m, NOW + 2 * IDLE_NS, &c, &mut out),
+            Decision::Reply { .. }
+        ));
     }
 
     fn l2_request(flags: ProbeFlags, stamp_req: &[u8], src_mac: [u8; 6]) -> Vec<u8> {
@@ -1044,14 +1305,19 @@ mod tests {
 
     #[test]
     fn l2_frames() {
-        let mut r = Reflector::new(ReflectorConfig { listen_port: None, ..cfg() });
+        let mut r = Reflector::new(ReflectorConfig {
+            listen_port: None,
+            ..cfg()
+        });
         let c = ClockState::FREE_RUNNING;
         let ours = MacAddr([2, 0, 0, 0, 0, 2]);
         let req = request(Mode::Unauthenticated, 8, StampTimestampFormat::Ntp, 0, true);
         let f = l2_request(ProbeFlags::empty(), &req, [2, 0, 0, 0, 0, 1]);
         let mut out = [0xa5u8; 2000];
         let m = meta(src(1, 1), NOW);
-        let Decision::Reply { len, reply_seq } = r.handle_l2_frame(&f, 0x88b5, ours, &m, NOW, &c, &mut out) else {
+        let Decision::Reply { len, reply_seq } =
+            r.handle_l2_frame(&f, 0x88b5, ours, &m, NOW, &c, &mut out)
+        else {
             panic!("{:?}", r.counters())
         };
         assert_eq!((len, reply_seq), (f.len(), 8));
@@ -1059,29 +1325,57 @@ mod tests {
         assert_eq!(eth.dst, MacAddr([2, 0, 0, 0, 0, 1]));
         assert_eq!(eth.src, ours);
         assert!(p.flags.contains(ProbeFlags::REPLY));
-        assert_eq!((p.seq, p.session_id, p.payload_len), (99, 42, f.len() as u16 - 14));
+        assert_eq!(
+            (p.seq, p.session_id, p.payload_len),
+            (99, 42, f.len() as u16 - 14)
+        );
         let rep = ReflectorRepr::parse(&out[l2::STAMP_OFFSET..len], Mode::Unauthenticated).unwrap();
         assert_eq!(rep.sender_seq, 8);
         // Follow-up state is per MAC.
-        r.on_tx_stamp(Peer::L2(MacAddr([2, 0, 0, 0, 0, 1])), 8, NOW + 3, TimestampSource::KernelSoftware);
-        let Decision::Reply { len, .. } = r.handle_l2_frame(&f, 0x88b5, ours, &m, NOW, &c, &mut out) else { panic!() };
-        let TlvRepr::FollowUpTelemetry { seq, mode, .. } = tlvs_of(&out[l2::STAMP_OFFSET..len], Mode::Unauthenticated)[1]
+        r.on_tx_stamp(
+            Peer::L2(MacAddr([2, 0, 0, 0, 0, 1])),
+            8,
+            NOW + 3,
+            TimestampSource::KernelSoftware,
+        );
+        let Decision::Reply { len, .. } =
+            r.handle_l2_frame(&f, 0x88b5, ours, &m, NOW, &c, &mut out)
+        else {
+            panic!()
+        };
+        let TlvRepr::FollowUpTelemetry { seq, mode, .. } =
+            tlvs_of(&out[l2::STAMP_OFFSET..len], Mode::Unauthenticated)[1]
         else {
             panic!()
         };
         assert_eq!((seq, mode), (8, timestamp_method::SW_LOCAL));
         // Drops: a reply, a group source, a bad magic, a short frame.
         let reply = l2_request(ProbeFlags::REPLY, &req, [2, 0, 0, 0, 0, 1]);
-        assert_eq!(r.handle_l2_frame(&reply, 0x88b5, ours, &m, NOW, &c, &mut out), Decision::Drop(DropReason::LooksLikeReply));
+        assert_eq!(
+            r.handle_l2_frame(&reply, 0x88b5, ours, &m, NOW, &c, &mut out),
+            Decision::Drop(DropReason::LooksLikeReply)
+        );
         let group = l2_request(ProbeFlags::empty(), &req, [3, 0, 0, 0, 0, 1]);
-        assert_eq!(r.handle_l2_frame(&group, 0x88b5, ours, &m, NOW, &c, &mut out), Decision::Drop(DropReason::GroupSource));
+        assert_eq!(
+            r.handle_l2_frame(&group, 0x88b5, ours, &m, NOW, &c, &mut out),
+            Decision::Drop(DropReason::GroupSource)
+        );
         let mut bad = f.clone();
         bad[14] = b'X';
-        assert_eq!(r.handle_l2_frame(&bad, 0x88b5, ours, &m, NOW, &c, &mut out), Decision::Drop(DropReason::Malformed));
-        assert_eq!(r.handle_l2_frame(&f[..20], 0x88b5, ours, &m, NOW, &c, &mut out), Decision::Drop(DropReason::TooShort));
+        assert_eq!(
+            r.handle_l2_frame(&bad, 0x88b5, ours, &m, NOW, &c, &mut out),
+            Decision::Drop(DropReason::Malformed)
+        );
+        assert_eq!(
+            r.handle_l2_frame(&f[..20], 0x88b5, ours, &m, NOW, &c, &mut out),
+            Decision::Drop(DropReason::TooShort)
+        );
         // A short STAMP body inside a padded frame: the body's length counts.
         let short = l2_request(ProbeFlags::empty(), &req[..10], [2, 0, 0, 0, 0, 1]);
-        assert_eq!(r.handle_l2_frame(&short, 0x88b5, ours, &m, NOW, &c, &mut out), Decision::Drop(DropReason::TooShort));
+        assert_eq!(
+            r.handle_l2_frame(&short, 0x88b5, ours, &m, NOW, &c, &mut out),
+            Decision::Drop(DropReason::TooShort)
+        );
         let k = r.counters();
         assert_eq!(k.received, 7);
         assert_eq!(k.replied + k.dropped(), k.received);

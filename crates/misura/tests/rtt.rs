@@ -47,14 +47,25 @@ impl Hosts {
     fn path(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
-    /// Start `misura reflect` in h2 and wait until it answers.
+    /// Start `misura reflect` in h2 and wait for its start-up line (it is
+    /// printed once the socket is bound).
     fn reflector(&mut self, extra: &[&str]) {
         let ns = self.ns(2);
-        let mut args = vec!["reflect", "--netns", &ns, "--quiet"];
+        let mut args = vec!["reflect", "--netns", &ns];
         args.extend_from_slice(extra);
-        let child = Command::new(BIN).args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = Command::new(BIN).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            let mut lines = std::io::BufReader::new(stderr).lines();
+            let first = lines.next().and_then(|l| l.ok()).unwrap_or_default();
+            let _ = tx.send(first);
+            for _ in lines {} // keep draining so the reflector never blocks on stderr
+        });
+        let first = rx.recv_timeout(Duration::from_secs(10)).expect("reflector did not start within 10 s");
+        assert!(first.contains("misura reflect"), "reflector start-up: {first}");
         self.children.push(child);
-        std::thread::sleep(Duration::from_millis(300));
     }
     fn rtt(&self, extra: &[&str]) -> Output {
         let ns = self.ns(1);
@@ -141,8 +152,11 @@ fn udp_round_trips_between_lab_hosts() {
     assert!(v["clock_offset"]["uncertainty_ns"].as_f64().unwrap() > 0.0);
     assert_eq!(check_probes(&csv, true), 200);
     // IPv6 too.
-    let v = json_of(&h.rtt(&["[2001:2::2]:8621", "--count", "20", "--period", "5ms", "--json"]));
-    let _ = v;
+    h.reflector(&["--listen", "2001:2::2", "--port", "8621"]);
+    let csv6 = h.path("probes6.csv");
+    let v = json_of(&h.rtt(&["[2001:2::2]:8621", "--count", "20", "--period", "5ms", "--frames", csv6.to_str().unwrap(), "--json"]));
+    assert_eq!(v["totals"]["received"], 20);
+    check_probes(&csv6, true);
 }
 
 #[test]

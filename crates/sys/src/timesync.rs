@@ -34,7 +34,9 @@ pub fn time_sync() -> Result<TimeSync, SysError> {
     // SAFETY: `tx` is a valid, writable timex for the duration of the call.
     let state = unsafe { libc::adjtimex(&mut tx) };
     if state < 0 {
-        return Err(SysError::last_os("reading the clock's synchronisation state (adjtimex)"));
+        return Err(SysError::last_os(
+            "reading the clock's synchronisation state (adjtimex)",
+        ));
     }
     Ok(TimeSync {
         synchronized: tx.status & STA_UNSYNC == 0 && state != TIME_ERROR,

@@ -1,0 +1,627 @@
+//! `schema/rtt.schema.json` against real `misura rtt` result files
+//! (`tests/fixtures/rtt-*.json`) and against the Rust model
+//! `misura_report::rtt::RttReport`.
+//!
+//! The same conventions as `tests/schema.rs` (whose helpers are repeated here
+//! so each test file stands alone): the schema is closed and lists every field
+//! as required, so the fixtures pass only while schema, files and model agree
+//! field by field; each fixture must come back unchanged through the Rust type,
+//! and what the type writes must validate.
+
+use std::path::{Path, PathBuf};
+
+use jsonschema::Validator;
+use misura_report::rtt::RttReport;
+use serde_json::{json, Value};
+
+const RTT: &str = "rtt";
+
+/// The fixtures, all written by `misura rtt --json` against `misura reflect`.
+/// rtt-small: one 44-byte size, --link-speed 1G (ideal RTT present), a
+/// threshold, a reflector without Timestamp Information. rtt-stampsuite: two
+/// sizes, link rate unknown (ideal null), Timestamp Information present, an
+/// offset with a skew fitted over several windows.
+const FIXTURES: &[&str] = &["rtt-small.json", "rtt-stampsuite.json"];
+
+/// Definitions `rtt.schema.json` repeats from `oneway.schema.json`.
+const SHARED_DEFS: &[&str] = &["utc_time", "summary", "bucket", "pattern", "loop_tuning", "host"];
+
+fn schema_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema").join(format!("{name}.schema.json"))
+}
+
+fn fixture_path(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(file)
+}
+
+fn load_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+fn compile(name: &str) -> Validator {
+    let schema = load_json(&schema_path(name));
+    jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .unwrap_or_else(|e| panic!("{} does not compile: {e}", schema_path(name).display()))
+}
+
+fn check(instance: &Value) -> Result<(), Vec<String>> {
+    let validator = compile(RTT);
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            let at = if at.is_empty() { "/".to_string() } else { at };
+            format!("{at}: {e} (schema {})", e.schema_path())
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+fn fixture(file: &str) -> Value {
+    load_json(&fixture_path(file))
+}
+
+fn small() -> Value {
+    fixture("rtt-small.json")
+}
+
+fn suite() -> Value {
+    fixture("rtt-stampsuite.json")
+}
+
+fn assert_valid(what: &str, instance: &Value) {
+    if let Err(errors) = check(instance) {
+        panic!("{what} fails rtt.schema.json with {} error(s):\n  {}", errors.len(), errors.join("\n  "));
+    }
+}
+
+fn assert_invalid(what: &str, instance: &Value) {
+    if check(instance).is_ok() {
+        panic!("{what} should fail rtt.schema.json but passes");
+    }
+}
+
+fn split(pointer: &str) -> (&str, &str) {
+    let i = pointer.rfind('/').unwrap_or_else(|| panic!("bad pointer {pointer}"));
+    (&pointer[..i], &pointer[i + 1..])
+}
+
+fn node<'a>(v: &'a mut Value, pointer: &str) -> &'a mut Value {
+    v.pointer_mut(pointer).unwrap_or_else(|| panic!("no {pointer:?} in the fixture"))
+}
+
+/// A copy of `v` without the field at `pointer` (an object member).
+fn without(v: &Value, pointer: &str) -> Value {
+    let mut v = v.clone();
+    let (parent, key) = split(pointer);
+    let removed = match node(&mut v, parent) {
+        Value::Object(m) => m.remove(key),
+        _ => panic!("{parent:?} is not an object"),
+    };
+    assert!(removed.is_some(), "no {pointer} in the fixture");
+    v
+}
+
+/// A copy of `v` with the value at `pointer` set to `new`: an existing or new
+/// object member, or an existing array element.
+fn with(v: &Value, pointer: &str, new: Value) -> Value {
+    let mut v = v.clone();
+    let (parent, key) = split(pointer);
+    match node(&mut v, parent) {
+        Value::Object(m) => {
+            m.insert(key.to_string(), new);
+        }
+        Value::Array(a) => {
+            let i: usize = key.parse().unwrap_or_else(|_| panic!("{pointer}: not an index"));
+            *a.get_mut(i).unwrap_or_else(|| panic!("no {pointer} in the fixture")) = new;
+        }
+        _ => panic!("{parent:?} is neither an object nor an array"),
+    }
+    v
+}
+
+fn with_all(v: &Value, changes: &[(&str, Value)]) -> Value {
+    changes.iter().fold(v.clone(), |v, (pointer, new)| with(&v, pointer, new.clone()))
+}
+
+fn renamed(v: &Value, pointer: &str, new_key: &str) -> Value {
+    let (parent, _) = split(pointer);
+    let old = v.pointer(pointer).unwrap_or_else(|| panic!("no {pointer} in the fixture")).clone();
+    with(&without(v, pointer), &format!("{parent}/{new_key}"), old)
+}
+
+/// Deserialise into `RttReport`, serialise back, and return the result.
+fn model_round_trip(what: &str, v: &Value) -> Value {
+    let typed: RttReport = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{what} does not deserialise: {e}"));
+    serde_json::to_value(&typed).unwrap_or_else(|e| panic!("{what} does not serialise: {e}"))
+}
+
+fn first_difference(path: &str, a: &Value, b: &Value) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for k in x.keys().chain(y.keys()) {
+                match (x.get(k), y.get(k)) {
+                    (Some(p), Some(q)) => {
+                        if let Some(d) = first_difference(&format!("{path}/{k}"), p, q) {
+                            return Some(d);
+                        }
+                    }
+                    (p, q) => return Some(format!("{path}/{k}: {p:?} vs {q:?}")),
+                }
+            }
+            None
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            x.iter().zip(y).enumerate().find_map(|(i, (p, q))| first_difference(&format!("{path}/{i}"), p, q))
+        }
+        _ if a == b => None,
+        _ => Some(format!("{path}: {a} vs {b}")),
+    }
+}
+
+/// Valid for the schema, and unchanged through the Rust model, whose output
+/// validates too.
+fn assert_valid_and_modelled(what: &str, v: &Value) {
+    assert_valid(what, v);
+    let back = model_round_trip(what, v);
+    if let Some(d) = first_difference("", v, &back) {
+        panic!("{what} changes through the Rust model (input vs re-serialised) at {d}");
+    }
+    assert_valid(&format!("{what} re-serialised from the model"), &back);
+}
+
+#[test]
+fn schema_is_a_valid_draft_2020_12_document() {
+    let schema = load_json(&schema_path(RTT));
+    if let Err(e) = jsonschema::meta::validate(&schema) {
+        panic!("rtt.schema.json is not a valid schema: {e}");
+    }
+    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    for key in ["$id", "title", "description"] {
+        assert!(schema[key].as_str().is_some_and(|s| !s.is_empty()), "{key} missing");
+    }
+    assert!(schema["$id"].as_str().unwrap().ends_with("/rtt.schema.json"));
+    compile(RTT);
+}
+
+/// Each property of a closed object has a description, and the closed object
+/// requires exactly its properties (the model writes every field).
+fn check_object_schemas(at: &str, s: &Value, problems: &mut Vec<String>) {
+    match s {
+        Value::Object(m) => {
+            if let Some(Value::Object(props)) = m.get("properties") {
+                let closed = m.get("additionalProperties") == Some(&Value::Bool(false));
+                if closed {
+                    for (k, p) in props {
+                        if p.get("description").and_then(Value::as_str).is_none_or(str::is_empty) {
+                            problems.push(format!("{at}/properties/{k}: no description"));
+                        }
+                    }
+                }
+                if closed && m.contains_key("type") {
+                    let mut required: Vec<&str> = m
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .map(|r| r.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default();
+                    let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
+                    required.sort_unstable();
+                    names.sort_unstable();
+                    if required != names {
+                        problems.push(format!("{at}: required {required:?} differs from properties {names:?}"));
+                    }
+                }
+            }
+            for (k, v) in m {
+                check_object_schemas(&format!("{at}/{k}"), v, problems);
+            }
+        }
+        Value::Array(a) => {
+            for (i, v) in a.iter().enumerate() {
+                check_object_schemas(&format!("{at}/{i}"), v, problems);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn every_field_is_described_and_required() {
+    let schema = load_json(&schema_path(RTT));
+    let mut problems = Vec::new();
+    check_object_schemas("#", &schema, &mut problems);
+    assert!(problems.is_empty(), "rtt.schema.json:\n  {}", problems.join("\n  "));
+}
+
+/// The definitions repeated from the one-way schema must not drift apart.
+#[test]
+fn shared_definitions_are_identical() {
+    let rtt = load_json(&schema_path(RTT));
+    let oneway = load_json(&schema_path("oneway"));
+    for name in SHARED_DEFS {
+        assert!(rtt["$defs"].get(name).is_some(), "rtt.schema.json has no $defs/{name}");
+        assert_eq!(rtt["$defs"].get(name), oneway["$defs"].get(name), "$defs/{name} differs from oneway.schema.json");
+    }
+    // The top-level provenance fields (Meta) are described the same way too.
+    for key in ["format_version", "tool", "tool_version", "started_at", "command"] {
+        assert_eq!(rtt["properties"][key], oneway["properties"][key], "properties/{key} differs from oneway.schema.json");
+    }
+}
+
+#[test]
+fn fixtures_validate() {
+    let mut failures = Vec::new();
+    for &file in FIXTURES {
+        if let Err(errors) = check(&fixture(file)) {
+            failures.push(format!("{file}:\n    {}", errors.join("\n    ")));
+        }
+    }
+    assert!(failures.is_empty(), "fixtures fail rtt.schema.json:\n  {}", failures.join("\n  "));
+}
+
+#[test]
+fn fixtures_match_the_model() {
+    for &file in FIXTURES {
+        assert_valid_and_modelled(file, &fixture(file));
+    }
+}
+
+#[test]
+fn fixtures_cover_the_shapes() {
+    let s = small();
+    let t = suite();
+    for v in [&s, &t] {
+        assert_eq!(v["format"], "misura.rtt");
+        assert_eq!(v["config"]["transport"], "stamp-udp");
+        assert!(v["clock_offset"].is_object());
+    }
+    assert!(s["per_size"][0]["ideal"].is_object() && s["config"]["link_rate_bps"].is_u64());
+    assert!(s["timestamps"]["reflector_rx"].is_null() && s["clock_offset"]["skew_ppm"].is_null());
+    assert!(t["per_size"][0]["ideal"].is_null() && t["config"]["link_speed_source"] == "unknown");
+    assert!(t["timestamps"]["reflector_sync"].is_string() && t["clock_offset"]["skew_ppm"].is_number());
+    assert_eq!(t["per_size"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn newer_format_version_fails() {
+    for &file in FIXTURES {
+        let v = fixture(file);
+        assert_invalid(&format!("{file} with format_version 2"), &with(&v, "/format_version", json!(2)));
+        assert_invalid(&format!("{file} with format_version \"1\""), &with(&v, "/format_version", json!("1")));
+    }
+}
+
+#[test]
+fn missing_field_fails() {
+    for &file in FIXTURES {
+        let v = fixture(file);
+        let keys: Vec<String> = v.as_object().expect("fixture is an object").keys().cloned().collect();
+        for key in keys {
+            assert_invalid(&format!("{file} without {key}"), &without(&v, &format!("/{key}")));
+        }
+    }
+    let s = small();
+    for pointer in [
+        "/config/transport",
+        "/config/interface",
+        "/config/response_size",
+        "/config/pattern/kind",
+        "/timestamps/reflector_sync",
+        "/clock_offset/skew_ppm",
+        "/totals/icmp_errors",
+        "/per_size/0/ideal",
+        "/per_size/0/ideal/seed_convention_ns",
+        "/per_size/0/latency/network_rtt",
+        "/per_size/0/latency/jitter_rfc3550_ns",
+        "/per_size/0/histogram_user_rtt/0/count",
+        "/overall/user_rtt/p999_ns",
+        "/overall/ipdv",
+        "/host/tuning/memory_locked",
+    ] {
+        assert_invalid(&format!("rtt-small.json without {pointer}"), &without(&s, pointer));
+    }
+}
+
+#[test]
+fn unknown_field_fails() {
+    for &file in FIXTURES {
+        let v = fixture(file);
+        assert_invalid(&format!("{file} with an extra top-level field"), &with(&v, "/extra", json!(1)));
+    }
+    let s = small();
+    for pointer in [
+        "/config/port",
+        "/timestamps/client_hw",
+        "/clock_offset/drift_ns",
+        "/totals/dropped",
+        "/per_size/0/ideal/hardware_error_percent",
+        "/per_size/0/latency/hardware_rtt",
+        "/overall/user_rtt/p95_ns",
+        "/config/pattern/frames",
+        "/host/tuning/nice",
+    ] {
+        assert_invalid(&format!("rtt-small.json with {pointer}"), &with(&s, pointer, json!(0)));
+    }
+}
+
+#[test]
+fn renamed_field_fails() {
+    let s = small();
+    for (pointer, new_key) in [
+        ("/overall/network_rtt", "net_rtt"),
+        ("/per_size/0/latency/jitter_rfc3550_ns", "jitter_ns"),
+        ("/totals/lost", "loss"),
+        ("/config/request_sizes", "sizes"),
+    ] {
+        assert_invalid(&format!("rtt-small.json with {pointer} renamed"), &renamed(&s, pointer, new_key));
+    }
+}
+
+#[test]
+fn wrong_type_fails() {
+    let s = small();
+    // A number written as a string: refused by the schema and by the model.
+    for pointer in [
+        "/config/period_ns",
+        "/config/ssid",
+        "/config/link_rate_bps",
+        "/config/request_sizes/0",
+        "/clock_offset/offset_ns",
+        "/totals/sent",
+        "/per_size/0/request_bytes",
+        "/per_size/0/ideal/physical_ns",
+        "/per_size/0/latency/jitter_rfc3550_ns",
+        "/overall/user_rtt/mean_ns",
+        "/elapsed_s",
+    ] {
+        let as_string = s.pointer(pointer).unwrap_or_else(|| panic!("no {pointer}")).to_string();
+        let bad = with(&s, pointer, Value::String(as_string));
+        assert_invalid(&format!("rtt-small.json with a string at {pointer}"), &bad);
+        assert!(serde_json::from_value::<RttReport>(bad).is_err(), "the Rust model accepts a string at {pointer}");
+    }
+    // Other wrong types.
+    for (pointer, value) in [
+        ("/complete", json!("true")),
+        ("/config/authenticated", json!(0)),
+        ("/timestamps/reflector_two_step", json!(null)),
+        ("/warnings", json!("none")),
+        ("/command", json!("misura rtt")),
+        ("/per_size", json!({})),
+        ("/overall/user_rtt", json!(null)),
+        // A fraction where the model has an integer. (5000000.0 would pass:
+        // JSON Schema counts a number with a zero fraction as an integer, while
+        // serde refuses it for an i64; misura never writes integers that way.)
+        ("/config/period_ns", json!(5_000_000.5)),
+    ] {
+        assert_invalid(&format!("rtt-small.json with {pointer} = {value}"), &with(&s, pointer, value));
+    }
+}
+
+/// A NaN f64 serialises as null: where the model has a plain number, null fails.
+#[test]
+fn null_for_required_number_fails() {
+    let s = small();
+    for pointer in [
+        "/elapsed_s",
+        "/clock_offset/offset_ns",
+        "/clock_offset/uncertainty_ns",
+        "/per_size/0/ideal/physical_ns",
+        "/per_size/0/ideal/seed_convention_ns",
+        "/config/period_ns",
+        "/totals/lost",
+        "/overall/user_rtt/mean_ns",
+    ] {
+        assert_invalid(&format!("rtt-small.json with null at {pointer}"), &with(&s, pointer, Value::Null));
+    }
+}
+
+#[test]
+fn out_of_range_values_fail() {
+    let s = small();
+    let t = suite();
+    let empty = json!({
+        "count": 0, "min_ns": null, "max_ns": null, "mean_ns": null, "std_dev_ns": null,
+        "median_ns": null, "p90_ns": null, "p99_ns": null, "p999_ns": null,
+        "mean_minus_min_ns": null, "threshold_ns": null, "over_threshold": 0, "clamped": 0
+    });
+    let cases: Vec<(&str, Value)> = vec![
+        ("/format", json!("misura.oneway")),
+        ("/tool", json!("other")),
+        ("/started_at", json!("22 Nov 2026")),
+        ("/complete", json!(false)), // with stop_reason "finished"
+        ("/config/transport", json!("udp")),
+        ("/config/interface", json!("eth0")), // on stamp-udp
+        ("/config/request_sizes/0", json!(43)),
+        ("/config/request_sizes/0", json!(65508)),
+        ("/config/response_size", json!(20)),
+        ("/config/period_ns", json!(0)),
+        ("/config/count", json!(0)),
+        ("/config/ssid", json!(65536)),
+        ("/config/link_rate_bps", json!(0)),
+        ("/config/link_rate_bps", json!(null)), // with ideal RTTs and a known source
+        ("/config/link_speed_source", json!("guessed")),
+        ("/config/pattern", json!({ "kind": "burst" })),
+        ("/timestamps/client_tx", json!("hardware")),
+        ("/timestamps/reflector_rx", json!("software")), // without reflector_tx and reflector_sync
+        ("/clock_offset/uncertainty_ns", json!(-1.0)),
+        ("/totals/lost", json!(-1)),
+        ("/per_size/0/request_bytes", json!(40)),
+        ("/per_size/0/ideal/physical_ns", json!(0.0)),
+        ("/per_size/0/latency/kernel_rtt", empty.clone()), // a quantity with no value is null
+        ("/per_size/0/latency/forward", json!(null)),      // backward without forward
+        ("/per_size/0/latency/ipdv", json!(null)),         // jitter without IPDV
+        ("/per_size/0/latency/jitter_rfc3550_ns", json!(-1.0)),
+        ("/overall/kernel_rtt", json!(null)), // a network RTT without a kernel RTT
+        ("/overall/user_rtt/count", json!(0)), // count 0 with figures
+        ("/overall/user_rtt/std_dev_ns", json!(null)),
+        ("/per_size/0/histogram_user_rtt/0/count", json!(-1)),
+    ];
+    for (pointer, value) in cases {
+        assert_invalid(&format!("rtt-small.json with {pointer} = {value}"), &with(&s, pointer, value.clone()));
+    }
+    assert_invalid("stamp-suite with an ideal RTT but no link rate", &with(&t, "/per_size/0/ideal", s["per_size"][0]["ideal"].clone()));
+    assert_invalid("stamp-suite with a link rate but source unknown", &with(&t, "/config/link_rate_bps", json!(1_000_000_000)));
+    assert_invalid("l2-probe without an interface", &with(&s, "/config/transport", json!("l2-probe")));
+    assert_invalid(
+        "authenticated with 44-byte requests",
+        &with(&s, "/config/authenticated", json!(true)),
+    );
+    assert_invalid("an interrupted run marked complete", &with(&s, "/stop_reason", json!("interrupted by signal 2; partial results")));
+}
+
+/// Shapes the fixtures do not contain but the model writes: each is accepted
+/// by the schema and by `RttReport`, unchanged through the model.
+#[test]
+fn other_valid_shapes_validate_and_round_trip() {
+    let s = small();
+    let t = suite();
+    let empty = json!({
+        "count": 0, "min_ns": null, "max_ns": null, "mean_ns": null, "std_dev_ns": null,
+        "median_ns": null, "p90_ns": null, "p99_ns": null, "p999_ns": null,
+        "mean_minus_min_ns": null, "threshold_ns": 20000, "over_threshold": 0, "clamped": 0
+    });
+    let no_one_way = |v: &Value| {
+        let mut v = with_all(v, &[("/clock_offset", Value::Null), ("/overall/forward", Value::Null), ("/overall/backward", Value::Null)]);
+        for i in 0..v["per_size"].as_array().unwrap().len() {
+            v = with_all(
+                &v,
+                &[
+                    (&format!("/per_size/{i}/latency/forward"), Value::Null),
+                    (&format!("/per_size/{i}/latency/backward"), Value::Null),
+                ],
+            );
+        }
+        v
+    };
+    let nothing_back = |p: &str| -> Vec<(String, Value)> {
+        vec![
+            (format!("{p}/user_rtt"), empty.clone()),
+            (format!("{p}/kernel_rtt"), Value::Null),
+            (format!("{p}/turnaround"), Value::Null),
+            (format!("{p}/network_rtt"), Value::Null),
+            (format!("{p}/forward"), Value::Null),
+            (format!("{p}/backward"), Value::Null),
+            (format!("{p}/jitter_rfc3550_ns"), Value::Null),
+            (format!("{p}/ipdv"), Value::Null),
+        ]
+    };
+    let all_lost = {
+        let mut changes: Vec<(String, Value)> = nothing_back("/overall");
+        changes.extend(nothing_back("/per_size/0/latency"));
+        changes.extend([
+            ("/clock_offset".to_string(), Value::Null),
+            ("/totals/received".to_string(), json!(0)),
+            ("/totals/lost".to_string(), json!(5)),
+            ("/per_size/0/received".to_string(), json!(0)),
+            ("/per_size/0/lost".to_string(), json!(5)),
+            ("/per_size/0/histogram_network_rtt".to_string(), json!([])),
+            ("/per_size/0/histogram_user_rtt".to_string(), json!([])),
+            ("/per_size/0/ideal/user_error_percent".to_string(), Value::Null),
+            ("/per_size/0/ideal/kernel_error_percent".to_string(), Value::Null),
+            ("/per_size/0/ideal/network_error_percent".to_string(), Value::Null),
+        ]);
+        let refs: Vec<(&str, Value)> = changes.iter().map(|(p, v)| (p.as_str(), v.clone())).collect();
+        with_all(&s, &refs)
+    };
+    let cases: Vec<(&str, Value)> = vec![
+        (
+            "l2-probe with an interface",
+            with_all(
+                &s,
+                &[
+                    ("/config/transport", json!("l2-probe")),
+                    ("/config/interface", json!("veth-a")),
+                    ("/config/target", json!("02:6d:73:00:00:02")),
+                    ("/config/local", json!("veth-a (02:6d:73:00:00:01)")),
+                    ("/config/netns", json!("misura-a")),
+                    ("/config/link_speed_source", json!("interface veth-a")),
+                    ("/host/tuning/netns", json!("misura-a")),
+                ],
+            ),
+        ),
+        (
+            "authenticated",
+            with_all(
+                &s,
+                &[
+                    ("/config/authenticated", json!(true)),
+                    ("/config/request_sizes", json!([112])),
+                    ("/per_size/0/request_bytes", json!(112)),
+                    ("/per_size/0/response_bytes", json!(112)),
+                    ("/totals/auth_failed", json!(2)),
+                ],
+            ),
+        ),
+        ("clock_offset null (no one-way delays)", no_one_way(&s)),
+        (
+            "ideal null (link rate unknown)",
+            with_all(
+                &s,
+                &[
+                    ("/config/link_rate_bps", Value::Null),
+                    ("/config/link_speed_source", json!("unknown")),
+                    ("/per_size/0/ideal", Value::Null),
+                ],
+            ),
+        ),
+        (
+            "interrupted run",
+            with_all(
+                &t,
+                &[
+                    ("/complete", json!(false)),
+                    ("/stop_reason", json!("interrupted by signal 2; partial results")),
+                    ("/config/count", Value::Null),
+                    ("/config/duration_s", json!(60.0)),
+                ],
+            ),
+        ),
+        ("every probe lost", all_lost),
+        (
+            "reflector with hardware stamps, PTP and follow-ups",
+            with_all(
+                &t,
+                &[
+                    ("/timestamps/reflector_rx", json!("NIC hardware")),
+                    ("/timestamps/reflector_tx", json!("NIC hardware")),
+                    ("/timestamps/reflector_sync", json!("PTP-synchronised")),
+                    ("/timestamps/reflector_two_step", json!(true)),
+                    ("/totals/follow_ups", json!(30)),
+                ],
+            ),
+        ),
+        (
+            "client on the user clock",
+            with_all(&s, &[("/timestamps/client_tx", json!("user clock")), ("/timestamps/client_rx", json!("user clock"))]),
+        ),
+        (
+            "response size, burst pattern, frames file, pinned",
+            with_all(
+                &t,
+                &[
+                    ("/config/response_size", json!(512)),
+                    ("/config/request_sizes", json!([512, 512])),
+                    ("/config/pattern", json!({ "kind": "burst", "frames": 4 })),
+                    ("/frames_file", json!("/tmp/probes.csv")),
+                    ("/host/tuning/cpu", json!(1)),
+                ],
+            ),
+        ),
+        ("poisson pattern", with(&s, "/config/pattern", json!({ "kind": "poisson" }))),
+        ("no threshold", with(&s, "/config/threshold_ns", Value::Null)),
+        (
+            "offset from synchronised clocks",
+            with(&s, "/clock_offset/method", json!("synchronised clocks (both PTP)")),
+        ),
+    ];
+    for (what, v) in &cases {
+        assert_valid_and_modelled(what, v);
+    }
+}

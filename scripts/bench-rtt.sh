@@ -1,0 +1,374 @@
+#!/usr/bin/env bash
+# Round-trip benchmark: misura rtt beside independent peer tools, idle and
+# with the measuring host's CPUs loaded, side by side in one run.
+#
+#   sudo scripts/bench-rtt.sh [--count N] [--period-ms P] [--out FILE]
+#                             [--cpu C] [--server-cpu S] [--hog-cpus LIST]
+#                             [--misura PATH]
+#
+# Defaults: --count 500 round trips per tool and phase, --period-ms 10,
+# --out bench-rtt.json, --cpu 1 (clients), --server-cpu: the other CPU (0),
+# --hog-cpus: every online CPU, misura from target/release/misura.
+#
+# Builds its own lab (misura lab up --topology hosts --prefix misura-bench-:
+# namespaces misura-bench-h1 198.18.0.1 and misura-bench-h2 198.18.0.2, never
+# the user's misura-* lab) and measures the round trip h1 -> h2 -> h1 with,
+# one tool at a time, each server started just before its client and stopped
+# after it:
+#   1. ping -c N -i P       ICMP echo; RX stamp from the kernel (SO_TIMESTAMP)
+#   2. ping -U -c N -i P    ICMP echo, user-to-user (gettimeofday both ends)
+#   3. sockperf ping-pong   UDP, --mps 1000/P, --full-rtt --full-log (first N)
+#   4. irtt client          UDP, -i P -d N*P, JSON (RTT minus server time)
+#   5. misura rtt           STAMP over UDP to misura reflect: user, kernel and
+#                           network RTT (kernel RTT minus the reflector's
+#                           turnaround) per probe
+# in two phases: "idle", then "loaded", where one CPU hog (stress-ng --cpu 1,
+# or a shell busy loop without stress-ng) runs pinned to each CPU of
+# --hog-cpus in the root namespace for the whole phase (seed 003 Fig. 6:
+# misura's network RTT should stay flat while the user-level figures grow).
+# Clients are pinned to --cpu (taskset; misura also gets --cpu), servers to
+# --server-cpu. CPU time per CPU (/proc/stat, incl. steal) is recorded for
+# each phase.
+#
+# Prints every command it runs, then one table (min / median / p99 in us for
+# each tool and figure, idle and loaded; each median / misura's network
+# median; loaded / idle) and writes the numbers as JSON to --out. Raw outputs
+# stay in a /tmp/misura-bench-rtt.* dir. If misura reflect or misura rtt does
+# not work (e.g. "not built yet") the peer tools are still measured, misura's
+# rows say why they are missing, and the exit status is 3.
+#
+# Needs root (namespaces). Installs iputils-ping, sockperf, irtt, stress-ng,
+# iproute2, util-linux and python3 with apt-get when they are missing. Builds
+# target/release/misura with cargo if it is not there. Servers, hogs and the
+# lab are removed on exit, error or interrupt (misura lab down --prefix
+# misura-bench-).
+set -euo pipefail
+
+REPO="$(cd "$(dirname "$0")/.." && pwd)"
+PREFIX=misura-bench-
+H1_NS=${PREFIX}h1
+H2_NS=${PREFIX}h2
+H2_ADDR=198.18.0.2
+SOCKPERF_PORT=11111
+IRTT_PORT=2112
+STAMP_PORT=8620
+
+COUNT=500
+PERIOD_MS=10
+OUT=bench-rtt.json
+CPU=1
+SERVER_CPU=""
+HOG_CPUS=""
+MISURA=""
+
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
+
+while (($#)); do
+    case "$1" in
+        --count) COUNT=${2:?--count needs a value}; shift 2 ;;
+        --period-ms) PERIOD_MS=${2:?--period-ms needs a value}; shift 2 ;;
+        --out) OUT=${2:?--out needs a value}; shift 2 ;;
+        --cpu) CPU=${2:?--cpu needs a value}; shift 2 ;;
+        --server-cpu) SERVER_CPU=${2:?--server-cpu needs a value}; shift 2 ;;
+        --hog-cpus) HOG_CPUS=${2:?--hog-cpus needs a list, e.g. 0,1}; shift 2 ;;
+        --misura) MISURA=${2:?--misura needs a path}; shift 2 ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+die() { echo "bench-rtt: error: $*" >&2; exit 1; }
+warn() { echo "bench-rtt: warning: $*" >&2; }
+isnum() { [[ "$1" =~ ^[0-9]+$ ]]; }
+isnum "$COUNT" && ((COUNT > 0 && COUNT <= 100000)) || die "--count must be 1..100000"
+isnum "$PERIOD_MS" && ((PERIOD_MS >= 2 && PERIOD_MS <= 1000)) || die "--period-ms must be 2..1000"
+((COUNT * PERIOD_MS <= 3600000)) || die "--count x --period-ms must stay within one hour per tool"
+isnum "$CPU" || die "--cpu must be a CPU number"
+[ "$(id -u)" = 0 ] || die "needs root (network namespaces): sudo $0 $*"
+NCPU=$(nproc)
+((CPU < NCPU)) || die "--cpu $CPU: only $NCPU CPUs online"
+if [ -z "$SERVER_CPU" ]; then
+    if ((NCPU > 1)); then SERVER_CPU=$((CPU == 0 ? 1 : 0)); else SERVER_CPU=$CPU; fi
+fi
+isnum "$SERVER_CPU" && ((SERVER_CPU < NCPU)) || die "--server-cpu must be an online CPU number"
+[ -n "$HOG_CPUS" ] || HOG_CPUS=$(seq -s, 0 $((NCPU - 1)))
+IFS=, read -r -a HOGS <<<"$HOG_CPUS"
+for c in "${HOGS[@]}"; do isnum "$c" && ((c < NCPU)) || die "--hog-cpus: $c is not an online CPU"; done
+PERIOD_S=$(printf '%d.%03d' $((PERIOD_MS / 1000)) $((PERIOD_MS % 1000)))
+MPS=$((1000 / PERIOD_MS))
+SPAN_MS=$((COUNT * PERIOD_MS))
+SPAN_S=$(((SPAN_MS + 999) / 1000))
+
+# ---------------------------------------------------------------- packages
+need=()
+command -v ip >/dev/null || need+=(iproute2)
+command -v ss >/dev/null || need+=(iproute2)
+command -v ping >/dev/null || need+=(iputils-ping)
+command -v sockperf >/dev/null || need+=(sockperf)
+command -v irtt >/dev/null || need+=(irtt)
+command -v stress-ng >/dev/null || need+=(stress-ng)
+command -v python3 >/dev/null || need+=(python3)
+command -v taskset >/dev/null || need+=(util-linux)
+if ((${#need[@]})); then
+    command -v apt-get >/dev/null || die "missing packages: ${need[*]} (and no apt-get to install them)"
+    echo "+ apt-get update -qq && apt-get install -y -qq ${need[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" ||
+        command -v stress-ng >/dev/null || warn "apt-get failed; CPU hogs fall back to shell busy loops"
+fi
+for t in ip ss ping sockperf irtt taskset python3; do
+    command -v "$t" >/dev/null || die "$t is missing"
+done
+PY=$(command -v python3)
+
+# ---------------------------------------------------------------- misura
+if [ -z "$MISURA" ]; then
+    MISURA="$REPO/target/release/misura"
+    if [ ! -x "$MISURA" ]; then
+        cargo_bin=""
+        for c in "$(command -v cargo || true)" \
+                 ${SUDO_USER:+"$(getent passwd "$SUDO_USER" | cut -d: -f6)/.cargo/bin/cargo"} \
+                 "$HOME/.cargo/bin/cargo"; do
+            if [ -n "$c" ] && [ -x "$c" ]; then cargo_bin=$c; break; fi
+        done
+        [ -n "$cargo_bin" ] || die "$MISURA is missing and cargo was not found: run cargo build --release first"
+        if [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ] && command -v runuser >/dev/null; then
+            echo "+ runuser -u $SUDO_USER -- $cargo_bin build --release --locked   (in $REPO)"
+            (cd "$REPO" && runuser -u "$SUDO_USER" -- env PATH="$(dirname "$cargo_bin"):$PATH" \
+                "$cargo_bin" build --release --locked)
+        else
+            echo "+ $cargo_bin build --release --locked   (in $REPO)"
+            (cd "$REPO" && PATH="$(dirname "$cargo_bin"):$PATH" "$cargo_bin" build --release --locked)
+        fi
+    fi
+fi
+[ -x "$MISURA" ] || die "misura binary not executable: $MISURA"
+
+WORK=$(mktemp -d /tmp/misura-bench-rtt.XXXXXX)
+CMDLOG=$WORK/commands.txt
+: >"$CMDLOG"
+BGPID=""        # the foreground client (run in the background for the traps)
+SRVPID=""       # the server of the tool being measured
+HOGPIDS=()      # CPU hogs of the loaded phase
+MISURA_FAILED=0
+
+# stop_pid PID SIG: send SIG to PID (a timeout(1) leading its own process
+# group), wait at most 10 s, then kill its whole group.
+stop_pid() {
+    local pid=$1 sig=$2 n
+    [ -n "$pid" ] || return 0
+    kill "-$sig" "$pid" 2>/dev/null || true
+    for ((n = 0; n < 100; n++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+}
+stop_hogs() {
+    local p
+    ((${#HOGPIDS[@]})) || return 0
+    for p in "${HOGPIDS[@]}"; do stop_pid "$p" TERM; done
+    HOGPIDS=()
+}
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    stop_pid "$BGPID" INT; BGPID=""
+    stop_pid "$SRVPID" TERM; SRVPID=""
+    stop_hogs
+    echo "+ $MISURA lab down --prefix $PREFIX"
+    "$MISURA" lab down --prefix "$PREFIX" >/dev/null 2>&1 || warn "lab down --prefix $PREFIX failed"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'echo "bench-rtt: interrupted" >&2; exit 130' INT
+trap 'echo "bench-rtt: terminated" >&2; exit 143' TERM
+
+log_cmd() {
+    local q; q=$(printf '%q ' "$@")
+    printf '%s\n' "${q% }" >>"$CMDLOG"
+    echo "${q% }"
+}
+# run LIMIT_S OUTFILE CMD...: print the exact command, log it, run it under a
+# time limit with stdout to OUTFILE (stderr to OUTFILE.err). Returns its status.
+run() {
+    local limit=$1 out=$2; shift 2
+    local q; q=$(log_cmd "$@")
+    echo "+ $q > $out   [time limit ${limit}s]"
+    local rc=0
+    # In the background so that an interrupt reaches the trap at once (the
+    # trap forwards it; timeout(1) runs in a process group of its own).
+    timeout -k 5 "$limit" "$@" >"$out" 2>"$out.err" &
+    BGPID=$!
+    wait "$BGPID" || rc=$?
+    BGPID=""
+    return "$rc"
+}
+# run_ok: like run but any non-zero status is fatal (stderr shown).
+run_ok() {
+    local out=$2 rc=0
+    run "$@" || rc=$?
+    if ((rc != 0)); then
+        cat "$out.err" >&2 || true
+        die "command failed with status $rc (output in $out)"
+    fi
+}
+# start_server LIMIT_S OUTFILE PORT CMD...: start a server in the background
+# under a time limit and wait (at most 5 s) until UDP PORT is bound in h2.
+# Returns 1 if it exited or never bound the port.
+start_server() {
+    local limit=$1 out=$2 port=$3; shift 3
+    local q; q=$(log_cmd "$@")
+    echo "+ $q > $out &   [server, time limit ${limit}s]"
+    timeout -k 5 "$limit" "$@" >"$out" 2>"$out.err" &
+    SRVPID=$!
+    local n
+    for ((n = 0; n < 50; n++)); do
+        if ! kill -0 "$SRVPID" 2>/dev/null; then
+            wait "$SRVPID" 2>/dev/null || echo "exit status $?" >>"$out.err"
+            SRVPID=""
+            return 1
+        fi
+        if ip netns exec "$H2_NS" ss -Huln "sport = :$port" 2>/dev/null | grep -q .; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    stop_pid "$SRVPID" TERM; SRVPID=""
+    echo "server did not bind UDP port $port within 5 s" >>"$out.err"
+    return 1
+}
+stop_server() {
+    echo "+ kill -TERM $SRVPID   [stop server]"
+    stop_pid "$SRVPID" TERM; SRVPID=""
+}
+# cpu_snapshot FILE: the per-CPU lines of /proc/stat (user nice system idle
+# iowait irq softirq steal ...), to compute how busy each CPU was.
+cpu_snapshot() { grep '^cpu[0-9]' /proc/stat >"$1"; }
+
+{
+    echo "count=$COUNT"; echo "period_ms=$PERIOD_MS"; echo "cpu=$CPU"; echo "server_cpu=$SERVER_CPU"
+    echo "hog_cpus=$HOG_CPUS"; echo "ncpu=$NCPU"; echo "misura=$MISURA"; echo "prefix=$PREFIX"
+    echo "h2_addr=$H2_ADDR"; echo "sockperf_mps=$MPS"; echo "sockperf_seconds=$((SPAN_S + 1))"
+    echo "misura_version=$("$MISURA" --version 2>&1 | head -n1)"
+    echo "ping_version=$(ping -V 2>&1 | head -n1)"
+    echo "sockperf_version=$(sockperf --version 2>&1 | head -n1 | sed 's/^sockperf, //')"
+    echo "irtt_version=$(irtt version 2>&1 | head -n1)"
+    if command -v stress-ng >/dev/null; then
+        echo "hog=stress-ng"; echo "stress_ng_version=$(stress-ng --version 2>&1 | head -n1)"
+    else
+        echo "hog=shell busy loop"
+    fi
+    echo "kernel=$(uname -r)"
+    echo "cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+    echo "virtualization=$(systemd-detect-virt 2>/dev/null || echo unknown)"
+    echo "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
+} >"$WORK/params.txt"
+
+echo "== misura rtt benchmark: raw outputs in $WORK"
+
+# ---------------------------------------------------------------- lab
+run_ok 60 "$WORK/lab_hosts.txt" "$MISURA" lab up --prefix "$PREFIX" --topology hosts
+run_ok 30 "$WORK/lab_status.json" "$MISURA" lab status --prefix "$PREFIX" --json
+# ARP warm-up so the first measured echo does not carry the neighbour resolution.
+run_ok 30 "$WORK/ping_warmup.txt" ip netns exec "$H1_NS" ping -c 3 -i 0.01 -q "$H2_ADDR"
+
+CLIENT_LIMIT=$((SPAN_S * 3 + 60))
+SERVER_LIMIT=$((SPAN_S * 3 + 120))
+
+# measure PHASE: every tool once, one after the other.
+measure() {
+    local ph=$1 d=$WORK/$1 rc
+    mkdir -p "$d"
+
+    echo "-- [$ph] 1. ping (kernel RX stamp)"
+    run_ok "$CLIENT_LIMIT" "$d/ping.txt" \
+        taskset -c "$CPU" ip netns exec "$H1_NS" ping -c "$COUNT" -i "$PERIOD_S" "$H2_ADDR"
+
+    echo "-- [$ph] 2. ping -U (user to user)"
+    run_ok "$CLIENT_LIMIT" "$d/ping_u.txt" \
+        taskset -c "$CPU" ip netns exec "$H1_NS" ping -U -c "$COUNT" -i "$PERIOD_S" "$H2_ADDR"
+
+    echo "-- [$ph] 3. sockperf ping-pong (UDP, user to user)"
+    start_server "$SERVER_LIMIT" "$d/sockperf_server.txt" "$SOCKPERF_PORT" \
+        taskset -c "$SERVER_CPU" ip netns exec "$H2_NS" sockperf server -i "$H2_ADDR" -p "$SOCKPERF_PORT" ||
+        { cat "$d/sockperf_server.txt.err" >&2; die "sockperf server did not start"; }
+    # sockperf runs for whole seconds and drops its warm-up: one second more
+    # than N periods, the report keeps the first N round trips of the log.
+    run_ok "$CLIENT_LIMIT" "$d/sockperf.txt" \
+        taskset -c "$CPU" ip netns exec "$H1_NS" sockperf ping-pong -i "$H2_ADDR" -p "$SOCKPERF_PORT" \
+        -t $((SPAN_S + 1)) --mps "$MPS" --full-rtt --full-log "$d/sockperf_log.csv"
+    stop_server
+
+    echo "-- [$ph] 4. irtt (UDP, RTT minus server processing time)"
+    start_server "$SERVER_LIMIT" "$d/irtt_server.txt" "$IRTT_PORT" \
+        taskset -c "$SERVER_CPU" ip netns exec "$H2_NS" irtt server -b "$H2_ADDR:$IRTT_PORT" ||
+        { cat "$d/irtt_server.txt.err" >&2; die "irtt server did not start"; }
+    run_ok "$CLIENT_LIMIT" "$d/irtt.txt" \
+        taskset -c "$CPU" ip netns exec "$H1_NS" irtt client -i "${PERIOD_MS}ms" -d "${SPAN_MS}ms" \
+        -o "$d/irtt.json" "$H2_ADDR:$IRTT_PORT"
+    stop_server
+
+    echo "-- [$ph] 5. misura rtt (STAMP to misura reflect)"
+    if start_server "$SERVER_LIMIT" "$d/misura_reflect.json" "$STAMP_PORT" \
+        taskset -c "$SERVER_CPU" "$MISURA" reflect --netns "$H2_NS" --listen "$H2_ADDR" \
+        --port "$STAMP_PORT" --cpu "$SERVER_CPU" --json --duration "${SERVER_LIMIT}s"; then
+        rc=0
+        run "$CLIENT_LIMIT" "$d/misura_rtt.json" \
+            taskset -c "$CPU" "$MISURA" rtt "$H2_ADDR:$STAMP_PORT" --netns "$H1_NS" --count "$COUNT" \
+            --period "${PERIOD_MS}ms" --cpu "$CPU" --frames "$d/misura_probes.csv" --json -q || rc=$?
+        echo "$rc" >"$d/misura_rtt.rc"
+        if ((rc != 0)); then
+            MISURA_FAILED=1
+            warn "misura rtt failed with status $rc: $(head -c 400 "$d/misura_rtt.json.err")"
+        fi
+        stop_server
+    else
+        MISURA_FAILED=1
+        echo "reflect" >"$d/misura_unavailable"
+        warn "misura reflect did not start: $(head -c 400 "$d/misura_reflect.json.err")"
+    fi
+}
+
+# ---------------------------------------------------------------- idle
+echo "== phase idle: $COUNT round trips every ${PERIOD_MS} ms per tool, clients on CPU $CPU, servers on CPU $SERVER_CPU"
+cpu_snapshot "$WORK/idle_cpu_start.txt"
+measure idle
+cpu_snapshot "$WORK/idle_cpu_end.txt"
+
+# ---------------------------------------------------------------- loaded
+echo "== phase loaded: one CPU hog on each of CPUs $HOG_CPUS (root namespace) for the whole phase"
+HOG_LIMIT=$((CLIENT_LIMIT * 5 + SERVER_LIMIT))
+for c in "${HOGS[@]}"; do
+    if command -v stress-ng >/dev/null; then
+        hog=(taskset -c "$c" stress-ng --cpu 1 --cpu-load 100 --timeout "${HOG_LIMIT}s" --quiet)
+    else
+        hog=(taskset -c "$c" sh -c 'while :; do :; done')
+    fi
+    q=$(log_cmd "${hog[@]}")
+    echo "+ $q &   [CPU hog, time limit ${HOG_LIMIT}s]"
+    timeout -k 5 "$HOG_LIMIT" "${hog[@]}" >"$WORK/hog_$c.txt" 2>&1 &
+    HOGPIDS+=($!)
+done
+sleep 2   # let the hogs spin up
+for p in "${HOGPIDS[@]}"; do kill -0 "$p" 2>/dev/null || die "a CPU hog exited early (see $WORK/hog_*.txt)"; done
+cpu_snapshot "$WORK/loaded_cpu_start.txt"
+measure loaded
+cpu_snapshot "$WORK/loaded_cpu_end.txt"
+alive=0
+for p in "${HOGPIDS[@]}"; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
+echo "hogs_alive_at_end=$alive" >>"$WORK/params.txt"
+echo "+ kill -TERM ${HOGPIDS[*]}   [stop CPU hogs]"
+stop_hogs
+
+# ---------------------------------------------------------------- report
+echo
+"$PY" "$REPO/scripts/bench_rtt_report.py" --work "$WORK" --out "$OUT"
+if [ -n "${SUDO_UID:-}" ] && [ -f "$OUT" ]; then chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$OUT" || true; fi
+if ((MISURA_FAILED)); then
+    warn "misura could not be measured in every phase (see the table); exit status 3"
+    exit 3
+fi
