@@ -28,6 +28,21 @@ if ! command -v cargo >/dev/null; then
     fi
 fi
 
+# Peers for the interoperability tests (each test skips, saying why, if its
+# peer is missing): tshark from Debian, scapy (with its STAMP layer) in a
+# venv, stamp-suite from crates.io. All land in .tools/ or the system.
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! command -v tshark >/dev/null; then
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections || true
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark iputils-ping >/dev/null || echo "tshark not installed: its test will be skipped" >&2
+fi
+if [ ! -x .tools/venv/bin/python ] || ! .tools/venv/bin/python -c "import scapy.contrib.stamp" 2>/dev/null; then
+    python3 -m venv .tools/venv && .tools/venv/bin/pip install -q scapy || echo "scapy not installed: its test will be skipped" >&2
+fi
+if [ ! -x .tools/bin/stamp-suite ]; then
+    cargo install -q --locked --root .tools stamp-suite || echo "stamp-suite not installed: its test will be skipped" >&2
+fi
+export PATH="$PWD/.tools/bin:$PATH"
+
 cargo build --workspace --all-targets --locked
 # The fuzz target must keep building (it is a separate crate).
 cargo build --locked --manifest-path fuzz/Cargo.toml --bins
