@@ -125,6 +125,24 @@ Examples:
   misura rtt [2001:2::2]:862 --request 64,512,1500 --frames probes.csv
   misura rtt --l2 --interface m0 --peer 02:6d:73:00:02:02 --netns misura-h1")]
     Rtt(RttArgs),
+    /// Seed 002's exchange: a trigger frame, then both ends send data frames at once; time each phase.
+    #[command(long_about = "\
+Reproduce the request/response sequence of a real-time exchange on raw
+Ethernet frames (seed 002): the initiator sends a trigger of S1 bytes and at
+once its own data frame of S2 bytes; the responder answers each trigger with
+its S2-byte data frame, so both directions carry data at the same time.
+The initiator times each cycle from just before the trigger's send():
+  t1  the trigger's send() has returned
+  t2  the initiator's own data frame's send() has returned
+  t3  the responder's data frame has been received (the exchange is complete)
+and also t3 from kernel stamps (trigger TX stamp to data RX stamp). Each phase
+is reported as the seed did: average, max, min, average − min, and the count
+over a threshold (30 µs).
+
+Examples (the lab's hosts topology):
+  misura exchange --respond --netns misura-h2 --interface m0 --peer 02:6d:73:00:02:01
+  misura exchange --netns misura-h1 --interface m0 --peer 02:6d:73:00:02:02 --count 1000")]
+    Exchange(ExchangeArgs),
 }
 
 /// Flags of `misura reflect`.
@@ -250,6 +268,57 @@ pub struct RttArgs {
     pub export_csv: Option<PathBuf>,
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// Flags of `misura exchange`.
+#[derive(Args, Debug, Clone)]
+pub struct ExchangeArgs {
+    /// Interface that faces the peer.
+    #[arg(long, value_name = "IF")]
+    pub interface: String,
+    /// MAC address of the peer (only its frames are answered or counted).
+    #[arg(long, value_name = "MAC")]
+    pub peer: String,
+    /// Run inside this network namespace.
+    #[arg(long, value_name = "NAME")]
+    pub netns: Option<String>,
+    /// Be the responder (the seed's slave): answer each trigger with a data frame.
+    #[arg(long)]
+    pub respond: bool,
+    /// S1: trigger frame size in bytes, destination address through FCS.
+    #[arg(long, default_value_t = 64)]
+    pub trigger: usize,
+    /// S2: data frame size each side sends after the trigger.
+    #[arg(long, default_value_t = 530)]
+    pub data: usize,
+    /// Number of cycles (initiator).
+    #[arg(long, default_value_t = 1000)]
+    pub count: u64,
+    /// Cycle period (the seed: about 4 ms).
+    #[arg(long, default_value = "4ms")]
+    pub period: String,
+    /// Give up on a cycle after this long without the peer's data frame.
+    #[arg(long, default_value = "5ms")]
+    pub timeout: String,
+    /// Count phases longer than this (the seed counted over 30 µs).
+    #[arg(long, default_value = "30us")]
+    pub threshold: String,
+    /// Ethertype of the frames.
+    #[arg(long, default_value = "0x88B5")]
+    pub ethertype: String,
+    /// Stop the responder after this long (default: until SIGINT/SIGTERM).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Responder: busy-poll instead of sleeping in poll(2) between frames.
+    #[arg(long)]
+    pub busy_poll: bool,
+    /// Pin to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]

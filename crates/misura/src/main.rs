@@ -6,6 +6,7 @@ mod calibrate;
 mod cli;
 mod demo;
 mod engine;
+mod exchange;
 mod exit;
 mod host;
 mod labcmd;
@@ -98,6 +99,11 @@ fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
             enter_netns(&a.netns)?;
             let code = rtt::run(a, stop)?;
             Ok(interrupted_code(stop).unwrap_or(code))
+        }
+        Command::Exchange(a) => {
+            enter_netns(&a.netns)?;
+            exchange::run(a, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(exit::OK))
         }
         Command::Demo(d) => {
             demo::run(d, stop)?;

@@ -255,6 +255,33 @@ fn interoperates_with_stamp_suite() {
     assert!(text.contains("Packets received: 10"), "authenticated stamp-suite sender: {text}");
 }
 
+#[test]
+fn exchange_sequence_completes_every_cycle() {
+    need_root!();
+    let mut h = Hosts::new("x");
+    let ns2 = h.ns(2);
+    let mut responder = Command::new(BIN)
+        .args(["exchange", "--respond", "--netns", &ns2, "--interface", "m0", "--peer", "02:6d:73:00:02:01", "--duration", "30s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let ns1 = h.ns(1);
+    let o = run(&["exchange", "--netns", &ns1, "--interface", "m0", "--peer", "02:6d:73:00:02:02", "--count", "200", "--period", "2ms", "--timeout", "50ms", "--json"]);
+    let _ = Command::new("kill").arg(responder.id().to_string()).status();
+    let _ = responder.wait();
+    let v = json_of(&o);
+    assert_eq!(v["completed"], 200, "{v}");
+    let mean = |p: &str| v[p]["summary"]["mean_ns"].as_f64().unwrap();
+    let min = |p: &str| v[p]["summary"]["min_ns"].as_i64().unwrap();
+    assert!(min("t1") > 0 && mean("t1") <= mean("t2") && mean("t2") <= mean("t3"));
+    assert!(v["t3_kernel"]["summary"]["count"].as_u64().unwrap() > 150);
+    // The seed's counter is there.
+    assert!(v["t3"]["summary"]["over_threshold"].is_u64());
+    h.children.clear();
+}
+
 fn which(name: &str) -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
     dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/bin"));

@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod csv;
+pub mod exchange;
 pub mod frames;
 pub mod model;
 pub mod rtt;

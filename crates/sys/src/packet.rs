@@ -184,6 +184,25 @@ impl PacketSocket {
     }
 
     /// The raw file descriptor (for poll/epoll).
+    /// Wait up to `timeout` (millisecond resolution) for a frame to read;
+    /// true when one is ready. For receivers that should sleep in the
+    /// kernel between frames rather than busy-poll.
+    pub fn wait_readable(&self, timeout: std::time::Duration) -> Result<bool, SysError> {
+        let mut pfd = libc::pollfd { fd: self.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+        // SAFETY: `pfd` is a valid, initialised pollfd that lives for the call;
+        // nfds is 1.
+        let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if rc < 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                return Ok(false);
+            }
+            return Err(SysError::io(format!("waiting for frames on `{}`", self.ifname), e));
+        }
+        Ok(rc > 0 && pfd.revents & libc::POLLIN != 0)
+    }
+
     pub fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
     }

@@ -1,0 +1,115 @@
+//! The result of `misura exchange`: seed 002's trigger / full-duplex data
+//! sequence on raw frames, phase by phase.
+
+use crate::model::{HostFingerprint, Meta};
+use misura_stats::SummarySnapshot;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Write};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ExchangeConfig {
+    pub interface: String,
+    pub peer: String,
+    pub netns: Option<String>,
+    pub ethertype: u16,
+    /// S1: Ethernet payload bytes of the trigger.
+    pub trigger_bytes: usize,
+    /// S2: Ethernet payload bytes each side sends after the trigger.
+    pub data_bytes: usize,
+    pub period_ns: i64,
+    pub count: u64,
+    pub timeout_ns: i64,
+    pub threshold_ns: i64,
+}
+
+/// One phase: the seed's Ave / Max / Min, "Ave − Min" and the count over
+/// the threshold, plus the full summary.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Phase {
+    /// What the phase measures, in words.
+    pub meaning: String,
+    pub summary: SummarySnapshot,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ExchangeReport {
+    #[serde(flatten)]
+    pub meta: Meta,
+    pub complete: bool,
+    pub stop_reason: String,
+    pub host: HostFingerprint,
+    pub config: ExchangeConfig,
+    pub cycles: u64,
+    pub completed: u64,
+    /// Cycles whose peer data frame did not arrive within the timeout.
+    pub timeouts: u64,
+    pub t1: Phase,
+    pub t2: Phase,
+    pub t3: Phase,
+    /// t3 from kernel stamps: kernel RX stamp of the peer's data frame −
+    /// kernel TX stamp of the trigger.
+    pub t3_kernel: Option<Phase>,
+    /// Wire time of trigger + data at the link rate, when known (seed 002:
+    /// (8+64+12+8+530)·8 bits ≈ 5 µs at 1 Gb/s).
+    pub wire_time_ns: Option<f64>,
+    pub warnings: Vec<String>,
+}
+
+fn us(v: Option<i64>) -> String {
+    v.map_or("-".into(), |x| format!("{:.3}", x as f64 / 1000.0))
+}
+
+pub fn write_text(r: &ExchangeReport, out: &mut dyn Write) -> io::Result<()> {
+    let c = &r.config;
+    writeln!(
+        out,
+        "misura exchange: {} <-> {} on {}: trigger {} B, then {} B each way, every {:.3} ms{}",
+        c.interface,
+        c.peer,
+        c.netns.as_deref().unwrap_or("this namespace"),
+        c.trigger_bytes,
+        c.data_bytes,
+        c.period_ns as f64 / 1e6,
+        if r.complete { String::new() } else { format!("  [PARTIAL: {}]", r.stop_reason) }
+    )?;
+    writeln!(out, "cycles {}  completed {}  timeouts {}", r.cycles, r.completed, r.timeouts)?;
+    writeln!(
+        out,
+        "\n{:<10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9}   meaning",
+        "phase µs",
+        "Ave",
+        "median",
+        "Max",
+        "Min",
+        "Ave−Min",
+        format!(">{:.0}µs", c.threshold_ns as f64 / 1000.0),
+        "p99"
+    )?;
+    let mut phases = vec![("t1", &r.t1), ("t2", &r.t2), ("t3", &r.t3)];
+    if let Some(k) = &r.t3_kernel {
+        phases.push(("t3 kernel", k));
+    }
+    for (name, p) in phases {
+        let s = &p.summary;
+        writeln!(
+            out,
+            "{:<10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9}   {}",
+            name,
+            s.mean_ns.map_or("-".into(), |m| format!("{:.3}", m / 1000.0)),
+            us(s.median_ns),
+            us(s.max_ns),
+            us(s.min_ns),
+            s.mean_minus_min_ns.map_or("-".into(), |m| format!("{:.3}", m / 1000.0)),
+            s.over_threshold,
+            us(s.p99_ns),
+            p.meaning
+        )?;
+    }
+    if let Some(w) = r.wire_time_ns {
+        writeln!(out, "\nwire time of trigger + data: {:.3} µs", w / 1000.0)?;
+    }
+    for w in &r.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}
