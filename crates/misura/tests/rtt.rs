@@ -151,6 +151,7 @@ fn udp_round_trips_between_lab_hosts() {
     assert_eq!(v["timestamps"]["reflector_two_step"], true);
     assert!(v["clock_offset"]["uncertainty_ns"].as_f64().unwrap() > 0.0);
     assert_eq!(check_probes(&csv, true), 200);
+    schema_check(&v, "rtt.schema.json");
     // IPv6 too.
     h.reflector(&["--listen", "2001:2::2", "--port", "8621"]);
     let csv6 = h.path("probes6.csv");
@@ -280,6 +281,26 @@ fn exchange_sequence_completes_every_cycle() {
     // The seed's counter is there.
     assert!(v["t3"]["summary"]["over_threshold"].is_u64());
     h.children.clear();
+}
+
+fn schema_check(v: &Value, schema_file: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema").join(schema_file);
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator.iter_errors(v).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "result does not match {schema_file}:\n{}", errors.join("\n"));
+}
+
+#[test]
+fn reflector_rate_limit_holds_per_source() {
+    need_root!();
+    let mut h = Hosts::new("r");
+    h.reflector(&["--listen", "198.18.0.2", "--port", "8629", "--rate-limit", "100"]);
+    // 2000 probes/s for 0.25 s from one source: at most 100/s plus a burst of 10 pass.
+    let v = json_of(&h.rtt(&["198.18.0.2:8629", "--count", "500", "--rate", "2000", "--timeout", "200ms", "--json"]));
+    let received = v["totals"]["received"].as_u64().unwrap();
+    assert!(received >= 10 && received <= 10 + 100 + 10, "received {received} replies");
+    assert_eq!(v["totals"]["sent"], 500);
 }
 
 fn which(name: &str) -> Option<PathBuf> {
