@@ -28,7 +28,8 @@
 # misura's network RTT should stay flat while the user-level figures grow).
 # Clients are pinned to --cpu (taskset; misura also gets --cpu), servers to
 # --server-cpu. CPU time per CPU (/proc/stat, incl. steal) is recorded for
-# each phase.
+# each phase and around each client run (a client or server that spins
+# shows up there).
 #
 # Prints every command it runs, then one table (min / median / p99 in us for
 # each tool and figure, idle and loaded; each median / misura's network
@@ -285,12 +286,16 @@ measure() {
     mkdir -p "$d"
 
     echo "-- [$ph] 1. ping (kernel RX stamp)"
+    cpu_snapshot "$d/ping_cpu_start.txt"
     run_ok "$CLIENT_LIMIT" "$d/ping.txt" \
         taskset -c "$CPU" ip netns exec "$H1_NS" ping -c "$COUNT" -i "$PERIOD_S" "$H2_ADDR"
+    cpu_snapshot "$d/ping_cpu_end.txt"
 
     echo "-- [$ph] 2. ping -U (user to user)"
+    cpu_snapshot "$d/ping_u_cpu_start.txt"
     run_ok "$CLIENT_LIMIT" "$d/ping_u.txt" \
         taskset -c "$CPU" ip netns exec "$H1_NS" ping -U -c "$COUNT" -i "$PERIOD_S" "$H2_ADDR"
+    cpu_snapshot "$d/ping_u_cpu_end.txt"
 
     echo "-- [$ph] 3. sockperf ping-pong (UDP, user to user)"
     start_server "$SERVER_LIMIT" "$d/sockperf_server.txt" "$SOCKPERF_PORT" \
@@ -298,18 +303,22 @@ measure() {
         { cat "$d/sockperf_server.txt.err" >&2; die "sockperf server did not start"; }
     # sockperf runs for whole seconds and drops its warm-up: one second more
     # than N periods, the report keeps the first N round trips of the log.
+    cpu_snapshot "$d/sockperf_cpu_start.txt"
     run_ok "$CLIENT_LIMIT" "$d/sockperf.txt" \
         taskset -c "$CPU" ip netns exec "$H1_NS" sockperf ping-pong -i "$H2_ADDR" -p "$SOCKPERF_PORT" \
         -t $((SPAN_S + 1)) --mps "$MPS" --full-rtt --full-log "$d/sockperf_log.csv"
+    cpu_snapshot "$d/sockperf_cpu_end.txt"
     stop_server
 
     echo "-- [$ph] 4. irtt (UDP, RTT minus server processing time)"
     start_server "$SERVER_LIMIT" "$d/irtt_server.txt" "$IRTT_PORT" \
         taskset -c "$SERVER_CPU" ip netns exec "$H2_NS" irtt server -b "$H2_ADDR:$IRTT_PORT" ||
         { cat "$d/irtt_server.txt.err" >&2; die "irtt server did not start"; }
+    cpu_snapshot "$d/irtt_cpu_start.txt"
     run_ok "$CLIENT_LIMIT" "$d/irtt.txt" \
         taskset -c "$CPU" ip netns exec "$H1_NS" irtt client -i "${PERIOD_MS}ms" -d "${SPAN_MS}ms" \
         -o "$d/irtt.json" "$H2_ADDR:$IRTT_PORT"
+    cpu_snapshot "$d/irtt_cpu_end.txt"
     stop_server
 
     echo "-- [$ph] 5. misura rtt (STAMP to misura reflect)"
@@ -317,9 +326,11 @@ measure() {
         taskset -c "$SERVER_CPU" "$MISURA" reflect --netns "$H2_NS" --listen "$H2_ADDR" \
         --port "$STAMP_PORT" --cpu "$SERVER_CPU" --json --duration "${SERVER_LIMIT}s"; then
         rc=0
+        cpu_snapshot "$d/misura_cpu_start.txt"
         run "$CLIENT_LIMIT" "$d/misura_rtt.json" \
             taskset -c "$CPU" "$MISURA" rtt "$H2_ADDR:$STAMP_PORT" --netns "$H1_NS" --count "$COUNT" \
             --period "${PERIOD_MS}ms" --cpu "$CPU" --frames "$d/misura_probes.csv" --json -q || rc=$?
+        cpu_snapshot "$d/misura_cpu_end.txt"
         echo "$rc" >"$d/misura_rtt.rc"
         if ((rc != 0)); then
             MISURA_FAILED=1

@@ -255,6 +255,8 @@ def main():
         data[ph] = r
     busy = {ph: cpu_busy(os.path.join(w, f"{ph}_cpu_start.txt"), os.path.join(w, f"{ph}_cpu_end.txt"))
             for ph in PHASES}
+    tool_busy = {ph: {t: cpu_busy(os.path.join(w, ph, f"{t}_cpu_start.txt"), os.path.join(w, ph, f"{t}_cpu_end.txt"))
+                      for t in ("ping", "ping_u", "sockperf", "irtt", "misura")} for ph in PHASES}
 
     def med(ph, k):
         s = data[ph].get(k)
@@ -285,10 +287,20 @@ def main():
         if b:
             print(f"CPU time during {ph:6}: " + ", ".join(
                 f"{c} busy {100 * v['busy']:.0f} % (steal {100 * v['steal']:.1f} %)" for c, v in b.items()))
+        tb = {t: v for t, v in tool_busy[ph].items() if v}
+        if tb:
+            print(f"  busy while each client ran ({ph}): " + "; ".join(
+                f"{t.replace('_u', ' -U')} " + "/".join(f"{100 * v['busy']:.0f}" for v in cpus.values()) + " %"
+                for t, cpus in tb.items()) + "  (" + "/".join(next(iter(tb.values())).keys()) + ")")
+    not_idle = [f"{t.replace('_u', ' -U')} " + "/".join(f"{100 * v['busy']:.0f}" for v in cpus.values()) + " %"
+                for t, cpus in tool_busy["idle"].items() if cpus and max(v["busy"] for v in cpus.values()) > 0.25]
+    if not_idle:
+        print("WARNING: the 'idle' phase was not idle (CPU busy > 25 % while " + ", ".join(not_idle) +
+              "): a client that spins, or other work on this machine; its idle figures are not a clean baseline")
     print("all figures in microseconds (us); ratios of medians (and of p99 where stated)")
-    hdr1 = (f"{'':16} | {'idle':^23} | {'loaded':^23} | {'median / misura net':^19} | {'loaded / idle':^15} | "
+    hdr1 = (f"{'':19} | {'idle':^23} | {'loaded':^23} | {'median / misura net':^19} | {'loaded / idle':^15} | "
             f"{'samples':^11}")
-    hdr2 = (f"{'tool / figure':16} | {'min':>7} {'median':>7} {'p99':>7} | {'min':>7} {'median':>7} {'p99':>7} | "
+    hdr2 = (f"{'tool / figure':19} | {'min':>7} {'median':>7} {'p99':>7} | {'min':>7} {'median':>7} {'p99':>7} | "
             f"{'idle':>9} {'loaded':>9} | {'median':>7} {'p99':>7} | {'idle':>5} {'load':>5}")
     rule = "-" * len(hdr2)
     print(rule)
@@ -306,7 +318,7 @@ def main():
                 cells.append(f"{us(s['min_ns']):>7} {us(s['median_ns']):>7} {us(s['p99_ns']):>7}")
         r = ratios[k]
         n = [str(data[ph][k]["count"]) if data[ph].get(k) else "-" for ph in PHASES]
-        print(f"{label:16} | {cells[0]} | {cells[1]} | {fx(r['median_over_misura_network_idle']):>9} "
+        print(f"{label:19} | {cells[0]} | {cells[1]} | {fx(r['median_over_misura_network_idle']):>9} "
               f"{fx(r['median_over_misura_network_loaded']):>9} | {fx(r['loaded_over_idle_median']):>7} "
               f"{fx(r['loaded_over_idle_p99']):>7} | {n[0]:>5} {n[1]:>5}")
 
@@ -318,9 +330,11 @@ def main():
     print(rule)
     for ph in PHASES:
         parts = []
-        for k in ("ping", "ping_u", "irtt"):
+        for k in ("ping", "ping_u"):
             s = data[ph][k]
             parts.append(f"{k.replace('_u', ' -U')} lost {s.get('lost')}")
+        s = data[ph]["irtt"]
+        parts.append(f"irtt sent {s.get('sent')} (of {count} periods) lost {s.get('lost')}")
         parts.append(f"sockperf dropped {data[ph]['sockperf'].get('lost')}")
         if ph in misura_meta:
             t = misura_meta[ph].get("totals") or {}
@@ -364,7 +378,9 @@ def main():
         "scheduling of ping on the receive side.",
         "sockperf ping-pong: UDP, user-space clock at send and after receive on the client (--full-rtt: the whole "
         "round trip, not half), and the sockperf server is a user process in h2, so both hosts' scheduling "
-        "is inside. The first N round trips of --full-log after its warm-up are used.",
+        "is inside. The first N round trips of --full-log after its warm-up are used. Its client busy-waits for the "
+        "--mps pacing (100 % of its CPU, see 'busy while each client ran'), so under load it competes with the hog "
+        "as a CPU-bound task and can be preempted in the middle of a round trip.",
         "irtt: UDP, Go runtime clock reads on the client (user level), minus the server's own processing time "
         "(its user-level receive-to-send stamps); the client wake-up and the server's socket wake-up remain.",
         "misura: STAMP over UDP to misura reflect. user = the user clock around sendmsg/recvmsg (what ping -U "
@@ -397,6 +413,8 @@ def main():
                                             "virtualized", "clocksource")} if host else None,
         "commands": commands,
         "cpu_time": busy,
+        "cpu_time_per_client_run": tool_busy,
+        "idle_phase_not_idle": not_idle,
         "phases": data,
         "misura": {"phases": misura_meta, "missing": misura_missing},
         "ratios": ratios,
