@@ -143,6 +143,38 @@ Examples (the lab's hosts topology):
   misura exchange --respond --netns misura-h2 --interface m0 --peer 02:6d:73:00:02:01
   misura exchange --netns misura-h1 --interface m0 --peer 02:6d:73:00:02:02 --count 1000")]
     Exchange(ExchangeArgs),
+    /// Know the instrument's clocks: read cost, interference, TSC frequency, timer wake-up latency.
+    #[command(subcommand)]
+    Clock(ClockCommand),
+    /// What on this host affects timing precision, and how to change it.
+    #[command(subcommand)]
+    Host(HostCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ClockCommand {
+    /// Every usable time source: read cost, resolution, smallest step, monotonicity.
+    #[command(long_about = crate::clock_sources::LONG_ABOUT)]
+    Sources(crate::clock_sources::SourcesArgs),
+    /// Seed 000's interference test: histogram of the steps between consecutive clock reads.
+    #[command(long_about = crate::clock_interference::LONG_ABOUT)]
+    Interference(crate::clock_interference::InterferenceArgs),
+    /// The TSC's frequency and stability, against CLOCK_MONOTONIC_RAW or an NTP server.
+    #[command(long_about = crate::clock_tsc::LONG_ABOUT)]
+    Tsc(crate::clock_tsc::TscArgs),
+    /// Wake-up latency of periodic absolute sleeps, as cyclictest measures it.
+    #[command(long_about = crate::clock_timer::LONG_ABOUT)]
+    Timer(crate::clock_timer::TimerArgs),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum HostCommand {
+    /// Check everything that affects timing precision, with the command that changes each.
+    #[command(long_about = crate::hostcheck::CHECK_LONG_ABOUT)]
+    Check(crate::hostcheck::CheckArgs),
+    /// Apply (or revert) the safe tuning changes; without --apply only print the plan.
+    #[command(long_about = crate::hostcheck::TUNE_LONG_ABOUT)]
+    Tune(crate::hostcheck::TuneArgs),
 }
 
 /// Flags of `misura reflect`.

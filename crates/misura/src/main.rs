@@ -4,11 +4,16 @@
 mod analysis;
 mod calibrate;
 mod cli;
+mod clock_interference;
+mod clock_sources;
+mod clock_timer;
+mod clock_tsc;
 mod demo;
 mod engine;
 mod exchange;
 mod exit;
 mod host;
+mod hostcheck;
 mod labcmd;
 mod oneway;
 mod reflect;
@@ -18,7 +23,7 @@ mod units;
 
 use anyhow::Result;
 use clap::Parser;
-use cli::{Cli, Command};
+use cli::{ClockCommand, Cli, Command, HostCommand};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -105,6 +110,19 @@ fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
             exchange::run(a, stop)?;
             Ok(interrupted_code(stop).unwrap_or(exit::OK))
         }
+        Command::Clock(c) => {
+            match c {
+                ClockCommand::Sources(a) => clock_sources::run(a, stop)?,
+                ClockCommand::Interference(a) => clock_interference::run(a, stop)?,
+                ClockCommand::Tsc(a) => clock_tsc::run(a, stop)?,
+                ClockCommand::Timer(a) => clock_timer::run(a, stop)?,
+            }
+            Ok(interrupted_code(stop).unwrap_or(exit::OK))
+        }
+        Command::Host(h) => match h {
+            HostCommand::Check(a) => hostcheck::check(a),
+            HostCommand::Tune(a) => hostcheck::tune(a),
+        },
         Command::Demo(d) => {
             demo::run(d, stop)?;
             Ok(interrupted_code(stop).unwrap_or(exit::OK))

@@ -34,6 +34,7 @@ pub mod packet;
 pub mod sched;
 pub mod timesync;
 pub mod tsinfo;
+pub mod tsc;
 pub mod udp;
 
 pub use error::SysError;
