@@ -16,6 +16,7 @@ mod host;
 mod hostcheck;
 mod labcmd;
 mod oneway;
+mod progress;
 mod reflect;
 mod rtt;
 mod transport;
