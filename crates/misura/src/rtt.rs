@@ -126,7 +126,7 @@ fn build_request(l: &RequestLayout, mode: Mode, ssid: u16, buf: &mut Vec<u8>) ->
 fn method_name(m: u8) -> String {
     match m {
         stamp::timestamp_method::HW_ASSIST => "NIC hardware".into(),
-        stamp::timestamp_method::SW_LOCAL => "software (SW local)".into(),
+        stamp::timestamp_method::SW_LOCAL => "software".into(),
         stamp::timestamp_method::CONTROL_PLANE => "control plane".into(),
         other => format!("method {other}"),
     }

@@ -5,76 +5,15 @@
 //! test is skipped when its tool is missing (scripts install them in CI:
 //! scapy in the venv at .tools/venv).
 
+#[macro_use]
+mod common;
+
+use common::*;
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_misura");
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0")))
-        .unwrap_or(false)
-}
-
-macro_rules! need_root {
-    () => {
-        if !is_root() {
-            eprintln!("skipped: needs root (network namespaces)");
-            return;
-        }
-    };
-}
-
-struct Hosts {
-    prefix: String,
-    dir: PathBuf,
-    children: Vec<Child>,
-}
-
-impl Hosts {
-    fn new(tag: &str) -> Hosts {
-        let prefix = format!("misura-io{}{}-", std::process::id() % 100_000, tag);
-        let dir = std::env::temp_dir().join(format!("misura-io-{}-{tag}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let o = run(&["lab", "up", "--topology", "hosts", "--prefix", &prefix]);
-        assert!(o.status.success(), "lab up: {}", String::from_utf8_lossy(&o.stderr));
-        Hosts { prefix, dir, children: Vec::new() }
-    }
-    fn ns(&self, i: u8) -> String {
-        format!("{}h{i}", self.prefix)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-    /// Start `misura reflect` in h2 and give it time to bind.
-    fn reflector(&mut self, extra: &[&str]) {
-        let ns = self.ns(2);
-        let mut args = vec!["reflect", "--netns", &ns, "--quiet"];
-        args.extend_from_slice(extra);
-        let child = Command::new(BIN).args(&args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        self.children.push(child);
-        std::thread::sleep(Duration::from_millis(300));
-    }
-}
-
-impl Drop for Hosts {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        let _ = run(&["lab", "down", "--prefix", &self.prefix]);
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("running misura")
-}
 
 /// Run a command, killing it if it outlives `limit` (then panicking).
 fn run_bounded(cmd: &mut Command, limit: Duration) -> Output {
@@ -110,11 +49,6 @@ fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
-fn which(name: &str) -> Option<PathBuf> {
-    let dirs: Vec<PathBuf> = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
-    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
-}
-
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -139,7 +73,7 @@ fn scapy_stamp_sender_against_misura_reflect() {
         return;
     }
     let script = repo_root().join("tests/interop/scapy_stamp.py");
-    let mut h = Hosts::new("s");
+    let mut h = Lab::up("io", "s", "hosts");
     h.reflector(&["--listen", "198.18.0.2", "--port", "8627"]);
     let o = run_bounded(
         Command::new("ip").args(["netns", "exec", &h.ns(1)]).arg(&python).arg(&script).args(["198.18.0.2", "8627", "20"]),
@@ -162,7 +96,7 @@ fn scapy_stamp_sender_against_misura_reflect() {
 
 /// One capture in h2 while `misura rtt` runs from h1; returns the pcap file and
 /// the number of probes sent (measured + warm-up).
-fn capture_rtt(h: &Hosts, name: &str, rtt_extra: &[&str]) -> (PathBuf, usize, usize) {
+fn capture_rtt(h: &Lab, name: &str, rtt_extra: &[&str]) -> (PathBuf, usize, usize) {
     let pcap = h.path(name);
     let _ = std::fs::remove_file(&pcap);
     // Bounded by -a duration; stopped with SIGINT once misura rtt is done.
@@ -299,7 +233,7 @@ fn tshark_decodes_misura_stamp_as_twamp_test() {
         eprintln!("skipped: tshark not installed (apt-get install tshark)");
         return;
     }
-    let mut h = Hosts::new("t");
+    let mut h = Lab::up("io", "t", "hosts");
     h.reflector(&["--listen", "198.18.0.2", "--port", "8628"]);
     for (name, extra, payload) in [("default.pcap", &[][..], 72), ("req44.pcap", &["--request", "44"][..], 44)] {
         let (pcap, n, warmup) = capture_rtt(&h, name, extra);

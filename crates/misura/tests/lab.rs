@@ -2,113 +2,18 @@
 //! Linux bridge, in namespaces each test creates with its own prefix and
 //! removes afterwards (also when it fails). Needs root; skipped otherwise.
 
+#[macro_use]
+mod common;
+
+use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_misura");
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0")))
-        .unwrap_or(false)
-}
-
-macro_rules! need_root {
-    () => {
-        if !is_root() {
-            eprintln!("skipped: needs root (network namespaces, raw sockets)");
-            return;
-        }
-    };
-}
-
-/// A lab with a unique prefix, taken down on drop.
-struct TestLab {
-    prefix: String,
-    dir: PathBuf,
-}
-
-impl TestLab {
-    fn new(tag: &str) -> TestLab {
-        let prefix = format!("misura-it{}{}-", std::process::id() % 100_000, tag);
-        let dir = std::env::temp_dir().join(format!("misura-it-{}-{tag}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        TestLab { prefix, dir }
-    }
-    fn tester(&self) -> String {
-        format!("{}tester", self.prefix)
-    }
-    fn up(&self, topology: &str) {
-        let o = run(&["lab", "up", "--topology", topology, "--prefix", &self.prefix]);
-        assert!(o.status.success(), "lab up {topology}: {}", String::from_utf8_lossy(&o.stderr));
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-    fn oneway(&self, extra: &[&str]) -> Output {
-        let tester = self.tester();
-        let mut args = vec!["oneway", "--netns", &tester, "--tx", "p1", "--rx", "p2", "-q"];
-        args.extend_from_slice(extra);
-        run(&args)
-    }
-}
-
-impl Drop for TestLab {
-    fn drop(&mut self) {
-        let _ = run(&["lab", "down", "--prefix", &self.prefix]);
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("running misura")
-}
-
-fn json_of(o: &Output) -> Value {
-    assert!(
-        o.status.success(),
-        "misura failed ({:?}): {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
-}
-
-fn schema_check(v: &Value, schema_file: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema").join(schema_file);
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator.iter_errors(v).map(|e| format!("{} at {}", e, e.instance_path())).collect();
-    assert!(errors.is_empty(), "result does not match {schema_file}:\n{}", errors.join("\n"));
-}
-
-/// Parsed per-frame CSV: header plus rows of optional integers.
-fn read_frames(path: &Path) -> (Vec<String>, Vec<Vec<Option<i64>>>) {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
-    let rows = lines
-        .map(|l| {
-            let cells: Vec<Option<i64>> = l.split(',').map(|c| if c.is_empty() { None } else { Some(c.parse().unwrap()) }).collect();
-            assert_eq!(cells.len(), header.len(), "row `{l}` has the wrong number of columns");
-            cells
-        })
-        .collect();
-    (header, rows)
-}
-
-fn col(header: &[String], name: &str) -> usize {
-    header.iter().position(|h| h == name).unwrap_or_else(|| panic!("column {name} missing"))
-}
 
 #[test]
 fn direct_cable_2000_frames_all_stamped_inside_the_windows() {
     need_root!();
-    let lab = TestLab::new("d");
-    lab.up("direct");
+    let lab = Lab::up("it", "d", "direct");
     let csv = lab.path("frames.csv");
     let o = lab.oneway(&["--count", "2000", "--rate", "4000", "--sizes", "46,512,1500", "--frames", csv.to_str().unwrap(), "--json"]);
     let v = json_of(&o);
@@ -121,7 +26,7 @@ fn direct_cable_2000_frames_all_stamped_inside_the_windows() {
     assert_eq!(v["timestamps"]["kernel_software_rx"], true);
     assert_eq!(v["timestamps"]["hardware_rx"], false, "veth has no hardware stamps");
 
-    let (h, rows) = read_frames(&csv);
+    let (h, rows) = read_csv(&csv);
     for name in ["seq", "payload_bytes", "frame_bytes", "tx1_ns", "tx2_ns", "rx1_ns", "rx2_ns", "tx_kernel_ns", "rx_kernel_ns", "tx_hw_ns", "rx_hw_ns", "lost"] {
         col(&h, name);
     }
@@ -148,10 +53,9 @@ fn direct_cable_2000_frames_all_stamped_inside_the_windows() {
 #[test]
 fn the_bridge_adds_kernel_latency() {
     need_root!();
-    let lab = TestLab::new("s");
-    lab.up("direct");
+    let lab = Lab::up("it", "s", "direct");
     let direct = json_of(&lab.oneway(&["--count", "1000", "--rate", "4000", "--json"]));
-    lab.up("switch");
+    lab.topology("switch");
     let switch = json_of(&lab.oneway(&["--count", "1000", "--rate", "4000", "--json"]));
     let med = |v: &Value| v["overall"]["kernel"]["median_ns"].as_i64().expect("kernel latency");
     assert_eq!(switch["totals"]["lost"], 0);
@@ -167,8 +71,7 @@ fn the_bridge_adds_kernel_latency() {
 #[test]
 fn calibration_gives_a_finite_slope_interval_and_a_usable_profile() {
     need_root!();
-    let lab = TestLab::new("c");
-    lab.up("direct");
+    let lab = Lab::up("it", "c", "direct");
     let profile = lab.path("cal.json");
     let run_json = lab.path("cal-run.json");
     let tester = lab.tester();
@@ -190,7 +93,7 @@ fn calibration_gives_a_finite_slope_interval_and_a_usable_profile() {
     assert_eq!(p["format"], "misura.calibration");
 
     // The profile applies on the switch: SUT latency and a fit over frame length.
-    lab.up("switch");
+    lab.topology("switch");
     let v = json_of(&lab.oneway(&["--count", "700", "--rate", "4000", "--calibration", profile.to_str().unwrap(), "--json"]));
     schema_check(&v, "oneway.schema.json");
     assert!(v["sut"]["user"]["fit"]["b_ci95"].as_f64().unwrap().is_finite());
@@ -206,8 +109,7 @@ fn calibration_gives_a_finite_slope_interval_and_a_usable_profile() {
 #[test]
 fn sigint_mid_run_leaves_a_valid_partial_json_and_csv() {
     need_root!();
-    let lab = TestLab::new("i");
-    lab.up("direct");
+    let lab = Lab::up("it", "i", "direct");
     let csv = lab.path("partial.csv");
     let json = lab.path("partial.json");
     let tester = lab.tester();
@@ -233,7 +135,7 @@ fn sigint_mid_run_leaves_a_valid_partial_json_and_csv() {
     assert_eq!(v["complete"], false);
     let sent = v["totals"]["sent"].as_u64().unwrap();
     assert!(sent > 100, "only {sent} frames before the signal");
-    let (_, rows) = read_frames(&csv);
+    let (_, rows) = read_csv(&csv);
     assert_eq!(rows.len() as u64, sent, "one CSV row per frame sent");
 }
 
@@ -251,8 +153,7 @@ fn bad_input_gets_one_clear_message_and_a_documented_exit_code() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("nosuch0"));
 
     need_root!();
-    let lab = TestLab::new("b");
-    lab.up("direct");
+    let lab = Lab::up("it", "b", "direct");
     let cases: [(&[&str], i32, &str); 5] = [
         (&["--sizes", "2000"], 5, "MTU"),
         (&["--rate", "50000000"], 5, "more than it carries"),

@@ -3,120 +3,18 @@
 //! authenticated mode; and against another implementation (stamp-suite) when
 //! it is installed. Needs root; skipped otherwise.
 
-use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+#[macro_use]
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_misura");
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0")))
-        .unwrap_or(false)
-}
-
-macro_rules! need_root {
-    () => {
-        if !is_root() {
-            eprintln!("skipped: needs root (network namespaces)");
-            return;
-        }
-    };
-}
-
-struct Hosts {
-    prefix: String,
-    dir: PathBuf,
-    children: Vec<Child>,
-}
-
-impl Hosts {
-    fn new(tag: &str) -> Hosts {
-        let prefix = format!("misura-rt{}{}-", std::process::id() % 100_000, tag);
-        let dir = std::env::temp_dir().join(format!("misura-rt-{}-{tag}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let o = run(&["lab", "up", "--topology", "hosts", "--prefix", &prefix]);
-        assert!(o.status.success(), "lab up: {}", String::from_utf8_lossy(&o.stderr));
-        Hosts { prefix, dir, children: Vec::new() }
-    }
-    fn ns(&self, i: u8) -> String {
-        format!("{}h{i}", self.prefix)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-    /// Start `misura reflect` in h2 and wait for its start-up line (it is
-    /// printed once the socket is bound).
-    fn reflector(&mut self, extra: &[&str]) {
-        let ns = self.ns(2);
-        let mut args = vec!["reflect", "--netns", &ns];
-        args.extend_from_slice(extra);
-        let mut child = Command::new(BIN).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            let mut lines = std::io::BufReader::new(stderr).lines();
-            let first = lines.next().and_then(|l| l.ok()).unwrap_or_default();
-            let _ = tx.send(first);
-            for _ in lines {} // keep draining so the reflector never blocks on stderr
-        });
-        let first = rx.recv_timeout(Duration::from_secs(10)).expect("reflector did not start within 10 s");
-        assert!(first.contains("misura reflect"), "reflector start-up: {first}");
-        self.children.push(child);
-    }
-    fn rtt(&self, extra: &[&str]) -> Output {
-        let ns = self.ns(1);
-        let mut args = vec!["rtt", "--netns", &ns, "-q"];
-        args.extend_from_slice(extra);
-        run(&args)
-    }
-}
-
-impl Drop for Hosts {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        let _ = run(&["lab", "down", "--prefix", &self.prefix]);
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("running misura")
-}
-
-fn json_of(o: &Output) -> Value {
-    assert!(o.status.success(), "misura failed ({:?}): {}", o.status.code(), String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
-}
-
-fn rows(path: &Path) -> (Vec<String>, Vec<Vec<Option<i64>>>) {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
-    let rows = lines
-        .map(|l| {
-            let r: Vec<Option<i64>> = l.split(',').map(|c| if c.is_empty() { None } else { Some(c.parse().unwrap()) }).collect();
-            assert_eq!(r.len(), header.len());
-            r
-        })
-        .collect();
-    (header, rows)
-}
-
-fn col(h: &[String], name: &str) -> usize {
-    h.iter().position(|c| c == name).unwrap_or_else(|| panic!("no column {name}"))
-}
 
 /// Every probe: network < kernel < user RTT, positive turnaround, forward +
 /// backward = network RTT, and precise follow-up stamps for all but the last.
 fn check_probes(csv: &Path, expect_follow_up: bool) -> usize {
-    let (h, rows) = rows(csv);
+    let (h, rows) = read_csv(csv);
     let (user, kernel, net, turn) = (col(&h, "user_rtt_ns"), col(&h, "kernel_rtt_ns"), col(&h, "network_rtt_ns"), col(&h, "turnaround_ns"));
     let (fwd, back, lost, precise) = (col(&h, "forward_ns"), col(&h, "backward_ns"), col(&h, "lost"), col(&h, "reflector_tx_precise"));
     for c in ["seq", "request_bytes", "response_bytes"] {
@@ -142,7 +40,7 @@ fn check_probes(csv: &Path, expect_follow_up: bool) -> usize {
 #[test]
 fn udp_round_trips_between_lab_hosts() {
     need_root!();
-    let mut h = Hosts::new("u");
+    let mut h = Lab::up("rt", "u", "hosts");
     h.reflector(&["--listen", "198.18.0.2", "--port", "8620"]);
     let csv = h.path("probes.csv");
     let v = json_of(&h.rtt(&["198.18.0.2:8620", "--count", "200", "--period", "5ms", "--frames", csv.to_str().unwrap(), "--json"]));
@@ -163,7 +61,7 @@ fn udp_round_trips_between_lab_hosts() {
 #[test]
 fn raw_ethernet_round_trips() {
     need_root!();
-    let mut h = Hosts::new("l");
+    let mut h = Lab::up("rt", "l", "hosts");
     h.reflector(&["--l2", "m0"]);
     let csv = h.path("l2.csv");
     let v = json_of(&h.rtt(&["--l2", "--interface", "m0", "--peer", "02:6d:73:00:02:02", "--count", "100", "--period", "5ms", "--frames", csv.to_str().unwrap(), "--json"]));
@@ -175,7 +73,7 @@ fn raw_ethernet_round_trips() {
 #[test]
 fn authenticated_mode_and_wrong_key() {
     need_root!();
-    let mut h = Hosts::new("a");
+    let mut h = Lab::up("rt", "a", "hosts");
     let key = h.path("stamp.key");
     std::fs::write(&key, "00112233445566778899aabbccddeeff\n").unwrap();
     let bad = h.path("bad.key");
@@ -192,7 +90,7 @@ fn authenticated_mode_and_wrong_key() {
 #[test]
 fn unreachable_reflector_is_named() {
     need_root!();
-    let h = Hosts::new("n");
+    let h = Lab::up("rt", "n", "hosts");
     let t = Instant::now();
     let o = h.rtt(&["198.18.0.2:8699", "--count", "3"]);
     assert_eq!(o.status.code(), Some(1));
@@ -210,7 +108,7 @@ fn interoperates_with_stamp_suite() {
         eprintln!("skipped: stamp-suite not installed (cargo install stamp-suite)");
         return;
     };
-    let mut h = Hosts::new("s");
+    let mut h = Lab::up("rt", "s", "hosts");
     // stamp-suite reflects for misura rtt.
     let refl = Command::new("ip")
         .args(["netns", "exec", &h.ns(2), ss.to_str().unwrap(), "-i", "-S", "198.18.0.2", "-o", "8623"])
@@ -259,7 +157,7 @@ fn interoperates_with_stamp_suite() {
 #[test]
 fn exchange_sequence_completes_every_cycle() {
     need_root!();
-    let mut h = Hosts::new("x");
+    let mut h = Lab::up("rt", "x", "hosts");
     let ns2 = h.ns(2);
     let mut responder = Command::new(BIN)
         .args(["exchange", "--respond", "--netns", &ns2, "--interface", "m0", "--peer", "02:6d:73:00:02:01", "--duration", "30s"])
@@ -283,28 +181,14 @@ fn exchange_sequence_completes_every_cycle() {
     h.children.clear();
 }
 
-fn schema_check(v: &Value, schema_file: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema").join(schema_file);
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator.iter_errors(v).map(|e| format!("{} at {}", e, e.instance_path())).collect();
-    assert!(errors.is_empty(), "result does not match {schema_file}:\n{}", errors.join("\n"));
-}
-
 #[test]
 fn reflector_rate_limit_holds_per_source() {
     need_root!();
-    let mut h = Hosts::new("r");
+    let mut h = Lab::up("rt", "r", "hosts");
     h.reflector(&["--listen", "198.18.0.2", "--port", "8629", "--rate-limit", "100"]);
     // 2000 probes/s for 0.25 s from one source: at most 100/s plus a burst of 10 pass.
     let v = json_of(&h.rtt(&["198.18.0.2:8629", "--count", "500", "--rate", "2000", "--timeout", "200ms", "--json"]));
     let received = v["totals"]["received"].as_u64().unwrap();
     assert!(received >= 10 && received <= 10 + 100 + 10, "received {received} replies");
     assert_eq!(v["totals"]["sent"], 500);
-}
-
-fn which(name: &str) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
-    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/bin"));
-    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
 }
