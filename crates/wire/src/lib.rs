@@ -46,6 +46,7 @@
 //! fuzzed and property-tested in isolation.
 #![forbid(unsafe_code)]
 
+pub mod control;
 pub mod ethernet;
 pub mod probe;
 pub mod stamp;
