@@ -13,6 +13,7 @@
 
 pub mod auth;
 pub mod calibration;
+pub mod clockstats;
 pub mod inflight;
 pub mod ratelimit;
 pub mod reflector;
@@ -20,6 +21,7 @@ pub mod rtt;
 pub mod schedule;
 pub mod stamp_client;
 pub mod time;
+pub mod tscfreq;
 pub mod window;
 pub mod wire_time;
 

@@ -472,7 +472,7 @@ pub fn measure(
     if std::env::var_os("MISURA_DEBUG").is_some() {
         eprintln!("debug: {counters:?}");
     }
-    let host = crate::host::fingerprint(tuning);
+    let host = crate::host::fingerprint_with_interfaces(tuning, &[&cfg.tx, &cfg.rx]);
     if cfg.link_speed_source == "interface" && [&r.tx, &r.rx].iter().any(|i| i.driver.as_deref() == Some("veth")) {
         warnings.push(format!(
             "veth reports {} Mb/s but serialises nothing: the wire time C is a model here, not a physical delay (give --link-speed to model a real link)",

@@ -7,12 +7,15 @@
 //! opens a file or reads a clock.
 #![forbid(unsafe_code)]
 
+pub mod clock;
 pub mod csv;
 pub mod exchange;
 pub mod frames;
+pub mod host;
 pub mod model;
 pub mod rtt;
 pub mod text;
+pub mod tsc;
 
 pub use model::*;
 

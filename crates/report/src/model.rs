@@ -35,6 +35,38 @@ pub struct HostFingerprint {
     pub tsc_flags: Vec<String>,
     /// What misura itself set up for the loop.
     pub tuning: LoopTuning,
+    /// The interfaces the measurement used, with the settings that move
+    /// their timestamps; empty when the result uses none (or predates it).
+    #[serde(default)]
+    pub interfaces: Vec<InterfaceFingerprint>,
+}
+
+/// One measured interface's settings that move timestamps. `None` where the
+/// driver does not report the setting (veth has no coalescing or EEE).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InterfaceFingerprint {
+    pub name: String,
+    pub driver: Option<String>,
+    pub speed_mbps: Option<u64>,
+    pub duplex: Option<String>,
+    /// Interrupt coalescing (`ethtool -c`).
+    pub rx_usecs: Option<u32>,
+    pub rx_frames: Option<u32>,
+    pub adaptive_rx: Option<bool>,
+    pub tx_usecs: Option<u32>,
+    pub tx_frames: Option<u32>,
+    pub adaptive_tx: Option<bool>,
+    /// Energy-Efficient Ethernet enabled.
+    pub eee: Option<bool>,
+    /// Offloads that merge or split frames.
+    pub gro: Option<bool>,
+    pub lro: Option<bool>,
+    pub gso: Option<bool>,
+    pub tso: Option<bool>,
+    /// `ETHTOOL_GET_TS_INFO` capabilities, in ethtool's words.
+    pub timestamping_caps: Vec<String>,
+    pub rx_filters: Vec<String>,
+    pub phc_index: Option<i32>,
 }
 
 /// How the measuring loop ran.

@@ -16,7 +16,9 @@
 //! * [`udp`]: a UDP socket (STAMP) with `SO_TIMESTAMPING`, OPT_ID-numbered
 //!   TX stamps, TTL/hop limit and pktinfo;
 //! * [`sched`]: CPU pinning, `SCHED_FIFO`, `mlockall`;
-//! * [`host`]: best-effort facts about the host that affect timing.
+//! * [`host`]: best-effort facts about the host that affect timing;
+//! * [`hostinfo`]: the sysfs/procfs items `misura host check` reads and tunes;
+//! * [`ethtool`]: link mode, EEE, interrupt coalescing and offloads.
 
 // libc field types (time_t, socklen_t, msg_controllen, ...) differ between
 // targets; the casts that are no-ops on x86_64 are needed elsewhere.
@@ -27,11 +29,16 @@ mod error;
 mod sys;
 
 pub mod clock;
+pub mod ethtool;
+pub mod clocks;
 pub mod host;
+pub mod hostinfo;
 pub mod iface;
 pub mod netns;
 pub mod packet;
+pub mod phc;
 pub mod sched;
+pub mod timer;
 pub mod timesync;
 pub mod tsinfo;
 pub mod tsc;

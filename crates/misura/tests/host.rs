@@ -1,0 +1,310 @@
+//! `misura host check` and `misura host tune`: the check on the plain host
+//! and inside a lab namespace (its JSON against the schema), the plan,
+//! `--apply` then `--revert` on lab veth ports restoring every value it
+//! changed, and `--apply` without root. Lab parts need root; skipped otherwise.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_misura");
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("running misura")
+}
+
+fn json_of(o: &Output) -> Value {
+    assert!(
+        o.status.success(),
+        "misura failed ({:?}): {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
+}
+
+fn schema_check(v: &Value) {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/host-check.schema.json"
+    );
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "host check JSON fails the schema:\n  {}",
+        errors.join("\n  ")
+    );
+}
+
+/// A lab with a unique prefix, taken down on drop.
+struct TestLab {
+    prefix: String,
+    dir: PathBuf,
+}
+
+impl TestLab {
+    fn up(tag: &str) -> TestLab {
+        let prefix = format!("misura-ht{}{}-", std::process::id() % 100_000, tag);
+        let dir = std::env::temp_dir().join(format!("misura-ht-{}-{tag}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let o = run(&["lab", "up", "--topology", "direct", "--prefix", &prefix]);
+        assert!(
+            o.status.success(),
+            "lab up: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        TestLab { prefix, dir }
+    }
+    fn tester(&self) -> String {
+        format!("{}tester", self.prefix)
+    }
+}
+
+impl Drop for TestLab {
+    fn drop(&mut self) {
+        let _ = run(&["lab", "down", "--prefix", &self.prefix]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn item<'a>(v: &'a Value, scope: &str, name: &str) -> &'a Value {
+    v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["scope"] == scope && i["item"] == name)
+        .unwrap_or_else(|| panic!("no item {scope} {name}"))
+}
+
+#[test]
+fn check_on_the_plain_host() {
+    let v = json_of(&run(&["host", "check", "--json"]));
+    schema_check(&v);
+    assert_eq!(v["format"], "misura.host-check");
+    for name in [
+        "cpu governor",
+        "idle states",
+        "SMT",
+        "isolated CPUs",
+        "preemption model",
+        "clocksource",
+        "memlock limit",
+    ] {
+        let i = item(&v, "host", name);
+        assert!(!i["state"].as_str().unwrap().is_empty());
+    }
+    item(&v, "time sync", "kernel clock");
+    // The human table says the same, one row per item.
+    let o = run(&["host", "check"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("clocksource") && text.contains("why:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_unknown_interface_is_a_clear_error() {
+    let o = run(&["host", "check", "--interface", "misura-nope0"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("misura-nope0"));
+}
+
+#[test]
+fn check_in_the_lab() {
+    if !is_root() {
+        eprintln!("skipped: needs root (lab namespaces)");
+        return;
+    }
+    let lab = TestLab::up("c");
+    let v = json_of(&run(&["host", "check", "--netns", &lab.tester(), "--json"]));
+    schema_check(&v);
+    assert_eq!(v["interfaces"], serde_json::json!(["p1", "p2"]));
+    for p in ["p1", "p2"] {
+        assert_eq!(
+            item(&v, p, "coalescing")["state"],
+            "not supported by driver veth"
+        );
+        assert_eq!(item(&v, p, "EEE")["verdict"], "n/a");
+        assert!(item(&v, p, "link")["state"]
+            .as_str()
+            .unwrap()
+            .contains("Mb/s"));
+        assert_eq!(item(&v, p, "PTP clock")["state"], "none");
+    }
+    let one = json_of(&run(&[
+        "host",
+        "check",
+        "--netns",
+        &lab.tester(),
+        "-i",
+        "p1",
+        "--json",
+    ]));
+    schema_check(&one);
+    assert_eq!(one["host"]["interfaces"][0]["driver"], "veth");
+}
+
+/// The values `host check` shows for a port's offloads.
+fn offloads(tester: &str, port: &str) -> Vec<(String, String)> {
+    let v = json_of(&run(&[
+        "host", "check", "--netns", tester, "-i", port, "--json",
+    ]));
+    ["gro", "lro", "gso", "tso"]
+        .iter()
+        .map(|o| {
+            (
+                o.to_string(),
+                item(&v, port, o)["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn apply_then_revert_restores_every_value() {
+    if !is_root() {
+        eprintln!("skipped: needs root (lab namespaces, ethtool changes)");
+        return;
+    }
+    let lab = TestLab::up("t");
+    let t = lab.tester();
+    // Give GRO a value to change too (veth starts with it off).
+    let o = Command::new("ip")
+        .args(["netns", "exec", &t, "ethtool", "-K", "p1", "gro", "on"])
+        .output();
+    let gro_on = o.is_ok_and(|o| o.status.success());
+    let before = [offloads(&t, "p1"), offloads(&t, "p2")];
+
+    // The plan changes nothing.
+    let plan = json_of(&run(&[
+        "host", "tune", "--netns", &t, "-i", "p1", "-i", "p2", "--json",
+    ]));
+    assert_eq!(plan["action"], "plan");
+    assert_eq!([offloads(&t, "p1"), offloads(&t, "p2")], before);
+
+    let state = lab.dir.join("state.json");
+    let state_s = state.to_str().unwrap();
+    let applied = json_of(&run(&[
+        "host",
+        "tune",
+        "--netns",
+        &t,
+        "-i",
+        "p1",
+        "-i",
+        "p2",
+        "--apply",
+        "--state-file",
+        state_s,
+        "--json",
+    ]));
+    let entries = applied["entries"].as_array().unwrap();
+    // Coalescing and EEE cannot be changed on veth: skipped, with the reason.
+    for p in ["p1", "p2"] {
+        for what in ["coalescing", "eee"] {
+            let e = entries
+                .iter()
+                .find(|e| e["scope"] == p && e["item"] == what)
+                .unwrap_or_else(|| panic!("no entry for {p} {what}: {applied}"));
+            assert_eq!(e["status"], "skipped");
+            assert_eq!(e["reason"], "not supported by driver veth");
+        }
+    }
+    let changed: Vec<&Value> = entries.iter().filter(|e| e["status"] == "change").collect();
+    assert!(
+        changed.iter().all(|e| e["outcome"] == "applied"),
+        "{applied}"
+    );
+    let keys: Vec<String> = changed
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["interface"].as_str().unwrap(),
+                e["key"].as_str().unwrap()
+            )
+        })
+        .collect();
+    for k in ["p1 gso", "p1 tso", "p2 gso", "p2 tso"] {
+        assert!(keys.contains(&k.to_string()), "{k} not changed: {keys:?}");
+    }
+    if gro_on {
+        assert!(keys.contains(&"p1 gro".to_string()), "{keys:?}");
+    }
+    for port in ["p1", "p2"] {
+        assert!(
+            offloads(&t, port).iter().all(|(_, s)| s == "off"),
+            "{port} after apply: {:?}",
+            offloads(&t, port)
+        );
+    }
+    let st: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(st["format"], "misura.host-tune-state");
+    assert_eq!(st["changes"].as_array().unwrap().len(), changed.len());
+
+    // Revert needs no --netns: the state file names it.
+    let o = run(&["host", "tune", "--revert", state_s]);
+    assert!(
+        o.status.success(),
+        "revert: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("restored"), "{text}");
+    assert_eq!([offloads(&t, "p1"), offloads(&t, "p2")], before);
+}
+
+#[test]
+fn apply_without_root_is_refused() {
+    if !is_root() {
+        let o = run(&["host", "tune", "--apply", "-i", "lo"]);
+        assert_eq!(o.status.code(), Some(3));
+        return;
+    }
+    // As user nobody, when su exists and nobody can run the binary.
+    let cmd = format!(
+        "{BIN} host tune --apply --interface lo --state-file /tmp/misura-nobody-state.json"
+    );
+    let o = match Command::new("su")
+        .args(["nobody", "-s", "/bin/sh", "-c", &cmd])
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("skipped: no su ({e})");
+            return;
+        }
+    };
+    let err = String::from_utf8_lossy(&o.stderr);
+    if err.contains("Permission denied") && !err.contains("needs root") {
+        eprintln!("skipped: nobody cannot run {BIN}");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("needs root"), "{err}");
+    assert!(!std::path::Path::new("/tmp/misura-nobody-state.json").exists());
+}
