@@ -143,6 +143,24 @@ Examples (the lab's hosts topology):
   misura exchange --respond --netns misura-h2 --interface m0 --peer 02:6d:73:00:02:01
   misura exchange --netns misura-h1 --interface m0 --peer 02:6d:73:00:02:02 --count 1000")]
     Exchange(ExchangeArgs),
+    /// Serve throughput, request/response and set-up tests to many clients at once, within limits.
+    #[command(long_about = crate::serve::LONG_ABOUT)]
+    Serve(crate::serve::ServeArgs),
+    /// TCP throughput against `misura serve`: streams, direction, buffers, Nagle, CPU cost.
+    #[command(long_about = crate::tcp::LONG_ABOUT)]
+    Tcp(crate::tcp::TcpArgs),
+    /// Paced UDP against `misura serve`: received rate, loss, duplicates, reordering, jitter.
+    #[command(long_about = crate::udp::LONG_ABOUT)]
+    Udp(crate::udp::UdpArgs),
+    /// Request/response transactions (netperf TCP_RR/UDP_RR/TCP_CRR): rate, latency, CPU per transaction.
+    #[command(long_about = crate::rr::LONG_ABOUT)]
+    Rr(crate::rr::RrArgs),
+    /// Set-up delay of a new path: first-packet RTT minus the next, after idle gaps; TCP handshake time.
+    #[command(long_about = crate::setup::LONG_ABOUT)]
+    Setup(crate::setup::SetupArgs),
+    /// Run tcp, udp or rr across a parameter list or range and tabulate (seed 001's curves).
+    #[command(long_about = crate::sweep::LONG_ABOUT)]
+    Sweep(crate::sweep::SweepArgs),
     /// Know the instrument's clocks: read cost, interference, TSC frequency, timer wake-up latency.
     #[command(subcommand)]
     Clock(ClockCommand),

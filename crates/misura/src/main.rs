@@ -17,7 +17,14 @@ mod hostcheck;
 mod labcmd;
 mod oneway;
 mod progress;
+mod proto;
 mod reflect;
+mod rr;
+mod serve;
+mod setup;
+mod sweep;
+mod tcp;
+mod udp;
 mod rtt;
 mod transport;
 mod units;
@@ -111,6 +118,12 @@ fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
             exchange::run(a, stop)?;
             Ok(interrupted_code(stop).unwrap_or(exit::OK))
         }
+        Command::Serve(a) => Ok(interrupted_code(stop).unwrap_or(serve::run(a, stop)?)),
+        Command::Tcp(a) => Ok(interrupted_code(stop).unwrap_or(tcp::run(a, stop)?)),
+        Command::Udp(a) => Ok(interrupted_code(stop).unwrap_or(udp::run(a, stop)?)),
+        Command::Rr(a) => Ok(interrupted_code(stop).unwrap_or(rr::run(a, stop)?)),
+        Command::Setup(a) => Ok(interrupted_code(stop).unwrap_or(setup::run(a, stop)?)),
+        Command::Sweep(a) => Ok(interrupted_code(stop).unwrap_or(sweep::run(a, stop)?)),
         Command::Clock(c) => {
             match c {
                 ClockCommand::Sources(a) => clock_sources::run(a, stop)?,
