@@ -1,0 +1,367 @@
+//! The results store: every run kept in an embedded SQLite database, the full
+//! JSON result beside indexed columns for the figures people search by (time,
+//! subcommand, target or interfaces, sizes, timestamp source, host).
+//!
+//! Safe to share: WAL journaling and a busy timeout let several misura
+//! processes write at once; a database that is not misura's, or comes from a
+//! newer misura, is refused with a message and never written to.
+#![forbid(unsafe_code)]
+
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Identifies a misura store (SQLite `application_id`, "MSRA").
+pub const APPLICATION_ID: i32 = 0x4D53_5241;
+/// Schema version this build writes (SQLite `user_version`).
+pub const SCHEMA_VERSION: i32 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: not a misura results store (another program's SQLite database); choose another file with --store, or --no-store")]
+    Foreign { path: PathBuf },
+    #[error("{path}: written by a newer misura (store version {found}, this one reads up to {SCHEMA_VERSION}); upgrade misura or use another --store")]
+    Newer { path: PathBuf, found: i32 },
+    #[error("{path}: cannot be opened as a results store ({source}); if the file is damaged, move it aside — nothing was written to it")]
+    Open { path: PathBuf, #[source] source: rusqlite::Error },
+    #[error("{path}: cannot create its directory: {source}")]
+    Dir { path: PathBuf, #[source] source: std::io::Error },
+    #[error("run {0} is not in the store (see `misura history`)")]
+    NoSuchRun(i64),
+    #[error("the stored result of run {id} is not valid JSON: {source}")]
+    BadJson { id: i64, #[source] source: serde_json::Error },
+    #[error("results store: {0}")]
+    Sql(#[from] rusqlite::Error),
+}
+
+/// The searchable facts of a run, taken from its JSON result.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunFacts {
+    pub started_at: String,
+    /// "oneway", "rtt", "clock-timer", …
+    pub subcommand: String,
+    /// Host, address or interface pair the run measured.
+    pub target: String,
+    pub sizes: String,
+    pub timestamp_source: String,
+    pub host: String,
+    pub complete: bool,
+}
+
+/// One row of `misura history`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSummary {
+    pub id: i64,
+    pub facts: RunFacts,
+    /// The run's headline figure, as text, if the result names one.
+    pub headline: Option<String>,
+}
+
+/// Filters for listing runs (all optional, combined with AND).
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    pub subcommand: Option<String>,
+    /// Substring of the target.
+    pub target: Option<String>,
+    /// RFC 3339 prefixes compare as text: "2026-11" matches November 2026.
+    pub since: Option<String>,
+    pub until: Option<String>,
+    pub limit: Option<u32>,
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// Default location: `$XDG_DATA_HOME/misura/results.sqlite`.
+pub fn default_path(data_dir: Option<PathBuf>) -> PathBuf {
+    data_dir.unwrap_or_else(|| PathBuf::from(".")).join("misura").join("results.sqlite")
+}
+
+impl Store {
+    /// Open (creating if needed) the store at `path`.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir { path: path.into(), source })?;
+        }
+        let existed = path.exists() && std::fs::metadata(path).map(|m| m.len() > 0).unwrap_or(false);
+        let open_err = |source| StoreError::Open { path: path.into(), source };
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE)
+            .map_err(open_err)?;
+        conn.busy_timeout(Duration::from_secs(10)).map_err(open_err)?;
+        // Reading the header fails on a file that is not SQLite at all.
+        let app: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(open_err)?;
+        let ver: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(open_err)?;
+        if existed {
+            let tables: i64 = conn
+                .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0))
+                .map_err(open_err)?;
+            if app != APPLICATION_ID && (app != 0 || tables > 0) {
+                return Err(StoreError::Foreign { path: path.into() });
+            }
+            if ver > SCHEMA_VERSION {
+                return Err(StoreError::Newer { path: path.into(), found: ver });
+            }
+        }
+        let store = Store { conn, path: path.into() };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn migrate(&self) -> Result<(), StoreError> {
+        // WAL lets readers and one writer at a time proceed; the busy timeout
+        // makes concurrent writers wait their turn instead of failing.
+        let _: String = self.conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        self.conn.execute_batch(&format!(
+            "BEGIN IMMEDIATE;
+             CREATE TABLE IF NOT EXISTS runs (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT,
+                 started_at TEXT NOT NULL,
+                 subcommand TEXT NOT NULL,
+                 target TEXT NOT NULL,
+                 sizes TEXT NOT NULL,
+                 timestamp_source TEXT NOT NULL,
+                 host TEXT NOT NULL,
+                 complete INTEGER NOT NULL,
+                 format TEXT NOT NULL,
+                 format_version INTEGER NOT NULL,
+                 result TEXT NOT NULL
+             );
+             CREATE INDEX IF NOT EXISTS runs_time ON runs (started_at);
+             CREATE INDEX IF NOT EXISTS runs_sub ON runs (subcommand, started_at);
+             CREATE INDEX IF NOT EXISTS runs_target ON runs (target);
+             PRAGMA application_id = {APPLICATION_ID};
+             PRAGMA user_version = {SCHEMA_VERSION};
+             COMMIT;"
+        ))?;
+        Ok(())
+    }
+
+    /// Keep a run. Returns its id.
+    pub fn save(&self, facts: &RunFacts, result: &serde_json::Value) -> Result<i64, StoreError> {
+        let format = result.get("format").and_then(|f| f.as_str()).unwrap_or("").to_string();
+        let version = result.get("format_version").and_then(|f| f.as_i64()).unwrap_or(0);
+        self.conn.execute(
+            "INSERT INTO runs (started_at, subcommand, target, sizes, timestamp_source, host, complete, format, format_version, result)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                facts.started_at,
+                facts.subcommand,
+                facts.target,
+                facts.sizes,
+                facts.timestamp_source,
+                facts.host,
+                facts.complete,
+                format,
+                version,
+                result.to_string()
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Runs matching `f`, newest first.
+    pub fn list(&self, f: &Filter) -> Result<Vec<RunSummary>, StoreError> {
+        let mut sql = String::from(
+            "SELECT id, started_at, subcommand, target, sizes, timestamp_source, host, complete, result FROM runs WHERE 1=1",
+        );
+        let mut args: Vec<String> = Vec::new();
+        if let Some(s) = &f.subcommand {
+            args.push(s.clone());
+            sql += &format!(" AND subcommand = ?{}", args.len());
+        }
+        if let Some(t) = &f.target {
+            args.push(format!("%{t}%"));
+            sql += &format!(" AND target LIKE ?{}", args.len());
+        }
+        if let Some(s) = &f.since {
+            args.push(s.clone());
+            sql += &format!(" AND started_at >= ?{}", args.len());
+        }
+        if let Some(u) = &f.until {
+            args.push(format!("{u}\u{10FFFF}"));
+            sql += &format!(" AND started_at <= ?{}", args.len());
+        }
+        sql += " ORDER BY started_at DESC, id DESC";
+        if let Some(l) = f.limit {
+            sql += &format!(" LIMIT {l}");
+        }
+        let mut stmt = self.conn.prepare(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| {
+            let result: String = r.get(8)?;
+            Ok(RunSummary {
+                id: r.get(0)?,
+                facts: RunFacts {
+                    started_at: r.get(1)?,
+                    subcommand: r.get(2)?,
+                    target: r.get(3)?,
+                    sizes: r.get(4)?,
+                    timestamp_source: r.get(5)?,
+                    host: r.get(6)?,
+                    complete: r.get(7)?,
+                },
+                headline: headline(&result),
+            })
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// The full JSON result of run `id`.
+    pub fn get(&self, id: i64) -> Result<(RunFacts, serde_json::Value), StoreError> {
+        let row = self
+            .conn
+            .query_row(
+                "SELECT started_at, subcommand, target, sizes, timestamp_source, host, complete, result FROM runs WHERE id = ?1",
+                params![id],
+                |r| {
+                    Ok((
+                        RunFacts {
+                            started_at: r.get(0)?,
+                            subcommand: r.get(1)?,
+                            target: r.get(2)?,
+                            sizes: r.get(3)?,
+                            timestamp_source: r.get(4)?,
+                            host: r.get(5)?,
+                            complete: r.get(6)?,
+                        },
+                        r.get::<_, String>(7)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let (facts, text) = row.ok_or(StoreError::NoSuchRun(id))?;
+        let v = serde_json::from_str(&text).map_err(|source| StoreError::BadJson { id, source })?;
+        Ok((facts, v))
+    }
+
+    pub fn count(&self) -> Result<i64, StoreError> {
+        Ok(self.conn.query_row("SELECT count(*) FROM runs", [], |r| r.get(0))?)
+    }
+}
+
+/// The headline figure a result names at its top level, as text.
+fn headline(result: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(result).ok()?;
+    for (key, unit) in [("throughput_bps", "bit/s"), ("transactions_per_s", "transactions/s")] {
+        if let Some(x) = v.get(key).and_then(|x| x.as_f64()) {
+            return Some(format!("{x:.0} {unit}"));
+        }
+    }
+    let med = |p: &[&str]| {
+        let mut cur = &v;
+        for k in p {
+            cur = cur.get(k)?;
+        }
+        cur.as_i64()
+    };
+    for (path, what) in [
+        (&["overall", "network_rtt", "median_ns"][..], "network RTT median"),
+        (&["overall", "mul", "median_ns"][..], "Mul median"),
+    ] {
+        if let Some(ns) = med(path) {
+            return Some(format!("{what} {:.3} µs", ns as f64 / 1000.0));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("misura-store-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d.join("results.sqlite")
+    }
+
+    fn facts(sub: &str, target: &str, at: &str) -> RunFacts {
+        RunFacts {
+            started_at: at.into(),
+            subcommand: sub.into(),
+            target: target.into(),
+            sizes: "46".into(),
+            timestamp_source: "kernel software".into(),
+            host: "vm".into(),
+            complete: true,
+        }
+    }
+
+    #[test]
+    fn save_list_get() {
+        let p = tmp("basic");
+        let s = Store::open(&p).unwrap();
+        let r = serde_json::json!({"format": "misura.rtt", "format_version": 1, "overall": {"network_rtt": {"median_ns": 1500}}});
+        let a = s.save(&facts("rtt", "198.18.0.2:862", "2026-11-22T01:00:00Z"), &r).unwrap();
+        let b = s.save(&facts("oneway", "p1->p2", "2026-11-22T02:00:00Z"), &serde_json::json!({"format": "misura.oneway"})).unwrap();
+        let all = s.list(&Filter::default()).unwrap();
+        assert_eq!(all.iter().map(|r| r.id).collect::<Vec<_>>(), vec![b, a]);
+        assert_eq!(all[1].headline.as_deref(), Some("network RTT median 1.500 µs"));
+        let rtt = s.list(&Filter { subcommand: Some("rtt".into()), ..Default::default() }).unwrap();
+        assert_eq!(rtt.len(), 1);
+        let by_target = s.list(&Filter { target: Some("198.18".into()), ..Default::default() }).unwrap();
+        assert_eq!(by_target[0].id, a);
+        let since = s.list(&Filter { since: Some("2026-11-22T01:30".into()), ..Default::default() }).unwrap();
+        assert_eq!(since.len(), 1);
+        let until = s.list(&Filter { until: Some("2026-11-22T01".into()), ..Default::default() }).unwrap();
+        assert_eq!(until.len(), 1);
+        assert_eq!(s.get(a).unwrap().1, r);
+        assert!(matches!(s.get(999), Err(StoreError::NoSuchRun(999))));
+    }
+
+    #[test]
+    fn foreign_newer_and_corrupt_files_are_refused_untouched() {
+        // Another program's SQLite database.
+        let p = tmp("foreign");
+        {
+            let c = Connection::open(&p).unwrap();
+            c.execute_batch("CREATE TABLE cats (name TEXT); INSERT INTO cats VALUES ('tom');").unwrap();
+        }
+        let before = std::fs::read(&p).unwrap();
+        assert!(matches!(Store::open(&p), Err(StoreError::Foreign { .. })));
+        assert_eq!(std::fs::read(&p).unwrap(), before);
+        // A store from a newer misura.
+        let p = tmp("newer");
+        drop(Store::open(&p).unwrap());
+        {
+            let c = Connection::open(&p).unwrap();
+            c.execute_batch("PRAGMA user_version = 99;").unwrap();
+        }
+        assert!(matches!(Store::open(&p), Err(StoreError::Newer { found: 99, .. })));
+        // Not SQLite at all.
+        let p = tmp("garbage");
+        std::fs::write(&p, b"this is not a database, just some text that is long enough to have a header").unwrap();
+        let before = std::fs::read(&p).unwrap();
+        let e = Store::open(&p).err().expect("refused");
+        assert!(e.to_string().contains("nothing was written"), "{e}");
+        assert_eq!(std::fs::read(&p).unwrap(), before);
+    }
+
+    #[test]
+    fn concurrent_writers_all_succeed() {
+        let p = tmp("concurrent");
+        drop(Store::open(&p).unwrap());
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let p = p.clone();
+                std::thread::spawn(move || {
+                    let s = Store::open(&p).unwrap();
+                    for i in 0..50 {
+                        s.save(&facts("rtt", &format!("t{t}"), &format!("2026-11-22T00:{i:02}:00Z")), &serde_json::json!({"i": i}))
+                            .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(Store::open(&p).unwrap().count().unwrap(), 200);
+    }
+}
