@@ -39,6 +39,53 @@ namespace problem, 5 impossible measurement parameters, 6 output not writable,
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Results store (SQLite) where every run is kept (default: the user's data directory).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// Do not keep this run in the results store.
+    #[arg(long, global = true)]
+    pub no_store: bool,
+}
+
+/// Flags of `misura history`.
+#[derive(Args, Debug, Clone)]
+pub struct HistoryArgs {
+    /// Only runs of this subcommand (oneway, calibrate, rtt, exchange, …).
+    #[arg(long)]
+    pub subcommand: Option<String>,
+    /// Only runs whose target contains this text.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Only runs started at or after this time (RFC 3339 prefix, e.g. 2026-11-22).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Only runs started at or before this time (RFC 3339 prefix).
+    #[arg(long)]
+    pub until: Option<String>,
+    /// At most this many runs, newest first.
+    #[arg(long, default_value_t = 50)]
+    pub limit: u32,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `misura show`.
+#[derive(Args, Debug, Clone)]
+pub struct ShowArgs {
+    /// Run id (see misura history).
+    pub run: i64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `misura compare`.
+#[derive(Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// Run ids; the first is the baseline.
+    #[arg(required = true, num_args = 2..)]
+    pub runs: Vec<i64>,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -161,6 +208,12 @@ Examples (the lab's hosts topology):
     /// Run tcp, udp or rr across a parameter list or range and tabulate (seed 001's curves).
     #[command(long_about = crate::sweep::LONG_ABOUT)]
     Sweep(crate::sweep::SweepArgs),
+    /// List the runs kept in the results store.
+    History(HistoryArgs),
+    /// Print a stored run as it was printed then (or its JSON).
+    Show(ShowArgs),
+    /// Put stored runs side by side: main figure, its spread, and whether a change exceeds the spread.
+    Compare(CompareArgs),
     /// Know the instrument's clocks: read cost, interference, TSC frequency, timer wake-up latency.
     #[command(subcommand)]
     Clock(ClockCommand),

@@ -85,6 +85,7 @@ pub(crate) fn emit<T: serde::Serialize>(
         let mut w = BufWriter::new(f);
         write_json(report, &mut w).and_then(|_| w.flush()).map_err(|e| Failure::Output(format!("{}: {e}", p.display())))?;
     }
+    crate::store_hook::keep_auto("this host", report, json);
     Ok(())
 }
 

@@ -569,6 +569,7 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     if let Some((p, f)) = &mut json_out {
         write_json(&report, f).map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?;
     }
+    crate::store_hook::keep_auto(args.ntp.as_deref().unwrap_or("CLOCK_MONOTONIC_RAW"), &report, args.json);
     match error {
         Some(e) if report.complete => Err(anyhow!(e)),
         _ => Ok(()),

@@ -240,6 +240,7 @@ pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         write_json(&report, &mut w)?;
         w.flush()?;
     }
+    crate::store_hook::keep("exchange", &format!("{} {}", a.interface, peer), &report, a.json);
     if completed == 0 && cycles > 0 {
         anyhow::bail!(
             "no data frame came back from {peer} in {cycles} cycles: is `misura exchange --respond --peer {mine}` running on the peer?"

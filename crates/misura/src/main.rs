@@ -22,6 +22,7 @@ mod reflect;
 mod rr;
 mod serve;
 mod setup;
+mod store_hook;
 mod sweep;
 mod tcp;
 mod udp;
@@ -37,6 +38,7 @@ use std::sync::Arc;
 
 fn main() {
     let cli = Cli::parse();
+    store_hook::configure(cli.store.clone(), cli.no_store);
     let stop = Arc::new(AtomicUsize::new(0));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         // A signal only sets the flag: the loop stops sending, drains what is
@@ -124,6 +126,9 @@ fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
         Command::Rr(a) => Ok(interrupted_code(stop).unwrap_or(rr::run(a, stop)?)),
         Command::Setup(a) => Ok(interrupted_code(stop).unwrap_or(setup::run(a, stop)?)),
         Command::Sweep(a) => Ok(interrupted_code(stop).unwrap_or(sweep::run(a, stop)?)),
+        Command::History(a) => store_hook::history(a),
+        Command::Show(a) => store_hook::show(a),
+        Command::Compare(a) => store_hook::compare(a),
         Command::Clock(c) => {
             match c {
                 ClockCommand::Sources(a) => clock_sources::run(a, stop)?,

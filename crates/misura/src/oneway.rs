@@ -671,6 +671,7 @@ pub fn emit(report: &OnewayReport, json_stdout: bool, outputs: &mut Outputs) -> 
             failed.push(format!("{}: {e}", p.display()));
         }
     }
+    crate::store_hook::keep(&report.mode, &format!("{}->{}", report.config.tx, report.config.rx), report, json_stdout);
     if !failed.is_empty() {
         return Err(Failure::Output(format!("writing results failed: {}", failed.join("; "))).into());
     }

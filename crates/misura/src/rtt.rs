@@ -771,6 +771,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         let mut w = BufWriter::new(f);
         write_csv(&report, &mut w).and_then(|_| w.flush()).map_err(|e| Failure::Output(format!("{}: {e}", p.display())))?;
     }
+    crate::store_hook::keep("rtt", &report.config.target, &report, a.quiet || a.json);
     if report.totals.received == 0 && sent > 0 {
         eprintln!("misura: no reply to any of {sent} probes from {target_name}");
         return Ok(crate::exit::ERROR);
