@@ -4,6 +4,7 @@
 mod analysis;
 mod calibrate;
 mod cli;
+mod client;
 mod clock_interference;
 mod clock_sources;
 mod clock_timer;
@@ -21,6 +22,8 @@ mod proto;
 mod reflect;
 mod rr;
 mod serve;
+mod serve_conn;
+mod serve_tests;
 mod setup;
 mod store_hook;
 mod sweep;

@@ -35,6 +35,8 @@ pub const REFUSE: u8 = 4;
 pub const DONE: u8 = 5;
 pub const RESULT: u8 = 6;
 pub const ERROR: u8 = 7;
+/// First message of a data connection: `DATA {F_TEST_ID}`.
+pub const DATA: u8 = 8;
 
 /// Field ids (shared by all message types; each type uses some of them).
 pub const F_VERSION: u16 = 1;
@@ -79,6 +81,10 @@ pub const F_PARTIAL: u16 = 40;
 pub const F_STREAM_BYTES: u16 = 41;
 pub const F_OWD_MIN_NS: u16 = 42;
 pub const F_OWD_MAX_NS: u16 = 43;
+/// In DONE and RESULT, beside F_BYTES / F_PACKETS (what that side received):
+/// what that side sent.
+pub const F_BYTES_SENT: u16 = 44;
+pub const F_PACKETS_SENT: u16 = 45;
 
 pub const PROTOCOL_VERSION: u64 = 1;
 /// How long either side waits for a whole control message.

@@ -14,7 +14,9 @@ pub mod frames;
 pub mod host;
 pub mod model;
 pub mod rtt;
+pub mod serve;
 pub mod text;
+pub mod throughput;
 pub mod tsc;
 
 pub use model::*;

@@ -15,6 +15,8 @@
 //!   RX stamps from `SCM_TIMESTAMPING` and TX stamps from the error queue;
 //! * [`udp`]: a UDP socket (STAMP) with `SO_TIMESTAMPING`, OPT_ID-numbered
 //!   TX stamps, TTL/hop limit and pktinfo;
+//! * [`tcpinfo`]: `TCP_INFO`, the path MTU (`IP_MTU`) and don't-fragment;
+//! * [`rusage`]: CPU time of the process and of a thread (`getrusage`);
 //! * [`sched`]: CPU pinning, `SCHED_FIFO`, `mlockall`;
 //! * [`host`]: best-effort facts about the host that affect timing;
 //! * [`hostinfo`]: the sysfs/procfs items `misura host check` reads and tunes;
@@ -37,9 +39,11 @@ pub mod iface;
 pub mod netns;
 pub mod packet;
 pub mod phc;
+pub mod rusage;
 pub mod sched;
 pub mod timer;
 pub mod timesync;
+pub mod tcpinfo;
 pub mod tsinfo;
 pub mod tsc;
 pub mod udp;
