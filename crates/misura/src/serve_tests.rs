@@ -11,7 +11,7 @@ use misura_wire::control::{Message, Value};
 use std::io::{Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// UDP datagram header: test id | seq | sender CLOCK_REALTIME ns.
@@ -19,6 +19,11 @@ const UDP_HEADER: usize = 24;
 /// After DONE, UDP datagrams still in flight are read until this much quiet.
 const UDP_DRAIN_QUIET: Duration = Duration::from_millis(100);
 const UDP_DRAIN_MAX: Duration = Duration::from_secs(1);
+/// crr/setup: a connection beyond the cap of `max(burst, streams)` open at
+/// once waits this long for an open one's handler to end before it is
+/// refused. The client opens its next connection right after closing the
+/// previous one, which the server only sees end a moment later.
+const CRR_SLOT_GRACE: Duration = Duration::from_millis(100);
 
 /// One running test, shared by its control thread and its data threads.
 pub struct Test {
@@ -32,9 +37,15 @@ pub struct Test {
     stop: AtomicBool,
     partial: Mutex<Option<String>>,
     control: TcpStream,
-    socks: Mutex<Vec<TcpStream>>,
+    /// Handles of the data connections whose handler is running (keyed by
+    /// `data_seen` index), to wake them at the test's end; a handler takes
+    /// its own out when it ends, so a finished connection closes at once.
+    socks: Mutex<Vec<(usize, TcpStream)>>,
     data_seen: AtomicUsize,
     data_active: AtomicUsize,
+    /// crr/setup: connections whose handler is running (the burst cap).
+    open: Mutex<usize>,
+    open_freed: Condvar,
     bytes_rx: AtomicU64,
     bytes_tx: AtomicU64,
     transactions: AtomicU64,
@@ -100,6 +111,8 @@ impl Test {
             socks: Mutex::new(Vec::new()),
             data_seen: AtomicUsize::new(0),
             data_active: AtomicUsize::new(0),
+            open: Mutex::new(0),
+            open_freed: Condvar::new(),
             bytes_rx: AtomicU64::new(0),
             bytes_tx: AtomicU64::new(0),
             transactions: AtomicU64::new(0),
@@ -153,9 +166,39 @@ impl Test {
 
     fn close_data(&self) {
         self.stop.store(true, Ordering::Relaxed);
-        for s in self.socks.lock().unwrap().iter() {
+        for (_, s) in self.socks.lock().unwrap().iter() {
             let _ = s.shutdown(Shutdown::Both);
         }
+        // Wake crr/setup connections waiting for a slot.
+        let _open = self.open.lock().unwrap();
+        self.open_freed.notify_all();
+    }
+
+    /// crr/setup: take one of the `limit` slots, waiting up to `grace` for
+    /// a running handler to end; false if none frees up (or the test ends).
+    fn take_slot(&self, limit: usize, grace: Duration) -> bool {
+        let until = Instant::now() + grace;
+        let mut open = self.open.lock().unwrap();
+        loop {
+            if self.stopped() {
+                return false;
+            }
+            if *open < limit {
+                *open += 1;
+                return true;
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            open = self.open_freed.wait_timeout(open, left).unwrap().0;
+        }
+    }
+
+    fn give_slot(&self) {
+        let mut open = self.open.lock().unwrap();
+        *open -= 1;
+        self.open_freed.notify_one();
     }
 
     /// End the test now (server stop): data and control connections close.
@@ -175,6 +218,30 @@ struct Active<'a>(&'a Test);
 impl Drop for Active<'_> {
     fn drop(&mut self) {
         self.0.data_active.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A data connection's handler is running: on its end the connection's
+/// handle leaves the test's list and its crr/setup slot is given back.
+struct Open<'a> {
+    t: &'a Test,
+    index: usize,
+    slot: bool,
+    listed: bool,
+}
+
+impl Drop for Open<'_> {
+    fn drop(&mut self) {
+        if self.listed {
+            let removed = {
+                let mut socks = self.t.socks.lock().unwrap();
+                socks.iter().position(|(i, _)| *i == self.index).map(|at| socks.swap_remove(at))
+            };
+            drop(removed);
+        }
+        if self.slot {
+            self.t.give_slot();
+        }
     }
 }
 
@@ -257,11 +324,17 @@ pub fn data(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
     if spec.kind == "udp" || spec.kind == "rr-udp" {
         return; // no TCP data connections in these tests
     }
-    let active = t.data_active.fetch_add(1, Ordering::Relaxed) + 1;
+    t.data_active.fetch_add(1, Ordering::Relaxed);
     let _active = Active(t);
-    if (!per_transaction && index >= limit) || (per_transaction && active > limit) {
+    if !per_transaction && index >= limit {
         return;
     }
+    // crr/setup: at most `limit` connections whose handler still runs; one
+    // beyond waits a moment for the previous to end (see CRR_SLOT_GRACE).
+    if per_transaction && !t.take_slot(limit, CRR_SLOT_GRACE) {
+        return;
+    }
+    let mut open = Open { t, index, slot: per_transaction, listed: false };
     let idle = shared.limits.idle_timeout;
     let _ = stream.set_read_timeout(Some(idle));
     let _ = stream.set_write_timeout(Some(idle));
@@ -279,21 +352,19 @@ pub fn data(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
         t.rcvbuf.store(sr.recv_buffer_size().unwrap_or(0) as u64, Ordering::Relaxed);
     }
     if let Ok(c) = stream.try_clone() {
-        let mut socks = t.socks.lock().unwrap();
-        if per_transaction {
-            // Keep only open connections' handles.
-            socks.retain(|s| s.peer_addr().is_ok());
+        t.socks.lock().unwrap().push((index, c));
+        open.listed = true;
+    }
+    if !t.stopped() {
+        match spec.kind.as_str() {
+            "tcp" => tcp_stream(shared, t, &stream, index),
+            "rr-tcp" => rr_stream(t, &stream, index),
+            _ => crr_connection(t, &stream),
         }
-        socks.push(c);
     }
-    if t.stopped() {
-        return;
-    }
-    match spec.kind.as_str() {
-        "tcp" => tcp_stream(shared, t, &stream, index),
-        "rr-tcp" => rr_stream(t, &stream, index),
-        _ => crr_connection(t, &stream),
-    }
+    // Close the connection, then count it as no longer open.
+    drop(stream);
+    drop(open);
 }
 
 fn tcp_stream(shared: &Shared, t: &Test, stream: &TcpStream, index: usize) {

@@ -500,3 +500,69 @@ fn sigterm_exits_promptly_and_writes_the_report() {
     assert_eq!(v["complete"], false);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Open file descriptors of a process (Linux).
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+}
+
+#[test]
+fn crr_back_to_back_connections_are_not_refused_and_fds_do_not_grow() {
+    // crr with burst 1: the client opens its next connection as soon as it
+    // has closed the previous one, before the server's handler of that one
+    // has ended. None may be refused (reset), and the server closes each
+    // connection when its transaction is over instead of holding it until
+    // the test's end.
+    let server = Server::start(&["--quiet"]);
+    let pid = server.child.id();
+    let (mut c, _) = server.connect();
+    let fds0 = open_fds(pid);
+    let duration = Duration::from_secs(2);
+    send(
+        &mut c,
+        &Message::new(REQUEST)
+            .with(F_KIND, Value::Str("crr".into()))
+            .with(F_DURATION_NS, Value::U64(duration.as_nanos() as u64))
+            .with(F_REQUEST_SIZE, Value::U64(1))
+            .with(F_RESPONSE_SIZE, Value::U64(1)),
+    );
+    let acc = read(&mut c).unwrap();
+    assert_eq!(acc.typ, ACCEPT, "{:?}", acc.str(F_REASON));
+    let id = acc.u64(F_TEST_ID).unwrap();
+    let until = Instant::now() + duration;
+    let (mut done, mut failed, mut max_fds) = (0u64, Vec::new(), 0usize);
+    while Instant::now() < until {
+        let mut d = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+        d.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        d.set_nodelay(true).unwrap();
+        let ok = (|| {
+            if read(&mut d)?.typ != HELLO {
+                return None;
+            }
+            let mut b = Vec::new();
+            Message::new(DATA).with(F_TEST_ID, Value::U64(id)).emit(&mut b).ok()?;
+            b.push(1);
+            d.write_all(&b).ok()?;
+            let mut resp = [0u8; 1];
+            d.read_exact(&mut resp).ok()
+        })();
+        match ok {
+            Some(()) => done += 1,
+            None => failed.push(done),
+        }
+        drop(d);
+        if done % 100 == 0 {
+            max_fds = max_fds.max(open_fds(pid));
+        }
+    }
+    send(&mut c, &Message::new(DONE).with(F_TRANSACTIONS, Value::U64(done)));
+    let r = read(&mut c).unwrap();
+    assert_eq!(r.typ, RESULT);
+    assert!(done > 200, "only {done} transactions in {duration:?}");
+    assert!(failed.is_empty(), "{} of {} connections refused or reset (after transactions {:?})", failed.len(), done + failed.len() as u64, &failed[..failed.len().min(10)]);
+    assert_eq!(r.u64(F_TRANSACTIONS), Some(done));
+    assert_eq!(r.get(F_PARTIAL), Some(&Value::Bool(false)), "{:?}", r.str(F_REASON));
+    // A few in passing (a handler ending while the next is accepted),
+    // whatever the number of transactions; holding them made thousands.
+    assert!(max_fds <= fds0 + 32, "server fds grew from {fds0} to {max_fds} over {done} transactions");
+}
