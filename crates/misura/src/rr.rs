@@ -28,7 +28,7 @@ The client writes a --request byte request, the server answers with --response b
 written → response read, user clock, CLOCK_MONOTONIC) as percentiles, CPU of both ends in % of one \
 CPU and the service demand in µs of CPU per transaction.
 
---proto udp: requests and responses are datagrams (at least 16 bytes: test id and transaction \
+--proto udp: requests and responses are datagrams (16 bytes or more carry the test id and transaction \
 number, echoed); a transaction whose response does not come within --timeout is counted lost and \
 another is sent. --connect (TCP only, netperf TCP_CRR): a new TCP connection per transaction \
 (connect, request, response, close); the connect() time (the TCP handshake) is reported separately \
@@ -83,9 +83,13 @@ fn plan(a: &RrArgs) -> Result<Plan, Failure> {
     if udp && a.connect {
         return Err(Failure::Usage("--connect opens TCP connections: use it with --proto tcp".into()));
     }
-    let min = if udp { 16 } else { 1 };
+    // UDP datagrams of 16 bytes or more carry the test id and a transaction
+    // number; shorter ones are bare (one transaction in flight, matched by
+    // order), so netperf's 1-byte UDP_RR can be reproduced.
+    let min = 1;
+    let default = if udp { 16 } else { 1 };
     let size = |s: &Option<String>| -> Result<u64, Failure> {
-        let v = s.as_deref().map(client::bytes).transpose()?.unwrap_or(min);
+        let v = s.as_deref().map(client::bytes).transpose()?.unwrap_or(default);
         if v < min || v > if udp { 65_507 } else { 64 << 20 } {
             return Err(Failure::Params(format!("request/response size {v} is out of range ({min} … {} bytes)", if udp { 65_507 } else { 64 << 20 })));
         }
@@ -97,6 +101,16 @@ fn plan(a: &RrArgs) -> Result<Plan, Failure> {
     }
     if a.burst == 0 || a.burst > 1024 {
         return Err(Failure::Params("--burst must be between 1 and 1024".into()));
+    }
+    if udp && a.burst > 1 {
+        let small = [&a.request, &a.response]
+            .iter()
+            .any(|s| s.as_deref().map(client::bytes).transpose().ok().flatten().unwrap_or(default) < 16);
+        if small {
+            return Err(Failure::Params(
+                "UDP requests or responses under 16 bytes carry no transaction number, so only one can be in flight: use --burst 1, or sizes of 16 bytes or more".into(),
+            ));
+        }
     }
     if a.c.clients == 0 {
         return Err(Failure::Params("--clients must be at least 1".into()));
@@ -253,9 +267,13 @@ fn udp_loop(sock: &UdpSocket, test_id: u64, p: &Plan, end: Instant, stop: &Atomi
     let mut seq = 0u64;
     let mut icmp_errors = 0u64;
     sock.set_read_timeout(Some(Duration::from_millis(10).min(p.timeout))).ok();
+    // Bare datagrams (under 16 bytes): no header; one transaction in flight.
+    let bare = p.request < 16 || p.response < 16;
     let send = |seq: u64, req: &mut Vec<u8>| {
-        req[0..8].copy_from_slice(&test_id.to_be_bytes());
-        req[8..16].copy_from_slice(&seq.to_be_bytes());
+        if !bare {
+            req[0..8].copy_from_slice(&test_id.to_be_bytes());
+            req[8..16].copy_from_slice(&seq.to_be_bytes());
+        }
         sock.send(req)
     };
     loop {
@@ -285,7 +303,16 @@ fn udp_loop(sock: &UdpSocket, test_id: u64, p: &Plan, end: Instant, stop: &Atomi
             return l;
         }
         match sock.recv(&mut buf) {
-            Ok(n) if n >= 16 && buf[0..8] == test_id.to_be_bytes() => {
+            // The socket is connected to the test's own server port, so a
+            // bare response can only be the answer to the one in flight.
+            Ok(n) if bare && n as u64 == p.response => {
+                let t = Instant::now();
+                if let Some((_, t0)) = inflight.pop_front() {
+                    l.latency.record((t - t0).as_nanos() as i64);
+                    l.transactions += 1;
+                }
+            }
+            Ok(n) if !bare && n >= 16 && buf[0..8] == test_id.to_be_bytes() => {
                 let t = Instant::now();
                 let got = u64::from_be_bytes(buf[8..16].try_into().unwrap());
                 if let Some(k) = inflight.iter().position(|(s, _)| *s == got) {
@@ -473,7 +500,9 @@ mod tests {
         assert_eq!(p(&["t", "h"]).unwrap().request, 1);
         let u = p(&["t", "h", "--proto", "udp"]).unwrap();
         assert_eq!((u.kind, u.request, u.response), ("rr-udp", 16, 16));
-        assert!(p(&["t", "h", "--proto", "udp", "--request", "8"]).is_err());
+        // Bare datagrams under 16 bytes: fine with one in flight, refused with more.
+        assert_eq!(p(&["t", "h", "--proto", "udp", "--request", "1", "--response", "1"]).unwrap().request, 1);
+        assert!(matches!(p(&["t", "h", "--proto", "udp", "--request", "1", "--burst", "2"]), Err(Failure::Params(_))));
         assert_eq!(p(&["t", "h", "--connect"]).unwrap().kind, "crr");
         assert!(matches!(p(&["t", "h", "--proto", "udp", "--connect"]), Err(Failure::Usage(_))));
     }

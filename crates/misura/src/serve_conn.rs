@@ -431,10 +431,17 @@ pub fn parse_request(m: &Message, l: &Limits) -> Result<Spec, String> {
             }
         }
         "rr-udp" | "setup" => {
+            // Under 16 bytes a datagram has no room for the test id and
+            // transaction number: allowed for rr-udp with one in flight.
+            let rr = spec.kind == "rr-udp";
+            let min = if rr { 1 } else { 16 };
             for (what, v) in [("request", spec.request_size), ("response", spec.response_size)] {
-                if !(16..=MAX_DATAGRAM).contains(&v) {
-                    return Err(format!("{what} size {v} outside 16 … {MAX_DATAGRAM} bytes"));
+                if !(min..=MAX_DATAGRAM).contains(&v) {
+                    return Err(format!("{what} size {v} outside {min} … {MAX_DATAGRAM} bytes"));
                 }
+            }
+            if rr && spec.request_size.min(spec.response_size) < 16 && spec.burst > 1 {
+                return Err("datagrams under 16 bytes carry no transaction number: only burst 1".into());
             }
         }
         _ => {}

@@ -514,8 +514,11 @@ fn udp_receiver(t: &Test, figures: &Mutex<UdpFigures>) {
             Err(_) => continue, // timeout: look at the stop flag
         };
         let now_rt = misura_sys::clock::realtime_ns();
-        // Only the client that asked for the test, with its test id.
-        if src.ip().to_canonical() != t.peer_ip || n < 16 || buf[..8] != id {
+        // Only the client that asked for the test, with its test id (bare
+        // rr-udp datagrams under 16 bytes carry none: the test's own port
+        // and the client's address identify them).
+        let bare = spec.kind == "rr-udp" && spec.request_size.min(spec.response_size) < 16;
+        if src.ip().to_canonical() != t.peer_ip || (!bare && (n < 16 || buf[..8] != id)) {
             continue;
         }
         if spec.kind == "udp" {
@@ -547,7 +550,9 @@ fn udp_receiver(t: &Test, figures: &Mutex<UdpFigures>) {
         } else {
             // rr-udp / setup: echo the test id and transaction number.
             t.mark_rx(n as u64);
-            resp[..16].copy_from_slice(&buf[..16]);
+            if !bare {
+                resp[..16].copy_from_slice(&buf[..16]);
+            }
             if sock.send_to(&resp, src).is_ok() {
                 t.mark_tx(resp.len() as u64);
                 t.transactions.fetch_add(1, Ordering::Relaxed);
