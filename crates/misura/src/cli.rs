@@ -208,6 +208,12 @@ Examples (the lab's hosts topology):
     /// Run tcp, udp or rr across a parameter list or range and tabulate (seed 001's curves).
     #[command(long_about = crate::sweep::LONG_ABOUT)]
     Sweep(crate::sweep::SweepArgs),
+    /// A self-contained HTML page (and SVG/PNG plots) of a stored run or a result file.
+    #[command(long_about = crate::report_cmd::LONG_ABOUT)]
+    Report(crate::report_cmd::ReportArgs),
+    /// Measure many paths continuously and expose OpenMetrics for Prometheus.
+    #[command(long_about = crate::agent::LONG_ABOUT)]
+    Agent(crate::agent::AgentArgs),
     /// List the runs kept in the results store.
     History(HistoryArgs),
     /// Print a stored run as it was printed then (or its JSON).

@@ -1,6 +1,7 @@
 //! misura: precise network latency measurement with an ordinary Linux PC.
 //! The only crate that prints or exits.
 
+mod agent;
 mod analysis;
 mod calibrate;
 mod cli;
@@ -20,6 +21,7 @@ mod oneway;
 mod progress;
 mod proto;
 mod reflect;
+mod report_cmd;
 mod rr;
 mod serve;
 mod serve_conn;
@@ -129,6 +131,8 @@ fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
         Command::Rr(a) => Ok(interrupted_code(stop).unwrap_or(rr::run(a, stop)?)),
         Command::Setup(a) => Ok(interrupted_code(stop).unwrap_or(setup::run(a, stop)?)),
         Command::Sweep(a) => Ok(interrupted_code(stop).unwrap_or(sweep::run(a, stop)?)),
+        Command::Report(a) => Ok(interrupted_code(stop).unwrap_or(report_cmd::run(a, stop)?)),
+        Command::Agent(a) => Ok(interrupted_code(stop).unwrap_or(agent::run(a, stop)?)),
         Command::History(a) => store_hook::history(a),
         Command::Show(a) => store_hook::show(a),
         Command::Compare(a) => store_hook::compare(a),
