@@ -36,12 +36,14 @@ command -v tshark >/dev/null || peers+=(tshark)
 command -v ping >/dev/null || peers+=(iputils-ping)
 [ -x /usr/sbin/chronyd ] || peers+=(chrony)
 command -v cyclictest >/dev/null || peers+=(rt-tests)
+[ -x /usr/bin/chromium ] || peers+=(chromium)
+[ -x /usr/bin/prometheus ] || peers+=(prometheus)
 if ((${#peers[@]})) && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections || true
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${peers[@]}" >/dev/null \
         || echo "could not install ${peers[*]}: the tests that need them will be skipped" >&2
-    # The chrony package starts a system daemon; the tests run their own.
-    systemctl stop chrony 2>/dev/null || true
+    # The chrony and prometheus packages start system daemons; the tests run their own.
+    systemctl stop chrony prometheus prometheus-node-exporter 2>/dev/null || true
 fi
 if [ ! -x .tools/venv/bin/python ] || ! .tools/venv/bin/python -c "import scapy.contrib.stamp" 2>/dev/null; then
     python3 -m venv .tools/venv && .tools/venv/bin/pip install -q scapy || echo "scapy not installed: its test will be skipped" >&2
