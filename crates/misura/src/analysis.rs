@@ -192,7 +192,13 @@ fn progress_line(a: &Analysis, expected: Option<u64>, elapsed: Duration) {
         .filter(|&e| e > n && rate > 0.0)
         .map(|e| format!(", {:.0} s left", (e - n) as f64 / rate))
         .unwrap_or_default();
-    let pct = expected.map(|e| format!(" ({:.0} %)", 100.0 * n as f64 / e.max(1) as f64)).unwrap_or_default();
+    let pct = expected
+        .map(|e| {
+            let f = (n as f64 / e.max(1) as f64).clamp(0.0, 1.0);
+            let filled = (f * 20.0).round() as usize;
+            format!(" [{}{}] {:.0} %", "#".repeat(filled), "-".repeat(20 - filled), f * 100.0)
+        })
+        .unwrap_or_default();
     let med = |s: &Summary| s.quantile(0.5).map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0));
     let p99 = |s: &Summary| s.quantile(0.99).map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0));
     eprint!(

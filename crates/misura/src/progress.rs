@@ -29,7 +29,9 @@ impl Progress {
             .total
             .map(|t| {
                 let left = t.saturating_sub(el);
-                format!(" {:.0} %, {:.0} s left;", 100.0 * el.as_secs_f64() / t.as_secs_f64().max(1e-9), left.as_secs_f64())
+                let f = (el.as_secs_f64() / t.as_secs_f64().max(1e-9)).clamp(0.0, 1.0);
+                let filled = (f * 20.0).round() as usize;
+                format!(" [{}{}] {:.0} %, {:.0} s left;", "#".repeat(filled), "-".repeat(20 - filled), f * 100.0, left.as_secs_f64())
             })
             .unwrap_or_default();
         eprint!("\r\x1b[2K[{:.0} s{pct}] {}", el.as_secs_f64(), what());

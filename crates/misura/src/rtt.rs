@@ -542,7 +542,24 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         }
     };
     let t_start = realtime_ns();
+    let planned = duration_ns
+        .map(|d| d as f64 / 1e9)
+        .into_iter()
+        .chain(count.map(|n| n as f64 * period_ns as f64 / 1e9))
+        .fold(f64::INFINITY, f64::min);
+    let mut progress = crate::progress::Progress::new(a.quiet || a.json, planned.is_finite().then(|| Duration::from_secs_f64(planned)));
     loop {
+        progress.tick(|| {
+            let q = |s: &Summary, p: f64| s.quantile(p).map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0));
+            format!(
+                "{} probes, {} lost; network RTT median {} µs p99 {} µs; user median {} µs",
+                overall.sent,
+                overall.lost,
+                q(&overall.network, 0.5),
+                q(&overall.network, 0.99),
+                q(&overall.user, 0.5)
+            )
+        });
         let sig = stop.load(Ordering::Relaxed);
         if sig != 0 && sending {
             sending = false;
@@ -627,6 +644,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             tr.wait(Duration::from_nanos((wait - 100_000) as u64).min(Duration::from_millis(50)))?;
         }
     }
+    progress.done();
     while let Some(rec) = probes.pop_any() {
         handle(rec, &mut groups, &mut overall, &mut interval_group, &mut tracker, &mut frames_out, &mut frames_error, &mut tx_missing, &mut rx_missing);
     }
