@@ -38,6 +38,7 @@ command -v ping >/dev/null || peers+=(iputils-ping)
 command -v cyclictest >/dev/null || peers+=(rt-tests)
 [ -x /usr/bin/chromium ] || peers+=(chromium)
 [ -x /usr/bin/prometheus ] || peers+=(prometheus)
+command -v curl >/dev/null || peers+=(curl)
 if ((${#peers[@]})) && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections || true
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${peers[@]}" >/dev/null \

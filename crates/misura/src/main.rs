@@ -2,6 +2,10 @@
 //! The only crate that prints or exits.
 
 mod agent;
+mod agent_config;
+mod agent_http;
+mod agent_metrics;
+mod agent_run;
 mod analysis;
 mod calibrate;
 mod cli;

@@ -12,6 +12,7 @@ pub mod csv;
 pub mod exchange;
 pub mod frames;
 pub mod host;
+pub mod metrics;
 pub mod model;
 pub mod rtt;
 pub mod serve;
