@@ -194,6 +194,13 @@ fn render(v: &Value, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+/// One stored run's result, for `misura report RUN`.
+pub fn load_run(id: i64) -> Result<Value> {
+    let s = open_for_reading()?;
+    let (_, v) = s.get(id).map_err(store_failure)?;
+    Ok(v)
+}
+
 /// `misura show RUN`.
 pub fn show(a: &crate::cli::ShowArgs) -> Result<i32> {
     let s = open_for_reading()?;

@@ -1,0 +1,179 @@
+//! The report page for each kind of result: one `<svg>` per expected plot,
+//! and nothing that would reach outside the page.
+
+use misura_report::html::{figures, write_html};
+use misura_report::series::LatencySeries;
+use serde_json::{json, Value};
+
+fn fixture(name: &str) -> Value {
+    let p = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+}
+
+fn page(v: &Value, series: Option<&LatencySeries>) -> String {
+    let mut out = Vec::new();
+    write_html(v, series, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// The `data-plot` names of the page's plots, in order.
+fn plots(html: &str) -> Vec<String> {
+    html.match_indices("<svg ")
+        .map(|(i, _)| {
+            let rest = &html[i..];
+            let a = rest.find("data-plot=\"").expect("every svg is named") + 11;
+            rest[a..a + rest[a..].find('"').unwrap()].to_string()
+        })
+        .collect()
+}
+
+/// Self-contained: no scripts, no links, no remote or embedded resources.
+fn assert_self_contained(html: &str) {
+    let lower = html.to_lowercase();
+    for bad in ["http://", "https://", "<script", "<link", "<img", "<iframe", "<object", "<embed", "url(http", "@import", "src="] {
+        assert!(!lower.contains(bad), "the page contains {bad:?}");
+    }
+    // Any url() is an internal reference (the plots' clip paths).
+    for (i, _) in lower.match_indices("url(") {
+        assert!(lower[i + 4..].starts_with("#clip-"), "external url(): {}", &lower[i..i + 40]);
+    }
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.trim_end().ends_with("</html>"));
+}
+
+fn sizes(v: &Value) -> usize {
+    v["per_size"].as_array().unwrap().len()
+}
+
+#[test]
+fn oneway_with_a_calibration_has_histograms_cdf_and_the_sut_fits() {
+    let v = fixture("oneway-sut.json");
+    let html = page(&v, None);
+    assert_self_contained(&html);
+    let mut want: Vec<String> = (0..sizes(&v)).map(|i| format!("histogram-{i}")).collect();
+    want.extend(["cdf", "sut-fit-user", "sut-fit-kernel"].map(String::from));
+    assert_eq!(plots(&html), want);
+    // In words: the verdict, timestamp sources, host and warnings.
+    assert!(html.contains("cut-through"));
+    assert!(html.contains("kernel software"));
+    assert!(html.contains("Host fingerprint") && html.contains("Intel(R) Xeon(R) Processor"));
+    assert!(html.contains("running in a virtual machine"));
+    assert!(html.contains("95 % confidence band"));
+}
+
+#[test]
+fn a_calibration_run_shows_internal_latency_and_the_calibration_line() {
+    let v = fixture("calibrate-run.json");
+    let html = page(&v, None);
+    assert_self_contained(&html);
+    let mut want: Vec<String> = (0..sizes(&v)).map(|i| format!("histogram-{i}")).collect();
+    want.extend(["cdf", "calibration-fit-user", "calibration-fit-kernel"].map(String::from));
+    assert_eq!(plots(&html), want);
+    assert!(html.contains("Mil histogram, P = 46 B"));
+    assert!(html.contains("Amil(P) = α + β·P"));
+}
+
+#[test]
+fn rtt_results_have_a_histogram_per_size_and_a_cdf() {
+    for name in ["rtt-small.json", "rtt-stampsuite.json"] {
+        let v = fixture(name);
+        let html = page(&v, None);
+        assert_self_contained(&html);
+        let mut want: Vec<String> = (0..sizes(&v)).map(|i| format!("histogram-{i}")).collect();
+        want.push("cdf".into());
+        assert_eq!(plots(&html), want, "{name}");
+        assert!(html.contains("Clock offset"), "{name}");
+    }
+}
+
+#[test]
+fn clock_results_have_their_histograms_on_log_axes() {
+    for name in ["clock-interference-compare.json", "clock-interference-tsc.json"] {
+        let v = fixture(name);
+        let html = page(&v, None);
+        assert_self_contained(&html);
+        let runs = v["runs"].as_array().unwrap().len();
+        let mut want: Vec<String> = (0..runs).map(|i| format!("interference-{i}")).collect();
+        if runs > 1 {
+            want.push("interference-all".into());
+        }
+        assert_eq!(plots(&html), want, "{name}");
+    }
+    for name in ["clock-timer-plain.json", "clock-timer-fifo.json", "clock-timer-interrupted.json"] {
+        let v = fixture(name);
+        let html = page(&v, None);
+        assert_self_contained(&html);
+        assert_eq!(plots(&html), vec!["timer"], "{name}");
+        // Log count axis: decade labels.
+        assert!(html.contains(">100</text>"), "{name}");
+    }
+}
+
+#[test]
+fn a_sweep_gives_throughput_and_latency_curves() {
+    let point = |v: &str, bps: f64, med: i64| {
+        json!({"parameter": "msg_size", "value": v, "figures": {"complete": true, "throughput_bps": bps, "latency_median_ns": med, "latency_p99_ns": med * 3}})
+    };
+    let v = json!({
+        "format": "misura.sweep", "format_version": 1, "tool": "misura", "tool_version": "0", "started_at": "2026-01-01T00:00:00Z",
+        "command": ["misura"], "complete": true, "stop_reason": "finished", "host": {"hostname": "h"}, "test": "tcp",
+        "parameter": "msg_size", "base_args": [], "warnings": [],
+        "points": [point("64", 1e8, 20000), point("1K", 1e9, 25000), point("64K", 9e9, 90000)]
+    });
+    let html = page(&v, None);
+    assert_self_contained(&html);
+    assert_eq!(plots(&html), vec!["sweep-throughput", "sweep-latency"]);
+    // 64 … 65 536 spans three decades: log x axis with decade ticks.
+    assert!(html.contains(">1000</text>"));
+}
+
+#[test]
+fn throughput_runs_plot_their_intervals_and_other_results_get_tables() {
+    let v = fixture("throughput/tcp1.json");
+    assert_eq!(plots(&page(&v, None)), vec!["throughput-intervals"]);
+    let v = fixture("host-check-lab.json");
+    let html = page(&v, None);
+    assert_self_contained(&html);
+    assert!(plots(&html).is_empty());
+    assert!(html.contains("No plots for this kind of result"));
+    assert!(html.contains("The result as JSON"));
+}
+
+#[test]
+fn a_frames_csv_adds_the_time_series() {
+    let v = fixture("oneway-plain.json");
+    let mut csv = String::from(misura_report::frames::FRAMES_HEADER);
+    csv.push('\n');
+    for i in 0..5000i64 {
+        let lat = 1000 + (i % 97) * 10 + if i % 1000 == 0 { 50_000 } else { 0 };
+        csv.push_str(&format!("{i},46,64,{},{},,,,,,,0,0,,,{lat},,\n", 1_000_000 + i * 250_000, 1_000_100 + i * 250_000));
+    }
+    let s = LatencySeries::read(&mut csv.as_bytes()).unwrap();
+    assert_eq!(s.quantity, "mul_ns");
+    let html = page(&v, Some(&s));
+    assert_self_contained(&html);
+    assert_eq!(plots(&html).last().map(String::as_str), Some("time-series"));
+    assert!(html.contains("moving median") && html.contains("moving p99"));
+}
+
+#[test]
+fn hostile_text_is_escaped() {
+    let mut v = fixture("clock-timer-plain.json");
+    v["warnings"] = json!(["<script src=\"https://evil.example/x.js\"></script>"]);
+    let html = page(&v, None);
+    assert!(!html.contains("<script"));
+    assert!(html.contains("&lt;script"));
+}
+
+#[test]
+fn each_figure_is_also_a_standalone_svg() {
+    let v = fixture("oneway-sut.json");
+    for f in figures(&v, None) {
+        let mut out = Vec::new();
+        f.plot.write(&mut out, true).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(s.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+        assert_eq!(s.matches("<svg").count(), 1);
+        assert!(s.trim_end().ends_with("</svg>"));
+    }
+}
