@@ -23,47 +23,65 @@ pub enum Admit {
     TableFull,
 }
 
+/// A map of bounded size: a new key is refused when full, unless the entry
+/// idle the longest has been idle `idle_ns` (it is then reused). Shared by
+/// the limiter and the reflector's per-peer and per-session tables.
+#[derive(Debug)]
+pub(crate) struct BoundedMap<K, V> {
+    capacity: usize,
+    idle_ns: i64,
+    pub(crate) map: HashMap<K, V>,
+}
+
+impl<K: Hash + Eq + Copy, V> BoundedMap<K, V> {
+    pub(crate) fn new(capacity: usize, idle_ns: i64) -> Self {
+        let capacity = capacity.max(1);
+        BoundedMap { capacity, idle_ns, map: HashMap::with_capacity(capacity) }
+    }
+
+    /// Whether `key` has or can get an entry at `now`; evicts one idle entry
+    /// if needed. `last_ns` says when an entry was last used.
+    pub(crate) fn make_room(&mut self, key: &K, now: i64, last_ns: impl Fn(&V) -> i64) -> bool {
+        if self.map.contains_key(key) || self.map.len() < self.capacity {
+            return true;
+        }
+        let oldest = self.map.iter().min_by_key(|(_, v)| last_ns(v)).map(|(k, v)| (*k, last_ns(v)));
+        match oldest {
+            Some((k, last)) if now - last >= self.idle_ns => {
+                self.map.remove(&k);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Token buckets keyed by source.
 #[derive(Debug)]
 pub struct SourceLimiter<K: Hash + Eq + Copy> {
     rate_per_s: u64,
     burst: u64,
-    capacity: usize,
-    idle_ns: i64,
-    table: HashMap<K, Bucket>,
+    table: BoundedMap<K, Bucket>,
 }
 
 impl<K: Hash + Eq + Copy> SourceLimiter<K> {
     /// `rate_per_s` packets per second per source with bursts of `burst`;
     /// at most `capacity` sources; an entry idle for `idle_ns` may be reused.
     pub fn new(rate_per_s: u64, burst: u64, capacity: usize, idle_ns: i64) -> Self {
-        SourceLimiter {
-            rate_per_s: rate_per_s.max(1),
-            burst: burst.max(1),
-            capacity: capacity.max(1),
-            idle_ns,
-            table: HashMap::with_capacity(capacity.max(1)),
-        }
+        SourceLimiter { rate_per_s: rate_per_s.max(1), burst: burst.max(1), table: BoundedMap::new(capacity, idle_ns) }
     }
 
     pub fn sources(&self) -> usize {
-        self.table.len()
+        self.table.map.len()
     }
 
     /// Decide for one packet from `src` at `now`.
     pub fn admit(&mut self, src: K, now: i64) -> Admit {
-        if !self.table.contains_key(&src) && self.table.len() >= self.capacity {
-            // Reuse the entry idle the longest, if it is idle long enough.
-            let oldest = self.table.iter().min_by_key(|(_, b)| b.last_ns).map(|(k, b)| (*k, b.last_ns));
-            match oldest {
-                Some((k, last)) if now - last >= self.idle_ns => {
-                    self.table.remove(&k);
-                }
-                _ => return Admit::TableFull,
-            }
+        if !self.table.make_room(&src, now, |b| b.last_ns) {
+            return Admit::TableFull;
         }
         let full = self.burst * 1000;
-        let b = self.table.entry(src).or_insert(Bucket { tokens_milli: full, last_ns: now });
+        let b = self.table.map.entry(src).or_insert(Bucket { tokens_milli: full, last_ns: now });
         let elapsed = (now - b.last_ns).max(0) as u128;
         let refill = (elapsed * self.rate_per_s as u128 * 1000 / 1_000_000_000) as u64;
         b.tokens_milli = (b.tokens_milli + refill).min(full);

@@ -52,7 +52,6 @@
 //! timestamp and mode are all zero: mode 0 is not a timestamp method, so a
 //! sender can tell "no follow-up" apart.
 
-use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 
 use misura_wire::ethernet::{EthernetFrame, EthernetRepr, MacAddr};
@@ -65,7 +64,7 @@ use misura_wire::stamp::{
 use serde::Serialize;
 
 use crate::auth::{hmac16, verify16, StampKey};
-use crate::ratelimit::{Admit, SourceLimiter};
+use crate::ratelimit::{Admit, BoundedMap, SourceLimiter};
 use crate::time::TimestampSource;
 
 /// An entry idle this long may be reused when a table is full.
@@ -280,51 +279,13 @@ struct SessionState {
     last_ns: i64,
 }
 
-/// A map of bounded size: a new key is refused when full, unless the entry
-/// idle the longest has been idle [`IDLE_NS`] (it is then reused).
-#[derive(Debug)]
-struct Bounded<K, V> {
-    capacity: usize,
-    map: HashMap<K, V>,
-}
-
-impl<K: std::hash::Hash + Eq + Copy, V> Bounded<K, V> {
-    fn new(capacity: usize) -> Self {
-        let capacity = capacity.max(1);
-        Bounded {
-            capacity,
-            map: HashMap::with_capacity(capacity),
-        }
-    }
-
-    /// Whether `key` has or can get an entry at `now`; evicts one idle
-    /// entry if needed.
-    fn make_room(&mut self, key: &K, now: i64, last_ns: impl Fn(&V) -> i64) -> bool {
-        if self.map.contains_key(key) || self.map.len() < self.capacity {
-            return true;
-        }
-        let oldest = self
-            .map
-            .iter()
-            .min_by_key(|(_, v)| last_ns(v))
-            .map(|(k, v)| (*k, last_ns(v)));
-        match oldest {
-            Some((k, last)) if now - last >= IDLE_NS => {
-                self.map.remove(&k);
-                true
-            }
-            _ => false,
-        }
-    }
-}
-
 /// The sans-IO Session-Reflector.
 #[derive(Debug)]
 pub struct Reflector {
     config: ReflectorConfig,
     limiter: SourceLimiter<SourceAddr>,
-    peers: Bounded<Peer, PeerState>,
-    sessions: Bounded<(Peer, u16), SessionState>,
+    peers: BoundedMap<Peer, PeerState>,
+    sessions: BoundedMap<(Peer, u16), SessionState>,
     counters: Counters,
 }
 
@@ -333,8 +294,8 @@ impl Reflector {
         let n = config.max_sources.max(1);
         Reflector {
             limiter: SourceLimiter::new(config.rate_per_s, config.burst.max(1), n, IDLE_NS),
-            peers: Bounded::new(n),
-            sessions: Bounded::new(n),
+            peers: BoundedMap::new(n, IDLE_NS),
+            sessions: BoundedMap::new(n, IDLE_NS),
             counters: Counters::default(),
             config,
         }

@@ -411,12 +411,18 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         tr.set_seq(buf, seq);
         let stamp_part = &mut buf[off..];
         StampSenderPacket::new_unchecked(&mut *stamp_part, mode).set_seq(seq);
-        let tx1 = realtime_ns();
-        StampSenderPacket::new_unchecked(&mut *stamp_part, mode).set_timestamp(stamp::to_wire(tx1, StampTimestampFormat::Ntp));
-        if let Some(k) = &key {
-            let mac = misura_measure::auth::hmac16(k, &[&stamp_part[..96]]);
-            StampSenderPacket::new_unchecked(&mut *stamp_part, mode).set_hmac(mac);
-        }
+        let stamped = realtime_ns();
+        StampSenderPacket::new_unchecked(&mut *stamp_part, mode).set_timestamp(stamp::to_wire(stamped, StampTimestampFormat::Ntp));
+        // The HMAC covers the timestamp, so it is computed after it; TX1 is
+        // read after the HMAC so the user-level RTT does not include it.
+        let tx1 = match &key {
+            Some(k) => {
+                let mac = misura_measure::auth::hmac16(k, &[&stamp_part[..96]]);
+                StampSenderPacket::new_unchecked(&mut *stamp_part, mode).set_hmac(mac);
+                realtime_ns()
+            }
+            None => stamped,
+        };
         let ok = tr.send(buf, seq)?;
         let tx2 = realtime_ns();
         Ok(ok.then_some((tx1, tx2)))

@@ -31,6 +31,7 @@ mod error;
 mod sys;
 
 pub mod clock;
+mod fd;
 pub mod ethtool;
 pub mod clocks;
 pub mod host;

@@ -11,6 +11,7 @@
 //! [`crate::udp`]): anything not recognised is skipped, and a missing
 //! timestamp is reported as `None` rather than an error.
 
+use crate::fd::{cvt, is_again};
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -84,17 +85,7 @@ pub struct TxStamp {
     pub hardware_ns: Option<i64>,
 }
 
-fn cvt(rc: libc::c_int) -> io::Result<libc::c_int> {
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc)
-    }
-}
 
-fn is_again(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR))
-}
 
 impl PacketSocket {
     /// Opens a non-blocking `AF_PACKET` raw socket bound to `ifname` and
@@ -208,33 +199,11 @@ impl PacketSocket {
     }
 
     fn set_int(&self, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
-        // SAFETY: `value` is a valid c_int and its exact size is passed.
-        let rc = unsafe {
-            libc::setsockopt(
-                self.fd.as_raw_fd(),
-                level,
-                name,
-                &value as *const libc::c_int as *const libc::c_void,
-                size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        cvt(rc).map(|_| ())
+        crate::fd::set_int(self.fd.as_raw_fd(), level, name, value)
     }
 
     fn get_int(&self, level: libc::c_int, name: libc::c_int) -> io::Result<libc::c_int> {
-        let mut value: libc::c_int = 0;
-        let mut len = size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: `value` and `len` are valid and writable; `len` holds the buffer size.
-        let rc = unsafe {
-            libc::getsockopt(
-                self.fd.as_raw_fd(),
-                level,
-                name,
-                &mut value as *mut libc::c_int as *mut libc::c_void,
-                &mut len,
-            )
-        };
-        cvt(rc).map(|_| value)
+        crate::fd::get_int(self.fd.as_raw_fd(), level, name)
     }
 
     /// Turns on `SO_TIMESTAMPING`: software TX and RX stamps always, and

@@ -52,27 +52,11 @@ pub fn tcp_info(sock: &impl AsFd) -> Result<TcpInfo, SysError> {
 }
 
 fn getsockopt_int(sock: &impl AsFd, level: libc::c_int, opt: libc::c_int, what: &str) -> Result<i32, SysError> {
-    let fd = sock.as_fd().as_raw_fd();
-    let mut v: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: valid borrowed descriptor; `v` is a writable c_int of `len` bytes.
-    let rc = unsafe { libc::getsockopt(fd, level, opt, (&mut v as *mut libc::c_int).cast(), &mut len) };
-    if rc != 0 {
-        return Err(SysError::Io { what: what.into(), source: std::io::Error::last_os_error() });
-    }
-    Ok(v)
+    crate::fd::get_int(sock.as_fd().as_raw_fd(), level, opt).map_err(|source| SysError::Io { what: what.into(), source })
 }
 
 fn setsockopt_int(sock: &impl AsFd, level: libc::c_int, opt: libc::c_int, v: libc::c_int, what: &str) -> Result<(), SysError> {
-    let fd = sock.as_fd().as_raw_fd();
-    // SAFETY: valid borrowed descriptor; the kernel reads one c_int from `v`.
-    let rc = unsafe {
-        libc::setsockopt(fd, level, opt, (&v as *const libc::c_int).cast(), std::mem::size_of::<libc::c_int>() as libc::socklen_t)
-    };
-    if rc != 0 {
-        return Err(SysError::Io { what: what.into(), source: std::io::Error::last_os_error() });
-    }
-    Ok(())
+    crate::fd::set_int(sock.as_fd().as_raw_fd(), level, opt, v).map_err(|source| SysError::Io { what: what.into(), source })
 }
 
 /// The path MTU the kernel holds for a *connected* IPv4 socket (`IP_MTU`),

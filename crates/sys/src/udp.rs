@@ -19,6 +19,7 @@
 //!   once on the ICMP-derived errnos so the caller does not see it.
 
 use std::cell::Cell;
+use crate::fd::{cvt, is_again};
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
@@ -95,17 +96,7 @@ pub struct UdpTsSocket {
     icmp_errors: Cell<u64>,
 }
 
-fn cvt(rc: libc::c_int) -> io::Result<libc::c_int> {
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc)
-    }
-}
 
-fn is_again(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR))
-}
 
 /// Errnos an ICMP error leaves pending on the socket (`sk_err`) with
 /// `IP_RECVERR`: the next send or receive fails once with it.
@@ -295,33 +286,11 @@ impl UdpTsSocket {
     }
 
     fn set_int(&self, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
-        // SAFETY: `value` is a valid c_int and its exact size is passed.
-        let rc = unsafe {
-            libc::setsockopt(
-                self.fd.as_raw_fd(),
-                level,
-                name,
-                &value as *const libc::c_int as *const libc::c_void,
-                size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        cvt(rc).map(|_| ())
+        crate::fd::set_int(self.fd.as_raw_fd(), level, name, value)
     }
 
     fn get_int(&self, level: libc::c_int, name: libc::c_int) -> io::Result<libc::c_int> {
-        let mut value: libc::c_int = 0;
-        let mut len = size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: `value` and `len` are valid and writable; `len` holds the buffer size.
-        let rc = unsafe {
-            libc::getsockopt(
-                self.fd.as_raw_fd(),
-                level,
-                name,
-                &mut value as *mut libc::c_int as *mut libc::c_void,
-                &mut len,
-            )
-        };
-        cvt(rc).map(|_| value)
+        crate::fd::get_int(self.fd.as_raw_fd(), level, name)
     }
 
     /// Switches `O_NONBLOCK`.  The socket starts non-blocking; when

@@ -1,0 +1,48 @@
+//! Small helpers for raw socket descriptors, shared by the packet, UDP and
+//! TCP-info code: errno conversion and integer socket options.
+
+use std::io;
+use std::mem::size_of;
+use std::os::fd::RawFd;
+
+/// `rc < 0` → the thread's errno as an error.
+pub(crate) fn cvt(rc: libc::c_int) -> io::Result<libc::c_int> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+/// "Try again": nothing to read or no room to send right now, or a signal.
+pub(crate) fn is_again(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR))
+}
+
+/// `setsockopt(fd, level, name, &value, sizeof(int))`.
+pub(crate) fn set_int(fd: RawFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+    // SAFETY: `value` is a valid c_int and its exact size is passed; the
+    // kernel checks `fd`.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            &value as *const libc::c_int as *const libc::c_void,
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    cvt(rc).map(|_| ())
+}
+
+/// `getsockopt(fd, level, name)` for an integer option.
+pub(crate) fn get_int(fd: RawFd, level: libc::c_int, name: libc::c_int) -> io::Result<libc::c_int> {
+    let mut value: libc::c_int = 0;
+    let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `value` and `len` are valid and writable; `len` holds the
+    // buffer size; the kernel checks `fd`.
+    let rc = unsafe {
+        libc::getsockopt(fd, level, name, &mut value as *mut libc::c_int as *mut libc::c_void, &mut len)
+    };
+    cvt(rc).map(|_| value)
+}
