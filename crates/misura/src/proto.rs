@@ -116,7 +116,6 @@ pub trait Fields {
     fn need_str(&self, id: u16, name: &str) -> Result<&str>;
     fn opt_u64(&self, id: u16) -> Option<u64>;
     fn opt_bool(&self, id: u16) -> Option<bool>;
-    fn opt_f64(&self, id: u16) -> Option<f64>;
     fn opt_bytes(&self, id: u16) -> Option<&[u8]>;
 }
 
@@ -144,11 +143,6 @@ impl Fields for Message {
             _ => None,
         }
     }
-    fn opt_f64(&self, id: u16) -> Option<f64> {
-        match self.get(id)? {
-            Value::F64(b) => Some(*b),
-            _ => None,
-        }
     }
     fn opt_bytes(&self, id: u16) -> Option<&[u8]> {
         match self.get(id)? {

@@ -5,9 +5,10 @@
 //! field required and described, fixtures unchanged through the model, and
 //! broken variants refused.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::*;
 
-use jsonschema::Validator;
+
 use misura_report::tsc::TscReport;
 use serde_json::{json, Value};
 
@@ -22,26 +23,9 @@ const FIXTURES: &[&str] = &["clock-tsc-raw.json", "clock-tsc-ntp.json"];
 /// Definitions `clock-tsc.schema.json` repeats from `oneway.schema.json`.
 const SHARED_DEFS: &[&str] = &["utc_time", "loop_tuning", "host"];
 
-fn schema_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema").join(format!("{name}.schema.json"))
-}
 
-fn fixture_path(file: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(file)
-}
 
-fn load_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
-}
 
-fn compile(name: &str) -> Validator {
-    let schema = load_json(&schema_path(name));
-    jsonschema::draft202012::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .unwrap_or_else(|e| panic!("{} does not compile: {e}", schema_path(name).display()))
-}
 
 fn check(instance: &Value) -> Result<(), Vec<String>> {
     let validator = compile(TSC);
@@ -60,9 +44,6 @@ fn check(instance: &Value) -> Result<(), Vec<String>> {
     }
 }
 
-fn fixture(file: &str) -> Value {
-    load_json(&fixture_path(file))
-}
 
 fn raw() -> Value {
     fixture("clock-tsc-raw.json")
@@ -84,54 +65,11 @@ fn assert_invalid(what: &str, instance: &Value) {
     }
 }
 
-fn split(pointer: &str) -> (&str, &str) {
-    let i = pointer.rfind('/').unwrap_or_else(|| panic!("bad pointer {pointer}"));
-    (&pointer[..i], &pointer[i + 1..])
-}
 
-fn node<'a>(v: &'a mut Value, pointer: &str) -> &'a mut Value {
-    v.pointer_mut(pointer).unwrap_or_else(|| panic!("no {pointer:?} in the fixture"))
-}
 
-/// A copy of `v` without the field at `pointer` (an object member).
-fn without(v: &Value, pointer: &str) -> Value {
-    let mut v = v.clone();
-    let (parent, key) = split(pointer);
-    let removed = match node(&mut v, parent) {
-        Value::Object(m) => m.remove(key),
-        _ => panic!("{parent:?} is not an object"),
-    };
-    assert!(removed.is_some(), "no {pointer} in the fixture");
-    v
-}
 
-/// A copy of `v` with the value at `pointer` set to `new`: an existing or new
-/// object member, or an existing array element.
-fn with(v: &Value, pointer: &str, new: Value) -> Value {
-    let mut v = v.clone();
-    let (parent, key) = split(pointer);
-    match node(&mut v, parent) {
-        Value::Object(m) => {
-            m.insert(key.to_string(), new);
-        }
-        Value::Array(a) => {
-            let i: usize = key.parse().unwrap_or_else(|_| panic!("{pointer}: not an index"));
-            *a.get_mut(i).unwrap_or_else(|| panic!("no {pointer} in the fixture")) = new;
-        }
-        _ => panic!("{parent:?} is neither an object nor an array"),
-    }
-    v
-}
 
-fn with_all(v: &Value, changes: &[(&str, Value)]) -> Value {
-    changes.iter().fold(v.clone(), |v, (pointer, new)| with(&v, pointer, new.clone()))
-}
 
-fn renamed(v: &Value, pointer: &str, new_key: &str) -> Value {
-    let (parent, _) = split(pointer);
-    let old = v.pointer(pointer).unwrap_or_else(|| panic!("no {pointer} in the fixture")).clone();
-    with(&without(v, pointer), &format!("{parent}/{new_key}"), old)
-}
 
 /// Deserialise into `TscReport`, serialise back, and return the result.
 fn model_round_trip(what: &str, v: &Value) -> Value {
@@ -139,28 +77,6 @@ fn model_round_trip(what: &str, v: &Value) -> Value {
     serde_json::to_value(&typed).unwrap_or_else(|e| panic!("{what} does not serialise: {e}"))
 }
 
-fn first_difference(path: &str, a: &Value, b: &Value) -> Option<String> {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            for k in x.keys().chain(y.keys()) {
-                match (x.get(k), y.get(k)) {
-                    (Some(p), Some(q)) => {
-                        if let Some(d) = first_difference(&format!("{path}/{k}"), p, q) {
-                            return Some(d);
-                        }
-                    }
-                    (p, q) => return Some(format!("{path}/{k}: {p:?} vs {q:?}")),
-                }
-            }
-            None
-        }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-            x.iter().zip(y).enumerate().find_map(|(i, (p, q))| first_difference(&format!("{path}/{i}"), p, q))
-        }
-        _ if a == b => None,
-        _ => Some(format!("{path}: {a} vs {b}")),
-    }
-}
 
 /// Valid for the schema, and unchanged through the Rust model, whose output
 /// validates too.
