@@ -143,7 +143,6 @@ impl Fields for Message {
             _ => None,
         }
     }
-    }
     fn opt_bytes(&self, id: u16) -> Option<&[u8]> {
         match self.get(id)? {
             Value::Bytes(b) => Some(b),
