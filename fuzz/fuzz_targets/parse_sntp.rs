@@ -16,11 +16,32 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(SntpRepr::parse(&buf), Ok(r));
         let _ = r.check_server_reply(r.originate_timestamp);
         let _ = r.check_server_reply(NtpTimestamp::ZERO);
-        let _ = (r.kiss_code(), r.reference_id_text(), r.receive_timestamp.to_unix_ns());
+        let _ = (
+            r.kiss_code(),
+            r.reference_id_text(),
+            r.receive_timestamp.to_unix_ns(),
+        );
     }
     if let Ok(p) = SntpPacket::new_checked(data) {
-        let _ = (p.leap(), p.version(), p.mode(), p.stratum(), p.poll(), p.precision());
-        let _ = (p.root_delay(), p.root_dispersion(), p.reference_id(), p.trailer().len());
-        let _ = (p.reference_timestamp(), p.originate_timestamp(), p.receive_timestamp(), p.transmit_timestamp());
+        let _ = (
+            p.leap(),
+            p.version(),
+            p.mode(),
+            p.stratum(),
+            p.poll(),
+            p.precision(),
+        );
+        let _ = (
+            p.root_delay(),
+            p.root_dispersion(),
+            p.reference_id(),
+            p.trailer().len(),
+        );
+        let _ = (
+            p.reference_timestamp(),
+            p.originate_timestamp(),
+            p.receive_timestamp(),
+            p.transmit_timestamp(),
+        );
     }
 });

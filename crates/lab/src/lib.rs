@@ -818,7 +818,11 @@ impl Lab {
     /// The exact commands to try next for `topology`; "misura lab down" last.
     pub fn next_steps(&self, topology: Topology) -> Vec<String> {
         let t = self.tester_ns();
-        let pf = if self.prefix == DEFAULT_PREFIX { String::new() } else { format!(" --prefix {}", self.prefix) };
+        let pf = if self.prefix == DEFAULT_PREFIX {
+            String::new()
+        } else {
+            format!(" --prefix {}", self.prefix)
+        };
         let mut v = match topology {
             Topology::Direct => vec![
                 format!("misura oneway --netns {t} --tx {PORT_TX} --rx {PORT_RX} --count 2000"),

@@ -135,12 +135,20 @@ fn topology_names() {
 fn next_steps_name_the_namespaces() {
     let lab = Lab::default_lab();
     let d = lab.next_steps(Topology::Direct);
-    assert!(d.contains(&"misura calibrate --netns misura-tester --tx p1 --rx p2 --profile cal.json".to_string()));
+    assert!(d.contains(
+        &"misura calibrate --netns misura-tester --tx p1 --rx p2 --profile cal.json".to_string()
+    ));
     assert_eq!(d.last().unwrap(), "misura lab down");
     let s = lab.next_steps(Topology::Switch);
-    assert_eq!(s[0], "misura oneway --netns misura-tester --tx p1 --rx p2 --calibration cal.json");
+    assert_eq!(
+        s[0],
+        "misura oneway --netns misura-tester --tx p1 --rx p2 --calibration cal.json"
+    );
     let other = Lab::new("misura-x-").unwrap();
-    assert_eq!(other.next_steps(Topology::Hosts).last().unwrap(), "misura lab down --prefix misura-x-");
+    assert_eq!(
+        other.next_steps(Topology::Hosts).last().unwrap(),
+        "misura lab down --prefix misura-x-"
+    );
     assert_eq!(s.last().unwrap(), "misura lab down");
     let h = lab.next_steps(Topology::Hosts);
     assert_eq!(h[0], "ip netns exec misura-h1 ping -c 3 198.18.0.2");

@@ -46,10 +46,20 @@ impl CalibrationLine {
         Self::fit("frame_bytes", points, |p| p.frame_bytes as f64)
     }
 
-    fn fit(x: &str, points: Vec<SizePoint>, xf: impl Fn(&SizePoint) -> f64) -> Result<CalibrationLine, FitError> {
+    fn fit(
+        x: &str,
+        points: Vec<SizePoint>,
+        xf: impl Fn(&SizePoint) -> f64,
+    ) -> Result<CalibrationLine, FitError> {
         let xy: Vec<(f64, f64)> = points.iter().map(|p| (xf(p), p.mean_ns)).collect();
         let fit = LinearFit::fit(&xy)?;
-        Ok(CalibrationLine { x: x.to_string(), alpha_ns: fit.a, beta_ns_per_byte: fit.b, fit, points })
+        Ok(CalibrationLine {
+            x: x.to_string(),
+            alpha_ns: fit.a,
+            beta_ns_per_byte: fit.b,
+            fit,
+            points,
+        })
     }
 
     /// The line's value at `x` (for Amil: the tester's mean internal latency
@@ -133,9 +143,18 @@ mod tests {
     #[test]
     fn calibration_recovers_the_seed_line() {
         // The seed's Γ = 10 % line: α = 11.73 µs, β = 28 ns/byte.
-        let line = CalibrationLine::internal(points(|p| 11_730.0 + 28.0 * p as f64, &NOISE)).unwrap();
-        assert!((line.alpha_ns - 11_730.0).abs() < 400.0, "{}", line.alpha_ns);
-        assert!((line.beta_ns_per_byte - 28.0).abs() < 1.0, "{}", line.beta_ns_per_byte);
+        let line =
+            CalibrationLine::internal(points(|p| 11_730.0 + 28.0 * p as f64, &NOISE)).unwrap();
+        assert!(
+            (line.alpha_ns - 11_730.0).abs() < 400.0,
+            "{}",
+            line.alpha_ns
+        );
+        assert!(
+            (line.beta_ns_per_byte - 28.0).abs() < 1.0,
+            "{}",
+            line.beta_ns_per_byte
+        );
         assert_eq!(line.fit.dof, 5);
         let (lo, hi) = line.fit.b_interval();
         assert!(lo < 28.0 && 28.0 < hi);
@@ -145,7 +164,9 @@ mod tests {
     #[test]
     fn store_and_forward_at_100_mbps() {
         // 80 ns per byte of frame length plus 4.13 µs, as the seed's switch.
-        let line = CalibrationLine::sut(points(|p| 4_130.0 + 80.0 * (p + 18).max(64) as f64, &NOISE)).unwrap();
+        let line =
+            CalibrationLine::sut(points(|p| 4_130.0 + 80.0 * (p + 18).max(64) as f64, &NOISE))
+                .unwrap();
         assert_eq!(sut_verdict(&line.fit, 80.0), SutVerdict::StoreAndForward);
     }
 

@@ -27,7 +27,10 @@ pub struct LongestGaps {
 
 impl LongestGaps {
     pub fn new(n: usize) -> Self {
-        LongestGaps { n, gaps: Vec::with_capacity(n + 1) }
+        LongestGaps {
+            n,
+            gaps: Vec::with_capacity(n + 1),
+        }
     }
 
     /// The shortest step that would still enter the list: cheap to test
@@ -117,7 +120,10 @@ impl StepTracker {
                 self.long_steps_ns = self.long_steps_ns.saturating_add(step);
             }
             if step > self.gaps.threshold() {
-                self.gaps.offer(Gap { step_ns: step, at_ns: self.last - first });
+                self.gaps.offer(Gap {
+                    step_ns: step,
+                    at_ns: self.last - first,
+                });
             }
         } else if step == 0 {
             self.zero_steps += 1;
@@ -191,7 +197,20 @@ mod tests {
         assert_eq!(t.steps().max(), Some(1000));
         assert_eq!(
             t.longest_gaps(),
-            &[Gap { step_ns: 1000, at_ns: 25 }, Gap { step_ns: 500, at_ns: 1035 }, Gap { step_ns: 20, at_ns: 10 }]
+            &[
+                Gap {
+                    step_ns: 1000,
+                    at_ns: 25
+                },
+                Gap {
+                    step_ns: 500,
+                    at_ns: 1035
+                },
+                Gap {
+                    step_ns: 20,
+                    at_ns: 10
+                }
+            ]
         );
         assert_eq!(t.span_ns(), 1536);
         assert_eq!(t.long_steps_ns(), 0);
@@ -214,10 +233,15 @@ mod tests {
         let mut x: u64 = 12345;
         let mut all = Vec::new();
         for i in 0..100_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let step = (x >> 40) as i64;
             all.push(step);
-            g.offer(Gap { step_ns: step, at_ns: i });
+            g.offer(Gap {
+                step_ns: step,
+                at_ns: i,
+            });
             assert!(g.gaps().len() <= 10);
         }
         all.sort_unstable_by(|a, b| b.cmp(a));
@@ -226,11 +250,20 @@ mod tests {
         // Ties: the earlier gap stays ahead.
         let mut g = LongestGaps::new(2);
         for (s, at) in [(5, 0), (5, 1), (5, 2)] {
-            g.offer(Gap { step_ns: s, at_ns: at });
+            g.offer(Gap {
+                step_ns: s,
+                at_ns: at,
+            });
         }
-        assert_eq!(g.gaps().iter().map(|g| g.at_ns).collect::<Vec<_>>(), vec![0, 1]);
+        assert_eq!(
+            g.gaps().iter().map(|g| g.at_ns).collect::<Vec<_>>(),
+            vec![0, 1]
+        );
         let mut none = LongestGaps::new(0);
-        none.offer(Gap { step_ns: 1, at_ns: 0 });
+        none.offer(Gap {
+            step_ns: 1,
+            at_ns: 0,
+        });
         assert!(none.gaps().is_empty());
     }
 

@@ -108,7 +108,10 @@ impl InFlight {
     /// Record a frame just sent. Its sequence number must be `next_seq()` and
     /// the ring must not be full.
     pub fn on_sent(&mut self, tx: TxRecord) {
-        assert_eq!(tx.seq, self.next_seq, "frames must be sent in sequence order");
+        assert_eq!(
+            tx.seq, self.next_seq,
+            "frames must be sent in sequence order"
+        );
         assert!(!self.is_full(), "in-flight ring full");
         let slot = &mut self.slots[(tx.seq & self.mask) as usize];
         *slot = Slot {
@@ -139,7 +142,12 @@ impl InFlight {
     /// later device transmits again inside this host (a veth in another
     /// namespace, a bridge port) can be stamped again, and those later
     /// stamps are reported as `Again` and not used.
-    pub fn on_tx_stamp(&mut self, seq: u64, software: Option<i64>, hardware: Option<i64>) -> TxStampMatch {
+    pub fn on_tx_stamp(
+        &mut self,
+        seq: u64,
+        software: Option<i64>,
+        hardware: Option<i64>,
+    ) -> TxStampMatch {
         match self.live_slot(seq) {
             Some(slot) if slot.tx_stamped => TxStampMatch::Again,
             Some(slot) => {
@@ -234,7 +242,14 @@ mod tests {
     use super::*;
 
     fn tx(seq: u64, t: i64) -> TxRecord {
-        TxRecord { seq, size_index: 0, payload_bytes: 46, frame_bytes: 64, tx1: t, tx2: t + 10 }
+        TxRecord {
+            seq,
+            size_index: 0,
+            payload_bytes: 46,
+            frame_bytes: 64,
+            tx1: t,
+            tx2: t + 10,
+        }
     }
 
     #[test]
@@ -242,17 +257,29 @@ mod tests {
         let mut r = InFlight::new(8, true, 0);
         r.on_sent(tx(0, 0));
         r.on_sent(tx(1, 100));
-        assert_eq!(r.on_received(1, 150, 160, Some(155), None), Arrival::Matched { reordered: false });
+        assert_eq!(
+            r.on_received(1, 150, 160, Some(155), None),
+            Arrival::Matched { reordered: false }
+        );
         assert_eq!(r.on_tx_stamp(1, Some(105), None), TxStampMatch::First);
         assert_eq!(r.on_tx_stamp(1, Some(999), None), TxStampMatch::Again);
         // Frame 1 is complete but frame 0 holds the head.
         assert_eq!(r.pop_complete(200, 1_000), None);
-        assert_eq!(r.on_received(0, 170, 180, Some(175), None), Arrival::Matched { reordered: true });
+        assert_eq!(
+            r.on_received(0, 170, 180, Some(175), None),
+            Arrival::Matched { reordered: true }
+        );
         assert_eq!(r.on_tx_stamp(0, Some(5), None), TxStampMatch::First);
         let a = r.pop_complete(200, 1_000).unwrap();
         let b = r.pop_complete(200, 1_000).unwrap();
-        assert_eq!((a.seq, a.reordered, a.kernel_latency()), (0, true, Some(170)));
-        assert_eq!((b.seq, b.reordered, b.kernel_latency()), (1, false, Some(50)));
+        assert_eq!(
+            (a.seq, a.reordered, a.kernel_latency()),
+            (0, true, Some(170))
+        );
+        assert_eq!(
+            (b.seq, b.reordered, b.kernel_latency()),
+            (1, false, Some(50))
+        );
         assert_eq!(r.reordered(), 1);
         assert_eq!(r.outstanding(), 0);
     }
@@ -274,7 +301,10 @@ mod tests {
     fn duplicates_and_missing_tx_stamp() {
         let mut r = InFlight::new(4, true, 0);
         r.on_sent(tx(0, 0));
-        assert!(matches!(r.on_received(0, 20, 30, Some(25), None), Arrival::Matched { .. }));
+        assert!(matches!(
+            r.on_received(0, 20, 30, Some(25), None),
+            Arrival::Matched { .. }
+        ));
         assert_eq!(r.on_received(0, 40, 50, Some(45), None), Arrival::Duplicate);
         // Received, but the TX stamp never comes: released at the timeout,
         // not lost, with no kernel latency.
@@ -297,7 +327,10 @@ mod tests {
         assert!(r.pop_any().unwrap().lost);
         assert!(!r.is_full());
         r.on_sent(tx(4, 4));
-        assert!(matches!(r.on_received(4, 5, 6, None, None), Arrival::Matched { .. }));
+        assert!(matches!(
+            r.on_received(4, 5, 6, None, None),
+            Arrival::Matched { .. }
+        ));
         // Slot of seq 0 now holds seq 4; seq 0 is closed.
         assert_eq!(r.on_received(0, 5, 6, None, None), Arrival::Late);
     }

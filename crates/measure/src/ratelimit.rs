@@ -36,7 +36,11 @@ pub(crate) struct BoundedMap<K, V> {
 impl<K: Hash + Eq + Copy, V> BoundedMap<K, V> {
     pub(crate) fn new(capacity: usize, idle_ns: i64) -> Self {
         let capacity = capacity.max(1);
-        BoundedMap { capacity, idle_ns, map: HashMap::with_capacity(capacity) }
+        BoundedMap {
+            capacity,
+            idle_ns,
+            map: HashMap::with_capacity(capacity),
+        }
     }
 
     /// Whether `key` has or can get an entry at `now`; evicts one idle entry
@@ -45,7 +49,11 @@ impl<K: Hash + Eq + Copy, V> BoundedMap<K, V> {
         if self.map.contains_key(key) || self.map.len() < self.capacity {
             return true;
         }
-        let oldest = self.map.iter().min_by_key(|(_, v)| last_ns(v)).map(|(k, v)| (*k, last_ns(v)));
+        let oldest = self
+            .map
+            .iter()
+            .min_by_key(|(_, v)| last_ns(v))
+            .map(|(k, v)| (*k, last_ns(v)));
         match oldest {
             Some((k, last)) if now - last >= self.idle_ns => {
                 self.map.remove(&k);
@@ -68,7 +76,11 @@ impl<K: Hash + Eq + Copy> SourceLimiter<K> {
     /// `rate_per_s` packets per second per source with bursts of `burst`;
     /// at most `capacity` sources; an entry idle for `idle_ns` may be reused.
     pub fn new(rate_per_s: u64, burst: u64, capacity: usize, idle_ns: i64) -> Self {
-        SourceLimiter { rate_per_s: rate_per_s.max(1), burst: burst.max(1), table: BoundedMap::new(capacity, idle_ns) }
+        SourceLimiter {
+            rate_per_s: rate_per_s.max(1),
+            burst: burst.max(1),
+            table: BoundedMap::new(capacity, idle_ns),
+        }
     }
 
     pub fn sources(&self) -> usize {
@@ -81,7 +93,10 @@ impl<K: Hash + Eq + Copy> SourceLimiter<K> {
             return Admit::TableFull;
         }
         let full = self.burst * 1000;
-        let b = self.table.map.entry(src).or_insert(Bucket { tokens_milli: full, last_ns: now });
+        let b = self.table.map.entry(src).or_insert(Bucket {
+            tokens_milli: full,
+            last_ns: now,
+        });
         let elapsed = (now - b.last_ns).max(0) as u128;
         let refill = (elapsed * self.rate_per_s as u128 * 1000 / 1_000_000_000) as u64;
         b.tokens_milli = (b.tokens_milli + refill).min(full);
@@ -109,7 +124,9 @@ mod tests {
         assert_eq!(l.admit(1, 10_000_000), Admit::Yes);
         // Over one second at most rate + burst packets get through.
         let mut l = SourceLimiter::new(100, 5, 10, 1_000_000_000);
-        let n = (0..100_000i64).filter(|k| l.admit(7u32, k * 10_000) == Admit::Yes).count();
+        let n = (0..100_000i64)
+            .filter(|k| l.admit(7u32, k * 10_000) == Admit::Yes)
+            .count();
         assert!(n <= 105 && n >= 100, "{n}");
     }
 

@@ -118,7 +118,9 @@ impl OffsetTracker {
 
     /// Feed one probe (ignored unless it has all four stamps).
     pub fn update(&mut self, p: &ProbeTimes) {
-        if let (Some(theta), Some(rtt), Some(t1)) = (p.symmetric_offset(), p.network_rtt(), p.tx_kernel) {
+        if let (Some(theta), Some(rtt), Some(t1)) =
+            (p.symmetric_offset(), p.network_rtt(), p.tx_kernel)
+        {
             if self.best.is_none_or(|(_, _, r)| rtt < r) {
                 self.best = Some((t1, theta, rtt));
             }
@@ -150,7 +152,10 @@ impl OffsetTracker {
         let half = min_rtt.max(0) as f64 / 2.0;
         if pts.len() >= 3 {
             let t0 = pts[0].0;
-            let xy: Vec<(f64, f64)> = pts.iter().map(|&(x, th, _)| ((x - t0) as f64, th as f64)).collect();
+            let xy: Vec<(f64, f64)> = pts
+                .iter()
+                .map(|&(x, th, _)| ((x - t0) as f64, th as f64))
+                .collect();
             if let Ok(fit) = LinearFit::fit(&xy) {
                 return Some(OffsetEstimate {
                     offset_ns: fit.predict((t - t0) as f64),
@@ -161,7 +166,12 @@ impl OffsetTracker {
             }
         }
         let best = pts.iter().min_by_key(|p| p.2)?;
-        Some(OffsetEstimate { offset_ns: best.1 as f64, uncertainty_ns: half, skew_ppm: None, windows: pts.len() })
+        Some(OffsetEstimate {
+            offset_ns: best.1 as f64,
+            uncertainty_ns: half,
+            skew_ppm: None,
+            windows: pts.len(),
+        })
     }
 }
 
@@ -193,7 +203,14 @@ mod tests {
         let t2 = t1 + f + theta;
         let t3 = t2 + turn;
         let t4 = t3 - theta + b;
-        ProbeTimes { tx1: t1 - u, tx_kernel: Some(t1), reflector_rx: Some(t2), reflector_tx: Some(t3), rx_kernel: Some(t4), rx2: t4 + u }
+        ProbeTimes {
+            tx1: t1 - u,
+            tx_kernel: Some(t1),
+            reflector_rx: Some(t2),
+            reflector_tx: Some(t3),
+            rx_kernel: Some(t4),
+            rx2: t4 + u,
+        }
     }
 
     #[test]
@@ -222,7 +239,11 @@ mod tests {
         for k in 0..1000i64 {
             let t = k * 10_000_000; // one probe every 10 ms
             let theta = 5_000_000 + (t as f64 * skew) as i64;
-            let extra = if k % 10 == 3 { 0 } else { 37_000 + (k * 7919) % 200_000 };
+            let extra = if k % 10 == 3 {
+                0
+            } else {
+                37_000 + (k * 7919) % 200_000
+            };
             tr.update(&probe(t, 20_000 + extra, 20_000, 5_000, theta, 1_000));
         }
         let t = 9_990_000_000;
@@ -230,7 +251,10 @@ mod tests {
         let truth = 5_000_000.0 + t as f64 * skew;
         assert!((e.offset_ns - truth).abs() < 1_000.0, "{e:?} vs {truth}");
         assert!((e.skew_ppm.unwrap() - 10.0).abs() < 0.5, "{e:?}");
-        assert!(e.uncertainty_ns >= 20_000.0, "half the minimum network RTT bounds the error");
+        assert!(
+            e.uncertainty_ns >= 20_000.0,
+            "half the minimum network RTT bounds the error"
+        );
         assert_eq!(e.windows, 100);
     }
 

@@ -52,10 +52,14 @@ impl std::str::FromStr for Pattern {
                 if let Some(n) = s.strip_prefix("burst:") {
                     match n.parse::<u32>() {
                         Ok(frames) if frames >= 1 => Ok(Pattern::Burst { frames }),
-                        _ => Err(format!("`{s}`: burst needs a frame count ≥ 1, e.g. burst:8")),
+                        _ => Err(format!(
+                            "`{s}`: burst needs a frame count ≥ 1, e.g. burst:8"
+                        )),
                     }
                 } else {
-                    Err(format!("unknown pattern `{s}`: use periodic, burst:N or poisson"))
+                    Err(format!(
+                        "unknown pattern `{s}`: use periodic, burst:N or poisson"
+                    ))
                 }
             }
         }
@@ -90,7 +94,13 @@ pub struct Schedule {
 impl Schedule {
     /// A schedule whose first frame is due at `start_ns`. `tolerance_ns` is how
     /// late a frame may leave before it is postponed (clamped to 0..period).
-    pub fn new(pattern: Pattern, period_ns: i64, tolerance_ns: i64, start_ns: i64, seed: u64) -> Schedule {
+    pub fn new(
+        pattern: Pattern,
+        period_ns: i64,
+        tolerance_ns: i64,
+        start_ns: i64,
+        seed: u64,
+    ) -> Schedule {
         assert!(period_ns > 0, "period must be positive");
         let exp = match pattern {
             Pattern::Poisson => Some(Exp::new(1.0 / period_ns as f64).expect("positive rate")),
@@ -203,7 +213,11 @@ impl SizePlan {
         assert!(!sizes.is_empty(), "at least one size");
         let n = sizes.len() as u64;
         let per_block = expected_frames.div_ceil(n).max(1);
-        SizePlan { sizes, order, per_block }
+        SizePlan {
+            sizes,
+            order,
+            per_block,
+        }
     }
 
     pub fn sizes(&self) -> &[usize] {
@@ -318,7 +332,10 @@ mod tests {
             }
         }
         let mean_gap = last as f64 / (sent - 1) as f64;
-        assert!((mean_gap / period as f64 - 1.0).abs() < 0.01, "mean gap {mean_gap}");
+        assert!(
+            (mean_gap / period as f64 - 1.0).abs() < 0.01,
+            "mean gap {mean_gap}"
+        );
         // Exponential gaps: E[g²] = 2·T², so the coefficient of variation is 1.
         let ms = gaps_sq / (sent - 1) as f64;
         let cv = (ms - mean_gap * mean_gap).sqrt() / mean_gap;
@@ -328,7 +345,10 @@ mod tests {
 
     #[test]
     fn pattern_parse() {
-        assert_eq!("burst:4".parse::<Pattern>(), Ok(Pattern::Burst { frames: 4 }));
+        assert_eq!(
+            "burst:4".parse::<Pattern>(),
+            Ok(Pattern::Burst { frames: 4 })
+        );
         assert!("burst:0".parse::<Pattern>().is_err());
         assert!("bursty".parse::<Pattern>().is_err());
     }
@@ -336,8 +356,14 @@ mod tests {
     #[test]
     fn size_plans() {
         let p = SizePlan::new(vec![46, 64, 128], SizeOrder::Interleaved, 9);
-        assert_eq!((0..6).map(|k| p.size_index(k)).collect::<Vec<_>>(), vec![0, 1, 2, 0, 1, 2]);
+        assert_eq!(
+            (0..6).map(|k| p.size_index(k)).collect::<Vec<_>>(),
+            vec![0, 1, 2, 0, 1, 2]
+        );
         let p = SizePlan::new(vec![46, 64, 128], SizeOrder::Blocks, 7);
-        assert_eq!((0..9).map(|k| p.size_index(k)).collect::<Vec<_>>(), vec![0, 0, 0, 1, 1, 1, 2, 2, 2]);
+        assert_eq!(
+            (0..9).map(|k| p.size_index(k)).collect::<Vec<_>>(),
+            vec![0, 0, 0, 1, 1, 1, 2, 2, 2]
+        );
     }
 }

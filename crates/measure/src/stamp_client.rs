@@ -88,7 +88,9 @@ pub struct Reply {
 /// What became of a reply.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ReplyMatch {
-    Matched { reordered: bool },
+    Matched {
+        reordered: bool,
+    },
     Duplicate,
     /// Its probe was already released (timed out).
     Late,
@@ -124,7 +126,12 @@ pub struct Probes {
 }
 
 impl Probes {
-    pub fn new(capacity: usize, first_seq: u32, expect_tx_stamp: bool, expect_follow_up: bool) -> Probes {
+    pub fn new(
+        capacity: usize,
+        first_seq: u32,
+        expect_tx_stamp: bool,
+        expect_follow_up: bool,
+    ) -> Probes {
         let cap = capacity.clamp(2, 1 << 20).next_power_of_two();
         Probes {
             slots: vec![Slot::default(); cap],
@@ -187,7 +194,14 @@ impl Probes {
         let seq = self.next_seq();
         let k = self.next;
         *self.slot(k) = Slot {
-            rec: ProbeRecord { seq, size_index, request_bytes, tx1, tx2, ..ProbeRecord::default() },
+            rec: ProbeRecord {
+                seq,
+                size_index,
+                request_bytes,
+                tx1,
+                tx2,
+                ..ProbeRecord::default()
+            },
             ..Slot::default()
         };
         self.next += 1;
@@ -196,7 +210,9 @@ impl Probes {
 
     /// The kernel/NIC TX stamp of probe `seq`. The first stamp counts.
     pub fn on_tx_stamp(&mut self, seq: u32, software: Option<i64>, hardware: Option<i64>) -> bool {
-        let Some(k) = self.index_of(seq) else { return false };
+        let Some(k) = self.index_of(seq) else {
+            return false;
+        };
         let s = self.slot(k);
         if s.tx_stamped {
             return false;
@@ -281,7 +297,8 @@ impl Probes {
         }
         let (expect_tx, expect_fu) = (self.expect_tx_stamp, self.expect_follow_up);
         let s = &self.slots[(self.oldest & self.mask) as usize];
-        let complete = s.replied && (s.tx_stamped || !expect_tx) && (s.follow_up_closed || !expect_fu);
+        let complete =
+            s.replied && (s.tx_stamped || !expect_tx) && (s.follow_up_closed || !expect_fu);
         let since = if s.replied { s.rec.rx2 } else { s.rec.tx2 };
         if complete || now - since > timeout {
             return self.release();
@@ -345,7 +362,10 @@ mod tests {
         let s0 = p.on_sent(0, 44, 0, 10);
         assert_eq!(s0, 1000);
         assert!(p.on_tx_stamp(s0, Some(5), None));
-        assert_eq!(p.on_reply(&reply(s0, 1_000, None)), ReplyMatch::Matched { reordered: false });
+        assert_eq!(
+            p.on_reply(&reply(s0, 1_000, None)),
+            ReplyMatch::Matched { reordered: false }
+        );
         // Waiting for the follow-up of reply 0.
         assert_eq!(p.pop_complete(1_100, 1_000_000), None);
         let s1 = p.on_sent(0, 44, 2_000, 2_010);
@@ -378,7 +398,10 @@ mod tests {
         let mut p = Probes::new(8, 7, false, false);
         let a = p.on_sent(0, 44, 0, 1);
         let b = p.on_sent(0, 44, 10, 11);
-        assert_eq!(p.on_reply(&reply(b, 50, None)), ReplyMatch::Matched { reordered: false });
+        assert_eq!(
+            p.on_reply(&reply(b, 50, None)),
+            ReplyMatch::Matched { reordered: false }
+        );
         assert_eq!(p.on_reply(&reply(b, 60, None)), ReplyMatch::Duplicate);
         let lost = p.pop_complete(2_000, 1_000).unwrap();
         assert!(lost.lost && lost.seq == a);
@@ -390,8 +413,14 @@ mod tests {
         let c = p.on_sent(0, 44, 3_000, 3_001);
         let d = p.on_sent(0, 44, 3_010, 3_011);
         p.on_reply(&reply(d, 3_100, None));
-        assert_eq!(p.on_reply(&reply(c, 3_200, None)), ReplyMatch::Matched { reordered: true });
-        assert_eq!((p.duplicates(), p.late(), p.unknown(), p.reordered()), (1, 1, 1, 1));
+        assert_eq!(
+            p.on_reply(&reply(c, 3_200, None)),
+            ReplyMatch::Matched { reordered: true }
+        );
+        assert_eq!(
+            (p.duplicates(), p.late(), p.unknown(), p.reordered()),
+            (1, 1, 1, 1)
+        );
     }
 
     #[test]

@@ -69,7 +69,13 @@ pub struct TightestPerBin {
 
 impl TightestPerBin {
     pub fn new(bin_ns: i64, max_bins: usize) -> TightestPerBin {
-        TightestPerBin { bin_ns: bin_ns.max(1), max_bins, origin_ns: None, bins: Vec::new(), offered: 0 }
+        TightestPerBin {
+            bin_ns: bin_ns.max(1),
+            max_bins,
+            origin_ns: None,
+            bins: Vec::new(),
+            offered: 0,
+        }
     }
 
     /// Offers a pair; returns false when it falls past the last bin.
@@ -130,7 +136,11 @@ pub fn endpoint_estimate(a: &TscRawPair, b: &TscRawPair) -> Option<BoundedFreque
     }
     let f = dtsc / span_ns as f64 * 1e9;
     let rel = (a.width() + b.width()) as f64 / 2.0 / dtsc + 1.0 / span_ns as f64;
-    Some(BoundedFrequency { frequency_hz: f, bound_hz: f * rel, span_ns })
+    Some(BoundedFrequency {
+        frequency_hz: f,
+        bound_hz: f * rel,
+        span_ns,
+    })
 }
 
 /// A frequency from a least-squares line.
@@ -172,7 +182,12 @@ pub fn fit_estimate(pairs: &[TscRawPair]) -> Option<FittedFrequency> {
     let first = pairs.first()?;
     let pts: Vec<(f64, f64)> = pairs
         .iter()
-        .map(|p| ((p.raw_ns - first.raw_ns) as f64, (p.mid2() - first.mid2()) as f64 / 2.0))
+        .map(|p| {
+            (
+                (p.raw_ns - first.raw_ns) as f64,
+                (p.mid2() - first.mid2()) as f64 / 2.0,
+            )
+        })
         .collect();
     fit_line(&pts)
 }
@@ -203,13 +218,20 @@ pub fn window_estimates(pairs: &[TscRawPair], n: usize) -> Vec<WindowFrequency> 
     for k in 0..n {
         let lo = first.raw_ns + (total as i128 * k as i128 / n as i128) as i64;
         let hi = first.raw_ns + (total as i128 * (k as i128 + 1) / n as i128) as i64;
-        let w: Vec<&TscRawPair> =
-            pairs.iter().filter(|p| p.raw_ns >= lo && (p.raw_ns < hi || (k + 1 == n && p.raw_ns <= hi))).collect();
+        let w: Vec<&TscRawPair> = pairs
+            .iter()
+            .filter(|p| p.raw_ns >= lo && (p.raw_ns < hi || (k + 1 == n && p.raw_ns <= hi)))
+            .collect();
         if w.len() < 2 {
             continue;
         }
         if let Some(est) = endpoint_estimate(w[0], w[w.len() - 1]) {
-            out.push(WindowFrequency { start_ns: lo - first.raw_ns, end_ns: hi - first.raw_ns, pairs: w.len(), estimate: est });
+            out.push(WindowFrequency {
+                start_ns: lo - first.raw_ns,
+                end_ns: hi - first.raw_ns,
+                pairs: w.len(),
+                estimate: est,
+            });
         }
     }
     out
@@ -235,10 +257,17 @@ pub fn stability(windows: &[WindowFrequency], reference_hz: f64) -> Option<Stabi
     if windows.is_empty() || reference_hz.is_nan() || reference_hz <= 0.0 {
         return None;
     }
-    let ppm: Vec<f64> = windows.iter().map(|w| (w.estimate.frequency_hz / reference_hz - 1.0) * 1e6).collect();
+    let ppm: Vec<f64> = windows
+        .iter()
+        .map(|w| (w.estimate.frequency_hz / reference_hz - 1.0) * 1e6)
+        .collect();
     let n = ppm.len() as f64;
     let mean = ppm.iter().sum::<f64>() / n;
-    let var = if ppm.len() > 1 { ppm.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+    let var = if ppm.len() > 1 {
+        ppm.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
     let max = ppm.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let min = ppm.iter().copied().fold(f64::INFINITY, f64::min);
     Some(Stability {
@@ -246,7 +275,10 @@ pub fn stability(windows: &[WindowFrequency], reference_hz: f64) -> Option<Stabi
         std_dev_ppm: var.sqrt(),
         spread_ppm: max - min,
         max_deviation_ppm: ppm.iter().map(|v| v.abs()).fold(0.0, f64::max),
-        resolution_ppm: windows.iter().map(|w| w.estimate.bound_ppm()).fold(0.0, f64::max),
+        resolution_ppm: windows
+            .iter()
+            .map(|w| w.estimate.bound_ppm())
+            .fold(0.0, f64::max),
     })
 }
 
@@ -285,15 +317,28 @@ pub struct PairEstimate {
 /// `f = (m_j − m_i)/(ts_j − ts_i)` with the bound of the module docs;
 /// `server_precision_ns` is the server's stated precision (`2^precision` s).
 /// None unless `j` is later than `i` on both clocks.
-pub fn pair_estimate(i: &NtpExchange, j: &NtpExchange, server_precision_ns: f64) -> Option<PairEstimate> {
+pub fn pair_estimate(
+    i: &NtpExchange,
+    j: &NtpExchange,
+    server_precision_ns: f64,
+) -> Option<PairEstimate> {
     let dm = (j.mid2() - i.mid2()) as f64 / 2.0;
     let dts = j.ts_ns - i.ts_ns;
     if dm <= 0.0 || dts <= 0 {
         return None;
     }
     let f = dm / dts as f64 * 1e9;
-    let rel = (i.rtt_ticks() + j.rtt_ticks()) as f64 / 2.0 / dm + (2.0 * server_precision_ns.max(0.0) + 1.0) / dts as f64;
-    Some(PairEstimate { first: *i, last: *j, estimate: BoundedFrequency { frequency_hz: f, bound_hz: f * rel, span_ns: dts } })
+    let rel = (i.rtt_ticks() + j.rtt_ticks()) as f64 / 2.0 / dm
+        + (2.0 * server_precision_ns.max(0.0) + 1.0) / dts as f64;
+    Some(PairEstimate {
+        first: *i,
+        last: *j,
+        estimate: BoundedFrequency {
+            frequency_hz: f,
+            bound_hz: f * rel,
+            span_ns: dts,
+        },
+    })
 }
 
 /// The result of seed 003's method over a run.
@@ -315,7 +360,11 @@ pub struct NtpEstimate {
 /// fixed, load-free minimum), and estimate `f` from the pair of them with
 /// the tightest bound (in practice the fastest ones far apart in time).
 /// None with fewer than 2 usable windows.
-pub fn min_rtt_estimate(exchanges: &[NtpExchange], windows: usize, server_precision_ns: f64) -> Option<NtpEstimate> {
+pub fn min_rtt_estimate(
+    exchanges: &[NtpExchange],
+    windows: usize,
+    server_precision_ns: f64,
+) -> Option<NtpEstimate> {
     let mut ex: Vec<NtpExchange> = exchanges.iter().filter(|e| e.r > e.s).copied().collect();
     if ex.len() < 2 || windows < 2 {
         return None;
@@ -347,13 +396,21 @@ pub fn min_rtt_estimate(exchanges: &[NtpExchange], windows: usize, server_precis
     let pair = pair?;
     let fit = if selected.len() >= 3 {
         let (m0, t0) = (selected[0].mid2(), selected[0].ts_ns);
-        let pts: Vec<(f64, f64)> =
-            selected.iter().map(|e| ((e.ts_ns - t0) as f64, (e.mid2() - m0) as f64 / 2.0)).collect();
+        let pts: Vec<(f64, f64)> = selected
+            .iter()
+            .map(|e| ((e.ts_ns - t0) as f64, (e.mid2() - m0) as f64 / 2.0))
+            .collect();
         fit_line(&pts)
     } else {
         None
     };
-    Some(NtpEstimate { pair, fit, selected, min_rtt_ticks: rtts[0], median_rtt_ticks: rtts[rtts.len() / 2] })
+    Some(NtpEstimate {
+        pair,
+        fit,
+        selected,
+        min_rtt_ticks: rtts[0],
+        median_rtt_ticks: rtts[rtts.len() / 2],
+    })
 }
 
 /// How two bounded estimates compare.
@@ -370,7 +427,11 @@ pub struct Agreement {
 pub fn agreement(a: &BoundedFrequency, b: &BoundedFrequency) -> Agreement {
     let d = (a.frequency_hz / b.frequency_hz - 1.0) * 1e6;
     let c = (a.bound_hz + b.bound_hz) / b.frequency_hz * 1e6;
-    Agreement { difference_ppm: d, combined_bound_ppm: c, within: d.abs() <= c }
+    Agreement {
+        difference_ppm: d,
+        combined_bound_ppm: c,
+        within: d.abs() <= c,
+    }
 }
 
 #[cfg(test)]
@@ -387,14 +448,25 @@ mod tests {
     fn pair(rng: &mut SmallRng, t_ns: i64, w: u64) -> TscRawPair {
         let at = rng.random_range(0..=w);
         let tsc = 1_000_000_000_000u64 + (t_ns as f64 * F / 1e9) as u64;
-        TscRawPair { tsc_before: tsc - at, raw_ns: 5_000_000_000 + t_ns, tsc_after: tsc - at + w }
+        TscRawPair {
+            tsc_before: tsc - at,
+            raw_ns: 5_000_000_000 + t_ns,
+            tsc_after: tsc - at + w,
+        }
     }
 
     #[test]
     fn tightest_per_bin_keeps_the_narrowest() {
         let mut rng = SmallRng::seed_from_u64(1);
         let mut b = TightestPerBin::new(1_000_000, 3);
-        for (t, w) in [(0, 90), (10, 40), (999_999, 60), (1_500_000, 70), (2_100_000, 80), (3_000_000, 10)] {
+        for (t, w) in [
+            (0, 90),
+            (10, 40),
+            (999_999, 60),
+            (1_500_000, 70),
+            (2_100_000, 80),
+            (3_000_000, 10),
+        ] {
             let accepted = b.offer(pair(&mut rng, t, w));
             assert_eq!(accepted, t < 3_000_000);
         }
@@ -406,25 +478,32 @@ mod tests {
     #[test]
     fn raw_estimators_recover_the_frequency_within_their_bounds() {
         let mut rng = SmallRng::seed_from_u64(2);
-        let pairs: Vec<TscRawPair> =
-            (0..200)
-                .map(|k| {
-                    let (jitter, w) = (rng.random_range(0..1000), rng.random_range(40..400));
-                    pair(&mut rng, k * 10_000_000 + jitter, w)
-                })
-                .collect();
+        let pairs: Vec<TscRawPair> = (0..200)
+            .map(|k| {
+                let (jitter, w) = (rng.random_range(0..1000), rng.random_range(40..400));
+                pair(&mut rng, k * 10_000_000 + jitter, w)
+            })
+            .collect();
         let e = endpoint_estimate(&pairs[0], &pairs[199]).unwrap();
         assert!((e.frequency_hz - F).abs() <= e.bound_hz, "{e:?}");
         assert!(e.bound_ppm() < 0.2, "{e:?}");
         let fit = fit_estimate(&pairs).unwrap();
-        assert!((fit.frequency_hz - F).abs() <= fit.ci95_hz * 3.0 + 1.0, "{fit:?}");
+        assert!(
+            (fit.frequency_hz - F).abs() <= fit.ci95_hz * 3.0 + 1.0,
+            "{fit:?}"
+        );
         assert!(fit.residual_std_ns < 100.0);
         let w = window_estimates(&pairs, 10);
         assert_eq!(w.len(), 10);
-        assert!(w.iter().all(|w| (w.estimate.frequency_hz - F).abs() <= w.estimate.bound_hz));
+        assert!(w
+            .iter()
+            .all(|w| (w.estimate.frequency_hz - F).abs() <= w.estimate.bound_hz));
         assert_eq!(w.iter().map(|w| w.pairs).sum::<usize>(), 200);
         let s = stability(&w, e.frequency_hz).unwrap();
-        assert!(s.spread_ppm <= 2.0 * s.resolution_ppm && s.std_dev_ppm.is_finite(), "{s:?}");
+        assert!(
+            s.spread_ppm <= 2.0 * s.resolution_ppm && s.std_dev_ppm.is_finite(),
+            "{s:?}"
+        );
         assert!(endpoint_estimate(&pairs[5], &pairs[5]).is_none());
         assert!(fit_estimate(&pairs[..2]).is_none());
     }
@@ -437,21 +516,37 @@ mod tests {
             .map(|k| {
                 let t = k * 10_000_000;
                 let mut p = pair(&mut rng, t, 100);
-                let extra = if k >= 100 { ((t - 1_000_000_000) as f64 * F / 1e9 * 50e-6) as u64 } else { 0 };
+                let extra = if k >= 100 {
+                    ((t - 1_000_000_000) as f64 * F / 1e9 * 50e-6) as u64
+                } else {
+                    0
+                };
                 p.tsc_before += extra;
                 p.tsc_after += extra;
                 p
             })
             .collect();
         let w = window_estimates(&pairs, 4);
-        let s = stability(&w, endpoint_estimate(&pairs[0], &pairs[199]).unwrap().frequency_hz).unwrap();
+        let s = stability(
+            &w,
+            endpoint_estimate(&pairs[0], &pairs[199])
+                .unwrap()
+                .frequency_hz,
+        )
+        .unwrap();
         assert!((s.spread_ppm - 50.0).abs() < 2.0, "{s:?}");
     }
 
     /// Synthetic SNTP exchanges: TSC at `F`, the server's clock offset by
     /// `offset_ns` and running `skew` fast, timestamp noise within
     /// `prec_ns`; delays of a fixed minimum plus exponential queueing.
-    fn exchanges(seed: u64, n: usize, interval_ns: f64, skew: f64, prec_ns: f64) -> Vec<NtpExchange> {
+    fn exchanges(
+        seed: u64,
+        n: usize,
+        interval_ns: f64,
+        skew: f64,
+        prec_ns: f64,
+    ) -> Vec<NtpExchange> {
         let mut rng = SmallRng::seed_from_u64(seed);
         let queue = Exp::new(1.0 / 40_000.0).unwrap(); // mean 40 µs of queueing
         let offset_ns = 1_700_000_000_000_000_000.0_f64;
@@ -459,8 +554,18 @@ mod tests {
             .map(|k| {
                 let t = k as f64 * interval_ns + rng.random_range(0.0..1e6); // true send time, ns
                 let host = rng.random_range(2_000.0..4_000.0); // send() cost, ns
-                let fwd = 30_000.0 + if rng.random_bool(0.7) { queue.sample(&mut rng) } else { 0.0 };
-                let back = 30_000.0 + if rng.random_bool(0.7) { queue.sample(&mut rng) } else { 0.0 };
+                let fwd = 30_000.0
+                    + if rng.random_bool(0.7) {
+                        queue.sample(&mut rng)
+                    } else {
+                        0.0
+                    };
+                let back = 30_000.0
+                    + if rng.random_bool(0.7) {
+                        queue.sample(&mut rng)
+                    } else {
+                        0.0
+                    };
                 let arrive = t + host + fwd;
                 let tick = |ns: f64| 10_000_000_000u64 + (ns * F / 1e9) as u64;
                 let noise = rng.random_range(-prec_ns..=prec_ns);
@@ -480,13 +585,20 @@ mod tests {
             let ex = exchanges(seed, 600, 1e9, 0.0, 30.0);
             let e = min_rtt_estimate(&ex, 10, 30.0).unwrap();
             let b = e.pair.estimate;
-            assert!((b.frequency_hz - F).abs() <= b.bound_hz, "seed {seed}: {b:?} ({} ppm off)", (b.frequency_hz / F - 1.0) * 1e6);
+            assert!(
+                (b.frequency_hz - F).abs() <= b.bound_hz,
+                "seed {seed}: {b:?} ({} ppm off)",
+                (b.frequency_hz / F - 1.0) * 1e6
+            );
             // 10 min of exchanges with ~70 µs minimum RTT: a bound of ~0.15 ppm.
             assert!(b.bound_ppm() < 0.3, "seed {seed}: {} ppm", b.bound_ppm());
             assert!(e.pair.last.s > e.pair.first.s);
             assert_eq!(e.selected.len(), 10);
             let fit = e.fit.unwrap();
-            assert!((fit.frequency_hz - F).abs() <= b.bound_hz.max(3.0 * fit.ci95_hz), "seed {seed}: {fit:?}");
+            assert!(
+                (fit.frequency_hz - F).abs() <= b.bound_hz.max(3.0 * fit.ci95_hz),
+                "seed {seed}: {fit:?}"
+            );
         }
     }
 
@@ -497,7 +609,10 @@ mod tests {
             let ex = exchanges(100 + seed, 40, 2e8, 0.0, 30.0);
             let e = min_rtt_estimate(&ex, 8, 30.0).unwrap();
             let b = e.pair.estimate;
-            assert!((b.frequency_hz - F).abs() <= b.bound_hz, "seed {seed}: {b:?}");
+            assert!(
+                (b.frequency_hz - F).abs() <= b.bound_hz,
+                "seed {seed}: {b:?}"
+            );
             assert!(b.bound_ppm() < 20.0, "{}", b.bound_ppm());
         }
     }
@@ -511,7 +626,10 @@ mod tests {
             let ex = exchanges(200 + seed, 300, 1e9, skew, 30.0);
             let e = min_rtt_estimate(&ex, 6, 30.0).unwrap().pair.estimate;
             let against_server = F / (1.0 + skew);
-            assert!((e.frequency_hz - against_server).abs() <= e.bound_hz, "seed {seed}: {e:?}");
+            assert!(
+                (e.frequency_hz - against_server).abs() <= e.bound_hz,
+                "seed {seed}: {e:?}"
+            );
             assert!(((e.frequency_hz / F - 1.0) * 1e6 + 20.0).abs() < 1.0);
         }
     }
@@ -529,11 +647,29 @@ mod tests {
 
     #[test]
     fn agreement_adds_the_bounds() {
-        let a = BoundedFrequency { frequency_hz: 1_000_003_000.0, bound_hz: 2_000.0, span_ns: 1 };
-        let b = BoundedFrequency { frequency_hz: 1_000_000_000.0, bound_hz: 1_000.0, span_ns: 1 };
+        let a = BoundedFrequency {
+            frequency_hz: 1_000_003_000.0,
+            bound_hz: 2_000.0,
+            span_ns: 1,
+        };
+        let b = BoundedFrequency {
+            frequency_hz: 1_000_000_000.0,
+            bound_hz: 1_000.0,
+            span_ns: 1,
+        };
         let g = agreement(&a, &b);
-        assert!((g.difference_ppm - 3.0).abs() < 1e-9 && (g.combined_bound_ppm - 3.0).abs() < 1e-9 && g.within);
-        let g = agreement(&BoundedFrequency { frequency_hz: 1_000_004_000.0, ..a }, &b);
+        assert!(
+            (g.difference_ppm - 3.0).abs() < 1e-9
+                && (g.combined_bound_ppm - 3.0).abs() < 1e-9
+                && g.within
+        );
+        let g = agreement(
+            &BoundedFrequency {
+                frequency_hz: 1_000_004_000.0,
+                ..a
+            },
+            &b,
+        );
         assert!(!g.within);
     }
 }

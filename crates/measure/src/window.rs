@@ -99,7 +99,13 @@ mod tests {
     use super::*;
 
     fn frame() -> FrameRecord {
-        FrameRecord { tx1: 1_000, tx2: 1_400, rx1: 9_000, rx2: 12_000, ..Default::default() }
+        FrameRecord {
+            tx1: 1_000,
+            tx2: 1_400,
+            rx1: 9_000,
+            rx2: 12_000,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -116,11 +122,23 @@ mod tests {
     #[test]
     fn odd_sum_rounds_down_and_negative_bul_is_kept() {
         // The last empty poll (RX1 = 50) came before TX1 = 100: RX1 counts as 100.
-        let f = FrameRecord { tx1: 100, tx2: 201, rx1: 50, rx2: 400, ..Default::default() };
+        let f = FrameRecord {
+            tx1: 100,
+            tx2: 201,
+            rx1: 50,
+            rx2: 400,
+            ..Default::default()
+        };
         assert_eq!(f.bul(), Some(-101));
         assert_eq!(f.wul(), Some(300));
         assert_eq!(f.mul(), Some(99)); // 199 / 2 = 99.5 → 99
-        let f = FrameRecord { tx1: 100, tx2: 202, rx1: 150, rx2: 151, ..Default::default() };
+        let f = FrameRecord {
+            tx1: 100,
+            tx2: 202,
+            rx1: 150,
+            rx2: 151,
+            ..Default::default()
+        };
         assert_eq!(f.bul(), Some(-52));
         assert_eq!(f.mul(), Some(-1)); // (−52 + 51) / 2 = −0.5 → −1
     }

@@ -73,17 +73,28 @@ impl LinkModel {
         if payloads.is_empty() || !(gamma > 0.0 && gamma <= 1.0) {
             return None;
         }
-        let mean_slot_ps: f64 = payloads.iter().map(|&p| self.slot_time_ps(p) as f64).sum::<f64>()
+        let mean_slot_ps: f64 = payloads
+            .iter()
+            .map(|&p| self.slot_time_ps(p) as f64)
+            .sum::<f64>()
             / payloads.len() as f64;
         Some((mean_slot_ps / gamma / 1000.0).round().max(1.0) as i64)
     }
 
     /// The offered load Γ of a given period (ns) for these payloads.
-    pub fn load_of_period(&self, payloads: &[usize], period_ns: i64, frames_per_period: u32) -> f64 {
+    pub fn load_of_period(
+        &self,
+        payloads: &[usize],
+        period_ns: i64,
+        frames_per_period: u32,
+    ) -> f64 {
         if payloads.is_empty() || period_ns <= 0 {
             return 0.0;
         }
-        let mean_slot_ps: f64 = payloads.iter().map(|&p| self.slot_time_ps(p) as f64).sum::<f64>()
+        let mean_slot_ps: f64 = payloads
+            .iter()
+            .map(|&p| self.slot_time_ps(p) as f64)
+            .sum::<f64>()
             / payloads.len() as f64;
         mean_slot_ps * frames_per_period as f64 / (period_ns as f64 * 1000.0)
     }

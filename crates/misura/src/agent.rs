@@ -73,7 +73,10 @@ struct Finished {
 }
 
 fn unix_now() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
 }
 
 fn address_of(t: &Target) -> String {
@@ -86,9 +89,16 @@ fn address_of(t: &Target) -> String {
 /// Bring the metric records in line with `config`: same name and kind keep
 /// their series, removed targets drop theirs, new ones start at zero.
 fn reconcile(metrics: &mut BTreeMap<String, TargetMetrics>, config: &Config) {
-    metrics.retain(|name, m| config.targets.iter().any(|t| &t.name == name && t.kind.label() == m.kind));
+    metrics.retain(|name, m| {
+        config
+            .targets
+            .iter()
+            .any(|t| &t.name == name && t.kind.label() == m.kind)
+    });
     for t in &config.targets {
-        let m = metrics.entry(t.name.clone()).or_insert_with(|| TargetMetrics::new(t.kind.label(), address_of(t)));
+        let m = metrics
+            .entry(t.name.clone())
+            .or_insert_with(|| TargetMetrics::new(t.kind.label(), address_of(t)));
         m.address = address_of(t);
     }
 }
@@ -105,7 +115,14 @@ fn slots_for(config: &Config, old: &mut HashMap<String, Slot>) -> HashMap<String
                 Some(s) => (now, s.running),
                 None => (now, false),
             };
-            (t.name.clone(), Slot { target: t.clone(), next_due, running })
+            (
+                t.name.clone(),
+                Slot {
+                    target: t.clone(),
+                    next_due,
+                    running,
+                },
+            )
         })
         .collect()
 }
@@ -113,7 +130,9 @@ fn slots_for(config: &Config, old: &mut HashMap<String, Slot>) -> HashMap<String
 fn record(shared: &Shared, f: &Finished) {
     let now = unix_now();
     let mut guard = shared.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(m) = guard.0.get_mut(&f.name) else { return };
+    let Some(m) = guard.0.get_mut(&f.name) else {
+        return;
+    };
     if m.kind != f.target.kind.label() {
         return;
     }
@@ -121,22 +140,40 @@ fn record(shared: &Shared, f: &Finished) {
         RunOutput::Stopped => {}
         RunOutput::Failed { reason, detail } => {
             m.error(*reason);
-            eprintln!("misura agent: target {}: {}: {detail}", f.name, reason.label());
+            eprintln!(
+                "misura agent: target {}: {}: {detail}",
+                f.name,
+                reason.label()
+            );
         }
-        RunOutput::Done { stdout, success, stderr_tail } => {
+        RunOutput::Done {
+            stdout,
+            success,
+            stderr_tail,
+        } => {
             let ok = match f.target.kind {
-                agent_config::TargetKind::Rtt { .. } => serde_json::from_slice::<RttReport>(stdout).map(|r| m.add_rtt(&r, now)),
-                agent_config::TargetKind::Oneway { .. } => serde_json::from_slice::<OnewayReport>(stdout).map(|r| m.add_oneway(&r, now)),
+                agent_config::TargetKind::Rtt { .. } => {
+                    serde_json::from_slice::<RttReport>(stdout).map(|r| m.add_rtt(&r, now))
+                }
+                agent_config::TargetKind::Oneway { .. } => {
+                    serde_json::from_slice::<OnewayReport>(stdout).map(|r| m.add_oneway(&r, now))
+                }
             };
             if !success {
                 m.error(ErrorReason::ExitStatus);
-                eprintln!("misura agent: target {}: exit_status: {stderr_tail}", f.name);
+                eprintln!(
+                    "misura agent: target {}: exit_status: {stderr_tail}",
+                    f.name
+                );
             }
             match ok {
                 Ok(true) => {}
                 Ok(false) => {
                     m.error(ErrorReason::NoReplies);
-                    eprintln!("misura agent: target {}: no_replies: every probe was lost", f.name);
+                    eprintln!(
+                        "misura agent: target {}: no_replies: every probe was lost",
+                        f.name
+                    );
                 }
                 Err(e) if *success => {
                     m.error(ErrorReason::BadOutput);
@@ -168,7 +205,13 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     let mut config = agent_config::load(&args.config).map_err(|e| Failure::Usage(e.0))?;
     if args.check {
         for t in &config.targets {
-            println!("{}: {} every {:.3} s: misura {}", t.name, t.kind.label(), t.interval_ns as f64 / 1e9, t.child_args().join(" "));
+            println!(
+                "{}: {} every {:.3} s: misura {}",
+                t.name,
+                t.kind.label(),
+                t.interval_ns as f64 / 1e9,
+                t.child_args().join(" ")
+            );
         }
         return Ok(exit::OK);
     }
@@ -178,15 +221,27 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     }
     let exe = std::env::current_exe().context("locating the misura binary to run measurements")?;
     let hup = Arc::new(AtomicBool::new(false));
-    signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone()).context("installing the SIGHUP handler")?;
-    let listener = TcpListener::bind(args.listen).with_context(|| format!("cannot listen on {}: is another agent running there?", args.listen))?;
-    eprintln!("misura agent: {} targets, serving http://{}/metrics", config.targets.len(), args.listen);
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone())
+        .context("installing the SIGHUP handler")?;
+    let listener = TcpListener::bind(args.listen).with_context(|| {
+        format!(
+            "cannot listen on {}: is another agent running there?",
+            args.listen
+        )
+    })?;
+    eprintln!(
+        "misura agent: {} targets, serving http://{}/metrics",
+        config.targets.len(),
+        args.listen
+    );
 
     let shared: Shared = Arc::new(Mutex::new((BTreeMap::new(), AgentCounters::default())));
     reconcile(&mut shared.lock().unwrap().0, &config);
     let http = {
         let (shared, stop) = (shared.clone(), stop.clone());
-        std::thread::Builder::new().name("agent-http".into()).spawn(move || agent_http_serve(listener, &stop, &shared))?
+        std::thread::Builder::new()
+            .name("agent-http".into())
+            .spawn(move || agent_http_serve(listener, &stop, &shared))?
     };
 
     let (done_tx, done_rx) = mpsc::channel::<Finished>();
@@ -196,7 +251,11 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         if hup.swap(false, Ordering::Relaxed) {
             match agent_config::load(&args.config) {
                 Ok(c) => {
-                    eprintln!("misura agent: reloaded {}: {} targets", args.config.display(), c.targets.len());
+                    eprintln!(
+                        "misura agent: reloaded {}: {} targets",
+                        args.config.display(),
+                        c.targets.len()
+                    );
                     let mut g = shared.lock().unwrap_or_else(|p| p.into_inner());
                     reconcile(&mut g.0, &c);
                     g.1.reloads_ok += 1;
@@ -205,8 +264,14 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
                     config = c;
                 }
                 Err(e) => {
-                    eprintln!("misura agent: reload refused, keeping the running configuration: {e}");
-                    shared.lock().unwrap_or_else(|p| p.into_inner()).1.reloads_failed += 1;
+                    eprintln!(
+                        "misura agent: reload refused, keeping the running configuration: {e}"
+                    );
+                    shared
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .1
+                        .reloads_failed += 1;
                 }
             }
         }
@@ -218,7 +283,10 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             record(&shared, &f);
         }
         let now = Instant::now();
-        let mut due: Vec<&mut Slot> = slots.values_mut().filter(|s| !s.running && s.next_due <= now).collect();
+        let mut due: Vec<&mut Slot> = slots
+            .values_mut()
+            .filter(|s| !s.running && s.next_due <= now)
+            .collect();
         due.sort_by_key(|s| s.next_due);
         for s in due {
             if running >= config.parallel {
@@ -229,15 +297,29 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             // Fixed-rate schedule without catch-up: a late run moves the next one.
             let interval = Duration::from_nanos(s.target.interval_ns as u64);
             s.next_due = (s.next_due + interval).max(now);
-            let (target, exe, stop, tx) = (s.target.clone(), exe.clone(), stop.clone(), done_tx.clone());
-            let spawned = std::thread::Builder::new().name("agent-run".into()).spawn(move || {
-                let output = agent_run::run(&exe, &target, &stop);
-                let _ = tx.send(Finished { name: target.name.clone(), target, output });
-            });
+            let (target, exe, stop, tx) =
+                (s.target.clone(), exe.clone(), stop.clone(), done_tx.clone());
+            let spawned = std::thread::Builder::new()
+                .name("agent-run".into())
+                .spawn(move || {
+                    let output = agent_run::run(&exe, &target, &stop);
+                    let _ = tx.send(Finished {
+                        name: target.name.clone(),
+                        target,
+                        output,
+                    });
+                });
             if let Err(e) = spawned {
                 running -= 1;
                 s.running = false;
-                let f = Finished { name: s.target.name.clone(), target: s.target.clone(), output: RunOutput::Failed { reason: ErrorReason::Spawn, detail: e.to_string() } };
+                let f = Finished {
+                    name: s.target.name.clone(),
+                    target: s.target.clone(),
+                    output: RunOutput::Failed {
+                        reason: ErrorReason::Spawn,
+                        detail: e.to_string(),
+                    },
+                };
                 record(&shared, &f);
             }
         }

@@ -87,14 +87,22 @@ impl Target {
             TargetKind::Rtt { .. } => self.count,
             TargetKind::Oneway { .. } => self.count + ONEWAY_WARMUP,
         };
-        (frames as i64).saturating_mul(self.period_ns).saturating_add(self.timeout_ns)
+        (frames as i64)
+            .saturating_mul(self.period_ns)
+            .saturating_add(self.timeout_ns)
     }
 
     /// The arguments of the `misura` child that measures this target once.
     pub fn child_args(&self) -> Vec<String> {
         let mut a: Vec<String> = match &self.kind {
             TargetKind::Rtt { address } => vec!["rtt".into(), address.clone()],
-            TargetKind::Oneway { tx, rx } => vec!["oneway".into(), "--tx".into(), tx.clone(), "--rx".into(), rx.clone()],
+            TargetKind::Oneway { tx, rx } => vec![
+                "oneway".into(),
+                "--tx".into(),
+                tx.clone(),
+                "--rx".into(),
+                rx.clone(),
+            ],
         };
         if let Some(ns) = &self.netns {
             a.extend(["--netns".into(), ns.clone()]);
@@ -108,8 +116,21 @@ impl Target {
             format!("{}ns", self.timeout_ns),
         ]);
         if !self.sizes.is_empty() {
-            let list = self.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",");
-            a.extend([if matches!(self.kind, TargetKind::Rtt { .. }) { "--request" } else { "--sizes" }.into(), list]);
+            let list = self
+                .sizes
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(",");
+            a.extend([
+                if matches!(self.kind, TargetKind::Rtt { .. }) {
+                    "--request"
+                } else {
+                    "--sizes"
+                }
+                .into(),
+                list,
+            ]);
         }
         a.extend(["--json".into(), "--no-store".into(), "-q".into()]);
         a
@@ -129,12 +150,21 @@ pub struct Config {
 pub struct ConfigError(pub String);
 
 fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+    text[..offset.min(text.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// Read and validate `path`.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError(format!("{}: cannot read the configuration: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ConfigError(format!(
+            "{}: cannot read the configuration: {e}",
+            path.display()
+        ))
+    })?;
     parse(&text, &path.display().to_string())
 }
 
@@ -148,49 +178,90 @@ pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
             None => ConfigError(format!("{origin}: {msg}")),
         }
     })?;
-    let err = |span: std::ops::Range<usize>, msg: String| ConfigError(format!("{origin}:{}: {msg}", line_of(text, span.start)));
+    let err = |span: std::ops::Range<usize>, msg: String| {
+        ConfigError(format!("{origin}:{}: {msg}", line_of(text, span.start)))
+    };
     let parallel = match raw.agent.and_then(|a| a.parallel) {
         None => DEFAULT_PARALLEL,
         Some(p) if (1..=64).contains(p.get_ref()) => *p.get_ref() as usize,
-        Some(p) => return Err(err(p.span(), format!("parallel = {} is impossible: use 1 to 64 concurrent measurements", p.get_ref()))),
+        Some(p) => {
+            return Err(err(
+                p.span(),
+                format!(
+                    "parallel = {} is impossible: use 1 to 64 concurrent measurements",
+                    p.get_ref()
+                ),
+            ))
+        }
     };
     if raw.target.is_empty() {
-        return Err(ConfigError(format!("{origin}: no [[target]]: add at least one, see examples/agent.toml")));
+        return Err(ConfigError(format!(
+            "{origin}: no [[target]]: add at least one, see examples/agent.toml"
+        )));
     }
     let mut names = HashSet::new();
     let mut targets = Vec::new();
     for t in raw.target {
         let name = t.name.get_ref().clone();
-        let name_ok = !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c));
+        let name_ok = !name.is_empty()
+            && name.len() <= 64
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c));
         if !name_ok {
-            return Err(err(t.name.span(), format!("target name `{name}`: use 1 to 64 letters, digits, `-`, `_`, `.` or `:`")));
+            return Err(err(
+                t.name.span(),
+                format!("target name `{name}`: use 1 to 64 letters, digits, `-`, `_`, `.` or `:`"),
+            ));
         }
         if !names.insert(name.clone()) {
-            return Err(err(t.name.span(), format!("target name `{name}` is used twice: names must be unique")));
+            return Err(err(
+                t.name.span(),
+                format!("target name `{name}` is used twice: names must be unique"),
+            ));
         }
         let kind = match t.kind.get_ref().as_str() {
             "rtt" => {
                 let Some(a) = t.address else {
-                    return Err(err(t.kind.span(), format!("target `{name}`: kind \"rtt\" needs address = \"HOST:PORT\"")));
+                    return Err(err(
+                        t.kind.span(),
+                        format!("target `{name}`: kind \"rtt\" needs address = \"HOST:PORT\""),
+                    ));
                 };
                 if t.tx.is_some() || t.rx.is_some() {
-                    return Err(err(a.span(), format!("target `{name}`: tx/rx belong to kind \"oneway\", not \"rtt\"")));
+                    return Err(err(
+                        a.span(),
+                        format!("target `{name}`: tx/rx belong to kind \"oneway\", not \"rtt\""),
+                    ));
                 }
-                TargetKind::Rtt { address: a.into_inner() }
+                TargetKind::Rtt {
+                    address: a.into_inner(),
+                }
             }
             "oneway" => {
                 if let Some(a) = &t.address {
-                    return Err(err(a.span(), format!("target `{name}`: address belongs to kind \"rtt\", not \"oneway\"")));
+                    return Err(err(
+                        a.span(),
+                        format!("target `{name}`: address belongs to kind \"rtt\", not \"oneway\""),
+                    ));
                 }
                 match (t.tx, t.rx) {
                     (Some(tx), Some(rx)) => TargetKind::Oneway { tx, rx },
                     _ => return Err(err(t.kind.span(), format!("target `{name}`: kind \"oneway\" needs tx = \"PORT\" and rx = \"PORT\""))),
                 }
             }
-            other => return Err(err(t.kind.span(), format!("target `{name}`: unknown kind \"{other}\" (use \"rtt\" or \"oneway\")"))),
+            other => {
+                return Err(err(
+                    t.kind.span(),
+                    format!(
+                        "target `{name}`: unknown kind \"{other}\" (use \"rtt\" or \"oneway\")"
+                    ),
+                ))
+            }
         };
         let dur = |s: &Spanned<String>, what: &str| -> Result<i64, ConfigError> {
-            duration_ns(s.get_ref()).map_err(|e| err(s.span(), format!("target `{name}`: {what}: {e}")))
+            duration_ns(s.get_ref())
+                .map_err(|e| err(s.span(), format!("target `{name}`: {what}: {e}")))
         };
         let interval_ns = dur(&t.interval, "interval")?;
         if interval_ns <= 0 {
@@ -199,14 +270,25 @@ pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
         let count = match &t.count {
             None => 10,
             Some(c) if (1..=10_000_000).contains(c.get_ref()) => *c.get_ref() as u64,
-            Some(c) => return Err(err(c.span(), format!("target `{name}`: count = {} is impossible: use 1 to 10000000", c.get_ref()))),
+            Some(c) => {
+                return Err(err(
+                    c.span(),
+                    format!(
+                        "target `{name}`: count = {} is impossible: use 1 to 10000000",
+                        c.get_ref()
+                    ),
+                ))
+            }
         };
         let period_ns = match &t.period {
             None => 10_000_000,
             Some(p) => {
                 let v = dur(p, "period")?;
                 if v <= 0 {
-                    return Err(err(p.span(), format!("target `{name}`: period must be positive")));
+                    return Err(err(
+                        p.span(),
+                        format!("target `{name}`: period must be positive"),
+                    ));
                 }
                 v
             }
@@ -221,12 +303,24 @@ pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
             None => Vec::new(),
             Some(s) => {
                 if s.get_ref().iter().any(|&v| !(1..=65_535).contains(&v)) {
-                    return Err(err(s.span(), format!("target `{name}`: sizes must be 1 to 65535 bytes")));
+                    return Err(err(
+                        s.span(),
+                        format!("target `{name}`: sizes must be 1 to 65535 bytes"),
+                    ));
                 }
                 s.get_ref().iter().map(|&v| v as usize).collect()
             }
         };
-        let target = Target { name: name.clone(), kind, netns: t.netns, interval_ns, count, period_ns, timeout_ns, sizes };
+        let target = Target {
+            name: name.clone(),
+            kind,
+            netns: t.netns,
+            interval_ns,
+            count,
+            period_ns,
+            timeout_ns,
+            sizes,
+        };
         if target.run_ns() > interval_ns {
             return Err(err(
                 t.interval.span(),
@@ -276,12 +370,20 @@ interval = "1m"
         let c = parse(GOOD, "a.toml").unwrap();
         assert_eq!(c.parallel, 3);
         assert_eq!(c.targets.len(), 2);
-        assert_eq!(c.targets[0].kind, TargetKind::Rtt { address: "198.18.0.2:8620".into() });
+        assert_eq!(
+            c.targets[0].kind,
+            TargetKind::Rtt {
+                address: "198.18.0.2:8620".into()
+            }
+        );
         assert_eq!(c.targets[0].run_ns(), 20 * 10_000_000 + 500_000_000);
         let a = c.targets[0].child_args().join(" ");
         assert_eq!(a, "rtt 198.18.0.2:8620 --count 20 --period 10000000ns --timeout 500000000ns --request 64,512 --json --no-store -q");
         let a = c.targets[1].child_args().join(" ");
-        assert!(a.starts_with("oneway --tx p1 --rx p2 --netns misura-tester --count 10"), "{a}");
+        assert!(
+            a.starts_with("oneway --tx p1 --rx p2 --netns misura-tester --count 10"),
+            "{a}"
+        );
     }
 
     #[test]
@@ -294,10 +396,20 @@ interval = "1m"
 
     #[test]
     fn impossible_intervals_are_refused_with_their_line() {
-        let e = parse(&GOOD.replace("\"10s\"", "\"0s\""), "a.toml").unwrap_err().to_string();
-        assert!(e.starts_with("a.toml:9:") && e.contains("impossible"), "{e}");
-        let e = parse(&GOOD.replace("\"10s\"", "\"600ms\""), "a.toml").unwrap_err().to_string();
-        assert!(e.starts_with("a.toml:9:") && e.contains("shorter than one measurement"), "{e}");
+        let e = parse(&GOOD.replace("\"10s\"", "\"0s\""), "a.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("a.toml:9:") && e.contains("impossible"),
+            "{e}"
+        );
+        let e = parse(&GOOD.replace("\"10s\"", "\"600ms\""), "a.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("a.toml:9:") && e.contains("shorter than one measurement"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -310,9 +422,14 @@ interval = "1m"
             ("count = 20", "count = 0", "count"),
             ("interval = \"1m\"", "interval = \"soon\"", "not a duration"),
         ] {
-            let e = parse(&GOOD.replace(from, to), "a.toml").unwrap_err().to_string();
+            let e = parse(&GOOD.replace(from, to), "a.toml")
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(want), "{from} -> {to}: {e}");
         }
-        assert!(parse("", "a.toml").unwrap_err().to_string().contains("no [[target]]"));
+        assert!(parse("", "a.toml")
+            .unwrap_err()
+            .to_string()
+            .contains("no [[target]]"));
     }
 }

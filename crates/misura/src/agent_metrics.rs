@@ -19,7 +19,11 @@ use std::collections::BTreeMap;
 /// buckets fall into these without splitting.
 pub fn bucket_edges_ns() -> &'static [i64] {
     static EDGES: std::sync::OnceLock<Vec<i64>> = std::sync::OnceLock::new();
-    EDGES.get_or_init(|| (15..=45).map(|k| 10f64.powf(f64::from(k) / 5.0).round() as i64).collect())
+    EDGES.get_or_init(|| {
+        (15..=45)
+            .map(|k| 10f64.powf(f64::from(k) / 5.0).round() as i64)
+            .collect()
+    })
 }
 
 /// Why a run of a target failed; the label values of the error counter.
@@ -38,8 +42,13 @@ pub enum ErrorReason {
 }
 
 impl ErrorReason {
-    pub const ALL: [ErrorReason; 5] =
-        [ErrorReason::Spawn, ErrorReason::Timeout, ErrorReason::ExitStatus, ErrorReason::BadOutput, ErrorReason::NoReplies];
+    pub const ALL: [ErrorReason; 5] = [
+        ErrorReason::Spawn,
+        ErrorReason::Timeout,
+        ErrorReason::ExitStatus,
+        ErrorReason::BadOutput,
+        ErrorReason::NoReplies,
+    ];
 
     pub fn label(self) -> &'static str {
         match self {
@@ -107,7 +116,13 @@ impl Hist {
         let edges = bucket_edges_ns();
         let mut prev = 0;
         for (i, &e) in edges.iter().enumerate() {
-            let cum = points.iter().filter(|(v, _)| *v <= e).map(|(_, c)| *c).max().unwrap_or(0).max(prev);
+            let cum = points
+                .iter()
+                .filter(|(v, _)| *v <= e)
+                .map(|(_, c)| *c)
+                .max()
+                .unwrap_or(0)
+                .max(prev);
             self.slots()[i] += cum - prev;
             prev = cum;
         }
@@ -128,7 +143,11 @@ impl Hist {
                 (e as f64 / 1e9, cum)
             })
             .collect();
-        Value::Histogram { buckets, count: self.count, sum: self.sum_s }
+        Value::Histogram {
+            buckets,
+            count: self.count,
+            sum: self.sum_s,
+        }
     }
 }
 
@@ -139,8 +158,14 @@ const RTT_FIGURES: [(&str, &str); 3] = [
     ("network", "Network round-trip time (kernel RTT minus the reflector's turnaround), from each run's 10-per-decade histogram."),
 ];
 const ONEWAY_FIGURES: [(&str, &str); 2] = [
-    ("user", "One-way mean user latency Mul, from each run's 10-per-decade histogram."),
-    ("kernel", "One-way latency between kernel software stamps, from each run's 10-per-decade histogram."),
+    (
+        "user",
+        "One-way mean user latency Mul, from each run's 10-per-decade histogram.",
+    ),
+    (
+        "kernel",
+        "One-way latency between kernel software stamps, from each run's 10-per-decade histogram.",
+    ),
 ];
 
 /// Everything the agent knows about one target.
@@ -180,7 +205,11 @@ fn pdv(s: &SummarySnapshot) -> Option<f64> {
 
 impl TargetMetrics {
     pub fn new(kind: &'static str, address: String) -> TargetMetrics {
-        let n = if kind == "rtt" { RTT_FIGURES.len() } else { ONEWAY_FIGURES.len() };
+        let n = if kind == "rtt" {
+            RTT_FIGURES.len()
+        } else {
+            ONEWAY_FIGURES.len()
+        };
         TargetMetrics {
             kind,
             address,
@@ -218,18 +247,30 @@ impl TargetMetrics {
         self.reordered += t.reordered;
         self.timestamp_source = source_label(&r.timestamps.client_rx);
         let o = &r.overall;
-        let user: Vec<Bucket> = r.per_size.iter().flat_map(|s| s.histogram_user_rtt.iter().cloned()).collect();
+        let user: Vec<Bucket> = r
+            .per_size
+            .iter()
+            .flat_map(|s| s.histogram_user_rtt.iter().cloned())
+            .collect();
         self.hists[0].add_buckets(&user, o.user_rtt.mean_ns);
         if let Some(k) = &o.kernel_rtt {
             self.hists[1].add_quantiles(k);
         }
-        let net: Vec<Bucket> = r.per_size.iter().flat_map(|s| s.histogram_network_rtt.iter().cloned()).collect();
+        let net: Vec<Bucket> = r
+            .per_size
+            .iter()
+            .flat_map(|s| s.histogram_network_rtt.iter().cloned())
+            .collect();
         self.hists[2].add_buckets(&net, o.network_rtt.as_ref().and_then(|s| s.mean_ns));
         if t.received == 0 {
             return false;
         }
         self.jitter_s = o.jitter_rfc3550_ns.map(|j| j / 1e9);
-        self.pdv_s = o.network_rtt.as_ref().and_then(pdv).or_else(|| pdv(&o.user_rtt));
+        self.pdv_s = o
+            .network_rtt
+            .as_ref()
+            .and_then(pdv)
+            .or_else(|| pdv(&o.user_rtt));
         self.last_success_s = Some(now_s);
         true
     }
@@ -253,9 +294,17 @@ impl TargetMetrics {
             "user clock"
         };
         let o = &r.overall;
-        let user: Vec<Bucket> = r.per_size.iter().flat_map(|s| s.histogram_mul.iter().cloned()).collect();
+        let user: Vec<Bucket> = r
+            .per_size
+            .iter()
+            .flat_map(|s| s.histogram_mul.iter().cloned())
+            .collect();
         self.hists[0].add_buckets(&user, o.mul.mean_ns);
-        let kern: Vec<Bucket> = r.per_size.iter().flat_map(|s| s.histogram_kernel.iter().cloned()).collect();
+        let kern: Vec<Bucket> = r
+            .per_size
+            .iter()
+            .flat_map(|s| s.histogram_kernel.iter().cloned())
+            .collect();
         self.hists[1].add_buckets(&kern, o.kernel.as_ref().and_then(|s| s.mean_ns));
         if t.received == 0 {
             return false;
@@ -280,12 +329,25 @@ pub fn families(targets: &BTreeMap<String, TargetMetrics>, agent: &AgentCounters
     let mut out = Vec::new();
     let mut info = Family::new("misura_target_info", Gauge, None, "One series per configured target; kind, address and the timestamp source the last run obtained.");
     for (name, t) in targets {
-        info.push(&[("target", name), ("kind", t.kind), ("address", &t.address), ("timestamp_source", t.timestamp_source)], Value::Gauge(1.0));
+        info.push(
+            &[
+                ("target", name),
+                ("kind", t.kind),
+                ("address", &t.address),
+                ("timestamp_source", t.timestamp_source),
+            ],
+            Value::Gauge(1.0),
+        );
     }
     out.push(info);
     for (kind, figures) in [("rtt", &RTT_FIGURES[..]), ("oneway", &ONEWAY_FIGURES[..])] {
         for (i, (figure, help)) in figures.iter().enumerate() {
-            let mut f = Family::new(&format!("misura_{kind}_{figure}_seconds"), Histogram, Some("seconds"), help);
+            let mut f = Family::new(
+                &format!("misura_{kind}_{figure}_seconds"),
+                Histogram,
+                Some("seconds"),
+                help,
+            );
             for (name, t) in targets.iter().filter(|(_, t)| t.kind == kind) {
                 f.push(&[("target", name)], t.hists[i].value());
             }
@@ -295,11 +357,29 @@ pub fn families(targets: &BTreeMap<String, TargetMetrics>, agent: &AgentCounters
     type Get = fn(&TargetMetrics) -> u64;
     let counters: [(&str, &str, Get); 6] = [
         ("misura_probes_sent", "Probes sent.", |t| t.sent),
-        ("misura_probes_received", "Probes received (first copies).", |t| t.received),
-        ("misura_probes_lost", "Probes not received within the timeout.", |t| t.lost),
-        ("misura_probes_duplicates", "Duplicate copies received.", |t| t.duplicates),
-        ("misura_probes_reordered", "Probes that arrived after one with a higher sequence number.", |t| t.reordered),
-        ("misura_runs", "Measurements that produced a result.", |t| t.runs),
+        (
+            "misura_probes_received",
+            "Probes received (first copies).",
+            |t| t.received,
+        ),
+        (
+            "misura_probes_lost",
+            "Probes not received within the timeout.",
+            |t| t.lost,
+        ),
+        (
+            "misura_probes_duplicates",
+            "Duplicate copies received.",
+            |t| t.duplicates,
+        ),
+        (
+            "misura_probes_reordered",
+            "Probes that arrived after one with a higher sequence number.",
+            |t| t.reordered,
+        ),
+        ("misura_runs", "Measurements that produced a result.", |t| {
+            t.runs
+        }),
     ];
     for (name, help, get) in counters {
         let mut f = Family::new(name, Counter, None, help);
@@ -308,10 +388,18 @@ pub fn families(targets: &BTreeMap<String, TargetMetrics>, agent: &AgentCounters
         }
         out.push(f);
     }
-    let mut f = Family::new("misura_target_errors", Counter, None, "Runs that failed, by reason: spawn, timeout, exit_status, bad_output, no_replies.");
+    let mut f = Family::new(
+        "misura_target_errors",
+        Counter,
+        None,
+        "Runs that failed, by reason: spawn, timeout, exit_status, bad_output, no_replies.",
+    );
     for (target, t) in targets {
         for (r, n) in ErrorReason::ALL.iter().zip(t.errors) {
-            f.push(&[("target", target), ("reason", r.label())], Value::Counter(n as f64));
+            f.push(
+                &[("target", target), ("reason", r.label())],
+                Value::Counter(n as f64),
+            );
         }
     }
     out.push(f);
@@ -323,30 +411,54 @@ pub fn families(targets: &BTreeMap<String, TargetMetrics>, agent: &AgentCounters
     );
     for (target, t) in targets {
         if let Some(j) = t.jitter_s {
-            f.push(&[("target", target), ("method", "rfc3550")], Value::Gauge(j));
+            f.push(
+                &[("target", target), ("method", "rfc3550")],
+                Value::Gauge(j),
+            );
         }
         if let Some(p) = t.pdv_s {
-            f.push(&[("target", target), ("method", "rfc5481_p99")], Value::Gauge(p));
+            f.push(
+                &[("target", target), ("method", "rfc5481_p99")],
+                Value::Gauge(p),
+            );
         }
     }
     out.push(f);
-    let mut f = Family::new("misura_last_success_timestamp_seconds", Gauge, Some("seconds"), "Unix time at which the last run with at least one reply ended.");
+    let mut f = Family::new(
+        "misura_last_success_timestamp_seconds",
+        Gauge,
+        Some("seconds"),
+        "Unix time at which the last run with at least one reply ended.",
+    );
     for (target, t) in targets {
         if let Some(s) = t.last_success_s {
             f.push(&[("target", target)], Value::Gauge(s));
         }
     }
     out.push(f);
-    let mut f = Family::new("misura_last_run_duration_seconds", Gauge, Some("seconds"), "Measuring time of the last run, as the run reported it.");
+    let mut f = Family::new(
+        "misura_last_run_duration_seconds",
+        Gauge,
+        Some("seconds"),
+        "Measuring time of the last run, as the run reported it.",
+    );
     for (target, t) in targets {
         if let Some(s) = t.last_duration_s {
             f.push(&[("target", target)], Value::Gauge(s));
         }
     }
     out.push(f);
-    let mut f = Family::new("misura_agent_config_reloads", Counter, None, "Configuration reloads (SIGHUP), by result.");
+    let mut f = Family::new(
+        "misura_agent_config_reloads",
+        Counter,
+        None,
+        "Configuration reloads (SIGHUP), by result.",
+    );
     f.push(&[("result", "ok")], Value::Counter(agent.reloads_ok as f64));
-    f.push(&[("result", "error")], Value::Counter(agent.reloads_failed as f64));
+    f.push(
+        &[("result", "error")],
+        Value::Counter(agent.reloads_failed as f64),
+    );
     out.push(f);
     out
 }
@@ -361,16 +473,37 @@ mod tests {
         assert_eq!(e.first(), Some(&1_000));
         assert_eq!(e.last(), Some(&1_000_000_000));
         assert_eq!(e.len(), 31);
-        assert_eq!(&e[5..11], &[10_000, 15_849, 25_119, 39_811, 63_096, 100_000]);
+        assert_eq!(
+            &e[5..11],
+            &[10_000, 15_849, 25_119, 39_811, 63_096, 100_000]
+        );
     }
 
     #[test]
     fn buckets_accumulate_across_runs() {
         let mut h = Hist::default();
-        let run = [Bucket { lower_ns: 12_589, upper_ns: 15_849, count: 3 }, Bucket { lower_ns: 50_119, upper_ns: 63_096, count: 2 }];
+        let run = [
+            Bucket {
+                lower_ns: 12_589,
+                upper_ns: 15_849,
+                count: 3,
+            },
+            Bucket {
+                lower_ns: 50_119,
+                upper_ns: 63_096,
+                count: 2,
+            },
+        ];
         h.add_buckets(&run, Some(30_000.0));
         h.add_buckets(&run, Some(30_000.0));
-        let Value::Histogram { buckets, count, sum } = h.value() else { panic!() };
+        let Value::Histogram {
+            buckets,
+            count,
+            sum,
+        } = h.value()
+        else {
+            panic!()
+        };
         assert_eq!(count, 10);
         assert!((sum - 10.0 * 30e-6).abs() < 1e-12);
         assert_eq!(buckets[5].1, 0); // le 10 µs
@@ -378,8 +511,17 @@ mod tests {
         assert_eq!(buckets[9].1, 10); // le 63.096 µs
         assert_eq!(buckets.last().unwrap().1, 10);
         // Beyond 1 s: only in +Inf.
-        h.add_buckets(&[Bucket { lower_ns: 1_000_000_000, upper_ns: 1_258_925_412, count: 1 }], Some(1e9));
-        let Value::Histogram { buckets, count, .. } = h.value() else { panic!() };
+        h.add_buckets(
+            &[Bucket {
+                lower_ns: 1_000_000_000,
+                upper_ns: 1_258_925_412,
+                count: 1,
+            }],
+            Some(1e9),
+        );
+        let Value::Histogram { buckets, count, .. } = h.value() else {
+            panic!()
+        };
         assert_eq!((buckets.last().unwrap().1, count), (10, 11));
     }
 
@@ -402,9 +544,17 @@ mod tests {
         };
         let mut h = Hist::default();
         h.add_quantiles(&s);
-        let Value::Histogram { buckets, count, .. } = h.value() else { panic!() };
+        let Value::Histogram { buckets, count, .. } = h.value() else {
+            panic!()
+        };
         assert_eq!(count, 100);
-        let at = |le: f64| buckets.iter().find(|(e, _)| (*e - le).abs() < 1e-12).unwrap().1;
+        let at = |le: f64| {
+            buckets
+                .iter()
+                .find(|(e, _)| (*e - le).abs() < 1e-12)
+                .unwrap()
+                .1
+        };
         assert_eq!(at(1e-5), 0);
         assert_eq!(at(25_119e-9), 1);
         assert_eq!(at(63_096e-9), 50);
@@ -416,14 +566,27 @@ mod tests {
     #[test]
     fn exposition_has_fixed_series() {
         let mut m = BTreeMap::new();
-        m.insert("a".to_string(), TargetMetrics::new("rtt", "198.18.0.2:8620".into()));
+        m.insert(
+            "a".to_string(),
+            TargetMetrics::new("rtt", "198.18.0.2:8620".into()),
+        );
         m.get_mut("a").unwrap().error(ErrorReason::Timeout);
         let mut v = Vec::new();
-        misura_report::metrics::write_openmetrics(&families(&m, &AgentCounters::default()), &mut v).unwrap();
+        misura_report::metrics::write_openmetrics(&families(&m, &AgentCounters::default()), &mut v)
+            .unwrap();
         let text = String::from_utf8(v).unwrap();
-        assert!(text.contains("misura_target_errors_total{target=\"a\",reason=\"timeout\"} 1\n"), "{text}");
-        assert!(text.contains("misura_rtt_network_seconds_bucket{target=\"a\",le=\"1e-6\"} 0\n"), "{text}");
-        assert!(text.contains("misura_rtt_network_seconds_count{target=\"a\"} 0\n"), "{text}");
+        assert!(
+            text.contains("misura_target_errors_total{target=\"a\",reason=\"timeout\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("misura_rtt_network_seconds_bucket{target=\"a\",le=\"1e-6\"} 0\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("misura_rtt_network_seconds_count{target=\"a\"} 0\n"),
+            "{text}"
+        );
         assert!(!text.contains("misura_oneway_user_seconds_count"), "{text}");
         assert!(text.ends_with("# EOF\n"));
     }

@@ -20,8 +20,15 @@ const STDERR_TAIL: usize = 2048;
 pub enum RunOutput {
     /// The child's stdout (a JSON result, not yet parsed), and whether it
     /// exited successfully.
-    Done { stdout: Vec<u8>, success: bool, stderr_tail: String },
-    Failed { reason: ErrorReason, detail: String },
+    Done {
+        stdout: Vec<u8>,
+        success: bool,
+        stderr_tail: String,
+    },
+    Failed {
+        reason: ErrorReason,
+        detail: String,
+    },
     /// The agent is stopping; the child was killed.
     Stopped,
 }
@@ -46,7 +53,12 @@ pub fn run(exe: &Path, target: &Target, stop: &AtomicUsize) -> RunOutput {
         .spawn()
     {
         Ok(c) => c,
-        Err(e) => return RunOutput::Failed { reason: ErrorReason::Spawn, detail: format!("cannot start {}: {e}", exe.display()) },
+        Err(e) => {
+            return RunOutput::Failed {
+                reason: ErrorReason::Spawn,
+                detail: format!("cannot start {}: {e}", exe.display()),
+            }
+        }
     };
     // Drain both pipes concurrently so a large result never blocks the child.
     let mut out = child.stdout.take().expect("piped");
@@ -77,13 +89,24 @@ pub fn run(exe: &Path, target: &Target, stop: &AtomicUsize) -> RunOutput {
         match child.try_wait() {
             Ok(Some(status)) => break Ok(status),
             Ok(None) => {}
-            Err(e) => break Err((ErrorReason::Spawn, format!("waiting for the measurement: {e}"))),
+            Err(e) => {
+                break Err((
+                    ErrorReason::Spawn,
+                    format!("waiting for the measurement: {e}"),
+                ))
+            }
         }
         if stop.load(Ordering::Relaxed) != 0 {
             break Err((ErrorReason::Timeout, String::new()));
         }
         if Instant::now() >= deadline {
-            break Err((ErrorReason::Timeout, format!("no result within {:.1} s: killed", time_limit(target).as_secs_f64())));
+            break Err((
+                ErrorReason::Timeout,
+                format!(
+                    "no result within {:.1} s: killed",
+                    time_limit(target).as_secs_f64()
+                ),
+            ));
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -97,9 +120,16 @@ pub fn run(exe: &Path, target: &Target, stop: &AtomicUsize) -> RunOutput {
     match outcome {
         Ok(status) if stdout.len() as u64 > MAX_STDOUT => {
             let _ = status;
-            RunOutput::Failed { reason: ErrorReason::BadOutput, detail: format!("result larger than {MAX_STDOUT} bytes") }
+            RunOutput::Failed {
+                reason: ErrorReason::BadOutput,
+                detail: format!("result larger than {MAX_STDOUT} bytes"),
+            }
         }
-        Ok(status) => RunOutput::Done { stdout, success: status.success(), stderr_tail: tail(&stderr) },
+        Ok(status) => RunOutput::Done {
+            stdout,
+            success: status.success(),
+            stderr_tail: tail(&stderr),
+        },
         Err(_) if stop.load(Ordering::Relaxed) != 0 => RunOutput::Stopped,
         Err((reason, detail)) => RunOutput::Failed { reason, detail },
     }

@@ -73,20 +73,30 @@ pub struct Analysis {
     pub frames_error: Option<String>,
 }
 
-fn add(g: &mut Group, f: &FrameRecord, wire_ps: u64, plan: &AnalysisPlan, msl: Option<i64>, ksl: Option<i64>) {
+fn add(
+    g: &mut Group,
+    f: &FrameRecord,
+    wire_ps: u64,
+    plan: &AnalysisPlan,
+    msl: Option<i64>,
+    ksl: Option<i64>,
+) {
     g.sent += 1;
     if f.lost {
         g.lost += 1;
         return;
     }
-    let (Some(bul), Some(wul), Some(mul)) = (f.bul(), f.wul(), f.mul()) else { return };
+    let (Some(bul), Some(wul), Some(mul)) = (f.bul(), f.wul(), f.mul()) else {
+        return;
+    };
     g.bul.record(bul);
     g.wul.record(wul);
     g.mul.record(mul);
     if let Some(k) = f.kernel_latency() {
         g.kernel.record(k);
         if plan.calibrating {
-            g.kernel_internal.record(calibration::internal_latency(k, wire_ps));
+            g.kernel_internal
+                .record(calibration::internal_latency(k, wire_ps));
         }
     }
     if let Some(h) = f.hw_latency() {
@@ -110,9 +120,17 @@ pub fn consume(
     plan: AnalysisPlan,
     mut frames_out: Option<Box<dyn Write + Send>>,
 ) -> Analysis {
-    let wire_ps: Vec<u64> = plan.sizes.iter().map(|&p| plan.link.wire_time_ps(p)).collect();
+    let wire_ps: Vec<u64> = plan
+        .sizes
+        .iter()
+        .map(|&p| plan.link.wire_time_ps(p))
+        .collect();
     let mut a = Analysis {
-        per_size: plan.sizes.iter().map(|_| Group::new(plan.threshold_ns)).collect(),
+        per_size: plan
+            .sizes
+            .iter()
+            .map(|_| Group::new(plan.threshold_ns))
+            .collect(),
         overall: Group::new(plan.threshold_ns),
         tx_window: Summary::new(),
         rx_window: Summary::new(),
@@ -145,7 +163,11 @@ pub fn consume(
                     a.rx_stamp_missing += 1;
                 }
                 if let (Some(line), Some(mul)) = (&plan.user_line, f.mul()) {
-                    msl = Some(calibration::sut_latency(mul, line.at(p as f64), wire_ps[si]));
+                    msl = Some(calibration::sut_latency(
+                        mul,
+                        line.at(p as f64),
+                        wire_ps[si],
+                    ));
                 }
                 if let (Some(line), Some(k)) = (&plan.kernel_line, f.kernel_latency()) {
                     ksl = Some(calibration::sut_latency(k, line.at(p as f64), wire_ps[si]));
@@ -196,11 +218,22 @@ fn progress_line(a: &Analysis, expected: Option<u64>, elapsed: Duration) {
         .map(|e| {
             let f = (n as f64 / e.max(1) as f64).clamp(0.0, 1.0);
             let filled = (f * 20.0).round() as usize;
-            format!(" [{}{}] {:.0} %", "#".repeat(filled), "-".repeat(20 - filled), f * 100.0)
+            format!(
+                " [{}{}] {:.0} %",
+                "#".repeat(filled),
+                "-".repeat(20 - filled),
+                f * 100.0
+            )
         })
         .unwrap_or_default();
-    let med = |s: &Summary| s.quantile(0.5).map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0));
-    let p99 = |s: &Summary| s.quantile(0.99).map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0));
+    let med = |s: &Summary| {
+        s.quantile(0.5)
+            .map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0))
+    };
+    let p99 = |s: &Summary| {
+        s.quantile(0.99)
+            .map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0))
+    };
     eprint!(
         "\r\x1b[2K{n} frames{pct}, {rate:.0}/s, {:.0} s elapsed{eta}; lost {}; Mul median {} µs p99 {} µs",
         elapsed.as_secs_f64(),

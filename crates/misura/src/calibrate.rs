@@ -13,8 +13,12 @@ use std::sync::Arc;
 /// Default profile location: `$XDG_DATA_HOME/misura/calibration/<netns>-<tx>-<rx>.json`.
 pub fn default_profile_path(netns: Option<&str>, tx: &str, rx: &str) -> PathBuf {
     let base = dirs::data_dir().unwrap_or_else(|| PathBuf::from("."));
-    let ns = netns.map(|n| n.trim_start_matches('/').replace('/', "_")).unwrap_or_else(|| "host".into());
-    base.join("misura").join("calibration").join(format!("{ns}-{tx}-{rx}.json"))
+    let ns = netns
+        .map(|n| n.trim_start_matches('/').replace('/', "_"))
+        .unwrap_or_else(|| "host".into());
+    base.join("misura")
+        .join("calibration")
+        .join(format!("{ns}-{tx}-{rx}.json"))
 }
 
 /// Build the profile from a finished calibration run.
@@ -43,12 +47,22 @@ pub fn profile_from(report: &OnewayReport) -> Option<CalibrationProfile> {
 fn prepare(path: &PathBuf) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| {
-            Failure::Output(format!("cannot create {} for the calibration profile: {e}; choose --profile FILE", dir.display()))
+            Failure::Output(format!(
+                "cannot create {} for the calibration profile: {e}; choose --profile FILE",
+                dir.display()
+            ))
         })?;
     }
-    std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| {
-        Failure::Output(format!("cannot write the calibration profile {}: {e}; choose --profile FILE", path.display()))
-    })?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| {
+            Failure::Output(format!(
+                "cannot write the calibration profile {}: {e}; choose --profile FILE",
+                path.display()
+            ))
+        })?;
     Ok(())
 }
 
@@ -58,14 +72,18 @@ pub fn save_profile(p: &CalibrationProfile, path: &PathBuf) -> Result<()> {
         .map_err(|e| Failure::Output(format!("cannot write {}: {e}", tmp.display())))?;
     misura_report::write_json(p, &mut f)?;
     f.flush()?;
-    std::fs::rename(&tmp, path).map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())))?;
+    std::fs::rename(&tmp, path)
+        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())))?;
     Ok(())
 }
 
 /// Run a calibration; returns the report and the saved profile's path (None
 /// when the run was interrupted or the fit failed: no profile is written
 /// from partial data).
-pub fn run(args: &CalibrateArgs, stop: &Arc<AtomicUsize>) -> Result<(OnewayReport, Option<PathBuf>)> {
+pub fn run(
+    args: &CalibrateArgs,
+    stop: &Arc<AtomicUsize>,
+) -> Result<(OnewayReport, Option<PathBuf>)> {
     let path = args
         .profile
         .clone()
@@ -95,8 +113,26 @@ pub fn run(args: &CalibrateArgs, stop: &Arc<AtomicUsize>) -> Result<(OnewayRepor
     }
     oneway::emit(&report, args.m.json, &mut outputs)?;
     match &saved {
-        Some(p) if !args.m.json => println!("\nprofile saved: {}\nuse it: misura oneway --tx {} --rx {}{} --calibration {}", p.display(), args.m.tx, args.m.rx, args.m.netns.as_deref().map(|n| format!(" --netns {n}")).unwrap_or_default(), p.display()),
-        None if !args.m.json => eprintln!("no profile saved: {}", if report.complete { "the fit failed (see warnings)" } else { "the run did not complete" }),
+        Some(p) if !args.m.json => println!(
+            "\nprofile saved: {}\nuse it: misura oneway --tx {} --rx {}{} --calibration {}",
+            p.display(),
+            args.m.tx,
+            args.m.rx,
+            args.m
+                .netns
+                .as_deref()
+                .map(|n| format!(" --netns {n}"))
+                .unwrap_or_default(),
+            p.display()
+        ),
+        None if !args.m.json => eprintln!(
+            "no profile saved: {}",
+            if report.complete {
+                "the fit failed (see warnings)"
+            } else {
+                "the run did not complete"
+            }
+        ),
         _ => {}
     }
     Ok((report, saved))

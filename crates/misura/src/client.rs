@@ -92,8 +92,11 @@ pub fn resolve(given: &str) -> Result<SocketAddr> {
 
 pub fn read_key(path: &Option<PathBuf>) -> Result<Option<StampKey>> {
     let Some(p) = path else { return Ok(None) };
-    let bytes = std::fs::read(p).map_err(|e| Failure::Usage(format!("cannot read the key file {}: {e}", p.display())))?;
-    Ok(Some(StampKey::from_file_contents(&bytes).map_err(|e| Failure::Usage(format!("key file {}: {e}", p.display())))?))
+    let bytes = std::fs::read(p)
+        .map_err(|e| Failure::Usage(format!("cannot read the key file {}: {e}", p.display())))?;
+    Ok(Some(StampKey::from_file_contents(&bytes).map_err(|e| {
+        Failure::Usage(format!("key file {}: {e}", p.display()))
+    })?))
 }
 
 pub fn enter_netns(netns: &Option<String>) -> Result<()> {
@@ -138,8 +141,13 @@ pub struct Control {
 fn connect_error(addr: SocketAddr, e: &std::io::Error) -> anyhow::Error {
     use std::io::ErrorKind::*;
     let why = match e.kind() {
-        ConnectionRefused => "connection refused: is `misura serve` running there, on this port?".to_string(),
-        TimedOut | WouldBlock => format!("no answer within {} s: host down, or a firewall drops the connection", CONNECT_TIMEOUT.as_secs()),
+        ConnectionRefused => {
+            "connection refused: is `misura serve` running there, on this port?".to_string()
+        }
+        TimedOut | WouldBlock => format!(
+            "no answer within {} s: host down, or a firewall drops the connection",
+            CONNECT_TIMEOUT.as_secs()
+        ),
         _ => e.to_string(),
     };
     anyhow!("cannot reach misura serve at {addr}: {why}")
@@ -148,19 +156,27 @@ fn connect_error(addr: SocketAddr, e: &std::io::Error) -> anyhow::Error {
 impl Control {
     /// Connect and read the server's HELLO.
     pub fn connect(addr: SocketAddr) -> Result<Control> {
-        let stream = TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT).map_err(|e| connect_error(addr, &e))?;
+        let stream = TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT)
+            .map_err(|e| connect_error(addr, &e))?;
         stream.set_nodelay(true).ok();
         stream.set_read_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
         stream.set_write_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
         let mut s = stream;
-        let m = proto::read_message(&mut s)
-            .with_context(|| format!("{addr} did not greet like misura serve (no HELLO): is it another service?"))?;
+        let m = proto::read_message(&mut s).with_context(|| {
+            format!("{addr} did not greet like misura serve (no HELLO): is it another service?")
+        })?;
         if m.typ == proto::REFUSE {
-            let reason = m.need_str(proto::F_REASON, "reason").unwrap_or("no reason given").to_string();
+            let reason = m
+                .need_str(proto::F_REASON, "reason")
+                .unwrap_or("no reason given")
+                .to_string();
             return Err(Refused { addr, reason }.into());
         }
         if m.typ != proto::HELLO {
-            return Err(anyhow!("{addr} sent message type {} instead of HELLO: not misura serve?", m.typ));
+            return Err(anyhow!(
+                "{addr} sent message type {} instead of HELLO: not misura serve?",
+                m.typ
+            ));
         }
         let version = m.need_u64(proto::F_VERSION, "version")?;
         if version != proto::PROTOCOL_VERSION {
@@ -176,12 +192,21 @@ impl Control {
             max_rate_bps: m.opt_u64(proto::F_MAX_RATE_BPS),
             auth_required: m.opt_bool(proto::F_AUTH_REQUIRED).unwrap_or(false),
         };
-        Ok(Control { stream: s, addr, hello })
+        Ok(Control {
+            stream: s,
+            addr,
+            hello,
+        })
     }
 
     /// Check a test's size against the limits the server announced, so a
     /// test it would refuse fails here with exit code 5 and the limit named.
-    pub fn check_limits(&self, duration_ns: u64, streams: u64, rate_bps: u64) -> Result<(), Failure> {
+    pub fn check_limits(
+        &self,
+        duration_ns: u64,
+        streams: u64,
+        rate_bps: u64,
+    ) -> Result<(), Failure> {
         let h = &self.hello;
         if let Some(m) = h.max_duration_ns.filter(|m| duration_ns > *m) {
             return Err(Failure::Params(format!(
@@ -191,7 +216,9 @@ impl Control {
             )));
         }
         if let Some(m) = h.max_streams.filter(|m| streams > *m) {
-            return Err(Failure::Params(format!("{streams} streams is above the server's limit of {m}")));
+            return Err(Failure::Params(format!(
+                "{streams} streams is above the server's limit of {m}"
+            )));
         }
         if let Some(m) = h.max_rate_bps.filter(|m| rate_bps > *m) {
             return Err(Failure::Params(format!(
@@ -206,7 +233,12 @@ impl Control {
     /// Send a REQUEST (signed when a key is given) and read ACCEPT or REFUSE.
     pub fn request(&mut self, mut req: Message, key: Option<&StampKey>) -> Result<Accept> {
         if let Some(k) = key {
-            proto::sign(&mut req, k, &self.hello.nonce, misura_sys::clock::realtime_ns().max(0) as u64);
+            proto::sign(
+                &mut req,
+                k,
+                &self.hello.nonce,
+                misura_sys::clock::realtime_ns().max(0) as u64,
+            );
         } else if self.hello.auth_required {
             return Err(Failure::Usage(format!(
                 "misura serve at {} requires authentication: give its shared key with --key-file",
@@ -214,8 +246,10 @@ impl Control {
             ))
             .into());
         }
-        proto::write_message(&mut self.stream, &req).with_context(|| format!("sending the request to {}", self.addr))?;
-        let m = proto::read_message(&mut self.stream).with_context(|| format!("waiting for {} to accept the test", self.addr))?;
+        proto::write_message(&mut self.stream, &req)
+            .with_context(|| format!("sending the request to {}", self.addr))?;
+        let m = proto::read_message(&mut self.stream)
+            .with_context(|| format!("waiting for {} to accept the test", self.addr))?;
         match m.typ {
             proto::ACCEPT => Ok(Accept {
                 test_id: m.need_u64(proto::F_TEST_ID, "test id")?,
@@ -223,23 +257,37 @@ impl Control {
                     .map_err(|_| anyhow!("the server announced a data port out of range"))?,
             }),
             proto::REFUSE | proto::ERROR => {
-                let reason = m.need_str(proto::F_REASON, "reason").unwrap_or("no reason given").to_string();
-                Err(Refused { addr: self.addr, reason }.into())
+                let reason = m
+                    .need_str(proto::F_REASON, "reason")
+                    .unwrap_or("no reason given")
+                    .to_string();
+                Err(Refused {
+                    addr: self.addr,
+                    reason,
+                }
+                .into())
             }
-            t => Err(anyhow!("{} answered the request with message type {t}", self.addr)),
+            t => Err(anyhow!(
+                "{} answered the request with message type {t}",
+                self.addr
+            )),
         }
     }
 
     /// Send DONE with this side's figures and wait up to `wait` for RESULT.
     pub fn done(&mut self, done: &Message, wait: Duration) -> Result<ServerFigures> {
         proto::write_message(&mut self.stream, done).context("sending DONE")?;
-        self.stream.set_read_timeout(Some(wait.max(Duration::from_millis(100)))).ok();
+        self.stream
+            .set_read_timeout(Some(wait.max(Duration::from_millis(100))))
+            .ok();
         let m = proto::read_message(&mut self.stream).context("waiting for the server's RESULT")?;
         match m.typ {
             proto::RESULT => Ok(server_figures(&m)),
-            proto::ERROR | proto::REFUSE => {
-                Err(anyhow!("the server ended the test: {}", m.need_str(proto::F_REASON, "reason").unwrap_or("no reason given")))
-            }
+            proto::ERROR | proto::REFUSE => Err(anyhow!(
+                "the server ended the test: {}",
+                m.need_str(proto::F_REASON, "reason")
+                    .unwrap_or("no reason given")
+            )),
             t => Err(anyhow!("the server answered DONE with message type {t}")),
         }
     }
@@ -247,14 +295,21 @@ impl Control {
     /// Tell the server the test is being abandoned (best effort).
     pub fn error(&mut self, reason: &str) {
         let m = Message::new(proto::ERROR).with(proto::F_REASON, Value::Str(reason.into()));
-        self.stream.set_write_timeout(Some(Duration::from_millis(500))).ok();
+        self.stream
+            .set_write_timeout(Some(Duration::from_millis(500)))
+            .ok();
         let _ = proto::write_message(&mut self.stream, &m);
     }
 }
 
 /// The common head of a REQUEST.
 pub fn request(kind: &str, duration_ns: u64, client: u32) -> Message {
-    let name = format!("{} client {client}", misura_sys::host::host_facts().hostname.unwrap_or_else(|| "misura".into()));
+    let name = format!(
+        "{} client {client}",
+        misura_sys::host::host_facts()
+            .hostname
+            .unwrap_or_else(|| "misura".into())
+    );
     Message::new(proto::REQUEST)
         .with(proto::F_KIND, Value::Str(kind.into()))
         .with(proto::F_DURATION_NS, Value::U64(duration_ns))
@@ -291,7 +346,11 @@ pub fn done_message(d: &DoneFigures) -> Message {
 pub fn server_figures(m: &Message) -> ServerFigures {
     let stream_bytes = m
         .opt_bytes(proto::F_STREAM_BYTES)
-        .map(|b| b.chunks_exact(8).map(|c| u64::from_be_bytes(c.try_into().unwrap())).collect())
+        .map(|b| {
+            b.chunks_exact(8)
+                .map(|c| u64::from_be_bytes(c.try_into().unwrap()))
+                .collect()
+        })
         .unwrap_or_default();
     ServerFigures {
         bytes: m.opt_u64(proto::F_BYTES),
@@ -325,7 +384,13 @@ fn signed(m: &Message, id: u16) -> Option<i64> {
 /// The server's CPU use over its elapsed time, if it sent both.
 pub fn remote_cpu(s: &ServerFigures, fallback_elapsed_ns: u64) -> Option<CpuUse> {
     let (u, sys) = (s.cpu_user_ns?, s.cpu_system_ns?);
-    Some(CpuUse::new(u, sys, s.elapsed_ns.filter(|e| *e > 0).unwrap_or(fallback_elapsed_ns)))
+    Some(CpuUse::new(
+        u,
+        sys,
+        s.elapsed_ns
+            .filter(|e| *e > 0)
+            .unwrap_or(fallback_elapsed_ns),
+    ))
 }
 
 /// Socket options of a TCP data connection.
@@ -345,39 +410,59 @@ pub fn data_connection(addr: SocketAddr, test_id: u64, o: &TcpOpts) -> Result<Tc
 
 /// [`data_connection`], also returning how long connect() took (the TCP
 /// handshake, user clock), ns.
-pub fn data_connection_timed(addr: SocketAddr, test_id: u64, o: &TcpOpts) -> Result<(TcpStream, u64)> {
-    let s = socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, Some(socket2::Protocol::TCP))
-        .context("creating a TCP socket")?;
+pub fn data_connection_timed(
+    addr: SocketAddr,
+    test_id: u64,
+    o: &TcpOpts,
+) -> Result<(TcpStream, u64)> {
+    let s = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )
+    .context("creating a TCP socket")?;
     if let Some(b) = o.sndbuf {
         s.set_send_buffer_size(b).context("setting SO_SNDBUF")?;
     }
     if let Some(b) = o.rcvbuf {
         s.set_recv_buffer_size(b).context("setting SO_RCVBUF")?;
     }
-    s.set_tcp_nodelay(o.nodelay).context("setting TCP_NODELAY")?;
+    s.set_tcp_nodelay(o.nodelay)
+        .context("setting TCP_NODELAY")?;
     let t0 = Instant::now();
-    s.connect_timeout(&addr.into(), CONNECT_TIMEOUT).map_err(|e| connect_error(addr, &e))?;
+    s.connect_timeout(&addr.into(), CONNECT_TIMEOUT)
+        .map_err(|e| connect_error(addr, &e))?;
     let connect_ns = t0.elapsed().as_nanos() as u64;
     let mut t: TcpStream = s.into();
     t.set_write_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
     // The server greets every connection, data connections too: take the
     // HELLO off the stream so it is not counted as test data.
     t.set_read_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
-    let hello = proto::read_message(&mut t).context("waiting for the server's HELLO on a data connection")?;
+    let hello = proto::read_message(&mut t)
+        .context("waiting for the server's HELLO on a data connection")?;
     if hello.typ == proto::REFUSE {
-        let reason = hello.need_str(proto::F_REASON, "reason").unwrap_or("no reason given").to_string();
+        let reason = hello
+            .need_str(proto::F_REASON, "reason")
+            .unwrap_or("no reason given")
+            .to_string();
         return Err(Refused { addr, reason }.into());
     }
     t.set_read_timeout(None).ok();
-    proto::write_message(&mut t, &Message::new(proto::DATA).with(proto::F_TEST_ID, Value::U64(test_id)))
-        .context("opening a data connection")?;
+    proto::write_message(
+        &mut t,
+        &Message::new(proto::DATA).with(proto::F_TEST_ID, Value::U64(test_id)),
+    )
+    .context("opening a data connection")?;
     Ok((t, connect_ns))
 }
 
 /// Socket buffers the kernel granted.
 pub fn granted_buffers(t: &TcpStream) -> (u64, u64) {
     let s = socket2::SockRef::from(t);
-    (s.send_buffer_size().unwrap_or(0) as u64, s.recv_buffer_size().unwrap_or(0) as u64)
+    (
+        s.send_buffer_size().unwrap_or(0) as u64,
+        s.recv_buffer_size().unwrap_or(0) as u64,
+    )
 }
 
 /// CPU time of the calling thread.
@@ -396,7 +481,10 @@ pub fn interrupted(stop: &AtomicUsize) -> bool {
 }
 
 pub fn signal_reason(stop: &AtomicUsize) -> String {
-    format!("interrupted by signal {}; partial results", stop.load(Ordering::Relaxed))
+    format!(
+        "interrupted by signal {}; partial results",
+        stop.load(Ordering::Relaxed)
+    )
 }
 
 /// Run `n` clients at once, each in its own thread, and return their results
@@ -406,16 +494,26 @@ pub fn run_clients<R: Send>(n: u32, f: impl Fn(u32) -> R + Sync) -> Vec<R> {
         return vec![f(0)];
     }
     std::thread::scope(|sc| {
-        let hs: Vec<_> = (0..n).map(|i| {
-            let f = &f;
-            sc.spawn(move || f(i))
-        }).collect();
-        hs.into_iter().map(|h| h.join().expect("a client thread panicked")).collect()
+        let hs: Vec<_> = (0..n)
+            .map(|i| {
+                let f = &f;
+                sc.spawn(move || f(i))
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("a client thread panicked"))
+            .collect()
     })
 }
 
 pub fn endpoint(a: &ClientArgs, addr: SocketAddr, authenticated: bool) -> Endpoint {
-    Endpoint { server: a.host.clone(), address: addr.to_string(), netns: a.netns.clone(), authenticated, clients: a.clients }
+    Endpoint {
+        server: a.host.clone(),
+        address: addr.to_string(),
+        netns: a.netns.clone(),
+        authenticated,
+        clients: a.clients,
+    }
 }
 
 /// Print the result (table or JSON) and write the exports.
@@ -441,10 +539,16 @@ pub fn emit<T: serde::Serialize>(
     Ok(())
 }
 
-pub fn write_file(p: &PathBuf, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    let file = std::fs::File::create(p).map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?;
+pub fn write_file(
+    p: &PathBuf,
+    f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let file = std::fs::File::create(p)
+        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?;
     let mut w = std::io::BufWriter::new(file);
-    f(&mut w).and_then(|_| w.flush()).map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?;
+    f(&mut w)
+        .and_then(|_| w.flush())
+        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?;
     Ok(())
 }
 
@@ -461,15 +565,29 @@ pub fn exit_code(all_complete: bool) -> i32 {
 /// Parse a byte size: "1000", "64K", "1M" (powers of 1024), "1.5k".
 pub fn bytes(s: &str) -> Result<u64, Failure> {
     let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| Failure::Usage(format!("`{s}` is not a size in bytes: write e.g. 1400, 64K or 1M")))?;
-    let scale = match unit.trim().trim_end_matches(['B', 'b']).trim_end_matches('i') {
+    let v: f64 = num.parse().map_err(|_| {
+        Failure::Usage(format!(
+            "`{s}` is not a size in bytes: write e.g. 1400, 64K or 1M"
+        ))
+    })?;
+    let scale = match unit
+        .trim()
+        .trim_end_matches(['B', 'b'])
+        .trim_end_matches('i')
+    {
         "" => 1.0,
         "k" | "K" => 1024.0,
         "m" | "M" => 1024.0 * 1024.0,
         "g" | "G" => 1024.0 * 1024.0 * 1024.0,
-        other => return Err(Failure::Usage(format!("`{s}`: unknown size unit `{other}` (use K, M or G)"))),
+        other => {
+            return Err(Failure::Usage(format!(
+                "`{s}`: unknown size unit `{other}` (use K, M or G)"
+            )))
+        }
     };
     let b = v * scale;
     if !(b.is_finite() && (0.0..1e15).contains(&b)) {
@@ -487,7 +605,10 @@ pub struct Deadline {
 impl Deadline {
     pub fn new(duration_ns: u64) -> Deadline {
         let start = Instant::now();
-        Deadline { start, end: start + Duration::from_nanos(duration_ns) }
+        Deadline {
+            start,
+            end: start + Duration::from_nanos(duration_ns),
+        }
     }
 }
 
@@ -497,11 +618,26 @@ mod tests {
 
     #[test]
     fn host_and_port() {
-        assert_eq!(split_host_port("198.18.0.2").unwrap(), ("198.18.0.2".into(), 5862));
-        assert_eq!(split_host_port("198.18.0.2:6000").unwrap(), ("198.18.0.2".into(), 6000));
-        assert_eq!(split_host_port("[2001:2::2]:6000").unwrap(), ("2001:2::2".into(), 6000));
-        assert_eq!(split_host_port("[2001:2::2]").unwrap(), ("2001:2::2".into(), 5862));
-        assert_eq!(split_host_port("2001:2::2").unwrap(), ("2001:2::2".into(), 5862));
+        assert_eq!(
+            split_host_port("198.18.0.2").unwrap(),
+            ("198.18.0.2".into(), 5862)
+        );
+        assert_eq!(
+            split_host_port("198.18.0.2:6000").unwrap(),
+            ("198.18.0.2".into(), 6000)
+        );
+        assert_eq!(
+            split_host_port("[2001:2::2]:6000").unwrap(),
+            ("2001:2::2".into(), 6000)
+        );
+        assert_eq!(
+            split_host_port("[2001:2::2]").unwrap(),
+            ("2001:2::2".into(), 5862)
+        );
+        assert_eq!(
+            split_host_port("2001:2::2").unwrap(),
+            ("2001:2::2".into(), 5862)
+        );
         assert!(split_host_port("host:port").is_err());
     }
 
@@ -540,7 +676,10 @@ mod tests {
         let addr = l.local_addr().unwrap();
         drop(l);
         let e = Control::connect(addr).err().unwrap().to_string();
-        assert!(e.contains("cannot reach misura serve") && e.contains("connection refused"), "{e}");
+        assert!(
+            e.contains("cannot reach misura serve") && e.contains("connection refused"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -558,16 +697,30 @@ mod tests {
             proto::write_message(&mut s, &hello).unwrap();
             let req = proto::read_message(&mut s).unwrap();
             assert_eq!(req.typ, proto::REQUEST);
-            let refuse = Message::new(proto::REFUSE).with(proto::F_REASON, Value::Str("server busy: 8 tests running (limit 8)".into()));
+            let refuse = Message::new(proto::REFUSE).with(
+                proto::F_REASON,
+                Value::Str("server busy: 8 tests running (limit 8)".into()),
+            );
             proto::write_message(&mut s, &refuse).unwrap();
         });
         let mut c = Control::connect(addr).unwrap();
-        assert!(c.check_limits(120_000_000_000, 1, 0).unwrap_err().to_string().contains("limit of 60.0 s"));
+        assert!(c
+            .check_limits(120_000_000_000, 1, 0)
+            .unwrap_err()
+            .to_string()
+            .contains("limit of 60.0 s"));
         assert!(c.check_limits(1_000_000_000, 17, 0).is_err());
         c.check_limits(1_000_000_000, 4, 1_000_000_000_000).unwrap();
-        let e = c.request(request("tcp", 1_000_000_000, 0), None).unwrap_err();
+        let e = c
+            .request(request("tcp", 1_000_000_000, 0), None)
+            .unwrap_err();
         assert!(e.downcast_ref::<Refused>().is_some());
-        assert_eq!(e.to_string(), format!("misura serve at {addr} refused the test: server busy: 8 tests running (limit 8)"));
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "misura serve at {addr} refused the test: server busy: 8 tests running (limit 8)"
+            )
+        );
         srv.join().unwrap();
     }
 }

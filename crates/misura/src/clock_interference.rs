@@ -2,7 +2,9 @@
 //! clock reads; the steps between consecutive reads show when the kernel,
 //! the hardware or other threads took the CPU away.
 
-use crate::clock_sources::{completion, duration_flag, emit, host_and_warnings, open_export, tsc_rate_over};
+use crate::clock_sources::{
+    completion, duration_flag, emit, host_and_warnings, open_export, tsc_rate_over,
+};
 use crate::exit::Failure;
 use crate::progress::Progress;
 use anyhow::Result;
@@ -77,7 +79,14 @@ enum Source {
 /// Reads in the hot loop between checks of the deadline and the stop flag.
 const CHUNK: u32 = 1024;
 
-fn read_loop<F: FnMut() -> i64>(mut read: F, duration_ns: i64, gaps: usize, stop: &AtomicUsize, progress: &mut Progress, label: &str) -> StepTracker {
+fn read_loop<F: FnMut() -> i64>(
+    mut read: F,
+    duration_ns: i64,
+    gaps: usize,
+    stop: &AtomicUsize,
+    progress: &mut Progress,
+    label: &str,
+) -> StepTracker {
     let mut t = StepTracker::new(gaps);
     let mut next_tick = 1_000_000_000i64;
     loop {
@@ -91,7 +100,12 @@ fn read_loop<F: FnMut() -> i64>(mut read: F, duration_ns: i64, gaps: usize, stop
         if span >= next_tick {
             next_tick += 1_000_000_000;
             let (n, max) = (t.reads(), t.steps().max().unwrap_or(0));
-            progress.tick(|| format!("{label}: {n} reads, longest step {}", misura_report::clock::human_ns(max as f64)));
+            progress.tick(|| {
+                format!(
+                    "{label}: {n} reads, longest step {}",
+                    misura_report::clock::human_ns(max as f64)
+                )
+            });
             // Printing is not interference: do not count the step across it.
             t.break_chain();
         }
@@ -110,8 +124,12 @@ impl Load {
     /// `online`: the CPUs the process may use (read before the loop was pinned).
     fn start(n: u32, measuring_cpu: Option<usize>, online: &[usize]) -> Load {
         // Start after the measuring CPU, so it is the last to get a load thread.
-        let first = measuring_cpu.and_then(|c| online.iter().position(|&x| x == c)).map_or(0, |i| i + 1);
-        let cpus: Vec<usize> = (0..n as usize).map(|i| online[(first + i) % online.len()]).collect();
+        let first = measuring_cpu
+            .and_then(|c| online.iter().position(|&x| x == c))
+            .map_or(0, |i| i + 1);
+        let cpus: Vec<usize> = (0..n as usize)
+            .map(|i| online[(first + i) % online.len()])
+            .collect();
         let flag = Arc::new(AtomicBool::new(false));
         let (tx, rx) = std::sync::mpsc::channel();
         let threads = cpus
@@ -120,11 +138,17 @@ impl Load {
                 let flag = flag.clone();
                 let tx = tx.clone();
                 std::thread::spawn(move || {
-                    let _ = tx.send(misura_sys::sched::pin_to_cpu(cpu).err().map(|e| e.to_string()));
+                    let _ = tx.send(
+                        misura_sys::sched::pin_to_cpu(cpu)
+                            .err()
+                            .map(|e| e.to_string()),
+                    );
                     let mut x = 0x9e37_79b9_7f4a_7c15u64;
                     while !flag.load(Ordering::Relaxed) {
                         for _ in 0..1000 {
-                            x = std::hint::black_box(x.rotate_left(5) ^ x.wrapping_mul(0x2545_f491_4f6c_dd1d));
+                            x = std::hint::black_box(
+                                x.rotate_left(5) ^ x.wrapping_mul(0x2545_f491_4f6c_dd1d),
+                            );
                         }
                     }
                 })
@@ -135,7 +159,12 @@ impl Load {
         let pin_errors = rx.iter().take(cpus.len()).flatten().collect();
         // Let them reach full speed before the loop starts.
         std::thread::sleep(Duration::from_millis(50));
-        Load { flag, threads, cpus, pin_errors }
+        Load {
+            flag,
+            threads,
+            cpus,
+            pin_errors,
+        }
     }
 }
 
@@ -153,10 +182,13 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     let name = args.clock.trim().to_ascii_lowercase();
     let (clock_name, source, resolution) = if name == "tsc" {
         if !misura_sys::tsc::AVAILABLE {
-            return Err(Failure::Params("--clock tsc: this build has no TSC (x86-64 only)".into()).into());
+            return Err(
+                Failure::Params("--clock tsc: this build has no TSC (x86-64 only)".into()).into(),
+            );
         }
-        let hz = tsc_rate_over(Duration::from_millis(100))
-            .ok_or_else(|| anyhow::anyhow!("cannot measure the TSC rate: CLOCK_MONOTONIC_RAW did not advance"))?;
+        let hz = tsc_rate_over(Duration::from_millis(100)).ok_or_else(|| {
+            anyhow::anyhow!("cannot measure the TSC rate: CLOCK_MONOTONIC_RAW did not advance")
+        })?;
         ("TSC".to_string(), Source::Tsc(1e9 / hz), 1e9 / hz)
     } else {
         let c = misura_sys::clocks::by_name(&name).ok_or_else(|| {
@@ -165,7 +197,11 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
                 args.clock
             ))
         })?;
-        (c.name.to_string(), Source::Posix(c), resolution_ns(c.id) as f64)
+        (
+            c.name.to_string(),
+            Source::Posix(c),
+            resolution_ns(c.id) as f64,
+        )
     };
     if args.load == 0 && args.compare {
         return Err(Failure::Usage("--compare needs --load N with N ≥ 1".into()).into());
@@ -207,10 +243,24 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         }
         let t0 = std::time::Instant::now();
         let tracker = match source {
-            Source::Posix(c) => read_loop(|| now_ns(c.id), duration_ns, args.gaps, stop, &mut progress, label),
+            Source::Posix(c) => read_loop(
+                || now_ns(c.id),
+                duration_ns,
+                args.gaps,
+                stop,
+                &mut progress,
+                label,
+            ),
             Source::Tsc(scale) => {
                 let base = misura_sys::tsc::read();
-                read_loop(|| (misura_sys::tsc::read().wrapping_sub(base) as f64 * scale) as i64, duration_ns, args.gaps, stop, &mut progress, label)
+                read_loop(
+                    || (misura_sys::tsc::read().wrapping_sub(base) as f64 * scale) as i64,
+                    duration_ns,
+                    args.gaps,
+                    stop,
+                    &mut progress,
+                    label,
+                )
             }
         };
         let elapsed = t0.elapsed().as_secs_f64();
@@ -234,8 +284,20 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     }
     progress.done();
     let (complete, stop_reason) = completion(stop);
-    let (host, host_warnings) = host_and_warnings(LoopTuning { netns: None, cpu: args.cpu, rt_priority: None, memory_locked }, true);
-    warnings.extend(host_warnings.into_iter().filter(|w| !w.contains("memory not locked") || memory_locked));
+    let (host, host_warnings) = host_and_warnings(
+        LoopTuning {
+            netns: None,
+            cpu: args.cpu,
+            rt_priority: None,
+            memory_locked,
+        },
+        true,
+    );
+    warnings.extend(
+        host_warnings
+            .into_iter()
+            .filter(|w| !w.contains("memory not locked") || memory_locked),
+    );
     if runs.iter().any(|r| r.backward_steps > 0) {
         warnings.push(format!("{clock_name} went backwards between consecutive reads: it is not monotonic on this host"));
     }
@@ -250,7 +312,9 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
             cpu: args.cpu,
             load_threads: args.load,
             compare: args.compare,
-            bins_per_decade: args.bins_per_decade.clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE),
+            bins_per_decade: args
+                .bins_per_decade
+                .clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE),
             longest_gaps: args.gaps,
         },
         resolution_ns: resolution,
@@ -261,5 +325,10 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         runs,
         warnings,
     };
-    emit(&report, args.json, misura_report::clock::write_interference_text, export)
+    emit(
+        &report,
+        args.json,
+        misura_report::clock::write_interference_text,
+        export,
+    )
 }

@@ -61,7 +61,11 @@ pub struct SourcesArgs {
 /// Opens the `--export-json` file before measuring, so a bad path fails at once.
 pub(crate) fn open_export(p: &Option<PathBuf>) -> Result<Option<(PathBuf, File)>> {
     Ok(match p {
-        Some(p) => Some((p.clone(), File::create(p).map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?)),
+        Some(p) => Some((
+            p.clone(),
+            File::create(p)
+                .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?,
+        )),
         None => None,
     })
 }
@@ -83,7 +87,9 @@ pub(crate) fn emit<T: serde::Serialize>(
     out.flush()?;
     if let Some((p, f)) = export {
         let mut w = BufWriter::new(f);
-        write_json(report, &mut w).and_then(|_| w.flush()).map_err(|e| Failure::Output(format!("{}: {e}", p.display())))?;
+        write_json(report, &mut w)
+            .and_then(|_| w.flush())
+            .map_err(|e| Failure::Output(format!("{}: {e}", p.display())))?;
     }
     crate::store_hook::keep_auto("this host", report, json);
     Ok(())
@@ -101,14 +107,21 @@ pub(crate) fn completion(stop: &AtomicUsize) -> (bool, String) {
 pub(crate) fn duration_flag(flag: &str, v: &str, min_ns: i64) -> Result<i64> {
     let ns = crate::units::duration_ns(v)?;
     if ns < min_ns {
-        return Err(Failure::Params(format!("{flag} {v} is too short: at least {}", misura_report::clock::human_ns(min_ns as f64))).into());
+        return Err(Failure::Params(format!(
+            "{flag} {v} is too short: at least {}",
+            misura_report::clock::human_ns(min_ns as f64)
+        ))
+        .into());
     }
     Ok(ns)
 }
 
 /// The host fingerprint and its warnings, without the pinning and memory
 /// warnings when the command does not pin or lock.
-pub(crate) fn host_and_warnings(tuning: LoopTuning, loop_matters: bool) -> (HostFingerprint, Vec<String>) {
+pub(crate) fn host_and_warnings(
+    tuning: LoopTuning,
+    loop_matters: bool,
+) -> (HostFingerprint, Vec<String>) {
     let host = crate::host::fingerprint(tuning);
     let warnings = crate::host::warnings(&host)
         .into_iter()
@@ -146,8 +159,16 @@ struct Measured {
 
 /// Times batches of back-to-back reads with CLOCK_MONOTONIC_RAW, and follows
 /// the steps inside each batch. Stops at `reads`, at `deadline` (raw ns) or on a signal.
-fn measure<F: FnMut() -> i64>(mut read: F, reads: u64, deadline: i64, stop: &AtomicUsize) -> Measured {
-    let mut m = Measured { batch_ns: Summary::new(), steps: StepTracker::new(0) };
+fn measure<F: FnMut() -> i64>(
+    mut read: F,
+    reads: u64,
+    deadline: i64,
+    stop: &AtomicUsize,
+) -> Measured {
+    let mut m = Measured {
+        batch_ns: Summary::new(),
+        steps: StepTracker::new(0),
+    };
     let mut buf = [0i64; BATCH];
     for _ in 0..WARMUP_BATCHES {
         for slot in buf.iter_mut() {
@@ -216,11 +237,17 @@ fn ptp_devices() -> Vec<misura_sys::phc::PtpDevice> {
     let mut devs = misura_sys::phc::list();
     if devs.iter().any(|d| d.interfaces.is_empty()) {
         let ifaces: Vec<String> = std::fs::read_dir("/sys/class/net")
-            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
             .unwrap_or_default();
         for ifname in ifaces {
             if let Ok(Some(idx)) = misura_sys::tsinfo::get_ts_info(&ifname).map(|c| c.phc_index) {
-                if let Some(d) = devs.iter_mut().find(|d| misura_sys::phc::index(&d.name) == Some(idx) && d.interfaces.is_empty()) {
+                if let Some(d) = devs.iter_mut().find(|d| {
+                    misura_sys::phc::index(&d.name) == Some(idx) && d.interfaces.is_empty()
+                }) {
                     d.interfaces.push(ifname);
                 }
             }
@@ -239,7 +266,8 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     let t_start = monotonic_raw_ns();
     let tsc_start = (misura_sys::tsc::read(), monotonic_raw_ns());
     let ptp = ptp_devices();
-    let n_sources = POSIX_CLOCKS.len() + 1 + if misura_sys::tsc::AVAILABLE { 2 } else { 0 } + ptp.len();
+    let n_sources =
+        POSIX_CLOCKS.len() + 1 + if misura_sys::tsc::AVAILABLE { 2 } else { 0 } + ptp.len();
     let per_source = budget_ns / n_sources as i64;
     let bracket = bracket_ns();
     let mut progress = Progress::new(args.quiet, Some(Duration::from_nanos(budget_ns as u64)));
@@ -256,7 +284,12 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
             Err(format!("clock_gettime({}) fails on this kernel", c.name))
         } else {
             let id = c.id;
-            Ok(measure(|| now_ns(id), args.reads, monotonic_raw_ns() + per_source, stop))
+            Ok(measure(
+                || now_ns(id),
+                args.reads,
+                monotonic_raw_ns() + per_source,
+                stop,
+            ))
         };
         pending.push(Pending {
             name: c.name.into(),
@@ -278,8 +311,14 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
             interfaces: vec![],
             scale: Some(1.0),
             resolution_ns: Some(1000.0),
-            good_for: "legacy µs wall clock (seed 003's 430 ns baseline); use clock_gettime instead",
-            result: Ok(measure(gettimeofday_ns, args.reads, monotonic_raw_ns() + per_source, stop)),
+            good_for:
+                "legacy µs wall clock (seed 003's 430 ns baseline); use clock_gettime instead",
+            result: Ok(measure(
+                gettimeofday_ns,
+                args.reads,
+                monotonic_raw_ns() + per_source,
+                stop,
+            )),
         });
     }
     let tsc_flags = misura_sys::tsc::flags();
@@ -321,7 +360,16 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
             Ok(phc) => {
                 let id = phc.clock_id();
                 let r = resolution_ns(id);
-                (Some(id), (r > 0).then_some(r as f64), Ok(measure(|| now_ns(id), args.reads, monotonic_raw_ns() + per_source, stop)))
+                (
+                    Some(id),
+                    (r > 0).then_some(r as f64),
+                    Ok(measure(
+                        || now_ns(id),
+                        args.reads,
+                        monotonic_raw_ns() + per_source,
+                        stop,
+                    )),
+                )
             }
             Err(e) => (None, None, Err(e.clone())),
         };
@@ -332,14 +380,19 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
             interfaces: d.interfaces.clone(),
             scale: Some(1.0),
             resolution_ns: res,
-            good_for: "the NIC's own clock, the timescale of its hardware stamps; a system call a read",
+            good_for:
+                "the NIC's own clock, the timescale of its hardware stamps; a system call a read",
             result,
         });
         drop(opened);
     }
     progress.done();
     let tsc_end = (misura_sys::tsc::read(), monotonic_raw_ns());
-    let measured_hz = if misura_sys::tsc::AVAILABLE { counter_rate_hz(tsc_start.0, tsc_start.1, tsc_end.0, tsc_end.1) } else { None };
+    let measured_hz = if misura_sys::tsc::AVAILABLE {
+        counter_rate_hz(tsc_start.0, tsc_start.1, tsc_end.0, tsc_end.1)
+    } else {
+        None
+    };
     let tsc_ns_per_tick = measured_hz.map(|hz| 1e9 / hz);
 
     let sources: Vec<SourceRow> = pending
@@ -356,7 +409,11 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
                 reads: 0,
                 read_cost_median_ns: None,
                 read_cost_p99_ns: None,
-                resolution_ns: p.resolution_ns.or(if p.kind == "tsc" { tsc_ns_per_tick } else { None }),
+                resolution_ns: p.resolution_ns.or(if p.kind == "tsc" {
+                    tsc_ns_per_tick
+                } else {
+                    None
+                }),
                 smallest_step_ns: None,
                 zero_steps: 0,
                 monotonicity_violations: 0,
@@ -366,16 +423,25 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
             match p.result {
                 Err(e) => row.error = Some(e),
                 Ok(m) => {
-                    let per_read = |q: f64| m.batch_ns.quantile(q).map(|b| ((b - bracket).max(0)) as f64 / BATCH as f64);
+                    let per_read = |q: f64| {
+                        m.batch_ns
+                            .quantile(q)
+                            .map(|b| ((b - bracket).max(0)) as f64 / BATCH as f64)
+                    };
                     row.usable = true;
                     row.reads = m.steps.reads();
                     row.read_cost_median_ns = per_read(0.5);
                     row.read_cost_p99_ns = per_read(0.99);
-                    row.smallest_step_ns = m.steps.steps().min().and_then(|v| scale.map(|s| v as f64 * s));
+                    row.smallest_step_ns = m
+                        .steps
+                        .steps()
+                        .min()
+                        .and_then(|v| scale.map(|s| v as f64 * s));
                     row.zero_steps = m.steps.zero_steps();
                     row.monotonicity_violations = m.steps.backward_steps();
-                    row.largest_backward_step_ns =
-                        (m.steps.backward_steps() > 0).then(|| scale.map(|s| m.steps.largest_backward_ns() as f64 * s)).flatten();
+                    row.largest_backward_step_ns = (m.steps.backward_steps() > 0)
+                        .then(|| scale.map(|s| m.steps.largest_backward_ns() as f64 * s))
+                        .flatten();
                 }
             }
             row
@@ -392,7 +458,11 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
             }
         }
     }
-    let kernel = if misura_sys::tsc::AVAILABLE { misura_sys::tsc::kernel_khz() } else { None };
+    let kernel = if misura_sys::tsc::AVAILABLE {
+        misura_sys::tsc::kernel_khz()
+    } else {
+        None
+    };
     let ptp_note = if ptp.is_empty() {
         "none: no /dev/ptp* on this host (no NIC with a PTP hardware clock, or its driver is not loaded), so no NIC hardware timestamps".to_string()
     } else {
@@ -402,7 +472,11 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
                     "{} ({}) on {}",
                     d.dev.display(),
                     d.clock_name.as_deref().unwrap_or("unnamed"),
-                    if d.interfaces.is_empty() { "no interface".into() } else { d.interfaces.join(", ") }
+                    if d.interfaces.is_empty() {
+                        "no interface".into()
+                    } else {
+                        d.interfaces.join(", ")
+                    }
                 )
             })
             .collect::<Vec<_>>()
@@ -435,5 +509,10 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         elapsed_s: (monotonic_raw_ns() - t_start) as f64 / 1e9,
         warnings,
     };
-    emit(&report, args.json, misura_report::clock::write_sources_text, export)
+    emit(
+        &report,
+        args.json,
+        misura_report::clock::write_sources_text,
+        export,
+    )
 }

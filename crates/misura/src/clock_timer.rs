@@ -69,11 +69,18 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     let duration_ns = duration_flag("--duration", &args.duration, 1_000_000)?;
     let interval_ns = duration_flag("--interval", &args.interval, 1_000)?;
     if interval_ns > duration_ns {
-        return Err(Failure::Params(format!("--interval {} is longer than --duration {}", args.interval, args.duration)).into());
+        return Err(Failure::Params(format!(
+            "--interval {} is longer than --duration {}",
+            args.interval, args.duration
+        ))
+        .into());
     }
     if let Some(p) = args.rt_priority {
         if !(1..=99).contains(&p) {
-            return Err(Failure::Usage(format!("--rt-priority {p}: SCHED_FIFO priorities are 1..=99")).into());
+            return Err(Failure::Usage(format!(
+                "--rt-priority {p}: SCHED_FIFO priorities are 1..=99"
+            ))
+            .into());
         }
     }
     let export = open_export(&args.export_json)?;
@@ -82,7 +89,9 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     let memory_locked = match misura_sys::sched::lock_memory() {
         Ok(()) => true,
         Err(e) => {
-            warnings.push(format!("memory not locked ({e}): page faults can add to the latency"));
+            warnings.push(format!(
+                "memory not locked ({e}): page faults can add to the latency"
+            ));
             false
         }
     };
@@ -133,7 +142,12 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         if now >= next_tick {
             next_tick += 1_000_000_000;
             let (n, mx) = (latency.count(), latency.max().unwrap_or(0));
-            progress.tick(|| format!("{n} wake-ups, max latency {}", misura_report::clock::human_ns(mx as f64)));
+            progress.tick(|| {
+                format!(
+                    "{n} wake-ups, max latency {}",
+                    misura_report::clock::human_ns(mx as f64)
+                )
+            });
         }
     }
     let elapsed_s = (monotonic_ns() - start) as f64 / 1e9;
@@ -144,14 +158,27 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         let _ = misura_sys::sched::set_normal_scheduling();
     }
     let (complete, stop_reason) = completion(stop);
-    let (host, host_warnings) =
-        host_and_warnings(LoopTuning { netns: None, cpu: args.cpu, rt_priority: args.rt_priority, memory_locked }, true);
-    warnings.extend(host_warnings.into_iter().filter(|w| !w.contains("memory not locked") || memory_locked));
+    let (host, host_warnings) = host_and_warnings(
+        LoopTuning {
+            netns: None,
+            cpu: args.cpu,
+            rt_priority: args.rt_priority,
+            memory_locked,
+        },
+        true,
+    );
+    warnings.extend(
+        host_warnings
+            .into_iter()
+            .filter(|w| !w.contains("memory not locked") || memory_locked),
+    );
     if args.rt_priority.is_none() {
         warnings.push("the loop ran under SCHED_OTHER: any runnable task can delay a wake-up; use --rt-priority 80 as cyclictest -p 80 does".into());
     }
     if missed > 0 {
-        warnings.push(format!("{missed} period(s) missed: wake-ups came later than the next target"));
+        warnings.push(format!(
+            "{missed} period(s) missed: wake-ups came later than the next target"
+        ));
     }
     let report = TimerReport {
         meta: crate::oneway::meta("misura.clock-timer", started_at),
@@ -165,7 +192,9 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
             rt_priority: args.rt_priority,
             cpu: args.cpu,
             cpu_dma_latency_us,
-            bins_per_decade: args.bins_per_decade.clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE),
+            bins_per_decade: args
+                .bins_per_decade
+                .clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE),
         },
         wakeups: latency.count(),
         missed_periods: missed,
@@ -176,5 +205,10 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         elapsed_s,
         warnings,
     };
-    emit(&report, args.json, misura_report::clock::write_timer_text, export)
+    emit(
+        &report,
+        args.json,
+        misura_report::clock::write_timer_text,
+        export,
+    )
 }

@@ -94,11 +94,26 @@ const SPIN: Duration = Duration::from_millis(2);
 const FLAG_MEANINGS: [(&str, &str); 7] = [
     ("tsc", "the CPU has a time-stamp counter"),
     ("rdtscp", "RDTSCP reads it in order, with the CPU number"),
-    ("constant_tsc", "ticks at a fixed rate whatever the CPU frequency (P-state)"),
-    ("nonstop_tsc", "keeps ticking in deep idle states (C-states)"),
-    ("tsc_known_freq", "the CPU or hypervisor states the TSC frequency; the kernel does not calibrate it"),
-    ("tsc_reliable", "the kernel trusts it without the clocksource watchdog"),
-    ("tsc_adjust", "IA32_TSC_ADJUST: the kernel can keep all CPUs' counters in step"),
+    (
+        "constant_tsc",
+        "ticks at a fixed rate whatever the CPU frequency (P-state)",
+    ),
+    (
+        "nonstop_tsc",
+        "keeps ticking in deep idle states (C-states)",
+    ),
+    (
+        "tsc_known_freq",
+        "the CPU or hypervisor states the TSC frequency; the kernel does not calibrate it",
+    ),
+    (
+        "tsc_reliable",
+        "the kernel trusts it without the clocksource watchdog",
+    ),
+    (
+        "tsc_adjust",
+        "IA32_TSC_ADJUST: the kernel can keep all CPUs' counters in step",
+    ),
 ];
 
 /// The tightest of `tries` (TSC, RAW, TSC) reads; reads whose two TSC
@@ -113,7 +128,11 @@ fn tight_pair(tries: usize, read: &mut u64) -> Option<TscRawPair> {
         if ca != cb || b < a {
             continue;
         }
-        let p = TscRawPair { tsc_before: a, raw_ns: raw, tsc_after: b };
+        let p = TscRawPair {
+            tsc_before: a,
+            raw_ns: raw,
+            tsc_after: b,
+        };
         if best.is_none_or(|q| p.width() < q.width()) {
             best = Some(p);
         }
@@ -143,7 +162,11 @@ fn tsc_facts() -> TscFacts {
     let have = tsc::flags();
     let flags = FLAG_MEANINGS
         .iter()
-        .map(|(n, m)| TscFlag { name: n.to_string(), present: have.iter().any(|h| h == n), meaning: m.to_string() })
+        .map(|(n, m)| TscFlag {
+            name: n.to_string(),
+            present: have.iter().any(|h| h == n),
+            meaning: m.to_string(),
+        })
         .collect();
     let (kernel_calibration_hz, kernel_calibration_source) = match tsc::kernel_khz() {
         Some((khz, src)) => (Some(khz * 1e3), src),
@@ -153,11 +176,22 @@ fn tsc_facts() -> TscFacts {
                 .to_string(),
         ),
     };
-    TscFacts { available: tsc::AVAILABLE, flags, clocksource: misura_sys::host::host_facts().clocksource, kernel_calibration_hz, kernel_calibration_source }
+    TscFacts {
+        available: tsc::AVAILABLE,
+        flags,
+        clocksource: misura_sys::host::host_facts().clocksource,
+        kernel_calibration_hz,
+        kernel_calibration_source,
+    }
 }
 
 fn bounded(b: &tscfreq::BoundedFrequency) -> BoundedFrequency {
-    BoundedFrequency { frequency_hz: b.frequency_hz, bound_hz: b.bound_hz, bound_ppm: b.bound_ppm(), span_s: b.span_ns as f64 / 1e9 }
+    BoundedFrequency {
+        frequency_hz: b.frequency_hz,
+        bound_hz: b.bound_hz,
+        bound_ppm: b.bound_ppm(),
+        span_s: b.span_ns as f64 / 1e9,
+    }
 }
 
 fn fitted(f: &tscfreq::FittedFrequency) -> FittedFrequency {
@@ -171,7 +205,12 @@ fn fitted(f: &tscfreq::FittedFrequency) -> FittedFrequency {
 }
 
 /// The MONOTONIC_RAW estimate from the kept pairs.
-fn raw_estimate(pairs: &[TscRawPair], read: u64, windows: u32, kernel_hz: Option<f64>) -> Option<RawEstimate> {
+fn raw_estimate(
+    pairs: &[TscRawPair],
+    read: u64,
+    windows: u32,
+    kernel_hz: Option<f64>,
+) -> Option<RawEstimate> {
     let ends = tscfreq::endpoint_estimate(pairs.first()?, pairs.last()?)?;
     let f = ends.frequency_hz;
     let mut widths: Vec<u64> = pairs.iter().map(TscRawPair::width).collect();
@@ -212,16 +251,26 @@ fn resolve_server(s: &str) -> Result<SocketAddr> {
     if let Ok(sa) = s.parse::<SocketAddr>() {
         return Ok(sa);
     }
-    if let Ok(ip) = s.trim_matches(|c| c == '[' || c == ']').parse::<std::net::IpAddr>() {
+    if let Ok(ip) = s
+        .trim_matches(|c| c == '[' || c == ']')
+        .parse::<std::net::IpAddr>()
+    {
         return Ok(SocketAddr::new(ip, sntp::UDP_PORT));
     }
-    let with_port = if s.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+    let with_port = if s
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
         s.to_string()
     } else {
         format!("{s}:{}", sntp::UDP_PORT)
     };
     match with_port.to_socket_addrs() {
-        Ok(mut it) => it.next().ok_or_else(|| anyhow!(Failure::Params(format!("NTP server `{s}` resolves to no address")))),
+        Ok(mut it) => it.next().ok_or_else(|| {
+            anyhow!(Failure::Params(format!(
+                "NTP server `{s}` resolves to no address"
+            )))
+        }),
         Err(e) => Err(anyhow!(Failure::Params(format!(
             "cannot resolve NTP server `{s}` ({e}): give an IP address or a resolvable host name"
         )))),
@@ -243,18 +292,32 @@ struct NtpRun {
     read: u64,
 }
 
-fn run_ntp(args: &TscArgs, server: &str, stop: &AtomicUsize, progress: &mut Progress, freq_hint: f64) -> Result<NtpRun> {
+fn run_ntp(
+    args: &TscArgs,
+    server: &str,
+    stop: &AtomicUsize,
+    progress: &mut Progress,
+    freq_hint: f64,
+) -> Result<NtpRun> {
     let interval_ns = duration_ns(&args.interval)?;
     if interval_ns < 1_000_000 {
         return Err(Failure::Usage(format!("--interval {} is below 1 ms", args.interval)).into());
     }
     if args.count < 2 {
-        return Err(Failure::Usage("--count must be at least 2: the method needs two exchanges".into()).into());
+        return Err(Failure::Usage(
+            "--count must be at least 2: the method needs two exchanges".into(),
+        )
+        .into());
     }
     let addr = resolve_server(server)?;
-    let bind: SocketAddr = if addr.is_ipv4() { "0.0.0.0:0".parse()? } else { "[::]:0".parse()? };
+    let bind: SocketAddr = if addr.is_ipv4() {
+        "0.0.0.0:0".parse()?
+    } else {
+        "[::]:0".parse()?
+    };
     let sock = UdpSocket::bind(bind).map_err(|e| anyhow!("cannot open a UDP socket: {e}"))?;
-    sock.connect(addr).map_err(|e| anyhow!("cannot reach {addr}: {e} (no route?)"))?;
+    sock.connect(addr)
+        .map_err(|e| anyhow!("cannot reach {addr}: {e} (no route?)"))?;
     let timeout = Duration::from_nanos(interval_ns.min(1_000_000_000) as u64);
 
     let mut report = NtpReport {
@@ -320,7 +383,12 @@ fn run_ntp(args: &TscArgs, server: &str, stop: &AtomicUsize, progress: &mut Prog
                             report.stratum = Some(rep.stratum);
                             report.reference_id = Some(rep.reference_id_text());
                             report.precision_ns = Some(sntp::log2_to_ns(rep.precision));
-                            exchanges.push(NtpExchange { seq, s, r, ts_ns: rep.receive_timestamp.to_unix_ns() });
+                            exchanges.push(NtpExchange {
+                                seq,
+                                s,
+                                r,
+                                ts_ns: rep.receive_timestamp.to_unix_ns(),
+                            });
                             break;
                         }
                         // A late answer to an earlier request: not an error.
@@ -357,7 +425,9 @@ fn run_ntp(args: &TscArgs, server: &str, stop: &AtomicUsize, progress: &mut Prog
                         blocking = true;
                     }
                     if blocking {
-                        sock.set_read_timeout(Some((timeout - waited).max(Duration::from_millis(1))))?;
+                        sock.set_read_timeout(Some(
+                            (timeout - waited).max(Duration::from_millis(1)),
+                        ))?;
                     }
                 }
                 Err(e) => return Err(anyhow!("receiving from {addr}: {e}")),
@@ -440,7 +510,11 @@ fn run_ntp(args: &TscArgs, server: &str, stop: &AtomicUsize, progress: &mut Prog
             )
         });
     }
-    Ok(NtpRun { report, pairs: pairs.into_iter().map(|(_, p, _)| p).collect(), read })
+    Ok(NtpRun {
+        report,
+        pairs: pairs.into_iter().map(|(_, p, _)| p).collect(),
+        read,
+    })
 }
 
 pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
@@ -455,10 +529,18 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     }
     let duration = duration_ns(&args.duration)?;
     if args.ntp.is_none() && duration < 10_000_000 {
-        return Err(Failure::Usage(format!("--duration {} is too short: give at least 10ms", args.duration)).into());
+        return Err(Failure::Usage(format!(
+            "--duration {} is too short: give at least 10ms",
+            args.duration
+        ))
+        .into());
     }
     let mut json_out = match &args.export_json {
-        Some(p) => Some((p.clone(), std::fs::File::create(p).map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?)),
+        Some(p) => Some((
+            p.clone(),
+            std::fs::File::create(p)
+                .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?,
+        )),
         None => None,
     };
     let started_at = now_rfc3339();
@@ -473,7 +555,8 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
             // One bin more for the closing pair at t0 + duration.
             let mut keep = TightestPerBin::new(bin_ns, bins as usize + 1);
             let mut read = 0u64;
-            let mut progress = Progress::new(args.quiet, Some(Duration::from_nanos(duration as u64)));
+            let mut progress =
+                Progress::new(args.quiet, Some(Duration::from_nanos(duration as u64)));
             let t0 = monotonic_raw_ns();
             for k in 0..bins {
                 sleep_until_raw(t0 + k * bin_ns, stop);
@@ -484,9 +567,11 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
                     keep.offer(p);
                 }
                 let kept = keep.pairs();
-                progress.tick(|| match tscfreq::endpoint_estimate(&kept[0], &kept[kept.len() - 1]) {
-                    Some(e) => format!("{read} reads, {} so far", format_mhz(e.frequency_hz)),
-                    None => format!("{read} reads"),
+                progress.tick(|| {
+                    match tscfreq::endpoint_estimate(&kept[0], &kept[kept.len() - 1]) {
+                        Some(e) => format!("{read} reads, {} so far", format_mhz(e.frequency_hz)),
+                        None => format!("{read} reads"),
+                    }
                 });
             }
             // One last pair at the very end, so the span is the duration.
@@ -497,16 +582,26 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
                 }
             }
             progress.done();
-            (raw_estimate(&keep.pairs(), read, args.windows, kernel_hz), None)
+            (
+                raw_estimate(&keep.pairs(), read, args.windows, kernel_hz),
+                None,
+            )
         }
         Some(server) => {
             let interval = duration_ns(&args.interval)?;
-            let mut progress =
-                Progress::new(args.quiet, Some(Duration::from_nanos((interval.max(0) as u64).saturating_mul(args.count))));
+            let mut progress = Progress::new(
+                args.quiet,
+                Some(Duration::from_nanos(
+                    (interval.max(0) as u64).saturating_mul(args.count),
+                )),
+            );
             let hint = kernel_hz.unwrap_or_else(quick_frequency);
             let run = run_ntp(args, server, stop, &mut progress, hint)?;
             progress.done();
-            (raw_estimate(&run.pairs, run.read, args.windows, kernel_hz), Some(run.report))
+            (
+                raw_estimate(&run.pairs, run.read, args.windows, kernel_hz),
+                Some(run.report),
+            )
         }
     };
 
@@ -524,9 +619,15 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         )),
         _ => {}
     }
-    let host = crate::host::fingerprint(LoopTuning { netns: args.netns.clone(), ..LoopTuning::default() });
+    let host = crate::host::fingerprint(LoopTuning {
+        netns: args.netns.clone(),
+        ..LoopTuning::default()
+    });
     if host.virtualized == Some(true) {
-        warnings.push("running in a virtual machine: the hypervisor may scale or offset the guest's TSC".into());
+        warnings.push(
+            "running in a virtual machine: the hypervisor may scale or offset the guest's TSC"
+                .into(),
+        );
     }
     if let Some(c) = ntp.as_ref().and_then(|n| n.comparison.as_ref()) {
         if !c.within_uncertainty {
@@ -544,11 +645,18 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         stop_reason,
         host,
         config: TscConfig {
-            mode: if args.ntp.is_some() { "ntp".into() } else { "monotonic-raw".into() },
+            mode: if args.ntp.is_some() {
+                "ntp".into()
+            } else {
+                "monotonic-raw".into()
+            },
             duration_s: args.ntp.is_none().then(|| duration as f64 / 1e9),
             windows: args.windows,
             server: args.ntp.clone(),
-            interval_s: args.ntp.as_ref().map(|_| duration_ns(&args.interval).unwrap_or(0) as f64 / 1e9),
+            interval_s: args
+                .ntp
+                .as_ref()
+                .map(|_| duration_ns(&args.interval).unwrap_or(0) as f64 / 1e9),
             count: args.ntp.as_ref().map(|_| args.count),
             netns: args.netns.clone(),
         },
@@ -567,9 +675,14 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     }
     out.flush()?;
     if let Some((p, f)) = &mut json_out {
-        write_json(&report, f).map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?;
+        write_json(&report, f)
+            .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?;
     }
-    crate::store_hook::keep_auto(args.ntp.as_deref().unwrap_or("CLOCK_MONOTONIC_RAW"), &report, args.json);
+    crate::store_hook::keep_auto(
+        args.ntp.as_deref().unwrap_or("CLOCK_MONOTONIC_RAW"),
+        &report,
+        args.json,
+    );
     match error {
         Some(e) if report.complete => Err(anyhow!(e)),
         _ => Ok(()),
@@ -587,5 +700,7 @@ fn quick_frequency() -> f64 {
     let a = tight_pair(50, &mut n);
     std::thread::sleep(Duration::from_millis(100));
     let b = tight_pair(50, &mut n);
-    a.zip(b).and_then(|(a, b)| tscfreq::endpoint_estimate(&a, &b)).map_or(1e9, |e| e.frequency_hz)
+    a.zip(b)
+        .and_then(|(a, b)| tscfreq::endpoint_estimate(&a, &b))
+        .map_or(1e9, |e| e.frequency_hz)
 }

@@ -57,7 +57,9 @@ pub fn run(d: &DemoArgs, stop: &Arc<AtomicUsize>) -> Result<Option<OnewayReport>
     lab.up(Topology::Direct)?;
     misura_sys::netns::enter(&tester).context("entering the lab's tester namespace")?;
 
-    let profile = d.profile.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("misura-demo-{}.json", std::process::id())));
+    let profile = d.profile.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("misura-demo-{}.json", std::process::id()))
+    });
     say(&format!(
         "[2/4] calibrating the tester: {} frames over payload sizes {:?} at {} frames/s",
         d.count * SEED_SIZES.len() as u64,
@@ -66,7 +68,10 @@ pub fn run(d: &DemoArgs, stop: &Arc<AtomicUsize>) -> Result<Option<OnewayReport>
     ));
     let mut m = measure_args(d, &tester);
     m.json = d.json;
-    let cal_args = CalibrateArgs { m: m.clone(), profile: Some(profile.clone()) };
+    let cal_args = CalibrateArgs {
+        m: m.clone(),
+        profile: Some(profile.clone()),
+    };
     let (_cal_report, saved) = if d.json {
         // Keep stdout for the one JSON document: run quietly.
         let mut outputs = Outputs::open(&cal_args.m)?;
@@ -85,11 +90,18 @@ pub fn run(d: &DemoArgs, stop: &Arc<AtomicUsize>) -> Result<Option<OnewayReport>
         return Ok(None);
     }
 
-    say(&format!("\n[3/4] rewiring: {PORT_TX} and {PORT_RX} now cabled to bridge br0 in {} (the SUT)", lab.sut_ns()));
+    say(&format!(
+        "\n[3/4] rewiring: {PORT_TX} and {PORT_RX} now cabled to bridge br0 in {} (the SUT)",
+        lab.sut_ns()
+    ));
     lab.up(Topology::Switch)?;
     say("[4/4] measuring the bridge");
     let profile_data = oneway::read_profile(&profile)?;
-    let cal = Calibration { path: profile.clone(), profile: profile_data, accept_mismatch: false };
+    let cal = Calibration {
+        path: profile.clone(),
+        profile: profile_data,
+        accept_mismatch: false,
+    };
     let mut m = measure_args(d, &tester);
     m.json = d.json;
     m.export_json = d.export_json.clone();

@@ -10,7 +10,9 @@
 
 use anyhow::{Context, Result};
 use crossbeam_queue::ArrayQueue;
-use misura_measure::{Arrival, FrameRecord, InFlight, Poll, Schedule, SizePlan, TxRecord, TxStampMatch};
+use misura_measure::{
+    Arrival, FrameRecord, InFlight, Poll, Schedule, SizePlan, TxRecord, TxStampMatch,
+};
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::PacketSocket;
 use misura_wire::probe::{ProbeHeader, ProbeRepr};
@@ -120,7 +122,10 @@ fn classify(frame: &[u8], ethertype: u16, session_id: u32) -> Classified {
         return Classified::Foreign;
     }
     match ProbeRepr::parse(eth.payload()) {
-        Ok(p) if p.session_id == session_id => Classified::Probe { stream: p.stream, seq: p.seq },
+        Ok(p) if p.session_id == session_id => Classified::Probe {
+            stream: p.stream,
+            seq: p.seq,
+        },
         Ok(_) => Classified::Foreign,
         Err(_) => Classified::Malformed,
     }
@@ -129,7 +134,13 @@ fn classify(frame: &[u8], ethertype: u16, session_id: u32) -> Classified {
 /// Send warm-up frames one at a time until kernel stamps appear steadily
 /// (the first frames after a socket enables timestamping can arrive
 /// unstamped), at most `max_frames`, waiting up to 50 ms for each.
-pub fn warm_up(ports: &Ports, frames: &mut Frames, plan: &LoopPlan, want: u64, stop: &AtomicUsize) -> Result<Warmup> {
+pub fn warm_up(
+    ports: &Ports,
+    frames: &mut Frames,
+    plan: &LoopPlan,
+    want: u64,
+    stop: &AtomicUsize,
+) -> Result<Warmup> {
     let mut w = Warmup::default();
     let mut buf = vec![0u8; BUF_LEN];
     let settle = 8u64;
@@ -150,16 +161,26 @@ pub fn warm_up(ports: &Ports, frames: &mut Frames, plan: &LoopPlan, want: u64, s
         let (mut rx_stamped, mut tx_stamped) = (false, false);
         while (!got_rx || !got_tx) && realtime_ns() < deadline {
             if !got_tx {
-                if let Some(st) = ports.tx.recv_tx_timestamp(&mut buf).context("reading the TX timestamp")? {
+                if let Some(st) = ports
+                    .tx
+                    .recv_tx_timestamp(&mut buf)
+                    .context("reading the TX timestamp")?
+                {
                     got_tx = true;
                     tx_stamped = st.software_ns.is_some() || st.hardware_ns.is_some();
                 }
             }
             if !got_rx {
-                if let Some(meta) = ports.rx.recv(&mut buf).context("receiving a warm-up frame")? {
+                if let Some(meta) = ports
+                    .rx
+                    .recv(&mut buf)
+                    .context("receiving a warm-up frame")?
+                {
                     let n = meta.len.min(buf.len());
-                    if let Classified::Probe { stream: WARMUP_STREAM, seq: s } =
-                        classify(&buf[..n], plan.ethertype, plan.session_id)
+                    if let Classified::Probe {
+                        stream: WARMUP_STREAM,
+                        seq: s,
+                    } = classify(&buf[..n], plan.ethertype, plan.session_id)
                     {
                         if s == seq {
                             got_rx = true;
@@ -280,9 +301,10 @@ pub fn run(
                     c.tx_stamps_read += 1;
                     let n = st.len.min(err_buf.len());
                     let matched = match classify(&err_buf[..n], plan.ethertype, plan.session_id) {
-                        Classified::Probe { stream: MEASURE_STREAM, seq } => {
-                            ring.on_tx_stamp(seq, st.software_ns, st.hardware_ns)
-                        }
+                        Classified::Probe {
+                            stream: MEASURE_STREAM,
+                            seq,
+                        } => ring.on_tx_stamp(seq, st.software_ns, st.hardware_ns),
                         _ => TxStampMatch::NotInFlight,
                     };
                     match matched {
@@ -313,9 +335,18 @@ pub fn run(
                     c.foreign += 1;
                 } else {
                     match classify(&rx_buf[..n], plan.ethertype, plan.session_id) {
-                        Classified::Probe { stream: MEASURE_STREAM, seq } => {
+                        Classified::Probe {
+                            stream: MEASURE_STREAM,
+                            seq,
+                        } => {
                             // Duplicates, late and unknown arrivals are counted by the ring.
-                            let _: Arrival = ring.on_received(seq, last_empty, rx2, meta.software_ns, meta.hardware_ns);
+                            let _: Arrival = ring.on_received(
+                                seq,
+                                last_empty,
+                                rx2,
+                                meta.software_ns,
+                                meta.hardware_ns,
+                            );
                         }
                         Classified::Probe { .. } => {} // a late warm-up frame
                         Classified::Foreign => c.foreign += 1,
@@ -379,8 +410,18 @@ pub fn build_frames(
     sizes: &[usize],
     vlan: bool,
 ) -> Result<Frames> {
-    let eth = misura_wire::EthernetRepr { dst, src, vlan: None, ethertype };
-    let mut f = Frames { bytes: Vec::new(), payload_bytes: Vec::new(), frame_bytes: Vec::new(), eth_header_len: eth.header_len() };
+    let eth = misura_wire::EthernetRepr {
+        dst,
+        src,
+        vlan: None,
+        ethertype,
+    };
+    let mut f = Frames {
+        bytes: Vec::new(),
+        payload_bytes: Vec::new(),
+        frame_bytes: Vec::new(),
+        eth_header_len: eth.header_len(),
+    };
     for (i, &p) in sizes.iter().enumerate() {
         let probe = ProbeRepr {
             flags: misura_wire::ProbeFlags::SENDER_TIMESTAMP,
@@ -393,11 +434,13 @@ pub fn build_frames(
             aux_timestamp: 0,
         };
         let mut buf = vec![0u8; (eth.header_len() + p).max(ethernet::MIN_FRAME_LEN)];
-        let n = misura_wire::probe::emit_frame(&eth, &probe, &mut buf).context("building a test frame")?;
+        let n = misura_wire::probe::emit_frame(&eth, &probe, &mut buf)
+            .context("building a test frame")?;
         buf.truncate(n);
         f.bytes.push(buf);
         f.payload_bytes.push(p as u16);
-        f.frame_bytes.push(misura_wire::probe::frame_bytes(p, vlan) as u16);
+        f.frame_bytes
+            .push(misura_wire::probe::frame_bytes(p, vlan) as u16);
     }
     Ok(f)
 }

@@ -27,9 +27,21 @@ const INITIATOR_DATA: u16 = 2;
 const RESPONDER_DATA: u16 = 3;
 const ETH: usize = misura_wire::ethernet::HEADER_LEN;
 
-fn frame(dst: MacAddr, src: MacAddr, ethertype: u16, session: u32, stream: u16, frame_bytes: usize) -> Result<Vec<u8>> {
+fn frame(
+    dst: MacAddr,
+    src: MacAddr,
+    ethertype: u16,
+    session: u32,
+    stream: u16,
+    frame_bytes: usize,
+) -> Result<Vec<u8>> {
     let payload = frame_bytes - ETH - misura_wire::ethernet::FCS_LEN;
-    let eth = EthernetRepr { dst, src, vlan: None, ethertype };
+    let eth = EthernetRepr {
+        dst,
+        src,
+        vlan: None,
+        ethertype,
+    };
     let probe = ProbeRepr {
         flags: ProbeFlags::empty(),
         payload_len: payload as u16,
@@ -73,7 +85,10 @@ fn send_all(sock: &PacketSocket, buf: &[u8], deadline: i64) -> Result<bool> {
 }
 
 pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
-    let peer: MacAddr = a.peer.parse().map_err(|e| Failure::Usage(format!("--peer: {e}")))?;
+    let peer: MacAddr = a
+        .peer
+        .parse()
+        .map_err(|e| Failure::Usage(format!("--peer: {e}")))?;
     let ethertype = units::ethertype(&a.ethertype)?;
     let period_ns = units::duration_ns(&a.period)?;
     let timeout_ns = units::duration_ns(&a.timeout)?;
@@ -92,7 +107,10 @@ pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     let sock = PacketSocket::open(&a.interface, ethertype)?;
     let granted = sock.enable_timestamping(false)?;
     let mine = MacAddr(info.mac);
-    let mut tuning = LoopTuning { netns: a.netns.clone(), ..Default::default() };
+    let mut tuning = LoopTuning {
+        netns: a.netns.clone(),
+        ..Default::default()
+    };
     if let Some(cpu) = a.cpu {
         misura_sys::sched::pin_to_cpu(cpu)?;
         tuning.cpu = Some(cpu);
@@ -186,7 +204,10 @@ pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
             due = now + period_ns - (now - due) % period_ns;
         }
     }
-    let link = info.speed_mbps.filter(|&m| m > 0).map(|m| misura_measure::LinkModel::new(m * 1_000_000, false));
+    let link = info
+        .speed_mbps
+        .filter(|&m| m > 0)
+        .map(|m| misura_measure::LinkModel::new(m * 1_000_000, false));
     let wire = link.map(|l| {
         let p = |f: usize| f - 18;
         l.wire_time_ns(p(a.trigger)) + l.wire_time_ns(p(a.data)) + 12.0 * l.byte_time_ns()
@@ -198,7 +219,10 @@ pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     if info.driver.as_deref() == Some("veth") {
         warnings.push("veth: the wire time is a model (veth serialises nothing)".into());
     }
-    let phase = |meaning: &str, s: &Summary| Phase { meaning: meaning.into(), summary: s.snapshot() };
+    let phase = |meaning: &str, s: &Summary| Phase {
+        meaning: meaning.into(),
+        summary: s.snapshot(),
+    };
     let report = ExchangeReport {
         meta: meta("misura.exchange", started_at),
         complete: stop_reason == "finished",
@@ -222,7 +246,8 @@ pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         t1: phase("trigger send() returned", &t1),
         t2: phase("own data frame send() returned", &t2),
         t3: phase("peer's data frame received (user clock)", &t3),
-        t3_kernel: (t3k.count() > 0).then(|| phase("peer's data RX stamp − trigger TX stamp (kernel)", &t3k)),
+        t3_kernel: (t3k.count() > 0)
+            .then(|| phase("peer's data RX stamp − trigger TX stamp (kernel)", &t3k)),
         wire_time_ns: wire,
         warnings,
     };
@@ -235,12 +260,18 @@ pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     }
     out.flush()?;
     if let Some(p) = &a.export_json {
-        let f = std::fs::File::create(p).map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?;
+        let f = std::fs::File::create(p)
+            .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?;
         let mut w = std::io::BufWriter::new(f);
         write_json(&report, &mut w)?;
         w.flush()?;
     }
-    crate::store_hook::keep("exchange", &format!("{} {}", a.interface, peer), &report, a.json);
+    crate::store_hook::keep(
+        "exchange",
+        &format!("{} {}", a.interface, peer),
+        &report,
+        a.json,
+    );
     if completed == 0 && cycles > 0 {
         anyhow::bail!(
             "no data frame came back from {peer} in {cycles} cycles: is `misura exchange --respond --peer {mine}` running on the peer?"
@@ -263,7 +294,12 @@ fn respond(
     stop: &Arc<AtomicUsize>,
     buf: &mut [u8],
 ) -> Result<()> {
-    let end = a.duration.as_deref().map(units::duration_ns).transpose()?.map(|d| realtime_ns() + d);
+    let end = a
+        .duration
+        .as_deref()
+        .map(units::duration_ns)
+        .transpose()?
+        .map(|d| realtime_ns() + d);
     let mut data: Option<(u32, Vec<u8>)> = None;
     let (mut triggers, mut answered, mut peer_data, mut other) = (0u64, 0u64, 0u64, 0u64);
     eprintln!(
@@ -285,7 +321,10 @@ fn respond(
             Some((TRIGGER, seq, session)) => {
                 triggers += 1;
                 if data.as_ref().is_none_or(|(s, _)| *s != session) {
-                    data = Some((session, frame(peer, mine, ethertype, session, RESPONDER_DATA, a.data)?));
+                    data = Some((
+                        session,
+                        frame(peer, mine, ethertype, session, RESPONDER_DATA, a.data)?,
+                    ));
                 }
                 let d = &mut data.as_mut().unwrap().1;
                 set_seq(d, seq);

@@ -41,9 +41,9 @@ pub fn code_for(err: &anyhow::Error) -> i32 {
         if let Some(s) = cause.downcast_ref::<SysError>() {
             return match s {
                 SysError::NeedCapability { .. } => PRIVILEGE,
-                SysError::NoSuchInterface { .. } | SysError::InterfaceDown { .. } | SysError::NoSuchNetns { .. } => {
-                    INTERFACE
-                }
+                SysError::NoSuchInterface { .. }
+                | SysError::InterfaceDown { .. }
+                | SysError::NoSuchNetns { .. } => INTERFACE,
                 _ => ERROR,
             };
         }

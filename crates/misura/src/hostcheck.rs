@@ -1112,7 +1112,11 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
         model::write_check_text(&report, &mut out)?;
     }
     drop(out);
-    crate::store_hook::keep_auto(args.netns.as_deref().unwrap_or("this host"), &report, args.json);
+    crate::store_hook::keep_auto(
+        args.netns.as_deref().unwrap_or("this host"),
+        &report,
+        args.json,
+    );
     Ok(exit::OK)
 }
 

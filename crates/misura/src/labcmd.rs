@@ -7,9 +7,12 @@ use misura_lab::{Lab, Topology};
 pub fn run(cmd: &LabCommand) -> Result<()> {
     match cmd {
         LabCommand::Up(a) => {
-            let topology: Topology = a.topology.parse().map_err(|e: misura_lab::ParseTopologyError| {
-                crate::exit::Failure::Usage(format!("{e}"))
-            })?;
+            let topology: Topology =
+                a.topology
+                    .parse()
+                    .map_err(|e: misura_lab::ParseTopologyError| {
+                        crate::exit::Failure::Usage(format!("{e}"))
+                    })?;
             let lab = Lab::new(&a.prefix.prefix)?;
             let status = lab.up(topology)?;
             print_status(&status);
@@ -22,7 +25,10 @@ pub fn run(cmd: &LabCommand) -> Result<()> {
             let lab = Lab::new(&p.prefix)?;
             let removed = lab.down()?;
             if removed.is_empty() {
-                println!("nothing to remove: no lab namespaces with prefix {}", p.prefix);
+                println!(
+                    "nothing to remove: no lab namespaces with prefix {}",
+                    p.prefix
+                );
             } else {
                 println!("removed: {}", removed.join(", "));
             }
@@ -41,10 +47,26 @@ pub fn run(cmd: &LabCommand) -> Result<()> {
 }
 
 fn print_status(s: &misura_lab::LabStatus) {
-    let tester = s.tester.map(|t| t.to_string()).unwrap_or_else(|| "not built".into());
-    println!("lab {}: tester topology {}, hosts {}", s.prefix, tester, if s.hosts { "up" } else { "not built" });
+    let tester = s
+        .tester
+        .map(|t| t.to_string())
+        .unwrap_or_else(|| "not built".into());
+    println!(
+        "lab {}: tester topology {}, hosts {}",
+        s.prefix,
+        tester,
+        if s.hosts { "up" } else { "not built" }
+    );
     for ns in &s.namespaces {
-        println!("  {}{}", ns.name, if ns.ours { "" } else { "  (NOT made by misura: left alone)" });
+        println!(
+            "  {}{}",
+            ns.name,
+            if ns.ours {
+                ""
+            } else {
+                "  (NOT made by misura: left alone)"
+            }
+        );
         for i in &ns.interfaces {
             println!("    {i}");
         }

@@ -27,6 +27,7 @@ mod proto;
 mod reflect;
 mod report_cmd;
 mod rr;
+mod rtt;
 mod serve;
 mod serve_conn;
 mod serve_tests;
@@ -34,14 +35,13 @@ mod setup;
 mod store_hook;
 mod sweep;
 mod tcp;
-mod udp;
-mod rtt;
 mod transport;
+mod udp;
 mod units;
 
 use anyhow::Result;
 use clap::Parser;
-use cli::{ClockCommand, Cli, Command, HostCommand};
+use cli::{Cli, ClockCommand, Command, HostCommand};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -105,7 +105,8 @@ fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
                 })
                 .transpose()?;
             let mut outputs = oneway::Outputs::open(&a.m)?;
-            let report = oneway::measure(&a.m, oneway::Mode::Oneway, cal.as_ref(), &mut outputs, stop)?;
+            let report =
+                oneway::measure(&a.m, oneway::Mode::Oneway, cal.as_ref(), &mut outputs, stop)?;
             oneway::emit(&report, a.m.json, &mut outputs)?;
             Ok(interrupted_code(stop).unwrap_or(exit::OK))
         }

@@ -83,7 +83,10 @@ pub struct Resolved {
 fn interface(name: &str) -> Result<InterfaceInfo> {
     let info = misura_sys::iface::interface_info(name)?;
     if !info.admin_up || !info.oper_up {
-        return Err(misura_sys::SysError::InterfaceDown { name: name.to_string() }.into());
+        return Err(misura_sys::SysError::InterfaceDown {
+            name: name.to_string(),
+        }
+        .into());
     }
     Ok(info)
 }
@@ -95,7 +98,11 @@ pub fn resolve(m: &MeasureArgs, default_sizes: &[usize], mode: Mode) -> Result<R
     let order = match m.order.as_str() {
         "interleaved" => SizeOrder::Interleaved,
         "blocks" => SizeOrder::Blocks,
-        o => return Err(Failure::Usage(format!("unknown --order `{o}`: use interleaved or blocks")).into()),
+        o => {
+            return Err(
+                Failure::Usage(format!("unknown --order `{o}`: use interleaved or blocks")).into(),
+            )
+        }
     };
     let timeout_ns = units::duration_ns(&m.timeout)?;
     if timeout_ns <= 0 {
@@ -112,7 +119,11 @@ pub fn resolve(m: &MeasureArgs, default_sizes: &[usize], mode: Mode) -> Result<R
     let tx = interface(&m.tx)?;
     let rx = interface(&m.rx)?;
 
-    let sizes: Vec<usize> = if m.sizes.is_empty() { default_sizes.to_vec() } else { m.sizes.clone() };
+    let sizes: Vec<usize> = if m.sizes.is_empty() {
+        default_sizes.to_vec()
+    } else {
+        m.sizes.clone()
+    };
     let mtu = tx.mtu.min(rx.mtu) as usize;
     for &p in &sizes {
         if p < misura_wire::probe::HEADER_LEN {
@@ -159,12 +170,17 @@ pub fn resolve(m: &MeasureArgs, default_sizes: &[usize], mode: Mode) -> Result<R
         units::duration_ns(p)?
     } else if let Some(r) = m.rate {
         if !(r > 0.0 && r.is_finite()) {
-            return Err(Failure::Params(format!("--rate {r} must be a positive number of frames per second")).into());
+            return Err(Failure::Params(format!(
+                "--rate {r} must be a positive number of frames per second"
+            ))
+            .into());
         }
         (1e9 * fpp as f64 / r).round() as i64
     } else if let Some(l) = &m.load {
         let gamma = units::share(l)?;
-        link.period_for_load(&sizes, gamma).map(|p| p * fpp as i64).unwrap_or(1)
+        link.period_for_load(&sizes, gamma)
+            .map(|p| p * fpp as i64)
+            .unwrap_or(1)
     } else {
         (1e9 * fpp as f64 / DEFAULT_RATE).round() as i64
     };
@@ -173,7 +189,10 @@ pub fn resolve(m: &MeasureArgs, default_sizes: &[usize], mode: Mode) -> Result<R
     }
     let offered_load = link.load_of_period(&sizes, period_ns, fpp);
     if offered_load > 1.0 {
-        let max_fps = sizes.iter().map(|&p| link.max_frame_rate(p)).fold(f64::INFINITY, f64::min);
+        let max_fps = sizes
+            .iter()
+            .map(|&p| link.max_frame_rate(p))
+            .fold(f64::INFINITY, f64::min);
         return Err(Failure::Params(format!(
             "{:.0} frames/s offers {:.0} % of the {} Mb/s link, more than it carries: use at most {:.0} frames/s for these sizes (or --load 50%)",
             1e9 * fpp as f64 / period_ns as f64,
@@ -198,7 +217,8 @@ pub fn resolve(m: &MeasureArgs, default_sizes: &[usize], mode: Mode) -> Result<R
         // goes at the start of the next one.
         None => period_ns - 1,
     };
-    let session_id = (misura_sys::clock::realtime_ns() as u64 ^ (std::process::id() as u64) << 16) as u32;
+    let session_id =
+        (misura_sys::clock::realtime_ns() as u64 ^ (std::process::id() as u64) << 16) as u32;
     Ok(Resolved {
         config: OnewayConfig {
             tx: m.tx.clone(),
@@ -250,7 +270,10 @@ fn hardware_timestamping(tx: &str, rx: &str) -> (bool, Option<String>) {
         (Some(a), Some(b)) if a.hw_tx() && b.hw_rx() => {
             for n in [tx, rx] {
                 if let Err(e) = misura_sys::tsinfo::enable_hw_timestamping(n) {
-                    return (false, Some(format!("enabling hardware timestamping on {n} failed: {e}")));
+                    return (
+                        false,
+                        Some(format!("enabling hardware timestamping on {n} failed: {e}")),
+                    );
                 }
             }
             if a.phc_index != b.phc_index {
@@ -261,8 +284,14 @@ fn hardware_timestamping(tx: &str, rx: &str) -> (bool, Option<String>) {
             }
             (true, None)
         }
-        (Some(_), Some(_)) => (false, Some("the drivers report no hardware timestamping (software stamps used)".into())),
-        _ => (false, Some("ETHTOOL_GET_TS_INFO failed; hardware timestamping unknown, not used".into())),
+        (Some(_), Some(_)) => (
+            false,
+            Some("the drivers report no hardware timestamping (software stamps used)".into()),
+        ),
+        _ => (
+            false,
+            Some("ETHTOOL_GET_TS_INFO failed; hardware timestamping unknown, not used".into()),
+        ),
     }
 }
 
@@ -284,7 +313,12 @@ fn latencies(g: &Group) -> Latencies {
     }
 }
 
-fn points(a: &Analysis, sizes: &[usize], link: &LinkModel, pick: impl Fn(&Group) -> &Summary) -> Option<Vec<SizePoint>> {
+fn points(
+    a: &Analysis,
+    sizes: &[usize],
+    link: &LinkModel,
+    pick: impl Fn(&Group) -> &Summary,
+) -> Option<Vec<SizePoint>> {
     let mut v = Vec::new();
     for (g, &p) in a.per_size.iter().zip(sizes) {
         let s = pick(g);
@@ -320,7 +354,12 @@ pub fn rfc3339(ns: i64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = if m <= 2 { y + 1 } else { y };
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{frac:06}Z", sod / 3600, sod % 3600 / 60, sod % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{frac:06}Z",
+        sod / 3600,
+        sod % 3600 / 60,
+        sod % 60
+    )
 }
 
 pub fn meta(format: &str, started_at: String) -> Meta {
@@ -357,7 +396,9 @@ pub fn measure(
     let mut calibration_use = None;
     if let Some(c) = calibration {
         let host_now = crate::host::fingerprint(LoopTuning::default());
-        let mism = c.profile.mismatches(&host_now, &ports_info, cfg.ethertype, &cfg.link);
+        let mism = c
+            .profile
+            .mismatches(&host_now, &ports_info, cfg.ethertype, &cfg.link);
         if !mism.is_empty() && !c.accept_mismatch {
             return Err(Failure::Profile(format!(
                 "calibration profile {} was made on another set-up: {}. Calibrate this set-up (misura calibrate --tx {} --rx {}), or pass --accept-profile-mismatch to use it anyway",
@@ -382,13 +423,30 @@ pub fn measure(
 
     // Ports and timestamping.
     let (hw_ok, hw_note) = hardware_timestamping(&cfg.tx, &cfg.rx);
-    let ports = Ports { tx: PacketSocket::open(&cfg.tx, cfg.ethertype)?, rx: PacketSocket::open(&cfg.rx, cfg.ethertype)? };
-    let tx_granted = ports.tx.enable_timestamping(hw_ok).context("enabling timestamping on the TX port")?;
-    let rx_granted = ports.rx.enable_timestamping(hw_ok).context("enabling timestamping on the RX port")?;
+    let ports = Ports {
+        tx: PacketSocket::open(&cfg.tx, cfg.ethertype)?,
+        rx: PacketSocket::open(&cfg.rx, cfg.ethertype)?,
+    };
+    let tx_granted = ports
+        .tx
+        .enable_timestamping(hw_ok)
+        .context("enabling timestamping on the TX port")?;
+    let rx_granted = ports
+        .rx
+        .enable_timestamping(hw_ok)
+        .context("enabling timestamping on the RX port")?;
     let _ = ports.tx.set_qdisc_bypass(true);
     let _ = ports.rx.set_recv_buffer(4 << 20);
-    let mut frames = engine::build_frames(MacAddr(r.rx.mac), MacAddr(r.tx.mac), cfg.ethertype, cfg.session_id, &cfg.sizes, cfg.link.vlan)?;
-    let ring_capacity = ((cfg.rate_fps * cfg.timeout_ns as f64 / 1e9 * 2.0) as usize).clamp(1024, 1 << 18);
+    let mut frames = engine::build_frames(
+        MacAddr(r.rx.mac),
+        MacAddr(r.tx.mac),
+        cfg.ethertype,
+        cfg.session_id,
+        &cfg.sizes,
+        cfg.link.vlan,
+    )?;
+    let ring_capacity =
+        ((cfg.rate_fps * cfg.timeout_ns as f64 / 1e9 * 2.0) as usize).clamp(1024, 1 << 18);
     let mut plan = LoopPlan {
         session_id: cfg.session_id,
         ethertype: cfg.ethertype,
@@ -439,7 +497,10 @@ pub fn measure(
     };
 
     // Tune the loop thread.
-    let mut tuning = LoopTuning { netns: cfg.netns.clone(), ..Default::default() };
+    let mut tuning = LoopTuning {
+        netns: cfg.netns.clone(),
+        ..Default::default()
+    };
     if let Some(cpu) = m.cpu {
         misura_sys::sched::pin_to_cpu(cpu)?;
         tuning.cpu = Some(cpu);
@@ -455,25 +516,45 @@ pub fn measure(
         }
     }
 
-    let sizes = SizePlan::new(cfg.sizes.clone(), cfg.order, r.expected_frames.unwrap_or(u64::MAX));
+    let sizes = SizePlan::new(
+        cfg.sizes.clone(),
+        cfg.order,
+        r.expected_frames.unwrap_or(u64::MAX),
+    );
     let start = misura_sys::clock::realtime_ns() + 1_000_000;
-    let schedule = Schedule::new(cfg.pattern, cfg.period_ns, cfg.late_tolerance_ns, start, cfg.seed);
+    let schedule = Schedule::new(
+        cfg.pattern,
+        cfg.period_ns,
+        cfg.late_tolerance_ns,
+        start,
+        cfg.seed,
+    );
     let result = engine::run(&ports, &mut frames, &plan, schedule, &sizes, &queue, stop);
     done.store(true, Ordering::Release);
-    let a = consumer.join().map_err(|_| anyhow::anyhow!("the analysis thread panicked"))?;
+    let a = consumer
+        .join()
+        .map_err(|_| anyhow::anyhow!("the analysis thread panicked"))?;
     if tuning.rt_priority.is_some() {
         let _ = misura_sys::sched::set_normal_scheduling();
     }
     let (counters, stop_reason, loop_error) = match result {
         Ok((c, s)) => (c, s, None),
-        Err(e) => (engine::LoopCounters::default(), Stop::Finished, Some(format!("{e:#}"))),
+        Err(e) => (
+            engine::LoopCounters::default(),
+            Stop::Finished,
+            Some(format!("{e:#}")),
+        ),
     };
 
     if std::env::var_os("MISURA_DEBUG").is_some() {
         eprintln!("debug: {counters:?}");
     }
     let host = crate::host::fingerprint_with_interfaces(tuning, &[&cfg.tx, &cfg.rx]);
-    if cfg.link_speed_source == "interface" && [&r.tx, &r.rx].iter().any(|i| i.driver.as_deref() == Some("veth")) {
+    if cfg.link_speed_source == "interface"
+        && [&r.tx, &r.rx]
+            .iter()
+            .any(|i| i.driver.as_deref() == Some("veth"))
+    {
         warnings.push(format!(
             "veth reports {} Mb/s but serialises nothing: the wire time C is a model here, not a physical delay (give --link-speed to model a real link)",
             cfg.link.rate_bps / 1_000_000
@@ -483,7 +564,11 @@ pub fn measure(
     if let Some(e) = &a.frames_error {
         warnings.push(format!("writing the per-frame log failed: {e}"));
     }
-    let tx_missing = if plan.expect_tx_stamp { a.tx_stamp_missing } else { 0 };
+    let tx_missing = if plan.expect_tx_stamp {
+        a.tx_stamp_missing
+    } else {
+        0
+    };
     if tx_missing > 0 || (rx_granted.software_rx && a.rx_stamp_missing > 0) {
         warnings.push(format!(
             "{} received frames lack a kernel TX stamp and {} a kernel RX stamp: kernel latency covers only the stamped frames",
@@ -531,13 +616,18 @@ pub fn measure(
     let mut internal_fit = None;
     if mode == Mode::Calibrate {
         let user = points(&a, &cfg.sizes, &cfg.link, |g| &g.mil).map(CalibrationLine::internal);
-        let kernel = points(&a, &cfg.sizes, &cfg.link, |g| &g.kernel_internal).map(CalibrationLine::internal);
+        let kernel = points(&a, &cfg.sizes, &cfg.link, |g| &g.kernel_internal)
+            .map(CalibrationLine::internal);
         match user {
             Some(Ok(u)) => {
-                internal_fit = Some(InternalFit { user: u, kernel: kernel.and_then(|k| k.ok()) });
+                internal_fit = Some(InternalFit {
+                    user: u,
+                    kernel: kernel.and_then(|k| k.ok()),
+                });
             }
             Some(Err(e)) => warnings.push(format!("calibration fit failed: {e}")),
-            None => warnings.push("calibration fit impossible: some payload size has no received frame".into()),
+            None => warnings
+                .push("calibration fit impossible: some payload size has no received frame".into()),
         }
     }
     let mut sut = None;
@@ -547,7 +637,9 @@ pub fn measure(
         let user = match points(&a, &cfg.sizes, &cfg.link, |g| &g.msl).map(CalibrationLine::sut) {
             Some(Ok(l)) => Some(l),
             Some(Err(e)) => {
-                note = Some(format!("SUT fit over frame length impossible: {e} (measure at least 3 sizes)"));
+                note = Some(format!(
+                    "SUT fit over frame length impossible: {e} (measure at least 3 sizes)"
+                ));
                 None
             }
             None => {
@@ -555,7 +647,8 @@ pub fn measure(
                 None
             }
         };
-        let kernel = points(&a, &cfg.sizes, &cfg.link, |g| &g.kernel_sut).and_then(|p| CalibrationLine::sut(p).ok());
+        let kernel = points(&a, &cfg.sizes, &cfg.link, |g| &g.kernel_sut)
+            .and_then(|p| CalibrationLine::sut(p).ok());
         sut = Some(SutResult {
             byte_time_ns,
             user_verdict: user.as_ref().map(|l| sut_verdict(&l.fit, byte_time_ns)),
@@ -568,8 +661,19 @@ pub fn measure(
 
     if let Some(c) = calibration {
         let t = &c.profile.timestamps;
-        let now = (plan.expect_tx_stamp && tx_granted.software_tx, rx_granted.software_rx, tx_granted.hardware_tx, rx_granted.hardware_rx);
-        if (t.kernel_software_tx, t.kernel_software_rx, t.hardware_tx, t.hardware_rx) != now {
+        let now = (
+            plan.expect_tx_stamp && tx_granted.software_tx,
+            rx_granted.software_rx,
+            tx_granted.hardware_tx,
+            rx_granted.hardware_rx,
+        );
+        if (
+            t.kernel_software_tx,
+            t.kernel_software_rx,
+            t.hardware_tx,
+            t.hardware_rx,
+        ) != now
+        {
             warnings.push(format!(
                 "calibration profile mismatch: it was made with timestamps (kernel TX {}, kernel RX {}, hardware TX {}, RX {}), this run has ({}, {}, {}, {}); figures from a source the profile lacks are not corrected",
                 t.kernel_software_tx, t.kernel_software_rx, t.hardware_tx, t.hardware_rx, now.0, now.1, now.2, now.3
@@ -593,8 +697,20 @@ pub fn measure(
     sources_used.push("user clock".to_string());
 
     let report = OnewayReport {
-        meta: meta(if mode == Mode::Calibrate { "misura.calibration-run" } else { "misura.oneway" }, started_at),
-        mode: if mode == Mode::Calibrate { "calibrate" } else { "oneway" }.into(),
+        meta: meta(
+            if mode == Mode::Calibrate {
+                "misura.calibration-run"
+            } else {
+                "misura.oneway"
+            },
+            started_at,
+        ),
+        mode: if mode == Mode::Calibrate {
+            "calibrate"
+        } else {
+            "oneway"
+        }
+        .into(),
         complete,
         stop_reason: stop_text,
         host,
@@ -667,27 +783,46 @@ pub fn emit(report: &OnewayReport, json_stdout: bool, outputs: &mut Outputs) -> 
     }
     if let Some((p, f)) = outputs.csv.take() {
         let mut w = BufWriter::new(f);
-        if let Err(e) = misura_report::csv::write_oneway_summary(report, &mut w).and_then(|_| w.flush()) {
+        if let Err(e) =
+            misura_report::csv::write_oneway_summary(report, &mut w).and_then(|_| w.flush())
+        {
             failed.push(format!("{}: {e}", p.display()));
         }
     }
-    crate::store_hook::keep(&report.mode, &format!("{}->{}", report.config.tx, report.config.rx), report, json_stdout);
+    crate::store_hook::keep(
+        &report.mode,
+        &format!("{}->{}", report.config.tx, report.config.rx),
+        report,
+        json_stdout,
+    );
     if !failed.is_empty() {
-        return Err(Failure::Output(format!("writing results failed: {}", failed.join("; "))).into());
+        return Err(
+            Failure::Output(format!("writing results failed: {}", failed.join("; "))).into(),
+        );
     }
     Ok(())
 }
 
 pub fn read_profile(path: &Path) -> Result<CalibrationProfile> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        Failure::Profile(format!("cannot read calibration profile {}: {e}; run `misura calibrate` first", path.display()))
+        Failure::Profile(format!(
+            "cannot read calibration profile {}: {e}; run `misura calibrate` first",
+            path.display()
+        ))
     })?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| Failure::Profile(format!("{} is not JSON: {e}", path.display())))?;
     if v.get("format").and_then(|f| f.as_str()) != Some("misura.calibration") {
-        return Err(Failure::Profile(format!("{} is not a misura calibration profile", path.display())).into());
+        return Err(Failure::Profile(format!(
+            "{} is not a misura calibration profile",
+            path.display()
+        ))
+        .into());
     }
-    let ver = v.get("format_version").and_then(|f| f.as_u64()).unwrap_or(0);
+    let ver = v
+        .get("format_version")
+        .and_then(|f| f.as_u64())
+        .unwrap_or(0);
     if ver > FORMAT_VERSION as u64 {
         return Err(Failure::Profile(format!(
             "{} has format version {ver}, newer than this misura understands ({FORMAT_VERSION}): upgrade misura",
@@ -695,5 +830,6 @@ pub fn read_profile(path: &Path) -> Result<CalibrationProfile> {
         ))
         .into());
     }
-    serde_json::from_value(v).map_err(|e| Failure::Profile(format!("{} is damaged: {e}", path.display())).into())
+    serde_json::from_value(v)
+        .map_err(|e| Failure::Profile(format!("{} is damaged: {e}", path.display())).into())
 }

@@ -15,7 +15,12 @@ impl Progress {
     /// `total`: the run's planned length, for the percentage and time left.
     pub fn new(quiet: bool, total: Option<Duration>) -> Progress {
         let now = Instant::now();
-        Progress { on: !quiet && std::io::stderr().is_terminal(), started: now, last: now, total }
+        Progress {
+            on: !quiet && std::io::stderr().is_terminal(),
+            started: now,
+            last: now,
+            total,
+        }
     }
 
     /// Show `what` (e.g. "12 345 reads, max step 41 µs") if a second passed.
@@ -31,7 +36,13 @@ impl Progress {
                 let left = t.saturating_sub(el);
                 let f = (el.as_secs_f64() / t.as_secs_f64().max(1e-9)).clamp(0.0, 1.0);
                 let filled = (f * 20.0).round() as usize;
-                format!(" [{}{}] {:.0} %, {:.0} s left;", "#".repeat(filled), "-".repeat(20 - filled), f * 100.0, left.as_secs_f64())
+                format!(
+                    " [{}{}] {:.0} %, {:.0} s left;",
+                    "#".repeat(filled),
+                    "-".repeat(20 - filled),
+                    f * 100.0,
+                    left.as_secs_f64()
+                )
             })
             .unwrap_or_default();
         eprint!("\r\x1b[2K[{:.0} s{pct}] {}", el.as_secs_f64(), what());

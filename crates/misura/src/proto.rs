@@ -95,16 +95,21 @@ pub const MESSAGE_TIMEOUT: Duration = Duration::from_secs(10);
 /// hostile length never causes a large allocation.
 pub fn read_message(s: &mut impl Read) -> Result<Message> {
     let mut h = [0u8; control::HEADER_LEN];
-    s.read_exact(&mut h).context("reading a control message header")?;
-    let header = control::parse_header(&h).map_err(|e| anyhow::anyhow!("bad control message: {e}"))?;
+    s.read_exact(&mut h)
+        .context("reading a control message header")?;
+    let header =
+        control::parse_header(&h).map_err(|e| anyhow::anyhow!("bad control message: {e}"))?;
     let mut payload = vec![0u8; header.payload_len];
-    s.read_exact(&mut payload).context("reading a control message")?;
-    control::parse_payload(&header, &payload).map_err(|e| anyhow::anyhow!("bad control message: {e}"))
+    s.read_exact(&mut payload)
+        .context("reading a control message")?;
+    control::parse_payload(&header, &payload)
+        .map_err(|e| anyhow::anyhow!("bad control message: {e}"))
 }
 
 pub fn write_message(s: &mut impl Write, m: &Message) -> Result<()> {
     let mut buf = Vec::new();
-    m.emit(&mut buf).map_err(|e| anyhow::anyhow!("cannot encode a control message: {e}"))?;
+    m.emit(&mut buf)
+        .map_err(|e| anyhow::anyhow!("cannot encode a control message: {e}"))?;
     s.write_all(&buf).context("sending a control message")?;
     s.flush().context("sending a control message")?;
     Ok(())
@@ -165,17 +170,34 @@ pub fn mac_input(nonce: &[u8], request: &Message) -> Vec<u8> {
 }
 
 /// Sign a request in place (adds F_TIMESTAMP and F_MAC).
-pub fn sign(request: &mut Message, key: &misura_measure::auth::StampKey, nonce: &[u8], now_ns: u64) {
-    request.fields.retain(|(id, _)| *id != F_MAC && *id != F_TIMESTAMP);
+pub fn sign(
+    request: &mut Message,
+    key: &misura_measure::auth::StampKey,
+    nonce: &[u8],
+    now_ns: u64,
+) {
+    request
+        .fields
+        .retain(|(id, _)| *id != F_MAC && *id != F_TIMESTAMP);
     request.fields.push((F_TIMESTAMP, Value::U64(now_ns)));
     let mac = misura_measure::auth::hmac16(key, &[&mac_input(nonce, request)]);
     request.fields.push((F_MAC, Value::Bytes(mac.to_vec())));
 }
 
 /// Check a signed request: MAC and timestamp window.
-pub fn verify(request: &Message, key: &misura_measure::auth::StampKey, nonce: &[u8], now_ns: u64, window: Duration) -> Result<(), &'static str> {
-    let Some(ts) = request.u64(F_TIMESTAMP) else { return Err("authentication required: the request carries no timestamp") };
-    let Some(Value::Bytes(mac)) = request.get(F_MAC) else { return Err("authentication required: the request carries no MAC") };
+pub fn verify(
+    request: &Message,
+    key: &misura_measure::auth::StampKey,
+    nonce: &[u8],
+    now_ns: u64,
+    window: Duration,
+) -> Result<(), &'static str> {
+    let Some(ts) = request.u64(F_TIMESTAMP) else {
+        return Err("authentication required: the request carries no timestamp");
+    };
+    let Some(Value::Bytes(mac)) = request.get(F_MAC) else {
+        return Err("authentication required: the request carries no MAC");
+    };
     if !misura_measure::auth::verify16(key, &[&mac_input(nonce, request)], mac) {
         return Err("authentication failed: wrong key");
     }
@@ -191,16 +213,34 @@ mod tests {
 
     #[test]
     fn sign_and_verify() {
-        let key = misura_measure::auth::StampKey::from_file_contents(b"00112233445566778899aabbccddeeff").unwrap();
-        let other = misura_measure::auth::StampKey::from_file_contents(b"ffeeddccbbaa99887766554433221100").unwrap();
+        let key =
+            misura_measure::auth::StampKey::from_file_contents(b"00112233445566778899aabbccddeeff")
+                .unwrap();
+        let other =
+            misura_measure::auth::StampKey::from_file_contents(b"ffeeddccbbaa99887766554433221100")
+                .unwrap();
         let nonce = [7u8; 16];
-        let mut m = Message::new(REQUEST).with(F_KIND, Value::Str("tcp".into())).with(F_STREAMS, Value::U64(4));
+        let mut m = Message::new(REQUEST)
+            .with(F_KIND, Value::Str("tcp".into()))
+            .with(F_STREAMS, Value::U64(4));
         sign(&mut m, &key, &nonce, 1_000_000_000_000);
         let w = Duration::from_secs(30);
-        assert_eq!(verify(&m, &key, &nonce, 1_000_000_000_000 + 5_000_000_000, w), Ok(()));
-        assert!(verify(&m, &other, &nonce, 1_000_000_000_000, w).is_err(), "wrong key");
-        assert!(verify(&m, &key, &[8u8; 16], 1_000_000_000_000, w).is_err(), "another nonce (replay)");
-        assert!(verify(&m, &key, &nonce, 1_000_000_000_000 + 60_000_000_000, w).is_err(), "stale");
+        assert_eq!(
+            verify(&m, &key, &nonce, 1_000_000_000_000 + 5_000_000_000, w),
+            Ok(())
+        );
+        assert!(
+            verify(&m, &other, &nonce, 1_000_000_000_000, w).is_err(),
+            "wrong key"
+        );
+        assert!(
+            verify(&m, &key, &[8u8; 16], 1_000_000_000_000, w).is_err(),
+            "another nonce (replay)"
+        );
+        assert!(
+            verify(&m, &key, &nonce, 1_000_000_000_000 + 60_000_000_000, w).is_err(),
+            "stale"
+        );
         // Tampering with a field breaks the MAC.
         let mut t = m.clone();
         t.fields[1].1 = Value::U64(64);
@@ -209,13 +249,19 @@ mod tests {
 
     #[test]
     fn messages_round_trip_over_a_stream() {
-        let m = Message::new(HELLO).with(F_VERSION, Value::U64(1)).with(F_NONCE, Value::Bytes(vec![1; 16]));
+        let m = Message::new(HELLO)
+            .with(F_VERSION, Value::U64(1))
+            .with(F_NONCE, Value::Bytes(vec![1; 16]));
         let mut buf = Vec::new();
         write_message(&mut buf, &m).unwrap();
         let back = read_message(&mut &buf[..]).unwrap();
         assert_eq!(back, m);
         assert_eq!(back.need_u64(F_VERSION, "version").unwrap(), 1);
-        assert!(back.need_str(F_KIND, "kind").unwrap_err().to_string().contains("missing"));
+        assert!(back
+            .need_str(F_KIND, "kind")
+            .unwrap_err()
+            .to_string()
+            .contains("missing"));
         // A header announcing 4 GiB is refused without reading further.
         let mut bad = buf.clone();
         bad[8..12].copy_from_slice(&u32::MAX.to_be_bytes());

@@ -72,17 +72,32 @@ fn load(input: &str) -> Result<(Value, String)> {
         if let Ok(id) = input.parse::<i64>() {
             return Ok((crate::store_hook::load_run(id)?, format!("run-{id}")));
         }
-        return Err(Failure::Usage(format!("{input}: no such file, and not a run id (see misura history)")).into());
+        return Err(Failure::Usage(format!(
+            "{input}: no such file, and not a run id (see misura history)"
+        ))
+        .into());
     }
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {input}"))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| Failure::Profile(format!("{input} is not a JSON result: {e}")))?;
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("result").to_string();
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| Failure::Profile(format!("{input} is not a JSON result: {e}")))?;
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("result")
+        .to_string();
     Ok((v, stem))
 }
 
 fn check_format(v: &Value) -> Result<()> {
-    let Some(format) = v.get("format").and_then(Value::as_str).filter(|f| f.starts_with("misura.")) else {
-        return Err(Failure::Profile("this JSON is not a misura result (it has no \"format\": \"misura.…\" field)".into()).into());
+    let Some(format) = v
+        .get("format")
+        .and_then(Value::as_str)
+        .filter(|f| f.starts_with("misura."))
+    else {
+        return Err(Failure::Profile(
+            "this JSON is not a misura result (it has no \"format\": \"misura.…\" field)".into(),
+        )
+        .into());
     };
     let version = v.get("format_version").and_then(Value::as_u64).unwrap_or(0);
     if version > misura_report::FORMAT_VERSION as u64 {
@@ -99,7 +114,8 @@ fn check_format(v: &Value) -> Result<()> {
 /// page and never clobbers the old one.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(|e| Failure::Output(format!("cannot write {}: {e}", tmp.display())))?;
+    std::fs::write(&tmp, bytes)
+        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", tmp.display())))?;
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         Failure::Output(format!("cannot write {}: {e}", path.display()))
@@ -108,11 +124,16 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 fn make_dir(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Failure::Output(format!("cannot create {}: {e}", dir.display())).into())
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::Output(format!("cannot create {}: {e}", dir.display())).into())
 }
 
 fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|f| f.is_file()))
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(name))
+            .find(|f| f.is_file())
+    })
 }
 
 /// SVG to PNG with the first converter found: rsvg-convert, Chromium,
@@ -138,7 +159,12 @@ fn svg_to_png(svg: &Path, png: &Path, w: f64, h: f64) -> Result<()> {
     }
     .with_context(|| format!("converting {} to PNG", svg.display()))?;
     if !status.status.success() || !png.exists() {
-        return Err(Failure::Output(format!("converting {} to PNG failed: {}", svg.display(), String::from_utf8_lossy(&status.stderr).trim())).into());
+        return Err(Failure::Output(format!(
+            "converting {} to PNG failed: {}",
+            svg.display(),
+            String::from_utf8_lossy(&status.stderr).trim()
+        ))
+        .into());
     }
     Ok(())
 }
@@ -148,11 +174,19 @@ pub fn run(args: &ReportArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     let (v, name) = load(&args.input)?;
     check_format(&v)?;
     // The run's own frames file, when it names one that is still there.
-    let frames = args.frames.clone().or_else(|| v.get("frames_file").and_then(Value::as_str).map(PathBuf::from).filter(|p| p.is_file()));
+    let frames = args.frames.clone().or_else(|| {
+        v.get("frames_file")
+            .and_then(Value::as_str)
+            .map(PathBuf::from)
+            .filter(|p| p.is_file())
+    });
     let series = match &frames {
         Some(p) => {
-            let f = std::fs::File::open(p).map_err(|e| Failure::Usage(format!("cannot open the frames CSV {}: {e}", p.display())))?;
-            let s = LatencySeries::read(&mut std::io::BufReader::new(f)).map_err(|e| Failure::Usage(format!("{}: {e}", p.display())))?;
+            let f = std::fs::File::open(p).map_err(|e| {
+                Failure::Usage(format!("cannot open the frames CSV {}: {e}", p.display()))
+            })?;
+            let s = LatencySeries::read(&mut std::io::BufReader::new(f))
+                .map_err(|e| Failure::Usage(format!("{}: {e}", p.display())))?;
             Some(s)
         }
         None => None,
@@ -174,7 +208,12 @@ pub fn run(args: &ReportArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             std::io::stdout().lock().write_all(&page)?;
         } else {
             write_atomically(&path, &page)?;
-            say(format!("wrote {} ({} plots, {} bytes)", path.display(), figs.len(), page.len()));
+            say(format!(
+                "wrote {} ({} plots, {} bytes)",
+                path.display(),
+                figs.len(),
+                page.len()
+            ));
         }
     }
     if let Some(dir) = &args.svg {
@@ -184,7 +223,11 @@ pub fn run(args: &ReportArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             fig.plot.write(&mut svg, true)?;
             write_atomically(&dir.join(format!("{}.svg", fig.plot.name)), &svg)?;
         }
-        say(format!("wrote {} SVG plots to {}", figs.len(), dir.display()));
+        say(format!(
+            "wrote {} SVG plots to {}",
+            figs.len(),
+            dir.display()
+        ));
     }
     if let Some(dir) = &args.png {
         make_dir(dir)?;
@@ -199,16 +242,28 @@ pub fn run(args: &ReportArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
                 let mut bytes = Vec::new();
                 fig.plot.write(&mut bytes, true)?;
                 std::fs::write(&svg, bytes)?;
-                svg_to_png(&svg, &dir.join(format!("{}.png", fig.plot.name)), fig.plot.width, fig.plot.height)?;
+                svg_to_png(
+                    &svg,
+                    &dir.join(format!("{}.png", fig.plot.name)),
+                    fig.plot.width,
+                    fig.plot.height,
+                )?;
             }
             Ok(())
         })();
         let _ = std::fs::remove_dir_all(&tmp);
         result?;
-        say(format!("wrote {} PNG plots to {}", figs.len(), dir.display()));
+        say(format!(
+            "wrote {} PNG plots to {}",
+            figs.len(),
+            dir.display()
+        ));
     }
     if figs.is_empty() {
-        say(format!("no plots for a {} result: the page has its tables and JSON", v.get("format").and_then(Value::as_str).unwrap_or("?")));
+        say(format!(
+            "no plots for a {} result: the page has its tables and JSON",
+            v.get("format").and_then(Value::as_str).unwrap_or("?")
+        ));
     }
     Ok(crate::exit::OK)
 }

@@ -81,7 +81,9 @@ pub(crate) struct Plan {
 fn plan(a: &RrArgs) -> Result<Plan, Failure> {
     let udp = a.proto == "udp";
     if udp && a.connect {
-        return Err(Failure::Usage("--connect opens TCP connections: use it with --proto tcp".into()));
+        return Err(Failure::Usage(
+            "--connect opens TCP connections: use it with --proto tcp".into(),
+        ));
     }
     // UDP datagrams of 16 bytes or more carry the test id and a transaction
     // number; shorter ones are bare (one transaction in flight, matched by
@@ -89,9 +91,16 @@ fn plan(a: &RrArgs) -> Result<Plan, Failure> {
     let min = 1;
     let default = if udp { 16 } else { 1 };
     let size = |s: &Option<String>| -> Result<u64, Failure> {
-        let v = s.as_deref().map(client::bytes).transpose()?.unwrap_or(default);
+        let v = s
+            .as_deref()
+            .map(client::bytes)
+            .transpose()?
+            .unwrap_or(default);
         if v < min || v > if udp { 65_507 } else { 64 << 20 } {
-            return Err(Failure::Params(format!("request/response size {v} is out of range ({min} … {} bytes)", if udp { 65_507 } else { 64 << 20 })));
+            return Err(Failure::Params(format!(
+                "request/response size {v} is out of range ({min} … {} bytes)",
+                if udp { 65_507 } else { 64 << 20 }
+            )));
         }
         Ok(v)
     };
@@ -103,9 +112,15 @@ fn plan(a: &RrArgs) -> Result<Plan, Failure> {
         return Err(Failure::Params("--burst must be between 1 and 1024".into()));
     }
     if udp && a.burst > 1 {
-        let small = [&a.request, &a.response]
-            .iter()
-            .any(|s| s.as_deref().map(client::bytes).transpose().ok().flatten().unwrap_or(default) < 16);
+        let small = [&a.request, &a.response].iter().any(|s| {
+            s.as_deref()
+                .map(client::bytes)
+                .transpose()
+                .ok()
+                .flatten()
+                .unwrap_or(default)
+                < 16
+        });
         if small {
             return Err(Failure::Params(
                 "UDP requests or responses under 16 bytes carry no transaction number, so only one can be in flight: use --burst 1, or sizes of 16 bytes or more".into(),
@@ -135,7 +150,12 @@ fn plan(a: &RrArgs) -> Result<Plan, Failure> {
 pub fn run(args: &RrArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     client::enter_netns(&args.c.netns)?;
     let r = measure(args, stop)?;
-    client::emit(&r, &args.c, misura_report::throughput::write_rr_text, misura_report::throughput::write_rr_csv)?;
+    client::emit(
+        &r,
+        &args.c,
+        misura_report::throughput::write_rr_text,
+        misura_report::throughput::write_rr_csv,
+    )?;
     Ok(client::exit_code(r.complete))
 }
 
@@ -185,9 +205,16 @@ pub fn measure(a: &RrArgs, stop: &Arc<AtomicUsize>) -> Result<RrReport> {
     } else if complete {
         "finished".into()
     } else {
-        clients.iter().find(|c| !c.complete).map(|c| c.stop_reason.clone()).unwrap_or_default()
+        clients
+            .iter()
+            .find(|c| !c.complete)
+            .map(|c| c.stop_reason.clone())
+            .unwrap_or_default()
     };
-    let tuning = LoopTuning { netns: a.c.netns.clone(), ..Default::default() };
+    let tuning = LoopTuning {
+        netns: a.c.netns.clone(),
+        ..Default::default()
+    };
     Ok(RrReport {
         meta: crate::oneway::meta("misura.rr", started_at),
         complete,
@@ -220,7 +247,10 @@ struct Loop {
 }
 
 fn transient(e: &std::io::Error) -> bool {
-    matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted)
+    matches!(
+        e.kind(),
+        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+    )
 }
 
 /// rr-tcp: one connection, `burst` requests in flight.
@@ -240,7 +270,11 @@ fn tcp_loop(mut s: TcpStream, p: &Plan, end: Instant, stop: &AtomicUsize) -> Loo
     }
     while let Some(t) = inflight.pop_front() {
         if let Err(e) = s.read_exact(&mut resp) {
-            l.error = Some(if transient(&e) { "no response within 5 s: the server or the path is gone".into() } else { format!("lost the data connection: {e}") });
+            l.error = Some(if transient(&e) {
+                "no response within 5 s: the server or the path is gone".into()
+            } else {
+                format!("lost the data connection: {e}")
+            });
             return l;
         }
         let now = Instant::now();
@@ -266,7 +300,8 @@ fn udp_loop(sock: &UdpSocket, test_id: u64, p: &Plan, end: Instant, stop: &Atomi
     let mut inflight: VecDeque<(u64, Instant)> = VecDeque::new();
     let mut seq = 0u64;
     let mut icmp_errors = 0u64;
-    sock.set_read_timeout(Some(Duration::from_millis(10).min(p.timeout))).ok();
+    sock.set_read_timeout(Some(Duration::from_millis(10).min(p.timeout)))
+        .ok();
     // Bare datagrams (under 16 bytes): no header; one transaction in flight.
     let bare = p.request < 16 || p.response < 16;
     let send = |seq: u64, req: &mut Vec<u8>| {
@@ -341,7 +376,10 @@ fn crr_loop(data: SocketAddr, test_id: u64, p: &Plan, end: Instant, stop: &Atomi
     let mut l = Loop::default();
     let req = vec![0x5au8; p.request as usize];
     let mut resp = vec![0u8; p.response as usize];
-    let opts = TcpOpts { nodelay: true, ..Default::default() };
+    let opts = TcpOpts {
+        nodelay: true,
+        ..Default::default()
+    };
     let cpu0 = client::thread_cpu();
     let mut failures = 0u32;
     while Instant::now() < end && !client::interrupted(stop) {
@@ -361,7 +399,9 @@ fn crr_loop(data: SocketAddr, test_id: u64, p: &Plan, end: Instant, stop: &Atomi
             l.lost += 1;
             failures += 1;
             if failures >= 50 {
-                l.error = Some(format!("50 connections in a row failed, the last with: {e:#}"));
+                l.error = Some(format!(
+                    "50 connections in a row failed, the last with: {e:#}"
+                ));
                 break;
             }
             continue;
@@ -374,9 +414,19 @@ fn crr_loop(data: SocketAddr, test_id: u64, p: &Plan, end: Instant, stop: &Atomi
     l
 }
 
-fn one_client(i: u32, p: &Plan, addr: SocketAddr, key: Option<&StampKey>, stop: &Arc<AtomicUsize>) -> Result<RrClientResult> {
+fn one_client(
+    i: u32,
+    p: &Plan,
+    addr: SocketAddr,
+    key: Option<&StampKey>,
+    stop: &Arc<AtomicUsize>,
+) -> Result<RrClientResult> {
     let mut ctl = Control::connect(addr)?;
-    ctl.check_limits(p.duration_ns, if p.kind == "crr" { p.burst as u64 } else { 1 }, 0)?;
+    ctl.check_limits(
+        p.duration_ns,
+        if p.kind == "crr" { p.burst as u64 } else { 1 },
+        0,
+    )?;
     let req = client::request(p.kind, p.duration_ns, i)
         .with(proto::F_STREAMS, Value::U64(1))
         .with(proto::F_REQUEST_SIZE, Value::U64(p.request))
@@ -389,7 +439,14 @@ fn one_client(i: u32, p: &Plan, addr: SocketAddr, key: Option<&StampKey>, stop: 
     let start;
     let l = match p.kind {
         "rr-tcp" => {
-            let s = match client::data_connection(data, acc.test_id, &TcpOpts { nodelay: true, ..Default::default() }) {
+            let s = match client::data_connection(
+                data,
+                acc.test_id,
+                &TcpOpts {
+                    nodelay: true,
+                    ..Default::default()
+                },
+            ) {
                 Ok(s) => s,
                 Err(e) => {
                     ctl.error("the client could not open its data connection");
@@ -403,7 +460,11 @@ fn one_client(i: u32, p: &Plan, addr: SocketAddr, key: Option<&StampKey>, stop: 
             l
         }
         "rr-udp" => {
-            let bind = if data.is_ipv6() { "[::]:0" } else { "0.0.0.0:0" };
+            let bind = if data.is_ipv6() {
+                "[::]:0"
+            } else {
+                "0.0.0.0:0"
+            };
             let sock = UdpSocket::bind(bind).context("binding a UDP socket")?;
             sock.connect(data).context("connecting the UDP socket")?;
             let dl = client::Deadline::new(p.duration_ns);
@@ -445,19 +506,28 @@ fn one_client(i: u32, p: &Plan, addr: SocketAddr, key: Option<&StampKey>, stop: 
         transactions: l.transactions,
         partial: l.error.is_some() || client::interrupted(stop),
     };
-    let (server, ctl_err) = match ctl.done(&client::done_message(&done), client::END_GRACE + proto::MESSAGE_TIMEOUT) {
+    let (server, ctl_err) = match ctl.done(
+        &client::done_message(&done),
+        client::END_GRACE + proto::MESSAGE_TIMEOUT,
+    ) {
         Ok(s) => (Some(s), None),
         Err(e) => (None, Some(format!("{e:#}"))),
     };
     let sv = server.as_ref();
     let cpu_remote = sv.and_then(|s| client::remote_cpu(s, elapsed_ns));
-    let remote_tr = sv.and_then(|s| s.transactions).filter(|t| *t > 0).unwrap_or(l.transactions);
+    let remote_tr = sv
+        .and_then(|s| s.transactions)
+        .filter(|t| *t > 0)
+        .unwrap_or(l.transactions);
     let reason = if let Some(e) = &l.error {
         e.clone()
     } else if let Some(e) = ctl_err {
         format!("no result from the server: {e}")
     } else if sv.and_then(|s| s.partial).unwrap_or(false) {
-        format!("the server marked its figures partial: {}", sv.and_then(|s| s.reason.clone()).unwrap_or_default())
+        format!(
+            "the server marked its figures partial: {}",
+            sv.and_then(|s| s.reason.clone()).unwrap_or_default()
+        )
     } else if client::interrupted(stop) {
         client::signal_reason(stop)
     } else {
@@ -470,14 +540,19 @@ fn one_client(i: u32, p: &Plan, addr: SocketAddr, key: Option<&StampKey>, stop: 
         stop_reason: reason,
         elapsed_ns,
         transactions: l.transactions,
-        transactions_per_s: if elapsed_ns > 0 { l.transactions as f64 * 1e9 / elapsed_ns as f64 } else { 0.0 },
+        transactions_per_s: if elapsed_ns > 0 {
+            l.transactions as f64 * 1e9 / elapsed_ns as f64
+        } else {
+            0.0
+        },
         lost: l.lost,
         latency: l.latency.snapshot(),
         connect: (p.kind == "crr").then(|| l.connect.snapshot()),
         cpu_local,
         cpu_remote,
         service_demand_local_us_per_transaction: cpu_local.us_per_transaction(l.transactions),
-        service_demand_remote_us_per_transaction: cpu_remote.and_then(|c| c.us_per_transaction(remote_tr)),
+        service_demand_remote_us_per_transaction: cpu_remote
+            .and_then(|c| c.us_per_transaction(remote_tr)),
         server,
     })
 }
@@ -501,10 +576,30 @@ mod tests {
         let u = p(&["t", "h", "--proto", "udp"]).unwrap();
         assert_eq!((u.kind, u.request, u.response), ("rr-udp", 16, 16));
         // Bare datagrams under 16 bytes: fine with one in flight, refused with more.
-        assert_eq!(p(&["t", "h", "--proto", "udp", "--request", "1", "--response", "1"]).unwrap().request, 1);
-        assert!(matches!(p(&["t", "h", "--proto", "udp", "--request", "1", "--burst", "2"]), Err(Failure::Params(_))));
+        assert_eq!(
+            p(&[
+                "t",
+                "h",
+                "--proto",
+                "udp",
+                "--request",
+                "1",
+                "--response",
+                "1"
+            ])
+            .unwrap()
+            .request,
+            1
+        );
+        assert!(matches!(
+            p(&["t", "h", "--proto", "udp", "--request", "1", "--burst", "2"]),
+            Err(Failure::Params(_))
+        ));
         assert_eq!(p(&["t", "h", "--connect"]).unwrap().kind, "crr");
-        assert!(matches!(p(&["t", "h", "--proto", "udp", "--connect"]), Err(Failure::Usage(_))));
+        assert!(matches!(
+            p(&["t", "h", "--proto", "udp", "--connect"]),
+            Err(Failure::Usage(_))
+        ));
     }
 
     #[test]
@@ -520,8 +615,20 @@ mod tests {
         });
         let s = TcpStream::connect(a).unwrap();
         s.set_nodelay(true).unwrap();
-        let plan = Plan { kind: "rr-tcp", request: 1, response: 2, burst: 3, duration_ns: 0, timeout: Duration::from_millis(200) };
-        let r = tcp_loop(s, &plan, Instant::now() + Duration::from_millis(100), &AtomicUsize::new(0));
+        let plan = Plan {
+            kind: "rr-tcp",
+            request: 1,
+            response: 2,
+            burst: 3,
+            duration_ns: 0,
+            timeout: Duration::from_millis(200),
+        };
+        let r = tcp_loop(
+            s,
+            &plan,
+            Instant::now() + Duration::from_millis(100),
+            &AtomicUsize::new(0),
+        );
         assert!(r.error.is_none(), "{:?}", r.error);
         assert!(r.transactions > 3);
         assert_eq!(r.latency.count(), r.transactions);

@@ -39,7 +39,10 @@ pub fn resolve_target(s: &str, default_port: u16) -> Result<SocketAddr> {
     if let Ok(ip) = s.trim_matches(|c| c == '[' || c == ']').parse::<IpAddr>() {
         return Ok(SocketAddr::new(ip, default_port));
     }
-    let with_port = if s.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+    let with_port = if s
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
         s.to_string()
     } else {
         format!("{s}:{default_port}")
@@ -48,7 +51,12 @@ pub fn resolve_target(s: &str, default_port: u16) -> Result<SocketAddr> {
         .to_socket_addrs()
         .ok()
         .and_then(|mut it| it.next())
-        .ok_or_else(|| Failure::Usage(format!("cannot resolve `{s}`: give an IP address or a resolvable host name")).into())
+        .ok_or_else(|| {
+            Failure::Usage(format!(
+                "cannot resolve `{s}`: give an IP address or a resolvable host name"
+            ))
+            .into()
+        })
 }
 
 /// The TLVs a request of `size` bytes carries: Follow-Up Telemetry and
@@ -89,7 +97,12 @@ fn layout(size: usize, base: usize) -> Result<RequestLayout> {
         ))
         .into());
     }
-    Ok(RequestLayout { size, follow_up, timestamp_info, padding: (rest >= 4).then(|| rest - 4) })
+    Ok(RequestLayout {
+        size,
+        follow_up,
+        timestamp_info,
+        padding: (rest >= 4).then(|| rest - 4),
+    })
 }
 
 fn build_request(l: &RequestLayout, mode: Mode, ssid: u16, buf: &mut Vec<u8>) -> Result<()> {
@@ -106,17 +119,30 @@ fn build_request(l: &RequestLayout, mode: Mode, ssid: u16, buf: &mut Vec<u8>) ->
     let pad = vec![0u8; l.padding.unwrap_or(0)];
     let mut tlvs = Vec::new();
     if l.follow_up {
-        tlvs.push(TlvRepr::FollowUpTelemetry { flags: TlvFlags(0), seq: 0, timestamp: [0; 8], mode: 0 });
+        tlvs.push(TlvRepr::FollowUpTelemetry {
+            flags: TlvFlags(0),
+            seq: 0,
+            timestamp: [0; 8],
+            mode: 0,
+        });
     }
     if l.timestamp_info {
         tlvs.push(TlvRepr::TimestampInformation {
             flags: TlvFlags(0),
-            info: TimestampInfo { sync_src_in: 0, timestamp_in: 0, sync_src_out: 0, timestamp_out: 0 },
+            info: TimestampInfo {
+                sync_src_in: 0,
+                timestamp_in: 0,
+                sync_src_out: 0,
+                timestamp_out: 0,
+            },
             sub_tlvs: &[],
         });
     }
     if l.padding.is_some() {
-        tlvs.push(TlvRepr::ExtraPadding { flags: TlvFlags(0), padding: &pad });
+        tlvs.push(TlvRepr::ExtraPadding {
+            flags: TlvFlags(0),
+            padding: &pad,
+        });
     }
     let n = emit_tlvs(&tlvs, &mut buf[base..]).context("building the STAMP TLVs")?;
     debug_assert_eq!(base + n, l.size);
@@ -148,7 +174,13 @@ struct ReplyInfo {
     fu_supported: Option<bool>,
 }
 
-fn decode_reply(buf: &[u8], mode: Mode, rx2: i64, rx_kernel: Option<i64>, rx_hw: Option<i64>) -> Option<(Reply, ReplyInfo)> {
+fn decode_reply(
+    buf: &[u8],
+    mode: Mode,
+    rx2: i64,
+    rx_kernel: Option<i64>,
+    rx_hw: Option<i64>,
+) -> Option<(Reply, ReplyInfo)> {
     let r = ReflectorRepr::parse(buf, mode).ok()?;
     let fmt = r.error_estimate.format();
     let mut info = ReplyInfo::default();
@@ -157,12 +189,19 @@ fn decode_reply(buf: &[u8], mode: Mode, rx2: i64, rx_kernel: Option<i64>, rx_hw:
     for t in Tlvs::new(tlv_area).flatten() {
         match t {
             // A reflector that echoes the TLV without filling it leaves zeros.
-            TlvRepr::TimestampInformation { flags, info: ti, .. }
-                if !flags.contains(TlvFlags::U) && (ti.timestamp_in != 0 || ti.timestamp_out != 0) =>
+            TlvRepr::TimestampInformation {
+                flags, info: ti, ..
+            } if !flags.contains(TlvFlags::U)
+                && (ti.timestamp_in != 0 || ti.timestamp_out != 0) =>
             {
                 info.ti = Some(ti)
             }
-            TlvRepr::FollowUpTelemetry { flags, seq, timestamp, mode: _ } => {
+            TlvRepr::FollowUpTelemetry {
+                flags,
+                seq,
+                timestamp,
+                mode: _,
+            } => {
                 let ok = !flags.contains(TlvFlags::U);
                 info.fu_supported = Some(ok);
                 if ok && timestamp != [0; 8] {
@@ -297,24 +336,36 @@ fn one_way_for(tracker: &OffsetTracker, t: &ProbeTimes) -> Option<(i64, i64)> {
 
 pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     if a.l2 && a.target.is_some() {
-        return Err(Failure::Usage("give either a HOST (STAMP over UDP) or --l2 --interface IF --peer MAC, not both".into()).into());
+        return Err(Failure::Usage(
+            "give either a HOST (STAMP over UDP) or --l2 --interface IF --peer MAC, not both"
+                .into(),
+        )
+        .into());
     }
     let key = match &a.key_file {
         Some(p) => {
-            let bytes = std::fs::read(p)
-                .map_err(|e| Failure::Usage(format!("cannot read the key file {}: {e}", p.display())))?;
-            Some(misura_measure::auth::StampKey::from_file_contents(&bytes).map_err(|e| {
-                Failure::Usage(format!("key file {}: {e}", p.display()))
-            })?)
+            let bytes = std::fs::read(p).map_err(|e| {
+                Failure::Usage(format!("cannot read the key file {}: {e}", p.display()))
+            })?;
+            Some(
+                misura_measure::auth::StampKey::from_file_contents(&bytes)
+                    .map_err(|e| Failure::Usage(format!("key file {}: {e}", p.display())))?,
+            )
         }
         None => None,
     };
-    let mode = if key.is_some() { Mode::Authenticated } else { Mode::Unauthenticated };
+    let mode = if key.is_some() {
+        Mode::Authenticated
+    } else {
+        Mode::Unauthenticated
+    };
     let pattern: Pattern = a.pattern.parse().map_err(Failure::Usage)?;
     let period_ns = match (&a.period, a.rate) {
         (Some(p), _) => units::duration_ns(p)?,
         (None, Some(r)) if r > 0.0 && r.is_finite() => (1e9 / r).round() as i64,
-        (None, Some(r)) => return Err(Failure::Params(format!("--rate {r} must be positive")).into()),
+        (None, Some(r)) => {
+            return Err(Failure::Params(format!("--rate {r} must be positive")).into())
+        }
         (None, None) => 100_000_000,
     };
     if period_ns <= 0 {
@@ -332,7 +383,11 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     let interval_ns = a.interval.as_deref().map(units::duration_ns).transpose()?;
     let base = mode.base_len();
     let mut warnings = Vec::new();
-    let mut sizes: Vec<usize> = if a.request.is_empty() { vec![base + FU_TLV_LEN + TI_TLV_LEN] } else { a.request.clone() };
+    let mut sizes: Vec<usize> = if a.request.is_empty() {
+        vec![base + FU_TLV_LEN + TI_TLV_LEN]
+    } else {
+        a.request.clone()
+    };
     if let Some(resp) = a.response {
         for s in sizes.iter_mut() {
             if resp > *s {
@@ -349,7 +404,10 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             }
         }
     }
-    let layouts: Vec<RequestLayout> = sizes.iter().map(|&s| layout(s, base)).collect::<Result<_>>()?;
+    let layouts: Vec<RequestLayout> = sizes
+        .iter()
+        .map(|&s| layout(s, base))
+        .collect::<Result<_>>()?;
     if sizes.iter().any(|&s| s > 65_507) {
         return Err(Failure::Params("a UDP payload cannot exceed 65 507 bytes".into()).into());
     }
@@ -400,7 +458,10 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     let target_name = tr.target();
 
     let started_at = now_rfc3339();
-    let mut tuning = LoopTuning { netns: a.netns.clone(), ..Default::default() };
+    let mut tuning = LoopTuning {
+        netns: a.netns.clone(),
+        ..Default::default()
+    };
     if let Some(cpu) = a.cpu {
         misura_sys::sched::pin_to_cpu(cpu)?;
         tuning.cpu = Some(cpu);
@@ -412,7 +473,8 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         let stamp_part = &mut buf[off..];
         StampSenderPacket::new_unchecked(&mut *stamp_part, mode).set_seq(seq);
         let stamped = realtime_ns();
-        StampSenderPacket::new_unchecked(&mut *stamp_part, mode).set_timestamp(stamp::to_wire(stamped, StampTimestampFormat::Ntp));
+        StampSenderPacket::new_unchecked(&mut *stamp_part, mode)
+            .set_timestamp(stamp::to_wire(stamped, StampTimestampFormat::Ntp));
         // The HMAC covers the timestamp, so it is computed after it; TX1 is
         // read after the HMAC so the user-level RTT does not include it.
         let tx1 = match &key {
@@ -453,7 +515,9 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             tr.poll_tx(|_, _, _| {})?;
             if let (_, Some(m)) = tr.recv(&mut rx_buf)? {
                 let end = (m.start + m.len).min(rx_buf.len());
-                if let Some((r, i)) = decode_reply(&rx_buf[m.start..end], mode, m.rx2, m.rx_kernel, m.rx_hw) {
+                if let Some((r, i)) =
+                    decode_reply(&rx_buf[m.start..end], mode, m.rx2, m.rx_kernel, m.rx_hw)
+                {
                     if r.sender_seq == w {
                         warm_replies += 1;
                         if m.rx_kernel.is_none() {
@@ -481,11 +545,13 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     }
     // Two-step only when the reflector actually filled a follow-up during the
     // warm-up (one that merely echoes the TLV leaves it zero).
-    let expect_fu = layouts.iter().all(|l| l.follow_up) && info.fu_supported == Some(true) && warm_fu_filled;
+    let expect_fu =
+        layouts.iter().all(|l| l.follow_up) && info.fu_supported == Some(true) && warm_fu_filled;
 
     // Measurement.
     let first_seq = WARMUP;
-    let capacity = ((timeout_ns as f64 / period_ns as f64) * 2.0 + 16.0).min((1 << 20) as f64) as usize;
+    let capacity =
+        ((timeout_ns as f64 / period_ns as f64) * 2.0 + 16.0).min((1 << 20) as f64) as usize;
     let mut probes = Probes::new(capacity, first_seq, granted.software_tx, expect_fu);
     let start = realtime_ns() + 1_000_000;
     let mut schedule = Schedule::new(pattern, period_ns, period_ns - 1, start, a.seed);
@@ -497,7 +563,12 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     let mut tracker = OffsetTracker::new(10, 4096);
     let mut frames_out: Option<BufWriter<File>> = match &a.frames {
         Some(p) => {
-            let f = File::create(p).map_err(|e| Failure::Output(format!("cannot write the per-probe log {}: {e}", p.display())))?;
+            let f = File::create(p).map_err(|e| {
+                Failure::Output(format!(
+                    "cannot write the per-probe log {}: {e}",
+                    p.display()
+                ))
+            })?;
             let mut w = BufWriter::new(f);
             writeln!(w, "{PROBES_HEADER}")?;
             Some(w)
@@ -505,28 +576,37 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         None => None,
     };
     let json_out = match &a.export_json {
-        Some(p) => Some((p.clone(), File::create(p).map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?)),
+        Some(p) => Some((
+            p.clone(),
+            File::create(p)
+                .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?,
+        )),
         None => None,
     };
     let csv_out = match &a.export_csv {
-        Some(p) => Some((p.clone(), File::create(p).map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?)),
+        Some(p) => Some((
+            p.clone(),
+            File::create(p)
+                .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?,
+        )),
         None => None,
     };
-    let (mut sent, mut malformed, mut tx_missing, mut rx_missing, mut auth_failed) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut sent, mut malformed, mut tx_missing, mut rx_missing, mut auth_failed) =
+        (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut sending = true;
     let mut drain_until = i64::MAX;
     let mut stop_reason = "finished".to_string();
     let mut bufs = requests.clone();
     let mut frames_error = None;
     let handle = |rec: ProbeRecord,
-                      groups: &mut Vec<Group>,
-                      overall: &mut Group,
-                      interval_group: &mut Group,
-                      tracker: &mut OffsetTracker,
-                      frames_out: &mut Option<BufWriter<File>>,
-                      frames_error: &mut Option<String>,
-                      tx_missing: &mut u64,
-                      rx_missing: &mut u64| {
+                  groups: &mut Vec<Group>,
+                  overall: &mut Group,
+                  interval_group: &mut Group,
+                  tracker: &mut OffsetTracker,
+                  frames_out: &mut Option<BufWriter<File>>,
+                  frames_error: &mut Option<String>,
+                  tx_missing: &mut u64,
+                  rx_missing: &mut u64| {
         let t = rec.times();
         if !rec.lost {
             tracker.update(&t);
@@ -537,7 +617,11 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
                 *rx_missing += 1;
             }
         }
-        let ow = if rec.lost { None } else { one_way_for(tracker, &t) };
+        let ow = if rec.lost {
+            None
+        } else {
+            one_way_for(tracker, &t)
+        };
         groups[rec.size_index as usize].add(&rec, &t, ow);
         overall.add(&rec, &t, ow);
         interval_group.add(&rec, &t, ow);
@@ -553,10 +637,18 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         .into_iter()
         .chain(count.map(|n| n as f64 * period_ns as f64 / 1e9))
         .fold(f64::INFINITY, f64::min);
-    let mut progress = crate::progress::Progress::new(a.quiet || a.json, planned.is_finite().then(|| Duration::from_secs_f64(planned)));
+    let mut progress = crate::progress::Progress::new(
+        a.quiet || a.json,
+        planned
+            .is_finite()
+            .then(|| Duration::from_secs_f64(planned)),
+    );
     loop {
         progress.tick(|| {
-            let q = |s: &Summary, p: f64| s.quantile(p).map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0));
+            let q = |s: &Summary, p: f64| {
+                s.quantile(p)
+                    .map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0))
+            };
             format!(
                 "{} probes, {} lost; network RTT median {} µs p99 {} µs; user median {} µs",
                 overall.sent,
@@ -600,7 +692,8 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             let end = (m.start + m.len).min(rx_buf.len());
             let pkt = &rx_buf[m.start..end];
             if let Some(k) = &key {
-                let ok = pkt.len() >= stamp::AUTH_LEN && misura_measure::auth::verify16(k, &[&pkt[..96]], &pkt[96..112]);
+                let ok = pkt.len() >= stamp::AUTH_LEN
+                    && misura_measure::auth::verify16(k, &[&pkt[..96]], &pkt[96..112]);
                 if !ok {
                     auth_failed += 1;
                     continue;
@@ -618,13 +711,26 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         }
         let now = realtime_ns();
         while let Some(rec) = probes.pop_complete(now, timeout_ns) {
-            handle(rec, &mut groups, &mut overall, &mut interval_group, &mut tracker, &mut frames_out, &mut frames_error, &mut tx_missing, &mut rx_missing);
+            handle(
+                rec,
+                &mut groups,
+                &mut overall,
+                &mut interval_group,
+                &mut tracker,
+                &mut frames_out,
+                &mut frames_error,
+                &mut tx_missing,
+                &mut rx_missing,
+            );
         }
         if let (Some(ni), Some(iv)) = (next_interval, interval_ns) {
             if now >= ni {
                 if !a.quiet || !a.json {
                     let l = interval_group.latencies();
-                    let med = |s: Option<&misura_stats::SummarySnapshot>| s.and_then(|s| s.median_ns).map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0));
+                    let med = |s: Option<&misura_stats::SummarySnapshot>| {
+                        s.and_then(|s| s.median_ns)
+                            .map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0))
+                    };
                     eprintln!(
                         "[{:>7.1} s] probes {} lost {}  median µs: user {} kernel {} network {}",
                         (now - t_start) as f64 / 1e9,
@@ -644,7 +750,11 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         }
         // Sleep in poll(2) until a reply or the next due probe; spin for the
         // last stretch so the schedule stays accurate.
-        let until = if sending { schedule.next_due() } else { now + 1_000_000 };
+        let until = if sending {
+            schedule.next_due()
+        } else {
+            now + 1_000_000
+        };
         let wait = until - realtime_ns();
         if wait > 200_000 {
             tr.wait(Duration::from_nanos((wait - 100_000) as u64).min(Duration::from_millis(50)))?;
@@ -652,7 +762,17 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     }
     progress.done();
     while let Some(rec) = probes.pop_any() {
-        handle(rec, &mut groups, &mut overall, &mut interval_group, &mut tracker, &mut frames_out, &mut frames_error, &mut tx_missing, &mut rx_missing);
+        handle(
+            rec,
+            &mut groups,
+            &mut overall,
+            &mut interval_group,
+            &mut tracker,
+            &mut frames_out,
+            &mut frames_error,
+            &mut tx_missing,
+            &mut rx_missing,
+        );
     }
     let elapsed_s = (realtime_ns() - t_start) as f64 / 1e9;
     if let Some(w) = frames_out.as_mut() {
@@ -672,7 +792,9 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             let ideal = link.map(|l| {
                 let physical = 2.0 * l.wire_time_ns(s + ip_overhead);
                 let err = |x: &Option<misura_stats::SummarySnapshot>| {
-                    x.as_ref().and_then(|s| s.median_ns).map(|m| misura_measure::rtt::error_percent(m as f64, physical))
+                    x.as_ref()
+                        .and_then(|s| s.median_ns)
+                        .map(|m| misura_measure::rtt::error_percent(m as f64, physical))
                 };
                 IdealRtt {
                     physical_ns: physical,
@@ -684,7 +806,11 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             });
             RttSizeResult {
                 request_bytes: s,
-                response_bytes: if g.response_bytes > 0 { g.response_bytes } else { s },
+                response_bytes: if g.response_bytes > 0 {
+                    g.response_bytes
+                } else {
+                    s
+                },
                 sent: g.sent,
                 received: g.sent - g.lost,
                 lost: g.lost,
@@ -703,7 +829,11 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         windows: e.windows,
     });
     let host = crate::host::fingerprint(tuning);
-    warnings.extend(crate::host::warnings(&host).into_iter().filter(|w| !w.contains("not pinned") && !w.contains("memory not locked")));
+    warnings.extend(
+        crate::host::warnings(&host)
+            .into_iter()
+            .filter(|w| !w.contains("not pinned") && !w.contains("memory not locked")),
+    );
     if !expect_fu {
         warnings.push(if info.fu_supported == Some(false) || (info.fu_supported == Some(true) && !warm_fu_filled) {
             "the reflector does not fill Follow-Up Telemetry: its transmit time is the reply's own Timestamp field, taken before sending, so the turnaround misses its send path and the network RTT still contains it (slightly high)".into()
@@ -715,7 +845,9 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         warnings.push(format!("writing the per-probe log failed: {e}"));
     }
     if icmp > 0 {
-        warnings.push(format!("{icmp} ICMP errors (unreachable) were received for the probes"));
+        warnings.push(format!(
+            "{icmp} ICMP errors (unreachable) were received for the probes"
+        ));
     }
     let ti = info.ti;
     let report = RttReport {
@@ -747,9 +879,18 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             seed: a.seed,
         },
         timestamps: RttTimestamps {
-            timescale: "CLOCK_REALTIME, integer ns (client and reflector each on their own clock)".into(),
-            client_tx: if granted.software_tx { "kernel software".into() } else { "user clock".into() },
-            client_rx: if granted.software_rx { "kernel software".into() } else { "user clock".into() },
+            timescale: "CLOCK_REALTIME, integer ns (client and reflector each on their own clock)"
+                .into(),
+            client_tx: if granted.software_tx {
+                "kernel software".into()
+            } else {
+                "user clock".into()
+            },
+            client_rx: if granted.software_rx {
+                "kernel software".into()
+            } else {
+                "user clock".into()
+            },
             reflector_rx: ti.map(|t| method_name(t.timestamp_in)),
             reflector_tx: ti.map(|t| method_name(t.timestamp_out)),
             reflector_sync: ti.map(|t| sync_name(t.sync_src_out)),
@@ -789,11 +930,15 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     out.flush()?;
     if let Some((p, f)) = json_out {
         let mut w = BufWriter::new(f);
-        write_json(&report, &mut w).and_then(|_| w.flush()).map_err(|e| Failure::Output(format!("{}: {e}", p.display())))?;
+        write_json(&report, &mut w)
+            .and_then(|_| w.flush())
+            .map_err(|e| Failure::Output(format!("{}: {e}", p.display())))?;
     }
     if let Some((p, f)) = csv_out {
         let mut w = BufWriter::new(f);
-        write_csv(&report, &mut w).and_then(|_| w.flush()).map_err(|e| Failure::Output(format!("{}: {e}", p.display())))?;
+        write_csv(&report, &mut w)
+            .and_then(|_| w.flush())
+            .map_err(|e| Failure::Output(format!("{}: {e}", p.display())))?;
     }
     crate::store_hook::keep("rtt", &report.config.target, &report, a.quiet || a.json);
     if report.totals.received == 0 && sent > 0 {
@@ -809,10 +954,22 @@ mod tests {
 
     #[test]
     fn targets() {
-        assert_eq!(resolve_target("198.18.0.2", 862).unwrap(), "198.18.0.2:862".parse().unwrap());
-        assert_eq!(resolve_target("198.18.0.2:8620", 862).unwrap(), "198.18.0.2:8620".parse().unwrap());
-        assert_eq!(resolve_target("[2001:2::2]:9", 862).unwrap(), "[2001:2::2]:9".parse().unwrap());
-        assert_eq!(resolve_target("2001:2::2", 862).unwrap(), "[2001:2::2]:862".parse().unwrap());
+        assert_eq!(
+            resolve_target("198.18.0.2", 862).unwrap(),
+            "198.18.0.2:862".parse().unwrap()
+        );
+        assert_eq!(
+            resolve_target("198.18.0.2:8620", 862).unwrap(),
+            "198.18.0.2:8620".parse().unwrap()
+        );
+        assert_eq!(
+            resolve_target("[2001:2::2]:9", 862).unwrap(),
+            "[2001:2::2]:9".parse().unwrap()
+        );
+        assert_eq!(
+            resolve_target("2001:2::2", 862).unwrap(),
+            "[2001:2::2]:862".parse().unwrap()
+        );
         assert_eq!(resolve_target("localhost:5", 862).unwrap().port(), 5);
     }
 

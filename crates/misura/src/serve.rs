@@ -125,13 +125,20 @@ fn resolve(args: &ServeArgs) -> Result<Limits> {
         max_connections: args.max_connections,
         auth_window: dur("auth-window", &args.auth_window)?,
     };
-    for (flag, v) in [("max-tests", l.max_tests), ("max-streams", l.max_streams), ("max-per-source", l.max_per_source)] {
+    for (flag, v) in [
+        ("max-tests", l.max_tests),
+        ("max-streams", l.max_streams),
+        ("max-per-source", l.max_per_source),
+    ] {
         if v == 0 {
             return Err(Failure::Usage(format!("--{flag} must be at least 1")).into());
         }
     }
     if l.max_connections < 2 {
-        return Err(Failure::Usage("--max-connections must be at least 2 (a control and a data connection)".into()).into());
+        return Err(Failure::Usage(
+            "--max-connections must be at least 2 (a control and a data connection)".into(),
+        )
+        .into());
     }
     Ok(l)
 }
@@ -140,14 +147,21 @@ fn bind(args: &ServeArgs) -> Result<TcpListener> {
     use socket2::{Domain, Protocol, Socket, Type};
     let addrs: Vec<SocketAddr> = match &args.listen {
         Some(a) => {
-            let ip: std::net::IpAddr = a
-                .trim_matches(|c| c == '[' || c == ']')
-                .parse()
-                .map_err(|_| Failure::Usage(format!("--listen {a}: not an IP address (e.g. 0.0.0.0, ::, 192.0.2.1)")))?;
+            let ip: std::net::IpAddr =
+                a.trim_matches(|c| c == '[' || c == ']')
+                    .parse()
+                    .map_err(|_| {
+                        Failure::Usage(format!(
+                            "--listen {a}: not an IP address (e.g. 0.0.0.0, ::, 192.0.2.1)"
+                        ))
+                    })?;
             vec![SocketAddr::new(ip, args.port)]
         }
         // Dual-stack where IPv6 exists, else IPv4 only.
-        None => vec![SocketAddr::new("::".parse().unwrap(), args.port), SocketAddr::new("0.0.0.0".parse().unwrap(), args.port)],
+        None => vec![
+            SocketAddr::new("::".parse().unwrap(), args.port),
+            SocketAddr::new("0.0.0.0".parse().unwrap(), args.port),
+        ],
     };
     let mut last = None;
     for a in addrs {
@@ -170,7 +184,10 @@ fn bind(args: &ServeArgs) -> Result<TcpListener> {
         }
     }
     let (a, e) = last.unwrap();
-    Err(anyhow::Error::new(e).context(format!("cannot listen on {a}: is another server on port {}?", args.port)))
+    Err(anyhow::Error::new(e).context(format!(
+        "cannot listen on {a}: is another server on port {}?",
+        args.port
+    )))
 }
 
 /// Returns the process exit code.
@@ -178,7 +195,8 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     let limits = resolve(args)?;
     let key = match &args.key_file {
         Some(p) => {
-            let raw = std::fs::read(p).map_err(|e| Failure::Usage(format!("--key-file {}: {e}", p.display())))?;
+            let raw = std::fs::read(p)
+                .map_err(|e| Failure::Usage(format!("--key-file {}: {e}", p.display())))?;
             Some(
                 misura_measure::auth::StampKey::from_file_contents(&raw)
                     .map_err(|e| Failure::Usage(format!("--key-file {}: {e}", p.display())))?,
@@ -222,13 +240,23 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             config.max_tests,
             config.max_duration_ns / 1_000_000_000,
             config.max_streams,
-            if config.authenticated { "requests must be signed" } else { "no authentication" }
+            if config.authenticated {
+                "requests must be signed"
+            } else {
+                "no authentication"
+            }
         );
     }
     while stop.load(Ordering::Relaxed) == 0 {
         match listener.accept() {
             Ok((stream, peer)) => serve_conn::admit(&shared, stream, peer),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) => {}
             Err(e) => {
                 // EMFILE/ENFILE and the like: back off instead of spinning.
                 if !args.quiet {
@@ -253,7 +281,10 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     let (clients, by_msg_size, aggregate, bytes) = summarise(&tests);
     let report = ServeReport {
         meta: crate::oneway::meta("misura.serve", started_at),
-        host: crate::host::fingerprint(LoopTuning { netns: args.netns.clone(), ..LoopTuning::default() }),
+        host: crate::host::fingerprint(LoopTuning {
+            netns: args.netns.clone(),
+            ..LoopTuning::default()
+        }),
         config,
         tests,
         clients,
@@ -264,8 +295,10 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         complete: running == 0,
     };
     if let Some(p) = &args.report_json {
-        let mut f = std::fs::File::create(p).map_err(|e| Failure::Output(format!("--report-json {}: {e}", p.display())))?;
-        misura_report::write_json(&report, &mut f).map_err(|e| Failure::Output(format!("--report-json {}: {e}", p.display())))?;
+        let mut f = std::fs::File::create(p)
+            .map_err(|e| Failure::Output(format!("--report-json {}: {e}", p.display())))?;
+        misura_report::write_json(&report, &mut f)
+            .map_err(|e| Failure::Output(format!("--report-json {}: {e}", p.display())))?;
     }
     let mut out = std::io::stdout().lock();
     if args.json {

@@ -52,7 +52,11 @@ impl Table {
 
     /// Close the oldest pending connection (of `source`, if given).
     fn evict_oldest(&mut self, source: Option<IpAddr>) -> bool {
-        let id = self.pending.iter().find(|(_, (ip, _))| source.is_none_or(|s| *ip == s)).map(|(id, _)| *id);
+        let id = self
+            .pending
+            .iter()
+            .find(|(_, (ip, _))| source.is_none_or(|s| *ip == s))
+            .map(|(id, _)| *id);
         match id.and_then(|id| self.unpend(id)) {
             Some(s) => {
                 // Wakes the connection's thread, which then ends and gives
@@ -126,11 +130,21 @@ impl Shared {
             return Err("server shutting down".into());
         }
         if table.running >= l.max_tests {
-            return Err(format!("server busy: {} tests running (limit {})", table.running, l.max_tests));
+            return Err(format!(
+                "server busy: {} tests running (limit {})",
+                table.running, l.max_tests
+            ));
         }
-        let from = table.tests_by_source.get(&test.peer_ip).copied().unwrap_or(0);
+        let from = table
+            .tests_by_source
+            .get(&test.peer_ip)
+            .copied()
+            .unwrap_or(0);
         if from >= l.max_per_source {
-            return Err(format!("too many tests from {}: {from} running (limit {} per source)", test.peer_ip, l.max_per_source));
+            return Err(format!(
+                "too many tests from {}: {from} running (limit {} per source)",
+                test.peer_ip, l.max_per_source
+            ));
         }
         table.running += 1;
         *table.tests_by_source.entry(test.peer_ip).or_default() += 1;
@@ -190,17 +204,28 @@ pub fn admit(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
     {
         let mut t = shared.table.lock().unwrap();
         let mut evicted = 0;
-        if t.pending_by_source.get(&ip).copied().unwrap_or(0) >= MAX_PENDING_PER_SOURCE && t.evict_oldest(Some(ip)) {
+        if t.pending_by_source.get(&ip).copied().unwrap_or(0) >= MAX_PENDING_PER_SOURCE
+            && t.evict_oldest(Some(ip))
+        {
             evicted += 1;
         }
         // Evicted connections still hold their slot until their thread
         // notices; count them as leaving.
-        if t.total >= shared.limits.max_connections && !t.evict_oldest(Some(ip)) && !t.evict_oldest(None) {
+        if t.total >= shared.limits.max_connections
+            && !t.evict_oldest(Some(ip))
+            && !t.evict_oldest(None)
+        {
             drop(t);
             shared.count(|c| c.connections_refused_full += 1);
-            let reason = format!("server full: {} connections (limit {})", shared.limits.max_connections, shared.limits.max_connections);
+            let reason = format!(
+                "server full: {} connections (limit {})",
+                shared.limits.max_connections, shared.limits.max_connections
+            );
             let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
-            let _ = proto::write_message(&mut &stream, &Message::new(proto::REFUSE).with(proto::F_REASON, Value::Str(reason)));
+            let _ = proto::write_message(
+                &mut &stream,
+                &Message::new(proto::REFUSE).with(proto::F_REASON, Value::Str(reason)),
+            );
             return;
         } else if t.total >= shared.limits.max_connections {
             evicted += 1;
@@ -219,10 +244,13 @@ pub fn admit(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
         });
     }
     let sh = shared.clone();
-    let spawned = std::thread::Builder::new().name("misura-conn".into()).stack_size(THREAD_STACK).spawn(move || {
-        let _slot = Slot { shared: &sh, id };
-        handle(&sh, stream, peer, id);
-    });
+    let spawned = std::thread::Builder::new()
+        .name("misura-conn".into())
+        .stack_size(THREAD_STACK)
+        .spawn(move || {
+            let _slot = Slot { shared: &sh, id };
+            handle(&sh, stream, peer, id);
+        });
     if spawned.is_err() {
         let mut t = shared.table.lock().unwrap();
         if let Some(s) = t.unpend(id) {
@@ -242,7 +270,10 @@ impl Read for DeadlineReader<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let left = self.until.saturating_duration_since(Instant::now());
         if left < Duration::from_millis(1) {
-            return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "deadline passed"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "deadline passed",
+            ));
         }
         self.stream.set_read_timeout(Some(left))?;
         (&mut &*self.stream).read(buf)
@@ -252,8 +283,12 @@ impl Read for DeadlineReader<'_> {
 /// Was this read failure a timeout?
 pub fn timed_out(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| matches!(io.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock))
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| {
+            matches!(
+                io.kind(),
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+            )
+        })
     })
 }
 
@@ -284,14 +319,20 @@ fn handle(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr, conn_id: u6
     let hello = Message::new(proto::HELLO)
         .with(proto::F_VERSION, Value::U64(proto::PROTOCOL_VERSION))
         .with(proto::F_NONCE, Value::Bytes(nonce.to_vec()))
-        .with(proto::F_MAX_DURATION_NS, Value::U64(l.max_duration.as_nanos() as u64))
+        .with(
+            proto::F_MAX_DURATION_NS,
+            Value::U64(l.max_duration.as_nanos() as u64),
+        )
         .with(proto::F_MAX_STREAMS, Value::U64(l.max_streams as u64))
         .with(proto::F_MAX_RATE_BPS, Value::U64(l.max_rate_bps))
         .with(proto::F_AUTH_REQUIRED, Value::Bool(shared.key.is_some()));
     if proto::write_message(&mut &stream, &hello).is_err() {
         return;
     }
-    let first = proto::read_message(&mut DeadlineReader { stream: &stream, until: Instant::now() + l.handshake_timeout });
+    let first = proto::read_message(&mut DeadlineReader {
+        stream: &stream,
+        until: Instant::now() + l.handshake_timeout,
+    });
     shared.table.lock().unwrap().unpend(conn_id);
     let msg = match first {
         Ok(m) => m,
@@ -306,7 +347,13 @@ fn handle(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr, conn_id: u6
     };
     let ip = peer.ip().to_canonical();
     match msg.typ {
-        proto::REQUEST => control(shared, stream, SocketAddr::new(ip, peer.port()), &nonce, &msg),
+        proto::REQUEST => control(
+            shared,
+            stream,
+            SocketAddr::new(ip, peer.port()),
+            &nonce,
+            &msg,
+        ),
         proto::DATA => {
             let test = msg.opt_u64(proto::F_TEST_ID).and_then(|id| shared.test(id));
             match test {
@@ -322,7 +369,10 @@ fn handle(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr, conn_id: u6
 
 fn refuse(shared: &Shared, stream: &TcpStream, reason: String) {
     shared.refused(&reason);
-    let _ = proto::write_message(&mut &*stream, &Message::new(proto::REFUSE).with(proto::F_REASON, Value::Str(reason)));
+    let _ = proto::write_message(
+        &mut &*stream,
+        &Message::new(proto::REFUSE).with(proto::F_REASON, Value::Str(reason)),
+    );
     let _ = stream.shutdown(Shutdown::Write);
 }
 
@@ -368,19 +418,35 @@ fn secs(d: Duration) -> String {
 
 /// Read and check a request's parameters against the limits.
 pub fn parse_request(m: &Message, l: &Limits) -> Result<Spec, String> {
-    let kind = m.need_str(proto::F_KIND, "kind").map_err(|e| e.to_string())?.to_string();
-    if !matches!(kind.as_str(), "tcp" | "udp" | "rr-tcp" | "rr-udp" | "crr" | "setup") {
-        return Err(format!("unknown test kind `{kind}` (this server runs tcp, udp, rr-tcp, rr-udp, crr, setup)"));
+    let kind = m
+        .need_str(proto::F_KIND, "kind")
+        .map_err(|e| e.to_string())?
+        .to_string();
+    if !matches!(
+        kind.as_str(),
+        "tcp" | "udp" | "rr-tcp" | "rr-udp" | "crr" | "setup"
+    ) {
+        return Err(format!(
+            "unknown test kind `{kind}` (this server runs tcp, udp, rr-tcp, rr-udp, crr, setup)"
+        ));
     }
     let direction = m.str(proto::F_DIRECTION).unwrap_or("forward").to_string();
     if !matches!(direction.as_str(), "forward" | "reverse" | "bidir") {
-        return Err(format!("unknown direction `{direction}` (forward, reverse or bidir)"));
+        return Err(format!(
+            "unknown direction `{direction}` (forward, reverse or bidir)"
+        ));
     }
     let u = |id, default| m.opt_u64(id).unwrap_or(default);
     let udp = matches!(kind.as_str(), "udp" | "rr-udp" | "setup");
     let streams = u(proto::F_STREAMS, 1);
-    let duration_ns = u(proto::F_DURATION_NS, (l.max_duration.as_nanos() as u64).min(10_000_000_000));
-    let msg_size = u(proto::F_MSG_SIZE, if kind == "udp" { 1472 } else { 128 * 1024 });
+    let duration_ns = u(
+        proto::F_DURATION_NS,
+        (l.max_duration.as_nanos() as u64).min(10_000_000_000),
+    );
+    let msg_size = u(
+        proto::F_MSG_SIZE,
+        if kind == "udp" { 1472 } else { 128 * 1024 },
+    );
     let spec = Spec {
         direction,
         streams,
@@ -394,17 +460,26 @@ pub fn parse_request(m: &Message, l: &Limits) -> Result<Spec, String> {
         request_size: u(proto::F_REQUEST_SIZE, if udp { 16 } else { 1 }),
         response_size: u(proto::F_RESPONSE_SIZE, if udp { 16 } else { 1 }),
         burst: u(proto::F_BURST, 1),
-        client_name: m.str(proto::F_CLIENT_NAME).map(|s| s.chars().filter(|c| !c.is_control()).take(64).collect()),
+        client_name: m
+            .str(proto::F_CLIENT_NAME)
+            .map(|s| s.chars().filter(|c| !c.is_control()).take(64).collect()),
         kind,
     };
     if spec.streams == 0 || spec.streams > l.max_streams as u64 {
-        return Err(format!("{} streams outside 1 … {} (limit of this server)", spec.streams, l.max_streams));
+        return Err(format!(
+            "{} streams outside 1 … {} (limit of this server)",
+            spec.streams, l.max_streams
+        ));
     }
     if duration_ns == 0 {
         return Err("duration 0: ask for a test of some length".into());
     }
     if spec.duration > l.max_duration {
-        return Err(format!("duration {} above the limit of {}", secs(spec.duration), secs(l.max_duration)));
+        return Err(format!(
+            "duration {} above the limit of {}",
+            secs(spec.duration),
+            secs(l.max_duration)
+        ));
     }
     if spec.rate_bps > l.max_rate_bps {
         return Err(format!(
@@ -418,13 +493,22 @@ pub fn parse_request(m: &Message, l: &Limits) -> Result<Spec, String> {
     }
     match spec.kind.as_str() {
         "tcp" if !(1..=MAX_MSG_SIZE).contains(&spec.msg_size) => {
-            return Err(format!("message size {} outside 1 … {MAX_MSG_SIZE} bytes", spec.msg_size))
+            return Err(format!(
+                "message size {} outside 1 … {MAX_MSG_SIZE} bytes",
+                spec.msg_size
+            ))
         }
         "udp" if !(24..=MAX_DATAGRAM).contains(&spec.msg_size) => {
-            return Err(format!("datagram size {} outside 24 … {MAX_DATAGRAM} bytes", spec.msg_size))
+            return Err(format!(
+                "datagram size {} outside 24 … {MAX_DATAGRAM} bytes",
+                spec.msg_size
+            ))
         }
         "rr-tcp" | "crr" => {
-            for (what, v) in [("request", spec.request_size), ("response", spec.response_size)] {
+            for (what, v) in [
+                ("request", spec.request_size),
+                ("response", spec.response_size),
+            ] {
                 if !(1..=MAX_MSG_SIZE).contains(&v) {
                     return Err(format!("{what} size {v} outside 1 … {MAX_MSG_SIZE} bytes"));
                 }
@@ -435,13 +519,20 @@ pub fn parse_request(m: &Message, l: &Limits) -> Result<Spec, String> {
             // transaction number: allowed for rr-udp with one in flight.
             let rr = spec.kind == "rr-udp";
             let min = if rr { 1 } else { 16 };
-            for (what, v) in [("request", spec.request_size), ("response", spec.response_size)] {
+            for (what, v) in [
+                ("request", spec.request_size),
+                ("response", spec.response_size),
+            ] {
                 if !(min..=MAX_DATAGRAM).contains(&v) {
-                    return Err(format!("{what} size {v} outside {min} … {MAX_DATAGRAM} bytes"));
+                    return Err(format!(
+                        "{what} size {v} outside {min} … {MAX_DATAGRAM} bytes"
+                    ));
                 }
             }
             if rr && spec.request_size.min(spec.response_size) < 16 && spec.burst > 1 {
-                return Err("datagrams under 16 bytes carry no transaction number: only burst 1".into());
+                return Err(
+                    "datagrams under 16 bytes carry no transaction number: only burst 1".into(),
+                );
             }
         }
         _ => {}
@@ -450,7 +541,10 @@ pub fn parse_request(m: &Message, l: &Limits) -> Result<Spec, String> {
         return Err(format!("burst {} outside 1 … 1024", spec.burst));
     }
     if spec.kind == "crr" && spec.burst.max(spec.streams) > l.max_streams as u64 {
-        return Err(format!("{} connections in flight above the limit of {}", spec.burst, l.max_streams));
+        return Err(format!(
+            "{} connections in flight above the limit of {}",
+            spec.burst, l.max_streams
+        ));
     }
     Ok(spec)
 }
@@ -469,7 +563,13 @@ fn control(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr, nonce: &[u
     let id = u64::from_be_bytes(random_bytes());
     let test = match Test::new(id, spec, peer, &stream) {
         Ok(t) => Arc::new(t),
-        Err(e) => return refuse(shared, &stream, format!("server cannot set the test up: {e}")),
+        Err(e) => {
+            return refuse(
+                shared,
+                &stream,
+                format!("server cannot set the test up: {e}"),
+            )
+        }
     };
     if let Err(why) = shared.register_test(test.clone()) {
         return refuse(shared, &stream, why);

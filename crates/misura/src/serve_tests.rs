@@ -75,7 +75,12 @@ struct UdpFigures {
 }
 
 impl Test {
-    pub fn new(id: u64, spec: Spec, peer: SocketAddr, control: &TcpStream) -> std::io::Result<Test> {
+    pub fn new(
+        id: u64,
+        spec: Spec,
+        peer: SocketAddr,
+        control: &TcpStream,
+    ) -> std::io::Result<Test> {
         let udp = if spec.is_udp() {
             // On the address the client reached us at, so it is reachable
             // the same way; a v4-mapped address becomes plain IPv4.
@@ -83,7 +88,11 @@ impl Test {
             let s = UdpSocket::bind(SocketAddr::new(local, 0))?;
             s.set_read_timeout(Some(Duration::from_millis(20)))?;
             let sr = socket2::SockRef::from(&s);
-            let rcv = if spec.rcvbuf > 0 { spec.rcvbuf } else { 4 << 20 };
+            let rcv = if spec.rcvbuf > 0 {
+                spec.rcvbuf
+            } else {
+                4 << 20
+            };
             let _ = sr.set_recv_buffer_size(rcv as usize);
             if spec.sndbuf > 0 {
                 let _ = sr.set_send_buffer_size(spec.sndbuf as usize);
@@ -129,8 +138,10 @@ impl Test {
         };
         if let Some(u) = &t.udp {
             let sr = socket2::SockRef::from(u);
-            t.sndbuf.store(sr.send_buffer_size().unwrap_or(0) as u64, Ordering::Relaxed);
-            t.rcvbuf.store(sr.recv_buffer_size().unwrap_or(0) as u64, Ordering::Relaxed);
+            t.sndbuf
+                .store(sr.send_buffer_size().unwrap_or(0) as u64, Ordering::Relaxed);
+            t.rcvbuf
+                .store(sr.recv_buffer_size().unwrap_or(0) as u64, Ordering::Relaxed);
         }
         Ok(t)
     }
@@ -235,7 +246,10 @@ impl Drop for Open<'_> {
         if self.listed {
             let removed = {
                 let mut socks = self.t.socks.lock().unwrap();
-                socks.iter().position(|(i, _)| *i == self.index).map(|at| socks.swap_remove(at))
+                socks
+                    .iter()
+                    .position(|(i, _)| *i == self.index)
+                    .map(|at| socks.swap_remove(at))
             };
             drop(removed);
         }
@@ -263,7 +277,11 @@ struct Pacer {
 
 impl Pacer {
     fn new(rate_bps: u64) -> Pacer {
-        Pacer { rate_bps, start: Instant::now(), credit_ns: 0 }
+        Pacer {
+            rate_bps,
+            start: Instant::now(),
+            credit_ns: 0,
+        }
     }
 
     /// Before sending `bytes`; returns when they may go.
@@ -289,12 +307,19 @@ impl Pacer {
 
 /// The rate the server's own sending is paced at.
 fn send_rate(shared: &Shared, spec: &Spec, parts: u64) -> u64 {
-    let r = if spec.rate_bps > 0 { spec.rate_bps.min(shared.limits.max_rate_bps) } else { shared.limits.max_rate_bps };
+    let r = if spec.rate_bps > 0 {
+        spec.rate_bps.min(shared.limits.max_rate_bps)
+    } else {
+        shared.limits.max_rate_bps
+    };
     (r / parts.max(1)).max(1)
 }
 
 fn is_timeout(e: &std::io::Error) -> bool {
-    matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }
 
 /// Fill `buf`; Ok(false) on a clean end of stream before its first byte.
@@ -320,7 +345,11 @@ pub fn data(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
     }
     let index = t.data_seen.fetch_add(1, Ordering::Relaxed);
     let per_transaction = matches!(spec.kind.as_str(), "crr" | "setup");
-    let limit = if per_transaction { spec.burst.max(spec.streams) as usize } else { spec.streams as usize };
+    let limit = if per_transaction {
+        spec.burst.max(spec.streams) as usize
+    } else {
+        spec.streams as usize
+    };
     if spec.kind == "udp" || spec.kind == "rr-udp" {
         return; // no TCP data connections in these tests
     }
@@ -334,7 +363,12 @@ pub fn data(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
     if per_transaction && !t.take_slot(limit, CRR_SLOT_GRACE) {
         return;
     }
-    let mut open = Open { t, index, slot: per_transaction, listed: false };
+    let mut open = Open {
+        t,
+        index,
+        slot: per_transaction,
+        listed: false,
+    };
     let idle = shared.limits.idle_timeout;
     let _ = stream.set_read_timeout(Some(idle));
     let _ = stream.set_write_timeout(Some(idle));
@@ -348,8 +382,10 @@ pub fn data(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
     // rr and crr time single messages: Nagle would only delay them.
     let _ = stream.set_nodelay(spec.nodelay || spec.kind != "tcp");
     if index == 0 || t.sndbuf.load(Ordering::Relaxed) == 0 {
-        t.sndbuf.store(sr.send_buffer_size().unwrap_or(0) as u64, Ordering::Relaxed);
-        t.rcvbuf.store(sr.recv_buffer_size().unwrap_or(0) as u64, Ordering::Relaxed);
+        t.sndbuf
+            .store(sr.send_buffer_size().unwrap_or(0) as u64, Ordering::Relaxed);
+        t.rcvbuf
+            .store(sr.recv_buffer_size().unwrap_or(0) as u64, Ordering::Relaxed);
     }
     if let Ok(c) = stream.try_clone() {
         t.socks.lock().unwrap().push((index, c));
@@ -641,7 +677,10 @@ pub fn run_control(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
         // The client has the test's duration, then the idle timeout, to
         // send DONE; a vanished client makes the result partial.
         let until = t.start + spec.duration + shared.limits.idle_timeout + Duration::from_secs(1);
-        match proto::read_message(&mut DeadlineReader { stream: &stream, until }) {
+        match proto::read_message(&mut DeadlineReader {
+            stream: &stream,
+            until,
+        }) {
             Ok(m) if m.typ == proto::DONE => {
                 if m.opt_bool(proto::F_PARTIAL) == Some(true) {
                     t.set_partial("the client ended early (its DONE says partial)");
@@ -649,12 +688,20 @@ pub fn run_control(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
                 done = Some(m);
             }
             Ok(m) if m.typ == proto::ERROR => {
-                t.set_partial(format!("client error: {}", m.str(proto::F_REASON).unwrap_or("(no reason)")));
+                t.set_partial(format!(
+                    "client error: {}",
+                    m.str(proto::F_REASON).unwrap_or("(no reason)")
+                ));
             }
-            Ok(m) => t.set_partial(format!("unexpected control message type {} instead of DONE", m.typ)),
+            Ok(m) => t.set_partial(format!(
+                "unexpected control message type {} instead of DONE",
+                m.typ
+            )),
             Err(e) => {
                 if crate::serve_conn::timed_out(&e) {
-                    t.set_partial("no DONE from the client within the duration plus the idle timeout");
+                    t.set_partial(
+                        "no DONE from the client within the duration plus the idle timeout",
+                    );
                 } else {
                     t.set_partial("the client's control connection closed before DONE");
                 }
@@ -664,7 +711,10 @@ pub fn run_control(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
         // before DONE; read them to the end (bounded by the idle timeout).
         if spec.kind == "tcp" && spec.server_receives() && done.is_some() {
             let w = Instant::now();
-            while t.data_active.load(Ordering::Relaxed) > 0 && w.elapsed() < shared.limits.idle_timeout && !t.stopped() {
+            while t.data_active.load(Ordering::Relaxed) > 0
+                && w.elapsed() < shared.limits.idle_timeout
+                && !t.stopped()
+            {
                 std::thread::sleep(Duration::from_millis(2));
             }
             if t.data_active.load(Ordering::Relaxed) > 0 {
@@ -700,15 +750,25 @@ pub fn run_control(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
     let done = done.unwrap_or_else(|| Message::new(proto::DONE));
     let record = figures_of(t, &f, &done, cpu_user, cpu_system);
 
-    let packets_rx = if spec.kind == "udp" { f.received } else { t.transactions.load(Ordering::Relaxed) };
+    let packets_rx = if spec.kind == "udp" {
+        f.received
+    } else {
+        t.transactions.load(Ordering::Relaxed)
+    };
     let mut packed = Vec::with_capacity(8 * record.stream_bytes.len());
     for b in &record.stream_bytes {
         packed.extend_from_slice(&b.to_be_bytes());
     }
     let server_elapsed = if spec.server_receives() {
-        span(t.first_rx.load(Ordering::Relaxed), t.last_rx.load(Ordering::Relaxed))
+        span(
+            t.first_rx.load(Ordering::Relaxed),
+            t.last_rx.load(Ordering::Relaxed),
+        )
     } else {
-        span(t.first_tx.load(Ordering::Relaxed), t.last_tx.load(Ordering::Relaxed))
+        span(
+            t.first_tx.load(Ordering::Relaxed),
+            t.last_tx.load(Ordering::Relaxed),
+        )
     };
     let mut result = Message::new(proto::RESULT)
         .with(proto::F_TEST_ID, Value::U64(t.id))
@@ -716,7 +776,10 @@ pub fn run_control(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
         .with(proto::F_PACKETS, Value::U64(packets_rx))
         .with(proto::F_BYTES_SENT, Value::U64(record.bytes_sent))
         .with(proto::F_PACKETS_SENT, Value::U64(record.packets_sent))
-        .with(proto::F_ELAPSED_NS, Value::U64(server_elapsed.max(0) as u64))
+        .with(
+            proto::F_ELAPSED_NS,
+            Value::U64(server_elapsed.max(0) as u64),
+        )
         .with(proto::F_STREAM_BYTES, Value::Bytes(packed))
         .with(proto::F_CPU_USER_NS, Value::U64(cpu_user))
         .with(proto::F_CPU_SYSTEM_NS, Value::U64(cpu_system))
@@ -735,7 +798,9 @@ pub fn run_control(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
             .with(proto::F_REORDERED, Value::U64(f.reordered))
             .with(proto::F_JITTER_NS, Value::U64(f.jitter_ns.round() as u64));
         if let (Some(a), Some(b)) = (f.owd_min, f.owd_max) {
-            result = result.with(proto::F_OWD_MIN_NS, Value::I64(a)).with(proto::F_OWD_MAX_NS, Value::I64(b));
+            result = result
+                .with(proto::F_OWD_MIN_NS, Value::I64(a))
+                .with(proto::F_OWD_MAX_NS, Value::I64(b));
         }
     }
     if let Some(why) = &record.partial_reason {
@@ -749,19 +814,36 @@ pub fn run_control(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
     shared.results.lock().unwrap().push(record);
 }
 
-fn figures_of(t: &Test, f: &UdpFigures, done: &Message, cpu_user: u64, cpu_system: u64) -> ServedTest {
+fn figures_of(
+    t: &Test,
+    f: &UdpFigures,
+    done: &Message,
+    cpu_user: u64,
+    cpu_system: u64,
+) -> ServedTest {
     let spec = &t.spec;
     let udp = spec.kind == "udp";
-    let bytes_received = if udp { f.bytes } else { t.bytes_rx.load(Ordering::Relaxed) };
+    let bytes_received = if udp {
+        f.bytes
+    } else {
+        t.bytes_rx.load(Ordering::Relaxed)
+    };
     let bytes_sent = t.bytes_tx.load(Ordering::Relaxed);
     let transactions = t.transactions.load(Ordering::Relaxed);
-    let rx_span = span(t.first_rx.load(Ordering::Relaxed), t.last_rx.load(Ordering::Relaxed));
+    let rx_span = span(
+        t.first_rx.load(Ordering::Relaxed),
+        t.last_rx.load(Ordering::Relaxed),
+    );
     let bps = |bytes: u64, ns: i64| (ns > 0).then(|| bytes as f64 * 8.0 * 1e9 / ns as f64);
     // Receiver truth: the server for what it received, the client (its
     // DONE) for what it received.
     let client_rx = done.opt_u64(proto::F_BYTES).filter(|_| spec.server_sends());
     let client_elapsed = done.opt_u64(proto::F_ELAPSED_NS).map(|v| v as i64);
-    let server_bps = if spec.server_receives() { bps(bytes_received, rx_span) } else { None };
+    let server_bps = if spec.server_receives() {
+        bps(bytes_received, rx_span)
+    } else {
+        None
+    };
     let client_bps = match (client_rx, client_elapsed) {
         (Some(b), Some(ns)) => bps(b, ns),
         _ => None,
@@ -781,18 +863,31 @@ fn figures_of(t: &Test, f: &UdpFigures, done: &Message, cpu_user: u64, cpu_syste
     // The client's own count of what it sent (forward udp): F_PACKETS_SENT,
     // or F_PACKETS from a client that only sends.
     let (lost, loss_ratio) = if udp && spec.server_receives() {
-        let sent = done.opt_u64(proto::F_PACKETS_SENT).or_else(|| done.opt_u64(proto::F_PACKETS).filter(|_| spec.direction == "forward"));
+        let sent = done.opt_u64(proto::F_PACKETS_SENT).or_else(|| {
+            done.opt_u64(proto::F_PACKETS)
+                .filter(|_| spec.direction == "forward")
+        });
         let expected = sent.unwrap_or_else(|| f.highest.map_or(0, |h| h + 1));
         let lost = expected.saturating_sub(f.received);
-        (Some(lost), (expected > 0).then(|| lost as f64 / expected as f64))
+        (
+            Some(lost),
+            (expected > 0).then(|| lost as f64 / expected as f64),
+        )
     } else if udp {
         let lost = done.opt_u64(proto::F_LOST);
-        (lost, lost.filter(|_| f.sent > 0).map(|l| l as f64 / f.sent as f64))
+        (
+            lost,
+            lost.filter(|_| f.sent > 0)
+                .map(|l| l as f64 / f.sent as f64),
+        )
     } else {
         (None, None)
     };
     let partial_reason = t.partial.lock().unwrap().clone();
-    let txn_span = span(t.first_rx.load(Ordering::Relaxed), t.last_tx.load(Ordering::Relaxed));
+    let txn_span = span(
+        t.first_rx.load(Ordering::Relaxed),
+        t.last_tx.load(Ordering::Relaxed),
+    );
     ServedTest {
         test_id: t.id,
         client: t.peer.ip().to_string(),
@@ -805,7 +900,11 @@ fn figures_of(t: &Test, f: &UdpFigures, done: &Message, cpu_user: u64, cpu_syste
         response_size: spec.response_size,
         started_at: t.started_at.clone(),
         requested_duration_ns: spec.duration.as_nanos() as i64,
-        elapsed_ns: if transactions > 0 && !udp && spec.kind != "tcp" { txn_span } else { elapsed_ns },
+        elapsed_ns: if transactions > 0 && !udp && spec.kind != "tcp" {
+            txn_span
+        } else {
+            elapsed_ns
+        },
         bytes_received,
         bytes_sent,
         client_bytes_received: client_rx,
@@ -813,7 +912,8 @@ fn figures_of(t: &Test, f: &UdpFigures, done: &Message, cpu_user: u64, cpu_syste
         packets_sent: if udp { f.sent } else { 0 },
         throughput_bps,
         transactions,
-        transactions_per_s: (transactions > 0 && txn_span > 0).then(|| transactions as f64 * 1e9 / txn_span as f64),
+        transactions_per_s: (transactions > 0 && txn_span > 0)
+            .then(|| transactions as f64 * 1e9 / txn_span as f64),
         lost,
         loss_ratio,
         duplicates: udp.then_some(f.duplicates),

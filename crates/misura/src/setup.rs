@@ -56,7 +56,12 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(2);
 pub fn run(args: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     client::enter_netns(&args.c.netns)?;
     let r = measure(args, stop)?;
-    client::emit(&r, &args.c, misura_report::throughput::write_setup_text, misura_report::throughput::write_setup_csv)?;
+    client::emit(
+        &r,
+        &args.c,
+        misura_report::throughput::write_setup_text,
+        misura_report::throughput::write_setup_csv,
+    )?;
     Ok(client::exit_code(r.complete))
 }
 
@@ -76,7 +81,12 @@ fn transaction(sock: &UdpSocket, test_id: u64, seq: u64) -> Result<u64> {
         match sock.recv(&mut buf) {
             Ok(n) if n >= 16 && buf[..16] == req => return Ok(t0.elapsed().as_nanos() as u64),
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
                 return Err(anyhow!("no reply within {} s", REPLY_TIMEOUT.as_secs()))
             }
             Err(e) => return Err(anyhow!("receiving a reply: {e}")),
@@ -95,7 +105,12 @@ fn sleep_unless_stopped(d: Duration, stop: &AtomicUsize) -> bool {
     true
 }
 
-fn sample(addr: SocketAddr, key: Option<&misura_measure::auth::StampKey>, idle: Duration, stop: &AtomicUsize) -> Result<SetupSample> {
+fn sample(
+    addr: SocketAddr,
+    key: Option<&misura_measure::auth::StampKey>,
+    idle: Duration,
+    stop: &AtomicUsize,
+) -> Result<SetupSample> {
     let mut ctl = Control::connect(addr)?;
     let duration_ns = (idle + Duration::from_secs(5)).as_nanos() as u64;
     ctl.check_limits(duration_ns, 1, 0)?;
@@ -106,15 +121,31 @@ fn sample(addr: SocketAddr, key: Option<&misura_measure::auth::StampKey>, idle: 
         .with(proto::F_BURST, Value::U64(1));
     let acc = ctl.request(req, key)?;
     let data = SocketAddr::new(addr.ip(), acc.data_port);
-    let sock = UdpSocket::bind(if data.is_ipv6() { "[::]:0" } else { "0.0.0.0:0" }).context("binding a UDP socket")?;
+    let sock = UdpSocket::bind(if data.is_ipv6() {
+        "[::]:0"
+    } else {
+        "0.0.0.0:0"
+    })
+    .context("binding a UDP socket")?;
     sock.connect(data).context("connecting the UDP socket")?;
-    let mut s = SetupSample { first_rtt_ns: None, second_rtt_ns: None, setup_ns: None, handshake_ns: None, error: None };
+    let mut s = SetupSample {
+        first_rtt_ns: None,
+        second_rtt_ns: None,
+        setup_ns: None,
+        handshake_ns: None,
+        error: None,
+    };
     if !sleep_unless_stopped(idle, stop) {
         s.error = Some("interrupted".into());
         ctl.error("interrupted");
         return Ok(s);
     }
-    let r = (|| -> Result<(u64, u64)> { Ok((transaction(&sock, acc.test_id, 0)?, transaction(&sock, acc.test_id, 1)?)) })();
+    let r = (|| -> Result<(u64, u64)> {
+        Ok((
+            transaction(&sock, acc.test_id, 0)?,
+            transaction(&sock, acc.test_id, 1)?,
+        ))
+    })();
     match r {
         Ok((a, b)) => {
             s.first_rtt_ns = Some(a);
@@ -122,10 +153,15 @@ fn sample(addr: SocketAddr, key: Option<&misura_measure::auth::StampKey>, idle: 
             s.setup_ns = Some(a as i64 - b as i64);
         }
         Err(e) => {
-            s.error = Some(format!("{e:#} (a gap longer than the server's idle timeout ends the test)"));
+            s.error = Some(format!(
+                "{e:#} (a gap longer than the server's idle timeout ends the test)"
+            ));
         }
     }
-    let done = client::DoneFigures { transactions: if s.setup_ns.is_some() { 2 } else { 0 }, ..Default::default() };
+    let done = client::DoneFigures {
+        transactions: if s.setup_ns.is_some() { 2 } else { 0 },
+        ..Default::default()
+    };
     let _ = ctl.done(&client::done_message(&done), proto::MESSAGE_TIMEOUT);
     // The handshake, right after (the path is warm now).
     let t0 = Instant::now();
@@ -134,7 +170,12 @@ fn sample(addr: SocketAddr, key: Option<&misura_measure::auth::StampKey>, idle: 
             s.handshake_ns = Some(t0.elapsed().as_nanos() as u64);
             drop(c);
         }
-        Err(e) => s.error = s.error.take().or(Some(format!("connect() to the serve port: {e}"))),
+        Err(e) => {
+            s.error = s
+                .error
+                .take()
+                .or(Some(format!("connect() to the serve port: {e}")))
+        }
     }
     Ok(s)
 }
@@ -163,7 +204,13 @@ pub fn measure(a: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
                 Ok(s) => samples.push(s),
                 // The first sample's failure to reach the server is the run's.
                 Err(e) if out.is_empty() && samples.is_empty() => return Err(e),
-                Err(e) => samples.push(SetupSample { first_rtt_ns: None, second_rtt_ns: None, setup_ns: None, handshake_ns: None, error: Some(format!("{e:#}")) }),
+                Err(e) => samples.push(SetupSample {
+                    first_rtt_ns: None,
+                    second_rtt_ns: None,
+                    setup_ns: None,
+                    handshake_ns: None,
+                    error: Some(format!("{e:#}")),
+                }),
             }
         }
         let ok: Vec<&SetupSample> = samples.iter().filter(|s| s.setup_ns.is_some()).collect();
@@ -172,7 +219,12 @@ pub fn measure(a: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
             (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
         };
         if ok.len() < samples.len() {
-            warnings.push(format!("idle {:.1} s: {} of {} samples failed", g as f64 / 1e9, samples.len() - ok.len(), samples.len()));
+            warnings.push(format!(
+                "idle {:.1} s: {} of {} samples failed",
+                g as f64 / 1e9,
+                samples.len() - ok.len(),
+                samples.len()
+            ));
         }
         out.push(SetupGap {
             idle_ns: g,
@@ -185,8 +237,14 @@ pub fn measure(a: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
             samples,
         });
     }
-    let complete = !client::interrupted(stop) && out.iter().all(|g| g.samples.iter().all(|s| s.error.is_none()));
-    let tuning = LoopTuning { netns: a.c.netns.clone(), ..Default::default() };
+    let complete = !client::interrupted(stop)
+        && out
+            .iter()
+            .all(|g| g.samples.iter().all(|s| s.error.is_none()));
+    let tuning = LoopTuning {
+        netns: a.c.netns.clone(),
+        ..Default::default()
+    };
     Ok(SetupReport {
         meta: crate::oneway::meta("misura.setup", started_at),
         complete,
@@ -198,7 +256,12 @@ pub fn measure(a: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
             "some samples failed".into()
         },
         host: crate::host::fingerprint(tuning),
-        config: SetupConfig { endpoint: client::endpoint(&a.c, addr, key.is_some()), idle_ns: gaps, count: a.count, method: METHOD.into() },
+        config: SetupConfig {
+            endpoint: client::endpoint(&a.c, addr, key.is_some()),
+            idle_ns: gaps,
+            count: a.count,
+            method: METHOD.into(),
+        },
         gaps: out,
         warnings,
     })

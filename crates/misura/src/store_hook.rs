@@ -23,11 +23,17 @@ static CONFIG: OnceLock<StoreConfig> = OnceLock::new();
 
 pub fn configure(path: Option<PathBuf>, no_store: bool) {
     let path = path.unwrap_or_else(|| misura_store::default_path(dirs::data_dir()));
-    let _ = CONFIG.set(StoreConfig { path, enabled: !no_store });
+    let _ = CONFIG.set(StoreConfig {
+        path,
+        enabled: !no_store,
+    });
 }
 
 fn config() -> StoreConfig {
-    CONFIG.get().cloned().unwrap_or(StoreConfig { path: misura_store::default_path(dirs::data_dir()), enabled: false })
+    CONFIG.get().cloned().unwrap_or(StoreConfig {
+        path: misura_store::default_path(dirs::data_dir()),
+        enabled: false,
+    })
 }
 
 fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
@@ -45,7 +51,12 @@ fn facts(subcommand: &str, target: &str, v: &Value) -> RunFacts {
         .pointer("/config/sizes")
         .or_else(|| v.pointer("/config/request_sizes"))
         .and_then(|s| s.as_array())
-        .map(|a| a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","))
+        .map(|a| {
+            a.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
         .unwrap_or_default();
     let ts = v
         .pointer("/timestamps/sources_used/0")
@@ -69,7 +80,11 @@ fn facts(subcommand: &str, target: &str, v: &Value) -> RunFacts {
 pub fn keep_auto<T: serde::Serialize>(target: &str, report: &T, quiet: bool) {
     let sub = serde_json::to_value(report)
         .ok()
-        .and_then(|v| v.get("format").and_then(|f| f.as_str()).map(|f| f.trim_start_matches("misura.").to_string()))
+        .and_then(|v| {
+            v.get("format")
+                .and_then(|f| f.as_str())
+                .map(|f| f.trim_start_matches("misura.").to_string())
+        })
         .unwrap_or_else(|| "unknown".into());
     keep(&sub, target, report, quiet);
 }
@@ -88,9 +103,14 @@ pub fn keep<T: serde::Serialize>(subcommand: &str, target: &str, report: &T, qui
         }
     };
     match Store::open(&c.path).and_then(|s| s.save(&facts(subcommand, target, &v), &v)) {
-        Ok(id) if !quiet => eprintln!("stored as run {id} in {} (misura show {id})", c.path.display()),
+        Ok(id) if !quiet => eprintln!(
+            "stored as run {id} in {} (misura show {id})",
+            c.path.display()
+        ),
         Ok(_) => {}
-        Err(e) => eprintln!("misura: warning: the result was not kept: {e} (use --no-store to skip the store)"),
+        Err(e) => eprintln!(
+            "misura: warning: the result was not kept: {e} (use --no-store to skip the store)"
+        ),
     }
 }
 
@@ -140,7 +160,11 @@ pub fn history(a: &crate::cli::HistoryArgs) -> Result<i32> {
             .collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
     } else {
-        writeln!(out, "{:>6}  {:<27} {:<12} {:<24} {:<10} {}", "run", "started (UTC)", "command", "target", "host", "headline")?;
+        writeln!(
+            out,
+            "{:>6}  {:<27} {:<12} {:<24} {:<10} {}",
+            "run", "started (UTC)", "command", "target", "host", "headline"
+        )?;
         for r in &runs {
             writeln!(
                 out,
@@ -164,7 +188,11 @@ pub fn history(a: &crate::cli::HistoryArgs) -> Result<i32> {
 /// Render a stored result as it was printed then.
 fn render(v: &Value, out: &mut dyn Write) -> Result<()> {
     let format = v.get("format").and_then(|f| f.as_str()).unwrap_or("");
-    let newer = v.get("format_version").and_then(|f| f.as_u64()).unwrap_or(0) > misura_report::FORMAT_VERSION as u64;
+    let newer = v
+        .get("format_version")
+        .and_then(|f| f.as_u64())
+        .unwrap_or(0)
+        > misura_report::FORMAT_VERSION as u64;
     if newer {
         return Err(Failure::Profile(format!(
             "this result was written by a newer misura (format {format} version {}): upgrade to show it",
@@ -172,18 +200,22 @@ fn render(v: &Value, out: &mut dyn Write) -> Result<()> {
         ))
         .into());
     }
-    let bad = |e: serde_json::Error| Failure::Profile(format!("stored {format} result does not read back: {e}"));
+    let bad = |e: serde_json::Error| {
+        Failure::Profile(format!("stored {format} result does not read back: {e}"))
+    };
     match format {
         "misura.oneway" | "misura.calibration-run" => {
             let r: misura_report::OnewayReport = serde_json::from_value(v.clone()).map_err(bad)?;
             misura_report::text::write_oneway(&r, out)?;
         }
         "misura.rtt" => {
-            let r: misura_report::rtt::RttReport = serde_json::from_value(v.clone()).map_err(bad)?;
+            let r: misura_report::rtt::RttReport =
+                serde_json::from_value(v.clone()).map_err(bad)?;
             misura_report::rtt::write_text(&r, out)?;
         }
         "misura.exchange" => {
-            let r: misura_report::exchange::ExchangeReport = serde_json::from_value(v.clone()).map_err(bad)?;
+            let r: misura_report::exchange::ExchangeReport =
+                serde_json::from_value(v.clone()).map_err(bad)?;
             misura_report::exchange::write_text(&r, out)?;
         }
         _ => {
@@ -235,7 +267,10 @@ fn main_figure(v: &Value) -> Option<(String, f64, f64, u64)> {
             return Some((name.to_string(), med, (p90 - min).max(0.0), count));
         }
     }
-    for (k, name) in [("throughput_bps", "throughput bit/s"), ("transactions_per_s", "transactions/s")] {
+    for (k, name) in [
+        ("throughput_bps", "throughput bit/s"),
+        ("transactions_per_s", "transactions/s"),
+    ] {
         if let Some(x) = v.get(k).and_then(|x| x.as_f64()) {
             return Some((name.to_string(), x, 0.0, 1));
         }
@@ -246,7 +281,10 @@ fn main_figure(v: &Value) -> Option<(String, f64, f64, u64)> {
 /// `misura compare RUN RUN…`.
 pub fn compare(a: &crate::cli::CompareArgs) -> Result<i32> {
     if a.runs.len() < 2 {
-        return Err(Failure::Usage("compare needs at least two run ids (see misura history)".into()).into());
+        return Err(Failure::Usage(
+            "compare needs at least two run ids (see misura history)".into(),
+        )
+        .into());
     }
     let s = open_for_reading()?;
     let mut rows = Vec::new();
@@ -259,7 +297,11 @@ pub fn compare(a: &crate::cli::CompareArgs) -> Result<i32> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if !a.json {
-        writeln!(out, "{:>6}  {:<12} {:<24} {:<18} {:>14} {:>14} {:>12}  verdict", "run", "command", "target", "figure", "median", "spread", "Δ median")?;
+        writeln!(
+            out,
+            "{:>6}  {:<12} {:<24} {:<18} {:>14} {:>14} {:>12}  verdict",
+            "run", "command", "target", "figure", "median", "spread", "Δ median"
+        )?;
     }
     for (id, f, fig) in &rows {
         let (name, med, spread, _) = fig.clone().unwrap_or(("-".into(), f64::NAN, f64::NAN, 0));
@@ -267,13 +309,23 @@ pub fn compare(a: &crate::cli::CompareArgs) -> Result<i32> {
             (Some((bn, bm, bs, _)), Some(_)) if bn == &name && *id != rows[0].0 => {
                 let d = med - bm;
                 // A change counts when it exceeds both runs' own spread.
-                let v = if d.abs() > spread.max(*bs) { "changed beyond the runs' spread" } else { "within the runs' spread" };
+                let v = if d.abs() > spread.max(*bs) {
+                    "changed beyond the runs' spread"
+                } else {
+                    "within the runs' spread"
+                };
                 (Some(d), v)
             }
             (Some(_), Some(_)) if *id == rows[0].0 => (None, "baseline"),
             _ => (None, "not comparable (different figures)"),
         };
-        let unit = |x: f64| if name.contains("RTT") || name.contains("Msl") || name == "Mul" { format!("{:.3} µs", x / 1000.0) } else { format!("{x:.0}") };
+        let unit = |x: f64| {
+            if name.contains("RTT") || name.contains("Msl") || name == "Mul" {
+                format!("{:.3} µs", x / 1000.0)
+            } else {
+                format!("{x:.0}")
+            }
+        };
         if a.json {
             json_rows.push(serde_json::json!({"run": id, "subcommand": f.subcommand, "target": f.target, "figure": name, "median": med, "spread": spread, "delta_median": delta, "verdict": verdict}));
         } else {

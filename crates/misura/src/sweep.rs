@@ -77,7 +77,11 @@ pub fn expand(list: &str) -> Result<Vec<String>, Failure> {
         if let Some((a, b)) = item.split_once("..") {
             let (a, b): (u64, u64) = match (a.trim().parse(), b.trim().parse()) {
                 (Ok(a), Ok(b)) if a <= b && b - a < 10_000 => (a, b),
-                _ => return Err(Failure::Usage(format!("`{item}` is not a range: write e.g. 1..12"))),
+                _ => {
+                    return Err(Failure::Usage(format!(
+                        "`{item}` is not a range: write e.g. 1..12"
+                    )))
+                }
             };
             out.extend((a..=b).map(|v| v.to_string()));
         } else {
@@ -99,9 +103,13 @@ fn split(test: &str, args: &[String]) -> Result<Split, Failure> {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
             _ => (a.clone(), None),
         };
-        let value = |it: &mut std::iter::Peekable<std::slice::Iter<String>>| -> Result<String, Failure> {
-            inline.clone().or_else(|| it.next().cloned()).ok_or_else(|| Failure::Usage(format!("{flag} needs a value")))
-        };
+        let value =
+            |it: &mut std::iter::Peekable<std::slice::Iter<String>>| -> Result<String, Failure> {
+                inline
+                    .clone()
+                    .or_else(|| it.next().cloned())
+                    .ok_or_else(|| Failure::Usage(format!("{flag} needs a value")))
+            };
         match flag.as_str() {
             "--json" => s.json = true,
             "-q" | "--quiet" => s.quiet = true,
@@ -114,7 +122,9 @@ fn split(test: &str, args: &[String]) -> Result<Split, Failure> {
                         let v = value(&mut it)?;
                         swept = match swept {
                             None => Some((flag, v)),
-                            Some(_) => return Err(Failure::Usage("sweep one parameter at a time".into())),
+                            Some(_) => {
+                                return Err(Failure::Usage("sweep one parameter at a time".into()))
+                            }
                         };
                     }
                     _ => s.rest.push(a.clone()),
@@ -124,7 +134,9 @@ fn split(test: &str, args: &[String]) -> Result<Split, Failure> {
                 let v = value(&mut it)?;
                 if v.contains(',') || v.contains("..") {
                     if swept.is_some() {
-                        return Err(Failure::Usage("sweep one parameter at a time: give a list to only one flag".into()));
+                        return Err(Failure::Usage(
+                            "sweep one parameter at a time: give a list to only one flag".into(),
+                        ));
                     }
                     swept = Some((flag, v));
                 } else {
@@ -136,8 +148,15 @@ fn split(test: &str, args: &[String]) -> Result<Split, Failure> {
         }
     }
     let Some((flag, list)) = swept else {
-        let names: Vec<&str> = SWEEPABLE.iter().filter(|(_, t)| t.contains(&test)).map(|(n, _)| *n).collect();
-        return Err(Failure::Usage(format!("give one of {} a list (10,100,1000) or a range (1..12) to sweep", names.join(", "))));
+        let names: Vec<&str> = SWEEPABLE
+            .iter()
+            .filter(|(_, t)| t.contains(&test))
+            .map(|(n, _)| *n)
+            .collect();
+        return Err(Failure::Usage(format!(
+            "give one of {} a list (10,100,1000) or a range (1..12) to sweep",
+            names.join(", ")
+        )));
     };
     s.parameter = flag.trim_start_matches('-').to_string();
     s.values = expand(&list)?;
@@ -181,7 +200,14 @@ fn argv(s: &Split, value: &str) -> Vec<String> {
 }
 
 fn usage(e: clap::Error) -> Failure {
-    Failure::Usage(format!("in the sweep's test flags: {}", e.to_string().lines().next().unwrap_or("").trim_start_matches("error: ")))
+    Failure::Usage(format!(
+        "in the sweep's test flags: {}",
+        e.to_string()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+    ))
 }
 
 /// Run one point; a failure becomes the point's error.
@@ -197,9 +223,15 @@ fn point(test: &str, args: &[String], stop: &Arc<AtomicUsize>) -> Result<SweepFi
                     retransmits: Some(r.retransmits),
                     rtt_us_mean: mean(c.iter().filter_map(|c| c.rtt_us_mean)),
                     cpu_local_pct: Some(c.iter().map(|c| c.cpu_local.utilisation_pct).sum()),
-                    cpu_remote_pct: sum_opt(c.iter().map(|c| c.cpu_remote.map(|x| x.utilisation_pct))),
-                    service_demand_local: mean(c.iter().filter_map(|c| c.service_demand_local_us_per_kb)),
-                    service_demand_remote: mean(c.iter().filter_map(|c| c.service_demand_remote_us_per_kb)),
+                    cpu_remote_pct: sum_opt(
+                        c.iter().map(|c| c.cpu_remote.map(|x| x.utilisation_pct)),
+                    ),
+                    service_demand_local: mean(
+                        c.iter().filter_map(|c| c.service_demand_local_us_per_kb),
+                    ),
+                    service_demand_remote: mean(
+                        c.iter().filter_map(|c| c.service_demand_remote_us_per_kb),
+                    ),
                     error: (!r.complete).then(|| r.stop_reason.clone()),
                     ..Default::default()
                 }
@@ -215,12 +247,19 @@ fn point(test: &str, args: &[String], stop: &Arc<AtomicUsize>) -> Result<SweepFi
                     loss_ratio: Some(r.loss_ratio),
                     jitter_ns: c.iter().filter_map(|c| c.jitter_ns).max(),
                     cpu_local_pct: Some(c.iter().map(|c| c.cpu_local.utilisation_pct).sum()),
-                    cpu_remote_pct: sum_opt(c.iter().map(|c| c.cpu_remote.map(|x| x.utilisation_pct))),
-                    service_demand_local: mean(c.iter().filter_map(|c| c.cpu_local.us_per_kb(c.sent_bytes))),
+                    cpu_remote_pct: sum_opt(
+                        c.iter().map(|c| c.cpu_remote.map(|x| x.utilisation_pct)),
+                    ),
+                    service_demand_local: mean(
+                        c.iter().filter_map(|c| c.cpu_local.us_per_kb(c.sent_bytes)),
+                    ),
                     error: if !r.complete {
                         Some(r.stop_reason.clone())
                     } else {
-                        r.warnings.iter().find(|w| w.starts_with("nothing arrives")).cloned()
+                        r.warnings
+                            .iter()
+                            .find(|w| w.starts_with("nothing arrives"))
+                            .cloned()
                     },
                     ..Default::default()
                 }
@@ -236,9 +275,17 @@ fn point(test: &str, args: &[String], stop: &Arc<AtomicUsize>) -> Result<SweepFi
                     latency_median_ns: c.iter().filter_map(|c| c.latency.median_ns).max(),
                     latency_p99_ns: c.iter().filter_map(|c| c.latency.p99_ns).max(),
                     cpu_local_pct: Some(c.iter().map(|c| c.cpu_local.utilisation_pct).sum()),
-                    cpu_remote_pct: sum_opt(c.iter().map(|c| c.cpu_remote.map(|x| x.utilisation_pct))),
-                    service_demand_local: mean(c.iter().filter_map(|c| c.service_demand_local_us_per_transaction)),
-                    service_demand_remote: mean(c.iter().filter_map(|c| c.service_demand_remote_us_per_transaction)),
+                    cpu_remote_pct: sum_opt(
+                        c.iter().map(|c| c.cpu_remote.map(|x| x.utilisation_pct)),
+                    ),
+                    service_demand_local: mean(
+                        c.iter()
+                            .filter_map(|c| c.service_demand_local_us_per_transaction),
+                    ),
+                    service_demand_remote: mean(
+                        c.iter()
+                            .filter_map(|c| c.service_demand_remote_us_per_transaction),
+                    ),
                     error: (!r.complete).then(|| r.stop_reason.clone()),
                     ..Default::default()
                 }
@@ -250,8 +297,14 @@ fn point(test: &str, args: &[String], stop: &Arc<AtomicUsize>) -> Result<SweepFi
         // Bad flags are the whole sweep's problem; the rest is this point's.
         Err(e) => match e.downcast::<Failure>() {
             Ok(f @ (Failure::Usage(_) | Failure::Output(_))) => Err(f),
-            Ok(f) => Ok(SweepFigures { error: Some(f.to_string()), ..Default::default() }),
-            Err(e) => Ok(SweepFigures { error: Some(format!("{e:#}")), ..Default::default() }),
+            Ok(f) => Ok(SweepFigures {
+                error: Some(f.to_string()),
+                ..Default::default()
+            }),
+            Err(e) => Ok(SweepFigures {
+                error: Some(format!("{e:#}")),
+                ..Default::default()
+            }),
         },
     }
 }
@@ -286,10 +339,24 @@ pub fn run(args: &SweepArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             eprintln!("misura sweep: {} {} = {v}", args.test, s.parameter);
         }
         let figures = point(&args.test, &argv(&s, v), stop)?;
-        points.push(SweepPoint { parameter: s.parameter.clone(), value: v.clone(), figures });
+        points.push(SweepPoint {
+            parameter: s.parameter.clone(),
+            value: v.clone(),
+            figures,
+        });
     }
-    let complete = !client::interrupted(stop) && points.len() == s.values.len() && points.iter().all(|p| p.figures.complete);
-    let warnings = points.iter().filter_map(|p| p.figures.error.as_ref().map(|e| format!("{} = {}: {e}", p.parameter, p.value))).collect();
+    let complete = !client::interrupted(stop)
+        && points.len() == s.values.len()
+        && points.iter().all(|p| p.figures.complete);
+    let warnings = points
+        .iter()
+        .filter_map(|p| {
+            p.figures
+                .error
+                .as_ref()
+                .map(|e| format!("{} = {}: {e}", p.parameter, p.value))
+        })
+        .collect();
     let r = SweepReport {
         meta: crate::oneway::meta("misura.sweep", started_at),
         complete,
@@ -300,7 +367,10 @@ pub fn run(args: &SweepArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         } else {
             "some runs did not complete".into()
         },
-        host: crate::host::fingerprint(LoopTuning { netns, ..Default::default() }),
+        host: crate::host::fingerprint(LoopTuning {
+            netns,
+            ..Default::default()
+        }),
         test: args.test.clone(),
         parameter: s.parameter.clone(),
         base_args: s.rest.clone(),
@@ -317,7 +387,12 @@ pub fn run(args: &SweepArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         export_csv: s.export_csv.clone(),
         quiet: s.quiet,
     };
-    client::emit(&r, &ca, misura_report::throughput::write_sweep_text, misura_report::throughput::write_sweep_csv)?;
+    client::emit(
+        &r,
+        &ca,
+        misura_report::throughput::write_sweep_text,
+        misura_report::throughput::write_sweep_csv,
+    )?;
     // A sweep whose runs all happened exits 0 even if some failed (their rows say why).
     Ok(crate::exit::OK)
 }
@@ -340,20 +415,59 @@ mod tests {
 
     #[test]
     fn the_swept_flag_is_the_one_with_a_list() {
-        let s = split("tcp", &v(&["h", "--duration", "1s", "--msg-size", "10,100", "--json", "--export-csv", "x.csv", "--streams", "2"])).unwrap();
+        let s = split(
+            "tcp",
+            &v(&[
+                "h",
+                "--duration",
+                "1s",
+                "--msg-size",
+                "10,100",
+                "--json",
+                "--export-csv",
+                "x.csv",
+                "--streams",
+                "2",
+            ]),
+        )
+        .unwrap();
         assert_eq!(s.parameter, "msg-size");
         assert_eq!(s.values, v(&["10", "100"]));
         assert_eq!(s.rest, v(&["h", "--duration", "1s", "--streams", "2"]));
         assert!(s.json);
         assert_eq!(s.export_csv, Some(PathBuf::from("x.csv")));
-        assert_eq!(argv(&s, "10"), v(&["h", "--duration", "1s", "--streams", "2", "--msg-size", "10", "--quiet"]));
+        assert_eq!(
+            argv(&s, "10"),
+            v(&[
+                "h",
+                "--duration",
+                "1s",
+                "--streams",
+                "2",
+                "--msg-size",
+                "10",
+                "--quiet"
+            ])
+        );
         let n = split("tcp", &v(&["h", "--nodelay", "on,off"])).unwrap();
-        assert_eq!((n.parameter.as_str(), n.values.clone()), ("nodelay", v(&["on", "off"])));
+        assert_eq!(
+            (n.parameter.as_str(), n.values.clone()),
+            ("nodelay", v(&["on", "off"]))
+        );
         assert_eq!(argv(&n, "on"), v(&["h", "--nodelay", "--quiet"]));
         assert_eq!(argv(&n, "off"), v(&["h", "--quiet"]));
-        assert!(split("tcp", &v(&["h", "--msg-size", "10"])).is_err(), "nothing swept");
-        assert!(split("tcp", &v(&["h", "--msg-size", "1,2", "--streams", "1..3"])).is_err(), "two swept");
-        assert!(split("udp", &v(&["h", "--streams", "1..3"])).is_err(), "not a udp flag");
+        assert!(
+            split("tcp", &v(&["h", "--msg-size", "10"])).is_err(),
+            "nothing swept"
+        );
+        assert!(
+            split("tcp", &v(&["h", "--msg-size", "1,2", "--streams", "1..3"])).is_err(),
+            "two swept"
+        );
+        assert!(
+            split("udp", &v(&["h", "--streams", "1..3"])).is_err(),
+            "not a udp flag"
+        );
         // The resolved arguments parse as the test's own.
         let s = split("rr", &v(&["h", "--proto", "udp", "--request=16,64"])).unwrap();
         RrW::try_parse_from(argv(&s, "16")).unwrap();

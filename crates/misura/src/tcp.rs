@@ -9,7 +9,9 @@ use crate::exit::Failure;
 use crate::proto;
 use anyhow::Result;
 use misura_measure::auth::StampKey;
-use misura_report::throughput::{CpuUse, IntervalLine, TcpClientResult, TcpConfig, TcpReport, TcpStreamResult};
+use misura_report::throughput::{
+    CpuUse, IntervalLine, TcpClientResult, TcpConfig, TcpReport, TcpStreamResult,
+};
 use misura_report::LoopTuning;
 use misura_wire::control::Value;
 use std::io::{ErrorKind, Read, Write};
@@ -89,23 +91,37 @@ struct Plan {
 fn plan(a: &TcpArgs) -> Result<Plan, Failure> {
     let msg_size = client::bytes(&a.msg_size)?;
     if msg_size == 0 || msg_size > 64 << 20 {
-        return Err(Failure::Params(format!("--msg-size {} must be between 1 byte and 64 MiB", a.msg_size)));
+        return Err(Failure::Params(format!(
+            "--msg-size {} must be between 1 byte and 64 MiB",
+            a.msg_size
+        )));
     }
     let duration_ns = crate::units::duration_ns(&a.duration)? as u64;
     if duration_ns == 0 {
         return Err(Failure::Params("--duration must be above 0".into()));
     }
-    let interval_ns = a.interval.as_deref().map(crate::units::duration_ns).transpose()?.map(|v| v as u64);
+    let interval_ns = a
+        .interval
+        .as_deref()
+        .map(crate::units::duration_ns)
+        .transpose()?
+        .map(|v| v as u64);
     if interval_ns == Some(0) {
         return Err(Failure::Params("--interval must be above 0".into()));
     }
     if a.streams == 0 || a.streams > 1024 {
-        return Err(Failure::Params("--streams must be between 1 and 1024".into()));
+        return Err(Failure::Params(
+            "--streams must be between 1 and 1024".into(),
+        ));
     }
     if a.c.clients == 0 {
         return Err(Failure::Params("--clients must be at least 1".into()));
     }
-    let buf = |s: &Option<String>| -> Result<Option<usize>, Failure> { s.as_deref().map(|v| client::bytes(v).map(|b| b as usize)).transpose() };
+    let buf = |s: &Option<String>| -> Result<Option<usize>, Failure> {
+        s.as_deref()
+            .map(|v| client::bytes(v).map(|b| b as usize))
+            .transpose()
+    };
     Ok(Plan {
         direction: if a.bidir {
             "bidir"
@@ -115,7 +131,11 @@ fn plan(a: &TcpArgs) -> Result<Plan, Failure> {
             "forward"
         },
         msg_size,
-        opts: TcpOpts { sndbuf: buf(&a.sndbuf)?, rcvbuf: buf(&a.rcvbuf)?, nodelay: a.nodelay },
+        opts: TcpOpts {
+            sndbuf: buf(&a.sndbuf)?,
+            rcvbuf: buf(&a.rcvbuf)?,
+            nodelay: a.nodelay,
+        },
         duration_ns,
         interval_ns,
         streams: a.streams,
@@ -126,7 +146,12 @@ fn plan(a: &TcpArgs) -> Result<Plan, Failure> {
 pub fn run(args: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     client::enter_netns(&args.c.netns)?;
     let r = measure(args, stop)?;
-    client::emit(&r, &args.c, misura_report::throughput::write_tcp_text, misura_report::throughput::write_tcp_csv)?;
+    client::emit(
+        &r,
+        &args.c,
+        misura_report::throughput::write_tcp_text,
+        misura_report::throughput::write_tcp_csv,
+    )?;
     Ok(client::exit_code(r.complete))
 }
 
@@ -138,7 +163,18 @@ pub fn measure(a: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<TcpReport> {
     let started_at = crate::oneway::now_rfc3339();
     let t0 = Instant::now();
     let intervals = Mutex::new(Vec::new());
-    let results = client::run_clients(a.c.clients, |i| one_client(i, &p, addr, key.as_ref(), stop, t0, &intervals, a.c.quiet || a.c.json));
+    let results = client::run_clients(a.c.clients, |i| {
+        one_client(
+            i,
+            &p,
+            addr,
+            key.as_ref(),
+            stop,
+            t0,
+            &intervals,
+            a.c.quiet || a.c.json,
+        )
+    });
     let mut clients = Vec::new();
     let mut warnings = Vec::new();
     let mut first_err = None;
@@ -160,7 +196,10 @@ pub fn measure(a: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<TcpReport> {
     if p.direction == "reverse" {
         warnings.push("reverse test: retransmits and RTT are the client's sockets' (the receiving side); the server's sending side is not seen".into());
     }
-    if clients.iter().any(|c| c.receiver_bytes < c.sent_bytes && p.direction == "forward" && c.complete) {
+    if clients
+        .iter()
+        .any(|c| c.receiver_bytes < c.sent_bytes && p.direction == "forward" && c.complete)
+    {
         warnings.push("the server counted fewer bytes than the client sent: data lost in flight at the end (peer closed early?)".into());
     }
     let complete = clients.iter().all(|c| c.complete);
@@ -169,11 +208,18 @@ pub fn measure(a: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<TcpReport> {
     } else if complete {
         "finished".into()
     } else {
-        clients.iter().find(|c| !c.complete).map(|c| c.stop_reason.clone()).unwrap_or_default()
+        clients
+            .iter()
+            .find(|c| !c.complete)
+            .map(|c| c.stop_reason.clone())
+            .unwrap_or_default()
     };
     let mut iv = intervals.into_inner().unwrap();
     iv.sort_by_key(|l: &IntervalLine| (l.start_ns, l.client));
-    let tuning = LoopTuning { netns: a.c.netns.clone(), ..Default::default() };
+    let tuning = LoopTuning {
+        netns: a.c.netns.clone(),
+        ..Default::default()
+    };
     Ok(TcpReport {
         meta: crate::oneway::meta("misura.tcp", started_at),
         complete,
@@ -241,7 +287,13 @@ struct StreamOutcome {
 const POLL: Duration = Duration::from_millis(200);
 
 /// Write `msg_size` chunks until `end`; returns (bytes, last write, error).
-fn send_until(s: &mut TcpStream, msg_size: usize, end: Instant, stop: &AtomicUsize, ctr: &AtomicU64) -> (u64, Option<Instant>, Option<String>) {
+fn send_until(
+    s: &mut TcpStream,
+    msg_size: usize,
+    end: Instant,
+    stop: &AtomicUsize,
+    ctr: &AtomicU64,
+) -> (u64, Option<Instant>, Option<String>) {
     let buf = vec![0x5au8; msg_size];
     let (mut off, mut total, mut last) = (0usize, 0u64, None);
     s.set_write_timeout(Some(POLL)).ok();
@@ -251,27 +303,52 @@ fn send_until(s: &mut TcpStream, msg_size: usize, end: Instant, stop: &AtomicUsi
             return (total, last, None);
         }
         match s.write(&buf[off..]) {
-            Ok(0) => return (total, last, Some("the server closed the data connection".into())),
+            Ok(0) => {
+                return (
+                    total,
+                    last,
+                    Some("the server closed the data connection".into()),
+                )
+            }
             Ok(n) => {
                 off = (off + n) % msg_size;
                 total += n as u64;
                 ctr.fetch_add(n as u64, Ordering::Relaxed);
                 last = Some(Instant::now());
             }
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
-            Err(e) => return (total, last, Some(format!("lost the data connection while sending: {e}"))),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) => {}
+            Err(e) => {
+                return (
+                    total,
+                    last,
+                    Some(format!("lost the data connection while sending: {e}")),
+                )
+            }
         }
     }
 }
 
 /// Read until the peer closes, or `hard_end`; returns (bytes, last read, error).
-fn receive_until(s: &mut TcpStream, hard_end: Instant, stop: &AtomicUsize, ctr: &AtomicU64) -> (u64, Option<Instant>, Option<String>) {
+fn receive_until(
+    s: &mut TcpStream,
+    hard_end: Instant,
+    stop: &AtomicUsize,
+    ctr: &AtomicU64,
+) -> (u64, Option<Instant>, Option<String>) {
     let mut buf = vec![0u8; 256 * 1024];
     let (mut total, mut last) = (0u64, None);
     s.set_read_timeout(Some(POLL)).ok();
     loop {
         if Instant::now() >= hard_end {
-            return (total, last, Some("the server did not end its sending in time".into()));
+            return (
+                total,
+                last,
+                Some("the server did not end its sending in time".into()),
+            );
         }
         if client::interrupted(stop) {
             return (total, last, None);
@@ -283,16 +360,40 @@ fn receive_until(s: &mut TcpStream, hard_end: Instant, stop: &AtomicUsize, ctr: 
                 ctr.fetch_add(n as u64, Ordering::Relaxed);
                 last = Some(Instant::now());
             }
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
-            Err(e) => return (total, last, Some(format!("lost the data connection while receiving: {e}"))),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) => {}
+            Err(e) => {
+                return (
+                    total,
+                    last,
+                    Some(format!("lost the data connection while receiving: {e}")),
+                )
+            }
         }
     }
 }
 
-fn stream_worker(mut s: TcpStream, dir: &str, msg_size: usize, end: Instant, stop: &AtomicUsize, ctr: &Counters) -> StreamOutcome {
+fn stream_worker(
+    mut s: TcpStream,
+    dir: &str,
+    msg_size: usize,
+    end: Instant,
+    stop: &AtomicUsize,
+    ctr: &Counters,
+) -> StreamOutcome {
     let cpu0 = client::thread_cpu();
     let hard_end = end + client::END_GRACE;
-    let mut o = StreamOutcome { sent: 0, received: 0, last_io: None, info: None, cpu: (0, 0), error: None };
+    let mut o = StreamOutcome {
+        sent: 0,
+        received: 0,
+        last_io: None,
+        info: None,
+        cpu: (0, 0),
+        error: None,
+    };
     match dir {
         "forward" => {
             let (n, last, err) = send_until(&mut s, msg_size, end, stop, &ctr.sent);
@@ -351,8 +452,14 @@ fn one_client(
         .with(proto::F_STREAMS, Value::U64(p.streams as u64))
         .with(proto::F_DIRECTION, Value::Str(p.direction.into()))
         .with(proto::F_MSG_SIZE, Value::U64(p.msg_size))
-        .with(proto::F_SNDBUF, Value::U64(p.opts.sndbuf.unwrap_or(0) as u64))
-        .with(proto::F_RCVBUF, Value::U64(p.opts.rcvbuf.unwrap_or(0) as u64))
+        .with(
+            proto::F_SNDBUF,
+            Value::U64(p.opts.sndbuf.unwrap_or(0) as u64),
+        )
+        .with(
+            proto::F_RCVBUF,
+            Value::U64(p.opts.rcvbuf.unwrap_or(0) as u64),
+        )
         .with(proto::F_NODELAY, Value::Bool(p.opts.nodelay));
     let acc = ctl.request(req, key)?;
     let data_addr = SocketAddr::new(addr.ip(), acc.data_port);
@@ -366,7 +473,15 @@ fn one_client(
             }
         }
     }
-    let meta: Vec<(u16, (u64, u64))> = socks.iter().map(|s| (s.local_addr().map(|a| a.port()).unwrap_or(0), client::granted_buffers(s))).collect();
+    let meta: Vec<(u16, (u64, u64))> = socks
+        .iter()
+        .map(|s| {
+            (
+                s.local_addr().map(|a| a.port()).unwrap_or(0),
+                client::granted_buffers(s),
+            )
+        })
+        .collect();
     let counters: Vec<Counters> = (0..p.streams).map(|_| Counters::default()).collect();
     let dl = client::Deadline::new(p.duration_ns);
     let (start, end) = (dl.start, dl.end);
@@ -380,12 +495,18 @@ fn one_client(
             })
             .collect();
         // Interval lines while the streams run.
-        let mut progress = crate::progress::Progress::new(quiet, Some(Duration::from_nanos(p.duration_ns)));
+        let mut progress =
+            crate::progress::Progress::new(quiet, Some(Duration::from_nanos(p.duration_ns)));
         let mut next = p.interval_ns.map(|iv| start + Duration::from_nanos(iv));
         let (mut ls, mut lr, mut lt) = (0u64, 0u64, start);
         while !hs.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(5));
-            let (s, r) = counters.iter().fold((0, 0), |a, c| (a.0 + c.sent.load(Ordering::Relaxed), a.1 + c.received.load(Ordering::Relaxed)));
+            let (s, r) = counters.iter().fold((0, 0), |a, c| {
+                (
+                    a.0 + c.sent.load(Ordering::Relaxed),
+                    a.1 + c.received.load(Ordering::Relaxed),
+                )
+            });
             progress.tick(|| format!("client {i}: sent {s} B, received {r} B"));
             if let (Some(n), Some(iv)) = (next, p.interval_ns) {
                 let now = Instant::now();
@@ -416,11 +537,19 @@ fn one_client(
             }
         }
         progress.done();
-        hs.into_iter().map(|h| h.join().expect("stream thread panicked")).collect()
+        hs.into_iter()
+            .map(|h| h.join().expect("stream thread panicked"))
+            .collect()
     });
-    let last = outcomes.iter().filter_map(|o| o.last_io).max().unwrap_or(start);
+    let last = outcomes
+        .iter()
+        .filter_map(|o| o.last_io)
+        .max()
+        .unwrap_or(start);
     let elapsed_ns = (last.max(start) - start).as_nanos() as u64;
-    let (cu, cs) = outcomes.iter().fold((0, 0), |a, o| (a.0 + o.cpu.0, a.1 + o.cpu.1));
+    let (cu, cs) = outcomes
+        .iter()
+        .fold((0, 0), |a, o| (a.0 + o.cpu.0, a.1 + o.cpu.1));
     let sent: u64 = outcomes.iter().map(|o| o.sent).sum();
     let received: u64 = outcomes.iter().map(|o| o.received).sum();
     let stream_err = outcomes.iter().find_map(|o| o.error.clone());
@@ -435,14 +564,23 @@ fn one_client(
         transactions: 0,
         partial: stream_err.is_some() || client::interrupted(stop),
     };
-    let server = ctl.done(&client::done_message(&done), client::END_GRACE + proto::MESSAGE_TIMEOUT);
+    let server = ctl.done(
+        &client::done_message(&done),
+        client::END_GRACE + proto::MESSAGE_TIMEOUT,
+    );
     let (server, ctl_err) = match server {
         Ok(s) => (Some(s), None),
         Err(e) => (None, Some(format!("{e:#}"))),
     };
     let sv = server.as_ref();
     let server_elapsed = sv.and_then(|s| s.elapsed_ns).filter(|e| *e > 0);
-    let rate = |bytes: u64, ns: u64| if ns > 0 { bytes as f64 * 8e9 / ns as f64 } else { 0.0 };
+    let rate = |bytes: u64, ns: u64| {
+        if ns > 0 {
+            bytes as f64 * 8e9 / ns as f64
+        } else {
+            0.0
+        }
+    };
     let fwd_bytes = sv.and_then(|s| s.bytes);
     let (receiver_bytes, throughput_bps, forward_bps, reverse_bps) = match p.direction {
         "forward" => {
@@ -464,7 +602,9 @@ fn one_client(
             let recv = match p.direction {
                 "forward" => sv.and_then(|s| s.stream_bytes.get(k).copied()),
                 "reverse" => Some(o.received),
-                _ => sv.and_then(|s| s.stream_bytes.get(k).copied()).map(|f| f + o.received),
+                _ => sv
+                    .and_then(|s| s.stream_bytes.get(k).copied())
+                    .map(|f| f + o.received),
             };
             let info = o.info.unwrap_or_default();
             TcpStreamResult {
@@ -493,7 +633,10 @@ fn one_client(
     } else if let Some(e) = &ctl_err {
         format!("no result from the server: {e}")
     } else if partial_server {
-        format!("the server marked its figures partial: {}", sv.and_then(|s| s.reason.clone()).unwrap_or_default())
+        format!(
+            "the server marked its figures partial: {}",
+            sv.and_then(|s| s.reason.clone()).unwrap_or_default()
+        )
     } else if client::interrupted(stop) {
         client::signal_reason(stop)
     } else {
@@ -513,7 +656,8 @@ fn one_client(
         forward_bps,
         reverse_bps,
         retransmits: infos.iter().map(|t| t.total_retrans as u64).sum(),
-        rtt_us_mean: (!infos.is_empty()).then(|| infos.iter().map(|t| t.rtt_us as f64).sum::<f64>() / infos.len() as f64),
+        rtt_us_mean: (!infos.is_empty())
+            .then(|| infos.iter().map(|t| t.rtt_us as f64).sum::<f64>() / infos.len() as f64),
         streams,
         cpu_local,
         cpu_remote,
@@ -536,7 +680,18 @@ mod tests {
 
     #[test]
     fn flags_resolve_into_a_plan() {
-        let w = W::try_parse_from(["t", "198.18.0.2", "--bidir", "--msg-size", "64K", "--sndbuf", "256K", "--interval", "1s"]).unwrap();
+        let w = W::try_parse_from([
+            "t",
+            "198.18.0.2",
+            "--bidir",
+            "--msg-size",
+            "64K",
+            "--sndbuf",
+            "256K",
+            "--interval",
+            "1s",
+        ])
+        .unwrap();
         let p = plan(&w.a).unwrap();
         assert_eq!(p.direction, "bidir");
         assert_eq!(p.msg_size, 65536);

@@ -46,7 +46,12 @@ const ID_RING: usize = 4096;
 
 impl Transport {
     pub fn udp(sock: UdpTsSocket, target: SocketAddr) -> Transport {
-        Transport::Udp(Udp { sock, target, id_to_seq: vec![0; ID_RING], next_id: 0 })
+        Transport::Udp(Udp {
+            sock,
+            target,
+            id_to_seq: vec![0; ID_RING],
+            next_id: 0,
+        })
     }
 
     pub fn l2(interface: &str, peer: MacAddr, ethertype: u16, session: u32) -> Result<Transport> {
@@ -77,7 +82,12 @@ impl Transport {
             Transport::Udp(_) => Ok(stamp.to_vec()),
             Transport::L2(l) => {
                 let p = PROBE_LEN + stamp.len();
-                let eth = EthernetRepr { dst: l.peer, src: l.mac, vlan: None, ethertype: l.ethertype };
+                let eth = EthernetRepr {
+                    dst: l.peer,
+                    src: l.mac,
+                    vlan: None,
+                    ethertype: l.ethertype,
+                };
                 let probe = ProbeRepr {
                     flags: ProbeFlags::SENDER_TIMESTAMP,
                     payload_len: p as u16,
@@ -89,7 +99,8 @@ impl Transport {
                     aux_timestamp: 0,
                 };
                 let mut buf = vec![0u8; (ETH + p).max(misura_wire::ethernet::MIN_FRAME_LEN)];
-                let n = misura_wire::probe::emit_frame(&eth, &probe, &mut buf).context("building a raw probe")?;
+                let n = misura_wire::probe::emit_frame(&eth, &probe, &mut buf)
+                    .context("building a raw probe")?;
                 buf.truncate(n);
                 buf[ETH + PROBE_LEN..ETH + PROBE_LEN + stamp.len()].copy_from_slice(stamp);
                 Ok(buf)
@@ -124,7 +135,11 @@ impl Transport {
         match self {
             Transport::Udp(u) => {
                 while let Some(st) = u.sock.recv_tx_timestamp()? {
-                    f(u.id_to_seq[st.id as usize % ID_RING], st.software_ns, st.hardware_ns);
+                    f(
+                        u.id_to_seq[st.id as usize % ID_RING],
+                        st.software_ns,
+                        st.hardware_ns,
+                    );
                 }
             }
             Transport::L2(l) => {
@@ -149,28 +164,54 @@ impl Transport {
     pub fn recv(&mut self, buf: &mut [u8]) -> Result<(bool, Option<Received>)> {
         match self {
             Transport::Udp(u) => {
-                let Some(m) = u.sock.recv_from(buf)? else { return Ok((false, None)) };
+                let Some(m) = u.sock.recv_from(buf)? else {
+                    return Ok((false, None));
+                };
                 let rx2 = misura_sys::clock::realtime_ns();
                 if m.src != u.target {
                     return Ok((true, None));
                 }
-                Ok((true, Some(Received { start: 0, len: m.len.min(buf.len()), rx2, rx_kernel: m.software_ns, rx_hw: m.hardware_ns })))
+                Ok((
+                    true,
+                    Some(Received {
+                        start: 0,
+                        len: m.len.min(buf.len()),
+                        rx2,
+                        rx_kernel: m.software_ns,
+                        rx_hw: m.hardware_ns,
+                    }),
+                ))
             }
             Transport::L2(l) => {
-                let Some(m) = l.sock.recv(buf)? else { return Ok((false, None)) };
+                let Some(m) = l.sock.recv(buf)? else {
+                    return Ok((false, None));
+                };
                 let rx2 = misura_sys::clock::realtime_ns();
                 let n = m.len.min(buf.len());
-                let Ok(eth) = EthernetFrame::new_checked(&buf[..n]) else { return Ok((true, None)) };
+                let Ok(eth) = EthernetFrame::new_checked(&buf[..n]) else {
+                    return Ok((true, None));
+                };
                 if eth.src() != l.peer || eth.ethertype() != l.ethertype {
                     return Ok((true, None));
                 }
                 let hl = eth.header_len();
-                let Ok(p) = ProbeRepr::parse(eth.payload()) else { return Ok((true, None)) };
+                let Ok(p) = ProbeRepr::parse(eth.payload()) else {
+                    return Ok((true, None));
+                };
                 if !p.flags.contains(ProbeFlags::REPLY) || p.session_id != l.session {
                     return Ok((true, None));
                 }
                 let len = (p.payload_len as usize).saturating_sub(PROBE_LEN);
-                Ok((true, Some(Received { start: hl + PROBE_LEN, len, rx2, rx_kernel: m.software_ns, rx_hw: m.hardware_ns })))
+                Ok((
+                    true,
+                    Some(Received {
+                        start: hl + PROBE_LEN,
+                        len,
+                        rx2,
+                        rx_kernel: m.software_ns,
+                        rx_hw: m.hardware_ns,
+                    }),
+                ))
             }
         }
     }

@@ -98,14 +98,25 @@ fn plan(a: &UdpArgs) -> Result<Plan, Failure> {
     if a.c.clients == 0 {
         return Err(Failure::Params("--clients must be at least 1".into()));
     }
-    Ok(Plan { rate_bps, msg_size, duration_ns, df: a.df, reverse: a.reverse })
+    Ok(Plan {
+        rate_bps,
+        msg_size,
+        duration_ns,
+        df: a.df,
+        reverse: a.reverse,
+    })
 }
 
 /// Returns the process exit code.
 pub fn run(args: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     client::enter_netns(&args.c.netns)?;
     let r = measure(args, stop)?;
-    client::emit(&r, &args.c, misura_report::throughput::write_udp_text, misura_report::throughput::write_udp_csv)?;
+    client::emit(
+        &r,
+        &args.c,
+        misura_report::throughput::write_udp_text,
+        misura_report::throughput::write_udp_csv,
+    )?;
     Ok(client::exit_code(r.complete))
 }
 
@@ -114,7 +125,9 @@ pub fn measure(a: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
     let key = client::read_key(&a.c.key_file)?;
     let addr = client::resolve(&a.c.host)?;
     let started_at = crate::oneway::now_rfc3339();
-    let results = client::run_clients(a.c.clients, |i| one_client(i, &p, addr, key.as_ref(), stop, a.c.quiet || a.c.json));
+    let results = client::run_clients(a.c.clients, |i| {
+        one_client(i, &p, addr, key.as_ref(), stop, a.c.quiet || a.c.json)
+    });
     let mut clients = Vec::new();
     let mut warnings = Vec::new();
     let mut first_err = None;
@@ -144,7 +157,12 @@ pub fn measure(a: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
                     if c.emsgsize_errors > 0 { format!(" ({} sends failed with EMSGSIZE)", c.emsgsize_errors) } else { String::new() }
                 ));
             } else if p.df {
-                warnings.push(format!("client {}: nothing arrived with don't-fragment set (path MTU {})", c.client, c.path_mtu.map_or("unknown".into(), |m| format!("{m} bytes"))));
+                warnings.push(format!(
+                    "client {}: nothing arrived with don't-fragment set (path MTU {})",
+                    c.client,
+                    c.path_mtu
+                        .map_or("unknown".into(), |m| format!("{m} bytes"))
+                ));
             } else {
                 warnings.push(format!("client {}: nothing arrived", c.client));
             }
@@ -156,18 +174,29 @@ pub fn measure(a: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
     } else if complete {
         "finished".into()
     } else {
-        clients.iter().find(|c| !c.complete).map(|c| c.stop_reason.clone()).unwrap_or_default()
+        clients
+            .iter()
+            .find(|c| !c.complete)
+            .map(|c| c.stop_reason.clone())
+            .unwrap_or_default()
     };
     let sent: u64 = clients.iter().map(|c| c.sent_packets).sum();
     let lost: u64 = clients.iter().map(|c| c.lost).sum();
-    let tuning = LoopTuning { netns: a.c.netns.clone(), ..Default::default() };
+    let tuning = LoopTuning {
+        netns: a.c.netns.clone(),
+        ..Default::default()
+    };
     Ok(UdpReport {
         meta: crate::oneway::meta("misura.udp", started_at),
         complete,
         stop_reason,
         throughput_bps: clients.iter().map(|c| c.throughput_bps).sum(),
         lost,
-        loss_ratio: if sent > 0 { lost as f64 / sent as f64 } else { 0.0 },
+        loss_ratio: if sent > 0 {
+            lost as f64 / sent as f64
+        } else {
+            0.0
+        },
         host: crate::host::fingerprint(tuning),
         config: UdpConfig {
             endpoint: client::endpoint(&a.c, addr, key.is_some()),
@@ -243,7 +272,14 @@ struct SendStats {
     last_error: Option<String>,
 }
 
-fn send_paced(sock: &UdpSocket, p: &Plan, test_id: u64, start: Instant, end: Instant, stop: &AtomicUsize) -> SendStats {
+fn send_paced(
+    sock: &UdpSocket,
+    p: &Plan,
+    test_id: u64,
+    start: Instant,
+    end: Instant,
+    stop: &AtomicUsize,
+) -> SendStats {
     let mut buf = vec![0u8; p.msg_size as usize];
     let mut st = SendStats::default();
     let mut k = 0u64;
@@ -268,7 +304,12 @@ fn send_paced(sock: &UdpSocket, p: &Plan, test_id: u64, start: Instant, end: Ins
             let el = (now - start).as_nanos();
             k = (el * p.rate_bps as u128 / (p.msg_size as u128 * 8 * 1_000_000_000)) as u64;
         }
-        emit_header(&mut buf, test_id, st.packets + st.errors, misura_sys::clock::realtime_ns());
+        emit_header(
+            &mut buf,
+            test_id,
+            st.packets + st.errors,
+            misura_sys::clock::realtime_ns(),
+        );
         match sock.send(&buf) {
             Ok(_) => {
                 st.packets += 1;
@@ -306,22 +347,34 @@ struct RecvStats {
     last: Option<Instant>,
 }
 
-fn receive(sock: &UdpSocket, test_id: u64, msg_size: u64, end: Instant, stop: &AtomicUsize) -> RecvStats {
+fn receive(
+    sock: &UdpSocket,
+    test_id: u64,
+    msg_size: u64,
+    end: Instant,
+    stop: &AtomicUsize,
+) -> RecvStats {
     let mut buf = vec![0u8; 65_536];
-    let mut st = RecvStats { seq: Some(SequenceTracker::new()), ..Default::default() };
+    let mut st = RecvStats {
+        seq: Some(SequenceTracker::new()),
+        ..Default::default()
+    };
     sock.set_read_timeout(Some(Duration::from_millis(50))).ok();
     loop {
         let now = Instant::now();
         // Stop DRAIN after the planned end once the stream has gone quiet,
         // or END_GRACE after it whatever happens.
         let quiet_since = st.last.unwrap_or(end).max(end);
-        if now >= quiet_since + DRAIN || now >= end + client::END_GRACE || client::interrupted(stop) {
+        if now >= quiet_since + DRAIN || now >= end + client::END_GRACE || client::interrupted(stop)
+        {
             return st;
         }
         match sock.recv(&mut buf) {
             Ok(n) => {
                 let rx = misura_sys::clock::realtime_ns();
-                let Some((id, seq, tx)) = parse_header(&buf[..n]) else { continue };
+                let Some((id, seq, tx)) = parse_header(&buf[..n]) else {
+                    continue;
+                };
                 if id != test_id || seq == u64::MAX {
                     continue;
                 }
@@ -339,33 +392,57 @@ fn receive(sock: &UdpSocket, test_id: u64, msg_size: u64, end: Instant, stop: &A
                 st.owd_min = Some(st.owd_min.map_or(owd, |m| m.min(owd)));
                 st.owd_max = Some(st.owd_max.map_or(owd, |m| m.max(owd)));
             }
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) => {}
             Err(_) => std::thread::sleep(Duration::from_millis(10)), // ICMP errors and the like
         }
     }
 }
 
 fn data_socket(server: SocketAddr, df: bool) -> Result<UdpSocket> {
-    let bind: SocketAddr = if server.is_ipv6() { "[::]:0".parse().unwrap() } else { "0.0.0.0:0".parse().unwrap() };
-    let s = socket2::Socket::new(socket2::Domain::for_address(server), socket2::Type::DGRAM, Some(socket2::Protocol::UDP)).context("creating a UDP socket")?;
+    let bind: SocketAddr = if server.is_ipv6() {
+        "[::]:0".parse().unwrap()
+    } else {
+        "0.0.0.0:0".parse().unwrap()
+    };
+    let s = socket2::Socket::new(
+        socket2::Domain::for_address(server),
+        socket2::Type::DGRAM,
+        Some(socket2::Protocol::UDP),
+    )
+    .context("creating a UDP socket")?;
     // Large buffers so the kernel, not the socket, is what limits the rate.
     let _ = s.set_send_buffer_size(4 << 20);
     let _ = s.set_recv_buffer_size(4 << 20);
     s.bind(&bind.into()).context("binding a UDP socket")?;
     let u: UdpSocket = s.into();
-    u.connect(server).with_context(|| format!("connecting the UDP socket to {server}"))?;
+    u.connect(server)
+        .with_context(|| format!("connecting the UDP socket to {server}"))?;
     if df {
         misura_sys::tcpinfo::set_dont_fragment(&u, server.is_ipv6())?;
     }
     Ok(u)
 }
 
-fn one_client(i: u32, p: &Plan, addr: SocketAddr, key: Option<&StampKey>, stop: &Arc<AtomicUsize>, quiet: bool) -> Result<UdpClientResult> {
+fn one_client(
+    i: u32,
+    p: &Plan,
+    addr: SocketAddr,
+    key: Option<&StampKey>,
+    stop: &Arc<AtomicUsize>,
+    quiet: bool,
+) -> Result<UdpClientResult> {
     let mut ctl = Control::connect(addr)?;
     ctl.check_limits(p.duration_ns, 1, p.rate_bps)?;
     let req = client::request("udp", p.duration_ns, i)
         .with(proto::F_STREAMS, Value::U64(1))
-        .with(proto::F_DIRECTION, Value::Str(if p.reverse { "reverse" } else { "forward" }.into()))
+        .with(
+            proto::F_DIRECTION,
+            Value::Str(if p.reverse { "reverse" } else { "forward" }.into()),
+        )
         .with(proto::F_MSG_SIZE, Value::U64(p.msg_size))
         .with(proto::F_RATE_BPS, Value::U64(p.rate_bps))
         .with(proto::F_DF, Value::Bool(p.df));
@@ -384,7 +461,12 @@ fn one_client(i: u32, p: &Plan, addr: SocketAddr, key: Option<&StampKey>, stop: 
         // Tell the server where to send (a few times: UDP may lose one).
         let mut hello = vec![0u8; HEADER];
         for _ in 0..3 {
-            emit_header(&mut hello, acc.test_id, u64::MAX, misura_sys::clock::realtime_ns());
+            emit_header(
+                &mut hello,
+                acc.test_id,
+                u64::MAX,
+                misura_sys::clock::realtime_ns(),
+            );
             let _ = sock.send(&hello);
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -418,12 +500,21 @@ fn one_client(i: u32, p: &Plan, addr: SocketAddr, key: Option<&StampKey>, stop: 
         transactions: 0,
         partial: client::interrupted(stop),
     };
-    let (server, ctl_err) = match ctl.done(&client::done_message(&done), client::END_GRACE + proto::MESSAGE_TIMEOUT) {
+    let (server, ctl_err) = match ctl.done(
+        &client::done_message(&done),
+        client::END_GRACE + proto::MESSAGE_TIMEOUT,
+    ) {
         Ok(s) => (Some(s), None),
         Err(e) => (None, Some(format!("{e:#}"))),
     };
     let sv = server.as_ref();
-    let rate = |bytes: u64, ns: u64| if ns > 0 { bytes as f64 * 8e9 / ns as f64 } else { 0.0 };
+    let rate = |bytes: u64, ns: u64| {
+        if ns > 0 {
+            bytes as f64 * 8e9 / ns as f64
+        } else {
+            0.0
+        }
+    };
     let r = match &recv {
         // Reverse: the client is the receiver; the server's RESULT says what it sent.
         Some(r) => {
@@ -444,7 +535,11 @@ fn one_client(i: u32, p: &Plan, addr: SocketAddr, key: Option<&StampKey>, stop: 
                 received_packets: r.packets,
                 received_bytes: r.bytes,
                 lost,
-                loss_ratio: if sent > 0 { lost as f64 / sent as f64 } else { 0.0 },
+                loss_ratio: if sent > 0 {
+                    lost as f64 / sent as f64
+                } else {
+                    0.0
+                },
                 duplicates: c.duplicates,
                 reordered: c.reordered,
                 jitter_ns: (r.packets > 1).then(|| r.jitter.jitter_ns().round() as u64),
@@ -464,7 +559,10 @@ fn one_client(i: u32, p: &Plan, addr: SocketAddr, key: Option<&StampKey>, stop: 
             let received = sv.and_then(|s| s.packets).unwrap_or(0);
             let rbytes = sv.and_then(|s| s.bytes).unwrap_or(received * p.msg_size);
             let lost = send.packets.saturating_sub(received);
-            let relapsed = sv.and_then(|s| s.elapsed_ns).filter(|e| *e > 0).unwrap_or(elapsed_ns);
+            let relapsed = sv
+                .and_then(|s| s.elapsed_ns)
+                .filter(|e| *e > 0)
+                .unwrap_or(elapsed_ns);
             UdpClientResult {
                 client: i,
                 test_id: Some(acc.test_id),
@@ -479,17 +577,27 @@ fn one_client(i: u32, p: &Plan, addr: SocketAddr, key: Option<&StampKey>, stop: 
                 received_packets: received,
                 received_bytes: rbytes,
                 lost,
-                loss_ratio: if send.packets > 0 { lost as f64 / send.packets as f64 } else { 0.0 },
+                loss_ratio: if send.packets > 0 {
+                    lost as f64 / send.packets as f64
+                } else {
+                    0.0
+                },
                 duplicates: sv.and_then(|s| s.duplicates).unwrap_or(0),
                 reordered: sv.and_then(|s| s.reordered).unwrap_or(0),
                 jitter_ns: sv.and_then(|s| s.jitter_ns),
                 owd_min_ns: sv.and_then(|s| s.owd_min_ns),
                 owd_max_ns: sv.and_then(|s| s.owd_max_ns),
-                owd_variation_ns: sv.and_then(|s| s.owd_min_ns.zip(s.owd_max_ns)).map(|(a, b)| b - a),
+                owd_variation_ns: sv
+                    .and_then(|s| s.owd_min_ns.zip(s.owd_max_ns))
+                    .map(|(a, b)| b - a),
                 offered_bps: p.rate_bps as f64,
                 // Receiver rate over the sender's sending time when the
                 // server's own span is not known.
-                throughput_bps: if received > 0 { rate(rbytes, relapsed) } else { 0.0 },
+                throughput_bps: if received > 0 {
+                    rate(rbytes, relapsed)
+                } else {
+                    0.0
+                },
                 path_mtu,
                 cpu_local,
                 cpu_remote: sv.and_then(|s| client::remote_cpu(s, elapsed_ns)),
@@ -501,13 +609,20 @@ fn one_client(i: u32, p: &Plan, addr: SocketAddr, key: Option<&StampKey>, stop: 
     let reason = if let Some(e) = ctl_err {
         format!("no result from the server: {e}")
     } else if partial_server {
-        format!("the server marked its figures partial: {}", sv.and_then(|s| s.reason.clone()).unwrap_or_default())
+        format!(
+            "the server marked its figures partial: {}",
+            sv.and_then(|s| s.reason.clone()).unwrap_or_default()
+        )
     } else if client::interrupted(stop) {
         client::signal_reason(stop)
     } else {
         "finished".into()
     };
-    Ok(UdpClientResult { complete: reason == "finished", stop_reason: reason, ..r })
+    Ok(UdpClientResult {
+        complete: reason == "finished",
+        stop_reason: reason,
+        ..r
+    })
 }
 
 #[cfg(test)]

@@ -5,11 +5,15 @@ use crate::exit::Failure;
 /// "500us", "1.5ms", "30s", "5m", "24h", "100ns", "250µs" → nanoseconds.
 pub fn duration_ns(s: &str) -> Result<i64, Failure> {
     let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| Failure::Usage(format!("`{s}` is not a duration: write e.g. 500us, 1ms, 30s, 5m or 24h")))?;
+    let v: f64 = num.parse().map_err(|_| {
+        Failure::Usage(format!(
+            "`{s}` is not a duration: write e.g. 500us, 1ms, 30s, 5m or 24h"
+        ))
+    })?;
     let scale = match unit.trim() {
         "ns" => 1.0,
         "us" | "µs" => 1e3,
@@ -18,7 +22,9 @@ pub fn duration_ns(s: &str) -> Result<i64, Failure> {
         "m" | "min" => 60e9,
         "h" => 3600e9,
         other => {
-            return Err(Failure::Usage(format!("`{s}`: unknown time unit `{other}` (use ns, us, ms, s, m or h)")))
+            return Err(Failure::Usage(format!(
+                "`{s}`: unknown time unit `{other}` (use ns, us, ms, s, m or h)"
+            )))
         }
     };
     let ns = v * scale;
@@ -30,23 +36,37 @@ pub fn duration_ns(s: &str) -> Result<i64, Failure> {
 
 /// "100M", "1G", "10G", "2.5G", "100Mb/s", "1000000000" → bit/s.
 pub fn rate_bps(s: &str) -> Result<u64, Failure> {
-    let t = s.trim().trim_end_matches("b/s").trim_end_matches("bps").trim_end_matches("bit/s");
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let t = s
+        .trim()
+        .trim_end_matches("b/s")
+        .trim_end_matches("bps")
+        .trim_end_matches("bit/s");
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| Failure::Usage(format!("`{s}` is not a link rate: write e.g. 100M, 1G, 10G")))?;
+    let v: f64 = num.parse().map_err(|_| {
+        Failure::Usage(format!(
+            "`{s}` is not a link rate: write e.g. 100M, 1G, 10G"
+        ))
+    })?;
     let scale = match unit.trim() {
         "" => 1.0,
         "k" | "K" => 1e3,
         "M" => 1e6,
         "G" => 1e9,
         "T" => 1e12,
-        other => return Err(Failure::Usage(format!("`{s}`: unknown rate unit `{other}` (use k, M, G)"))),
+        other => {
+            return Err(Failure::Usage(format!(
+                "`{s}`: unknown rate unit `{other}` (use k, M, G)"
+            )))
+        }
     };
     let bps = v * scale;
     if !(bps >= 1e6 && bps <= 1.6e12) {
-        return Err(Failure::Params(format!("link rate `{s}` is outside 1 Mb/s … 1.6 Tb/s")));
+        return Err(Failure::Params(format!(
+            "link rate `{s}` is outside 1 Mb/s … 1.6 Tb/s"
+        )));
     }
     Ok(bps.round() as u64)
 }
@@ -73,7 +93,10 @@ pub fn ethertype(s: &str) -> Result<u16, Failure> {
     let t = s.trim();
     // Ethertypes are written in hexadecimal, with or without 0x ("6006" is
     // the paper's 0x6006).
-    let h = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")).unwrap_or(t);
+    let h = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
     let v = u16::from_str_radix(h, 16).ok();
     match v {
         Some(e) if e >= 0x0600 => Ok(e),

@@ -17,7 +17,12 @@ use std::time::{Duration, Instant};
 
 /// Run a command, killing it if it outlives `limit` (then panicking).
 fn run_bounded(cmd: &mut Command, limit: Duration) -> Output {
-    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     let t_out = std::thread::spawn(move || {
@@ -42,11 +47,19 @@ fn run_bounded(cmd: &mut Command, limit: Duration) -> Output {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    Output { status, stdout: t_out.join().unwrap(), stderr: t_err.join().unwrap() }
+    Output {
+        status,
+        stdout: t_out.join().unwrap(),
+        stderr: t_err.join().unwrap(),
+    }
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn repo_root() -> PathBuf {
@@ -67,22 +80,41 @@ fn scapy_stamp_sender_against_misura_reflect() {
         );
         return;
     }
-    let probe = run_bounded(Command::new(&python).args(["-c", "import scapy.contrib.stamp"]), Duration::from_secs(60));
+    let probe = run_bounded(
+        Command::new(&python).args(["-c", "import scapy.contrib.stamp"]),
+        Duration::from_secs(60),
+    );
     if !probe.status.success() {
-        eprintln!("skipped: this scapy has no STAMP layer (import scapy.contrib.stamp failed): {}", text(&probe).trim());
+        eprintln!(
+            "skipped: this scapy has no STAMP layer (import scapy.contrib.stamp failed): {}",
+            text(&probe).trim()
+        );
         return;
     }
     let script = repo_root().join("tests/interop/scapy_stamp.py");
     let mut h = Lab::up("io", "s", "hosts");
     h.reflector(&["--listen", "198.18.0.2", "--port", "8627"]);
     let o = run_bounded(
-        Command::new("ip").args(["netns", "exec", &h.ns(1)]).arg(&python).arg(&script).args(["198.18.0.2", "8627", "20"]),
+        Command::new("ip")
+            .args(["netns", "exec", &h.ns(1)])
+            .arg(&python)
+            .arg(&script)
+            .args(["198.18.0.2", "8627", "20"]),
         Duration::from_secs(90),
     );
     let stdout = String::from_utf8_lossy(&o.stdout);
-    let line = stdout.lines().rev().find(|l| l.trim_start().starts_with('{'));
-    assert!(o.status.success(), "scapy_stamp.py failed ({:?}): {}", o.status.code(), text(&o));
-    let v: Value = serde_json::from_str(line.expect("a JSON line from scapy_stamp.py")).expect("JSON");
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'));
+    assert!(
+        o.status.success(),
+        "scapy_stamp.py failed ({:?}): {}",
+        o.status.code(),
+        text(&o)
+    );
+    let v: Value =
+        serde_json::from_str(line.expect("a JSON line from scapy_stamp.py")).expect("JSON");
     eprintln!("scapy: {v}");
     assert_eq!(v["ok"], true, "{v}");
     assert_eq!(v["sent"], 20, "{v}");
@@ -91,7 +123,11 @@ fn scapy_stamp_sender_against_misura_reflect() {
     assert!(v["unknown_tlvs"].as_u64().unwrap() > 0, "{v}");
     assert_eq!(v["failures"].as_array().map(Vec::len), Some(0), "{v}");
     assert_eq!(v["hostile_sent"], 2, "{v}");
-    assert_eq!(v["hostile_replied"].as_array().map(Vec::len), Some(0), "{v}");
+    assert_eq!(
+        v["hostile_replied"].as_array().map(Vec::len),
+        Some(0),
+        "{v}"
+    );
 }
 
 /// One capture in h2 while `misura rtt` runs from h1; returns the pcap file and
@@ -101,7 +137,19 @@ fn capture_rtt(h: &Lab, name: &str, rtt_extra: &[&str]) -> (PathBuf, usize, usiz
     let _ = std::fs::remove_file(&pcap);
     // Bounded by -a duration; stopped with SIGINT once misura rtt is done.
     let mut tshark = Command::new("ip")
-        .args(["netns", "exec", &h.ns(2), "tshark", "-i", "m0", "-f", "udp port 8628", "-a", "duration:60", "-w"])
+        .args([
+            "netns",
+            "exec",
+            &h.ns(2),
+            "tshark",
+            "-i",
+            "m0",
+            "-f",
+            "udp port 8628",
+            "-a",
+            "duration:60",
+            "-w",
+        ])
         .arg(&pcap)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -125,7 +173,18 @@ fn capture_rtt(h: &Lab, name: &str, rtt_extra: &[&str]) -> (PathBuf, usize, usiz
     }
     std::thread::sleep(Duration::from_millis(500));
     let ns1 = h.ns(1);
-    let mut args = vec!["rtt", "--netns", &ns1, "-q", "198.18.0.2:8628", "--count", "20", "--period", "5ms", "--json"];
+    let mut args = vec![
+        "rtt",
+        "--netns",
+        &ns1,
+        "-q",
+        "198.18.0.2:8628",
+        "--count",
+        "20",
+        "--period",
+        "5ms",
+        "--json",
+    ];
     args.extend_from_slice(rtt_extra);
     let o = run_bounded(Command::new(BIN).args(&args), Duration::from_secs(30));
     if !o.status.success() {
@@ -137,7 +196,9 @@ fn capture_rtt(h: &Lab, name: &str, rtt_extra: &[&str]) -> (PathBuf, usize, usiz
     let warmup = v["timestamps"]["warmup_probes"].as_u64().unwrap_or(0) as usize;
     std::thread::sleep(Duration::from_millis(500));
     // SIGINT: tshark flushes the file and exits.
-    let _ = Command::new("kill").args(["-INT", &tshark.id().to_string()]).status();
+    let _ = Command::new("kill")
+        .args(["-INT", &tshark.id().to_string()])
+        .status();
     let t0 = Instant::now();
     while tshark.try_wait().unwrap().is_none() {
         if t0.elapsed() > Duration::from_secs(10) {
@@ -151,7 +212,11 @@ fn capture_rtt(h: &Lab, name: &str, rtt_extra: &[&str]) -> (PathBuf, usize, usiz
 
 fn tshark_read(pcap: &Path, extra: &[&str]) -> String {
     let o = run_bounded(
-        Command::new("tshark").arg("-r").arg(pcap).args(["-d", "udp.port==8628,twamp.test"]).args(extra),
+        Command::new("tshark")
+            .arg("-r")
+            .arg(pcap)
+            .args(["-d", "udp.port==8628,twamp.test"])
+            .args(extra),
         Duration::from_secs(60),
     );
     assert!(o.status.success(), "tshark -r failed: {}", text(&o));
@@ -189,14 +254,30 @@ fn check_capture(pcap: &Path, probes: usize, payload: usize) {
         ],
     );
     let rows: Vec<Vec<&str>> = fields.lines().map(|l| l.split(';').collect()).collect();
-    assert_eq!(rows.len(), 2 * probes, "frames in {}:\n{fields}", pcap.display());
+    assert_eq!(
+        rows.len(),
+        2 * probes,
+        "frames in {}:\n{fields}",
+        pcap.display()
+    );
     let (mut requests, mut replies) = (Vec::new(), Vec::new());
     for r in &rows {
         assert_eq!(r.len(), 9, "{r:?}");
-        assert!(r[1].ends_with(":udp:twamp.test"), "frame {} not decoded as TWAMP-Test: {}", r[0], r[1]);
+        assert!(
+            r[1].ends_with(":udp:twamp.test"),
+            "frame {} not decoded as TWAMP-Test: {}",
+            r[0],
+            r[1]
+        );
         assert_eq!(r[3], (8 + payload).to_string(), "frame {} UDP length", r[0]);
-        let seq: u32 = r[4].parse().unwrap_or_else(|_| panic!("frame {} has no sequence number: {r:?}", r[0]));
-        assert!(r[7].is_empty() && r[8].is_empty(), "frame {} malformed / expert info: {r:?}", r[0]);
+        let seq: u32 = r[4]
+            .parse()
+            .unwrap_or_else(|_| panic!("frame {} has no sequence number: {r:?}", r[0]));
+        assert!(
+            r[7].is_empty() && r[8].is_empty(),
+            "frame {} malformed / expert info: {r:?}",
+            r[0]
+        );
         match r[2] {
             "198.18.0.1" => requests.push(seq),
             "198.18.0.2" => {
@@ -215,7 +296,17 @@ fn check_capture(pcap: &Path, probes: usize, payload: usize) {
     b.sort_unstable();
     assert_eq!(a, b, "replies answer the requests");
     // Nothing malformed, no expert info at all.
-    let bad = tshark_read(pcap, &["-Y", "_ws.malformed || _ws.expert", "-T", "fields", "-e", "frame.number"]);
+    let bad = tshark_read(
+        pcap,
+        &[
+            "-Y",
+            "_ws.malformed || _ws.expert",
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+        ],
+    );
     assert!(bad.trim().is_empty(), "malformed or expert frames: {bad}");
     let expert = tshark_read(pcap, &["-q", "-z", "expert"]);
     for sev in ["Errors", "Warnings", "Malformed"] {
@@ -235,7 +326,10 @@ fn tshark_decodes_misura_stamp_as_twamp_test() {
     }
     let mut h = Lab::up("io", "t", "hosts");
     h.reflector(&["--listen", "198.18.0.2", "--port", "8628"]);
-    for (name, extra, payload) in [("default.pcap", &[][..], 72), ("req44.pcap", &["--request", "44"][..], 44)] {
+    for (name, extra, payload) in [
+        ("default.pcap", &[][..], 72),
+        ("req44.pcap", &["--request", "44"][..], 44),
+    ] {
         let (pcap, n, warmup) = capture_rtt(&h, name, extra);
         eprintln!("{name}: {n} probes + {warmup} warm-up");
         check_capture(&pcap, n + warmup, payload);

@@ -15,7 +15,17 @@ fn direct_cable_2000_frames_all_stamped_inside_the_windows() {
     need_root!();
     let lab = Lab::up("it", "d", "direct");
     let csv = lab.path("frames.csv");
-    let o = lab.oneway(&["--count", "2000", "--rate", "4000", "--sizes", "46,512,1500", "--frames", csv.to_str().unwrap(), "--json"]);
+    let o = lab.oneway(&[
+        "--count",
+        "2000",
+        "--rate",
+        "4000",
+        "--sizes",
+        "46,512,1500",
+        "--frames",
+        csv.to_str().unwrap(),
+        "--json",
+    ]);
     let v = json_of(&o);
     schema_check(&v, "oneway.schema.json");
     assert_eq!(v["complete"], true);
@@ -24,22 +34,45 @@ fn direct_cable_2000_frames_all_stamped_inside_the_windows() {
     assert_eq!(v["totals"]["lost"], 0);
     assert_eq!(v["timestamps"]["kernel_software_tx"], true);
     assert_eq!(v["timestamps"]["kernel_software_rx"], true);
-    assert_eq!(v["timestamps"]["hardware_rx"], false, "veth has no hardware stamps");
+    assert_eq!(
+        v["timestamps"]["hardware_rx"], false,
+        "veth has no hardware stamps"
+    );
 
     let (h, rows) = read_csv(&csv);
-    for name in ["seq", "payload_bytes", "frame_bytes", "tx1_ns", "tx2_ns", "rx1_ns", "rx2_ns", "tx_kernel_ns", "rx_kernel_ns", "tx_hw_ns", "rx_hw_ns", "lost"] {
+    for name in [
+        "seq",
+        "payload_bytes",
+        "frame_bytes",
+        "tx1_ns",
+        "tx2_ns",
+        "rx1_ns",
+        "rx2_ns",
+        "tx_kernel_ns",
+        "rx_kernel_ns",
+        "tx_hw_ns",
+        "rx_hw_ns",
+        "lost",
+    ] {
         col(&h, name);
     }
     assert_eq!(rows.len(), 2000);
     let (tx1, tx2, rx2) = (col(&h, "tx1_ns"), col(&h, "tx2_ns"), col(&h, "rx2_ns"));
-    let (ktx, krx, lost) = (col(&h, "tx_kernel_ns"), col(&h, "rx_kernel_ns"), col(&h, "lost"));
+    let (ktx, krx, lost) = (
+        col(&h, "tx_kernel_ns"),
+        col(&h, "rx_kernel_ns"),
+        col(&h, "lost"),
+    );
     for r in &rows {
         assert_eq!(r[lost], Some(0));
         let k_tx = r[ktx].expect("every frame has a kernel TX stamp");
         let k_rx = r[krx].expect("every frame has a kernel RX stamp");
         // veth stamps inside the send call, and the receive stamp is taken
         // before recv() returns.
-        assert!(r[tx1].unwrap() <= k_tx && k_tx <= r[tx2].unwrap(), "kernel TX outside the TX window: {r:?}");
+        assert!(
+            r[tx1].unwrap() <= k_tx && k_tx <= r[tx2].unwrap(),
+            "kernel TX outside the TX window: {r:?}"
+        );
         assert!(k_rx <= r[rx2].unwrap(), "kernel RX after RX2: {r:?}");
         assert!(k_rx >= k_tx, "kernel RX before kernel TX: {r:?}");
     }
@@ -57,7 +90,11 @@ fn the_bridge_adds_kernel_latency() {
     let direct = json_of(&lab.oneway(&["--count", "1000", "--rate", "4000", "--json"]));
     lab.topology("switch");
     let switch = json_of(&lab.oneway(&["--count", "1000", "--rate", "4000", "--json"]));
-    let med = |v: &Value| v["overall"]["kernel"]["median_ns"].as_i64().expect("kernel latency");
+    let med = |v: &Value| {
+        v["overall"]["kernel"]["median_ns"]
+            .as_i64()
+            .expect("kernel latency")
+    };
     assert_eq!(switch["totals"]["lost"], 0);
     assert!(med(&switch) > 0);
     assert!(
@@ -76,8 +113,22 @@ fn calibration_gives_a_finite_slope_interval_and_a_usable_profile() {
     let run_json = lab.path("cal-run.json");
     let tester = lab.tester();
     let o = run(&[
-        "calibrate", "--netns", &tester, "--tx", "p1", "--rx", "p2", "-q", "--count", "1400", "--rate", "4000",
-        "--profile", profile.to_str().unwrap(), "--export-json", run_json.to_str().unwrap(),
+        "calibrate",
+        "--netns",
+        &tester,
+        "--tx",
+        "p1",
+        "--rx",
+        "p2",
+        "-q",
+        "--count",
+        "1400",
+        "--rate",
+        "4000",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--export-json",
+        run_json.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&run_json).unwrap()).unwrap();
@@ -94,15 +145,38 @@ fn calibration_gives_a_finite_slope_interval_and_a_usable_profile() {
 
     // The profile applies on the switch: SUT latency and a fit over frame length.
     lab.topology("switch");
-    let v = json_of(&lab.oneway(&["--count", "700", "--rate", "4000", "--calibration", profile.to_str().unwrap(), "--json"]));
+    let v = json_of(&lab.oneway(&[
+        "--count",
+        "700",
+        "--rate",
+        "4000",
+        "--calibration",
+        profile.to_str().unwrap(),
+        "--json",
+    ]));
     schema_check(&v, "oneway.schema.json");
-    assert!(v["sut"]["user"]["fit"]["b_ci95"].as_f64().unwrap().is_finite());
+    assert!(v["sut"]["user"]["fit"]["b_ci95"]
+        .as_f64()
+        .unwrap()
+        .is_finite());
     assert!(v["sut"]["user_verdict"].is_string());
     assert_eq!(v["overall"]["msl"]["count"], 700);
 
     // A profile from another set-up is refused with exit code 7.
-    let o = lab.oneway(&["--count", "10", "--ethertype", "0x6006", "--calibration", profile.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(7), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = lab.oneway(&[
+        "--count",
+        "10",
+        "--ethertype",
+        "0x6006",
+        "--calibration",
+        profile.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(7),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("another set-up"));
 }
 
@@ -114,8 +188,26 @@ fn sigint_mid_run_leaves_a_valid_partial_json_and_csv() {
     let json = lab.path("partial.json");
     let tester = lab.tester();
     let mut child = Command::new(BIN)
-        .args(["oneway", "--netns", &tester, "--tx", "p1", "--rx", "p2", "-q", "--count", "100000000", "--rate", "2000"])
-        .args(["--frames", csv.to_str().unwrap(), "--export-json", json.to_str().unwrap()])
+        .args([
+            "oneway",
+            "--netns",
+            &tester,
+            "--tx",
+            "p1",
+            "--rx",
+            "p2",
+            "-q",
+            "--count",
+            "100000000",
+            "--rate",
+            "2000",
+        ])
+        .args([
+            "--frames",
+            csv.to_str().unwrap(),
+            "--export-json",
+            json.to_str().unwrap(),
+        ])
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
@@ -126,11 +218,15 @@ fn sigint_mid_run_leaves_a_valid_partial_json_and_csv() {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(Instant::now() < deadline, "misura did not stop after SIGINT");
+        assert!(
+            Instant::now() < deadline,
+            "misura did not stop after SIGINT"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(status.code(), Some(130));
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).expect("valid partial JSON");
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).expect("valid partial JSON");
     schema_check(&v, "oneway.schema.json");
     assert_eq!(v["complete"], false);
     let sent = v["totals"]["sent"].as_u64().unwrap();
@@ -141,7 +237,12 @@ fn sigint_mid_run_leaves_a_valid_partial_json_and_csv() {
 
 /// Send a signal with the `kill` command (the test crate has no libc).
 fn unsafe_kill(pid: u32, sig: i32) {
-    let ok = Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().unwrap().success();
+    let ok = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap()
+        .success();
     assert!(ok);
 }
 
@@ -149,7 +250,12 @@ fn unsafe_kill(pid: u32, sig: i32) {
 fn bad_input_gets_one_clear_message_and_a_documented_exit_code() {
     // Unknown interface: no privileges needed to be told.
     let o = run(&["oneway", "--tx", "nosuch0", "--rx", "nosuch1"]);
-    assert_eq!(o.status.code(), Some(4), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("nosuch0"));
 
     need_root!();
@@ -165,9 +271,20 @@ fn bad_input_gets_one_clear_message_and_a_documented_exit_code() {
         let o = lab.oneway(args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
-        assert!(err.contains(text), "{args:?}: message `{err}` does not mention `{text}`");
+        assert!(
+            err.contains(text),
+            "{args:?}: message `{err}` does not mention `{text}`"
+        );
     }
     // A namespace that does not exist.
-    let o = run(&["oneway", "--netns", "misura-nonexistent-ns", "--tx", "p1", "--rx", "p2"]);
+    let o = run(&[
+        "oneway",
+        "--netns",
+        "misura-nonexistent-ns",
+        "--tx",
+        "p1",
+        "--rx",
+        "p2",
+    ]);
     assert_eq!(o.status.code(), Some(4));
 }

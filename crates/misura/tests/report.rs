@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../report/tests/fixtures")
+        .join(name)
 }
 
 fn tmp_dir(tag: &str) -> PathBuf {
@@ -41,17 +43,30 @@ fn a_result_file_becomes_a_page_and_plot_files() {
     let d = tmp_dir("file");
     let page = d.join("page.html");
     let svg = d.join("svg");
-    let o = report(&[fixture("oneway-sut.json").to_str().unwrap(), "--html", page.to_str().unwrap(), "--svg", svg.to_str().unwrap()]);
+    let o = report(&[
+        fixture("oneway-sut.json").to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let html = std::fs::read_to_string(&page).unwrap();
     let names = plot_names(&html);
-    assert!(names.contains(&"sut-fit-user".to_string()) && names.contains(&"cdf".to_string()), "{names:?}");
+    assert!(
+        names.contains(&"sut-fit-user".to_string()) && names.contains(&"cdf".to_string()),
+        "{names:?}"
+    );
     for n in &names {
         let s = std::fs::read_to_string(svg.join(format!("{n}.svg"))).unwrap();
         assert!(s.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
     }
     // --html - writes the page to standard output.
-    let o = report(&[fixture("clock-timer-plain.json").to_str().unwrap(), "--html", "-"]);
+    let o = report(&[
+        fixture("clock-timer-plain.json").to_str().unwrap(),
+        "--html",
+        "-",
+    ]);
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("data-plot=\"timer\""));
     let _ = std::fs::remove_dir_all(&d);
@@ -67,22 +82,46 @@ fn a_stored_run_becomes_a_page_and_bad_inputs_are_refused_without_damage() {
     let runs = json_of(&run(&["--store", db_s, "history", "--json"]));
     let id = runs[0]["id"].as_i64().unwrap().to_string();
     let page = d.join("run.html");
-    let o = run(&["--store", db_s, "report", &id, "--html", page.to_str().unwrap()]);
+    let o = run(&[
+        "--store",
+        db_s,
+        "report",
+        &id,
+        "--html",
+        page.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("misura clock-sources") && html.contains("Host fingerprint"));
 
     // An unknown run id: usage error naming it.
-    let o = run(&["--store", db_s, "report", "999", "--html", page.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&[
+        "--store",
+        db_s,
+        "report",
+        "999",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("999"));
     // A newer format version and a file that is not JSON: refused, the old
     // page left as it was.
-    let mut newer: Value = serde_json::from_str(&std::fs::read_to_string(fixture("rtt-small.json")).unwrap()).unwrap();
+    let mut newer: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("rtt-small.json")).unwrap()).unwrap();
     newer["format_version"] = 99.into();
     let newer_file = d.join("newer.json");
     std::fs::write(&newer_file, newer.to_string()).unwrap();
-    let o = report(&[newer_file.to_str().unwrap(), "--html", page.to_str().unwrap()]);
+    let o = report(&[
+        newer_file.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(7));
     assert!(String::from_utf8_lossy(&o.stderr).contains("newer misura"));
     let junk = d.join("junk.json");
@@ -98,20 +137,45 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 /// Run headless Chromium on a file with a fresh profile; returns the
 /// dumped DOM (or None with a screenshot) and the network log.
 fn chromium(page: &Path, dir: &Path, screenshot: Option<&Path>) -> (String, Value) {
-    let profile = dir.join(format!("profile-{}", page.file_stem().unwrap().to_str().unwrap()));
-    let netlog = dir.join(format!("netlog-{}.json", page.file_stem().unwrap().to_str().unwrap()));
+    let profile = dir.join(format!(
+        "profile-{}",
+        page.file_stem().unwrap().to_str().unwrap()
+    ));
+    let netlog = dir.join(format!(
+        "netlog-{}.json",
+        page.file_stem().unwrap().to_str().unwrap()
+    ));
     let mut c = Command::new(CHROMIUM);
-    c.args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars"])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("--log-net-log={}", netlog.display()))
-        .arg("--net-log-capture-mode=Default");
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .arg(format!("--log-net-log={}", netlog.display()))
+    .arg("--net-log-capture-mode=Default");
     match screenshot {
-        Some(png) => c.arg(format!("--screenshot={}", png.display())).arg("--window-size=1200,2600"),
+        Some(png) => c
+            .arg(format!("--screenshot={}", png.display()))
+            .arg("--window-size=1200,2600"),
         None => c.arg("--dump-dom"),
     };
-    let o = c.arg(format!("file://{}", page.canonicalize().unwrap().display())).output().expect("running chromium");
-    assert!(o.status.success(), "chromium failed: {}", String::from_utf8_lossy(&o.stderr));
-    let log: Value = serde_json::from_str(&std::fs::read_to_string(&netlog).unwrap()).expect("chromium's net log");
+    let o = c
+        .arg(format!("file://{}", page.canonicalize().unwrap().display()))
+        .output()
+        .expect("running chromium");
+    assert!(
+        o.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&netlog).unwrap())
+        .expect("chromium's net log");
     (String::from_utf8_lossy(&o.stdout).into_owned(), log)
 }
 
@@ -119,7 +183,9 @@ fn chromium(page: &Path, dir: &Path, screenshot: Option<&Path>) -> (String, Valu
 /// (update checks and the like) carry the initiator "not an origin"; a
 /// load started by a file:// page has the page's (opaque) origin.
 fn page_requests(log: &Value) -> Vec<String> {
-    let start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"].as_i64().expect("net log constants");
+    let start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+        .as_i64()
+        .expect("net log constants");
     log["events"]
         .as_array()
         .unwrap()
@@ -164,21 +230,47 @@ fn the_page_renders_in_a_browser_with_its_plots_and_loads_nothing() {
     let d = tmp_dir("browser");
     // The check itself: a page that loads an image from the network is caught.
     let control = d.join("control.html");
-    std::fs::write(&control, "<!DOCTYPE html><html><body><img src=\"http://127.0.0.1:9/x.png\"><p>x</p></body></html>").unwrap();
+    std::fs::write(
+        &control,
+        "<!DOCTYPE html><html><body><img src=\"http://127.0.0.1:9/x.png\"><p>x</p></body></html>",
+    )
+    .unwrap();
     let (dom, log) = chromium(&control, &d, None);
     assert!(!external_refs(&dom).is_empty());
-    assert!(page_requests(&log).iter().any(|u| u.contains("127.0.0.1:9")), "the net-log check misses a page's request: {:?}", page_requests(&log));
+    assert!(
+        page_requests(&log)
+            .iter()
+            .any(|u| u.contains("127.0.0.1:9")),
+        "the net-log check misses a page's request: {:?}",
+        page_requests(&log)
+    );
 
     for (fixture_name, want) in [
-        ("oneway-sut.json", &["histogram-0", "cdf", "sut-fit-user", "sut-fit-kernel"][..]),
-        ("calibrate-run.json", &["histogram-0", "cdf", "calibration-fit-user"][..]),
-        ("rtt-stampsuite.json", &["histogram-0", "histogram-1", "cdf"][..]),
-        ("clock-interference-compare.json", &["interference-0", "interference-1", "interference-all"][..]),
+        (
+            "oneway-sut.json",
+            &["histogram-0", "cdf", "sut-fit-user", "sut-fit-kernel"][..],
+        ),
+        (
+            "calibrate-run.json",
+            &["histogram-0", "cdf", "calibration-fit-user"][..],
+        ),
+        (
+            "rtt-stampsuite.json",
+            &["histogram-0", "histogram-1", "cdf"][..],
+        ),
+        (
+            "clock-interference-compare.json",
+            &["interference-0", "interference-1", "interference-all"][..],
+        ),
         ("clock-timer-plain.json", &["timer"][..]),
     ] {
         let stem = fixture_name.trim_end_matches(".json");
         let page = d.join(format!("{stem}.html"));
-        let o = report(&[fixture(fixture_name).to_str().unwrap(), "--html", page.to_str().unwrap()]);
+        let o = report(&[
+            fixture(fixture_name).to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let written = std::fs::read_to_string(&page).unwrap();
         let (dom, log) = chromium(&page, &d, None);
@@ -186,14 +278,27 @@ fn the_page_renders_in_a_browser_with_its_plots_and_loads_nothing() {
         let in_dom = plot_names(&dom);
         assert_eq!(in_dom, plot_names(&written), "{stem}");
         for w in want {
-            assert!(in_dom.iter().any(|n| n == w), "{stem}: plot {w} missing from the DOM: {in_dom:?}");
+            assert!(
+                in_dom.iter().any(|n| n == w),
+                "{stem}: plot {w} missing from the DOM: {in_dom:?}"
+            );
         }
         assert_eq!(dom.matches("<svg").count(), in_dom.len(), "{stem}");
-        assert!(dom.matches("<path class=\"line\"").count() + dom.matches("<g class=\"bars\"").count() >= in_dom.len(), "{stem}: plots without data");
+        assert!(
+            dom.matches("<path class=\"line\"").count() + dom.matches("<g class=\"bars\"").count()
+                >= in_dom.len(),
+            "{stem}: plots without data"
+        );
         let refs = external_refs(&dom);
-        assert!(refs.is_empty(), "{stem}: external references in the DOM: {refs:?}");
+        assert!(
+            refs.is_empty(),
+            "{stem}: external references in the DOM: {refs:?}"
+        );
         let reqs = page_requests(&log);
-        assert!(reqs.iter().all(|u| u.starts_with("file://")), "{stem}: the page made requests: {reqs:?}");
+        assert!(
+            reqs.iter().all(|u| u.starts_with("file://")),
+            "{stem}: the page made requests: {reqs:?}"
+        );
     }
     // A screenshot to look at: target/report-screenshots/oneway-sut.png.
     let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/report-screenshots");
@@ -202,7 +307,11 @@ fn the_page_renders_in_a_browser_with_its_plots_and_loads_nothing() {
     let _ = std::fs::remove_file(&png);
     chromium(&d.join("oneway-sut.html"), &d, Some(&png));
     let bytes = std::fs::read(&png).unwrap();
-    assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 20_000, "screenshot too small: {} bytes", bytes.len());
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 20_000,
+        "screenshot too small: {} bytes",
+        bytes.len()
+    );
     eprintln!("screenshot: {}", png.canonicalize().unwrap().display());
     let _ = std::fs::remove_dir_all(&d);
 }

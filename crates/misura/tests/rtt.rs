@@ -15,20 +15,41 @@ use std::time::{Duration, Instant};
 /// backward = network RTT, and precise follow-up stamps for all but the last.
 fn check_probes(csv: &Path, expect_follow_up: bool) -> usize {
     let (h, rows) = read_csv(csv);
-    let (user, kernel, net, turn) = (col(&h, "user_rtt_ns"), col(&h, "kernel_rtt_ns"), col(&h, "network_rtt_ns"), col(&h, "turnaround_ns"));
-    let (fwd, back, lost, precise) = (col(&h, "forward_ns"), col(&h, "backward_ns"), col(&h, "lost"), col(&h, "reflector_tx_precise"));
+    let (user, kernel, net, turn) = (
+        col(&h, "user_rtt_ns"),
+        col(&h, "kernel_rtt_ns"),
+        col(&h, "network_rtt_ns"),
+        col(&h, "turnaround_ns"),
+    );
+    let (fwd, back, lost, precise) = (
+        col(&h, "forward_ns"),
+        col(&h, "backward_ns"),
+        col(&h, "lost"),
+        col(&h, "reflector_tx_precise"),
+    );
     for c in ["seq", "request_bytes", "response_bytes"] {
         col(&h, c);
     }
     let n = rows.len();
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(r[lost], Some(0), "probe {i} lost");
-        let (u, k, nw, t) = (r[user].unwrap(), r[kernel].unwrap(), r[net].unwrap(), r[turn].unwrap());
+        let (u, k, nw, t) = (
+            r[user].unwrap(),
+            r[kernel].unwrap(),
+            r[net].unwrap(),
+            r[turn].unwrap(),
+        );
         assert!(t > 0, "turnaround {t} in {r:?}");
-        assert!(nw < k && k < u, "expected network < kernel < user: {nw} {k} {u}");
+        assert!(
+            nw < k && k < u,
+            "expected network < kernel < user: {nw} {k} {u}"
+        );
         if let (Some(f), Some(b)) = (r[fwd], r[back]) {
             // The offset cancels in the sum: exact up to rounding.
-            assert!((f + b - nw).abs() <= 1, "forward {f} + backward {b} != network {nw}");
+            assert!(
+                (f + b - nw).abs() <= 1,
+                "forward {f} + backward {b} != network {nw}"
+            );
         }
         if expect_follow_up && i + 1 < n {
             assert_eq!(r[precise], Some(1), "probe {i} has no follow-up stamp");
@@ -43,7 +64,16 @@ fn udp_round_trips_between_lab_hosts() {
     let mut h = Lab::up("rt", "u", "hosts");
     h.reflector(&["--listen", "198.18.0.2", "--port", "8620"]);
     let csv = h.path("probes.csv");
-    let v = json_of(&h.rtt(&["198.18.0.2:8620", "--count", "200", "--period", "5ms", "--frames", csv.to_str().unwrap(), "--json"]));
+    let v = json_of(&h.rtt(&[
+        "198.18.0.2:8620",
+        "--count",
+        "200",
+        "--period",
+        "5ms",
+        "--frames",
+        csv.to_str().unwrap(),
+        "--json",
+    ]));
     assert_eq!(v["totals"]["received"], 200);
     assert_eq!(v["timestamps"]["client_tx"], "kernel software");
     assert_eq!(v["timestamps"]["reflector_two_step"], true);
@@ -53,7 +83,16 @@ fn udp_round_trips_between_lab_hosts() {
     // IPv6 too.
     h.reflector(&["--listen", "2001:2::2", "--port", "8621"]);
     let csv6 = h.path("probes6.csv");
-    let v = json_of(&h.rtt(&["[2001:2::2]:8621", "--count", "20", "--period", "5ms", "--frames", csv6.to_str().unwrap(), "--json"]));
+    let v = json_of(&h.rtt(&[
+        "[2001:2::2]:8621",
+        "--count",
+        "20",
+        "--period",
+        "5ms",
+        "--frames",
+        csv6.to_str().unwrap(),
+        "--json",
+    ]));
     assert_eq!(v["totals"]["received"], 20);
     check_probes(&csv6, true);
 }
@@ -64,7 +103,20 @@ fn raw_ethernet_round_trips() {
     let mut h = Lab::up("rt", "l", "hosts");
     h.reflector(&["--l2", "m0"]);
     let csv = h.path("l2.csv");
-    let v = json_of(&h.rtt(&["--l2", "--interface", "m0", "--peer", "02:6d:73:00:02:02", "--count", "100", "--period", "5ms", "--frames", csv.to_str().unwrap(), "--json"]));
+    let v = json_of(&h.rtt(&[
+        "--l2",
+        "--interface",
+        "m0",
+        "--peer",
+        "02:6d:73:00:02:02",
+        "--count",
+        "100",
+        "--period",
+        "5ms",
+        "--frames",
+        csv.to_str().unwrap(),
+        "--json",
+    ]));
     assert_eq!(v["config"]["transport"], "l2-probe");
     assert_eq!(v["totals"]["received"], 100);
     check_probes(&csv, true);
@@ -78,13 +130,41 @@ fn authenticated_mode_and_wrong_key() {
     std::fs::write(&key, "00112233445566778899aabbccddeeff\n").unwrap();
     let bad = h.path("bad.key");
     std::fs::write(&bad, "ffeeddccbbaa99887766554433221100\n").unwrap();
-    h.reflector(&["--listen", "198.18.0.2", "--port", "8622", "--key-file", key.to_str().unwrap()]);
-    let v = json_of(&h.rtt(&["198.18.0.2:8622", "--count", "20", "--period", "5ms", "--key-file", key.to_str().unwrap(), "--json"]));
+    h.reflector(&[
+        "--listen",
+        "198.18.0.2",
+        "--port",
+        "8622",
+        "--key-file",
+        key.to_str().unwrap(),
+    ]);
+    let v = json_of(&h.rtt(&[
+        "198.18.0.2:8622",
+        "--count",
+        "20",
+        "--period",
+        "5ms",
+        "--key-file",
+        key.to_str().unwrap(),
+        "--json",
+    ]));
     assert_eq!(v["config"]["authenticated"], true);
     assert_eq!(v["totals"]["received"], 20);
-    let o = h.rtt(&["198.18.0.2:8622", "--count", "5", "--period", "5ms", "--key-file", bad.to_str().unwrap()]);
+    let o = h.rtt(&[
+        "198.18.0.2:8622",
+        "--count",
+        "5",
+        "--period",
+        "5ms",
+        "--key-file",
+        bad.to_str().unwrap(),
+    ]);
     assert_ne!(o.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no reply"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no reply"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 #[test]
@@ -95,7 +175,10 @@ fn unreachable_reflector_is_named() {
     let o = h.rtt(&["198.18.0.2:8699", "--count", "3"]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("port unreachable") || err.contains("no reply"), "{err}");
+    assert!(
+        err.contains("port unreachable") || err.contains("no reply"),
+        "{err}"
+    );
     assert!(t.elapsed() < Duration::from_secs(10));
 }
 
@@ -111,23 +194,57 @@ fn interoperates_with_stamp_suite() {
     let mut h = Lab::up("rt", "s", "hosts");
     // stamp-suite reflects for misura rtt.
     let refl = Command::new("ip")
-        .args(["netns", "exec", &h.ns(2), ss.to_str().unwrap(), "-i", "-S", "198.18.0.2", "-o", "8623"])
+        .args([
+            "netns",
+            "exec",
+            &h.ns(2),
+            ss.to_str().unwrap(),
+            "-i",
+            "-S",
+            "198.18.0.2",
+            "-o",
+            "8623",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     h.children.push(refl);
     std::thread::sleep(Duration::from_millis(500));
-    let v = json_of(&h.rtt(&["198.18.0.2:8623", "--count", "20", "--period", "5ms", "--json"]));
+    let v = json_of(&h.rtt(&[
+        "198.18.0.2:8623",
+        "--count",
+        "20",
+        "--period",
+        "5ms",
+        "--json",
+    ]));
     assert_eq!(v["totals"]["received"], 20);
     assert!(v["overall"]["network_rtt"]["median_ns"].as_i64().unwrap() > 0);
     // stamp-suite sends to misura reflect.
     h.reflector(&["--listen", "198.18.0.2", "--port", "8624"]);
     let o = Command::new("ip")
-        .args(["netns", "exec", &h.ns(1), ss.to_str().unwrap(), "-r", "198.18.0.2", "-p", "8624", "-c", "10", "-d", "10"])
+        .args([
+            "netns",
+            "exec",
+            &h.ns(1),
+            ss.to_str().unwrap(),
+            "-r",
+            "198.18.0.2",
+            "-p",
+            "8624",
+            "-c",
+            "10",
+            "-d",
+            "10",
+        ])
         .output()
         .unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(o.status.success(), "stamp-suite sender failed: {text}");
     assert!(text.contains("Packets received: 10"), "{text}");
 
@@ -136,22 +253,76 @@ fn interoperates_with_stamp_suite() {
     let key = h.path("k.key");
     std::fs::write(&key, format!("{hex}\n")).unwrap();
     let refl = Command::new("ip")
-        .args(["netns", "exec", &h.ns(2), ss.to_str().unwrap(), "-i", "-S", "198.18.0.2", "-o", "8625", "-A", "A", "--hmac-key", hex])
+        .args([
+            "netns",
+            "exec",
+            &h.ns(2),
+            ss.to_str().unwrap(),
+            "-i",
+            "-S",
+            "198.18.0.2",
+            "-o",
+            "8625",
+            "-A",
+            "A",
+            "--hmac-key",
+            hex,
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     h.children.push(refl);
     std::thread::sleep(Duration::from_millis(500));
-    let v = json_of(&h.rtt(&["198.18.0.2:8625", "--count", "10", "--period", "5ms", "--key-file", key.to_str().unwrap(), "--json"]));
+    let v = json_of(&h.rtt(&[
+        "198.18.0.2:8625",
+        "--count",
+        "10",
+        "--period",
+        "5ms",
+        "--key-file",
+        key.to_str().unwrap(),
+        "--json",
+    ]));
     assert_eq!(v["totals"]["received"], 10);
-    h.reflector(&["--listen", "198.18.0.2", "--port", "8626", "--key-file", key.to_str().unwrap()]);
+    h.reflector(&[
+        "--listen",
+        "198.18.0.2",
+        "--port",
+        "8626",
+        "--key-file",
+        key.to_str().unwrap(),
+    ]);
     let o = Command::new("ip")
-        .args(["netns", "exec", &h.ns(1), ss.to_str().unwrap(), "-r", "198.18.0.2", "-p", "8626", "-c", "10", "-d", "10", "-A", "A", "--hmac-key", hex])
+        .args([
+            "netns",
+            "exec",
+            &h.ns(1),
+            ss.to_str().unwrap(),
+            "-r",
+            "198.18.0.2",
+            "-p",
+            "8626",
+            "-c",
+            "10",
+            "-d",
+            "10",
+            "-A",
+            "A",
+            "--hmac-key",
+            hex,
+        ])
         .output()
         .unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    assert!(text.contains("Packets received: 10"), "authenticated stamp-suite sender: {text}");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        text.contains("Packets received: 10"),
+        "authenticated stamp-suite sender: {text}"
+    );
 }
 
 #[test]
@@ -160,15 +331,43 @@ fn exchange_sequence_completes_every_cycle() {
     let mut h = Lab::up("rt", "x", "hosts");
     let ns2 = h.ns(2);
     let mut responder = Command::new(BIN)
-        .args(["exchange", "--respond", "--netns", &ns2, "--interface", "m0", "--peer", "02:6d:73:00:02:01", "--duration", "30s"])
+        .args([
+            "exchange",
+            "--respond",
+            "--netns",
+            &ns2,
+            "--interface",
+            "m0",
+            "--peer",
+            "02:6d:73:00:02:01",
+            "--duration",
+            "30s",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
     let ns1 = h.ns(1);
-    let o = run(&["exchange", "--netns", &ns1, "--interface", "m0", "--peer", "02:6d:73:00:02:02", "--count", "200", "--period", "2ms", "--timeout", "50ms", "--json"]);
-    let _ = Command::new("kill").arg(responder.id().to_string()).status();
+    let o = run(&[
+        "exchange",
+        "--netns",
+        &ns1,
+        "--interface",
+        "m0",
+        "--peer",
+        "02:6d:73:00:02:02",
+        "--count",
+        "200",
+        "--period",
+        "2ms",
+        "--timeout",
+        "50ms",
+        "--json",
+    ]);
+    let _ = Command::new("kill")
+        .arg(responder.id().to_string())
+        .status();
     let _ = responder.wait();
     let v = json_of(&o);
     assert_eq!(v["completed"], 200, "{v}");
@@ -185,10 +384,29 @@ fn exchange_sequence_completes_every_cycle() {
 fn reflector_rate_limit_holds_per_source() {
     need_root!();
     let mut h = Lab::up("rt", "r", "hosts");
-    h.reflector(&["--listen", "198.18.0.2", "--port", "8629", "--rate-limit", "100"]);
+    h.reflector(&[
+        "--listen",
+        "198.18.0.2",
+        "--port",
+        "8629",
+        "--rate-limit",
+        "100",
+    ]);
     // 2000 probes/s for 0.25 s from one source: at most 100/s plus a burst of 10 pass.
-    let v = json_of(&h.rtt(&["198.18.0.2:8629", "--count", "500", "--rate", "2000", "--timeout", "200ms", "--json"]));
+    let v = json_of(&h.rtt(&[
+        "198.18.0.2:8629",
+        "--count",
+        "500",
+        "--rate",
+        "2000",
+        "--timeout",
+        "200ms",
+        "--json",
+    ]));
     let received = v["totals"]["received"].as_u64().unwrap();
-    assert!(received >= 10 && received <= 10 + 100 + 10, "received {received} replies");
+    assert!(
+        received >= 10 && received <= 10 + 100 + 10,
+        "received {received} replies"
+    );
     assert_eq!(v["totals"]["sent"], 500);
 }

@@ -53,7 +53,13 @@ impl Server {
     fn start(extra: &[&str]) -> Server {
         let port = free_port();
         let child = Command::new(BIN)
-            .args(["serve", "--listen", "127.0.0.1", "--port", &port.to_string()])
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+            ])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -69,14 +75,18 @@ impl Server {
                     break;
                 }
             }
-            assert!(t.elapsed() < Duration::from_secs(10), "misura serve did not come up on port {port}");
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "misura serve did not come up on port {port}"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         s
     }
 
     fn connect(&self) -> (TcpStream, Message) {
-        let mut c = TcpStream::connect(("127.0.0.1", self.port)).expect("connecting to misura serve");
+        let mut c =
+            TcpStream::connect(("127.0.0.1", self.port)).expect("connecting to misura serve");
         c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         let hello = read(&mut c).expect("HELLO");
         assert_eq!(hello.typ, HELLO);
@@ -89,19 +99,30 @@ impl Server {
 
     /// SIGTERM; returns exit code, time to exit, stdout.
     fn terminate(mut self) -> (Option<i32>, Duration, String) {
-        let kill = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        let kill = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
         assert!(kill.success());
         let t = Instant::now();
         let status = loop {
             if let Some(st) = self.child.try_wait().unwrap() {
                 break st;
             }
-            assert!(t.elapsed() < Duration::from_secs(10), "misura serve did not exit after SIGTERM");
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "misura serve did not exit after SIGTERM"
+            );
             std::thread::sleep(Duration::from_millis(5));
         };
         let took = t.elapsed();
         let mut out = String::new();
-        self.child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
         (status.code(), took, out)
     }
 }
@@ -114,7 +135,11 @@ impl Drop for Server {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn read(s: &mut TcpStream) -> Option<Message> {
@@ -139,7 +164,14 @@ fn closed_within(s: &mut TcpStream, d: Duration) -> bool {
         match s.read(&mut b) {
             Ok(0) => return true,
             Ok(_) => continue,
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => return false,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return false
+            }
             Err(_) => return true,
         }
     }
@@ -156,8 +188,12 @@ fn tcp_request(streams: u64, duration: Duration) -> Message {
 }
 
 fn sign(m: &mut Message, key: &StampKey, nonce: &[u8]) {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
-    m.fields.retain(|(id, _)| *id != F_MAC && *id != F_TIMESTAMP);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    m.fields
+        .retain(|(id, _)| *id != F_MAC && *id != F_TIMESTAMP);
     m.fields.push((F_TIMESTAMP, Value::U64(now)));
     let mut input = nonce.to_vec();
     m.emit(&mut input).unwrap();
@@ -215,13 +251,31 @@ fn tcp_forward(server: &Server, streams: u64, duration: Duration) -> (u64, Messa
 }
 
 fn check_result(written: u64, r: &Message, streams: usize) {
-    assert_eq!(r.u64(F_BYTES), Some(written), "the server received what the test wrote");
-    let Some(Value::Bytes(per)) = r.get(F_STREAM_BYTES) else { panic!("no per-stream bytes") };
+    assert_eq!(
+        r.u64(F_BYTES),
+        Some(written),
+        "the server received what the test wrote"
+    );
+    let Some(Value::Bytes(per)) = r.get(F_STREAM_BYTES) else {
+        panic!("no per-stream bytes")
+    };
     assert_eq!(per.len(), 8 * streams);
-    let sum: u64 = per.chunks(8).map(|c| u64::from_be_bytes(c.try_into().unwrap())).sum();
+    let sum: u64 = per
+        .chunks(8)
+        .map(|c| u64::from_be_bytes(c.try_into().unwrap()))
+        .sum();
     assert_eq!(sum, written);
-    assert!(per.chunks(8).all(|c| u64::from_be_bytes(c.try_into().unwrap()) > 0), "every stream carried data");
-    assert_eq!(r.get(F_PARTIAL), Some(&Value::Bool(false)), "reason: {:?}", r.str(F_REASON));
+    assert!(
+        per.chunks(8)
+            .all(|c| u64::from_be_bytes(c.try_into().unwrap()) > 0),
+        "every stream carried data"
+    );
+    assert_eq!(
+        r.get(F_PARTIAL),
+        Some(&Value::Bool(false)),
+        "reason: {:?}",
+        r.str(F_REASON)
+    );
     assert!(r.u64(F_ELAPSED_NS).unwrap() > 500_000_000);
 }
 
@@ -230,9 +284,15 @@ fn handshake_timeout_drops_a_silent_client() {
     let server = Server::start(&["--handshake-timeout", "1s", "--quiet"]);
     let (mut c, _) = server.connect();
     let t = Instant::now();
-    assert!(closed_within(&mut c, Duration::from_secs(4)), "a silent client was kept");
+    assert!(
+        closed_within(&mut c, Duration::from_secs(4)),
+        "a silent client was kept"
+    );
     let took = t.elapsed();
-    assert!(took >= Duration::from_millis(800) && took < Duration::from_millis(2500), "dropped after {took:?}");
+    assert!(
+        took >= Duration::from_millis(800) && took < Duration::from_millis(2500),
+        "dropped after {took:?}"
+    );
     server.alive();
 }
 
@@ -263,11 +323,18 @@ fn slow_drip_does_not_block_a_valid_test() {
     std::thread::sleep(Duration::from_millis(200));
     let t = Instant::now();
     let (written, result) = tcp_forward(&server, 2, Duration::from_secs(1));
-    assert!(t.elapsed() < Duration::from_secs(3), "the valid test waited for the slow one: {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(3),
+        "the valid test waited for the slow one: {:?}",
+        t.elapsed()
+    );
     check_result(written, &result, 2);
     let (dropped, after) = drip.join().unwrap();
     assert!(dropped, "the slow-drip client was not dropped");
-    assert!(after < Duration::from_secs(6), "slow-drip client dropped only after {after:?}");
+    assert!(
+        after < Duration::from_secs(6),
+        "slow-drip client dropped only after {after:?}"
+    );
 }
 
 #[test]
@@ -275,13 +342,19 @@ fn an_idle_connection_flood_does_not_block_a_test() {
     // A handshake timeout far longer than the test: the flood must be dealt
     // with by the connection caps, not by waiting it out.
     let server = Server::start(&["--handshake-timeout", "60s", "--quiet"]);
-    let idle: Vec<TcpStream> = (0..300).filter_map(|_| TcpStream::connect(("127.0.0.1", server.port)).ok()).collect();
+    let idle: Vec<TcpStream> = (0..300)
+        .filter_map(|_| TcpStream::connect(("127.0.0.1", server.port)).ok())
+        .collect();
     assert!(idle.len() >= 290);
     std::thread::sleep(Duration::from_millis(300));
     let t = Instant::now();
     let (written, result) = tcp_forward(&server, 2, Duration::from_secs(1));
     check_result(written, &result, 2);
-    assert!(t.elapsed() < Duration::from_secs(4), "test took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(4),
+        "test took {:?}",
+        t.elapsed()
+    );
     drop(idle);
 }
 
@@ -303,12 +376,25 @@ fn hostile_headers_close_the_connection_and_the_server_lives() {
     fields[6..8].copy_from_slice(&u16::MAX.to_be_bytes());
     let mut unknown_type = valid.clone();
     unknown_type[5] = 200;
-    for (what, bytes) in [("huge length", huge), ("wrong magic", magic), ("wrong version", version), ("field count", fields), ("unknown type", unknown_type)] {
+    for (what, bytes) in [
+        ("huge length", huge),
+        ("wrong magic", magic),
+        ("wrong version", version),
+        ("field count", fields),
+        ("unknown type", unknown_type),
+    ] {
         let (mut c, _) = server.connect();
         c.write_all(&bytes).unwrap();
         let t = Instant::now();
-        assert!(closed_within(&mut c, Duration::from_secs(3)), "{what}: connection kept open");
-        assert!(t.elapsed() < Duration::from_secs(1), "{what}: closed only after {:?}", t.elapsed());
+        assert!(
+            closed_within(&mut c, Duration::from_secs(3)),
+            "{what}: connection kept open"
+        );
+        assert!(
+            t.elapsed() < Duration::from_secs(1),
+            "{what}: closed only after {:?}",
+            t.elapsed()
+        );
         server.alive();
     }
     let (written, result) = tcp_forward(&server, 1, Duration::from_secs(1));
@@ -336,20 +422,45 @@ fn max_tests_refuses_the_second_with_a_reason() {
         if read(&mut c).unwrap().typ == ACCEPT {
             break;
         }
-        assert!(t.elapsed() < Duration::from_secs(3), "the vanished client's test slot did not come back");
+        assert!(
+            t.elapsed() < Duration::from_secs(3),
+            "the vanished client's test slot did not come back"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
 
 #[test]
 fn limits_on_duration_streams_rate_and_sizes() {
-    let server = Server::start(&["--max-duration", "5s", "--max-streams", "4", "--max-rate", "100M", "--quiet"]);
+    let server = Server::start(&[
+        "--max-duration",
+        "5s",
+        "--max-streams",
+        "4",
+        "--max-rate",
+        "100M",
+        "--quiet",
+    ]);
     let cases = [
-        (tcp_request(1, Duration::from_secs(600)), "duration 600 s above the limit of 5 s"),
+        (
+            tcp_request(1, Duration::from_secs(600)),
+            "duration 600 s above the limit of 5 s",
+        ),
         (tcp_request(5, Duration::from_secs(1)), "streams"),
-        (tcp_request(1, Duration::from_secs(1)).with(F_RATE_BPS, Value::U64(1_000_000_000)), "rate"),
-        (Message::new(REQUEST).with(F_KIND, Value::Str("udp".into())).with(F_MSG_SIZE, Value::U64(100_000)), "datagram size"),
-        (Message::new(REQUEST).with(F_KIND, Value::Str("nuke".into())), "unknown test kind"),
+        (
+            tcp_request(1, Duration::from_secs(1)).with(F_RATE_BPS, Value::U64(1_000_000_000)),
+            "rate",
+        ),
+        (
+            Message::new(REQUEST)
+                .with(F_KIND, Value::Str("udp".into()))
+                .with(F_MSG_SIZE, Value::U64(100_000)),
+            "datagram size",
+        ),
+        (
+            Message::new(REQUEST).with(F_KIND, Value::Str("nuke".into())),
+            "unknown test kind",
+        ),
     ];
     for (req, expect) in cases {
         let (mut c, _) = server.connect();
@@ -366,16 +477,30 @@ fn authentication() {
     let dir = std::env::temp_dir().join(format!("misura-serve-auth-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let key_file = dir.join("key");
-    std::fs::write(&key_file, "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n").unwrap();
-    let key = StampKey::from_file_contents(b"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff").unwrap();
-    let wrong = StampKey::from_file_contents(b"ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100").unwrap();
+    std::fs::write(
+        &key_file,
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
+    )
+    .unwrap();
+    let key = StampKey::from_file_contents(
+        b"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+    )
+    .unwrap();
+    let wrong = StampKey::from_file_contents(
+        b"ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100",
+    )
+    .unwrap();
     let server = Server::start(&["--key-file", key_file.to_str().unwrap(), "--quiet"]);
 
     let (mut c, _) = server.connect();
     send(&mut c, &tcp_request(1, Duration::from_secs(1)));
     let r = read(&mut c).unwrap();
     assert_eq!(r.typ, REFUSE);
-    assert!(r.str(F_REASON).unwrap().contains("authentication required"), "{:?}", r.str(F_REASON));
+    assert!(
+        r.str(F_REASON).unwrap().contains("authentication required"),
+        "{:?}",
+        r.str(F_REASON)
+    );
 
     let (mut c, hello) = server.connect();
     let mut req = tcp_request(1, Duration::from_secs(1));
@@ -383,7 +508,11 @@ fn authentication() {
     send(&mut c, &req);
     let r = read(&mut c).unwrap();
     assert_eq!(r.typ, REFUSE);
-    assert!(r.str(F_REASON).unwrap().contains("wrong key"), "{:?}", r.str(F_REASON));
+    assert!(
+        r.str(F_REASON).unwrap().contains("wrong key"),
+        "{:?}",
+        r.str(F_REASON)
+    );
 
     // Signed for another connection's nonce: a replay.
     let (mut c, _) = server.connect();
@@ -422,7 +551,10 @@ fn udp_forward_and_rr_tcp() {
         let mut d = vec![0u8; 200];
         d[..8].copy_from_slice(&id.to_be_bytes());
         d[8..16].copy_from_slice(&seq.to_be_bytes());
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as i64;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i64;
         d[16..24].copy_from_slice(&now.to_be_bytes());
         if seq != 100 {
             // One datagram "lost".
@@ -431,7 +563,12 @@ fn udp_forward_and_rr_tcp() {
         sent += 1;
         std::thread::sleep(Duration::from_millis(1));
     }
-    send(&mut c, &Message::new(DONE).with(F_PACKETS_SENT, Value::U64(sent)).with(F_BYTES_SENT, Value::U64(sent * 200)));
+    send(
+        &mut c,
+        &Message::new(DONE)
+            .with(F_PACKETS_SENT, Value::U64(sent))
+            .with(F_BYTES_SENT, Value::U64(sent * 200)),
+    );
     let r = read(&mut c).unwrap();
     assert_eq!(r.typ, RESULT);
     assert_eq!(r.u64(F_PACKETS), Some(499));
@@ -453,14 +590,20 @@ fn udp_forward_and_rr_tcp() {
     let mut d = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
     d.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     assert_eq!(read(&mut d).unwrap().typ, HELLO);
-    send(&mut d, &Message::new(DATA).with(F_TEST_ID, Value::U64(acc.u64(F_TEST_ID).unwrap())));
+    send(
+        &mut d,
+        &Message::new(DATA).with(F_TEST_ID, Value::U64(acc.u64(F_TEST_ID).unwrap())),
+    );
     let mut resp = [0u8; 20];
     for _ in 0..200 {
         d.write_all(&[1u8; 10]).unwrap();
         d.read_exact(&mut resp).unwrap();
     }
     drop(d);
-    send(&mut c, &Message::new(DONE).with(F_TRANSACTIONS, Value::U64(200)));
+    send(
+        &mut c,
+        &Message::new(DONE).with(F_TRANSACTIONS, Value::U64(200)),
+    );
     let r = read(&mut c).unwrap();
     assert_eq!(r.typ, RESULT);
     assert_eq!(r.u64(F_TRANSACTIONS), Some(200));
@@ -485,16 +628,23 @@ fn sigterm_exits_promptly_and_writes_the_report() {
     assert!(took < Duration::from_millis(2000), "exit took {took:?}");
     assert!(stdout.contains("test-client"), "{stdout}");
     assert!(stdout.contains("aggregate"), "{stdout}");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["format"], "misura.serve");
     assert_eq!(v["format_version"], 1);
     assert!(v["host"]["online_cpus"].as_u64().unwrap() > 0);
     let tests = v["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 2, "{tests:?}");
-    let done = tests.iter().find(|t| !t["partial"].as_bool().unwrap()).expect("the finished test");
+    let done = tests
+        .iter()
+        .find(|t| !t["partial"].as_bool().unwrap())
+        .expect("the finished test");
     assert_eq!(done["bytes_received"].as_u64(), Some(written));
     assert!(done["throughput_bps"].as_f64().unwrap() > 0.0);
-    assert!(tests.iter().any(|t| t["partial"].as_bool().unwrap()), "the running test is marked partial");
+    assert!(
+        tests.iter().any(|t| t["partial"].as_bool().unwrap()),
+        "the running test is marked partial"
+    );
     assert_eq!(v["clients"].as_array().unwrap().len(), 1);
     assert!(v["aggregate_throughput_bps"].as_f64().unwrap() > 0.0);
     assert_eq!(v["complete"], false);
@@ -503,7 +653,9 @@ fn sigterm_exits_promptly_and_writes_the_report() {
 
 /// Open file descriptors of a process (Linux).
 fn open_fds(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.count())
+        .unwrap_or(0)
 }
 
 #[test]
@@ -540,7 +692,10 @@ fn crr_back_to_back_connections_are_not_refused_and_fds_do_not_grow() {
                 return None;
             }
             let mut b = Vec::new();
-            Message::new(DATA).with(F_TEST_ID, Value::U64(id)).emit(&mut b).ok()?;
+            Message::new(DATA)
+                .with(F_TEST_ID, Value::U64(id))
+                .emit(&mut b)
+                .ok()?;
             b.push(1);
             d.write_all(&b).ok()?;
             let mut resp = [0u8; 1];
@@ -555,14 +710,31 @@ fn crr_back_to_back_connections_are_not_refused_and_fds_do_not_grow() {
             max_fds = max_fds.max(open_fds(pid));
         }
     }
-    send(&mut c, &Message::new(DONE).with(F_TRANSACTIONS, Value::U64(done)));
+    send(
+        &mut c,
+        &Message::new(DONE).with(F_TRANSACTIONS, Value::U64(done)),
+    );
     let r = read(&mut c).unwrap();
     assert_eq!(r.typ, RESULT);
     assert!(done > 200, "only {done} transactions in {duration:?}");
-    assert!(failed.is_empty(), "{} of {} connections refused or reset (after transactions {:?})", failed.len(), done + failed.len() as u64, &failed[..failed.len().min(10)]);
+    assert!(
+        failed.is_empty(),
+        "{} of {} connections refused or reset (after transactions {:?})",
+        failed.len(),
+        done + failed.len() as u64,
+        &failed[..failed.len().min(10)]
+    );
     assert_eq!(r.u64(F_TRANSACTIONS), Some(done));
-    assert_eq!(r.get(F_PARTIAL), Some(&Value::Bool(false)), "{:?}", r.str(F_REASON));
+    assert_eq!(
+        r.get(F_PARTIAL),
+        Some(&Value::Bool(false)),
+        "{:?}",
+        r.str(F_REASON)
+    );
     // A few in passing (a handler ending while the next is accepted),
     // whatever the number of transactions; holding them made thousands.
-    assert!(max_fds <= fds0 + 32, "server fds grew from {fds0} to {max_fds} over {done} transactions");
+    assert!(
+        max_fds <= fds0 + 32,
+        "server fds grew from {fds0} to {max_fds} over {done} transactions"
+    );
 }

@@ -26,7 +26,10 @@ fn runs_are_kept_listed_shown_and_compared() {
         a.extend(["clock".into(), "sources".into(), "--json".into()]);
         let o = misura(&a);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        assert!(String::from_utf8_lossy(&o.stderr).is_empty() || !String::from_utf8_lossy(&o.stderr).contains("not kept"));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).is_empty()
+                || !String::from_utf8_lossy(&o.stderr).contains("not kept")
+        );
     }
     let mut a = store_args(&db);
     a.extend(["history".into(), "--json".into()]);
@@ -41,7 +44,12 @@ fn runs_are_kept_listed_shown_and_compared() {
     assert_eq!(shown["format"], "misura.clock-sources");
     // Filters.
     let mut a = store_args(&db);
-    a.extend(["history".into(), "--subcommand".into(), "rtt".into(), "--json".into()]);
+    a.extend([
+        "history".into(),
+        "--subcommand".into(),
+        "rtt".into(),
+        "--json".into(),
+    ]);
     assert_eq!(json_of(&misura(&a)).as_array().unwrap().len(), 0);
     // An unknown run id, and a file that is not a store.
     let mut a = store_args(&db);
@@ -55,7 +63,10 @@ fn runs_are_kept_listed_shown_and_compared() {
     a.extend(["history".into()]);
     let o = misura(&a);
     assert_ne!(o.status.code(), Some(0));
-    assert_eq!(std::fs::read(&junk).unwrap(), b"not a database at all, really not");
+    assert_eq!(
+        std::fs::read(&junk).unwrap(),
+        b"not a database at all, really not"
+    );
     // A run with a broken store still prints its result and succeeds.
     let mut a = store_args(&junk);
     a.extend(["clock".into(), "sources".into(), "--json".into()]);
@@ -74,7 +85,13 @@ fn two_processes_write_the_store_at_once() {
     let children: Vec<_> = (0..2)
         .map(|_| {
             std::process::Command::new(BIN)
-                .args(["--store", db.to_str().unwrap(), "clock", "sources", "--json"])
+                .args([
+                    "--store",
+                    db.to_str().unwrap(),
+                    "clock",
+                    "sources",
+                    "--json",
+                ])
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
@@ -84,9 +101,18 @@ fn two_processes_write_the_store_at_once() {
     for c in children {
         let o = c.wait_with_output().unwrap();
         assert!(o.status.success());
-        assert!(!String::from_utf8_lossy(&o.stderr).contains("not kept"), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            !String::from_utf8_lossy(&o.stderr).contains("not kept"),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
-    let v = json_of(&run(&["--store", db.to_str().unwrap(), "history", "--json"]));
+    let v = json_of(&run(&[
+        "--store",
+        db.to_str().unwrap(),
+        "history",
+        "--json",
+    ]));
     assert_eq!(v.as_array().unwrap().len(), 2);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -13,7 +13,14 @@ fn lab_with_server(tag: &str) -> Lab {
     let mut lab = Lab::up("tp", tag, "hosts");
     let ns2 = lab.ns(2);
     let child = Command::new(BIN)
-        .args(["serve", "--netns", &ns2, "--listen", "198.18.0.2", "--quiet"])
+        .args([
+            "serve",
+            "--netns",
+            &ns2,
+            "--listen",
+            "198.18.0.2",
+            "--quiet",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -26,7 +33,11 @@ fn lab_with_server(tag: &str) -> Lab {
         if o.status.success() {
             break;
         }
-        assert!(t.elapsed() < Duration::from_secs(10), "misura serve did not come up: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "misura serve did not come up: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     lab
@@ -43,11 +54,13 @@ fn client(lab: &Lab, args: &[&str]) -> std::process::Output {
 }
 
 fn f(v: &Value, k: &str) -> f64 {
-    v[k].as_f64().unwrap_or_else(|| panic!("{k} missing in {v}"))
+    v[k].as_f64()
+        .unwrap_or_else(|| panic!("{k} missing in {v}"))
 }
 
 fn u(v: &Value, k: &str) -> u64 {
-    v[k].as_u64().unwrap_or_else(|| panic!("{k} missing in {v}"))
+    v[k].as_u64()
+        .unwrap_or_else(|| panic!("{k} missing in {v}"))
 }
 
 #[test]
@@ -56,42 +69,130 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
     let lab = lab_with_server("a");
 
     // TCP forward: the server counted every byte the client sent.
-    let t = json_of(&client(&lab, &["tcp", "198.18.0.2", "--duration", "1s", "--streams", "2", "--json"]));
+    let t = json_of(&client(
+        &lab,
+        &[
+            "tcp",
+            "198.18.0.2",
+            "--duration",
+            "1s",
+            "--streams",
+            "2",
+            "--json",
+        ],
+    ));
     schema_check(&t, "tcp.schema.json");
     let c = &t["clients"][0];
     assert!(t["complete"].as_bool().unwrap(), "{t}");
     assert!(f(&t, "throughput_bps") > 0.0);
-    assert_eq!(u(c, "receiver_bytes"), u(c, "sent_bytes"), "receiver figures match the sender's");
+    assert_eq!(
+        u(c, "receiver_bytes"),
+        u(c, "sent_bytes"),
+        "receiver figures match the sender's"
+    );
     assert_eq!(c["streams"].as_array().unwrap().len(), 2);
     assert!(u(&c["streams"][0], "sndbuf_granted") > 0);
 
     // TCP reverse and bidir.
-    let t = json_of(&client(&lab, &["tcp", "198.18.0.2", "--duration", "1s", "--reverse", "--json"]));
+    let t = json_of(&client(
+        &lab,
+        &[
+            "tcp",
+            "198.18.0.2",
+            "--duration",
+            "1s",
+            "--reverse",
+            "--json",
+        ],
+    ));
     schema_check(&t, "tcp.schema.json");
     let c = &t["clients"][0];
-    assert_eq!(u(c, "received_bytes"), u(&c["server"], "bytes_sent"), "client received what the server sent");
-    let t = json_of(&client(&lab, &["tcp", "198.18.0.2", "--duration", "1s", "--bidir", "--json"]));
+    assert_eq!(
+        u(c, "received_bytes"),
+        u(&c["server"], "bytes_sent"),
+        "client received what the server sent"
+    );
+    let t = json_of(&client(
+        &lab,
+        &["tcp", "198.18.0.2", "--duration", "1s", "--bidir", "--json"],
+    ));
     schema_check(&t, "tcp.schema.json");
     assert!(f(&t["clients"][0], "forward_bps") > 0.0 && f(&t["clients"][0], "reverse_bps") > 0.0);
 
     // UDP at a modest rate: received = sent, no loss.
-    let d = json_of(&client(&lab, &["udp", "198.18.0.2", "--rate", "20M", "--duration", "1s", "--json"]));
+    let d = json_of(&client(
+        &lab,
+        &[
+            "udp",
+            "198.18.0.2",
+            "--rate",
+            "20M",
+            "--duration",
+            "1s",
+            "--json",
+        ],
+    ));
     schema_check(&d, "udp.schema.json");
     let c = &d["clients"][0];
     assert!(u(c, "sent_packets") > 1000);
     assert!(u(c, "received_packets") <= u(c, "sent_packets"));
-    assert_eq!(u(c, "lost"), u(c, "sent_packets") - u(c, "received_packets"));
+    assert_eq!(
+        u(c, "lost"),
+        u(c, "sent_packets") - u(c, "received_packets")
+    );
     assert_eq!(u(c, "lost"), 0, "{c}");
     assert!(f(&d, "throughput_bps") > 15e6);
-    let d = json_of(&client(&lab, &["udp", "198.18.0.2", "--rate", "20M", "--duration", "1s", "--reverse", "--json"]));
+    let d = json_of(&client(
+        &lab,
+        &[
+            "udp",
+            "198.18.0.2",
+            "--rate",
+            "20M",
+            "--duration",
+            "1s",
+            "--reverse",
+            "--json",
+        ],
+    ));
     schema_check(&d, "udp.schema.json");
     assert_eq!(u(&d["clients"][0], "lost"), 0);
 
     // Don't fragment above the MTU: nothing arrives, and it is said.
-    let o = client(&lab, &["udp", "198.18.0.2", "--rate", "10M", "--msg-size", "2000", "--df", "--duration", "1s"]);
+    let o = client(
+        &lab,
+        &[
+            "udp",
+            "198.18.0.2",
+            "--rate",
+            "10M",
+            "--msg-size",
+            "2000",
+            "--df",
+            "--duration",
+            "1s",
+        ],
+    );
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("nothing arrives above the path MTU of 1500 bytes with don't-fragment set"), "{text}");
-    let d = json_of(&client(&lab, &["udp", "198.18.0.2", "--rate", "10M", "--msg-size", "2000", "--df", "--duration", "1s", "--json"]));
+    assert!(
+        text.contains("nothing arrives above the path MTU of 1500 bytes with don't-fragment set"),
+        "{text}"
+    );
+    let d = json_of(&client(
+        &lab,
+        &[
+            "udp",
+            "198.18.0.2",
+            "--rate",
+            "10M",
+            "--msg-size",
+            "2000",
+            "--df",
+            "--duration",
+            "1s",
+            "--json",
+        ],
+    ));
     schema_check(&d, "udp.schema.json");
     assert_eq!(u(&d["clients"][0], "received_packets"), 0);
     assert_eq!(u(&d["clients"][0], "path_mtu"), 1500);
@@ -112,7 +213,11 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
     // closes each connection after its transaction (its open fds do not
     // grow with the number of transactions).
     let pid = lab.children[0].id();
-    let fds = move || std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0);
+    let fds = move || {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
     let fds0 = fds();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let sampler = {
@@ -126,7 +231,23 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
             max
         })
     };
-    let r = json_of(&client(&lab, &["rr", "198.18.0.2", "--proto", "tcp", "--connect", "--request", "1", "--response", "1", "--duration", "2s", "--json"]));
+    let r = json_of(&client(
+        &lab,
+        &[
+            "rr",
+            "198.18.0.2",
+            "--proto",
+            "tcp",
+            "--connect",
+            "--request",
+            "1",
+            "--response",
+            "1",
+            "--duration",
+            "2s",
+            "--json",
+        ],
+    ));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let max_fds = sampler.join().unwrap();
     let c = &r["clients"][0];
@@ -134,10 +255,25 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
     assert!(u(c, "transactions") > 100, "{r}");
     // A few in passing (a handler ending while the next is accepted);
     // holding them until the test's end made thousands.
-    assert!(max_fds <= fds0 + 32, "server fds grew from {fds0} to {max_fds} over {} transactions", u(c, "transactions"));
+    assert!(
+        max_fds <= fds0 + 32,
+        "server fds grew from {fds0} to {max_fds} over {} transactions",
+        u(c, "transactions")
+    );
 
     // Two clients at once: both complete, the sum is the sum.
-    let t = json_of(&client(&lab, &["tcp", "198.18.0.2", "--duration", "1s", "--clients", "2", "--json"]));
+    let t = json_of(&client(
+        &lab,
+        &[
+            "tcp",
+            "198.18.0.2",
+            "--duration",
+            "1s",
+            "--clients",
+            "2",
+            "--json",
+        ],
+    ));
     schema_check(&t, "tcp.schema.json");
     let cl = t["clients"].as_array().unwrap();
     assert_eq!(cl.len(), 2);
@@ -145,27 +281,73 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
     let sum: f64 = cl.iter().map(|c| f(c, "throughput_bps")).sum();
     assert!((sum - f(&t, "throughput_bps")).abs() < 1.0);
     for c in cl {
-        assert_eq!(u(&c["server"], "bytes"), u(c, "sent_bytes"), "the server's RESULT for each client equals what it sent");
+        assert_eq!(
+            u(&c["server"], "bytes"),
+            u(c, "sent_bytes"),
+            "the server's RESULT for each client equals what it sent"
+        );
     }
 
     // Sweep: one row per value.
     let csv = lab.path("sweep.csv");
     let ns1 = lab.ns(1);
-    let o = run(&["sweep", "tcp", "198.18.0.2", "--netns", &ns1, "--msg-size", "100,1000,10000", "--duration", "500ms", "--json", "-q", "--export-csv", csv.to_str().unwrap()]);
+    let o = run(&[
+        "sweep",
+        "tcp",
+        "198.18.0.2",
+        "--netns",
+        &ns1,
+        "--msg-size",
+        "100,1000,10000",
+        "--duration",
+        "500ms",
+        "--json",
+        "-q",
+        "--export-csv",
+        csv.to_str().unwrap(),
+    ]);
     let s = json_of(&o);
     let pts = s["points"].as_array().unwrap();
     assert_eq!(pts.len(), 3);
     assert_eq!(pts[1]["parameter"], "msg-size");
     assert_eq!(pts[1]["value"], "1000");
-    assert!(pts.iter().all(|p| p["figures"]["throughput_bps"].as_f64().unwrap() > 0.0));
+    assert!(pts
+        .iter()
+        .all(|p| p["figures"]["throughput_bps"].as_f64().unwrap() > 0.0));
     let text = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(text.lines().count(), 4);
-    let o = run(&["sweep", "tcp", "198.18.0.2", "--netns", &ns1, "--streams", "1..2", "--duration", "300ms", "-q"]);
+    let o = run(&[
+        "sweep",
+        "tcp",
+        "198.18.0.2",
+        "--netns",
+        &ns1,
+        "--streams",
+        "1..2",
+        "--duration",
+        "300ms",
+        "-q",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 4, "title, header, 2 rows");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).lines().count(),
+        4,
+        "title, header, 2 rows"
+    );
 
     // Setup: a table per gap.
-    let s = json_of(&client(&lab, &["setup", "198.18.0.2", "--idle", "0s,200ms", "--count", "2", "--json"]));
+    let s = json_of(&client(
+        &lab,
+        &[
+            "setup",
+            "198.18.0.2",
+            "--idle",
+            "0s,200ms",
+            "--count",
+            "2",
+            "--json",
+        ],
+    ));
     assert_eq!(s["gaps"].as_array().unwrap().len(), 2);
     assert!(s["gaps"][0]["handshake_mean_ns"].as_f64().unwrap() > 0.0);
     assert!(s["gaps"][1]["samples"][0]["first_rtt_ns"].as_u64().unwrap() > 0);
@@ -179,12 +361,33 @@ fn unreachable_and_bad_input() {
     let o = client(&lab, &["tcp", "198.18.0.2", "--duration", "1s"]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("cannot reach misura serve at 198.18.0.2:5862: connection refused"), "{err}");
+    assert!(
+        err.contains("cannot reach misura serve at 198.18.0.2:5862: connection refused"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
     // Bad parameters: exit 5; usage: exit 2.
-    assert_eq!(client(&lab, &["udp", "198.18.0.2", "--rate", "10M", "--msg-size", "10"]).status.code(), Some(5));
-    assert_eq!(client(&lab, &["rr", "198.18.0.2", "--proto", "udp", "--connect"]).status.code(), Some(2));
-    assert_eq!(client(&lab, &["tcp", "198.18.0.2", "--duration", "soon"]).status.code(), Some(2));
+    assert_eq!(
+        client(
+            &lab,
+            &["udp", "198.18.0.2", "--rate", "10M", "--msg-size", "10"]
+        )
+        .status
+        .code(),
+        Some(5)
+    );
+    assert_eq!(
+        client(&lab, &["rr", "198.18.0.2", "--proto", "udp", "--connect"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        client(&lab, &["tcp", "198.18.0.2", "--duration", "soon"])
+            .status
+            .code(),
+        Some(2)
+    );
 }
 
 #[test]
@@ -193,7 +396,16 @@ fn refusal_reason_reaches_the_user_and_a_lost_server_gives_partial_results() {
     let mut lab = Lab::up("tp", "c", "hosts");
     let ns2 = lab.ns(2);
     let child = Command::new(BIN)
-        .args(["serve", "--netns", &ns2, "--listen", "198.18.0.2", "--quiet", "--max-duration", "5s"])
+        .args([
+            "serve",
+            "--netns",
+            &ns2,
+            "--listen",
+            "198.18.0.2",
+            "--quiet",
+            "--max-duration",
+            "5s",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -202,13 +414,27 @@ fn refusal_reason_reaches_the_user_and_a_lost_server_gives_partial_results() {
     std::thread::sleep(Duration::from_millis(500));
     // Above the announced limit: exit 5 with the limit named.
     let o = client(&lab, &["tcp", "198.18.0.2", "--duration", "10s"]);
-    assert_eq!(o.status.code(), Some(5), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("limit of 5.0 s"));
     // The server dies mid-test: the client ends within its timeouts, partial.
     let ns1 = lab.ns(1);
     let t0 = Instant::now();
     let c = Command::new(BIN)
-        .args(["tcp", "198.18.0.2", "--duration", "4s", "--json", "-q", "--netns", &ns1])
+        .args([
+            "tcp",
+            "198.18.0.2",
+            "--duration",
+            "4s",
+            "--json",
+            "-q",
+            "--netns",
+            &ns1,
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -219,7 +445,12 @@ fn refusal_reason_reaches_the_user_and_a_lost_server_gives_partial_results() {
     }
     let o = c.wait_with_output().unwrap();
     assert!(t0.elapsed() < Duration::from_secs(25));
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let v: Value = serde_json::from_slice(&o.stdout).expect("partial JSON");
     assert_eq!(v["complete"], false);
     schema_check(&v, "tcp.schema.json");

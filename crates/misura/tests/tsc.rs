@@ -13,18 +13,30 @@ const BIN: &str = env!("CARGO_BIN_EXE_misura");
 const CHRONYD: &str = "/usr/sbin/chronyd";
 
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("running misura")
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("running misura")
 }
 
 fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0")))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
         .unwrap_or(false)
 }
 
 fn json_of(o: &Output) -> Value {
-    assert!(o.status.success(), "misura failed ({:?}): {}", o.status.code(), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "misura failed ({:?}): {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
     serde_json::from_slice(&o.stdout).expect("JSON on stdout")
 }
 
@@ -32,9 +44,19 @@ fn json_of(o: &Output) -> Value {
 fn assert_schema_valid(v: &Value) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema/clock-tsc.schema.json");
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let validator = jsonschema::draft202012::options().should_validate_formats(true).build(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(v).map(|e| format!("{}: {e}", e.instance_path())).collect();
-    assert!(errors.is_empty(), "result fails clock-tsc.schema.json:\n  {}", errors.join("\n  "));
+    let validator = jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "result fails clock-tsc.schema.json:\n  {}",
+        errors.join("\n  ")
+    );
 }
 
 #[test]
@@ -44,7 +66,16 @@ fn monotonic_raw_estimate_is_sane() {
         return;
     }
     let started = Instant::now();
-    let v = json_of(&run(&["clock", "tsc", "--duration", "2s", "--windows", "5", "--json", "-q"]));
+    let v = json_of(&run(&[
+        "clock",
+        "tsc",
+        "--duration",
+        "2s",
+        "--windows",
+        "5",
+        "--json",
+        "-q",
+    ]));
     assert!(started.elapsed() < Duration::from_secs(30));
     assert_schema_valid(&v);
     let raw = &v["raw"];
@@ -52,10 +83,16 @@ fn monotonic_raw_estimate_is_sane() {
     assert!(f > 100e6 && f < 10e9, "TSC frequency {f} Hz");
     let fit = raw["fit"]["frequency_hz"].as_f64().unwrap();
     let bound = raw["endpoints"]["bound_hz"].as_f64().unwrap();
-    assert!((fit - f).abs() <= bound + 3.0 * raw["fit"]["ci95_hz"].as_f64().unwrap(), "fit {fit} vs endpoints {f} ± {bound}");
+    assert!(
+        (fit - f).abs() <= bound + 3.0 * raw["fit"]["ci95_hz"].as_f64().unwrap(),
+        "fit {fit} vs endpoints {f} ± {bound}"
+    );
     let stab = &raw["stability"];
     assert_eq!(stab["windows"], 5);
-    assert!(stab["std_dev_ppm"].as_f64().unwrap().is_finite() && stab["spread_ppm"].as_f64().unwrap() < 1000.0);
+    assert!(
+        stab["std_dev_ppm"].as_f64().unwrap().is_finite()
+            && stab["spread_ppm"].as_f64().unwrap() < 1000.0
+    );
     let span = raw["endpoints"]["span_s"].as_f64().unwrap();
     assert!((1.9..2.2).contains(&span), "span {span}");
     assert!(v["ntp"].is_null() && v["complete"] == true);
@@ -63,7 +100,12 @@ fn monotonic_raw_estimate_is_sane() {
     let o = run(&["clock", "tsc", "--duration", "200ms", "-q"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success());
-    assert!(text.contains("constant_tsc") && text.contains("kernel calibration:") && text.contains("stability over"), "{text}");
+    assert!(
+        text.contains("constant_tsc")
+            && text.contains("kernel calibration:")
+            && text.contains("stability over"),
+        "{text}"
+    );
 }
 
 /// A fake NTP server on 127.0.0.1 answering every datagram with `reply(request)`.
@@ -94,18 +136,41 @@ fn reply_with(req: &[u8], li_vn_mode: u8, stratum: u8, refid: [u8; 4]) -> Vec<u8
 }
 
 fn ntp_failure(server: &str) -> (Option<i32>, String, String) {
-    let o = run(&["clock", "tsc", "--ntp", server, "--interval", "50ms", "--count", "4", "-q"]);
-    (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+    let o = run(&[
+        "clock",
+        "tsc",
+        "--ntp",
+        server,
+        "--interval",
+        "50ms",
+        "--count",
+        "4",
+        "-q",
+    ]);
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 #[test]
 fn servers_that_do_not_help_get_specific_messages() {
     type Reply = fn(&[u8]) -> Vec<u8>;
     let cases: [(Reply, &str); 4] = [
-        (|_| b"hello, this is not NTP".to_vec(), "are not NTP server replies"),
+        (
+            |_| b"hello, this is not NTP".to_vec(),
+            "are not NTP server replies",
+        ),
         (|q| reply_with(q, 0x24, 0, *b"RATE"), "Kiss-o'-Death `RATE`"),
-        (|q| reply_with(q, 0xe4, 2, [10, 0, 0, 1]), "not synchronised"),
-        (|q| reply_with(q, 0x23, 2, [10, 0, 0, 1]), "are not NTP server replies"),
+        (
+            |q| reply_with(q, 0xe4, 2, [10, 0, 0, 1]),
+            "not synchronised",
+        ),
+        (
+            |q| reply_with(q, 0x23, 2, [10, 0, 0, 1]),
+            "are not NTP server replies",
+        ),
     ];
     for (reply, expect) in cases {
         let (port, _h) = fake_server(reply);
@@ -113,7 +178,10 @@ fn servers_that_do_not_help_get_specific_messages() {
         assert_eq!(code, Some(1), "{expect}: {err}");
         assert!(err.contains(expect), "expected `{expect}` in: {err}");
         // The rest of the report is still printed.
-        assert!(out.contains("Against CLOCK_MONOTONIC_RAW") && out.contains("error:"), "{out}");
+        assert!(
+            out.contains("Against CLOCK_MONOTONIC_RAW") && out.contains("error:"),
+            "{out}"
+        );
     }
     // Nothing listening: the port is closed.
     let closed = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -124,13 +192,22 @@ fn servers_that_do_not_help_get_specific_messages() {
     assert!(err.contains("no NTP server listens"), "{err}");
     // Listening but silent: a timeout.
     let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let (code, _, err) = ntp_failure(&format!("127.0.0.1:{}", silent.local_addr().unwrap().port()));
+    let (code, _, err) = ntp_failure(&format!(
+        "127.0.0.1:{}",
+        silent.local_addr().unwrap().port()
+    ));
     assert_eq!(code, Some(1));
-    assert!(err.contains("no answer from NTP server") && err.contains("4 requests"), "{err}");
+    assert!(
+        err.contains("no answer from NTP server") && err.contains("4 requests"),
+        "{err}"
+    );
     // A name that does not resolve.
     let (code, _, err) = ntp_failure("no-such-host.invalid");
     assert_eq!(code, Some(5), "{err}");
-    assert!(err.contains("cannot resolve NTP server `no-such-host.invalid`"), "{err}");
+    assert!(
+        err.contains("cannot resolve NTP server `no-such-host.invalid`"),
+        "{err}"
+    );
 }
 
 /// The lab's two hosts with chronyd serving NTP from h2 (`local stratum 1`,
@@ -146,9 +223,17 @@ impl ChronyLab {
         let prefix = format!("misura-ts{}-", std::process::id() % 100_000);
         let dir = std::env::temp_dir().join(format!("misura-tsc-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut lab = ChronyLab { prefix, dir, chronyd: None };
+        let mut lab = ChronyLab {
+            prefix,
+            dir,
+            chronyd: None,
+        };
         let o = run(&["lab", "up", "--topology", "hosts", "--prefix", &lab.prefix]);
-        assert!(o.status.success(), "lab up: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "lab up: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let conf = lab.dir.join("chrony.conf");
         std::fs::write(
             &conf,
@@ -191,7 +276,9 @@ fn ntp_estimate_agrees_with_monotonic_raw_in_the_lab() {
         return;
     }
     if !Path::new(CHRONYD).exists() {
-        eprintln!("skipped: {CHRONYD} not found (Debian package `chrony`; scripts/test.sh installs it)");
+        eprintln!(
+            "skipped: {CHRONYD} not found (Debian package `chrony`; scripts/test.sh installs it)"
+        );
         return;
     }
     let lab = ChronyLab::new();
@@ -199,7 +286,20 @@ fn ntp_estimate_agrees_with_monotonic_raw_in_the_lab() {
     // reply (bounded), which also checks it serves as configured.
     let deadline = Instant::now() + Duration::from_secs(10);
     let ready = loop {
-        let o = run(&["clock", "tsc", "--netns", &lab.ns(1), "--ntp", "198.18.0.2", "--interval", "100ms", "--count", "2", "--json", "-q"]);
+        let o = run(&[
+            "clock",
+            "tsc",
+            "--netns",
+            &lab.ns(1),
+            "--ntp",
+            "198.18.0.2",
+            "--interval",
+            "100ms",
+            "--count",
+            "2",
+            "--json",
+            "-q",
+        ]);
         if o.status.success() {
             break serde_json::from_slice::<Value>(&o.stdout).ok();
         }
@@ -209,10 +309,27 @@ fn ntp_estimate_agrees_with_monotonic_raw_in_the_lab() {
         std::thread::sleep(Duration::from_millis(300));
     };
     let ready = ready.expect("chronyd in the lab did not answer within 10 s");
-    assert_eq!(ready["ntp"]["stratum"], 1, "chrony should serve stratum 1: {}", ready["ntp"]);
+    assert_eq!(
+        ready["ntp"]["stratum"], 1,
+        "chrony should serve stratum 1: {}",
+        ready["ntp"]
+    );
 
     let started = Instant::now();
-    let o = run(&["clock", "tsc", "--netns", &lab.ns(1), "--ntp", "198.18.0.2", "--interval", "200ms", "--count", "40", "--json", "-q"]);
+    let o = run(&[
+        "clock",
+        "tsc",
+        "--netns",
+        &lab.ns(1),
+        "--ntp",
+        "198.18.0.2",
+        "--interval",
+        "200ms",
+        "--count",
+        "40",
+        "--json",
+        "-q",
+    ]);
     assert!(started.elapsed() < Duration::from_secs(60));
     let v = json_of(&o);
     assert_schema_valid(&v);
@@ -229,8 +346,14 @@ fn ntp_estimate_agrees_with_monotonic_raw_in_the_lab() {
         "NTP {f:.1} Hz ± {:.3} ppm, RAW {raw:.1} Hz, difference {diff:+.3} ppm (bound {bound:.3}), REALTIME vs RAW {} ppm",
         e["bound_ppm"], n["realtime_vs_raw_ppm"]
     );
-    assert!(e["span_s"].as_f64().unwrap() > 3.0, "the chosen exchanges should be far apart: {e}");
+    assert!(
+        e["span_s"].as_f64().unwrap() > 3.0,
+        "the chosen exchanges should be far apart: {e}"
+    );
     assert!(bound < 200.0, "uncertainty implausibly large: {bound} ppm");
-    assert_eq!(c["within_uncertainty"], true, "NTP and MONOTONIC_RAW disagree: {diff:+.3} ppm against ± {bound:.3} ppm");
+    assert_eq!(
+        c["within_uncertainty"], true,
+        "NTP and MONOTONIC_RAW disagree: {diff:+.3} ppm against ± {bound:.3} ppm"
+    );
     assert!(diff.abs() <= bound);
 }

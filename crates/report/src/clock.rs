@@ -91,7 +91,13 @@ pub struct SourcesReport {
 }
 
 fn f1(v: Option<f64>) -> String {
-    v.map_or("-".into(), |x| if x >= 100.0 { format!("{x:.0}") } else { format!("{x:.1}") })
+    v.map_or("-".into(), |x| {
+        if x >= 100.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x:.1}")
+        }
+    })
 }
 
 /// Nanoseconds for people: 37 ns, 4.00 µs, 12.3 ms, 1.20 s.
@@ -117,11 +123,20 @@ fn write_host_line(h: &HostFingerprint, out: &mut dyn Write) -> io::Result<()> {
         h.preempt_model.as_deref().unwrap_or("preemption ?"),
         h.clocksource.as_deref().unwrap_or("?"),
         h.online_cpus,
-        if h.virtualized == Some(true) { " · virtual machine" } else { "" }
+        if h.virtualized == Some(true) {
+            " · virtual machine"
+        } else {
+            ""
+        }
     )
 }
 
-fn write_end(complete: bool, stop_reason: &str, warnings: &[String], out: &mut dyn Write) -> io::Result<()> {
+fn write_end(
+    complete: bool,
+    stop_reason: &str,
+    warnings: &[String],
+    out: &mut dyn Write,
+) -> io::Result<()> {
     if !complete {
         writeln!(out, "PARTIAL RESULT: {stop_reason}")?;
     }
@@ -133,18 +148,38 @@ fn write_end(complete: bool, stop_reason: &str, warnings: &[String], out: &mut d
 
 /// Human output of `misura clock sources`: seed 003's Table 1 for this machine.
 pub fn write_sources_text(r: &SourcesReport, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "misura clock sources: read cost, resolution and steps of every time source")?;
+    writeln!(
+        out,
+        "misura clock sources: read cost, resolution and steps of every time source"
+    )?;
     write_host_line(&r.host, out)?;
     writeln!(
         out,
         "kernel clocksource: {} (available: {})",
         r.clocksource.current.as_deref().unwrap_or("unreadable"),
-        if r.clocksource.available.is_empty() { "unreadable".into() } else { r.clocksource.available.join(" ") }
+        if r.clocksource.available.is_empty() {
+            "unreadable".into()
+        } else {
+            r.clocksource.available.join(" ")
+        }
     )?;
     if let Some(t) = &r.tsc {
-        write!(out, "TSC: flags {}", if t.flags.is_empty() { "none".into() } else { t.flags.join(" ") })?;
+        write!(
+            out,
+            "TSC: flags {}",
+            if t.flags.is_empty() {
+                "none".into()
+            } else {
+                t.flags.join(" ")
+            }
+        )?;
         if let Some(hz) = t.measured_hz {
-            write!(out, "; {:.3} MHz measured against CLOCK_MONOTONIC_RAW over {}", hz / 1e6, human_ns(t.measured_over_ns as f64))?;
+            write!(
+                out,
+                "; {:.3} MHz measured against CLOCK_MONOTONIC_RAW over {}",
+                hz / 1e6,
+                human_ns(t.measured_over_ns as f64)
+            )?;
         }
         if let Some(k) = t.kernel_hz {
             write!(out, "; kernel {:.3} MHz", k / 1e6)?;
@@ -164,7 +199,12 @@ pub fn write_sources_text(r: &SourcesReport, out: &mut dyn Write) -> io::Result<
     )?;
     for s in &r.sources {
         if !s.usable {
-            writeln!(out, "{:<24} unusable: {}", s.name, s.error.as_deref().unwrap_or("?"))?;
+            writeln!(
+                out,
+                "{:<24} unusable: {}",
+                s.name,
+                s.error.as_deref().unwrap_or("?")
+            )?;
             continue;
         }
         writeln!(
@@ -183,8 +223,14 @@ pub fn write_sources_text(r: &SourcesReport, out: &mut dyn Write) -> io::Result<
             writeln!(out, "{:<24} interface(s): {}", "", s.interfaces.join(", "))?;
         }
     }
-    writeln!(out, "(zero: consecutive reads with the same value; backw.: reads lower than the previous one)")?;
-    writeln!(out, "seed 003 (2011): TSC 37 ns a read, gettimeofday() 430 ns.")?;
+    writeln!(
+        out,
+        "(zero: consecutive reads with the same value; backw.: reads lower than the previous one)"
+    )?;
+    writeln!(
+        out,
+        "seed 003 (2011): TSC 37 ns a read, gettimeofday() 430 ns."
+    )?;
     write_end(r.complete, &r.stop_reason, &r.warnings, out)
 }
 
@@ -271,16 +317,26 @@ pub fn write_interference_text(r: &InterferenceReport, out: &mut dyn Write) -> i
         "misura clock interference: tight loop of {} reads, {} per run, loop {}",
         c.clock,
         human_ns(c.duration_ns as f64),
-        c.cpu.map_or("not pinned".into(), |n| format!("pinned to CPU {n}"))
+        c.cpu
+            .map_or("not pinned".into(), |n| format!("pinned to CPU {n}"))
     )?;
     write_host_line(&r.host, out)?;
-    writeln!(out, "clock resolution {}{}", human_ns(r.resolution_ns), r.tsc_hz.map_or(String::new(), |h| format!(" (TSC at {:.3} MHz)", h / 1e6)))?;
+    writeln!(
+        out,
+        "clock resolution {}{}",
+        human_ns(r.resolution_ns),
+        r.tsc_hz
+            .map_or(String::new(), |h| format!(" (TSC at {:.3} MHz)", h / 1e6))
+    )?;
     for run in &r.runs {
         writeln!(out)?;
         let load = if run.load_threads == 0 {
             "no load".to_string()
         } else {
-            format!("{} busy thread(s) on CPU(s) {:?}", run.load_threads, run.load_cpus)
+            format!(
+                "{} busy thread(s) on CPU(s) {:?}",
+                run.load_threads, run.load_cpus
+            )
         };
         writeln!(
             out,
@@ -321,21 +377,46 @@ pub fn write_interference_text(r: &InterferenceReport, out: &mut dyn Write) -> i
         if !run.longest_gaps.is_empty() {
             writeln!(out, "  longest gaps (step @ offset from start):")?;
             for g in &run.longest_gaps {
-                writeln!(out, "    {:>10} @ {:.6} s", human_ns(g.step_ns as f64), g.at_ns as f64 / 1e9)?;
+                writeln!(
+                    out,
+                    "    {:>10} @ {:.6} s",
+                    human_ns(g.step_ns as f64),
+                    g.at_ns as f64 / 1e9
+                )?;
             }
         }
     }
     if r.runs.len() == 2 {
         let (a, b) = (&r.runs[0], &r.runs[1]);
         writeln!(out)?;
-        writeln!(out, "{:<22} {:>12} {:>12}", "side by side", a.label, b.label)?;
+        writeln!(
+            out,
+            "{:<22} {:>12} {:>12}",
+            "side by side", a.label, b.label
+        )?;
         let rows: [(&str, String, String); 6] = [
-            ("reads/s", format!("{:.2} M", a.reads_per_s / 1e6), format!("{:.2} M", b.reads_per_s / 1e6)),
-            ("median step", opt_ns(a.steps.median_ns), opt_ns(b.steps.median_ns)),
+            (
+                "reads/s",
+                format!("{:.2} M", a.reads_per_s / 1e6),
+                format!("{:.2} M", b.reads_per_s / 1e6),
+            ),
+            (
+                "median step",
+                opt_ns(a.steps.median_ns),
+                opt_ns(b.steps.median_ns),
+            ),
             ("p99 step", opt_ns(a.steps.p99_ns), opt_ns(b.steps.p99_ns)),
-            ("p99.9 step", opt_ns(a.steps.p999_ns), opt_ns(b.steps.p999_ns)),
+            (
+                "p99.9 step",
+                opt_ns(a.steps.p999_ns),
+                opt_ns(b.steps.p999_ns),
+            ),
             ("max step", opt_ns(a.steps.max_ns), opt_ns(b.steps.max_ns)),
-            ("lost in steps > 10 µs", human_ns(a.time_in_gaps_over_10us_ns as f64), human_ns(b.time_in_gaps_over_10us_ns as f64)),
+            (
+                "lost in steps > 10 µs",
+                human_ns(a.time_in_gaps_over_10us_ns as f64),
+                human_ns(b.time_in_gaps_over_10us_ns as f64),
+            ),
         ];
         for (k, x, y) in rows {
             writeln!(out, "{k:<22} {x:>12} {y:>12}")?;
@@ -392,14 +473,18 @@ pub fn write_timer_text(r: &TimerReport, out: &mut dyn Write) -> io::Result<()> 
         c.clock,
         human_ns(c.interval_ns as f64),
         human_ns(c.duration_ns as f64),
-        c.rt_priority.map_or("SCHED_OTHER".into(), |p| format!("SCHED_FIFO {p}")),
+        c.rt_priority
+            .map_or("SCHED_OTHER".into(), |p| format!("SCHED_FIFO {p}")),
         c.cpu.map_or("not pinned".into(), |n| format!("CPU {n}"))
     )?;
     write_host_line(&r.host, out)?;
     writeln!(
         out,
         "idle states: {}",
-        c.cpu_dma_latency_us.map_or("not limited".into(), |u| format!("held at {u} µs exit latency (/dev/cpu_dma_latency)"))
+        c.cpu_dma_latency_us
+            .map_or("not limited".into(), |u| format!(
+                "held at {u} µs exit latency (/dev/cpu_dma_latency)"
+            ))
     )?;
     let l = &r.latency;
     writeln!(
@@ -418,11 +503,19 @@ pub fn write_timer_text(r: &TimerReport, out: &mut dyn Write) -> io::Result<()> 
         opt_ns(l.p99_ns),
         opt_ns(l.p999_ns),
         opt_ns(l.max_ns),
-        r.max_at_ns.map_or(String::new(), |t| format!(" (at {:.3} s)", t as f64 / 1e9))
+        r.max_at_ns
+            .map_or(String::new(), |t| format!(" (at {:.3} s)", t as f64 / 1e9))
     )?;
     let max = r.histogram.iter().map(|b| b.count).max().unwrap_or(0);
     for b in &r.histogram {
-        writeln!(out, "  {:>9} – {:>9}  {:>9}  {}", human_ns(b.lower_ns as f64), human_ns(b.upper_ns as f64), b.count, bar(b.count, max, 40))?;
+        writeln!(
+            out,
+            "  {:>9} – {:>9}  {:>9}  {}",
+            human_ns(b.lower_ns as f64),
+            human_ns(b.upper_ns as f64),
+            b.count,
+            bar(b.count, max, 40)
+        )?;
     }
     write_end(r.complete, &r.stop_reason, &r.warnings, out)
 }

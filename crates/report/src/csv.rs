@@ -11,7 +11,14 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
 }
 
-fn row(out: &mut dyn Write, q: &str, size: &str, frame: &str, wire: &str, s: &SummarySnapshot) -> io::Result<()> {
+fn row(
+    out: &mut dyn Write,
+    q: &str,
+    size: &str,
+    frame: &str,
+    wire: &str,
+    s: &SummarySnapshot,
+) -> io::Result<()> {
     writeln!(
         out,
         "{q},{size},{frame},{wire},{},{},{},{},{},{},{},{},{},{},{},{}",
@@ -53,7 +60,14 @@ pub fn write_oneway_summary(r: &OnewayReport, out: &mut dyn Write) -> io::Result
     writeln!(out, "{SUMMARY_HEADER}")?;
     for s in &r.per_size {
         for (q, snap) in quantities(&s.latency) {
-            row(out, q, &s.payload_bytes.to_string(), &s.frame_bytes.to_string(), &s.wire_time_ns.to_string(), snap)?;
+            row(
+                out,
+                q,
+                &s.payload_bytes.to_string(),
+                &s.frame_bytes.to_string(),
+                &s.wire_time_ns.to_string(),
+                snap,
+            )?;
         }
     }
     for (q, snap) in quantities(&r.overall) {

@@ -70,9 +70,17 @@ pub fn write_text(r: &ExchangeReport, out: &mut dyn Write) -> io::Result<()> {
         c.trigger_bytes,
         c.data_bytes,
         c.period_ns as f64 / 1e6,
-        if r.complete { String::new() } else { format!("  [PARTIAL: {}]", r.stop_reason) }
+        if r.complete {
+            String::new()
+        } else {
+            format!("  [PARTIAL: {}]", r.stop_reason)
+        }
     )?;
-    writeln!(out, "cycles {}  completed {}  timeouts {}", r.cycles, r.completed, r.timeouts)?;
+    writeln!(
+        out,
+        "cycles {}  completed {}  timeouts {}",
+        r.cycles, r.completed, r.timeouts
+    )?;
     writeln!(
         out,
         "\n{:<10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9}   meaning",
@@ -95,11 +103,13 @@ pub fn write_text(r: &ExchangeReport, out: &mut dyn Write) -> io::Result<()> {
             out,
             "{:<10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9}   {}",
             name,
-            s.mean_ns.map_or("-".into(), |m| format!("{:.3}", m / 1000.0)),
+            s.mean_ns
+                .map_or("-".into(), |m| format!("{:.3}", m / 1000.0)),
             us(s.median_ns),
             us(s.max_ns),
             us(s.min_ns),
-            s.mean_minus_min_ns.map_or("-".into(), |m| format!("{:.3}", m / 1000.0)),
+            s.mean_minus_min_ns
+                .map_or("-".into(), |m| format!("{:.3}", m / 1000.0)),
             s.over_threshold,
             us(s.p99_ns),
             p.meaning

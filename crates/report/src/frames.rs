@@ -87,13 +87,24 @@ mod tests {
             ..Default::default()
         };
         write_row(&mut out, &f, None).unwrap();
-        let lost = FrameRecord { seq: 8, payload_bytes: 46, frame_bytes: 64, tx1: 1, tx2: 2, lost: true, ..Default::default() };
+        let lost = FrameRecord {
+            seq: 8,
+            payload_bytes: 46,
+            frame_bytes: 64,
+            tx1: 1,
+            tx2: 2,
+            lost: true,
+            ..Default::default()
+        };
         write_row(&mut out, &lost, None).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         let ncol = lines[0].split(',').count();
         assert!(lines.iter().all(|l| l.split(',').count() == ncol));
-        assert_eq!(lines[1], "7,46,64,100,150,90,400,120,130,,,0,0,-50,300,125,10,");
+        assert_eq!(
+            lines[1],
+            "7,46,64,100,150,90,400,120,130,,,0,0,-50,300,125,10,"
+        );
         assert_eq!(lines[2], "8,46,64,1,2,,,,,,,1,0,,,,,");
     }
 }

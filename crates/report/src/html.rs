@@ -18,7 +18,13 @@ fn bins(v: Option<&Value>) -> Vec<Bin> {
     v.and_then(Value::as_array)
         .map(|a| {
             a.iter()
-                .filter_map(|b| Some((b.get("lower_ns")?.as_f64()?, b.get("upper_ns")?.as_f64()?, b.get("count")?.as_f64()?)))
+                .filter_map(|b| {
+                    Some((
+                        b.get("lower_ns")?.as_f64()?,
+                        b.get("upper_ns")?.as_f64()?,
+                        b.get("count")?.as_f64()?,
+                    ))
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -80,7 +86,11 @@ fn core_range(sets: &[&[Bin]], tail: f64) -> Option<(f64, f64, f64)> {
     for set in &sets[1..] {
         if let Some((l, h, _)) = core_range(&[set], tail) {
             let (nl, nh) = (lo.min(l), hi.max(h));
-            let wide = if lo > 0.0 && nl > 0.0 { (nh / nl).log10() > 3.0 * (hi / lo).log10().max(0.5) } else { nh - nl > 3.0 * (hi - lo) };
+            let wide = if lo > 0.0 && nl > 0.0 {
+                (nh / nl).log10() > 3.0 * (hi / lo).log10().max(0.5)
+            } else {
+                nh - nl > 3.0 * (hi - lo)
+            };
             if !wide {
                 lo = nl;
                 hi = nh;
@@ -93,14 +103,29 @@ fn core_range(sets: &[&[Bin]], tail: f64) -> Option<(f64, f64, f64)> {
 /// A histogram of one or more bucket sets over a common axis: the first set
 /// as bars, the others as outlines. Log x when every shown value is
 /// positive (the buckets are log-spaced), linear otherwise.
-fn histogram_plot(name: &str, title: &str, quantity: &str, sets: &[(&str, Vec<Bin>)], log_y: bool) -> Option<Plot> {
-    let refs: Vec<&[Bin]> = sets.iter().map(|s| s.1.as_slice()).filter(|b| !b.is_empty()).collect();
+fn histogram_plot(
+    name: &str,
+    title: &str,
+    quantity: &str,
+    sets: &[(&str, Vec<Bin>)],
+    log_y: bool,
+) -> Option<Plot> {
+    let refs: Vec<&[Bin]> = sets
+        .iter()
+        .map(|s| s.1.as_slice())
+        .filter(|b| !b.is_empty())
+        .collect();
     // Latency histograms show the central 98 % (a few preempted frames would
     // squeeze the rest into one bar); log-count histograms are about the
     // tail and show everything.
     let (lo, hi, outside) = core_range(&refs, if log_y { 0.0 } else { 0.01 })?;
     let (d, unit) = time_unit(lo.abs().max(hi.abs()));
-    let mut p = Plot::new(name, title, &format!("{quantity} ({unit})"), "values per bucket");
+    let mut p = Plot::new(
+        name,
+        title,
+        &format!("{quantity} ({unit})"),
+        "values per bucket",
+    );
     p.x_scale = if lo > 0.0 { Scale::Log } else { Scale::Linear };
     p.y_scale = if log_y { Scale::Log } else { Scale::Linear };
     p.x_range = Some((lo / d, hi / d));
@@ -109,19 +134,42 @@ fn histogram_plot(name: &str, title: &str, quantity: &str, sets: &[(&str, Vec<Bi
             continue;
         }
         if i == 0 {
-            p.mark(Mark::Bars { bins: b.iter().map(|x| (x.0 / d, x.1 / d, x.2)).collect(), series: 0 }, label);
+            p.mark(
+                Mark::Bars {
+                    bins: b.iter().map(|x| (x.0 / d, x.1 / d, x.2)).collect(),
+                    series: 0,
+                },
+                label,
+            );
         } else {
             let mut pts = Vec::new();
             for x in b {
-                pts.extend([(x.0 / d, 0.0), (x.0 / d, x.2), (x.1 / d, x.2), (x.1 / d, 0.0)]);
+                pts.extend([
+                    (x.0 / d, 0.0),
+                    (x.0 / d, x.2),
+                    (x.1 / d, x.2),
+                    (x.1 / d, 0.0),
+                ]);
             }
-            p.mark(Mark::Line { points: pts, series: i, dashed: false, step: false }, label);
+            p.mark(
+                Mark::Line {
+                    points: pts,
+                    series: i,
+                    dashed: false,
+                    step: false,
+                },
+                label,
+            );
         }
     }
     if outside > 0.0 {
         let total: f64 = sets[0].1.iter().map(|b| b.2).sum();
         let min = sets[0].1.iter().map(|b| b.0).fold(f64::INFINITY, f64::min);
-        let max = sets[0].1.iter().map(|b| b.1).fold(f64::NEG_INFINITY, f64::max);
+        let max = sets[0]
+            .1
+            .iter()
+            .map(|b| b.1)
+            .fold(f64::NEG_INFINITY, f64::max);
         p.note = Some(format!(
             "{} of {} values lie outside the range shown (all lie in {} … {})",
             outside,
@@ -135,7 +183,11 @@ fn histogram_plot(name: &str, title: &str, quantity: &str, sets: &[(&str, Vec<Bi
 
 /// Cumulative distributions from bucket sets, one line per set.
 fn cdf_plot(name: &str, title: &str, quantity: &str, sets: &[(String, Vec<Bin>)]) -> Option<Plot> {
-    let refs: Vec<&[Bin]> = sets.iter().map(|s| s.1.as_slice()).filter(|b| !b.is_empty()).collect();
+    let refs: Vec<&[Bin]> = sets
+        .iter()
+        .map(|s| s.1.as_slice())
+        .filter(|b| !b.is_empty())
+        .collect();
     if refs.is_empty() {
         return None;
     }
@@ -148,7 +200,12 @@ fn cdf_plot(name: &str, title: &str, quantity: &str, sets: &[(String, Vec<Bin>)]
         }
     }
     let (d, unit) = time_unit(lo.abs().max(hi.abs()));
-    let mut p = Plot::new(name, title, &format!("{quantity} ({unit})"), "share of values ≤ x");
+    let mut p = Plot::new(
+        name,
+        title,
+        &format!("{quantity} ({unit})"),
+        "share of values ≤ x",
+    );
     p.x_scale = if lo > 0.0 { Scale::Log } else { Scale::Linear };
     p.x_range = Some((lo / d, hi / d));
     p.y_range = Some((0.0, 1.0));
@@ -167,7 +224,15 @@ fn cdf_plot(name: &str, title: &str, quantity: &str, sets: &[(String, Vec<Bin>)]
             cum += x.2;
             pts.push((x.1 / d, cum / total));
         }
-        p.mark(Mark::Line { points: pts, series: i, dashed: false, step: false }, label);
+        p.mark(
+            Mark::Line {
+                points: pts,
+                series: i,
+                dashed: false,
+                step: false,
+            },
+            label,
+        );
     }
     Some(p)
 }
@@ -175,7 +240,13 @@ fn cdf_plot(name: &str, title: &str, quantity: &str, sets: &[(String, Vec<Bin>)]
 /// A least-squares line with its 95 % confidence band for the mean and its
 /// points (mean ± standard error), as in seed 000 Figs. 5 and 6.
 /// `reference`: a slope drawn dashed through the fit's centre, with a name.
-fn fit_plot(name: &str, title: &str, line: &Value, y_label: &str, reference: Option<(f64, &str)>) -> Option<Plot> {
+fn fit_plot(
+    name: &str,
+    title: &str,
+    line: &Value,
+    y_label: &str,
+    reference: Option<(f64, &str)>,
+) -> Option<Plot> {
     let x_key = s(line, "/x").unwrap_or("payload_bytes");
     let (a, b) = (f(line, "/alpha_ns")?, f(line, "/beta_ns_per_byte")?);
     let pts: Vec<(f64, f64, f64)> = line
@@ -184,7 +255,11 @@ fn fit_plot(name: &str, title: &str, line: &Value, y_label: &str, reference: Opt
         .iter()
         .filter_map(|p| {
             let n = p.get("count")?.as_f64()?.max(1.0);
-            Some((p.get(x_key)?.as_f64()?, p.get("mean_ns")?.as_f64()?, p.get("std_dev_ns").and_then(Value::as_f64).unwrap_or(0.0) / n.sqrt()))
+            Some((
+                p.get(x_key)?.as_f64()?,
+                p.get("mean_ns")?.as_f64()?,
+                p.get("std_dev_ns").and_then(Value::as_f64).unwrap_or(0.0) / n.sqrt(),
+            ))
         })
         .collect();
     if pts.is_empty() {
@@ -195,12 +270,32 @@ fn fit_plot(name: &str, title: &str, line: &Value, y_label: &str, reference: Opt
     let sxx: f64 = pts.iter().map(|p| (p.0 - xbar).powi(2)).sum();
     let var = f(line, "/fit/residual_variance").unwrap_or(0.0);
     let t95 = f(line, "/fit/t95").unwrap_or(0.0);
-    let (xmin, xmax) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p.0), h.max(p.0)));
-    let grid: Vec<f64> = (0..=60).map(|i| xmin + (xmax - xmin) * i as f64 / 60.0).collect();
-    let half = |x: f64| if sxx > 0.0 { t95 * (var * (1.0 / n + (x - xbar).powi(2) / sxx)).sqrt() } else { 0.0 };
-    let ymax = pts.iter().map(|p| p.1.abs() + p.2).chain(grid.iter().map(|&x| (a + b * x).abs() + half(x))).fold(0.0, f64::max);
+    let (xmin, xmax) = pts
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| {
+            (l.min(p.0), h.max(p.0))
+        });
+    let grid: Vec<f64> = (0..=60)
+        .map(|i| xmin + (xmax - xmin) * i as f64 / 60.0)
+        .collect();
+    let half = |x: f64| {
+        if sxx > 0.0 {
+            t95 * (var * (1.0 / n + (x - xbar).powi(2) / sxx)).sqrt()
+        } else {
+            0.0
+        }
+    };
+    let ymax = pts
+        .iter()
+        .map(|p| p.1.abs() + p.2)
+        .chain(grid.iter().map(|&x| (a + b * x).abs() + half(x)))
+        .fold(0.0, f64::max);
     let (d, unit) = time_unit(ymax);
-    let xl = if x_key == "frame_bytes" { "frame length L (bytes)" } else { "payload P (bytes)" };
+    let xl = if x_key == "frame_bytes" {
+        "frame length L (bytes)"
+    } else {
+        "payload P (bytes)"
+    };
     let mut p = Plot::new(name, title, xl, &format!("{y_label} ({unit})"));
     let pad = (xmax - xmin).max(1.0) * 0.04;
     p.x_range = Some((xmin - pad, xmax + pad));
@@ -213,14 +308,46 @@ fn fit_plot(name: &str, title: &str, line: &Value, y_label: &str, reference: Opt
         },
         "95 % confidence band",
     );
-    p.mark(Mark::Line { points: grid.iter().map(|&x| (x, (a + b * x) / d)).collect(), series: 0, dashed: false, step: false }, &format!("fit α + β·x, β = {} ns/B", num(b)));
+    p.mark(
+        Mark::Line {
+            points: grid.iter().map(|&x| (x, (a + b * x) / d)).collect(),
+            series: 0,
+            dashed: false,
+            step: false,
+        },
+        &format!("fit α + β·x, β = {} ns/B", num(b)),
+    );
     if let Some((slope, label)) = reference {
         let yc = a + b * xbar;
-        p.mark(Mark::Line { points: vec![(xmin, (yc + slope * (xmin - xbar)) / d), (xmax, (yc + slope * (xmax - xbar)) / d)], series: 1, dashed: true, step: false }, label);
+        p.mark(
+            Mark::Line {
+                points: vec![
+                    (xmin, (yc + slope * (xmin - xbar)) / d),
+                    (xmax, (yc + slope * (xmax - xbar)) / d),
+                ],
+                series: 1,
+                dashed: true,
+                step: false,
+            },
+            label,
+        );
     }
-    p.mark(Mark::Points { points: pts.iter().map(|q| (q.0, q.1 / d, q.2 / d)).collect(), series: 6 }, "per-size mean ± std. error");
+    p.mark(
+        Mark::Points {
+            points: pts.iter().map(|q| (q.0, q.1 / d, q.2 / d)).collect(),
+            series: 6,
+        },
+        "per-size mean ± std. error",
+    );
     if let (Some(ac), Some(bc)) = (f(line, "/fit/a_ci95"), f(line, "/fit/b_ci95")) {
-        p.note = Some(format!("α = {} ± {} ns, β = {} ± {} ns/B (95 % CI), r² = {}", num(a), num(ac), num(b), num(bc), num(f(line, "/fit/r_squared").unwrap_or(f64::NAN))));
+        p.note = Some(format!(
+            "α = {} ± {} ns, β = {} ± {} ns/B (95 % CI), r² = {}",
+            num(a),
+            num(ac),
+            num(b),
+            num(bc),
+            num(f(line, "/fit/r_squared").unwrap_or(f64::NAN))
+        ));
     }
     Some(p)
 }
@@ -230,7 +357,11 @@ fn time_series_plot(name: &str, series: &LatencySeries) -> Option<Plot> {
     if w.is_empty() {
         return None;
     }
-    let ymax = w.iter().map(|x| x.p99_ns.abs().max(x.min_ns.abs())).max().unwrap_or(0) as f64;
+    let ymax = w
+        .iter()
+        .map(|x| x.p99_ns.abs().max(x.min_ns.abs()))
+        .max()
+        .unwrap_or(0) as f64;
     let (d, unit) = time_unit(ymax);
     let q = match series.quantity.as_str() {
         "msl_ns" => "SUT latency Msl".to_string(),
@@ -238,14 +369,58 @@ fn time_series_plot(name: &str, series: &LatencySeries) -> Option<Plot> {
         "kernel_ns" => "kernel-stamp latency".to_string(),
         other => other.trim_end_matches("_ns").replace('_', " "),
     };
-    let per = (series.samples.len() / 400).max(20).min(series.samples.len());
-    let mut p = Plot::new(name, &format!("{q} over time (moving windows of {per} frames)"), "time since the first frame (s)", &format!("{q} ({unit})"));
+    let per = (series.samples.len() / 400)
+        .max(20)
+        .min(series.samples.len());
+    let mut p = Plot::new(
+        name,
+        &format!("{q} over time (moving windows of {per} frames)"),
+        "time since the first frame (s)",
+        &format!("{q} ({unit})"),
+    );
     let x: Vec<f64> = w.iter().map(|x| x.at_ns as f64 / 1e9).collect();
-    p.mark(Mark::Band { x: x.clone(), lower: w.iter().map(|x| x.min_ns as f64 / d).collect(), upper: w.iter().map(|x| x.p99_ns as f64 / d).collect(), series: 5 }, "min … p99");
-    p.mark(Mark::Line { points: x.iter().zip(&w).map(|(t, x)| (*t, x.median_ns as f64 / d)).collect(), series: 0, dashed: false, step: false }, "moving median");
-    p.mark(Mark::Line { points: x.iter().zip(&w).map(|(t, x)| (*t, x.p99_ns as f64 / d)).collect(), series: 1, dashed: false, step: false }, "moving p99");
+    p.mark(
+        Mark::Band {
+            x: x.clone(),
+            lower: w.iter().map(|x| x.min_ns as f64 / d).collect(),
+            upper: w.iter().map(|x| x.p99_ns as f64 / d).collect(),
+            series: 5,
+        },
+        "min … p99",
+    );
+    p.mark(
+        Mark::Line {
+            points: x
+                .iter()
+                .zip(&w)
+                .map(|(t, x)| (*t, x.median_ns as f64 / d))
+                .collect(),
+            series: 0,
+            dashed: false,
+            step: false,
+        },
+        "moving median",
+    );
+    p.mark(
+        Mark::Line {
+            points: x
+                .iter()
+                .zip(&w)
+                .map(|(t, x)| (*t, x.p99_ns as f64 / d))
+                .collect(),
+            series: 1,
+            dashed: false,
+            step: false,
+        },
+        "moving p99",
+    );
     let max = w.iter().map(|x| x.max_ns).max().unwrap_or(0);
-    p.note = Some(format!("{} frames, {} lost; largest value {} (the band stops at p99)", series.samples.len(), series.lost, ns_words(max as f64)));
+    p.note = Some(format!(
+        "{} frames, {} lost; largest value {} (the band stops at p99)",
+        series.samples.len(),
+        series.lost,
+        ns_words(max as f64)
+    ));
     Some(p)
 }
 
@@ -258,7 +433,10 @@ pub struct Figure {
 
 fn push(out: &mut Vec<Figure>, plot: Option<Plot>, caption: &str) {
     if let Some(plot) = plot {
-        out.push(Figure { plot, caption: caption.to_string() });
+        out.push(Figure {
+            plot,
+            caption: caption.to_string(),
+        });
     }
 }
 
@@ -271,10 +449,18 @@ pub fn figures(v: &Value, series: Option<&LatencySeries>) -> Vec<Figure> {
         "misura.oneway" | "misura.calibration-run" => oneway_figures(v, &mut out),
         "misura.rtt" => rtt_figures(v, &mut out),
         "misura.clock-interference" => {
-            let runs = v.get("runs").and_then(Value::as_array).cloned().unwrap_or_default();
+            let runs = v
+                .get("runs")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
             let mut cdf = Vec::new();
             for (i, r) in runs.iter().enumerate() {
-                let label = r.get("label").and_then(Value::as_str).unwrap_or("run").to_string();
+                let label = r
+                    .get("label")
+                    .and_then(Value::as_str)
+                    .unwrap_or("run")
+                    .to_string();
                 let b = bins(r.get("histogram"));
                 push(
                     &mut out,
@@ -284,17 +470,30 @@ pub fn figures(v: &Value, series: Option<&LatencySeries>) -> Vec<Figure> {
                 cdf.push((label, b));
             }
             if cdf.len() > 1 {
-                let sets: Vec<(&str, Vec<Bin>)> = cdf.iter().map(|(l, b)| (l.as_str(), b.clone())).collect();
+                let sets: Vec<(&str, Vec<Bin>)> =
+                    cdf.iter().map(|(l, b)| (l.as_str(), b.clone())).collect();
                 push(
                     &mut out,
-                    histogram_plot("interference-all", "Clock read steps, all runs", "step between reads", &sets, true),
+                    histogram_plot(
+                        "interference-all",
+                        "Clock read steps, all runs",
+                        "step between reads",
+                        &sets,
+                        true,
+                    ),
                     "The runs on one axis: the first as bars, the others as outlines.",
                 );
             }
         }
         "misura.clock-timer" => push(
             &mut out,
-            histogram_plot("timer", "Timer wake-up latency", "wake-up latency", &[("wake-ups", bins(v.get("histogram")))], true),
+            histogram_plot(
+                "timer",
+                "Timer wake-up latency",
+                "wake-up latency",
+                &[("wake-ups", bins(v.get("histogram")))],
+                true,
+            ),
             "How late the thread woke after each timer expiry (seed 000 Fig. 2).",
         ),
         "misura.sweep" => sweep_figures(v, &mut out),
@@ -318,18 +517,35 @@ fn size_label(p: &Value) -> String {
 }
 
 fn oneway_figures(v: &Value, out: &mut Vec<Figure>) {
-    let calibrating = s(v, "/format") == Some("misura.calibration-run") || s(v, "/mode") == Some("calibrate");
-    let sizes = v.get("per_size").and_then(Value::as_array).cloned().unwrap_or_default();
+    let calibrating =
+        s(v, "/format") == Some("misura.calibration-run") || s(v, "/mode") == Some("calibrate");
+    let sizes = v
+        .get("per_size")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let mut cdf = Vec::new();
     for (i, p) in sizes.iter().enumerate() {
         let label = size_label(p);
         // A calibration run's histograms are Mul; internal latency is Mul − C
         // and C is one number per size, so the buckets move by exactly C.
-        let c = if calibrating { p.get("wire_time_ns").and_then(Value::as_f64).unwrap_or(0.0) } else { 0.0 };
-        let shift = |b: Vec<Bin>| b.into_iter().map(|x| (x.0 - c, x.1 - c, x.2)).collect::<Vec<_>>();
+        let c = if calibrating {
+            p.get("wire_time_ns").and_then(Value::as_f64).unwrap_or(0.0)
+        } else {
+            0.0
+        };
+        let shift = |b: Vec<Bin>| {
+            b.into_iter()
+                .map(|x| (x.0 - c, x.1 - c, x.2))
+                .collect::<Vec<_>>()
+        };
         let user = shift(bins(p.get("histogram_mul")));
         let kernel = shift(bins(p.get("histogram_kernel")));
-        let (q, ql, kl) = if calibrating { ("Mil", "internal latency Mil = Mul − C", "kernel − C") } else { ("Mul", "mean user latency Mul", "kernel") };
+        let (q, ql, kl) = if calibrating {
+            ("Mil", "internal latency Mil = Mul − C", "kernel − C")
+        } else {
+            ("Mul", "mean user latency Mul", "kernel")
+        };
         push(
             out,
             histogram_plot(&format!("histogram-{i}"), &format!("{q} histogram, {label}"), ql, &[(q, user.clone()), (kl, kernel)], false),
@@ -338,9 +554,16 @@ fn oneway_figures(v: &Value, out: &mut Vec<Figure>) {
         cdf.push((label, user));
     }
     let q = if calibrating { "Mil" } else { "Mul" };
-    push(out, cdf_plot("cdf", &format!("{q} CDF per size"), q, &cdf), &format!("Cumulative distribution of {q}, one line per payload size."));
+    push(
+        out,
+        cdf_plot("cdf", &format!("{q} CDF per size"), q, &cdf),
+        &format!("Cumulative distribution of {q}, one line per payload size."),
+    );
     for (k, what) in [("user", "user windows"), ("kernel", "kernel stamps")] {
-        if let Some(line) = v.pointer(&format!("/internal_fit/{k}")).filter(|l| !l.is_null()) {
+        if let Some(line) = v
+            .pointer(&format!("/internal_fit/{k}"))
+            .filter(|l| !l.is_null())
+        {
             push(
                 out,
                 fit_plot(&format!("calibration-fit-{k}"), &format!("Calibration Amil(P) = α + β·P ({what})"), line, "mean internal latency Amil", None),
@@ -351,7 +574,9 @@ fn oneway_figures(v: &Value, out: &mut Vec<Figure>) {
     let byte_time = f(v, "/sut/byte_time_ns").unwrap_or(0.0);
     for (k, what) in [("user", "user windows"), ("kernel", "kernel stamps")] {
         if let Some(line) = v.pointer(&format!("/sut/{k}")).filter(|l| !l.is_null()) {
-            let verdict = s(v, &format!("/sut/{k}_verdict")).unwrap_or("no verdict").replace('_', "-");
+            let verdict = s(v, &format!("/sut/{k}_verdict"))
+                .unwrap_or("no verdict")
+                .replace('_', "-");
             push(
                 out,
                 fit_plot(&format!("sut-fit-{k}"), &format!("SUT latency over frame length ({what}): {verdict}"), line, "mean SUT latency Msl", Some((byte_time, "slope 8/R: store-and-forward"))),
@@ -362,13 +587,21 @@ fn oneway_figures(v: &Value, out: &mut Vec<Figure>) {
 }
 
 fn rtt_figures(v: &Value, out: &mut Vec<Figure>) {
-    let sizes = v.get("per_size").and_then(Value::as_array).cloned().unwrap_or_default();
+    let sizes = v
+        .get("per_size")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let mut cdf = Vec::new();
     for (i, p) in sizes.iter().enumerate() {
         let label = size_label(p);
         let net = bins(p.get("histogram_network_rtt"));
         let user = bins(p.get("histogram_user_rtt"));
-        let main = if net.is_empty() { ("user RTT", user.clone()) } else { ("network RTT", net.clone()) };
+        let main = if net.is_empty() {
+            ("user RTT", user.clone())
+        } else {
+            ("network RTT", net.clone())
+        };
         push(
             out,
             histogram_plot(&format!("histogram-{i}"), &format!("RTT histogram, {label}"), "round-trip time", &[main.clone(), ("user RTT", if net.is_empty() { Vec::new() } else { user })], false),
@@ -376,7 +609,11 @@ fn rtt_figures(v: &Value, out: &mut Vec<Figure>) {
         );
         cdf.push((label, main.1));
     }
-    push(out, cdf_plot("cdf", "RTT CDF per size", "round-trip time", &cdf), "Cumulative distribution of the round-trip time, one line per request size.");
+    push(
+        out,
+        cdf_plot("cdf", "RTT CDF per size", "round-trip time", &cdf),
+        "Cumulative distribution of the round-trip time, one line per request size.",
+    );
 }
 
 /// A sweep's parameter value as a number ("64", "1.5", "64K" as 65 536).
@@ -392,73 +629,165 @@ fn sweep_x(s: &str) -> Option<f64> {
 }
 
 fn sweep_figures(v: &Value, out: &mut Vec<Figure>) {
-    let points = v.get("points").and_then(Value::as_array).cloned().unwrap_or_default();
+    let points = v
+        .get("points")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     if points.is_empty() {
         return;
     }
     let param = s(v, "/parameter").unwrap_or("parameter").to_string();
-    let vals: Vec<String> = points.iter().map(|p| p.get("value").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| p["value"].to_string())).collect();
+    let vals: Vec<String> = points
+        .iter()
+        .map(|p| {
+            p.get("value")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| p["value"].to_string())
+        })
+        .collect();
     let numeric: Option<Vec<f64>> = vals.iter().map(|x| sweep_x(x)).collect();
     let (xs, x_label, note) = match &numeric {
         Some(x) => (x.clone(), param.clone(), None),
         None => (
             (0..vals.len()).map(|i| i as f64).collect(),
             format!("{param} (point number)"),
-            Some(vals.iter().enumerate().map(|(i, v)| format!("{i}: {v}")).collect::<Vec<_>>().join(", ")),
+            Some(
+                vals.iter()
+                    .enumerate()
+                    .map(|(i, v)| format!("{i}: {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
         ),
     };
-    let log_x = numeric.is_some() && xs.iter().all(|&x| x > 0.0) && xs.iter().cloned().fold(0.0, f64::max) / xs.iter().cloned().fold(f64::INFINITY, f64::min) >= 50.0;
+    let log_x = numeric.is_some()
+        && xs.iter().all(|&x| x > 0.0)
+        && xs.iter().cloned().fold(0.0, f64::max)
+            / xs.iter().cloned().fold(f64::INFINITY, f64::min)
+            >= 50.0;
     let test = s(v, "/test").unwrap_or("");
-    let curve = |name: &str, title: &str, y_label: &str, keys: &[(&str, &str, f64)]| -> Option<Plot> {
-        let mut p = Plot::new(name, title, &x_label, y_label);
-        p.x_scale = if log_x { Scale::Log } else { Scale::Linear };
-        p.note = note.clone();
-        let mut any = false;
-        for (i, (key, label, div)) in keys.iter().enumerate() {
-            let pts: Vec<(f64, f64)> = xs.iter().zip(&points).filter_map(|(x, p)| Some((*x, p.pointer(&format!("/figures/{key}"))?.as_f64()? / div))).collect();
-            if pts.is_empty() {
-                continue;
+    let curve =
+        |name: &str, title: &str, y_label: &str, keys: &[(&str, &str, f64)]| -> Option<Plot> {
+            let mut p = Plot::new(name, title, &x_label, y_label);
+            p.x_scale = if log_x { Scale::Log } else { Scale::Linear };
+            p.note = note.clone();
+            let mut any = false;
+            for (i, (key, label, div)) in keys.iter().enumerate() {
+                let pts: Vec<(f64, f64)> = xs
+                    .iter()
+                    .zip(&points)
+                    .filter_map(|(x, p)| {
+                        Some((*x, p.pointer(&format!("/figures/{key}"))?.as_f64()? / div))
+                    })
+                    .collect();
+                if pts.is_empty() {
+                    continue;
+                }
+                any = true;
+                p.mark(
+                    Mark::Line {
+                        points: pts.clone(),
+                        series: i,
+                        dashed: false,
+                        step: false,
+                    },
+                    label,
+                );
+                p.mark(
+                    Mark::Points {
+                        points: pts.iter().map(|q| (q.0, q.1, 0.0)).collect(),
+                        series: i,
+                    },
+                    "",
+                );
             }
-            any = true;
-            p.mark(Mark::Line { points: pts.clone(), series: i, dashed: false, step: false }, label);
-            p.mark(Mark::Points { points: pts.iter().map(|q| (q.0, q.1, 0.0)).collect(), series: i }, "");
-        }
-        any.then_some(p)
-    };
+            any.then_some(p)
+        };
     push(
         out,
-        curve("sweep-throughput", &format!("{test} throughput against {param}"), "throughput (Gbit/s)", &[("throughput_bps", "throughput", 1e9)]),
+        curve(
+            "sweep-throughput",
+            &format!("{test} throughput against {param}"),
+            "throughput (Gbit/s)",
+            &[("throughput_bps", "throughput", 1e9)],
+        ),
         "Throughput at each point of the sweep (seed 001).",
     );
     push(
         out,
-        curve("sweep-transactions", &format!("{test} transactions against {param}"), "transactions per second", &[("transactions_per_s", "transactions/s", 1.0)]),
+        curve(
+            "sweep-transactions",
+            &format!("{test} transactions against {param}"),
+            "transactions per second",
+            &[("transactions_per_s", "transactions/s", 1.0)],
+        ),
         "Request/response transactions per second at each point of the sweep.",
     );
     push(
         out,
-        curve("sweep-latency", &format!("{test} latency against {param}"), "latency (µs)", &[("latency_median_ns", "median", 1e3), ("latency_p99_ns", "p99", 1e3)]),
+        curve(
+            "sweep-latency",
+            &format!("{test} latency against {param}"),
+            "latency (µs)",
+            &[
+                ("latency_median_ns", "median", 1e3),
+                ("latency_p99_ns", "p99", 1e3),
+            ],
+        ),
         "Latency at each point of the sweep.",
     );
 }
 
 fn intervals_figure(v: &Value, out: &mut Vec<Figure>) {
-    let Some(iv) = v.get("intervals").and_then(Value::as_array) else { return };
+    let Some(iv) = v.get("intervals").and_then(Value::as_array) else {
+        return;
+    };
     let mut by_client: std::collections::BTreeMap<u64, Vec<(f64, f64)>> = Default::default();
     for i in iv {
-        if let (Some(e), Some(t)) = (i.get("end_ns").and_then(Value::as_f64), i.get("throughput_bps").and_then(Value::as_f64)) {
-            by_client.entry(i.get("client").and_then(Value::as_u64).unwrap_or(0)).or_default().push((e / 1e9, t / 1e9));
+        if let (Some(e), Some(t)) = (
+            i.get("end_ns").and_then(Value::as_f64),
+            i.get("throughput_bps").and_then(Value::as_f64),
+        ) {
+            by_client
+                .entry(i.get("client").and_then(Value::as_u64).unwrap_or(0))
+                .or_default()
+                .push((e / 1e9, t / 1e9));
         }
     }
     if by_client.is_empty() {
         return;
     }
-    let mut p = Plot::new("throughput-intervals", "Throughput over time", "time since the start (s)", "throughput (Gbit/s)");
+    let mut p = Plot::new(
+        "throughput-intervals",
+        "Throughput over time",
+        "time since the start (s)",
+        "throughput (Gbit/s)",
+    );
     for (k, pts) in by_client {
-        p.mark(Mark::Line { points: pts.clone(), series: k as usize, dashed: false, step: false }, &format!("client {k}"));
-        p.mark(Mark::Points { points: pts.iter().map(|q| (q.0, q.1, 0.0)).collect(), series: k as usize }, "");
+        p.mark(
+            Mark::Line {
+                points: pts.clone(),
+                series: k as usize,
+                dashed: false,
+                step: false,
+            },
+            &format!("client {k}"),
+        );
+        p.mark(
+            Mark::Points {
+                points: pts.iter().map(|q| (q.0, q.1, 0.0)).collect(),
+                series: k as usize,
+            },
+            "",
+        );
     }
-    push(out, Some(p), "Throughput of each reporting interval, per client.");
+    push(
+        out,
+        Some(p),
+        "Throughput of each reporting interval, per client.",
+    );
 }
 
 // ---------------------------------------------------------------- words
@@ -470,12 +799,17 @@ fn words(v: &Value) -> Vec<String> {
     w.push(format!(
         "A {} result (format version {}) written by {} {}, started {}{}.",
         format,
-        v.get("format_version").map(|x| x.to_string()).unwrap_or("?".into()),
+        v.get("format_version")
+            .map(|x| x.to_string())
+            .unwrap_or("?".into()),
         s(v, "/tool").unwrap_or("?"),
         s(v, "/tool_version").unwrap_or("?"),
         s(v, "/started_at").unwrap_or("at an unknown time"),
         match complete {
-            Some(false) => format!(": the run did NOT complete ({}), figures cover what was measured until then", s(v, "/stop_reason").unwrap_or("?")),
+            Some(false) => format!(
+                ": the run did NOT complete ({}), figures cover what was measured until then",
+                s(v, "/stop_reason").unwrap_or("?")
+            ),
             _ => String::new(),
         }
     ));
@@ -491,10 +825,22 @@ fn words(v: &Value) -> Vec<String> {
             g("late")
         ));
     }
-    for (k, name) in [("mul", "mean user latency Mul"), ("mil", "internal latency Mil"), ("msl", "SUT latency Msl"), ("kernel", "kernel-stamp latency"), ("network_rtt", "network RTT"), ("user_rtt", "user RTT")] {
+    for (k, name) in [
+        ("mul", "mean user latency Mul"),
+        ("mil", "internal latency Mil"),
+        ("msl", "SUT latency Msl"),
+        ("kernel", "kernel-stamp latency"),
+        ("network_rtt", "network RTT"),
+        ("user_rtt", "user RTT"),
+    ] {
         if let Some(m) = v.pointer(&format!("/overall/{k}")).filter(|x| !x.is_null()) {
             if let (Some(med), Some(p99)) = (f(m, "/median_ns"), f(m, "/p99_ns")) {
-                w.push(format!("Overall {name}: median {}, 99th percentile {}, over {} values.", ns_words(med), ns_words(p99), m.get("count").unwrap_or(&Value::Null)));
+                w.push(format!(
+                    "Overall {name}: median {}, 99th percentile {}, over {} values.",
+                    ns_words(med),
+                    ns_words(p99),
+                    m.get("count").unwrap_or(&Value::Null)
+                ));
             }
         }
     }
@@ -506,12 +852,19 @@ fn words(v: &Value) -> Vec<String> {
         ));
     }
     if let Some(c) = v.get("calibration").filter(|x| !x.is_null()) {
-        w.push(format!("Calibration applied: profile {} made {}.", s(c, "/profile").unwrap_or("?"), s(c, "/created_at").unwrap_or("?")));
+        w.push(format!(
+            "Calibration applied: profile {} made {}.",
+            s(c, "/profile").unwrap_or("?"),
+            s(c, "/created_at").unwrap_or("?")
+        ));
     }
     if let Some(sut) = v.get("sut").filter(|x| !x.is_null()) {
         let bt = f(sut, "/byte_time_ns").unwrap_or(f64::NAN);
         for k in ["user", "kernel"] {
-            if let (Some(b), Some(verdict)) = (f(sut, &format!("/{k}/beta_ns_per_byte")), s(sut, &format!("/{k}_verdict"))) {
+            if let (Some(b), Some(verdict)) = (
+                f(sut, &format!("/{k}/beta_ns_per_byte")),
+                s(sut, &format!("/{k}_verdict")),
+            ) {
                 let ci = f(sut, &format!("/{k}/fit/b_ci95")).unwrap_or(f64::NAN);
                 w.push(format!(
                     "SUT ({k}): β' = {} ± {} ns/B against a byte time of {} ns/B: {}.",
@@ -519,8 +872,10 @@ fn words(v: &Value) -> Vec<String> {
                     num(ci),
                     num(bt),
                     match verdict {
-                        "store_and_forward" => "store-and-forward (the whole frame is received before it is sent on)",
-                        "cut_through" => "cut-through (forwarding starts before the frame has fully arrived)",
+                        "store_and_forward" =>
+                            "store-and-forward (the whole frame is received before it is sent on)",
+                        "cut_through" =>
+                            "cut-through (forwarding starts before the frame has fully arrived)",
                         _ => "inconclusive (the slope is consistent with both or neither)",
                     }
                 ));
@@ -560,10 +915,21 @@ fn kv_table(out: &mut dyn Write, v: Option<&Value>) -> io::Result<()> {
     for (k, x) in m {
         if let Value::Object(inner) = x {
             for (k2, y) in inner {
-                writeln!(out, "<tr><th>{} {}</th><td>{}</td></tr>", esc(&k.replace('_', " ")), esc(&k2.replace('_', " ")), esc(&cell(y)))?;
+                writeln!(
+                    out,
+                    "<tr><th>{} {}</th><td>{}</td></tr>",
+                    esc(&k.replace('_', " ")),
+                    esc(&k2.replace('_', " ")),
+                    esc(&cell(y))
+                )?;
             }
         } else {
-            writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(&k.replace('_', " ")), esc(&cell(x)))?;
+            writeln!(
+                out,
+                "<tr><th>{}</th><td>{}</td></tr>",
+                esc(&k.replace('_', " ")),
+                esc(&cell(x))
+            )?;
         }
     }
     writeln!(out, "</table>")
@@ -587,7 +953,8 @@ fn summaries(v: &Value, path: &str, rows: &mut Vec<(String, Value)>) {
         }
         Value::Array(a) => {
             for (i, x) in a.iter().enumerate() {
-                let label = if x.get("payload_bytes").is_some() || x.get("request_bytes").is_some() {
+                let label = if x.get("payload_bytes").is_some() || x.get("request_bytes").is_some()
+                {
                     size_label(x)
                 } else if let Some(l) = x.get("label").and_then(Value::as_str) {
                     l.to_string()
@@ -609,7 +976,12 @@ fn summary_table(out: &mut dyn Write, v: &Value) -> io::Result<()> {
     }
     writeln!(out, "<h2>Summaries</h2>\n<table class=\"num\"><tr><th>quantity</th><th>count</th><th>min</th><th>median</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>mean</th><th>std. dev.</th></tr>")?;
     for (name, x) in rows.iter().take(400) {
-        let c = |k: &str| x.get(k).and_then(Value::as_f64).map(ns_words).unwrap_or_else(|| "—".into());
+        let c = |k: &str| {
+            x.get(k)
+                .and_then(Value::as_f64)
+                .map(ns_words)
+                .unwrap_or_else(|| "—".into())
+        };
         writeln!(
             out,
             "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -637,7 +1009,11 @@ table.num td{text-align:right;white-space:nowrap}th{background:#f4f4f4;font-weig
 
 /// Write the page for a result. `series` adds the time-series plot from a
 /// `--frames` CSV.
-pub fn write_html(v: &Value, series: Option<&LatencySeries>, out: &mut dyn Write) -> io::Result<()> {
+pub fn write_html(
+    v: &Value,
+    series: Option<&LatencySeries>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     write_page(v, &figures(v, series), out)
 }
 
@@ -645,8 +1021,15 @@ pub fn write_html(v: &Value, series: Option<&LatencySeries>, out: &mut dyn Write
 /// them as files makes them once).
 pub fn write_page(v: &Value, figs: &[Figure], out: &mut dyn Write) -> io::Result<()> {
     let format = s(v, "/format").unwrap_or("result");
-    let title = format!("misura {} — {}", format.trim_start_matches("misura."), s(v, "/started_at").unwrap_or(""));
-    writeln!(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")?;
+    let title = format!(
+        "misura {} — {}",
+        format.trim_start_matches("misura."),
+        s(v, "/started_at").unwrap_or("")
+    );
+    writeln!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    )?;
     writeln!(out, "<meta name=\"viewport\" content=\"width=device-width\"><title>{}</title><style>{STYLE}</style></head><body>", esc(&title))?;
     writeln!(out, "<h1>{}</h1>", esc(&title))?;
     writeln!(out, "<section id=\"words\">")?;
@@ -670,17 +1053,28 @@ pub fn write_page(v: &Value, figs: &[Figure], out: &mut dyn Write) -> io::Result
         for fig in figs {
             writeln!(out, "<figure id=\"fig-{}\">", esc(&fig.plot.name))?;
             fig.plot.write(out, false)?;
-            writeln!(out, "<figcaption>{}</figcaption></figure>", esc(&fig.caption))?;
+            writeln!(
+                out,
+                "<figcaption>{}</figcaption></figure>",
+                esc(&fig.caption)
+            )?;
         }
         writeln!(out, "</div>")?;
     } else {
-        writeln!(out, "<p>No plots for this kind of result; its figures are in the tables below.</p>")?;
+        writeln!(
+            out,
+            "<p>No plots for this kind of result; its figures are in the tables below.</p>"
+        )?;
     }
     summary_table(out, v)?;
     writeln!(out, "<h2>Configuration</h2>")?;
     kv_table(out, v.get("config"))?;
     if let Some(cmd) = v.get("command").and_then(Value::as_array) {
-        writeln!(out, "<p>Command: <code>{}</code></p>", esc(&cmd.iter().map(cell).collect::<Vec<_>>().join(" ")))?;
+        writeln!(
+            out,
+            "<p>Command: <code>{}</code></p>",
+            esc(&cmd.iter().map(cell).collect::<Vec<_>>().join(" "))
+        )?;
     }
     writeln!(out, "<h2>Timestamp sources</h2>")?;
     kv_table(out, v.get("timestamps"))?;
@@ -692,10 +1086,18 @@ pub fn write_page(v: &Value, figs: &[Figure], out: &mut dyn Write) -> io::Result
     kv_table(out, v.get("host"))?;
     if let Some(ports) = v.get("ports").and_then(Value::as_array) {
         for p in ports {
-            writeln!(out, "<h3>Port {}</h3>", esc(&cell(p.get("role").unwrap_or(&Value::Null))))?;
+            writeln!(
+                out,
+                "<h3>Port {}</h3>",
+                esc(&cell(p.get("role").unwrap_or(&Value::Null)))
+            )?;
             kv_table(out, Some(p))?;
         }
     }
-    writeln!(out, "<h2>The result as JSON</h2>\n<details><summary>show</summary><pre>{}</pre></details>", esc(&serde_json::to_string_pretty(v).unwrap_or_default()))?;
+    writeln!(
+        out,
+        "<h2>The result as JSON</h2>\n<details><summary>show</summary><pre>{}</pre></details>",
+        esc(&serde_json::to_string_pretty(v).unwrap_or_default())
+    )?;
     writeln!(out, "</body></html>")
 }

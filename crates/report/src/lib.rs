@@ -16,8 +16,8 @@ pub mod html;
 pub mod metrics;
 pub mod model;
 pub mod rtt;
-pub mod serve;
 pub mod series;
+pub mod serve;
 pub mod svg;
 pub mod text;
 pub mod throughput;
@@ -30,7 +30,10 @@ pub use model::*;
 pub const FORMAT_VERSION: u32 = 1;
 
 /// Write a result as pretty JSON followed by a newline.
-pub fn write_json<T: serde::Serialize>(value: &T, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub fn write_json<T: serde::Serialize>(
+    value: &T,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, value)?;
     out.write_all(b"\n")
 }

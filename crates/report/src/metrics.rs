@@ -39,7 +39,11 @@ pub enum Value {
     Gauge(f64),
     /// `buckets` are (upper bound, cumulative count) in increasing bound
     /// order, without `+Inf`: the writer adds it with `count`.
-    Histogram { buckets: Vec<(f64, u64)>, count: u64, sum: f64 },
+    Histogram {
+        buckets: Vec<(f64, u64)>,
+        count: u64,
+        sum: f64,
+    },
 }
 
 /// One labelled series of a family.
@@ -64,12 +68,21 @@ pub struct Family {
 
 impl Family {
     pub fn new(name: &str, kind: MetricType, unit: Option<&str>, help: &str) -> Family {
-        Family { name: name.into(), kind, unit: unit.map(String::from), help: help.into(), series: Vec::new() }
+        Family {
+            name: name.into(),
+            kind,
+            unit: unit.map(String::from),
+            help: help.into(),
+            series: Vec::new(),
+        }
     }
 
     /// Add a series; labels are given as (name, value) pairs.
     pub fn push(&mut self, labels: &[(&str, &str)], value: Value) {
-        let labels = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let labels = labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         self.series.push(Series { labels, value });
     }
 }
@@ -131,7 +144,11 @@ fn labels(base: &[(String, String)], extra: Option<(&str, &str)>, out: &mut Stri
     }
     out.push('{');
     let mut first = true;
-    for (k, v) in base.iter().map(|(k, v)| (k.as_str(), v.as_str())).chain(extra) {
+    for (k, v) in base
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .chain(extra)
+    {
         if !first {
             out.push(',');
         }
@@ -182,10 +199,19 @@ pub fn write_openmetrics(families: &[Family], out: &mut dyn Write) -> Result<(),
                     labels(&s.labels, None, &mut text);
                     let _ = writeln!(text, " {}", format_number(*v));
                 }
-                (Value::Histogram { buckets, count, sum }, MetricType::Histogram) => {
+                (
+                    Value::Histogram {
+                        buckets,
+                        count,
+                        sum,
+                    },
+                    MetricType::Histogram,
+                ) => {
                     let mut prev: Option<(f64, u64)> = None;
                     for &(le, c) in buckets {
-                        let ok = le.is_finite() && c <= *count && prev.is_none_or(|(pl, pc)| le > pl && c >= pc);
+                        let ok = le.is_finite()
+                            && c <= *count
+                            && prev.is_none_or(|(pl, pc)| le > pl && c >= pc);
                         if !ok {
                             return Err(MetricsError::BadHistogram(f.name.clone()));
                         }
@@ -208,7 +234,12 @@ pub fn write_openmetrics(families: &[Family], out: &mut dyn Write) -> Result<(),
                     labels(&s.labels, None, &mut text);
                     let _ = writeln!(text, " {}", format_number(*sum));
                 }
-                _ => return Err(MetricsError::TypeMismatch { family: f.name.clone(), kind: f.kind }),
+                _ => {
+                    return Err(MetricsError::TypeMismatch {
+                        family: f.name.clone(),
+                        kind: f.kind,
+                    })
+                }
             }
         }
     }
@@ -229,12 +260,34 @@ mod tests {
 
     #[test]
     fn counter_gauge_histogram_snapshot() {
-        let mut c = Family::new("misura_probes_lost", MetricType::Counter, None, "Probes lost.");
+        let mut c = Family::new(
+            "misura_probes_lost",
+            MetricType::Counter,
+            None,
+            "Probes lost.",
+        );
         c.push(&[("target", "r\"1\\\n")], Value::Counter(3.0));
-        let mut g = Family::new("misura_delay_variation_seconds", MetricType::Gauge, Some("seconds"), "Jitter.\nTwo lines");
+        let mut g = Family::new(
+            "misura_delay_variation_seconds",
+            MetricType::Gauge,
+            Some("seconds"),
+            "Jitter.\nTwo lines",
+        );
         g.push(&[("target", "a")], Value::Gauge(0.0000125));
-        let mut h = Family::new("misura_rtt_network_seconds", MetricType::Histogram, Some("seconds"), "RTT.");
-        h.push(&[("target", "a")], Value::Histogram { buckets: vec![(1e-5, 1), (0.1, 4)], count: 5, sum: 2.5 });
+        let mut h = Family::new(
+            "misura_rtt_network_seconds",
+            MetricType::Histogram,
+            Some("seconds"),
+            "RTT.",
+        );
+        h.push(
+            &[("target", "a")],
+            Value::Histogram {
+                buckets: vec![(1e-5, 1), (0.1, 4)],
+                count: 5,
+                sum: 2.5,
+            },
+        );
         let text = render(&[c, g, h]);
         let expected = "\
 # TYPE misura_probes_lost counter
@@ -266,16 +319,35 @@ misura_rtt_network_seconds_sum{target=\"a\"} 2.5
     fn refuses_bad_names_types_and_histograms() {
         let mut out = Vec::new();
         let f = Family::new("9bad", MetricType::Gauge, None, "");
-        assert!(matches!(write_openmetrics(&[f], &mut out), Err(MetricsError::BadName(_))));
+        assert!(matches!(
+            write_openmetrics(&[f], &mut out),
+            Err(MetricsError::BadName(_))
+        ));
         let mut f = Family::new("ok", MetricType::Gauge, None, "");
         f.push(&[], Value::Counter(1.0));
-        assert!(matches!(write_openmetrics(&[f], &mut out), Err(MetricsError::TypeMismatch { .. })));
+        assert!(matches!(
+            write_openmetrics(&[f], &mut out),
+            Err(MetricsError::TypeMismatch { .. })
+        ));
         let mut f = Family::new("h", MetricType::Histogram, None, "");
-        f.push(&[], Value::Histogram { buckets: vec![(1.0, 3), (2.0, 2)], count: 3, sum: 0.0 });
-        assert!(matches!(write_openmetrics(&[f], &mut out), Err(MetricsError::BadHistogram(_))));
+        f.push(
+            &[],
+            Value::Histogram {
+                buckets: vec![(1.0, 3), (2.0, 2)],
+                count: 3,
+                sum: 0.0,
+            },
+        );
+        assert!(matches!(
+            write_openmetrics(&[f], &mut out),
+            Err(MetricsError::BadHistogram(_))
+        ));
         let mut f = Family::new("g", MetricType::Gauge, None, "");
         f.push(&[("le", "x")], Value::Gauge(1.0));
-        assert!(matches!(write_openmetrics(&[f], &mut out), Err(MetricsError::BadName(_))));
+        assert!(matches!(
+            write_openmetrics(&[f], &mut out),
+            Err(MetricsError::BadName(_))
+        ));
         assert!(out.is_empty(), "nothing written on error");
     }
 

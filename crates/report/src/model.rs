@@ -307,7 +307,13 @@ pub struct CalibrationProfile {
 impl CalibrationProfile {
     /// Differences between the set-up this profile was made on and a run's,
     /// each as a sentence. An empty list means the profile applies.
-    pub fn mismatches(&self, host: &HostFingerprint, ports: &[PortInfo], ethertype: u16, link: &LinkModel) -> Vec<String> {
+    pub fn mismatches(
+        &self,
+        host: &HostFingerprint,
+        ports: &[PortInfo],
+        ethertype: u16,
+        link: &LinkModel,
+    ) -> Vec<String> {
         let mut out = Vec::new();
         if self.host.hostname != host.hostname {
             out.push(format!(
@@ -339,7 +345,10 @@ impl CalibrationProfile {
             }
         }
         if self.ethertype != ethertype {
-            out.push(format!("profile used ethertype {:#06x}, this run uses {:#06x}", self.ethertype, ethertype));
+            out.push(format!(
+                "profile used ethertype {:#06x}, this run uses {:#06x}",
+                self.ethertype, ethertype
+            ));
         }
         if self.link != *link {
             out.push(format!(

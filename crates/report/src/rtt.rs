@@ -161,8 +161,16 @@ pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
         c.local,
         c.target,
         c.transport,
-        if c.authenticated { ", authenticated" } else { "" },
-        if r.complete { String::new() } else { format!("  [PARTIAL: {}]", r.stop_reason) }
+        if c.authenticated {
+            ", authenticated"
+        } else {
+            ""
+        },
+        if r.complete {
+            String::new()
+        } else {
+            format!("  [PARTIAL: {}]", r.stop_reason)
+        }
     )?;
     let t = &r.timestamps;
     writeln!(
@@ -172,7 +180,11 @@ pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
         t.client_rx,
         t.reflector_rx.as_deref().unwrap_or("not stated"),
         t.reflector_tx.as_deref().unwrap_or("not stated"),
-        if t.reflector_two_step { " (precise two-step follow-up)" } else { " (no follow-up: reply timestamp used)" },
+        if t.reflector_two_step {
+            " (precise two-step follow-up)"
+        } else {
+            " (no follow-up: reply timestamp used)"
+        },
         t.reflector_sync.as_deref().unwrap_or("not stated")
     )?;
     crate::text::write_host(&r.host, out)?;
@@ -189,7 +201,9 @@ pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
             off.offset_ns / 1000.0,
             off.uncertainty_ns / 1000.0,
             off.method,
-            off.skew_ppm.map(|s| format!(", skew {s:.3} ppm")).unwrap_or_default()
+            off.skew_ppm
+                .map(|s| format!(", skew {s:.3} ppm"))
+                .unwrap_or_default()
         )?;
     }
     writeln!(out)?;
@@ -199,7 +213,11 @@ pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
         "req/resp B", "µs", "count", "min", "median", "p90", "p99", "max", "mean", "stddev"
     )?;
     for s in &r.per_size {
-        write_lat(&format!("{}/{}", s.request_bytes, s.response_bytes), &s.latency, out)?;
+        write_lat(
+            &format!("{}/{}", s.request_bytes, s.response_bytes),
+            &s.latency,
+            out,
+        )?;
     }
     if r.per_size.len() > 1 {
         write_lat("all", &r.overall, out)?;
@@ -207,7 +225,11 @@ pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
     let with_ideal: Vec<&RttSizeResult> = r.per_size.iter().filter(|s| s.ideal.is_some()).collect();
     if !with_ideal.is_empty() {
         writeln!(out, "\nideal RTT of the link (request + reply wire time) and the error of each median (seed 003, Table 2):")?;
-        writeln!(out, "{:<10} {:>12} {:>14} {:>10} {:>10} {:>10}", "req/resp B", "ideal µs", "4·P·8/R µs", "user %", "kernel %", "network %")?;
+        writeln!(
+            out,
+            "{:<10} {:>12} {:>14} {:>10} {:>10} {:>10}",
+            "req/resp B", "ideal µs", "4·P·8/R µs", "user %", "kernel %", "network %"
+        )?;
         for s in with_ideal {
             let i = s.ideal.as_ref().unwrap();
             let pct = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.1}"));
@@ -264,7 +286,14 @@ fn write_lat(label: &str, l: &RttLatencies, out: &mut dyn Write) -> io::Result<(
         first = false;
     }
     if let Some(j) = l.jitter_rfc3550_ns {
-        writeln!(out, "{:<10} {:<12} {:>8} {:>9.3}", "", "jitter 3550", "", j / 1000.0)?;
+        writeln!(
+            out,
+            "{:<10} {:<12} {:>8} {:>9.3}",
+            "",
+            "jitter 3550",
+            "",
+            j / 1000.0
+        )?;
     }
     Ok(())
 }
@@ -303,7 +332,11 @@ pub fn write_csv(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
         Ok(())
     };
     for s in &r.per_size {
-        rows(s.request_bytes.to_string(), s.response_bytes.to_string(), &s.latency)?;
+        rows(
+            s.request_bytes.to_string(),
+            s.response_bytes.to_string(),
+            &s.latency,
+        )?;
     }
     rows("all".into(), String::new(), &r.overall)
 }
@@ -325,7 +358,11 @@ impl std::fmt::Display for Cell {
 }
 
 /// One per-probe row; `one_way` is (forward, backward) with the offset used.
-pub fn write_probe_row(out: &mut dyn Write, p: &ProbeRecord, one_way: Option<(i64, i64)>) -> io::Result<()> {
+pub fn write_probe_row(
+    out: &mut dyn Write,
+    p: &ProbeRecord,
+    one_way: Option<(i64, i64)>,
+) -> io::Result<()> {
     let t = p.times();
     let ok = !p.lost;
     let c = |v: Option<i64>| Cell(if ok { v } else { None });
@@ -334,13 +371,21 @@ pub fn write_probe_row(out: &mut dyn Write, p: &ProbeRecord, one_way: Option<(i6
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         p.seq,
         p.request_bytes,
-        if ok { p.response_bytes.to_string() } else { String::new() },
+        if ok {
+            p.response_bytes.to_string()
+        } else {
+            String::new()
+        },
         p.tx1,
         p.tx2,
         Cell(p.tx_kernel),
         c(p.reflector_rx),
         c(p.reflector_tx),
-        if ok { u8::from(p.reflector_tx_precise).to_string() } else { String::new() },
+        if ok {
+            u8::from(p.reflector_tx_precise).to_string()
+        } else {
+            String::new()
+        },
         c(p.rx_kernel),
         c(Some(p.rx2)),
         c(Some(t.user_rtt())),
@@ -380,17 +425,38 @@ mod tests {
             ..Default::default()
         };
         write_probe_row(&mut out, &p, Some((70, 70))).unwrap();
-        let lost = ProbeRecord { seq: 4, request_bytes: 44, tx1: 1, tx2: 2, lost: true, ..Default::default() };
+        let lost = ProbeRecord {
+            seq: 4,
+            request_bytes: 44,
+            tx1: 1,
+            tx2: 2,
+            lost: true,
+            ..Default::default()
+        };
         write_probe_row(&mut out, &lost, None).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         let n = lines[0].split(',').count();
         assert!(lines.iter().all(|l| l.split(',').count() == n));
-        for col in ["seq", "request_bytes", "response_bytes", "user_rtt_ns", "kernel_rtt_ns", "turnaround_ns", "network_rtt_ns", "forward_ns", "backward_ns", "lost"] {
+        for col in [
+            "seq",
+            "request_bytes",
+            "response_bytes",
+            "user_rtt_ns",
+            "kernel_rtt_ns",
+            "turnaround_ns",
+            "network_rtt_ns",
+            "forward_ns",
+            "backward_ns",
+            "lost",
+        ] {
             assert!(lines[0].split(',').any(|c| c == col), "{col}");
         }
         // user 230, kernel 160, turnaround 20, network 140.
-        assert_eq!(lines[1], "3,44,44,100,150,140,5000,5020,1,300,330,230,160,20,140,70,70,64,0,0,0");
+        assert_eq!(
+            lines[1],
+            "3,44,44,100,150,140,5000,5020,1,300,330,230,160,20,140,70,70,64,0,0,0"
+        );
         assert_eq!(lines[2], "4,44,,1,2,,,,,,,,,,,,,,1,0,0");
     }
 }

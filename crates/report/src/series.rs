@@ -18,7 +18,14 @@ pub struct LatencySeries {
 }
 
 /// The latency columns a time series prefers, best first.
-const PREFERRED: [&str; 6] = ["msl_ns", "network_rtt_ns", "mul_ns", "kernel_rtt_ns", "user_rtt_ns", "kernel_ns"];
+const PREFERRED: [&str; 6] = [
+    "msl_ns",
+    "network_rtt_ns",
+    "mul_ns",
+    "kernel_rtt_ns",
+    "user_rtt_ns",
+    "kernel_ns",
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum SeriesError {
@@ -29,7 +36,11 @@ pub enum SeriesError {
     #[error("the frames CSV has no tx1_ns column and none of {PREFERRED:?}: is it a misura --frames file?")]
     Columns,
     #[error("the frames CSV line {line} has a bad number in column {column}: {text:?}")]
-    Number { line: usize, column: String, text: String },
+    Number {
+        line: usize,
+        column: String,
+        text: String,
+    },
 }
 
 impl LatencySeries {
@@ -45,7 +56,10 @@ impl LatencySeries {
         let find = |n: &str| cols.iter().position(|c| c == n);
         let t = find("tx1_ns").ok_or(SeriesError::Columns)?;
         let lost_col = find("lost");
-        let cands: Vec<(usize, &str)> = PREFERRED.iter().filter_map(|n| find(n).map(|i| (i, *n))).collect();
+        let cands: Vec<(usize, &str)> = PREFERRED
+            .iter()
+            .filter_map(|n| find(n).map(|i| (i, *n)))
+            .collect();
         if cands.is_empty() {
             return Err(SeriesError::Columns);
         }
@@ -57,7 +71,11 @@ impl LatencySeries {
             if text.is_empty() {
                 return Ok(None);
             }
-            text.parse().map(Some).map_err(|_| SeriesError::Number { line, column: col.to_string(), text: text.to_string() })
+            text.parse().map(Some).map_err(|_| SeriesError::Number {
+                line,
+                column: col.to_string(),
+                text: text.to_string(),
+            })
         };
         for (n, line) in input.lines().enumerate() {
             let line = line?;
@@ -70,7 +88,9 @@ impl LatencySeries {
                 lost += 1;
                 continue;
             }
-            let Some(tx) = parse(n + 2, "tx1_ns", get(t))? else { continue };
+            let Some(tx) = parse(n + 2, "tx1_ns", get(t))? else {
+                continue;
+            };
             for (k, (i, name)) in cands.iter().enumerate() {
                 if let Some(v) = parse(n + 2, name, get(*i))? {
                     per[k].push((tx, v));
@@ -80,7 +100,11 @@ impl LatencySeries {
         let best = (0..cands.len()).find(|&k| !per[k].is_empty()).unwrap_or(0);
         let mut samples = std::mem::take(&mut per[best]);
         samples.sort_by_key(|s| s.0);
-        Ok(LatencySeries { quantity: cands[best].1.to_string(), samples, lost })
+        Ok(LatencySeries {
+            quantity: cands[best].1.to_string(),
+            samples,
+            lost,
+        })
     }
 }
 
@@ -113,7 +137,13 @@ pub fn moving_percentiles(s: &LatencySeries, windows: usize, min_frames: usize) 
         buf.sort_unstable();
         let q = |p: f64| buf[((buf.len() - 1) as f64 * p).round() as usize];
         let mid = chunk[chunk.len() / 2].0;
-        out.push(Window { at_ns: mid - t0, min_ns: buf[0], median_ns: q(0.5), p99_ns: q(0.99), max_ns: buf[buf.len() - 1] });
+        out.push(Window {
+            at_ns: mid - t0,
+            min_ns: buf[0],
+            median_ns: q(0.5),
+            p99_ns: q(0.99),
+            max_ns: buf[buf.len() - 1],
+        });
     }
     out
 }
@@ -136,7 +166,11 @@ mod tests {
 
     #[test]
     fn windows_summarise_consecutive_frames() {
-        let s = LatencySeries { quantity: "mul_ns".into(), samples: (0..1000).map(|i| (i * 10, i % 100)).collect(), lost: 0 };
+        let s = LatencySeries {
+            quantity: "mul_ns".into(),
+            samples: (0..1000).map(|i| (i * 10, i % 100)).collect(),
+            lost: 0,
+        };
         let w = moving_percentiles(&s, 10, 1);
         assert_eq!(w.len(), 10);
         assert_eq!(w[0].min_ns, 0);

@@ -185,7 +185,12 @@ pub fn summarise(tests: &[ServedTest]) -> (Vec<ClientRow>, Vec<SizeRow>, f64, u6
         if matches!(t.kind.as_str(), "tcp" | "udp") {
             if let Some(b) = t.throughput_bps {
                 tp.push(b);
-                sizes.entry(t.msg_size).or_default().entry(key).or_default().push(b);
+                sizes
+                    .entry(t.msg_size)
+                    .or_default()
+                    .entry(key)
+                    .or_default()
+                    .push(b);
             }
         }
     }
@@ -203,9 +208,16 @@ pub fn summarise(tests: &[ServedTest]) -> (Vec<ClientRow>, Vec<SizeRow>, f64, u6
     let by_size = sizes
         .into_iter()
         .map(|(msg_size, per)| {
-            let per_client_bps: BTreeMap<String, f64> = per.into_iter().filter_map(|(k, v)| Some((k, mean(&v)?))).collect();
+            let per_client_bps: BTreeMap<String, f64> = per
+                .into_iter()
+                .filter_map(|(k, v)| Some((k, mean(&v)?)))
+                .collect();
             let aggregate_bps = per_client_bps.values().sum();
-            SizeRow { msg_size, per_client_bps, aggregate_bps }
+            SizeRow {
+                msg_size,
+                per_client_bps,
+                aggregate_bps,
+            }
         })
         .collect();
     (rows, by_size, aggregate, bytes)
@@ -228,7 +240,9 @@ pub fn human_bps(b: f64) -> String {
 /// The one line printed when a test ends.
 pub fn test_line(t: &ServedTest) -> String {
     let headline = match (t.throughput_bps, t.transactions_per_s) {
-        (_, Some(tps)) if t.kind.starts_with("rr") || t.kind == "crr" => format!("{tps:.0} transactions/s"),
+        (_, Some(tps)) if t.kind.starts_with("rr") || t.kind == "crr" => {
+            format!("{tps:.0} transactions/s")
+        }
         (Some(b), _) => human_bps(b),
         _ => "no figure".to_string(),
     };
@@ -254,8 +268,17 @@ pub fn test_line(t: &ServedTest) -> String {
 
 /// The per-client table, the per-size table and the aggregate.
 pub fn write_text(r: &ServeReport, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "misura serve: {} test(s) from {} client(s)", r.tests.len(), r.clients.len())?;
-    writeln!(out, "{:<40} {:>6} {:>8} {:>16} {:>14} {:>14} {:>10}", "client", "tests", "partial", "throughput", "bytes rx", "transactions", "lost")?;
+    writeln!(
+        out,
+        "misura serve: {} test(s) from {} client(s)",
+        r.tests.len(),
+        r.clients.len()
+    )?;
+    writeln!(
+        out,
+        "{:<40} {:>6} {:>8} {:>16} {:>14} {:>14} {:>10}",
+        "client", "tests", "partial", "throughput", "bytes rx", "transactions", "lost"
+    )?;
     for c in &r.clients {
         let name = match &c.client_name {
             Some(n) if !n.is_empty() => format!("{n} ({})", c.client),
@@ -267,17 +290,27 @@ pub fn write_text(r: &ServeReport, out: &mut dyn Write) -> io::Result<()> {
             name,
             c.tests,
             c.partial_tests,
-            c.mean_throughput_bps.map(human_bps).unwrap_or_else(|| "-".into()),
+            c.mean_throughput_bps
+                .map(human_bps)
+                .unwrap_or_else(|| "-".into()),
             c.bytes_received,
             c.transactions,
             c.lost
         )?;
     }
-    writeln!(out, "aggregate throughput (sum of the clients): {}", human_bps(r.aggregate_throughput_bps))?;
+    writeln!(
+        out,
+        "aggregate throughput (sum of the clients): {}",
+        human_bps(r.aggregate_throughput_bps)
+    )?;
     if !r.by_msg_size.is_empty() {
         writeln!(out, "throughput by message size (seed 001, Tables 4-5):")?;
         let names: Vec<&String> = {
-            let mut v: Vec<&String> = r.by_msg_size.iter().flat_map(|s| s.per_client_bps.keys()).collect();
+            let mut v: Vec<&String> = r
+                .by_msg_size
+                .iter()
+                .flat_map(|s| s.per_client_bps.keys())
+                .collect();
             v.sort();
             v.dedup();
             v
@@ -290,7 +323,14 @@ pub fn write_text(r: &ServeReport, out: &mut dyn Write) -> io::Result<()> {
         for s in &r.by_msg_size {
             write!(out, "{:>10}", s.msg_size)?;
             for n in &names {
-                write!(out, " {:>22}", s.per_client_bps.get(*n).map(|b| human_bps(*b)).unwrap_or_else(|| "-".into()))?;
+                write!(
+                    out,
+                    " {:>22}",
+                    s.per_client_bps
+                        .get(*n)
+                        .map(|b| human_bps(*b))
+                        .unwrap_or_else(|| "-".into())
+                )?;
             }
             writeln!(out, " {:>16}", human_bps(s.aggregate_bps))?;
         }
@@ -361,7 +401,12 @@ mod tests {
     #[test]
     fn aggregate_is_the_sum_of_the_senders() {
         // Seed 001, Table 4, message size 1000: 5.92 + 5.31 + 6.02 = 17.25 Mbit/s.
-        let tests = [t("milano", 1000, 5.92e6), t("roma", 1000, 5.31e6), t("torino", 1000, 6.02e6), t("milano", 10, 2.89e6)];
+        let tests = [
+            t("milano", 1000, 5.92e6),
+            t("roma", 1000, 5.31e6),
+            t("torino", 1000, 6.02e6),
+            t("milano", 10, 2.89e6),
+        ];
         let (rows, sizes, agg, _) = summarise(&tests);
         assert_eq!(rows.len(), 3);
         assert_eq!(sizes.len(), 2);

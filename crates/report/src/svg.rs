@@ -20,17 +20,35 @@ pub enum Scale {
 #[derive(Clone, Debug)]
 pub enum Mark {
     /// Histogram bars `(x_from, x_to, height)`.
-    Bars { bins: Vec<(f64, f64, f64)>, series: usize },
+    Bars {
+        bins: Vec<(f64, f64, f64)>,
+        series: usize,
+    },
     /// A polyline; `step` draws it as a staircase (a CDF).
-    Line { points: Vec<(f64, f64)>, series: usize, dashed: bool, step: bool },
+    Line {
+        points: Vec<(f64, f64)>,
+        series: usize,
+        dashed: bool,
+        step: bool,
+    },
     /// A filled band between `lower` and `upper` at the same x values.
-    Band { x: Vec<f64>, lower: Vec<f64>, upper: Vec<f64>, series: usize },
+    Band {
+        x: Vec<f64>,
+        lower: Vec<f64>,
+        upper: Vec<f64>,
+        series: usize,
+    },
     /// Points `(x, y, error)` with a vertical ±error bar.
-    Points { points: Vec<(f64, f64, f64)>, series: usize },
+    Points {
+        points: Vec<(f64, f64, f64)>,
+        series: usize,
+    },
 }
 
 /// Colour-blind-safe colours (Okabe–Ito).
-pub const PALETTE: [&str; 8] = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442"];
+pub const PALETTE: [&str; 8] = [
+    "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442",
+];
 
 /// One plot: what to draw, how to scale it and what to call it.
 #[derive(Clone, Debug)]
@@ -108,8 +126,12 @@ impl Plot {
                         }
                     }
                 }
-                Mark::Line { points, .. } => points.iter().for_each(|&(x, y)| take(if axis_x { x } else { y })),
-                Mark::Band { x, lower, upper, .. } => {
+                Mark::Line { points, .. } => points
+                    .iter()
+                    .for_each(|&(x, y)| take(if axis_x { x } else { y })),
+                Mark::Band {
+                    x, lower, upper, ..
+                } => {
                     if axis_x {
                         x.iter().for_each(|&v| take(v));
                     } else {
@@ -131,14 +153,43 @@ impl Plot {
 
     fn render(&self, standalone: bool) -> String {
         let (w, h) = (self.width, self.height);
-        let (ml, mr, mt, mb) = (70.0, 16.0, 30.0, if self.note.is_some() { 62.0 } else { 46.0 });
+        let (ml, mr, mt, mb) = (
+            70.0,
+            16.0,
+            30.0,
+            if self.note.is_some() { 62.0 } else { 46.0 },
+        );
         let (pw, ph) = (w - ml - mr, h - mt - mb);
-        let xr = range_for(self.x_range.or_else(|| self.data_extent(true)), self.x_scale, false);
-        let yr = range_for(self.y_range.or_else(|| self.data_extent(false)), self.y_scale, true);
-        let xs = Map { scale: self.x_scale, lo: xr.0, hi: xr.1, from: ml, to: ml + pw };
-        let ys = Map { scale: self.y_scale, lo: yr.0, hi: yr.1, from: mt + ph, to: mt };
+        let xr = range_for(
+            self.x_range.or_else(|| self.data_extent(true)),
+            self.x_scale,
+            false,
+        );
+        let yr = range_for(
+            self.y_range.or_else(|| self.data_extent(false)),
+            self.y_scale,
+            true,
+        );
+        let xs = Map {
+            scale: self.x_scale,
+            lo: xr.0,
+            hi: xr.1,
+            from: ml,
+            to: ml + pw,
+        };
+        let ys = Map {
+            scale: self.y_scale,
+            lo: yr.0,
+            hi: yr.1,
+            from: mt + ph,
+            to: mt,
+        };
         let mut s = String::new();
-        let ns = if standalone { " xmlns=\"http://www.w3.org/2000/svg\"" } else { "" };
+        let ns = if standalone {
+            " xmlns=\"http://www.w3.org/2000/svg\""
+        } else {
+            ""
+        };
         let _ = writeln!(
             s,
             "<svg{ns} class=\"plot\" data-plot=\"{}\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{}\" font-family=\"sans-serif\" font-size=\"11\">",
@@ -146,7 +197,10 @@ impl Plot {
             esc(&self.title)
         );
         let _ = writeln!(s, "<title>{}</title>", esc(&self.title));
-        let _ = writeln!(s, "<rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"#fff\"/>");
+        let _ = writeln!(
+            s,
+            "<rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"#fff\"/>"
+        );
         let _ = writeln!(s, "<text x=\"{}\" y=\"18\" font-size=\"13\" font-weight=\"bold\" text-anchor=\"middle\">{}</text>", w / 2.0, esc(&self.title));
         let clip = format!("clip-{}", self.name);
         let _ = writeln!(s, "<defs><clipPath id=\"{}\"><rect x=\"{ml}\" y=\"{mt}\" width=\"{pw}\" height=\"{ph}\"/></clipPath></defs>", esc(&clip));
@@ -156,21 +210,47 @@ impl Plot {
         let yt = ticks(yr, self.y_scale);
         for &t in &xt {
             let x = xs.at(t);
-            let _ = writeln!(s, "<line x1=\"{x:.1}\" y1=\"{mt}\" x2=\"{x:.1}\" y2=\"{:.1}\"/>", mt + ph);
+            let _ = writeln!(
+                s,
+                "<line x1=\"{x:.1}\" y1=\"{mt}\" x2=\"{x:.1}\" y2=\"{:.1}\"/>",
+                mt + ph
+            );
         }
         for &t in &yt {
             let y = ys.at(t);
-            let _ = writeln!(s, "<line x1=\"{ml}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>", ml + pw);
+            let _ = writeln!(
+                s,
+                "<line x1=\"{ml}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>",
+                ml + pw
+            );
         }
         s.push_str("</g>\n<g class=\"ticks\" fill=\"#333\">\n");
         for &t in &xt {
-            let _ = writeln!(s, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>", xs.at(t), mt + ph + 14.0, esc(&num(t)));
+            let _ = writeln!(
+                s,
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+                xs.at(t),
+                mt + ph + 14.0,
+                esc(&num(t))
+            );
         }
         for &t in &yt {
-            let _ = writeln!(s, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>", ml - 5.0, ys.at(t) + 4.0, esc(&num(t)));
+            let _ = writeln!(
+                s,
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+                ml - 5.0,
+                ys.at(t) + 4.0,
+                esc(&num(t))
+            );
         }
         s.push_str("</g>\n");
-        let _ = writeln!(s, "<text class=\"xlabel\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>", ml + pw / 2.0, mt + ph + 32.0, esc(&self.x_label));
+        let _ = writeln!(
+            s,
+            "<text class=\"xlabel\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            ml + pw / 2.0,
+            mt + ph + 32.0,
+            esc(&self.x_label)
+        );
         let _ = writeln!(
             s,
             "<text class=\"ylabel\" transform=\"translate(14,{:.1}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
@@ -178,7 +258,12 @@ impl Plot {
             esc(&self.y_label)
         );
         if let Some(n) = &self.note {
-            let _ = writeln!(s, "<text class=\"note\" x=\"{ml}\" y=\"{:.1}\" fill=\"#555\">{}</text>", h - 8.0, esc(n));
+            let _ = writeln!(
+                s,
+                "<text class=\"note\" x=\"{ml}\" y=\"{:.1}\" fill=\"#555\">{}</text>",
+                h - 8.0,
+                esc(n)
+            );
         }
         // Data.
         let _ = writeln!(s, "<g class=\"data\" clip-path=\"url(#{})\">", esc(&clip));
@@ -190,7 +275,13 @@ impl Plot {
         // Legend, top right inside the frame.
         let legend: Vec<_> = self.marks.iter().filter(|(_, l)| !l.is_empty()).collect();
         if !legend.is_empty() {
-            let lw = legend.iter().map(|(_, l)| l.chars().count()).max().unwrap_or(0) as f64 * 6.2 + 30.0;
+            let lw = legend
+                .iter()
+                .map(|(_, l)| l.chars().count())
+                .max()
+                .unwrap_or(0) as f64
+                * 6.2
+                + 30.0;
             let (lx, ly) = (ml + pw - lw - 6.0, mt + 6.0);
             let _ = writeln!(
                 s,
@@ -200,17 +291,30 @@ impl Plot {
             for (i, (m, l)) in legend.iter().enumerate() {
                 let y = ly + 12.0 + i as f64 * 15.0;
                 let (c, dashed) = style(m);
-                let dash = if dashed { " stroke-dasharray=\"5,3\"" } else { "" };
+                let dash = if dashed {
+                    " stroke-dasharray=\"5,3\""
+                } else {
+                    ""
+                };
                 match m {
                     Mark::Bars { .. } | Mark::Band { .. } => {
-                        let op = if matches!(m, Mark::Band { .. }) { 0.25 } else { 0.7 };
+                        let op = if matches!(m, Mark::Band { .. }) {
+                            0.25
+                        } else {
+                            0.7
+                        };
                         let _ = writeln!(s, "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"16\" height=\"8\" fill=\"{c}\" fill-opacity=\"{op}\"/>", lx + 5.0, y - 7.0);
                     }
                     _ => {
                         let _ = writeln!(s, "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{c}\" stroke-width=\"2\"{dash}/>", lx + 5.0, y - 3.0, lx + 21.0, y - 3.0);
                     }
                 }
-                let _ = writeln!(s, "<text x=\"{:.1}\" y=\"{y:.1}\">{}</text>", lx + 25.0, esc(l));
+                let _ = writeln!(
+                    s,
+                    "<text x=\"{:.1}\" y=\"{y:.1}\">{}</text>",
+                    lx + 25.0,
+                    esc(l)
+                );
             }
             s.push_str("</g>\n");
         }
@@ -221,7 +325,9 @@ impl Plot {
 
 fn style(m: &Mark) -> (&'static str, bool) {
     match m {
-        Mark::Bars { series, .. } | Mark::Band { series, .. } | Mark::Points { series, .. } => (PALETTE[series % PALETTE.len()], false),
+        Mark::Bars { series, .. } | Mark::Band { series, .. } | Mark::Points { series, .. } => {
+            (PALETTE[series % PALETTE.len()], false)
+        }
         Mark::Line { series, dashed, .. } => (PALETTE[series % PALETTE.len()], *dashed),
     }
 }
@@ -239,7 +345,13 @@ fn draw(s: &mut String, m: &Mark, xs: &Map, ys: &Map) {
                 }
                 let (x0, x1) = (xs.at(a), xs.at(b));
                 let y = ys.at(hgt);
-                let _ = writeln!(s, "<rect x=\"{:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\"/>", x0.min(x1), (x1 - x0).abs().max(0.8), (base - y).max(0.0));
+                let _ = writeln!(
+                    s,
+                    "<rect x=\"{:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\"/>",
+                    x0.min(x1),
+                    (x1 - x0).abs().max(0.8),
+                    (base - y).max(0.0)
+                );
             }
             s.push_str("</g>\n");
         }
@@ -265,13 +377,29 @@ fn draw(s: &mut String, m: &Mark, xs: &Map, ys: &Map) {
                 }
                 prev = Some((px, py));
             }
-            let dash = if dashed { " stroke-dasharray=\"5,3\"" } else { "" };
+            let dash = if dashed {
+                " stroke-dasharray=\"5,3\""
+            } else {
+                ""
+            };
             let _ = writeln!(s, "<path class=\"line\" d=\"{d}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"1.8\"{dash}/>");
         }
-        Mark::Band { x, lower, upper, .. } => {
+        Mark::Band {
+            x, lower, upper, ..
+        } => {
             let mut d = String::new();
-            let pts: Vec<_> = x.iter().zip(upper).filter(|(a, b)| xs.drawable(**a) && ys.drawable(**b)).map(|(a, b)| (xs.at(*a), ys.at(*b))).collect();
-            let low: Vec<_> = x.iter().zip(lower).filter(|(a, b)| xs.drawable(**a) && ys.drawable(**b)).map(|(a, b)| (xs.at(*a), ys.at(*b))).collect();
+            let pts: Vec<_> = x
+                .iter()
+                .zip(upper)
+                .filter(|(a, b)| xs.drawable(**a) && ys.drawable(**b))
+                .map(|(a, b)| (xs.at(*a), ys.at(*b)))
+                .collect();
+            let low: Vec<_> = x
+                .iter()
+                .zip(lower)
+                .filter(|(a, b)| xs.drawable(**a) && ys.drawable(**b))
+                .map(|(a, b)| (xs.at(*a), ys.at(*b)))
+                .collect();
             for (i, (px, py)) in pts.iter().chain(low.iter().rev()).enumerate() {
                 let _ = write!(d, "{}{px:.1},{py:.1}", if i == 0 { "M" } else { "L" });
             }
@@ -315,7 +443,11 @@ impl Map {
     }
     fn at(&self, v: f64) -> f64 {
         let (a, b) = (self.t(self.lo), self.t(self.hi));
-        let f = if b > a { (self.t(v) - a) / (b - a) } else { 0.5 };
+        let f = if b > a {
+            (self.t(v) - a) / (b - a)
+        } else {
+            0.5
+        };
         // Far-off values are pinned well outside the frame, where the clip
         // path hides them, so no coordinate becomes huge.
         let f = f.clamp(-10.0, 11.0);
@@ -371,12 +503,23 @@ fn ticks((lo, hi): (f64, f64), scale: Scale) -> Vec<f64> {
             let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
             let every = ((b - a) / 8 + 1).max(1);
             let within = |v: &f64| *v >= lo * 0.999 && *v <= hi * 1.001;
-            let decades: Vec<f64> = (a..=b).filter(|k| (k - a) % every == 0).map(|k| 10f64.powi(k)).filter(within).collect();
+            let decades: Vec<f64> = (a..=b)
+                .filter(|k| (k - a) % every == 0)
+                .map(|k| 10f64.powi(k))
+                .filter(within)
+                .collect();
             if decades.len() >= 3 {
                 return decades;
             }
-            let mults: &[f64] = if hi / lo > 8.0 { &[1.0, 2.0, 5.0] } else { &[1.0, 1.5, 2.0, 3.0, 5.0, 7.0] };
-            (a..=b).flat_map(|k| mults.iter().map(move |m| m * 10f64.powi(k))).filter(within).collect()
+            let mults: &[f64] = if hi / lo > 8.0 {
+                &[1.0, 2.0, 5.0]
+            } else {
+                &[1.0, 1.5, 2.0, 3.0, 5.0, 7.0]
+            };
+            (a..=b)
+                .flat_map(|k| mults.iter().map(move |m| m * 10f64.powi(k)))
+                .filter(within)
+                .collect()
         }
         Scale::Linear => {
             let raw = (hi - lo) / 6.0;
@@ -384,7 +527,11 @@ fn ticks((lo, hi): (f64, f64), scale: Scale) -> Vec<f64> {
                 return vec![lo];
             }
             let mag = 10f64.powf(raw.log10().floor());
-            let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+            let step = [1.0, 2.0, 5.0, 10.0]
+                .iter()
+                .map(|m| m * mag)
+                .find(|s| *s >= raw)
+                .unwrap_or(10.0 * mag);
             let mut t = (lo / step).ceil() * step;
             let mut out = Vec::new();
             while t <= hi + step * 1e-9 && out.len() < 20 {
@@ -417,7 +564,11 @@ pub fn num(v: f64) -> String {
     } else {
         format!("{x:.3}")
     };
-    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
     format!("{s}{suffix}")
 }
 
@@ -443,7 +594,10 @@ mod tests {
 
     #[test]
     fn linear_ticks_are_round() {
-        assert_eq!(ticks((0.0, 10.0), Scale::Linear), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        assert_eq!(
+            ticks((0.0, 10.0), Scale::Linear),
+            vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+        );
         assert_eq!(ticks((10.0, 1000.0), Scale::Log), vec![10.0, 100.0, 1000.0]);
     }
 
@@ -459,8 +613,22 @@ mod tests {
     fn a_plot_is_one_svg_element_with_its_marks() {
         let mut p = Plot::new("h", "A <histogram>", "x", "y");
         p.x_scale = Scale::Log;
-        p.mark(Mark::Bars { bins: vec![(10.0, 20.0, 3.0), (20.0, 40.0, 5.0)], series: 0 }, "Mul");
-        p.mark(Mark::Line { points: vec![(10.0, 1.0), (40.0, 5.0)], series: 1, dashed: true, step: true }, "");
+        p.mark(
+            Mark::Bars {
+                bins: vec![(10.0, 20.0, 3.0), (20.0, 40.0, 5.0)],
+                series: 0,
+            },
+            "Mul",
+        );
+        p.mark(
+            Mark::Line {
+                points: vec![(10.0, 1.0), (40.0, 5.0)],
+                series: 1,
+                dashed: true,
+                step: true,
+            },
+            "",
+        );
         let mut out = Vec::new();
         p.write(&mut out, false).unwrap();
         let s = String::from_utf8(out).unwrap();
@@ -473,6 +641,8 @@ mod tests {
         assert!(!s.contains("http"));
         let mut out = Vec::new();
         p.write(&mut out, true).unwrap();
-        assert!(String::from_utf8(out).unwrap().contains("xmlns=\"http://www.w3.org/2000/svg\""));
+        assert!(String::from_utf8(out)
+            .unwrap()
+            .contains("xmlns=\"http://www.w3.org/2000/svg\""));
     }
 }

@@ -24,14 +24,25 @@ fn yes(b: bool) -> &'static str {
 /// Write one oneway/calibrate result for a person to read.
 pub fn write_oneway(r: &OnewayReport, out: &mut dyn Write) -> io::Result<()> {
     let c = &r.config;
-    let title = if r.mode == "calibrate" { "misura calibrate" } else { "misura oneway" };
+    let title = if r.mode == "calibrate" {
+        "misura calibrate"
+    } else {
+        "misura oneway"
+    };
     writeln!(
         out,
         "{title}: {} -> {}{}  {}",
         c.tx,
         c.rx,
-        c.netns.as_deref().map(|n| format!(" (netns {n})")).unwrap_or_default(),
-        if r.complete { String::new() } else { format!("[PARTIAL: {}]", r.stop_reason) }
+        c.netns
+            .as_deref()
+            .map(|n| format!(" (netns {n})"))
+            .unwrap_or_default(),
+        if r.complete {
+            String::new()
+        } else {
+            format!("[PARTIAL: {}]", r.stop_reason)
+        }
     )?;
     writeln!(
         out,
@@ -63,7 +74,17 @@ pub fn write_oneway(r: &OnewayReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "{:<8} {:<13} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}",
-        "P bytes", "latency µs", "count", "min", "median", "p90", "p99", "p99.9", "max", "mean", "stddev"
+        "P bytes",
+        "latency µs",
+        "count",
+        "min",
+        "median",
+        "p90",
+        "p99",
+        "p99.9",
+        "max",
+        "mean",
+        "stddev"
     )?;
     for s in &r.per_size {
         write_latencies(&format!("{}", s.payload_bytes), &s.latency, out)?;
@@ -74,11 +95,21 @@ pub fn write_oneway(r: &OnewayReport, out: &mut dyn Write) -> io::Result<()> {
     if let Some(fit) = &r.internal_fit {
         writeln!(out)?;
         writeln!(out, "calibration: mean internal latency Amil(P) = α + β·P, least squares over payload sizes, 95 % intervals (Student t, n−2 dof):")?;
-        write_line_table(&[("user Mil", Some(&fit.user)), ("kernel", fit.kernel.as_ref())], out)?;
+        write_line_table(
+            &[
+                ("user Mil", Some(&fit.user)),
+                ("kernel", fit.kernel.as_ref()),
+            ],
+            out,
+        )?;
     }
     if let Some(cal) = &r.calibration {
         writeln!(out)?;
-        writeln!(out, "calibration used: {} (made {})", cal.profile, cal.created_at)?;
+        writeln!(
+            out,
+            "calibration used: {} (made {})",
+            cal.profile, cal.created_at
+        )?;
     }
     if let Some(sut) = &r.sut {
         writeln!(out)?;
@@ -87,7 +118,13 @@ pub fn write_oneway(r: &OnewayReport, out: &mut dyn Write) -> io::Result<()> {
             "SUT latency Msl = Mul − Amil(P) − C, fitted as α' + β'·L over frame length L (byte time 8/R = {:.4} ns):",
             sut.byte_time_ns
         )?;
-        write_line_table(&[("user Msl", sut.user.as_ref()), ("kernel", sut.kernel.as_ref())], out)?;
+        write_line_table(
+            &[
+                ("user Msl", sut.user.as_ref()),
+                ("kernel", sut.kernel.as_ref()),
+            ],
+            out,
+        )?;
         if let Some(v) = sut.user_verdict {
             writeln!(out, "verdict (user windows): {}", v.explain())?;
         }
@@ -116,7 +153,10 @@ fn write_sources(ts: &TimestampInfo, out: &mut dyn Write) -> io::Result<()> {
         yes(ts.kernel_software_rx),
         yes(ts.hardware_tx),
         yes(ts.hardware_rx),
-        ts.hardware_note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default()
+        ts.hardware_note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default()
     )
 }
 
@@ -128,13 +168,27 @@ pub fn write_host(h: &HostFingerprint, out: &mut dyn Write) -> io::Result<()> {
         "host: {} kernel {} ({}), clocksource {}, governor {}{}; loop {}{}{}",
         h.hostname.as_deref().unwrap_or("?"),
         h.kernel_release.as_deref().unwrap_or("?"),
-        h.preempt_model.as_deref().unwrap_or("preemption model unknown"),
+        h.preempt_model
+            .as_deref()
+            .unwrap_or("preemption model unknown"),
         h.clocksource.as_deref().unwrap_or("?"),
         h.governor.as_deref().unwrap_or("n/a"),
-        if h.virtualized == Some(true) { ", virtual machine" } else { "" },
-        t.cpu.map(|c| format!("pinned to CPU {c}")).unwrap_or_else(|| "not pinned".into()),
-        t.rt_priority.map(|p| format!(", SCHED_FIFO {p}")).unwrap_or_default(),
-        if t.memory_locked { ", memory locked" } else { "" }
+        if h.virtualized == Some(true) {
+            ", virtual machine"
+        } else {
+            ""
+        },
+        t.cpu
+            .map(|c| format!("pinned to CPU {c}"))
+            .unwrap_or_else(|| "not pinned".into()),
+        t.rt_priority
+            .map(|p| format!(", SCHED_FIFO {p}"))
+            .unwrap_or_default(),
+        if t.memory_locked {
+            ", memory locked"
+        } else {
+            ""
+        }
     )
 }
 
@@ -176,7 +230,10 @@ fn write_latencies(label: &str, l: &Latencies, out: &mut dyn Write) -> io::Resul
     Ok(())
 }
 
-fn write_line_table(lines: &[(&str, Option<&CalibrationLine>)], out: &mut dyn Write) -> io::Result<()> {
+fn write_line_table(
+    lines: &[(&str, Option<&CalibrationLine>)],
+    out: &mut dyn Write,
+) -> io::Result<()> {
     writeln!(
         out,
         "  {:<10} {:>4} {:>12} {:>10} {:>14} {:>12} {:>26} {:>28}",

@@ -23,8 +23,16 @@ pub struct CpuUse {
 
 impl CpuUse {
     pub fn new(user_ns: u64, system_ns: u64, elapsed_ns: u64) -> CpuUse {
-        let pct = if elapsed_ns > 0 { 100.0 * (user_ns + system_ns) as f64 / elapsed_ns as f64 } else { 0.0 };
-        CpuUse { user_ns, system_ns, utilisation_pct: pct }
+        let pct = if elapsed_ns > 0 {
+            100.0 * (user_ns + system_ns) as f64 / elapsed_ns as f64
+        } else {
+            0.0
+        };
+        CpuUse {
+            user_ns,
+            system_ns,
+            utilisation_pct: pct,
+        }
     }
     pub fn total_ns(&self) -> u64 {
         self.user_ns + self.system_ns
@@ -449,7 +457,11 @@ pub fn write_tcp_text(r: &TcpReport, out: &mut dyn Write) -> io::Result<()> {
         if c.streams == 1 { "" } else { "s" },
         c.msg_size,
         if c.nodelay { ", nodelay" } else { "" },
-        if c.endpoint.clients > 1 { format!(", {} clients", c.endpoint.clients) } else { String::new() },
+        if c.endpoint.clients > 1 {
+            format!(", {} clients", c.endpoint.clients)
+        } else {
+            String::new()
+        },
         status(r.complete, &r.stop_reason)
     )?;
     for l in &r.intervals {
@@ -464,7 +476,19 @@ pub fn write_tcp_text(r: &TcpReport, out: &mut dyn Write) -> io::Result<()> {
             rate(l.throughput_bps)
         )?;
     }
-    writeln!(out, "{:>6} {:>6} {:>14} {:>14} {:>16} {:>7} {:>8} {:>10} {:>10}", "client", "stream", "sent B", "received B", "throughput", "retrans", "rtt µs", "sndbuf", "rcvbuf")?;
+    writeln!(
+        out,
+        "{:>6} {:>6} {:>14} {:>14} {:>16} {:>7} {:>8} {:>10} {:>10}",
+        "client",
+        "stream",
+        "sent B",
+        "received B",
+        "throughput",
+        "retrans",
+        "rtt µs",
+        "sndbuf",
+        "rcvbuf"
+    )?;
     for cl in &r.clients {
         for s in &cl.streams {
             writeln!(
@@ -502,7 +526,12 @@ pub fn write_tcp_text(r: &TcpReport, out: &mut dyn Write) -> io::Result<()> {
             writeln!(out, "{:>13} forward {} reverse {}", "", rate(f), rate(b))?;
         }
     }
-    writeln!(out, "throughput (receiver): {}   retransmits: {}", rate(r.throughput_bps), r.retransmits)?;
+    writeln!(
+        out,
+        "throughput (receiver): {}   retransmits: {}",
+        rate(r.throughput_bps),
+        r.retransmits
+    )?;
     warnings(&r.warnings, out)
 }
 
@@ -516,10 +545,29 @@ pub fn write_udp_text(r: &UdpReport, out: &mut dyn Write) -> io::Result<()> {
         c.msg_size,
         rate(c.rate_bps as f64),
         if c.df { ", don't fragment" } else { "" },
-        if c.endpoint.clients > 1 { format!(", {} clients", c.endpoint.clients) } else { String::new() },
+        if c.endpoint.clients > 1 {
+            format!(", {} clients", c.endpoint.clients)
+        } else {
+            String::new()
+        },
         status(r.complete, &r.stop_reason)
     )?;
-    writeln!(out, "{:>6} {:>10} {:>10} {:>8} {:>8} {:>5} {:>5} {:>10} {:>12} {:>16} {:>8} {:>8}", "client", "sent", "received", "lost", "loss %", "dup", "ooo", "jitter µs", "owd var µs", "throughput", "cpu loc", "cpu rem")?;
+    writeln!(
+        out,
+        "{:>6} {:>10} {:>10} {:>8} {:>8} {:>5} {:>5} {:>10} {:>12} {:>16} {:>8} {:>8}",
+        "client",
+        "sent",
+        "received",
+        "lost",
+        "loss %",
+        "dup",
+        "ooo",
+        "jitter µs",
+        "owd var µs",
+        "throughput",
+        "cpu loc",
+        "cpu rem"
+    )?;
     for cl in &r.clients {
         writeln!(
             out,
@@ -539,7 +587,11 @@ pub fn write_udp_text(r: &UdpReport, out: &mut dyn Write) -> io::Result<()> {
             status(cl.complete, &cl.stop_reason)
         )?;
         if cl.emsgsize_errors > 0 {
-            writeln!(out, "       {} sends failed with EMSGSIZE", cl.emsgsize_errors)?;
+            writeln!(
+                out,
+                "       {} sends failed with EMSGSIZE",
+                cl.emsgsize_errors
+            )?;
         }
     }
     writeln!(
@@ -563,10 +615,31 @@ pub fn write_rr_text(r: &RrReport, out: &mut dyn Write) -> io::Result<()> {
         c.request_size,
         c.response_size,
         c.burst,
-        if c.endpoint.clients > 1 { format!(", {} clients", c.endpoint.clients) } else { String::new() },
+        if c.endpoint.clients > 1 {
+            format!(", {} clients", c.endpoint.clients)
+        } else {
+            String::new()
+        },
         status(r.complete, &r.stop_reason)
     )?;
-    writeln!(out, "{:>6} {:>10} {:>12} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>11} {:>11}", "client", "trans", "trans/s", "lost", "min µs", "mean µs", "p50 µs", "p99 µs", "max µs", "connect µs", "cpu loc", "cpu rem", "µs/tr loc", "µs/tr rem")?;
+    writeln!(
+        out,
+        "{:>6} {:>10} {:>12} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>11} {:>11}",
+        "client",
+        "trans",
+        "trans/s",
+        "lost",
+        "min µs",
+        "mean µs",
+        "p50 µs",
+        "p99 µs",
+        "max µs",
+        "connect µs",
+        "cpu loc",
+        "cpu rem",
+        "µs/tr loc",
+        "µs/tr rem"
+    )?;
     for cl in &r.clients {
         let l = &cl.latency;
         writeln!(
@@ -594,9 +667,25 @@ pub fn write_rr_text(r: &RrReport, out: &mut dyn Write) -> io::Result<()> {
 }
 
 pub fn write_setup_text(r: &SetupReport, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "misura setup -> {}{}", r.config.endpoint.address, status(r.complete, &r.stop_reason))?;
+    writeln!(
+        out,
+        "misura setup -> {}{}",
+        r.config.endpoint.address,
+        status(r.complete, &r.stop_reason)
+    )?;
     writeln!(out, "method: {}", r.config.method)?;
-    writeln!(out, "{:>8} {:>7} {:>14} {:>14} {:>12} {:>12} {:>12} {:>14}", "idle s", "samples", "1st RTT µs", "2nd RTT µs", "set-up µs", "min µs", "max µs", "handshake µs")?;
+    writeln!(
+        out,
+        "{:>8} {:>7} {:>14} {:>14} {:>12} {:>12} {:>12} {:>14}",
+        "idle s",
+        "samples",
+        "1st RTT µs",
+        "2nd RTT µs",
+        "set-up µs",
+        "min µs",
+        "max µs",
+        "handshake µs"
+    )?;
     for g in &r.gaps {
         writeln!(
             out,
@@ -620,8 +709,28 @@ pub fn write_setup_text(r: &SetupReport, out: &mut dyn Write) -> io::Result<()> 
 }
 
 pub fn write_sweep_text(r: &SweepReport, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "misura sweep {} over {}{}", r.test, r.parameter, status(r.complete, &r.stop_reason))?;
-    writeln!(out, "{:>12} {:>16} {:>12} {:>8} {:>9} {:>9} {:>10} {:>10} {:>8} {:>8} {:>10}", r.parameter, "throughput", "trans/s", "retrans", "rtt µs", "loss %", "jitter µs", "p50 µs", "cpu loc", "cpu rem", "demand loc")?;
+    writeln!(
+        out,
+        "misura sweep {} over {}{}",
+        r.test,
+        r.parameter,
+        status(r.complete, &r.stop_reason)
+    )?;
+    writeln!(
+        out,
+        "{:>12} {:>16} {:>12} {:>8} {:>9} {:>9} {:>10} {:>10} {:>8} {:>8} {:>10}",
+        r.parameter,
+        "throughput",
+        "trans/s",
+        "retrans",
+        "rtt µs",
+        "loss %",
+        "jitter µs",
+        "p50 µs",
+        "cpu loc",
+        "cpu rem",
+        "demand loc"
+    )?;
     for p in &r.points {
         let f = &p.figures;
         writeln!(
@@ -662,7 +771,17 @@ pub fn write_tcp_csv(r: &TcpReport, out: &mut dyn Write) -> io::Result<()> {
             writeln!(
                 out,
                 "{},{},{},{},{},{:.0},{},{},{},{},,,{}",
-                cl.client, s.index, s.sent_bytes, s.received_bytes, c(s.receiver_bytes), s.throughput_bps, s.retransmits, s.rtt_us, s.sndbuf_granted, s.rcvbuf_granted, cl.complete as u8
+                cl.client,
+                s.index,
+                s.sent_bytes,
+                s.received_bytes,
+                c(s.receiver_bytes),
+                s.throughput_bps,
+                s.retransmits,
+                s.rtt_us,
+                s.sndbuf_granted,
+                s.rcvbuf_granted,
+                cl.complete as u8
             )?;
         }
         writeln!(
@@ -726,11 +845,16 @@ pub fn write_rr_csv(r: &RrReport, out: &mut dyn Write) -> io::Result<()> {
             c(l.p90_ns),
             c(l.p99_ns),
             c(l.max_ns),
-            c(cl.connect.as_ref().and_then(|s| s.mean_ns).map(|x| format!("{x:.0}"))),
+            c(cl.connect
+                .as_ref()
+                .and_then(|s| s.mean_ns)
+                .map(|x| format!("{x:.0}"))),
             cl.cpu_local.utilisation_pct,
             c(cl.cpu_remote.map(|x| format!("{:.2}", x.utilisation_pct))),
-            c(cl.service_demand_local_us_per_transaction.map(|x| format!("{x:.3}"))),
-            c(cl.service_demand_remote_us_per_transaction.map(|x| format!("{x:.3}"))),
+            c(cl.service_demand_local_us_per_transaction
+                .map(|x| format!("{x:.3}"))),
+            c(cl.service_demand_remote_us_per_transaction
+                .map(|x| format!("{x:.3}"))),
             cl.complete as u8
         )?;
     }
@@ -738,10 +862,22 @@ pub fn write_rr_csv(r: &RrReport, out: &mut dyn Write) -> io::Result<()> {
 }
 
 pub fn write_setup_csv(r: &SetupReport, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "idle_ns,sample,first_rtt_ns,second_rtt_ns,setup_ns,handshake_ns")?;
+    writeln!(
+        out,
+        "idle_ns,sample,first_rtt_ns,second_rtt_ns,setup_ns,handshake_ns"
+    )?;
     for g in &r.gaps {
         for (i, s) in g.samples.iter().enumerate() {
-            writeln!(out, "{},{},{},{},{},{}", g.idle_ns, i, c(s.first_rtt_ns), c(s.second_rtt_ns), c(s.setup_ns), c(s.handshake_ns))?;
+            writeln!(
+                out,
+                "{},{},{},{},{},{}",
+                g.idle_ns,
+                i,
+                c(s.first_rtt_ns),
+                c(s.second_rtt_ns),
+                c(s.setup_ns),
+                c(s.handshake_ns)
+            )?;
         }
     }
     Ok(())
@@ -809,7 +945,15 @@ mod tests {
             base_args: vec![],
             points: ["10", "100"]
                 .iter()
-                .map(|v| SweepPoint { parameter: "msg-size".into(), value: v.to_string(), figures: SweepFigures { complete: true, throughput_bps: Some(1e6), ..Default::default() } })
+                .map(|v| SweepPoint {
+                    parameter: "msg-size".into(),
+                    value: v.to_string(),
+                    figures: SweepFigures {
+                        complete: true,
+                        throughput_bps: Some(1e6),
+                        ..Default::default()
+                    },
+                })
                 .collect(),
             warnings: vec![],
         };

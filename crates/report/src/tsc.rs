@@ -177,26 +177,56 @@ fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
 
 /// Human output.
 pub fn write_text(r: &TscReport, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "misura clock tsc: TSC frequency against {}", if r.config.mode == "ntp" {
-        format!("CLOCK_MONOTONIC_RAW and NTP server {}", opt(&r.config.server))
-    } else {
-        "CLOCK_MONOTONIC_RAW".to_string()
-    })?;
+    writeln!(
+        out,
+        "misura clock tsc: TSC frequency against {}",
+        if r.config.mode == "ntp" {
+            format!(
+                "CLOCK_MONOTONIC_RAW and NTP server {}",
+                opt(&r.config.server)
+            )
+        } else {
+            "CLOCK_MONOTONIC_RAW".to_string()
+        }
+    )?;
     if !r.complete {
         writeln!(out, "  PARTIAL: {}", r.stop_reason)?;
     }
     let t = &r.tsc;
     writeln!(out, "\nTSC flags (clocksource: {})", opt(&t.clocksource))?;
     for f in &t.flags {
-        writeln!(out, "  {:<15} {:<4} {}", f.name, if f.present { "yes" } else { "NO" }, f.meaning)?;
+        writeln!(
+            out,
+            "  {:<15} {:<4} {}",
+            f.name,
+            if f.present { "yes" } else { "NO" },
+            f.meaning
+        )?;
     }
     match t.kernel_calibration_hz {
-        Some(k) => writeln!(out, "  kernel calibration: {} ({})", mhz(k), t.kernel_calibration_source)?,
-        None => writeln!(out, "  kernel calibration: unknown ({})", t.kernel_calibration_source)?,
+        Some(k) => writeln!(
+            out,
+            "  kernel calibration: {} ({})",
+            mhz(k),
+            t.kernel_calibration_source
+        )?,
+        None => writeln!(
+            out,
+            "  kernel calibration: unknown ({})",
+            t.kernel_calibration_source
+        )?,
     }
     if let Some(raw) = &r.raw {
-        writeln!(out, "\nAgainst CLOCK_MONOTONIC_RAW ({} reads, tightest {} kept)", raw.pairs_read, raw.pairs_kept)?;
-        writeln!(out, "  bracket (TSC around the RAW read): min {:.1} ns, median {:.1} ns", raw.min_bracket_ns, raw.median_bracket_ns)?;
+        writeln!(
+            out,
+            "\nAgainst CLOCK_MONOTONIC_RAW ({} reads, tightest {} kept)",
+            raw.pairs_read, raw.pairs_kept
+        )?;
+        writeln!(
+            out,
+            "  bracket (TSC around the RAW read): min {:.1} ns, median {:.1} ns",
+            raw.min_bracket_ns, raw.median_bracket_ns
+        )?;
         let e = &raw.endpoints;
         writeln!(
             out,
@@ -226,10 +256,16 @@ pub fn write_text(r: &TscReport, out: &mut dyn Write) -> io::Result<()> {
         }
         match raw.kernel_difference_ppm {
             Some(d) => writeln!(out, "  measured − kernel calibration: {d:+.3} ppm")?,
-            None => writeln!(out, "  measured − kernel calibration: - (the kernel's calibration is unknown)")?,
+            None => writeln!(
+                out,
+                "  measured − kernel calibration: - (the kernel's calibration is unknown)"
+            )?,
         }
     } else {
-        writeln!(out, "\nAgainst CLOCK_MONOTONIC_RAW: too little measured for an estimate")?;
+        writeln!(
+            out,
+            "\nAgainst CLOCK_MONOTONIC_RAW: too little measured for an estimate"
+        )?;
     }
     if let Some(n) = &r.ntp {
         writeln!(
@@ -252,7 +288,12 @@ pub fn write_text(r: &TscReport, out: &mut dyn Write) -> io::Result<()> {
             )?;
         }
         if let (Some(a), Some(m)) = (n.rtt_min_ns, n.rtt_median_ns) {
-            writeln!(out, "  RTT (TSC at send → receive): min {:.1} µs, median {:.1} µs", a / 1e3, m / 1e3)?;
+            writeln!(
+                out,
+                "  RTT (TSC at send → receive): min {:.1} µs, median {:.1} µs",
+                a / 1e3,
+                m / 1e3
+            )?;
         }
         if let Some(e) = &n.estimate {
             writeln!(
@@ -282,7 +323,12 @@ pub fn write_text(r: &TscReport, out: &mut dyn Write) -> io::Result<()> {
             }
         }
         if let Some(rs) = &n.raw_same_period {
-            writeln!(out, "  MONOTONIC_RAW, same period:  {} ± {:.4} ppm", mhz(rs.frequency_hz), rs.bound_ppm)?;
+            writeln!(
+                out,
+                "  MONOTONIC_RAW, same period:  {} ± {:.4} ppm",
+                mhz(rs.frequency_hz),
+                rs.bound_ppm
+            )?;
         }
         if let Some(c) = &n.comparison {
             writeln!(
@@ -290,7 +336,11 @@ pub fn write_text(r: &TscReport, out: &mut dyn Write) -> io::Result<()> {
                 "  NTP − RAW: {:+.3} ppm; combined uncertainty ± {:.3} ppm: {}",
                 c.difference_ppm,
                 c.combined_bound_ppm,
-                if c.within_uncertainty { "agree" } else { "DISAGREE" }
+                if c.within_uncertainty {
+                    "agree"
+                } else {
+                    "DISAGREE"
+                }
             )?;
         }
         if let Some(p) = n.realtime_vs_raw_ppm {

@@ -30,12 +30,19 @@ fn plots(html: &str) -> Vec<String> {
 /// Self-contained: no scripts, no links, no remote or embedded resources.
 fn assert_self_contained(html: &str) {
     let lower = html.to_lowercase();
-    for bad in ["http://", "https://", "<script", "<link", "<img", "<iframe", "<object", "<embed", "url(http", "@import", "src="] {
+    for bad in [
+        "http://", "https://", "<script", "<link", "<img", "<iframe", "<object", "<embed",
+        "url(http", "@import", "src=",
+    ] {
         assert!(!lower.contains(bad), "the page contains {bad:?}");
     }
     // Any url() is an internal reference (the plots' clip paths).
     for (i, _) in lower.match_indices("url(") {
-        assert!(lower[i + 4..].starts_with("#clip-"), "external url(): {}", &lower[i..i + 40]);
+        assert!(
+            lower[i + 4..].starts_with("#clip-"),
+            "external url(): {}",
+            &lower[i..i + 40]
+        );
     }
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.trim_end().ends_with("</html>"));
@@ -88,7 +95,10 @@ fn rtt_results_have_a_histogram_per_size_and_a_cdf() {
 
 #[test]
 fn clock_results_have_their_histograms_on_log_axes() {
-    for name in ["clock-interference-compare.json", "clock-interference-tsc.json"] {
+    for name in [
+        "clock-interference-compare.json",
+        "clock-interference-tsc.json",
+    ] {
         let v = fixture(name);
         let html = page(&v, None);
         assert_self_contained(&html);
@@ -99,7 +109,11 @@ fn clock_results_have_their_histograms_on_log_axes() {
         }
         assert_eq!(plots(&html), want, "{name}");
     }
-    for name in ["clock-timer-plain.json", "clock-timer-fifo.json", "clock-timer-interrupted.json"] {
+    for name in [
+        "clock-timer-plain.json",
+        "clock-timer-fifo.json",
+        "clock-timer-interrupted.json",
+    ] {
         let v = fixture(name);
         let html = page(&v, None);
         assert_self_contained(&html);
@@ -111,9 +125,7 @@ fn clock_results_have_their_histograms_on_log_axes() {
 
 #[test]
 fn a_sweep_gives_throughput_and_latency_curves() {
-    let point = |v: &str, bps: f64, med: i64| {
-        json!({"parameter": "msg_size", "value": v, "figures": {"complete": true, "throughput_bps": bps, "latency_median_ns": med, "latency_p99_ns": med * 3}})
-    };
+    let point = |v: &str, bps: f64, med: i64| json!({"parameter": "msg_size", "value": v, "figures": {"complete": true, "throughput_bps": bps, "latency_median_ns": med, "latency_p99_ns": med * 3}});
     let v = json!({
         "format": "misura.sweep", "format_version": 1, "tool": "misura", "tool_version": "0", "started_at": "2026-01-01T00:00:00Z",
         "command": ["misura"], "complete": true, "stop_reason": "finished", "host": {"hostname": "h"}, "test": "tcp",
@@ -146,7 +158,11 @@ fn a_frames_csv_adds_the_time_series() {
     csv.push('\n');
     for i in 0..5000i64 {
         let lat = 1000 + (i % 97) * 10 + if i % 1000 == 0 { 50_000 } else { 0 };
-        csv.push_str(&format!("{i},46,64,{},{},,,,,,,0,0,,,{lat},,\n", 1_000_000 + i * 250_000, 1_000_100 + i * 250_000));
+        csv.push_str(&format!(
+            "{i},46,64,{},{},,,,,,,0,0,,,{lat},,\n",
+            1_000_000 + i * 250_000,
+            1_000_100 + i * 250_000
+        ));
     }
     let s = LatencySeries::read(&mut csv.as_bytes()).unwrap();
     assert_eq!(s.quantity, "mul_ns");

@@ -13,7 +13,6 @@
 mod common;
 use common::*;
 
-
 use misura_report::{CalibrationProfile, OnewayReport};
 use serde_json::{json, Value};
 
@@ -29,15 +28,13 @@ const FIXTURES: &[(&str, &str)] = &[
     ("profile.json", CALIBRATION),
 ];
 
-
-
-
-
-
-
 fn assert_valid(name: &str, what: &str, instance: &Value) {
     if let Err(errors) = check(name, instance) {
-        panic!("{what} fails {name}.schema.json with {} error(s):\n  {}", errors.len(), errors.join("\n  "));
+        panic!(
+            "{what} fails {name}.schema.json with {} error(s):\n  {}",
+            errors.len(),
+            errors.join("\n  ")
+        );
     }
 }
 
@@ -47,13 +44,6 @@ fn assert_invalid(name: &str, what: &str, instance: &Value) {
     }
 }
 
-
-
-
-
-
-
-
 fn model_round_trip(schema: &str, what: &str, v: &Value) -> Value {
     match schema {
         ONEWAY => round_trip::<OnewayReport>(what, v),
@@ -62,7 +52,6 @@ fn model_round_trip(schema: &str, what: &str, v: &Value) -> Value {
     }
 }
 
-
 #[test]
 fn schemas_are_valid_draft_2020_12_documents() {
     for name in [ONEWAY, CALIBRATION] {
@@ -70,14 +59,19 @@ fn schemas_are_valid_draft_2020_12_documents() {
         if let Err(e) = jsonschema::meta::validate(&schema) {
             panic!("{name}.schema.json is not a valid schema: {e}");
         }
-        assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema", "{name}: $schema");
+        assert_eq!(
+            schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
+            "{name}: $schema"
+        );
         for key in ["$id", "title", "description"] {
-            assert!(schema[key].as_str().is_some_and(|s| !s.is_empty()), "{name}: {key} missing");
+            assert!(
+                schema[key].as_str().is_some_and(|s| !s.is_empty()),
+                "{name}: {key} missing"
+            );
         }
         compile(name);
     }
 }
-
 
 #[test]
 fn every_field_is_described_and_required() {
@@ -85,7 +79,11 @@ fn every_field_is_described_and_required() {
         let schema = load_json(&schema_path(name));
         let mut problems = Vec::new();
         check_object_schemas("#", &schema, &mut problems);
-        assert!(problems.is_empty(), "{name}.schema.json:\n  {}", problems.join("\n  "));
+        assert!(
+            problems.is_empty(),
+            "{name}.schema.json:\n  {}",
+            problems.join("\n  ")
+        );
     }
 }
 
@@ -95,7 +93,9 @@ fn every_field_is_described_and_required() {
 fn shared_definitions_are_identical() {
     let oneway = load_json(&schema_path(ONEWAY));
     let calibration = load_json(&schema_path(CALIBRATION));
-    let defs = calibration["$defs"].as_object().expect("calibration.schema.json has $defs");
+    let defs = calibration["$defs"]
+        .as_object()
+        .expect("calibration.schema.json has $defs");
     for (name, def) in defs {
         assert_eq!(
             Some(def),
@@ -110,10 +110,17 @@ fn fixtures_validate() {
     let mut failures = Vec::new();
     for &(file, name) in FIXTURES {
         if let Err(errors) = check(name, &fixture(file)) {
-            failures.push(format!("{file} against {name}.schema.json:\n    {}", errors.join("\n    ")));
+            failures.push(format!(
+                "{file} against {name}.schema.json:\n    {}",
+                errors.join("\n    ")
+            ));
         }
     }
-    assert!(failures.is_empty(), "fixtures fail their schema:\n  {}", failures.join("\n  "));
+    assert!(
+        failures.is_empty(),
+        "fixtures fail their schema:\n  {}",
+        failures.join("\n  ")
+    );
 }
 
 #[test]
@@ -137,7 +144,11 @@ fn fixtures_cover_the_modes() {
     assert_eq!(plain["mode"], "oneway");
     assert!(plain["calibration"].is_null() && plain["sut"].is_null());
     assert_eq!(sut["mode"], "oneway");
-    assert!(sut["calibration"].is_object() && sut["sut"].is_object() && sut["overall"]["msl"].is_object());
+    assert!(
+        sut["calibration"].is_object()
+            && sut["sut"].is_object()
+            && sut["overall"]["msl"].is_object()
+    );
     assert_eq!(run["mode"], "calibrate");
     assert_eq!(run["format"], "misura.calibration-run");
     assert!(run["internal_fit"].is_object());
@@ -148,8 +159,16 @@ fn fixtures_cover_the_modes() {
 fn newer_format_version_fails() {
     for &(file, name) in FIXTURES {
         let v = fixture(file);
-        assert_invalid(name, &format!("{file} with format_version 2"), &with(&v, "/format_version", json!(2)));
-        assert_invalid(name, &format!("{file} with format_version \"1\""), &with(&v, "/format_version", json!("1")));
+        assert_invalid(
+            name,
+            &format!("{file} with format_version 2"),
+            &with(&v, "/format_version", json!(2)),
+        );
+        assert_invalid(
+            name,
+            &format!("{file} with format_version \"1\""),
+            &with(&v, "/format_version", json!("1")),
+        );
     }
 }
 
@@ -157,9 +176,18 @@ fn newer_format_version_fails() {
 fn missing_field_fails() {
     for &(file, name) in FIXTURES {
         let v = fixture(file);
-        let keys: Vec<String> = v.as_object().expect("fixture is an object").keys().cloned().collect();
+        let keys: Vec<String> = v
+            .as_object()
+            .expect("fixture is an object")
+            .keys()
+            .cloned()
+            .collect();
         for key in keys {
-            assert_invalid(name, &format!("{file} without {key}"), &without(&v, &format!("/{key}")));
+            assert_invalid(
+                name,
+                &format!("{file} without {key}"),
+                &without(&v, &format!("/{key}")),
+            );
         }
     }
     let oneway = fixture("oneway-sut.json");
@@ -176,11 +204,23 @@ fn missing_field_fails() {
         "/calibration/user/fit/t95",
         "/sut/note",
     ] {
-        assert_invalid(ONEWAY, &format!("oneway-sut.json without {pointer}"), &without(&oneway, pointer));
+        assert_invalid(
+            ONEWAY,
+            &format!("oneway-sut.json without {pointer}"),
+            &without(&oneway, pointer),
+        );
     }
     let profile = fixture("profile.json");
-    for pointer in ["/user/points/0/std_dev_ns", "/link/vlan", "/timestamps/sources_used"] {
-        assert_invalid(CALIBRATION, &format!("profile.json without {pointer}"), &without(&profile, pointer));
+    for pointer in [
+        "/user/points/0/std_dev_ns",
+        "/link/vlan",
+        "/timestamps/sources_used",
+    ] {
+        assert_invalid(
+            CALIBRATION,
+            &format!("profile.json without {pointer}"),
+            &without(&profile, pointer),
+        );
     }
 }
 
@@ -188,25 +228,53 @@ fn missing_field_fails() {
 fn unknown_field_fails() {
     for &(file, name) in FIXTURES {
         let v = fixture(file);
-        assert_invalid(name, &format!("{file} with an extra top-level field"), &with(&v, "/extra", json!(1)));
+        assert_invalid(
+            name,
+            &format!("{file} with an extra top-level field"),
+            &with(&v, "/extra", json!(1)),
+        );
     }
     let oneway = fixture("oneway-sut.json");
-    for pointer in ["/totals/dropped", "/overall/mul/p95_ns", "/config/pattern/frames", "/sut/user/fit/t99"] {
-        assert_invalid(ONEWAY, &format!("oneway-sut.json with {pointer}"), &with(&oneway, pointer, json!(0)));
+    for pointer in [
+        "/totals/dropped",
+        "/overall/mul/p95_ns",
+        "/config/pattern/frames",
+        "/sut/user/fit/t99",
+    ] {
+        assert_invalid(
+            ONEWAY,
+            &format!("oneway-sut.json with {pointer}"),
+            &with(&oneway, pointer, json!(0)),
+        );
     }
     let profile = fixture("profile.json");
-    assert_invalid(CALIBRATION, "profile.json with /host/tuning/nice", &with(&profile, "/host/tuning/nice", json!(0)));
+    assert_invalid(
+        CALIBRATION,
+        "profile.json with /host/tuning/nice",
+        &with(&profile, "/host/tuning/nice", json!(0)),
+    );
 }
 
 #[test]
 fn renamed_field_fails() {
     let oneway = fixture("oneway-sut.json");
-    for (pointer, new_key) in [("/per_size", "sizes_results"), ("/overall/mul", "mean_user"), ("/totals/lost", "loss")]
-    {
-        assert_invalid(ONEWAY, &format!("oneway-sut.json with {pointer} renamed"), &renamed(&oneway, pointer, new_key));
+    for (pointer, new_key) in [
+        ("/per_size", "sizes_results"),
+        ("/overall/mul", "mean_user"),
+        ("/totals/lost", "loss"),
+    ] {
+        assert_invalid(
+            ONEWAY,
+            &format!("oneway-sut.json with {pointer} renamed"),
+            &renamed(&oneway, pointer, new_key),
+        );
     }
     let profile = fixture("profile.json");
-    assert_invalid(CALIBRATION, "profile.json with user renamed", &renamed(&profile, "/user", "amil"));
+    assert_invalid(
+        CALIBRATION,
+        "profile.json with user renamed",
+        &renamed(&profile, "/user", "amil"),
+    );
 }
 
 #[test]
@@ -226,13 +294,29 @@ fn string_for_number_fails() {
                 "/calibration/user/alpha_ns",
             ],
         ),
-        ("calibrate-run.json", ONEWAY, &["/loop_stats/elapsed_s", "/internal_fit/user/fit/s_b"]),
-        ("profile.json", CALIBRATION, &["/rate_fps", "/ethertype", "/user/alpha_ns", "/user/points/0/mean_ns"]),
+        (
+            "calibrate-run.json",
+            ONEWAY,
+            &["/loop_stats/elapsed_s", "/internal_fit/user/fit/s_b"],
+        ),
+        (
+            "profile.json",
+            CALIBRATION,
+            &[
+                "/rate_fps",
+                "/ethertype",
+                "/user/alpha_ns",
+                "/user/points/0/mean_ns",
+            ],
+        ),
     ];
     for &(file, name, pointers) in cases {
         let v = fixture(file);
         for &pointer in pointers {
-            let as_string = v.pointer(pointer).unwrap_or_else(|| panic!("no {pointer} in {file}")).to_string();
+            let as_string = v
+                .pointer(pointer)
+                .unwrap_or_else(|| panic!("no {pointer} in {file}"))
+                .to_string();
             let bad = with(&v, pointer, Value::String(as_string));
             assert_invalid(name, &format!("{file} with a string at {pointer}"), &bad);
             // The model refuses it too.
@@ -240,7 +324,10 @@ fn string_for_number_fails() {
                 ONEWAY => serde_json::from_value::<OnewayReport>(bad).is_err(),
                 _ => serde_json::from_value::<CalibrationProfile>(bad).is_err(),
             };
-            assert!(refused, "the Rust model accepts a string at {pointer} of {file}");
+            assert!(
+                refused,
+                "the Rust model accepts a string at {pointer} of {file}"
+            );
         }
     }
 }
@@ -266,7 +353,11 @@ fn null_for_required_number_fails() {
         );
     }
     let profile = fixture("profile.json");
-    for pointer in ["/offered_load", "/user/beta_ns_per_byte", "/user/fit/a_ci95"] {
+    for pointer in [
+        "/offered_load",
+        "/user/beta_ns_per_byte",
+        "/user/fit/a_ci95",
+    ] {
         assert_invalid(
             CALIBRATION,
             &format!("profile.json with null at {pointer}"),
@@ -306,26 +397,46 @@ fn out_of_range_values_fail() {
     ];
     for (pointer, value) in cases {
         let v = with(&oneway, pointer, value.clone());
-        assert_invalid(ONEWAY, &format!("oneway-sut.json with {pointer} = {value}"), &v);
+        assert_invalid(
+            ONEWAY,
+            &format!("oneway-sut.json with {pointer} = {value}"),
+            &v,
+        );
     }
     let run = fixture("calibrate-run.json");
-    assert_invalid(ONEWAY, "calibrate run with format misura.oneway", &with(&run, "/format", json!("misura.oneway")));
+    assert_invalid(
+        ONEWAY,
+        "calibrate run with format misura.oneway",
+        &with(&run, "/format", json!("misura.oneway")),
+    );
     let sut = fixture("oneway-sut.json");
-    assert_invalid(ONEWAY, "calibrate run with a calibration", &with(&run, "/calibration", sut["calibration"].clone()));
+    assert_invalid(
+        ONEWAY,
+        "calibrate run with a calibration",
+        &with(&run, "/calibration", sut["calibration"].clone()),
+    );
     let plain = fixture("oneway-plain.json");
     assert_invalid(
         ONEWAY,
         "measurement with an internal fit",
         &with(&plain, "/internal_fit", run["internal_fit"].clone()),
     );
-    assert_invalid(ONEWAY, "measurement with a SUT fit but no calibration", &with(&plain, "/sut", sut["sut"].clone()));
+    assert_invalid(
+        ONEWAY,
+        "measurement with a SUT fit but no calibration",
+        &with(&plain, "/sut", sut["sut"].clone()),
+    );
     let profile = fixture("profile.json");
     assert_invalid(
         CALIBRATION,
         "profile with format misura.oneway",
         &with(&profile, "/format", json!("misura.oneway")),
     );
-    assert_invalid(CALIBRATION, "profile with an Msl line as user", &with(&profile, "/user/x", json!("frame_bytes")));
+    assert_invalid(
+        CALIBRATION,
+        "profile with an Msl line as user",
+        &with(&profile, "/user/x", json!("frame_bytes")),
+    );
 }
 
 /// Shapes the four fixtures do not contain but the model writes: each is
@@ -345,28 +456,80 @@ fn other_valid_shapes_validate_and_deserialise() {
         "mean_minus_min_ns": 0.0, "threshold_ns": 30000, "over_threshold": 0, "clamped": 0
     });
     let cases = [
-        ("burst pattern", with(&plain, "/config/pattern", json!({ "kind": "burst", "frames": 8 }))),
-        ("poisson pattern", with(&plain, "/config/pattern", json!({ "kind": "poisson" }))),
-        ("blocks order", with(&plain, "/config/order", json!("blocks"))),
+        (
+            "burst pattern",
+            with(
+                &plain,
+                "/config/pattern",
+                json!({ "kind": "burst", "frames": 8 }),
+            ),
+        ),
+        (
+            "poisson pattern",
+            with(&plain, "/config/pattern", json!({ "kind": "poisson" })),
+        ),
+        (
+            "blocks order",
+            with(&plain, "/config/order", json!("blocks")),
+        ),
         (
             "run bounded by duration",
-            with_all(&plain, &[("/config/count", Value::Null), ("/config/duration_s", json!(2.5))]),
+            with_all(
+                &plain,
+                &[
+                    ("/config/count", Value::Null),
+                    ("/config/duration_s", json!(2.5)),
+                ],
+            ),
         ),
-        ("summary of no values", with(&plain, "/overall/mul", empty_summary)),
-        ("summary of one value", with(&plain, "/overall/bul", one_value.clone())),
-        ("hardware latency", with(&plain, "/overall/hardware", one_value)),
+        (
+            "summary of no values",
+            with(&plain, "/overall/mul", empty_summary),
+        ),
+        (
+            "summary of one value",
+            with(&plain, "/overall/bul", one_value.clone()),
+        ),
+        (
+            "hardware latency",
+            with(&plain, "/overall/hardware", one_value),
+        ),
         (
             "interrupted run",
             with_all(
                 &plain,
-                &[("/complete", json!(false)), ("/stop_reason", json!("interrupted by signal 2; partial results"))],
+                &[
+                    ("/complete", json!(false)),
+                    (
+                        "/stop_reason",
+                        json!("interrupted by signal 2; partial results"),
+                    ),
+                ],
             ),
         ),
-        ("frames file", with(&plain, "/frames_file", json!("/tmp/frames.csv"))),
-        ("vlan and phc", with_all(&plain, &[("/config/link/vlan", json!(true)), ("/ports/1/phc_index", json!(0))])),
+        (
+            "frames file",
+            with(&plain, "/frames_file", json!("/tmp/frames.csv")),
+        ),
+        (
+            "vlan and phc",
+            with_all(
+                &plain,
+                &[
+                    ("/config/link/vlan", json!(true)),
+                    ("/ports/1/phc_index", json!(0)),
+                ],
+            ),
+        ),
         (
             "pinned rt loop",
-            with_all(&plain, &[("/host/tuning/cpu", json!(1)), ("/host/tuning/rt_priority", json!(50))]),
+            with_all(
+                &plain,
+                &[
+                    ("/host/tuning/cpu", json!(1)),
+                    ("/host/tuning/rt_priority", json!(50)),
+                ],
+            ),
         ),
         (
             "SUT fit impossible",
@@ -377,7 +540,10 @@ fn other_valid_shapes_validate_and_deserialise() {
                     ("/sut/user_verdict", Value::Null),
                     ("/sut/kernel", Value::Null),
                     ("/sut/kernel_verdict", Value::Null),
-                    ("/sut/note", json!("SUT fit over frame length impossible: need at least 3 points")),
+                    (
+                        "/sut/note",
+                        json!("SUT fit over frame length impossible: need at least 3 points"),
+                    ),
                 ],
             ),
         ),
@@ -395,8 +561,14 @@ fn other_valid_shapes_validate_and_deserialise() {
     model_round_trip(ONEWAY, "calibrate run whose fit failed", &failed_fit);
     let profile = fixture("profile.json");
     for (what, v) in [
-        ("profile without kernel line", with(&profile, "/kernel", Value::Null)),
-        ("profile without netns", with(&profile, "/netns", Value::Null)),
+        (
+            "profile without kernel line",
+            with(&profile, "/kernel", Value::Null),
+        ),
+        (
+            "profile without netns",
+            with(&profile, "/netns", Value::Null),
+        ),
     ] {
         assert_valid(CALIBRATION, what, &v);
         model_round_trip(CALIBRATION, what, &v);

@@ -22,24 +22,44 @@ use serde_json::{json, Value};
 /// run, and one interrupted by SIGINT (`complete: false`).
 const SETS: &[(&str, &[&str])] = &[
     ("clock-sources", &["clock-sources.json"]),
-    ("clock-interference", &["clock-interference-compare.json", "clock-interference-tsc.json"]),
-    ("clock-timer", &["clock-timer-fifo.json", "clock-timer-plain.json", "clock-timer-interrupted.json"]),
+    (
+        "clock-interference",
+        &[
+            "clock-interference-compare.json",
+            "clock-interference-tsc.json",
+        ],
+    ),
+    (
+        "clock-timer",
+        &[
+            "clock-timer-fifo.json",
+            "clock-timer-plain.json",
+            "clock-timer-interrupted.json",
+        ],
+    ),
 ];
 
 /// Definitions repeated from `oneway.schema.json`.
 const SHARED_DEFS: &[&str] = &["utc_time", "summary", "bucket", "loop_tuning", "host"];
 
 fn schema_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema").join(format!("{name}.schema.json"))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../schema")
+        .join(format!("{name}.schema.json"))
 }
 
 fn load_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
 }
 
 fn fixture(file: &str) -> Value {
-    load_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(file))
+    load_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(file),
+    )
 }
 
 fn compile(name: &str) -> Validator {
@@ -50,23 +70,36 @@ fn compile(name: &str) -> Validator {
 }
 
 fn errors(schema: &str, v: &Value) -> Vec<String> {
-    compile(schema).iter_errors(v).map(|e| format!("{}: {e}", e.instance_path())).collect()
+    compile(schema)
+        .iter_errors(v)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
 }
 
 fn assert_valid(schema: &str, what: &str, v: &Value) {
     let e = errors(schema, v);
-    assert!(e.is_empty(), "{what} fails {schema}.schema.json:\n  {}", e.join("\n  "));
+    assert!(
+        e.is_empty(),
+        "{what} fails {schema}.schema.json:\n  {}",
+        e.join("\n  ")
+    );
 }
 
 fn assert_invalid(schema: &str, what: &str, v: &Value) {
-    assert!(!errors(schema, v).is_empty(), "{what} should fail {schema}.schema.json but passes");
+    assert!(
+        !errors(schema, v).is_empty(),
+        "{what} should fail {schema}.schema.json but passes"
+    );
 }
 
 fn with(v: &Value, pointer: &str, new: Value) -> Value {
     let mut v = v.clone();
     let i = pointer.rfind('/').unwrap();
     let (parent, key) = (&pointer[..i], &pointer[i + 1..]);
-    match v.pointer_mut(parent).unwrap_or_else(|| panic!("no {parent}")) {
+    match v
+        .pointer_mut(parent)
+        .unwrap_or_else(|| panic!("no {parent}"))
+    {
         Value::Object(m) => {
             m.insert(key.to_string(), new);
         }
@@ -79,38 +112,55 @@ fn with(v: &Value, pointer: &str, new: Value) -> Value {
 fn without(v: &Value, pointer: &str) -> Value {
     let mut v = v.clone();
     let i = pointer.rfind('/').unwrap();
-    let removed = v.pointer_mut(&pointer[..i]).and_then(Value::as_object_mut).and_then(|m| m.remove(&pointer[i + 1..]));
+    let removed = v
+        .pointer_mut(&pointer[..i])
+        .and_then(Value::as_object_mut)
+        .and_then(|m| m.remove(&pointer[i + 1..]));
     assert!(removed.is_some(), "no {pointer} in the fixture");
     v
 }
 
 fn round_trip<T: DeserializeOwned + Serialize>(what: &str, v: &Value) -> Value {
-    let t: T = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{what} does not deserialise: {e}"));
+    let t: T = serde_json::from_value(v.clone())
+        .unwrap_or_else(|e| panic!("{what} does not deserialise: {e}"));
     serde_json::to_value(&t).unwrap()
 }
 
 fn check_objects(at: &str, s: &Value, problems: &mut Vec<String>) {
     match s {
         Value::Object(m) => {
-            if let (Some(Value::Object(props)), Some(Value::Bool(false))) = (m.get("properties"), m.get("additionalProperties")) {
+            if let (Some(Value::Object(props)), Some(Value::Bool(false))) =
+                (m.get("properties"), m.get("additionalProperties"))
+            {
                 for (k, p) in props {
-                    if p.get("description").and_then(Value::as_str).is_none_or(str::is_empty) {
+                    if p.get("description")
+                        .and_then(Value::as_str)
+                        .is_none_or(str::is_empty)
+                    {
                         problems.push(format!("{at}/properties/{k}: no description"));
                     }
                 }
-                let mut req: Vec<&str> = m["required"].as_array().map(|r| r.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+                let mut req: Vec<&str> = m["required"]
+                    .as_array()
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
                 let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
                 req.sort_unstable();
                 names.sort_unstable();
                 if req != names {
-                    problems.push(format!("{at}: required {req:?} differs from properties {names:?}"));
+                    problems.push(format!(
+                        "{at}: required {req:?} differs from properties {names:?}"
+                    ));
                 }
             }
             for (k, v) in m {
                 check_objects(&format!("{at}/{k}"), v, problems);
             }
         }
-        Value::Array(a) => a.iter().enumerate().for_each(|(i, v)| check_objects(&format!("{at}/{i}"), v, problems)),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .for_each(|(i, v)| check_objects(&format!("{at}/{i}"), v, problems)),
         _ => {}
     }
 }
@@ -124,18 +174,41 @@ fn schemas_are_valid_closed_and_described() {
             panic!("{name}.schema.json is not a valid schema: {e}");
         }
         assert_eq!(s["$schema"], "https://json-schema.org/draft/2020-12/schema");
-        assert!(s["$id"].as_str().unwrap().ends_with(&format!("/{name}.schema.json")));
+        assert!(s["$id"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/{name}.schema.json")));
         for key in ["title", "description"] {
-            assert!(s[key].as_str().is_some_and(|t| !t.is_empty()), "{name}: {key} missing");
+            assert!(
+                s[key].as_str().is_some_and(|t| !t.is_empty()),
+                "{name}: {key} missing"
+            );
         }
         let mut problems = Vec::new();
         check_objects("#", &s, &mut problems);
-        assert!(problems.is_empty(), "{name}.schema.json:\n  {}", problems.join("\n  "));
+        assert!(
+            problems.is_empty(),
+            "{name}.schema.json:\n  {}",
+            problems.join("\n  ")
+        );
         for d in SHARED_DEFS {
-            assert_eq!(s["$defs"].get(d), oneway["$defs"].get(d), "{name}: $defs/{d} differs from oneway.schema.json");
+            assert_eq!(
+                s["$defs"].get(d),
+                oneway["$defs"].get(d),
+                "{name}: $defs/{d} differs from oneway.schema.json"
+            );
         }
-        for key in ["format_version", "tool", "tool_version", "started_at", "command"] {
-            assert_eq!(s["properties"][key], oneway["properties"][key], "{name}: properties/{key} differs from oneway.schema.json");
+        for key in [
+            "format_version",
+            "tool",
+            "tool_version",
+            "started_at",
+            "command",
+        ] {
+            assert_eq!(
+                s["properties"][key], oneway["properties"][key],
+                "{name}: properties/{key} differs from oneway.schema.json"
+            );
         }
     }
 }
@@ -161,12 +234,30 @@ fn fixtures_cover_the_shapes() {
     let s = fixture("clock-sources.json");
     assert_eq!(s["ptp_clocks"], 0);
     assert!(s["ptp_note"].as_str().unwrap().starts_with("none"));
-    let names: Vec<&str> = s["sources"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
-    for n in ["CLOCK_MONOTONIC", "CLOCK_MONOTONIC_RAW", "CLOCK_REALTIME", "CLOCK_TAI", "CLOCK_BOOTTIME", "gettimeofday()", "TSC (RDTSC)"] {
+    let names: Vec<&str> = s["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    for n in [
+        "CLOCK_MONOTONIC",
+        "CLOCK_MONOTONIC_RAW",
+        "CLOCK_REALTIME",
+        "CLOCK_TAI",
+        "CLOCK_BOOTTIME",
+        "gettimeofday()",
+        "TSC (RDTSC)",
+    ] {
         assert!(names.contains(&n), "{n} missing from {names:?}");
     }
     let c = fixture("clock-interference-compare.json");
-    let labels: Vec<&str> = c["runs"].as_array().unwrap().iter().map(|r| r["label"].as_str().unwrap()).collect();
+    let labels: Vec<&str> = c["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
     assert_eq!(labels, ["idle", "loaded"]);
     assert!(fixture("clock-interference-tsc.json")["tsc_hz"].is_number());
     assert!(fixture("clock-timer-fifo.json")["config"]["rt_priority"].is_number());
@@ -179,14 +270,34 @@ fn broken_variants_fail() {
     for &(name, files) in SETS {
         for &file in files {
             let v = fixture(file);
-            assert_invalid(name, &format!("{file} with format_version 2"), &with(&v, "/format_version", json!(2)));
-            assert_invalid(name, &format!("{file} with an extra field"), &with(&v, "/extra", json!(1)));
-            assert_invalid(name, &format!("{file} with another format"), &with(&v, "/format", json!("misura.rtt")));
+            assert_invalid(
+                name,
+                &format!("{file} with format_version 2"),
+                &with(&v, "/format_version", json!(2)),
+            );
+            assert_invalid(
+                name,
+                &format!("{file} with an extra field"),
+                &with(&v, "/extra", json!(1)),
+            );
+            assert_invalid(
+                name,
+                &format!("{file} with another format"),
+                &with(&v, "/format", json!("misura.rtt")),
+            );
             for key in v.as_object().unwrap().keys() {
-                assert_invalid(name, &format!("{file} without {key}"), &without(&v, &format!("/{key}")));
+                assert_invalid(
+                    name,
+                    &format!("{file} without {key}"),
+                    &without(&v, &format!("/{key}")),
+                );
             }
             let flipped = with(&v, "/complete", json!(!v["complete"].as_bool().unwrap()));
-            assert_invalid(name, &format!("{file} with complete contradicting stop_reason"), &flipped);
+            assert_invalid(
+                name,
+                &format!("{file} with complete contradicting stop_reason"),
+                &flipped,
+            );
         }
     }
     let s = fixture("clock-sources.json");
@@ -205,10 +316,22 @@ fn broken_variants_fail() {
         ("/config/batch", json!(0)),
         ("/elapsed_s", json!(null)),
     ] {
-        assert_invalid("clock-sources", &format!("clock-sources.json with {pointer} = {value}"), &with(&s, pointer, value));
+        assert_invalid(
+            "clock-sources",
+            &format!("clock-sources.json with {pointer} = {value}"),
+            &with(&s, pointer, value),
+        );
     }
-    assert_invalid("clock-sources", "a source row with an extra field", &with(&s, "/sources/0/drift_ppm", json!(1)));
-    assert_invalid("clock-sources", "a source row without good_for", &without(&s, "/sources/0/good_for"));
+    assert_invalid(
+        "clock-sources",
+        "a source row with an extra field",
+        &with(&s, "/sources/0/drift_ppm", json!(1)),
+    );
+    assert_invalid(
+        "clock-sources",
+        "a source row without good_for",
+        &without(&s, "/sources/0/good_for"),
+    );
     let c = fixture("clock-interference-compare.json");
     for (pointer, value) in [
         ("/runs/0/load_threads", json!(2)), // idle with load
@@ -222,9 +345,17 @@ fn broken_variants_fail() {
         ("/config/bins_per_decade", json!(0)),
         ("/resolution_ns", json!(0)),
     ] {
-        assert_invalid("clock-interference", &format!("compare with {pointer} = {value}"), &with(&c, pointer, value));
+        assert_invalid(
+            "clock-interference",
+            &format!("compare with {pointer} = {value}"),
+            &with(&c, pointer, value),
+        );
     }
-    assert_invalid("clock-interference", "a gap with an extra field", &with(&c, "/runs/0/longest_gaps/0/cpu", json!(1)));
+    assert_invalid(
+        "clock-interference",
+        "a gap with an extra field",
+        &with(&c, "/runs/0/longest_gaps/0/cpu", json!(1)),
+    );
     let t = fixture("clock-timer-fifo.json");
     for (pointer, value) in [
         ("/config/rt_priority", json!(100)),
@@ -235,7 +366,11 @@ fn broken_variants_fail() {
         ("/latency", json!(null)),
         ("/max_at_ns", json!("1")),
     ] {
-        assert_invalid("clock-timer", &format!("timer with {pointer} = {value}"), &with(&t, pointer, value));
+        assert_invalid(
+            "clock-timer",
+            &format!("timer with {pointer} = {value}"),
+            &with(&t, pointer, value),
+        );
     }
     // The Rust models refuse wrong types too.
     assert!(serde_json::from_value::<TimerReport>(with(&t, "/wakeups", json!("10"))).is_err());

@@ -11,7 +11,6 @@
 mod common;
 use common::*;
 
-
 use misura_report::rtt::RttReport;
 use serde_json::{json, Value};
 
@@ -25,16 +24,18 @@ const RTT: &str = "rtt";
 const FIXTURES: &[&str] = &["rtt-small.json", "rtt-stampsuite.json"];
 
 /// Definitions `rtt.schema.json` repeats from `oneway.schema.json`.
-const SHARED_DEFS: &[&str] = &["utc_time", "summary", "bucket", "pattern", "loop_tuning", "host"];
-
-
-
-
+const SHARED_DEFS: &[&str] = &[
+    "utc_time",
+    "summary",
+    "bucket",
+    "pattern",
+    "loop_tuning",
+    "host",
+];
 
 fn check(instance: &Value) -> Result<(), Vec<String>> {
     common::check(RTT, instance)
 }
-
 
 fn small() -> Value {
     fixture("rtt-small.json")
@@ -46,7 +47,11 @@ fn suite() -> Value {
 
 fn assert_valid(what: &str, instance: &Value) {
     if let Err(errors) = check(instance) {
-        panic!("{what} fails rtt.schema.json with {} error(s):\n  {}", errors.len(), errors.join("\n  "));
+        panic!(
+            "{what} fails rtt.schema.json with {} error(s):\n  {}",
+            errors.len(),
+            errors.join("\n  ")
+        );
     }
 }
 
@@ -56,18 +61,12 @@ fn assert_invalid(what: &str, instance: &Value) {
     }
 }
 
-
-
-
-
-
-
 /// Deserialise into `RttReport`, serialise back, and return the result.
 fn model_round_trip(what: &str, v: &Value) -> Value {
-    let typed: RttReport = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{what} does not deserialise: {e}"));
+    let typed: RttReport = serde_json::from_value(v.clone())
+        .unwrap_or_else(|e| panic!("{what} does not deserialise: {e}"));
     serde_json::to_value(&typed).unwrap_or_else(|e| panic!("{what} does not serialise: {e}"))
 }
-
 
 /// Valid for the schema, and unchanged through the Rust model, whose output
 /// validates too.
@@ -86,11 +85,20 @@ fn schema_is_a_valid_draft_2020_12_document() {
     if let Err(e) = jsonschema::meta::validate(&schema) {
         panic!("rtt.schema.json is not a valid schema: {e}");
     }
-    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
     for key in ["$id", "title", "description"] {
-        assert!(schema[key].as_str().is_some_and(|s| !s.is_empty()), "{key} missing");
+        assert!(
+            schema[key].as_str().is_some_and(|s| !s.is_empty()),
+            "{key} missing"
+        );
     }
-    assert!(schema["$id"].as_str().unwrap().ends_with("/rtt.schema.json"));
+    assert!(schema["$id"]
+        .as_str()
+        .unwrap()
+        .ends_with("/rtt.schema.json"));
     compile(RTT);
 }
 
@@ -103,7 +111,10 @@ fn check_object_schemas(at: &str, s: &Value, problems: &mut Vec<String>) {
                 let closed = m.get("additionalProperties") == Some(&Value::Bool(false));
                 if closed {
                     for (k, p) in props {
-                        if p.get("description").and_then(Value::as_str).is_none_or(str::is_empty) {
+                        if p.get("description")
+                            .and_then(Value::as_str)
+                            .is_none_or(str::is_empty)
+                        {
                             problems.push(format!("{at}/properties/{k}: no description"));
                         }
                     }
@@ -118,7 +129,9 @@ fn check_object_schemas(at: &str, s: &Value, problems: &mut Vec<String>) {
                     required.sort_unstable();
                     names.sort_unstable();
                     if required != names {
-                        problems.push(format!("{at}: required {required:?} differs from properties {names:?}"));
+                        problems.push(format!(
+                            "{at}: required {required:?} differs from properties {names:?}"
+                        ));
                     }
                 }
             }
@@ -140,7 +153,11 @@ fn every_field_is_described_and_required() {
     let schema = load_json(&schema_path(RTT));
     let mut problems = Vec::new();
     check_object_schemas("#", &schema, &mut problems);
-    assert!(problems.is_empty(), "rtt.schema.json:\n  {}", problems.join("\n  "));
+    assert!(
+        problems.is_empty(),
+        "rtt.schema.json:\n  {}",
+        problems.join("\n  ")
+    );
 }
 
 /// The definitions repeated from the one-way schema must not drift apart.
@@ -149,12 +166,28 @@ fn shared_definitions_are_identical() {
     let rtt = load_json(&schema_path(RTT));
     let oneway = load_json(&schema_path("oneway"));
     for name in SHARED_DEFS {
-        assert!(rtt["$defs"].get(name).is_some(), "rtt.schema.json has no $defs/{name}");
-        assert_eq!(rtt["$defs"].get(name), oneway["$defs"].get(name), "$defs/{name} differs from oneway.schema.json");
+        assert!(
+            rtt["$defs"].get(name).is_some(),
+            "rtt.schema.json has no $defs/{name}"
+        );
+        assert_eq!(
+            rtt["$defs"].get(name),
+            oneway["$defs"].get(name),
+            "$defs/{name} differs from oneway.schema.json"
+        );
     }
     // The top-level provenance fields (Meta) are described the same way too.
-    for key in ["format_version", "tool", "tool_version", "started_at", "command"] {
-        assert_eq!(rtt["properties"][key], oneway["properties"][key], "properties/{key} differs from oneway.schema.json");
+    for key in [
+        "format_version",
+        "tool",
+        "tool_version",
+        "started_at",
+        "command",
+    ] {
+        assert_eq!(
+            rtt["properties"][key], oneway["properties"][key],
+            "properties/{key} differs from oneway.schema.json"
+        );
     }
 }
 
@@ -166,7 +199,11 @@ fn fixtures_validate() {
             failures.push(format!("{file}:\n    {}", errors.join("\n    ")));
         }
     }
-    assert!(failures.is_empty(), "fixtures fail rtt.schema.json:\n  {}", failures.join("\n  "));
+    assert!(
+        failures.is_empty(),
+        "fixtures fail rtt.schema.json:\n  {}",
+        failures.join("\n  ")
+    );
 }
 
 #[test]
@@ -188,7 +225,9 @@ fn fixtures_cover_the_shapes() {
     assert!(s["per_size"][0]["ideal"].is_object() && s["config"]["link_rate_bps"].is_u64());
     assert!(s["timestamps"]["reflector_rx"].is_null() && s["clock_offset"]["skew_ppm"].is_null());
     assert!(t["per_size"][0]["ideal"].is_null() && t["config"]["link_speed_source"] == "unknown");
-    assert!(t["timestamps"]["reflector_sync"].is_string() && t["clock_offset"]["skew_ppm"].is_number());
+    assert!(
+        t["timestamps"]["reflector_sync"].is_string() && t["clock_offset"]["skew_ppm"].is_number()
+    );
     assert_eq!(t["per_size"].as_array().unwrap().len(), 2);
 }
 
@@ -196,8 +235,14 @@ fn fixtures_cover_the_shapes() {
 fn newer_format_version_fails() {
     for &file in FIXTURES {
         let v = fixture(file);
-        assert_invalid(&format!("{file} with format_version 2"), &with(&v, "/format_version", json!(2)));
-        assert_invalid(&format!("{file} with format_version \"1\""), &with(&v, "/format_version", json!("1")));
+        assert_invalid(
+            &format!("{file} with format_version 2"),
+            &with(&v, "/format_version", json!(2)),
+        );
+        assert_invalid(
+            &format!("{file} with format_version \"1\""),
+            &with(&v, "/format_version", json!("1")),
+        );
     }
 }
 
@@ -205,9 +250,17 @@ fn newer_format_version_fails() {
 fn missing_field_fails() {
     for &file in FIXTURES {
         let v = fixture(file);
-        let keys: Vec<String> = v.as_object().expect("fixture is an object").keys().cloned().collect();
+        let keys: Vec<String> = v
+            .as_object()
+            .expect("fixture is an object")
+            .keys()
+            .cloned()
+            .collect();
         for key in keys {
-            assert_invalid(&format!("{file} without {key}"), &without(&v, &format!("/{key}")));
+            assert_invalid(
+                &format!("{file} without {key}"),
+                &without(&v, &format!("/{key}")),
+            );
         }
     }
     let s = small();
@@ -228,7 +281,10 @@ fn missing_field_fails() {
         "/overall/ipdv",
         "/host/tuning/memory_locked",
     ] {
-        assert_invalid(&format!("rtt-small.json without {pointer}"), &without(&s, pointer));
+        assert_invalid(
+            &format!("rtt-small.json without {pointer}"),
+            &without(&s, pointer),
+        );
     }
 }
 
@@ -236,7 +292,10 @@ fn missing_field_fails() {
 fn unknown_field_fails() {
     for &file in FIXTURES {
         let v = fixture(file);
-        assert_invalid(&format!("{file} with an extra top-level field"), &with(&v, "/extra", json!(1)));
+        assert_invalid(
+            &format!("{file} with an extra top-level field"),
+            &with(&v, "/extra", json!(1)),
+        );
     }
     let s = small();
     for pointer in [
@@ -250,7 +309,10 @@ fn unknown_field_fails() {
         "/config/pattern/frames",
         "/host/tuning/nice",
     ] {
-        assert_invalid(&format!("rtt-small.json with {pointer}"), &with(&s, pointer, json!(0)));
+        assert_invalid(
+            &format!("rtt-small.json with {pointer}"),
+            &with(&s, pointer, json!(0)),
+        );
     }
 }
 
@@ -263,7 +325,10 @@ fn renamed_field_fails() {
         ("/totals/lost", "loss"),
         ("/config/request_sizes", "sizes"),
     ] {
-        assert_invalid(&format!("rtt-small.json with {pointer} renamed"), &renamed(&s, pointer, new_key));
+        assert_invalid(
+            &format!("rtt-small.json with {pointer} renamed"),
+            &renamed(&s, pointer, new_key),
+        );
     }
 }
 
@@ -284,10 +349,16 @@ fn wrong_type_fails() {
         "/overall/user_rtt/mean_ns",
         "/elapsed_s",
     ] {
-        let as_string = s.pointer(pointer).unwrap_or_else(|| panic!("no {pointer}")).to_string();
+        let as_string = s
+            .pointer(pointer)
+            .unwrap_or_else(|| panic!("no {pointer}"))
+            .to_string();
         let bad = with(&s, pointer, Value::String(as_string));
         assert_invalid(&format!("rtt-small.json with a string at {pointer}"), &bad);
-        assert!(serde_json::from_value::<RttReport>(bad).is_err(), "the Rust model accepts a string at {pointer}");
+        assert!(
+            serde_json::from_value::<RttReport>(bad).is_err(),
+            "the Rust model accepts a string at {pointer}"
+        );
     }
     // Other wrong types.
     for (pointer, value) in [
@@ -303,7 +374,10 @@ fn wrong_type_fails() {
         // serde refuses it for an i64; misura never writes integers that way.)
         ("/config/period_ns", json!(5_000_000.5)),
     ] {
-        assert_invalid(&format!("rtt-small.json with {pointer} = {value}"), &with(&s, pointer, value));
+        assert_invalid(
+            &format!("rtt-small.json with {pointer} = {value}"),
+            &with(&s, pointer, value),
+        );
     }
 }
 
@@ -321,7 +395,10 @@ fn null_for_required_number_fails() {
         "/totals/lost",
         "/overall/user_rtt/mean_ns",
     ] {
-        assert_invalid(&format!("rtt-small.json with null at {pointer}"), &with(&s, pointer, Value::Null));
+        assert_invalid(
+            &format!("rtt-small.json with null at {pointer}"),
+            &with(&s, pointer, Value::Null),
+        );
     }
 }
 
@@ -367,16 +444,35 @@ fn out_of_range_values_fail() {
         ("/per_size/0/histogram_user_rtt/0/count", json!(-1)),
     ];
     for (pointer, value) in cases {
-        assert_invalid(&format!("rtt-small.json with {pointer} = {value}"), &with(&s, pointer, value.clone()));
+        assert_invalid(
+            &format!("rtt-small.json with {pointer} = {value}"),
+            &with(&s, pointer, value.clone()),
+        );
     }
-    assert_invalid("stamp-suite with an ideal RTT but no link rate", &with(&t, "/per_size/0/ideal", s["per_size"][0]["ideal"].clone()));
-    assert_invalid("stamp-suite with a link rate but source unknown", &with(&t, "/config/link_rate_bps", json!(1_000_000_000)));
-    assert_invalid("l2-probe without an interface", &with(&s, "/config/transport", json!("l2-probe")));
+    assert_invalid(
+        "stamp-suite with an ideal RTT but no link rate",
+        &with(&t, "/per_size/0/ideal", s["per_size"][0]["ideal"].clone()),
+    );
+    assert_invalid(
+        "stamp-suite with a link rate but source unknown",
+        &with(&t, "/config/link_rate_bps", json!(1_000_000_000)),
+    );
+    assert_invalid(
+        "l2-probe without an interface",
+        &with(&s, "/config/transport", json!("l2-probe")),
+    );
     assert_invalid(
         "authenticated with 44-byte requests",
         &with(&s, "/config/authenticated", json!(true)),
     );
-    assert_invalid("an interrupted run marked complete", &with(&s, "/stop_reason", json!("interrupted by signal 2; partial results")));
+    assert_invalid(
+        "an interrupted run marked complete",
+        &with(
+            &s,
+            "/stop_reason",
+            json!("interrupted by signal 2; partial results"),
+        ),
+    );
 }
 
 /// Shapes the fixtures do not contain but the model writes: each is accepted
@@ -391,7 +487,14 @@ fn other_valid_shapes_validate_and_round_trip() {
         "mean_minus_min_ns": null, "threshold_ns": 20000, "over_threshold": 0, "clamped": 0
     });
     let no_one_way = |v: &Value| {
-        let mut v = with_all(v, &[("/clock_offset", Value::Null), ("/overall/forward", Value::Null), ("/overall/backward", Value::Null)]);
+        let mut v = with_all(
+            v,
+            &[
+                ("/clock_offset", Value::Null),
+                ("/overall/forward", Value::Null),
+                ("/overall/backward", Value::Null),
+            ],
+        );
         for i in 0..v["per_size"].as_array().unwrap().len() {
             v = with_all(
                 &v,
@@ -426,11 +529,23 @@ fn other_valid_shapes_validate_and_round_trip() {
             ("/per_size/0/lost".to_string(), json!(5)),
             ("/per_size/0/histogram_network_rtt".to_string(), json!([])),
             ("/per_size/0/histogram_user_rtt".to_string(), json!([])),
-            ("/per_size/0/ideal/user_error_percent".to_string(), Value::Null),
-            ("/per_size/0/ideal/kernel_error_percent".to_string(), Value::Null),
-            ("/per_size/0/ideal/network_error_percent".to_string(), Value::Null),
+            (
+                "/per_size/0/ideal/user_error_percent".to_string(),
+                Value::Null,
+            ),
+            (
+                "/per_size/0/ideal/kernel_error_percent".to_string(),
+                Value::Null,
+            ),
+            (
+                "/per_size/0/ideal/network_error_percent".to_string(),
+                Value::Null,
+            ),
         ]);
-        let refs: Vec<(&str, Value)> = changes.iter().map(|(p, v)| (p.as_str(), v.clone())).collect();
+        let refs: Vec<(&str, Value)> = changes
+            .iter()
+            .map(|(p, v)| (p.as_str(), v.clone()))
+            .collect();
         with_all(&s, &refs)
     };
     let cases: Vec<(&str, Value)> = vec![
@@ -480,7 +595,10 @@ fn other_valid_shapes_validate_and_round_trip() {
                 &t,
                 &[
                     ("/complete", json!(false)),
-                    ("/stop_reason", json!("interrupted by signal 2; partial results")),
+                    (
+                        "/stop_reason",
+                        json!("interrupted by signal 2; partial results"),
+                    ),
                     ("/config/count", Value::Null),
                     ("/config/duration_s", json!(60.0)),
                 ],
@@ -502,7 +620,13 @@ fn other_valid_shapes_validate_and_round_trip() {
         ),
         (
             "client on the user clock",
-            with_all(&s, &[("/timestamps/client_tx", json!("user clock")), ("/timestamps/client_rx", json!("user clock"))]),
+            with_all(
+                &s,
+                &[
+                    ("/timestamps/client_tx", json!("user clock")),
+                    ("/timestamps/client_rx", json!("user clock")),
+                ],
+            ),
         ),
         (
             "response size, burst pattern, frames file, pinned",
@@ -517,11 +641,21 @@ fn other_valid_shapes_validate_and_round_trip() {
                 ],
             ),
         ),
-        ("poisson pattern", with(&s, "/config/pattern", json!({ "kind": "poisson" }))),
-        ("no threshold", with(&s, "/config/threshold_ns", Value::Null)),
+        (
+            "poisson pattern",
+            with(&s, "/config/pattern", json!({ "kind": "poisson" })),
+        ),
+        (
+            "no threshold",
+            with(&s, "/config/threshold_ns", Value::Null),
+        ),
         (
             "offset from synchronised clocks",
-            with(&s, "/clock_offset/method", json!("synchronised clocks (both PTP)")),
+            with(
+                &s,
+                "/clock_offset/method",
+                json!("synchronised clocks (both PTP)"),
+            ),
         ),
     ];
     for (what, v) in &cases {

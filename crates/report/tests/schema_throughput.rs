@@ -33,8 +33,15 @@ fn check(schema_file: &str, prefix: &str) -> Vec<Value> {
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
     let mut out = Vec::new();
     for (name, doc) in fixtures(prefix) {
-        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| format!("{e} at {}", e.instance_path())).collect();
-        assert!(errors.is_empty(), "{name} does not match {schema_file}:\n{}", errors.join("\n"));
+        let errors: Vec<String> = validator
+            .iter_errors(&doc)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{name} does not match {schema_file}:\n{}",
+            errors.join("\n")
+        );
         out.push(doc);
     }
     out
@@ -71,8 +78,14 @@ fn host_def_is_the_one_of_oneway() {
     let one = load(&root().join("schema/oneway.schema.json"));
     for f in ["tcp.schema.json", "udp.schema.json", "rr.schema.json"] {
         let s = load(&root().join("schema").join(f));
-        assert_eq!(s["$defs"]["host"], one["$defs"]["host"], "{f}: host differs from oneway.schema.json");
-        assert_eq!(s["$defs"]["loop_tuning"], one["$defs"]["loop_tuning"], "{f}: loop_tuning differs");
+        assert_eq!(
+            s["$defs"]["host"], one["$defs"]["host"],
+            "{f}: host differs from oneway.schema.json"
+        );
+        assert_eq!(
+            s["$defs"]["loop_tuning"], one["$defs"]["loop_tuning"],
+            "{f}: loop_tuning differs"
+        );
     }
 }
 

@@ -8,7 +8,6 @@
 mod common;
 use common::*;
 
-
 use misura_report::tsc::TscReport;
 use serde_json::{json, Value};
 
@@ -22,10 +21,6 @@ const FIXTURES: &[&str] = &["clock-tsc-raw.json", "clock-tsc-ntp.json"];
 
 /// Definitions `clock-tsc.schema.json` repeats from `oneway.schema.json`.
 const SHARED_DEFS: &[&str] = &["utc_time", "loop_tuning", "host"];
-
-
-
-
 
 fn check(instance: &Value) -> Result<(), Vec<String>> {
     let validator = compile(TSC);
@@ -44,7 +39,6 @@ fn check(instance: &Value) -> Result<(), Vec<String>> {
     }
 }
 
-
 fn raw() -> Value {
     fixture("clock-tsc-raw.json")
 }
@@ -55,7 +49,11 @@ fn ntp() -> Value {
 
 fn assert_valid(what: &str, instance: &Value) {
     if let Err(errors) = check(instance) {
-        panic!("{what} fails clock-tsc.schema.json with {} error(s):\n  {}", errors.len(), errors.join("\n  "));
+        panic!(
+            "{what} fails clock-tsc.schema.json with {} error(s):\n  {}",
+            errors.len(),
+            errors.join("\n  ")
+        );
     }
 }
 
@@ -65,18 +63,12 @@ fn assert_invalid(what: &str, instance: &Value) {
     }
 }
 
-
-
-
-
-
-
 /// Deserialise into `TscReport`, serialise back, and return the result.
 fn model_round_trip(what: &str, v: &Value) -> Value {
-    let typed: TscReport = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{what} does not deserialise: {e}"));
+    let typed: TscReport = serde_json::from_value(v.clone())
+        .unwrap_or_else(|e| panic!("{what} does not deserialise: {e}"));
     serde_json::to_value(&typed).unwrap_or_else(|e| panic!("{what} does not serialise: {e}"))
 }
-
 
 /// Valid for the schema, and unchanged through the Rust model, whose output
 /// validates too.
@@ -95,11 +87,20 @@ fn schema_is_a_valid_draft_2020_12_document() {
     if let Err(e) = jsonschema::meta::validate(&schema) {
         panic!("clock-tsc.schema.json is not a valid schema: {e}");
     }
-    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
     for key in ["$id", "title", "description"] {
-        assert!(schema[key].as_str().is_some_and(|s| !s.is_empty()), "{key} missing");
+        assert!(
+            schema[key].as_str().is_some_and(|s| !s.is_empty()),
+            "{key} missing"
+        );
     }
-    assert!(schema["$id"].as_str().unwrap().ends_with("/clock-tsc.schema.json"));
+    assert!(schema["$id"]
+        .as_str()
+        .unwrap()
+        .ends_with("/clock-tsc.schema.json"));
     compile(TSC);
 }
 
@@ -112,7 +113,10 @@ fn check_object_schemas(at: &str, s: &Value, problems: &mut Vec<String>) {
                 let closed = m.get("additionalProperties") == Some(&Value::Bool(false));
                 if closed {
                     for (k, p) in props {
-                        if p.get("description").and_then(Value::as_str).is_none_or(str::is_empty) {
+                        if p.get("description")
+                            .and_then(Value::as_str)
+                            .is_none_or(str::is_empty)
+                        {
                             problems.push(format!("{at}/properties/{k}: no description"));
                         }
                     }
@@ -127,7 +131,9 @@ fn check_object_schemas(at: &str, s: &Value, problems: &mut Vec<String>) {
                     required.sort_unstable();
                     names.sort_unstable();
                     if required != names {
-                        problems.push(format!("{at}: required {required:?} differs from properties {names:?}"));
+                        problems.push(format!(
+                            "{at}: required {required:?} differs from properties {names:?}"
+                        ));
                     }
                 }
             }
@@ -149,7 +155,11 @@ fn every_field_is_described_and_required() {
     let schema = load_json(&schema_path(TSC));
     let mut problems = Vec::new();
     check_object_schemas("#", &schema, &mut problems);
-    assert!(problems.is_empty(), "clock-tsc.schema.json:\n  {}", problems.join("\n  "));
+    assert!(
+        problems.is_empty(),
+        "clock-tsc.schema.json:\n  {}",
+        problems.join("\n  ")
+    );
 }
 
 #[test]
@@ -157,11 +167,27 @@ fn shared_definitions_are_identical() {
     let tsc = load_json(&schema_path(TSC));
     let oneway = load_json(&schema_path("oneway"));
     for name in SHARED_DEFS {
-        assert!(tsc["$defs"].get(name).is_some(), "clock-tsc.schema.json has no $defs/{name}");
-        assert_eq!(tsc["$defs"].get(name), oneway["$defs"].get(name), "$defs/{name} differs from oneway.schema.json");
+        assert!(
+            tsc["$defs"].get(name).is_some(),
+            "clock-tsc.schema.json has no $defs/{name}"
+        );
+        assert_eq!(
+            tsc["$defs"].get(name),
+            oneway["$defs"].get(name),
+            "$defs/{name} differs from oneway.schema.json"
+        );
     }
-    for key in ["format_version", "tool", "tool_version", "started_at", "command"] {
-        assert_eq!(tsc["properties"][key], oneway["properties"][key], "properties/{key} differs from oneway.schema.json");
+    for key in [
+        "format_version",
+        "tool",
+        "tool_version",
+        "started_at",
+        "command",
+    ] {
+        assert_eq!(
+            tsc["properties"][key], oneway["properties"][key],
+            "properties/{key} differs from oneway.schema.json"
+        );
     }
 }
 
@@ -184,7 +210,9 @@ fn fixtures_cover_the_shapes() {
     assert_eq!(r["config"]["mode"], "monotonic-raw");
     assert!(r["ntp"].is_null() && r["raw"]["stability"].is_object());
     assert_eq!(n["config"]["mode"], "ntp");
-    assert!(n["ntp"]["estimate"].is_object() && n["ntp"]["comparison"]["within_uncertainty"] == true);
+    assert!(
+        n["ntp"]["estimate"].is_object() && n["ntp"]["comparison"]["within_uncertainty"] == true
+    );
     assert!(n["ntp"]["error"].is_null());
 }
 
@@ -192,7 +220,10 @@ fn fixtures_cover_the_shapes() {
 fn newer_format_version_fails() {
     for &file in FIXTURES {
         let v = fixture(file);
-        assert_invalid(&format!("{file} with format_version 2"), &with(&v, "/format_version", json!(2)));
+        assert_invalid(
+            &format!("{file} with format_version 2"),
+            &with(&v, "/format_version", json!(2)),
+        );
     }
 }
 
@@ -200,9 +231,17 @@ fn newer_format_version_fails() {
 fn missing_field_fails() {
     for &file in FIXTURES {
         let v = fixture(file);
-        let keys: Vec<String> = v.as_object().expect("fixture is an object").keys().cloned().collect();
+        let keys: Vec<String> = v
+            .as_object()
+            .expect("fixture is an object")
+            .keys()
+            .cloned()
+            .collect();
         for key in keys {
-            assert_invalid(&format!("{file} without {key}"), &without(&v, &format!("/{key}")));
+            assert_invalid(
+                &format!("{file} without {key}"),
+                &without(&v, &format!("/{key}")),
+            );
         }
     }
     let n = ntp();
@@ -222,18 +261,37 @@ fn missing_field_fails() {
         "/ntp/error",
         "/host/tuning/netns",
     ] {
-        assert_invalid(&format!("clock-tsc-ntp.json without {pointer}"), &without(&n, pointer));
+        assert_invalid(
+            &format!("clock-tsc-ntp.json without {pointer}"),
+            &without(&n, pointer),
+        );
     }
 }
 
 #[test]
 fn unknown_or_renamed_field_fails() {
     let n = ntp();
-    for pointer in ["/extra", "/config/port", "/tsc/tsc_khz", "/raw/endpoints/ci95_hz", "/ntp/estimate/offset_ns", "/ntp/leap"] {
-        assert_invalid(&format!("clock-tsc-ntp.json with {pointer}"), &with(&n, pointer, json!(0)));
+    for pointer in [
+        "/extra",
+        "/config/port",
+        "/tsc/tsc_khz",
+        "/raw/endpoints/ci95_hz",
+        "/ntp/estimate/offset_ns",
+        "/ntp/leap",
+    ] {
+        assert_invalid(
+            &format!("clock-tsc-ntp.json with {pointer}"),
+            &with(&n, pointer, json!(0)),
+        );
     }
-    for (pointer, new_key) in [("/ntp/estimate/bound_ppm", "uncertainty_ppm"), ("/raw/pairs_kept", "pairs")] {
-        assert_invalid(&format!("clock-tsc-ntp.json with {pointer} renamed"), &renamed(&n, pointer, new_key));
+    for (pointer, new_key) in [
+        ("/ntp/estimate/bound_ppm", "uncertainty_ppm"),
+        ("/raw/pairs_kept", "pairs"),
+    ] {
+        assert_invalid(
+            &format!("clock-tsc-ntp.json with {pointer} renamed"),
+            &renamed(&n, pointer, new_key),
+        );
     }
 }
 
@@ -249,10 +307,19 @@ fn wrong_type_fails() {
         "/ntp/comparison/difference_ppm",
         "/elapsed_s",
     ] {
-        let as_string = n.pointer(pointer).unwrap_or_else(|| panic!("no {pointer}")).to_string();
+        let as_string = n
+            .pointer(pointer)
+            .unwrap_or_else(|| panic!("no {pointer}"))
+            .to_string();
         let bad = with(&n, pointer, Value::String(as_string));
-        assert_invalid(&format!("clock-tsc-ntp.json with a string at {pointer}"), &bad);
-        assert!(serde_json::from_value::<TscReport>(bad).is_err(), "the Rust model accepts a string at {pointer}");
+        assert_invalid(
+            &format!("clock-tsc-ntp.json with a string at {pointer}"),
+            &bad,
+        );
+        assert!(
+            serde_json::from_value::<TscReport>(bad).is_err(),
+            "the Rust model accepts a string at {pointer}"
+        );
     }
     for (pointer, value) in [
         ("/complete", json!("true")),
@@ -265,7 +332,10 @@ fn wrong_type_fails() {
         ("/config/mode", json!("gps")),
         ("/warnings", json!("none")),
     ] {
-        assert_invalid(&format!("clock-tsc-ntp.json with {value} at {pointer}"), &with(&n, pointer, value));
+        assert_invalid(
+            &format!("clock-tsc-ntp.json with {value} at {pointer}"),
+            &with(&n, pointer, value),
+        );
     }
 }
 
@@ -274,20 +344,57 @@ fn inconsistent_combinations_fail() {
     let r = raw();
     let n = ntp();
     let cases: Vec<(&str, Value)> = vec![
-        ("complete but interrupted", with(&r, "/stop_reason", json!("interrupted by signal 2; partial results"))),
-        ("incomplete but finished", with(&r, "/complete", json!(false))),
-        ("monotonic-raw mode with NTP results", with(&r, "/ntp", n["ntp"].clone())),
-        ("ntp mode without NTP results", with(&n, "/ntp", Value::Null)),
-        ("ntp mode with a duration", with(&n, "/config/duration_s", json!(10.0))),
-        ("monotonic-raw mode with a server", with(&r, "/config/server", json!("pool.ntp.org"))),
-        ("an estimate and an error", with(&n, "/ntp/error", json!("no answer"))),
+        (
+            "complete but interrupted",
+            with(
+                &r,
+                "/stop_reason",
+                json!("interrupted by signal 2; partial results"),
+            ),
+        ),
+        (
+            "incomplete but finished",
+            with(&r, "/complete", json!(false)),
+        ),
+        (
+            "monotonic-raw mode with NTP results",
+            with(&r, "/ntp", n["ntp"].clone()),
+        ),
+        (
+            "ntp mode without NTP results",
+            with(&n, "/ntp", Value::Null),
+        ),
+        (
+            "ntp mode with a duration",
+            with(&n, "/config/duration_s", json!(10.0)),
+        ),
+        (
+            "monotonic-raw mode with a server",
+            with(&r, "/config/server", json!("pool.ntp.org")),
+        ),
+        (
+            "an estimate and an error",
+            with(&n, "/ntp/error", json!("no answer")),
+        ),
         (
             "neither estimate nor error",
-            with_all(&n, &[("/ntp/estimate", Value::Null), ("/ntp/comparison", Value::Null)]),
+            with_all(
+                &n,
+                &[
+                    ("/ntp/estimate", Value::Null),
+                    ("/ntp/comparison", Value::Null),
+                ],
+            ),
         ),
         (
             "a comparison without an estimate",
-            with_all(&n, &[("/ntp/estimate", Value::Null), ("/ntp/error", json!("too few replies"))]),
+            with_all(
+                &n,
+                &[
+                    ("/ntp/estimate", Value::Null),
+                    ("/ntp/error", json!("too few replies")),
+                ],
+            ),
         ),
     ];
     for (what, v) in &cases {
@@ -323,7 +430,10 @@ fn other_valid_shapes_pass() {
                 &r,
                 &[
                     ("/tsc/kernel_calibration_hz", json!(2_600_000_000.0)),
-                    ("/tsc/kernel_calibration_source", json!("kernel log: tsc: Refined TSC clocksource calibration: 2600.000 MHz")),
+                    (
+                        "/tsc/kernel_calibration_source",
+                        json!("kernel log: tsc: Refined TSC clocksource calibration: 2600.000 MHz"),
+                    ),
                     ("/raw/kernel_difference_ppm", json!(-0.715)),
                 ],
             ),
@@ -332,11 +442,31 @@ fn other_valid_shapes_pass() {
             "interrupted at once",
             with_all(
                 &r,
-                &[("/complete", json!(false)), ("/stop_reason", json!("interrupted by signal 2; partial results")), ("/raw", Value::Null)],
+                &[
+                    ("/complete", json!(false)),
+                    (
+                        "/stop_reason",
+                        json!("interrupted by signal 2; partial results"),
+                    ),
+                    ("/raw", Value::Null),
+                ],
             ),
         ),
-        ("no fit, no stability", with_all(&r, &[("/raw/fit", Value::Null), ("/raw/stability", Value::Null), ("/raw/windows", json!([]))])),
-        ("the NTP estimate disagrees", with(&n, "/ntp/comparison/within_uncertainty", json!(false))),
+        (
+            "no fit, no stability",
+            with_all(
+                &r,
+                &[
+                    ("/raw/fit", Value::Null),
+                    ("/raw/stability", Value::Null),
+                    ("/raw/windows", json!([])),
+                ],
+            ),
+        ),
+        (
+            "the NTP estimate disagrees",
+            with(&n, "/ntp/comparison/within_uncertainty", json!(false)),
+        ),
     ];
     for (what, v) in &cases {
         assert_valid_and_modelled(what, v);

@@ -23,13 +23,25 @@ pub enum StoreError {
     #[error("{path}: written by a newer misura (store version {found}, this one reads up to {SCHEMA_VERSION}); upgrade misura or use another --store")]
     Newer { path: PathBuf, found: i32 },
     #[error("{path}: cannot be opened as a results store ({source}); if the file is damaged, move it aside — nothing was written to it")]
-    Open { path: PathBuf, #[source] source: rusqlite::Error },
+    Open {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
     #[error("{path}: cannot create its directory: {source}")]
-    Dir { path: PathBuf, #[source] source: std::io::Error },
+    Dir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("run {0} is not in the store (see `misura history`)")]
     NoSuchRun(i64),
     #[error("the stored result of run {id} is not valid JSON: {source}")]
-    BadJson { id: i64, #[source] source: serde_json::Error },
+    BadJson {
+        id: i64,
+        #[source]
+        source: serde_json::Error,
+    },
     #[error("results store: {0}")]
     Sql(#[from] rusqlite::Error),
 }
@@ -76,35 +88,65 @@ pub struct Store {
 
 /// Default location: `$XDG_DATA_HOME/misura/results.sqlite`.
 pub fn default_path(data_dir: Option<PathBuf>) -> PathBuf {
-    data_dir.unwrap_or_else(|| PathBuf::from(".")).join("misura").join("results.sqlite")
+    data_dir
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("misura")
+        .join("results.sqlite")
 }
 
 impl Store {
     /// Open (creating if needed) the store at `path`.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir { path: path.into(), source })?;
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir {
+                path: path.into(),
+                source,
+            })?;
         }
-        let existed = path.exists() && std::fs::metadata(path).map(|m| m.len() > 0).unwrap_or(false);
-        let open_err = |source| StoreError::Open { path: path.into(), source };
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE)
+        let existed = path.exists()
+            && std::fs::metadata(path)
+                .map(|m| m.len() > 0)
+                .unwrap_or(false);
+        let open_err = |source| StoreError::Open {
+            path: path.into(),
+            source,
+        };
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+        )
+        .map_err(open_err)?;
+        conn.busy_timeout(Duration::from_secs(10))
             .map_err(open_err)?;
-        conn.busy_timeout(Duration::from_secs(10)).map_err(open_err)?;
         // Reading the header fails on a file that is not SQLite at all.
-        let app: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0)).map_err(open_err)?;
-        let ver: i32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(open_err)?;
+        let app: i32 = conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .map_err(open_err)?;
+        let ver: i32 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(open_err)?;
         if existed {
             let tables: i64 = conn
-                .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table'", [], |r| r.get(0))
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+                    [],
+                    |r| r.get(0),
+                )
                 .map_err(open_err)?;
             if app != APPLICATION_ID && (app != 0 || tables > 0) {
                 return Err(StoreError::Foreign { path: path.into() });
             }
             if ver > SCHEMA_VERSION {
-                return Err(StoreError::Newer { path: path.into(), found: ver });
+                return Err(StoreError::Newer {
+                    path: path.into(),
+                    found: ver,
+                });
             }
         }
-        let store = Store { conn, path: path.into() };
+        let store = Store {
+            conn,
+            path: path.into(),
+        };
         store.migrate()?;
         Ok(store)
     }
@@ -116,7 +158,9 @@ impl Store {
     fn migrate(&self) -> Result<(), StoreError> {
         // WAL lets readers and one writer at a time proceed; the busy timeout
         // makes concurrent writers wait their turn instead of failing.
-        let _: String = self.conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        let _: String = self
+            .conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
         self.conn.execute_batch(&format!(
             "BEGIN IMMEDIATE;
              CREATE TABLE IF NOT EXISTS runs (
@@ -144,8 +188,15 @@ impl Store {
 
     /// Keep a run. Returns its id.
     pub fn save(&self, facts: &RunFacts, result: &serde_json::Value) -> Result<i64, StoreError> {
-        let format = result.get("format").and_then(|f| f.as_str()).unwrap_or("").to_string();
-        let version = result.get("format_version").and_then(|f| f.as_i64()).unwrap_or(0);
+        let format = result
+            .get("format")
+            .and_then(|f| f.as_str())
+            .unwrap_or("")
+            .to_string();
+        let version = result
+            .get("format_version")
+            .and_then(|f| f.as_i64())
+            .unwrap_or(0);
         self.conn.execute(
             "INSERT INTO runs (started_at, subcommand, target, sizes, timestamp_source, host, complete, format, format_version, result)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -240,14 +291,19 @@ impl Store {
     }
 
     pub fn count(&self) -> Result<i64, StoreError> {
-        Ok(self.conn.query_row("SELECT count(*) FROM runs", [], |r| r.get(0))?)
+        Ok(self
+            .conn
+            .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))?)
     }
 }
 
 /// The headline figure a result names at its top level, as text.
 fn headline(result: &str) -> Option<String> {
     let v: serde_json::Value = serde_json::from_str(result).ok()?;
-    for (key, unit) in [("throughput_bps", "bit/s"), ("transactions_per_s", "transactions/s")] {
+    for (key, unit) in [
+        ("throughput_bps", "bit/s"),
+        ("transactions_per_s", "transactions/s"),
+    ] {
         if let Some(x) = v.get(key).and_then(|x| x.as_f64()) {
             return Some(format!("{x:.0} {unit}"));
         }
@@ -260,7 +316,10 @@ fn headline(result: &str) -> Option<String> {
         cur.as_i64()
     };
     for (path, what) in [
-        (&["overall", "network_rtt", "median_ns"][..], "network RTT median"),
+        (
+            &["overall", "network_rtt", "median_ns"][..],
+            "network RTT median",
+        ),
         (&["overall", "mul", "median_ns"][..], "Mul median"),
     ] {
         if let Some(ns) = med(path) {
@@ -275,7 +334,8 @@ mod tests {
     use super::*;
 
     fn tmp(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("misura-store-test-{}-{name}", std::process::id()));
+        let d =
+            std::env::temp_dir().join(format!("misura-store-test-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d.join("results.sqlite")
@@ -298,18 +358,48 @@ mod tests {
         let p = tmp("basic");
         let s = Store::open(&p).unwrap();
         let r = serde_json::json!({"format": "misura.rtt", "format_version": 1, "overall": {"network_rtt": {"median_ns": 1500}}});
-        let a = s.save(&facts("rtt", "198.18.0.2:862", "2026-11-22T01:00:00Z"), &r).unwrap();
-        let b = s.save(&facts("oneway", "p1->p2", "2026-11-22T02:00:00Z"), &serde_json::json!({"format": "misura.oneway"})).unwrap();
+        let a = s
+            .save(&facts("rtt", "198.18.0.2:862", "2026-11-22T01:00:00Z"), &r)
+            .unwrap();
+        let b = s
+            .save(
+                &facts("oneway", "p1->p2", "2026-11-22T02:00:00Z"),
+                &serde_json::json!({"format": "misura.oneway"}),
+            )
+            .unwrap();
         let all = s.list(&Filter::default()).unwrap();
         assert_eq!(all.iter().map(|r| r.id).collect::<Vec<_>>(), vec![b, a]);
-        assert_eq!(all[1].headline.as_deref(), Some("network RTT median 1.500 µs"));
-        let rtt = s.list(&Filter { subcommand: Some("rtt".into()), ..Default::default() }).unwrap();
+        assert_eq!(
+            all[1].headline.as_deref(),
+            Some("network RTT median 1.500 µs")
+        );
+        let rtt = s
+            .list(&Filter {
+                subcommand: Some("rtt".into()),
+                ..Default::default()
+            })
+            .unwrap();
         assert_eq!(rtt.len(), 1);
-        let by_target = s.list(&Filter { target: Some("198.18".into()), ..Default::default() }).unwrap();
+        let by_target = s
+            .list(&Filter {
+                target: Some("198.18".into()),
+                ..Default::default()
+            })
+            .unwrap();
         assert_eq!(by_target[0].id, a);
-        let since = s.list(&Filter { since: Some("2026-11-22T01:30".into()), ..Default::default() }).unwrap();
+        let since = s
+            .list(&Filter {
+                since: Some("2026-11-22T01:30".into()),
+                ..Default::default()
+            })
+            .unwrap();
         assert_eq!(since.len(), 1);
-        let until = s.list(&Filter { until: Some("2026-11-22T01".into()), ..Default::default() }).unwrap();
+        let until = s
+            .list(&Filter {
+                until: Some("2026-11-22T01".into()),
+                ..Default::default()
+            })
+            .unwrap();
         assert_eq!(until.len(), 1);
         assert_eq!(s.get(a).unwrap().1, r);
         assert!(matches!(s.get(999), Err(StoreError::NoSuchRun(999))));
@@ -321,7 +411,8 @@ mod tests {
         let p = tmp("foreign");
         {
             let c = Connection::open(&p).unwrap();
-            c.execute_batch("CREATE TABLE cats (name TEXT); INSERT INTO cats VALUES ('tom');").unwrap();
+            c.execute_batch("CREATE TABLE cats (name TEXT); INSERT INTO cats VALUES ('tom');")
+                .unwrap();
         }
         let before = std::fs::read(&p).unwrap();
         assert!(matches!(Store::open(&p), Err(StoreError::Foreign { .. })));
@@ -333,10 +424,17 @@ mod tests {
             let c = Connection::open(&p).unwrap();
             c.execute_batch("PRAGMA user_version = 99;").unwrap();
         }
-        assert!(matches!(Store::open(&p), Err(StoreError::Newer { found: 99, .. })));
+        assert!(matches!(
+            Store::open(&p),
+            Err(StoreError::Newer { found: 99, .. })
+        ));
         // Not SQLite at all.
         let p = tmp("garbage");
-        std::fs::write(&p, b"this is not a database, just some text that is long enough to have a header").unwrap();
+        std::fs::write(
+            &p,
+            b"this is not a database, just some text that is long enough to have a header",
+        )
+        .unwrap();
         let before = std::fs::read(&p).unwrap();
         let e = Store::open(&p).err().expect("refused");
         assert!(e.to_string().contains("nothing was written"), "{e}");
@@ -353,8 +451,15 @@ mod tests {
                 std::thread::spawn(move || {
                     let s = Store::open(&p).unwrap();
                     for i in 0..50 {
-                        s.save(&facts("rtt", &format!("t{t}"), &format!("2026-11-22T00:{i:02}:00Z")), &serde_json::json!({"i": i}))
-                            .unwrap();
+                        s.save(
+                            &facts(
+                                "rtt",
+                                &format!("t{t}"),
+                                &format!("2026-11-22T00:{i:02}:00Z"),
+                            ),
+                            &serde_json::json!({"i": i}),
+                        )
+                        .unwrap();
                     }
                 })
             })

@@ -13,13 +13,41 @@ pub struct PosixClock {
 
 /// Every system-wide clock worth timestamping with, in the order a table shows them.
 pub const POSIX_CLOCKS: [PosixClock; 7] = [
-    PosixClock { name: "CLOCK_MONOTONIC", short: "monotonic", id: libc::CLOCK_MONOTONIC },
-    PosixClock { name: "CLOCK_MONOTONIC_RAW", short: "monotonic_raw", id: libc::CLOCK_MONOTONIC_RAW },
-    PosixClock { name: "CLOCK_MONOTONIC_COARSE", short: "monotonic_coarse", id: libc::CLOCK_MONOTONIC_COARSE },
-    PosixClock { name: "CLOCK_REALTIME", short: "realtime", id: libc::CLOCK_REALTIME },
-    PosixClock { name: "CLOCK_REALTIME_COARSE", short: "realtime_coarse", id: libc::CLOCK_REALTIME_COARSE },
-    PosixClock { name: "CLOCK_TAI", short: "tai", id: libc::CLOCK_TAI },
-    PosixClock { name: "CLOCK_BOOTTIME", short: "boottime", id: libc::CLOCK_BOOTTIME },
+    PosixClock {
+        name: "CLOCK_MONOTONIC",
+        short: "monotonic",
+        id: libc::CLOCK_MONOTONIC,
+    },
+    PosixClock {
+        name: "CLOCK_MONOTONIC_RAW",
+        short: "monotonic_raw",
+        id: libc::CLOCK_MONOTONIC_RAW,
+    },
+    PosixClock {
+        name: "CLOCK_MONOTONIC_COARSE",
+        short: "monotonic_coarse",
+        id: libc::CLOCK_MONOTONIC_COARSE,
+    },
+    PosixClock {
+        name: "CLOCK_REALTIME",
+        short: "realtime",
+        id: libc::CLOCK_REALTIME,
+    },
+    PosixClock {
+        name: "CLOCK_REALTIME_COARSE",
+        short: "realtime_coarse",
+        id: libc::CLOCK_REALTIME_COARSE,
+    },
+    PosixClock {
+        name: "CLOCK_TAI",
+        short: "tai",
+        id: libc::CLOCK_TAI,
+    },
+    PosixClock {
+        name: "CLOCK_BOOTTIME",
+        short: "boottime",
+        id: libc::CLOCK_BOOTTIME,
+    },
 ];
 
 /// A clock by its short name (`monotonic_raw`) or its full name (`CLOCK_MONOTONIC_RAW`), any case.
@@ -33,7 +61,10 @@ pub fn by_name(name: &str) -> Option<PosixClock> {
 /// measured at 430 ns a read in 2011.
 #[inline]
 pub fn gettimeofday_ns() -> i64 {
-    let mut tv = libc::timeval { tv_sec: 0, tv_usec: 0 };
+    let mut tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
     // SAFETY: `tv` is a valid, writable timeval; a null timezone is allowed.
     let rc = unsafe { libc::gettimeofday(&mut tv, std::ptr::null_mut()) };
     if rc != 0 {
@@ -57,8 +88,12 @@ const CLOCKSOURCE_DIR: &str = "/sys/devices/system/clocksource/clocksource0";
 pub fn kernel_clocksource() -> KernelClocksource {
     let read = |f: &str| std::fs::read_to_string(format!("{CLOCKSOURCE_DIR}/{f}")).ok();
     KernelClocksource {
-        current: read("current_clocksource").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
-        available: read("available_clocksource").map(|s| s.split_whitespace().map(str::to_string).collect()).unwrap_or_default(),
+        current: read("current_clocksource")
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty()),
+        available: read("available_clocksource")
+            .map(|s| s.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default(),
     }
 }
 
@@ -68,7 +103,10 @@ mod tests {
 
     #[test]
     fn names_and_reads() {
-        assert_eq!(by_name("CLOCK_MONOTONIC_RAW").unwrap().id, libc::CLOCK_MONOTONIC_RAW);
+        assert_eq!(
+            by_name("CLOCK_MONOTONIC_RAW").unwrap().id,
+            libc::CLOCK_MONOTONIC_RAW
+        );
         assert_eq!(by_name("tai").unwrap().name, "CLOCK_TAI");
         assert!(by_name("sundial").is_none());
         for c in POSIX_CLOCKS {

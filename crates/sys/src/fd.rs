@@ -20,7 +20,12 @@ pub(crate) fn is_again(e: &io::Error) -> bool {
 }
 
 /// `setsockopt(fd, level, name, &value, sizeof(int))`.
-pub(crate) fn set_int(fd: RawFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+pub(crate) fn set_int(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: `value` is a valid c_int and its exact size is passed; the
     // kernel checks `fd`.
     let rc = unsafe {
@@ -42,7 +47,13 @@ pub(crate) fn get_int(fd: RawFd, level: libc::c_int, name: libc::c_int) -> io::R
     // SAFETY: `value` and `len` are valid and writable; `len` holds the
     // buffer size; the kernel checks `fd`.
     let rc = unsafe {
-        libc::getsockopt(fd, level, name, &mut value as *mut libc::c_int as *mut libc::c_void, &mut len)
+        libc::getsockopt(
+            fd,
+            level,
+            name,
+            &mut value as *mut libc::c_int as *mut libc::c_void,
+            &mut len,
+        )
     };
     cvt(rc).map(|_| value)
 }

@@ -31,9 +31,9 @@ mod error;
 mod sys;
 
 pub mod clock;
-mod fd;
-pub mod ethtool;
 pub mod clocks;
+pub mod ethtool;
+mod fd;
 pub mod host;
 pub mod hostinfo;
 pub mod iface;
@@ -42,11 +42,11 @@ pub mod packet;
 pub mod phc;
 pub mod rusage;
 pub mod sched;
+pub mod tcpinfo;
 pub mod timer;
 pub mod timesync;
-pub mod tcpinfo;
-pub mod tsinfo;
 pub mod tsc;
+pub mod tsinfo;
 pub mod udp;
 
 pub use error::SysError;

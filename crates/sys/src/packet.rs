@@ -85,8 +85,6 @@ pub struct TxStamp {
     pub hardware_ns: Option<i64>,
 }
 
-
-
 impl PacketSocket {
     /// Opens a non-blocking `AF_PACKET` raw socket bound to `ifname` and
     /// `ethertype` (host byte order, e.g. `0x88B5`).  Fails with
@@ -179,7 +177,11 @@ impl PacketSocket {
     /// true when one is ready. For receivers that should sleep in the
     /// kernel between frames rather than busy-poll.
     pub fn wait_readable(&self, timeout: std::time::Duration) -> Result<bool, SysError> {
-        let mut pfd = libc::pollfd { fd: self.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        let mut pfd = libc::pollfd {
+            fd: self.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
         let ms = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
         // SAFETY: `pfd` is a valid, initialised pollfd that lives for the call;
         // nfds is 1.
@@ -189,7 +191,10 @@ impl PacketSocket {
             if e.raw_os_error() == Some(libc::EINTR) {
                 return Ok(false);
             }
-            return Err(SysError::io(format!("waiting for frames on `{}`", self.ifname), e));
+            return Err(SysError::io(
+                format!("waiting for frames on `{}`", self.ifname),
+                e,
+            ));
         }
         Ok(rc > 0 && pfd.revents & libc::POLLIN != 0)
     }

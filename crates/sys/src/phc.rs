@@ -40,12 +40,23 @@ fn list_in(class: &Path) -> Vec<PtpDevice> {
             let name = e.file_name().to_string_lossy().into_owned();
             index(&name)?;
             let dir = e.path();
-            let clock_name = std::fs::read_to_string(dir.join("clock_name")).ok().map(|s| s.trim().to_string());
+            let clock_name = std::fs::read_to_string(dir.join("clock_name"))
+                .ok()
+                .map(|s| s.trim().to_string());
             let mut interfaces: Vec<String> = std::fs::read_dir(dir.join("device/net"))
-                .map(|d| d.flatten().map(|n| n.file_name().to_string_lossy().into_owned()).collect())
+                .map(|d| {
+                    d.flatten()
+                        .map(|n| n.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
                 .unwrap_or_default();
             interfaces.sort();
-            Some(PtpDevice { dev: PathBuf::from(format!("/dev/{name}")), name, clock_name, interfaces })
+            Some(PtpDevice {
+                dev: PathBuf::from(format!("/dev/{name}")),
+                name,
+                clock_name,
+                interfaces,
+            })
         })
         .collect();
     out.sort_by_key(|d| index(&d.name));
@@ -68,19 +79,34 @@ pub struct PhcClock {
 impl PhcClock {
     /// Opens `dev` (e.g. `/dev/ptp0`) read-only.
     pub fn open(dev: &Path) -> Result<PhcClock, SysError> {
-        let file = std::fs::OpenOptions::new().read(true).open(dev).map_err(|e| {
-            if crate::error::is_perm(&e) {
-                SysError::NeedCapability { cap: "CAP_DAC_OVERRIDE", what: format!("opening {} (or add the user to the group owning it)", dev.display()) }
-            } else {
-                SysError::io(format!("opening the PTP clock {}", dev.display()), e)
-            }
-        })?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .open(dev)
+            .map_err(|e| {
+                if crate::error::is_perm(&e) {
+                    SysError::NeedCapability {
+                        cap: "CAP_DAC_OVERRIDE",
+                        what: format!(
+                            "opening {} (or add the user to the group owning it)",
+                            dev.display()
+                        ),
+                    }
+                } else {
+                    SysError::io(format!("opening the PTP clock {}", dev.display()), e)
+                }
+            })?;
         let clock = PhcClock { fd: file.into() };
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         // SAFETY: `ts` is a valid, writable timespec; an invalid clock id is
         // reported as an error, not undefined behaviour.
         if unsafe { libc::clock_gettime(clock.clock_id(), &mut ts) } != 0 {
-            return Err(SysError::last_os(format!("reading the PTP clock {} with clock_gettime", dev.display())));
+            return Err(SysError::last_os(format!(
+                "reading the PTP clock {} with clock_gettime",
+                dev.display()
+            )));
         }
         Ok(clock)
     }
@@ -123,7 +149,9 @@ mod tests {
 
     #[test]
     fn missing_device_is_a_clear_error() {
-        let e = PhcClock::open(Path::new("/dev/ptp999")).unwrap_err().to_string();
+        let e = PhcClock::open(Path::new("/dev/ptp999"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("/dev/ptp999"), "{e}");
     }
 }

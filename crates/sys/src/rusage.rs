@@ -10,7 +10,9 @@ fn usage(who: libc::c_int) -> (u64, u64) {
     if rc != 0 {
         return (0, 0);
     }
-    let ns = |tv: libc::timeval| (tv.tv_sec.max(0) as u64) * 1_000_000_000 + (tv.tv_usec.max(0) as u64) * 1000;
+    let ns = |tv: libc::timeval| {
+        (tv.tv_sec.max(0) as u64) * 1_000_000_000 + (tv.tv_usec.max(0) as u64) * 1000
+    };
     (ns(ru.ru_utime), ns(ru.ru_stime))
 }
 
@@ -45,6 +47,9 @@ mod tests {
         let (tu1, ts1) = thread_cpu();
         assert!(u1 + s1 > u0 + s0, "process CPU time did not grow");
         assert!(tu1 + ts1 > tu0 + ts0, "thread CPU time did not grow");
-        assert!(tu1 + ts1 <= u1 + s1 + 1_000_000, "a thread used more than its process");
+        assert!(
+            tu1 + ts1 <= u1 + s1 + 1_000_000,
+            "a thread used more than its process"
+        );
     }
 }

@@ -34,9 +34,20 @@ pub fn tcp_info(sock: &impl AsFd) -> Result<TcpInfo, SysError> {
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
     // SAFETY: `fd` is a valid descriptor borrowed for the call; `ti` is a
     // writable buffer of `len` bytes and the kernel writes at most `len`.
-    let rc = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, (&mut ti as *mut libc::tcp_info).cast(), &mut len) };
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut ti as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
     if rc != 0 {
-        return Err(SysError::Io { what: "getsockopt(TCP_INFO)".into(), source: std::io::Error::last_os_error() });
+        return Err(SysError::Io {
+            what: "getsockopt(TCP_INFO)".into(),
+            source: std::io::Error::last_os_error(),
+        });
     }
     Ok(TcpInfo {
         total_retrans: ti.tcpi_total_retrans,
@@ -51,21 +62,48 @@ pub fn tcp_info(sock: &impl AsFd) -> Result<TcpInfo, SysError> {
     })
 }
 
-fn getsockopt_int(sock: &impl AsFd, level: libc::c_int, opt: libc::c_int, what: &str) -> Result<i32, SysError> {
-    crate::fd::get_int(sock.as_fd().as_raw_fd(), level, opt).map_err(|source| SysError::Io { what: what.into(), source })
+fn getsockopt_int(
+    sock: &impl AsFd,
+    level: libc::c_int,
+    opt: libc::c_int,
+    what: &str,
+) -> Result<i32, SysError> {
+    crate::fd::get_int(sock.as_fd().as_raw_fd(), level, opt).map_err(|source| SysError::Io {
+        what: what.into(),
+        source,
+    })
 }
 
-fn setsockopt_int(sock: &impl AsFd, level: libc::c_int, opt: libc::c_int, v: libc::c_int, what: &str) -> Result<(), SysError> {
-    crate::fd::set_int(sock.as_fd().as_raw_fd(), level, opt, v).map_err(|source| SysError::Io { what: what.into(), source })
+fn setsockopt_int(
+    sock: &impl AsFd,
+    level: libc::c_int,
+    opt: libc::c_int,
+    v: libc::c_int,
+    what: &str,
+) -> Result<(), SysError> {
+    crate::fd::set_int(sock.as_fd().as_raw_fd(), level, opt, v).map_err(|source| SysError::Io {
+        what: what.into(),
+        source,
+    })
 }
 
 /// The path MTU the kernel holds for a *connected* IPv4 socket (`IP_MTU`),
 /// or for IPv6 (`IPV6_MTU`) when `ipv6`.
 pub fn path_mtu(sock: &impl AsFd, ipv6: bool) -> Result<u32, SysError> {
     let v = if ipv6 {
-        getsockopt_int(sock, libc::IPPROTO_IPV6, libc::IPV6_MTU, "getsockopt(IPV6_MTU) (is the socket connected?)")?
+        getsockopt_int(
+            sock,
+            libc::IPPROTO_IPV6,
+            libc::IPV6_MTU,
+            "getsockopt(IPV6_MTU) (is the socket connected?)",
+        )?
     } else {
-        getsockopt_int(sock, libc::IPPROTO_IP, libc::IP_MTU, "getsockopt(IP_MTU) (is the socket connected?)")?
+        getsockopt_int(
+            sock,
+            libc::IPPROTO_IP,
+            libc::IP_MTU,
+            "getsockopt(IP_MTU) (is the socket connected?)",
+        )?
     };
     Ok(v.max(0) as u32)
 }
@@ -75,9 +113,21 @@ pub fn path_mtu(sock: &impl AsFd, ipv6: bool) -> Result<u32, SysError> {
 /// path MTU then fails with `EMSGSIZE` instead of leaving in fragments.
 pub fn set_dont_fragment(sock: &impl AsFd, ipv6: bool) -> Result<(), SysError> {
     if ipv6 {
-        setsockopt_int(sock, libc::IPPROTO_IPV6, libc::IPV6_MTU_DISCOVER, libc::IPV6_PMTUDISC_DO, "setsockopt(IPV6_MTU_DISCOVER)")
+        setsockopt_int(
+            sock,
+            libc::IPPROTO_IPV6,
+            libc::IPV6_MTU_DISCOVER,
+            libc::IPV6_PMTUDISC_DO,
+            "setsockopt(IPV6_MTU_DISCOVER)",
+        )
     } else {
-        setsockopt_int(sock, libc::IPPROTO_IP, libc::IP_MTU_DISCOVER, libc::IP_PMTUDISC_DO, "setsockopt(IP_MTU_DISCOVER)")
+        setsockopt_int(
+            sock,
+            libc::IPPROTO_IP,
+            libc::IP_MTU_DISCOVER,
+            libc::IP_PMTUDISC_DO,
+            "setsockopt(IP_MTU_DISCOVER)",
+        )
     }
 }
 
@@ -97,7 +147,10 @@ mod tests {
         let ti = tcp_info(&c).unwrap();
         assert!(ti.snd_mss > 0 && ti.pmtu > 0, "{ti:?}");
         let got = tcp_info(&s).unwrap();
-        assert!(got.bytes_received >= 10_000 || got.bytes_received == 0, "{got:?}");
+        assert!(
+            got.bytes_received >= 10_000 || got.bytes_received == 0,
+            "{got:?}"
+        );
     }
 
     #[test]

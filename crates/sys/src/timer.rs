@@ -15,15 +15,22 @@ pub enum Wake {
 /// Sleeps on `clock` until its value is `target_ns` (absolute). Returns at
 /// once if the target is past.
 pub fn sleep_until(clock: libc::clockid_t, target_ns: i64) -> Result<Wake, SysError> {
-    let ts = libc::timespec { tv_sec: target_ns.div_euclid(1_000_000_000) as libc::time_t, tv_nsec: target_ns.rem_euclid(1_000_000_000) as _ };
+    let ts = libc::timespec {
+        tv_sec: target_ns.div_euclid(1_000_000_000) as libc::time_t,
+        tv_nsec: target_ns.rem_euclid(1_000_000_000) as _,
+    };
     // SAFETY: `ts` is a valid timespec; the remaining-time pointer may be
     // null with TIMER_ABSTIME.
-    let rc = unsafe { libc::clock_nanosleep(clock, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
+    let rc =
+        unsafe { libc::clock_nanosleep(clock, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
     // clock_nanosleep returns the error number instead of setting errno.
     match rc {
         0 => Ok(Wake::Expired),
         libc::EINTR => Ok(Wake::Interrupted),
-        e => Err(SysError::io(format!("clock_nanosleep on clock {clock}"), std::io::Error::from_raw_os_error(e))),
+        e => Err(SysError::io(
+            format!("clock_nanosleep on clock {clock}"),
+            std::io::Error::from_raw_os_error(e),
+        )),
     }
 }
 
@@ -38,15 +45,22 @@ pub fn sleep_until_monotonic(target_ns: i64) -> Result<Wake, SysError> {
 pub fn hold_cpu_dma_latency(us: i32) -> Result<std::fs::File, SysError> {
     use std::io::Write;
     const DEV: &str = "/dev/cpu_dma_latency";
-    let mut f = std::fs::OpenOptions::new().write(true).open(DEV).map_err(|e| {
-        if crate::error::is_perm(&e) {
-            SysError::NeedCapability { cap: "CAP_DAC_OVERRIDE", what: format!("writing {DEV}") }
-        } else {
-            SysError::io(format!("opening {DEV}"), e)
-        }
-    })?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(DEV)
+        .map_err(|e| {
+            if crate::error::is_perm(&e) {
+                SysError::NeedCapability {
+                    cap: "CAP_DAC_OVERRIDE",
+                    what: format!("writing {DEV}"),
+                }
+            } else {
+                SysError::io(format!("opening {DEV}"), e)
+            }
+        })?;
     // The kernel takes a binary s32 (or a hex string).
-    f.write_all(&us.to_ne_bytes()).map_err(|e| SysError::io(format!("writing {us} to {DEV}"), e))?;
+    f.write_all(&us.to_ne_bytes())
+        .map_err(|e| SysError::io(format!("writing {us} to {DEV}"), e))?;
     Ok(f)
 }
 
@@ -57,10 +71,16 @@ mod tests {
     #[test]
     fn sleeps_until_the_target() {
         let target = crate::clock::monotonic_ns() + 2_000_000;
-        assert_eq!(sleep_until(libc::CLOCK_MONOTONIC, target).unwrap(), Wake::Expired);
+        assert_eq!(
+            sleep_until(libc::CLOCK_MONOTONIC, target).unwrap(),
+            Wake::Expired
+        );
         assert!(crate::clock::monotonic_ns() >= target);
         // A past target returns at once.
-        assert_eq!(sleep_until(libc::CLOCK_MONOTONIC, 1).unwrap(), Wake::Expired);
+        assert_eq!(
+            sleep_until(libc::CLOCK_MONOTONIC, 1).unwrap(),
+            Wake::Expired
+        );
         assert!(sleep_until(12345, target).is_err());
     }
 }

@@ -49,11 +49,23 @@ pub fn read_ordered() -> (u64, u32) {
 /// `constant_tsc` (fixed rate across P-states), `nonstop_tsc` (runs in deep
 /// C-states), `tsc_known_freq`, `tsc_reliable`, `tsc_adjust`.
 pub fn flags() -> Vec<String> {
-    const WANTED: [&str; 7] = ["tsc", "rdtscp", "constant_tsc", "nonstop_tsc", "tsc_known_freq", "tsc_reliable", "tsc_adjust"];
+    const WANTED: [&str; 7] = [
+        "tsc",
+        "rdtscp",
+        "constant_tsc",
+        "nonstop_tsc",
+        "tsc_known_freq",
+        "tsc_reliable",
+        "tsc_adjust",
+    ];
     let text = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let line = text.lines().find(|l| l.starts_with("flags")).unwrap_or("");
     let have: Vec<&str> = line.split_whitespace().collect();
-    WANTED.iter().filter(|f| have.contains(f)).map(|f| f.to_string()).collect()
+    WANTED
+        .iter()
+        .filter(|f| have.contains(f))
+        .map(|f| f.to_string())
+        .collect()
 }
 
 /// The kernel's own TSC calibration in kHz, where it says: the `tsc_khz`
@@ -61,8 +73,15 @@ pub fn flags() -> Vec<String> {
 /// calibration: N MHz" or "tsc: Detected N MHz processor" boot message
 /// (needs permission to read the kernel log; None otherwise).
 pub fn kernel_khz() -> Option<(f64, String)> {
-    for p in ["/sys/devices/system/cpu/cpu0/tsc_freq_khz", "/sys/module/tsc/parameters/tsc_khz"] {
-        if let Some(v) = std::fs::read_to_string(p).ok().and_then(|s| s.trim().parse::<f64>().ok()).filter(|v| *v > 0.0) {
+    for p in [
+        "/sys/devices/system/cpu/cpu0/tsc_freq_khz",
+        "/sys/module/tsc/parameters/tsc_khz",
+    ] {
+        if let Some(v) = std::fs::read_to_string(p)
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .filter(|v| *v > 0.0)
+        {
             return Some((v, p.to_string()));
         }
     }
@@ -70,12 +89,20 @@ pub fn kernel_khz() -> Option<(f64, String)> {
     let text = String::from_utf8_lossy(&log.stdout);
     let mut best = None;
     for l in text.lines() {
-        for key in ["Refined TSC clocksource calibration:", "Detected ", "tsc: Detected "] {
+        for key in [
+            "Refined TSC clocksource calibration:",
+            "Detected ",
+            "tsc: Detected ",
+        ] {
             if !l.contains("tsc") {
                 continue;
             }
             if let Some(rest) = l.split(key).nth(1) {
-                if let Some(mhz) = rest.split_whitespace().next().and_then(|n| n.parse::<f64>().ok()) {
+                if let Some(mhz) = rest
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<f64>().ok())
+                {
                     if rest.contains("MHz") {
                         let refined = key.starts_with("Refined");
                         if refined || best.is_none() {

@@ -18,8 +18,8 @@
 //!   error once as the result of the next `send`/`recv`; those calls retry
 //!   once on the ICMP-derived errnos so the caller does not see it.
 
-use std::cell::Cell;
 use crate::fd::{cvt, is_again};
+use std::cell::Cell;
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
@@ -95,8 +95,6 @@ pub struct UdpTsSocket {
     local: SocketAddr,
     icmp_errors: Cell<u64>,
 }
-
-
 
 /// Errnos an ICMP error leaves pending on the socket (`sk_err`) with
 /// `IP_RECVERR`: the next send or receive fails once with it.

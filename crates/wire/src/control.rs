@@ -87,7 +87,10 @@ pub struct Header {
 /// Check a 12-byte header before reading (or allocating for) the payload.
 pub fn parse_header(b: &[u8]) -> Result<Header, WireError> {
     if b.len() < HEADER_LEN {
-        return Err(WireError::Truncated { need: HEADER_LEN, have: b.len() });
+        return Err(WireError::Truncated {
+            need: HEADER_LEN,
+            have: b.len(),
+        });
     }
     if u32::from_be_bytes([b[0], b[1], b[2], b[3]]) != MAGIC {
         return Err(WireError::BadMagic);
@@ -98,34 +101,62 @@ pub fn parse_header(b: &[u8]) -> Result<Header, WireError> {
     let fields = u16::from_be_bytes([b[6], b[7]]);
     let payload_len = u32::from_be_bytes([b[8], b[9], b[10], b[11]]) as usize;
     if payload_len > MAX_PAYLOAD {
-        return Err(WireError::BadLength { field: "control payload", value: payload_len });
+        return Err(WireError::BadLength {
+            field: "control payload",
+            value: payload_len,
+        });
     }
     if fields as usize > MAX_FIELDS || fields as usize * FIELD_HEADER > payload_len {
-        return Err(WireError::BadLength { field: "control field count", value: fields as usize });
+        return Err(WireError::BadLength {
+            field: "control field count",
+            value: fields as usize,
+        });
     }
-    Ok(Header { typ: b[5], fields, payload_len })
+    Ok(Header {
+        typ: b[5],
+        fields,
+        payload_len,
+    })
 }
 
 /// Parse a payload whose header has been checked.
 pub fn parse_payload(h: &Header, p: &[u8]) -> Result<Message, WireError> {
     if p.len() != h.payload_len {
-        return Err(WireError::BadLength { field: "control payload", value: p.len() });
+        return Err(WireError::BadLength {
+            field: "control payload",
+            value: p.len(),
+        });
     }
     let mut fields = Vec::with_capacity(h.fields as usize);
     let mut at = 0;
     for _ in 0..h.fields {
         if p.len() - at < FIELD_HEADER {
-            return Err(WireError::Truncated { need: at + FIELD_HEADER, have: p.len() });
+            return Err(WireError::Truncated {
+                need: at + FIELD_HEADER,
+                have: p.len(),
+            });
         }
         let id = u16::from_be_bytes([p[at], p[at + 1]]);
         let kind = p[at + 2];
         let len = u16::from_be_bytes([p[at + 3], p[at + 4]]) as usize;
         at += FIELD_HEADER;
         if p.len() - at < len {
-            return Err(WireError::Truncated { need: at + len, have: p.len() });
+            return Err(WireError::Truncated {
+                need: at + len,
+                have: p.len(),
+            });
         }
         let v = &p[at..at + len];
-        let fixed = |n: usize| if len == n { Ok(()) } else { Err(WireError::BadLength { field: "control value", value: len }) };
+        let fixed = |n: usize| {
+            if len == n {
+                Ok(())
+            } else {
+                Err(WireError::BadLength {
+                    field: "control value",
+                    value: len,
+                })
+            }
+        };
         let value = match kind {
             1 => {
                 fixed(8)?;
@@ -144,19 +175,44 @@ pub fn parse_payload(h: &Header, p: &[u8]) -> Result<Message, WireError> {
                 match v[0] {
                     0 => Value::Bool(false),
                     1 => Value::Bool(true),
-                    _ => return Err(WireError::BadLength { field: "control bool", value: v[0] as usize }),
+                    _ => {
+                        return Err(WireError::BadLength {
+                            field: "control bool",
+                            value: v[0] as usize,
+                        })
+                    }
                 }
             }
-            5 | 6 if len > MAX_VALUE => return Err(WireError::BadLength { field: "control value", value: len }),
-            5 => Value::Str(std::str::from_utf8(v).map_err(|_| WireError::BadLength { field: "control string (UTF-8)", value: len })?.to_string()),
+            5 | 6 if len > MAX_VALUE => {
+                return Err(WireError::BadLength {
+                    field: "control value",
+                    value: len,
+                })
+            }
+            5 => Value::Str(
+                std::str::from_utf8(v)
+                    .map_err(|_| WireError::BadLength {
+                        field: "control string (UTF-8)",
+                        value: len,
+                    })?
+                    .to_string(),
+            ),
             6 => Value::Bytes(v.to_vec()),
-            k => return Err(WireError::BadLength { field: "control value kind", value: k as usize }),
+            k => {
+                return Err(WireError::BadLength {
+                    field: "control value kind",
+                    value: k as usize,
+                })
+            }
         };
         fields.push((id, value));
         at += len;
     }
     if at != p.len() {
-        return Err(WireError::BadLength { field: "control trailing bytes", value: p.len() - at });
+        return Err(WireError::BadLength {
+            field: "control trailing bytes",
+            value: p.len() - at,
+        });
     }
     Ok(Message { typ: h.typ, fields })
 }
@@ -167,14 +223,20 @@ pub fn parse(b: &[u8]) -> Result<(Message, usize), WireError> {
     let h = parse_header(b)?;
     let end = HEADER_LEN + h.payload_len;
     if b.len() < end {
-        return Err(WireError::Truncated { need: end, have: b.len() });
+        return Err(WireError::Truncated {
+            need: end,
+            have: b.len(),
+        });
     }
     Ok((parse_payload(&h, &b[HEADER_LEN..end])?, end))
 }
 
 impl Message {
     pub fn new(typ: u8) -> Message {
-        Message { typ, fields: Vec::new() }
+        Message {
+            typ,
+            fields: Vec::new(),
+        }
     }
 
     pub fn with(mut self, id: u16, v: Value) -> Message {
@@ -201,18 +263,27 @@ impl Message {
     }
 
     pub fn payload_len(&self) -> usize {
-        self.fields.iter().map(|(_, v)| FIELD_HEADER + v.len()).sum()
+        self.fields
+            .iter()
+            .map(|(_, v)| FIELD_HEADER + v.len())
+            .sum()
     }
 
     /// Append the encoded message to `out`.
     pub fn emit(&self, out: &mut Vec<u8>) -> Result<(), WireError> {
         let n = self.payload_len();
         if n > MAX_PAYLOAD || self.fields.len() > MAX_FIELDS {
-            return Err(WireError::BadLength { field: "control payload", value: n });
+            return Err(WireError::BadLength {
+                field: "control payload",
+                value: n,
+            });
         }
         for (_, v) in &self.fields {
             if matches!(v, Value::Str(_) | Value::Bytes(_)) && v.len() > MAX_VALUE {
-                return Err(WireError::BadLength { field: "control value", value: v.len() });
+                return Err(WireError::BadLength {
+                    field: "control value",
+                    value: v.len(),
+                });
             }
         }
         out.extend_from_slice(&MAGIC.to_be_bytes());
@@ -243,7 +314,10 @@ mod tests {
 
     #[test]
     fn known_bytes() {
-        let m = Message::new(7).with(1, Value::U64(0x0102030405060708)).with(2, Value::Bool(true)).with(3, Value::Str("hi".into()));
+        let m = Message::new(7)
+            .with(1, Value::U64(0x0102030405060708))
+            .with(2, Value::Bool(true))
+            .with(3, Value::Str("hi".into()));
         let mut b = Vec::new();
         m.emit(&mut b).unwrap();
         let expect: Vec<u8> = [
@@ -261,14 +335,23 @@ mod tests {
     #[test]
     fn hostile_headers_are_refused_before_the_payload() {
         let mut h = vec![0x4D, 0x53, 0x52, 0x43, 1, 1, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF];
-        assert!(matches!(parse_header(&h), Err(WireError::BadLength { .. })), "4 GiB length");
+        assert!(
+            matches!(parse_header(&h), Err(WireError::BadLength { .. })),
+            "4 GiB length"
+        );
         h[8..12].copy_from_slice(&10u32.to_be_bytes());
         h[6..8].copy_from_slice(&1000u16.to_be_bytes());
-        assert!(parse_header(&h).is_err(), "more fields than the payload can hold");
+        assert!(
+            parse_header(&h).is_err(),
+            "more fields than the payload can hold"
+        );
         h[4] = 2;
         assert_eq!(parse_header(&h), Err(WireError::UnsupportedVersion(2)));
         assert_eq!(parse_header(b"GET / HTTP/1.1"), Err(WireError::BadMagic));
-        assert!(matches!(parse_header(b"MSRC"), Err(WireError::Truncated { .. })));
+        assert!(matches!(
+            parse_header(b"MSRC"),
+            Err(WireError::Truncated { .. })
+        ));
     }
 
     #[test]
@@ -282,7 +365,9 @@ mod tests {
             assert!(parse(&b).is_err(), "kind {kind} len {len}");
         }
         // Invalid UTF-8 in a string.
-        let mut b = vec![0x4D, 0x53, 0x52, 0x43, 1, 1, 0, 1, 0, 0, 0, 7, 0, 1, 5, 0, 2, 0xC3, 0x28];
+        let mut b = vec![
+            0x4D, 0x53, 0x52, 0x43, 1, 1, 0, 1, 0, 0, 0, 7, 0, 1, 5, 0, 2, 0xC3, 0x28,
+        ];
         assert!(parse(&b).is_err());
         b.truncate(15);
         assert!(parse(&b).is_err());

@@ -150,7 +150,10 @@ pub struct NtpTimestamp {
 
 impl NtpTimestamp {
     /// The all-zero timestamp, which NTP uses for "not set".
-    pub const ZERO: NtpTimestamp = NtpTimestamp { seconds: 0, fraction: 0 };
+    pub const ZERO: NtpTimestamp = NtpTimestamp {
+        seconds: 0,
+        fraction: 0,
+    };
 
     pub fn from_bytes(b: [u8; 8]) -> NtpTimestamp {
         NtpTimestamp {
@@ -197,7 +200,10 @@ pub fn log2_to_ns(v: i8) -> f64 {
 
 fn check_len(have: usize) -> Result<(), WireError> {
     if have < HEADER_LEN {
-        Err(WireError::Truncated { need: HEADER_LEN, have })
+        Err(WireError::Truncated {
+            need: HEADER_LEN,
+            have,
+        })
     } else {
         Ok(())
     }
@@ -340,7 +346,10 @@ impl SntpRepr {
         let p = SntpPacket::new_checked(bytes)?;
         let version = p.version();
         if !(1..=4).contains(&version) {
-            return Err(WireError::BadField { field: "version", value: u32::from(version) });
+            return Err(WireError::BadField {
+                field: "version",
+                value: u32::from(version),
+            });
         }
         Ok(SntpRepr {
             leap: p.leap(),
@@ -366,12 +375,19 @@ impl SntpRepr {
     /// Writes the header into `buf`; returns the number of bytes written.
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
         if buf.len() < HEADER_LEN {
-            return Err(WireError::BufferTooSmall { need: HEADER_LEN, have: buf.len() });
+            return Err(WireError::BufferTooSmall {
+                need: HEADER_LEN,
+                have: buf.len(),
+            });
         }
         if !(1..=7).contains(&self.version) {
-            return Err(WireError::BadField { field: "version", value: u32::from(self.version) });
+            return Err(WireError::BadField {
+                field: "version",
+                value: u32::from(self.version),
+            });
         }
-        buf[field::LI_VN_MODE] = (self.leap.bits() << 6) | ((self.version & 7) << 3) | self.mode.bits();
+        buf[field::LI_VN_MODE] =
+            (self.leap.bits() << 6) | ((self.version & 7) << 3) | self.mode.bits();
         buf[field::STRATUM] = self.stratum;
         buf[field::POLL] = self.poll as u8;
         buf[field::PRECISION] = self.precision as u8;
@@ -406,7 +422,10 @@ impl SntpRepr {
         let r = self.reference_id;
         let text = r.iter().all(|&c| c.is_ascii_alphanumeric() || c == 0) && r[0] != 0;
         if self.stratum <= 1 && text {
-            r.iter().take_while(|&&c| c != 0).map(|&c| c as char).collect()
+            r.iter()
+                .take_while(|&&c| c != 0)
+                .map(|&c| c as char)
+                .collect()
         } else {
             format!("{}.{}.{}.{}", r[0], r[1], r[2], r[3])
         }
@@ -426,10 +445,14 @@ impl SntpRepr {
             return Err(ReplyError::KissOfDeath(code));
         }
         if self.leap == Leap::Unsynchronized {
-            return Err(ReplyError::Unsynchronized { stratum: self.stratum });
+            return Err(ReplyError::Unsynchronized {
+                stratum: self.stratum,
+            });
         }
         if self.stratum > 15 {
-            return Err(ReplyError::Unsynchronized { stratum: self.stratum });
+            return Err(ReplyError::Unsynchronized {
+                stratum: self.stratum,
+            });
         }
         if self.receive_timestamp.is_zero() || self.transmit_timestamp.is_zero() {
             return Err(ReplyError::MissingTimestamps);
@@ -478,7 +501,8 @@ mod tests {
     /// ID 127.127.1.1 (chrony's local reference); our transmit echoed as
     /// the originate timestamp.
     const REPLY: [u8; 48] = [
-        0x24, 0x01, 0x00, 0xe6, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x7f, 0x7f, 0x01, 0x01, //
+        0x24, 0x01, 0x00, 0xe6, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x7f, 0x7f, 0x01,
+        0x01, //
         0xee, 0xac, 0xbe, 0x7f, 0xff, 0xf4, 0x49, 0xe0, // reference
         0xe9, 0x58, 0x2a, 0x6d, 0x12, 0x34, 0x56, 0x78, // originate
         0xee, 0xac, 0xbe, 0x8d, 0x6d, 0x8f, 0x70, 0xff, // receive
@@ -486,7 +510,10 @@ mod tests {
     ];
 
     fn sent() -> NtpTimestamp {
-        NtpTimestamp { seconds: 0xe958_2a6d, fraction: 0x1234_5678 }
+        NtpTimestamp {
+            seconds: 0xe958_2a6d,
+            fraction: 0x1234_5678,
+        }
     }
 
     #[test]
@@ -495,7 +522,10 @@ mod tests {
         let n = SntpRepr::client_request(sent()).emit(&mut buf).unwrap();
         assert_eq!(n, 48);
         assert_eq!(&buf[..48], &REQUEST[..]);
-        assert!(buf[48..].iter().all(|&b| b == 0xa5), "emit wrote past the header");
+        assert!(
+            buf[48..].iter().all(|&b| b == 0xa5),
+            "emit wrote past the header"
+        );
     }
 
     #[test]
@@ -506,13 +536,19 @@ mod tests {
         assert_eq!(r.mode, Mode::Server);
         assert_eq!(r.stratum, 1);
         assert_eq!(r.precision, -26);
-        assert_eq!((short_to_ns(r.root_delay), short_to_ns(r.root_dispersion)), (0, 0));
+        assert_eq!(
+            (short_to_ns(r.root_delay), short_to_ns(r.root_dispersion)),
+            (0, 0)
+        );
         assert_eq!(r.reference_id_text(), "127.127.1.1");
         assert_eq!(r.originate_timestamp, sent());
         // 0xeeacbe8d s after 1900 = Unix 1 795 309 581; fraction 0x6d8f70ff.
         assert_eq!(r.receive_timestamp.to_unix_ns(), 1_795_309_581_427_969_992);
         // The server took 53 µs between receive and transmit.
-        assert_eq!(r.transmit_timestamp.to_unix_ns() - r.receive_timestamp.to_unix_ns(), 53_006);
+        assert_eq!(
+            r.transmit_timestamp.to_unix_ns() - r.receive_timestamp.to_unix_ns(),
+            53_006
+        );
         assert_eq!(r.check_server_reply(sent()), Ok(()));
         let mut buf = [0xa5u8; 48];
         r.emit(&mut buf).unwrap();
@@ -525,27 +561,75 @@ mod tests {
     #[test]
     fn bad_replies_are_named() {
         let r = SntpRepr::parse(&REPLY).unwrap();
-        let kod = SntpRepr { stratum: 0, reference_id: *b"RATE", ..r };
+        let kod = SntpRepr {
+            stratum: 0,
+            reference_id: *b"RATE",
+            ..r
+        };
         assert_eq!(kod.reference_id_text(), "RATE");
-        assert_eq!(SntpRepr { stratum: 1, reference_id: *b"GPS\0", ..r }.reference_id_text(), "GPS");
-        assert_eq!(kod.check_server_reply(sent()), Err(ReplyError::KissOfDeath("RATE".into())));
-        let unsync = SntpRepr { leap: Leap::Unsynchronized, ..r };
-        assert!(matches!(unsync.check_server_reply(sent()), Err(ReplyError::Unsynchronized { .. })));
+        assert_eq!(
+            SntpRepr {
+                stratum: 1,
+                reference_id: *b"GPS\0",
+                ..r
+            }
+            .reference_id_text(),
+            "GPS"
+        );
+        assert_eq!(
+            kod.check_server_reply(sent()),
+            Err(ReplyError::KissOfDeath("RATE".into()))
+        );
+        let unsync = SntpRepr {
+            leap: Leap::Unsynchronized,
+            ..r
+        };
+        assert!(matches!(
+            unsync.check_server_reply(sent()),
+            Err(ReplyError::Unsynchronized { .. })
+        ));
         let s16 = SntpRepr { stratum: 16, ..r };
-        assert!(matches!(s16.check_server_reply(sent()), Err(ReplyError::Unsynchronized { stratum: 16 })));
-        assert_eq!(r.check_server_reply(NtpTimestamp::ZERO), Err(ReplyError::NotOurRequest));
-        let client = SntpRepr { mode: Mode::Client, ..r };
-        assert_eq!(client.check_server_reply(sent()), Err(ReplyError::NotServerMode(Mode::Client)));
-        let norx = SntpRepr { receive_timestamp: NtpTimestamp::ZERO, ..r };
-        assert_eq!(norx.check_server_reply(sent()), Err(ReplyError::MissingTimestamps));
+        assert!(matches!(
+            s16.check_server_reply(sent()),
+            Err(ReplyError::Unsynchronized { stratum: 16 })
+        ));
+        assert_eq!(
+            r.check_server_reply(NtpTimestamp::ZERO),
+            Err(ReplyError::NotOurRequest)
+        );
+        let client = SntpRepr {
+            mode: Mode::Client,
+            ..r
+        };
+        assert_eq!(
+            client.check_server_reply(sent()),
+            Err(ReplyError::NotServerMode(Mode::Client))
+        );
+        let norx = SntpRepr {
+            receive_timestamp: NtpTimestamp::ZERO,
+            ..r
+        };
+        assert_eq!(
+            norx.check_server_reply(sent()),
+            Err(ReplyError::MissingTimestamps)
+        );
     }
 
     #[test]
     fn bad_bytes_are_refused() {
-        assert_eq!(SntpRepr::parse(&REPLY[..47]), Err(WireError::Truncated { need: 48, have: 47 }));
+        assert_eq!(
+            SntpRepr::parse(&REPLY[..47]),
+            Err(WireError::Truncated { need: 48, have: 47 })
+        );
         let mut v0 = REPLY;
         v0[0] = 0x04; // VN 0
-        assert_eq!(SntpRepr::parse(&v0), Err(WireError::BadField { field: "version", value: 0 }));
+        assert_eq!(
+            SntpRepr::parse(&v0),
+            Err(WireError::BadField {
+                field: "version",
+                value: 0
+            })
+        );
         // Trailing bytes (a MAC) are ignored.
         let mut long = REPLY.to_vec();
         long.extend_from_slice(&[1, 2, 3, 4]);
@@ -565,9 +649,18 @@ mod tests {
     }
 
     fn arb_repr() -> impl Strategy<Value = SntpRepr> {
-        (any::<[u8; 4]>(), 1u8..=4, any::<[u8; 4]>(), any::<[u8; 8]>(), any::<[u64; 4]>()).prop_map(
-            |(a, version, refid, rd, ts)| {
-                let t = |v: u64| NtpTimestamp { seconds: (v >> 32) as u32, fraction: v as u32 };
+        (
+            any::<[u8; 4]>(),
+            1u8..=4,
+            any::<[u8; 4]>(),
+            any::<[u8; 8]>(),
+            any::<[u64; 4]>(),
+        )
+            .prop_map(|(a, version, refid, rd, ts)| {
+                let t = |v: u64| NtpTimestamp {
+                    seconds: (v >> 32) as u32,
+                    fraction: v as u32,
+                };
                 SntpRepr {
                     leap: Leap::from_bits(a[0]),
                     version,
@@ -583,8 +676,7 @@ mod tests {
                     receive_timestamp: t(ts[2]),
                     transmit_timestamp: t(ts[3]),
                 }
-            },
-        )
+            })
     }
 
     proptest! {

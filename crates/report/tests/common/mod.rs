@@ -11,15 +11,20 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub fn schema_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema").join(format!("{name}.schema.json"))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../schema")
+        .join(format!("{name}.schema.json"))
 }
 
 pub fn fixture_path(file: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(file)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(file)
 }
 
 pub fn load_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
 }
 
@@ -53,12 +58,15 @@ pub fn fixture(file: &str) -> Value {
 }
 
 pub fn split(pointer: &str) -> (&str, &str) {
-    let i = pointer.rfind('/').unwrap_or_else(|| panic!("bad pointer {pointer}"));
+    let i = pointer
+        .rfind('/')
+        .unwrap_or_else(|| panic!("bad pointer {pointer}"));
     (&pointer[..i], &pointer[i + 1..])
 }
 
 pub fn node<'a>(v: &'a mut Value, pointer: &str) -> &'a mut Value {
-    v.pointer_mut(pointer).unwrap_or_else(|| panic!("no {pointer:?} in the fixture"))
+    v.pointer_mut(pointer)
+        .unwrap_or_else(|| panic!("no {pointer:?} in the fixture"))
 }
 
 pub fn without(v: &Value, pointer: &str) -> Value {
@@ -80,8 +88,11 @@ pub fn with(v: &Value, pointer: &str, new: Value) -> Value {
             m.insert(key.to_string(), new);
         }
         Value::Array(a) => {
-            let i: usize = key.parse().unwrap_or_else(|_| panic!("{pointer}: not an index"));
-            *a.get_mut(i).unwrap_or_else(|| panic!("no {pointer} in the fixture")) = new;
+            let i: usize = key
+                .parse()
+                .unwrap_or_else(|_| panic!("{pointer}: not an index"));
+            *a.get_mut(i)
+                .unwrap_or_else(|| panic!("no {pointer} in the fixture")) = new;
         }
         _ => panic!("{parent:?} is neither an object nor an array"),
     }
@@ -89,17 +100,23 @@ pub fn with(v: &Value, pointer: &str, new: Value) -> Value {
 }
 
 pub fn with_all(v: &Value, changes: &[(&str, Value)]) -> Value {
-    changes.iter().fold(v.clone(), |v, (pointer, new)| with(&v, pointer, new.clone()))
+    changes.iter().fold(v.clone(), |v, (pointer, new)| {
+        with(&v, pointer, new.clone())
+    })
 }
 
 pub fn renamed(v: &Value, pointer: &str, new_key: &str) -> Value {
     let (parent, _) = split(pointer);
-    let old = v.pointer(pointer).unwrap_or_else(|| panic!("no {pointer} in the fixture")).clone();
+    let old = v
+        .pointer(pointer)
+        .unwrap_or_else(|| panic!("no {pointer} in the fixture"))
+        .clone();
     with(&without(v, pointer), &format!("{parent}/{new_key}"), old)
 }
 
 pub fn round_trip<T: DeserializeOwned + Serialize>(what: &str, v: &Value) -> Value {
-    let typed: T = serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{what} does not deserialise: {e}"));
+    let typed: T = serde_json::from_value(v.clone())
+        .unwrap_or_else(|e| panic!("{what} does not deserialise: {e}"));
     serde_json::to_value(&typed).unwrap_or_else(|e| panic!("{what} does not serialise: {e}"))
 }
 
@@ -118,9 +135,11 @@ pub fn first_difference(path: &str, a: &Value, b: &Value) -> Option<String> {
             }
             None
         }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-            x.iter().zip(y).enumerate().find_map(|(i, (p, q))| first_difference(&format!("{path}/{i}"), p, q))
-        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| first_difference(&format!("{path}/{i}"), p, q)),
         _ if a == b => None,
         _ => Some(format!("{path}: {a} vs {b}")),
     }
@@ -136,7 +155,10 @@ pub fn check_object_schemas(at: &str, s: &Value, problems: &mut Vec<String>) {
                 let closed = m.get("additionalProperties") == Some(&Value::Bool(false));
                 if closed {
                     for (k, p) in props {
-                        if p.get("description").and_then(Value::as_str).is_none_or(str::is_empty) {
+                        if p.get("description")
+                            .and_then(Value::as_str)
+                            .is_none_or(str::is_empty)
+                        {
                             problems.push(format!("{at}/properties/{k}: no description"));
                         }
                     }
@@ -151,7 +173,9 @@ pub fn check_object_schemas(at: &str, s: &Value, problems: &mut Vec<String>) {
                     required.sort_unstable();
                     names.sort_unstable();
                     if required != names {
-                        problems.push(format!("{at}: required {required:?} differs from properties {names:?}"));
+                        problems.push(format!(
+                            "{at}: required {required:?} differs from properties {names:?}"
+                        ));
                     }
                 }
             }
@@ -167,4 +191,3 @@ pub fn check_object_schemas(at: &str, s: &Value, problems: &mut Vec<String>) {
         _ => {}
     }
 }
-
