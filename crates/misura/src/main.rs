@@ -130,14 +130,38 @@ fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
             exchange::run(a, stop)?;
             Ok(interrupted_code(stop).unwrap_or(exit::OK))
         }
-        Command::Serve(a) => Ok(interrupted_code(stop).unwrap_or(serve::run(a, stop)?)),
-        Command::Tcp(a) => Ok(interrupted_code(stop).unwrap_or(tcp::run(a, stop)?)),
-        Command::Udp(a) => Ok(interrupted_code(stop).unwrap_or(udp::run(a, stop)?)),
-        Command::Rr(a) => Ok(interrupted_code(stop).unwrap_or(rr::run(a, stop)?)),
-        Command::Setup(a) => Ok(interrupted_code(stop).unwrap_or(setup::run(a, stop)?)),
-        Command::Sweep(a) => Ok(interrupted_code(stop).unwrap_or(sweep::run(a, stop)?)),
-        Command::Report(a) => Ok(interrupted_code(stop).unwrap_or(report_cmd::run(a, stop)?)),
-        Command::Agent(a) => Ok(interrupted_code(stop).unwrap_or(agent::run(a, stop)?)),
+        Command::Serve(a) => {
+            let code = serve::run(a, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(code))
+        }
+        Command::Tcp(a) => {
+            let code = tcp::run(a, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(code))
+        }
+        Command::Udp(a) => {
+            let code = udp::run(a, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(code))
+        }
+        Command::Rr(a) => {
+            let code = rr::run(a, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(code))
+        }
+        Command::Setup(a) => {
+            let code = setup::run(a, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(code))
+        }
+        Command::Sweep(a) => {
+            let code = sweep::run(a, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(code))
+        }
+        Command::Report(a) => {
+            let code = report_cmd::run(a, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(code))
+        }
+        Command::Agent(a) => {
+            let code = agent::run(a, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(code))
+        }
         Command::History(a) => store_hook::history(a),
         Command::Show(a) => store_hook::show(a),
         Command::Compare(a) => store_hook::compare(a),
