@@ -191,29 +191,29 @@ Examples (the lab's hosts topology):
   misura exchange --netns misura-h1 --interface m0 --peer 02:6d:73:00:02:02 --count 1000")]
     Exchange(ExchangeArgs),
     /// Serve throughput, request/response and set-up tests to many clients at once, within limits.
-    #[command(long_about = crate::serve::LONG_ABOUT)]
-    Serve(crate::serve::ServeArgs),
+    #[command(long_about = crate::commands::throughput::serve::LONG_ABOUT)]
+    Serve(crate::commands::throughput::serve::ServeArgs),
     /// TCP throughput against `misura serve`: streams, direction, buffers, Nagle, CPU cost.
-    #[command(long_about = crate::tcp::LONG_ABOUT)]
-    Tcp(crate::tcp::TcpArgs),
+    #[command(long_about = crate::commands::throughput::tcp::LONG_ABOUT)]
+    Tcp(crate::commands::throughput::tcp::TcpArgs),
     /// Paced UDP against `misura serve`: received rate, loss, duplicates, reordering, jitter.
-    #[command(long_about = crate::udp::LONG_ABOUT)]
-    Udp(crate::udp::UdpArgs),
+    #[command(long_about = crate::commands::throughput::udp::LONG_ABOUT)]
+    Udp(crate::commands::throughput::udp::UdpArgs),
     /// Request/response transactions (netperf TCP_RR/UDP_RR/TCP_CRR): rate, latency, CPU per transaction.
-    #[command(long_about = crate::rr::LONG_ABOUT)]
-    Rr(crate::rr::RrArgs),
+    #[command(long_about = crate::commands::throughput::rr::LONG_ABOUT)]
+    Rr(crate::commands::throughput::rr::RrArgs),
     /// Set-up delay of a new path: first-packet RTT minus the next, after idle gaps; TCP handshake time.
-    #[command(long_about = crate::setup::LONG_ABOUT)]
-    Setup(crate::setup::SetupArgs),
+    #[command(long_about = crate::commands::throughput::setup::LONG_ABOUT)]
+    Setup(crate::commands::throughput::setup::SetupArgs),
     /// Run tcp, udp or rr across a parameter list or range and tabulate (seed 001's curves).
-    #[command(long_about = crate::sweep::LONG_ABOUT)]
-    Sweep(crate::sweep::SweepArgs),
+    #[command(long_about = crate::commands::throughput::sweep::LONG_ABOUT)]
+    Sweep(crate::commands::throughput::sweep::SweepArgs),
     /// A self-contained HTML page (and SVG/PNG plots) of a stored run or a result file.
-    #[command(long_about = crate::report_cmd::LONG_ABOUT)]
-    Report(crate::report_cmd::ReportArgs),
+    #[command(long_about = crate::commands::report::LONG_ABOUT)]
+    Report(crate::commands::report::ReportArgs),
     /// Measure many paths continuously and expose OpenMetrics for Prometheus.
-    #[command(long_about = crate::agent::LONG_ABOUT)]
-    Agent(crate::agent::AgentArgs),
+    #[command(long_about = crate::commands::agent::LONG_ABOUT)]
+    Agent(crate::commands::agent::AgentArgs),
     /// List the runs kept in the results store.
     History(HistoryArgs),
     /// Print a stored run as it was printed then (or its JSON).
@@ -231,27 +231,27 @@ Examples (the lab's hosts topology):
 #[derive(Subcommand, Debug)]
 pub enum ClockCommand {
     /// Every usable time source: read cost, resolution, smallest step, monotonicity.
-    #[command(long_about = crate::clock_sources::LONG_ABOUT)]
-    Sources(crate::clock_sources::SourcesArgs),
+    #[command(long_about = crate::commands::clock::sources::LONG_ABOUT)]
+    Sources(crate::commands::clock::sources::SourcesArgs),
     /// Seed 000's interference test: histogram of the steps between consecutive clock reads.
-    #[command(long_about = crate::clock_interference::LONG_ABOUT)]
-    Interference(crate::clock_interference::InterferenceArgs),
+    #[command(long_about = crate::commands::clock::interference::LONG_ABOUT)]
+    Interference(crate::commands::clock::interference::InterferenceArgs),
     /// The TSC's frequency and stability, against CLOCK_MONOTONIC_RAW or an NTP server.
-    #[command(long_about = crate::clock_tsc::LONG_ABOUT)]
-    Tsc(crate::clock_tsc::TscArgs),
+    #[command(long_about = crate::commands::clock::tsc::LONG_ABOUT)]
+    Tsc(crate::commands::clock::tsc::TscArgs),
     /// Wake-up latency of periodic absolute sleeps, as cyclictest measures it.
-    #[command(long_about = crate::clock_timer::LONG_ABOUT)]
-    Timer(crate::clock_timer::TimerArgs),
+    #[command(long_about = crate::commands::clock::timer::LONG_ABOUT)]
+    Timer(crate::commands::clock::timer::TimerArgs),
 }
 
 #[derive(Subcommand, Debug)]
 pub enum HostCommand {
     /// Check everything that affects timing precision, with the command that changes each.
-    #[command(long_about = crate::hostcheck::CHECK_LONG_ABOUT)]
-    Check(crate::hostcheck::CheckArgs),
+    #[command(long_about = crate::commands::host::check::CHECK_LONG_ABOUT)]
+    Check(crate::commands::host::check::CheckArgs),
     /// Apply (or revert) the safe tuning changes; without --apply only print the plan.
-    #[command(long_about = crate::hostcheck::TUNE_LONG_ABOUT)]
-    Tune(crate::hostcheck::TuneArgs),
+    #[command(long_about = crate::commands::host::check::TUNE_LONG_ABOUT)]
+    Tune(crate::commands::host::check::TuneArgs),
 }
 
 /// Flags of `misura reflect`.

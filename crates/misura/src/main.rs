@@ -1,43 +1,9 @@
 //! misura: precise network latency measurement with an ordinary Linux PC.
 //! The only crate that prints or exits.
 
-mod agent;
-mod agent_config;
-mod agent_http;
-mod agent_metrics;
-mod agent_run;
-mod analysis;
-mod calibrate;
 mod cli;
-mod client;
-mod clock_interference;
-mod clock_sources;
-mod clock_timer;
-mod clock_tsc;
-mod demo;
-mod engine;
-mod exchange;
-mod exit;
-mod host;
-mod hostcheck;
-mod labcmd;
-mod oneway;
-mod progress;
-mod proto;
-mod reflect;
-mod report_cmd;
-mod rr;
-mod rtt;
-mod serve;
-mod serve_conn;
-mod serve_tests;
-mod setup;
-mod store_hook;
-mod sweep;
-mod tcp;
-mod transport;
-mod udp;
-mod units;
+mod commands;
+mod shared;
 
 use anyhow::Result;
 use clap::Parser;
@@ -47,14 +13,14 @@ use std::sync::Arc;
 
 fn main() {
     let cli = Cli::parse();
-    store_hook::configure(cli.store.clone(), cli.no_store);
+    shared::store::configure(cli.store.clone(), cli.no_store);
     let stop = Arc::new(AtomicUsize::new(0));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         // A signal only sets the flag: the loop stops sending, drains what is
         // in flight and the partial result is written.
         if let Err(e) = signal_hook::flag::register_usize(sig, stop.clone(), sig as usize) {
             eprintln!("misura: cannot install the signal handler: {e}");
-            std::process::exit(exit::ERROR);
+            std::process::exit(shared::exit::ERROR);
         }
     }
     let code = match run(&cli, &stop) {
@@ -64,7 +30,7 @@ fn main() {
             for cause in e.chain().skip(1) {
                 eprintln!("  caused by: {cause}");
             }
-            exit::code_for(&e)
+            shared::exit::code_for(&e)
         }
     };
     std::process::exit(code);
@@ -73,8 +39,8 @@ fn main() {
 fn interrupted_code(stop: &AtomicUsize) -> Option<i32> {
     match stop.load(Ordering::Relaxed) {
         0 => None,
-        s if s == signal_hook::consts::SIGTERM as usize => Some(exit::INTERRUPTED_TERM),
-        _ => Some(exit::INTERRUPTED_INT),
+        s if s == signal_hook::consts::SIGTERM as usize => Some(shared::exit::INTERRUPTED_TERM),
+        _ => Some(shared::exit::INTERRUPTED_INT),
     }
 }
 
@@ -88,8 +54,8 @@ fn enter_netns(netns: &Option<String>) -> Result<()> {
 fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
     match &cli.command {
         Command::Lab(cmd) => {
-            labcmd::run(cmd)?;
-            Ok(exit::OK)
+            commands::lab::run(cmd)?;
+            Ok(shared::exit::OK)
         }
         Command::Oneway(a) => {
             enter_netns(&a.m.netns)?;
@@ -97,90 +63,95 @@ fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
                 .calibration
                 .as_ref()
                 .map(|p| {
-                    oneway::read_profile(p).map(|profile| oneway::Calibration {
+                    commands::oneway::read_profile(p).map(|profile| commands::oneway::Calibration {
                         path: p.clone(),
                         profile,
                         accept_mismatch: a.accept_profile_mismatch,
                     })
                 })
                 .transpose()?;
-            let mut outputs = oneway::Outputs::open(&a.m)?;
-            let report =
-                oneway::measure(&a.m, oneway::Mode::Oneway, cal.as_ref(), &mut outputs, stop)?;
-            oneway::emit(&report, a.m.json, &mut outputs)?;
-            Ok(interrupted_code(stop).unwrap_or(exit::OK))
+            let mut outputs = commands::oneway::Outputs::open(&a.m)?;
+            let report = commands::oneway::measure(
+                &a.m,
+                commands::oneway::Mode::Oneway,
+                cal.as_ref(),
+                &mut outputs,
+                stop,
+            )?;
+            commands::oneway::emit(&report, a.m.json, &mut outputs)?;
+            Ok(interrupted_code(stop).unwrap_or(shared::exit::OK))
         }
         Command::Calibrate(a) => {
             enter_netns(&a.m.netns)?;
-            calibrate::run(a, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(exit::OK))
+            commands::oneway::calibrate::run(a, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(shared::exit::OK))
         }
         Command::Reflect(a) => {
             enter_netns(&a.netns)?;
-            reflect::run(a, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(exit::OK))
+            commands::reflect::run(a, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(shared::exit::OK))
         }
         Command::Rtt(a) => {
             enter_netns(&a.netns)?;
-            let code = rtt::run(a, stop)?;
+            let code = commands::rtt::run(a, stop)?;
             Ok(interrupted_code(stop).unwrap_or(code))
         }
         Command::Exchange(a) => {
             enter_netns(&a.netns)?;
-            exchange::run(a, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(exit::OK))
+            commands::exchange::run(a, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(shared::exit::OK))
         }
         Command::Serve(a) => {
-            let code = serve::run(a, stop)?;
+            let code = commands::throughput::serve::run(a, stop)?;
             Ok(interrupted_code(stop).unwrap_or(code))
         }
         Command::Tcp(a) => {
-            let code = tcp::run(a, stop)?;
+            let code = commands::throughput::tcp::run(a, stop)?;
             Ok(interrupted_code(stop).unwrap_or(code))
         }
         Command::Udp(a) => {
-            let code = udp::run(a, stop)?;
+            let code = commands::throughput::udp::run(a, stop)?;
             Ok(interrupted_code(stop).unwrap_or(code))
         }
         Command::Rr(a) => {
-            let code = rr::run(a, stop)?;
+            let code = commands::throughput::rr::run(a, stop)?;
             Ok(interrupted_code(stop).unwrap_or(code))
         }
         Command::Setup(a) => {
-            let code = setup::run(a, stop)?;
+            let code = commands::throughput::setup::run(a, stop)?;
             Ok(interrupted_code(stop).unwrap_or(code))
         }
         Command::Sweep(a) => {
-            let code = sweep::run(a, stop)?;
+            let code = commands::throughput::sweep::run(a, stop)?;
             Ok(interrupted_code(stop).unwrap_or(code))
         }
         Command::Report(a) => {
-            let code = report_cmd::run(a, stop)?;
+            let code = commands::report::run(a, stop)?;
             Ok(interrupted_code(stop).unwrap_or(code))
         }
         Command::Agent(a) => {
-            let code = agent::run(a, stop)?;
+            let code = commands::agent::run(a, stop)?;
             Ok(interrupted_code(stop).unwrap_or(code))
         }
-        Command::History(a) => store_hook::history(a),
-        Command::Show(a) => store_hook::show(a),
-        Command::Compare(a) => store_hook::compare(a),
+        Command::History(a) => shared::store::history(a),
+        Command::Show(a) => shared::store::show(a),
+        Command::Compare(a) => shared::store::compare(a),
         Command::Clock(c) => {
             match c {
-                ClockCommand::Sources(a) => clock_sources::run(a, stop)?,
-                ClockCommand::Interference(a) => clock_interference::run(a, stop)?,
-                ClockCommand::Tsc(a) => clock_tsc::run(a, stop)?,
-                ClockCommand::Timer(a) => clock_timer::run(a, stop)?,
+                ClockCommand::Sources(a) => commands::clock::sources::run(a, stop)?,
+                ClockCommand::Interference(a) => commands::clock::interference::run(a, stop)?,
+                ClockCommand::Tsc(a) => commands::clock::tsc::run(a, stop)?,
+                ClockCommand::Timer(a) => commands::clock::timer::run(a, stop)?,
             }
-            Ok(interrupted_code(stop).unwrap_or(exit::OK))
+            Ok(interrupted_code(stop).unwrap_or(shared::exit::OK))
         }
         Command::Host(h) => match h {
-            HostCommand::Check(a) => hostcheck::check(a),
-            HostCommand::Tune(a) => hostcheck::tune(a),
+            HostCommand::Check(a) => commands::host::check::check(a),
+            HostCommand::Tune(a) => commands::host::check::tune(a),
         },
         Command::Demo(d) => {
-            demo::run(d, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(exit::OK))
+            commands::demo::run(d, stop)?;
+            Ok(interrupted_code(stop).unwrap_or(shared::exit::OK))
         }
     }
 }

@@ -1,0 +1,350 @@
+//! `misura agent`: continuous monitoring. Measures every configured target on
+//! its own interval, each run a child `misura rtt`/`misura oneway`, and keeps
+//! the results as OpenMetrics series on `/metrics` for Prometheus to scrape.
+
+pub mod config;
+pub mod http;
+pub mod metrics;
+pub mod runner;
+
+use crate::shared::exit::{self, Failure};
+use anyhow::{Context, Result};
+use config::{Config, Target};
+use metrics::{AgentCounters, ErrorReason, TargetMetrics};
+use misura_report::rtt::RttReport;
+use misura_report::OnewayReport;
+use runner::RunOutput;
+use std::collections::{BTreeMap, HashMap};
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Long help for the subcommand (shown by `--help`).
+pub const LONG_ABOUT: &str = "\
+Run scheduled measurements indefinitely and expose them to Prometheus.
+
+Each [[target]] of the TOML configuration is measured on its own interval:
+`kind = \"rtt\"` runs STAMP round trips to a reflector (`misura rtt`),
+`kind = \"oneway\"` a one-way run between two local ports (`misura oneway`).
+A target that fails is counted (misura_target_errors_total{reason=…}) and
+tried again at its next interval; the others carry on.
+
+GET /metrics serves OpenMetrics text: latency histograms per target and
+figure (misura_rtt_{user,kernel,network}_seconds,
+misura_oneway_{user,kernel}_seconds; 1 µs … 1 s, five buckets per decade,
+cumulative since the agent started), probe counters (sent, received, lost,
+duplicates, reordered), delay variation, the timestamp source
+(misura_target_info), and the last success time. GET /healthz answers 200.
+
+SIGHUP re-reads the configuration: targets that keep their name keep their
+series; a configuration with errors is refused and the running one kept.
+SIGINT/SIGTERM stop the agent cleanly (exit 0): running measurements are
+ended and reaped.
+
+Example:
+  misura agent --config /etc/misura/agent.toml --listen 0.0.0.0:9862
+See examples/agent.toml and docs/monitoring.md (Prometheus set-up).";
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct AgentArgs {
+    /// TOML configuration: the targets and their intervals (see examples/agent.toml).
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// Address and port of the HTTP endpoint (/metrics, /healthz).
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:9862")]
+    pub listen: SocketAddr,
+    /// Run the agent (its endpoint and its measurements) inside this network namespace.
+    #[arg(long, value_name = "NAME")]
+    pub netns: Option<String>,
+    /// Check the configuration, print the targets and exit.
+    #[arg(long)]
+    pub check: bool,
+}
+
+type Shared = Arc<Mutex<(BTreeMap<String, TargetMetrics>, AgentCounters)>>;
+
+struct Slot {
+    target: Target,
+    next_due: Instant,
+    running: bool,
+}
+
+struct Finished {
+    name: String,
+    target: Target,
+    output: RunOutput,
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+fn address_of(t: &Target) -> String {
+    match &t.kind {
+        config::TargetKind::Rtt { address } => address.clone(),
+        config::TargetKind::Oneway { tx, rx } => format!("{tx}->{rx}"),
+    }
+}
+
+/// Bring the metric records in line with `config`: same name and kind keep
+/// their series, removed targets drop theirs, new ones start at zero.
+fn reconcile(metrics: &mut BTreeMap<String, TargetMetrics>, config: &Config) {
+    metrics.retain(|name, m| {
+        config
+            .targets
+            .iter()
+            .any(|t| &t.name == name && t.kind.label() == m.kind)
+    });
+    for t in &config.targets {
+        let m = metrics
+            .entry(t.name.clone())
+            .or_insert_with(|| TargetMetrics::new(t.kind.label(), address_of(t)));
+        m.address = address_of(t);
+    }
+}
+
+fn slots_for(config: &Config, old: &mut HashMap<String, Slot>) -> HashMap<String, Slot> {
+    let now = Instant::now();
+    config
+        .targets
+        .iter()
+        .map(|t| {
+            // A target that stays keeps its schedule and its running flag.
+            let (next_due, running) = match old.remove(&t.name) {
+                Some(s) if s.target == *t => (s.next_due, s.running),
+                Some(s) => (now, s.running),
+                None => (now, false),
+            };
+            (
+                t.name.clone(),
+                Slot {
+                    target: t.clone(),
+                    next_due,
+                    running,
+                },
+            )
+        })
+        .collect()
+}
+
+fn record(shared: &Shared, f: &Finished) {
+    let now = unix_now();
+    let mut guard = shared.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(m) = guard.0.get_mut(&f.name) else {
+        return;
+    };
+    if m.kind != f.target.kind.label() {
+        return;
+    }
+    match &f.output {
+        RunOutput::Stopped => {}
+        RunOutput::Failed { reason, detail } => {
+            m.error(*reason);
+            eprintln!(
+                "misura agent: target {}: {}: {detail}",
+                f.name,
+                reason.label()
+            );
+        }
+        RunOutput::Done {
+            stdout,
+            success,
+            stderr_tail,
+        } => {
+            let ok = match f.target.kind {
+                config::TargetKind::Rtt { .. } => {
+                    serde_json::from_slice::<RttReport>(stdout).map(|r| m.add_rtt(&r, now))
+                }
+                config::TargetKind::Oneway { .. } => {
+                    serde_json::from_slice::<OnewayReport>(stdout).map(|r| m.add_oneway(&r, now))
+                }
+            };
+            if !success {
+                m.error(ErrorReason::ExitStatus);
+                eprintln!(
+                    "misura agent: target {}: exit_status: {stderr_tail}",
+                    f.name
+                );
+            }
+            match ok {
+                Ok(true) => {}
+                Ok(false) => {
+                    m.error(ErrorReason::NoReplies);
+                    eprintln!(
+                        "misura agent: target {}: no_replies: every probe was lost",
+                        f.name
+                    );
+                }
+                Err(e) if *success => {
+                    m.error(ErrorReason::BadOutput);
+                    eprintln!("misura agent: target {}: bad_output: {e}", f.name);
+                }
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+fn render(shared: &Shared) -> Vec<u8> {
+    let families = {
+        let guard = shared.lock().unwrap_or_else(|p| p.into_inner());
+        metrics::families(&guard.0, &guard.1)
+    };
+    let mut out = Vec::new();
+    if let Err(e) = misura_report::metrics::write_openmetrics(&families, &mut out) {
+        // Only a bug can get here (names and label values are checked at load).
+        eprintln!("misura agent: cannot render metrics: {e}");
+        out.clear();
+        out.extend_from_slice(b"# EOF\n");
+    }
+    out
+}
+
+/// Returns the process exit code.
+pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
+    let mut config = config::load(&args.config).map_err(|e| Failure::Usage(e.0))?;
+    if args.check {
+        for t in &config.targets {
+            println!(
+                "{}: {} every {:.3} s: misura {}",
+                t.name,
+                t.kind.label(),
+                t.interval_ns as f64 / 1e9,
+                t.child_args().join(" ")
+            );
+        }
+        return Ok(exit::OK);
+    }
+    if let Some(ns) = &args.netns {
+        // Before any thread or child exists, so all of them live in it.
+        misura_sys::netns::enter(ns)?;
+    }
+    let exe = std::env::current_exe().context("locating the misura binary to run measurements")?;
+    let hup = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone())
+        .context("installing the SIGHUP handler")?;
+    let listener = TcpListener::bind(args.listen).with_context(|| {
+        format!(
+            "cannot listen on {}: is another agent running there?",
+            args.listen
+        )
+    })?;
+    eprintln!(
+        "misura agent: {} targets, serving http://{}/metrics",
+        config.targets.len(),
+        args.listen
+    );
+
+    let shared: Shared = Arc::new(Mutex::new((BTreeMap::new(), AgentCounters::default())));
+    reconcile(&mut shared.lock().unwrap().0, &config);
+    let http = {
+        let (shared, stop) = (shared.clone(), stop.clone());
+        std::thread::Builder::new()
+            .name("agent-http".into())
+            .spawn(move || agent_http_serve(listener, &stop, &shared))?
+    };
+
+    let (done_tx, done_rx) = mpsc::channel::<Finished>();
+    let mut slots = slots_for(&config, &mut HashMap::new());
+    let mut running = 0usize;
+    while stop.load(Ordering::Relaxed) == 0 {
+        if hup.swap(false, Ordering::Relaxed) {
+            match config::load(&args.config) {
+                Ok(c) => {
+                    eprintln!(
+                        "misura agent: reloaded {}: {} targets",
+                        args.config.display(),
+                        c.targets.len()
+                    );
+                    let mut g = shared.lock().unwrap_or_else(|p| p.into_inner());
+                    reconcile(&mut g.0, &c);
+                    g.1.reloads_ok += 1;
+                    drop(g);
+                    slots = slots_for(&c, &mut slots);
+                    config = c;
+                }
+                Err(e) => {
+                    eprintln!(
+                        "misura agent: reload refused, keeping the running configuration: {e}"
+                    );
+                    shared
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .1
+                        .reloads_failed += 1;
+                }
+            }
+        }
+        while let Ok(f) = done_rx.try_recv() {
+            running -= 1;
+            if let Some(s) = slots.get_mut(&f.name) {
+                s.running = false;
+            }
+            record(&shared, &f);
+        }
+        let now = Instant::now();
+        let mut due: Vec<&mut Slot> = slots
+            .values_mut()
+            .filter(|s| !s.running && s.next_due <= now)
+            .collect();
+        due.sort_by_key(|s| s.next_due);
+        for s in due {
+            if running >= config.parallel {
+                break;
+            }
+            s.running = true;
+            running += 1;
+            // Fixed-rate schedule without catch-up: a late run moves the next one.
+            let interval = Duration::from_nanos(s.target.interval_ns as u64);
+            s.next_due = (s.next_due + interval).max(now);
+            let (target, exe, stop, tx) =
+                (s.target.clone(), exe.clone(), stop.clone(), done_tx.clone());
+            let spawned = std::thread::Builder::new()
+                .name("agent-run".into())
+                .spawn(move || {
+                    let output = runner::run(&exe, &target, &stop);
+                    let _ = tx.send(Finished {
+                        name: target.name.clone(),
+                        target,
+                        output,
+                    });
+                });
+            if let Err(e) = spawned {
+                running -= 1;
+                s.running = false;
+                let f = Finished {
+                    name: s.target.name.clone(),
+                    target: s.target.clone(),
+                    output: RunOutput::Failed {
+                        reason: ErrorReason::Spawn,
+                        detail: e.to_string(),
+                    },
+                };
+                record(&shared, &f);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Stopping: the runs see `stop`, kill and reap their children.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while running > 0 && Instant::now() < deadline {
+        if let Ok(f) = done_rx.recv_timeout(Duration::from_millis(100)) {
+            running -= 1;
+            record(&shared, &f);
+        }
+    }
+    let _ = http.join();
+    eprintln!("misura agent: stopped");
+    Ok(exit::OK)
+}
+
+fn agent_http_serve(listener: TcpListener, stop: &AtomicUsize, shared: &Shared) {
+    if let Err(e) = crate::commands::agent::http::serve(listener, stop, &|| render(shared)) {
+        eprintln!("misura agent: HTTP endpoint failed: {e}");
+    }
+}

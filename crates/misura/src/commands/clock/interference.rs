@@ -1,0 +1,334 @@
+//! `misura clock interference`: seed 000's experiment — a tight loop of
+//! clock reads; the steps between consecutive reads show when the kernel,
+//! the hardware or other threads took the CPU away.
+
+use crate::commands::clock::sources::{
+    completion, duration_flag, emit, host_and_warnings, open_export, tsc_rate_over,
+};
+use crate::shared::exit::Failure;
+use crate::shared::progress::Progress;
+use anyhow::Result;
+use misura_measure::clockstats::StepTracker;
+use misura_report::clock::{InterferenceConfig, InterferenceReport, InterferenceRun};
+use misura_report::LoopTuning;
+use misura_sys::clock::{now_ns, resolution_ns};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Long help for the subcommand (shown by `--help`).
+pub const LONG_ABOUT: &str = "\
+Seed 000's interference test: a tight loop reads a clock as fast as it can
+for --duration; every non-zero step between consecutive reads goes into a log
+histogram (buckets from the resolution up to seconds), and the longest steps
+are kept with their offsets from the start. A step of a few tens of ns is the
+read itself; anything longer is time the loop did not run: interrupts, the
+scheduler, the hypervisor, SMIs. Memory is bounded (no per-read storage).
+
+--load N starts N busy threads for the run, pinned round-robin to all online
+CPUs starting with the CPU after the measuring one (so the measuring CPU gets
+a load thread last, when N reaches the number of CPUs), and stops them after.
+--compare (with --load) runs idle first, then loaded, and shows both side by side.
+
+Examples:
+  misura clock interference --duration 5s
+  misura clock interference --duration 5s --load 2 --compare --cpu 1
+  misura clock interference --clock tsc --json";
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct InterferenceArgs {
+    /// Length of each run (e.g. 5s, 500ms).
+    #[arg(long, default_value = "5s", value_name = "DURATION")]
+    pub duration: String,
+    /// Busy threads to run beside the loop (0: idle).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub load: u32,
+    /// Run idle, then with --load N, and show both side by side.
+    #[arg(long, requires = "load")]
+    pub compare: bool,
+    /// The clock to read: monotonic, monotonic_raw, monotonic_coarse, realtime, realtime_coarse, tai, boottime or tsc.
+    #[arg(long, default_value = "monotonic", value_name = "NAME")]
+    pub clock: String,
+    /// Pin the reading loop to this CPU.
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+    /// How many of the longest gaps to report.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub gaps: usize,
+    /// Histogram buckets per decade (log scale).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub bins_per_decade: u32,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON result to this file.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// No progress line on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+enum Source {
+    Posix(misura_sys::clocks::PosixClock),
+    /// TSC ticks turned into ns at this many ns per tick.
+    Tsc(f64),
+}
+
+/// Reads in the hot loop between checks of the deadline and the stop flag.
+const CHUNK: u32 = 1024;
+
+fn read_loop<F: FnMut() -> i64>(
+    mut read: F,
+    duration_ns: i64,
+    gaps: usize,
+    stop: &AtomicUsize,
+    progress: &mut Progress,
+    label: &str,
+) -> StepTracker {
+    let mut t = StepTracker::new(gaps);
+    let mut next_tick = 1_000_000_000i64;
+    loop {
+        for _ in 0..CHUNK {
+            t.read(read());
+        }
+        let span = t.span_ns();
+        if span >= duration_ns || stop.load(Ordering::Relaxed) != 0 {
+            return t;
+        }
+        if span >= next_tick {
+            next_tick += 1_000_000_000;
+            let (n, max) = (t.reads(), t.steps().max().unwrap_or(0));
+            progress.tick(|| {
+                format!(
+                    "{label}: {n} reads, longest step {}",
+                    misura_report::clock::human_ns(max as f64)
+                )
+            });
+            // Printing is not interference: do not count the step across it.
+            t.break_chain();
+        }
+    }
+}
+
+/// Busy threads pinned round-robin; stopped and joined on drop.
+struct Load {
+    flag: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    cpus: Vec<usize>,
+    pin_errors: Vec<String>,
+}
+
+impl Load {
+    /// `online`: the CPUs the process may use (read before the loop was pinned).
+    fn start(n: u32, measuring_cpu: Option<usize>, online: &[usize]) -> Load {
+        // Start after the measuring CPU, so it is the last to get a load thread.
+        let first = measuring_cpu
+            .and_then(|c| online.iter().position(|&x| x == c))
+            .map_or(0, |i| i + 1);
+        let cpus: Vec<usize> = (0..n as usize)
+            .map(|i| online[(first + i) % online.len()])
+            .collect();
+        let flag = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let threads = cpus
+            .iter()
+            .map(|&cpu| {
+                let flag = flag.clone();
+                let tx = tx.clone();
+                std::thread::spawn(move || {
+                    let _ = tx.send(
+                        misura_sys::sched::pin_to_cpu(cpu)
+                            .err()
+                            .map(|e| e.to_string()),
+                    );
+                    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+                    while !flag.load(Ordering::Relaxed) {
+                        for _ in 0..1000 {
+                            x = std::hint::black_box(
+                                x.rotate_left(5) ^ x.wrapping_mul(0x2545_f491_4f6c_dd1d),
+                            );
+                        }
+                    }
+                })
+            })
+            .collect::<Vec<_>>();
+        drop(tx);
+        // Each thread reports once (its sender lives as long as it spins).
+        let pin_errors = rx.iter().take(cpus.len()).flatten().collect();
+        // Let them reach full speed before the loop starts.
+        std::thread::sleep(Duration::from_millis(50));
+        Load {
+            flag,
+            threads,
+            cpus,
+            pin_errors,
+        }
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        self.flag.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
+    let duration_ns = duration_flag("--duration", &args.duration, 1_000_000)?;
+    let name = args.clock.trim().to_ascii_lowercase();
+    let (clock_name, source, resolution) = if name == "tsc" {
+        if !misura_sys::tsc::AVAILABLE {
+            return Err(
+                Failure::Params("--clock tsc: this build has no TSC (x86-64 only)".into()).into(),
+            );
+        }
+        let hz = tsc_rate_over(Duration::from_millis(100)).ok_or_else(|| {
+            anyhow::anyhow!("cannot measure the TSC rate: CLOCK_MONOTONIC_RAW did not advance")
+        })?;
+        ("TSC".to_string(), Source::Tsc(1e9 / hz), 1e9 / hz)
+    } else {
+        let c = misura_sys::clocks::by_name(&name).ok_or_else(|| {
+            Failure::Usage(format!(
+                "--clock {}: unknown clock; use monotonic, monotonic_raw, monotonic_coarse, realtime, realtime_coarse, tai, boottime or tsc",
+                args.clock
+            ))
+        })?;
+        (
+            c.name.to_string(),
+            Source::Posix(c),
+            resolution_ns(c.id) as f64,
+        )
+    };
+    if args.load == 0 && args.compare {
+        return Err(Failure::Usage("--compare needs --load N with N ≥ 1".into()).into());
+    }
+    let export = open_export(&args.export_json)?;
+    let started_at = crate::commands::oneway::now_rfc3339();
+    let mut warnings = Vec::new();
+    let mut allowed = misura_sys::sched::current_affinity().unwrap_or_default();
+    if allowed.is_empty() {
+        allowed = (0..misura_sys::sched::online_cpus()).collect();
+    }
+    if let Some(cpu) = args.cpu {
+        misura_sys::sched::pin_to_cpu(cpu)?;
+    }
+    let memory_locked = match misura_sys::sched::lock_memory() {
+        Ok(()) => true,
+        Err(e) => {
+            warnings.push(format!("memory not locked ({e})"));
+            false
+        }
+    };
+    let plan: Vec<(&str, u32)> = match (args.load, args.compare) {
+        (0, _) => vec![("idle", 0)],
+        (n, false) => vec![("loaded", n)],
+        (n, true) => vec![("idle", 0), ("loaded", n)],
+    };
+    let total = Duration::from_nanos((duration_ns as u64).saturating_mul(plan.len() as u64));
+    let mut progress = Progress::new(args.quiet, Some(total));
+    let mut runs = Vec::new();
+    for (label, n) in plan {
+        if stop.load(Ordering::Relaxed) != 0 {
+            break;
+        }
+        let load = (n > 0).then(|| Load::start(n, args.cpu, &allowed));
+        if let Some(l) = &load {
+            for e in &l.pin_errors {
+                warnings.push(format!("a load thread could not be pinned: {e}"));
+            }
+        }
+        let t0 = std::time::Instant::now();
+        let tracker = match source {
+            Source::Posix(c) => read_loop(
+                || now_ns(c.id),
+                duration_ns,
+                args.gaps,
+                stop,
+                &mut progress,
+                label,
+            ),
+            Source::Tsc(scale) => {
+                let base = misura_sys::tsc::read();
+                read_loop(
+                    || (misura_sys::tsc::read().wrapping_sub(base) as f64 * scale) as i64,
+                    duration_ns,
+                    args.gaps,
+                    stop,
+                    &mut progress,
+                    label,
+                )
+            }
+        };
+        let elapsed = t0.elapsed().as_secs_f64();
+        let load_cpus = load.as_ref().map(|l| l.cpus.clone()).unwrap_or_default();
+        drop(load);
+        runs.push(InterferenceRun {
+            label: label.into(),
+            load_threads: n,
+            load_cpus,
+            complete: tracker.span_ns() >= duration_ns,
+            elapsed_s: elapsed,
+            reads: tracker.reads(),
+            reads_per_s: tracker.reads() as f64 / elapsed.max(1e-9),
+            zero_steps: tracker.zero_steps(),
+            backward_steps: tracker.backward_steps(),
+            steps: tracker.steps().snapshot(),
+            histogram: tracker.steps().log_histogram(args.bins_per_decade),
+            longest_gaps: tracker.longest_gaps().to_vec(),
+            time_in_gaps_over_10us_ns: tracker.long_steps_ns(),
+        });
+    }
+    progress.done();
+    let (complete, stop_reason) = completion(stop);
+    let (host, host_warnings) = host_and_warnings(
+        LoopTuning {
+            netns: None,
+            cpu: args.cpu,
+            rt_priority: None,
+            memory_locked,
+        },
+        true,
+    );
+    warnings.extend(
+        host_warnings
+            .into_iter()
+            .filter(|w| !w.contains("memory not locked") || memory_locked),
+    );
+    if runs.iter().any(|r| r.backward_steps > 0) {
+        warnings.push(format!("{clock_name} went backwards between consecutive reads: it is not monotonic on this host"));
+    }
+    let report = InterferenceReport {
+        meta: crate::commands::oneway::meta("misura.clock-interference", started_at),
+        complete,
+        stop_reason,
+        host,
+        config: InterferenceConfig {
+            clock: clock_name,
+            duration_ns,
+            cpu: args.cpu,
+            load_threads: args.load,
+            compare: args.compare,
+            bins_per_decade: args
+                .bins_per_decade
+                .clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE),
+            longest_gaps: args.gaps,
+        },
+        resolution_ns: resolution,
+        tsc_hz: match source {
+            Source::Tsc(s) => Some(1e9 / s),
+            Source::Posix(_) => None,
+        },
+        runs,
+        warnings,
+    };
+    emit(
+        &report,
+        args.json,
+        misura_report::clock::write_interference_text,
+        export,
+    )
+}

@@ -1,0 +1,518 @@
+//! `misura clock sources`: seed 003's Table 1 for today's machine — every
+//! time source with its read cost, resolution, smallest step and
+//! monotonicity. Also the helpers the other `clock` subcommands share.
+
+use crate::shared::exit::Failure;
+use crate::shared::progress::Progress;
+use anyhow::Result;
+use misura_measure::clockstats::{counter_rate_hz, StepTracker};
+use misura_report::clock::{ClocksourceInfo, SourceRow, SourcesConfig, SourcesReport, TscInfo};
+use misura_report::{write_json, HostFingerprint, LoopTuning};
+use misura_stats::Summary;
+use misura_sys::clock::{monotonic_raw_ns, now_ns, resolution_ns};
+use misura_sys::clocks::{gettimeofday_ns, PosixClock, POSIX_CLOCKS};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Long help for the subcommand (shown by `--help`).
+pub const LONG_ABOUT: &str = "\
+Every usable time source of this machine, with what it costs to read and how
+finely it resolves: CLOCK_MONOTONIC, _RAW, _COARSE, CLOCK_REALTIME, _COARSE,
+CLOCK_TAI, CLOCK_BOOTTIME, gettimeofday(), the TSC (RDTSC and RDTSCP, with
+the CPU's TSC flags and its rate measured against CLOCK_MONOTONIC_RAW), the
+kernel's clocksource, and each NIC hardware clock /dev/ptpN with its interface.
+
+Seed 003's Table 1 for today's machine (2011: TSC 37 ns a read, gettimeofday
+430 ns). Per source: read cost (batches of 32 back-to-back reads timed with
+CLOCK_MONOTONIC_RAW, the empty bracket subtracted; median and p99 of the
+per-read cost), resolution (clock_getres), smallest non-zero step between
+consecutive reads, reads that returned the same value, and monotonicity
+violations (a read lower than the one before). About 2 s at most (--budget).
+
+Examples:
+  misura clock sources
+  misura clock sources --reads 200000 --json";
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct SourcesArgs {
+    /// Reads per source (rounded up to whole batches of 32).
+    #[arg(long, default_value_t = 1_000_000, value_name = "N")]
+    pub reads: u64,
+    /// Time allowed for the whole table; each source gets an equal share.
+    #[arg(long, default_value = "2s", value_name = "DURATION")]
+    pub budget: String,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON result to this file.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// No progress line on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+// ------------------------------------------------------- shared helpers
+
+/// Opens the `--export-json` file before measuring, so a bad path fails at once.
+pub(crate) fn open_export(p: &Option<PathBuf>) -> Result<Option<(PathBuf, File)>> {
+    Ok(match p {
+        Some(p) => Some((
+            p.clone(),
+            File::create(p)
+                .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?,
+        )),
+        None => None,
+    })
+}
+
+/// Writes the report to stdout (JSON or text) and to the export file.
+pub(crate) fn emit<T: serde::Serialize>(
+    report: &T,
+    json: bool,
+    text: fn(&T, &mut dyn Write) -> std::io::Result<()>,
+    export: Option<(PathBuf, File)>,
+) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if json {
+        write_json(report, &mut out)?;
+    } else {
+        text(report, &mut out)?;
+    }
+    out.flush()?;
+    if let Some((p, f)) = export {
+        let mut w = BufWriter::new(f);
+        write_json(report, &mut w)
+            .and_then(|_| w.flush())
+            .map_err(|e| Failure::Output(format!("{}: {e}", p.display())))?;
+    }
+    crate::shared::store::keep_auto("this host", report, json);
+    Ok(())
+}
+
+/// (complete, stop_reason) from the stop flag.
+pub(crate) fn completion(stop: &AtomicUsize) -> (bool, String) {
+    match stop.load(Ordering::Relaxed) {
+        0 => (true, "finished".into()),
+        s => (false, format!("interrupted by signal {s}; partial results")),
+    }
+}
+
+/// A duration flag in ns, at least `min_ns`.
+pub(crate) fn duration_flag(flag: &str, v: &str, min_ns: i64) -> Result<i64> {
+    let ns = crate::shared::units::duration_ns(v)?;
+    if ns < min_ns {
+        return Err(Failure::Params(format!(
+            "{flag} {v} is too short: at least {}",
+            misura_report::clock::human_ns(min_ns as f64)
+        ))
+        .into());
+    }
+    Ok(ns)
+}
+
+/// The host fingerprint and its warnings, without the pinning and memory
+/// warnings when the command does not pin or lock.
+pub(crate) fn host_and_warnings(
+    tuning: LoopTuning,
+    loop_matters: bool,
+) -> (HostFingerprint, Vec<String>) {
+    let host = crate::shared::host::fingerprint(tuning);
+    let warnings = crate::shared::host::warnings(&host)
+        .into_iter()
+        .filter(|w| loop_matters || !(w.contains("not pinned") || w.contains("memory not locked")))
+        .collect();
+    (host, warnings)
+}
+
+/// The TSC rate (Hz) against CLOCK_MONOTONIC_RAW over `window`: both read
+/// at each end, the raw clock on both sides of the TSC read.
+pub(crate) fn tsc_rate_over(window: Duration) -> Option<f64> {
+    let take = || {
+        let a = monotonic_raw_ns();
+        let t = misura_sys::tsc::read();
+        let b = monotonic_raw_ns();
+        (t, a + (b - a) / 2)
+    };
+    let (t0, r0) = take();
+    std::thread::sleep(window);
+    let (t1, r1) = take();
+    counter_rate_hz(t0, r0, t1, r1)
+}
+
+// ------------------------------------------------------- the table
+
+const BATCH: usize = 32;
+const WARMUP_BATCHES: usize = 16;
+
+/// What one source's reads gave, in the source's own units.
+struct Measured {
+    /// Duration of each timed batch (ns), bracket included.
+    batch_ns: Summary,
+    steps: StepTracker,
+}
+
+/// Times batches of back-to-back reads with CLOCK_MONOTONIC_RAW, and follows
+/// the steps inside each batch. Stops at `reads`, at `deadline` (raw ns) or on a signal.
+fn measure<F: FnMut() -> i64>(
+    mut read: F,
+    reads: u64,
+    deadline: i64,
+    stop: &AtomicUsize,
+) -> Measured {
+    let mut m = Measured {
+        batch_ns: Summary::new(),
+        steps: StepTracker::new(0),
+    };
+    let mut buf = [0i64; BATCH];
+    for _ in 0..WARMUP_BATCHES {
+        for slot in buf.iter_mut() {
+            *slot = read();
+        }
+    }
+    let mut done = 0u64;
+    while done < reads {
+        let t0 = monotonic_raw_ns();
+        for slot in buf.iter_mut() {
+            *slot = read();
+        }
+        let t1 = monotonic_raw_ns();
+        m.batch_ns.record(t1 - t0);
+        m.steps.break_chain();
+        for &v in &buf {
+            m.steps.read(v);
+        }
+        done += BATCH as u64;
+        if t1 > deadline || stop.load(Ordering::Relaxed) != 0 {
+            break;
+        }
+    }
+    m
+}
+
+/// The cost of the empty bracket (two back-to-back MONOTONIC_RAW reads), median ns.
+fn bracket_ns() -> i64 {
+    let mut s = Summary::new();
+    for _ in 0..20_000 {
+        let t0 = monotonic_raw_ns();
+        let t1 = monotonic_raw_ns();
+        s.record(t1 - t0);
+    }
+    s.quantile(0.5).unwrap_or(0)
+}
+
+struct Pending {
+    name: String,
+    kind: &'static str,
+    clock_id: Option<i32>,
+    interfaces: Vec<String>,
+    /// ns per unit of the read value; None for the TSC until the rate is known.
+    scale: Option<f64>,
+    resolution_ns: Option<f64>,
+    good_for: &'static str,
+    result: std::result::Result<Measured, String>,
+}
+
+fn good_for(c: &PosixClock) -> &'static str {
+    match c.short {
+        "monotonic" => "intervals and deadlines: slewed by NTP, never steps; misura's clock for durations",
+        "monotonic_raw" => "the reference for counter rates: the oscillator's own rate, never slewed",
+        "monotonic_coarse" => "cheap time to the tick; too coarse for latency",
+        "realtime" => "wall-clock stamps comparable with SO_TIMESTAMPING and other hosts (steps when the time is set)",
+        "realtime_coarse" => "cheap wall-clock time to the tick: logs, not latency",
+        "tai" => "wall-clock time without leap seconds, PTP's timescale (REALTIME + the kernel's TAI offset)",
+        "boottime" => "like MONOTONIC but counts suspend: uptime across sleeps",
+        _ => "",
+    }
+}
+
+/// NIC clocks and their interfaces: sysfs first, then ETHTOOL_GET_TS_INFO's
+/// phc_index for clocks sysfs does not tie to an interface.
+fn ptp_devices() -> Vec<misura_sys::phc::PtpDevice> {
+    let mut devs = misura_sys::phc::list();
+    if devs.iter().any(|d| d.interfaces.is_empty()) {
+        let ifaces: Vec<String> = std::fs::read_dir("/sys/class/net")
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        for ifname in ifaces {
+            if let Ok(Some(idx)) = misura_sys::tsinfo::get_ts_info(&ifname).map(|c| c.phc_index) {
+                if let Some(d) = devs.iter_mut().find(|d| {
+                    misura_sys::phc::index(&d.name) == Some(idx) && d.interfaces.is_empty()
+                }) {
+                    d.interfaces.push(ifname);
+                }
+            }
+        }
+    }
+    devs
+}
+
+pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
+    if args.reads == 0 {
+        return Err(Failure::Params("--reads 0: give at least one read per source".into()).into());
+    }
+    let budget_ns = duration_flag("--budget", &args.budget, 10_000_000)?;
+    let export = open_export(&args.export_json)?;
+    let started_at = crate::commands::oneway::now_rfc3339();
+    let t_start = monotonic_raw_ns();
+    let tsc_start = (misura_sys::tsc::read(), monotonic_raw_ns());
+    let ptp = ptp_devices();
+    let n_sources =
+        POSIX_CLOCKS.len() + 1 + if misura_sys::tsc::AVAILABLE { 2 } else { 0 } + ptp.len();
+    let per_source = budget_ns / n_sources as i64;
+    let bracket = bracket_ns();
+    let mut progress = Progress::new(args.quiet, Some(Duration::from_nanos(budget_ns as u64)));
+    let mut pending: Vec<Pending> = Vec::new();
+    let interrupted = |stop: &AtomicUsize| stop.load(Ordering::Relaxed) != 0;
+
+    for c in POSIX_CLOCKS {
+        if interrupted(stop) {
+            break;
+        }
+        progress.tick(|| format!("reading {}", c.name));
+        let res = resolution_ns(c.id);
+        let result = if now_ns(c.id) == 0 {
+            Err(format!("clock_gettime({}) fails on this kernel", c.name))
+        } else {
+            let id = c.id;
+            Ok(measure(
+                || now_ns(id),
+                args.reads,
+                monotonic_raw_ns() + per_source,
+                stop,
+            ))
+        };
+        pending.push(Pending {
+            name: c.name.into(),
+            kind: "posix",
+            clock_id: Some(c.id),
+            interfaces: vec![],
+            scale: Some(1.0),
+            resolution_ns: (res > 0).then_some(res as f64),
+            good_for: good_for(&c),
+            result,
+        });
+    }
+    if !interrupted(stop) {
+        progress.tick(|| "reading gettimeofday()".into());
+        pending.push(Pending {
+            name: "gettimeofday()".into(),
+            kind: "libc",
+            clock_id: None,
+            interfaces: vec![],
+            scale: Some(1.0),
+            resolution_ns: Some(1000.0),
+            good_for:
+                "legacy µs wall clock (seed 003's 430 ns baseline); use clock_gettime instead",
+            result: Ok(measure(
+                gettimeofday_ns,
+                args.reads,
+                monotonic_raw_ns() + per_source,
+                stop,
+            )),
+        });
+    }
+    let tsc_flags = misura_sys::tsc::flags();
+    if misura_sys::tsc::AVAILABLE && !interrupted(stop) {
+        progress.tick(|| "reading the TSC".into());
+        pending.push(Pending {
+            name: "TSC (RDTSC)".into(),
+            kind: "tsc",
+            clock_id: None,
+            interfaces: vec![],
+            scale: None,
+            resolution_ns: None,
+            good_for: "cheapest timestamp, in cycles: needs constant_tsc + nonstop_tsc and a rate (misura clock tsc)",
+            result: Ok(measure(|| misura_sys::tsc::read() as i64, args.reads, monotonic_raw_ns() + per_source, stop)),
+        });
+        let have_rdtscp = tsc_flags.iter().any(|f| f == "rdtscp");
+        pending.push(Pending {
+            name: "TSC (RDTSCP)".into(),
+            kind: "tsc",
+            clock_id: None,
+            interfaces: vec![],
+            scale: None,
+            resolution_ns: None,
+            good_for: "RDTSC that waits for earlier instructions, with the CPU id: stamps that must not move",
+            result: if have_rdtscp {
+                Ok(measure(|| misura_sys::tsc::read_ordered().0 as i64, args.reads, monotonic_raw_ns() + per_source, stop))
+            } else {
+                Err("the CPU does not report the rdtscp flag".into())
+            },
+        });
+    }
+    for d in &ptp {
+        if interrupted(stop) {
+            break;
+        }
+        progress.tick(|| format!("reading {}", d.dev.display()));
+        let opened = misura_sys::phc::PhcClock::open(&d.dev).map_err(|e| e.to_string());
+        let (clock_id, res, result) = match &opened {
+            Ok(phc) => {
+                let id = phc.clock_id();
+                let r = resolution_ns(id);
+                (
+                    Some(id),
+                    (r > 0).then_some(r as f64),
+                    Ok(measure(
+                        || now_ns(id),
+                        args.reads,
+                        monotonic_raw_ns() + per_source,
+                        stop,
+                    )),
+                )
+            }
+            Err(e) => (None, None, Err(e.clone())),
+        };
+        pending.push(Pending {
+            name: format!("PHC {}", d.dev.display()),
+            kind: "phc",
+            clock_id,
+            interfaces: d.interfaces.clone(),
+            scale: Some(1.0),
+            resolution_ns: res,
+            good_for:
+                "the NIC's own clock, the timescale of its hardware stamps; a system call a read",
+            result,
+        });
+        drop(opened);
+    }
+    progress.done();
+    let tsc_end = (misura_sys::tsc::read(), monotonic_raw_ns());
+    let measured_hz = if misura_sys::tsc::AVAILABLE {
+        counter_rate_hz(tsc_start.0, tsc_start.1, tsc_end.0, tsc_end.1)
+    } else {
+        None
+    };
+    let tsc_ns_per_tick = measured_hz.map(|hz| 1e9 / hz);
+
+    let sources: Vec<SourceRow> = pending
+        .into_iter()
+        .map(|p| {
+            let scale = p.scale.or(tsc_ns_per_tick);
+            let mut row = SourceRow {
+                name: p.name,
+                kind: p.kind.into(),
+                clock_id: p.clock_id,
+                interfaces: p.interfaces,
+                usable: false,
+                error: None,
+                reads: 0,
+                read_cost_median_ns: None,
+                read_cost_p99_ns: None,
+                resolution_ns: p.resolution_ns.or(if p.kind == "tsc" {
+                    tsc_ns_per_tick
+                } else {
+                    None
+                }),
+                smallest_step_ns: None,
+                zero_steps: 0,
+                monotonicity_violations: 0,
+                largest_backward_step_ns: None,
+                good_for: p.good_for.into(),
+            };
+            match p.result {
+                Err(e) => row.error = Some(e),
+                Ok(m) => {
+                    let per_read = |q: f64| {
+                        m.batch_ns
+                            .quantile(q)
+                            .map(|b| ((b - bracket).max(0)) as f64 / BATCH as f64)
+                    };
+                    row.usable = true;
+                    row.reads = m.steps.reads();
+                    row.read_cost_median_ns = per_read(0.5);
+                    row.read_cost_p99_ns = per_read(0.99);
+                    row.smallest_step_ns = m
+                        .steps
+                        .steps()
+                        .min()
+                        .and_then(|v| scale.map(|s| v as f64 * s));
+                    row.zero_steps = m.steps.zero_steps();
+                    row.monotonicity_violations = m.steps.backward_steps();
+                    row.largest_backward_step_ns = (m.steps.backward_steps() > 0)
+                        .then(|| scale.map(|s| m.steps.largest_backward_ns() as f64 * s))
+                        .flatten();
+                }
+            }
+            row
+        })
+        .collect();
+
+    let cs = misura_sys::clocks::kernel_clocksource();
+    let (complete, stop_reason) = completion(stop);
+    let (host, mut warnings) = host_and_warnings(LoopTuning::default(), false);
+    if misura_sys::tsc::AVAILABLE {
+        for f in ["constant_tsc", "nonstop_tsc"] {
+            if !tsc_flags.iter().any(|x| x == f) {
+                warnings.push(format!("the CPU does not report {f}: the TSC's rate may change with frequency or stop in idle states; prefer CLOCK_MONOTONIC"));
+            }
+        }
+    }
+    let kernel = if misura_sys::tsc::AVAILABLE {
+        misura_sys::tsc::kernel_khz()
+    } else {
+        None
+    };
+    let ptp_note = if ptp.is_empty() {
+        "none: no /dev/ptp* on this host (no NIC with a PTP hardware clock, or its driver is not loaded), so no NIC hardware timestamps".to_string()
+    } else {
+        ptp.iter()
+            .map(|d| {
+                format!(
+                    "{} ({}) on {}",
+                    d.dev.display(),
+                    d.clock_name.as_deref().unwrap_or("unnamed"),
+                    if d.interfaces.is_empty() {
+                        "no interface".into()
+                    } else {
+                        d.interfaces.join(", ")
+                    }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let report = SourcesReport {
+        meta: crate::commands::oneway::meta("misura.clock-sources", started_at),
+        complete,
+        stop_reason,
+        host,
+        config: SourcesConfig {
+            reads_per_source: args.reads,
+            batch: BATCH as u32,
+            time_per_source_ns: per_source,
+            cost_method: format!(
+                "batches of {BATCH} back-to-back reads timed with CLOCK_MONOTONIC_RAW, the empty bracket ({bracket} ns) subtracted, divided by {BATCH}; median and p99 over the batches"
+            ),
+        },
+        clocksource: ClocksourceInfo { current: cs.current, available: cs.available },
+        tsc: misura_sys::tsc::AVAILABLE.then(|| TscInfo {
+            flags: tsc_flags.clone(),
+            measured_hz,
+            measured_over_ns: tsc_end.1 - tsc_start.1,
+            kernel_hz: kernel.as_ref().map(|k| k.0 * 1000.0),
+            kernel_source: kernel.map(|k| k.1),
+        }),
+        ptp_clocks: ptp.len() as u32,
+        ptp_note,
+        sources,
+        elapsed_s: (monotonic_raw_ns() - t_start) as f64 / 1e9,
+        warnings,
+    };
+    emit(
+        &report,
+        args.json,
+        misura_report::clock::write_sources_text,
+        export,
+    )
+}

@@ -1,0 +1,3 @@
+//! `misura host`: what on this host affects timing precision.
+
+pub mod check;

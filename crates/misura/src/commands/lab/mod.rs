@@ -1,0 +1,74 @@
+//! `misura lab up|down|status`.
+
+use crate::cli::LabCommand;
+use anyhow::Result;
+use misura_lab::{Lab, Topology};
+
+pub fn run(cmd: &LabCommand) -> Result<()> {
+    match cmd {
+        LabCommand::Up(a) => {
+            let topology: Topology =
+                a.topology
+                    .parse()
+                    .map_err(|e: misura_lab::ParseTopologyError| {
+                        crate::shared::exit::Failure::Usage(format!("{e}"))
+                    })?;
+            let lab = Lab::new(&a.prefix.prefix)?;
+            let status = lab.up(topology)?;
+            print_status(&status);
+            println!("\nnext:");
+            for s in lab.next_steps(topology) {
+                println!("  {s}");
+            }
+        }
+        LabCommand::Down(p) => {
+            let lab = Lab::new(&p.prefix)?;
+            let removed = lab.down()?;
+            if removed.is_empty() {
+                println!(
+                    "nothing to remove: no lab namespaces with prefix {}",
+                    p.prefix
+                );
+            } else {
+                println!("removed: {}", removed.join(", "));
+            }
+        }
+        LabCommand::Status(a) => {
+            let lab = Lab::new(&a.prefix.prefix)?;
+            let status = lab.status()?;
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&status)?);
+            } else {
+                print_status(&status);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn print_status(s: &misura_lab::LabStatus) {
+    let tester = s
+        .tester
+        .map(|t| t.to_string())
+        .unwrap_or_else(|| "not built".into());
+    println!(
+        "lab {}: tester topology {}, hosts {}",
+        s.prefix,
+        tester,
+        if s.hosts { "up" } else { "not built" }
+    );
+    for ns in &s.namespaces {
+        println!(
+            "  {}{}",
+            ns.name,
+            if ns.ours {
+                ""
+            } else {
+                "  (NOT made by misura: left alone)"
+            }
+        );
+        for i in &ns.interfaces {
+            println!("    {i}");
+        }
+    }
+}

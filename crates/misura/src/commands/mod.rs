@@ -1,0 +1,13 @@
+//! One folder per command family, each with its flags beside its code.
+
+pub mod agent;
+pub mod clock;
+pub mod demo;
+pub mod exchange;
+pub mod host;
+pub mod lab;
+pub mod oneway;
+pub mod reflect;
+pub mod report;
+pub mod rtt;
+pub mod throughput;

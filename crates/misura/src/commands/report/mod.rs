@@ -1,0 +1,269 @@
+//! `misura report RUN|FILE.json`: a result as a self-contained HTML page with
+//! plots, and the plots alone as SVG or PNG files.
+
+use crate::shared::exit::Failure;
+use anyhow::{Context, Result};
+use misura_report::html;
+use misura_report::series::LatencySeries;
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Long help for the subcommand (shown by `--help`).
+pub const LONG_ABOUT: &str = "\
+Turn a result into a page people can read: one self-contained HTML file with
+SVG plots chosen by the kind of run, and the configuration, host fingerprint,
+timestamp sources and warnings in words. The page loads nothing from anywhere:
+no scripts, fonts or style sheets, so it opens offline and can be mailed.
+
+Plots by kind of result:
+  oneway        latency histogram per size (Mul, kernel outline), CDF per size,
+                SUT latency over frame length with its fit and 95 % band
+  calibrate     internal latency Mil per size, CDF, the calibration line
+                Amil(P) = α + β·P with its 95 % band
+  rtt           RTT histogram per size (network and user RTT), CDF per size
+  clock interference / clock timer
+                step and wake-up latency histograms on log axes
+  sweep         throughput, transactions and latency against the parameter
+  tcp / udp     throughput per interval
+  others        the summary tables and the JSON
+With --frames FILE.csv (the per-frame or per-probe CSV of the run) the page
+also shows latency over time with a moving median and 99th percentile.
+
+The input is a run id from the results store (see `misura history`) or a
+result JSON file (--export-json). Without --html, --svg or --png the page is
+written to misura-report-<run>.html in the current directory.
+
+Examples:
+  misura report 12 --html run12.html
+  misura report result.json --frames frames.csv --html result.html --svg plots/
+  misura report result.json --png plots/      # needs rsvg-convert, chromium or ImageMagick";
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// A run id from the results store, or a result JSON file.
+    #[arg(value_name = "RUN|FILE.json")]
+    pub input: String,
+    /// Write the HTML page here ("-" for standard output).
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<PathBuf>,
+    /// Also write every plot as DIR/<plot>.svg.
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<PathBuf>,
+    /// Also write every plot as DIR/<plot>.png.
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
+    /// The run's per-frame or per-probe CSV (--frames of oneway/calibrate/rtt),
+    /// for the latency-over-time plot.
+    #[arg(long, value_name = "FILE.csv")]
+    pub frames: Option<PathBuf>,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The result to report and a name for default file names.
+fn load(input: &str) -> Result<(Value, String)> {
+    let path = Path::new(input);
+    if !path.exists() {
+        if let Ok(id) = input.parse::<i64>() {
+            return Ok((crate::shared::store::load_run(id)?, format!("run-{id}")));
+        }
+        return Err(Failure::Usage(format!(
+            "{input}: no such file, and not a run id (see misura history)"
+        ))
+        .into());
+    }
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {input}"))?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| Failure::Profile(format!("{input} is not a JSON result: {e}")))?;
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("result")
+        .to_string();
+    Ok((v, stem))
+}
+
+fn check_format(v: &Value) -> Result<()> {
+    let Some(format) = v
+        .get("format")
+        .and_then(Value::as_str)
+        .filter(|f| f.starts_with("misura."))
+    else {
+        return Err(Failure::Profile(
+            "this JSON is not a misura result (it has no \"format\": \"misura.…\" field)".into(),
+        )
+        .into());
+    };
+    let version = v.get("format_version").and_then(Value::as_u64).unwrap_or(0);
+    if version > misura_report::FORMAT_VERSION as u64 {
+        return Err(Failure::Profile(format!(
+            "this result was written by a newer misura (format {format} version {version}, this build reads up to {}): upgrade to report it",
+            misura_report::FORMAT_VERSION
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Write a file through a temporary neighbour so a failure leaves no half
+/// page and never clobbers the old one.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    std::fs::write(&tmp, bytes)
+        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", tmp.display())))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Failure::Output(format!("cannot write {}: {e}", path.display()))
+    })?;
+    Ok(())
+}
+
+fn make_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::Output(format!("cannot create {}: {e}", dir.display())).into())
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(name))
+            .find(|f| f.is_file())
+    })
+}
+
+/// SVG to PNG with the first converter found: rsvg-convert, Chromium,
+/// ImageMagick. misura does not rasterise itself.
+fn svg_to_png(svg: &Path, png: &Path, w: f64, h: f64) -> Result<()> {
+    let status = if let Some(rsvg) = which("rsvg-convert") {
+        Command::new(rsvg).args(["-z", "2", "-o"]).arg(png).arg(svg).output()
+    } else if let Some(chromium) = which("chromium").or_else(|| which("chromium-browser")).or_else(|| which("google-chrome")) {
+        let profile = std::env::temp_dir().join(format!("misura-report-chromium-{}", std::process::id()));
+        let out = Command::new(chromium)
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars"])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg(format!("--screenshot={}", png.display()))
+            .arg(format!("--window-size={},{}", w.ceil() as u32, h.ceil() as u32))
+            .arg(format!("file://{}", svg.canonicalize()?.display()))
+            .output();
+        let _ = std::fs::remove_dir_all(&profile);
+        out
+    } else if let Some(convert) = which("convert") {
+        Command::new(convert).args(["-density", "144"]).arg(svg).arg(png).output()
+    } else {
+        return Err(Failure::Usage("--png needs an SVG converter: install rsvg-convert (librsvg2-bin), chromium or imagemagick, or use --svg".into()).into());
+    }
+    .with_context(|| format!("converting {} to PNG", svg.display()))?;
+    if !status.status.success() || !png.exists() {
+        return Err(Failure::Output(format!(
+            "converting {} to PNG failed: {}",
+            svg.display(),
+            String::from_utf8_lossy(&status.stderr).trim()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Returns the process exit code.
+pub fn run(args: &ReportArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
+    let (v, name) = load(&args.input)?;
+    check_format(&v)?;
+    // The run's own frames file, when it names one that is still there.
+    let frames = args.frames.clone().or_else(|| {
+        v.get("frames_file")
+            .and_then(Value::as_str)
+            .map(PathBuf::from)
+            .filter(|p| p.is_file())
+    });
+    let series = match &frames {
+        Some(p) => {
+            let f = std::fs::File::open(p).map_err(|e| {
+                Failure::Usage(format!("cannot open the frames CSV {}: {e}", p.display()))
+            })?;
+            let s = LatencySeries::read(&mut std::io::BufReader::new(f))
+                .map_err(|e| Failure::Usage(format!("{}: {e}", p.display())))?;
+            Some(s)
+        }
+        None => None,
+    };
+    let figs = html::figures(&v, series.as_ref());
+    let say = |m: String| {
+        if !args.quiet {
+            eprintln!("{m}");
+        }
+    };
+    let html_out = match (&args.html, &args.svg, &args.png) {
+        (None, None, None) => Some(PathBuf::from(format!("misura-report-{name}.html"))),
+        (h, _, _) => h.clone(),
+    };
+    if let Some(path) = html_out {
+        let mut page = Vec::new();
+        html::write_page(&v, &figs, &mut page)?;
+        if path.as_os_str() == "-" {
+            std::io::stdout().lock().write_all(&page)?;
+        } else {
+            write_atomically(&path, &page)?;
+            say(format!(
+                "wrote {} ({} plots, {} bytes)",
+                path.display(),
+                figs.len(),
+                page.len()
+            ));
+        }
+    }
+    if let Some(dir) = &args.svg {
+        make_dir(dir)?;
+        for fig in &figs {
+            let mut svg = Vec::new();
+            fig.plot.write(&mut svg, true)?;
+            write_atomically(&dir.join(format!("{}.svg", fig.plot.name)), &svg)?;
+        }
+        say(format!(
+            "wrote {} SVG plots to {}",
+            figs.len(),
+            dir.display()
+        ));
+    }
+    if let Some(dir) = &args.png {
+        make_dir(dir)?;
+        let tmp = std::env::temp_dir().join(format!("misura-report-svg-{}", std::process::id()));
+        make_dir(&tmp)?;
+        let result = (|| -> Result<()> {
+            for fig in &figs {
+                if stop.load(Ordering::Relaxed) != 0 {
+                    break;
+                }
+                let svg = tmp.join(format!("{}.svg", fig.plot.name));
+                let mut bytes = Vec::new();
+                fig.plot.write(&mut bytes, true)?;
+                std::fs::write(&svg, bytes)?;
+                svg_to_png(
+                    &svg,
+                    &dir.join(format!("{}.png", fig.plot.name)),
+                    fig.plot.width,
+                    fig.plot.height,
+                )?;
+            }
+            Ok(())
+        })();
+        let _ = std::fs::remove_dir_all(&tmp);
+        result?;
+        say(format!(
+            "wrote {} PNG plots to {}",
+            figs.len(),
+            dir.display()
+        ));
+    }
+    if figs.is_empty() {
+        say(format!(
+            "no plots for a {} result: the page has its tables and JSON",
+            v.get("format").and_then(Value::as_str).unwrap_or("?")
+        ));
+    }
+    Ok(crate::shared::exit::OK)
+}

@@ -1,0 +1,726 @@
+//! What the clients of `misura serve` share (`tcp`, `udp`, `rr`, `setup`,
+//! `sweep`): the target, the control connection (HELLO → REQUEST →
+//! ACCEPT/REFUSE … DONE → RESULT, docs/control-protocol.md), data
+//! connections, `--clients N`, and writing the result.
+//!
+//! Exit codes of the clients (crate::shared::exit): 0 the test ran to its end;
+//! 1 the server is unreachable, refused the test (busy, authentication,
+//! any REFUSE — its reason is printed), or was lost during the test (the
+//! partial result is still written); 2 bad command line; 5 parameters the
+//! server announced it would refuse (above its HELLO limits) or that make
+//! no sense (e.g. a UDP datagram below 24 bytes); 6 an output file cannot
+//! be written; 130/143 interrupted (partial result written).
+
+use crate::commands::throughput::proto::{self, Fields};
+use crate::shared::exit::Failure;
+use anyhow::{anyhow, Context, Result};
+use misura_measure::auth::StampKey;
+use misura_report::throughput::{CpuUse, Endpoint, ServerFigures};
+use misura_wire::control::{Message, Value};
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+pub const DEFAULT_PORT: u16 = 5862;
+/// How long connecting to the server may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// After the planned end, how long a test may take to wind down (drain,
+/// RESULT) before it is ended with what was measured, marked partial.
+pub const END_GRACE: Duration = Duration::from_secs(5);
+
+/// Flags every client test shares.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ClientArgs {
+    /// The server (`misura serve`): HOST, HOST:PORT, [V6ADDR]:PORT (default port 5862).
+    #[arg(value_name = "HOST[:PORT]")]
+    pub host: String,
+    /// Shared key of a server started with --key-file (hex on the first line, or raw bytes).
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<PathBuf>,
+    /// Run inside this network namespace.
+    #[arg(long, value_name = "NS")]
+    pub netns: Option<String>,
+    /// Run N clients at once from this machine (threads, each with its own
+    /// control connection); the result lists each and the sum.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub clients: u32,
+    /// Print the result as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON result to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Also write the CSV table to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// No progress line.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// HOST, HOST:PORT, [V6]:PORT or a bare IPv6 address → (host, port).
+pub fn split_host_port(s: &str) -> Result<(String, u16), Failure> {
+    let bad = || Failure::Usage(format!("`{s}` is not HOST, HOST:PORT or [IPV6]:PORT"));
+    if let Some(rest) = s.strip_prefix('[') {
+        let (h, tail) = rest.split_once(']').ok_or_else(bad)?;
+        let port = match tail.strip_prefix(':') {
+            Some(p) => p.parse().map_err(|_| bad())?,
+            None if tail.is_empty() => DEFAULT_PORT,
+            None => return Err(bad()),
+        };
+        return Ok((h.to_string(), port));
+    }
+    match s.matches(':').count() {
+        0 => Ok((s.to_string(), DEFAULT_PORT)),
+        1 => {
+            let (h, p) = s.split_once(':').unwrap();
+            Ok((h.to_string(), p.parse().map_err(|_| bad())?))
+        }
+        _ => Ok((s.to_string(), DEFAULT_PORT)), // a bare IPv6 address
+    }
+}
+
+pub fn resolve(given: &str) -> Result<SocketAddr> {
+    let (h, p) = split_host_port(given)?;
+    let mut addrs = (h.as_str(), p)
+        .to_socket_addrs()
+        .map_err(|e| anyhow!("cannot resolve `{h}`: {e}"))?;
+    addrs.next().ok_or_else(|| anyhow!("`{h}` has no address"))
+}
+
+pub fn read_key(path: &Option<PathBuf>) -> Result<Option<StampKey>> {
+    let Some(p) = path else { return Ok(None) };
+    let bytes = std::fs::read(p)
+        .map_err(|e| Failure::Usage(format!("cannot read the key file {}: {e}", p.display())))?;
+    Ok(Some(StampKey::from_file_contents(&bytes).map_err(|e| {
+        Failure::Usage(format!("key file {}: {e}", p.display()))
+    })?))
+}
+
+pub fn enter_netns(netns: &Option<String>) -> Result<()> {
+    if let Some(ns) = netns {
+        misura_sys::netns::enter(ns)?;
+    }
+    Ok(())
+}
+
+/// What the server announced in HELLO.
+#[derive(Clone, Debug)]
+pub struct Hello {
+    pub nonce: Vec<u8>,
+    pub max_duration_ns: Option<u64>,
+    pub max_streams: Option<u64>,
+    pub max_rate_bps: Option<u64>,
+    pub auth_required: bool,
+}
+
+/// The server's answer to a REQUEST.
+#[derive(Clone, Copy, Debug)]
+pub struct Accept {
+    pub test_id: u64,
+    pub data_port: u16,
+}
+
+/// The server refused the test; the text is its reason.
+#[derive(Debug, thiserror::Error)]
+#[error("misura serve at {addr} refused the test: {reason}")]
+pub struct Refused {
+    pub addr: SocketAddr,
+    pub reason: String,
+}
+
+/// One test's control connection.
+pub struct Control {
+    pub stream: TcpStream,
+    pub addr: SocketAddr,
+    pub hello: Hello,
+}
+
+fn connect_error(addr: SocketAddr, e: &std::io::Error) -> anyhow::Error {
+    use std::io::ErrorKind::*;
+    let why = match e.kind() {
+        ConnectionRefused => {
+            "connection refused: is `misura serve` running there, on this port?".to_string()
+        }
+        TimedOut | WouldBlock => format!(
+            "no answer within {} s: host down, or a firewall drops the connection",
+            CONNECT_TIMEOUT.as_secs()
+        ),
+        _ => e.to_string(),
+    };
+    anyhow!("cannot reach misura serve at {addr}: {why}")
+}
+
+impl Control {
+    /// Connect and read the server's HELLO.
+    pub fn connect(addr: SocketAddr) -> Result<Control> {
+        let stream = TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT)
+            .map_err(|e| connect_error(addr, &e))?;
+        stream.set_nodelay(true).ok();
+        stream.set_read_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
+        stream.set_write_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
+        let mut s = stream;
+        let m = proto::read_message(&mut s).with_context(|| {
+            format!("{addr} did not greet like misura serve (no HELLO): is it another service?")
+        })?;
+        if m.typ == proto::REFUSE {
+            let reason = m
+                .need_str(proto::F_REASON, "reason")
+                .unwrap_or("no reason given")
+                .to_string();
+            return Err(Refused { addr, reason }.into());
+        }
+        if m.typ != proto::HELLO {
+            return Err(anyhow!(
+                "{addr} sent message type {} instead of HELLO: not misura serve?",
+                m.typ
+            ));
+        }
+        let version = m.need_u64(proto::F_VERSION, "version")?;
+        if version != proto::PROTOCOL_VERSION {
+            return Err(anyhow!(
+                "misura serve at {addr} speaks protocol version {version}, this client {}: use the same misura version on both ends",
+                proto::PROTOCOL_VERSION
+            ));
+        }
+        let hello = Hello {
+            nonce: m.opt_bytes(proto::F_NONCE).unwrap_or_default().to_vec(),
+            max_duration_ns: m.opt_u64(proto::F_MAX_DURATION_NS),
+            max_streams: m.opt_u64(proto::F_MAX_STREAMS),
+            max_rate_bps: m.opt_u64(proto::F_MAX_RATE_BPS),
+            auth_required: m.opt_bool(proto::F_AUTH_REQUIRED).unwrap_or(false),
+        };
+        Ok(Control {
+            stream: s,
+            addr,
+            hello,
+        })
+    }
+
+    /// Check a test's size against the limits the server announced, so a
+    /// test it would refuse fails here with exit code 5 and the limit named.
+    pub fn check_limits(
+        &self,
+        duration_ns: u64,
+        streams: u64,
+        rate_bps: u64,
+    ) -> Result<(), Failure> {
+        let h = &self.hello;
+        if let Some(m) = h.max_duration_ns.filter(|m| duration_ns > *m) {
+            return Err(Failure::Params(format!(
+                "duration {:.1} s is above the server's limit of {:.1} s: ask for less (--duration)",
+                duration_ns as f64 / 1e9,
+                m as f64 / 1e9
+            )));
+        }
+        if let Some(m) = h.max_streams.filter(|m| streams > *m) {
+            return Err(Failure::Params(format!(
+                "{streams} streams is above the server's limit of {m}"
+            )));
+        }
+        if let Some(m) = h.max_rate_bps.filter(|m| rate_bps > *m) {
+            return Err(Failure::Params(format!(
+                "rate {:.3} Mbit/s is above the server's limit of {:.3} Mbit/s",
+                rate_bps as f64 / 1e6,
+                m as f64 / 1e6
+            )));
+        }
+        Ok(())
+    }
+
+    /// Send a REQUEST (signed when a key is given) and read ACCEPT or REFUSE.
+    pub fn request(&mut self, mut req: Message, key: Option<&StampKey>) -> Result<Accept> {
+        if let Some(k) = key {
+            proto::sign(
+                &mut req,
+                k,
+                &self.hello.nonce,
+                misura_sys::clock::realtime_ns().max(0) as u64,
+            );
+        } else if self.hello.auth_required {
+            return Err(Failure::Usage(format!(
+                "misura serve at {} requires authentication: give its shared key with --key-file",
+                self.addr
+            ))
+            .into());
+        }
+        proto::write_message(&mut self.stream, &req)
+            .with_context(|| format!("sending the request to {}", self.addr))?;
+        let m = proto::read_message(&mut self.stream)
+            .with_context(|| format!("waiting for {} to accept the test", self.addr))?;
+        match m.typ {
+            proto::ACCEPT => Ok(Accept {
+                test_id: m.need_u64(proto::F_TEST_ID, "test id")?,
+                data_port: u16::try_from(m.need_u64(proto::F_DATA_PORT, "data port")?)
+                    .map_err(|_| anyhow!("the server announced a data port out of range"))?,
+            }),
+            proto::REFUSE | proto::ERROR => {
+                let reason = m
+                    .need_str(proto::F_REASON, "reason")
+                    .unwrap_or("no reason given")
+                    .to_string();
+                Err(Refused {
+                    addr: self.addr,
+                    reason,
+                }
+                .into())
+            }
+            t => Err(anyhow!(
+                "{} answered the request with message type {t}",
+                self.addr
+            )),
+        }
+    }
+
+    /// Send DONE with this side's figures and wait up to `wait` for RESULT.
+    pub fn done(&mut self, done: &Message, wait: Duration) -> Result<ServerFigures> {
+        proto::write_message(&mut self.stream, done).context("sending DONE")?;
+        self.stream
+            .set_read_timeout(Some(wait.max(Duration::from_millis(100))))
+            .ok();
+        let m = proto::read_message(&mut self.stream).context("waiting for the server's RESULT")?;
+        match m.typ {
+            proto::RESULT => Ok(server_figures(&m)),
+            proto::ERROR | proto::REFUSE => Err(anyhow!(
+                "the server ended the test: {}",
+                m.need_str(proto::F_REASON, "reason")
+                    .unwrap_or("no reason given")
+            )),
+            t => Err(anyhow!("the server answered DONE with message type {t}")),
+        }
+    }
+
+    /// Tell the server the test is being abandoned (best effort).
+    pub fn error(&mut self, reason: &str) {
+        let m = Message::new(proto::ERROR).with(proto::F_REASON, Value::Str(reason.into()));
+        self.stream
+            .set_write_timeout(Some(Duration::from_millis(500)))
+            .ok();
+        let _ = proto::write_message(&mut self.stream, &m);
+    }
+}
+
+/// The common head of a REQUEST.
+pub fn request(kind: &str, duration_ns: u64, client: u32) -> Message {
+    let name = format!(
+        "{} client {client}",
+        misura_sys::host::host_facts()
+            .hostname
+            .unwrap_or_else(|| "misura".into())
+    );
+    Message::new(proto::REQUEST)
+        .with(proto::F_KIND, Value::Str(kind.into()))
+        .with(proto::F_DURATION_NS, Value::U64(duration_ns))
+        .with(proto::F_CLIENT_NAME, Value::Str(name))
+}
+
+/// This side's figures for DONE.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DoneFigures {
+    /// What the client received, and what it sent.
+    pub bytes: u64,
+    pub packets: u64,
+    pub bytes_sent: u64,
+    pub packets_sent: u64,
+    pub elapsed_ns: u64,
+    pub cpu: CpuUse,
+    pub transactions: u64,
+    pub partial: bool,
+}
+
+pub fn done_message(d: &DoneFigures) -> Message {
+    Message::new(proto::DONE)
+        .with(proto::F_BYTES, Value::U64(d.bytes))
+        .with(proto::F_PACKETS, Value::U64(d.packets))
+        .with(proto::F_BYTES_SENT, Value::U64(d.bytes_sent))
+        .with(proto::F_PACKETS_SENT, Value::U64(d.packets_sent))
+        .with(proto::F_ELAPSED_NS, Value::U64(d.elapsed_ns))
+        .with(proto::F_CPU_USER_NS, Value::U64(d.cpu.user_ns))
+        .with(proto::F_CPU_SYSTEM_NS, Value::U64(d.cpu.system_ns))
+        .with(proto::F_TRANSACTIONS, Value::U64(d.transactions))
+        .with(proto::F_PARTIAL, Value::Bool(d.partial))
+}
+
+pub fn server_figures(m: &Message) -> ServerFigures {
+    let stream_bytes = m
+        .opt_bytes(proto::F_STREAM_BYTES)
+        .map(|b| {
+            b.chunks_exact(8)
+                .map(|c| u64::from_be_bytes(c.try_into().unwrap()))
+                .collect()
+        })
+        .unwrap_or_default();
+    ServerFigures {
+        bytes: m.opt_u64(proto::F_BYTES),
+        packets: m.opt_u64(proto::F_PACKETS),
+        bytes_sent: m.opt_u64(proto::F_BYTES_SENT),
+        packets_sent: m.opt_u64(proto::F_PACKETS_SENT),
+        elapsed_ns: m.opt_u64(proto::F_ELAPSED_NS),
+        lost: m.opt_u64(proto::F_LOST),
+        duplicates: m.opt_u64(proto::F_DUPLICATES),
+        reordered: m.opt_u64(proto::F_REORDERED),
+        jitter_ns: m.opt_u64(proto::F_JITTER_NS),
+        owd_min_ns: signed(m, proto::F_OWD_MIN_NS),
+        owd_max_ns: signed(m, proto::F_OWD_MAX_NS),
+        stream_bytes,
+        cpu_user_ns: m.opt_u64(proto::F_CPU_USER_NS),
+        cpu_system_ns: m.opt_u64(proto::F_CPU_SYSTEM_NS),
+        transactions: m.opt_u64(proto::F_TRANSACTIONS),
+        partial: m.opt_bool(proto::F_PARTIAL),
+        reason: m.str(proto::F_REASON).map(String::from),
+    }
+}
+
+fn signed(m: &Message, id: u16) -> Option<i64> {
+    match m.get(id)? {
+        Value::I64(v) => Some(*v),
+        Value::U64(v) => i64::try_from(*v).ok(),
+        _ => None,
+    }
+}
+
+/// The server's CPU use over its elapsed time, if it sent both.
+pub fn remote_cpu(s: &ServerFigures, fallback_elapsed_ns: u64) -> Option<CpuUse> {
+    let (u, sys) = (s.cpu_user_ns?, s.cpu_system_ns?);
+    Some(CpuUse::new(
+        u,
+        sys,
+        s.elapsed_ns
+            .filter(|e| *e > 0)
+            .unwrap_or(fallback_elapsed_ns),
+    ))
+}
+
+/// Socket options of a TCP data connection.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TcpOpts {
+    pub sndbuf: Option<usize>,
+    pub rcvbuf: Option<usize>,
+    pub nodelay: bool,
+}
+
+/// Open a data connection of test `test_id`: buffers are set before
+/// connect() (the receive buffer fixes the window scale in the SYN), then
+/// `DATA {test id}` is sent.
+pub fn data_connection(addr: SocketAddr, test_id: u64, o: &TcpOpts) -> Result<TcpStream> {
+    data_connection_timed(addr, test_id, o).map(|(s, _)| s)
+}
+
+/// [`data_connection`], also returning how long connect() took (the TCP
+/// handshake, user clock), ns.
+pub fn data_connection_timed(
+    addr: SocketAddr,
+    test_id: u64,
+    o: &TcpOpts,
+) -> Result<(TcpStream, u64)> {
+    let s = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )
+    .context("creating a TCP socket")?;
+    if let Some(b) = o.sndbuf {
+        s.set_send_buffer_size(b).context("setting SO_SNDBUF")?;
+    }
+    if let Some(b) = o.rcvbuf {
+        s.set_recv_buffer_size(b).context("setting SO_RCVBUF")?;
+    }
+    s.set_tcp_nodelay(o.nodelay)
+        .context("setting TCP_NODELAY")?;
+    let t0 = Instant::now();
+    s.connect_timeout(&addr.into(), CONNECT_TIMEOUT)
+        .map_err(|e| connect_error(addr, &e))?;
+    let connect_ns = t0.elapsed().as_nanos() as u64;
+    let mut t: TcpStream = s.into();
+    t.set_write_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
+    // The server greets every connection, data connections too: take the
+    // HELLO off the stream so it is not counted as test data.
+    t.set_read_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
+    let hello = proto::read_message(&mut t)
+        .context("waiting for the server's HELLO on a data connection")?;
+    if hello.typ == proto::REFUSE {
+        let reason = hello
+            .need_str(proto::F_REASON, "reason")
+            .unwrap_or("no reason given")
+            .to_string();
+        return Err(Refused { addr, reason }.into());
+    }
+    t.set_read_timeout(None).ok();
+    proto::write_message(
+        &mut t,
+        &Message::new(proto::DATA).with(proto::F_TEST_ID, Value::U64(test_id)),
+    )
+    .context("opening a data connection")?;
+    Ok((t, connect_ns))
+}
+
+/// Socket buffers the kernel granted.
+pub fn granted_buffers(t: &TcpStream) -> (u64, u64) {
+    let s = socket2::SockRef::from(t);
+    (
+        s.send_buffer_size().unwrap_or(0) as u64,
+        s.recv_buffer_size().unwrap_or(0) as u64,
+    )
+}
+
+/// CPU time of the calling thread.
+pub fn thread_cpu() -> (u64, u64) {
+    misura_sys::rusage::thread_cpu()
+}
+
+/// CPU used by the calling thread since `start` (from [`thread_cpu`]).
+pub fn thread_cpu_since(start: (u64, u64)) -> (u64, u64) {
+    let (u, s) = thread_cpu();
+    (u.saturating_sub(start.0), s.saturating_sub(start.1))
+}
+
+pub fn interrupted(stop: &AtomicUsize) -> bool {
+    stop.load(Ordering::Relaxed) != 0
+}
+
+pub fn signal_reason(stop: &AtomicUsize) -> String {
+    format!(
+        "interrupted by signal {}; partial results",
+        stop.load(Ordering::Relaxed)
+    )
+}
+
+/// Run `n` clients at once, each in its own thread, and return their results
+/// in client order.
+pub fn run_clients<R: Send>(n: u32, f: impl Fn(u32) -> R + Sync) -> Vec<R> {
+    if n <= 1 {
+        return vec![f(0)];
+    }
+    std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..n)
+            .map(|i| {
+                let f = &f;
+                sc.spawn(move || f(i))
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("a client thread panicked"))
+            .collect()
+    })
+}
+
+pub fn endpoint(a: &ClientArgs, addr: SocketAddr, authenticated: bool) -> Endpoint {
+    Endpoint {
+        server: a.host.clone(),
+        address: addr.to_string(),
+        netns: a.netns.clone(),
+        authenticated,
+        clients: a.clients,
+    }
+}
+
+/// Print the result (table or JSON) and write the exports.
+pub fn emit<T: serde::Serialize>(
+    r: &T,
+    a: &ClientArgs,
+    text: fn(&T, &mut dyn Write) -> std::io::Result<()>,
+    csv: fn(&T, &mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if a.json {
+        misura_report::write_json(r, &mut out).context("writing to stdout")?;
+    } else {
+        text(r, &mut out).context("writing to stdout")?;
+    }
+    if let Some(p) = &a.export_json {
+        write_file(p, |w| misura_report::write_json(r, w))?;
+    }
+    if let Some(p) = &a.export_csv {
+        write_file(p, |w| csv(r, w))?;
+    }
+    Ok(())
+}
+
+pub fn write_file(
+    p: &PathBuf,
+    f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let file = std::fs::File::create(p)
+        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?;
+    let mut w = std::io::BufWriter::new(file);
+    f(&mut w)
+        .and_then(|_| w.flush())
+        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?;
+    Ok(())
+}
+
+/// The overall exit code: interrupted wins (main maps it), then any client
+/// that did not complete (1), else 0.
+pub fn exit_code(all_complete: bool) -> i32 {
+    if all_complete {
+        crate::shared::exit::OK
+    } else {
+        crate::shared::exit::ERROR
+    }
+}
+
+/// Parse a byte size: "1000", "64K", "1M" (powers of 1024), "1.5k".
+pub fn bytes(s: &str) -> Result<u64, Failure> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().map_err(|_| {
+        Failure::Usage(format!(
+            "`{s}` is not a size in bytes: write e.g. 1400, 64K or 1M"
+        ))
+    })?;
+    let scale = match unit
+        .trim()
+        .trim_end_matches(['B', 'b'])
+        .trim_end_matches('i')
+    {
+        "" => 1.0,
+        "k" | "K" => 1024.0,
+        "m" | "M" => 1024.0 * 1024.0,
+        "g" | "G" => 1024.0 * 1024.0 * 1024.0,
+        other => {
+            return Err(Failure::Usage(format!(
+                "`{s}`: unknown size unit `{other}` (use K, M or G)"
+            )))
+        }
+    };
+    let b = v * scale;
+    if !(b.is_finite() && (0.0..1e15).contains(&b)) {
+        return Err(Failure::Usage(format!("`{s}` is out of range")));
+    }
+    Ok(b.round() as u64)
+}
+
+/// A deadline clock for a test: planned duration from `start`.
+pub struct Deadline {
+    pub start: Instant,
+    pub end: Instant,
+}
+
+impl Deadline {
+    pub fn new(duration_ns: u64) -> Deadline {
+        let start = Instant::now();
+        Deadline {
+            start,
+            end: start + Duration::from_nanos(duration_ns),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_and_port() {
+        assert_eq!(
+            split_host_port("198.18.0.2").unwrap(),
+            ("198.18.0.2".into(), 5862)
+        );
+        assert_eq!(
+            split_host_port("198.18.0.2:6000").unwrap(),
+            ("198.18.0.2".into(), 6000)
+        );
+        assert_eq!(
+            split_host_port("[2001:2::2]:6000").unwrap(),
+            ("2001:2::2".into(), 6000)
+        );
+        assert_eq!(
+            split_host_port("[2001:2::2]").unwrap(),
+            ("2001:2::2".into(), 5862)
+        );
+        assert_eq!(
+            split_host_port("2001:2::2").unwrap(),
+            ("2001:2::2".into(), 5862)
+        );
+        assert!(split_host_port("host:port").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(bytes("1400").unwrap(), 1400);
+        assert_eq!(bytes("64K").unwrap(), 65536);
+        assert_eq!(bytes("1M").unwrap(), 1 << 20);
+        assert_eq!(bytes("128KiB").unwrap(), 131072);
+        assert!(bytes("lots").is_err());
+    }
+
+    #[test]
+    fn result_figures_and_packed_stream_bytes() {
+        let mut packed = Vec::new();
+        for v in [5u64, 7] {
+            packed.extend_from_slice(&v.to_be_bytes());
+        }
+        let m = Message::new(proto::RESULT)
+            .with(proto::F_BYTES, Value::U64(12))
+            .with(proto::F_STREAM_BYTES, Value::Bytes(packed))
+            .with(proto::F_CPU_USER_NS, Value::U64(1_000))
+            .with(proto::F_CPU_SYSTEM_NS, Value::U64(1_000))
+            .with(proto::F_ELAPSED_NS, Value::U64(4_000));
+        let f = server_figures(&m);
+        assert_eq!(f.bytes, Some(12));
+        assert_eq!(f.stream_bytes, vec![5, 7]);
+        assert_eq!(f.lost, None);
+        assert!((remote_cpu(&f, 1).unwrap().utilisation_pct - 50.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn unreachable_server_is_one_clear_line() {
+        // A port nobody listens on, on loopback: refused at once.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        drop(l);
+        let e = Control::connect(addr).err().unwrap().to_string();
+        assert!(
+            e.contains("cannot reach misura serve") && e.contains("connection refused"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn hello_refuse_and_limits_against_a_scripted_server() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let srv = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let hello = Message::new(proto::HELLO)
+                .with(proto::F_VERSION, Value::U64(1))
+                .with(proto::F_NONCE, Value::Bytes(vec![1; 16]))
+                .with(proto::F_MAX_DURATION_NS, Value::U64(60_000_000_000))
+                .with(proto::F_MAX_STREAMS, Value::U64(16))
+                .with(proto::F_AUTH_REQUIRED, Value::Bool(false));
+            proto::write_message(&mut s, &hello).unwrap();
+            let req = proto::read_message(&mut s).unwrap();
+            assert_eq!(req.typ, proto::REQUEST);
+            let refuse = Message::new(proto::REFUSE).with(
+                proto::F_REASON,
+                Value::Str("server busy: 8 tests running (limit 8)".into()),
+            );
+            proto::write_message(&mut s, &refuse).unwrap();
+        });
+        let mut c = Control::connect(addr).unwrap();
+        assert!(c
+            .check_limits(120_000_000_000, 1, 0)
+            .unwrap_err()
+            .to_string()
+            .contains("limit of 60.0 s"));
+        assert!(c.check_limits(1_000_000_000, 17, 0).is_err());
+        c.check_limits(1_000_000_000, 4, 1_000_000_000_000).unwrap();
+        let e = c
+            .request(request("tcp", 1_000_000_000, 0), None)
+            .unwrap_err();
+        assert!(e.downcast_ref::<Refused>().is_some());
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "misura serve at {addr} refused the test: server busy: 8 tests running (limit 8)"
+            )
+        );
+        srv.join().unwrap();
+    }
+}

@@ -1,0 +1,317 @@
+//! `misura serve`: the server of the throughput, UDP, request/response and
+//! connect/request/response tests (docs/control-protocol.md), for many
+//! clients at once.
+//!
+//! One thread per connection, and the number of connections is capped:
+//! a connection that has not yet said what it is (pending) holds a thread
+//! only until the handshake timeout, and when the cap is reached the oldest
+//! pending connection is closed to make room (a flood of idle connections
+//! pushes out its own members, not the next legitimate client, who speaks
+//! within one round trip). The accept loop never blocks on a peer.
+
+pub mod conn;
+pub mod handlers;
+
+use crate::shared::exit::Failure;
+use anyhow::{Context, Result};
+use conn::Shared;
+use misura_report::serve::{summarise, ServeConfig, ServeReport};
+use misura_report::LoopTuning;
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Long help for the subcommand (shown by `--help`).
+pub const LONG_ABOUT: &str = "Serve misura's throughput, UDP, request/response and connect/request/response \
+tests (misura tcp, udp, rr, setup) to many clients at once, on one TCP port (default 5862) plus one \
+UDP port per UDP test.
+
+Every limit is on by default and a refusal tells the client why: concurrent tests (--max-tests), \
+duration (--max-duration), rate (--max-rate), streams (--max-streams), tests per source address \
+(--max-per-source), connections (--max-connections), handshake and idle timeouts. With --key-file the \
+requests must carry an HMAC-SHA-256 over the server's nonce and a timestamp within --auth-window.
+
+On each test end one line is printed (client, kind, direction, streams, duration, receiver throughput \
+or transactions/s, loss); on SIGINT/SIGTERM the per-client table and the aggregate (seed 001, Tables \
+4-5) are printed and, with --report-json, written as JSON (format \"misura.serve\").
+
+Examples:
+  misura serve
+  misura serve --port 5999 --max-tests 2 --max-duration 30s --report-json serve.json
+  misura serve --netns misura-h2 --key-file test.key";
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Address to listen on (default: all addresses, IPv6 and IPv4).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// TCP port of the control and data connections.
+    #[arg(long, default_value_t = 5862)]
+    pub port: u16,
+    /// Run inside this network namespace.
+    #[arg(long, value_name = "NS")]
+    pub netns: Option<String>,
+    /// Most tests running at once.
+    #[arg(long, default_value_t = 8)]
+    pub max_tests: usize,
+    /// Longest test a client may ask for.
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    pub max_duration: String,
+    /// Highest rate a test may ask for (and the pace of the server's own sending).
+    #[arg(long, default_value = "10G", value_name = "RATE")]
+    pub max_rate: String,
+    /// Most data streams per test.
+    #[arg(long, default_value_t = 16)]
+    pub max_streams: usize,
+    /// Time a new connection has to send its first whole message.
+    #[arg(long, default_value = "5s", value_name = "DURATION")]
+    pub handshake_timeout: String,
+    /// A test whose peer sends nothing for this long ends, marked partial.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub idle_timeout: String,
+    /// Most tests running at once from one source address.
+    #[arg(long, default_value_t = 4)]
+    pub max_per_source: usize,
+    /// Most TCP connections held at once (control, data and not yet identified).
+    #[arg(long, default_value_t = 256)]
+    pub max_connections: usize,
+    /// Shared key: requests must be signed with it (hex on the first line, or raw bytes).
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<PathBuf>,
+    /// How far a signed request's timestamp may be from the server's clock.
+    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    pub auth_window: String,
+    /// Write the report (every test, per client, aggregate) as JSON on exit.
+    #[arg(long, value_name = "FILE")]
+    pub report_json: Option<PathBuf>,
+    /// Print the report as JSON on stdout on exit instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+    /// No line per test.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// The resolved limits.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    pub max_tests: usize,
+    pub max_duration: Duration,
+    pub max_rate_bps: u64,
+    pub max_streams: usize,
+    pub handshake_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub max_per_source: usize,
+    pub max_connections: usize,
+    pub auth_window: Duration,
+}
+
+fn dur(flag: &str, s: &str) -> Result<Duration> {
+    let ns = crate::shared::units::duration_ns(s).with_context(|| format!("--{flag}"))?;
+    if ns <= 0 {
+        return Err(Failure::Usage(format!("--{flag} {s}: must be above zero")).into());
+    }
+    Ok(Duration::from_nanos(ns as u64))
+}
+
+fn resolve(args: &ServeArgs) -> Result<Limits> {
+    let l = Limits {
+        max_tests: args.max_tests,
+        max_duration: dur("max-duration", &args.max_duration)?,
+        max_rate_bps: crate::shared::units::rate_bps(&args.max_rate).context("--max-rate")?,
+        max_streams: args.max_streams,
+        handshake_timeout: dur("handshake-timeout", &args.handshake_timeout)?,
+        idle_timeout: dur("idle-timeout", &args.idle_timeout)?,
+        max_per_source: args.max_per_source,
+        max_connections: args.max_connections,
+        auth_window: dur("auth-window", &args.auth_window)?,
+    };
+    for (flag, v) in [
+        ("max-tests", l.max_tests),
+        ("max-streams", l.max_streams),
+        ("max-per-source", l.max_per_source),
+    ] {
+        if v == 0 {
+            return Err(Failure::Usage(format!("--{flag} must be at least 1")).into());
+        }
+    }
+    if l.max_connections < 2 {
+        return Err(Failure::Usage(
+            "--max-connections must be at least 2 (a control and a data connection)".into(),
+        )
+        .into());
+    }
+    Ok(l)
+}
+
+fn bind(args: &ServeArgs) -> Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let addrs: Vec<SocketAddr> = match &args.listen {
+        Some(a) => {
+            let ip: std::net::IpAddr =
+                a.trim_matches(|c| c == '[' || c == ']')
+                    .parse()
+                    .map_err(|_| {
+                        Failure::Usage(format!(
+                            "--listen {a}: not an IP address (e.g. 0.0.0.0, ::, 192.0.2.1)"
+                        ))
+                    })?;
+            vec![SocketAddr::new(ip, args.port)]
+        }
+        // Dual-stack where IPv6 exists, else IPv4 only.
+        None => vec![
+            SocketAddr::new("::".parse().unwrap(), args.port),
+            SocketAddr::new("0.0.0.0".parse().unwrap(), args.port),
+        ],
+    };
+    let mut last = None;
+    for a in addrs {
+        let attempt = (|| -> std::io::Result<TcpListener> {
+            let s = Socket::new(Domain::for_address(a), Type::STREAM, Some(Protocol::TCP))?;
+            s.set_reuse_address(true)?;
+            if a.is_ipv6() && args.listen.is_none() {
+                s.set_only_v6(false)?;
+            }
+            s.bind(&a.into())?;
+            s.listen(1024)?;
+            // Linux honours SO_RCVTIMEO in accept(): the loop wakes to see
+            // the stop flag without polling.
+            s.set_read_timeout(Some(Duration::from_millis(50)))?;
+            Ok(s.into())
+        })();
+        match attempt {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some((a, e)),
+        }
+    }
+    let (a, e) = last.unwrap();
+    Err(anyhow::Error::new(e).context(format!(
+        "cannot listen on {a}: is another server on port {}?",
+        args.port
+    )))
+}
+
+/// Returns the process exit code.
+pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
+    let limits = resolve(args)?;
+    let key = match &args.key_file {
+        Some(p) => {
+            let raw = std::fs::read(p)
+                .map_err(|e| Failure::Usage(format!("--key-file {}: {e}", p.display())))?;
+            Some(
+                misura_measure::auth::StampKey::from_file_contents(&raw)
+                    .map_err(|e| Failure::Usage(format!("--key-file {}: {e}", p.display())))?,
+            )
+        }
+        None => None,
+    };
+    // Check the report can be written before serving anyone.
+    if let Some(p) = &args.report_json {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .map_err(|e| Failure::Output(format!("--report-json {}: {e}", p.display())))?;
+    }
+    if let Some(ns) = &args.netns {
+        misura_sys::netns::enter(ns)?;
+    }
+    let listener = bind(args)?;
+    let local = listener.local_addr()?;
+    let started_at = crate::commands::oneway::now_rfc3339();
+    let config = ServeConfig {
+        listen: local.ip().to_string(),
+        port: local.port(),
+        netns: args.netns.clone(),
+        max_tests: limits.max_tests,
+        max_duration_ns: limits.max_duration.as_nanos() as i64,
+        max_rate_bps: limits.max_rate_bps,
+        max_streams: limits.max_streams,
+        handshake_timeout_ns: limits.handshake_timeout.as_nanos() as i64,
+        idle_timeout_ns: limits.idle_timeout.as_nanos() as i64,
+        max_per_source: limits.max_per_source,
+        max_connections: limits.max_connections,
+        authenticated: key.is_some(),
+        auth_window_ns: limits.auth_window.as_nanos() as i64,
+    };
+    let shared = Arc::new(Shared::new(limits, key, args.quiet));
+    if !args.quiet {
+        eprintln!(
+            "misura serve: listening on {local} (max {} tests, {} s, {} streams; {})",
+            config.max_tests,
+            config.max_duration_ns / 1_000_000_000,
+            config.max_streams,
+            if config.authenticated {
+                "requests must be signed"
+            } else {
+                "no authentication"
+            }
+        );
+    }
+    while stop.load(Ordering::Relaxed) == 0 {
+        match listener.accept() {
+            Ok((stream, peer)) => conn::admit(&shared, stream, peer),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => {
+                // EMFILE/ENFILE and the like: back off instead of spinning.
+                if !args.quiet {
+                    eprintln!("misura serve: accept: {e}");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+    drop(listener);
+
+    // Stop: running tests end now (their peers see the connection close),
+    // their threads record what was measured; wait briefly for that.
+    shared.shutting_down.store(true, Ordering::Relaxed);
+    let running = shared.stop_all_tests();
+    let t = Instant::now();
+    while shared.active_tests() > 0 && t.elapsed() < Duration::from_millis(1500) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+
+    let tests = shared.results.lock().unwrap().clone();
+    let (clients, by_msg_size, aggregate, bytes) = summarise(&tests);
+    let report = ServeReport {
+        meta: crate::commands::oneway::meta("misura.serve", started_at),
+        host: crate::shared::host::fingerprint(LoopTuning {
+            netns: args.netns.clone(),
+            ..LoopTuning::default()
+        }),
+        config,
+        tests,
+        clients,
+        by_msg_size,
+        aggregate_throughput_bps: aggregate,
+        aggregate_bytes_received: bytes,
+        counters: shared.counters_snapshot(),
+        complete: running == 0,
+    };
+    if let Some(p) = &args.report_json {
+        let mut f = std::fs::File::create(p)
+            .map_err(|e| Failure::Output(format!("--report-json {}: {e}", p.display())))?;
+        misura_report::write_json(&report, &mut f)
+            .map_err(|e| Failure::Output(format!("--report-json {}: {e}", p.display())))?;
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        misura_report::write_json(&report, &mut out)?;
+    } else {
+        misura_report::serve::write_text(&report, &mut out)?;
+    }
+    Ok(match stop.load(Ordering::Relaxed) {
+        0 => crate::shared::exit::OK,
+        s if s == signal_hook::consts::SIGTERM as usize => crate::shared::exit::INTERRUPTED_TERM,
+        _ => crate::shared::exit::INTERRUPTED_INT,
+    })
+}

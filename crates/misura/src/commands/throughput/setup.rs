@@ -1,0 +1,268 @@
+//! `misura setup`: the set-up delay of a path (seed 001's SVC set-up
+//! method, generalised): after an idle gap, the RTT of the first packet
+//! minus the RTT of the next one; plus the TCP handshake time.
+
+use crate::commands::throughput::client::{self, ClientArgs, Control};
+use crate::commands::throughput::proto;
+use crate::shared::exit::Failure;
+use anyhow::{anyhow, Context, Result};
+use misura_report::throughput::{SetupConfig, SetupGap, SetupReport, SetupSample};
+use misura_report::LoopTuning;
+use misura_wire::control::Value;
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Long help for the subcommand (shown by `--help`).
+pub const LONG_ABOUT: &str = "Set-up delay of a path after idle gaps (seed 001's method, generalised), and the TCP handshake time.
+
+For every --idle gap, --count times: misura asks `misura serve` for a UDP request/response test \
+(rr-udp, 16-byte datagrams), sends nothing to the server for the gap, then times two transactions \
+back to back. The first pays for whatever the path has to set up again after being idle \
+(neighbour-cache resolution, a switched virtual circuit, a radio bearer, a firewall state); the \
+second does not. set-up = first RTT − second RTT. Right after, the duration of connect() to the \
+serve port (the TCP handshake, SYN → SYN-ACK) is measured once. The control connection stays open \
+and silent during the gap, so a gap longer than the server's --idle-timeout ends that sample \
+with a clear error.
+
+On Linux the neighbour entry of a peer goes STALE after about 30 s (base_reachable_time) but is \
+still used at once, so expect a set-up delay near 0 on a plain LAN; a positive one shows a path \
+element that really sets something up.
+
+Exit codes: 0 done, 1 server unreachable / refused (its reason is printed), 2 usage, 5 gaps above \
+the server's test duration limit, 6 output file, 130/143 interrupted.
+
+Examples:
+  misura setup 198.18.0.2
+  misura setup 198.18.0.2 --idle 0s,1s,5s,30s --count 5 --json";
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct SetupArgs {
+    #[command(flatten)]
+    pub c: ClientArgs,
+    /// Idle gaps before the first packet (comma-separated durations).
+    #[arg(long, default_value = "0s,1s,5s,30s", value_name = "LIST")]
+    pub idle: String,
+    /// Samples per gap.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub count: u32,
+}
+
+const METHOD: &str = "rr-udp: after the idle gap, RTT of the first 16-byte UDP transaction minus the RTT of the next; then the connect() time to the serve port";
+const REPLY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Returns the process exit code.
+pub fn run(args: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
+    client::enter_netns(&args.c.netns)?;
+    let r = measure(args, stop)?;
+    client::emit(
+        &r,
+        &args.c,
+        misura_report::throughput::write_setup_text,
+        misura_report::throughput::write_setup_csv,
+    )?;
+    Ok(client::exit_code(r.complete))
+}
+
+fn transaction(sock: &UdpSocket, test_id: u64, seq: u64) -> Result<u64> {
+    let mut req = [0u8; 16];
+    req[0..8].copy_from_slice(&test_id.to_be_bytes());
+    req[8..16].copy_from_slice(&seq.to_be_bytes());
+    let mut buf = [0u8; 2048];
+    let t0 = Instant::now();
+    sock.send(&req).context("sending a probe")?;
+    loop {
+        let left = REPLY_TIMEOUT.saturating_sub(t0.elapsed());
+        if left.is_zero() {
+            return Err(anyhow!("no reply within {} s", REPLY_TIMEOUT.as_secs()));
+        }
+        sock.set_read_timeout(Some(left)).ok();
+        match sock.recv(&mut buf) {
+            Ok(n) if n >= 16 && buf[..16] == req => return Ok(t0.elapsed().as_nanos() as u64),
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(anyhow!("no reply within {} s", REPLY_TIMEOUT.as_secs()))
+            }
+            Err(e) => return Err(anyhow!("receiving a reply: {e}")),
+        }
+    }
+}
+
+fn sleep_unless_stopped(d: Duration, stop: &AtomicUsize) -> bool {
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        if client::interrupted(stop) {
+            return false;
+        }
+        std::thread::sleep((end - Instant::now()).min(Duration::from_millis(50)));
+    }
+    true
+}
+
+fn sample(
+    addr: SocketAddr,
+    key: Option<&misura_measure::auth::StampKey>,
+    idle: Duration,
+    stop: &AtomicUsize,
+) -> Result<SetupSample> {
+    let mut ctl = Control::connect(addr)?;
+    let duration_ns = (idle + Duration::from_secs(5)).as_nanos() as u64;
+    ctl.check_limits(duration_ns, 1, 0)?;
+    let req = client::request("rr-udp", duration_ns, 0)
+        .with(proto::F_STREAMS, Value::U64(1))
+        .with(proto::F_REQUEST_SIZE, Value::U64(16))
+        .with(proto::F_RESPONSE_SIZE, Value::U64(16))
+        .with(proto::F_BURST, Value::U64(1));
+    let acc = ctl.request(req, key)?;
+    let data = SocketAddr::new(addr.ip(), acc.data_port);
+    let sock = UdpSocket::bind(if data.is_ipv6() {
+        "[::]:0"
+    } else {
+        "0.0.0.0:0"
+    })
+    .context("binding a UDP socket")?;
+    sock.connect(data).context("connecting the UDP socket")?;
+    let mut s = SetupSample {
+        first_rtt_ns: None,
+        second_rtt_ns: None,
+        setup_ns: None,
+        handshake_ns: None,
+        error: None,
+    };
+    if !sleep_unless_stopped(idle, stop) {
+        s.error = Some("interrupted".into());
+        ctl.error("interrupted");
+        return Ok(s);
+    }
+    let r = (|| -> Result<(u64, u64)> {
+        Ok((
+            transaction(&sock, acc.test_id, 0)?,
+            transaction(&sock, acc.test_id, 1)?,
+        ))
+    })();
+    match r {
+        Ok((a, b)) => {
+            s.first_rtt_ns = Some(a);
+            s.second_rtt_ns = Some(b);
+            s.setup_ns = Some(a as i64 - b as i64);
+        }
+        Err(e) => {
+            s.error = Some(format!(
+                "{e:#} (a gap longer than the server's idle timeout ends the test)"
+            ));
+        }
+    }
+    let done = client::DoneFigures {
+        transactions: if s.setup_ns.is_some() { 2 } else { 0 },
+        ..Default::default()
+    };
+    let _ = ctl.done(&client::done_message(&done), proto::MESSAGE_TIMEOUT);
+    // The handshake, right after (the path is warm now).
+    let t0 = Instant::now();
+    match TcpStream::connect_timeout(&addr, client::CONNECT_TIMEOUT) {
+        Ok(c) => {
+            s.handshake_ns = Some(t0.elapsed().as_nanos() as u64);
+            drop(c);
+        }
+        Err(e) => {
+            s.error = s
+                .error
+                .take()
+                .or(Some(format!("connect() to the serve port: {e}")))
+        }
+    }
+    Ok(s)
+}
+
+pub fn measure(a: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
+    let gaps: Vec<u64> = a
+        .idle
+        .split(',')
+        .map(|g| crate::shared::units::duration_ns(g).map(|v| v as u64))
+        .collect::<Result<_, _>>()?;
+    if gaps.is_empty() || a.count == 0 {
+        return Err(Failure::Params("give at least one --idle gap and --count ≥ 1".into()).into());
+    }
+    let key = client::read_key(&a.c.key_file)?;
+    let addr = client::resolve(&a.c.host)?;
+    let started_at = crate::commands::oneway::now_rfc3339();
+    let mut out = Vec::new();
+    let mut warnings = Vec::new();
+    'gaps: for &g in &gaps {
+        let mut samples = Vec::new();
+        for _ in 0..a.count {
+            if client::interrupted(stop) {
+                break 'gaps;
+            }
+            match sample(addr, key.as_ref(), Duration::from_nanos(g), stop) {
+                Ok(s) => samples.push(s),
+                // The first sample's failure to reach the server is the run's.
+                Err(e) if out.is_empty() && samples.is_empty() => return Err(e),
+                Err(e) => samples.push(SetupSample {
+                    first_rtt_ns: None,
+                    second_rtt_ns: None,
+                    setup_ns: None,
+                    handshake_ns: None,
+                    error: Some(format!("{e:#}")),
+                }),
+            }
+        }
+        let ok: Vec<&SetupSample> = samples.iter().filter(|s| s.setup_ns.is_some()).collect();
+        let mean = |f: &dyn Fn(&SetupSample) -> Option<f64>| {
+            let v: Vec<f64> = samples.iter().filter_map(f).collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        };
+        if ok.len() < samples.len() {
+            warnings.push(format!(
+                "idle {:.1} s: {} of {} samples failed",
+                g as f64 / 1e9,
+                samples.len() - ok.len(),
+                samples.len()
+            ));
+        }
+        out.push(SetupGap {
+            idle_ns: g,
+            setup_mean_ns: mean(&|s| s.setup_ns.map(|v| v as f64)),
+            setup_min_ns: ok.iter().filter_map(|s| s.setup_ns).min(),
+            setup_max_ns: ok.iter().filter_map(|s| s.setup_ns).max(),
+            first_rtt_mean_ns: mean(&|s| s.first_rtt_ns.map(|v| v as f64)),
+            second_rtt_mean_ns: mean(&|s| s.second_rtt_ns.map(|v| v as f64)),
+            handshake_mean_ns: mean(&|s| s.handshake_ns.map(|v| v as f64)),
+            samples,
+        });
+    }
+    let complete = !client::interrupted(stop)
+        && out
+            .iter()
+            .all(|g| g.samples.iter().all(|s| s.error.is_none()));
+    let tuning = LoopTuning {
+        netns: a.c.netns.clone(),
+        ..Default::default()
+    };
+    Ok(SetupReport {
+        meta: crate::commands::oneway::meta("misura.setup", started_at),
+        complete,
+        stop_reason: if client::interrupted(stop) {
+            client::signal_reason(stop)
+        } else if complete {
+            "finished".into()
+        } else {
+            "some samples failed".into()
+        },
+        host: crate::shared::host::fingerprint(tuning),
+        config: SetupConfig {
+            endpoint: client::endpoint(&a.c, addr, key.is_some()),
+            idle_ns: gaps,
+            count: a.count,
+            method: METHOD.into(),
+        },
+        gaps: out,
+        warnings,
+    })
+}

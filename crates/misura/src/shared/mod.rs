@@ -1,0 +1,8 @@
+//! Plumbing shared by every command: run metadata, output, the results
+//! store, exit codes, units, host facts, progress. No command's code lives here.
+
+pub mod exit;
+pub mod host;
+pub mod progress;
+pub mod store;
+pub mod units;

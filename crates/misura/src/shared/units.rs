@@ -1,0 +1,137 @@
+//! Parsing of durations, rates and shares as people write them.
+
+use crate::shared::exit::Failure;
+
+/// "500us", "1.5ms", "30s", "5m", "24h", "100ns", "250µs" → nanoseconds.
+pub fn duration_ns(s: &str) -> Result<i64, Failure> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().map_err(|_| {
+        Failure::Usage(format!(
+            "`{s}` is not a duration: write e.g. 500us, 1ms, 30s, 5m or 24h"
+        ))
+    })?;
+    let scale = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" | "" => 1e9,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        other => {
+            return Err(Failure::Usage(format!(
+                "`{s}`: unknown time unit `{other}` (use ns, us, ms, s, m or h)"
+            )))
+        }
+    };
+    let ns = v * scale;
+    if !ns.is_finite() || ns < 0.0 || ns > 1e18 {
+        return Err(Failure::Usage(format!("`{s}` is out of range")));
+    }
+    Ok(ns.round() as i64)
+}
+
+/// "100M", "1G", "10G", "2.5G", "100Mb/s", "1000000000" → bit/s.
+pub fn rate_bps(s: &str) -> Result<u64, Failure> {
+    let t = s
+        .trim()
+        .trim_end_matches("b/s")
+        .trim_end_matches("bps")
+        .trim_end_matches("bit/s");
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().map_err(|_| {
+        Failure::Usage(format!(
+            "`{s}` is not a link rate: write e.g. 100M, 1G, 10G"
+        ))
+    })?;
+    let scale = match unit.trim() {
+        "" => 1.0,
+        "k" | "K" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        other => {
+            return Err(Failure::Usage(format!(
+                "`{s}`: unknown rate unit `{other}` (use k, M, G)"
+            )))
+        }
+    };
+    let bps = v * scale;
+    if !(bps >= 1e6 && bps <= 1.6e12) {
+        return Err(Failure::Params(format!(
+            "link rate `{s}` is outside 1 Mb/s … 1.6 Tb/s"
+        )));
+    }
+    Ok(bps.round() as u64)
+}
+
+/// "10%" or "0.1" → 0.1.
+pub fn share(s: &str) -> Result<f64, Failure> {
+    let t = s.trim();
+    let v = if let Some(p) = t.strip_suffix('%') {
+        p.trim().parse::<f64>().map(|x| x / 100.0)
+    } else {
+        t.parse::<f64>()
+    }
+    .map_err(|_| Failure::Usage(format!("`{s}` is not a load: write e.g. 10% or 0.1")))?;
+    if !(v > 0.0 && v <= 1.0) {
+        return Err(Failure::Params(format!(
+            "load `{s}` must be above 0 and at most 100 % of the link capacity"
+        )));
+    }
+    Ok(v)
+}
+
+/// "0x88B5", "88b5", "0x6006", "6006" → ethertype (hexadecimal).
+pub fn ethertype(s: &str) -> Result<u16, Failure> {
+    let t = s.trim();
+    // Ethertypes are written in hexadecimal, with or without 0x ("6006" is
+    // the paper's 0x6006).
+    let h = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
+    let v = u16::from_str_radix(h, 16).ok();
+    match v {
+        Some(e) if e >= 0x0600 => Ok(e),
+        _ => Err(Failure::Usage(format!(
+            "`{s}` is not an ethertype: give a value ≥ 0x0600, e.g. 0x88B5 (default) or 0x6006"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration_ns("500us").unwrap(), 500_000);
+        assert_eq!(duration_ns("1.5ms").unwrap(), 1_500_000);
+        assert_eq!(duration_ns("24h").unwrap(), 86_400_000_000_000);
+        assert_eq!(duration_ns("2").unwrap(), 2_000_000_000);
+        assert!(duration_ns("fast").is_err());
+        assert!(duration_ns("3 weeks").is_err());
+    }
+
+    #[test]
+    fn rates_shares_ethertypes() {
+        assert_eq!(rate_bps("100M").unwrap(), 100_000_000);
+        assert_eq!(rate_bps("2.5G").unwrap(), 2_500_000_000);
+        assert_eq!(rate_bps("10Gb/s").unwrap(), 10_000_000_000);
+        assert!(rate_bps("10").is_err());
+        assert_eq!(share("10%").unwrap(), 0.1);
+        assert_eq!(share("0.5").unwrap(), 0.5);
+        assert!(share("150%").is_err());
+        assert_eq!(ethertype("0x88B5").unwrap(), 0x88b5);
+        assert_eq!(ethertype("6006").unwrap(), 0x6006);
+        assert_eq!(ethertype("0x6006").unwrap(), 0x6006);
+        assert!(ethertype("0x0800x").is_err());
+    }
+}
