@@ -7,7 +7,10 @@ mod shared;
 
 use anyhow::Result;
 use clap::Parser;
-use cli::{Cli, ClockCommand, Command, HostCommand};
+use cli::{Cli, Command};
+use commands::clock::ClockCommand;
+use commands::host::HostCommand;
+use shared::netns::enter_netns;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -42,13 +45,6 @@ fn interrupted_code(stop: &AtomicUsize) -> Option<i32> {
         s if s == signal_hook::consts::SIGTERM as usize => Some(shared::exit::INTERRUPTED_TERM),
         _ => Some(shared::exit::INTERRUPTED_INT),
     }
-}
-
-fn enter_netns(netns: &Option<String>) -> Result<()> {
-    if let Some(ns) = netns {
-        misura_sys::netns::enter(ns)?;
-    }
-    Ok(())
 }
 
 fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
@@ -133,9 +129,9 @@ fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
             let code = commands::agent::run(a, stop)?;
             Ok(interrupted_code(stop).unwrap_or(code))
         }
-        Command::History(a) => shared::store::history(a),
-        Command::Show(a) => shared::store::show(a),
-        Command::Compare(a) => shared::store::compare(a),
+        Command::History(a) => commands::store::history(a),
+        Command::Show(a) => commands::store::show(a),
+        Command::Compare(a) => commands::store::compare(a),
         Command::Clock(c) => {
             match c {
                 ClockCommand::Sources(a) => commands::clock::sources::run(a, stop)?,

@@ -10,4 +10,5 @@ pub mod oneway;
 pub mod reflect;
 pub mod report;
 pub mod rtt;
+pub mod store;
 pub mod throughput;

@@ -3,6 +3,11 @@
 
 pub mod exit;
 pub mod host;
+pub mod keys;
+pub mod meta;
+pub mod netns;
+pub mod output;
 pub mod progress;
 pub mod store;
+pub mod target;
 pub mod units;

@@ -2,10 +2,9 @@
 //! clock reads; the steps between consecutive reads show when the kernel,
 //! the hardware or other threads took the CPU away.
 
-use crate::commands::clock::sources::{
-    completion, duration_flag, emit, host_and_warnings, open_export, tsc_rate_over,
-};
+use crate::commands::clock::sources::tsc_rate_over;
 use crate::shared::exit::Failure;
+use crate::shared::output::{completion, duration_flag, emit, host_and_warnings, open_export};
 use crate::shared::progress::Progress;
 use anyhow::Result;
 use misura_measure::clockstats::StepTracker;
@@ -207,7 +206,7 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         return Err(Failure::Usage("--compare needs --load N with N ≥ 1".into()).into());
     }
     let export = open_export(&args.export_json)?;
-    let started_at = crate::commands::oneway::now_rfc3339();
+    let started_at = crate::shared::meta::now_rfc3339();
     let mut warnings = Vec::new();
     let mut allowed = misura_sys::sched::current_affinity().unwrap_or_default();
     if allowed.is_empty() {
@@ -302,7 +301,7 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         warnings.push(format!("{clock_name} went backwards between consecutive reads: it is not monotonic on this host"));
     }
     let report = InterferenceReport {
-        meta: crate::commands::oneway::meta("misura.clock-interference", started_at),
+        meta: crate::shared::meta::meta("misura.clock-interference", started_at),
         complete,
         stop_reason,
         host,

@@ -3,16 +3,15 @@
 //! monotonicity. Also the helpers the other `clock` subcommands share.
 
 use crate::shared::exit::Failure;
+use crate::shared::output::{completion, duration_flag, emit, host_and_warnings, open_export};
 use crate::shared::progress::Progress;
 use anyhow::Result;
 use misura_measure::clockstats::{counter_rate_hz, StepTracker};
 use misura_report::clock::{ClocksourceInfo, SourceRow, SourcesConfig, SourcesReport, TscInfo};
-use misura_report::{write_json, HostFingerprint, LoopTuning};
+use misura_report::LoopTuning;
 use misura_stats::Summary;
 use misura_sys::clock::{monotonic_raw_ns, now_ns, resolution_ns};
 use misura_sys::clocks::{gettimeofday_ns, PosixClock, POSIX_CLOCKS};
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -57,78 +56,6 @@ pub struct SourcesArgs {
 }
 
 // ------------------------------------------------------- shared helpers
-
-/// Opens the `--export-json` file before measuring, so a bad path fails at once.
-pub(crate) fn open_export(p: &Option<PathBuf>) -> Result<Option<(PathBuf, File)>> {
-    Ok(match p {
-        Some(p) => Some((
-            p.clone(),
-            File::create(p)
-                .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?,
-        )),
-        None => None,
-    })
-}
-
-/// Writes the report to stdout (JSON or text) and to the export file.
-pub(crate) fn emit<T: serde::Serialize>(
-    report: &T,
-    json: bool,
-    text: fn(&T, &mut dyn Write) -> std::io::Result<()>,
-    export: Option<(PathBuf, File)>,
-) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    if json {
-        write_json(report, &mut out)?;
-    } else {
-        text(report, &mut out)?;
-    }
-    out.flush()?;
-    if let Some((p, f)) = export {
-        let mut w = BufWriter::new(f);
-        write_json(report, &mut w)
-            .and_then(|_| w.flush())
-            .map_err(|e| Failure::Output(format!("{}: {e}", p.display())))?;
-    }
-    crate::shared::store::keep_auto("this host", report, json);
-    Ok(())
-}
-
-/// (complete, stop_reason) from the stop flag.
-pub(crate) fn completion(stop: &AtomicUsize) -> (bool, String) {
-    match stop.load(Ordering::Relaxed) {
-        0 => (true, "finished".into()),
-        s => (false, format!("interrupted by signal {s}; partial results")),
-    }
-}
-
-/// A duration flag in ns, at least `min_ns`.
-pub(crate) fn duration_flag(flag: &str, v: &str, min_ns: i64) -> Result<i64> {
-    let ns = crate::shared::units::duration_ns(v)?;
-    if ns < min_ns {
-        return Err(Failure::Params(format!(
-            "{flag} {v} is too short: at least {}",
-            misura_report::clock::human_ns(min_ns as f64)
-        ))
-        .into());
-    }
-    Ok(ns)
-}
-
-/// The host fingerprint and its warnings, without the pinning and memory
-/// warnings when the command does not pin or lock.
-pub(crate) fn host_and_warnings(
-    tuning: LoopTuning,
-    loop_matters: bool,
-) -> (HostFingerprint, Vec<String>) {
-    let host = crate::shared::host::fingerprint(tuning);
-    let warnings = crate::shared::host::warnings(&host)
-        .into_iter()
-        .filter(|w| loop_matters || !(w.contains("not pinned") || w.contains("memory not locked")))
-        .collect();
-    (host, warnings)
-}
 
 /// The TSC rate (Hz) against CLOCK_MONOTONIC_RAW over `window`: both read
 /// at each end, the raw clock on both sides of the TSC read.
@@ -262,7 +189,7 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     }
     let budget_ns = duration_flag("--budget", &args.budget, 10_000_000)?;
     let export = open_export(&args.export_json)?;
-    let started_at = crate::commands::oneway::now_rfc3339();
+    let started_at = crate::shared::meta::now_rfc3339();
     let t_start = monotonic_raw_ns();
     let tsc_start = (misura_sys::tsc::read(), monotonic_raw_ns());
     let ptp = ptp_devices();
@@ -483,7 +410,7 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
             .join("; ")
     };
     let report = SourcesReport {
-        meta: crate::commands::oneway::meta("misura.clock-sources", started_at),
+        meta: crate::shared::meta::meta("misura.clock-sources", started_at),
         complete,
         stop_reason,
         host,

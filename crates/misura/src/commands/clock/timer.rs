@@ -1,10 +1,8 @@
 //! `misura clock timer`: wake-up latency of periodic absolute sleeps, the
 //! way cyclictest (rt-tests) measures it.
 
-use crate::commands::clock::sources::{
-    completion, duration_flag, emit, host_and_warnings, open_export,
-};
 use crate::shared::exit::Failure;
+use crate::shared::output::{completion, duration_flag, emit, host_and_warnings, open_export};
 use crate::shared::progress::Progress;
 use anyhow::Result;
 use misura_report::clock::{TimerConfig, TimerReport};
@@ -86,7 +84,7 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         }
     }
     let export = open_export(&args.export_json)?;
-    let started_at = crate::commands::oneway::now_rfc3339();
+    let started_at = crate::shared::meta::now_rfc3339();
     let mut warnings = Vec::new();
     let memory_locked = match misura_sys::sched::lock_memory() {
         Ok(()) => true,
@@ -183,7 +181,7 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         ));
     }
     let report = TimerReport {
-        meta: crate::commands::oneway::meta("misura.clock-timer", started_at),
+        meta: crate::shared::meta::meta("misura.clock-timer", started_at),
         complete,
         stop_reason,
         host,

@@ -3,8 +3,8 @@
 //! The estimators are in `misura_measure::tscfreq`; this file reads the
 //! clocks, talks SNTP and writes the report.
 
-use crate::commands::oneway::{meta, now_rfc3339};
 use crate::shared::exit::Failure;
+use crate::shared::meta::{meta, now_rfc3339};
 use crate::shared::progress::Progress;
 use crate::shared::units::duration_ns;
 use anyhow::{anyhow, Result};

@@ -2,9 +2,12 @@
 //! (also when interrupted: the signal only stops the measurement, and the lab
 //! guard removes the namespaces on the way out).
 
-use crate::cli::{CalibrateArgs, DemoArgs, MeasureArgs};
+pub mod args;
+pub use args::DemoArgs;
+
 use crate::commands::oneway::calibrate;
 use crate::commands::oneway::{self, Calibration, Mode, Outputs, SEED_SIZES};
+use crate::commands::oneway::{CalibrateArgs, MeasureArgs};
 use anyhow::{Context, Result};
 use misura_lab::{Lab, LabGuard, Topology, PORT_RX, PORT_TX};
 use misura_report::OnewayReport;

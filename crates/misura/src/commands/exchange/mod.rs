@@ -6,9 +6,11 @@
 //! `stream` says what the frame is (1 trigger, 2 initiator data, 3 responder
 //! data) and whose `seq` is the cycle number; padded to the frame size.
 
-use crate::cli::ExchangeArgs;
-use crate::commands::oneway::{meta, now_rfc3339};
+pub mod args;
+pub use args::ExchangeArgs;
+
 use crate::shared::exit::Failure;
+use crate::shared::meta::{meta, now_rfc3339};
 use crate::shared::units;
 use anyhow::{Context, Result};
 use misura_report::exchange::*;

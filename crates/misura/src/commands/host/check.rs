@@ -1079,7 +1079,7 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
     if let Some(ns) = &args.netns {
         misura_sys::netns::enter(ns)?;
     }
-    let started_at = crate::commands::oneway::now_rfc3339();
+    let started_at = crate::shared::meta::now_rfc3339();
     let interfaces = resolve_interfaces(&args.interfaces)?;
     let refs: Vec<&str> = interfaces.iter().map(String::as_str).collect();
     let host = crate::shared::host::fingerprint_with_interfaces(
@@ -1098,7 +1098,7 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
     }
     items.extend(timesync_items());
     let report = HostCheckReport {
-        meta: crate::commands::oneway::meta(model::CHECK_FORMAT, started_at),
+        meta: crate::shared::meta::meta(model::CHECK_FORMAT, started_at),
         netns: args.netns.clone(),
         host,
         interfaces,
@@ -1371,7 +1371,7 @@ pub fn tune(args: &TuneArgs) -> Result<i32> {
     if let Some(ns) = &args.netns {
         misura_sys::netns::enter(ns)?;
     }
-    let started_at = crate::commands::oneway::now_rfc3339();
+    let started_at = crate::shared::meta::now_rfc3339();
     let interfaces = resolve_interfaces(&args.interfaces)?;
     let interfaces = if args.interfaces.is_empty() {
         Vec::new()
@@ -1385,7 +1385,7 @@ pub fn tune(args: &TuneArgs) -> Result<i32> {
         facts.virtualized == Some(true),
     );
     let mut report = TuneReport {
-        meta: crate::commands::oneway::meta(model::TUNE_FORMAT, started_at.clone()),
+        meta: crate::shared::meta::meta(model::TUNE_FORMAT, started_at.clone()),
         action: "plan".into(),
         netns: args.netns.clone(),
         interfaces: interfaces.clone(),
@@ -1410,7 +1410,7 @@ pub fn tune(args: &TuneArgs) -> Result<i32> {
             .map_err(|e| exit::Failure::Output(format!("cannot create {}: {e}", dir.display())))?;
     }
     let mut state = TuneState {
-        meta: crate::commands::oneway::meta(model::STATE_FORMAT, started_at),
+        meta: crate::shared::meta::meta(model::STATE_FORMAT, started_at),
         netns: args.netns.clone(),
         changes: Vec::new(),
     };
@@ -1506,10 +1506,7 @@ fn revert(args: &TuneArgs, file: &Path) -> Result<i32> {
         }
     }
     let report = TuneReport {
-        meta: crate::commands::oneway::meta(
-            model::TUNE_FORMAT,
-            crate::commands::oneway::now_rfc3339(),
-        ),
+        meta: crate::shared::meta::meta(model::TUNE_FORMAT, crate::shared::meta::now_rfc3339()),
         action: "revert".into(),
         netns,
         interfaces: {

@@ -1,6 +1,8 @@
 //! `misura lab up|down|status`.
 
-use crate::cli::LabCommand;
+pub mod args;
+pub use args::LabCommand;
+
 use anyhow::Result;
 use misura_lab::{Lab, Topology};
 

@@ -1,6 +1,6 @@
 //! `misura calibrate`: measure on a cable and save the tester's profile.
 
-use crate::cli::CalibrateArgs;
+use super::CalibrateArgs;
 use crate::commands::oneway::{self, Mode, Outputs};
 use crate::shared::exit::Failure;
 use anyhow::Result;

@@ -10,7 +10,9 @@
 //! error-queue failure is counted and the loop goes on. Only setting the
 //! socket up can fail.
 
-use crate::cli::ReflectArgs;
+pub mod args;
+pub use args::ReflectArgs;
+
 use crate::shared::exit::Failure;
 use crate::shared::units;
 use anyhow::{Context, Result};

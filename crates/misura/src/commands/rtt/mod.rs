@@ -2,12 +2,14 @@
 //! both ends, the reflector's turnaround removed, and one-way delays from an
 //! offset estimated on the minimum-RTT probes.
 
+pub mod args;
+pub use args::RttArgs;
+
 pub mod transport;
 
-use crate::cli::RttArgs;
-use crate::commands::oneway::{meta, now_rfc3339};
 use crate::commands::rtt::transport::Transport;
 use crate::shared::exit::Failure;
+use crate::shared::meta::{meta, now_rfc3339};
 use crate::shared::units;
 use anyhow::{Context, Result};
 use misura_measure::rtt::{seed_ideal_rtt_ns, OffsetTracker, ProbeTimes};
@@ -24,7 +26,7 @@ use misura_wire::stamp::{
 };
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,34 +34,6 @@ use std::time::Duration;
 const WARMUP: u32 = 8;
 const FU_TLV_LEN: usize = 20;
 const TI_TLV_LEN: usize = 8;
-
-/// Parse HOST, HOST:PORT, [V6]:PORT or a bare IPv6 address.
-pub fn resolve_target(s: &str, default_port: u16) -> Result<SocketAddr> {
-    if let Ok(sa) = s.parse::<SocketAddr>() {
-        return Ok(sa);
-    }
-    if let Ok(ip) = s.trim_matches(|c| c == '[' || c == ']').parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, default_port));
-    }
-    let with_port = if s
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-    {
-        s.to_string()
-    } else {
-        format!("{s}:{default_port}")
-    };
-    with_port
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut it| it.next())
-        .ok_or_else(|| {
-            Failure::Usage(format!(
-                "cannot resolve `{s}`: give an IP address or a resolvable host name"
-            ))
-            .into()
-        })
-}
 
 /// The TLVs a request of `size` bytes carries: Follow-Up Telemetry and
 /// Timestamp Information when they fit, Extra Padding for the rest.
@@ -436,7 +410,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         let Some(target_s) = &a.target else {
             return Err(Failure::Usage("misura rtt needs a reflector: misura rtt HOST[:PORT], or --l2 --interface IF --peer MAC (see misura rtt --help)".into()).into());
         };
-        let target = resolve_target(target_s, a.port)?;
+        let target = crate::shared::target::resolve(target_s, a.port)?;
         let local_bind: SocketAddr = match target {
             SocketAddr::V4(_) => "0.0.0.0:0".parse().unwrap(),
             SocketAddr::V6(_) => "[::]:0".parse().unwrap(),
@@ -953,27 +927,6 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn targets() {
-        assert_eq!(
-            resolve_target("198.18.0.2", 862).unwrap(),
-            "198.18.0.2:862".parse().unwrap()
-        );
-        assert_eq!(
-            resolve_target("198.18.0.2:8620", 862).unwrap(),
-            "198.18.0.2:8620".parse().unwrap()
-        );
-        assert_eq!(
-            resolve_target("[2001:2::2]:9", 862).unwrap(),
-            "[2001:2::2]:9".parse().unwrap()
-        );
-        assert_eq!(
-            resolve_target("2001:2::2", 862).unwrap(),
-            "[2001:2::2]:862".parse().unwrap()
-        );
-        assert_eq!(resolve_target("localhost:5", 862).unwrap().port(), 5);
-    }
 
     #[test]
     fn request_layouts() {

@@ -18,7 +18,7 @@ use misura_measure::auth::StampKey;
 use misura_report::throughput::{CpuUse, Endpoint, ServerFigures};
 use misura_wire::control::{Message, Value};
 use std::io::Write;
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -58,52 +58,6 @@ pub struct ClientArgs {
     /// No progress line.
     #[arg(long, short)]
     pub quiet: bool,
-}
-
-/// HOST, HOST:PORT, [V6]:PORT or a bare IPv6 address → (host, port).
-pub fn split_host_port(s: &str) -> Result<(String, u16), Failure> {
-    let bad = || Failure::Usage(format!("`{s}` is not HOST, HOST:PORT or [IPV6]:PORT"));
-    if let Some(rest) = s.strip_prefix('[') {
-        let (h, tail) = rest.split_once(']').ok_or_else(bad)?;
-        let port = match tail.strip_prefix(':') {
-            Some(p) => p.parse().map_err(|_| bad())?,
-            None if tail.is_empty() => DEFAULT_PORT,
-            None => return Err(bad()),
-        };
-        return Ok((h.to_string(), port));
-    }
-    match s.matches(':').count() {
-        0 => Ok((s.to_string(), DEFAULT_PORT)),
-        1 => {
-            let (h, p) = s.split_once(':').unwrap();
-            Ok((h.to_string(), p.parse().map_err(|_| bad())?))
-        }
-        _ => Ok((s.to_string(), DEFAULT_PORT)), // a bare IPv6 address
-    }
-}
-
-pub fn resolve(given: &str) -> Result<SocketAddr> {
-    let (h, p) = split_host_port(given)?;
-    let mut addrs = (h.as_str(), p)
-        .to_socket_addrs()
-        .map_err(|e| anyhow!("cannot resolve `{h}`: {e}"))?;
-    addrs.next().ok_or_else(|| anyhow!("`{h}` has no address"))
-}
-
-pub fn read_key(path: &Option<PathBuf>) -> Result<Option<StampKey>> {
-    let Some(p) = path else { return Ok(None) };
-    let bytes = std::fs::read(p)
-        .map_err(|e| Failure::Usage(format!("cannot read the key file {}: {e}", p.display())))?;
-    Ok(Some(StampKey::from_file_contents(&bytes).map_err(|e| {
-        Failure::Usage(format!("key file {}: {e}", p.display()))
-    })?))
-}
-
-pub fn enter_netns(netns: &Option<String>) -> Result<()> {
-    if let Some(ns) = netns {
-        misura_sys::netns::enter(ns)?;
-    }
-    Ok(())
 }
 
 /// What the server announced in HELLO.
@@ -615,31 +569,6 @@ impl Deadline {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn host_and_port() {
-        assert_eq!(
-            split_host_port("198.18.0.2").unwrap(),
-            ("198.18.0.2".into(), 5862)
-        );
-        assert_eq!(
-            split_host_port("198.18.0.2:6000").unwrap(),
-            ("198.18.0.2".into(), 6000)
-        );
-        assert_eq!(
-            split_host_port("[2001:2::2]:6000").unwrap(),
-            ("2001:2::2".into(), 6000)
-        );
-        assert_eq!(
-            split_host_port("[2001:2::2]").unwrap(),
-            ("2001:2::2".into(), 5862)
-        );
-        assert_eq!(
-            split_host_port("2001:2::2").unwrap(),
-            ("2001:2::2".into(), 5862)
-        );
-        assert!(split_host_port("host:port").is_err());
-    }
 
     #[test]
     fn sizes() {

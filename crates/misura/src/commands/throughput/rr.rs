@@ -150,7 +150,7 @@ fn plan(a: &RrArgs) -> Result<Plan, Failure> {
 
 /// Returns the process exit code.
 pub fn run(args: &RrArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
-    client::enter_netns(&args.c.netns)?;
+    crate::shared::netns::enter_netns(&args.c.netns)?;
     let r = measure(args, stop)?;
     client::emit(
         &r,
@@ -163,9 +163,9 @@ pub fn run(args: &RrArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
 
 pub fn measure(a: &RrArgs, stop: &Arc<AtomicUsize>) -> Result<RrReport> {
     let p = plan(a)?;
-    let key = client::read_key(&a.c.key_file)?;
-    let addr = client::resolve(&a.c.host)?;
-    let started_at = crate::commands::oneway::now_rfc3339();
+    let key = crate::shared::keys::read_key(&a.c.key_file)?;
+    let addr = crate::shared::target::resolve(&a.c.host, client::DEFAULT_PORT)?;
+    let started_at = crate::shared::meta::now_rfc3339();
     let results = client::run_clients(a.c.clients, |i| one_client(i, &p, addr, key.as_ref(), stop));
     let mut clients = Vec::new();
     let mut warnings = Vec::new();
@@ -218,7 +218,7 @@ pub fn measure(a: &RrArgs, stop: &Arc<AtomicUsize>) -> Result<RrReport> {
         ..Default::default()
     };
     Ok(RrReport {
-        meta: crate::commands::oneway::meta("misura.rr", started_at),
+        meta: crate::shared::meta::meta("misura.rr", started_at),
         complete,
         stop_reason,
         transactions_per_s: clients.iter().map(|c| c.transactions_per_s).sum(),

@@ -54,7 +54,7 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Returns the process exit code.
 pub fn run(args: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
-    client::enter_netns(&args.c.netns)?;
+    crate::shared::netns::enter_netns(&args.c.netns)?;
     let r = measure(args, stop)?;
     client::emit(
         &r,
@@ -189,9 +189,9 @@ pub fn measure(a: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
     if gaps.is_empty() || a.count == 0 {
         return Err(Failure::Params("give at least one --idle gap and --count ≥ 1".into()).into());
     }
-    let key = client::read_key(&a.c.key_file)?;
-    let addr = client::resolve(&a.c.host)?;
-    let started_at = crate::commands::oneway::now_rfc3339();
+    let key = crate::shared::keys::read_key(&a.c.key_file)?;
+    let addr = crate::shared::target::resolve(&a.c.host, client::DEFAULT_PORT)?;
+    let started_at = crate::shared::meta::now_rfc3339();
     let mut out = Vec::new();
     let mut warnings = Vec::new();
     'gaps: for &g in &gaps {
@@ -246,7 +246,7 @@ pub fn measure(a: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
         ..Default::default()
     };
     Ok(SetupReport {
-        meta: crate::commands::oneway::meta("misura.setup", started_at),
+        meta: crate::shared::meta::meta("misura.setup", started_at),
         complete,
         stop_reason: if client::interrupted(stop) {
             client::signal_reason(stop)

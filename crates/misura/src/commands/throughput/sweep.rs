@@ -328,8 +328,8 @@ pub fn run(args: &SweepArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         "udp" => UdpW::try_parse_from(&first).map_err(usage)?.a.c.netns,
         _ => RrW::try_parse_from(&first).map_err(usage)?.a.c.netns,
     };
-    client::enter_netns(&netns)?;
-    let started_at = crate::commands::oneway::now_rfc3339();
+    crate::shared::netns::enter_netns(&netns)?;
+    let started_at = crate::shared::meta::now_rfc3339();
     let mut points = Vec::new();
     for v in &s.values {
         if client::interrupted(stop) {
@@ -358,7 +358,7 @@ pub fn run(args: &SweepArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         })
         .collect();
     let r = SweepReport {
-        meta: crate::commands::oneway::meta("misura.sweep", started_at),
+        meta: crate::shared::meta::meta("misura.sweep", started_at),
         complete,
         stop_reason: if client::interrupted(stop) {
             client::signal_reason(stop)

@@ -144,7 +144,7 @@ fn plan(a: &TcpArgs) -> Result<Plan, Failure> {
 
 /// Returns the process exit code.
 pub fn run(args: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
-    client::enter_netns(&args.c.netns)?;
+    crate::shared::netns::enter_netns(&args.c.netns)?;
     let r = measure(args, stop)?;
     client::emit(
         &r,
@@ -158,9 +158,9 @@ pub fn run(args: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
 /// Run the test (in the current network namespace) and build the result.
 pub fn measure(a: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<TcpReport> {
     let p = plan(a)?;
-    let key = client::read_key(&a.c.key_file)?;
-    let addr = client::resolve(&a.c.host)?;
-    let started_at = crate::commands::oneway::now_rfc3339();
+    let key = crate::shared::keys::read_key(&a.c.key_file)?;
+    let addr = crate::shared::target::resolve(&a.c.host, client::DEFAULT_PORT)?;
+    let started_at = crate::shared::meta::now_rfc3339();
     let t0 = Instant::now();
     let intervals = Mutex::new(Vec::new());
     let results = client::run_clients(a.c.clients, |i| {
@@ -221,7 +221,7 @@ pub fn measure(a: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<TcpReport> {
         ..Default::default()
     };
     Ok(TcpReport {
-        meta: crate::commands::oneway::meta("misura.tcp", started_at),
+        meta: crate::shared::meta::meta("misura.tcp", started_at),
         complete,
         stop_reason,
         throughput_bps: clients.iter().map(|c| c.throughput_bps).sum(),

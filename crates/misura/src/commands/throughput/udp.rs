@@ -109,7 +109,7 @@ fn plan(a: &UdpArgs) -> Result<Plan, Failure> {
 
 /// Returns the process exit code.
 pub fn run(args: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
-    client::enter_netns(&args.c.netns)?;
+    crate::shared::netns::enter_netns(&args.c.netns)?;
     let r = measure(args, stop)?;
     client::emit(
         &r,
@@ -122,9 +122,9 @@ pub fn run(args: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
 
 pub fn measure(a: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
     let p = plan(a)?;
-    let key = client::read_key(&a.c.key_file)?;
-    let addr = client::resolve(&a.c.host)?;
-    let started_at = crate::commands::oneway::now_rfc3339();
+    let key = crate::shared::keys::read_key(&a.c.key_file)?;
+    let addr = crate::shared::target::resolve(&a.c.host, client::DEFAULT_PORT)?;
+    let started_at = crate::shared::meta::now_rfc3339();
     let results = client::run_clients(a.c.clients, |i| {
         one_client(i, &p, addr, key.as_ref(), stop, a.c.quiet || a.c.json)
     });
@@ -187,7 +187,7 @@ pub fn measure(a: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
         ..Default::default()
     };
     Ok(UdpReport {
-        meta: crate::commands::oneway::meta("misura.udp", started_at),
+        meta: crate::shared::meta::meta("misura.udp", started_at),
         complete,
         stop_reason,
         throughput_bps: clients.iter().map(|c| c.throughput_bps).sum(),

@@ -11,12 +11,17 @@
 
 pub mod conn;
 pub mod handlers;
+pub mod limits;
+pub mod request;
+pub mod state;
+pub mod test;
 
 use crate::shared::exit::Failure;
 use anyhow::{Context, Result};
-use conn::Shared;
+use limits::Limits;
 use misura_report::serve::{summarise, ServeConfig, ServeReport};
 use misura_report::LoopTuning;
+use state::Shared;
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -92,20 +97,6 @@ pub struct ServeArgs {
     /// No line per test.
     #[arg(long)]
     pub quiet: bool,
-}
-
-/// The resolved limits.
-#[derive(Clone, Debug)]
-pub struct Limits {
-    pub max_tests: usize,
-    pub max_duration: Duration,
-    pub max_rate_bps: u64,
-    pub max_streams: usize,
-    pub handshake_timeout: Duration,
-    pub idle_timeout: Duration,
-    pub max_per_source: usize,
-    pub max_connections: usize,
-    pub auth_window: Duration,
 }
 
 fn dur(flag: &str, s: &str) -> Result<Duration> {
@@ -220,7 +211,7 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     }
     let listener = bind(args)?;
     let local = listener.local_addr()?;
-    let started_at = crate::commands::oneway::now_rfc3339();
+    let started_at = crate::shared::meta::now_rfc3339();
     let config = ServeConfig {
         listen: local.ip().to_string(),
         port: local.port(),
@@ -283,7 +274,7 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     let tests = shared.results.lock().unwrap().clone();
     let (clients, by_msg_size, aggregate, bytes) = summarise(&tests);
     let report = ServeReport {
-        meta: crate::commands::oneway::meta("misura.serve", started_at),
+        meta: crate::shared::meta::meta("misura.serve", started_at),
         host: crate::shared::host::fingerprint(LoopTuning {
             netns: args.netns.clone(),
             ..LoopTuning::default()

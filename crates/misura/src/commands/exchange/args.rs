@@ -1,0 +1,55 @@
+//! Flags of `misura exchange`.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// Flags of `misura exchange`.
+#[derive(Args, Debug, Clone)]
+pub struct ExchangeArgs {
+    /// Interface that faces the peer.
+    #[arg(long, value_name = "IF")]
+    pub interface: String,
+    /// MAC address of the peer (only its frames are answered or counted).
+    #[arg(long, value_name = "MAC")]
+    pub peer: String,
+    /// Run inside this network namespace.
+    #[arg(long, value_name = "NAME")]
+    pub netns: Option<String>,
+    /// Be the responder (the seed's slave): answer each trigger with a data frame.
+    #[arg(long)]
+    pub respond: bool,
+    /// S1: trigger frame size in bytes, destination address through FCS.
+    #[arg(long, default_value_t = 64)]
+    pub trigger: usize,
+    /// S2: data frame size each side sends after the trigger.
+    #[arg(long, default_value_t = 530)]
+    pub data: usize,
+    /// Number of cycles (initiator).
+    #[arg(long, default_value_t = 1000)]
+    pub count: u64,
+    /// Cycle period (the seed: about 4 ms).
+    #[arg(long, default_value = "4ms")]
+    pub period: String,
+    /// Give up on a cycle after this long without the peer's data frame.
+    #[arg(long, default_value = "5ms")]
+    pub timeout: String,
+    /// Count phases longer than this (the seed counted over 30 µs).
+    #[arg(long, default_value = "30us")]
+    pub threshold: String,
+    /// Ethertype of the frames.
+    #[arg(long, default_value = "0x88B5")]
+    pub ethertype: String,
+    /// Stop the responder after this long (default: until SIGINT/SIGTERM).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Responder: busy-poll instead of sleeping in poll(2) between frames.
+    #[arg(long)]
+    pub busy_poll: bool,
+    /// Pin to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+}

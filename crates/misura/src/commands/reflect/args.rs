@@ -1,0 +1,50 @@
+//! Flags of `misura reflect`.
+
+use clap::Args;
+
+/// Flags of `misura reflect`.
+#[derive(Args, Debug, Clone)]
+pub struct ReflectArgs {
+    /// Address to listen on (IPv4 or IPv6; `::` listens on IPv6 only).
+    #[arg(long, default_value = "0.0.0.0")]
+    pub listen: String,
+    /// UDP port (RFC 8762 assigns 862; below 1024 needs root).
+    #[arg(long, default_value_t = 862)]
+    pub port: u16,
+    /// Run inside this network namespace.
+    #[arg(long, value_name = "NAME")]
+    pub netns: Option<String>,
+    /// Authenticated mode: HMAC-SHA-256 key file (hex on the first line, or raw bytes).
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<std::path::PathBuf>,
+    /// Stateful reflection: the reflector numbers its replies per session
+    /// (RFC 8762 §4.3.1); default stateless (echo the sender's sequence number).
+    #[arg(long)]
+    pub stateful: bool,
+    /// Reflect raw Ethernet probes on this interface instead of UDP.
+    #[arg(long, value_name = "IF")]
+    pub l2: Option<String>,
+    /// Ethertype of raw probes (with --l2).
+    #[arg(long, default_value = "0x88B5")]
+    pub ethertype: String,
+    /// Replies per second allowed per source address.
+    #[arg(long, default_value_t = 10_000)]
+    pub rate_limit: u64,
+    /// Most sources tracked at once (bounded state).
+    #[arg(long, default_value_t = 4096)]
+    pub max_sources: usize,
+    /// Stop after this long (e.g. 60s); default: until SIGINT/SIGTERM.
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Pin the reflector to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Busy-poll instead of sleeping in poll(2) (lowest turnaround, one CPU at 100 %).
+    #[arg(long)]
+    pub busy_poll: bool,
+    /// Print counters as JSON when stopping.
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long, short)]
+    pub quiet: bool,
+}

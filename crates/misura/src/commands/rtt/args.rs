@@ -1,0 +1,82 @@
+//! Flags of `misura rtt`.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// Flags of `misura rtt`.
+#[derive(Args, Debug, Clone)]
+pub struct RttArgs {
+    /// The reflector: HOST or HOST:PORT (IPv6 as [ADDR]:PORT). Not with --l2.
+    pub target: Option<String>,
+    /// UDP port of the reflector when HOST has none.
+    #[arg(long, default_value_t = 862)]
+    pub port: u16,
+    /// Run inside this network namespace.
+    #[arg(long, value_name = "NAME")]
+    pub netns: Option<String>,
+    /// Raw Ethernet probes instead of STAMP over UDP.
+    #[arg(long, requires_all = ["interface", "peer"])]
+    pub l2: bool,
+    /// Interface for --l2.
+    #[arg(long, value_name = "IF")]
+    pub interface: Option<String>,
+    /// MAC address of the reflector for --l2.
+    #[arg(long, value_name = "MAC")]
+    pub peer: Option<String>,
+    /// Ethertype of raw probes (with --l2).
+    #[arg(long, default_value = "0x88B5")]
+    pub ethertype: String,
+    /// Authenticated mode: the reflector's HMAC-SHA-256 key file.
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<std::path::PathBuf>,
+    /// Traffic pattern: periodic, burst:N or poisson.
+    #[arg(long, default_value = "periodic")]
+    pub pattern: String,
+    /// Probe period, e.g. 10ms (default 100ms).
+    #[arg(long, conflicts_with = "rate")]
+    pub period: Option<String>,
+    /// Probes per second.
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Number of probes (default 100 unless --duration).
+    #[arg(long)]
+    pub count: Option<u64>,
+    /// Run for this long, e.g. 60s, 24h (with --count: whichever first).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Request sizes in bytes (UDP payload; STAMP minimum 44, 112 authenticated), comma separated.
+    #[arg(long = "request", alias = "size", value_delimiter = ',')]
+    pub request: Vec<usize>,
+    /// Response size in bytes (at most the request: a reply is never larger than its request).
+    #[arg(long)]
+    pub response: Option<usize>,
+    /// A probe not answered within this time is lost.
+    #[arg(long, default_value = "1s")]
+    pub timeout: String,
+    /// Print a summary line every interval, e.g. 10s.
+    #[arg(long)]
+    pub interval: Option<String>,
+    /// Count probes whose RTT exceeds this, e.g. 30us.
+    #[arg(long)]
+    pub threshold: Option<String>,
+    /// Link rate for the ideal RTT, e.g. 1G (default: read from the interface).
+    #[arg(long)]
+    pub link_speed: Option<String>,
+    /// Pin the client to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Seed for the Poisson pattern.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write one CSV row per probe to this file.
+    #[arg(long, value_name = "FILE.csv")]
+    pub frames: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    #[arg(long, short)]
+    pub quiet: bool,
+}

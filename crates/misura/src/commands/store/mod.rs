@@ -1,0 +1,221 @@
+//! Reading the results store back: `misura history`, `misura show`,
+//! `misura compare`.
+
+pub mod args;
+
+use crate::shared::exit::Failure;
+use crate::shared::store::{open_for_reading, store_failure};
+use anyhow::Result;
+pub use args::{CompareArgs, HistoryArgs, ShowArgs};
+use misura_store::Filter;
+use serde_json::Value;
+use std::io::Write;
+
+/// `misura history`.
+pub fn history(a: &HistoryArgs) -> Result<i32> {
+    let s = open_for_reading()?;
+    let runs = s
+        .list(&Filter {
+            subcommand: a.subcommand.clone(),
+            target: a.target.clone(),
+            since: a.since.clone(),
+            until: a.until.clone(),
+            limit: Some(a.limit),
+        })
+        .map_err(store_failure)?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if a.json {
+        let rows: Vec<Value> = runs
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "id": r.id, "started_at": r.facts.started_at, "subcommand": r.facts.subcommand,
+                    "target": r.facts.target, "sizes": r.facts.sizes, "timestamp_source": r.facts.timestamp_source,
+                    "host": r.facts.host, "complete": r.facts.complete, "headline": r.headline,
+                })
+            })
+            .collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
+    } else {
+        writeln!(
+            out,
+            "{:>6}  {:<27} {:<12} {:<24} {:<10} {}",
+            "run", "started (UTC)", "command", "target", "host", "headline"
+        )?;
+        for r in &runs {
+            writeln!(
+                out,
+                "{:>6}  {:<27} {:<12} {:<24} {:<10} {}{}",
+                r.id,
+                r.facts.started_at,
+                r.facts.subcommand,
+                r.facts.target,
+                r.facts.host,
+                r.headline.as_deref().unwrap_or("-"),
+                if r.facts.complete { "" } else { "  [partial]" }
+            )?;
+        }
+        if runs.is_empty() {
+            writeln!(out, "(no runs match in {})", s.path().display())?;
+        }
+    }
+    Ok(crate::shared::exit::OK)
+}
+
+/// Render a stored result as it was printed then.
+fn render(v: &Value, out: &mut dyn Write) -> Result<()> {
+    let format = v.get("format").and_then(|f| f.as_str()).unwrap_or("");
+    let newer = v
+        .get("format_version")
+        .and_then(|f| f.as_u64())
+        .unwrap_or(0)
+        > misura_report::FORMAT_VERSION as u64;
+    if newer {
+        return Err(Failure::Profile(format!(
+            "this result was written by a newer misura (format {format} version {}): upgrade to show it",
+            v["format_version"]
+        ))
+        .into());
+    }
+    let bad = |e: serde_json::Error| {
+        Failure::Profile(format!("stored {format} result does not read back: {e}"))
+    };
+    match format {
+        "misura.oneway" | "misura.calibration-run" => {
+            let r: misura_report::OnewayReport = serde_json::from_value(v.clone()).map_err(bad)?;
+            misura_report::text::write_oneway(&r, out)?;
+        }
+        "misura.rtt" => {
+            let r: misura_report::rtt::RttReport =
+                serde_json::from_value(v.clone()).map_err(bad)?;
+            misura_report::rtt::write_text(&r, out)?;
+        }
+        "misura.exchange" => {
+            let r: misura_report::exchange::ExchangeReport =
+                serde_json::from_value(v.clone()).map_err(bad)?;
+            misura_report::exchange::write_text(&r, out)?;
+        }
+        _ => {
+            // Formats without a text writer here are shown as their JSON.
+            writeln!(out, "{}", serde_json::to_string_pretty(v)?)?;
+        }
+    }
+    Ok(())
+}
+
+/// `misura show RUN`.
+pub fn show(a: &ShowArgs) -> Result<i32> {
+    let s = open_for_reading()?;
+    let (_, v) = s.get(a.run).map_err(store_failure)?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if a.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+    } else {
+        render(&v, &mut out)?;
+    }
+    Ok(crate::shared::exit::OK)
+}
+
+/// A run's main figure for comparison: (name, median, spread as p90 − p10 or
+/// the interquartile-like width available, count).
+fn main_figure(v: &Value) -> Option<(String, f64, f64, u64)> {
+    let candidates: [(&str, &str); 4] = [
+        ("/overall/network_rtt", "network RTT"),
+        ("/overall/kernel_rtt", "kernel RTT"),
+        ("/overall/msl", "SUT latency Msl"),
+        ("/overall/mul", "Mul"),
+    ];
+    for (p, name) in candidates {
+        if let Some(s) = v.pointer(p).filter(|s| !s.is_null()) {
+            let med = s.get("median_ns")?.as_f64()?;
+            let p90 = s.get("p90_ns").and_then(|x| x.as_f64()).unwrap_or(med);
+            let min = s.get("min_ns").and_then(|x| x.as_f64()).unwrap_or(med);
+            let count = s.get("count").and_then(|x| x.as_u64()).unwrap_or(0);
+            // Spread: the distance from the minimum to the 90th percentile,
+            // the range most probes fall in.
+            return Some((name.to_string(), med, (p90 - min).max(0.0), count));
+        }
+    }
+    for (k, name) in [
+        ("throughput_bps", "throughput bit/s"),
+        ("transactions_per_s", "transactions/s"),
+    ] {
+        if let Some(x) = v.get(k).and_then(|x| x.as_f64()) {
+            return Some((name.to_string(), x, 0.0, 1));
+        }
+    }
+    None
+}
+
+/// `misura compare RUN RUN…`.
+pub fn compare(a: &CompareArgs) -> Result<i32> {
+    if a.runs.len() < 2 {
+        return Err(Failure::Usage(
+            "compare needs at least two run ids (see misura history)".into(),
+        )
+        .into());
+    }
+    let s = open_for_reading()?;
+    let mut rows = Vec::new();
+    for &id in &a.runs {
+        let (f, v) = s.get(id).map_err(store_failure)?;
+        rows.push((id, f, main_figure(&v)));
+    }
+    let base = rows[0].2.clone();
+    let mut json_rows = Vec::new();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if !a.json {
+        writeln!(
+            out,
+            "{:>6}  {:<12} {:<24} {:<18} {:>14} {:>14} {:>12}  verdict",
+            "run", "command", "target", "figure", "median", "spread", "Δ median"
+        )?;
+    }
+    for (id, f, fig) in &rows {
+        let (name, med, spread, _) = fig.clone().unwrap_or(("-".into(), f64::NAN, f64::NAN, 0));
+        let (delta, verdict) = match (&base, fig) {
+            (Some((bn, bm, bs, _)), Some(_)) if bn == &name && *id != rows[0].0 => {
+                let d = med - bm;
+                // A change counts when it exceeds both runs' own spread.
+                let v = if d.abs() > spread.max(*bs) {
+                    "changed beyond the runs' spread"
+                } else {
+                    "within the runs' spread"
+                };
+                (Some(d), v)
+            }
+            (Some(_), Some(_)) if *id == rows[0].0 => (None, "baseline"),
+            _ => (None, "not comparable (different figures)"),
+        };
+        let unit = |x: f64| {
+            if name.contains("RTT") || name.contains("Msl") || name == "Mul" {
+                format!("{:.3} µs", x / 1000.0)
+            } else {
+                format!("{x:.0}")
+            }
+        };
+        if a.json {
+            json_rows.push(serde_json::json!({"run": id, "subcommand": f.subcommand, "target": f.target, "figure": name, "median": med, "spread": spread, "delta_median": delta, "verdict": verdict}));
+        } else {
+            writeln!(
+                out,
+                "{:>6}  {:<12} {:<24} {:<18} {:>14} {:>14} {:>12}  {}",
+                id,
+                f.subcommand,
+                f.target,
+                name,
+                unit(med),
+                unit(spread),
+                delta.map(unit).unwrap_or_else(|| "-".into()),
+                verdict
+            )?;
+        }
+    }
+    if a.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&json_rows)?)?;
+    }
+    Ok(crate::shared::exit::OK)
+}
