@@ -10,7 +10,8 @@ use clap::Parser;
 use cli::{Cli, Command};
 use commands::clock::ClockCommand;
 use commands::host::HostCommand;
-use shared::netns::enter_netns;
+use shared::netns::{enter_netns, NetnsArgs};
+use shared::output::{CsvArgs, Finished, OutputArgs, Outputs};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -28,6 +29,8 @@ fn main() {
     }
     let code = match run(&cli, &stop) {
         Ok(code) => code,
+        // `misura history | head`: the reader went away, nothing is wrong.
+        Err(e) if is_broken_pipe(&e) => shared::exit::OK,
         Err(e) => {
             eprintln!("misura: error: {e}");
             for cause in e.chain().skip(1) {
@@ -39,6 +42,13 @@ fn main() {
     std::process::exit(code);
 }
 
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 fn interrupted_code(stop: &AtomicUsize) -> Option<i32> {
     match stop.load(Ordering::Relaxed) {
         0 => None,
@@ -47,107 +57,90 @@ fn interrupted_code(stop: &AtomicUsize) -> Option<i32> {
     }
 }
 
-fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
-    match &cli.command {
-        Command::Lab(cmd) => {
-            commands::lab::run(cmd)?;
-            Ok(shared::exit::OK)
-        }
-        Command::Oneway(a) => {
-            enter_netns(&a.m.netns)?;
-            let cal = a
-                .calibration
-                .as_ref()
-                .map(|p| {
-                    commands::oneway::read_profile(p).map(|profile| commands::oneway::Calibration {
-                        path: p.clone(),
-                        profile,
-                        accept_mismatch: a.accept_profile_mismatch,
-                    })
-                })
-                .transpose()?;
-            let mut outputs = commands::oneway::Outputs::open(&a.m)?;
-            let report = commands::oneway::measure(
-                &a.m,
-                commands::oneway::Mode::Oneway,
-                cal.as_ref(),
-                &mut outputs,
-                stop,
-            )?;
-            commands::oneway::emit(&report, a.m.json, &mut outputs)?;
-            Ok(interrupted_code(stop).unwrap_or(shared::exit::OK))
-        }
-        Command::Calibrate(a) => {
-            enter_netns(&a.m.netns)?;
-            commands::oneway::calibrate::run(a, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(shared::exit::OK))
-        }
-        Command::Reflect(a) => {
-            enter_netns(&a.netns)?;
-            commands::reflect::run(a, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(shared::exit::OK))
-        }
-        Command::Rtt(a) => {
-            enter_netns(&a.netns)?;
-            let code = commands::rtt::run(a, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(code))
-        }
-        Command::Exchange(a) => {
-            enter_netns(&a.netns)?;
-            commands::exchange::run(a, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(shared::exit::OK))
-        }
-        Command::Serve(a) => {
-            let code = commands::throughput::serve::run(a, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(code))
-        }
-        Command::Tcp(a) => {
-            let code = commands::throughput::tcp::run(a, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(code))
-        }
-        Command::Udp(a) => {
-            let code = commands::throughput::udp::run(a, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(code))
-        }
-        Command::Rr(a) => {
-            let code = commands::throughput::rr::run(a, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(code))
-        }
-        Command::Setup(a) => {
-            let code = commands::throughput::setup::run(a, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(code))
+/// The output flags, CSV flag and namespace of a measuring command; `None`
+/// for the commands that only read or manage (lab, history, report, agent).
+fn flags(c: &Command) -> Result<Option<(OutputArgs, Option<CsvArgs>, Option<NetnsArgs>)>> {
+    use commands::throughput as t;
+    let (out, csv, ns) = match c {
+        Command::Oneway(a) => (a.m.out.clone(), Some(a.m.csv.clone()), Some(a.m.ns.clone())),
+        Command::Calibrate(a) => (a.m.out.clone(), Some(a.m.csv.clone()), Some(a.m.ns.clone())),
+        Command::Demo(a) => (a.out.clone(), None, None),
+        Command::Reflect(a) => (a.out.clone(), None, Some(a.ns.clone())),
+        Command::Rtt(a) => (a.out.clone(), Some(a.csv.clone()), Some(a.ns.clone())),
+        Command::Exchange(a) => (a.out.clone(), None, Some(a.ns.clone())),
+        Command::Serve(a) => (t::serve::output_args(a), None, Some(a.ns.clone())),
+        Command::Tcp(t::tcp::TcpArgs { c, .. })
+        | Command::Udp(t::udp::UdpArgs { c, .. })
+        | Command::Rr(t::rr::RrArgs { c, .. })
+        | Command::Setup(t::setup::SetupArgs { c, .. }) => {
+            (c.out.clone(), Some(c.csv.clone()), Some(c.ns.clone()))
         }
         Command::Sweep(a) => {
-            let code = commands::throughput::sweep::run(a, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(code))
+            let (out, csv) = t::sweep::output_flags(a)?;
+            (out, Some(csv), None)
         }
-        Command::Report(a) => {
-            let code = commands::report::run(a, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(code))
+        Command::Clock(ClockCommand::Sources(a)) => (a.out.clone(), None, None),
+        Command::Clock(ClockCommand::Interference(a)) => (a.out.clone(), None, None),
+        Command::Clock(ClockCommand::Timer(a)) => (a.out.clone(), None, None),
+        Command::Clock(ClockCommand::Tsc(a)) => (a.out.clone(), None, Some(a.ns.clone())),
+        Command::Host(HostCommand::Check(a)) => (a.out.clone(), None, Some(a.ns.clone())),
+        Command::Host(HostCommand::Tune(a)) => (a.out.clone(), None, Some(a.ns.clone())),
+        _ => return Ok(None),
+    };
+    Ok(Some((out, csv, ns)))
+}
+
+/// Run a measuring command to its report.
+fn measure(c: &Command, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    use commands::throughput as t;
+    match c {
+        Command::Oneway(a) => commands::oneway::run(a, stop),
+        Command::Calibrate(a) => commands::oneway::calibrate::run(a, stop),
+        Command::Demo(a) => commands::demo::run(a, stop),
+        Command::Reflect(a) => commands::reflect::run(a, stop),
+        Command::Rtt(a) => commands::rtt::run(a, stop),
+        Command::Exchange(a) => commands::exchange::run(a, stop),
+        Command::Serve(a) => t::serve::run(a, stop),
+        Command::Tcp(a) => t::tcp::run(a, stop),
+        Command::Udp(a) => t::udp::run(a, stop),
+        Command::Rr(a) => t::rr::run(a, stop),
+        Command::Setup(a) => t::setup::run(a, stop),
+        Command::Sweep(a) => t::sweep::run(a, stop),
+        Command::Clock(ClockCommand::Sources(a)) => commands::clock::sources::run(a, stop),
+        Command::Clock(ClockCommand::Interference(a)) => {
+            commands::clock::interference::run(a, stop)
         }
-        Command::Agent(a) => {
-            let code = commands::agent::run(a, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(code))
-        }
-        Command::History(a) => commands::store::history(a),
-        Command::Show(a) => commands::store::show(a),
-        Command::Compare(a) => commands::store::compare(a),
-        Command::Clock(c) => {
-            match c {
-                ClockCommand::Sources(a) => commands::clock::sources::run(a, stop)?,
-                ClockCommand::Interference(a) => commands::clock::interference::run(a, stop)?,
-                ClockCommand::Tsc(a) => commands::clock::tsc::run(a, stop)?,
-                ClockCommand::Timer(a) => commands::clock::timer::run(a, stop)?,
-            }
-            Ok(interrupted_code(stop).unwrap_or(shared::exit::OK))
-        }
-        Command::Host(h) => match h {
-            HostCommand::Check(a) => commands::host::check::check(a),
-            HostCommand::Tune(a) => commands::host::check::tune(a),
-        },
-        Command::Demo(d) => {
-            commands::demo::run(d, stop)?;
-            Ok(interrupted_code(stop).unwrap_or(shared::exit::OK))
-        }
+        Command::Clock(ClockCommand::Timer(a)) => commands::clock::timer::run(a, stop),
+        Command::Clock(ClockCommand::Tsc(a)) => commands::clock::tsc::run(a, stop),
+        Command::Host(HostCommand::Check(a)) => commands::host::check::check(a),
+        Command::Host(HostCommand::Tune(a)) => commands::host::check::tune(a),
+        _ => unreachable!("flags() lists every measuring command"),
     }
+}
+
+fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
+    if let Some((out, csv, ns)) = flags(&cli.command)? {
+        // Every output file is opened (so checked writable) before anything
+        // is measured; then the namespace is entered and the command runs.
+        let outputs = Outputs::open(&out, csv.as_ref())?;
+        if let Some(ns) = ns {
+            enter_netns(&ns.netns)?;
+        }
+        let finished = measure(&cli.command, stop)?;
+        outputs.deliver(&*finished.report)?;
+        return Ok(interrupted_code(stop).unwrap_or(finished.code));
+    }
+    let code = match &cli.command {
+        Command::Lab(cmd) => {
+            commands::lab::run(cmd)?;
+            shared::exit::OK
+        }
+        Command::Report(a) => commands::report::run(a, stop)?,
+        Command::Agent(a) => commands::agent::run(a, stop)?,
+        Command::History(a) => commands::store::history(a)?,
+        Command::Show(a) => commands::store::show(a)?,
+        Command::Compare(a) => commands::store::compare(a)?,
+        _ => unreachable!("every measuring command has output flags"),
+    };
+    Ok(interrupted_code(stop).unwrap_or(code))
 }

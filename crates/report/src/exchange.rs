@@ -123,3 +123,32 @@ pub fn write_text(r: &ExchangeReport, out: &mut dyn Write) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// What `misura exchange --respond` counted when it stopped.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ResponderReport {
+    #[serde(flatten)]
+    pub meta: Meta,
+    pub complete: bool,
+    pub stop_reason: String,
+    pub host: HostFingerprint,
+    pub interface: String,
+    pub peer: String,
+    pub data_bytes: usize,
+    /// Trigger frames received from the peer.
+    pub triggers: u64,
+    /// Triggers answered with a data frame.
+    pub answered: u64,
+    /// The initiator's own data frames seen.
+    pub peer_data_frames: u64,
+    /// Frames of the ethertype that were neither.
+    pub other_frames: u64,
+}
+
+pub fn write_responder_text(r: &ResponderReport, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "misura exchange --respond: triggers {}, answered {}, peer data frames {}, other frames {}",
+        r.triggers, r.answered, r.peer_data_frames, r.other_frames
+    )
+}

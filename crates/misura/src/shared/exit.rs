@@ -14,6 +14,9 @@ pub enum Failure {
     Output(String),
     #[error("{0}")]
     Profile(String),
+    /// Needs root or a capability the process lacks (exit 3).
+    #[error("{0}")]
+    Privilege(String),
 }
 
 pub const OK: i32 = 0;
@@ -36,6 +39,7 @@ pub fn code_for(err: &anyhow::Error) -> i32 {
                 Failure::Params(_) => PARAMS,
                 Failure::Output(_) => OUTPUT,
                 Failure::Profile(_) => PROFILE,
+                Failure::Privilege(_) => PRIVILEGE,
             };
         }
         if let Some(s) = cause.downcast_ref::<SysError>() {

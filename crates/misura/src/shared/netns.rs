@@ -9,3 +9,11 @@ pub fn enter_netns(netns: &Option<String>) -> Result<()> {
     }
     Ok(())
 }
+
+/// `--netns`, for every command that can run inside a network namespace.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct NetnsArgs {
+    /// Run inside this network namespace (e.g. one `misura lab up` made).
+    #[arg(long, value_name = "NS")]
+    pub netns: Option<String>,
+}

@@ -1,49 +1,213 @@
-//! Printing and exporting a finished run's report, and the completion state
-//! a run records when a signal stopped it.
+//! The one path from a finished run to the user, for every command: the
+//! output flags (declared here once and flattened into each command), the
+//! output files (opened, and so checked writable, before anything is
+//! measured), printing (text or `--json`), the exports, and keeping the run
+//! in the results store. A command only builds its report.
 
 use crate::shared::exit::Failure;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use misura_report::{write_json, HostFingerprint, LoopTuning};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Opens the `--export-json` file before measuring, so a bad path fails at once.
-pub(crate) fn open_export(p: &Option<PathBuf>) -> Result<Option<(PathBuf, File)>> {
-    Ok(match p {
-        Some(p) => Some((
-            p.clone(),
-            File::create(p)
-                .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?,
-        )),
-        None => None,
-    })
+/// Output flags every measuring command has.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct OutputArgs {
+    /// Print the result as JSON on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the JSON result to FILE (checked writable before measuring).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// No progress or interval lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
-/// Writes the report to stdout (JSON or text) and to the export file.
-pub(crate) fn emit<T: serde::Serialize>(
-    report: &T,
-    json: bool,
-    text: fn(&T, &mut dyn Write) -> std::io::Result<()>,
-    export: Option<(PathBuf, File)>,
-) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    if json {
-        write_json(report, &mut out)?;
-    } else {
-        text(report, &mut out)?;
+/// The CSV export, for the commands whose result is a table.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CsvArgs {
+    /// Also write the CSV summary to FILE (checked writable before measuring).
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+}
+
+type Writer<T> = fn(&T, &mut dyn Write) -> std::io::Result<()>;
+
+/// A finished (or interrupted) run's report, however the command shapes it.
+pub trait RunReport {
+    fn write_json(&self, w: &mut dyn Write) -> std::io::Result<()>;
+    fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()>;
+    /// The CSV summary; `None` when the command has none.
+    fn write_csv(&self, w: &mut dyn Write) -> Option<std::io::Result<()>>;
+    fn to_value(&self) -> serde_json::Result<serde_json::Value>;
+    /// Under which subcommand and target the store keeps the run.
+    fn store_key(&self) -> (&str, &str);
+}
+
+/// A report value with the functions that print it.
+pub struct Report<T> {
+    pub value: T,
+    subcommand: String,
+    target: String,
+    text: Writer<T>,
+    csv: Option<Writer<T>>,
+}
+
+impl<T: serde::Serialize> Report<T> {
+    pub fn new(value: T, subcommand: &str, target: impl Into<String>, text: Writer<T>) -> Self {
+        Report {
+            value,
+            subcommand: subcommand.to_string(),
+            target: target.into(),
+            text,
+            csv: None,
+        }
     }
-    out.flush()?;
-    if let Some((p, f)) = export {
-        let mut w = BufWriter::new(f);
-        write_json(report, &mut w)
-            .and_then(|_| w.flush())
-            .map_err(|e| Failure::Output(format!("{}: {e}", p.display())))?;
+
+    pub fn with_csv(mut self, csv: Writer<T>) -> Self {
+        self.csv = Some(csv);
+        self
     }
-    crate::shared::store::keep_auto("this host", report, json);
-    Ok(())
+}
+
+impl<T: serde::Serialize> RunReport for Report<T> {
+    fn write_json(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        write_json(&self.value, w)
+    }
+    fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        (self.text)(&self.value, w)
+    }
+    fn write_csv(&self, w: &mut dyn Write) -> Option<std::io::Result<()>> {
+        self.csv.map(|f| f(&self.value, w))
+    }
+    fn to_value(&self) -> serde_json::Result<serde_json::Value> {
+        serde_json::to_value(&self.value)
+    }
+    fn store_key(&self) -> (&str, &str) {
+        (&self.subcommand, &self.target)
+    }
+}
+
+/// What a measuring command hands back: its report, and the exit code it
+/// asks for when no signal stopped it (a signal's code wins in `main`).
+pub struct Finished {
+    pub report: Box<dyn RunReport>,
+    pub code: i32,
+}
+
+impl Finished {
+    pub fn ok(report: impl RunReport + 'static) -> Finished {
+        Finished {
+            report: Box::new(report),
+            code: crate::shared::exit::OK,
+        }
+    }
+
+    pub fn with_code(report: impl RunReport + 'static, code: i32) -> Finished {
+        Finished {
+            report: Box::new(report),
+            code,
+        }
+    }
+}
+
+/// Keep a run in the results store (a warning if that fails, never an error).
+pub fn keep(r: &dyn RunReport, quiet: bool) {
+    match r.to_value() {
+        Ok(v) => {
+            let (sub, target) = r.store_key();
+            crate::shared::store::keep_value(sub, target, &v, quiet)
+        }
+        Err(e) => eprintln!("misura: warning: the result could not be kept in the store: {e}"),
+    }
+}
+
+/// The output flags with their files already open.
+pub struct Outputs {
+    pub json: bool,
+    pub quiet: bool,
+    json_file: Option<(PathBuf, File)>,
+    csv_file: Option<(PathBuf, File)>,
+}
+
+fn create(path: &Option<PathBuf>, what: &str) -> Result<Option<(PathBuf, File)>> {
+    match path {
+        None => Ok(None),
+        Some(p) => match File::create(p) {
+            Ok(f) => Ok(Some((p.clone(), f))),
+            Err(e) => Err(Failure::Output(format!(
+                "cannot write the {what} to {}: {e}; choose a writable path",
+                p.display()
+            ))
+            .into()),
+        },
+    }
+}
+
+/// Open an extra output file of a command (a per-frame log, a profile)
+/// before it measures anything.
+pub fn open_file(path: &Option<PathBuf>, what: &str) -> Result<Option<(PathBuf, File)>> {
+    create(path, what)
+}
+
+impl Outputs {
+    /// Open every output file before measuring, so a bad path costs nothing.
+    pub fn open(o: &OutputArgs, csv: Option<&CsvArgs>) -> Result<Outputs> {
+        Ok(Outputs {
+            json: o.json,
+            quiet: o.quiet,
+            json_file: create(&o.export_json, "JSON result")?,
+            csv_file: match csv {
+                Some(c) => create(&c.export_csv, "CSV summary")?,
+                None => None,
+            },
+        })
+    }
+
+    /// Print, export and keep a run. A closed stdout (`| head`) ends the
+    /// printing quietly; the exports and the store still get the run. An
+    /// export that fails is reported after the rest is done, so nothing
+    /// measured is lost from the terminal.
+    pub fn deliver(self, r: &dyn RunReport) -> Result<()> {
+        let printed = {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            let res = if self.json {
+                r.write_json(&mut out)
+            } else {
+                r.write_text(&mut out)
+            };
+            res.and_then(|_| out.flush())
+        };
+        let mut failed = Vec::new();
+        if let Some((p, f)) = self.json_file {
+            let mut w = BufWriter::new(f);
+            if let Err(e) = r.write_json(&mut w).and_then(|_| w.flush()) {
+                failed.push(format!("{}: {e}", p.display()));
+            }
+        }
+        if let Some((p, f)) = self.csv_file {
+            let mut w = BufWriter::new(f);
+            match r.write_csv(&mut w).map(|res| res.and_then(|_| w.flush())) {
+                Some(Err(e)) => failed.push(format!("{}: {e}", p.display())),
+                Some(Ok(())) => {}
+                None => failed.push(format!("{}: this command has no CSV summary", p.display())),
+            }
+        }
+        keep(r, self.quiet || self.json);
+        if !failed.is_empty() {
+            return Err(
+                Failure::Output(format!("writing results failed: {}", failed.join("; "))).into(),
+            );
+        }
+        match printed {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other.context("writing the result to stdout"),
+        }
+    }
 }
 
 /// (complete, stop_reason) from the stop flag.

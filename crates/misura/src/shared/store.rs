@@ -73,34 +73,14 @@ fn facts(subcommand: &str, target: &str, v: &Value) -> RunFacts {
     }
 }
 
-/// Keep a run's result under the subcommand its `format` names
-/// ("misura.clock-timer" → "clock-timer").
-pub fn keep_auto<T: serde::Serialize>(target: &str, report: &T, quiet: bool) {
-    let sub = serde_json::to_value(report)
-        .ok()
-        .and_then(|v| {
-            v.get("format")
-                .and_then(|f| f.as_str())
-                .map(|f| f.trim_start_matches("misura.").to_string())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    keep(&sub, target, report, quiet);
-}
-
-/// Keep a run's result. Prints "stored as run N" on stderr unless quiet.
-pub fn keep<T: serde::Serialize>(subcommand: &str, target: &str, report: &T, quiet: bool) {
+/// Keep a run's result (its JSON value). Prints "stored as run N" on stderr
+/// unless quiet. A store that cannot be opened or written costs a warning.
+pub fn keep_value(subcommand: &str, target: &str, v: &Value, quiet: bool) {
     let c = config();
     if !c.enabled {
         return;
     }
-    let v = match serde_json::to_value(report) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("misura: warning: the result could not be kept in the store: {e}");
-            return;
-        }
-    };
-    match Store::open(&c.path).and_then(|s| s.save(&facts(subcommand, target, &v), &v)) {
+    match Store::open(&c.path).and_then(|s| s.save(&facts(subcommand, target, v), v)) {
         Ok(id) if !quiet => eprintln!(
             "stored as run {id} in {} (misura show {id})",
             c.path.display()

@@ -55,12 +55,11 @@ pub struct AgentArgs {
     /// Address and port of the HTTP endpoint (/metrics, /healthz).
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:9862")]
     pub listen: SocketAddr,
-    /// Run the agent (its endpoint and its measurements) inside this network namespace.
-    #[arg(long, value_name = "NAME")]
-    pub netns: Option<String>,
     /// Check the configuration, print the targets and exit.
     #[arg(long)]
     pub check: bool,
+    #[command(flatten)]
+    pub ns: crate::shared::netns::NetnsArgs,
 }
 
 type Shared = Arc<Mutex<(BTreeMap<String, TargetMetrics>, AgentCounters)>>;
@@ -220,7 +219,7 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         }
         return Ok(exit::OK);
     }
-    if let Some(ns) = &args.netns {
+    if let Some(ns) = &args.ns.netns {
         // Before any thread or child exists, so all of them live in it.
         misura_sys::netns::enter(ns)?;
     }

@@ -4,14 +4,13 @@
 
 use crate::commands::clock::sources::tsc_rate_over;
 use crate::shared::exit::Failure;
-use crate::shared::output::{completion, duration_flag, emit, host_and_warnings, open_export};
+use crate::shared::output::{completion, duration_flag, host_and_warnings, Finished, Report};
 use crate::shared::progress::Progress;
 use anyhow::Result;
 use misura_measure::clockstats::StepTracker;
 use misura_report::clock::{InterferenceConfig, InterferenceReport, InterferenceRun};
 use misura_report::LoopTuning;
 use misura_sys::clock::{now_ns, resolution_ns};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -58,15 +57,8 @@ pub struct InterferenceArgs {
     /// Histogram buckets per decade (log scale).
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub bins_per_decade: u32,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the JSON result to this file.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-    /// No progress line on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub out: crate::shared::output::OutputArgs,
 }
 
 enum Source {
@@ -176,7 +168,7 @@ impl Drop for Load {
     }
 }
 
-pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
+pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let duration_ns = duration_flag("--duration", &args.duration, 1_000_000)?;
     let name = args.clock.trim().to_ascii_lowercase();
     let (clock_name, source, resolution) = if name == "tsc" {
@@ -205,7 +197,6 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     if args.load == 0 && args.compare {
         return Err(Failure::Usage("--compare needs --load N with N ≥ 1".into()).into());
     }
-    let export = open_export(&args.export_json)?;
     let started_at = crate::shared::meta::now_rfc3339();
     let mut warnings = Vec::new();
     let mut allowed = misura_sys::sched::current_affinity().unwrap_or_default();
@@ -228,7 +219,7 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         (n, true) => vec![("idle", 0), ("loaded", n)],
     };
     let total = Duration::from_nanos((duration_ns as u64).saturating_mul(plan.len() as u64));
-    let mut progress = Progress::new(args.quiet, Some(total));
+    let mut progress = Progress::new(args.out.quiet, Some(total));
     let mut runs = Vec::new();
     for (label, n) in plan {
         if stop.load(Ordering::Relaxed) != 0 {
@@ -324,10 +315,10 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         runs,
         warnings,
     };
-    emit(
-        &report,
-        args.json,
+    Ok(Finished::ok(Report::new(
+        report,
+        "clock-interference",
+        "this host",
         misura_report::clock::write_interference_text,
-        export,
-    )
+    )))
 }

@@ -3,7 +3,7 @@
 //! monotonicity. Also the helpers the other `clock` subcommands share.
 
 use crate::shared::exit::Failure;
-use crate::shared::output::{completion, duration_flag, emit, host_and_warnings, open_export};
+use crate::shared::output::{completion, duration_flag, host_and_warnings, Finished, Report};
 use crate::shared::progress::Progress;
 use anyhow::Result;
 use misura_measure::clockstats::{counter_rate_hz, StepTracker};
@@ -12,7 +12,6 @@ use misura_report::LoopTuning;
 use misura_stats::Summary;
 use misura_sys::clock::{monotonic_raw_ns, now_ns, resolution_ns};
 use misura_sys::clocks::{gettimeofday_ns, PosixClock, POSIX_CLOCKS};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,15 +43,8 @@ pub struct SourcesArgs {
     /// Time allowed for the whole table; each source gets an equal share.
     #[arg(long, default_value = "2s", value_name = "DURATION")]
     pub budget: String,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the JSON result to this file.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-    /// No progress line on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub out: crate::shared::output::OutputArgs,
 }
 
 // ------------------------------------------------------- shared helpers
@@ -183,12 +175,11 @@ fn ptp_devices() -> Vec<misura_sys::phc::PtpDevice> {
     devs
 }
 
-pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
+pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     if args.reads == 0 {
         return Err(Failure::Params("--reads 0: give at least one read per source".into()).into());
     }
     let budget_ns = duration_flag("--budget", &args.budget, 10_000_000)?;
-    let export = open_export(&args.export_json)?;
     let started_at = crate::shared::meta::now_rfc3339();
     let t_start = monotonic_raw_ns();
     let tsc_start = (misura_sys::tsc::read(), monotonic_raw_ns());
@@ -197,7 +188,7 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         POSIX_CLOCKS.len() + 1 + if misura_sys::tsc::AVAILABLE { 2 } else { 0 } + ptp.len();
     let per_source = budget_ns / n_sources as i64;
     let bracket = bracket_ns();
-    let mut progress = Progress::new(args.quiet, Some(Duration::from_nanos(budget_ns as u64)));
+    let mut progress = Progress::new(args.out.quiet, Some(Duration::from_nanos(budget_ns as u64)));
     let mut pending: Vec<Pending> = Vec::new();
     let interrupted = |stop: &AtomicUsize| stop.load(Ordering::Relaxed) != 0;
 
@@ -436,10 +427,10 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         elapsed_s: (monotonic_raw_ns() - t_start) as f64 / 1e9,
         warnings,
     };
-    emit(
-        &report,
-        args.json,
+    Ok(Finished::ok(Report::new(
+        report,
+        "clock-sources",
+        "this host",
         misura_report::clock::write_sources_text,
-        export,
-    )
+    )))
 }

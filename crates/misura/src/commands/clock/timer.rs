@@ -2,7 +2,7 @@
 //! way cyclictest (rt-tests) measures it.
 
 use crate::shared::exit::Failure;
-use crate::shared::output::{completion, duration_flag, emit, host_and_warnings, open_export};
+use crate::shared::output::{completion, duration_flag, host_and_warnings, Finished, Report};
 use crate::shared::progress::Progress;
 use anyhow::Result;
 use misura_report::clock::{TimerConfig, TimerReport};
@@ -10,7 +10,6 @@ use misura_report::LoopTuning;
 use misura_stats::Summary;
 use misura_sys::clock::monotonic_ns;
 use misura_sys::timer::{sleep_until_monotonic, Wake};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,18 +53,11 @@ pub struct TimerArgs {
     /// Histogram buckets per decade (log scale).
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub bins_per_decade: u32,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the JSON result to this file.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-    /// No progress line on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub out: crate::shared::output::OutputArgs,
 }
 
-pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
+pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let duration_ns = duration_flag("--duration", &args.duration, 1_000_000)?;
     let interval_ns = duration_flag("--interval", &args.interval, 1_000)?;
     if interval_ns > duration_ns {
@@ -83,7 +75,6 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
             .into());
         }
     }
-    let export = open_export(&args.export_json)?;
     let started_at = crate::shared::meta::now_rfc3339();
     let mut warnings = Vec::new();
     let memory_locked = match misura_sys::sched::lock_memory() {
@@ -117,7 +108,10 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
 
     let mut latency = Summary::new();
     let (mut missed, mut interrupted, mut max_at, mut max_lat) = (0u64, 0u64, None, i64::MIN);
-    let mut progress = Progress::new(args.quiet, Some(Duration::from_nanos(duration_ns as u64)));
+    let mut progress = Progress::new(
+        args.out.quiet,
+        Some(Duration::from_nanos(duration_ns as u64)),
+    );
     let start = monotonic_ns();
     let end = start + duration_ns;
     let mut next = start + interval_ns;
@@ -205,10 +199,10 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         elapsed_s,
         warnings,
     };
-    emit(
-        &report,
-        args.json,
+    Ok(Finished::ok(Report::new(
+        report,
+        "clock-timer",
+        "this host",
         misura_report::clock::write_timer_text,
-        export,
-    )
+    )))
 }

@@ -5,18 +5,18 @@
 
 use crate::shared::exit::Failure;
 use crate::shared::meta::{meta, now_rfc3339};
+use crate::shared::output::{Finished, Report};
 use crate::shared::progress::Progress;
 use crate::shared::units::duration_ns;
 use anyhow::{anyhow, Result};
 use misura_measure::tscfreq::{self, NtpExchange, TightestPerBin, TscRawPair};
 use misura_report::tsc::*;
-use misura_report::{write_json, LoopTuning};
+use misura_report::LoopTuning;
 use misura_sys::clock::{monotonic_raw_ns, realtime_ns};
 use misura_sys::tsc;
 use misura_wire::sntp::{self, NtpTimestamp, ReplyError, SntpRepr};
-use std::io::{ErrorKind, Write};
+use std::io::ErrorKind;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -68,18 +68,10 @@ pub struct TscArgs {
     /// Number of SNTP requests.
     #[arg(long, default_value_t = 60)]
     pub count: u64,
-    /// Network namespace to run in (e.g. a lab host, misura-h1).
-    #[arg(long)]
-    pub netns: Option<String>,
-    /// Print the result as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the JSON result to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-    /// No progress line.
-    #[arg(short, long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub out: crate::shared::output::OutputArgs,
+    #[command(flatten)]
+    pub ns: crate::shared::netns::NetnsArgs,
 }
 
 /// TSC reads per bin: enough to catch an undisturbed bracket, short enough
@@ -517,10 +509,7 @@ fn run_ntp(
     })
 }
 
-pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
-    if let Some(ns) = &args.netns {
-        misura_sys::netns::enter(ns)?;
-    }
+pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     if !tsc::AVAILABLE {
         return Err(Failure::Params("this build has no TSC to read (not x86-64)".into()).into());
     }
@@ -535,14 +524,6 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         ))
         .into());
     }
-    let mut json_out = match &args.export_json {
-        Some(p) => Some((
-            p.clone(),
-            std::fs::File::create(p)
-                .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?,
-        )),
-        None => None,
-    };
     let started_at = now_rfc3339();
     let facts = tsc_facts();
     let kernel_hz = facts.kernel_calibration_hz;
@@ -556,7 +537,7 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
             let mut keep = TightestPerBin::new(bin_ns, bins as usize + 1);
             let mut read = 0u64;
             let mut progress =
-                Progress::new(args.quiet, Some(Duration::from_nanos(duration as u64)));
+                Progress::new(args.out.quiet, Some(Duration::from_nanos(duration as u64)));
             let t0 = monotonic_raw_ns();
             for k in 0..bins {
                 sleep_until_raw(t0 + k * bin_ns, stop);
@@ -590,7 +571,7 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         Some(server) => {
             let interval = duration_ns(&args.interval)?;
             let mut progress = Progress::new(
-                args.quiet,
+                args.out.quiet,
                 Some(Duration::from_nanos(
                     (interval.max(0) as u64).saturating_mul(args.count),
                 )),
@@ -620,7 +601,7 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         _ => {}
     }
     let host = crate::shared::host::fingerprint(LoopTuning {
-        netns: args.netns.clone(),
+        netns: args.ns.netns.clone(),
         ..LoopTuning::default()
     });
     if host.virtualized == Some(true) {
@@ -658,7 +639,7 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
                 .as_ref()
                 .map(|_| duration_ns(&args.interval).unwrap_or(0) as f64 / 1e9),
             count: args.ntp.as_ref().map(|_| args.count),
-            netns: args.netns.clone(),
+            netns: args.ns.netns.clone(),
         },
         tsc: facts,
         raw,
@@ -666,27 +647,20 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         elapsed_s: wall.elapsed().as_secs_f64(),
         warnings,
     };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    if args.json {
-        write_json(&report, &mut out)?;
-    } else {
-        write_text(&report, &mut out)?;
-    }
-    out.flush()?;
-    if let Some((p, f)) = &mut json_out {
-        write_json(&report, f)
-            .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?;
-    }
-    crate::shared::store::keep_auto(
-        args.ntp.as_deref().unwrap_or("CLOCK_MONOTONIC_RAW"),
-        &report,
-        args.json,
-    );
-    match error {
-        Some(e) if report.complete => Err(anyhow!(e)),
-        _ => Ok(()),
-    }
+    let target = args
+        .ntp
+        .clone()
+        .unwrap_or_else(|| "CLOCK_MONOTONIC_RAW".into());
+    let report = Report::new(report, "clock-tsc", target, write_text);
+    Ok(match error {
+        // A failure after a complete run (the NTP server stopped answering at
+        // the end) still shows what was measured, then fails the run.
+        Some(e) if report.value.complete => {
+            eprintln!("misura: error: {e}");
+            Finished::with_code(report, crate::shared::exit::ERROR)
+        }
+        _ => Finished::ok(report),
+    })
 }
 
 fn format_mhz(hz: f64) -> String {

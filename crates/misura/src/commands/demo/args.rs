@@ -20,15 +20,9 @@ pub struct DemoArgs {
     /// Where to save the calibration profile (default: a temporary file).
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
-    /// Print the SUT result as JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Write the SUT result as JSON to this file.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
     /// Write the SUT per-frame log to this file.
     #[arg(long, value_name = "FILE.csv")]
     pub frames: Option<PathBuf>,
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub out: crate::shared::output::OutputArgs,
 }

@@ -8,9 +8,9 @@ pub use args::DemoArgs;
 use crate::commands::oneway::calibrate;
 use crate::commands::oneway::{self, Calibration, Mode, Outputs, SEED_SIZES};
 use crate::commands::oneway::{CalibrateArgs, MeasureArgs};
+use crate::shared::output::{Finished, RunReport};
 use anyhow::{Context, Result};
 use misura_lab::{Lab, LabGuard, Topology, PORT_RX, PORT_TX};
-use misura_report::OnewayReport;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -18,7 +18,9 @@ fn measure_args(d: &DemoArgs, netns: &str) -> MeasureArgs {
     MeasureArgs {
         tx: PORT_TX.into(),
         rx: PORT_RX.into(),
-        netns: Some(netns.into()),
+        ns: crate::shared::netns::NetnsArgs {
+            netns: Some(netns.into()),
+        },
         pattern: "periodic".into(),
         period: None,
         rate: Some(d.rate),
@@ -39,19 +41,21 @@ fn measure_args(d: &DemoArgs, netns: &str) -> MeasureArgs {
         no_mlock: false,
         seed: 1,
         frames: None,
-        json: false,
-        export_json: None,
-        export_csv: None,
-        quiet: d.quiet,
+        out: crate::shared::output::OutputArgs {
+            quiet: d.out.quiet,
+            ..Default::default()
+        },
+        csv: Default::default(),
     }
 }
 
-/// Returns the SUT report (None when interrupted before it).
-pub fn run(d: &DemoArgs, stop: &Arc<AtomicUsize>) -> Result<Option<OnewayReport>> {
+/// `misura demo`: the bridge's report, or the calibration's when the run
+/// stopped before the bridge was measured.
+pub fn run(d: &DemoArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let lab = Lab::new(&d.prefix)?;
     let tester = lab.tester_ns();
     let say = |s: &str| {
-        if !d.json {
+        if !d.out.json {
             println!("{s}")
         }
     };
@@ -70,27 +74,22 @@ pub fn run(d: &DemoArgs, stop: &Arc<AtomicUsize>) -> Result<Option<OnewayReport>
         d.rate
     ));
     let mut m = measure_args(d, &tester);
-    m.json = d.json;
+    m.out.json = d.out.json;
     let cal_args = CalibrateArgs {
         m: m.clone(),
         profile: Some(profile.clone()),
     };
-    let (_cal_report, saved) = if d.json {
-        // Keep stdout for the one JSON document: run quietly.
-        let mut outputs = Outputs::open(&cal_args.m)?;
-        let r = oneway::measure(&cal_args.m, Mode::Calibrate, None, &mut outputs, stop)?;
-        let p = calibrate::profile_from(&r).filter(|_| r.complete);
-        if let Some(p) = &p {
-            calibrate::save_profile(p, &profile)?;
-        }
-        (r, p.map(|_| profile.clone()))
-    } else {
-        calibrate::run(&cal_args, stop)?
-    };
-    if stop.load(Ordering::Relaxed) != 0 || saved.is_none() {
+    let cal = calibrate::calibrate(&cal_args, stop)?;
+    if !d.out.json {
+        // The calibration's report comes first, as a run of its own; stdout
+        // keeps one JSON document (the bridge's) under --json.
+        cal.write_text(&mut std::io::stdout().lock())?;
+    }
+    crate::shared::output::keep(&cal, d.out.quiet || d.out.json);
+    if stop.load(Ordering::Relaxed) != 0 || cal.saved.is_none() {
         say("stopped before the calibration completed; taking the lab down");
         drop(guard);
-        return Ok(None);
+        return Ok(Finished::ok(cal));
     }
 
     say(&format!(
@@ -106,16 +105,14 @@ pub fn run(d: &DemoArgs, stop: &Arc<AtomicUsize>) -> Result<Option<OnewayReport>
         accept_mismatch: false,
     };
     let mut m = measure_args(d, &tester);
-    m.json = d.json;
-    m.export_json = d.export_json.clone();
+    m.out.json = d.out.json;
     m.frames = d.frames.clone();
     let mut outputs = Outputs::open(&m)?;
     let report = oneway::measure(&m, Mode::Oneway, Some(&cal), &mut outputs, stop)?;
-    oneway::emit(&report, d.json, &mut outputs)?;
     if d.profile.is_none() {
         let _ = std::fs::remove_file(&profile);
     }
     say("\ntaking the lab down");
     drop(guard);
-    Ok(Some(report))
+    Ok(oneway::finished(report))
 }

@@ -1,7 +1,6 @@
 //! Flags of `misura exchange`.
 
 use clap::Args;
-use std::path::PathBuf;
 
 /// Flags of `misura exchange`.
 #[derive(Args, Debug, Clone)]
@@ -12,9 +11,6 @@ pub struct ExchangeArgs {
     /// MAC address of the peer (only its frames are answered or counted).
     #[arg(long, value_name = "MAC")]
     pub peer: String,
-    /// Run inside this network namespace.
-    #[arg(long, value_name = "NAME")]
-    pub netns: Option<String>,
     /// Be the responder (the seed's slave): answer each trigger with a data frame.
     #[arg(long)]
     pub respond: bool,
@@ -48,8 +44,8 @@ pub struct ExchangeArgs {
     /// Pin to this CPU.
     #[arg(long)]
     pub cpu: Option<usize>,
-    #[arg(long)]
-    pub json: bool,
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: crate::shared::output::OutputArgs,
+    #[command(flatten)]
+    pub ns: crate::shared::netns::NetnsArgs,
 }

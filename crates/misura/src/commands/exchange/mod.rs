@@ -11,16 +11,16 @@ pub use args::ExchangeArgs;
 
 use crate::shared::exit::Failure;
 use crate::shared::meta::{meta, now_rfc3339};
+use crate::shared::output::{Finished, Report};
 use crate::shared::units;
 use anyhow::{Context, Result};
 use misura_report::exchange::*;
-use misura_report::{write_json, LoopTuning};
+use misura_report::LoopTuning;
 use misura_stats::Summary;
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::PacketSocket;
 use misura_wire::probe::{ProbeHeader, ProbeRepr};
 use misura_wire::{EthernetFrame, EthernetRepr, MacAddr, ProbeFlags};
-use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -86,7 +86,7 @@ fn send_all(sock: &PacketSocket, buf: &[u8], deadline: i64) -> Result<bool> {
     }
 }
 
-pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
+pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let peer: MacAddr = a
         .peer
         .parse()
@@ -110,7 +110,7 @@ pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     let granted = sock.enable_timestamping(false)?;
     let mine = MacAddr(info.mac);
     let mut tuning = LoopTuning {
-        netns: a.netns.clone(),
+        netns: a.ns.netns.clone(),
         ..Default::default()
     };
     if let Some(cpu) = a.cpu {
@@ -119,7 +119,7 @@ pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     }
     let mut buf = vec![0u8; 16 * 1024];
     if a.respond {
-        return respond(a, &sock, peer, mine, ethertype, stop, &mut buf);
+        return respond(a, &sock, peer, mine, ethertype, stop, &mut buf, &tuning);
     }
 
     let session = (realtime_ns() as u64 ^ std::process::id() as u64) as u32;
@@ -233,7 +233,7 @@ pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         config: ExchangeConfig {
             interface: a.interface.clone(),
             peer: peer.to_string(),
-            netns: a.netns.clone(),
+            netns: a.ns.netns.clone(),
             ethertype,
             trigger_bytes: a.trigger,
             data_bytes: a.data,
@@ -253,33 +253,19 @@ pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         wire_time_ns: wire,
         warnings,
     };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    if a.json {
-        write_json(&report, &mut out)?;
-    } else {
-        write_text(&report, &mut out)?;
-    }
-    out.flush()?;
-    if let Some(p) = &a.export_json {
-        let f = std::fs::File::create(p)
-            .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?;
-        let mut w = std::io::BufWriter::new(f);
-        write_json(&report, &mut w)?;
-        w.flush()?;
-    }
-    crate::shared::store::keep(
+    let report = Report::new(
+        report,
         "exchange",
-        &format!("{} {}", a.interface, peer),
-        &report,
-        a.json,
+        format!("{} {}", a.interface, peer),
+        write_text,
     );
     if completed == 0 && cycles > 0 {
-        anyhow::bail!(
-            "no data frame came back from {peer} in {cycles} cycles: is `misura exchange --respond --peer {mine}` running on the peer?"
+        eprintln!(
+            "misura: error: no data frame came back from {peer} in {cycles} cycles: is `misura exchange --respond --peer {mine}` running on the peer?"
         );
+        return Ok(Finished::with_code(report, crate::shared::exit::ERROR));
     }
-    Ok(())
+    Ok(Finished::ok(report))
 }
 
 fn classify_own(buf: &[u8], mine: MacAddr, ethertype: u16) -> Option<(u16, u64, u32)> {
@@ -295,13 +281,15 @@ fn respond(
     ethertype: u16,
     stop: &Arc<AtomicUsize>,
     buf: &mut [u8],
-) -> Result<()> {
+    tuning: &LoopTuning,
+) -> Result<Finished> {
     let end = a
         .duration
         .as_deref()
         .map(units::duration_ns)
         .transpose()?
         .map(|d| realtime_ns() + d);
+    let started_at = now_rfc3339();
     let mut data: Option<(u32, Vec<u8>)> = None;
     let (mut triggers, mut answered, mut peer_data, mut other) = (0u64, 0u64, 0u64, 0u64);
     eprintln!(
@@ -338,6 +326,25 @@ fn respond(
             _ => other += 1,
         }
     }
-    println!("misura exchange --respond: triggers {triggers}, answered {answered}, peer data frames {peer_data}, other frames {other}");
-    Ok(())
+    let (complete, stop_reason) = crate::shared::output::completion(stop);
+    let report = ResponderReport {
+        meta: meta("misura.exchange-responder", started_at),
+        complete,
+        stop_reason,
+        host: crate::shared::host::fingerprint(tuning.clone()),
+        interface: a.interface.clone(),
+        peer: peer.to_string(),
+        data_bytes: a.data,
+        triggers,
+        answered,
+        peer_data_frames: peer_data,
+        other_frames: other,
+    };
+    let target = format!("{} {}", a.interface, peer);
+    Ok(Finished::ok(Report::new(
+        report,
+        "exchange-responder",
+        target,
+        write_responder_text,
+    )))
 }

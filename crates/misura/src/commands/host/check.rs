@@ -20,6 +20,7 @@ use misura_sys::hostinfo::{self, Reading};
 use misura_sys::SysError;
 
 use crate::shared::exit;
+use crate::shared::output::{Finished, Report};
 
 pub const CHECK_LONG_ABOUT: &str = "\
 What on this host affects timing precision: each item with its current state, a
@@ -64,12 +65,10 @@ pub struct CheckArgs {
     /// An interface to check (repeatable); default: every interface but lo.
     #[arg(long = "interface", short = 'i', value_name = "IF")]
     pub interfaces: Vec<String>,
-    /// Read the interfaces inside this network namespace (e.g. misura-tester).
-    #[arg(long, value_name = "NS")]
-    pub netns: Option<String>,
-    /// Print the result as JSON (format "misura.host-check").
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: crate::shared::output::OutputArgs,
+    #[command(flatten)]
+    pub ns: crate::shared::netns::NetnsArgs,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -77,9 +76,6 @@ pub struct TuneArgs {
     /// A measured interface to tune (repeatable); without one only host-wide settings are planned.
     #[arg(long = "interface", short = 'i', value_name = "IF")]
     pub interfaces: Vec<String>,
-    /// The interfaces are in this network namespace.
-    #[arg(long, value_name = "NS")]
-    pub netns: Option<String>,
     /// Apply the plan (without it, only print it). Needs root.
     #[arg(long, conflicts_with = "revert")]
     pub apply: bool,
@@ -89,9 +85,10 @@ pub struct TuneArgs {
     /// Restore the values recorded in FILE by an earlier --apply. Needs root.
     #[arg(long, value_name = "FILE")]
     pub revert: Option<PathBuf>,
-    /// Print the plan or the outcome as JSON (format "misura.host-tune").
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub out: crate::shared::output::OutputArgs,
+    #[command(flatten)]
+    pub ns: crate::shared::netns::NetnsArgs,
 }
 
 // ---- check ----------------------------------------------------------------
@@ -1075,16 +1072,13 @@ fn resolve_interfaces(named: &[String]) -> Result<Vec<String>> {
     Ok(out)
 }
 
-pub fn check(args: &CheckArgs) -> Result<i32> {
-    if let Some(ns) = &args.netns {
-        misura_sys::netns::enter(ns)?;
-    }
+pub fn check(args: &CheckArgs) -> Result<Finished> {
     let started_at = crate::shared::meta::now_rfc3339();
     let interfaces = resolve_interfaces(&args.interfaces)?;
     let refs: Vec<&str> = interfaces.iter().map(String::as_str).collect();
     let host = crate::shared::host::fingerprint_with_interfaces(
         LoopTuning {
-            netns: args.netns.clone(),
+            netns: args.ns.netns.clone(),
             ..LoopTuning::default()
         },
         &refs,
@@ -1094,30 +1088,24 @@ pub fn check(args: &CheckArgs) -> Result<i32> {
         host.preempt_model.as_deref(),
     );
     for i in &interfaces {
-        items.extend(iface_items(i, args.netns.as_deref()));
+        items.extend(iface_items(i, args.ns.netns.as_deref()));
     }
     items.extend(timesync_items());
     let report = HostCheckReport {
         meta: crate::shared::meta::meta(model::CHECK_FORMAT, started_at),
-        netns: args.netns.clone(),
+        netns: args.ns.netns.clone(),
         host,
         interfaces,
         counts: VerdictCounts::of(&items),
         items,
     };
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        misura_report::write_json(&report, &mut out)?;
-    } else {
-        model::write_check_text(&report, &mut out)?;
-    }
-    drop(out);
-    crate::shared::store::keep_auto(
-        args.netns.as_deref().unwrap_or("this host"),
-        &report,
-        args.json,
-    );
-    Ok(exit::OK)
+    let target = args.ns.netns.clone().unwrap_or_else(|| "this host".into());
+    Ok(Finished::ok(Report::new(
+        report,
+        "host-check",
+        target,
+        model::write_check_text,
+    )))
 }
 
 // ---- tune -----------------------------------------------------------------
@@ -1314,24 +1302,22 @@ fn plan(interfaces: &[String], netns: Option<&str>, virtualized: bool) -> Vec<Pl
     v
 }
 
-fn need_root(what: &str) -> Option<i32> {
+fn need_root(what: &str) -> Result<()> {
     if misura_sys::host::is_root() {
-        return None;
+        return Ok(());
     }
-    eprintln!(
-        "misura: error: {what} needs root: it writes /sys files and ethtool settings (CAP_NET_ADMIN and more); run it with sudo"
-    );
-    Some(exit::PRIVILEGE)
+    Err(exit::Failure::Privilege(format!(
+        "{what} needs root: it writes /sys files and ethtool settings (CAP_NET_ADMIN and more); run it with sudo"
+    ))
+    .into())
 }
 
-fn emit_tune(r: &TuneReport, json: bool) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    if json {
-        misura_report::write_json(r, &mut out)?;
-    } else {
-        model::write_tune_text(r, &mut out)?;
-    }
-    Ok(())
+fn tune_report(r: TuneReport, code: i32) -> Finished {
+    let target = r.netns.clone().unwrap_or_else(|| "this host".into());
+    Finished::with_code(
+        Report::new(r, "host-tune", target, model::write_tune_text),
+        code,
+    )
 }
 
 fn write_state(path: &Path, state: &TuneState) -> Result<()> {
@@ -1359,17 +1345,12 @@ fn default_state_file(started_at: &str) -> PathBuf {
     base.join("misura").join(format!("host-tune-{stamp}Z.json"))
 }
 
-pub fn tune(args: &TuneArgs) -> Result<i32> {
+pub fn tune(args: &TuneArgs) -> Result<Finished> {
     if let Some(f) = &args.revert {
         return revert(args, f);
     }
     if args.apply {
-        if let Some(code) = need_root("misura host tune --apply") {
-            return Ok(code);
-        }
-    }
-    if let Some(ns) = &args.netns {
-        misura_sys::netns::enter(ns)?;
+        need_root("misura host tune --apply")?;
     }
     let started_at = crate::shared::meta::now_rfc3339();
     let interfaces = resolve_interfaces(&args.interfaces)?;
@@ -1381,24 +1362,25 @@ pub fn tune(args: &TuneArgs) -> Result<i32> {
     let facts = misura_sys::host::host_facts();
     let mut entries = plan(
         &interfaces,
-        args.netns.as_deref(),
+        args.ns.netns.as_deref(),
         facts.virtualized == Some(true),
     );
     let mut report = TuneReport {
         meta: crate::shared::meta::meta(model::TUNE_FORMAT, started_at.clone()),
         action: "plan".into(),
-        netns: args.netns.clone(),
+        netns: args.ns.netns.clone(),
         interfaces: interfaces.clone(),
         entries: Vec::new(),
         state_file: None,
     };
     if !args.apply {
         report.entries = entries;
-        emit_tune(&report, args.json)?;
-        if !args.json && args.interfaces.is_empty() {
-            println!("(no interface settings planned: give --interface IF for each measured port)");
+        if !args.out.json && args.interfaces.is_empty() {
+            eprintln!(
+                "(no interface settings planned: give --interface IF for each measured port)"
+            );
         }
-        return Ok(exit::OK);
+        return Ok(tune_report(report, exit::OK));
     }
 
     let path = args
@@ -1411,7 +1393,7 @@ pub fn tune(args: &TuneArgs) -> Result<i32> {
     }
     let mut state = TuneState {
         meta: crate::shared::meta::meta(model::STATE_FORMAT, started_at),
-        netns: args.netns.clone(),
+        netns: args.ns.netns.clone(),
         changes: Vec::new(),
     };
     // Written before the first change, so an unwritable path changes nothing.
@@ -1453,20 +1435,17 @@ pub fn tune(args: &TuneArgs) -> Result<i32> {
     report.action = "apply".into();
     report.entries = entries;
     report.state_file = Some(path.display().to_string());
-    emit_tune(&report, args.json)?;
-    Ok(exit::OK)
+    Ok(tune_report(report, exit::OK))
 }
 
-fn revert(args: &TuneArgs, file: &Path) -> Result<i32> {
-    if let Some(code) = need_root("misura host tune --revert") {
-        return Ok(code);
-    }
+fn revert(args: &TuneArgs, file: &Path) -> Result<Finished> {
+    need_root("misura host tune --revert")?;
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("cannot read the tune state file {}", file.display()))?;
     let state: TuneState = serde_json::from_str(&text)
         .with_context(|| format!("{} is not a misura host tune state file", file.display()))?;
     model::check_state(&state).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    let netns = args.netns.clone().or_else(|| state.netns.clone());
+    let netns = args.ns.netns.clone().or_else(|| state.netns.clone());
     if let Some(ns) = &netns {
         misura_sys::netns::enter(ns)?;
     }
@@ -1521,11 +1500,13 @@ fn revert(args: &TuneArgs, file: &Path) -> Result<i32> {
         entries,
         state_file: Some(file.display().to_string()),
     };
-    emit_tune(&report, args.json)?;
-    if state.changes.is_empty() && !args.json {
-        println!("(the state file records no changes: nothing to restore)");
+    if state.changes.is_empty() && !args.out.json {
+        eprintln!("(the state file records no changes: nothing to restore)");
     }
-    Ok(if failed == 0 { exit::OK } else { exit::ERROR })
+    Ok(tune_report(
+        report,
+        if failed == 0 { exit::OK } else { exit::ERROR },
+    ))
 }
 
 #[cfg(test)]

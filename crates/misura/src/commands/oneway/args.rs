@@ -12,9 +12,6 @@ pub struct MeasureArgs {
     /// Port that receives them.
     #[arg(long)]
     pub rx: String,
-    /// Run inside this network namespace (name in /run/netns, or a path).
-    #[arg(long, value_name = "NAME")]
-    pub netns: Option<String>,
     /// Traffic pattern: periodic, burst:N (N frames back to back each period) or poisson.
     #[arg(long, default_value = "periodic")]
     pub pattern: String,
@@ -77,18 +74,12 @@ pub struct MeasureArgs {
     /// Write one CSV row per frame to this file (columns in the README).
     #[arg(long, value_name = "FILE.csv")]
     pub frames: Option<PathBuf>,
-    /// Print the result as JSON on stdout instead of tables.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the JSON result to this file.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-    /// Also write the summary as CSV to this file.
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-    /// No progress line on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub out: crate::shared::output::OutputArgs,
+    #[command(flatten)]
+    pub csv: crate::shared::output::CsvArgs,
+    #[command(flatten)]
+    pub ns: crate::shared::netns::NetnsArgs,
 }
 
 #[derive(Args, Debug)]

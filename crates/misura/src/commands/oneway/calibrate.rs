@@ -3,6 +3,7 @@
 use super::CalibrateArgs;
 use crate::commands::oneway::{self, Mode, Outputs};
 use crate::shared::exit::Failure;
+use crate::shared::output::{Finished, RunReport};
 use anyhow::Result;
 use misura_report::{CalibrationProfile, OnewayReport};
 use std::io::Write;
@@ -77,17 +78,59 @@ pub fn save_profile(p: &CalibrationProfile, path: &PathBuf) -> Result<()> {
     Ok(())
 }
 
-/// Run a calibration; returns the report and the saved profile's path (None
-/// when the run was interrupted or the fit failed: no profile is written
-/// from partial data).
-pub fn run(
-    args: &CalibrateArgs,
-    stop: &Arc<AtomicUsize>,
-) -> Result<(OnewayReport, Option<PathBuf>)> {
-    let path = args
-        .profile
-        .clone()
-        .unwrap_or_else(|| default_profile_path(args.m.netns.as_deref(), &args.m.tx, &args.m.rx));
+/// A calibration run's report and the profile it saved: printed as the
+/// one-way report followed by how to use the profile.
+pub struct CalibrationRun {
+    pub report: OnewayReport,
+    pub saved: Option<PathBuf>,
+    /// `--tx … --rx … [--netns …]` for the hint.
+    ports: String,
+}
+
+impl RunReport for CalibrationRun {
+    fn write_json(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        misura_report::write_json(&self.report, w)
+    }
+    fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        misura_report::text::write_oneway(&self.report, w)?;
+        match &self.saved {
+            Some(p) => writeln!(
+                w,
+                "\nprofile saved: {}\nuse it: misura oneway {} --calibration {}",
+                p.display(),
+                self.ports,
+                p.display()
+            ),
+            None => {
+                eprintln!(
+                    "no profile saved: {}",
+                    if self.report.complete {
+                        "the fit failed (see warnings)"
+                    } else {
+                        "the run did not complete"
+                    }
+                );
+                Ok(())
+            }
+        }
+    }
+    fn write_csv(&self, w: &mut dyn Write) -> Option<std::io::Result<()>> {
+        Some(misura_report::csv::write_oneway_summary(&self.report, w))
+    }
+    fn to_value(&self) -> serde_json::Result<serde_json::Value> {
+        serde_json::to_value(&self.report)
+    }
+    fn store_key(&self) -> (&str, &str) {
+        (&self.report.mode, &self.ports)
+    }
+}
+
+/// Run a calibration. No profile is written from partial data (an
+/// interrupted run) or when the fit failed.
+pub fn calibrate(args: &CalibrateArgs, stop: &Arc<AtomicUsize>) -> Result<CalibrationRun> {
+    let path = args.profile.clone().unwrap_or_else(|| {
+        default_profile_path(args.m.ns.netns.as_deref(), &args.m.tx, &args.m.rx)
+    });
     let existed = path.exists();
     prepare(&path)?;
     let mut outputs = Outputs::open(&args.m)?;
@@ -111,29 +154,25 @@ pub fn run(
     if saved.is_none() && !existed {
         let _ = std::fs::remove_file(&path);
     }
-    oneway::emit(&report, args.m.json, &mut outputs)?;
-    match &saved {
-        Some(p) if !args.m.json => println!(
-            "\nprofile saved: {}\nuse it: misura oneway --tx {} --rx {}{} --calibration {}",
-            p.display(),
-            args.m.tx,
-            args.m.rx,
-            args.m
-                .netns
-                .as_deref()
-                .map(|n| format!(" --netns {n}"))
-                .unwrap_or_default(),
-            p.display()
-        ),
-        None if !args.m.json => eprintln!(
-            "no profile saved: {}",
-            if report.complete {
-                "the fit failed (see warnings)"
-            } else {
-                "the run did not complete"
-            }
-        ),
-        _ => {}
-    }
-    Ok((report, saved))
+    let ports = format!(
+        "--tx {} --rx {}{}",
+        args.m.tx,
+        args.m.rx,
+        args.m
+            .ns
+            .netns
+            .as_deref()
+            .map(|n| format!(" --netns {n}"))
+            .unwrap_or_default()
+    );
+    Ok(CalibrationRun {
+        report,
+        saved,
+        ports,
+    })
+}
+
+/// `misura calibrate`.
+pub fn run(args: &CalibrateArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    Ok(Finished::ok(calibrate(args, stop)?))
 }

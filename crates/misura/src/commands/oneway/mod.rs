@@ -11,6 +11,7 @@ pub mod engine;
 
 use crate::shared::exit::Failure;
 use crate::shared::meta::{meta, now_rfc3339};
+use crate::shared::output::{Finished, Report};
 use crate::shared::units;
 use analysis::{Analysis, AnalysisPlan, Group};
 use anyhow::{Context, Result};
@@ -48,35 +49,46 @@ pub struct Calibration {
     pub accept_mismatch: bool,
 }
 
-/// Output files, opened (and so checked writable) before anything is measured.
+/// The per-frame log, opened (and so checked writable) before anything is
+/// measured. The result's own files are `shared::output`'s.
 pub struct Outputs {
     pub frames: Option<(PathBuf, File)>,
-    pub json: Option<(PathBuf, File)>,
-    pub csv: Option<(PathBuf, File)>,
-}
-
-fn create(path: &Option<PathBuf>, what: &str) -> Result<Option<(PathBuf, File)>> {
-    match path {
-        None => Ok(None),
-        Some(p) => match File::create(p) {
-            Ok(f) => Ok(Some((p.clone(), f))),
-            Err(e) => Err(Failure::Output(format!(
-                "cannot write the {what} to {}: {e}; choose a writable path",
-                p.display()
-            ))
-            .into()),
-        },
-    }
 }
 
 impl Outputs {
     pub fn open(m: &MeasureArgs) -> Result<Outputs> {
         Ok(Outputs {
-            frames: create(&m.frames, "per-frame log")?,
-            json: create(&m.export_json, "JSON result")?,
-            csv: create(&m.export_csv, "CSV summary")?,
+            frames: crate::shared::output::open_file(&m.frames, "per-frame log")?,
         })
     }
+}
+
+/// The report as `main` prints, exports and keeps it.
+pub fn finished(report: OnewayReport) -> Finished {
+    let mode = report.mode.clone();
+    let target = format!("{}->{}", report.config.tx, report.config.rx);
+    Finished::ok(
+        Report::new(report, &mode, target, text::write_oneway)
+            .with_csv(misura_report::csv::write_oneway_summary),
+    )
+}
+
+/// `misura oneway`.
+pub fn run(a: &OnewayArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    let cal = a
+        .calibration
+        .as_ref()
+        .map(|p| {
+            read_profile(p).map(|profile| Calibration {
+                path: p.clone(),
+                profile,
+                accept_mismatch: a.accept_profile_mismatch,
+            })
+        })
+        .transpose()?;
+    let mut outputs = Outputs::open(&a.m)?;
+    let report = measure(&a.m, Mode::Oneway, cal.as_ref(), &mut outputs, stop)?;
+    Ok(finished(report))
 }
 
 /// Everything resolved before the ports are opened.
@@ -230,7 +242,7 @@ pub fn resolve(m: &MeasureArgs, default_sizes: &[usize], mode: Mode) -> Result<R
         config: OnewayConfig {
             tx: m.tx.clone(),
             rx: m.rx.clone(),
-            netns: m.netns.clone(),
+            netns: m.ns.netns.clone(),
             ethertype,
             session_id,
             pattern,
@@ -448,7 +460,7 @@ pub fn measure(
         calibrating: mode == Mode::Calibrate,
         user_line,
         kernel_line,
-        progress: !m.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        progress: !m.out.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         expected_frames: r.expected_frames,
     };
     let frames_out: Option<Box<dyn Write + Send>> = match outputs.frames.take() {
@@ -728,46 +740,6 @@ pub fn measure(
         config: cfg,
     };
     Ok(report)
-}
-
-/// Print and export a report as the flags ask. Export failures are reported
-/// after the human output so nothing measured is lost from the terminal.
-pub fn emit(report: &OnewayReport, json_stdout: bool, outputs: &mut Outputs) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    if json_stdout {
-        write_json(report, &mut out)?;
-    } else {
-        text::write_oneway(report, &mut out)?;
-    }
-    out.flush()?;
-    let mut failed = Vec::new();
-    if let Some((p, f)) = outputs.json.take() {
-        let mut w = BufWriter::new(f);
-        if let Err(e) = write_json(report, &mut w).and_then(|_| w.flush()) {
-            failed.push(format!("{}: {e}", p.display()));
-        }
-    }
-    if let Some((p, f)) = outputs.csv.take() {
-        let mut w = BufWriter::new(f);
-        if let Err(e) =
-            misura_report::csv::write_oneway_summary(report, &mut w).and_then(|_| w.flush())
-        {
-            failed.push(format!("{}: {e}", p.display()));
-        }
-    }
-    crate::shared::store::keep(
-        &report.mode,
-        &format!("{}->{}", report.config.tx, report.config.rx),
-        report,
-        json_stdout,
-    );
-    if !failed.is_empty() {
-        return Err(
-            Failure::Output(format!("writing results failed: {}", failed.join("; "))).into(),
-        );
-    }
-    Ok(())
 }
 
 pub fn read_profile(path: &Path) -> Result<CalibrationProfile> {

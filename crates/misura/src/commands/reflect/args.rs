@@ -11,9 +11,6 @@ pub struct ReflectArgs {
     /// UDP port (RFC 8762 assigns 862; below 1024 needs root).
     #[arg(long, default_value_t = 862)]
     pub port: u16,
-    /// Run inside this network namespace.
-    #[arg(long, value_name = "NAME")]
-    pub netns: Option<String>,
     /// Authenticated mode: HMAC-SHA-256 key file (hex on the first line, or raw bytes).
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<std::path::PathBuf>,
@@ -42,9 +39,8 @@ pub struct ReflectArgs {
     /// Busy-poll instead of sleeping in poll(2) (lowest turnaround, one CPU at 100 %).
     #[arg(long)]
     pub busy_poll: bool,
-    /// Print counters as JSON when stopping.
-    #[arg(long)]
-    pub json: bool,
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub out: crate::shared::output::OutputArgs,
+    #[command(flatten)]
+    pub ns: crate::shared::netns::NetnsArgs,
 }

@@ -14,6 +14,7 @@ pub mod args;
 pub use args::ReflectArgs;
 
 use crate::shared::exit::Failure;
+use crate::shared::output::{Finished, Report};
 use crate::shared::units;
 use anyhow::{Context, Result};
 use misura_measure::auth::StampKey;
@@ -60,12 +61,14 @@ pub struct IoCounters {
     pub outgoing_skipped: u64,
 }
 
-/// What `misura reflect` prints when it stops (`--json`).
+/// What `misura reflect` reports when it stops: its counters.
 #[derive(Serialize)]
-struct Summary<'a> {
-    format: &'static str,
-    format_version: u32,
-    tool_version: &'static str,
+pub struct Summary {
+    #[serde(flatten)]
+    meta: misura_report::Meta,
+    complete: bool,
+    stop_reason: String,
+    host: misura_report::HostFingerprint,
     transport: &'static str,
     listen: String,
     mode: &'static str,
@@ -74,9 +77,9 @@ struct Summary<'a> {
     tx_timestamps: &'static str,
     clock_synchronized: bool,
     duration_s: f64,
-    counters: &'a Counters,
+    counters: Counters,
     dropped: u64,
-    io: &'a IoCounters,
+    io: IoCounters,
 }
 
 struct Setup {
@@ -203,8 +206,9 @@ fn rx_stamp(software: Option<i64>, after_recv: i64) -> Stamp {
     }
 }
 
-pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
+pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let s = setup(args)?;
+    let started_at = crate::shared::meta::now_rfc3339();
     if let Some(cpu) = args.cpu {
         misura_sys::sched::pin_to_cpu(cpu)?;
     }
@@ -259,10 +263,17 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     };
     let (rx, tx) = source_names(&granted);
     let counters = *lp.reflector.counters();
+    // A reflector runs until it is stopped: a signal is its normal end.
+    let (_, stop_reason) = crate::shared::output::completion(stop);
     let summary = Summary {
-        format: "misura-reflect",
-        format_version: 1,
-        tool_version: env!("CARGO_PKG_VERSION"),
+        meta: crate::shared::meta::meta("misura.reflect", started_at),
+        complete: true,
+        stop_reason,
+        host: crate::shared::host::fingerprint(misura_report::LoopTuning {
+            netns: args.ns.netns.clone(),
+            cpu: args.cpu,
+            ..Default::default()
+        }),
         transport,
         listen,
         mode,
@@ -271,11 +282,17 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
         tx_timestamps: tx,
         clock_synchronized: lp.clock.synchronized,
         duration_s: started.elapsed().as_secs_f64(),
-        counters: &counters,
+        counters,
         dropped: counters.dropped(),
-        io: &lp.io,
+        io: lp.io,
     };
-    print_summary(&summary, args.json)
+    let target = summary.listen.clone();
+    Ok(Finished::ok(Report::new(
+        summary,
+        "reflect",
+        target,
+        write_summary,
+    )))
 }
 
 fn announce(
@@ -287,7 +304,7 @@ fn announce(
     g: &TimestampingGranted,
     clock: &ClockState,
 ) {
-    if args.quiet {
+    if args.out.quiet {
         return;
     }
     let (rx, tx) = source_names(g);
@@ -308,33 +325,34 @@ fn announce(
     );
 }
 
-fn print_summary(s: &Summary<'_>, json: bool) -> Result<()> {
-    if json {
-        println!("{}", serde_json::to_string_pretty(s)?);
-        return Ok(());
-    }
-    let c = s.counters;
-    println!(
+fn write_summary(s: &Summary, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let c = &s.counters;
+    writeln!(
+        out,
         "misura reflect on {} ({}, {}): {:.1} s",
         s.listen, s.transport, s.mode, s.duration_s
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "  received {}  replied {}  dropped {}",
         c.received, c.replied, s.dropped
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "  dropped: too short {}, malformed {}, group source {}, looks like a reply {}, auth failed {}, rate limited {}, table full {}",
         c.too_short, c.malformed, c.group_source, c.looks_like_reply, c.auth_failed, c.rate_limited, c.table_full
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "  timestamps: RX {} ({} replies used the user clock), TX {}; follow-ups with a TX stamp {}",
         s.rx_timestamps, c.rx_user_clock, s.tx_timestamps, c.follow_ups
-    );
-    let io = s.io;
-    println!(
+    )?;
+    let io = &s.io;
+    writeln!(
+        out,
         "  I/O: receive errors {}, send busy {}, send errors {}, TX stamps matched {} / unmatched {}, ICMP errors {}",
         io.recv_errors, io.send_busy, io.send_errors, io.tx_stamps_matched, io.tx_stamps_unmatched, io.icmp_errors
-    );
+    )?;
     Ok(())
 }
 

@@ -11,9 +11,6 @@ pub struct RttArgs {
     /// UDP port of the reflector when HOST has none.
     #[arg(long, default_value_t = 862)]
     pub port: u16,
-    /// Run inside this network namespace.
-    #[arg(long, value_name = "NAME")]
-    pub netns: Option<String>,
     /// Raw Ethernet probes instead of STAMP over UDP.
     #[arg(long, requires_all = ["interface", "peer"])]
     pub l2: bool,
@@ -71,12 +68,10 @@ pub struct RttArgs {
     /// Write one CSV row per probe to this file.
     #[arg(long, value_name = "FILE.csv")]
     pub frames: Option<PathBuf>,
-    #[arg(long)]
-    pub json: bool,
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub out: crate::shared::output::OutputArgs,
+    #[command(flatten)]
+    pub csv: crate::shared::output::CsvArgs,
+    #[command(flatten)]
+    pub ns: crate::shared::netns::NetnsArgs,
 }

@@ -10,13 +10,14 @@ pub mod transport;
 use crate::commands::rtt::transport::Transport;
 use crate::shared::exit::Failure;
 use crate::shared::meta::{meta, now_rfc3339};
+use crate::shared::output::{Finished, Report};
 use crate::shared::units;
 use anyhow::{Context, Result};
 use misura_measure::rtt::{seed_ideal_rtt_ns, OffsetTracker, ProbeTimes};
 use misura_measure::stamp_client::{ProbeRecord, Probes, Reply, ReplyMatch};
 use misura_measure::{LinkModel, Pattern, Poll, Schedule};
 use misura_report::rtt::*;
-use misura_report::{write_json, LoopTuning};
+use misura_report::LoopTuning;
 use misura_stats::{Rfc3550Jitter, Summary};
 use misura_sys::clock::realtime_ns;
 use misura_sys::udp::UdpTsSocket;
@@ -310,7 +311,7 @@ fn one_way_for(tracker: &OffsetTracker, t: &ProbeTimes) -> Option<(i64, i64)> {
     t.one_way(est.offset_ns.round() as i64)
 }
 
-pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
+pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     if a.l2 && a.target.is_some() {
         return Err(Failure::Usage(
             "give either a HOST (STAMP over UDP) or --l2 --interface IF --peer MAC, not both"
@@ -348,6 +349,9 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         return Err(Failure::Params("the period must be positive".into()).into());
     }
     let timeout_ns = units::duration_ns(&a.timeout)?;
+    if timeout_ns <= 0 {
+        return Err(Failure::Usage("--timeout must be positive".into()).into());
+    }
     let threshold_ns = a.threshold.as_deref().map(units::duration_ns).transpose()?;
     let duration_ns = a.duration.as_deref().map(units::duration_ns).transpose()?;
     let count = match (a.count, duration_ns) {
@@ -435,7 +439,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
 
     let started_at = now_rfc3339();
     let mut tuning = LoopTuning {
-        netns: a.netns.clone(),
+        netns: a.ns.netns.clone(),
         ..Default::default()
     };
     if let Some(cpu) = a.cpu {
@@ -551,22 +555,6 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         }
         None => None,
     };
-    let json_out = match &a.export_json {
-        Some(p) => Some((
-            p.clone(),
-            File::create(p)
-                .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?,
-        )),
-        None => None,
-    };
-    let csv_out = match &a.export_csv {
-        Some(p) => Some((
-            p.clone(),
-            File::create(p)
-                .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?,
-        )),
-        None => None,
-    };
     let (mut sent, mut malformed, mut tx_missing, mut rx_missing, mut auth_failed) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut sending = true;
@@ -614,7 +602,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         .chain(count.map(|n| n as f64 * period_ns as f64 / 1e9))
         .fold(f64::INFINITY, f64::min);
     let mut progress = crate::shared::progress::Progress::new(
-        a.quiet || a.json,
+        a.out.quiet || a.out.json,
         planned
             .is_finite()
             .then(|| Duration::from_secs_f64(planned)),
@@ -701,7 +689,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         }
         if let (Some(ni), Some(iv)) = (next_interval, interval_ns) {
             if now >= ni {
-                if !a.quiet || !a.json {
+                if !a.out.quiet {
                     let l = interval_group.latencies();
                     let med = |s: Option<&misura_stats::SummarySnapshot>| {
                         s.and_then(|s| s.median_ns)
@@ -839,7 +827,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
                 Transport::L2(l) => Some(l.interface.clone()),
                 Transport::Udp(_) => None,
             },
-            netns: a.netns.clone(),
+            netns: a.ns.netns.clone(),
             authenticated: key.is_some(),
             pattern,
             period_ns,
@@ -896,32 +884,14 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         frames_file: a.frames.as_ref().map(|p| p.display().to_string()),
         warnings,
     };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    if a.json {
-        write_json(&report, &mut out)?;
-    } else {
-        write_text(&report, &mut out)?;
-    }
-    out.flush()?;
-    if let Some((p, f)) = json_out {
-        let mut w = BufWriter::new(f);
-        write_json(&report, &mut w)
-            .and_then(|_| w.flush())
-            .map_err(|e| Failure::Output(format!("{}: {e}", p.display())))?;
-    }
-    if let Some((p, f)) = csv_out {
-        let mut w = BufWriter::new(f);
-        write_csv(&report, &mut w)
-            .and_then(|_| w.flush())
-            .map_err(|e| Failure::Output(format!("{}: {e}", p.display())))?;
-    }
-    crate::shared::store::keep("rtt", &report.config.target, &report, a.quiet || a.json);
-    if report.totals.received == 0 && sent > 0 {
+    let no_reply = report.totals.received == 0 && sent > 0;
+    let target = report.config.target.clone();
+    let report = Report::new(report, "rtt", target, write_text).with_csv(write_csv);
+    if no_reply {
         eprintln!("misura: no reply to any of {sent} probes from {target_name}");
-        return Ok(crate::shared::exit::ERROR);
+        return Ok(Finished::with_code(report, crate::shared::exit::ERROR));
     }
-    Ok(crate::shared::exit::OK)
+    Ok(Finished::ok(report))
 }
 
 #[cfg(test)]

@@ -17,7 +17,6 @@ use anyhow::{anyhow, Context, Result};
 use misura_measure::auth::StampKey;
 use misura_report::throughput::{CpuUse, Endpoint, ServerFigures};
 use misura_wire::control::{Message, Value};
-use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -39,25 +38,16 @@ pub struct ClientArgs {
     /// Shared key of a server started with --key-file (hex on the first line, or raw bytes).
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<PathBuf>,
-    /// Run inside this network namespace.
-    #[arg(long, value_name = "NS")]
-    pub netns: Option<String>,
     /// Run N clients at once from this machine (threads, each with its own
     /// control connection); the result lists each and the sum.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub clients: u32,
-    /// Print the result as JSON instead of the table.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the JSON result to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-    /// Also write the CSV table to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-    /// No progress line.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub out: crate::shared::output::OutputArgs,
+    #[command(flatten)]
+    pub csv: crate::shared::output::CsvArgs,
+    #[command(flatten)]
+    pub ns: crate::shared::netns::NetnsArgs,
 }
 
 /// What the server announced in HELLO.
@@ -464,46 +454,10 @@ pub fn endpoint(a: &ClientArgs, addr: SocketAddr, authenticated: bool) -> Endpoi
     Endpoint {
         server: a.host.clone(),
         address: addr.to_string(),
-        netns: a.netns.clone(),
+        netns: a.ns.netns.clone(),
         authenticated,
         clients: a.clients,
     }
-}
-
-/// Print the result (table or JSON) and write the exports.
-pub fn emit<T: serde::Serialize>(
-    r: &T,
-    a: &ClientArgs,
-    text: fn(&T, &mut dyn Write) -> std::io::Result<()>,
-    csv: fn(&T, &mut dyn Write) -> std::io::Result<()>,
-) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    if a.json {
-        misura_report::write_json(r, &mut out).context("writing to stdout")?;
-    } else {
-        text(r, &mut out).context("writing to stdout")?;
-    }
-    if let Some(p) = &a.export_json {
-        write_file(p, |w| misura_report::write_json(r, w))?;
-    }
-    if let Some(p) = &a.export_csv {
-        write_file(p, |w| csv(r, w))?;
-    }
-    Ok(())
-}
-
-pub fn write_file(
-    p: &PathBuf,
-    f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<()> {
-    let file = std::fs::File::create(p)
-        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?;
-    let mut w = std::io::BufWriter::new(file);
-    f(&mut w)
-        .and_then(|_| w.flush())
-        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", p.display())))?;
-    Ok(())
 }
 
 /// The overall exit code: interrupted wins (main maps it), then any client

@@ -5,6 +5,7 @@
 use crate::commands::throughput::client::{self, ClientArgs, Control, DoneFigures, TcpOpts};
 use crate::commands::throughput::proto;
 use crate::shared::exit::Failure;
+use crate::shared::output::{Finished, Report};
 use anyhow::{Context, Result};
 use misura_measure::auth::StampKey;
 use misura_report::throughput::{CpuUse, RrClientResult, RrConfig, RrReport};
@@ -148,17 +149,18 @@ fn plan(a: &RrArgs) -> Result<Plan, Failure> {
     })
 }
 
-/// Returns the process exit code.
-pub fn run(args: &RrArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
-    crate::shared::netns::enter_netns(&args.c.netns)?;
+/// `misura rr`: the report, exit code 1 when a client did not complete.
+pub fn run(args: &RrArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let r = measure(args, stop)?;
-    client::emit(
-        &r,
-        &args.c,
+    let code = client::exit_code(r.complete);
+    let report = Report::new(
+        r,
+        "rr",
+        args.c.host.clone(),
         misura_report::throughput::write_rr_text,
-        misura_report::throughput::write_rr_csv,
-    )?;
-    Ok(client::exit_code(r.complete))
+    )
+    .with_csv(misura_report::throughput::write_rr_csv);
+    Ok(Finished::with_code(report, code))
 }
 
 pub fn measure(a: &RrArgs, stop: &Arc<AtomicUsize>) -> Result<RrReport> {
@@ -214,7 +216,7 @@ pub fn measure(a: &RrArgs, stop: &Arc<AtomicUsize>) -> Result<RrReport> {
             .unwrap_or_default()
     };
     let tuning = LoopTuning {
-        netns: a.c.netns.clone(),
+        netns: a.c.ns.netns.clone(),
         ..Default::default()
     };
     Ok(RrReport {

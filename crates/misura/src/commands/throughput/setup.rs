@@ -5,6 +5,7 @@
 use crate::commands::throughput::client::{self, ClientArgs, Control};
 use crate::commands::throughput::proto;
 use crate::shared::exit::Failure;
+use crate::shared::output::{Finished, Report};
 use anyhow::{anyhow, Context, Result};
 use misura_report::throughput::{SetupConfig, SetupGap, SetupReport, SetupSample};
 use misura_report::LoopTuning;
@@ -52,17 +53,18 @@ pub struct SetupArgs {
 const METHOD: &str = "rr-udp: after the idle gap, RTT of the first 16-byte UDP transaction minus the RTT of the next; then the connect() time to the serve port";
 const REPLY_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Returns the process exit code.
-pub fn run(args: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
-    crate::shared::netns::enter_netns(&args.c.netns)?;
+/// `misura setup`: the report, exit code 1 when a client did not complete.
+pub fn run(args: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let r = measure(args, stop)?;
-    client::emit(
-        &r,
-        &args.c,
+    let code = client::exit_code(r.complete);
+    let report = Report::new(
+        r,
+        "setup",
+        args.c.host.clone(),
         misura_report::throughput::write_setup_text,
-        misura_report::throughput::write_setup_csv,
-    )?;
-    Ok(client::exit_code(r.complete))
+    )
+    .with_csv(misura_report::throughput::write_setup_csv);
+    Ok(Finished::with_code(report, code))
 }
 
 fn transaction(sock: &UdpSocket, test_id: u64, seq: u64) -> Result<u64> {
@@ -242,7 +244,7 @@ pub fn measure(a: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
             .iter()
             .all(|g| g.samples.iter().all(|s| s.error.is_none()));
     let tuning = LoopTuning {
-        netns: a.c.netns.clone(),
+        netns: a.c.ns.netns.clone(),
         ..Default::default()
     };
     Ok(SetupReport {

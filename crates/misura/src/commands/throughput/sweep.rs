@@ -4,6 +4,7 @@
 
 use crate::commands::throughput::client;
 use crate::shared::exit::Failure;
+use crate::shared::output::{CsvArgs, Finished, OutputArgs, Report};
 use anyhow::Result;
 use clap::Parser;
 use misura_report::throughput::{SweepFigures, SweepPoint, SweepReport};
@@ -318,15 +319,15 @@ fn sum_opt(it: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     it.sum()
 }
 
-/// Returns the process exit code.
-pub fn run(args: &SweepArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
+/// `misura sweep`.
+pub fn run(args: &SweepArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let s = split(&args.test, &args.args)?;
     // Enter the namespace of the runs once (threads of the runs inherit it).
     let first = argv(&s, &s.values[0]);
     let netns = match args.test.as_str() {
-        "tcp" => TcpW::try_parse_from(&first).map_err(usage)?.a.c.netns,
-        "udp" => UdpW::try_parse_from(&first).map_err(usage)?.a.c.netns,
-        _ => RrW::try_parse_from(&first).map_err(usage)?.a.c.netns,
+        "tcp" => TcpW::try_parse_from(&first).map_err(usage)?.a.c.ns.netns,
+        "udp" => UdpW::try_parse_from(&first).map_err(usage)?.a.c.ns.netns,
+        _ => RrW::try_parse_from(&first).map_err(usage)?.a.c.ns.netns,
     };
     crate::shared::netns::enter_netns(&netns)?;
     let started_at = crate::shared::meta::now_rfc3339();
@@ -377,24 +378,32 @@ pub fn run(args: &SweepArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         points,
         warnings,
     };
-    let ca = client::ClientArgs {
-        host: String::new(),
-        key_file: None,
-        netns: None,
-        clients: 1,
-        json: s.json,
-        export_json: s.export_json.clone(),
-        export_csv: s.export_csv.clone(),
-        quiet: s.quiet,
-    };
-    client::emit(
-        &r,
-        &ca,
-        misura_report::throughput::write_sweep_text,
-        misura_report::throughput::write_sweep_csv,
-    )?;
     // A sweep whose runs all happened exits 0 even if some failed (their rows say why).
-    Ok(crate::shared::exit::OK)
+    let target = r.base_args.first().cloned().unwrap_or_default();
+    Ok(Finished::ok(
+        Report::new(
+            r,
+            "sweep",
+            target,
+            misura_report::throughput::write_sweep_text,
+        )
+        .with_csv(misura_report::throughput::write_sweep_csv),
+    ))
+}
+
+/// The sweep's own output flags, from among its trailing arguments.
+pub fn output_flags(args: &SweepArgs) -> Result<(OutputArgs, CsvArgs)> {
+    let s = split(&args.test, &args.args)?;
+    Ok((
+        OutputArgs {
+            json: s.json,
+            export_json: s.export_json,
+            quiet: s.quiet,
+        },
+        CsvArgs {
+            export_csv: s.export_csv,
+        },
+    ))
 }
 
 #[cfg(test)]

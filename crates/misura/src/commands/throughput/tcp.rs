@@ -7,6 +7,7 @@
 use crate::commands::throughput::client::{self, ClientArgs, Control, DoneFigures, TcpOpts};
 use crate::commands::throughput::proto;
 use crate::shared::exit::Failure;
+use crate::shared::output::{Finished, Report};
 use anyhow::Result;
 use misura_measure::auth::StampKey;
 use misura_report::throughput::{
@@ -142,17 +143,18 @@ fn plan(a: &TcpArgs) -> Result<Plan, Failure> {
     })
 }
 
-/// Returns the process exit code.
-pub fn run(args: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
-    crate::shared::netns::enter_netns(&args.c.netns)?;
+/// `misura tcp`: the report, exit code 1 when a client did not complete.
+pub fn run(args: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let r = measure(args, stop)?;
-    client::emit(
-        &r,
-        &args.c,
+    let code = client::exit_code(r.complete);
+    let report = Report::new(
+        r,
+        "tcp",
+        args.c.host.clone(),
         misura_report::throughput::write_tcp_text,
-        misura_report::throughput::write_tcp_csv,
-    )?;
-    Ok(client::exit_code(r.complete))
+    )
+    .with_csv(misura_report::throughput::write_tcp_csv);
+    Ok(Finished::with_code(report, code))
 }
 
 /// Run the test (in the current network namespace) and build the result.
@@ -172,7 +174,7 @@ pub fn measure(a: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<TcpReport> {
             stop,
             t0,
             &intervals,
-            a.c.quiet || a.c.json,
+            a.c.out.quiet || a.c.out.json,
         )
     });
     let mut clients = Vec::new();
@@ -217,7 +219,7 @@ pub fn measure(a: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<TcpReport> {
     let mut iv = intervals.into_inner().unwrap();
     iv.sort_by_key(|l: &IntervalLine| (l.start_ns, l.client));
     let tuning = LoopTuning {
-        netns: a.c.netns.clone(),
+        netns: a.c.ns.netns.clone(),
         ..Default::default()
     };
     Ok(TcpReport {

@@ -14,6 +14,7 @@
 use crate::commands::throughput::client::{self, ClientArgs, Control, DoneFigures};
 use crate::commands::throughput::proto;
 use crate::shared::exit::Failure;
+use crate::shared::output::{Finished, Report};
 use anyhow::{Context, Result};
 use misura_measure::auth::StampKey;
 use misura_report::throughput::{CpuUse, UdpClientResult, UdpConfig, UdpReport};
@@ -107,17 +108,18 @@ fn plan(a: &UdpArgs) -> Result<Plan, Failure> {
     })
 }
 
-/// Returns the process exit code.
-pub fn run(args: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
-    crate::shared::netns::enter_netns(&args.c.netns)?;
+/// `misura udp`: the report, exit code 1 when a client did not complete.
+pub fn run(args: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let r = measure(args, stop)?;
-    client::emit(
-        &r,
-        &args.c,
+    let code = client::exit_code(r.complete);
+    let report = Report::new(
+        r,
+        "udp",
+        args.c.host.clone(),
         misura_report::throughput::write_udp_text,
-        misura_report::throughput::write_udp_csv,
-    )?;
-    Ok(client::exit_code(r.complete))
+    )
+    .with_csv(misura_report::throughput::write_udp_csv);
+    Ok(Finished::with_code(report, code))
 }
 
 pub fn measure(a: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
@@ -126,7 +128,14 @@ pub fn measure(a: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
     let addr = crate::shared::target::resolve(&a.c.host, client::DEFAULT_PORT)?;
     let started_at = crate::shared::meta::now_rfc3339();
     let results = client::run_clients(a.c.clients, |i| {
-        one_client(i, &p, addr, key.as_ref(), stop, a.c.quiet || a.c.json)
+        one_client(
+            i,
+            &p,
+            addr,
+            key.as_ref(),
+            stop,
+            a.c.out.quiet || a.c.out.json,
+        )
     });
     let mut clients = Vec::new();
     let mut warnings = Vec::new();
@@ -183,7 +192,7 @@ pub fn measure(a: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
     let sent: u64 = clients.iter().map(|c| c.sent_packets).sum();
     let lost: u64 = clients.iter().map(|c| c.lost).sum();
     let tuning = LoopTuning {
-        netns: a.c.netns.clone(),
+        netns: a.c.ns.netns.clone(),
         ..Default::default()
     };
     Ok(UdpReport {

@@ -577,7 +577,7 @@ pub fn run_control(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
     let _ = proto::write_message(&mut &stream, &result);
     let _ = stream.shutdown(Shutdown::Write);
     if !shared.quiet {
-        println!("{}", misura_report::serve::test_line(&record));
+        eprintln!("{}", misura_report::serve::test_line(&record));
     }
     shared.results.lock().unwrap().push(record);
 }

@@ -17,6 +17,7 @@ pub mod state;
 pub mod test;
 
 use crate::shared::exit::Failure;
+use crate::shared::output::{Finished, OutputArgs, Report};
 use anyhow::{Context, Result};
 use limits::Limits;
 use misura_report::serve::{summarise, ServeConfig, ServeReport};
@@ -55,9 +56,6 @@ pub struct ServeArgs {
     /// TCP port of the control and data connections.
     #[arg(long, default_value_t = 5862)]
     pub port: u16,
-    /// Run inside this network namespace.
-    #[arg(long, value_name = "NS")]
-    pub netns: Option<String>,
     /// Most tests running at once.
     #[arg(long, default_value_t = 8)]
     pub max_tests: usize,
@@ -88,15 +86,13 @@ pub struct ServeArgs {
     /// How far a signed request's timestamp may be from the server's clock.
     #[arg(long, default_value = "30s", value_name = "DURATION")]
     pub auth_window: String,
-    /// Write the report (every test, per client, aggregate) as JSON on exit.
-    #[arg(long, value_name = "FILE")]
+    /// The same as --export-json (the report of every test, per client, aggregate).
+    #[arg(long, value_name = "FILE", hide = true)]
     pub report_json: Option<PathBuf>,
-    /// Print the report as JSON on stdout on exit instead of the tables.
-    #[arg(long)]
-    pub json: bool,
-    /// No line per test.
-    #[arg(long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub out: crate::shared::output::OutputArgs,
+    #[command(flatten)]
+    pub ns: crate::shared::netns::NetnsArgs,
 }
 
 fn dur(flag: &str, s: &str) -> Result<Duration> {
@@ -185,7 +181,17 @@ fn bind(args: &ServeArgs) -> Result<TcpListener> {
 }
 
 /// Returns the process exit code.
-pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
+/// The output flags, with the older `--report-json FILE` as `--export-json`.
+pub fn output_args(args: &ServeArgs) -> OutputArgs {
+    let mut out = args.out.clone();
+    if out.export_json.is_none() {
+        out.export_json = args.report_json.clone();
+    }
+    out
+}
+
+/// `misura serve`: serves until stopped, then its report.
+pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let limits = resolve(args)?;
     let key = match &args.key_file {
         Some(p) => {
@@ -198,24 +204,13 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         }
         None => None,
     };
-    // Check the report can be written before serving anyone.
-    if let Some(p) = &args.report_json {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(p)
-            .map_err(|e| Failure::Output(format!("--report-json {}: {e}", p.display())))?;
-    }
-    if let Some(ns) = &args.netns {
-        misura_sys::netns::enter(ns)?;
-    }
     let listener = bind(args)?;
     let local = listener.local_addr()?;
     let started_at = crate::shared::meta::now_rfc3339();
     let config = ServeConfig {
         listen: local.ip().to_string(),
         port: local.port(),
-        netns: args.netns.clone(),
+        netns: args.ns.netns.clone(),
         max_tests: limits.max_tests,
         max_duration_ns: limits.max_duration.as_nanos() as i64,
         max_rate_bps: limits.max_rate_bps,
@@ -227,8 +222,8 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         authenticated: key.is_some(),
         auth_window_ns: limits.auth_window.as_nanos() as i64,
     };
-    let shared = Arc::new(Shared::new(limits, key, args.quiet));
-    if !args.quiet {
+    let shared = Arc::new(Shared::new(limits, key, args.out.quiet));
+    if !args.out.quiet {
         eprintln!(
             "misura serve: listening on {local} (max {} tests, {} s, {} streams; {})",
             config.max_tests,
@@ -253,7 +248,7 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
                 ) => {}
             Err(e) => {
                 // EMFILE/ENFILE and the like: back off instead of spinning.
-                if !args.quiet {
+                if !args.out.quiet {
                     eprintln!("misura serve: accept: {e}");
                 }
                 std::thread::sleep(Duration::from_millis(20));
@@ -276,7 +271,7 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     let report = ServeReport {
         meta: crate::shared::meta::meta("misura.serve", started_at),
         host: crate::shared::host::fingerprint(LoopTuning {
-            netns: args.netns.clone(),
+            netns: args.ns.netns.clone(),
             ..LoopTuning::default()
         }),
         config,
@@ -288,21 +283,12 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         counters: shared.counters_snapshot(),
         complete: running == 0,
     };
-    if let Some(p) = &args.report_json {
-        let mut f = std::fs::File::create(p)
-            .map_err(|e| Failure::Output(format!("--report-json {}: {e}", p.display())))?;
-        misura_report::write_json(&report, &mut f)
-            .map_err(|e| Failure::Output(format!("--report-json {}: {e}", p.display())))?;
-    }
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        misura_report::write_json(&report, &mut out)?;
-    } else {
-        misura_report::serve::write_text(&report, &mut out)?;
-    }
-    Ok(match stop.load(Ordering::Relaxed) {
-        0 => crate::shared::exit::OK,
-        s if s == signal_hook::consts::SIGTERM as usize => crate::shared::exit::INTERRUPTED_TERM,
-        _ => crate::shared::exit::INTERRUPTED_INT,
-    })
+    // Stopping is a server's normal end: its report is kept like any run's.
+    let target = format!("{}:{}", report.config.listen, report.config.port);
+    Ok(Finished::ok(Report::new(
+        report,
+        "serve",
+        target,
+        misura_report::serve::write_text,
+    )))
 }
