@@ -258,8 +258,8 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     let (rx, tx) = source_names(&granted);
     let counters = *lp.reflector.counters();
     let summary = Summary {
-        format: "misura-reflect",
-        format_version: 1,
+        format: "misura.reflect",
+        format_version: 2,
         tool_version: env!("CARGO_PKG_VERSION"),
         transport,
         listen,
