@@ -1,4 +1,8 @@
-//! Parsing of durations, rates and shares as people write them.
+//! Parsing of durations, sizes, rates and shares as people write them, and
+//! the typed flag values built on them: clap parses a flag once into one of
+//! these (an error names the flag and how to write it, exit 2), and the
+//! commands only ever see numbers. Each keeps the text the user wrote, which
+//! is what results record as the configuration.
 
 use crate::shared::exit::Failure;
 
@@ -106,6 +110,107 @@ pub fn ethertype(s: &str) -> Result<u16, Failure> {
     }
 }
 
+/// A byte size: "1000", "64K", "1M" (powers of 1024), "1.5k".
+pub fn bytes(s: &str) -> Result<u64, Failure> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().map_err(|_| {
+        Failure::Usage(format!(
+            "`{s}` is not a size in bytes: write e.g. 1400, 64K or 1M"
+        ))
+    })?;
+    let scale = match unit
+        .trim()
+        .trim_end_matches(['B', 'b'])
+        .trim_end_matches('i')
+    {
+        "" => 1.0,
+        "k" | "K" => 1024.0,
+        "m" | "M" => 1024.0 * 1024.0,
+        "g" | "G" => 1024.0 * 1024.0 * 1024.0,
+        other => {
+            return Err(Failure::Usage(format!(
+                "`{s}`: unknown size unit `{other}` (use K, M or G)"
+            )))
+        }
+    };
+    let b = v * scale;
+    if !(b.is_finite() && (0.0..1e15).contains(&b)) {
+        return Err(Failure::Usage(format!("`{s}` is out of range")));
+    }
+    Ok(b.round() as u64)
+}
+
+/// Declares a flag value type: parsed by `$parse` from the text, which it keeps.
+macro_rules! flag_value {
+    ($(#[$doc:meta])* $name:ident, $field:ident: $t:ty, $parse:path) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct $name {
+            pub $field: $t,
+            text: String,
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = Failure;
+            fn from_str(s: &str) -> Result<Self, Failure> {
+                Ok($name {
+                    $field: $parse(s)?,
+                    text: s.trim().to_string(),
+                })
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.text)
+            }
+        }
+    };
+}
+
+flag_value!(
+    /// A duration flag ("500us", "1.5ms", "30s"), in nanoseconds.
+    DurationArg, ns: i64, duration_ns
+);
+flag_value!(
+    /// A size flag ("1400", "64K", "1M"; powers of 1024), in bytes.
+    ByteSize, bytes: u64, bytes
+);
+flag_value!(
+    /// A link rate flag ("100M", "10G"), in bit/s, 1 Mb/s to 1.6 Tb/s.
+    LinkRate, bps: u64, rate_bps
+);
+flag_value!(
+    /// A share of the link ("10%", "0.1"), above 0 and at most 1.
+    Load, share: f64, share
+);
+flag_value!(
+    /// An ethertype flag in hexadecimal ("0x88B5", "6006"), at least 0x0600.
+    Ethertype, value: u16, ethertype
+);
+
+impl DurationArg {
+    /// The duration, refusing zero and anything under `min_ns` with a
+    /// message naming the flag.
+    pub fn at_least(&self, flag: &str, min_ns: i64) -> Result<i64, Failure> {
+        if self.ns < min_ns.max(1) {
+            return Err(Failure::Params(format!(
+                "{flag} {self} is too short: it must be at least {} ns",
+                min_ns.max(1)
+            )));
+        }
+        Ok(self.ns)
+    }
+
+    pub fn std(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.ns.max(0) as u64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +238,33 @@ mod tests {
         assert_eq!(ethertype("6006").unwrap(), 0x6006);
         assert_eq!(ethertype("0x6006").unwrap(), 0x6006);
         assert!(ethertype("0x0800x").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(bytes("1400").unwrap(), 1400);
+        assert_eq!(bytes("64K").unwrap(), 65536);
+        assert_eq!(bytes("1M").unwrap(), 1 << 20);
+        assert_eq!(bytes("128KiB").unwrap(), 131072);
+        assert!(bytes("lots").is_err());
+    }
+
+    #[test]
+    fn flag_values_keep_their_text() {
+        let d: DurationArg = "1.5ms".parse().unwrap();
+        assert_eq!((d.ns, d.to_string()), (1_500_000, "1.5ms".to_string()));
+        assert!(d.at_least("--period", 1).is_ok());
+        let z: DurationArg = "0s".parse().unwrap();
+        assert!(matches!(
+            z.at_least("--timeout", 0),
+            Err(Failure::Params(_))
+        ));
+        let b: ByteSize = "64K".parse().unwrap();
+        assert_eq!((b.bytes, b.to_string()), (65536, "64K".to_string()));
+        assert!("fast".parse::<DurationArg>().is_err());
+        let e: Ethertype = "6006".parse().unwrap();
+        assert_eq!(e.value, 0x6006);
+        assert_eq!("10G".parse::<LinkRate>().unwrap().bps, 10_000_000_000);
+        assert_eq!("10%".parse::<Load>().unwrap().share, 0.1);
     }
 }

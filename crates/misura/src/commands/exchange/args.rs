@@ -1,5 +1,6 @@
 //! Flags of `misura exchange`.
 
+use crate::shared::units::{DurationArg, Ethertype};
 use clap::Args;
 
 /// Flags of `misura exchange`.
@@ -25,19 +26,19 @@ pub struct ExchangeArgs {
     pub count: u64,
     /// Cycle period (the seed: about 4 ms).
     #[arg(long, default_value = "4ms")]
-    pub period: String,
+    pub period: DurationArg,
     /// Give up on a cycle after this long without the peer's data frame.
     #[arg(long, default_value = "5ms")]
-    pub timeout: String,
+    pub timeout: DurationArg,
     /// Count phases longer than this (the seed counted over 30 µs).
     #[arg(long, default_value = "30us")]
-    pub threshold: String,
+    pub threshold: DurationArg,
     /// Ethertype of the frames.
     #[arg(long, default_value = "0x88B5")]
-    pub ethertype: String,
+    pub ethertype: Ethertype,
     /// Stop the responder after this long (default: until SIGINT/SIGTERM).
     #[arg(long)]
-    pub duration: Option<String>,
+    pub duration: Option<DurationArg>,
     /// Responder: busy-poll instead of sleeping in poll(2) between frames.
     #[arg(long)]
     pub busy_poll: bool,

@@ -12,7 +12,6 @@ pub use args::ExchangeArgs;
 use crate::shared::exit::Failure;
 use crate::shared::meta::{meta, now_rfc3339};
 use crate::shared::output::{Finished, Report};
-use crate::shared::units;
 use anyhow::{Context, Result};
 use misura_report::exchange::*;
 use misura_report::LoopTuning;
@@ -91,10 +90,10 @@ pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         .peer
         .parse()
         .map_err(|e| Failure::Usage(format!("--peer: {e}")))?;
-    let ethertype = units::ethertype(&a.ethertype)?;
-    let period_ns = units::duration_ns(&a.period)?;
-    let timeout_ns = units::duration_ns(&a.timeout)?;
-    let threshold_ns = units::duration_ns(&a.threshold)?;
+    let ethertype = a.ethertype.value;
+    let period_ns = a.period.at_least("--period", 1_000)?;
+    let timeout_ns = a.timeout.at_least("--timeout", 1_000)?;
+    let threshold_ns = a.threshold.ns;
     let info = misura_sys::iface::interface_info(&a.interface)?;
     let max_frame = info.mtu as usize + ETH + misura_wire::ethernet::FCS_LEN;
     for (name, s) in [("--trigger", a.trigger), ("--data", a.data)] {
@@ -283,12 +282,7 @@ fn respond(
     buf: &mut [u8],
     tuning: &LoopTuning,
 ) -> Result<Finished> {
-    let end = a
-        .duration
-        .as_deref()
-        .map(units::duration_ns)
-        .transpose()?
-        .map(|d| realtime_ns() + d);
+    let end = a.duration.as_ref().map(|d| realtime_ns() + d.ns);
     let started_at = now_rfc3339();
     let mut data: Option<(u32, Vec<u8>)> = None;
     let (mut triggers, mut answered, mut peer_data, mut other) = (0u64, 0u64, 0u64, 0u64);

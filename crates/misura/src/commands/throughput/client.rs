@@ -470,40 +470,6 @@ pub fn exit_code(all_complete: bool) -> i32 {
     }
 }
 
-/// Parse a byte size: "1000", "64K", "1M" (powers of 1024), "1.5k".
-pub fn bytes(s: &str) -> Result<u64, Failure> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| {
-        Failure::Usage(format!(
-            "`{s}` is not a size in bytes: write e.g. 1400, 64K or 1M"
-        ))
-    })?;
-    let scale = match unit
-        .trim()
-        .trim_end_matches(['B', 'b'])
-        .trim_end_matches('i')
-    {
-        "" => 1.0,
-        "k" | "K" => 1024.0,
-        "m" | "M" => 1024.0 * 1024.0,
-        "g" | "G" => 1024.0 * 1024.0 * 1024.0,
-        other => {
-            return Err(Failure::Usage(format!(
-                "`{s}`: unknown size unit `{other}` (use K, M or G)"
-            )))
-        }
-    };
-    let b = v * scale;
-    if !(b.is_finite() && (0.0..1e15).contains(&b)) {
-        return Err(Failure::Usage(format!("`{s}` is out of range")));
-    }
-    Ok(b.round() as u64)
-}
-
 /// A deadline clock for a test: planned duration from `start`.
 pub struct Deadline {
     pub start: Instant,
@@ -523,15 +489,6 @@ impl Deadline {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(bytes("1400").unwrap(), 1400);
-        assert_eq!(bytes("64K").unwrap(), 65536);
-        assert_eq!(bytes("1M").unwrap(), 1 << 20);
-        assert_eq!(bytes("128KiB").unwrap(), 131072);
-        assert!(bytes("lots").is_err());
-    }
 
     #[test]
     fn result_figures_and_packed_stream_bytes() {

@@ -94,7 +94,7 @@ fn plan(a: &RrArgs) -> Result<Plan, Failure> {
     let size = |s: &Option<String>| -> Result<u64, Failure> {
         let v = s
             .as_deref()
-            .map(client::bytes)
+            .map(crate::shared::units::bytes)
             .transpose()?
             .unwrap_or(default);
         if v < min || v > if udp { 65_507 } else { 64 << 20 } {
@@ -115,7 +115,7 @@ fn plan(a: &RrArgs) -> Result<Plan, Failure> {
     if udp && a.burst > 1 {
         let small = [&a.request, &a.response].iter().any(|s| {
             s.as_deref()
-                .map(client::bytes)
+                .map(crate::shared::units::bytes)
                 .transpose()
                 .ok()
                 .flatten()

@@ -90,7 +90,7 @@ struct Plan {
 }
 
 fn plan(a: &TcpArgs) -> Result<Plan, Failure> {
-    let msg_size = client::bytes(&a.msg_size)?;
+    let msg_size = crate::shared::units::bytes(&a.msg_size)?;
     if msg_size == 0 || msg_size > 64 << 20 {
         return Err(Failure::Params(format!(
             "--msg-size {} must be between 1 byte and 64 MiB",
@@ -120,7 +120,7 @@ fn plan(a: &TcpArgs) -> Result<Plan, Failure> {
     }
     let buf = |s: &Option<String>| -> Result<Option<usize>, Failure> {
         s.as_deref()
-            .map(|v| client::bytes(v).map(|b| b as usize))
+            .map(|v| crate::shared::units::bytes(v).map(|b| b as usize))
             .transpose()
     };
     Ok(Plan {

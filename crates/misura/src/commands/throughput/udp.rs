@@ -88,7 +88,7 @@ struct Plan {
 
 fn plan(a: &UdpArgs) -> Result<Plan, Failure> {
     let rate_bps = crate::shared::units::rate_bps(&a.rate)?;
-    let msg_size = client::bytes(&a.msg_size)?;
+    let msg_size = crate::shared::units::bytes(&a.msg_size)?;
     if !(HEADER as u64..=65_507).contains(&msg_size) {
         return Err(Failure::Params(format!("--msg-size {msg_size} must be between {HEADER} and 65507 bytes (the UDP payload limit)")));
     }
