@@ -22,8 +22,10 @@ pub mod svg;
 pub mod text;
 pub mod throughput;
 pub mod tsc;
+pub mod warning;
 
 pub use model::*;
+pub use warning::Warning;
 
 /// Version of the JSON result formats written by this build. A reader
 /// refuses files with a higher version.
