@@ -210,6 +210,15 @@ impl InFlight {
         None
     }
 
+    /// The first instant at which `pop_complete` gives up waiting for the
+    /// oldest frame (`now − TX2 > timeout`), if any frame is in flight.
+    pub fn oldest_deadline(&self, timeout: i64) -> Option<i64> {
+        (self.oldest < self.next_seq).then(|| {
+            let tx2 = self.slots[(self.oldest & self.mask) as usize].rec.tx2;
+            tx2.saturating_add(timeout).saturating_add(1)
+        })
+    }
+
     /// Release the oldest frame whatever its state (end of run).
     pub fn pop_any(&mut self) -> Option<FrameRecord> {
         (self.oldest < self.next_seq).then(|| self.release())
@@ -289,9 +298,12 @@ mod tests {
         let mut r = InFlight::new(4, false, 10);
         r.on_sent(tx(10, 0));
         assert_eq!(r.pop_complete(500, 1_000), None);
+        assert_eq!(r.oldest_deadline(1_000), Some(1_011));
+        assert_eq!(r.pop_complete(1_010, 1_000), None);
         let lost = r.pop_complete(1_011, 1_000).unwrap();
         assert!(lost.lost);
         assert_eq!(lost.mul(), None);
+        assert_eq!(r.oldest_deadline(1_000), None);
         assert_eq!(r.on_received(10, 1, 2, None, None), Arrival::Late);
         assert_eq!(r.on_received(11, 1, 2, None, None), Arrival::Unknown);
         assert_eq!((r.late(), r.unknown()), (1, 1));
