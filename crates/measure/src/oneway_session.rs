@@ -176,6 +176,9 @@ pub struct OnewayCounters {
     pub tx_stamps_again: u64,
     pub started_ns: i64,
     pub last_send_ns: i64,
+    /// The `now` of the `poll_record` that found the session finished with
+    /// nothing left to release (0 until then).
+    pub ended_ns: i64,
 }
 
 /// The one-way session: see the module documentation for the turn of the
@@ -205,6 +208,7 @@ pub struct OnewaySession {
     sending: bool,
     stopped: bool,
     drain_until: i64,
+    ended: Option<i64>,
 }
 
 impl OnewaySession {
@@ -266,6 +270,7 @@ impl OnewaySession {
             sending: true,
             stopped: false,
             drain_until: i64::MAX,
+            ended: None,
         })
     }
 
@@ -442,7 +447,11 @@ impl OnewaySession {
             return Some(rec);
         }
         if self.is_finished(now) {
-            return self.ring.pop_any();
+            let rec = self.ring.pop_any();
+            if rec.is_none() {
+                self.ended.get_or_insert(now);
+            }
+            return rec;
         }
         None
     }
@@ -520,6 +529,7 @@ impl OnewaySession {
             reordered: self.ring.reordered(),
             postponed: self.schedule.postponed(),
             skipped_slots: self.schedule.skipped_slots(),
+            ended_ns: self.ended.unwrap_or(0),
             ..self.c.clone()
         }
     }

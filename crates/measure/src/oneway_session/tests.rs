@@ -254,9 +254,12 @@ fn stop_drains_frames_in_flight_then_gives_up_at_the_timeout() {
     assert!(s.is_finished(drain_end + 1));
     let r = s.poll_record(drain_end + 1).unwrap();
     assert_eq!((r.seq, r.lost), (1, true));
+    assert_eq!(s.counters().ended_ns, 0);
     assert_eq!(s.poll_record(drain_end + 1), None);
     assert_eq!(s.poll_timeout(), None);
-    assert_eq!(s.counters().sent, 2);
+    assert_eq!(s.poll_record(drain_end + 9), None);
+    let c = s.counters();
+    assert_eq!((c.sent, c.ended_ns), (2, drain_end + 1));
 }
 
 #[test]

@@ -78,6 +78,8 @@ pub struct Outcome {
     pub disruptions: Vec<(u64, i64)>,
     /// Stamps still on the error queue at the end.
     pub unread_stamps: usize,
+    /// The `now` of the turn in which the session said it was finished.
+    pub finished_at: i64,
 }
 
 impl Outcome {

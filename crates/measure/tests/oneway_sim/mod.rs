@@ -158,6 +158,7 @@ impl Sim {
                 full_turns: 0,
                 disruptions: Vec::new(),
                 unread_stamps: 0,
+                finished_at: 0,
             },
             plan,
         }
@@ -249,6 +250,7 @@ impl Sim {
                 self.o.records.push(rec);
             }
             if s.is_finished(t) {
+                self.o.finished_at = t;
                 break;
             }
             self.spend(100, 400);

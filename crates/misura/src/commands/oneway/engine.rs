@@ -1,29 +1,30 @@
 //! The measuring loop: one thread, busy polling, as seed 000 describes.
 //!
-//! Read the clock; if a frame is due, patch its sequence number into the
-//! pre-built frame, read TX1, send, read TX2 and record the TX window in the
-//! in-flight ring; then one non-blocking receive (RX1 is the instant before
-//! the last empty poll, RX2 the instant after the receive that returned a
-//! frame); release completed frames into a lock-free queue for the analysis
-//! thread. Nothing in the loop allocates, formats, locks or logs: buffers
-//! are allocated up front and errors are counted, not printed.
+//! The loop moves bytes and time between the two raw ports and the
+//! one-way session (`misura_measure::oneway_session`), which decides the
+//! rest: when a frame is due and which sequence number and size it carries,
+//! the TX and RX windows, matching frames and TX stamps, the counters and
+//! when to stop. Each turn: read the clock; if the session hands out a
+//! frame, patch its sequence number into the pre-built frame, read TX1,
+//! send, read TX2; read the TX port's error queue while the session wants
+//! stamps; read the clock and try one non-blocking receive; release completed
+//! frame records into a lock-free queue for the analysis thread. Nothing in
+//! the loop allocates, formats, locks or logs: buffers are allocated up front
+//! and errors are counted, not printed.
 
 use anyhow::{Context, Result};
 use crossbeam_queue::ArrayQueue;
-use misura_measure::{
-    Arrival, FrameRecord, InFlight, Poll, Schedule, SizePlan, TxRecord, TxStampMatch,
+use misura_measure::oneway_session::{
+    classify, Classified, OnewayCounters, OnewayPlan, OnewaySession, RxMeta, MEASURE_STREAM,
+    WARMUP_STREAM,
 };
+use misura_measure::FrameRecord;
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::PacketSocket;
+use misura_wire::ethernet;
 use misura_wire::probe::{ProbeHeader, ProbeRepr};
-use misura_wire::{ethernet, EthernetFrame};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Probe `stream` value of warm-up frames, so a late warm-up frame is never
-/// taken for a measured one.
-pub const WARMUP_STREAM: u16 = 0xFFFF;
-/// Probe `stream` value of measured frames.
-pub const MEASURE_STREAM: u16 = 0;
 const BUF_LEN: usize = 16 * 1024;
 
 /// The two ports.
@@ -35,8 +36,6 @@ pub struct Ports {
 /// Pre-built frames, one per payload size, ready to be patched and sent.
 pub struct Frames {
     pub bytes: Vec<Vec<u8>>,
-    pub payload_bytes: Vec<u16>,
-    pub frame_bytes: Vec<u16>,
     pub eth_header_len: usize,
 }
 
@@ -58,43 +57,6 @@ pub enum Stop {
     Signal(i32),
 }
 
-/// Counters the loop keeps (plain integers, no allocation).
-#[derive(Clone, Debug, Default)]
-pub struct LoopCounters {
-    pub sent: u64,
-    pub foreign: u64,
-    pub malformed: u64,
-    pub send_retries: u64,
-    pub stalls: u64,
-    pub duplicates: u64,
-    pub late: u64,
-    pub unknown: u64,
-    pub reordered: u64,
-    pub postponed: u64,
-    pub skipped_slots: u64,
-    pub tx_stamp_errors: u64,
-    pub tx_stamps_read: u64,
-    /// TX stamps that came after their frame's record closed.
-    pub tx_stamps_unmatched: u64,
-    /// Further TX stamps of a frame already stamped (another device in this
-    /// host transmitted the same buffer again, e.g. the SUT's veth).
-    pub tx_stamps_again: u64,
-    pub started_ns: i64,
-    pub last_send_ns: i64,
-    pub ended_ns: i64,
-}
-
-/// What the loop needs to know.
-pub struct LoopPlan {
-    pub session_id: u32,
-    pub ethertype: u16,
-    pub count: Option<u64>,
-    pub duration_ns: Option<i64>,
-    pub timeout_ns: i64,
-    pub expect_tx_stamp: bool,
-    pub ring_capacity: usize,
-}
-
 /// The outcome of the warm-up.
 #[derive(Clone, Debug, Default)]
 pub struct Warmup {
@@ -107,37 +69,13 @@ pub struct Warmup {
     pub tx_stamps_settled: bool,
 }
 
-/// Parse a received frame as one of this session's probes.
-enum Classified {
-    Probe { stream: u16, seq: u64 },
-    Foreign,
-    Malformed,
-}
-
-fn classify(frame: &[u8], ethertype: u16, session_id: u32) -> Classified {
-    let Ok(eth) = EthernetFrame::new_checked(frame) else {
-        return Classified::Malformed;
-    };
-    if eth.ethertype() != ethertype {
-        return Classified::Foreign;
-    }
-    match ProbeRepr::parse(eth.payload()) {
-        Ok(p) if p.session_id == session_id => Classified::Probe {
-            stream: p.stream,
-            seq: p.seq,
-        },
-        Ok(_) => Classified::Foreign,
-        Err(_) => Classified::Malformed,
-    }
-}
-
 /// Send warm-up frames one at a time until kernel stamps appear steadily
 /// (the first frames after a socket enables timestamping can arrive
 /// unstamped), at most `max_frames`, waiting up to 50 ms for each.
 pub fn warm_up(
     ports: &Ports,
     frames: &mut Frames,
-    plan: &LoopPlan,
+    plan: &OnewayPlan,
     want: u64,
     stop: &AtomicUsize,
 ) -> Result<Warmup> {
@@ -226,163 +164,94 @@ pub fn warm_up(
 pub fn run(
     ports: &Ports,
     frames: &mut Frames,
-    plan: &LoopPlan,
-    mut schedule: Schedule,
-    sizes: &SizePlan,
+    plan: &OnewayPlan,
     out: &ArrayQueue<FrameRecord>,
     stop: &AtomicUsize,
-) -> Result<(LoopCounters, Stop)> {
-    let mut ring = InFlight::new(plan.ring_capacity, plan.expect_tx_stamp, 0);
-    let mut c = LoopCounters::default();
+) -> Result<(OnewayCounters, Stop)> {
+    let mut session = OnewaySession::new(plan, realtime_ns())?;
     let mut rx_buf = vec![0u8; BUF_LEN];
     let mut err_buf = vec![0u8; BUF_LEN];
-    let mut stamps_pending = 0u64;
-    let mut drain_errqueue = false;
-    let mut last_empty = realtime_ns();
-    let mut sending = true;
-    let mut drain_until = i64::MAX;
-    let mut stop_reason = Stop::Finished;
-    c.started_ns = realtime_ns();
-    let end_ns = plan.duration_ns.map(|d| c.started_ns + d);
+    let mut signal = 0;
+    let mut output_stalls = 0;
     let h = frames.eth_header_len;
 
     loop {
-        let signal = stop.load(Ordering::Relaxed);
-        if signal != 0 && sending {
-            // Stop sending; drain what is in flight.
-            sending = false;
-            stop_reason = Stop::Signal(signal as i32);
-            drain_until = realtime_ns() + plan.timeout_ns;
-        }
-        let now = realtime_ns();
-        if sending {
-            let done = plan.count.is_some_and(|n| c.sent >= n) || end_ns.is_some_and(|e| now >= e);
-            if done {
-                sending = false;
-                drain_until = now + plan.timeout_ns;
-            } else if ring.is_full() {
-                c.stalls += 1;
-            } else if let Poll::Send { .. } = schedule.poll(now) {
-                let seq = ring.next_seq();
-                let si = sizes.size_index(seq);
-                let frame = frames.patch(si, MEASURE_STREAM, seq);
-                let (tx1, tx2) = loop {
-                    let tx1 = realtime_ns();
-                    ProbeHeader::new_unchecked(&mut frame[h..]).set_sender_timestamp(tx1 as u64);
-                    let ok = ports.tx.send(frame)?;
-                    let tx2 = realtime_ns();
-                    if ok {
-                        break (tx1, tx2);
-                    }
-                    c.send_retries += 1;
-                };
-                ring.on_sent(TxRecord {
-                    seq,
-                    size_index: si as u16,
-                    payload_bytes: frames.payload_bytes[si],
-                    frame_bytes: frames.frame_bytes[si],
-                    tx1,
-                    tx2,
-                });
-                c.sent += 1;
-                c.last_send_ns = tx2;
-                if plan.expect_tx_stamp {
-                    stamps_pending += 1;
-                    drain_errqueue = true;
-                }
+        if signal == 0 {
+            signal = stop.load(Ordering::Relaxed);
+            if signal != 0 {
+                // Stop sending; drain what is in flight.
+                session.stop(realtime_ns());
             }
         }
+        if let Some(t) = session.poll_transmit(realtime_ns()) {
+            let frame = frames.patch(t.size_index, MEASURE_STREAM, t.seq);
+            let (tx1, tx2) = loop {
+                let tx1 = realtime_ns();
+                ProbeHeader::new_unchecked(&mut frame[h..]).set_sender_timestamp(tx1 as u64);
+                let ok = ports.tx.send(frame)?;
+                let tx2 = realtime_ns();
+                if ok {
+                    break (tx1, tx2);
+                }
+                session.on_send_blocked();
+            };
+            session.on_sent(t.seq, tx1, tx2);
+        }
 
-        // Read the error queue to the end: one frame can yield more than one
-        // stamp, and a queue left non-empty would fill the socket's buffer.
-        while stamps_pending > 0 || drain_errqueue {
+        while session.wants_tx_stamps() {
             match ports.tx.recv_tx_timestamp(&mut err_buf) {
                 Ok(Some(st)) => {
-                    c.tx_stamps_read += 1;
                     let n = st.len.min(err_buf.len());
-                    let matched = match classify(&err_buf[..n], plan.ethertype, plan.session_id) {
-                        Classified::Probe {
-                            stream: MEASURE_STREAM,
-                            seq,
-                        } => ring.on_tx_stamp(seq, st.software_ns, st.hardware_ns),
-                        _ => TxStampMatch::NotInFlight,
-                    };
-                    match matched {
-                        TxStampMatch::First => stamps_pending = stamps_pending.saturating_sub(1),
-                        TxStampMatch::Again => c.tx_stamps_again += 1,
-                        TxStampMatch::NotInFlight => c.tx_stamps_unmatched += 1,
-                    }
+                    session.handle_tx_stamp(&err_buf[..n], st.software_ns, st.hardware_ns);
                 }
                 Ok(None) => {
-                    drain_errqueue = false;
+                    session.on_tx_stamps_drained();
                     break;
                 }
                 Err(_) => {
-                    c.tx_stamp_errors += 1;
-                    drain_errqueue = false;
+                    session.on_tx_stamp_error();
                     break;
                 }
             }
         }
 
+        // The instant before the receive is RX1 if it finds nothing, and
+        // serves for the timeouts too: one clock read fewer per turn.
         let t = realtime_ns();
-        match ports.rx.recv(&mut rx_buf)? {
-            None => last_empty = t,
-            Some(meta) => {
-                let rx2 = realtime_ns();
-                let n = meta.len.min(rx_buf.len());
-                if meta.outgoing {
-                    c.foreign += 1;
-                } else {
-                    match classify(&rx_buf[..n], plan.ethertype, plan.session_id) {
-                        Classified::Probe {
-                            stream: MEASURE_STREAM,
-                            seq,
-                        } => {
-                            // Duplicates, late and unknown arrivals are counted by the ring.
-                            let _: Arrival = ring.on_received(
-                                seq,
-                                last_empty,
-                                rx2,
-                                meta.software_ns,
-                                meta.hardware_ns,
-                            );
-                        }
-                        Classified::Probe { .. } => {} // a late warm-up frame
-                        Classified::Foreign => c.foreign += 1,
-                        Classified::Malformed => c.malformed += 1,
-                    }
-                }
-            }
+        if let Some(meta) = ports.rx.recv(&mut rx_buf)? {
+            let rx2 = realtime_ns();
+            let n = meta.len.min(rx_buf.len());
+            let meta = RxMeta {
+                rx2,
+                software: meta.software_ns,
+                hardware: meta.hardware_ns,
+                outgoing: meta.outgoing,
+            };
+            session.handle_received(&rx_buf[..n], meta);
+        } else {
+            session.on_empty_poll(t);
         }
 
-        // The instant before the receive serves for the timeouts too: one
-        // clock read fewer per loop iteration.
-        let now = t;
-        while let Some(rec) = ring.pop_complete(now, plan.timeout_ns) {
-            if plan.expect_tx_stamp && rec.tx_kernel.is_none() && rec.tx_hw.is_none() {
-                stamps_pending = stamps_pending.saturating_sub(1);
-            }
-            push(out, rec, &mut c);
+        while let Some(rec) = session.poll_record(t) {
+            push(out, rec, &mut output_stalls);
         }
-        if !sending && (ring.outstanding() == 0 || now > drain_until) {
+        if session.is_finished(t) {
             break;
         }
     }
-    while let Some(rec) = ring.pop_any() {
-        push(out, rec, &mut c);
-    }
-    c.ended_ns = realtime_ns();
-    c.duplicates = ring.duplicates();
-    c.late = ring.late();
-    c.unknown = ring.unknown();
-    c.reordered = ring.reordered();
-    c.postponed = schedule.postponed();
-    c.skipped_slots = schedule.skipped_slots();
-    Ok((c, stop_reason))
+    let mut c = session.counters();
+    c.stalls += output_stalls;
+    let reason = if session.was_stopped() {
+        Stop::Signal(signal as i32)
+    } else {
+        Stop::Finished
+    };
+    Ok((c, reason))
 }
 
-fn push(out: &ArrayQueue<FrameRecord>, rec: FrameRecord, c: &mut LoopCounters) {
+/// Hand a record to the analysis thread, waiting while its queue is full
+/// (one stall per record held up).
+fn push(out: &ArrayQueue<FrameRecord>, rec: FrameRecord, stalls: &mut u64) {
     let mut rec = rec;
     let mut stalled = false;
     loop {
@@ -391,7 +260,7 @@ fn push(out: &ArrayQueue<FrameRecord>, rec: FrameRecord, c: &mut LoopCounters) {
             Err(back) => {
                 rec = back;
                 if !stalled {
-                    c.stalls += 1;
+                    *stalls += 1;
                     stalled = true;
                 }
                 std::hint::spin_loop();
@@ -408,7 +277,6 @@ pub fn build_frames(
     ethertype: u16,
     session_id: u32,
     sizes: &[usize],
-    vlan: bool,
 ) -> Result<Frames> {
     let eth = misura_wire::EthernetRepr {
         dst,
@@ -418,8 +286,6 @@ pub fn build_frames(
     };
     let mut f = Frames {
         bytes: Vec::new(),
-        payload_bytes: Vec::new(),
-        frame_bytes: Vec::new(),
         eth_header_len: eth.header_len(),
     };
     for (i, &p) in sizes.iter().enumerate() {
@@ -438,9 +304,6 @@ pub fn build_frames(
             .context("building a test frame")?;
         buf.truncate(n);
         f.bytes.push(buf);
-        f.payload_bytes.push(p as u16);
-        f.frame_bytes
-            .push(misura_wire::probe::frame_bytes(p, vlan) as u16);
     }
     Ok(f)
 }

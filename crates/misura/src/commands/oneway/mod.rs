@@ -16,10 +16,9 @@ use crate::shared::units;
 use analysis::{Analysis, AnalysisPlan, Group};
 use anyhow::{Context, Result};
 use crossbeam_queue::ArrayQueue;
-use engine::{LoopPlan, Ports, Stop};
-use misura_measure::{
-    sut_verdict, CalibrationLine, LinkModel, Pattern, Schedule, SizeOrder, SizePlan, SizePoint,
-};
+use engine::{Ports, Stop};
+use misura_measure::oneway_session::{OnewayCounters, OnewayPlan};
+use misura_measure::{sut_verdict, CalibrationLine, LinkModel, Pattern, SizeOrder, SizePoint};
 use misura_report::*;
 use misura_stats::Summary;
 use misura_sys::iface::InterfaceInfo;
@@ -422,15 +421,23 @@ pub fn measure(
         cfg.ethertype,
         cfg.session_id,
         &cfg.sizes,
-        cfg.link.vlan,
     )?;
     let ring_capacity =
         ((cfg.rate_fps * cfg.timeout_ns as f64 / 1e9 * 2.0) as usize).clamp(1024, 1 << 18);
-    let mut plan = LoopPlan {
+    let mut plan = OnewayPlan {
         session_id: cfg.session_id,
         ethertype: cfg.ethertype,
+        sizes: cfg.sizes.clone(),
+        order: cfg.order,
+        vlan: cfg.link.vlan,
+        pattern: cfg.pattern,
+        period_ns: cfg.period_ns,
+        late_tolerance_ns: cfg.late_tolerance_ns,
+        seed: cfg.seed,
+        start_delay_ns: 1_000_000,
         count: cfg.count,
         duration_ns: cfg.duration_s.map(|d| (d * 1e9) as i64),
+        expected_frames: r.expected_frames,
         timeout_ns: cfg.timeout_ns,
         expect_tx_stamp: tx_granted.software_tx || tx_granted.hardware_tx,
         ring_capacity,
@@ -495,20 +502,7 @@ pub fn measure(
         }
     }
 
-    let sizes = SizePlan::new(
-        cfg.sizes.clone(),
-        cfg.order,
-        r.expected_frames.unwrap_or(u64::MAX),
-    );
-    let start = misura_sys::clock::realtime_ns() + 1_000_000;
-    let schedule = Schedule::new(
-        cfg.pattern,
-        cfg.period_ns,
-        cfg.late_tolerance_ns,
-        start,
-        cfg.seed,
-    );
-    let result = engine::run(&ports, &mut frames, &plan, schedule, &sizes, &queue, stop);
+    let result = engine::run(&ports, &mut frames, &plan, &queue, stop);
     done.store(true, Ordering::Release);
     let a = consumer
         .join()
@@ -519,7 +513,7 @@ pub fn measure(
     let (counters, stop_reason, loop_error) = match result {
         Ok((c, s)) => (c, s, None),
         Err(e) => (
-            engine::LoopCounters::default(),
+            OnewayCounters::default(),
             Stop::Finished,
             Some(format!("{e:#}")),
         ),
