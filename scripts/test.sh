@@ -1,9 +1,29 @@
 #!/usr/bin/env bash
 # Install what the tests need (Debian), then run the whole test suite.
-# The lab tests need root (network namespaces, raw sockets); as another user
-# they are skipped with a message.
+#
+# Tests that need root (network namespaces, raw sockets) or a peer tool are
+# marked #[ignore = "needs …"]. As root this runs them all (--include-ignored),
+# and one whose requirement is missing fails, saying what to install: CI runs
+# it so (as root, CI=true), and nothing is skipped there. As another user it
+# runs the rest and ends by saying how many were skipped, and why.
+# Either way it fails if the tests touched the user's misura data directory
+# (the results store, calibration profiles, tune state files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+root=false
+[ "$(id -u)" = 0 ] && root=true
+if [ "${CI:-}" = true ] && ! $root; then
+    echo "CI runs scripts/test.sh as root, so that no test is skipped; this is uid $(id -u)" >&2
+    exit 1
+fi
+
+apt_updated=false
+apt_install() {
+    $apt_updated || DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    apt_updated=true
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+}
 
 need=()
 command -v ip >/dev/null || need+=(iproute2)
@@ -11,9 +31,8 @@ command -v kill >/dev/null || need+=(procps)
 command -v cc >/dev/null || need+=(build-essential)
 command -v c++ >/dev/null || need+=(g++)
 if ((${#need[@]})); then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+    if $root && command -v apt-get >/dev/null; then
+        apt_install "${need[@]}"
     else
         echo "missing packages: ${need[*]} (install them, or run this script as root)" >&2
         exit 1
@@ -28,9 +47,10 @@ if ! command -v cargo >/dev/null; then
     fi
 fi
 
-# Peers for the interoperability tests (each test skips, saying why, if its
-# peer is missing): tshark from Debian, scapy (with its STAMP layer) in a
-# venv, stamp-suite from crates.io. All land in .tools/ or the system.
+# Peers for the interoperability tests (run as root; each fails, saying what
+# to install, if its peer is missing): tshark from Debian, scapy (with its
+# STAMP layer) in a venv, stamp-suite from crates.io. All land in .tools/ or
+# the system.
 peers=()
 command -v tshark >/dev/null || peers+=(tshark)
 command -v ping >/dev/null || peers+=(iputils-ping)
@@ -39,22 +59,72 @@ command -v cyclictest >/dev/null || peers+=(rt-tests)
 [ -x /usr/bin/chromium ] || peers+=(chromium)
 [ -x /usr/bin/prometheus ] || peers+=(prometheus)
 command -v curl >/dev/null || peers+=(curl)
-if ((${#peers[@]})) && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+if ((${#peers[@]})) && $root && command -v apt-get >/dev/null; then
     echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections || true
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${peers[@]}" >/dev/null \
-        || echo "could not install ${peers[*]}: the tests that need them will be skipped" >&2
+    apt_install "${peers[@]}" >/dev/null \
+        || echo "could not install ${peers[*]}: the tests that need them will fail" >&2
     # The chrony and prometheus packages start system daemons; the tests run their own.
     systemctl stop chrony prometheus prometheus-node-exporter 2>/dev/null || true
 fi
 if [ ! -x .tools/venv/bin/python ] || ! .tools/venv/bin/python -c "import scapy.contrib.stamp" 2>/dev/null; then
-    python3 -m venv .tools/venv && .tools/venv/bin/pip install -q scapy || echo "scapy not installed: its test will be skipped" >&2
+    python3 -m venv .tools/venv && .tools/venv/bin/pip install -q scapy || echo "scapy not installed: its test will fail" >&2
 fi
 if [ ! -x .tools/bin/stamp-suite ]; then
-    cargo install -q --locked --root .tools stamp-suite || echo "stamp-suite not installed: its test will be skipped" >&2
+    cargo install -q --locked --root .tools stamp-suite || echo "stamp-suite not installed: its test will fail" >&2
 fi
 export PATH="$PWD/.tools/bin:$PATH"
+
+# The user's misura data directory, as misura finds it (dirs::data_dir: an
+# absolute XDG_DATA_HOME, else ~/.local/share). The tests run misura with a
+# data home of their own; this checks that they did.
+case "${XDG_DATA_HOME:-}" in
+/*) data="$XDG_DATA_HOME/misura" ;;
+*) data="$HOME/.local/share/misura" ;;
+esac
+snapshot() {
+    if [ -e "$data" ]; then
+        find "$data" -printf '%P %y %s %T@\n' | LC_ALL=C sort
+    else
+        echo "(absent)"
+    fi
+}
+before=$(snapshot)
 
 cargo build --workspace --all-targets --locked
 # The fuzz target must keep building (it is a separate crate).
 cargo build --locked --manifest-path fuzz/Cargo.toml --bins
-cargo test --workspace --locked -- --test-threads=2
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+ignored=()
+$root && ignored=(--include-ignored)
+# --no-fail-fast: one failing test binary does not hide the others' results.
+status=0
+cargo test --workspace --locked --no-fail-fast -- --test-threads=2 ${ignored[@]+"${ignored[@]}"} 2>&1 \
+    | tee "$log" || status=$?
+
+# Totals over every test binary.
+read -r passed failed skipped < <(
+    sed -nE 's/^test result: .* ([0-9]+) passed; ([0-9]+) failed; ([0-9]+) ignored.*/\1 \2 \3/p' "$log" \
+        | awk '{p += $1; f += $2; i += $3} END {print p + 0, f + 0, i + 0}'
+)
+echo
+echo "tests: $passed passed, $failed failed, $skipped skipped (ignored)"
+if ((skipped)); then
+    echo "skipped, by what they need:"
+    sed -nE 's/^test .* \.\.\. ignored(, (.*))?$/\2/p' "$log" | sed 's/^$/(no reason given)/' \
+        | sort | uniq -c | sort -rn | sed 's/^/  /'
+    if ! $root; then
+        echo "they need root (and the peer tools this script installs as root): run sudo bash scripts/test.sh"
+    fi
+fi
+
+after=$(snapshot)
+if [ "$before" != "$after" ]; then
+    echo >&2
+    echo "ERROR: the tests changed the user's misura data directory $data" >&2
+    echo "(a test reached misura's default store or data files instead of its own scratch home)" >&2
+    diff <(echo "$before") <(echo "$after") >&2 || true
+    exit 1
+fi
+exit "$status"

@@ -1,20 +1,15 @@
 //! `misura clock sources | interference | timer` run for real with short
 //! durations: exit codes, JSON sanity, and time-sensitive facts with
-//! generous bounds (the test machine may be a busy VM).
+//! generous bounds (the test machine may be a busy VM). SIGINT: interrupt.rs.
 
+mod common;
+
+use common::{require_root, run};
 use serde_json::Value;
-use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn misura(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_misura"))
-        .args(args)
-        .output()
-        .expect("run misura")
-}
-
 fn json_of(args: &[&str]) -> Value {
-    let out = misura(args);
+    let out = run(args);
     assert!(
         out.status.success(),
         "misura {args:?} failed: {}",
@@ -24,18 +19,7 @@ fn json_of(args: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("misura {args:?} wrote no JSON: {e}"))
 }
 
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .map(|l| l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false)
-}
-
-fn common(v: &Value, format: &str) {
+fn common_fields(v: &Value, format: &str) {
     assert_eq!(v["format"], format);
     assert_eq!(v["complete"], true);
     assert_eq!(v["stop_reason"], "finished");
@@ -48,7 +32,7 @@ fn sources_table() {
     let t0 = Instant::now();
     let v = json_of(&["clock", "sources", "--reads", "20000", "--json"]);
     assert!(t0.elapsed() < Duration::from_secs(20));
-    common(&v, "misura.clock-sources");
+    common_fields(&v, "misura.clock-sources");
     let rows = v["sources"].as_array().unwrap();
     let row = |n: &str| {
         rows.iter()
@@ -102,7 +86,7 @@ fn sources_table() {
         assert!(v["ptp_note"].as_str().unwrap().starts_with("none"));
     }
     // The text form names the same table.
-    let text = String::from_utf8(misura(&["clock", "sources", "--reads", "1000"]).stdout).unwrap();
+    let text = String::from_utf8(run(&["clock", "sources", "--reads", "1000"]).stdout).unwrap();
     assert!(
         text.contains("CLOCK_MONOTONIC_RAW")
             && text.contains("NIC clocks:")
@@ -125,7 +109,7 @@ fn interference_idle_and_loaded() {
         "4",
         "--json",
     ]);
-    common(&v, "misura.clock-interference");
+    common_fields(&v, "misura.clock-interference");
     let runs = v["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0]["label"], "idle");
@@ -179,7 +163,7 @@ fn timer_wakes_up_on_schedule() {
         "1ms",
         "--json",
     ]);
-    common(&v, "misura.clock-timer");
+    common_fields(&v, "misura.clock-timer");
     let n = v["wakeups"].as_u64().unwrap() + v["missed_periods"].as_u64().unwrap();
     assert!((450..=500).contains(&n), "{n} periods in 500 ms at 1 ms");
     let l = &v["latency"];
@@ -196,27 +180,31 @@ fn timer_wakes_up_on_schedule() {
         .map(|b| b["count"].as_u64().unwrap())
         .sum();
     assert_eq!(hist, v["wakeups"].as_u64().unwrap());
-    if is_root() {
-        let f = json_of(&[
-            "clock",
-            "timer",
-            "--duration",
-            "200ms",
-            "--rt-priority",
-            "10",
-            "--cpu",
-            "0",
-            "--json",
-        ]);
-        assert_eq!(f["host"]["tuning"]["rt_priority"], 10);
-        assert_eq!(f["host"]["tuning"]["memory_locked"], true);
-        assert_eq!(f["config"]["cpu_dma_latency_us"], 0);
-    }
+}
+
+#[test]
+#[ignore = "needs root: SCHED_FIFO and locked memory"]
+fn timer_with_rt_priority_on_a_pinned_cpu() {
+    require_root();
+    let f = json_of(&[
+        "clock",
+        "timer",
+        "--duration",
+        "200ms",
+        "--rt-priority",
+        "10",
+        "--cpu",
+        "0",
+        "--json",
+    ]);
+    assert_eq!(f["host"]["tuning"]["rt_priority"], 10);
+    assert_eq!(f["host"]["tuning"]["memory_locked"], true);
+    assert_eq!(f["config"]["cpu_dma_latency_us"], 0);
 }
 
 #[test]
 fn bad_input_is_classified() {
-    let code = |args: &[&str]| misura(args).status.code();
+    let code = |args: &[&str]| run(args).status.code();
     assert_eq!(
         code(&["clock", "interference", "--clock", "sundial"]),
         Some(2)
@@ -248,33 +236,6 @@ fn bad_input_is_classified() {
         ]),
         Some(1)
     );
-}
-
-#[test]
-fn sigint_gives_a_partial_result() {
-    let child = Command::new(env!("CARGO_BIN_EXE_misura"))
-        .args(["clock", "timer", "--duration", "30s", "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(400));
-    let rc = unsafe_free_kill(child.id());
-    assert!(rc, "could not send SIGINT");
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["complete"], false);
-    assert!(v["stop_reason"].as_str().unwrap().contains("signal 2"));
-    assert!(v["wakeups"].as_u64().unwrap() > 10);
-}
-
-/// SIGINT with kill(1): the test crate stays free of `unsafe`.
-fn unsafe_free_kill(pid: u32) -> bool {
-    Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 #[test]

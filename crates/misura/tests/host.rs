@@ -1,41 +1,15 @@
 //! `misura host check` and `misura host tune`: the check on the plain host
 //! and inside a lab namespace (its JSON against the schema), the plan,
 //! `--apply` then `--revert` on lab veth ports restoring every value it
-//! changed, and `--apply` without root. Lab parts need root; skipped otherwise.
+//! changed, and `--apply` without root. Lab parts need root: a plain
+//! `cargo test` lists them as ignored.
 
+mod common;
+
+use common::{is_root, json_of, require_root, require_tool, run, test_home, BIN};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_misura");
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .map(|l| l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false)
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("running misura")
-}
-
-fn json_of(o: &Output) -> Value {
-    assert!(
-        o.status.success(),
-        "misura failed ({:?}): {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
-}
+use std::process::Command;
 
 fn schema_check(v: &Value) {
     let path = concat!(
@@ -134,11 +108,9 @@ fn an_unknown_interface_is_a_clear_error() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces"]
 fn check_in_the_lab() {
-    if !is_root() {
-        eprintln!("skipped: needs root (lab namespaces)");
-        return;
-    }
+    require_root();
     let lab = TestLab::up("c");
     let v = json_of(&run(&["host", "check", "--netns", &lab.tester(), "--json"]));
     schema_check(&v);
@@ -185,11 +157,9 @@ fn offloads(tester: &str, port: &str) -> Vec<(String, String)> {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and ethtool changes"]
 fn apply_then_revert_restores_every_value() {
-    if !is_root() {
-        eprintln!("skipped: needs root (lab namespaces, ethtool changes)");
-        return;
-    }
+    require_root();
     let lab = TestLab::up("t");
     let t = lab.tester();
     // Give GRO a value to change too (veth starts with it off).
@@ -285,26 +255,31 @@ fn apply_without_root_is_refused() {
         assert_eq!(o.status.code(), Some(3));
         return;
     }
-    // As user nobody, when su exists and nobody can run the binary.
+    // As user nobody, from a copy of the binary in a directory nobody may
+    // enter (the build tree may be under a home only root can read).
+    use std::os::unix::fs::PermissionsExt;
+    let su = require_tool("su", "apt-get install util-linux");
+    let dir = test_home().join("nobody");
+    std::fs::create_dir_all(&dir).unwrap();
+    for d in [test_home(), dir.as_path()] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let bin = dir.join("misura");
+    std::fs::copy(BIN, &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let state = dir.join("state.json");
     let cmd = format!(
-        "{BIN} host tune --apply --interface lo --state-file /tmp/misura-nobody-state.json"
+        "HOME={0} XDG_DATA_HOME={0}/data {1} host tune --apply --interface lo --state-file {2}",
+        dir.display(),
+        bin.display(),
+        state.display()
     );
-    let o = match Command::new("su")
+    let o = Command::new(su)
         .args(["nobody", "-s", "/bin/sh", "-c", &cmd])
         .output()
-    {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("skipped: no su ({e})");
-            return;
-        }
-    };
+        .expect("running su");
     let err = String::from_utf8_lossy(&o.stderr);
-    if err.contains("Permission denied") && !err.contains("needs root") {
-        eprintln!("skipped: nobody cannot run {BIN}");
-        return;
-    }
     assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(err.contains("needs root"), "{err}");
-    assert!(!std::path::Path::new("/tmp/misura-nobody-state.json").exists());
+    assert!(!state.exists());
 }

@@ -1,9 +1,10 @@
 //! Interoperability with implementations written by others, between two lab
 //! hosts: scapy's STAMP layer (scapy.contrib.stamp) as Session-Sender against
 //! `misura reflect`, and Wireshark's TWAMP-Test dissector (tshark) decoding
-//! what `misura rtt` and `misura reflect` put on the wire. Needs root; each
-//! test is skipped when its tool is missing (scripts install them in CI:
-//! scapy in the venv at .tools/venv).
+//! what `misura rtt` and `misura reflect` put on the wire. Needs root and the
+//! tools (scripts/test.sh installs them: scapy in the venv at .tools/venv), so
+//! a plain `cargo test` lists these as ignored; run, they fail if a tool is
+//! missing.
 
 #[macro_use]
 mod common;
@@ -70,27 +71,26 @@ fn repo_root() -> PathBuf {
 /// `misura reflect`: 20 probes with and without TLVs, replies dissected with
 /// scapy's Session-Reflector class and checked; short packets unanswered.
 #[test]
+#[ignore = "needs root and scapy in .tools/venv (python3 -m venv .tools/venv && .tools/venv/bin/pip install scapy)"]
 fn scapy_stamp_sender_against_misura_reflect() {
     need_root!();
+    const INSTALL: &str = "python3 -m venv .tools/venv && .tools/venv/bin/pip install scapy";
     let python = repo_root().join(".tools/venv/bin/python");
-    if !python.is_file() {
-        eprintln!(
-            "skipped: {} missing (python3 -m venv .tools/venv && .tools/venv/bin/pip install scapy)",
-            python.display()
-        );
-        return;
-    }
+    assert!(
+        python.is_file(),
+        "this test needs scapy in a venv, and {} is missing: {INSTALL}",
+        python.display()
+    );
     let probe = run_bounded(
         Command::new(&python).args(["-c", "import scapy.contrib.stamp"]),
         Duration::from_secs(60),
     );
-    if !probe.status.success() {
-        eprintln!(
-            "skipped: this scapy has no STAMP layer (import scapy.contrib.stamp failed): {}",
-            text(&probe).trim()
-        );
-        return;
-    }
+    assert!(
+        probe.status.success(),
+        "this test needs scapy with its STAMP layer, and \
+         `import scapy.contrib.stamp` failed: {}; {INSTALL}",
+        text(&probe).trim()
+    );
     let script = repo_root().join("tests/interop/scapy_stamp.py");
     let mut h = Lab::up("io", "s", "hosts");
     h.reflector(&["--listen", "198.18.0.2", "--port", "8627"]);
@@ -186,7 +186,7 @@ fn capture_rtt(h: &Lab, name: &str, rtt_extra: &[&str]) -> (PathBuf, usize, usiz
         "--json",
     ];
     args.extend_from_slice(rtt_extra);
-    let o = run_bounded(Command::new(BIN).args(&args), Duration::from_secs(30));
+    let o = run_bounded(misura().args(&args), Duration::from_secs(30));
     if !o.status.success() {
         kill(&mut tshark);
         panic!("misura rtt failed: {}", text(&o));
@@ -318,12 +318,10 @@ fn check_capture(pcap: &Path, probes: usize, payload: usize) {
 /// 72 bytes with TLVs, seen as padding; and the 44-byte minimum) and the
 /// reflector's replies without a malformed packet.
 #[test]
+#[ignore = "needs root and tshark (apt-get install tshark)"]
 fn tshark_decodes_misura_stamp_as_twamp_test() {
     need_root!();
-    if which("tshark").is_none() {
-        eprintln!("skipped: tshark not installed (apt-get install tshark)");
-        return;
-    }
+    require_tool("tshark", "apt-get install tshark");
     let mut h = Lab::up("io", "t", "hosts");
     h.reflector(&["--listen", "198.18.0.2", "--port", "8628"]);
     for (name, extra, payload) in [

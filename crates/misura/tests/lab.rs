@@ -1,16 +1,16 @@
 //! Integration tests on the virtual lab: real frames through veth cables and a
 //! Linux bridge, in namespaces each test creates with its own prefix and
-//! removes afterwards (also when it fails). Needs root; skipped otherwise.
+//! removes afterwards (also when it fails). Needs root: a plain `cargo test`
+//! lists these as ignored. (SIGINT mid-run: interrupt.rs.)
 
 #[macro_use]
 mod common;
 
 use common::*;
 use serde_json::Value;
-use std::process::Command;
-use std::time::{Duration, Instant};
 
 #[test]
+#[ignore = "needs root: network namespaces and raw sockets"]
 fn direct_cable_2000_frames_all_stamped_inside_the_windows() {
     need_root!();
     let lab = Lab::up("it", "d", "direct");
@@ -84,6 +84,7 @@ fn direct_cable_2000_frames_all_stamped_inside_the_windows() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and raw sockets"]
 fn the_bridge_adds_kernel_latency() {
     need_root!();
     let lab = Lab::up("it", "s", "direct");
@@ -106,30 +107,28 @@ fn the_bridge_adds_kernel_latency() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and raw sockets"]
 fn calibration_gives_a_finite_slope_interval_and_a_usable_profile() {
     need_root!();
     let lab = Lab::up("it", "c", "direct");
     let profile = lab.path("cal.json");
     let run_json = lab.path("cal-run.json");
-    let tester = lab.tester();
-    let o = run(&[
-        "calibrate",
-        "--netns",
-        &tester,
-        "--tx",
-        "p1",
-        "--rx",
-        "p2",
-        "-q",
-        "--count",
-        "1400",
-        "--rate",
-        "4000",
-        "--profile",
-        profile.to_str().unwrap(),
-        "--export-json",
-        run_json.to_str().unwrap(),
-    ]);
+    let o = lab
+        .between_ports(
+            "calibrate",
+            &[
+                "--count",
+                "1400",
+                "--rate",
+                "4000",
+                "--profile",
+                profile.to_str().unwrap(),
+                "--export-json",
+                run_json.to_str().unwrap(),
+            ],
+        )
+        .output()
+        .expect("running misura calibrate");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&run_json).unwrap()).unwrap();
     schema_check(&r, "oneway.schema.json");
@@ -181,74 +180,7 @@ fn calibration_gives_a_finite_slope_interval_and_a_usable_profile() {
 }
 
 #[test]
-fn sigint_mid_run_leaves_a_valid_partial_json_and_csv() {
-    need_root!();
-    let lab = Lab::up("it", "i", "direct");
-    let csv = lab.path("partial.csv");
-    let json = lab.path("partial.json");
-    let tester = lab.tester();
-    let mut child = Command::new(BIN)
-        .args([
-            "oneway",
-            "--netns",
-            &tester,
-            "--tx",
-            "p1",
-            "--rx",
-            "p2",
-            "-q",
-            "--count",
-            "100000000",
-            "--rate",
-            "2000",
-        ])
-        .args([
-            "--frames",
-            csv.to_str().unwrap(),
-            "--export-json",
-            json.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    unsafe_kill(child.id(), 2);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "misura did not stop after SIGINT"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert_eq!(status.code(), Some(130));
-    let v: Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).expect("valid partial JSON");
-    schema_check(&v, "oneway.schema.json");
-    assert_eq!(v["complete"], false);
-    let sent = v["totals"]["sent"].as_u64().unwrap();
-    assert!(sent > 100, "only {sent} frames before the signal");
-    let (_, rows) = read_csv(&csv);
-    assert_eq!(rows.len() as u64, sent, "one CSV row per frame sent");
-}
-
-/// Send a signal with the `kill` command (the test crate has no libc).
-fn unsafe_kill(pid: u32, sig: i32) {
-    let ok = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok);
-}
-
-#[test]
-fn bad_input_gets_one_clear_message_and_a_documented_exit_code() {
-    // Unknown interface: no privileges needed to be told.
+fn an_unknown_interface_is_named_without_privileges() {
     let o = run(&["oneway", "--tx", "nosuch0", "--rx", "nosuch1"]);
     assert_eq!(
         o.status.code(),
@@ -257,7 +189,11 @@ fn bad_input_gets_one_clear_message_and_a_documented_exit_code() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("nosuch0"));
+}
 
+#[test]
+#[ignore = "needs root: network namespaces and raw sockets"]
+fn bad_input_gets_one_clear_message_and_a_documented_exit_code() {
     need_root!();
     let lab = Lab::up("it", "b", "direct");
     let cases: [(&[&str], i32, &str); 5] = [

@@ -1,8 +1,11 @@
 //! `misura reflect` on the lab's hosts topology: a real reflector process in
 //! `{prefix}h2` answering STAMP requests crafted here, from a thread that
-//! entered `{prefix}h1`. Needs root; skipped otherwise. Every loop is
-//! bounded in count and time.
+//! entered `{prefix}h1`. Needs root: a plain `cargo test` lists these as
+//! ignored. Every loop is bounded in count and time.
 
+mod common;
+
+use common::{misura, require_root, run};
 use misura_measure::auth::{hmac16, StampKey};
 use misura_wire::stamp::{
     emit_tlvs, from_wire, timestamp_method, ErrorEstimate, Mode, ReflectorRepr, SenderRepr,
@@ -10,29 +13,10 @@ use misura_wire::stamp::{
 };
 use serde_json::Value;
 use std::net::{SocketAddr, UdpSocket};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_misura");
 const H2: &str = "198.18.0.2";
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .map(|l| l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false)
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("running misura")
-}
 
 /// The hosts lab with a unique prefix, taken down on drop.
 struct Lab {
@@ -71,7 +55,7 @@ impl Reflector {
     fn start(lab: &Lab, port: u16, extra: &[&str]) -> Reflector {
         let ns = lab.ns("h2");
         let port = port.to_string();
-        let child = Command::new(BIN)
+        let child = misura()
             .args([
                 "reflect", "--netns", &ns, "--listen", H2, "--port", &port, "--quiet", "--json",
             ])
@@ -234,11 +218,9 @@ fn tlvs(reply: &[u8], mode: Mode) -> Vec<TlvRepr<'_>> {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces"]
 fn reflector_on_the_hosts_lab() {
-    if !is_root() {
-        eprintln!("skipped: needs root (network namespaces)");
-        return;
-    }
+    require_root();
     let lab = Lab::up("");
     let mut refl = Reflector::start(&lab, 8620, &[]);
     let to: SocketAddr = format!("{H2}:8620").parse().unwrap();
@@ -379,11 +361,9 @@ fn reflector_on_the_hosts_lab() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces"]
 fn authenticated_reflector_on_the_hosts_lab() {
-    if !is_root() {
-        eprintln!("skipped: needs root (network namespaces)");
-        return;
-    }
+    require_root();
     let lab = Lab::up("a");
     let dir = std::env::temp_dir().join(format!("misura-rf-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

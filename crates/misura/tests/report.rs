@@ -1,6 +1,7 @@
 //! `misura report`: pages from files and from the store, refused inputs, and
-//! the page as a real browser sees it (headless Chromium): the plots are in
-//! the DOM and the page asked the network for nothing.
+//! the page as a real browser sees it (headless Chromium, so that test is
+//! ignored by a plain `cargo test`): the plots are in the DOM and the page
+//! asked the network for nothing.
 
 #[macro_use]
 mod common;
@@ -222,11 +223,9 @@ fn external_refs(dom: &str) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs chromium (apt-get install chromium)"]
 fn the_page_renders_in_a_browser_with_its_plots_and_loads_nothing() {
-    if !Path::new(CHROMIUM).exists() {
-        eprintln!("skipped: {CHROMIUM} is missing (apt-get install -y chromium)");
-        return;
-    }
+    require_file(CHROMIUM, "apt-get install chromium");
     let d = tmp_dir("browser");
     // The check itself: a page that loads an image from the network is caught.
     let control = d.join("control.html");

@@ -1,7 +1,7 @@
 //! Round trips between two lab hosts: `misura reflect` in one namespace,
 //! `misura rtt` in the other, over UDP (STAMP), raw Ethernet probes and the
-//! authenticated mode; and against another implementation (stamp-suite) when
-//! it is installed. Needs root; skipped otherwise.
+//! authenticated mode; and against another implementation (stamp-suite).
+//! Needs root (and stamp-suite): a plain `cargo test` lists these as ignored.
 
 #[macro_use]
 mod common;
@@ -59,6 +59,7 @@ fn check_probes(csv: &Path, expect_follow_up: bool) -> usize {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and raw sockets"]
 fn udp_round_trips_between_lab_hosts() {
     need_root!();
     let mut h = Lab::up("rt", "u", "hosts");
@@ -98,6 +99,7 @@ fn udp_round_trips_between_lab_hosts() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and raw sockets"]
 fn raw_ethernet_round_trips() {
     need_root!();
     let mut h = Lab::up("rt", "l", "hosts");
@@ -123,6 +125,7 @@ fn raw_ethernet_round_trips() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and raw sockets"]
 fn authenticated_mode_and_wrong_key() {
     need_root!();
     let mut h = Lab::up("rt", "a", "hosts");
@@ -168,6 +171,7 @@ fn authenticated_mode_and_wrong_key() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and raw sockets"]
 fn unreachable_reflector_is_named() {
     need_root!();
     let h = Lab::up("rt", "n", "hosts");
@@ -182,15 +186,16 @@ fn unreachable_reflector_is_named() {
     assert!(t.elapsed() < Duration::from_secs(10));
 }
 
-/// Another implementation, when installed (scripts/test.sh installs it):
+/// Another implementation (scripts/test.sh installs it):
 /// stamp-suite as reflector for misura rtt, and as sender against misura reflect.
 #[test]
+#[ignore = "needs root and stamp-suite (cargo install --locked --root .tools stamp-suite)"]
 fn interoperates_with_stamp_suite() {
     need_root!();
-    let Some(ss) = which("stamp-suite") else {
-        eprintln!("skipped: stamp-suite not installed (cargo install stamp-suite)");
-        return;
-    };
+    let ss = require_tool(
+        "stamp-suite",
+        "cargo install --locked --root .tools stamp-suite",
+    );
     let mut h = Lab::up("rt", "s", "hosts");
     // stamp-suite reflects for misura rtt.
     let refl = Command::new("ip")
@@ -326,45 +331,32 @@ fn interoperates_with_stamp_suite() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and raw sockets"]
 fn exchange_sequence_completes_every_cycle() {
     need_root!();
     let mut h = Lab::up("rt", "x", "hosts");
-    let ns2 = h.ns(2);
-    let mut responder = Command::new(BIN)
-        .args([
-            "exchange",
-            "--respond",
-            "--netns",
-            &ns2,
-            "--interface",
-            "m0",
-            "--peer",
-            "02:6d:73:00:02:01",
-            "--duration",
-            "30s",
-        ])
+    let mut responder = h
+        .exchange(2, &["--respond", "--duration", "30s"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    let ns1 = h.ns(1);
-    let o = run(&[
-        "exchange",
-        "--netns",
-        &ns1,
-        "--interface",
-        "m0",
-        "--peer",
-        "02:6d:73:00:02:02",
-        "--count",
-        "200",
-        "--period",
-        "2ms",
-        "--timeout",
-        "50ms",
-        "--json",
-    ]);
+    let o = h
+        .exchange(
+            1,
+            &[
+                "--count",
+                "200",
+                "--period",
+                "2ms",
+                "--timeout",
+                "50ms",
+                "--json",
+            ],
+        )
+        .output()
+        .expect("running misura exchange");
     let _ = Command::new("kill")
         .arg(responder.id().to_string())
         .status();
@@ -381,6 +373,7 @@ fn exchange_sequence_completes_every_cycle() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and raw sockets"]
 fn reflector_rate_limit_holds_per_source() {
     need_root!();
     let mut h = Lab::up("rt", "r", "hosts");

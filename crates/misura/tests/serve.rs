@@ -2,14 +2,15 @@
 //! root needed). The tests speak the control protocol themselves
 //! (docs/control-protocol.md), so they check the server, not a client.
 
+mod common;
+
+use common::{free_port, misura};
 use misura_measure::auth::{hmac16, StampKey};
 use misura_wire::control::{self, Message, Value};
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream, UdpSocket};
+use std::net::{Shutdown, TcpStream, UdpSocket};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_misura");
 
 // Message types and field ids (crates/misura/src/proto.rs).
 const HELLO: u8 = 1;
@@ -52,7 +53,7 @@ struct Server {
 impl Server {
     fn start(extra: &[&str]) -> Server {
         let port = free_port();
-        let child = Command::new(BIN)
+        let child = misura()
             .args([
                 "serve",
                 "--listen",
@@ -132,14 +133,6 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn read(s: &mut TcpStream) -> Option<Message> {

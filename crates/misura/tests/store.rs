@@ -10,7 +10,7 @@ fn store_args(path: &std::path::Path) -> Vec<String> {
     vec!["--store".into(), path.to_str().unwrap().into()]
 }
 
-fn misura(args: &[String]) -> std::process::Output {
+fn run_owned(args: &[String]) -> std::process::Output {
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     run(&a)
 }
@@ -24,7 +24,7 @@ fn runs_are_kept_listed_shown_and_compared() {
     for _ in 0..2 {
         let mut a = store_args(&db);
         a.extend(["clock".into(), "sources".into(), "--json".into()]);
-        let o = misura(&a);
+        let o = run_owned(&a);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         assert!(
             String::from_utf8_lossy(&o.stderr).is_empty()
@@ -33,14 +33,14 @@ fn runs_are_kept_listed_shown_and_compared() {
     }
     let mut a = store_args(&db);
     a.extend(["history".into(), "--json".into()]);
-    let v = json_of(&misura(&a));
+    let v = json_of(&run_owned(&a));
     let runs = v.as_array().unwrap();
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0]["subcommand"], "clock-sources");
     let id = runs[1]["id"].as_i64().unwrap().to_string();
     let mut a = store_args(&db);
     a.extend(["show".into(), id.clone(), "--json".into()]);
-    let shown = json_of(&misura(&a));
+    let shown = json_of(&run_owned(&a));
     assert_eq!(shown["format"], "misura.clock-sources");
     // Filters.
     let mut a = store_args(&db);
@@ -50,18 +50,18 @@ fn runs_are_kept_listed_shown_and_compared() {
         "rtt".into(),
         "--json".into(),
     ]);
-    assert_eq!(json_of(&misura(&a)).as_array().unwrap().len(), 0);
+    assert_eq!(json_of(&run_owned(&a)).as_array().unwrap().len(), 0);
     // An unknown run id, and a file that is not a store.
     let mut a = store_args(&db);
     a.extend(["show".into(), "999".into()]);
-    let o = misura(&a);
+    let o = run_owned(&a);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("999"));
     let junk = dir.join("junk.sqlite");
     std::fs::write(&junk, b"not a database at all, really not").unwrap();
     let mut a = store_args(&junk);
     a.extend(["history".into()]);
-    let o = misura(&a);
+    let o = run_owned(&a);
     assert_ne!(o.status.code(), Some(0));
     assert_eq!(
         std::fs::read(&junk).unwrap(),
@@ -70,7 +70,7 @@ fn runs_are_kept_listed_shown_and_compared() {
     // A run with a broken store still prints its result and succeeds.
     let mut a = store_args(&junk);
     a.extend(["clock".into(), "sources".into(), "--json".into()]);
-    let o = misura(&a);
+    let o = run_owned(&a);
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("not kept"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -84,7 +84,7 @@ fn two_processes_write_the_store_at_once() {
     let db = dir.join("results.sqlite");
     let children: Vec<_> = (0..2)
         .map(|_| {
-            std::process::Command::new(BIN)
+            common::misura()
                 .args([
                     "--store",
                     db.to_str().unwrap(),

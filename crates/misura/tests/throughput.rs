@@ -5,14 +5,14 @@
 mod common;
 use common::*;
 use serde_json::Value;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// A lab with `misura serve` running in host 2 (198.18.0.2).
 fn lab_with_server(tag: &str) -> Lab {
     let mut lab = Lab::up("tp", tag, "hosts");
     let ns2 = lab.ns(2);
-    let child = Command::new(BIN)
+    let child = misura()
         .args([
             "serve",
             "--netns",
@@ -64,6 +64,7 @@ fn u(v: &Value, k: &str) -> u64 {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces"]
 fn tcp_udp_rr_setup_sweep_and_clients() {
     need_root!();
     let lab = lab_with_server("a");
@@ -354,6 +355,7 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces"]
 fn unreachable_and_bad_input() {
     need_root!();
     let lab = Lab::up("tp", "b", "hosts");
@@ -391,11 +393,12 @@ fn unreachable_and_bad_input() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces"]
 fn refusal_reason_reaches_the_user_and_a_lost_server_gives_partial_results() {
     need_root!();
     let mut lab = Lab::up("tp", "c", "hosts");
     let ns2 = lab.ns(2);
-    let child = Command::new(BIN)
+    let child = misura()
         .args([
             "serve",
             "--netns",
@@ -424,7 +427,7 @@ fn refusal_reason_reaches_the_user_and_a_lost_server_gives_partial_results() {
     // The server dies mid-test: the client ends within its timeouts, partial.
     let ns1 = lab.ns(1);
     let t0 = Instant::now();
-    let c = Command::new(BIN)
+    let c = misura()
         .args([
             "tcp",
             "198.18.0.2",

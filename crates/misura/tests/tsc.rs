@@ -1,44 +1,18 @@
 //! `misura clock tsc`: against CLOCK_MONOTONIC_RAW on the plain host; seed
-//! 003's NTP method against chrony serving from a lab namespace (root and
-//! /usr/sbin/chronyd needed, skipped otherwise); and the specific messages
+//! 003's NTP method against chrony serving from a lab namespace (needs root
+//! and /usr/sbin/chronyd: ignored by a plain `cargo test`); and the specific messages
 //! for servers that do not help (fake servers on 127.0.0.1, no root needed).
 
+mod common;
+
+use common::*;
 use serde_json::Value;
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_misura");
 const CHRONYD: &str = "/usr/sbin/chronyd";
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("running misura")
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .map(|l| l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false)
-}
-
-fn json_of(o: &Output) -> Value {
-    assert!(
-        o.status.success(),
-        "misura failed ({:?}): {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
-}
 
 /// Validate against schema/clock-tsc.schema.json.
 fn assert_schema_valid(v: &Value) {
@@ -60,11 +34,11 @@ fn assert_schema_valid(v: &Value) {
 }
 
 #[test]
+#[cfg_attr(
+    not(target_arch = "x86_64"),
+    ignore = "needs an x86-64 CPU: the TSC is x86's"
+)]
 fn monotonic_raw_estimate_is_sane() {
-    if !cfg!(target_arch = "x86_64") {
-        eprintln!("skipped: no TSC on this architecture");
-        return;
-    }
     let started = Instant::now();
     let v = json_of(&run(&[
         "clock",
@@ -270,17 +244,10 @@ impl Drop for ChronyLab {
 }
 
 #[test]
+#[ignore = "needs root and chronyd (apt-get install chrony)"]
 fn ntp_estimate_agrees_with_monotonic_raw_in_the_lab() {
-    if !is_root() {
-        eprintln!("skipped: needs root (network namespaces)");
-        return;
-    }
-    if !Path::new(CHRONYD).exists() {
-        eprintln!(
-            "skipped: {CHRONYD} not found (Debian package `chrony`; scripts/test.sh installs it)"
-        );
-        return;
-    }
+    require_root();
+    require_file(CHRONYD, "apt-get install chrony");
     let lab = ChronyLab::new();
     // chronyd answers once it has bound its socket: wait for a stratum-1
     // reply (bounded), which also checks it serves as configured.

@@ -1,7 +1,8 @@
 //! Real tests on a veth pair inside a network namespace that each test
 //! creates for itself (unique names, removed by a Drop guard).
 //!
-//! They need root and `ip`; without them they print why and pass.
+//! They need root and `ip`, so a plain `cargo test` lists them as ignored;
+//! run with `--include-ignored` without them, they fail saying what is missing.
 //! `setns` is per thread, so each test does its socket work in a thread
 //! that has entered the namespace ([`Lab::run`]).
 
@@ -44,12 +45,13 @@ fn ip(args: &[&str]) -> Result<(), String> {
 }
 
 impl Lab {
-    /// `None` (after saying why) when the host cannot make namespaces.
-    fn new() -> Option<Lab> {
-        if !misura_sys::host::is_root() {
-            eprintln!("skipping: veth tests need root");
-            return None;
-        }
+    /// Fails the test, saying why, when the host cannot make namespaces.
+    fn new() -> Lab {
+        assert!(
+            misura_sys::host::is_root(),
+            "the veth tests need root (network namespaces): run the suite as root, \
+             `sudo bash scripts/test.sh`; a plain `cargo test` lists them as ignored"
+        );
         let pid = std::process::id();
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let lab = Lab {
@@ -58,18 +60,16 @@ impl Lab {
             a: format!("ms{}x{n}a", pid % 1_000_000),
             b: format!("ms{}x{n}b", pid % 1_000_000),
         };
-        if let Err(e) = ip(&["netns", "add", &lab.ns]) {
-            eprintln!("skipping: cannot create a network namespace: {e}");
-            return None;
-        }
         // From here on Drop cleans up, even if a step below panics.
+        ip(&["netns", "add", &lab.ns])
+            .unwrap_or_else(|e| panic!("cannot create a network namespace: {e}"));
         ip(&[
             "-n", &lab.ns, "link", "add", &lab.a, "type", "veth", "peer", "name", &lab.b,
         ])
         .expect("veth pair");
         ip(&["-n", &lab.ns, "link", "set", &lab.a, "up"]).expect("a up");
         ip(&["-n", &lab.ns, "link", "set", &lab.b, "up"]).expect("b up");
-        Some(lab)
+        lab
     }
 
     /// Runs `f` in a fresh thread that has entered the lab's namespace.
@@ -138,8 +138,9 @@ fn poll<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and veth pairs"]
 fn veth_interface_info() {
-    let Some(lab) = Lab::new() else { return };
+    let lab = Lab::new();
     lab.run(|a, b| {
         let ia = iface::interface_info(a).expect("info a");
         let ib = iface::interface_info(b).expect("info b");
@@ -187,8 +188,9 @@ fn veth_interface_info() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and veth pairs"]
 fn veth_has_software_timestamping_only() {
-    let Some(lab) = Lab::new() else { return };
+    let lab = Lab::new();
     lab.run(|a, _| {
         let caps = tsinfo::get_ts_info(a).expect("ts info");
         eprintln!("{caps:?} {:?}", caps.describe());
@@ -206,8 +208,9 @@ fn veth_has_software_timestamping_only() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and veth pairs"]
 fn veth_refuses_hardware_timestamping() {
-    let Some(lab) = Lab::new() else { return };
+    let lab = Lab::new();
     lab.run(|a, _| match tsinfo::enable_hw_timestamping(a) {
         Err(e @ SysError::Unsupported { .. }) => {
             let msg = e.to_string();
@@ -219,8 +222,9 @@ fn veth_refuses_hardware_timestamping() {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and veth pairs"]
 fn packet_socket_on_missing_interface() {
-    let Some(lab) = Lab::new() else { return };
+    let lab = Lab::new();
     lab.run(|a, _| {
         match PacketSocket::open("ms-missing0", ETHERTYPE) {
             Err(SysError::NoSuchInterface { name }) => assert_eq!(name, "ms-missing0"),
@@ -242,8 +246,9 @@ struct Roundtrip {
 }
 
 #[test]
+#[ignore = "needs root: network namespaces and veth pairs"]
 fn veth_200_frames_with_software_timestamps() {
-    let Some(lab) = Lab::new() else { return };
+    let lab = Lab::new();
     let r = lab.run(|a, b| {
         let mac_a = iface::interface_info(a).unwrap().mac;
         let mac_b = iface::interface_info(b).unwrap().mac;

@@ -1,14 +1,53 @@
-//! Helpers shared by the integration tests: running the binary, skipping
-//! without root, labs with unique prefixes that are always taken down, JSON
-//! and CSV checks.
+//! Helpers shared by the integration tests: running the binary in a data
+//! directory of its own, failing clearly when a requirement is missing, labs
+//! with unique prefixes that are always taken down, JSON and CSV checks.
+//!
+//! Tests that need root or a peer tool are `#[ignore = "needs …"]`, so a plain
+//! `cargo test` lists them as ignored with the reason instead of counting them
+//! as passed; `cargo test -- --include-ignored` (scripts/test.sh as root) runs
+//! them, and then a missing requirement fails the test through
+//! [`require_root`], [`require_tool`] or [`require_file`].
 #![allow(dead_code)]
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_misura");
+
+/// `misura` with `HOME` and `XDG_DATA_HOME` pointing into a scratch directory
+/// of this test process, so no test reaches the user's results store,
+/// calibration profiles or tune state files, even one that forgets
+/// `--no-store`. Every test spawns the binary through this.
+pub fn misura() -> Command {
+    let home = test_home();
+    let mut c = Command::new(BIN);
+    c.env("HOME", home).env("XDG_DATA_HOME", home.join("data"));
+    c
+}
+
+/// The scratch home of this test process (`$TMPDIR/misura-test-home-PID`).
+/// Those of processes that have ended are removed on first use.
+pub fn test_home() -> &'static Path {
+    static HOME: OnceLock<PathBuf> = OnceLock::new();
+    HOME.get_or_init(|| {
+        const STEM: &str = "misura-test-home-";
+        let tmp = std::env::temp_dir();
+        for e in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = name.strip_prefix(STEM) {
+                if !Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let home = tmp.join(format!("{STEM}{}", std::process::id()));
+        std::fs::create_dir_all(home.join("data")).expect("creating the tests' scratch home");
+        home
+    })
+}
 
 pub fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
@@ -21,22 +60,49 @@ pub fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-/// Return from the test, saying why, unless running as root.
+/// Fail unless running as root: for tests marked
+/// `#[ignore = "needs root: …"]` and run with `--include-ignored`.
+pub fn require_root() {
+    assert!(
+        is_root(),
+        "this test needs root (network namespaces, raw sockets): run the suite as root, \
+         `sudo bash scripts/test.sh`; a plain `cargo test` lists it as ignored"
+    );
+}
+
+/// Fail, naming the tool and how to install it, unless `name` is on PATH or
+/// in the repository's .tools/bin; returns its path.
+pub fn require_tool(name: &str, install: &str) -> PathBuf {
+    which(name).unwrap_or_else(|| {
+        panic!(
+            "this test needs `{name}`, which is not installed: {install} \
+             (`sudo bash scripts/test.sh` installs it)"
+        )
+    })
+}
+
+/// Fail, naming the file and how to get it, unless `path` exists.
+pub fn require_file(path: &str, install: &str) -> PathBuf {
+    let p = PathBuf::from(path);
+    assert!(
+        p.exists(),
+        "this test needs {path}, which is missing: {install} \
+         (`sudo bash scripts/test.sh` installs it)"
+    );
+    p
+}
+
+/// Fail unless running as root. Tests using it are marked
+/// `#[ignore = "needs root: …"]`.
 #[macro_export]
 macro_rules! need_root {
     () => {
-        if !common::is_root() {
-            eprintln!("skipped: needs root (network namespaces, raw sockets)");
-            return;
-        }
+        common::require_root()
     };
 }
 
 pub fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("running misura")
+    misura().args(args).output().expect("running misura")
 }
 
 pub fn json_of(o: &Output) -> Value {
@@ -162,12 +228,48 @@ impl Lab {
 
     /// `misura oneway` between the tester's ports.
     pub fn oneway(&self, extra: &[&str]) -> Output {
-        let tester = self.tester();
-        let mut args = vec![
-            "oneway", "--netns", &tester, "--tx", "p1", "--rx", "p2", "-q",
-        ];
-        args.extend_from_slice(extra);
-        run(&args)
+        self.between_ports("oneway", extra)
+            .output()
+            .expect("running misura")
+    }
+
+    /// `misura COMMAND` (oneway, calibrate) from the tester's port p1 to p2.
+    pub fn between_ports(&self, command: &str, extra: &[&str]) -> Command {
+        let mut c = misura();
+        c.args([
+            command,
+            "--netns",
+            &self.tester(),
+            "--tx",
+            "p1",
+            "--rx",
+            "p2",
+            "-q",
+        ])
+        .args(extra);
+        c
+    }
+
+    /// `misura exchange` in host `host` of the hosts topology, towards the
+    /// other host's m0.
+    pub fn exchange(&self, host: u8, extra: &[&str]) -> Command {
+        let peer = if host == 1 {
+            "02:6d:73:00:02:02"
+        } else {
+            "02:6d:73:00:02:01"
+        };
+        let mut c = misura();
+        c.args([
+            "exchange",
+            "--netns",
+            &self.ns(host),
+            "--interface",
+            "m0",
+            "--peer",
+            peer,
+        ])
+        .args(extra);
+        c
     }
 
     /// `misura rtt` from host 1.
@@ -184,7 +286,7 @@ impl Lab {
         let ns = self.ns(2);
         let mut args = vec!["reflect", "--netns", &ns];
         args.extend_from_slice(extra);
-        let mut child = Command::new(BIN)
+        let mut child = misura()
             .args(&args)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -219,6 +321,43 @@ impl Drop for Lab {
         let _ = run(&["lab", "down", "--prefix", &self.prefix]);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// A scratch directory, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// `$TMPDIR/misura-{tag}-PID-N`, fresh and empty.
+    pub fn new(tag: &str) -> TempDir {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!(
+            "misura-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("binding 127.0.0.1:0")
+        .port()
 }
 
 /// An executable on PATH or in the repository's .tools/bin.
