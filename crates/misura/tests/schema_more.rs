@@ -67,7 +67,7 @@ fn check_modelled<T: DeserializeOwned + Serialize>(v: &Value, name: &str) {
 
 /// `misura ARGS`, killed and failed if it runs longer than `limit`.
 fn run_within(limit: Duration, args: &[&str]) -> Output {
-    run_command_within(limit, Command::new(BIN).args(args), &args.join(" "))
+    run_command_within(limit, misura().args(args), &args.join(" "))
 }
 
 fn run_command_within(limit: Duration, cmd: &mut Command, what: &str) -> Output {
@@ -107,7 +107,7 @@ struct Daemon {
 
 impl Daemon {
     fn start(args: &[&str], ready: &str) -> Daemon {
-        let mut child = Command::new(BIN)
+        let mut child = misura()
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -473,11 +473,12 @@ fn reflect_report_matches_its_schema() {
 // ---- exchange between two lab hosts ----------------------------------------
 
 #[test]
+#[ignore = "needs root: network namespaces and raw sockets"]
 fn exchange_result_matches_its_schema() {
     need_root!();
     let mut h = Lab::up("sm", "x", "hosts");
     let ns2 = h.ns(2);
-    let responder = Command::new(BIN)
+    let responder = misura()
         .args([
             "--no-store",
             "exchange",
@@ -529,12 +530,11 @@ fn exchange_result_matches_its_schema() {
 // ---- host tune: apply and revert on lab ports -------------------------------------
 
 #[test]
+#[ignore = "needs root: network namespaces, raw sockets and a mount namespace"]
 fn host_tune_apply_and_revert_match_their_schemas() {
     need_root!();
-    let Some(unshare) = which("unshare") else {
-        eprintln!("skipped: no unshare(1) to keep the host-wide settings read-only");
-        return;
-    };
+    // unshare(1) keeps the host-wide settings read-only during the apply.
+    let unshare = require_tool("unshare", "apt-get install util-linux");
     let lab = Lab::up("sm", "t", "direct");
     let t = lab.tester();
     let limit = Duration::from_secs(30);

@@ -95,10 +95,12 @@ mod tests {
     }
 
     #[test]
+    #[ignore = "needs root (CAP_NET_RAW / CAP_SYS_ADMIN)"]
     fn not_a_namespace_file() {
-        if !crate::host::is_root() {
-            return;
-        }
+        assert!(
+            crate::host::is_root(),
+            "needs root (CAP_NET_RAW / CAP_SYS_ADMIN): run as root with --include-ignored"
+        );
         // Runs in a scratch thread so a surprise success cannot leak.
         let r = std::thread::spawn(|| enter("/proc/self/status"))
             .join()
@@ -107,10 +109,12 @@ mod tests {
     }
 
     #[test]
+    #[ignore = "needs root (CAP_NET_RAW / CAP_SYS_ADMIN)"]
     fn enter_own_namespace_by_path() {
-        if !crate::host::is_root() {
-            return;
-        }
+        assert!(
+            crate::host::is_root(),
+            "needs root (CAP_NET_RAW / CAP_SYS_ADMIN): run as root with --include-ignored"
+        );
         let before = current_netns_id();
         let r = std::thread::spawn(|| {
             enter("/proc/self/ns/net")?;

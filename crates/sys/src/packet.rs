@@ -486,10 +486,12 @@ mod tests {
     }
 
     #[test]
+    #[ignore = "needs root (CAP_NET_RAW / CAP_SYS_ADMIN)"]
     fn loopback_socket_options() {
-        if !crate::host::is_root() {
-            return;
-        }
+        assert!(
+            crate::host::is_root(),
+            "needs root (CAP_NET_RAW / CAP_SYS_ADMIN): run as root with --include-ignored"
+        );
         let s = PacketSocket::open("lo", 0x88B5).expect("open on lo");
         assert_eq!(s.interface_index(), 1);
         let g = s.enable_timestamping(true).expect("timestamping");
