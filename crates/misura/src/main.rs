@@ -113,7 +113,7 @@ fn measure(c: &Command, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         Command::Clock(ClockCommand::Timer(a)) => commands::clock::timer::run(a, stop),
         Command::Clock(ClockCommand::Tsc(a)) => commands::clock::tsc::run(a, stop),
         Command::Host(HostCommand::Check(a)) => commands::host::check::check(a),
-        Command::Host(HostCommand::Tune(a)) => commands::host::check::tune(a),
+        Command::Host(HostCommand::Tune(a)) => commands::host::tune::tune(a),
         _ => unreachable!("flags() lists every measuring command"),
     }
 }

@@ -1,0 +1,154 @@
+//! The plan: every safe change, with its current and new value, or why it
+//! is skipped or already done. Host-wide first (governor, idle states),
+//! then each interface (EEE, coalescing, offloads).
+
+use super::settings::current;
+use crate::commands::host::{missing, sys_state};
+use misura_report::host::{self as model, PlanEntry, SettingKind};
+use misura_sys::ethtool;
+use misura_sys::hostinfo::{self, Reading};
+
+/// Idle states with a longer exit latency than this are disabled by the plan.
+const IDLE_LATENCY_LIMIT_US: u64 = 10;
+
+/// Interrupt coalescing parameters and their safe values.
+const COALESCING: [(&str, &str); 4] = [
+    ("adaptive-rx", "off"),
+    ("adaptive-tx", "off"),
+    ("rx-usecs", "0"),
+    ("rx-frames", "1"),
+];
+
+pub(super) fn plan(
+    interfaces: &[String],
+    netns: Option<&str>,
+    virtualized: bool,
+) -> Vec<PlanEntry> {
+    let cpus = hostinfo::cpus();
+    let mut v = governors(&cpus, netns, virtualized);
+    v.extend(idle_states(&cpus, netns));
+    for i in interfaces {
+        v.extend(interface(i, netns));
+    }
+    v
+}
+
+fn skipped(scope: &str, item: &str, reason: String) -> PlanEntry {
+    PlanEntry::Skipped {
+        scope: scope.into(),
+        item: item.into(),
+        reason,
+    }
+}
+
+/// The `performance` governor on every CPU with cpufreq.
+fn governors(cpus: &[usize], netns: Option<&str>, virtualized: bool) -> Vec<PlanEntry> {
+    let mut v = Vec::new();
+    let mut any = false;
+    for c in cpus {
+        let path = format!("/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_governor");
+        if hostinfo::read(&path) == Reading::Absent {
+            continue;
+        }
+        any = true;
+        let avail = hostinfo::read(format!(
+            "/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_available_governors"
+        ));
+        if avail
+            .value()
+            .is_some_and(|a| !a.split_whitespace().any(|g| g == "performance"))
+        {
+            v.push(skipped(
+                "host",
+                &format!("cpu{c} governor"),
+                format!(
+                    "the cpufreq driver offers no `performance` governor ({})",
+                    missing(&avail)
+                ),
+            ));
+            continue;
+        }
+        v.push(model::plan_entry(
+            SettingKind::Sysfs,
+            None,
+            &path,
+            &format!("cpu{c} governor"),
+            current(SettingKind::Sysfs, None, &path),
+            "performance",
+            netns,
+        ));
+    }
+    if !any {
+        v.push(skipped(
+            "host",
+            "cpu governor",
+            if virtualized {
+                "no cpufreq: frequency is the hypervisor's".into()
+            } else {
+                "no cpufreq driver: frequency is the firmware's".into()
+            },
+        ));
+    }
+    v
+}
+
+/// Every idle state deeper than [`IDLE_LATENCY_LIMIT_US`] disabled.
+fn idle_states(cpus: &[usize], netns: Option<&str>) -> Vec<PlanEntry> {
+    let mut v = Vec::new();
+    let mut states_seen = false;
+    for c in cpus {
+        for s in hostinfo::idle_states(*c) {
+            states_seen = true;
+            if s.latency_us <= IDLE_LATENCY_LIMIT_US {
+                continue;
+            }
+            let path = s.disable_path.display().to_string();
+            v.push(model::plan_entry(
+                SettingKind::Sysfs,
+                None,
+                &path,
+                &format!("cpu{c} idle {} ({} µs)", s.name, s.latency_us),
+                current(SettingKind::Sysfs, None, &path),
+                "1",
+                netns,
+            ));
+        }
+    }
+    if !states_seen {
+        v.push(skipped(
+            "host",
+            "idle states",
+            "no cpuidle states to disable".into(),
+        ));
+    } else if v.is_empty() {
+        v.push(PlanEntry::Already {
+            scope: "host".into(),
+            item: "idle states".into(),
+            value: format!("none deeper than {IDLE_LATENCY_LIMIT_US} µs"),
+        });
+    }
+    v
+}
+
+/// EEE off, coalescing to its safe values, every offload off.
+fn interface(i: &str, netns: Option<&str>) -> Vec<PlanEntry> {
+    let ii = Some(i);
+    let change = |kind, key: &str, item: &str, new: &str| {
+        model::plan_entry(kind, ii, key, item, current(kind, ii, key), new, netns)
+    };
+    let mut v = vec![change(SettingKind::Eee, "eee", "eee", "off")];
+    match ethtool::coalesce(i) {
+        Err(e) => v.push(skipped(i, "coalescing", sys_state(&e))),
+        Ok(_) => {
+            v.extend(COALESCING.iter().map(|(k, safe)| {
+                change(SettingKind::Coalesce, k, &format!("coalescing {k}"), safe)
+            }))
+        }
+    }
+    v.extend(
+        ethtool::OFFLOADS
+            .iter()
+            .map(|off| change(SettingKind::Offload, off, off, "off")),
+    );
+    v
+}
