@@ -218,19 +218,6 @@ pub(crate) fn completion(stop: &AtomicUsize) -> (bool, String) {
     }
 }
 
-/// A duration flag in ns, at least `min_ns`.
-pub(crate) fn duration_flag(flag: &str, v: &str, min_ns: i64) -> Result<i64> {
-    let ns = crate::shared::units::duration_ns(v)?;
-    if ns < min_ns {
-        return Err(Failure::Params(format!(
-            "{flag} {v} is too short: at least {}",
-            misura_report::clock::human_ns(min_ns as f64)
-        ))
-        .into());
-    }
-    Ok(ns)
-}
-
 /// The host fingerprint and its warnings, without the pinning and memory
 /// warnings when the command does not pin or lock.
 pub(crate) fn host_and_warnings(

@@ -268,3 +268,34 @@ mod tests {
         assert_eq!("10%".parse::<Load>().unwrap().share, 0.1);
     }
 }
+
+impl DurationArg {
+    /// The duration, refusing anything under `min_ns` with a message that
+    /// names the flag and shows the minimum as people write it (exit 5).
+    pub fn not_under(&self, flag: &str, min_ns: i64) -> Result<i64, Failure> {
+        if self.ns < min_ns {
+            return Err(Failure::Params(format!(
+                "{flag} {self} is too short: at least {}",
+                misura_report::clock::human_ns(min_ns as f64)
+            )));
+        }
+        Ok(self.ns)
+    }
+}
+
+#[cfg(test)]
+mod minimum_tests {
+    use super::*;
+
+    #[test]
+    fn a_minimum_names_the_flag_and_shows_the_limit() {
+        let d: DurationArg = "500us".parse().unwrap();
+        assert_eq!(d.not_under("--duration", 500_000).unwrap(), 500_000);
+        let e = d.not_under("--duration", 1_000_000).unwrap_err();
+        assert!(matches!(e, Failure::Params(_)));
+        assert_eq!(
+            e.to_string(),
+            "--duration 500us is too short: at least 1.00 ms"
+        );
+    }
+}

@@ -2,10 +2,11 @@
 //! clock reads; the steps between consecutive reads show when the kernel,
 //! the hardware or other threads took the CPU away.
 
-use crate::commands::clock::sources::tsc_rate_over;
+use crate::commands::clock::tsc_rate_over;
 use crate::shared::exit::Failure;
-use crate::shared::output::{completion, duration_flag, host_and_warnings, Finished, Report};
+use crate::shared::output::{completion, host_and_warnings, Finished, Report};
 use crate::shared::progress::Progress;
+use crate::shared::units::DurationArg;
 use anyhow::Result;
 use misura_measure::clockstats::StepTracker;
 use misura_report::clock::{InterferenceConfig, InterferenceReport, InterferenceRun};
@@ -38,16 +39,22 @@ Examples:
 pub struct InterferenceArgs {
     /// Length of each run (e.g. 5s, 500ms).
     #[arg(long, default_value = "5s", value_name = "DURATION")]
-    pub duration: String,
+    pub duration: DurationArg,
     /// Busy threads to run beside the loop (0: idle).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub load: u32,
     /// Run idle, then with --load N, and show both side by side.
     #[arg(long, requires = "load")]
     pub compare: bool,
-    /// The clock to read: monotonic, monotonic_raw, monotonic_coarse, realtime, realtime_coarse, tai, boottime or tsc.
-    #[arg(long, default_value = "monotonic", value_name = "NAME")]
-    pub clock: String,
+    /// The clock to read.
+    #[arg(
+        long,
+        value_enum,
+        ignore_case = true,
+        default_value = "monotonic",
+        value_name = "NAME"
+    )]
+    pub clock: ClockName,
     /// Pin the reading loop to this CPU.
     #[arg(long, value_name = "N")]
     pub cpu: Option<usize>,
@@ -61,6 +68,50 @@ pub struct InterferenceArgs {
     pub out: crate::shared::output::OutputArgs,
 }
 
+/// The clocks the loop can read: the POSIX clocks by their `<time.h>` names
+/// without `CLOCK_` (which may be written too), and the TSC.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockName {
+    #[value(name = "monotonic", alias = "clock_monotonic")]
+    Monotonic,
+    #[value(name = "monotonic_raw", alias = "clock_monotonic_raw")]
+    MonotonicRaw,
+    #[value(name = "monotonic_coarse", alias = "clock_monotonic_coarse")]
+    MonotonicCoarse,
+    #[value(name = "realtime", alias = "clock_realtime")]
+    Realtime,
+    #[value(name = "realtime_coarse", alias = "clock_realtime_coarse")]
+    RealtimeCoarse,
+    #[value(name = "tai", alias = "clock_tai")]
+    Tai,
+    #[value(name = "boottime", alias = "clock_boottime")]
+    Boottime,
+    /// The CPU's time-stamp counter (x86-64), scaled by its measured rate.
+    #[value(name = "tsc")]
+    Tsc,
+}
+
+impl ClockName {
+    /// The POSIX clock, `None` for the TSC.
+    fn posix(self) -> Option<misura_sys::clocks::PosixClock> {
+        let short = match self {
+            ClockName::Monotonic => "monotonic",
+            ClockName::MonotonicRaw => "monotonic_raw",
+            ClockName::MonotonicCoarse => "monotonic_coarse",
+            ClockName::Realtime => "realtime",
+            ClockName::RealtimeCoarse => "realtime_coarse",
+            ClockName::Tai => "tai",
+            ClockName::Boottime => "boottime",
+            ClockName::Tsc => return None,
+        };
+        misura_sys::clocks::POSIX_CLOCKS
+            .iter()
+            .copied()
+            .find(|c| c.short == short)
+    }
+}
+
+#[derive(Clone, Copy)]
 enum Source {
     Posix(misura_sys::clocks::PosixClock),
     /// TSC ticks turned into ns at this many ns per tick.
@@ -168,42 +219,135 @@ impl Drop for Load {
     }
 }
 
-pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let duration_ns = duration_flag("--duration", &args.duration, 1_000_000)?;
-    let name = args.clock.trim().to_ascii_lowercase();
-    let (clock_name, source, resolution) = if name == "tsc" {
-        if !misura_sys::tsc::AVAILABLE {
-            return Err(
-                Failure::Params("--clock tsc: this build has no TSC (x86-64 only)".into()).into(),
-            );
+/// The runs the flags ask for, the clock resolved (the TSC's rate measured).
+struct Plan {
+    duration_ns: i64,
+    clock_name: String,
+    source: Source,
+    resolution_ns: f64,
+    /// (label, load threads) of each run, in order.
+    runs: Vec<(&'static str, u32)>,
+    cpu: Option<usize>,
+    gaps: usize,
+    bins_per_decade: u32,
+}
+
+impl Plan {
+    fn new(args: &InterferenceArgs) -> Result<Plan> {
+        let duration_ns = args.duration.not_under("--duration", 1_000_000)?;
+        let (clock_name, source, resolution_ns) = match args.clock.posix() {
+            Some(c) => (
+                c.name.to_string(),
+                Source::Posix(c),
+                resolution_ns(c.id) as f64,
+            ),
+            None => {
+                if !misura_sys::tsc::AVAILABLE {
+                    return Err(Failure::Params(
+                        "--clock tsc: this build has no TSC (x86-64 only)".into(),
+                    )
+                    .into());
+                }
+                let hz = tsc_rate_over(Duration::from_millis(100)).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "cannot measure the TSC rate: CLOCK_MONOTONIC_RAW did not advance"
+                    )
+                })?;
+                ("TSC".to_string(), Source::Tsc(1e9 / hz), 1e9 / hz)
+            }
+        };
+        if args.load == 0 && args.compare {
+            return Err(Failure::Usage("--compare needs --load N with N ≥ 1".into()).into());
         }
-        let hz = tsc_rate_over(Duration::from_millis(100)).ok_or_else(|| {
-            anyhow::anyhow!("cannot measure the TSC rate: CLOCK_MONOTONIC_RAW did not advance")
-        })?;
-        ("TSC".to_string(), Source::Tsc(1e9 / hz), 1e9 / hz)
-    } else {
-        let c = misura_sys::clocks::by_name(&name).ok_or_else(|| {
-            Failure::Usage(format!(
-                "--clock {}: unknown clock; use monotonic, monotonic_raw, monotonic_coarse, realtime, realtime_coarse, tai, boottime or tsc",
-                args.clock
-            ))
-        })?;
-        (
-            c.name.to_string(),
-            Source::Posix(c),
-            resolution_ns(c.id) as f64,
-        )
-    };
-    if args.load == 0 && args.compare {
-        return Err(Failure::Usage("--compare needs --load N with N ≥ 1".into()).into());
+        Ok(Plan {
+            duration_ns,
+            clock_name,
+            source,
+            resolution_ns,
+            runs: match (args.load, args.compare) {
+                (0, _) => vec![("idle", 0)],
+                (n, false) => vec![("loaded", n)],
+                (n, true) => vec![("idle", 0), ("loaded", n)],
+            },
+            cpu: args.cpu,
+            gaps: args.gaps,
+            bins_per_decade: args
+                .bins_per_decade
+                .clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE),
+        })
     }
-    let started_at = crate::shared::meta::now_rfc3339();
-    let mut warnings = Vec::new();
+
+    /// Read the clock for one run.
+    fn read(&self, stop: &AtomicUsize, progress: &mut Progress, label: &str) -> StepTracker {
+        match self.source {
+            Source::Posix(c) => read_loop(
+                || now_ns(c.id),
+                self.duration_ns,
+                self.gaps,
+                stop,
+                progress,
+                label,
+            ),
+            Source::Tsc(scale) => {
+                let base = misura_sys::tsc::read();
+                read_loop(
+                    || (misura_sys::tsc::read().wrapping_sub(base) as f64 * scale) as i64,
+                    self.duration_ns,
+                    self.gaps,
+                    stop,
+                    progress,
+                    label,
+                )
+            }
+        }
+    }
+}
+
+/// One run: start its load threads, read the clock, stop them.
+fn one_run(
+    plan: &Plan,
+    (label, n): (&str, u32),
+    cpus: &[usize],
+    stop: &AtomicUsize,
+    progress: &mut Progress,
+    warnings: &mut Vec<String>,
+) -> InterferenceRun {
+    let load = (n > 0).then(|| Load::start(n, plan.cpu, cpus));
+    if let Some(l) = &load {
+        for e in &l.pin_errors {
+            warnings.push(format!("a load thread could not be pinned: {e}"));
+        }
+    }
+    let t0 = std::time::Instant::now();
+    let tracker = plan.read(stop, progress, label);
+    let elapsed = t0.elapsed().as_secs_f64();
+    let load_cpus = load.as_ref().map(|l| l.cpus.clone()).unwrap_or_default();
+    drop(load);
+    InterferenceRun {
+        label: label.into(),
+        load_threads: n,
+        load_cpus,
+        complete: tracker.span_ns() >= plan.duration_ns,
+        elapsed_s: elapsed,
+        reads: tracker.reads(),
+        reads_per_s: tracker.reads() as f64 / elapsed.max(1e-9),
+        zero_steps: tracker.zero_steps(),
+        backward_steps: tracker.backward_steps(),
+        steps: tracker.steps().snapshot(),
+        histogram: tracker.steps().log_histogram(plan.bins_per_decade),
+        longest_gaps: tracker.longest_gaps().to_vec(),
+        time_in_gaps_over_10us_ns: tracker.long_steps_ns(),
+    }
+}
+
+/// The CPUs the process may use (for the load threads, read before the loop
+/// is pinned); then pin the loop and lock memory. Returns (cpus, memory locked).
+fn place_loop(cpu: Option<usize>, warnings: &mut Vec<String>) -> Result<(Vec<usize>, bool)> {
     let mut allowed = misura_sys::sched::current_affinity().unwrap_or_default();
     if allowed.is_empty() {
         allowed = (0..misura_sys::sched::online_cpus()).collect();
     }
-    if let Some(cpu) = args.cpu {
+    if let Some(cpu) = cpu {
         misura_sys::sched::pin_to_cpu(cpu)?;
     }
     let memory_locked = match misura_sys::sched::lock_memory() {
@@ -213,71 +357,37 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished>
             false
         }
     };
-    let plan: Vec<(&str, u32)> = match (args.load, args.compare) {
-        (0, _) => vec![("idle", 0)],
-        (n, false) => vec![("loaded", n)],
-        (n, true) => vec![("idle", 0), ("loaded", n)],
-    };
-    let total = Duration::from_nanos((duration_ns as u64).saturating_mul(plan.len() as u64));
+    Ok((allowed, memory_locked))
+}
+
+pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    let plan = Plan::new(args)?;
+    let started_at = crate::shared::meta::now_rfc3339();
+    let mut warnings = Vec::new();
+    let (allowed, memory_locked) = place_loop(plan.cpu, &mut warnings)?;
+    let total =
+        Duration::from_nanos((plan.duration_ns as u64).saturating_mul(plan.runs.len() as u64));
     let mut progress = Progress::new(args.out.quiet, Some(total));
     let mut runs = Vec::new();
-    for (label, n) in plan {
+    for &r in &plan.runs {
         if stop.load(Ordering::Relaxed) != 0 {
             break;
         }
-        let load = (n > 0).then(|| Load::start(n, args.cpu, &allowed));
-        if let Some(l) = &load {
-            for e in &l.pin_errors {
-                warnings.push(format!("a load thread could not be pinned: {e}"));
-            }
-        }
-        let t0 = std::time::Instant::now();
-        let tracker = match source {
-            Source::Posix(c) => read_loop(
-                || now_ns(c.id),
-                duration_ns,
-                args.gaps,
-                stop,
-                &mut progress,
-                label,
-            ),
-            Source::Tsc(scale) => {
-                let base = misura_sys::tsc::read();
-                read_loop(
-                    || (misura_sys::tsc::read().wrapping_sub(base) as f64 * scale) as i64,
-                    duration_ns,
-                    args.gaps,
-                    stop,
-                    &mut progress,
-                    label,
-                )
-            }
-        };
-        let elapsed = t0.elapsed().as_secs_f64();
-        let load_cpus = load.as_ref().map(|l| l.cpus.clone()).unwrap_or_default();
-        drop(load);
-        runs.push(InterferenceRun {
-            label: label.into(),
-            load_threads: n,
-            load_cpus,
-            complete: tracker.span_ns() >= duration_ns,
-            elapsed_s: elapsed,
-            reads: tracker.reads(),
-            reads_per_s: tracker.reads() as f64 / elapsed.max(1e-9),
-            zero_steps: tracker.zero_steps(),
-            backward_steps: tracker.backward_steps(),
-            steps: tracker.steps().snapshot(),
-            histogram: tracker.steps().log_histogram(args.bins_per_decade),
-            longest_gaps: tracker.longest_gaps().to_vec(),
-            time_in_gaps_over_10us_ns: tracker.long_steps_ns(),
-        });
+        runs.push(one_run(
+            &plan,
+            r,
+            &allowed,
+            stop,
+            &mut progress,
+            &mut warnings,
+        ));
     }
     progress.done();
     let (complete, stop_reason) = completion(stop);
     let (host, host_warnings) = host_and_warnings(
         LoopTuning {
             netns: None,
-            cpu: args.cpu,
+            cpu: plan.cpu,
             rt_priority: None,
             memory_locked,
         },
@@ -289,7 +399,10 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished>
             .filter(|w| !w.contains("memory not locked") || memory_locked),
     );
     if runs.iter().any(|r| r.backward_steps > 0) {
-        warnings.push(format!("{clock_name} went backwards between consecutive reads: it is not monotonic on this host"));
+        warnings.push(format!(
+            "{} went backwards between consecutive reads: it is not monotonic on this host",
+            plan.clock_name
+        ));
     }
     let report = InterferenceReport {
         meta: crate::shared::meta::meta("misura.clock-interference", started_at),
@@ -297,18 +410,16 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished>
         stop_reason,
         host,
         config: InterferenceConfig {
-            clock: clock_name,
-            duration_ns,
-            cpu: args.cpu,
+            clock: plan.clock_name,
+            duration_ns: plan.duration_ns,
+            cpu: plan.cpu,
             load_threads: args.load,
             compare: args.compare,
-            bins_per_decade: args
-                .bins_per_decade
-                .clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE),
-            longest_gaps: args.gaps,
+            bins_per_decade: plan.bins_per_decade,
+            longest_gaps: plan.gaps,
         },
-        resolution_ns: resolution,
-        tsc_hz: match source {
+        resolution_ns: plan.resolution_ns,
+        tsc_hz: match plan.source {
             Source::Tsc(s) => Some(1e9 / s),
             Source::Posix(_) => None,
         },

@@ -1,10 +1,11 @@
 //! `misura clock sources`: seed 003's Table 1 for today's machine — every
 //! time source with its read cost, resolution, smallest step and
-//! monotonicity. Also the helpers the other `clock` subcommands share.
+//! monotonicity.
 
 use crate::shared::exit::Failure;
-use crate::shared::output::{completion, duration_flag, host_and_warnings, Finished, Report};
+use crate::shared::output::{completion, host_and_warnings, Finished, Report};
 use crate::shared::progress::Progress;
+use crate::shared::units::DurationArg;
 use anyhow::Result;
 use misura_measure::clockstats::{counter_rate_hz, StepTracker};
 use misura_report::clock::{ClocksourceInfo, SourceRow, SourcesConfig, SourcesReport, TscInfo};
@@ -42,26 +43,9 @@ pub struct SourcesArgs {
     pub reads: u64,
     /// Time allowed for the whole table; each source gets an equal share.
     #[arg(long, default_value = "2s", value_name = "DURATION")]
-    pub budget: String,
+    pub budget: DurationArg,
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
-}
-
-// ------------------------------------------------------- shared helpers
-
-/// The TSC rate (Hz) against CLOCK_MONOTONIC_RAW over `window`: both read
-/// at each end, the raw clock on both sides of the TSC read.
-pub(crate) fn tsc_rate_over(window: Duration) -> Option<f64> {
-    let take = || {
-        let a = monotonic_raw_ns();
-        let t = misura_sys::tsc::read();
-        let b = monotonic_raw_ns();
-        (t, a + (b - a) / 2)
-    };
-    let (t0, r0) = take();
-    std::thread::sleep(window);
-    let (t1, r1) = take();
-    counter_rate_hz(t0, r0, t1, r1)
 }
 
 // ------------------------------------------------------- the table
@@ -175,54 +159,49 @@ fn ptp_devices() -> Vec<misura_sys::phc::PtpDevice> {
     devs
 }
 
-pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    if args.reads == 0 {
-        return Err(Failure::Params("--reads 0: give at least one read per source".into()).into());
-    }
-    let budget_ns = duration_flag("--budget", &args.budget, 10_000_000)?;
-    let started_at = crate::shared::meta::now_rfc3339();
-    let t_start = monotonic_raw_ns();
-    let tsc_start = (misura_sys::tsc::read(), monotonic_raw_ns());
-    let ptp = ptp_devices();
-    let n_sources =
-        POSIX_CLOCKS.len() + 1 + if misura_sys::tsc::AVAILABLE { 2 } else { 0 } + ptp.len();
-    let per_source = budget_ns / n_sources as i64;
-    let bracket = bracket_ns();
-    let mut progress = Progress::new(args.out.quiet, Some(Duration::from_nanos(budget_ns as u64)));
-    let mut pending: Vec<Pending> = Vec::new();
-    let interrupted = |stop: &AtomicUsize| stop.load(Ordering::Relaxed) != 0;
+/// Reads every source in turn, each for at most its share of the budget.
+struct Reader<'a> {
+    reads: u64,
+    per_source_ns: i64,
+    stop: &'a AtomicUsize,
+}
 
-    for c in POSIX_CLOCKS {
-        if interrupted(stop) {
-            break;
-        }
-        progress.tick(|| format!("reading {}", c.name));
+impl Reader<'_> {
+    fn interrupted(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) != 0
+    }
+
+    fn measure<F: FnMut() -> i64>(&self, read: F) -> Measured {
+        measure(
+            read,
+            self.reads,
+            monotonic_raw_ns() + self.per_source_ns,
+            self.stop,
+        )
+    }
+
+    fn posix(&self, c: &PosixClock) -> Pending {
         let res = resolution_ns(c.id);
         let result = if now_ns(c.id) == 0 {
             Err(format!("clock_gettime({}) fails on this kernel", c.name))
         } else {
             let id = c.id;
-            Ok(measure(
-                || now_ns(id),
-                args.reads,
-                monotonic_raw_ns() + per_source,
-                stop,
-            ))
+            Ok(self.measure(|| now_ns(id)))
         };
-        pending.push(Pending {
+        Pending {
             name: c.name.into(),
             kind: "posix",
             clock_id: Some(c.id),
             interfaces: vec![],
             scale: Some(1.0),
             resolution_ns: (res > 0).then_some(res as f64),
-            good_for: good_for(&c),
+            good_for: good_for(c),
             result,
-        });
+        }
     }
-    if !interrupted(stop) {
-        progress.tick(|| "reading gettimeofday()".into());
-        pending.push(Pending {
+
+    fn gettimeofday(&self) -> Pending {
+        Pending {
             name: "gettimeofday()".into(),
             kind: "libc",
             clock_id: None,
@@ -231,48 +210,42 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             resolution_ns: Some(1000.0),
             good_for:
                 "legacy µs wall clock (seed 003's 430 ns baseline); use clock_gettime instead",
-            result: Ok(measure(
-                gettimeofday_ns,
-                args.reads,
-                monotonic_raw_ns() + per_source,
-                stop,
-            )),
-        });
-    }
-    let tsc_flags = misura_sys::tsc::flags();
-    if misura_sys::tsc::AVAILABLE && !interrupted(stop) {
-        progress.tick(|| "reading the TSC".into());
-        pending.push(Pending {
-            name: "TSC (RDTSC)".into(),
-            kind: "tsc",
-            clock_id: None,
-            interfaces: vec![],
-            scale: None,
-            resolution_ns: None,
-            good_for: "cheapest timestamp, in cycles: needs constant_tsc + nonstop_tsc and a rate (misura clock tsc)",
-            result: Ok(measure(|| misura_sys::tsc::read() as i64, args.reads, monotonic_raw_ns() + per_source, stop)),
-        });
-        let have_rdtscp = tsc_flags.iter().any(|f| f == "rdtscp");
-        pending.push(Pending {
-            name: "TSC (RDTSCP)".into(),
-            kind: "tsc",
-            clock_id: None,
-            interfaces: vec![],
-            scale: None,
-            resolution_ns: None,
-            good_for: "RDTSC that waits for earlier instructions, with the CPU id: stamps that must not move",
-            result: if have_rdtscp {
-                Ok(measure(|| misura_sys::tsc::read_ordered().0 as i64, args.reads, monotonic_raw_ns() + per_source, stop))
-            } else {
-                Err("the CPU does not report the rdtscp flag".into())
-            },
-        });
-    }
-    for d in &ptp {
-        if interrupted(stop) {
-            break;
+            result: Ok(self.measure(gettimeofday_ns)),
         }
-        progress.tick(|| format!("reading {}", d.dev.display()));
+    }
+
+    /// RDTSC, and RDTSCP where the CPU has it; their scale is known later.
+    fn tsc(&self, tsc_flags: &[String]) -> [Pending; 2] {
+        let tsc = |name: &str, good_for, result| Pending {
+            name: name.into(),
+            kind: "tsc",
+            clock_id: None,
+            interfaces: vec![],
+            scale: None,
+            resolution_ns: None,
+            good_for,
+            result,
+        };
+        let have_rdtscp = tsc_flags.iter().any(|f| f == "rdtscp");
+        [
+            tsc(
+                "TSC (RDTSC)",
+                "cheapest timestamp, in cycles: needs constant_tsc + nonstop_tsc and a rate (misura clock tsc)",
+                Ok(self.measure(|| misura_sys::tsc::read() as i64)),
+            ),
+            tsc(
+                "TSC (RDTSCP)",
+                "RDTSC that waits for earlier instructions, with the CPU id: stamps that must not move",
+                if have_rdtscp {
+                    Ok(self.measure(|| misura_sys::tsc::read_ordered().0 as i64))
+                } else {
+                    Err("the CPU does not report the rdtscp flag".into())
+                },
+            ),
+        ]
+    }
+
+    fn phc(&self, d: &misura_sys::phc::PtpDevice) -> Pending {
         let opened = misura_sys::phc::PhcClock::open(&d.dev).map_err(|e| e.to_string());
         let (clock_id, res, result) = match &opened {
             Ok(phc) => {
@@ -281,17 +254,12 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
                 (
                     Some(id),
                     (r > 0).then_some(r as f64),
-                    Ok(measure(
-                        || now_ns(id),
-                        args.reads,
-                        monotonic_raw_ns() + per_source,
-                        stop,
-                    )),
+                    Ok(self.measure(|| now_ns(id))),
                 )
             }
             Err(e) => (None, None, Err(e.clone())),
         };
-        pending.push(Pending {
+        Pending {
             name: format!("PHC {}", d.dev.display()),
             kind: "phc",
             clock_id,
@@ -301,9 +269,154 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             good_for:
                 "the NIC's own clock, the timescale of its hardware stamps; a system call a read",
             result,
-        });
-        drop(opened);
+        }
     }
+
+    /// Every source, in table order, until a signal stops the reading.
+    fn read_all(
+        &self,
+        ptp: &[misura_sys::phc::PtpDevice],
+        tsc_flags: &[String],
+        progress: &mut Progress,
+    ) -> Vec<Pending> {
+        let mut pending = Vec::new();
+        for c in POSIX_CLOCKS {
+            if self.interrupted() {
+                return pending;
+            }
+            progress.tick(|| format!("reading {}", c.name));
+            pending.push(self.posix(&c));
+        }
+        if self.interrupted() {
+            return pending;
+        }
+        progress.tick(|| "reading gettimeofday()".into());
+        pending.push(self.gettimeofday());
+        if misura_sys::tsc::AVAILABLE && !self.interrupted() {
+            progress.tick(|| "reading the TSC".into());
+            pending.extend(self.tsc(tsc_flags));
+        }
+        for d in ptp {
+            if self.interrupted() {
+                break;
+            }
+            progress.tick(|| format!("reading {}", d.dev.display()));
+            pending.push(self.phc(d));
+        }
+        pending
+    }
+}
+
+impl Pending {
+    /// The table row; `bracket` (ns) is the cost of the timing reads around
+    /// each batch, `tsc_ns_per_tick` the TSC's scale when it was measured.
+    fn row(self, bracket: i64, tsc_ns_per_tick: Option<f64>) -> SourceRow {
+        let scale = self.scale.or(tsc_ns_per_tick);
+        let mut row = SourceRow {
+            name: self.name,
+            kind: self.kind.into(),
+            clock_id: self.clock_id,
+            interfaces: self.interfaces,
+            usable: false,
+            error: None,
+            reads: 0,
+            read_cost_median_ns: None,
+            read_cost_p99_ns: None,
+            resolution_ns: self.resolution_ns.or(if self.kind == "tsc" {
+                tsc_ns_per_tick
+            } else {
+                None
+            }),
+            smallest_step_ns: None,
+            zero_steps: 0,
+            monotonicity_violations: 0,
+            largest_backward_step_ns: None,
+            good_for: self.good_for.into(),
+        };
+        let m = match self.result {
+            Err(e) => {
+                row.error = Some(e);
+                return row;
+            }
+            Ok(m) => m,
+        };
+        let per_read = |q: f64| {
+            m.batch_ns
+                .quantile(q)
+                .map(|b| ((b - bracket).max(0)) as f64 / BATCH as f64)
+        };
+        row.usable = true;
+        row.reads = m.steps.reads();
+        row.read_cost_median_ns = per_read(0.5);
+        row.read_cost_p99_ns = per_read(0.99);
+        row.smallest_step_ns = m
+            .steps
+            .steps()
+            .min()
+            .and_then(|v| scale.map(|s| v as f64 * s));
+        row.zero_steps = m.steps.zero_steps();
+        row.monotonicity_violations = m.steps.backward_steps();
+        row.largest_backward_step_ns = (m.steps.backward_steps() > 0)
+            .then(|| scale.map(|s| m.steps.largest_backward_ns() as f64 * s))
+            .flatten();
+        row
+    }
+}
+
+/// The NIC clocks in a sentence (or why there are none).
+fn ptp_note(ptp: &[misura_sys::phc::PtpDevice]) -> String {
+    if ptp.is_empty() {
+        return "none: no /dev/ptp* on this host (no NIC with a PTP hardware clock, or its driver is not loaded), so no NIC hardware timestamps".to_string();
+    }
+    ptp.iter()
+        .map(|d| {
+            format!(
+                "{} ({}) on {}",
+                d.dev.display(),
+                d.clock_name.as_deref().unwrap_or("unnamed"),
+                if d.interfaces.is_empty() {
+                    "no interface".into()
+                } else {
+                    d.interfaces.join(", ")
+                }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The TSC flags a rate needs, when missing.
+fn tsc_warnings(tsc_flags: &[String]) -> Vec<String> {
+    if !misura_sys::tsc::AVAILABLE {
+        return Vec::new();
+    }
+    ["constant_tsc", "nonstop_tsc"]
+        .into_iter()
+        .filter(|f| !tsc_flags.iter().any(|x| x == f))
+        .map(|f| format!("the CPU does not report {f}: the TSC's rate may change with frequency or stop in idle states; prefer CLOCK_MONOTONIC"))
+        .collect()
+}
+
+pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    if args.reads == 0 {
+        return Err(Failure::Params("--reads 0: give at least one read per source".into()).into());
+    }
+    let budget_ns = args.budget.not_under("--budget", 10_000_000)?;
+    let started_at = crate::shared::meta::now_rfc3339();
+    let t_start = monotonic_raw_ns();
+    let tsc_start = (misura_sys::tsc::read(), monotonic_raw_ns());
+    let ptp = ptp_devices();
+    let n_sources =
+        POSIX_CLOCKS.len() + 1 + if misura_sys::tsc::AVAILABLE { 2 } else { 0 } + ptp.len();
+    let reader = Reader {
+        reads: args.reads,
+        per_source_ns: budget_ns / n_sources as i64,
+        stop,
+    };
+    let bracket = bracket_ns();
+    let tsc_flags = misura_sys::tsc::flags();
+    let mut progress = Progress::new(args.out.quiet, Some(Duration::from_nanos(budget_ns as u64)));
+    let pending = reader.read_all(&ptp, &tsc_flags, &mut progress);
     progress.done();
     let tsc_end = (misura_sys::tsc::read(), monotonic_raw_ns());
     let measured_hz = if misura_sys::tsc::AVAILABLE {
@@ -312,93 +425,19 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         None
     };
     let tsc_ns_per_tick = measured_hz.map(|hz| 1e9 / hz);
-
     let sources: Vec<SourceRow> = pending
         .into_iter()
-        .map(|p| {
-            let scale = p.scale.or(tsc_ns_per_tick);
-            let mut row = SourceRow {
-                name: p.name,
-                kind: p.kind.into(),
-                clock_id: p.clock_id,
-                interfaces: p.interfaces,
-                usable: false,
-                error: None,
-                reads: 0,
-                read_cost_median_ns: None,
-                read_cost_p99_ns: None,
-                resolution_ns: p.resolution_ns.or(if p.kind == "tsc" {
-                    tsc_ns_per_tick
-                } else {
-                    None
-                }),
-                smallest_step_ns: None,
-                zero_steps: 0,
-                monotonicity_violations: 0,
-                largest_backward_step_ns: None,
-                good_for: p.good_for.into(),
-            };
-            match p.result {
-                Err(e) => row.error = Some(e),
-                Ok(m) => {
-                    let per_read = |q: f64| {
-                        m.batch_ns
-                            .quantile(q)
-                            .map(|b| ((b - bracket).max(0)) as f64 / BATCH as f64)
-                    };
-                    row.usable = true;
-                    row.reads = m.steps.reads();
-                    row.read_cost_median_ns = per_read(0.5);
-                    row.read_cost_p99_ns = per_read(0.99);
-                    row.smallest_step_ns = m
-                        .steps
-                        .steps()
-                        .min()
-                        .and_then(|v| scale.map(|s| v as f64 * s));
-                    row.zero_steps = m.steps.zero_steps();
-                    row.monotonicity_violations = m.steps.backward_steps();
-                    row.largest_backward_step_ns = (m.steps.backward_steps() > 0)
-                        .then(|| scale.map(|s| m.steps.largest_backward_ns() as f64 * s))
-                        .flatten();
-                }
-            }
-            row
-        })
+        .map(|p| p.row(bracket, tsc_ns_per_tick))
         .collect();
 
     let cs = misura_sys::clocks::kernel_clocksource();
     let (complete, stop_reason) = completion(stop);
     let (host, mut warnings) = host_and_warnings(LoopTuning::default(), false);
-    if misura_sys::tsc::AVAILABLE {
-        for f in ["constant_tsc", "nonstop_tsc"] {
-            if !tsc_flags.iter().any(|x| x == f) {
-                warnings.push(format!("the CPU does not report {f}: the TSC's rate may change with frequency or stop in idle states; prefer CLOCK_MONOTONIC"));
-            }
-        }
-    }
+    warnings.extend(tsc_warnings(&tsc_flags));
     let kernel = if misura_sys::tsc::AVAILABLE {
         misura_sys::tsc::kernel_khz()
     } else {
         None
-    };
-    let ptp_note = if ptp.is_empty() {
-        "none: no /dev/ptp* on this host (no NIC with a PTP hardware clock, or its driver is not loaded), so no NIC hardware timestamps".to_string()
-    } else {
-        ptp.iter()
-            .map(|d| {
-                format!(
-                    "{} ({}) on {}",
-                    d.dev.display(),
-                    d.clock_name.as_deref().unwrap_or("unnamed"),
-                    if d.interfaces.is_empty() {
-                        "no interface".into()
-                    } else {
-                        d.interfaces.join(", ")
-                    }
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
     };
     let report = SourcesReport {
         meta: crate::shared::meta::meta("misura.clock-sources", started_at),
@@ -408,7 +447,7 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         config: SourcesConfig {
             reads_per_source: args.reads,
             batch: BATCH as u32,
-            time_per_source_ns: per_source,
+            time_per_source_ns: reader.per_source_ns,
             cost_method: format!(
                 "batches of {BATCH} back-to-back reads timed with CLOCK_MONOTONIC_RAW, the empty bracket ({bracket} ns) subtracted, divided by {BATCH}; median and p99 over the batches"
             ),
@@ -422,7 +461,7 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             kernel_source: kernel.map(|k| k.1),
         }),
         ptp_clocks: ptp.len() as u32,
-        ptp_note,
+        ptp_note: ptp_note(&ptp),
         sources,
         elapsed_s: (monotonic_raw_ns() - t_start) as f64 / 1e9,
         warnings,

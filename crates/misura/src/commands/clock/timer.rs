@@ -2,8 +2,9 @@
 //! way cyclictest (rt-tests) measures it.
 
 use crate::shared::exit::Failure;
-use crate::shared::output::{completion, duration_flag, host_and_warnings, Finished, Report};
+use crate::shared::output::{completion, host_and_warnings, Finished, Report};
 use crate::shared::progress::Progress;
+use crate::shared::units::DurationArg;
 use anyhow::Result;
 use misura_report::clock::{TimerConfig, TimerReport};
 use misura_report::LoopTuning;
@@ -37,10 +38,10 @@ Examples:
 pub struct TimerArgs {
     /// Length of the run (e.g. 10s, 1m).
     #[arg(long, default_value = "10s", value_name = "DURATION")]
-    pub duration: String,
+    pub duration: DurationArg,
     /// Period of the wake-ups (e.g. 1ms, 200us).
     #[arg(long, default_value = "1ms", value_name = "DURATION")]
-    pub interval: String,
+    pub interval: DurationArg,
     /// Run the loop under SCHED_FIFO at this priority (1..=99); needs CAP_SYS_NICE.
     #[arg(long, value_name = "P")]
     pub rt_priority: Option<i32>,
@@ -57,26 +58,59 @@ pub struct TimerArgs {
     pub out: crate::shared::output::OutputArgs,
 }
 
-pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let duration_ns = duration_flag("--duration", &args.duration, 1_000_000)?;
-    let interval_ns = duration_flag("--interval", &args.interval, 1_000)?;
-    if interval_ns > duration_ns {
-        return Err(Failure::Params(format!(
-            "--interval {} is longer than --duration {}",
-            args.interval, args.duration
-        ))
-        .into());
-    }
-    if let Some(p) = args.rt_priority {
-        if !(1..=99).contains(&p) {
-            return Err(Failure::Usage(format!(
-                "--rt-priority {p}: SCHED_FIFO priorities are 1..=99"
+/// The run the flags ask for, checked.
+struct Plan {
+    duration_ns: i64,
+    interval_ns: i64,
+    rt_priority: Option<i32>,
+    cpu: Option<usize>,
+    /// Hold /dev/cpu_dma_latency at 0 µs.
+    limit_idle: bool,
+    bins_per_decade: u32,
+}
+
+impl Plan {
+    fn new(args: &TimerArgs) -> Result<Plan> {
+        let duration_ns = args.duration.not_under("--duration", 1_000_000)?;
+        let interval_ns = args.interval.not_under("--interval", 1_000)?;
+        if interval_ns > duration_ns {
+            return Err(Failure::Params(format!(
+                "--interval {} is longer than --duration {}",
+                args.interval, args.duration
             ))
             .into());
         }
+        if let Some(p) = args.rt_priority {
+            if !(1..=99).contains(&p) {
+                return Err(Failure::Usage(format!(
+                    "--rt-priority {p}: SCHED_FIFO priorities are 1..=99"
+                ))
+                .into());
+            }
+        }
+        Ok(Plan {
+            duration_ns,
+            interval_ns,
+            rt_priority: args.rt_priority,
+            cpu: args.cpu,
+            limit_idle: !args.allow_deep_idle,
+            bins_per_decade: args
+                .bins_per_decade
+                .clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE),
+        })
     }
-    let started_at = crate::shared::meta::now_rfc3339();
-    let mut warnings = Vec::new();
+}
+
+/// What the loop was given: locked memory, idle states held back (the open
+/// /dev/cpu_dma_latency, released on drop).
+struct Tuned {
+    memory_locked: bool,
+    dma_latency: Option<std::fs::File>,
+}
+
+/// Lock memory, hold the CPUs out of deep idle states, pin, raise the
+/// priority; what cannot be had is a warning, except pinning and priority.
+fn tune(plan: &Plan, warnings: &mut Vec<String>) -> Result<Tuned> {
     let memory_locked = match misura_sys::sched::lock_memory() {
         Ok(()) => true,
         Err(e) => {
@@ -88,9 +122,7 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     };
     // As cyclictest: keep the CPUs out of deep idle states while measuring,
     // or every wake-up pays the exit latency of the idle state.
-    let dma_latency = if args.allow_deep_idle {
-        None
-    } else {
+    let dma_latency = if plan.limit_idle {
         match misura_sys::timer::hold_cpu_dma_latency(0) {
             Ok(f) => Some(f),
             Err(e) => {
@@ -98,44 +130,66 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
                 None
             }
         }
+    } else {
+        None
     };
-    if let Some(cpu) = args.cpu {
+    if let Some(cpu) = plan.cpu {
         misura_sys::sched::pin_to_cpu(cpu)?;
     }
-    if let Some(p) = args.rt_priority {
+    if let Some(p) = plan.rt_priority {
         misura_sys::sched::set_fifo_priority(p)?;
     }
+    Ok(Tuned {
+        memory_locked,
+        dma_latency,
+    })
+}
 
-    let mut latency = Summary::new();
-    let (mut missed, mut interrupted, mut max_at, mut max_lat) = (0u64, 0u64, None, i64::MIN);
-    let mut progress = Progress::new(
-        args.out.quiet,
-        Some(Duration::from_nanos(duration_ns as u64)),
-    );
+/// The wake-ups of one run.
+struct Wakeups {
+    latency: Summary,
+    missed: u64,
+    interrupted: u64,
+    /// Offset from the start of the target of the latest wake-up.
+    max_at: Option<i64>,
+    elapsed_s: f64,
+}
+
+/// Sleep to each target start + k·interval and record how late the wake-up
+/// was; a wake-up past later targets skips them (counted as missed).
+fn wake_loop(plan: &Plan, stop: &AtomicUsize, progress: &mut Progress) -> Result<Wakeups> {
+    let mut w = Wakeups {
+        latency: Summary::new(),
+        missed: 0,
+        interrupted: 0,
+        max_at: None,
+        elapsed_s: 0.0,
+    };
+    let mut max_lat = i64::MIN;
     let start = monotonic_ns();
-    let end = start + duration_ns;
-    let mut next = start + interval_ns;
+    let end = start + plan.duration_ns;
+    let mut next = start + plan.interval_ns;
     let mut next_tick = start + 1_000_000_000;
     while next <= end && stop.load(Ordering::Relaxed) == 0 {
         if sleep_until_monotonic(next)? == Wake::Interrupted {
-            interrupted += 1;
+            w.interrupted += 1;
             continue;
         }
         let now = monotonic_ns();
         let lat = now - next;
-        latency.record(lat);
+        w.latency.record(lat);
         if lat > max_lat {
             max_lat = lat;
-            max_at = Some(next - start);
+            w.max_at = Some(next - start);
         }
-        next += interval_ns;
+        next += plan.interval_ns;
         while next <= now {
-            next += interval_ns;
-            missed += 1;
+            next += plan.interval_ns;
+            w.missed += 1;
         }
         if now >= next_tick {
             next_tick += 1_000_000_000;
-            let (n, mx) = (latency.count(), latency.max().unwrap_or(0));
+            let (n, mx) = (w.latency.count(), w.latency.max().unwrap_or(0));
             progress.tick(|| {
                 format!(
                     "{n} wake-ups, max latency {}",
@@ -144,19 +198,33 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             });
         }
     }
-    let elapsed_s = (monotonic_ns() - start) as f64 / 1e9;
-    let cpu_dma_latency_us = dma_latency.as_ref().map(|_| 0);
-    drop(dma_latency);
+    w.elapsed_s = (monotonic_ns() - start) as f64 / 1e9;
+    Ok(w)
+}
+
+pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    let plan = Plan::new(args)?;
+    let started_at = crate::shared::meta::now_rfc3339();
+    let mut warnings = Vec::new();
+    let tuned = tune(&plan, &mut warnings)?;
+    let mut progress = Progress::new(
+        args.out.quiet,
+        Some(Duration::from_nanos(plan.duration_ns as u64)),
+    );
+    let w = wake_loop(&plan, stop, &mut progress)?;
+    let cpu_dma_latency_us = tuned.dma_latency.as_ref().map(|_| 0);
+    drop(tuned.dma_latency);
     progress.done();
-    if args.rt_priority.is_some() {
+    if plan.rt_priority.is_some() {
         let _ = misura_sys::sched::set_normal_scheduling();
     }
     let (complete, stop_reason) = completion(stop);
+    let memory_locked = tuned.memory_locked;
     let (host, host_warnings) = host_and_warnings(
         LoopTuning {
             netns: None,
-            cpu: args.cpu,
-            rt_priority: args.rt_priority,
+            cpu: plan.cpu,
+            rt_priority: plan.rt_priority,
             memory_locked,
         },
         true,
@@ -166,12 +234,13 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             .into_iter()
             .filter(|w| !w.contains("memory not locked") || memory_locked),
     );
-    if args.rt_priority.is_none() {
+    if plan.rt_priority.is_none() {
         warnings.push("the loop ran under SCHED_OTHER: any runnable task can delay a wake-up; use --rt-priority 80 as cyclictest -p 80 does".into());
     }
-    if missed > 0 {
+    if w.missed > 0 {
         warnings.push(format!(
-            "{missed} period(s) missed: wake-ups came later than the next target"
+            "{} period(s) missed: wake-ups came later than the next target",
+            w.missed
         ));
     }
     let report = TimerReport {
@@ -181,22 +250,20 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         host,
         config: TimerConfig {
             clock: "CLOCK_MONOTONIC".into(),
-            interval_ns,
-            duration_ns,
-            rt_priority: args.rt_priority,
-            cpu: args.cpu,
+            interval_ns: plan.interval_ns,
+            duration_ns: plan.duration_ns,
+            rt_priority: plan.rt_priority,
+            cpu: plan.cpu,
             cpu_dma_latency_us,
-            bins_per_decade: args
-                .bins_per_decade
-                .clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE),
+            bins_per_decade: plan.bins_per_decade,
         },
-        wakeups: latency.count(),
-        missed_periods: missed,
-        interrupted_sleeps: interrupted,
-        latency: latency.snapshot(),
-        max_at_ns: max_at,
-        histogram: latency.log_histogram(args.bins_per_decade),
-        elapsed_s,
+        wakeups: w.latency.count(),
+        missed_periods: w.missed,
+        interrupted_sleeps: w.interrupted,
+        latency: w.latency.snapshot(),
+        max_at_ns: w.max_at,
+        histogram: w.latency.log_histogram(plan.bins_per_decade),
+        elapsed_s: w.elapsed_s,
         warnings,
     };
     Ok(Finished::ok(Report::new(
