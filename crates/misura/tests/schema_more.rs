@@ -34,6 +34,7 @@ const SCHEMAS: &[&str] = &[
     "setup",
     "sweep",
     "exchange",
+    "exchange-responder",
     "host-tune",
     "host-tune-state",
     "reflect",
@@ -45,6 +46,7 @@ const SHARED_DEFS: &[(&str, &[&str])] = &[
     ("setup", &["utc_time", "loop_tuning", "host"]),
     ("sweep", &["utc_time", "loop_tuning", "host"]),
     ("exchange", &["utc_time", "summary", "loop_tuning", "host"]),
+    ("exchange-responder", &["utc_time", "loop_tuning", "host"]),
     ("host-tune", &["utc_time"]),
     ("host-tune-state", &["utc_time"]),
     ("reflect", &["utc_time", "loop_tuning", "host"]),
@@ -476,10 +478,14 @@ fn reflect_report_matches_its_schema() {
 #[ignore = "needs root: network namespaces and raw sockets"]
 fn exchange_result_matches_its_schema() {
     need_root!();
-    let mut h = Lab::up("sm", "x", "hosts");
+    let h = Lab::up("sm", "x", "hosts");
     let ns2 = h.ns(2);
-    let responder = misura()
-        .args([
+    let export = h.path("responder.json");
+    let export = export.to_str().unwrap();
+    // The responder runs until SIGTERM, then writes its counters (stdout
+    // and --export-json) and exits 143 like every interrupted command.
+    let responder = Daemon::start(
+        &[
             "--no-store",
             "exchange",
             "--respond",
@@ -491,13 +497,12 @@ fn exchange_result_matches_its_schema() {
             "02:6d:73:00:02:01",
             "--duration",
             "30s",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    h.children.push(responder);
-    std::thread::sleep(Duration::from_millis(500));
+            "--json",
+            "--export-json",
+            export,
+        ],
+        "responding on m0",
+    );
     let ns1 = h.ns(1);
     let v = json_of(&run_within(
         Duration::from_secs(30),
@@ -525,6 +530,39 @@ fn exchange_result_matches_its_schema() {
     assert_eq!((&v["cycles"], &v["completed"]), (&json!(50), &json!(50)));
     assert!(v["t3_kernel"].is_object(), "veth gives kernel stamps: {v}");
     assert_eq!(v["host"]["tuning"]["netns"], ns1);
+
+    let (code, stdout) = responder.terminate();
+    assert_eq!(code, Some(143), "the responder's exit code after SIGTERM");
+    let r: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("responder stdout is not JSON ({e}): {stdout}"));
+    assert_eq!(
+        load_json(&h.path("responder.json")),
+        r,
+        "--export-json differs from stdout"
+    );
+    assert_eq!(r["format"], "misura.exchange-responder");
+    check_modelled::<misura_report::exchange::ResponderReport>(&r, "exchange-responder");
+    assert_eq!(r["complete"], false);
+    assert_eq!(
+        r["stop_reason"],
+        "interrupted by signal 15; partial results"
+    );
+    assert_eq!((&r["triggers"], &r["answered"]), (&json!(50), &json!(50)));
+    assert_eq!(r["peer_data_frames"], 50);
+    assert_eq!(r["host"]["tuning"]["netns"], ns2);
+    let schema = compile("exchange-responder");
+    let mut finished = r.clone();
+    finished["stop_reason"] = json!("finished");
+    assert!(
+        !schema.is_valid(&finished),
+        "a finished run that says it is not complete passes"
+    );
+    let mut initiator = r.clone();
+    initiator["format"] = json!("misura.exchange");
+    assert!(
+        !schema.is_valid(&initiator),
+        "the initiator's format passes"
+    );
 }
 
 // ---- host tune: apply and revert on lab ports -------------------------------------

@@ -2,6 +2,7 @@
 
 use crate::shared::units::{DurationArg, Ethertype};
 use clap::Args;
+use misura_wire::MacAddr;
 
 /// Flags of `misura exchange`.
 #[derive(Args, Debug, Clone)]
@@ -11,7 +12,7 @@ pub struct ExchangeArgs {
     pub interface: String,
     /// MAC address of the peer (only its frames are answered or counted).
     #[arg(long, value_name = "MAC")]
-    pub peer: String,
+    pub peer: MacAddr,
     /// Be the responder (the seed's slave): answer each trigger with a data frame.
     #[arg(long)]
     pub respond: bool,

@@ -17,7 +17,8 @@ use misura_report::exchange::*;
 use misura_report::LoopTuning;
 use misura_stats::Summary;
 use misura_sys::clock::realtime_ns;
-use misura_sys::packet::PacketSocket;
+use misura_sys::iface::InterfaceInfo;
+use misura_sys::packet::{PacketSocket, TimestampingGranted};
 use misura_wire::probe::{ProbeHeader, ProbeRepr};
 use misura_wire::{EthernetFrame, EthernetRepr, MacAddr, ProbeFlags};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -85,91 +86,90 @@ fn send_all(sock: &PacketSocket, buf: &[u8], deadline: i64) -> Result<bool> {
     }
 }
 
-pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let peer: MacAddr = a
-        .peer
-        .parse()
-        .map_err(|e| Failure::Usage(format!("--peer: {e}")))?;
-    let ethertype = a.ethertype.value;
-    let period_ns = a.period.at_least("--period", 1_000)?;
-    let timeout_ns = a.timeout.at_least("--timeout", 1_000)?;
-    let threshold_ns = a.threshold.ns;
-    let info = misura_sys::iface::interface_info(&a.interface)?;
-    let max_frame = info.mtu as usize + ETH + misura_wire::ethernet::FCS_LEN;
-    for (name, s) in [("--trigger", a.trigger), ("--data", a.data)] {
-        if s < 64 || s > max_frame {
-            return Err(Failure::Params(format!(
-                "{name} {s}: frame sizes run from 64 bytes to {max_frame} (the MTU of {} plus header and FCS)",
-                a.interface
-            ))
-            .into());
+/// This end of the exchange: the raw socket on the interface that faces
+/// the peer, and what the host granted it.
+struct Port {
+    sock: PacketSocket,
+    info: InterfaceInfo,
+    mine: MacAddr,
+    peer: MacAddr,
+    ethertype: u16,
+    granted: TimestampingGranted,
+    tuning: LoopTuning,
+}
+
+impl Port {
+    /// Check the frame sizes against the interface's MTU, open the socket
+    /// with kernel stamps, pin the loop.
+    fn open(a: &ExchangeArgs) -> Result<Port> {
+        let info = misura_sys::iface::interface_info(&a.interface)?;
+        let max_frame = info.mtu as usize + ETH + misura_wire::ethernet::FCS_LEN;
+        for (name, s) in [("--trigger", a.trigger), ("--data", a.data)] {
+            if s < 64 || s > max_frame {
+                return Err(Failure::Params(format!(
+                    "{name} {s}: frame sizes run from 64 bytes to {max_frame} (the MTU of {} plus header and FCS)",
+                    a.interface
+                ))
+                .into());
+            }
         }
-    }
-    let sock = PacketSocket::open(&a.interface, ethertype)?;
-    let granted = sock.enable_timestamping(false)?;
-    let mine = MacAddr(info.mac);
-    let mut tuning = LoopTuning {
-        netns: a.ns.netns.clone(),
-        ..Default::default()
-    };
-    if let Some(cpu) = a.cpu {
-        misura_sys::sched::pin_to_cpu(cpu)?;
-        tuning.cpu = Some(cpu);
-    }
-    let mut buf = vec![0u8; 16 * 1024];
-    if a.respond {
-        return respond(a, &sock, peer, mine, ethertype, stop, &mut buf, &tuning);
+        let sock = PacketSocket::open(&a.interface, a.ethertype.value)?;
+        let granted = sock.enable_timestamping(false)?;
+        let mut tuning = LoopTuning {
+            netns: a.ns.netns.clone(),
+            ..Default::default()
+        };
+        if let Some(cpu) = a.cpu {
+            misura_sys::sched::pin_to_cpu(cpu)?;
+            tuning.cpu = Some(cpu);
+        }
+        Ok(Port {
+            sock,
+            mine: MacAddr(info.mac),
+            info,
+            peer: a.peer,
+            ethertype: a.ethertype.value,
+            granted,
+            tuning,
+        })
     }
 
-    let session = (realtime_ns() as u64 ^ std::process::id() as u64) as u32;
-    let mut trigger = frame(peer, mine, ethertype, session, TRIGGER, a.trigger)?;
-    let mut data = frame(peer, mine, ethertype, session, INITIATOR_DATA, a.data)?;
-    let started_at = now_rfc3339();
-    let s = || Summary::with_threshold(Some(threshold_ns));
-    let (mut t1, mut t2, mut t3, mut t3k) = (s(), s(), s(), s());
-    let (mut cycles, mut completed, mut timeouts) = (0u64, 0u64, 0u64);
-    let mut stop_reason = "finished".to_string();
-    // Drain anything left over, then warm the RX stamps up.
-    while sock.recv(&mut buf)?.is_some() {}
-    let mut due = realtime_ns() + 1_000_000;
-    for k in 0..a.count {
-        let sig = stop.load(Ordering::Relaxed);
-        if sig != 0 {
-            stop_reason = format!("interrupted by signal {sig}; partial results");
-            break;
+    fn frame(&self, session: u32, stream: u16, bytes: usize) -> Result<Vec<u8>> {
+        frame(self.peer, self.mine, self.ethertype, session, stream, bytes)
+    }
+
+    /// Read the error queue's TX stamps; the one of trigger `k` goes to `tx`.
+    fn trigger_stamps(&self, k: u64, buf: &mut [u8], tx: &mut Option<i64>) -> Result<()> {
+        while let Some(st) = self.sock.recv_tx_timestamp(buf)? {
+            let n = st.len.min(buf.len());
+            if let Some((TRIGGER, seq, _)) = classify(&buf[..n], self.mine, self.ethertype) {
+                if seq == k {
+                    *tx = st.software_ns;
+                }
+            }
         }
-        while realtime_ns() < due {
-            std::hint::spin_loop();
-        }
-        set_seq(&mut trigger, k);
-        set_seq(&mut data, k);
-        let start = realtime_ns();
-        let deadline = start + timeout_ns;
-        if !send_all(&sock, &trigger, deadline)? {
-            timeouts += 1;
-            continue;
-        }
-        let a1 = realtime_ns();
-        send_all(&sock, &data, deadline)?;
-        let a2 = realtime_ns();
-        cycles += 1;
+        Ok(())
+    }
+
+    /// Wait until `deadline` for the peer's data frame of cycle `k`:
+    /// (user-clock receive time, kernel RX stamp) when it came, and the
+    /// trigger's kernel TX stamp.
+    fn await_data(
+        &self,
+        k: u64,
+        deadline: i64,
+        buf: &mut [u8],
+    ) -> Result<(Option<(i64, Option<i64>)>, Option<i64>)> {
         let mut trigger_tx = None;
         let mut got = None;
         while got.is_none() && realtime_ns() < deadline {
-            while let Some(st) = sock.recv_tx_timestamp(&mut buf)? {
-                let n = st.len.min(buf.len());
-                if let Ok(eth) = EthernetFrame::new_checked(&buf[..n]) {
-                    if let Ok(p) = ProbeRepr::parse(eth.payload()) {
-                        if p.stream == TRIGGER && p.seq == k {
-                            trigger_tx = st.software_ns;
-                        }
-                    }
-                }
-            }
-            if let Some(m) = sock.recv(&mut buf)? {
+            self.trigger_stamps(k, buf, &mut trigger_tx)?;
+            if let Some(m) = self.sock.recv(buf)? {
                 let rx2 = realtime_ns();
                 let n = m.len.min(buf.len());
-                if let Some((RESPONDER_DATA, seq, _)) = classify(&buf[..n], peer, ethertype) {
+                if let Some((RESPONDER_DATA, seq, _)) =
+                    classify(&buf[..n], self.peer, self.ethertype)
+                {
                     if seq == k {
                         got = Some((rx2, m.software_ns));
                     }
@@ -178,26 +178,123 @@ pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         }
         // The trigger's TX stamp may come after the reply on a real NIC.
         if trigger_tx.is_none() {
-            while let Some(st) = sock.recv_tx_timestamp(&mut buf)? {
-                let n = st.len.min(buf.len());
-                if let Some((TRIGGER, seq, _)) = classify_own(&buf[..n], mine, ethertype) {
-                    if seq == k {
-                        trigger_tx = st.software_ns;
-                    }
-                }
+            self.trigger_stamps(k, buf, &mut trigger_tx)?;
+        }
+        Ok((got, trigger_tx))
+    }
+}
+
+/// The initiator's timings: each phase from just before the trigger's send().
+struct Phases {
+    t1: Summary,
+    t2: Summary,
+    t3: Summary,
+    t3_kernel: Summary,
+    cycles: u64,
+    completed: u64,
+    timeouts: u64,
+}
+
+/// The initiator's two frames, renumbered each cycle.
+struct Frames {
+    trigger: Vec<u8>,
+    data: Vec<u8>,
+}
+
+/// One cycle: the trigger and this end's data frame back to back, then the
+/// wait for the peer's data frame. False when the trigger could not be
+/// sent before the timeout (the cycle is not counted, the schedule not
+/// advanced).
+fn cycle(
+    port: &Port,
+    frames: &mut Frames,
+    k: u64,
+    timeout_ns: i64,
+    buf: &mut [u8],
+    p: &mut Phases,
+) -> Result<bool> {
+    set_seq(&mut frames.trigger, k);
+    set_seq(&mut frames.data, k);
+    let start = realtime_ns();
+    let deadline = start + timeout_ns;
+    if !send_all(&port.sock, &frames.trigger, deadline)? {
+        p.timeouts += 1;
+        return Ok(false);
+    }
+    let a1 = realtime_ns();
+    send_all(&port.sock, &frames.data, deadline)?;
+    let a2 = realtime_ns();
+    p.cycles += 1;
+    match port.await_data(k, deadline, buf)? {
+        (Some((rx2, rxk)), trigger_tx) => {
+            p.completed += 1;
+            p.t1.record(a1 - start);
+            p.t2.record(a2 - start);
+            p.t3.record(rx2 - start);
+            if let (Some(tx), Some(rx)) = (trigger_tx, rxk) {
+                p.t3_kernel.record(rx - tx);
             }
         }
-        match got {
-            Some((rx2, rxk)) => {
-                completed += 1;
-                t1.record(a1 - start);
-                t2.record(a2 - start);
-                t3.record(rx2 - start);
-                if let (Some(tx), Some(rx)) = (trigger_tx, rxk) {
-                    t3k.record(rx - tx);
-                }
-            }
-            None => timeouts += 1,
+        (None, _) => p.timeouts += 1,
+    }
+    Ok(true)
+}
+
+/// The initiator's cycle timing, checked.
+struct Timing {
+    period_ns: i64,
+    timeout_ns: i64,
+}
+
+impl Timing {
+    fn new(a: &ExchangeArgs) -> Result<Timing> {
+        Ok(Timing {
+            period_ns: a.period.at_least("--period", 1_000)?,
+            timeout_ns: a.timeout.at_least("--timeout", 1_000)?,
+        })
+    }
+}
+
+/// The initiator: `--count` cycles every `--period`, late cycles postponed
+/// to the next period (no catch-up). Returns the phases and the stop reason.
+fn initiate(
+    a: &ExchangeArgs,
+    &Timing {
+        period_ns,
+        timeout_ns,
+    }: &Timing,
+    port: &Port,
+    stop: &AtomicUsize,
+) -> Result<(Phases, String)> {
+    let session = (realtime_ns() as u64 ^ std::process::id() as u64) as u32;
+    let mut frames = Frames {
+        trigger: port.frame(session, TRIGGER, a.trigger)?,
+        data: port.frame(session, INITIATOR_DATA, a.data)?,
+    };
+    let s = || Summary::with_threshold(Some(a.threshold.ns));
+    let mut p = Phases {
+        t1: s(),
+        t2: s(),
+        t3: s(),
+        t3_kernel: s(),
+        cycles: 0,
+        completed: 0,
+        timeouts: 0,
+    };
+    let mut buf = vec![0u8; 16 * 1024];
+    // Drain anything left over, then warm the RX stamps up.
+    while port.sock.recv(&mut buf)?.is_some() {}
+    let mut due = realtime_ns() + 1_000_000;
+    for k in 0..a.count {
+        let sig = stop.load(Ordering::Relaxed);
+        if sig != 0 {
+            return Ok((p, format!("interrupted by signal {sig}; partial results")));
+        }
+        while realtime_ns() < due {
+            std::hint::spin_loop();
+        }
+        if !cycle(port, &mut frames, k, timeout_ns, &mut buf, &mut p)? {
+            continue;
         }
         due += period_ns;
         let now = realtime_ns();
@@ -205,7 +302,20 @@ pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             due = now + period_ns - (now - due) % period_ns;
         }
     }
-    let link = info
+    Ok((p, "finished".into()))
+}
+
+/// The initiator's report: the phases, the wire time of the two frames and
+/// the warnings.
+fn initiator_report(
+    a: &ExchangeArgs,
+    port: &Port,
+    p: &Phases,
+    started_at: String,
+    stop_reason: String,
+) -> ExchangeReport {
+    let link = port
+        .info
         .speed_mbps
         .filter(|&m| m > 0)
         .map(|m| misura_measure::LinkModel::new(m * 1_000_000, false));
@@ -214,51 +324,66 @@ pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         l.wire_time_ns(p(a.trigger)) + l.wire_time_ns(p(a.data)) + 12.0 * l.byte_time_ns()
     });
     let mut warnings = Vec::new();
-    if !granted.software_rx {
+    if !port.granted.software_rx {
         warnings.push("no kernel RX stamps: t3 kernel not available".into());
     }
-    if info.driver.as_deref() == Some("veth") {
+    if port.info.driver.as_deref() == Some("veth") {
         warnings.push("veth: the wire time is a model (veth serialises nothing)".into());
     }
     let phase = |meaning: &str, s: &Summary| Phase {
         meaning: meaning.into(),
         summary: s.snapshot(),
     };
-    let report = ExchangeReport {
+    ExchangeReport {
         meta: meta("misura.exchange", started_at),
         complete: stop_reason == "finished",
         stop_reason,
-        host: crate::shared::host::fingerprint(tuning),
+        host: crate::shared::host::fingerprint(port.tuning.clone()),
         config: ExchangeConfig {
             interface: a.interface.clone(),
-            peer: peer.to_string(),
+            peer: port.peer.to_string(),
             netns: a.ns.netns.clone(),
-            ethertype,
+            ethertype: port.ethertype,
             trigger_bytes: a.trigger,
             data_bytes: a.data,
-            period_ns,
+            period_ns: a.period.ns,
             count: a.count,
-            timeout_ns,
-            threshold_ns,
+            timeout_ns: a.timeout.ns,
+            threshold_ns: a.threshold.ns,
         },
-        cycles,
-        completed,
-        timeouts,
-        t1: phase("trigger send() returned", &t1),
-        t2: phase("own data frame send() returned", &t2),
-        t3: phase("peer's data frame received (user clock)", &t3),
-        t3_kernel: (t3k.count() > 0)
-            .then(|| phase("peer's data RX stamp − trigger TX stamp (kernel)", &t3k)),
+        cycles: p.cycles,
+        completed: p.completed,
+        timeouts: p.timeouts,
+        t1: phase("trigger send() returned", &p.t1),
+        t2: phase("own data frame send() returned", &p.t2),
+        t3: phase("peer's data frame received (user clock)", &p.t3),
+        t3_kernel: (p.t3_kernel.count() > 0).then(|| {
+            phase(
+                "peer's data RX stamp − trigger TX stamp (kernel)",
+                &p.t3_kernel,
+            )
+        }),
         wire_time_ns: wire,
         warnings,
-    };
+    }
+}
+
+pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    let timing = Timing::new(a)?;
+    let port = Port::open(a)?;
+    if a.respond {
+        return respond(a, &port, stop);
+    }
+    let started_at = now_rfc3339();
+    let (phases, stop_reason) = initiate(a, &timing, &port, stop)?;
     let report = Report::new(
-        report,
+        initiator_report(a, &port, &phases, started_at, stop_reason),
         "exchange",
-        format!("{} {}", a.interface, peer),
+        format!("{} {}", a.interface, port.peer),
         write_text,
     );
-    if completed == 0 && cycles > 0 {
+    let (cycles, peer, mine) = (phases.cycles, port.peer, port.mine);
+    if phases.completed == 0 && cycles > 0 {
         eprintln!(
             "misura: error: no data frame came back from {peer} in {cycles} cycles: is `misura exchange --respond --peer {mine}` running on the peer?"
         );
@@ -267,52 +392,38 @@ pub fn run(a: &ExchangeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     Ok(Finished::ok(report))
 }
 
-fn classify_own(buf: &[u8], mine: MacAddr, ethertype: u16) -> Option<(u16, u64, u32)> {
-    classify(buf, mine, ethertype)
-}
-
-/// The responder: answer each trigger from `peer` with a data frame.
-fn respond(
-    a: &ExchangeArgs,
-    sock: &PacketSocket,
-    peer: MacAddr,
-    mine: MacAddr,
-    ethertype: u16,
-    stop: &Arc<AtomicUsize>,
-    buf: &mut [u8],
-    tuning: &LoopTuning,
-) -> Result<Finished> {
+/// The responder: answer each trigger from the peer with a data frame.
+fn respond(a: &ExchangeArgs, port: &Port, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let end = a.duration.as_ref().map(|d| realtime_ns() + d.ns);
     let started_at = now_rfc3339();
+    let mut buf = vec![0u8; 16 * 1024];
     let mut data: Option<(u32, Vec<u8>)> = None;
     let (mut triggers, mut answered, mut peer_data, mut other) = (0u64, 0u64, 0u64, 0u64);
     eprintln!(
-        "misura exchange: responding on {} to triggers from {peer} with {}-byte data frames",
-        a.interface, a.data
+        "misura exchange: responding on {} to triggers from {} with {}-byte data frames",
+        a.interface, port.peer, a.data
     );
     while stop.load(Ordering::Relaxed) == 0 && end.is_none_or(|e| realtime_ns() < e) {
-        while sock.recv_tx_timestamp(buf)?.is_some() {}
-        let Some(m) = sock.recv(buf)? else {
+        while port.sock.recv_tx_timestamp(&mut buf)?.is_some() {}
+        let Some(m) = port.sock.recv(&mut buf)? else {
             // Sleep in the kernel until a frame comes (as the seed's blocking
             // recvfrom did), unless asked to busy-poll.
             if !a.busy_poll {
-                sock.wait_readable(std::time::Duration::from_millis(100))?;
+                port.sock
+                    .wait_readable(std::time::Duration::from_millis(100))?;
             }
             continue;
         };
         let n = m.len.min(buf.len());
-        match classify(&buf[..n], peer, ethertype) {
+        match classify(&buf[..n], port.peer, port.ethertype) {
             Some((TRIGGER, seq, session)) => {
                 triggers += 1;
                 if data.as_ref().is_none_or(|(s, _)| *s != session) {
-                    data = Some((
-                        session,
-                        frame(peer, mine, ethertype, session, RESPONDER_DATA, a.data)?,
-                    ));
+                    data = Some((session, port.frame(session, RESPONDER_DATA, a.data)?));
                 }
                 let d = &mut data.as_mut().unwrap().1;
                 set_seq(d, seq);
-                if send_all(sock, d, realtime_ns() + 1_000_000)? {
+                if send_all(&port.sock, d, realtime_ns() + 1_000_000)? {
                     answered += 1;
                 }
             }
@@ -325,16 +436,16 @@ fn respond(
         meta: meta("misura.exchange-responder", started_at),
         complete,
         stop_reason,
-        host: crate::shared::host::fingerprint(tuning.clone()),
+        host: crate::shared::host::fingerprint(port.tuning.clone()),
         interface: a.interface.clone(),
-        peer: peer.to_string(),
+        peer: port.peer.to_string(),
         data_bytes: a.data,
         triggers,
         answered,
         peer_data_frames: peer_data,
         other_frames: other,
     };
-    let target = format!("{} {}", a.interface, peer);
+    let target = format!("{} {}", a.interface, port.peer);
     Ok(Finished::ok(Report::new(
         report,
         "exchange-responder",

@@ -1,13 +1,15 @@
 //! Flags of `misura reflect`.
 
+use crate::shared::units::{DurationArg, Ethertype};
 use clap::Args;
+use std::net::IpAddr;
 
 /// Flags of `misura reflect`.
 #[derive(Args, Debug, Clone)]
 pub struct ReflectArgs {
     /// Address to listen on (IPv4 or IPv6; `::` listens on IPv6 only).
     #[arg(long, default_value = "0.0.0.0")]
-    pub listen: String,
+    pub listen: ListenIp,
     /// UDP port (RFC 8762 assigns 862; below 1024 needs root).
     #[arg(long, default_value_t = 862)]
     pub port: u16,
@@ -23,7 +25,7 @@ pub struct ReflectArgs {
     pub l2: Option<String>,
     /// Ethertype of raw probes (with --l2).
     #[arg(long, default_value = "0x88B5")]
-    pub ethertype: String,
+    pub ethertype: Ethertype,
     /// Replies per second allowed per source address.
     #[arg(long, default_value_t = 10_000)]
     pub rate_limit: u64,
@@ -32,7 +34,7 @@ pub struct ReflectArgs {
     pub max_sources: usize,
     /// Stop after this long (e.g. 60s); default: until SIGINT/SIGTERM.
     #[arg(long)]
-    pub duration: Option<String>,
+    pub duration: Option<DurationArg>,
     /// Pin the reflector to this CPU.
     #[arg(long)]
     pub cpu: Option<usize>,
@@ -43,4 +45,35 @@ pub struct ReflectArgs {
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
     pub ns: crate::shared::netns::NetnsArgs,
+}
+
+/// The address `--listen` names: an IP address, IPv6 with or without brackets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListenIp(pub IpAddr);
+
+impl std::str::FromStr for ListenIp {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ListenIp, String> {
+        let t = s.trim().trim_start_matches('[').trim_end_matches(']');
+        t.parse().map(ListenIp).map_err(|_| {
+            format!("`{s}` is not an IP address: write e.g. 0.0.0.0, :: or 198.18.0.2")
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listen_addresses() {
+        let v6: ListenIp = "[::]".parse().unwrap();
+        assert_eq!(v6.0, "::".parse::<IpAddr>().unwrap());
+        assert_eq!(
+            " 198.18.0.2".parse::<ListenIp>().unwrap().0,
+            "198.18.0.2".parse::<IpAddr>().unwrap()
+        );
+        let e = "localhost".parse::<ListenIp>().unwrap_err();
+        assert!(e.contains("`localhost` is not an IP address"), "{e}");
+    }
 }

@@ -15,7 +15,6 @@ pub use args::ReflectArgs;
 
 use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, Report};
-use crate::shared::units;
 use anyhow::{Context, Result};
 use misura_measure::auth::StampKey;
 use misura_measure::reflector::{
@@ -112,10 +111,7 @@ fn setup(args: &ReflectArgs) -> Result<Setup> {
     if args.max_sources == 0 {
         return Err(Failure::Usage("--max-sources must be at least 1".into()).into());
     }
-    let deadline = match &args.duration {
-        None => None,
-        Some(d) => Some(Instant::now() + Duration::from_nanos(units::duration_ns(d)? as u64)),
-    };
+    let deadline = args.duration.as_ref().map(|d| Instant::now() + d.std());
     Ok(Setup {
         config: ReflectorConfig {
             key,
@@ -230,7 +226,7 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let started = Instant::now();
     let (transport, listen, granted) = match &args.l2 {
         Some(ifname) => {
-            let ethertype = units::ethertype(&args.ethertype)?;
+            let ethertype = args.ethertype.value;
             let (sock, mac, granted) = open_l2(ifname, ethertype)?;
             let listen = format!("{ifname} ({mac}, ethertype 0x{ethertype:04X})");
             announce(
@@ -246,7 +242,7 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             ("l2", listen, granted)
         }
         None => {
-            let (sock, granted) = open_udp(&args.listen, args.port)?;
+            let (sock, granted) = open_udp(args.listen.0, args.port)?;
             let listen = sock.local_addr().to_string();
             announce(
                 args,
@@ -360,13 +356,7 @@ fn write_summary(s: &Summary, out: &mut dyn std::io::Write) -> std::io::Result<(
 // UDP
 // ---------------------------------------------------------------------------
 
-fn open_udp(listen: &str, port: u16) -> Result<(UdpTsSocket, TimestampingGranted)> {
-    let t = listen.trim().trim_start_matches('[').trim_end_matches(']');
-    let ip: IpAddr = t.parse().map_err(|_| {
-        Failure::Usage(format!(
-            "--listen `{listen}` is not an IP address: write e.g. 0.0.0.0, :: or 198.18.0.2"
-        ))
-    })?;
+fn open_udp(ip: IpAddr, port: u16) -> Result<(UdpTsSocket, TimestampingGranted)> {
     let addr = SocketAddr::new(ip, port);
     let sock = UdpTsSocket::bind(addr).with_context(|| format!("listening on UDP {addr}"))?;
     let granted = sock
