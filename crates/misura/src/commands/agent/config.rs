@@ -2,7 +2,7 @@
 //! errors), then validated against what a measurement can do, each error
 //! naming the line it comes from.
 
-use crate::shared::units::duration_ns;
+use crate::shared::units::DurationArg;
 use serde::Deserialize;
 use std::collections::HashSet;
 use std::path::Path;
@@ -168,6 +168,167 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
     parse(&text, &path.display().to_string())
 }
 
+/// The text being parsed and where it came from, to name the line of an error.
+struct Origin<'a> {
+    text: &'a str,
+    name: &'a str,
+}
+
+impl Origin<'_> {
+    fn err(&self, span: std::ops::Range<usize>, msg: String) -> ConfigError {
+        ConfigError(format!(
+            "{}:{}: {msg}",
+            self.name,
+            line_of(self.text, span.start)
+        ))
+    }
+
+    /// A target's name: it labels the metric series, so it is kept short
+    /// and plain.
+    fn name(&self, name: &Spanned<String>) -> Result<String, ConfigError> {
+        let n = name.get_ref();
+        let ok = !n.is_empty()
+            && n.len() <= 64
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c));
+        if !ok {
+            return Err(self.err(
+                name.span(),
+                format!("target name `{n}`: use 1 to 64 letters, digits, `-`, `_`, `.` or `:`"),
+            ));
+        }
+        Ok(n.clone())
+    }
+
+    /// What the target measures, with the keys its kind needs and no others.
+    fn kind(&self, name: &str, t: &mut RawTarget) -> Result<TargetKind, ConfigError> {
+        match t.kind.get_ref().as_str() {
+            "rtt" => {
+                let Some(a) = t.address.take() else {
+                    return Err(self.err(
+                        t.kind.span(),
+                        format!("target `{name}`: kind \"rtt\" needs address = \"HOST:PORT\""),
+                    ));
+                };
+                if t.tx.is_some() || t.rx.is_some() {
+                    return Err(self.err(
+                        a.span(),
+                        format!("target `{name}`: tx/rx belong to kind \"oneway\", not \"rtt\""),
+                    ));
+                }
+                Ok(TargetKind::Rtt {
+                    address: a.into_inner(),
+                })
+            }
+            "oneway" => {
+                if let Some(a) = &t.address {
+                    return Err(self.err(
+                        a.span(),
+                        format!("target `{name}`: address belongs to kind \"rtt\", not \"oneway\""),
+                    ));
+                }
+                match (t.tx.take(), t.rx.take()) {
+                    (Some(tx), Some(rx)) => Ok(TargetKind::Oneway { tx, rx }),
+                    _ => Err(self.err(t.kind.span(), format!("target `{name}`: kind \"oneway\" needs tx = \"PORT\" and rx = \"PORT\""))),
+                }
+            }
+            other => Err(self.err(
+                t.kind.span(),
+                format!("target `{name}`: unknown kind \"{other}\" (use \"rtt\" or \"oneway\")"),
+            )),
+        }
+    }
+
+    /// A duration written as the flags take it ("10s", "500ms"), in ns.
+    fn duration(&self, name: &str, what: &str, s: &Spanned<String>) -> Result<i64, ConfigError> {
+        s.get_ref()
+            .parse::<DurationArg>()
+            .map(|d| d.ns)
+            .map_err(|e| self.err(s.span(), format!("target `{name}`: {what}: {e}")))
+    }
+
+    /// A positive duration; `None` when the key is absent.
+    fn period(&self, name: &str, p: &Option<Spanned<String>>) -> Result<Option<i64>, ConfigError> {
+        let Some(p) = p else { return Ok(None) };
+        let v = self.duration(name, "period", p)?;
+        if v <= 0 {
+            return Err(self.err(
+                p.span(),
+                format!("target `{name}`: period must be positive"),
+            ));
+        }
+        Ok(Some(v))
+    }
+
+    fn count(&self, name: &str, c: &Option<Spanned<i64>>) -> Result<u64, ConfigError> {
+        match c {
+            None => Ok(10),
+            Some(c) if (1..=10_000_000).contains(c.get_ref()) => Ok(*c.get_ref() as u64),
+            Some(c) => Err(self.err(
+                c.span(),
+                format!(
+                    "target `{name}`: count = {} is impossible: use 1 to 10000000",
+                    c.get_ref()
+                ),
+            )),
+        }
+    }
+
+    fn sizes(&self, name: &str, s: &Option<Spanned<Vec<i64>>>) -> Result<Vec<usize>, ConfigError> {
+        let Some(s) = s else { return Ok(Vec::new()) };
+        if s.get_ref().iter().any(|&v| !(1..=65_535).contains(&v)) {
+            return Err(self.err(
+                s.span(),
+                format!("target `{name}`: sizes must be 1 to 65535 bytes"),
+            ));
+        }
+        Ok(s.get_ref().iter().map(|&v| v as usize).collect())
+    }
+
+    /// One target, checked: its kind, durations, count and sizes, and that
+    /// one measurement fits in its interval.
+    fn target(&self, name: String, mut t: RawTarget) -> Result<Target, ConfigError> {
+        let kind = self.kind(&name, &mut t)?;
+        let interval_ns = self.duration(&name, "interval", &t.interval)?;
+        if interval_ns <= 0 {
+            return Err(self.err(t.interval.span(), format!("target `{name}`: interval \"{}\" is impossible: it must be longer than one measurement", t.interval.get_ref())));
+        }
+        let count = self.count(&name, &t.count)?;
+        let period_ns = self.period(&name, &t.period)?.unwrap_or(10_000_000);
+        let timeout_ns = match &t.timeout {
+            // The defaults of `misura rtt` and `misura oneway`.
+            None if matches!(kind, TargetKind::Rtt { .. }) => 1_000_000_000,
+            None => 100_000_000,
+            Some(p) => self.duration(&name, "timeout", p)?,
+        };
+        let sizes = self.sizes(&name, &t.sizes)?;
+        let target = Target {
+            name,
+            kind,
+            netns: t.netns,
+            interval_ns,
+            count,
+            period_ns,
+            timeout_ns,
+            sizes,
+        };
+        if target.run_ns() > interval_ns {
+            return Err(self.err(
+                t.interval.span(),
+                format!(
+                    "target `{}`: interval \"{}\" is shorter than one measurement ({count} probes × {} ms period + {} ms timeout = {:.3} s): lengthen the interval or send fewer probes",
+                    target.name,
+                    t.interval.get_ref(),
+                    period_ns as f64 / 1e6,
+                    timeout_ns as f64 / 1e6,
+                    target.run_ns() as f64 / 1e9
+                ),
+            ));
+        }
+        Ok(target)
+    }
+}
+
 /// Parse and validate `text`; `origin` names it in messages.
 pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
     let raw: RawFile = toml::from_str(text).map_err(|e| {
@@ -178,14 +339,12 @@ pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
             None => ConfigError(format!("{origin}: {msg}")),
         }
     })?;
-    let err = |span: std::ops::Range<usize>, msg: String| {
-        ConfigError(format!("{origin}:{}: {msg}", line_of(text, span.start)))
-    };
+    let o = Origin { text, name: origin };
     let parallel = match raw.agent.and_then(|a| a.parallel) {
         None => DEFAULT_PARALLEL,
         Some(p) if (1..=64).contains(p.get_ref()) => *p.get_ref() as usize,
         Some(p) => {
-            return Err(err(
+            return Err(o.err(
                 p.span(),
                 format!(
                     "parallel = {} is impossible: use 1 to 64 concurrent measurements",
@@ -202,142 +361,17 @@ pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
     let mut names = HashSet::new();
     let mut targets = Vec::new();
     for t in raw.target {
-        let name = t.name.get_ref().clone();
-        let name_ok = !name.is_empty()
-            && name.len() <= 64
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c));
-        if !name_ok {
-            return Err(err(
-                t.name.span(),
-                format!("target name `{name}`: use 1 to 64 letters, digits, `-`, `_`, `.` or `:`"),
-            ));
-        }
+        let name = o.name(&t.name)?;
         if !names.insert(name.clone()) {
-            return Err(err(
+            return Err(o.err(
                 t.name.span(),
                 format!("target name `{name}` is used twice: names must be unique"),
             ));
         }
-        let kind = match t.kind.get_ref().as_str() {
-            "rtt" => {
-                let Some(a) = t.address else {
-                    return Err(err(
-                        t.kind.span(),
-                        format!("target `{name}`: kind \"rtt\" needs address = \"HOST:PORT\""),
-                    ));
-                };
-                if t.tx.is_some() || t.rx.is_some() {
-                    return Err(err(
-                        a.span(),
-                        format!("target `{name}`: tx/rx belong to kind \"oneway\", not \"rtt\""),
-                    ));
-                }
-                TargetKind::Rtt {
-                    address: a.into_inner(),
-                }
-            }
-            "oneway" => {
-                if let Some(a) = &t.address {
-                    return Err(err(
-                        a.span(),
-                        format!("target `{name}`: address belongs to kind \"rtt\", not \"oneway\""),
-                    ));
-                }
-                match (t.tx, t.rx) {
-                    (Some(tx), Some(rx)) => TargetKind::Oneway { tx, rx },
-                    _ => return Err(err(t.kind.span(), format!("target `{name}`: kind \"oneway\" needs tx = \"PORT\" and rx = \"PORT\""))),
-                }
-            }
-            other => {
-                return Err(err(
-                    t.kind.span(),
-                    format!(
-                        "target `{name}`: unknown kind \"{other}\" (use \"rtt\" or \"oneway\")"
-                    ),
-                ))
-            }
-        };
-        let dur = |s: &Spanned<String>, what: &str| -> Result<i64, ConfigError> {
-            duration_ns(s.get_ref())
-                .map_err(|e| err(s.span(), format!("target `{name}`: {what}: {e}")))
-        };
-        let interval_ns = dur(&t.interval, "interval")?;
-        if interval_ns <= 0 {
-            return Err(err(t.interval.span(), format!("target `{name}`: interval \"{}\" is impossible: it must be longer than one measurement", t.interval.get_ref())));
-        }
-        let count = match &t.count {
-            None => 10,
-            Some(c) if (1..=10_000_000).contains(c.get_ref()) => *c.get_ref() as u64,
-            Some(c) => {
-                return Err(err(
-                    c.span(),
-                    format!(
-                        "target `{name}`: count = {} is impossible: use 1 to 10000000",
-                        c.get_ref()
-                    ),
-                ))
-            }
-        };
-        let period_ns = match &t.period {
-            None => 10_000_000,
-            Some(p) => {
-                let v = dur(p, "period")?;
-                if v <= 0 {
-                    return Err(err(
-                        p.span(),
-                        format!("target `{name}`: period must be positive"),
-                    ));
-                }
-                v
-            }
-        };
-        let timeout_ns = match &t.timeout {
-            // The defaults of `misura rtt` and `misura oneway`.
-            None if matches!(kind, TargetKind::Rtt { .. }) => 1_000_000_000,
-            None => 100_000_000,
-            Some(p) => dur(p, "timeout")?,
-        };
-        let sizes = match &t.sizes {
-            None => Vec::new(),
-            Some(s) => {
-                if s.get_ref().iter().any(|&v| !(1..=65_535).contains(&v)) {
-                    return Err(err(
-                        s.span(),
-                        format!("target `{name}`: sizes must be 1 to 65535 bytes"),
-                    ));
-                }
-                s.get_ref().iter().map(|&v| v as usize).collect()
-            }
-        };
-        let target = Target {
-            name: name.clone(),
-            kind,
-            netns: t.netns,
-            interval_ns,
-            count,
-            period_ns,
-            timeout_ns,
-            sizes,
-        };
-        if target.run_ns() > interval_ns {
-            return Err(err(
-                t.interval.span(),
-                format!(
-                    "target `{name}`: interval \"{}\" is shorter than one measurement ({count} probes × {} ms period + {} ms timeout = {:.3} s): lengthen the interval or send fewer probes",
-                    t.interval.get_ref(),
-                    period_ns as f64 / 1e6,
-                    timeout_ns as f64 / 1e6,
-                    target.run_ns() as f64 / 1e9
-                ),
-            ));
-        }
-        targets.push(target);
+        targets.push(o.target(name, t)?);
     }
     Ok(Config { parallel, targets })
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

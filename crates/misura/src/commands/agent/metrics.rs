@@ -323,11 +323,33 @@ pub struct AgentCounters {
     pub reloads_failed: u64,
 }
 
+type Targets = BTreeMap<String, TargetMetrics>;
+
 /// All families, targets in name order.
-pub fn families(targets: &BTreeMap<String, TargetMetrics>, agent: &AgentCounters) -> Vec<Family> {
-    use MetricType::*;
-    let mut out = Vec::new();
-    let mut info = Family::new("misura_target_info", Gauge, None, "One series per configured target; kind, address and the timestamp source the last run obtained.");
+pub fn families(targets: &Targets, agent: &AgentCounters) -> Vec<Family> {
+    let mut out = vec![info_family(targets)];
+    out.extend(latency_families(targets));
+    out.extend(probe_counter_families(targets));
+    out.push(error_family(targets));
+    out.push(delay_variation_family(targets));
+    out.push(last_value_family(
+        targets,
+        "misura_last_success_timestamp_seconds",
+        "Unix time at which the last run with at least one reply ended.",
+        |t| t.last_success_s,
+    ));
+    out.push(last_value_family(
+        targets,
+        "misura_last_run_duration_seconds",
+        "Measuring time of the last run, as the run reported it.",
+        |t| t.last_duration_s,
+    ));
+    out.push(reload_family(agent));
+    out
+}
+
+fn info_family(targets: &Targets) -> Family {
+    let mut info = Family::new("misura_target_info", MetricType::Gauge, None, "One series per configured target; kind, address and the timestamp source the last run obtained.");
     for (name, t) in targets {
         info.push(
             &[
@@ -339,12 +361,17 @@ pub fn families(targets: &BTreeMap<String, TargetMetrics>, agent: &AgentCounters
             Value::Gauge(1.0),
         );
     }
-    out.push(info);
+    info
+}
+
+/// One histogram family per kind and figure, with the targets of that kind.
+fn latency_families(targets: &Targets) -> Vec<Family> {
+    let mut out = Vec::new();
     for (kind, figures) in [("rtt", &RTT_FIGURES[..]), ("oneway", &ONEWAY_FIGURES[..])] {
         for (i, (figure, help)) in figures.iter().enumerate() {
             let mut f = Family::new(
                 &format!("misura_{kind}_{figure}_seconds"),
-                Histogram,
+                MetricType::Histogram,
                 Some("seconds"),
                 help,
             );
@@ -354,6 +381,10 @@ pub fn families(targets: &BTreeMap<String, TargetMetrics>, agent: &AgentCounters
             out.push(f);
         }
     }
+    out
+}
+
+fn probe_counter_families(targets: &Targets) -> Vec<Family> {
     type Get = fn(&TargetMetrics) -> u64;
     let counters: [(&str, &str, Get); 6] = [
         ("misura_probes_sent", "Probes sent.", |t| t.sent),
@@ -381,16 +412,22 @@ pub fn families(targets: &BTreeMap<String, TargetMetrics>, agent: &AgentCounters
             t.runs
         }),
     ];
-    for (name, help, get) in counters {
-        let mut f = Family::new(name, Counter, None, help);
-        for (target, t) in targets {
-            f.push(&[("target", target)], Value::Counter(get(t) as f64));
-        }
-        out.push(f);
-    }
+    counters
+        .into_iter()
+        .map(|(name, help, get)| {
+            let mut f = Family::new(name, MetricType::Counter, None, help);
+            for (target, t) in targets {
+                f.push(&[("target", target)], Value::Counter(get(t) as f64));
+            }
+            f
+        })
+        .collect()
+}
+
+fn error_family(targets: &Targets) -> Family {
     let mut f = Family::new(
         "misura_target_errors",
-        Counter,
+        MetricType::Counter,
         None,
         "Runs that failed, by reason: spawn, timeout, exit_status, bad_output, no_replies.",
     );
@@ -402,10 +439,13 @@ pub fn families(targets: &BTreeMap<String, TargetMetrics>, agent: &AgentCounters
             );
         }
     }
-    out.push(f);
+    f
+}
+
+fn delay_variation_family(targets: &Targets) -> Family {
     let mut f = Family::new(
         "misura_delay_variation_seconds",
-        Gauge,
+        MetricType::Gauge,
         Some("seconds"),
         "Delay variation of the last successful run: rfc3550 = interarrival jitter of the network RTT (rtt targets); rfc5481_p99 = p99 minus minimum of the network RTT (rtt) or kernel/user one-way latency (oneway).",
     );
@@ -423,34 +463,29 @@ pub fn families(targets: &BTreeMap<String, TargetMetrics>, agent: &AgentCounters
             );
         }
     }
-    out.push(f);
-    let mut f = Family::new(
-        "misura_last_success_timestamp_seconds",
-        Gauge,
-        Some("seconds"),
-        "Unix time at which the last run with at least one reply ended.",
-    );
+    f
+}
+
+/// A gauge in seconds of the last run, for the targets that have one.
+fn last_value_family(
+    targets: &Targets,
+    name: &str,
+    help: &str,
+    get: fn(&TargetMetrics) -> Option<f64>,
+) -> Family {
+    let mut f = Family::new(name, MetricType::Gauge, Some("seconds"), help);
     for (target, t) in targets {
-        if let Some(s) = t.last_success_s {
+        if let Some(s) = get(t) {
             f.push(&[("target", target)], Value::Gauge(s));
         }
     }
-    out.push(f);
-    let mut f = Family::new(
-        "misura_last_run_duration_seconds",
-        Gauge,
-        Some("seconds"),
-        "Measuring time of the last run, as the run reported it.",
-    );
-    for (target, t) in targets {
-        if let Some(s) = t.last_duration_s {
-            f.push(&[("target", target)], Value::Gauge(s));
-        }
-    }
-    out.push(f);
+    f
+}
+
+fn reload_family(agent: &AgentCounters) -> Family {
     let mut f = Family::new(
         "misura_agent_config_reloads",
-        Counter,
+        MetricType::Counter,
         None,
         "Configuration reloads (SIGHUP), by result.",
     );
@@ -459,8 +494,7 @@ pub fn families(targets: &BTreeMap<String, TargetMetrics>, agent: &AgentCounters
         &[("result", "error")],
         Value::Counter(agent.reloads_failed as f64),
     );
-    out.push(f);
-    out
+    f
 }
 
 #[cfg(test)]

@@ -204,19 +204,136 @@ fn render(shared: &Shared) -> Vec<u8> {
     out
 }
 
+/// The scheduler's state: the configuration, one slot per target, the runs
+/// under way, and the channel their threads report on.
+struct Agent<'a> {
+    args: &'a AgentArgs,
+    config: Config,
+    shared: Shared,
+    slots: HashMap<String, Slot>,
+    running: usize,
+    exe: PathBuf,
+    stop: &'a Arc<AtomicUsize>,
+    done: mpsc::Sender<Finished>,
+}
+
+impl Agent<'_> {
+    /// SIGHUP: read the configuration again; one with errors is refused and
+    /// the running one kept.
+    fn reload(&mut self) {
+        match config::load(&self.args.config) {
+            Ok(c) => {
+                eprintln!(
+                    "misura agent: reloaded {}: {} targets",
+                    self.args.config.display(),
+                    c.targets.len()
+                );
+                let mut g = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+                reconcile(&mut g.0, &c);
+                g.1.reloads_ok += 1;
+                drop(g);
+                self.slots = slots_for(&c, &mut self.slots);
+                self.config = c;
+            }
+            Err(e) => {
+                eprintln!("misura agent: reload refused, keeping the running configuration: {e}");
+                self.shared
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .1
+                    .reloads_failed += 1;
+            }
+        }
+    }
+
+    /// A run ended: free its slot and fold its result in.
+    fn finished(&mut self, f: Finished) {
+        self.running -= 1;
+        if let Some(s) = self.slots.get_mut(&f.name) {
+            s.running = false;
+        }
+        record(&self.shared, &f);
+    }
+
+    /// Start the targets that are due, oldest first, up to `parallel` runs.
+    fn start_due(&mut self) {
+        let now = Instant::now();
+        let mut due: Vec<(Instant, String)> = self
+            .slots
+            .values()
+            .filter(|s| !s.running && s.next_due <= now)
+            .map(|s| (s.next_due, s.target.name.clone()))
+            .collect();
+        due.sort();
+        for (_, name) in due {
+            if self.running >= self.config.parallel {
+                break;
+            }
+            self.start(&name, now);
+        }
+    }
+
+    /// Run one target on a thread of its own; a thread that cannot start
+    /// is counted as a spawn error.
+    fn start(&mut self, name: &str, now: Instant) {
+        let Some(s) = self.slots.get_mut(name) else {
+            return;
+        };
+        s.running = true;
+        self.running += 1;
+        // Fixed-rate schedule without catch-up: a late run moves the next one.
+        let interval = Duration::from_nanos(s.target.interval_ns as u64);
+        s.next_due = (s.next_due + interval).max(now);
+        let (target, exe, stop, tx) = (
+            s.target.clone(),
+            self.exe.clone(),
+            self.stop.clone(),
+            self.done.clone(),
+        );
+        let spawned = std::thread::Builder::new()
+            .name("agent-run".into())
+            .spawn(move || {
+                let output = runner::run(&exe, &target, &stop);
+                let _ = tx.send(Finished {
+                    name: target.name.clone(),
+                    target,
+                    output,
+                });
+            });
+        if let Err(e) = spawned {
+            self.running -= 1;
+            s.running = false;
+            let f = Finished {
+                name: s.target.name.clone(),
+                target: s.target.clone(),
+                output: RunOutput::Failed {
+                    reason: ErrorReason::Spawn,
+                    detail: e.to_string(),
+                },
+            };
+            record(&self.shared, &f);
+        }
+    }
+}
+
+/// `--check`: the targets and the command each runs.
+fn print_targets(config: &Config) {
+    for t in &config.targets {
+        println!(
+            "{}: {} every {:.3} s: misura {}",
+            t.name,
+            t.kind.label(),
+            t.interval_ns as f64 / 1e9,
+            t.child_args().join(" ")
+        );
+    }
+}
+
 /// Returns the process exit code.
 pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
-    let mut config = config::load(&args.config).map_err(|e| Failure::Usage(e.0))?;
+    let config = config::load(&args.config).map_err(|e| Failure::Usage(e.0))?;
     if args.check {
-        for t in &config.targets {
-            println!(
-                "{}: {} every {:.3} s: misura {}",
-                t.name,
-                t.kind.label(),
-                t.interval_ns as f64 / 1e9,
-                t.child_args().join(" ")
-            );
-        }
+        print_targets(&config);
         return Ok(exit::OK);
     }
     if let Some(ns) = &args.ns.netns {
@@ -247,94 +364,32 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             .name("agent-http".into())
             .spawn(move || agent_http_serve(listener, &stop, &shared))?
     };
-
     let (done_tx, done_rx) = mpsc::channel::<Finished>();
-    let mut slots = slots_for(&config, &mut HashMap::new());
-    let mut running = 0usize;
+    let mut agent = Agent {
+        args,
+        slots: slots_for(&config, &mut HashMap::new()),
+        config,
+        shared,
+        running: 0,
+        exe,
+        stop,
+        done: done_tx,
+    };
     while stop.load(Ordering::Relaxed) == 0 {
         if hup.swap(false, Ordering::Relaxed) {
-            match config::load(&args.config) {
-                Ok(c) => {
-                    eprintln!(
-                        "misura agent: reloaded {}: {} targets",
-                        args.config.display(),
-                        c.targets.len()
-                    );
-                    let mut g = shared.lock().unwrap_or_else(|p| p.into_inner());
-                    reconcile(&mut g.0, &c);
-                    g.1.reloads_ok += 1;
-                    drop(g);
-                    slots = slots_for(&c, &mut slots);
-                    config = c;
-                }
-                Err(e) => {
-                    eprintln!(
-                        "misura agent: reload refused, keeping the running configuration: {e}"
-                    );
-                    shared
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .1
-                        .reloads_failed += 1;
-                }
-            }
+            agent.reload();
         }
         while let Ok(f) = done_rx.try_recv() {
-            running -= 1;
-            if let Some(s) = slots.get_mut(&f.name) {
-                s.running = false;
-            }
-            record(&shared, &f);
+            agent.finished(f);
         }
-        let now = Instant::now();
-        let mut due: Vec<&mut Slot> = slots
-            .values_mut()
-            .filter(|s| !s.running && s.next_due <= now)
-            .collect();
-        due.sort_by_key(|s| s.next_due);
-        for s in due {
-            if running >= config.parallel {
-                break;
-            }
-            s.running = true;
-            running += 1;
-            // Fixed-rate schedule without catch-up: a late run moves the next one.
-            let interval = Duration::from_nanos(s.target.interval_ns as u64);
-            s.next_due = (s.next_due + interval).max(now);
-            let (target, exe, stop, tx) =
-                (s.target.clone(), exe.clone(), stop.clone(), done_tx.clone());
-            let spawned = std::thread::Builder::new()
-                .name("agent-run".into())
-                .spawn(move || {
-                    let output = runner::run(&exe, &target, &stop);
-                    let _ = tx.send(Finished {
-                        name: target.name.clone(),
-                        target,
-                        output,
-                    });
-                });
-            if let Err(e) = spawned {
-                running -= 1;
-                s.running = false;
-                let f = Finished {
-                    name: s.target.name.clone(),
-                    target: s.target.clone(),
-                    output: RunOutput::Failed {
-                        reason: ErrorReason::Spawn,
-                        detail: e.to_string(),
-                    },
-                };
-                record(&shared, &f);
-            }
-        }
+        agent.start_due();
         std::thread::sleep(Duration::from_millis(50));
     }
     // Stopping: the runs see `stop`, kill and reap their children.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while running > 0 && Instant::now() < deadline {
+    while agent.running > 0 && Instant::now() < deadline {
         if let Ok(f) = done_rx.recv_timeout(Duration::from_millis(100)) {
-            running -= 1;
-            record(&shared, &f);
+            agent.finished(f);
         }
     }
     let _ = http.join();
