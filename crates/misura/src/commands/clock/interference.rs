@@ -433,3 +433,27 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished>
         misura_report::clock::write_interference_text,
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum;
+
+    #[test]
+    fn clock_names_are_the_posix_short_names_or_tsc() {
+        for c in ClockName::value_variants() {
+            let name = c.to_possible_value().unwrap().get_name().to_string();
+            match c.posix() {
+                Some(p) => assert_eq!(p.short, name),
+                None => assert_eq!(name, "tsc"),
+            }
+        }
+        // As `misura_sys::clocks::by_name` took them: any case, with CLOCK_.
+        assert_eq!(
+            ClockName::from_str("CLOCK_MONOTONIC_RAW", true),
+            Ok(ClockName::MonotonicRaw)
+        );
+        assert_eq!(ClockName::from_str("Tai", true), Ok(ClockName::Tai));
+        assert!(ClockName::from_str("sundial", true).is_err());
+    }
+}

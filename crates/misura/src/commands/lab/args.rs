@@ -1,6 +1,7 @@
 //! Flags of `misura lab`.
 
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
+use misura_lab::Topology;
 
 #[derive(Subcommand, Debug)]
 pub enum LabCommand {
@@ -44,9 +45,9 @@ pub struct LabPrefix {
 
 #[derive(Args, Debug)]
 pub struct LabArgs {
-    /// direct, switch or hosts.
-    #[arg(long, short, default_value = "direct")]
-    pub topology: String,
+    /// The topology to build.
+    #[arg(long, short, value_enum, ignore_case = true, default_value = "direct")]
+    pub topology: TopologyArg,
     #[command(flatten)]
     pub prefix: LabPrefix,
 }
@@ -58,4 +59,25 @@ pub struct LabStatusArgs {
     /// Print the status as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The lab's topologies, as `--topology` names them.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopologyArg {
+    /// The tester's ports p1 and p2 joined by a veth cable (calibration).
+    Direct,
+    /// p1 and p2 each cabled to the bridge br0 in misura-sut (the SUT).
+    Switch,
+    /// Two hosts misura-h1 and misura-h2 with addresses, one cable between them.
+    Hosts,
+}
+
+impl From<TopologyArg> for Topology {
+    fn from(t: TopologyArg) -> Topology {
+        match t {
+            TopologyArg::Direct => Topology::Direct,
+            TopologyArg::Switch => Topology::Switch,
+            TopologyArg::Hosts => Topology::Hosts,
+        }
+    }
 }

@@ -9,12 +9,7 @@ use misura_lab::{Lab, Topology};
 pub fn run(cmd: &LabCommand) -> Result<()> {
     match cmd {
         LabCommand::Up(a) => {
-            let topology: Topology =
-                a.topology
-                    .parse()
-                    .map_err(|e: misura_lab::ParseTopologyError| {
-                        crate::shared::exit::Failure::Usage(format!("{e}"))
-                    })?;
+            let topology = Topology::from(a.topology);
             let lab = Lab::new(&a.prefix.prefix)?;
             let status = lab.up(topology)?;
             print_status(&status);

@@ -169,28 +169,84 @@ fn svg_to_png(svg: &Path, png: &Path, w: f64, h: f64) -> Result<()> {
     Ok(())
 }
 
-/// Returns the process exit code.
-pub fn run(args: &ReportArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
-    let (v, name) = load(&args.input)?;
-    check_format(&v)?;
-    // The run's own frames file, when it names one that is still there.
+/// The latency-over-time series: from --frames, or the frames file the
+/// run names when it is still there.
+fn frames_series(args: &ReportArgs, v: &Value) -> Result<Option<LatencySeries>> {
     let frames = args.frames.clone().or_else(|| {
         v.get("frames_file")
             .and_then(Value::as_str)
             .map(PathBuf::from)
             .filter(|p| p.is_file())
     });
-    let series = match &frames {
-        Some(p) => {
-            let f = std::fs::File::open(p).map_err(|e| {
-                Failure::Usage(format!("cannot open the frames CSV {}: {e}", p.display()))
-            })?;
-            let s = LatencySeries::read(&mut std::io::BufReader::new(f))
-                .map_err(|e| Failure::Usage(format!("{}: {e}", p.display())))?;
-            Some(s)
-        }
-        None => None,
+    let Some(p) = frames else {
+        return Ok(None);
     };
+    let f = std::fs::File::open(&p)
+        .map_err(|e| Failure::Usage(format!("cannot open the frames CSV {}: {e}", p.display())))?;
+    let s = LatencySeries::read(&mut std::io::BufReader::new(f))
+        .map_err(|e| Failure::Usage(format!("{}: {e}", p.display())))?;
+    Ok(Some(s))
+}
+
+/// The page to `path` ("-": standard output); what was written, if a file.
+fn write_html(v: &Value, figs: &[html::Figure], path: &Path) -> Result<Option<String>> {
+    let mut page = Vec::new();
+    html::write_page(v, figs, &mut page)?;
+    if path.as_os_str() == "-" {
+        std::io::stdout().lock().write_all(&page)?;
+        return Ok(None);
+    }
+    write_atomically(path, &page)?;
+    Ok(Some(format!(
+        "wrote {} ({} plots, {} bytes)",
+        path.display(),
+        figs.len(),
+        page.len()
+    )))
+}
+
+fn write_svgs(figs: &[html::Figure], dir: &Path) -> Result<()> {
+    make_dir(dir)?;
+    for fig in figs {
+        let mut svg = Vec::new();
+        fig.plot.write(&mut svg, true)?;
+        write_atomically(&dir.join(format!("{}.svg", fig.plot.name)), &svg)?;
+    }
+    Ok(())
+}
+
+/// Each plot as PNG through a temporary SVG; a signal stops between plots.
+fn write_pngs(figs: &[html::Figure], dir: &Path, stop: &AtomicUsize) -> Result<()> {
+    make_dir(dir)?;
+    let tmp = std::env::temp_dir().join(format!("misura-report-svg-{}", std::process::id()));
+    make_dir(&tmp)?;
+    let result = (|| -> Result<()> {
+        for fig in figs {
+            if stop.load(Ordering::Relaxed) != 0 {
+                break;
+            }
+            let svg = tmp.join(format!("{}.svg", fig.plot.name));
+            let mut bytes = Vec::new();
+            fig.plot.write(&mut bytes, true)?;
+            std::fs::write(&svg, bytes)?;
+            svg_to_png(
+                &svg,
+                &dir.join(format!("{}.png", fig.plot.name)),
+                fig.plot.width,
+                fig.plot.height,
+            )?;
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&tmp);
+    result
+}
+
+/// Returns the process exit code.
+pub fn run(args: &ReportArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
+    let (v, name) = load(&args.input)?;
+    check_format(&v)?;
+    let series = frames_series(args, &v)?;
     let figs = html::figures(&v, series.as_ref());
     let say = |m: String| {
         if !args.quiet {
@@ -202,27 +258,12 @@ pub fn run(args: &ReportArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         (h, _, _) => h.clone(),
     };
     if let Some(path) = html_out {
-        let mut page = Vec::new();
-        html::write_page(&v, &figs, &mut page)?;
-        if path.as_os_str() == "-" {
-            std::io::stdout().lock().write_all(&page)?;
-        } else {
-            write_atomically(&path, &page)?;
-            say(format!(
-                "wrote {} ({} plots, {} bytes)",
-                path.display(),
-                figs.len(),
-                page.len()
-            ));
+        if let Some(m) = write_html(&v, &figs, &path)? {
+            say(m);
         }
     }
     if let Some(dir) = &args.svg {
-        make_dir(dir)?;
-        for fig in &figs {
-            let mut svg = Vec::new();
-            fig.plot.write(&mut svg, true)?;
-            write_atomically(&dir.join(format!("{}.svg", fig.plot.name)), &svg)?;
-        }
+        write_svgs(&figs, dir)?;
         say(format!(
             "wrote {} SVG plots to {}",
             figs.len(),
@@ -230,29 +271,7 @@ pub fn run(args: &ReportArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         ));
     }
     if let Some(dir) = &args.png {
-        make_dir(dir)?;
-        let tmp = std::env::temp_dir().join(format!("misura-report-svg-{}", std::process::id()));
-        make_dir(&tmp)?;
-        let result = (|| -> Result<()> {
-            for fig in &figs {
-                if stop.load(Ordering::Relaxed) != 0 {
-                    break;
-                }
-                let svg = tmp.join(format!("{}.svg", fig.plot.name));
-                let mut bytes = Vec::new();
-                fig.plot.write(&mut bytes, true)?;
-                std::fs::write(&svg, bytes)?;
-                svg_to_png(
-                    &svg,
-                    &dir.join(format!("{}.png", fig.plot.name)),
-                    fig.plot.width,
-                    fig.plot.height,
-                )?;
-            }
-            Ok(())
-        })();
-        let _ = std::fs::remove_dir_all(&tmp);
-        result?;
+        write_pngs(&figs, dir, stop)?;
         say(format!(
             "wrote {} PNG plots to {}",
             figs.len(),
