@@ -200,6 +200,14 @@ fn source_label(s: &str) -> &'static str {
     }
 }
 
+/// One histogram's buckets over every size of a run.
+fn all_sizes<S>(per_size: &[S], histogram: impl Fn(&S) -> &Vec<Bucket>) -> Vec<Bucket> {
+    per_size
+        .iter()
+        .flat_map(|s| histogram(s).iter().cloned())
+        .collect()
+}
+
 fn pdv(s: &SummarySnapshot) -> Option<f64> {
     // RFC 5481 packet delay variation: a high percentile minus the minimum.
     Some((s.p99_ns? - s.min_ns?) as f64 / 1e9)
@@ -231,6 +239,15 @@ impl TargetMetrics {
         }
     }
 
+    /// Add one run's probe totals: sent, received, lost, duplicates, reordered.
+    fn count_probes(&mut self, [sent, received, lost, duplicates, reordered]: [u64; 5]) {
+        self.sent += sent;
+        self.received += received;
+        self.lost += lost;
+        self.duplicates += duplicates;
+        self.reordered += reordered;
+    }
+
     pub fn error(&mut self, r: ErrorReason) {
         let i = ErrorReason::ALL.iter().position(|x| *x == r).unwrap_or(0);
         self.errors[i] += 1;
@@ -242,27 +259,15 @@ impl TargetMetrics {
         self.runs += 1;
         self.last_duration_s = Some(r.elapsed_s);
         let t = &r.totals;
-        self.sent += t.sent;
-        self.received += t.received;
-        self.lost += t.lost;
-        self.duplicates += t.duplicates;
-        self.reordered += t.reordered;
+        self.count_probes([t.sent, t.received, t.lost, t.duplicates, t.reordered]);
         self.timestamp_source = source_label(&r.timestamps.client_rx);
         let o = &r.overall;
-        let user: Vec<Bucket> = r
-            .per_size
-            .iter()
-            .flat_map(|s| s.histogram_user_rtt.iter().cloned())
-            .collect();
+        let user = all_sizes(&r.per_size, |s| &s.histogram_user_rtt);
         self.hists[0].add_buckets(&user, o.user_rtt.mean_ns);
         if let Some(k) = &o.kernel_rtt {
             self.hists[1].add_quantiles(k);
         }
-        let net: Vec<Bucket> = r
-            .per_size
-            .iter()
-            .flat_map(|s| s.histogram_network_rtt.iter().cloned())
-            .collect();
+        let net = all_sizes(&r.per_size, |s| &s.histogram_network_rtt);
         self.hists[2].add_buckets(&net, o.network_rtt.as_ref().and_then(|s| s.mean_ns));
         if t.received == 0 {
             return false;
@@ -282,11 +287,7 @@ impl TargetMetrics {
         self.runs += 1;
         self.last_duration_s = Some(r.loop_stats.elapsed_s);
         let t = &r.totals;
-        self.sent += t.sent;
-        self.received += t.received;
-        self.lost += t.lost;
-        self.duplicates += t.duplicates;
-        self.reordered += t.reordered;
+        self.count_probes([t.sent, t.received, t.lost, t.duplicates, t.reordered]);
         let ts = &r.timestamps;
         self.timestamp_source = if ts.hardware_rx {
             "NIC hardware"
@@ -296,17 +297,9 @@ impl TargetMetrics {
             "user clock"
         };
         let o = &r.overall;
-        let user: Vec<Bucket> = r
-            .per_size
-            .iter()
-            .flat_map(|s| s.histogram_mul.iter().cloned())
-            .collect();
+        let user = all_sizes(&r.per_size, |s| &s.histogram_mul);
         self.hists[0].add_buckets(&user, o.mul.mean_ns);
-        let kern: Vec<Bucket> = r
-            .per_size
-            .iter()
-            .flat_map(|s| s.histogram_kernel.iter().cloned())
-            .collect();
+        let kern = all_sizes(&r.per_size, |s| &s.histogram_kernel);
         self.hists[1].add_buckets(&kern, o.kernel.as_ref().and_then(|s| s.mean_ns));
         if t.received == 0 {
             return false;
