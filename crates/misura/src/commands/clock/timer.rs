@@ -183,9 +183,14 @@ fn wake_loop(plan: &Plan, stop: &AtomicUsize, progress: &mut Progress) -> Result
             w.max_at = Some(next - start);
         }
         next += plan.interval_ns;
+        // Targets this wake-up came too late for are skipped; only those
+        // inside the run count as missed (a late last wake-up must not
+        // count periods after the end).
         while next <= now {
+            if next <= end {
+                w.missed += 1;
+            }
             next += plan.interval_ns;
-            w.missed += 1;
         }
         if now >= next_tick {
             next_tick += 1_000_000_000;
