@@ -2,15 +2,16 @@
 //! clock reads; the steps between consecutive reads show when the kernel,
 //! the hardware or other threads took the CPU away.
 
-use crate::commands::clock::tsc_rate_over;
 use crate::shared::exit::Failure;
 use crate::shared::output::{completion, host_and_warnings, Finished, Report};
 use crate::shared::progress::Progress;
 use crate::shared::units::DurationArg;
 use anyhow::Result;
+use misura_measure::clockstats::counter_rate_hz;
 use misura_measure::clockstats::StepTracker;
 use misura_report::clock::{InterferenceConfig, InterferenceReport, InterferenceRun};
 use misura_report::LoopTuning;
+use misura_sys::clock::monotonic_raw_ns;
 use misura_sys::clock::{now_ns, resolution_ns};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -432,6 +433,21 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished>
         "this host",
         misura_report::clock::write_interference_text,
     )))
+}
+
+/// The TSC rate (Hz) against CLOCK_MONOTONIC_RAW over `window`: both read
+/// at each end, the raw clock on both sides of the TSC read.
+fn tsc_rate_over(window: Duration) -> Option<f64> {
+    let take = || {
+        let a = monotonic_raw_ns();
+        let t = misura_sys::tsc::read();
+        let b = monotonic_raw_ns();
+        (t, a + (b - a) / 2)
+    };
+    let (t0, r0) = take();
+    std::thread::sleep(window);
+    let (t1, r1) = take();
+    counter_rate_hz(t0, r0, t1, r1)
 }
 
 #[cfg(test)]

@@ -6,12 +6,10 @@
 //! denied", "not supported by driver veth"), never a failure of the command.
 
 pub mod check;
+pub mod readings;
 pub mod tune;
 
-use anyhow::Result;
 use clap::Subcommand;
-use misura_sys::hostinfo::{self, Reading};
-use misura_sys::SysError;
 
 #[derive(Subcommand, Debug)]
 pub enum HostCommand {
@@ -21,43 +19,4 @@ pub enum HostCommand {
     /// Apply (or revert) the safe tuning changes; without --apply only print the plan.
     #[command(long_about = tune::TUNE_LONG_ABOUT)]
     Tune(tune::TuneArgs),
-}
-
-/// The state of a reading that has no value.
-fn missing(r: &Reading) -> String {
-    match r {
-        Reading::Value(v) => v.clone(),
-        Reading::Absent => "absent".into(),
-        Reading::Unreadable(why) => format!("unreadable: {why}"),
-    }
-}
-
-/// The state of a failed ethtool read, in words.
-fn sys_state(e: &SysError) -> String {
-    match e {
-        SysError::Unsupported { why, .. } => why.clone(),
-        SysError::NeedCapability { .. } => "unreadable: permission denied".into(),
-        other => format!("unreadable: {other}"),
-    }
-}
-
-/// The interfaces to look at: those named, after checking that they exist,
-/// or every interface of the namespace but lo.
-fn resolve_interfaces(named: &[String]) -> Result<Vec<String>> {
-    if named.is_empty() {
-        let mut all: Vec<String> = hostinfo::interface_names()
-            .into_iter()
-            .filter(|n| n != "lo")
-            .collect();
-        all.sort();
-        return Ok(all);
-    }
-    let mut out: Vec<String> = Vec::new();
-    for n in named {
-        misura_sys::iface::interface_index(n)?;
-        if !out.contains(n) {
-            out.push(n.clone());
-        }
-    }
-    Ok(out)
 }

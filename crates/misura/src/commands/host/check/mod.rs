@@ -101,7 +101,7 @@ fn host_items(virtualized: bool, preempt: Option<&str>) -> Vec<CheckItem> {
 
 pub fn check(args: &CheckArgs) -> Result<Finished> {
     let started_at = crate::shared::meta::now_rfc3339();
-    let interfaces = super::resolve_interfaces(&args.interfaces)?;
+    let interfaces = super::readings::resolve_interfaces(&args.interfaces)?;
     let refs: Vec<&str> = interfaces.iter().map(String::as_str).collect();
     let host = crate::shared::host::fingerprint_with_interfaces(
         LoopTuning {

@@ -81,7 +81,7 @@ pub fn tune(args: &TuneArgs) -> Result<Finished> {
     let interfaces = if args.interfaces.is_empty() {
         Vec::new()
     } else {
-        super::resolve_interfaces(&args.interfaces)?
+        super::readings::resolve_interfaces(&args.interfaces)?
     };
     let facts = misura_sys::host::host_facts();
     let mut entries = plan::plan(

@@ -3,7 +3,7 @@
 //! then each interface (EEE, coalescing, offloads).
 
 use super::settings::current;
-use crate::commands::host::{missing, sys_state};
+use crate::commands::host::readings::{missing, sys_state};
 use misura_report::host::{self as model, PlanEntry, SettingKind};
 use misura_sys::ethtool;
 use misura_sys::hostinfo::{self, Reading};
