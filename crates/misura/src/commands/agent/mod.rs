@@ -192,7 +192,7 @@ fn record(shared: &Shared, f: &Finished) {
 fn render(shared: &Shared) -> Vec<u8> {
     let families = {
         let guard = shared.lock().unwrap_or_else(|p| p.into_inner());
-        metrics::families(&guard.0, &guard.1)
+        metrics::families::families(&guard.0, &guard.1)
     };
     let mut out = Vec::new();
     if let Err(e) = misura_report::metrics::write_openmetrics(&families, &mut out) {

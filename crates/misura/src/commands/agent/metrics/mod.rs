@@ -6,8 +6,7 @@
 //! configuration or from a small fixed set, so series never multiply over
 //! days of running.
 
-mod families;
-pub use families::families;
+pub mod families;
 
 use misura_report::metrics::Value;
 use misura_report::rtt::RttReport;

@@ -1,6 +1,6 @@
 //! The CPUs: frequency governor, boost, idle states, SMT, isolation.
 
-use super::{cmdline_params, item};
+use super::item::{cmdline_params, item};
 use crate::commands::host::readings::missing;
 use misura_report::host::{CheckItem, Verdict};
 use misura_sys::hostinfo::{self, Reading};

@@ -1,7 +1,7 @@
 //! One interface: link, Energy-Efficient Ethernet, interrupt coalescing,
 //! offloads, IRQ affinity, timestamping and the PTP clock.
 
-use super::item;
+use super::item::item;
 use crate::commands::host::readings::{missing, sys_state};
 use misura_report::host::{CheckItem, Verdict};
 use misura_sys::hostinfo::{self, Reading};

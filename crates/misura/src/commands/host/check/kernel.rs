@@ -1,7 +1,7 @@
 //! The kernel and the process: preemption, real-time extensions, the
 //! clocksource, the memlock limit, timer slack, irqbalance.
 
-use super::{cmdline_params, item};
+use super::item::{cmdline_params, item};
 use crate::commands::host::readings::missing;
 use misura_report::host::{CheckItem, Verdict};
 use misura_sys::hostinfo::{self, Reading};

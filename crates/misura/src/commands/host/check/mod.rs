@@ -5,11 +5,12 @@
 
 mod cpu;
 mod interfaces;
+mod item;
 mod kernel;
 mod timesync;
 
 use anyhow::Result;
-use misura_report::host::{self as model, CheckItem, HostCheckReport, Verdict, VerdictCounts};
+use misura_report::host::{self as model, CheckItem, HostCheckReport, VerdictCounts};
 use misura_report::LoopTuning;
 use misura_sys::hostinfo;
 
@@ -45,35 +46,6 @@ pub struct CheckArgs {
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
     pub ns: crate::shared::netns::NetnsArgs,
-}
-
-fn item(
-    scope: &str,
-    name: &str,
-    state: impl Into<String>,
-    verdict: Verdict,
-    why: &str,
-    command: Option<String>,
-) -> CheckItem {
-    CheckItem {
-        scope: scope.to_string(),
-        item: name.to_string(),
-        state: state.into(),
-        verdict,
-        why: why.to_string(),
-        command,
-    }
-}
-
-/// The kernel command line's `key=value` words for `keys` (before `--`,
-/// after which the words are init's).
-fn cmdline_params(cmdline: &str, keys: &[&str]) -> Vec<String> {
-    cmdline
-        .split_whitespace()
-        .take_while(|w| *w != "--")
-        .filter(|w| keys.iter().any(|k| w.split('=').next() == Some(k)))
-        .map(str::to_string)
-        .collect()
 }
 
 /// The host-wide items: the CPUs, then the kernel.
@@ -137,7 +109,7 @@ pub fn check(args: &CheckArgs) -> Result<Finished> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::item::cmdline_params;
 
     #[test]
     fn cmdline_parameters() {

@@ -1,6 +1,6 @@
 //! Time synchronisation: the daemons, the kernel's state, chrony's view.
 
-use super::item;
+use super::item::item;
 use misura_report::host::{CheckItem, Verdict};
 use misura_sys::hostinfo;
 use std::path::Path;

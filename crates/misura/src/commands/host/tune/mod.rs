@@ -3,16 +3,19 @@
 //! a state file, and reverted from that file.
 
 mod apply;
+pub mod args;
 mod plan;
 mod revert;
 mod settings;
 
+pub use args::TuneArgs;
+use args::{need_root, tune_report};
+
 use anyhow::Result;
 use misura_report::host::{self as model, TuneReport};
-use std::path::PathBuf;
 
 use crate::shared::exit;
-use crate::shared::output::{Finished, Report};
+use crate::shared::output::Finished;
 
 pub const TUNE_LONG_ABOUT: &str = "\
 The safe changes that make timing more precise, with the exact commands and the
@@ -30,44 +33,6 @@ Examples:
     sudo misura host tune --interface enp1s0 --interface enp2s0 --apply
     sudo misura host tune --revert ~/.local/share/misura/host-tune-20250101T120000Z.json
     misura host tune --netns misura-tester --interface p1 --interface p2";
-
-#[derive(clap::Args, Debug, Clone)]
-pub struct TuneArgs {
-    /// A measured interface to tune (repeatable); without one only host-wide settings are planned.
-    #[arg(long = "interface", short = 'i', value_name = "IF")]
-    pub interfaces: Vec<String>,
-    /// Apply the plan (without it, only print it). Needs root.
-    #[arg(long, conflicts_with = "revert")]
-    pub apply: bool,
-    /// Where --apply writes the old values (default: DATA_DIR/misura/host-tune-TIME.json).
-    #[arg(long, value_name = "FILE", requires = "apply")]
-    pub state_file: Option<PathBuf>,
-    /// Restore the values recorded in FILE by an earlier --apply. Needs root.
-    #[arg(long, value_name = "FILE")]
-    pub revert: Option<PathBuf>,
-    #[command(flatten)]
-    pub out: crate::shared::output::OutputArgs,
-    #[command(flatten)]
-    pub ns: crate::shared::netns::NetnsArgs,
-}
-
-fn need_root(what: &str) -> Result<()> {
-    if misura_sys::host::is_root() {
-        return Ok(());
-    }
-    Err(exit::Failure::Privilege(format!(
-        "{what} needs root: it writes /sys files and ethtool settings (CAP_NET_ADMIN and more); run it with sudo"
-    ))
-    .into())
-}
-
-fn tune_report(r: TuneReport, code: i32) -> Finished {
-    let target = r.netns.clone().unwrap_or_else(|| "this host".into());
-    Finished::with_code(
-        Report::new(r, "host-tune", target, model::write_tune_text),
-        code,
-    )
-}
 
 pub fn tune(args: &TuneArgs) -> Result<Finished> {
     if let Some(f) = &args.revert {

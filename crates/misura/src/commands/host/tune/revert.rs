@@ -1,8 +1,8 @@
 //! `--revert FILE`: restore the values an earlier `--apply` recorded, last
 //! change first.
 
+use super::args::{need_root, tune_report, TuneArgs};
 use super::settings::{current, set_and_check};
-use super::{need_root, tune_report, TuneArgs};
 use crate::shared::exit;
 use anyhow::{Context, Result};
 use misura_report::host::{self as model, Change, PlanEntry, TuneReport, TuneState};
