@@ -21,6 +21,7 @@ pub mod reflector;
 pub mod rtt;
 pub mod schedule;
 pub mod stamp_client;
+pub mod stamp_sender;
 pub mod time;
 pub mod tscfreq;
 pub mod window;

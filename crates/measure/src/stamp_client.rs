@@ -106,6 +106,18 @@ struct Slot {
     follow_up_closed: bool,
 }
 
+impl Slot {
+    /// A probe times out this long after its reply (waiting for its TX stamp
+    /// or follow-up) or, unanswered, after it was sent.
+    fn since(&self) -> i64 {
+        if self.replied {
+            self.rec.rx2
+        } else {
+            self.rec.tx2
+        }
+    }
+}
+
 /// Probes in flight.
 #[derive(Debug)]
 pub struct Probes {
@@ -299,11 +311,19 @@ impl Probes {
         let s = &self.slots[(self.oldest & self.mask) as usize];
         let complete =
             s.replied && (s.tx_stamped || !expect_tx) && (s.follow_up_closed || !expect_fu);
-        let since = if s.replied { s.rec.rx2 } else { s.rec.tx2 };
-        if complete || now - since > timeout {
+        if complete || now - s.since() > timeout {
             return self.release();
         }
         None
+    }
+
+    /// The instant from which [`Probes::pop_complete`] releases the oldest
+    /// probe even if it is incomplete, when one is in flight.
+    pub fn oldest_expiry(&self, timeout: i64) -> Option<i64> {
+        (self.oldest < self.next).then(|| {
+            let s = &self.slots[(self.oldest & self.mask) as usize];
+            s.since().saturating_add(timeout).saturating_add(1)
+        })
     }
 
     /// Release the oldest probe whatever its state (end of run).

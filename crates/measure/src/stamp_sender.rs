@@ -1,0 +1,580 @@
+//! The STAMP Session-Sender (RFC 8762 §4.2, RFC 8972), without I/O.
+//!
+//! [`SessionSender`] is driven the way quinn-proto drives a connection: the
+//! caller owns the socket and the clock, and moves bytes and instants in and
+//! out.
+//!
+//! ```text
+//!   poll_transmit(now, buf) ──► request bytes ──► socket ──► on_sent(seq, tx1, tx2)
+//!                                  kernel/NIC TX stamp ──► on_tx_stamp(seq, sw, hw)
+//!   socket ──► reply bytes + rx2/kernel/NIC stamps ──► handle_reply(...)
+//!   poll_record(now) ──► released probes, in sequence order
+//!   poll_timeout() ──► when to come back;  is_finished(now);  stop(now)
+//! ```
+//!
+//! A session has four phases:
+//!
+//! 1. **Warm-up**: [`SenderConfig::warmup_probes`] requests of the first
+//!    size, one at a time, each waiting up to [`SenderConfig::warmup_wait_ns`]
+//!    for its reply. The first datagrams after enabling timestamps may come
+//!    back unstamped, and the replies tell what the reflector supports:
+//!    the session waits for two-step Follow-Up Telemetry (RFC 8972 §4.7)
+//!    only when every request carries the TLV and a warm-up reply came with
+//!    it understood *and* filled in (a reflector that merely echoes it
+//!    leaves it zero). Warm-up replies are not authenticated or counted.
+//! 2. **Ready**: the warm-up is over; the next [`SessionSender::poll_transmit`]
+//!    starts the schedule [`START_DELAY_NS`] later, so whatever the caller
+//!    does between the phases does not make the first probe late.
+//! 3. **Sending**: the [`Schedule`] (periodic with postponement, burst or
+//!    Poisson; tolerance one period minus 1 ns) says when; request sizes
+//!    cycle probe by probe. Sequence numbers go on from the warm-up's. A
+//!    send the caller could not make (no [`SessionSender::on_sent`]) is not
+//!    counted and its sequence number and size are used by the next probe.
+//! 4. **Draining**: once the count is sent or the duration is over (noticed
+//!    at the next `poll_transmit`), replies are awaited for the timeout;
+//!    after [`SessionSender::stop`], for at most [`STOP_DRAIN_MAX_NS`]. The
+//!    session is finished when nothing is in flight or the drain is over;
+//!    [`SessionSender::poll_record`] then releases what is left, unanswered
+//!    probes as lost.
+//!
+//! Replies are matched by [`Probes`]: a probe is released when its reply,
+//! its kernel TX stamp (when expected) and the follow-up for its reply (or
+//! the next reply, when the reflector does not send one) are in, or when it
+//! waited longer than the timeout since its reply, or since it was sent.
+//!
+//! It never reads a clock, opens a socket or spawns a thread; untrusted
+//! bytes go through checked parses and are counted, never trusted.
+
+mod config;
+mod reply;
+mod request;
+#[cfg(test)]
+mod tests;
+
+pub use config::{ConfigError, SenderConfig};
+pub use reply::{decode_reply, reply_authentic, ReplyInfo};
+pub use request::{
+    stamp_request, LayoutError, RequestLayout, FOLLOW_UP_TLV_LEN, TIMESTAMP_INFO_TLV_LEN,
+};
+
+use misura_wire::stamp::{Mode, TimestampInfo};
+
+use crate::schedule::{Poll, Schedule};
+use crate::stamp_client::{ProbeRecord, Probes, Reply, ReplyMatch};
+
+/// Warm-up requests sent before the measurement.
+pub const WARMUP_PROBES: u32 = 8;
+/// How long a warm-up request waits for its reply.
+pub const WARMUP_WAIT_NS: i64 = 200_000_000;
+/// The first measured probe is due this long after the session is started.
+pub const START_DELAY_NS: i64 = 1_000_000;
+/// After [`SessionSender::stop`], replies are awaited at most this long (or
+/// the timeout, if shorter): an interrupted run should end promptly.
+pub const STOP_DRAIN_MAX_NS: i64 = 1_000_000_000;
+
+/// Probes in flight at most, whatever the timeout and period.
+const MAX_IN_FLIGHT: f64 = (1u64 << 20) as f64;
+
+/// A request written by [`SessionSender::poll_transmit`]: send the first
+/// `len` bytes of the buffer, then report with [`SessionSender::on_sent`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    pub seq: u32,
+    pub size_index: u16,
+    pub len: usize,
+    /// A warm-up request (not measured).
+    pub warm_up: bool,
+}
+
+/// What became of a received datagram.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ReplyOutcome {
+    /// The reply to the warm-up request being waited for.
+    WarmUp,
+    /// Not expected in this phase (a stray warm-up reply, or between
+    /// warm-up and measurement); not counted.
+    Ignored,
+    /// Too short for a reply in the session's mode.
+    Malformed,
+    /// Authenticated mode and the HMAC does not verify.
+    AuthFailed,
+    /// Matched against the probes in flight.
+    Probe(ReplyMatch),
+}
+
+/// What the warm-up found.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct WarmUpSummary {
+    /// Warm-up requests handed to the socket.
+    pub sent: u64,
+    pub replies: u64,
+    /// Replies without a kernel RX stamp.
+    pub unstamped: u64,
+    /// The last word of a reply on Follow-Up Telemetry (`None`: no reply
+    /// carried the TLV).
+    pub follow_up_supported: Option<bool>,
+    /// Some reply carried a filled-in follow-up.
+    pub follow_up_filled: bool,
+}
+
+/// Everything the session counted. `received` and `lost` count released
+/// probes; the others count datagrams and stamps as they came.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SenderCounters {
+    /// Measured probes sent (warm-up excluded).
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+    /// Further copies of a reply.
+    pub duplicates: u64,
+    /// Replies that came after the reply to a later probe.
+    pub reordered: u64,
+    /// Replies to probes already given up.
+    pub late: u64,
+    /// Replies to sequence numbers this session never sent.
+    pub unknown: u64,
+    pub malformed: u64,
+    pub auth_failed: u64,
+    /// Precise reflector transmit stamps received two-step.
+    pub follow_ups: u64,
+    /// Received probes released without a kernel TX stamp.
+    pub tx_stamp_missing: u64,
+    /// Received probes whose reply had no kernel RX stamp.
+    pub rx_stamp_missing: u64,
+}
+
+#[derive(Clone, Debug)]
+struct WarmUp {
+    /// Sequence number of the next warm-up request.
+    next: u32,
+    /// The request whose reply is awaited, and until when.
+    waiting: Option<(u32, i64)>,
+    /// Since when the next request could go.
+    ready_at: i64,
+}
+
+#[derive(Clone, Debug)]
+enum Phase {
+    WarmUp(WarmUp),
+    Ready {
+        since: i64,
+    },
+    Sending {
+        schedule: Schedule,
+        end: Option<i64>,
+    },
+    Draining {
+        until: i64,
+    },
+}
+
+/// The sans-IO Session-Sender.
+#[derive(Debug)]
+pub struct SessionSender {
+    config: SenderConfig,
+    mode: Mode,
+    templates: Vec<Vec<u8>>,
+    probes: Probes,
+    phase: Phase,
+    /// The request last written by `poll_transmit`, until `on_sent`.
+    pending: Option<Transmit>,
+    warm: WarmUpSummary,
+    timestamp_info: Option<TimestampInfo>,
+    expect_follow_up: bool,
+    measurement_start: Option<i64>,
+    counters: SenderCounters,
+}
+
+impl SessionSender {
+    pub fn new(config: SenderConfig) -> Result<SessionSender, ConfigError> {
+        let mode = config.mode();
+        if config.layouts.is_empty() {
+            return Err(ConfigError::NoRequestSizes);
+        }
+        if config.period_ns <= 0 {
+            return Err(ConfigError::PeriodNotPositive(config.period_ns));
+        }
+        let templates = config
+            .layouts
+            .iter()
+            .map(|l| {
+                if l.mode != mode {
+                    return Err(ConfigError::ModeMismatch { size: l.size });
+                }
+                l.template(config.ssid)
+                    .map_err(|source| ConfigError::Template {
+                        size: l.size,
+                        source,
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        // Room for twice the probes a timeout can hold, and some slack.
+        let capacity = ((config.timeout_ns as f64 / config.period_ns as f64) * 2.0 + 16.0)
+            .min(MAX_IN_FLIGHT) as usize;
+        let probes = Probes::new(
+            capacity,
+            config.warmup_probes,
+            config.expect_tx_stamp,
+            false,
+        );
+        let phase = if config.warmup_probes == 0 {
+            Phase::Ready { since: i64::MIN }
+        } else {
+            Phase::WarmUp(WarmUp {
+                next: 0,
+                waiting: None,
+                ready_at: i64::MIN,
+            })
+        };
+        Ok(SessionSender {
+            config,
+            mode,
+            templates,
+            probes,
+            phase,
+            pending: None,
+            warm: WarmUpSummary::default(),
+            timestamp_info: None,
+            expect_follow_up: false,
+            measurement_start: None,
+            counters: SenderCounters::default(),
+        })
+    }
+
+    pub fn config(&self) -> &SenderConfig {
+        &self.config
+    }
+
+    /// The largest request: a `poll_transmit` buffer must hold it.
+    pub fn max_request_len(&self) -> usize {
+        self.templates.iter().map(Vec::len).max().unwrap_or(0)
+    }
+
+    /// Writes the next request into `buf` when one is due at `now`, with
+    /// `now` as its Timestamp. Also moves the session on: it ends a warm-up
+    /// wait that timed out, starts the schedule after the warm-up, and
+    /// begins the drain once the count or the duration is reached.
+    ///
+    /// # Panics
+    /// When `buf` is shorter than [`SessionSender::max_request_len`].
+    pub fn poll_transmit(&mut self, now: i64, buf: &mut [u8]) -> Option<Transmit> {
+        self.pending = None;
+        let (seq, size_index, warm_up) = match self.phase {
+            Phase::WarmUp(_) => (self.next_warm_up(now)?, 0, true),
+            Phase::Ready { .. } => {
+                self.begin(now);
+                return None;
+            }
+            Phase::Sending { .. } => {
+                let (seq, size_index) = self.next_scheduled(now)?;
+                (seq, size_index, false)
+            }
+            Phase::Draining { .. } => return None,
+        };
+        let template = &self.templates[usize::from(size_index)];
+        let len = template.len();
+        assert!(
+            buf.len() >= len,
+            "poll_transmit needs a buffer of {len} bytes, got {}",
+            buf.len()
+        );
+        buf[..len].copy_from_slice(template);
+        stamp_request(
+            &mut buf[..len],
+            self.mode,
+            seq,
+            now,
+            self.config.key.as_ref(),
+        );
+        let t = Transmit {
+            seq,
+            size_index,
+            len,
+            warm_up,
+        };
+        self.pending = Some(t);
+        Some(t)
+    }
+
+    fn next_warm_up(&mut self, now: i64) -> Option<u32> {
+        let Phase::WarmUp(w) = &mut self.phase else {
+            return None;
+        };
+        if let Some((_, deadline)) = w.waiting {
+            if now < deadline {
+                return None;
+            }
+            // No reply in time: on to the next request.
+            w.waiting = None;
+            w.ready_at = deadline;
+        }
+        if w.next >= self.config.warmup_probes {
+            self.end_warm_up(now);
+            return None;
+        }
+        let seq = w.next;
+        w.next += 1;
+        Some(seq)
+    }
+
+    fn end_warm_up(&mut self, now: i64) {
+        self.settle_follow_up();
+        self.phase = Phase::Ready { since: now };
+    }
+
+    /// Two-step only when the reflector actually filled a follow-up during
+    /// the warm-up and every request asks for one.
+    fn settle_follow_up(&mut self) {
+        self.expect_follow_up = self.config.layouts.iter().all(|l| l.follow_up)
+            && self.warm.follow_up_supported == Some(true)
+            && self.warm.follow_up_filled;
+        self.probes.set_expect_follow_up(self.expect_follow_up);
+    }
+
+    fn begin(&mut self, now: i64) {
+        let start = now.saturating_add(START_DELAY_NS);
+        let period = self.config.period_ns;
+        self.measurement_start = Some(start);
+        self.phase = Phase::Sending {
+            schedule: Schedule::new(
+                self.config.pattern,
+                period,
+                period - 1,
+                start,
+                self.config.seed,
+            ),
+            end: self.config.duration_ns.map(|d| start.saturating_add(d)),
+        };
+    }
+
+    fn next_scheduled(&mut self, now: i64) -> Option<(u32, u16)> {
+        let Phase::Sending { schedule, end } = &mut self.phase else {
+            return None;
+        };
+        let sent = self.counters.sent;
+        if self.config.count.is_some_and(|n| sent >= n) || end.is_some_and(|e| now >= e) {
+            self.phase = Phase::Draining {
+                until: now.saturating_add(self.config.timeout_ns),
+            };
+            return None;
+        }
+        // A full ring is not polled: the schedule postpones what it missed.
+        if self.probes.is_full() {
+            return None;
+        }
+        match schedule.poll(now) {
+            Poll::Send { .. } => {
+                let size_index = (sent % self.templates.len() as u64) as u16;
+                Some((self.probes.next_seq(), size_index))
+            }
+            Poll::Wait { .. } => None,
+        }
+    }
+
+    /// The request `seq` last returned by `poll_transmit` left: `tx1` read
+    /// just before the send call (after the request was built), `tx2` just
+    /// after it. False when `seq` is not that request.
+    pub fn on_sent(&mut self, seq: u32, tx1: i64, tx2: i64) -> bool {
+        let Some(t) = self.pending.filter(|t| t.seq == seq) else {
+            return false;
+        };
+        self.pending = None;
+        match &mut self.phase {
+            Phase::WarmUp(w) if t.warm_up => {
+                w.waiting = Some((seq, tx2.saturating_add(self.config.warmup_wait_ns)));
+                self.warm.sent += 1;
+                true
+            }
+            Phase::Sending { .. } | Phase::Draining { .. } if !t.warm_up => {
+                let size = self.config.layouts[usize::from(t.size_index)].size;
+                self.probes.on_sent(t.size_index, size as u16, tx1, tx2);
+                self.counters.sent += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The kernel's (software) and the NIC's (hardware) transmit stamps of
+    /// request `seq`. Ignored during the warm-up; the first stamp counts.
+    pub fn on_tx_stamp(&mut self, seq: u32, software: Option<i64>, hardware: Option<i64>) -> bool {
+        match self.phase {
+            Phase::Sending { .. } | Phase::Draining { .. } => {
+                self.probes.on_tx_stamp(seq, software, hardware)
+            }
+            _ => false,
+        }
+    }
+
+    /// A datagram from the reflector: `rx2` is the user clock after the
+    /// receive returned, `rx_kernel`/`rx_hw` the kernel's and the NIC's
+    /// receive stamps when the socket gave them. Any bytes are accepted.
+    pub fn handle_reply(
+        &mut self,
+        bytes: &[u8],
+        rx2: i64,
+        rx_kernel: Option<i64>,
+        rx_hw: Option<i64>,
+    ) -> ReplyOutcome {
+        match self.phase {
+            Phase::Ready { .. } => return ReplyOutcome::Ignored,
+            Phase::WarmUp(_) => {
+                return match decode_reply(bytes, self.mode, rx2, rx_kernel, rx_hw) {
+                    Some((r, info)) => self.handle_warm_up_reply(&r, &info),
+                    None => ReplyOutcome::Ignored,
+                }
+            }
+            Phase::Sending { .. } | Phase::Draining { .. } => {}
+        }
+        if let Some(key) = &self.config.key {
+            if !reply_authentic(key, bytes, self.mode) {
+                self.counters.auth_failed += 1;
+                return ReplyOutcome::AuthFailed;
+            }
+        }
+        let Some((r, info)) = decode_reply(bytes, self.mode, rx2, rx_kernel, rx_hw) else {
+            self.counters.malformed += 1;
+            return ReplyOutcome::Malformed;
+        };
+        if self.timestamp_info.is_none() {
+            self.timestamp_info = info.timestamp_info;
+        }
+        ReplyOutcome::Probe(self.probes.on_reply(&r))
+    }
+
+    /// A warm-up reply (not authenticated: it only tells what the
+    /// reflector does, and is not measured).
+    fn handle_warm_up_reply(&mut self, r: &Reply, info: &ReplyInfo) -> ReplyOutcome {
+        let Phase::WarmUp(w) = &mut self.phase else {
+            return ReplyOutcome::Ignored;
+        };
+        if w.waiting.map(|(seq, _)| seq) != Some(r.sender_seq) {
+            return ReplyOutcome::Ignored;
+        }
+        w.waiting = None;
+        w.ready_at = r.rx2;
+        let done = w.next >= self.config.warmup_probes;
+        self.warm.replies += 1;
+        if r.rx_kernel.is_none() {
+            self.warm.unstamped += 1;
+        }
+        self.timestamp_info = info.timestamp_info.or(self.timestamp_info);
+        self.warm.follow_up_supported = info.follow_up_supported.or(self.warm.follow_up_supported);
+        self.warm.follow_up_filled |= r.follow_up.is_some();
+        if done {
+            self.end_warm_up(r.rx2);
+        }
+        ReplyOutcome::WarmUp
+    }
+
+    /// The next probe to release at `now`, in sequence order: complete, or
+    /// timed out, or anything left once the session is finished.
+    pub fn poll_record(&mut self, now: i64) -> Option<ProbeRecord> {
+        let timeout = self.config.timeout_ns;
+        let rec = match self.phase {
+            Phase::WarmUp(_) | Phase::Ready { .. } => None,
+            Phase::Draining { until } if now > until => self.probes.pop_any(),
+            Phase::Sending { .. } | Phase::Draining { .. } => {
+                self.probes.pop_complete(now, timeout)
+            }
+        }?;
+        let c = &mut self.counters;
+        if rec.lost {
+            c.lost += 1;
+        } else {
+            c.received += 1;
+            c.tx_stamp_missing += u64::from(rec.tx_kernel.is_none());
+            c.rx_stamp_missing += u64::from(rec.rx_kernel.is_none());
+        }
+        Some(rec)
+    }
+
+    /// When the caller must come back at the latest (it may come earlier,
+    /// e.g. when a datagram arrives): the end of a warm-up wait, the next
+    /// due probe, or the next probe timeout or the end of the drain.
+    /// An instant in the past means now; `None`: finished.
+    pub fn poll_timeout(&self) -> Option<i64> {
+        match &self.phase {
+            Phase::WarmUp(w) => Some(w.waiting.map_or(w.ready_at, |(_, deadline)| deadline)),
+            Phase::Ready { since } => Some(*since),
+            Phase::Sending { schedule, .. } => Some(schedule.next_due()),
+            Phase::Draining { until } => {
+                let end = until.saturating_add(1);
+                (self.probes.outstanding() > 0).then(|| {
+                    self.probes
+                        .oldest_expiry(self.config.timeout_ns)
+                        .map_or(end, |e| e.min(end))
+                })
+            }
+        }
+    }
+
+    /// The session is over at `now`: draining, and nothing in flight or the
+    /// drain is over. Release what is left with `poll_record`.
+    pub fn is_finished(&self, now: i64) -> bool {
+        match self.phase {
+            Phase::Draining { until } => self.probes.outstanding() == 0 || now > until,
+            _ => false,
+        }
+    }
+
+    /// Stop sending (the user interrupted): replies are awaited for the
+    /// timeout, at most [`STOP_DRAIN_MAX_NS`]. False if the session was
+    /// already draining, which goes on unchanged.
+    pub fn stop(&mut self, now: i64) -> bool {
+        match self.phase {
+            Phase::Draining { .. } => false,
+            Phase::WarmUp(_) | Phase::Ready { .. } | Phase::Sending { .. } => {
+                if let Phase::WarmUp(_) = self.phase {
+                    self.settle_follow_up();
+                }
+                let drain = self.config.timeout_ns.min(STOP_DRAIN_MAX_NS);
+                self.phase = Phase::Draining {
+                    until: now.saturating_add(drain),
+                };
+                true
+            }
+        }
+    }
+
+    pub fn is_warming_up(&self) -> bool {
+        matches!(self.phase, Phase::WarmUp(_))
+    }
+
+    /// When the first measured probe was due, once the schedule started.
+    pub fn measurement_start(&self) -> Option<i64> {
+        self.measurement_start
+    }
+
+    pub fn warm_up(&self) -> &WarmUpSummary {
+        &self.warm
+    }
+
+    /// The reflector's Timestamp Information, from the last warm-up reply
+    /// that had it or else the first measured one.
+    pub fn timestamp_info(&self) -> Option<TimestampInfo> {
+        self.timestamp_info
+    }
+
+    /// Probes wait for the reflector's two-step follow-ups (settled at the
+    /// end of the warm-up).
+    pub fn expects_follow_up(&self) -> bool {
+        self.expect_follow_up
+    }
+
+    /// Probes sent and not yet released.
+    pub fn outstanding(&self) -> u64 {
+        self.probes.outstanding()
+    }
+
+    pub fn counters(&self) -> SenderCounters {
+        SenderCounters {
+            duplicates: self.probes.duplicates(),
+            reordered: self.probes.reordered(),
+            late: self.probes.late(),
+            unknown: self.probes.unknown(),
+            follow_ups: self.probes.follow_ups(),
+            ..self.counters
+        }
+    }
+}
