@@ -1,10 +1,10 @@
 use super::*;
-use crate::auth::StampKey;
-use crate::schedule::Pattern;
 use crate::auth::verify16;
+use crate::auth::StampKey;
 use crate::reflector::{
     ClockState, Decision, Peer, Reflector, ReflectorConfig, RequestMeta, Stamp,
 };
+use crate::schedule::Pattern;
 use crate::time::TimestampSource;
 use misura_wire::stamp::{self as wire_stamp, SenderRepr, StampTimestampFormat};
 use proptest::prelude::*;
