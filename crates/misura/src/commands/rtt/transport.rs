@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 use misura_sys::packet::PacketSocket;
 use misura_sys::udp::UdpTsSocket;
-use misura_wire::probe::{ProbeHeader, ProbeRepr, HEADER_LEN as PROBE_LEN};
+use misura_wire::probe::{self, ProbeHeader, ProbeRepr, HEADER_LEN as PROBE_LEN};
 use misura_wire::{EthernetFrame, EthernetRepr, MacAddr, ProbeFlags};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -42,6 +42,9 @@ pub enum Transport {
 }
 
 const ETH: usize = misura_wire::ethernet::HEADER_LEN;
+/// Frames shorter than this (without FCS) are padded.
+const MIN_FRAME_NO_FCS: usize =
+    misura_wire::ethernet::MIN_FRAME_LEN - misura_wire::ethernet::FCS_LEN;
 const ID_RING: usize = 4096;
 
 impl Transport {
@@ -76,42 +79,22 @@ impl Transport {
         }
     }
 
-    /// Wrap a STAMP request into the buffer that goes on the wire.
-    pub fn frame(&self, stamp: &[u8]) -> Result<Vec<u8>> {
+    /// Writes the bytes in front of a STAMP request of `stamp_len` bytes
+    /// already at `frame[self.stamp_offset()..]` (for raw probes: Ethernet
+    /// and probe header carrying `seq`, and zero padding of a short frame),
+    /// and returns how many bytes of `frame` to send.
+    pub fn wrap(&self, frame: &mut [u8], stamp_len: usize, seq: u32) -> Result<usize> {
         match self {
-            Transport::Udp(_) => Ok(stamp.to_vec()),
+            Transport::Udp(_) => Ok(stamp_len),
             Transport::L2(l) => {
-                let p = PROBE_LEN + stamp.len();
                 let eth = EthernetRepr {
                     dst: l.peer,
                     src: l.mac,
                     vlan: None,
                     ethertype: l.ethertype,
                 };
-                let probe = ProbeRepr {
-                    flags: ProbeFlags::SENDER_TIMESTAMP,
-                    payload_len: p as u16,
-                    session_id: l.session,
-                    stream: 0,
-                    size_index: 0,
-                    seq: 0,
-                    sender_timestamp: 0,
-                    aux_timestamp: 0,
-                };
-                let mut buf = vec![0u8; (ETH + p).max(misura_wire::ethernet::MIN_FRAME_LEN)];
-                let n = misura_wire::probe::emit_frame(&eth, &probe, &mut buf)
-                    .context("building a raw probe")?;
-                buf.truncate(n);
-                buf[ETH + PROBE_LEN..ETH + PROBE_LEN + stamp.len()].copy_from_slice(stamp);
-                Ok(buf)
+                write_l2_header(frame, &eth, l.session, stamp_len, seq)
             }
-        }
-    }
-
-    /// Put the probe's own sequence number in the frame (raw probes only).
-    pub fn set_seq(&self, frame: &mut [u8], seq: u32) {
-        if let Transport::L2(_) = self {
-            ProbeHeader::new_unchecked(&mut frame[ETH..]).set_seq(seq as u64);
         }
     }
 
@@ -269,5 +252,87 @@ impl Transport {
             }
             Transport::L2(_) => PROBE_LEN,
         }
+    }
+}
+
+/// The Ethernet and probe headers of a raw request, written around a STAMP
+/// packet already in place (so the packet is not copied), and the zero
+/// padding up to the 60-byte minimum frame.
+fn write_l2_header(
+    frame: &mut [u8],
+    eth: &EthernetRepr,
+    session: u32,
+    stamp_len: usize,
+    seq: u32,
+) -> Result<usize> {
+    let payload_len = PROBE_LEN + stamp_len;
+    let body = ETH + payload_len;
+    let n = body.max(MIN_FRAME_NO_FCS);
+    if payload_len > probe::MAX_PAYLOAD {
+        let e = misura_wire::WireError::BadLength {
+            field: "payload_len",
+            value: payload_len,
+        };
+        return Err(anyhow::Error::new(e).context("building a raw probe"));
+    }
+    anyhow::ensure!(frame.len() >= n, "a raw probe frame needs {n} bytes");
+    eth.emit(&mut frame[..ETH])
+        .context("building a raw probe")?;
+    let mut h = ProbeHeader::new_unchecked(&mut frame[ETH..ETH + PROBE_LEN]);
+    h.set_magic(probe::MAGIC);
+    h.set_version(probe::VERSION);
+    h.set_flags(ProbeFlags::SENDER_TIMESTAMP);
+    h.set_payload_len(payload_len as u16);
+    h.set_session_id(session);
+    h.set_stream(0);
+    h.set_size_index(0);
+    h.set_seq(u64::from(seq));
+    h.set_sender_timestamp(0);
+    h.set_aux_timestamp(0);
+    frame[body..n].fill(0);
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use misura_wire::probe::emit_frame;
+
+    /// The headers written in place are those of a frame emitted whole.
+    #[test]
+    fn raw_request_frames_match_emitted_ones() {
+        let eth = EthernetRepr {
+            dst: MacAddr([2, 0, 0, 0, 0, 2]),
+            src: MacAddr([2, 0, 0, 0, 0, 1]),
+            vlan: None,
+            ethertype: 0x88b5,
+        };
+        for stamp_len in [0usize, 1, 6, 44, 72, 1400] {
+            let stamp: Vec<u8> = (0..stamp_len).map(|i| (i * 7 + 3) as u8).collect();
+            let probe = ProbeRepr {
+                flags: ProbeFlags::SENDER_TIMESTAMP,
+                payload_len: (PROBE_LEN + stamp_len) as u16,
+                session_id: 0xdead_beef,
+                stream: 0,
+                size_index: 0,
+                seq: 0x1234_5678,
+                sender_timestamp: 0,
+                aux_timestamp: 0,
+            };
+            let mut want = vec![0u8; 2048];
+            let n = emit_frame(&eth, &probe, &mut want).unwrap();
+            want.truncate(n);
+            want[ETH + PROBE_LEN..ETH + PROBE_LEN + stamp_len].copy_from_slice(&stamp);
+
+            let mut got = vec![0xa5u8; 2048];
+            got[ETH + PROBE_LEN..ETH + PROBE_LEN + stamp_len].copy_from_slice(&stamp);
+            let m = write_l2_header(&mut got, &eth, 0xdead_beef, stamp_len, 0x1234_5678).unwrap();
+            assert_eq!(&got[..m], &want[..], "STAMP packet of {stamp_len} bytes");
+        }
+        let mut small = vec![0u8; 59];
+        assert!(write_l2_header(&mut small, &eth, 1, 0, 1).is_err());
+        let mut jumbo = vec![0u8; 10_000];
+        assert!(write_l2_header(&mut jumbo, &eth, 1, 8960, 1).is_ok());
+        assert!(write_l2_header(&mut jumbo, &eth, 1, 8961, 1).is_err());
     }
 }

@@ -1,0 +1,217 @@
+//! The result of a `misura rtt` run, from the session's counters and the
+//! summaries of its probes.
+
+use super::collect::Collector;
+use super::plan::RttPlan;
+use super::transport::Transport;
+use super::RttArgs;
+use crate::shared::meta::meta;
+use misura_measure::rtt::{error_percent, seed_ideal_rtt_ns};
+use misura_measure::stamp_sender::{SessionSender, WARMUP_PROBES};
+use misura_measure::LinkModel;
+use misura_report::rtt::*;
+use misura_report::LoopTuning;
+use misura_stats::SummarySnapshot;
+use misura_sys::clock::realtime_ns;
+use misura_sys::packet::TimestampingGranted;
+use misura_wire::stamp;
+
+/// What the run found out besides the probes.
+pub struct RunFacts<'a> {
+    pub a: &'a RttArgs,
+    pub plan: &'a RttPlan,
+    pub tr: &'a Transport,
+    pub granted: TimestampingGranted,
+    pub sender: &'a SessionSender,
+    pub collect: &'a Collector,
+    pub started_at: String,
+    pub stop_reason: String,
+    pub elapsed_s: f64,
+    pub icmp: u64,
+    pub ssid: u16,
+    pub link_bps: Option<u64>,
+    pub link_source: String,
+    pub tuning: LoopTuning,
+}
+
+pub fn report(f: RunFacts<'_>) -> RttReport {
+    let (plan, sender, c) = (f.plan, f.sender, f.collect);
+    let config = config(&f);
+    let offset = c.tracker.estimate_at(realtime_ns()).map(|e| OffsetReport {
+        method: "estimated from minimum-RTT probes (the clocks are not known to be synchronised): one-way delays assume the quietest probes were symmetric".into(),
+        offset_ns: e.offset_ns,
+        uncertainty_ns: e.uncertainty_ns,
+        skew_ppm: e.skew_ppm,
+        windows: e.windows,
+    });
+    let host = crate::shared::host::fingerprint(f.tuning);
+    let mut warnings = plan.warnings.clone();
+    warnings.extend(
+        crate::shared::host::warnings(&host)
+            .into_iter()
+            .filter(|w| !w.contains("not pinned") && !w.contains("memory not locked")),
+    );
+    warnings.extend(session_warnings(sender, c, f.icmp));
+    let ti = sender.timestamp_info();
+    let n = sender.counters();
+    let user_or_kernel = |kernel: bool| {
+        if kernel {
+            "kernel software".to_string()
+        } else {
+            "user clock".to_string()
+        }
+    };
+    RttReport {
+        meta: meta("misura.rtt", f.started_at),
+        complete: f.stop_reason == "finished",
+        stop_reason: f.stop_reason,
+        host,
+        config,
+        timestamps: RttTimestamps {
+            timescale: "CLOCK_REALTIME, integer ns (client and reflector each on their own clock)"
+                .into(),
+            client_tx: user_or_kernel(f.granted.software_tx),
+            client_rx: user_or_kernel(f.granted.software_rx),
+            reflector_rx: ti.map(|t| method_name(t.timestamp_in)),
+            reflector_tx: ti.map(|t| method_name(t.timestamp_out)),
+            reflector_sync: ti.map(|t| sync_name(t.sync_src_out)),
+            reflector_two_step: n.follow_ups > 0,
+            warmup_probes: u64::from(WARMUP_PROBES),
+            warmup_unstamped: sender.warm_up().unstamped,
+        },
+        clock_offset: offset,
+        totals: RttTotals {
+            sent: n.sent,
+            received: n.received,
+            lost: n.lost,
+            duplicates: n.duplicates,
+            late: n.late,
+            reordered: n.reordered,
+            unknown: n.unknown,
+            malformed_replies: n.malformed,
+            auth_failed: n.auth_failed,
+            follow_ups: n.follow_ups,
+            tx_stamp_missing: n.tx_stamp_missing,
+            rx_stamp_missing: n.rx_stamp_missing,
+            icmp_errors: f.icmp,
+        },
+        overall: c.overall.latencies(),
+        per_size: per_size(plan, c, f.link_bps, f.tr.payload_overhead()),
+        elapsed_s: f.elapsed_s,
+        frames_file: f.a.frames.as_ref().map(|p| p.display().to_string()),
+        warnings,
+    }
+}
+
+fn config(f: &RunFacts<'_>) -> RttConfig {
+    let (a, plan, tr) = (f.a, f.plan, f.tr);
+    RttConfig {
+        transport: tr.name().into(),
+        target: tr.target(),
+        local: tr.local(),
+        interface: match tr {
+            Transport::L2(l) => Some(l.interface.clone()),
+            Transport::Udp(_) => None,
+        },
+        netns: a.ns.netns.clone(),
+        authenticated: plan.key.is_some(),
+        pattern: plan.pattern,
+        period_ns: plan.period_ns,
+        count: plan.count,
+        duration_s: plan.duration_ns.map(|d| d as f64 / 1e9),
+        request_sizes: plan.sizes.clone(),
+        response_size: a.response,
+        timeout_ns: plan.timeout_ns,
+        threshold_ns: plan.threshold_ns,
+        link_rate_bps: f.link_bps,
+        link_speed_source: f.link_source.clone(),
+        ssid: f.ssid,
+        seed: a.seed,
+    }
+}
+
+/// Per request size, with the ideal RTT when the link rate is known.
+fn per_size(
+    plan: &RttPlan,
+    c: &Collector,
+    link_bps: Option<u64>,
+    ip_overhead: usize,
+) -> Vec<RttSizeResult> {
+    let link = link_bps.map(|r| LinkModel::new(r, false));
+    plan.sizes
+        .iter()
+        .zip(&c.per_size)
+        .map(|(&s, g)| {
+            let lat = g.latencies();
+            let ideal = link.map(|l| {
+                let physical = 2.0 * l.wire_time_ns(s + ip_overhead);
+                let err = |x: Option<&SummarySnapshot>| {
+                    x.and_then(|s| s.median_ns)
+                        .map(|m| error_percent(m as f64, physical))
+                };
+                IdealRtt {
+                    physical_ns: physical,
+                    seed_convention_ns: seed_ideal_rtt_ns(s, l.rate_bps),
+                    user_error_percent: err(Some(&lat.user_rtt)),
+                    kernel_error_percent: err(lat.kernel_rtt.as_ref()),
+                    network_error_percent: err(lat.network_rtt.as_ref()),
+                }
+            });
+            RttSizeResult {
+                request_bytes: s,
+                response_bytes: if g.response_bytes > 0 {
+                    g.response_bytes
+                } else {
+                    s
+                },
+                sent: g.sent,
+                received: g.sent - g.lost,
+                lost: g.lost,
+                histogram_network_rtt: g.network.log_histogram(10),
+                histogram_user_rtt: g.user.log_histogram(10),
+                latency: lat,
+                ideal,
+            }
+        })
+        .collect()
+}
+
+/// What the session and the socket reported that limits the result.
+fn session_warnings(sender: &SessionSender, c: &Collector, icmp: u64) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if !sender.expects_follow_up() {
+        let w = sender.warm_up();
+        warnings.push(if w.follow_up_supported == Some(false) || (w.follow_up_supported == Some(true) && !w.follow_up_filled) {
+            "the reflector does not fill Follow-Up Telemetry: its transmit time is the reply's own Timestamp field, taken before sending, so the turnaround misses its send path and the network RTT still contains it (slightly high)".into()
+        } else {
+            "requests carry no Follow-Up Telemetry TLV (too small): the reflector's transmit time is its reply Timestamp field, taken before sending".into()
+        });
+    }
+    if let Some(e) = &c.frames_error {
+        warnings.push(format!("writing the per-probe log failed: {e}"));
+    }
+    if icmp > 0 {
+        warnings.push(format!(
+            "{icmp} ICMP errors (unreachable) were received for the probes"
+        ));
+    }
+    warnings
+}
+
+fn method_name(m: u8) -> String {
+    match m {
+        stamp::timestamp_method::HW_ASSIST => "NIC hardware".into(),
+        stamp::timestamp_method::SW_LOCAL => "software".into(),
+        stamp::timestamp_method::CONTROL_PLANE => "control plane".into(),
+        other => format!("method {other}"),
+    }
+}
+
+fn sync_name(s: u8) -> String {
+    match s {
+        stamp::sync_source::NTP => "NTP-synchronised".into(),
+        stamp::sync_source::PTP => "PTP-synchronised".into(),
+        stamp::sync_source::LOCAL_FREE_RUNNING => "free-running".into(),
+        other => format!("sync source {other}"),
+    }
+}

@@ -1,0 +1,158 @@
+//! `misura rtt`'s flags checked and resolved into what the session needs.
+
+use super::RttArgs;
+use crate::shared::exit::Failure;
+use crate::shared::units;
+use anyhow::Result;
+use misura_measure::auth::StampKey;
+use misura_measure::stamp_sender::{
+    LayoutError, RequestLayout, SenderConfig, WARMUP_PROBES, WARMUP_WAIT_NS,
+};
+use misura_measure::Pattern;
+use misura_wire::stamp::Mode;
+
+/// The largest UDP payload over IPv4.
+const MAX_UDP_PAYLOAD: usize = 65_507;
+const DEFAULT_PERIOD_NS: i64 = 100_000_000;
+const DEFAULT_COUNT: u64 = 100;
+
+pub struct RttPlan {
+    pub key: Option<StampKey>,
+    pub pattern: Pattern,
+    pub period_ns: i64,
+    pub timeout_ns: i64,
+    pub threshold_ns: Option<i64>,
+    pub duration_ns: Option<i64>,
+    pub count: Option<u64>,
+    pub interval_ns: Option<i64>,
+    /// Request sizes, after `--response` padding.
+    pub sizes: Vec<usize>,
+    pub layouts: Vec<RequestLayout>,
+    /// What the flags changed on the user's behalf.
+    pub warnings: Vec<String>,
+}
+
+impl RttPlan {
+    pub fn from_args(a: &RttArgs) -> Result<RttPlan> {
+        let key = crate::shared::keys::read_key(&a.key_file)?;
+        let mode = if key.is_some() {
+            Mode::Authenticated
+        } else {
+            Mode::Unauthenticated
+        };
+        let pattern: Pattern = a.pattern.parse().map_err(Failure::Usage)?;
+        let period_ns = match (&a.period, a.rate) {
+            (Some(p), _) => units::duration_ns(p)?,
+            (None, Some(r)) if r > 0.0 && r.is_finite() => (1e9 / r).round() as i64,
+            (None, Some(r)) => {
+                return Err(Failure::Params(format!("--rate {r} must be positive")).into())
+            }
+            (None, None) => DEFAULT_PERIOD_NS,
+        };
+        if period_ns <= 0 {
+            return Err(Failure::Params("the period must be positive".into()).into());
+        }
+        let timeout_ns = units::duration_ns(&a.timeout)?;
+        if timeout_ns <= 0 {
+            return Err(Failure::Usage("--timeout must be positive".into()).into());
+        }
+        let threshold_ns = a.threshold.as_deref().map(units::duration_ns).transpose()?;
+        let duration_ns = a.duration.as_deref().map(units::duration_ns).transpose()?;
+        let count = match (a.count, duration_ns) {
+            (Some(0), _) => return Err(Failure::Usage("--count must be at least 1".into()).into()),
+            (Some(n), _) => Some(n),
+            (None, Some(_)) => None,
+            (None, None) => Some(DEFAULT_COUNT),
+        };
+        let interval_ns = a.interval.as_deref().map(units::duration_ns).transpose()?;
+        let (sizes, warnings) = request_sizes(a, mode)?;
+        let layouts = sizes
+            .iter()
+            .map(|&s| RequestLayout::new(s, mode).map_err(|e| layout_failure(e, mode)))
+            .collect::<Result<Vec<_>, _>>()?;
+        if sizes.iter().any(|&s| s > MAX_UDP_PAYLOAD) {
+            return Err(Failure::Params("a UDP payload cannot exceed 65 507 bytes".into()).into());
+        }
+        Ok(RttPlan {
+            key,
+            pattern,
+            period_ns,
+            timeout_ns,
+            threshold_ns,
+            duration_ns,
+            count,
+            interval_ns,
+            sizes,
+            layouts,
+            warnings,
+        })
+    }
+
+    /// The session: `ssid` for this run, and whether the socket reports
+    /// kernel TX stamps (then probes wait for them).
+    pub fn sender_config(&self, a: &RttArgs, ssid: u16, tx_stamps: bool) -> SenderConfig {
+        SenderConfig {
+            key: self.key.clone(),
+            ssid,
+            layouts: self.layouts.clone(),
+            pattern: self.pattern,
+            period_ns: self.period_ns,
+            seed: a.seed,
+            count: self.count,
+            duration_ns: self.duration_ns,
+            timeout_ns: self.timeout_ns,
+            warmup_probes: WARMUP_PROBES,
+            warmup_wait_ns: WARMUP_WAIT_NS,
+            expect_tx_stamp: tx_stamps,
+        }
+    }
+
+    /// How long the run is planned to send, when it is bounded.
+    pub fn planned_s(&self) -> Option<f64> {
+        let planned = self
+            .duration_ns
+            .map(|d| d as f64 / 1e9)
+            .into_iter()
+            .chain(self.count.map(|n| n as f64 * self.period_ns as f64 / 1e9))
+            .fold(f64::INFINITY, f64::min);
+        planned.is_finite().then_some(planned)
+    }
+}
+
+/// `--request` sizes (default: room for Follow-Up Telemetry and Timestamp
+/// Information), padded up to `--response`.
+fn request_sizes(a: &RttArgs, mode: Mode) -> Result<(Vec<usize>, Vec<String>)> {
+    let mut warnings = Vec::new();
+    let mut sizes: Vec<usize> = if a.request.is_empty() {
+        vec![RequestLayout::default_size(mode)]
+    } else {
+        a.request.clone()
+    };
+    if let Some(resp) = a.response {
+        for s in sizes.iter_mut() {
+            if resp > *s {
+                warnings.push(format!(
+                    "request padded from {} to {resp} bytes: a reflector never answers with more than it received (RFC 8762 symmetric size), so a {resp}-byte response needs a {resp}-byte request",
+                    *s
+                ));
+                *s = resp;
+            } else if resp < *s {
+                return Err(Failure::Params(format!(
+                    "--response {resp} is smaller than the request ({s} bytes): STAMP reflectors answer with the request's full length; use --request {resp}"
+                ))
+                .into());
+            }
+        }
+    }
+    Ok((sizes, warnings))
+}
+
+fn layout_failure(e: LayoutError, mode: Mode) -> Failure {
+    match e {
+        LayoutError::BelowMinimum { .. } => {
+            let base = mode.base_len();
+            Failure::Params(format!("{e}: use --request {base} or more"))
+        }
+        LayoutError::Unfillable { .. } => Failure::Params(e.to_string()),
+    }
+}

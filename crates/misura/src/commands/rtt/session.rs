@@ -1,0 +1,164 @@
+//! The loop of `misura rtt`: it moves bytes and instants between the
+//! transport and the [`SessionSender`], which decides everything else
+//! (when to send, what a reply means, when a probe is done, when to stop).
+
+use super::collect::Collector;
+use super::transport::Transport;
+use crate::shared::progress::Progress;
+use anyhow::Result;
+use misura_measure::stamp_sender::SessionSender;
+use misura_sys::clock::realtime_ns;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Below this, the loop spins instead of sleeping: waking from poll(2)
+/// takes tens of µs, and a probe must leave on time.
+const SPIN_NS: i64 = 200_000;
+/// Wake this much before the deadline, and spin the rest.
+const WAKE_EARLY_NS: i64 = 100_000;
+/// Sleep at most this long, so a stop request is seen soon.
+const MAX_SLEEP: Duration = Duration::from_millis(50);
+/// Room for the largest reply datagram or frame.
+const RX_BUF: usize = 65_536;
+
+/// What `--interval` asks for.
+pub struct Intervals {
+    pub every_ns: i64,
+    pub print: bool,
+}
+
+pub struct Link<'t> {
+    tr: &'t mut Transport,
+    tx: Vec<u8>,
+    rx: Vec<u8>,
+    /// ICMP errors the socket reported for the probes.
+    pub icmp: u64,
+}
+
+impl<'t> Link<'t> {
+    /// Checks that the largest request fits the transport's framing.
+    pub fn new(tr: &'t mut Transport, max_request: usize) -> Result<Link<'t>> {
+        let mut tx = vec![0u8; tr.stamp_offset() + max_request.max(64)];
+        tr.wrap(&mut tx, max_request, 0)?;
+        Ok(Link {
+            tr,
+            tx,
+            rx: vec![0u8; RX_BUF],
+            icmp: 0,
+        })
+    }
+
+    /// One request, when the session has one due at `now`.
+    fn transmit(&mut self, s: &mut SessionSender, now: i64) -> Result<()> {
+        let off = self.tr.stamp_offset();
+        let Some(t) = s.poll_transmit(now, &mut self.tx[off..]) else {
+            return Ok(());
+        };
+        let n = self.tr.wrap(&mut self.tx, t.len, t.seq)?;
+        // TX1 once the request is built (HMAC included), so that the
+        // user-level RTT does not contain the building.
+        let tx1 = realtime_ns();
+        let sent = self.tr.send(&self.tx[..n], t.seq)?;
+        let tx2 = realtime_ns();
+        if sent {
+            s.on_sent(t.seq, tx1, tx2);
+        }
+        Ok(())
+    }
+
+    /// Every TX stamp and every datagram the socket holds.
+    fn receive(&mut self, s: &mut SessionSender) -> Result<()> {
+        self.tr.poll_tx(|seq, sw, hw| {
+            s.on_tx_stamp(seq, sw, hw);
+        })?;
+        loop {
+            let (read, got) = self.tr.recv(&mut self.rx)?;
+            if !read {
+                return Ok(());
+            }
+            if let Some(m) = got {
+                let end = (m.start + m.len).min(self.rx.len());
+                let reply = &self.rx[m.start.min(end)..end];
+                s.handle_reply(reply, m.rx2, m.rx_kernel, m.rx_hw);
+            }
+        }
+    }
+
+    /// Sleeps in poll(2) until a datagram or the session's next deadline;
+    /// spins for the last stretch so the schedule stays accurate.
+    fn sleep(&mut self, s: &SessionSender) -> Result<()> {
+        let Some(until) = s.poll_timeout() else {
+            return Ok(());
+        };
+        let wait = until.saturating_sub(realtime_ns());
+        if wait > SPIN_NS {
+            let d = Duration::from_nanos((wait - WAKE_EARLY_NS) as u64);
+            self.tr.wait(d.min(MAX_SLEEP))?;
+        }
+        Ok(())
+    }
+
+    /// The warm-up, until the session has settled what the reflector does
+    /// or the user stops (the measurement loop then ends the session).
+    pub fn warm_up(&mut self, s: &mut SessionSender, stop: &AtomicUsize) -> Result<()> {
+        while s.is_warming_up() && stop.load(Ordering::Relaxed) == 0 {
+            self.transmit(s, realtime_ns())?;
+            self.receive(s)?;
+            self.sleep(s)?;
+        }
+        self.icmp += self.tr.take_icmp_errors();
+        // Replies still on their way to warm-up requests are dropped here,
+        // not counted as unknown.
+        self.tr.poll_tx(|_, _, _| {})?;
+        while self.tr.recv(&mut self.rx)?.0 {}
+        Ok(())
+    }
+
+    /// The measurement: probes released by the session go to `c`. Returns
+    /// why it stopped.
+    pub fn measure(
+        &mut self,
+        s: &mut SessionSender,
+        stop: &AtomicUsize,
+        c: &mut Collector,
+        progress: &mut Progress,
+        intervals: Option<Intervals>,
+        t_start: i64,
+    ) -> Result<String> {
+        let mut stop_reason = "finished".to_string();
+        let mut next_interval = None;
+        loop {
+            progress.tick(|| c.progress());
+            let sig = stop.load(Ordering::Relaxed);
+            if sig != 0 && s.stop(realtime_ns()) {
+                stop_reason = format!("interrupted by signal {sig}; partial results");
+            }
+            self.transmit(s, realtime_ns())?;
+            self.receive(s)?;
+            let now = realtime_ns();
+            while let Some(rec) = s.poll_record(now) {
+                c.add(rec);
+            }
+            if let Some(iv) = &intervals {
+                if next_interval.is_none() {
+                    next_interval = s.measurement_start().map(|start| start + iv.every_ns);
+                }
+                if let Some(next) = next_interval.filter(|&next| now >= next) {
+                    c.close_interval(now - t_start, iv.print);
+                    next_interval = Some(next + iv.every_ns);
+                }
+            }
+            if s.is_finished(now) {
+                break;
+            }
+            self.sleep(s)?;
+        }
+        progress.done();
+        let now = realtime_ns();
+        while let Some(rec) = s.poll_record(now) {
+            c.add(rec);
+        }
+        self.icmp += self.tr.take_icmp_errors();
+        Ok(stop_reason)
+    }
+}
