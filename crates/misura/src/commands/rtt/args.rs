@@ -1,6 +1,9 @@
 //! Flags of `misura rtt`.
 
+use crate::shared::units::{DurationArg, Ethertype, LinkRate};
 use clap::Args;
+use misura_measure::Pattern;
+use misura_wire::MacAddr;
 use std::path::PathBuf;
 
 /// Flags of `misura rtt`.
@@ -19,19 +22,19 @@ pub struct RttArgs {
     pub interface: Option<String>,
     /// MAC address of the reflector for --l2.
     #[arg(long, value_name = "MAC")]
-    pub peer: Option<String>,
+    pub peer: Option<MacAddr>,
     /// Ethertype of raw probes (with --l2).
     #[arg(long, default_value = "0x88B5")]
-    pub ethertype: String,
+    pub ethertype: Ethertype,
     /// Authenticated mode: the reflector's HMAC-SHA-256 key file.
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<std::path::PathBuf>,
     /// Traffic pattern: periodic, burst:N or poisson.
     #[arg(long, default_value = "periodic")]
-    pub pattern: String,
+    pub pattern: Pattern,
     /// Probe period, e.g. 10ms (default 100ms).
     #[arg(long, conflicts_with = "rate")]
-    pub period: Option<String>,
+    pub period: Option<DurationArg>,
     /// Probes per second.
     #[arg(long)]
     pub rate: Option<f64>,
@@ -40,7 +43,7 @@ pub struct RttArgs {
     pub count: Option<u64>,
     /// Run for this long, e.g. 60s, 24h (with --count: whichever first).
     #[arg(long)]
-    pub duration: Option<String>,
+    pub duration: Option<DurationArg>,
     /// Request sizes in bytes (UDP payload; STAMP minimum 44, 112 authenticated), comma separated.
     #[arg(long = "request", alias = "size", value_delimiter = ',')]
     pub request: Vec<usize>,
@@ -49,16 +52,16 @@ pub struct RttArgs {
     pub response: Option<usize>,
     /// A probe not answered within this time is lost.
     #[arg(long, default_value = "1s")]
-    pub timeout: String,
+    pub timeout: DurationArg,
     /// Print a summary line every interval, e.g. 10s.
     #[arg(long)]
-    pub interval: Option<String>,
+    pub interval: Option<DurationArg>,
     /// Count probes whose RTT exceeds this, e.g. 30us.
     #[arg(long)]
-    pub threshold: Option<String>,
+    pub threshold: Option<DurationArg>,
     /// Link rate for the ideal RTT, e.g. 1G (default: read from the interface).
     #[arg(long)]
-    pub link_speed: Option<String>,
+    pub link_speed: Option<LinkRate>,
     /// Pin the client to this CPU.
     #[arg(long)]
     pub cpu: Option<usize>,

@@ -20,7 +20,6 @@ use crate::commands::rtt::transport::Transport;
 use crate::shared::exit::Failure;
 use crate::shared::meta::now_rfc3339;
 use crate::shared::output::{Finished, Report};
-use crate::shared::units;
 use anyhow::{Context, Result};
 use assemble::RunFacts;
 use collect::Collector;
@@ -41,7 +40,7 @@ use std::time::Duration;
 /// interface the route to the target leaves by.
 fn link_rate(a: &RttArgs, target: IpAddr) -> Result<(Option<u64>, String)> {
     if let Some(s) = &a.link_speed {
-        return Ok((Some(units::rate_bps(s)?), "--link-speed".into()));
+        return Ok((Some(s.bps), "--link-speed".into()));
     }
     let dev = std::process::Command::new("ip")
         .args(["-j", "route", "get", &target.to_string()])
@@ -61,7 +60,7 @@ fn link_rate(a: &RttArgs, target: IpAddr) -> Result<(Option<u64>, String)> {
 
 fn link_rate_of(a: &RttArgs, interface: &str) -> Result<(Option<u64>, String)> {
     if let Some(s) = &a.link_speed {
-        return Ok((Some(units::rate_bps(s)?), "--link-speed".into()));
+        return Ok((Some(s.bps), "--link-speed".into()));
     }
     let info = misura_sys::iface::interface_info(interface)?;
     Ok(match info.speed_mbps.filter(|&m| m > 0) {
@@ -74,13 +73,10 @@ fn link_rate_of(a: &RttArgs, interface: &str) -> Result<(Option<u64>, String)> {
 fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted)> {
     if a.l2 {
         let iface = a.interface.as_deref().unwrap_or_default();
-        let peer: misura_wire::MacAddr = a
-            .peer
-            .as_deref()
-            .unwrap_or_default()
-            .parse()
-            .map_err(|e| Failure::Usage(format!("--peer: {e}")))?;
-        let ethertype = units::ethertype(&a.ethertype)?;
+        let peer = a.peer.ok_or_else(|| {
+            Failure::Usage("--l2 needs --peer MAC (the reflector's address)".into())
+        })?;
+        let ethertype = a.ethertype.value;
         let session = (realtime_ns() as u64 ^ (std::process::id() as u64) << 20) as u32;
         let t = Transport::l2(iface, peer, ethertype, session)?;
         let g = match &t {

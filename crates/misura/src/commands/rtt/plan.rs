@@ -2,7 +2,6 @@
 
 use super::RttArgs;
 use crate::shared::exit::Failure;
-use crate::shared::units;
 use anyhow::Result;
 use misura_measure::auth::StampKey;
 use misura_measure::stamp_sender::{
@@ -40,9 +39,9 @@ impl RttPlan {
         } else {
             Mode::Unauthenticated
         };
-        let pattern: Pattern = a.pattern.parse().map_err(Failure::Usage)?;
+        let pattern = a.pattern;
         let period_ns = match (&a.period, a.rate) {
-            (Some(p), _) => units::duration_ns(p)?,
+            (Some(p), _) => p.ns,
             (None, Some(r)) if r > 0.0 && r.is_finite() => (1e9 / r).round() as i64,
             (None, Some(r)) => {
                 return Err(Failure::Params(format!("--rate {r} must be positive")).into())
@@ -52,19 +51,19 @@ impl RttPlan {
         if period_ns <= 0 {
             return Err(Failure::Params("the period must be positive".into()).into());
         }
-        let timeout_ns = units::duration_ns(&a.timeout)?;
+        let timeout_ns = a.timeout.ns;
         if timeout_ns <= 0 {
             return Err(Failure::Usage("--timeout must be positive".into()).into());
         }
-        let threshold_ns = a.threshold.as_deref().map(units::duration_ns).transpose()?;
-        let duration_ns = a.duration.as_deref().map(units::duration_ns).transpose()?;
+        let threshold_ns = a.threshold.as_ref().map(|t| t.ns);
+        let duration_ns = a.duration.as_ref().map(|d| d.ns);
         let count = match (a.count, duration_ns) {
             (Some(0), _) => return Err(Failure::Usage("--count must be at least 1".into()).into()),
             (Some(n), _) => Some(n),
             (None, Some(_)) => None,
             (None, None) => Some(DEFAULT_COUNT),
         };
-        let interval_ns = a.interval.as_deref().map(units::duration_ns).transpose()?;
+        let interval_ns = a.interval.as_ref().map(|i| i.ns);
         let (sizes, warnings) = request_sizes(a, mode)?;
         let layouts = sizes
             .iter()
