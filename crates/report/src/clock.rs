@@ -87,7 +87,7 @@ pub struct SourcesReport {
     pub ptp_note: String,
     pub sources: Vec<SourceRow>,
     pub elapsed_s: f64,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::Warning>,
 }
 
 fn f1(v: Option<f64>) -> String {
@@ -134,7 +134,7 @@ fn write_host_line(h: &HostFingerprint, out: &mut dyn Write) -> io::Result<()> {
 fn write_end(
     complete: bool,
     stop_reason: &str,
-    warnings: &[String],
+    warnings: &[crate::Warning],
     out: &mut dyn Write,
 ) -> io::Result<()> {
     if !complete {
@@ -293,7 +293,7 @@ pub struct InterferenceReport {
     /// TSC rate used to turn ticks into ns (clock TSC only).
     pub tsc_hz: Option<f64>,
     pub runs: Vec<InterferenceRun>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::Warning>,
 }
 
 fn bar(count: u64, max: u64, width: usize) -> String {
@@ -461,7 +461,7 @@ pub struct TimerReport {
     pub max_at_ns: Option<i64>,
     pub histogram: Vec<Bucket>,
     pub elapsed_s: f64,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::Warning>,
 }
 
 /// Human output of `misura clock timer`.

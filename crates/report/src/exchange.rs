@@ -52,7 +52,7 @@ pub struct ExchangeReport {
     /// Wire time of trigger + data at the link rate, when known (seed 002:
     /// (8+64+12+8+530)·8 bits ≈ 5 µs at 1 Gb/s).
     pub wire_time_ns: Option<f64>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::Warning>,
 }
 
 fn us(v: Option<i64>) -> String {

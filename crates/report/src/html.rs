@@ -1042,7 +1042,13 @@ pub fn write_page(v: &Value, figs: &[Figure], out: &mut dyn Write) -> io::Result
         Some(ws) if !ws.is_empty() => {
             writeln!(out, "<ul class=\"warn\">")?;
             for x in ws {
-                writeln!(out, "<li>{}</li>", esc(&cell(x)))?;
+                // Coded warnings (format 2) show their text and code; older
+                // results carry bare sentences.
+                let line = match (x.get("text").and_then(Value::as_str), x.get("code")) {
+                    (Some(t), Some(c)) => format!("{t} [{}]", cell(c)),
+                    _ => cell(x),
+                };
+                writeln!(out, "<li>{}</li>", esc(&line))?;
             }
             writeln!(out, "</ul>")?;
         }

@@ -141,7 +141,7 @@ pub struct RttReport {
     pub overall: RttLatencies,
     pub elapsed_s: f64,
     pub frames_file: Option<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::Warning>,
 }
 
 fn us(v: Option<i64>) -> String {

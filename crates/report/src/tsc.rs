@@ -24,7 +24,7 @@ pub struct TscReport {
     /// Seed 003's method, with `--ntp`.
     pub ntp: Option<NtpReport>,
     pub elapsed_s: f64,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::Warning>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -1,6 +1,8 @@
 //! The host fingerprint attached to every result, and the warnings that go
 //! with it.
 
+use crate::shared::warnings::Warn;
+use misura_report::Warning;
 use misura_report::{HostFingerprint, InterfaceFingerprint, LoopTuning};
 
 /// The host fingerprint without interfaces.
@@ -76,51 +78,63 @@ pub fn interface_fingerprint(name: &str) -> InterfaceFingerprint {
 }
 
 /// Settings known to hurt timing precision, each with what to do about it.
-pub fn warnings(h: &HostFingerprint) -> Vec<String> {
+pub fn warnings(h: &HostFingerprint) -> Vec<Warn> {
     let mut w = Vec::new();
     if let Some(g) = &h.governor {
         if g != "performance" {
-            w.push(format!(
-                "CPU frequency governor is `{g}`: frequency changes stretch latencies; set `performance` (cpupower frequency-set -g performance)"
-            ));
+            w.push(Warn::GovernorNotPerformance {
+                governor: g.clone(),
+            });
         }
     }
     if h.virtualized == Some(true) {
-        w.push("running in a virtual machine: the hypervisor adds interference no guest setting removes".into());
+        w.push(Warn::VirtualMachine);
     }
     if h.tuning.cpu.is_none() {
-        w.push("measuring loop not pinned: migrations between CPUs add jitter; use --cpu N".into());
+        w.push(Warn::LoopNotPinned);
     }
     if !h.tuning.memory_locked {
-        w.push(
-            "memory not locked: page faults can stall the loop; run as root or raise `ulimit -l`"
-                .into(),
-        );
+        w.push(Warn::MemoryNotLocked);
     }
     if let Some(cs) = &h.clocksource {
         if cs != "tsc" && cs != "kvm-clock" {
-            w.push(format!(
-                "clocksource is `{cs}`: reading it is slow; `tsc` is best where it is stable"
-            ));
+            w.push(Warn::SlowClocksource {
+                clocksource: cs.clone(),
+            });
         }
     }
     for i in &h.interfaces {
-        let n = &i.name;
+        let interface = i.name.clone();
         if i.adaptive_rx == Some(true) || i.rx_usecs.is_some_and(|u| u > 0) {
-            w.push(format!(
-                "interrupt coalescing on `{n}` (rx-usecs {}, adaptive-rx {}) delays receive interrupts: `ethtool -C {n} adaptive-rx off rx-usecs 0 rx-frames 1` (or misura host tune --interface {n} --apply)",
-                i.rx_usecs.map_or("?".into(), |u| u.to_string()),
-                if i.adaptive_rx == Some(true) { "on" } else { "off" }
-            ));
+            w.push(Warn::InterruptCoalescing {
+                interface: interface.clone(),
+                rx_usecs: i.rx_usecs,
+                adaptive: i.adaptive_rx == Some(true),
+            });
         }
         if i.eee == Some(true) {
-            w.push(format!("Energy-Efficient Ethernet is on for `{n}`: waking the link adds microseconds: `ethtool --set-eee {n} eee off`"));
+            w.push(Warn::EnergyEfficientEthernet {
+                interface: interface.clone(),
+            });
         }
-        for (on, what) in [(i.gro, "gro"), (i.lro, "lro")] {
+        for (on, offload) in [(i.gro, "gro"), (i.lro, "lro")] {
             if on == Some(true) {
-                w.push(format!("{} is on for `{n}`: merged frames share one receive timestamp: `ethtool -K {n} {what} off`", what.to_uppercase()));
+                w.push(Warn::ReceiveOffload {
+                    interface: interface.clone(),
+                    offload,
+                });
             }
         }
     }
     w
+}
+
+/// The host's warnings as result entries; without the loop-tuning ones
+/// (not pinned, memory not locked) when the command does not pin or lock.
+pub fn warnings_for(h: &HostFingerprint, loop_matters: bool) -> Vec<Warning> {
+    warnings(h)
+        .into_iter()
+        .filter(|w| loop_matters || !w.is_loop_tuning())
+        .map(Warning::from)
+        .collect()
 }

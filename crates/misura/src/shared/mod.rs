@@ -11,3 +11,4 @@ pub mod progress;
 pub mod store;
 pub mod target;
 pub mod units;
+pub mod warnings;

@@ -6,7 +6,7 @@
 
 use crate::shared::exit::Failure;
 use anyhow::{Context, Result};
-use misura_report::{write_json, HostFingerprint, LoopTuning};
+use misura_report::{write_json, HostFingerprint, LoopTuning, Warning};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -223,11 +223,8 @@ pub(crate) fn completion(stop: &AtomicUsize) -> (bool, String) {
 pub(crate) fn host_and_warnings(
     tuning: LoopTuning,
     loop_matters: bool,
-) -> (HostFingerprint, Vec<String>) {
+) -> (HostFingerprint, Vec<Warning>) {
     let host = crate::shared::host::fingerprint(tuning);
-    let warnings = crate::shared::host::warnings(&host)
-        .into_iter()
-        .filter(|w| loop_matters || !(w.contains("not pinned") || w.contains("memory not locked")))
-        .collect();
+    let warnings = crate::shared::host::warnings_for(&host, loop_matters);
     (host, warnings)
 }

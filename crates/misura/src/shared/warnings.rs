@@ -10,56 +10,131 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Warn {
     // ---- the host -------------------------------------------------------
-    GovernorNotPerformance { governor: String },
+    GovernorNotPerformance {
+        governor: String,
+    },
     VirtualMachine,
     LoopNotPinned,
     MemoryNotLocked,
     /// Locking memory was tried and refused.
-    MemoryLockFailed { error: String },
-    SlowClocksource { clocksource: String },
-    InterruptCoalescing { interface: String, rx_usecs: Option<u32>, adaptive: bool },
-    EnergyEfficientEthernet { interface: String },
-    ReceiveOffload { interface: String, offload: &'static str },
-    IdleStatesNotLimited { error: String },
+    MemoryLockFailed {
+        error: String,
+    },
+    SlowClocksource {
+        clocksource: String,
+    },
+    InterruptCoalescing {
+        interface: String,
+        rx_usecs: Option<u32>,
+        adaptive: bool,
+    },
+    EnergyEfficientEthernet {
+        interface: String,
+    },
+    ReceiveOffload {
+        interface: String,
+        offload: &'static str,
+    },
+    IdleStatesNotLimited {
+        error: String,
+    },
     SchedOther,
     // ---- clocks ---------------------------------------------------------
     NoConstantTsc,
     NoNonstopTsc,
-    ClocksourceNotTsc { clocksource: String },
+    ClocksourceNotTsc {
+        clocksource: String,
+    },
     VirtualTsc,
-    NtpRateDiffers { difference_ppm: f64, bound_ppm: f64 },
-    CpuFlagMissing { flag: String },
-    MissedPeriods { missed: u64 },
-    LoadThreadNotPinned { error: String },
-    NotMonotonic { clock: String },
+    NtpRateDiffers {
+        difference_ppm: f64,
+        bound_ppm: f64,
+    },
+    CpuFlagMissing {
+        flag: String,
+    },
+    MissedPeriods {
+        missed: u64,
+    },
+    LoadThreadNotPinned {
+        error: String,
+    },
+    NotMonotonic {
+        clock: String,
+    },
     // ---- one-way and calibration ----------------------------------------
-    ProfileMismatch { detail: String },
-    ProfileTimestampsDiffer { profile: [bool; 4], run: [bool; 4] },
+    ProfileMismatch {
+        detail: String,
+    },
+    ProfileTimestampsDiffer {
+        profile: [bool; 4],
+        run: [bool; 4],
+    },
     NoTxStampInWarmup,
-    RxStampsUnsettled { warmup: u64, unstamped: u64 },
-    VethWireTime { mbps: u64 },
-    LogWriteFailed { what: &'static str, error: String },
-    StampsMissing { tx: u64, rx: u64 },
-    NegativeBestCase { median_ns: i64 },
-    ExtraTxStamps { count: u64 },
-    Postponed { count: u64 },
-    CalibrationFitFailed { error: String },
+    RxStampsUnsettled {
+        warmup: u64,
+        unstamped: u64,
+    },
+    VethWireTime {
+        mbps: u64,
+    },
+    LogWriteFailed {
+        what: &'static str,
+        error: String,
+    },
+    StampsMissing {
+        tx: u64,
+        rx: u64,
+    },
+    NegativeBestCase {
+        median_ns: i64,
+    },
+    ExtraTxStamps {
+        count: u64,
+    },
+    Postponed {
+        count: u64,
+    },
+    CalibrationFitFailed {
+        error: String,
+    },
     CalibrationFitImpossible,
     // ---- round trips and exchanges --------------------------------------
-    RequestPadded { from: usize, to: usize },
+    RequestPadded {
+        from: usize,
+        to: usize,
+    },
     ReflectorWithoutFollowUp,
     RequestsWithoutFollowUp,
-    IcmpErrors { count: u64 },
+    IcmpErrors {
+        count: u64,
+    },
     NoKernelRxStamps,
     VethWireTimeModel,
     // ---- throughput ------------------------------------------------------
-    ClientDidNotRun { client: u32, error: String },
-    AboveMtuWithDf { mtu: u32, msg_size: u64, emsgsize: u64 },
-    NothingArrivedWithDf { client: u32, mtu: Option<u32> },
-    NothingArrived { client: u32 },
+    ClientDidNotRun {
+        client: u32,
+        error: String,
+    },
+    AboveMtuWithDf {
+        mtu: u32,
+        msg_size: u64,
+        emsgsize: u64,
+    },
+    NothingArrivedWithDf {
+        client: u32,
+        mtu: Option<u32>,
+    },
+    NothingArrived {
+        client: u32,
+    },
     ReverseSenderUnseen,
     BytesLostAtEnd,
-    SetupSamplesFailed { idle_ns: i64, failed: usize, total: usize },
+    SetupSamplesFailed {
+        idle_ns: i64,
+        failed: usize,
+        total: usize,
+    },
 }
 
 impl Warn {
@@ -223,6 +298,8 @@ mod tests {
         }
         .into();
         assert_eq!(w.code, "udp.above-path-mtu");
-        assert!(w.text.contains("1528-byte IPv4 packets (3 sends failed with EMSGSIZE)"));
+        assert!(w
+            .text
+            .contains("1528-byte IPv4 packets (3 sends failed with EMSGSIZE)"));
     }
 }

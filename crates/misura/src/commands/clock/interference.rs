@@ -6,11 +6,13 @@ use crate::shared::exit::Failure;
 use crate::shared::output::{completion, host_and_warnings, Finished, Report};
 use crate::shared::progress::Progress;
 use crate::shared::units::DurationArg;
+use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_measure::clockstats::counter_rate_hz;
 use misura_measure::clockstats::StepTracker;
 use misura_report::clock::{InterferenceConfig, InterferenceReport, InterferenceRun};
 use misura_report::LoopTuning;
+use misura_report::Warning;
 use misura_sys::clock::monotonic_raw_ns;
 use misura_sys::clock::{now_ns, resolution_ns};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -311,12 +313,17 @@ fn one_run(
     cpus: &[usize],
     stop: &AtomicUsize,
     progress: &mut Progress,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> InterferenceRun {
     let load = (n > 0).then(|| Load::start(n, plan.cpu, cpus));
     if let Some(l) = &load {
         for e in &l.pin_errors {
-            warnings.push(format!("a load thread could not be pinned: {e}"));
+            warnings.push(
+                Warn::LoadThreadNotPinned {
+                    error: e.to_string(),
+                }
+                .into(),
+            );
         }
     }
     let t0 = std::time::Instant::now();
@@ -343,7 +350,7 @@ fn one_run(
 
 /// The CPUs the process may use (for the load threads, read before the loop
 /// is pinned); then pin the loop and lock memory. Returns (cpus, memory locked).
-fn place_loop(cpu: Option<usize>, warnings: &mut Vec<String>) -> Result<(Vec<usize>, bool)> {
+fn place_loop(cpu: Option<usize>, warnings: &mut Vec<Warning>) -> Result<(Vec<usize>, bool)> {
     let mut allowed = misura_sys::sched::current_affinity().unwrap_or_default();
     if allowed.is_empty() {
         allowed = (0..misura_sys::sched::online_cpus()).collect();
@@ -354,7 +361,12 @@ fn place_loop(cpu: Option<usize>, warnings: &mut Vec<String>) -> Result<(Vec<usi
     let memory_locked = match misura_sys::sched::lock_memory() {
         Ok(()) => true,
         Err(e) => {
-            warnings.push(format!("memory not locked ({e})"));
+            warnings.push(
+                Warn::MemoryLockFailed {
+                    error: e.to_string(),
+                }
+                .into(),
+            );
             false
         }
     };
@@ -397,13 +409,16 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished>
     warnings.extend(
         host_warnings
             .into_iter()
-            .filter(|w| !w.contains("memory not locked") || memory_locked),
+            // A refused lock is already said, with the reason.
+            .filter(|w| memory_locked || w.code != Warn::MemoryNotLocked.code()),
     );
     if runs.iter().any(|r| r.backward_steps > 0) {
-        warnings.push(format!(
-            "{} went backwards between consecutive reads: it is not monotonic on this host",
-            plan.clock_name
-        ));
+        warnings.push(
+            Warn::NotMonotonic {
+                clock: plan.clock_name.to_string(),
+            }
+            .into(),
+        );
     }
     let report = InterferenceReport {
         meta: crate::shared::meta::meta("misura.clock-interference", started_at),

@@ -6,10 +6,12 @@ use crate::shared::exit::Failure;
 use crate::shared::output::{completion, host_and_warnings, Finished, Report};
 use crate::shared::progress::Progress;
 use crate::shared::units::DurationArg;
+use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_measure::clockstats::{counter_rate_hz, StepTracker};
 use misura_report::clock::{ClocksourceInfo, SourceRow, SourcesConfig, SourcesReport, TscInfo};
 use misura_report::LoopTuning;
+use misura_report::Warning;
 use misura_stats::Summary;
 use misura_sys::clock::{monotonic_raw_ns, now_ns, resolution_ns};
 use misura_sys::clocks::{gettimeofday_ns, PosixClock, POSIX_CLOCKS};
@@ -386,14 +388,19 @@ fn ptp_note(ptp: &[misura_sys::phc::PtpDevice]) -> String {
 }
 
 /// The TSC flags a rate needs, when missing.
-fn tsc_warnings(tsc_flags: &[String]) -> Vec<String> {
+fn tsc_warnings(tsc_flags: &[String]) -> Vec<Warning> {
     if !misura_sys::tsc::AVAILABLE {
         return Vec::new();
     }
     ["constant_tsc", "nonstop_tsc"]
         .into_iter()
         .filter(|f| !tsc_flags.iter().any(|x| x == f))
-        .map(|f| format!("the CPU does not report {f}: the TSC's rate may change with frequency or stop in idle states; prefer CLOCK_MONOTONIC"))
+        .map(|f| {
+            Warn::CpuFlagMissing {
+                flag: f.to_string(),
+            }
+            .into()
+        })
         .collect()
 }
 

@@ -5,9 +5,11 @@ use crate::shared::exit::Failure;
 use crate::shared::output::{completion, host_and_warnings, Finished, Report};
 use crate::shared::progress::Progress;
 use crate::shared::units::DurationArg;
+use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_report::clock::{TimerConfig, TimerReport};
 use misura_report::LoopTuning;
+use misura_report::Warning;
 use misura_stats::Summary;
 use misura_sys::clock::monotonic_ns;
 use misura_sys::timer::{sleep_until_monotonic, Wake};
@@ -110,13 +112,16 @@ struct Tuned {
 
 /// Lock memory, hold the CPUs out of deep idle states, pin, raise the
 /// priority; what cannot be had is a warning, except pinning and priority.
-fn tune(plan: &Plan, warnings: &mut Vec<String>) -> Result<Tuned> {
+fn tune(plan: &Plan, warnings: &mut Vec<Warning>) -> Result<Tuned> {
     let memory_locked = match misura_sys::sched::lock_memory() {
         Ok(()) => true,
         Err(e) => {
-            warnings.push(format!(
-                "memory not locked ({e}): page faults can add to the latency"
-            ));
+            warnings.push(
+                Warn::MemoryLockFailed {
+                    error: e.to_string(),
+                }
+                .into(),
+            );
             false
         }
     };
@@ -126,7 +131,12 @@ fn tune(plan: &Plan, warnings: &mut Vec<String>) -> Result<Tuned> {
         match misura_sys::timer::hold_cpu_dma_latency(0) {
             Ok(f) => Some(f),
             Err(e) => {
-                warnings.push(format!("CPU idle states not limited ({e}): wake-ups from deep idle states add their exit latency"));
+                warnings.push(
+                    Warn::IdleStatesNotLimited {
+                        error: e.to_string(),
+                    }
+                    .into(),
+                );
                 None
             }
         }
@@ -237,16 +247,14 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     warnings.extend(
         host_warnings
             .into_iter()
-            .filter(|w| !w.contains("memory not locked") || memory_locked),
+            // A refused lock is already said, with the reason.
+            .filter(|w| memory_locked || w.code != Warn::MemoryNotLocked.code()),
     );
     if plan.rt_priority.is_none() {
-        warnings.push("the loop ran under SCHED_OTHER: any runnable task can delay a wake-up; use --rt-priority 80 as cyclictest -p 80 does".into());
+        warnings.push(Warn::SchedOther.into());
     }
     if w.missed > 0 {
-        warnings.push(format!(
-            "{} period(s) missed: wake-ups came later than the next target",
-            w.missed
-        ));
+        warnings.push(Warn::MissedPeriods { missed: w.missed }.into());
     }
     let report = TimerReport {
         meta: crate::shared::meta::meta("misura.clock-timer", started_at),

@@ -12,9 +12,11 @@ pub use args::ExchangeArgs;
 use crate::shared::exit::Failure;
 use crate::shared::meta::{meta, now_rfc3339};
 use crate::shared::output::{Finished, Report};
+use crate::shared::warnings::Warn;
 use anyhow::{Context, Result};
 use misura_report::exchange::*;
 use misura_report::LoopTuning;
+use misura_report::Warning;
 use misura_stats::Summary;
 use misura_sys::clock::realtime_ns;
 use misura_sys::iface::InterfaceInfo;
@@ -325,10 +327,10 @@ fn initiator_report(
     });
     let mut warnings = Vec::new();
     if !port.granted.software_rx {
-        warnings.push("no kernel RX stamps: t3 kernel not available".into());
+        warnings.push(Warning::from(Warn::NoKernelRxStamps));
     }
     if port.info.driver.as_deref() == Some("veth") {
-        warnings.push("veth: the wire time is a model (veth serialises nothing)".into());
+        warnings.push(Warn::VethWireTimeModel.into());
     }
     let phase = |meaning: &str, s: &Summary| Phase {
         meaning: meaning.into(),

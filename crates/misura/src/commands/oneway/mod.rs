@@ -533,7 +533,11 @@ pub fn measure(
             cfg.link.rate_bps / 1_000_000
         ));
     }
-    warnings.extend(crate::shared::host::warnings(&host));
+    warnings.extend(
+        crate::shared::host::warnings(&host)
+            .iter()
+            .map(|w| w.to_string()),
+    );
     if let Some(e) = &a.frames_error {
         warnings.push(format!("writing the per-frame log failed: {e}"));
     }

@@ -6,11 +6,13 @@ use super::plan::RttPlan;
 use super::transport::Transport;
 use super::RttArgs;
 use crate::shared::meta::meta;
+use crate::shared::warnings::Warn;
 use misura_measure::rtt::{error_percent, seed_ideal_rtt_ns};
 use misura_measure::stamp_sender::{SessionSender, WARMUP_PROBES};
 use misura_measure::LinkModel;
 use misura_report::rtt::*;
 use misura_report::LoopTuning;
+use misura_report::Warning;
 use misura_stats::SummarySnapshot;
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::TimestampingGranted;
@@ -46,11 +48,7 @@ pub fn report(f: RunFacts<'_>) -> RttReport {
     });
     let host = crate::shared::host::fingerprint(f.tuning);
     let mut warnings = plan.warnings.clone();
-    warnings.extend(
-        crate::shared::host::warnings(&host)
-            .into_iter()
-            .filter(|w| !w.contains("not pinned") && !w.contains("memory not locked")),
-    );
+    warnings.extend(crate::shared::host::warnings_for(&host, false));
     warnings.extend(session_warnings(sender, c, f.icmp));
     let ti = sender.timestamp_info();
     let n = sender.counters();
@@ -177,25 +175,28 @@ fn per_size(
 }
 
 /// What the session and the socket reported that limits the result.
-fn session_warnings(sender: &SessionSender, c: &Collector, icmp: u64) -> Vec<String> {
+fn session_warnings(sender: &SessionSender, c: &Collector, icmp: u64) -> Vec<Warning> {
     let mut warnings = Vec::new();
     if !sender.expects_follow_up() {
         let w = sender.warm_up();
-        warnings.push(if w.follow_up_supported == Some(false) || (w.follow_up_supported == Some(true) && !w.follow_up_filled) {
-            "the reflector does not fill Follow-Up Telemetry: its transmit time is the reply's own Timestamp field, taken before sending, so the turnaround misses its send path and the network RTT still contains it (slightly high)".into()
+        let reflector_lacks_it = w.follow_up_supported == Some(false)
+            || (w.follow_up_supported == Some(true) && !w.follow_up_filled);
+        warnings.push(if reflector_lacks_it {
+            Warn::ReflectorWithoutFollowUp
         } else {
-            "requests carry no Follow-Up Telemetry TLV (too small): the reflector's transmit time is its reply Timestamp field, taken before sending".into()
+            Warn::RequestsWithoutFollowUp
         });
     }
     if let Some(e) = &c.frames_error {
-        warnings.push(format!("writing the per-probe log failed: {e}"));
+        warnings.push(Warn::LogWriteFailed {
+            what: "per-probe log",
+            error: e.to_string(),
+        });
     }
     if icmp > 0 {
-        warnings.push(format!(
-            "{icmp} ICMP errors (unreachable) were received for the probes"
-        ));
+        warnings.push(Warn::IcmpErrors { count: icmp });
     }
-    warnings
+    warnings.into_iter().map(Warning::from).collect()
 }
 
 fn method_name(m: u8) -> String {

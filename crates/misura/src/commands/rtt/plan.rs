@@ -2,12 +2,14 @@
 
 use super::RttArgs;
 use crate::shared::exit::Failure;
+use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_measure::auth::StampKey;
 use misura_measure::stamp_sender::{
     LayoutError, RequestLayout, SenderConfig, WARMUP_PROBES, WARMUP_WAIT_NS,
 };
 use misura_measure::Pattern;
+use misura_report::Warning;
 use misura_wire::stamp::Mode;
 
 /// The largest UDP payload over IPv4.
@@ -28,7 +30,7 @@ pub struct RttPlan {
     pub sizes: Vec<usize>,
     pub layouts: Vec<RequestLayout>,
     /// What the flags changed on the user's behalf.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 impl RttPlan {
@@ -120,7 +122,7 @@ impl RttPlan {
 
 /// `--request` sizes (default: room for Follow-Up Telemetry and Timestamp
 /// Information), padded up to `--response`.
-fn request_sizes(a: &RttArgs, mode: Mode) -> Result<(Vec<usize>, Vec<String>)> {
+fn request_sizes(a: &RttArgs, mode: Mode) -> Result<(Vec<usize>, Vec<Warning>)> {
     let mut warnings = Vec::new();
     let mut sizes: Vec<usize> = if a.request.is_empty() {
         vec![RequestLayout::default_size(mode)]
@@ -130,10 +132,7 @@ fn request_sizes(a: &RttArgs, mode: Mode) -> Result<(Vec<usize>, Vec<String>)> {
     if let Some(resp) = a.response {
         for s in sizes.iter_mut() {
             if resp > *s {
-                warnings.push(format!(
-                    "request padded from {} to {resp} bytes: a reflector never answers with more than it received (RFC 8762 symmetric size), so a {resp}-byte response needs a {resp}-byte request",
-                    *s
-                ));
+                warnings.push(Warn::RequestPadded { from: *s, to: resp }.into());
                 *s = resp;
             } else if resp < *s {
                 return Err(Failure::Params(format!(

@@ -11,9 +11,11 @@ use crate::shared::meta::{meta, now_rfc3339};
 use crate::shared::output::{Finished, Report};
 use crate::shared::progress::Progress;
 use crate::shared::units::DurationArg;
+use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_report::tsc::*;
 use misura_report::LoopTuning;
+use misura_report::Warning;
 use misura_sys::tsc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -202,36 +204,33 @@ fn tsc_facts() -> TscFacts {
 }
 
 /// What the facts and the estimates say to look at.
-fn warnings(facts: &TscFacts, virtualized: bool, ntp: Option<&NtpReport>) -> Vec<String> {
+fn warnings(facts: &TscFacts, virtualized: bool, ntp: Option<&NtpReport>) -> Vec<Warning> {
     let mut warnings = Vec::new();
     let has = |n: &str| facts.flags.iter().any(|f| f.name == n && f.present);
     if !has("constant_tsc") {
-        warnings.push("no constant_tsc: the TSC rate follows the CPU frequency, so no single frequency converts it to time; set the governor to `performance` and disable boost, or use CLOCK_MONOTONIC_RAW".into());
+        warnings.push(Warn::NoConstantTsc);
     }
     if !has("nonstop_tsc") {
-        warnings.push("no nonstop_tsc: the TSC may stop in deep idle states; limit C-states (e.g. `cpupower idle-set -D 0`) or use CLOCK_MONOTONIC_RAW".into());
+        warnings.push(Warn::NoNonstopTsc);
     }
     match &facts.clocksource {
-        Some(cs) if cs != "tsc" => warnings.push(format!(
-            "the kernel's clocksource is `{cs}`, not `tsc`: the kernel does not trust the TSC here (or a hypervisor clock is preferred); check `dmesg | grep -i tsc`"
-        )),
+        Some(cs) if cs != "tsc" => warnings.push(Warn::ClocksourceNotTsc {
+            clocksource: cs.clone(),
+        }),
         _ => {}
     }
     if virtualized {
-        warnings.push(
-            "running in a virtual machine: the hypervisor may scale or offset the guest's TSC"
-                .into(),
-        );
+        warnings.push(Warn::VirtualTsc);
     }
     if let Some(c) = ntp.and_then(|n| n.comparison.as_ref()) {
         if !c.within_uncertainty {
-            warnings.push(format!(
-                "the NTP estimate differs from MONOTONIC_RAW by {:+.3} ppm, more than the combined uncertainty ± {:.3} ppm: the server's clock runs at another rate than this host's oscillator (see realtime_vs_raw_ppm when the server is this host)",
-                c.difference_ppm, c.combined_bound_ppm
-            ));
+            warnings.push(Warn::NtpRateDiffers {
+                difference_ppm: c.difference_ppm,
+                bound_ppm: c.combined_bound_ppm,
+            });
         }
     }
-    warnings
+    warnings.into_iter().map(Warning::from).collect()
 }
 
 pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
