@@ -78,29 +78,43 @@ fn render(v: &Value, out: &mut dyn Write) -> Result<()> {
         ))
         .into());
     }
-    let bad = |e: serde_json::Error| {
-        Failure::Profile(format!("stored {format} result does not read back: {e}"))
-    };
+    use misura_report::{clock, exchange, host, rtt, serve, text, throughput as tp, tsc};
     match format {
-        "misura.oneway" | "misura.calibration-run" => {
-            let r: misura_report::OnewayReport = serde_json::from_value(v.clone()).map_err(bad)?;
-            misura_report::text::write_oneway(&r, out)?;
-        }
-        "misura.rtt" => {
-            let r: misura_report::rtt::RttReport =
-                serde_json::from_value(v.clone()).map_err(bad)?;
-            misura_report::rtt::write_text(&r, out)?;
-        }
-        "misura.exchange" => {
-            let r: misura_report::exchange::ExchangeReport =
-                serde_json::from_value(v.clone()).map_err(bad)?;
-            misura_report::exchange::write_text(&r, out)?;
-        }
+        "misura.oneway" | "misura.calibration-run" => as_text(v, format, text::write_oneway, out),
+        "misura.rtt" => as_text(v, format, rtt::write_text, out),
+        "misura.exchange" => as_text(v, format, exchange::write_text, out),
+        "misura.exchange-responder" => as_text(v, format, exchange::write_responder_text, out),
+        "misura.tcp" => as_text(v, format, tp::write_tcp_text, out),
+        "misura.udp" => as_text(v, format, tp::write_udp_text, out),
+        "misura.rr" => as_text(v, format, tp::write_rr_text, out),
+        "misura.setup" => as_text(v, format, tp::write_setup_text, out),
+        "misura.sweep" => as_text(v, format, tp::write_sweep_text, out),
+        "misura.serve" => as_text(v, format, serve::write_text, out),
+        "misura.clock-sources" => as_text(v, format, clock::write_sources_text, out),
+        "misura.clock-interference" => as_text(v, format, clock::write_interference_text, out),
+        "misura.clock-timer" => as_text(v, format, clock::write_timer_text, out),
+        "misura.clock-tsc" => as_text(v, format, tsc::write_text, out),
+        "misura.host-check" => as_text(v, format, host::write_check_text, out),
+        "misura.host-tune" => as_text(v, format, host::write_tune_text, out),
         _ => {
-            // Formats without a text writer here are shown as their JSON.
+            // A format without a text form here (the reflector's counters)
+            // is shown as its JSON.
             writeln!(out, "{}", serde_json::to_string_pretty(v)?)?;
+            Ok(())
         }
     }
+}
+
+/// Read a stored result back into its type and print it with `text`.
+fn as_text<T: serde::de::DeserializeOwned>(
+    v: &Value,
+    format: &str,
+    text: fn(&T, &mut dyn Write) -> std::io::Result<()>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let r: T = serde_json::from_value(v.clone())
+        .map_err(|e| Failure::Profile(format!("stored {format} result does not read back: {e}")))?;
+    text(&r, out)?;
     Ok(())
 }
 
