@@ -116,3 +116,111 @@ fn two_processes_write_the_store_at_once() {
     assert_eq!(v.as_array().unwrap().len(), 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every measuring command keeps its run, the server too when it stops:
+/// tcp, udp, rr and setup against a `misura serve` on loopback, then the
+/// server's own run; each is listed, shown as text, and the two tcp runs
+/// compared; `report` renders a stored run.
+#[test]
+fn throughput_runs_and_the_servers_own_run_are_kept() {
+    let dir = TempDir::new("store-tp");
+    let db = dir.path("results.sqlite");
+    let db_s = db.to_str().unwrap().to_string();
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut serve = misura()
+        .args(["--store", &db_s, "serve", "--listen", "127.0.0.1", "--port"])
+        .arg(port.to_string())
+        .arg("--quiet")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Kill<'a>(&'a mut std::process::Child);
+    impl Drop for Kill<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let guard = Kill(&mut serve);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(&listen).is_err() {
+        assert!(std::time::Instant::now() < deadline, "serve did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let clients: [&[&str]; 5] = [
+        &["tcp", "--duration", "300ms"],
+        &["tcp", "--duration", "300ms"],
+        &["udp", "--duration", "300ms", "--rate", "5M"],
+        &["rr", "--duration", "300ms"],
+        &["setup", "--count", "2", "--idle", "0s"],
+    ];
+    for c in clients {
+        let mut a = vec!["--store", &db_s, c[0], &listen, "-q"];
+        a.extend_from_slice(&c[1..]);
+        let o = run(&a);
+        assert!(
+            o.status.success(),
+            "{a:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let pid = guard.0.id().to_string();
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let st = guard.0.wait().unwrap();
+    assert_eq!(st.code(), Some(143), "serve exits 143 on SIGTERM");
+    drop(guard);
+
+    let v = json_of(&run(&["--store", &db_s, "history", "--json"]));
+    let mut kinds: Vec<String> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["subcommand"].as_str().unwrap().to_string())
+        .collect();
+    kinds.sort();
+    assert_eq!(kinds, ["rr", "serve", "setup", "tcp", "tcp", "udp"]);
+    for r in v.as_array().unwrap() {
+        let id = r["id"].as_i64().unwrap().to_string();
+        let o = run(&["--store", &db_s, "show", &id]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "show {id}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            text.starts_with("misura "),
+            "show {id} ({}) is not the printed text:\n{text}",
+            r["subcommand"]
+        );
+    }
+    let tcp: Vec<String> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["subcommand"] == "tcp")
+        .map(|r| r["id"].as_i64().unwrap().to_string())
+        .collect();
+    let o = run(&["--store", &db_s, "compare", &tcp[0], &tcp[1]]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("throughput"));
+    let html = dir.path("r.html");
+    let o = run(&[
+        "--store",
+        &db_s,
+        "report",
+        &tcp[0],
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(&html)
+        .unwrap()
+        .contains("misura.tcp"));
+}
