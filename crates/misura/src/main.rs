@@ -16,7 +16,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| {
+        // A value clap parsed but found out of range (`--load 150%`) keeps
+        // its documented exit code (5), not clap's 2 for a malformed one.
+        let cause = std::error::Error::source(&e).and_then(|c| c.downcast_ref());
+        let params = matches!(cause, Some(shared::exit::Failure::Params(_)));
+        let _ = e.print();
+        std::process::exit(if params {
+            shared::exit::PARAMS
+        } else {
+            e.exit_code()
+        })
+    });
     shared::store::configure(cli.store.clone(), cli.no_store);
     let stop = Arc::new(AtomicUsize::new(0));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {

@@ -196,12 +196,13 @@ fn an_unknown_interface_is_named_without_privileges() {
 fn bad_input_gets_one_clear_message_and_a_documented_exit_code() {
     need_root!();
     let lab = Lab::up("it", "b", "direct");
-    let cases: [(&[&str], i32, &str); 5] = [
+    let cases: [(&[&str], i32, &str); 6] = [
         (&["--sizes", "2000"], 5, "MTU"),
         (&["--rate", "50000000"], 5, "more than it carries"),
         (&["--sizes", "12"], 5, "header"),
         (&["--frames", "/nonexistent-dir/x.csv"], 6, "cannot write"),
         (&["--pattern", "bursty"], 2, "unknown pattern"),
+        (&["--load", "150%"], 5, "at most 100 %"),
     ];
     for (args, code, text) in cases {
         let o = lab.oneway(args);

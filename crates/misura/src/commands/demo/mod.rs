@@ -6,47 +6,25 @@ pub mod args;
 pub use args::DemoArgs;
 
 use crate::commands::oneway::calibrate;
-use crate::commands::oneway::{self, Calibration, Mode, Outputs, SEED_SIZES};
-use crate::commands::oneway::{CalibrateArgs, MeasureArgs};
+use crate::commands::oneway::plan::Pace;
+use crate::commands::oneway::{self, Calibration, Mode, Outputs, Request, SEED_SIZES};
 use crate::shared::output::{Finished, RunReport};
 use anyhow::{Context, Result};
 use misura_lab::{Lab, LabGuard, Topology, PORT_RX, PORT_TX};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-fn measure_args(d: &DemoArgs, netns: &str) -> MeasureArgs {
-    MeasureArgs {
-        tx: PORT_TX.into(),
-        rx: PORT_RX.into(),
-        ns: crate::shared::netns::NetnsArgs {
-            netns: Some(netns.into()),
-        },
-        pattern: "periodic".into(),
-        period: None,
-        rate: Some(d.rate),
-        load: None,
-        count: Some(d.count * SEED_SIZES.len() as u64),
-        duration: None,
-        sizes: SEED_SIZES.to_vec(),
-        order: "interleaved".into(),
-        timeout: "100ms".into(),
-        late_tolerance: None,
-        threshold: None,
-        link_speed: None,
-        vlan: false,
-        ethertype: "0x88B5".into(),
-        warmup: 64,
-        cpu: d.cpu,
-        rt_priority: None,
-        no_mlock: false,
-        seed: 1,
-        frames: None,
-        out: crate::shared::output::OutputArgs {
-            quiet: d.out.quiet,
-            ..Default::default()
-        },
-        csv: Default::default(),
-    }
+/// What the demo measures: `misura oneway`'s defaults on the lab's ports,
+/// at the demo's rate, over the seed's sizes.
+fn request(d: &DemoArgs, netns: &str) -> Request {
+    let mut r = Request::new(PORT_TX, PORT_RX);
+    r.netns = Some(netns.into());
+    r.pace = Pace::Rate(d.rate);
+    r.count = Some(d.count * SEED_SIZES.len() as u64);
+    r.sizes = SEED_SIZES.to_vec();
+    r.tuning.cpu = d.cpu;
+    r.quiet = d.out.quiet;
+    r
 }
 
 /// `misura demo`: the bridge's report, or the calibration's when the run
@@ -73,13 +51,7 @@ pub fn run(d: &DemoArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         SEED_SIZES,
         d.rate
     ));
-    let mut m = measure_args(d, &tester);
-    m.out.json = d.out.json;
-    let cal_args = CalibrateArgs {
-        m: m.clone(),
-        profile: Some(profile.clone()),
-    };
-    let cal = calibrate::calibrate(&cal_args, stop)?;
+    let cal = calibrate::calibrate(&request(d, &tester), Some(profile.clone()), stop)?;
     if !d.out.json {
         // The calibration's report comes first, as a run of its own; stdout
         // keeps one JSON document (the bridge's) under --json.
@@ -98,17 +70,13 @@ pub fn run(d: &DemoArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     ));
     lab.up(Topology::Switch)?;
     say("[4/4] measuring the bridge");
-    let profile_data = oneway::read_profile(&profile)?;
-    let cal = Calibration {
-        path: profile.clone(),
-        profile: profile_data,
-        accept_mismatch: false,
+    let cal = Calibration::read(&profile, false)?;
+    let req = Request {
+        frames: d.frames.clone(),
+        ..request(d, &tester)
     };
-    let mut m = measure_args(d, &tester);
-    m.out.json = d.out.json;
-    m.frames = d.frames.clone();
-    let mut outputs = Outputs::open(&m)?;
-    let report = oneway::measure(&m, Mode::Oneway, Some(&cal), &mut outputs, stop)?;
+    let mut outputs = Outputs::open(&req)?;
+    let report = oneway::measure(&req, Mode::Oneway, Some(&cal), &mut outputs, stop)?;
     if d.profile.is_none() {
         let _ = std::fs::remove_file(&profile);
     }

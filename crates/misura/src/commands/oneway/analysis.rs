@@ -3,13 +3,16 @@
 //! and shows progress. Memory is bounded: a fixed set of summaries whatever
 //! the number of frames.
 
+use anyhow::{Context, Result};
 use crossbeam_queue::ArrayQueue;
 use misura_measure::{calibration, CalibrationLine, FrameRecord, LinkModel};
 use misura_report::frames;
 use misura_stats::Summary;
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The summaries of one group of frames (one payload size, or all).
@@ -113,8 +116,53 @@ fn add(
     }
 }
 
+/// The analysis thread beside the loop, and the queue that feeds it.
+pub struct AnalysisThread {
+    queue: Arc<ArrayQueue<FrameRecord>>,
+    done: Arc<AtomicBool>,
+    thread: JoinHandle<Analysis>,
+}
+
+impl AnalysisThread {
+    /// Start the thread; the per-frame log, when asked for, is written
+    /// through a 1 MiB buffer.
+    pub fn start(plan: AnalysisPlan, frames: Option<File>) -> Result<AnalysisThread> {
+        let queue = Arc::new(ArrayQueue::new(1 << 16));
+        let done = Arc::new(AtomicBool::new(false));
+        let frames_out: Option<Box<dyn Write + Send>> = match frames {
+            Some(f) => Some(Box::new(BufWriter::with_capacity(1 << 20, f))),
+            None => None,
+        };
+        let thread = {
+            let (q, d) = (queue.clone(), done.clone());
+            std::thread::Builder::new()
+                .name("misura-analysis".into())
+                .spawn(move || consume(q, d, plan, frames_out))
+                .context("starting the analysis thread")?
+        };
+        Ok(AnalysisThread {
+            queue,
+            done,
+            thread,
+        })
+    }
+
+    /// Where the loop hands over completed frame records.
+    pub fn queue(&self) -> &ArrayQueue<FrameRecord> {
+        &self.queue
+    }
+
+    /// The loop is over: let the thread empty the queue, and take its result.
+    pub fn finish(self) -> Result<Analysis> {
+        self.done.store(true, Ordering::Release);
+        self.thread
+            .join()
+            .map_err(|_| anyhow::anyhow!("the analysis thread panicked"))
+    }
+}
+
 /// Consume records until `done` is set and the queue is empty.
-pub fn consume(
+fn consume(
     queue: Arc<ArrayQueue<FrameRecord>>,
     done: Arc<AtomicBool>,
     plan: AnalysisPlan,

@@ -1,9 +1,20 @@
 //! Flags of `misura oneway` and `misura calibrate` (and the frames they send).
+//!
+//! Clap parses every value once into its type (a malformed one exits 2 with
+//! clap's message); [`MeasureArgs::request`] turns the flags into the
+//! [`Request`] the measurement works from, and `plan::resolve` checks that
+//! against the interfaces and the link.
 
-use clap::Args;
+use super::plan::{Pace, Request};
+use super::tuning::Tuning;
+use crate::shared::units::{DurationArg, Ethertype, LinkRate, Load};
+use clap::{Args, ValueEnum};
+use misura_measure::{Pattern, SizeOrder};
 use std::path::PathBuf;
 
-/// Flags shared by every command that sends test frames.
+/// Flags shared by every command that sends test frames. The defaults
+/// written here (as `--help` shows them) are `Request::new`'s too; a test
+/// holds the two together.
 #[derive(Args, Debug, Clone)]
 pub struct MeasureArgs {
     /// Port that sends the test frames.
@@ -14,48 +25,48 @@ pub struct MeasureArgs {
     pub rx: String,
     /// Traffic pattern: periodic, burst:N (N frames back to back each period) or poisson.
     #[arg(long, default_value = "periodic")]
-    pub pattern: String,
+    pub pattern: Pattern,
     /// Sending period, e.g. 500us, 1ms, 0.2ms (one of --period, --rate, --load).
     #[arg(long, conflicts_with_all = ["rate", "load"])]
-    pub period: Option<String>,
+    pub period: Option<DurationArg>,
     /// Frames per second (periods per second for bursts).
     #[arg(long, conflicts_with = "load")]
     pub rate: Option<f64>,
     /// Offered load Γ as a share of link capacity: 0.1 or 10%.
     #[arg(long)]
-    pub load: Option<String>,
+    pub load: Option<Load>,
     /// Number of frames to measure (default 10000 unless --duration).
     #[arg(long)]
     pub count: Option<u64>,
     /// Measure for this long, e.g. 30s, 5m, 24h (with --count: whichever comes first).
     #[arg(long)]
-    pub duration: Option<String>,
+    pub duration: Option<DurationArg>,
     /// Payload sizes P in bytes (misura's header included; 40..=MTU), comma separated.
     #[arg(long = "sizes", alias = "size", value_delimiter = ',')]
     pub sizes: Vec<usize>,
     /// Cycle through sizes frame by frame (interleaved) or one block per size (blocks).
-    #[arg(long, default_value = "interleaved")]
-    pub order: String,
+    #[arg(long, value_enum, default_value_t = Order::Interleaved)]
+    pub order: Order,
     /// A frame not received within this time is lost, e.g. 100ms.
     #[arg(long, default_value = "100ms")]
-    pub timeout: String,
+    pub timeout: DurationArg,
     /// How late a frame may leave before it is postponed to the start of the
     /// next period (default: until its own period ends, so at most one frame
     /// leaves per period and the schedule never bursts to catch up).
     #[arg(long)]
-    pub late_tolerance: Option<String>,
+    pub late_tolerance: Option<DurationArg>,
     /// Count frames whose latency exceeds this, e.g. 30us.
     #[arg(long)]
-    pub threshold: Option<String>,
+    pub threshold: Option<DurationArg>,
     /// Link rate for the wire time C, e.g. 100M, 1G, 10G (default: read from the RX interface).
     #[arg(long)]
-    pub link_speed: Option<String>,
+    pub link_speed: Option<LinkRate>,
     /// Every frame carries an 802.1Q tag (adds 4 bytes to the wire time).
     #[arg(long)]
     pub vlan: bool,
     /// Ethertype of the test frames (0x88B5 IEEE local experimental; 0x6006 as the original paper).
     #[arg(long, default_value = "0x88B5")]
-    pub ethertype: String,
+    pub ethertype: Ethertype,
     /// Frames sent after enabling timestamping and before measuring.
     #[arg(long, default_value_t = 64)]
     pub warmup: u64,
@@ -82,6 +93,61 @@ pub struct MeasureArgs {
     pub ns: crate::shared::netns::NetnsArgs,
 }
 
+/// `--order`: how a run cycles through its payload sizes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Order {
+    Interleaved,
+    Blocks,
+}
+
+impl From<Order> for SizeOrder {
+    fn from(o: Order) -> SizeOrder {
+        match o {
+            Order::Interleaved => SizeOrder::Interleaved,
+            Order::Blocks => SizeOrder::Blocks,
+        }
+    }
+}
+
+impl MeasureArgs {
+    /// What the flags ask to measure, in numbers. Nothing here can fail:
+    /// clap has parsed every value, and the checks that need the
+    /// interfaces or the link are `plan::resolve`'s.
+    pub fn request(&self) -> Request {
+        Request {
+            tx: self.tx.clone(),
+            rx: self.rx.clone(),
+            netns: self.ns.netns.clone(),
+            pattern: self.pattern,
+            pace: match (&self.period, self.rate, &self.load) {
+                (Some(p), _, _) => Pace::Period(p.ns),
+                (None, Some(r), _) => Pace::Rate(r),
+                (None, None, Some(l)) => Pace::Load(l.share),
+                (None, None, None) => Pace::default(),
+            },
+            count: self.count,
+            duration_ns: self.duration.as_ref().map(|d| d.ns),
+            sizes: self.sizes.clone(),
+            order: self.order.into(),
+            timeout_ns: self.timeout.ns,
+            late_tolerance_ns: self.late_tolerance.as_ref().map(|t| t.ns),
+            threshold_ns: self.threshold.as_ref().map(|t| t.ns),
+            link_rate_bps: self.link_speed.as_ref().map(|l| l.bps),
+            vlan: self.vlan,
+            ethertype: self.ethertype.value,
+            warmup: self.warmup,
+            seed: self.seed,
+            tuning: Tuning {
+                cpu: self.cpu,
+                rt_priority: self.rt_priority,
+                lock_memory: !self.no_mlock,
+            },
+            frames: self.frames.clone(),
+            quiet: self.out.quiet,
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct OnewayArgs {
     #[command(flatten)]
@@ -101,4 +167,104 @@ pub struct CalibrateArgs {
     /// Where to save the profile (default: the user's data directory).
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct W {
+        #[command(flatten)]
+        m: MeasureArgs,
+    }
+
+    fn parse(extra: &[&str]) -> Result<MeasureArgs, clap::Error> {
+        let argv = ["misura", "--tx", "p1", "--rx", "p2"];
+        W::try_parse_from(argv.iter().chain(extra)).map(|w| w.m)
+    }
+
+    #[test]
+    fn the_flags_defaults_are_the_requests() {
+        assert_eq!(parse(&[]).unwrap().request(), Request::new("p1", "p2"));
+    }
+
+    #[test]
+    fn values_arrive_as_numbers() {
+        let r = parse(&[
+            "--load",
+            "10%",
+            "--duration",
+            "1.5s",
+            "--timeout",
+            "50ms",
+            "--late-tolerance",
+            "10us",
+            "--threshold",
+            "30us",
+            "--link-speed",
+            "1G",
+            "--ethertype",
+            "6006",
+            "--pattern",
+            "burst:4",
+            "--order",
+            "blocks",
+            "--sizes",
+            "46,1500",
+            "--no-mlock",
+        ])
+        .unwrap()
+        .request();
+        assert_eq!(r.pace, Pace::Load(0.1));
+        assert_eq!(r.duration_ns, Some(1_500_000_000));
+        assert_eq!(r.timeout_ns, 50_000_000);
+        assert_eq!(r.late_tolerance_ns, Some(10_000));
+        assert_eq!(r.threshold_ns, Some(30_000));
+        assert_eq!(r.link_rate_bps, Some(1_000_000_000));
+        assert_eq!(r.ethertype, 0x6006);
+        assert_eq!(r.pattern, Pattern::Burst { frames: 4 });
+        assert_eq!(r.order, SizeOrder::Blocks);
+        assert_eq!(r.sizes, vec![46, 1500]);
+        assert!(!r.tuning.lock_memory);
+        assert_eq!(
+            parse(&["--period", "500us"]).unwrap().request().pace,
+            Pace::Period(500_000)
+        );
+        assert_eq!(
+            parse(&["--rate", "2000"]).unwrap().request().pace,
+            Pace::Rate(2000.0)
+        );
+    }
+
+    #[test]
+    fn malformed_values_are_clap_errors_naming_the_fix() {
+        for (flag, value, says) in [
+            ("--period", "fast", "not a duration"),
+            ("--timeout", "3weeks", "unknown time unit"),
+            ("--ethertype", "0x0100", "≥ 0x0600"),
+            ("--pattern", "bursty", "unknown pattern"),
+            ("--order", "random", "interleaved"),
+            ("--link-speed", "10X", "unknown rate unit"),
+            ("--load", "abc", "not a load"),
+        ] {
+            let e = parse(&[flag, value]).err().expect(flag);
+            assert_eq!(e.exit_code(), 2, "{flag}");
+            assert!(e.to_string().contains(says), "{flag}: {e}");
+        }
+    }
+
+    #[test]
+    fn an_out_of_range_value_keeps_its_params_failure() {
+        // `main` turns this cause into exit code 5, as before clap parsed it.
+        for (flag, value) in [("--load", "150%"), ("--link-speed", "10")] {
+            let e = parse(&[flag, value]).err().expect(flag);
+            let cause = std::error::Error::source(&e).and_then(|c| c.downcast_ref());
+            assert!(
+                matches!(cause, Some(crate::shared::exit::Failure::Params(_))),
+                "{flag} {value}: {e}"
+            );
+        }
+    }
 }

@@ -1,82 +1,14 @@
 //! `misura calibrate`: measure on a cable and save the tester's profile.
 
-use super::CalibrateArgs;
-use crate::commands::oneway::{self, Mode, Outputs};
-use crate::shared::exit::Failure;
+use super::profile::{default_profile_path, prepare, profile_from, save_profile};
+use super::{measure, CalibrateArgs, Mode, Outputs, Request};
 use crate::shared::output::{Finished, RunReport};
 use anyhow::Result;
-use misura_report::{CalibrationProfile, OnewayReport};
+use misura_report::OnewayReport;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-
-/// Default profile location: `$XDG_DATA_HOME/misura/calibration/<netns>-<tx>-<rx>.json`.
-pub fn default_profile_path(netns: Option<&str>, tx: &str, rx: &str) -> PathBuf {
-    let base = dirs::data_dir().unwrap_or_else(|| PathBuf::from("."));
-    let ns = netns
-        .map(|n| n.trim_start_matches('/').replace('/', "_"))
-        .unwrap_or_else(|| "host".into());
-    base.join("misura")
-        .join("calibration")
-        .join(format!("{ns}-{tx}-{rx}.json"))
-}
-
-/// Build the profile from a finished calibration run.
-pub fn profile_from(report: &OnewayReport) -> Option<CalibrationProfile> {
-    let fit = report.internal_fit.as_ref()?;
-    let mut meta = report.meta.clone();
-    meta.format = "misura.calibration".into();
-    Some(CalibrationProfile {
-        meta,
-        host: report.host.clone(),
-        ports: report.ports.clone(),
-        netns: report.config.netns.clone(),
-        ethertype: report.config.ethertype,
-        link: report.config.link,
-        pattern: report.config.pattern,
-        rate_fps: report.config.rate_fps,
-        offered_load: report.config.offered_load,
-        sizes: report.config.sizes.clone(),
-        timestamps: report.timestamps.clone(),
-        user: fit.user.clone(),
-        kernel: fit.kernel.clone(),
-    })
-}
-
-/// Create the profile's directory and check it can be written, before measuring.
-fn prepare(path: &PathBuf) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            Failure::Output(format!(
-                "cannot create {} for the calibration profile: {e}; choose --profile FILE",
-                dir.display()
-            ))
-        })?;
-    }
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| {
-            Failure::Output(format!(
-                "cannot write the calibration profile {}: {e}; choose --profile FILE",
-                path.display()
-            ))
-        })?;
-    Ok(())
-}
-
-pub fn save_profile(p: &CalibrationProfile, path: &PathBuf) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    let mut f = std::fs::File::create(&tmp)
-        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", tmp.display())))?;
-    misura_report::write_json(p, &mut f)?;
-    f.flush()?;
-    std::fs::rename(&tmp, path)
-        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())))?;
-    Ok(())
-}
 
 /// A calibration run's report and the profile it saved: printed as the
 /// one-way report followed by how to use the profile.
@@ -125,17 +57,20 @@ impl RunReport for CalibrationRun {
     }
 }
 
-/// Run a calibration. No profile is written from partial data (an
-/// interrupted run) or when the fit failed.
-pub fn calibrate(args: &CalibrateArgs, stop: &Arc<AtomicUsize>) -> Result<CalibrationRun> {
-    let path = args.profile.clone().unwrap_or_else(|| {
-        default_profile_path(args.m.ns.netns.as_deref(), &args.m.tx, &args.m.rx)
-    });
+/// Run a calibration, saving the profile at `profile` (default: the user's
+/// data directory). No profile is written from partial data (an interrupted
+/// run) or when the fit failed.
+pub fn calibrate(
+    req: &Request,
+    profile: Option<PathBuf>,
+    stop: &Arc<AtomicUsize>,
+) -> Result<CalibrationRun> {
+    let path =
+        profile.unwrap_or_else(|| default_profile_path(req.netns.as_deref(), &req.tx, &req.rx));
     let existed = path.exists();
     prepare(&path)?;
-    let mut outputs = Outputs::open(&args.m)?;
-    let measured = oneway::measure(&args.m, Mode::Calibrate, None, &mut outputs, stop);
-    let report = match measured {
+    let mut outputs = Outputs::open(req)?;
+    let report = match measure(req, Mode::Calibrate, None, &mut outputs, stop) {
         Ok(r) => r,
         Err(e) => {
             if !existed {
@@ -156,11 +91,9 @@ pub fn calibrate(args: &CalibrateArgs, stop: &Arc<AtomicUsize>) -> Result<Calibr
     }
     let ports = format!(
         "--tx {} --rx {}{}",
-        args.m.tx,
-        args.m.rx,
-        args.m
-            .ns
-            .netns
+        req.tx,
+        req.rx,
+        req.netns
             .as_deref()
             .map(|n| format!(" --netns {n}"))
             .unwrap_or_default()
@@ -174,5 +107,9 @@ pub fn calibrate(args: &CalibrateArgs, stop: &Arc<AtomicUsize>) -> Result<Calibr
 
 /// `misura calibrate`.
 pub fn run(args: &CalibrateArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    Ok(Finished::ok(calibrate(args, stop)?))
+    Ok(Finished::ok(calibrate(
+        &args.m.request(),
+        args.profile.clone(),
+        stop,
+    )?))
 }

@@ -15,8 +15,7 @@
 use anyhow::{Context, Result};
 use crossbeam_queue::ArrayQueue;
 use misura_measure::oneway_session::{
-    classify, Classified, OnewayCounters, OnewayPlan, OnewaySession, RxMeta, MEASURE_STREAM,
-    WARMUP_STREAM,
+    OnewayCounters, OnewayPlan, OnewaySession, RxMeta, MEASURE_STREAM,
 };
 use misura_measure::FrameRecord;
 use misura_sys::clock::realtime_ns;
@@ -25,7 +24,8 @@ use misura_wire::ethernet;
 use misura_wire::probe::{ProbeHeader, ProbeRepr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-const BUF_LEN: usize = 16 * 1024;
+/// Room for any frame the ports can deliver, jumbo frames included.
+pub(super) const BUF_LEN: usize = 16 * 1024;
 
 /// The two ports.
 pub struct Ports {
@@ -40,7 +40,7 @@ pub struct Frames {
 }
 
 impl Frames {
-    fn patch(&mut self, si: usize, stream: u16, seq: u64) -> &mut [u8] {
+    pub(super) fn patch(&mut self, si: usize, stream: u16, seq: u64) -> &mut [u8] {
         let h = self.eth_header_len;
         let buf = &mut self.bytes[si];
         let mut probe = ProbeHeader::new_unchecked(&mut buf[h..]);
@@ -55,108 +55,6 @@ impl Frames {
 pub enum Stop {
     Finished,
     Signal(i32),
-}
-
-/// The outcome of the warm-up.
-#[derive(Clone, Debug, Default)]
-pub struct Warmup {
-    pub sent: u64,
-    pub received: u64,
-    pub rx_unstamped: u64,
-    pub tx_unstamped: u64,
-    /// The last frames of the warm-up all had kernel RX / TX stamps.
-    pub rx_stamps_settled: bool,
-    pub tx_stamps_settled: bool,
-}
-
-/// Send warm-up frames one at a time until kernel stamps appear steadily
-/// (the first frames after a socket enables timestamping can arrive
-/// unstamped), at most `max_frames`, waiting up to 50 ms for each.
-pub fn warm_up(
-    ports: &Ports,
-    frames: &mut Frames,
-    plan: &OnewayPlan,
-    want: u64,
-    stop: &AtomicUsize,
-) -> Result<Warmup> {
-    let mut w = Warmup::default();
-    let mut buf = vec![0u8; BUF_LEN];
-    let settle = 8u64;
-    let (mut rx_run, mut tx_run) = (0u64, 0u64);
-    let max_frames = want.max(settle) * 4;
-    let mut seq = 0u64;
-    while seq < max_frames && stop.load(Ordering::Relaxed) == 0 {
-        if seq >= want && rx_run >= settle && (tx_run >= settle || !plan.expect_tx_stamp) {
-            break;
-        }
-        let frame = frames.patch(0, WARMUP_STREAM, seq);
-        while !ports.tx.send(frame).context("sending a warm-up frame")? {
-            std::hint::spin_loop();
-        }
-        w.sent += 1;
-        let deadline = realtime_ns() + 50_000_000;
-        let (mut got_rx, mut got_tx) = (false, !plan.expect_tx_stamp);
-        let (mut rx_stamped, mut tx_stamped) = (false, false);
-        while (!got_rx || !got_tx) && realtime_ns() < deadline {
-            if !got_tx {
-                if let Some(st) = ports
-                    .tx
-                    .recv_tx_timestamp(&mut buf)
-                    .context("reading the TX timestamp")?
-                {
-                    got_tx = true;
-                    tx_stamped = st.software_ns.is_some() || st.hardware_ns.is_some();
-                }
-            }
-            if !got_rx {
-                if let Some(meta) = ports
-                    .rx
-                    .recv(&mut buf)
-                    .context("receiving a warm-up frame")?
-                {
-                    let n = meta.len.min(buf.len());
-                    if let Classified::Probe {
-                        stream: WARMUP_STREAM,
-                        seq: s,
-                    } = classify(&buf[..n], plan.ethertype, plan.session_id)
-                    {
-                        if s == seq {
-                            got_rx = true;
-                            rx_stamped = meta.software_ns.is_some();
-                        }
-                    }
-                }
-            }
-            std::thread::yield_now();
-        }
-        if got_rx {
-            w.received += 1;
-            if rx_stamped {
-                rx_run += 1;
-            } else {
-                // The kernel turns RX stamping on through deferred work; give
-                // it a moment rather than burning the warm-up budget.
-                w.rx_unstamped += 1;
-                rx_run = 0;
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-        }
-        if plan.expect_tx_stamp {
-            if tx_stamped {
-                tx_run += 1;
-            } else {
-                w.tx_unstamped += 1;
-                tx_run = 0;
-            }
-        }
-        seq += 1;
-    }
-    w.rx_stamps_settled = rx_run >= settle;
-    w.tx_stamps_settled = tx_run >= settle;
-    // Anything still queued belongs to the warm-up.
-    while ports.rx.recv(&mut buf)?.is_some() {}
-    while ports.tx.recv_tx_timestamp(&mut buf)?.is_some() {}
-    Ok(w)
 }
 
 /// Run the measurement. Completed frame records go to `out`; when it is full

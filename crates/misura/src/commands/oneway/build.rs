@@ -1,0 +1,243 @@
+//! Building the report once the loop is over: what the run warns about, the
+//! latencies overall and per payload size, the fits, the timestamp sources
+//! actually used, and the frame accounting.
+
+use super::analysis::{Analysis, Group};
+use super::engine::Stop;
+use super::plan::Resolved;
+use super::ports::Stamping;
+use super::profile::{self, Calibration};
+use super::warmup::Warmup;
+use super::{fit, Mode};
+use crate::shared::meta::meta;
+use misura_measure::oneway_session::OnewayCounters;
+use misura_report::*;
+use misura_stats::Summary;
+use std::path::PathBuf;
+
+/// Everything a run produced, for its report.
+pub struct Measured<'a> {
+    pub mode: Mode,
+    pub resolved: Resolved,
+    pub calibration: Option<&'a Calibration>,
+    pub calibration_use: Option<CalibrationUse>,
+    pub started_at: String,
+    pub ports: Vec<PortInfo>,
+    pub stamping: Stamping,
+    /// Kernel TX stamps were waited for (granted, and seen in the warm-up).
+    pub expect_tx_stamp: bool,
+    pub warm: Warmup,
+    pub tuning: LoopTuning,
+    pub analysis: Analysis,
+    pub counters: OnewayCounters,
+    pub stop: Stop,
+    /// The loop's error, when it failed.
+    pub loop_error: Option<String>,
+    pub frames_file: Option<PathBuf>,
+}
+
+impl Measured<'_> {
+    /// Received frames that lack a kernel TX stamp, counted only where TX
+    /// stamps were waited for.
+    fn tx_stamp_missing(&self) -> u64 {
+        if self.expect_tx_stamp {
+            self.analysis.tx_stamp_missing
+        } else {
+            0
+        }
+    }
+}
+
+/// The run's report; `warnings` holds those found before the loop ran.
+pub fn report(m: Measured, mut warnings: Vec<String>) -> OnewayReport {
+    let cfg = &m.resolved.config;
+    let a = &m.analysis;
+    let host =
+        crate::shared::host::fingerprint_with_interfaces(m.tuning.clone(), &[&cfg.tx, &cfg.rx]);
+    warn_after_run(&m, &host, &mut warnings);
+    let internal_fit = match m.mode {
+        Mode::Calibrate => fit::internal_fit(a, cfg, &mut warnings),
+        Mode::Oneway => None,
+    };
+    let sut = m.calibration.map(|_| fit::sut_fit(a, cfg));
+    let timestamps = timestamps(&m);
+    if let Some(c) = m.calibration {
+        profile::check_timestamps(c, &timestamps, &mut warnings);
+    }
+    let (complete, stop_reason) = match (&m.loop_error, m.stop) {
+        (Some(e), _) => (false, format!("error: {e}")),
+        (None, Stop::Signal(s)) => (false, format!("interrupted by signal {s}; partial results")),
+        (None, Stop::Finished) => (true, "finished".to_string()),
+    };
+    let (format, mode) = match m.mode {
+        Mode::Calibrate => ("misura.calibration-run", "calibrate"),
+        Mode::Oneway => ("misura.oneway", "oneway"),
+    };
+    let per_size = per_size(a, cfg);
+    let overall = latencies(&a.overall);
+    let totals = totals(&m);
+    let loop_stats = loop_stats(&m.counters, a);
+    OnewayReport {
+        meta: meta(format, m.started_at),
+        mode: mode.into(),
+        complete,
+        stop_reason,
+        host,
+        ports: m.ports,
+        timestamps,
+        totals,
+        loop_stats,
+        overall,
+        per_size,
+        internal_fit,
+        calibration: m.calibration_use,
+        sut,
+        frames_file: m.frames_file.map(|p| p.display().to_string()),
+        warnings,
+        config: m.resolved.config,
+    }
+}
+
+/// What the run itself tells about the set-up and the figures.
+fn warn_after_run(m: &Measured, host: &HostFingerprint, warnings: &mut Vec<String>) {
+    let (cfg, a, c) = (&m.resolved.config, &m.analysis, &m.counters);
+    if cfg.link_speed_source == "interface"
+        && [&m.resolved.tx, &m.resolved.rx]
+            .iter()
+            .any(|i| i.driver.as_deref() == Some("veth"))
+    {
+        warnings.push(format!(
+            "veth reports {} Mb/s but serialises nothing: the wire time C is a model here, not a physical delay (give --link-speed to model a real link)",
+            cfg.link.rate_bps / 1_000_000
+        ));
+    }
+    warnings.extend(
+        crate::shared::host::warnings(host)
+            .iter()
+            .map(|w| w.to_string()),
+    );
+    if let Some(e) = &a.frames_error {
+        warnings.push(format!("writing the per-frame log failed: {e}"));
+    }
+    let tx_missing = m.tx_stamp_missing();
+    if tx_missing > 0 || (m.stamping.rx.software_rx && a.rx_stamp_missing > 0) {
+        warnings.push(format!(
+            "{} received frames lack a kernel TX stamp and {} a kernel RX stamp: kernel latency covers only the stamped frames",
+            tx_missing, a.rx_stamp_missing
+        ));
+    }
+    if let Some(med) = a.overall.bul.quantile(0.5) {
+        if med < 0 {
+            warnings.push(format!(
+                "the best-case bound Bul = RX1 − TX2 is negative (median {:.3} µs): frames were already queued when the loop polled, as on veth where delivery completes inside send(); the window is loose here and the kernel stamps are the tighter one-way figure",
+                med as f64 / 1000.0
+            ));
+        }
+    }
+    if c.tx_stamps_again > 0 {
+        warnings.push(format!(
+            "{} extra kernel TX stamps: frames were stamped again by another transmitting device inside this host (the SUT is software here, e.g. a veth behind a bridge); the first stamp, at the TX port, is used",
+            c.tx_stamps_again
+        ));
+    }
+    if c.postponed > 0 {
+        warnings.push(format!(
+            "{} frames were postponed to the next period (the loop came round late): the host could not keep the schedule",
+            c.postponed
+        ));
+    }
+}
+
+/// The timestamp sources asked for, granted and used.
+fn timestamps(m: &Measured) -> TimestampInfo {
+    let s = &m.stamping;
+    let mut sources_used = Vec::new();
+    if s.hardware_asked && (s.tx.hardware_tx || s.rx.hardware_rx) {
+        sources_used.push("NIC hardware".to_string());
+    }
+    if m.expect_tx_stamp || s.rx.software_rx {
+        sources_used.push("kernel software".to_string());
+    }
+    sources_used.push("user clock".to_string());
+    TimestampInfo {
+        timescale: "CLOCK_REALTIME, integer ns".into(),
+        user_clock: "CLOCK_REALTIME (clock_gettime, vDSO)".into(),
+        kernel_software_tx: m.expect_tx_stamp && s.tx.software_tx,
+        kernel_software_rx: s.rx.software_rx,
+        hardware_tx: s.tx.hardware_tx,
+        hardware_rx: s.rx.hardware_rx,
+        hardware_note: s.hardware_note.clone(),
+        warmup_frames: m.warm.sent,
+        warmup_unstamped_rx: m.warm.rx_unstamped,
+        warmup_unstamped_tx: m.warm.tx_unstamped,
+        sources_used,
+    }
+}
+
+fn totals(m: &Measured) -> Totals {
+    let (a, c) = (&m.analysis, &m.counters);
+    Totals {
+        sent: c.sent,
+        received: a.received,
+        lost: a.overall.lost,
+        duplicates: c.duplicates,
+        late: c.late,
+        reordered: c.reordered,
+        foreign_frames: c.foreign + c.unknown,
+        malformed_frames: c.malformed,
+        postponed: c.postponed,
+        skipped_slots: c.skipped_slots,
+        send_retries: c.send_retries,
+        tx_stamp_missing: m.tx_stamp_missing(),
+        rx_stamp_missing: a.rx_stamp_missing,
+        tx_stamps_again: c.tx_stamps_again,
+        stalls: c.stalls,
+    }
+}
+
+fn loop_stats(c: &OnewayCounters, a: &Analysis) -> LoopStats {
+    let elapsed_s = (c.ended_ns - c.started_ns).max(0) as f64 / 1e9;
+    let send_span_s = (c.last_send_ns - c.started_ns).max(1) as f64 / 1e9;
+    LoopStats {
+        elapsed_s,
+        achieved_rate_fps: c.sent as f64 / send_span_s,
+        tx_window: snap(&a.tx_window),
+        rx_window: snap(&a.rx_window),
+    }
+}
+
+fn per_size(a: &Analysis, cfg: &OnewayConfig) -> Vec<SizeResult> {
+    cfg.sizes
+        .iter()
+        .zip(&a.per_size)
+        .map(|(&p, g)| SizeResult {
+            payload_bytes: p,
+            frame_bytes: cfg.link.frame_bytes(p),
+            wire_time_ns: cfg.link.wire_time_ns(p),
+            sent: g.sent,
+            received: g.sent - g.lost,
+            lost: g.lost,
+            latency: latencies(g),
+            histogram_mul: g.mul.log_histogram(10),
+            histogram_kernel: g.kernel.log_histogram(10),
+        })
+        .collect()
+}
+
+fn snap(s: &Summary) -> Option<misura_stats::SummarySnapshot> {
+    (s.count() > 0).then(|| s.snapshot())
+}
+
+fn latencies(g: &Group) -> Latencies {
+    Latencies {
+        mul: g.mul.snapshot(),
+        bul: g.bul.snapshot(),
+        wul: g.wul.snapshot(),
+        kernel: snap(&g.kernel),
+        hardware: snap(&g.hardware),
+        mil: snap(&g.mil),
+        kernel_internal: snap(&g.kernel_internal),
+        msl: snap(&g.msl),
+        kernel_sut: snap(&g.kernel_sut),
+    }
+}

@@ -1,0 +1,313 @@
+//! What to measure, in two steps (ripgrep's LowArgs → HiArgs): the
+//! [`Request`] holds the flags as numbers (or what `misura demo` asks for),
+//! and [`resolve`] checks it against the interfaces and the link into the
+//! run's configuration: the payload sizes P, the link model for the wire
+//! time C, the period and the offered load Γ. The configuration is what the
+//! result records as `config`.
+
+use super::tuning::Tuning;
+use super::{Mode, SEED_SIZES};
+use crate::shared::exit::Failure;
+use anyhow::Result;
+use misura_measure::oneway_session::OnewayPlan;
+use misura_measure::{LinkModel, Pattern, SizeOrder};
+use misura_report::OnewayConfig;
+use misura_sys::iface::InterfaceInfo;
+use std::path::PathBuf;
+
+const DEFAULT_RATE: f64 = 1000.0;
+const DEFAULT_COUNT: u64 = 10_000;
+
+/// How fast frames are offered: one of `--period`, `--rate`, `--load`.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Pace {
+    /// A sending period in ns.
+    Period(i64),
+    /// Frames per second (periods per second for bursts).
+    Rate(f64),
+    /// Offered load Γ as a share of the link capacity.
+    Load(f64),
+}
+
+impl Default for Pace {
+    fn default() -> Pace {
+        Pace::Rate(DEFAULT_RATE)
+    }
+}
+
+/// A measurement as asked for, before any interface is looked at.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    pub tx: String,
+    pub rx: String,
+    pub netns: Option<String>,
+    pub pattern: Pattern,
+    pub pace: Pace,
+    pub count: Option<u64>,
+    pub duration_ns: Option<i64>,
+    /// Payload sizes P; empty for the mode's default.
+    pub sizes: Vec<usize>,
+    pub order: SizeOrder,
+    pub timeout_ns: i64,
+    /// `None`: until the frame's own period ends.
+    pub late_tolerance_ns: Option<i64>,
+    pub threshold_ns: Option<i64>,
+    /// `None`: read from the interfaces.
+    pub link_rate_bps: Option<u64>,
+    pub vlan: bool,
+    pub ethertype: u16,
+    pub warmup: u64,
+    pub seed: u64,
+    pub tuning: Tuning,
+    /// The per-frame log.
+    pub frames: Option<PathBuf>,
+    /// No progress on stderr.
+    pub quiet: bool,
+}
+
+impl Request {
+    /// The defaults of `misura oneway --tx TX --rx RX`.
+    pub fn new(tx: &str, rx: &str) -> Request {
+        Request {
+            tx: tx.into(),
+            rx: rx.into(),
+            netns: None,
+            pattern: Pattern::Periodic,
+            pace: Pace::default(),
+            count: None,
+            duration_ns: None,
+            sizes: Vec::new(),
+            order: SizeOrder::Interleaved,
+            timeout_ns: 100_000_000,
+            late_tolerance_ns: None,
+            threshold_ns: None,
+            link_rate_bps: None,
+            vlan: false,
+            ethertype: misura_wire::ETHERTYPE_MISURA,
+            warmup: 64,
+            seed: 1,
+            tuning: Tuning {
+                cpu: None,
+                rt_priority: None,
+                lock_memory: true,
+            },
+            frames: None,
+            quiet: false,
+        }
+    }
+}
+
+/// Everything resolved before the ports are opened.
+pub struct Resolved {
+    pub config: OnewayConfig,
+    pub tx: InterfaceInfo,
+    pub rx: InterfaceInfo,
+    pub expected_frames: Option<u64>,
+}
+
+/// Check the request against the interfaces and the link.
+pub fn resolve(req: &Request, default_sizes: &[usize], mode: Mode) -> Result<Resolved> {
+    check_alone(req)?;
+    let tx = interface(&req.tx)?;
+    let rx = interface(&req.rx)?;
+    let sizes = payload_sizes(req, default_sizes, mode, tx.mtu.min(rx.mtu) as usize)?;
+    let (rate_bps, link_speed_source) = match req.link_rate_bps {
+        Some(bps) => (bps, "--link-speed"),
+        None => (interface_rate_bps(req, &tx, &rx)?, "interface"),
+    };
+    let link = LinkModel::new(rate_bps, req.vlan);
+    let fpp = req.pattern.frames_per_period();
+    let period_ns = period_ns(req.pace, &link, &sizes, fpp)?;
+    let offered_load = offered_load(&link, &sizes, period_ns, fpp)?;
+    let rate_fps = 1e9 * fpp as f64 / period_ns as f64;
+    let count = match (req.count, req.duration_ns) {
+        (Some(n), _) => Some(n),
+        (None, Some(_)) => None,
+        (None, None) => Some(DEFAULT_COUNT),
+    };
+    let expected_frames =
+        count.or_else(|| req.duration_ns.map(|d| (d as f64 / 1e9 * rate_fps) as u64));
+    let session_id =
+        (misura_sys::clock::realtime_ns() as u64 ^ (std::process::id() as u64) << 16) as u32;
+    Ok(Resolved {
+        config: OnewayConfig {
+            tx: req.tx.clone(),
+            rx: req.rx.clone(),
+            netns: req.netns.clone(),
+            ethertype: req.ethertype,
+            session_id,
+            pattern: req.pattern,
+            period_ns,
+            rate_fps,
+            offered_load,
+            count,
+            duration_s: req.duration_ns.map(|d| d as f64 / 1e9),
+            sizes,
+            order: req.order,
+            timeout_ns: req.timeout_ns,
+            // The paper's rule: a frame that cannot leave within its own
+            // period goes at the start of the next one.
+            late_tolerance_ns: req.late_tolerance_ns.unwrap_or(period_ns - 1),
+            threshold_ns: req.threshold_ns,
+            link,
+            link_speed_source: link_speed_source.to_string(),
+            warmup: req.warmup,
+            seed: req.seed,
+        },
+        tx,
+        rx,
+        expected_frames,
+    })
+}
+
+/// The checks that need no interface.
+fn check_alone(req: &Request) -> Result<(), Failure> {
+    if req.timeout_ns <= 0 {
+        return Err(Failure::Usage("--timeout must be positive".into()));
+    }
+    if req.tx == req.rx {
+        return Err(Failure::Usage(format!(
+            "--tx and --rx are both `{}`: the method needs two ports (use the lab: misura lab up)",
+            req.tx
+        )));
+    }
+    if req.count == Some(0) {
+        return Err(Failure::Usage("--count must be at least 1".into()));
+    }
+    Ok(())
+}
+
+fn interface(name: &str) -> Result<InterfaceInfo> {
+    let info = misura_sys::iface::interface_info(name)?;
+    if !info.admin_up || !info.oper_up {
+        return Err(misura_sys::SysError::InterfaceDown {
+            name: name.to_string(),
+        }
+        .into());
+    }
+    Ok(info)
+}
+
+/// The payload sizes P, each between the probe header and the MTU.
+fn payload_sizes(
+    req: &Request,
+    default_sizes: &[usize],
+    mode: Mode,
+    mtu: usize,
+) -> Result<Vec<usize>, Failure> {
+    let sizes: Vec<usize> = if req.sizes.is_empty() {
+        default_sizes.to_vec()
+    } else {
+        req.sizes.clone()
+    };
+    for &p in &sizes {
+        if p < misura_wire::probe::HEADER_LEN {
+            return Err(Failure::Params(format!(
+                "payload size {p} is below misura's {}-byte probe header: use at least {} (46 fills the 64-byte minimum frame)",
+                misura_wire::probe::HEADER_LEN,
+                misura_wire::probe::HEADER_LEN
+            )));
+        }
+        if p > mtu || p > misura_wire::probe::MAX_PAYLOAD {
+            return Err(Failure::Params(format!(
+                "payload size {p} is over the MTU ({mtu} bytes on {}/{}): use sizes up to {mtu}, or raise the MTU (ip link set {} mtu 9000)",
+                req.tx, req.rx, req.tx
+            )));
+        }
+    }
+    if mode == Mode::Calibrate && sizes.len() < 7 {
+        return Err(Failure::Params(format!(
+            "calibration needs at least 7 payload sizes for a trustworthy fit, got {}: omit --sizes for the seed's {:?}",
+            sizes.len(),
+            SEED_SIZES
+        )));
+    }
+    Ok(sizes)
+}
+
+/// The link rate the interfaces report (the RX port's first).
+fn interface_rate_bps(
+    req: &Request,
+    tx: &InterfaceInfo,
+    rx: &InterfaceInfo,
+) -> Result<u64, Failure> {
+    match rx.speed_mbps.or(tx.speed_mbps) {
+        Some(mbps) if mbps > 0 => Ok(mbps * 1_000_000),
+        _ => Err(Failure::Params(format!(
+            "cannot read the link speed of {} (the driver does not report it): give it with --link-speed, e.g. --link-speed 1G",
+            req.rx
+        ))),
+    }
+}
+
+/// The sending period: given, from the rate, or from the offered load Γ.
+fn period_ns(pace: Pace, link: &LinkModel, sizes: &[usize], fpp: u32) -> Result<i64, Failure> {
+    let period_ns = match pace {
+        Pace::Period(ns) => ns,
+        Pace::Rate(r) => {
+            if !(r > 0.0 && r.is_finite()) {
+                return Err(Failure::Params(format!(
+                    "--rate {r} must be a positive number of frames per second"
+                )));
+            }
+            (1e9 * fpp as f64 / r).round() as i64
+        }
+        Pace::Load(gamma) => link
+            .period_for_load(sizes, gamma)
+            .map(|p| p * fpp as i64)
+            .unwrap_or(1),
+    };
+    if period_ns < 1 {
+        return Err(Failure::Params("the period must be at least 1 ns".into()));
+    }
+    Ok(period_ns)
+}
+
+/// The offered load Γ of this period, refused over the link's capacity.
+fn offered_load(
+    link: &LinkModel,
+    sizes: &[usize],
+    period_ns: i64,
+    fpp: u32,
+) -> Result<f64, Failure> {
+    let offered_load = link.load_of_period(sizes, period_ns, fpp);
+    if offered_load > 1.0 {
+        let max_fps = sizes
+            .iter()
+            .map(|&p| link.max_frame_rate(p))
+            .fold(f64::INFINITY, f64::min);
+        return Err(Failure::Params(format!(
+            "{:.0} frames/s offers {:.0} % of the {} Mb/s link, more than it carries: use at most {:.0} frames/s for these sizes (or --load 50%)",
+            1e9 * fpp as f64 / period_ns as f64,
+            offered_load * 100.0,
+            link.rate_bps / 1_000_000,
+            max_fps
+        )));
+    }
+    Ok(offered_load)
+}
+
+/// The one-way session's plan for this configuration.
+pub fn session_plan(r: &Resolved, expect_tx_stamp: bool) -> OnewayPlan {
+    let cfg = &r.config;
+    OnewayPlan {
+        session_id: cfg.session_id,
+        ethertype: cfg.ethertype,
+        sizes: cfg.sizes.clone(),
+        order: cfg.order,
+        vlan: cfg.link.vlan,
+        pattern: cfg.pattern,
+        period_ns: cfg.period_ns,
+        late_tolerance_ns: cfg.late_tolerance_ns,
+        seed: cfg.seed,
+        start_delay_ns: 1_000_000,
+        count: cfg.count,
+        duration_ns: cfg.duration_s.map(|d| (d * 1e9) as i64),
+        expected_frames: r.expected_frames,
+        timeout_ns: cfg.timeout_ns,
+        expect_tx_stamp,
+        // Room for every frame in flight within the timeout, twice over.
+        ring_capacity: ((cfg.rate_fps * cfg.timeout_ns as f64 / 1e9 * 2.0) as usize)
+            .clamp(1024, 1 << 18),
+    }
+}

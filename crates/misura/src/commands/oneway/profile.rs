@@ -1,0 +1,184 @@
+//! The calibration profile (seed 000): the tester's internal latency line
+//! Amil(P) = α + β·P, fitted by `misura calibrate` on a cable and used by
+//! `misura oneway --calibration` to take the tester out of the SUT latency
+//! Msl. Where it is kept, how it is made from a run, saved and read, and
+//! whether it fits the set-up it is used on.
+
+use crate::shared::exit::Failure;
+use crate::shared::host::fingerprint;
+use anyhow::Result;
+use misura_report::{
+    CalibrationProfile, CalibrationUse, LoopTuning, OnewayConfig, OnewayReport, PortInfo,
+    TimestampInfo, FORMAT_VERSION,
+};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A calibration profile and where it came from.
+pub struct Calibration {
+    pub path: PathBuf,
+    pub profile: CalibrationProfile,
+    pub accept_mismatch: bool,
+}
+
+impl Calibration {
+    pub fn read(path: &Path, accept_mismatch: bool) -> Result<Calibration> {
+        Ok(Calibration {
+            path: path.to_path_buf(),
+            profile: read_profile(path)?,
+            accept_mismatch,
+        })
+    }
+}
+
+/// Default profile location: `$XDG_DATA_HOME/misura/calibration/<netns>-<tx>-<rx>.json`.
+pub fn default_profile_path(netns: Option<&str>, tx: &str, rx: &str) -> PathBuf {
+    let base = dirs::data_dir().unwrap_or_else(|| PathBuf::from("."));
+    let ns = netns
+        .map(|n| n.trim_start_matches('/').replace('/', "_"))
+        .unwrap_or_else(|| "host".into());
+    base.join("misura")
+        .join("calibration")
+        .join(format!("{ns}-{tx}-{rx}.json"))
+}
+
+/// Build the profile from a finished calibration run.
+pub fn profile_from(report: &OnewayReport) -> Option<CalibrationProfile> {
+    let fit = report.internal_fit.as_ref()?;
+    let mut meta = report.meta.clone();
+    meta.format = "misura.calibration".into();
+    Some(CalibrationProfile {
+        meta,
+        host: report.host.clone(),
+        ports: report.ports.clone(),
+        netns: report.config.netns.clone(),
+        ethertype: report.config.ethertype,
+        link: report.config.link,
+        pattern: report.config.pattern,
+        rate_fps: report.config.rate_fps,
+        offered_load: report.config.offered_load,
+        sizes: report.config.sizes.clone(),
+        timestamps: report.timestamps.clone(),
+        user: fit.user.clone(),
+        kernel: fit.kernel.clone(),
+    })
+}
+
+/// Create the profile's directory and check it can be written, before measuring.
+pub fn prepare(path: &PathBuf) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Failure::Output(format!(
+                "cannot create {} for the calibration profile: {e}; choose --profile FILE",
+                dir.display()
+            ))
+        })?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| {
+            Failure::Output(format!(
+                "cannot write the calibration profile {}: {e}; choose --profile FILE",
+                path.display()
+            ))
+        })?;
+    Ok(())
+}
+
+pub fn save_profile(p: &CalibrationProfile, path: &PathBuf) -> Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let mut f = std::fs::File::create(&tmp)
+        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", tmp.display())))?;
+    misura_report::write_json(p, &mut f)?;
+    f.flush()?;
+    std::fs::rename(&tmp, path)
+        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())))?;
+    Ok(())
+}
+
+pub fn read_profile(path: &Path) -> Result<CalibrationProfile> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Failure::Profile(format!(
+            "cannot read calibration profile {}: {e}; run `misura calibrate` first",
+            path.display()
+        ))
+    })?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| Failure::Profile(format!("{} is not JSON: {e}", path.display())))?;
+    if v.get("format").and_then(|f| f.as_str()) != Some("misura.calibration") {
+        return Err(Failure::Profile(format!(
+            "{} is not a misura calibration profile",
+            path.display()
+        ))
+        .into());
+    }
+    let ver = v
+        .get("format_version")
+        .and_then(|f| f.as_u64())
+        .unwrap_or(0);
+    if ver > FORMAT_VERSION as u64 {
+        return Err(Failure::Profile(format!(
+            "{} has format version {ver}, newer than this misura understands ({FORMAT_VERSION}): upgrade misura",
+            path.display()
+        ))
+        .into());
+    }
+    serde_json::from_value(v)
+        .map_err(|e| Failure::Profile(format!("{} is damaged: {e}", path.display())).into())
+}
+
+/// Check the profile against this set-up (host, ports, ethertype, link):
+/// a mismatch fails unless accepted, and is then a warning.
+pub fn check(
+    c: &Calibration,
+    cfg: &OnewayConfig,
+    ports: &[PortInfo],
+    warnings: &mut Vec<String>,
+) -> Result<CalibrationUse> {
+    let host_now = fingerprint(LoopTuning::default());
+    let mism = c
+        .profile
+        .mismatches(&host_now, ports, cfg.ethertype, &cfg.link);
+    if !mism.is_empty() && !c.accept_mismatch {
+        return Err(Failure::Profile(format!(
+            "calibration profile {} was made on another set-up: {}. Calibrate this set-up (misura calibrate --tx {} --rx {}), or pass --accept-profile-mismatch to use it anyway",
+            c.path.display(),
+            mism.join("; "),
+            cfg.tx,
+            cfg.rx
+        ))
+        .into());
+    }
+    for x in &mism {
+        warnings.push(format!("calibration profile mismatch: {x}"));
+    }
+    Ok(CalibrationUse {
+        profile: c.path.display().to_string(),
+        created_at: c.profile.meta.started_at.clone(),
+        user: c.profile.user.clone(),
+        kernel: c.profile.kernel.clone(),
+        mismatches: mism,
+    })
+}
+
+/// Warn when this run's timestamp sources differ from the profile's: a
+/// source the profile lacks has no Amil line to correct it.
+pub fn check_timestamps(c: &Calibration, now: &TimestampInfo, warnings: &mut Vec<String>) {
+    let t = &c.profile.timestamps;
+    let sources = |t: &TimestampInfo| {
+        (
+            t.kernel_software_tx,
+            t.kernel_software_rx,
+            t.hardware_tx,
+            t.hardware_rx,
+        )
+    };
+    if sources(t) != sources(now) {
+        warnings.push(format!(
+            "calibration profile mismatch: it was made with timestamps (kernel TX {}, kernel RX {}, hardware TX {}, RX {}), this run has ({}, {}, {}, {}); figures from a source the profile lacks are not corrected",
+            t.kernel_software_tx, t.kernel_software_rx, t.hardware_tx, t.hardware_rx, now.kernel_software_tx, now.kernel_software_rx, now.hardware_tx, now.hardware_rx
+        ));
+    }
+}
