@@ -1,5 +1,5 @@
 //! Command-line flags. Parsing here only checks shapes; values are resolved
-//! against the interfaces and the link later (`oneway::resolve`).
+//! against the interfaces and the link later (`oneway::plan::resolve`).
 
 use crate::commands::clock::ClockCommand;
 use crate::commands::demo::DemoArgs;

@@ -113,7 +113,7 @@ pub fn resolve(req: &Request, default_sizes: &[usize], mode: Mode) -> Result<Res
     let sizes = payload_sizes(req, default_sizes, mode, tx.mtu.min(rx.mtu) as usize)?;
     let (rate_bps, link_speed_source) = match req.link_rate_bps {
         Some(bps) => (bps, "--link-speed"),
-        None => (interface_rate_bps(req, &tx, &rx)?, "interface"),
+        None => (interface_link_rate(req, &tx, &rx)?, "interface"),
     };
     let link = LinkModel::new(rate_bps, req.vlan);
     let fpp = req.pattern.frames_per_period();
@@ -226,7 +226,7 @@ fn payload_sizes(
 }
 
 /// The link rate the interfaces report (the RX port's first).
-fn interface_rate_bps(
+fn interface_link_rate(
     req: &Request,
     tx: &InterfaceInfo,
     rx: &InterfaceInfo,
@@ -309,5 +309,83 @@ pub fn session_plan(r: &Resolved, expect_tx_stamp: bool) -> OnewayPlan {
         // Room for every frame in flight within the timeout, twice over.
         ring_capacity: ((cfg.rate_fps * cfg.timeout_ns as f64 / 1e9 * 2.0) as usize)
             .clamp(1024, 1 << 18),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIGABIT: LinkModel = LinkModel {
+        rate_bps: 1_000_000_000,
+        vlan: false,
+    };
+
+    #[test]
+    fn the_period_comes_from_the_rate_or_the_offered_load() {
+        assert_eq!(
+            period_ns(Pace::Rate(2000.0), &GIGABIT, &[46], 1).unwrap(),
+            500_000
+        );
+        // A burst of 4 at 1000 periods/s: one period per 4 frames.
+        assert_eq!(
+            period_ns(Pace::Rate(1000.0), &GIGABIT, &[46], 4).unwrap(),
+            4_000_000
+        );
+        assert_eq!(
+            period_ns(Pace::Period(1_000), &GIGABIT, &[46], 1).unwrap(),
+            1_000
+        );
+        let sizes = [46, 1500];
+        let p = period_ns(Pace::Load(0.1), &GIGABIT, &sizes, 1).unwrap();
+        let gamma = offered_load(&GIGABIT, &sizes, p, 1).unwrap();
+        assert!((gamma - 0.1).abs() < 1e-3, "Γ = {gamma}");
+    }
+
+    #[test]
+    fn impossible_paces_are_parameter_errors() {
+        for pace in [Pace::Rate(0.0), Pace::Rate(f64::NAN), Pace::Period(0)] {
+            assert!(
+                matches!(period_ns(pace, &GIGABIT, &[46], 1), Err(Failure::Params(_))),
+                "{pace:?}"
+            );
+        }
+        // 64-byte frames at 1 Gb/s: at most 1 488 095 frames/s.
+        let e = offered_load(&GIGABIT, &[46], 500, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("more than it carries") && e.contains("1488095"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn flags_that_contradict_themselves_are_usage_errors() {
+        let bad = |f: fn(&mut Request)| {
+            let mut r = Request::new("p1", "p2");
+            f(&mut r);
+            check_alone(&r).unwrap_err()
+        };
+        assert!(matches!(bad(|r| r.timeout_ns = 0), Failure::Usage(_)));
+        assert!(matches!(bad(|r| r.count = Some(0)), Failure::Usage(_)));
+        assert!(matches!(bad(|r| r.rx = "p1".into()), Failure::Usage(_)));
+        assert!(check_alone(&Request::new("p1", "p2")).is_ok());
+    }
+
+    #[test]
+    fn payload_sizes_fit_between_the_probe_header_and_the_mtu() {
+        let req = |sizes: &[usize]| Request {
+            sizes: sizes.to_vec(),
+            ..Request::new("p1", "p2")
+        };
+        let ok = payload_sizes(&req(&[]), &[46], Mode::Oneway, 1500).unwrap();
+        assert_eq!(ok, vec![46]);
+        for sizes in [&[12][..], &[46, 1501]] {
+            let e = payload_sizes(&req(sizes), &[46], Mode::Oneway, 1500);
+            assert!(matches!(e, Err(Failure::Params(_))), "{sizes:?}");
+        }
+        let few = payload_sizes(&req(&[46, 64]), &SEED_SIZES, Mode::Calibrate, 1500);
+        assert!(matches!(few, Err(Failure::Params(m)) if m.contains("at least 7")));
     }
 }
