@@ -249,7 +249,7 @@ mod tests {
             ("--link-speed", "10X", "unknown rate unit"),
             ("--load", "abc", "not a load"),
         ] {
-            let e = parse(&[flag, value]).err().expect(flag);
+            let e = parse(&[flag, value]).expect_err(flag);
             assert_eq!(e.exit_code(), 2, "{flag}");
             assert!(e.to_string().contains(says), "{flag}: {e}");
         }
@@ -259,7 +259,7 @@ mod tests {
     fn an_out_of_range_value_keeps_its_params_failure() {
         // `main` turns this cause into exit code 5, as before clap parsed it.
         for (flag, value) in [("--load", "150%"), ("--link-speed", "10")] {
-            let e = parse(&[flag, value]).err().expect(flag);
+            let e = parse(&[flag, value]).expect_err(flag);
             let cause = std::error::Error::source(&e).and_then(|c| c.downcast_ref());
             assert!(
                 matches!(cause, Some(crate::shared::exit::Failure::Params(_))),
