@@ -24,7 +24,30 @@ fn common_fields(v: &Value, format: &str) {
     assert_eq!(v["complete"], true);
     assert_eq!(v["stop_reason"], "finished");
     assert!(v["host"]["online_cpus"].as_u64().unwrap() >= 1);
-    assert!(v["warnings"].is_array());
+    // Warnings are data: a stable code and a sentence that says what to do.
+    for w in v["warnings"].as_array().expect("warnings is an array") {
+        let code = w["code"].as_str().unwrap_or_else(|| panic!("no code: {w}"));
+        assert!(
+            code.contains('.')
+                && code
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '.' || c == '-'),
+            "{code}"
+        );
+        assert!(!w["text"].as_str().unwrap().is_empty(), "{w}");
+    }
+    // This command does not pin its loop, so it never warns about that.
+    assert!(
+        !v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "host.loop-not-pinned")
+            || v["format"] == "misura.clock-timer"
+            || v["format"] == "misura.clock-interference",
+        "{}",
+        v["warnings"]
+    );
 }
 
 #[test]

@@ -279,7 +279,7 @@ pub struct OnewayReport {
     pub sut: Option<SutResult>,
     /// Per-frame CSV file written alongside, if any.
     pub frames_file: Option<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::Warning>,
 }
 
 /// A saved calibration of one tester set-up (`misura calibrate`), applied by

@@ -10,7 +10,9 @@ use super::profile::{self, Calibration};
 use super::warmup::Warmup;
 use super::{fit, Mode};
 use crate::shared::meta::meta;
+use crate::shared::warnings::Warn;
 use misura_measure::oneway_session::OnewayCounters;
+use misura_report::Warning;
 use misura_report::*;
 use misura_stats::Summary;
 use std::path::PathBuf;
@@ -49,7 +51,7 @@ impl Measured<'_> {
 }
 
 /// The run's report; `warnings` holds those found before the loop ran.
-pub fn report(m: Measured, mut warnings: Vec<String>) -> OnewayReport {
+pub fn report(m: Measured, mut warnings: Vec<Warning>) -> OnewayReport {
     let cfg = &m.resolved.config;
     let a = &m.analysis;
     let host =
@@ -99,52 +101,55 @@ pub fn report(m: Measured, mut warnings: Vec<String>) -> OnewayReport {
 }
 
 /// What the run itself tells about the set-up and the figures.
-fn warn_after_run(m: &Measured, host: &HostFingerprint, warnings: &mut Vec<String>) {
+fn warn_after_run(m: &Measured, host: &HostFingerprint, warnings: &mut Vec<Warning>) {
     let (cfg, a, c) = (&m.resolved.config, &m.analysis, &m.counters);
     if cfg.link_speed_source == "interface"
         && [&m.resolved.tx, &m.resolved.rx]
             .iter()
             .any(|i| i.driver.as_deref() == Some("veth"))
     {
-        warnings.push(format!(
-            "veth reports {} Mb/s but serialises nothing: the wire time C is a model here, not a physical delay (give --link-speed to model a real link)",
-            cfg.link.rate_bps / 1_000_000
-        ));
+        warnings.push(
+            Warn::VethWireTime {
+                mbps: cfg.link.rate_bps / 1_000_000,
+            }
+            .into(),
+        );
     }
-    warnings.extend(
-        crate::shared::host::warnings(host)
-            .iter()
-            .map(|w| w.to_string()),
-    );
+    warnings.extend(crate::shared::host::warnings_for(host, true));
     if let Some(e) = &a.frames_error {
-        warnings.push(format!("writing the per-frame log failed: {e}"));
+        warnings.push(
+            Warn::LogWriteFailed {
+                what: "per-frame log",
+                error: e.to_string(),
+            }
+            .into(),
+        );
     }
     let tx_missing = m.tx_stamp_missing();
     if tx_missing > 0 || (m.stamping.rx.software_rx && a.rx_stamp_missing > 0) {
-        warnings.push(format!(
-            "{} received frames lack a kernel TX stamp and {} a kernel RX stamp: kernel latency covers only the stamped frames",
-            tx_missing, a.rx_stamp_missing
-        ));
+        warnings.push(
+            Warn::StampsMissing {
+                tx: tx_missing,
+                rx: a.rx_stamp_missing,
+            }
+            .into(),
+        );
     }
     if let Some(med) = a.overall.bul.quantile(0.5) {
         if med < 0 {
-            warnings.push(format!(
-                "the best-case bound Bul = RX1 − TX2 is negative (median {:.3} µs): frames were already queued when the loop polled, as on veth where delivery completes inside send(); the window is loose here and the kernel stamps are the tighter one-way figure",
-                med as f64 / 1000.0
-            ));
+            warnings.push(Warn::NegativeBestCase { median_ns: med }.into());
         }
     }
     if c.tx_stamps_again > 0 {
-        warnings.push(format!(
-            "{} extra kernel TX stamps: frames were stamped again by another transmitting device inside this host (the SUT is software here, e.g. a veth behind a bridge); the first stamp, at the TX port, is used",
-            c.tx_stamps_again
-        ));
+        warnings.push(
+            Warn::ExtraTxStamps {
+                count: c.tx_stamps_again,
+            }
+            .into(),
+        );
     }
     if c.postponed > 0 {
-        warnings.push(format!(
-            "{} frames were postponed to the next period (the loop came round late): the host could not keep the schedule",
-            c.postponed
-        ));
+        warnings.push(Warn::Postponed { count: c.postponed }.into());
     }
 }
 

@@ -4,7 +4,9 @@
 //! store-and-forward (β' = the byte time 8/R) or cut-through (β' ≈ 0).
 
 use super::analysis::{Analysis, Group};
+use crate::shared::warnings::Warn;
 use misura_measure::{sut_verdict, CalibrationLine, LinkModel, SizePoint};
+use misura_report::Warning;
 use misura_report::{InternalFit, OnewayConfig, SutResult};
 use misura_stats::Summary;
 
@@ -35,7 +37,7 @@ fn points(
 pub fn internal_fit(
     a: &Analysis,
     cfg: &OnewayConfig,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Option<InternalFit> {
     let user = points(a, &cfg.sizes, &cfg.link, |g| &g.mil).map(CalibrationLine::internal);
     let kernel =
@@ -46,12 +48,16 @@ pub fn internal_fit(
             kernel: kernel.and_then(|k| k.ok()),
         }),
         Some(Err(e)) => {
-            warnings.push(format!("calibration fit failed: {e}"));
+            warnings.push(
+                Warn::CalibrationFitFailed {
+                    error: e.to_string(),
+                }
+                .into(),
+            );
             None
         }
         None => {
-            warnings
-                .push("calibration fit impossible: some payload size has no received frame".into());
+            warnings.push(Warn::CalibrationFitImpossible.into());
             None
         }
     }

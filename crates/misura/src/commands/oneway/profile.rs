@@ -6,7 +6,9 @@
 
 use crate::shared::exit::Failure;
 use crate::shared::host::fingerprint;
+use crate::shared::warnings::Warn;
 use anyhow::Result;
+use misura_report::Warning;
 use misura_report::{
     CalibrationProfile, CalibrationUse, LoopTuning, OnewayConfig, OnewayReport, PortInfo,
     TimestampInfo, FORMAT_VERSION,
@@ -135,7 +137,7 @@ pub fn check(
     c: &Calibration,
     cfg: &OnewayConfig,
     ports: &[PortInfo],
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<CalibrationUse> {
     let host_now = fingerprint(LoopTuning::default());
     let mism = c
@@ -152,7 +154,7 @@ pub fn check(
         .into());
     }
     for x in &mism {
-        warnings.push(format!("calibration profile mismatch: {x}"));
+        warnings.push(Warn::ProfileMismatch { detail: x.clone() }.into());
     }
     Ok(CalibrationUse {
         profile: c.path.display().to_string(),
@@ -165,7 +167,7 @@ pub fn check(
 
 /// Warn when this run's timestamp sources differ from the profile's: a
 /// source the profile lacks has no Amil line to correct it.
-pub fn check_timestamps(c: &Calibration, now: &TimestampInfo, warnings: &mut Vec<String>) {
+pub fn check_timestamps(c: &Calibration, now: &TimestampInfo, warnings: &mut Vec<Warning>) {
     let t = &c.profile.timestamps;
     let sources = |t: &TimestampInfo| {
         (
@@ -176,9 +178,13 @@ pub fn check_timestamps(c: &Calibration, now: &TimestampInfo, warnings: &mut Vec
         )
     };
     if sources(t) != sources(now) {
-        warnings.push(format!(
-            "calibration profile mismatch: it was made with timestamps (kernel TX {}, kernel RX {}, hardware TX {}, RX {}), this run has ({}, {}, {}, {}); figures from a source the profile lacks are not corrected",
-            t.kernel_software_tx, t.kernel_software_rx, t.hardware_tx, t.hardware_rx, now.kernel_software_tx, now.kernel_software_rx, now.hardware_tx, now.hardware_rx
-        ));
+        let (p, r) = (sources(t), sources(now));
+        warnings.push(
+            Warn::ProfileTimestampsDiffer {
+                profile: [p.0, p.1, p.2, p.3],
+                run: [r.0, r.1, r.2, r.3],
+            }
+            .into(),
+        );
     }
 }

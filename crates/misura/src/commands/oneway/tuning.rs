@@ -2,8 +2,10 @@
 //! SCHED_FIFO, memory locked so no page fault lands inside the loop. What
 //! was obtained goes into the result's host facts.
 
+use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_report::LoopTuning;
+use misura_report::Warning;
 
 /// What the flags ask of the loop thread.
 #[derive(Clone, Debug, PartialEq)]
@@ -16,7 +18,7 @@ pub struct Tuning {
 /// Tune the calling thread, the one that will run the loop. Pinning and the
 /// real-time priority were asked for by name, so failing them is an error;
 /// memory that cannot be locked is a warning.
-pub fn tune(t: &Tuning, netns: Option<String>, warnings: &mut Vec<String>) -> Result<LoopTuning> {
+pub fn tune(t: &Tuning, netns: Option<String>, warnings: &mut Vec<Warning>) -> Result<LoopTuning> {
     let mut tuning = LoopTuning {
         netns,
         ..Default::default()
@@ -32,7 +34,12 @@ pub fn tune(t: &Tuning, netns: Option<String>, warnings: &mut Vec<String>) -> Re
     if t.lock_memory {
         match misura_sys::sched::lock_memory() {
             Ok(()) => tuning.memory_locked = true,
-            Err(e) => warnings.push(format!("memory not locked: {e}")),
+            Err(e) => warnings.push(
+                Warn::MemoryLockFailed {
+                    error: e.to_string(),
+                }
+                .into(),
+            ),
         }
     }
     Ok(tuning)

@@ -4,8 +4,10 @@
 
 use super::engine::{Frames, Ports, BUF_LEN};
 use super::ports::Stamping;
+use crate::shared::warnings::Warn;
 use anyhow::{Context, Result};
 use misura_measure::oneway_session::{classify, Classified, OnewayPlan, WARMUP_STREAM};
+use misura_report::Warning;
 use misura_sys::clock::realtime_ns;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -117,16 +119,19 @@ pub fn settle(
     warm: &Warmup,
     plan: &mut OnewayPlan,
     stamping: &Stamping,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) {
     if plan.expect_tx_stamp && warm.tx_unstamped == warm.sent && warm.sent > 0 {
         plan.expect_tx_stamp = false;
-        warnings.push("the TX port granted SO_TIMESTAMPING but no TX stamp came back during the warm-up: kernel TX stamps not used".into());
+        warnings.push(Warn::NoTxStampInWarmup.into());
     }
     if !warm.rx_stamps_settled && stamping.rx.software_rx {
-        warnings.push(format!(
-            "kernel RX stamps had not settled after {} warm-up frames ({} unstamped): frames without them are counted in rx_stamp_missing",
-            warm.sent, warm.rx_unstamped
-        ));
+        warnings.push(
+            Warn::RxStampsUnsettled {
+                warmup: warm.sent,
+                unstamped: warm.rx_unstamped,
+            }
+            .into(),
+        );
     }
 }
