@@ -284,7 +284,7 @@ fn host_tune_plan_matches_its_schema_and_broken_variants_fail() {
     for (what, b) in [
         (
             "a newer format_version",
-            broken(&|b| b["format_version"] = json!(2)),
+            broken(&|b| b["format_version"] = json!(3)),
         ),
         ("an unknown field", broken(&|b| b["extra"] = json!(true))),
         (
@@ -454,7 +454,7 @@ fn reflect_report_matches_its_schema() {
     let v: Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("the reflector's report is not JSON ({e}):\n{stdout}"));
     assert_eq!(v["format"], "misura.reflect");
-    assert_eq!(v["format_version"], 1);
+    assert_eq!(v["format_version"], 2);
     schema_check(&v, "reflect.schema.json");
     assert_eq!(v["transport"], "udp");
     assert_eq!(v["listen"], format!("127.0.0.1:{port}"));
@@ -468,8 +468,8 @@ fn reflect_report_matches_its_schema() {
     old["format"] = json!("misura-reflect");
     assert!(!schema.is_valid(&old), "the old format name still passes");
     let mut newer = v.clone();
-    newer["format_version"] = json!(2);
-    assert!(!schema.is_valid(&newer), "format_version 2 passes");
+    newer["format_version"] = json!(3);
+    assert!(!schema.is_valid(&newer), "format_version 3 passes");
 }
 
 // ---- exchange between two lab hosts ----------------------------------------

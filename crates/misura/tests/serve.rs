@@ -624,7 +624,7 @@ fn sigterm_exits_promptly_and_writes_the_report() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["format"], "misura.serve");
-    assert_eq!(v["format_version"], 1);
+    assert_eq!(v["format_version"], 2);
     assert!(v["host"]["online_cpus"].as_u64().unwrap() > 0);
     let tests = v["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 2, "{tests:?}");

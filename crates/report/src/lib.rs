@@ -29,7 +29,7 @@ pub use warning::Warning;
 
 /// Version of the JSON result formats written by this build. A reader
 /// refuses files with a higher version.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Write a result as pretty JSON followed by a newline.
 pub fn write_json<T: serde::Serialize>(

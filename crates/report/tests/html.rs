@@ -127,7 +127,7 @@ fn clock_results_have_their_histograms_on_log_axes() {
 fn a_sweep_gives_throughput_and_latency_curves() {
     let point = |v: &str, bps: f64, med: i64| json!({"parameter": "msg_size", "value": v, "figures": {"complete": true, "throughput_bps": bps, "latency_median_ns": med, "latency_p99_ns": med * 3}});
     let v = json!({
-        "format": "misura.sweep", "format_version": 1, "tool": "misura", "tool_version": "0", "started_at": "2026-01-01T00:00:00Z",
+        "format": "misura.sweep", "format_version": 2, "tool": "misura", "tool_version": "0", "started_at": "2026-01-01T00:00:00Z",
         "command": ["misura"], "complete": true, "stop_reason": "finished", "host": {"hostname": "h"}, "test": "tcp",
         "parameter": "msg_size", "base_args": [], "warnings": [],
         "points": [point("64", 1e8, 20000), point("1K", 1e9, 25000), point("64K", 9e9, 90000)]

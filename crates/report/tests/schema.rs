@@ -161,8 +161,8 @@ fn newer_format_version_fails() {
         let v = fixture(file);
         assert_invalid(
             name,
-            &format!("{file} with format_version 2"),
-            &with(&v, "/format_version", json!(2)),
+            &format!("{file} with format_version 3"),
+            &with(&v, "/format_version", json!(3)),
         );
         assert_invalid(
             name,

@@ -221,8 +221,8 @@ fn newer_format_version_fails() {
     for &file in FIXTURES {
         let v = fixture(file);
         assert_invalid(
-            &format!("{file} with format_version 2"),
-            &with(&v, "/format_version", json!(2)),
+            &format!("{file} with format_version 3"),
+            &with(&v, "/format_version", json!(3)),
         );
     }
 }
