@@ -6,8 +6,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
 /// `misura serve` on a loopback port of the kernel's choosing; stopped on drop.
 struct Server {
@@ -17,7 +16,7 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
-        let mut child = Command::new(BIN)
+        let mut child = misura()
             .args([
                 "--no-store",
                 "serve",
@@ -54,12 +53,6 @@ impl Drop for Server {
     }
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("misura-sweep-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// The runs a results store holds.
 fn history(store: &str) -> Vec<Value> {
     let v = json_of(&run(&["--store", store, "history", "--json"]));
@@ -73,8 +66,8 @@ fn history(store: &str) -> Vec<Value> {
 fn sweep_takes_the_global_store_flags_before_and_after_it() {
     let server = Server::start();
     let t = server.target.as_str();
-    let dir = temp_dir("store");
-    let store = dir.join("runs.sqlite");
+    let dir = TempDir::new("sweep-store");
+    let store = dir.path("runs.sqlite");
     let store = store.to_str().unwrap();
 
     let before = json_of(&run(&[
@@ -136,16 +129,15 @@ fn sweep_takes_the_global_store_flags_before_and_after_it() {
         (runs[0]["subcommand"].as_str(), runs[0]["target"].as_str()),
         (Some("sweep"), Some(t))
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn every_run_is_the_base_plan_with_the_swept_value() {
     let server = Server::start();
     let t = server.target.as_str();
-    let dir = temp_dir("plans");
-    let json = dir.join("sweep.json");
-    let csv = dir.join("sweep.csv");
+    let dir = TempDir::new("sweep-plans");
+    let json = dir.path("sweep.json");
+    let csv = dir.path("sweep.csv");
     let v = json_of(&run(&[
         "--no-store",
         "sweep",
@@ -225,5 +217,4 @@ fn every_run_is_the_base_plan_with_the_swept_value() {
         argv.extend_from_slice(args);
         assert_eq!(run(&argv).status.code(), Some(2), "{argv:?}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
