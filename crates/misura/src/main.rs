@@ -87,8 +87,8 @@ fn flags(c: &Command) -> Result<Option<(OutputArgs, Option<CsvArgs>, Option<Netn
             (c.out.clone(), Some(c.csv.clone()), Some(c.ns.clone()))
         }
         Command::Sweep(a) => {
-            let (out, csv) = t::sweep::output_flags(a)?;
-            (out, Some(csv), None)
+            let (out, csv, ns) = t::sweep::output_flags(a);
+            (out, Some(csv), Some(ns))
         }
         Command::Clock(ClockCommand::Sources(a)) => (a.out.clone(), None, None),
         Command::Clock(ClockCommand::Interference(a)) => (a.out.clone(), None, None),

@@ -2,13 +2,17 @@
 //! method, generalised): after an idle gap, the RTT of the first packet
 //! minus the RTT of the next one; plus the TCP handshake time.
 
-use crate::commands::throughput::client::{self, ClientArgs, Control};
+use crate::commands::throughput::client::{
+    self, ClientArgs, ClientPlan, ClientsArg, Control, Server,
+};
 use crate::commands::throughput::proto;
 use crate::shared::exit::Failure;
-use crate::shared::output::{Finished, Report};
+use crate::shared::output::Finished;
+use crate::shared::units::DurationArg;
 use anyhow::{anyhow, Context, Result};
-use misura_report::throughput::{SetupConfig, SetupGap, SetupReport, SetupSample};
-use misura_report::LoopTuning;
+use misura_report::throughput::{
+    write_setup_csv, write_setup_text, SetupConfig, SetupGap, SetupReport, SetupSample,
+};
 use misura_wire::control::Value;
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::sync::atomic::AtomicUsize;
@@ -42,29 +46,60 @@ Examples:
 pub struct SetupArgs {
     #[command(flatten)]
     pub c: ClientArgs,
+    #[command(flatten)]
+    pub clients: ClientsArg,
     /// Idle gaps before the first packet (comma-separated durations).
-    #[arg(long, default_value = "0s,1s,5s,30s", value_name = "LIST")]
-    pub idle: String,
+    #[arg(
+        long,
+        default_value = "0s,1s,5s,30s",
+        value_delimiter = ',',
+        value_name = "LIST"
+    )]
+    pub idle: Vec<DurationArg>,
     /// Samples per gap.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub count: u32,
 }
 
+/// One `misura setup` run, checked.
+#[derive(Clone, Debug)]
+pub struct SetupPlan {
+    pub client: ClientPlan,
+    /// The idle gaps, ns, in the order given.
+    pub gaps: Vec<u64>,
+    pub count: u32,
+}
+
+impl SetupPlan {
+    pub fn from_args(a: &SetupArgs) -> Result<SetupPlan, Failure> {
+        if a.idle.is_empty() || a.count == 0 {
+            return Err(Failure::Params(
+                "give at least one --idle gap and --count ≥ 1".into(),
+            ));
+        }
+        Ok(SetupPlan {
+            client: ClientPlan::new(&a.c, a.clients.clients)?,
+            gaps: a.idle.iter().map(|g| g.ns as u64).collect(),
+            count: a.count,
+        })
+    }
+}
+
 const METHOD: &str = "rr-udp: after the idle gap, RTT of the first 16-byte UDP transaction minus the RTT of the next; then the connect() time to the serve port";
 const REPLY_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// `misura setup`: the report, exit code 1 when a client did not complete.
+/// `misura setup`: the report, exit code 1 when a sample failed.
 pub fn run(args: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let r = measure(args, stop)?;
-    let code = client::exit_code(r.complete);
-    let report = Report::new(
+    let r = measure(&SetupPlan::from_args(args)?, stop)?;
+    let (text, csv) = (write_setup_text, write_setup_csv);
+    Ok(client::finished(
+        r.complete,
         r,
         "setup",
-        args.c.host.clone(),
-        misura_report::throughput::write_setup_text,
-    )
-    .with_csv(misura_report::throughput::write_setup_csv);
-    Ok(Finished::with_code(report, code))
+        &args.c.host,
+        text,
+        csv,
+    ))
 }
 
 fn transaction(sock: &UdpSocket, test_id: u64, seq: u64) -> Result<u64> {
@@ -107,12 +142,10 @@ fn sleep_unless_stopped(d: Duration, stop: &AtomicUsize) -> bool {
     true
 }
 
-fn sample(
-    addr: SocketAddr,
-    key: Option<&misura_measure::auth::StampKey>,
-    idle: Duration,
-    stop: &AtomicUsize,
-) -> Result<SetupSample> {
+/// One sample: ask for a test, wait out the gap, time two transactions,
+/// then the handshake.
+fn sample(server: &Server, idle: Duration, stop: &AtomicUsize) -> Result<SetupSample> {
+    let addr = server.addr;
     let mut ctl = Control::connect(addr)?;
     let duration_ns = (idle + Duration::from_secs(5)).as_nanos() as u64;
     ctl.check_limits(duration_ns, 1, 0)?;
@@ -121,7 +154,7 @@ fn sample(
         .with(proto::F_REQUEST_SIZE, Value::U64(16))
         .with(proto::F_RESPONSE_SIZE, Value::U64(16))
         .with(proto::F_BURST, Value::U64(1));
-    let acc = ctl.request(req, key)?;
+    let acc = ctl.request(req, server.key.as_ref())?;
     let data = SocketAddr::new(addr.ip(), acc.data_port);
     let sock = UdpSocket::bind(if data.is_ipv6() {
         "[::]:0"
@@ -182,27 +215,18 @@ fn sample(
     Ok(s)
 }
 
-pub fn measure(a: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
-    let gaps: Vec<u64> = a
-        .idle
-        .split(',')
-        .map(|g| crate::shared::units::duration_ns(g).map(|v| v as u64))
-        .collect::<Result<_, _>>()?;
-    if gaps.is_empty() || a.count == 0 {
-        return Err(Failure::Params("give at least one --idle gap and --count ≥ 1".into()).into());
-    }
-    let key = crate::shared::keys::read_key(&a.c.key_file)?;
-    let addr = crate::shared::target::resolve(&a.c.host, client::DEFAULT_PORT)?;
+pub fn measure(p: &SetupPlan, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
+    let server = p.client.resolve()?;
     let started_at = crate::shared::meta::now_rfc3339();
     let mut out = Vec::new();
     let mut warnings = Vec::new();
-    'gaps: for &g in &gaps {
+    'gaps: for &g in &p.gaps {
         let mut samples = Vec::new();
-        for _ in 0..a.count {
+        for _ in 0..p.count {
             if client::interrupted(stop) {
                 break 'gaps;
             }
-            match sample(addr, key.as_ref(), Duration::from_nanos(g), stop) {
+            match sample(&server, Duration::from_nanos(g), stop) {
                 Ok(s) => samples.push(s),
                 // The first sample's failure to reach the server is the run's.
                 Err(e) if out.is_empty() && samples.is_empty() => return Err(e),
@@ -215,56 +239,53 @@ pub fn measure(a: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
                 }),
             }
         }
-        let ok: Vec<&SetupSample> = samples.iter().filter(|s| s.setup_ns.is_some()).collect();
-        let mean = |f: &dyn Fn(&SetupSample) -> Option<f64>| {
-            let v: Vec<f64> = samples.iter().filter_map(f).collect();
-            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-        };
-        if ok.len() < samples.len() {
+        let gap = summarise(g, samples);
+        let failed = gap.samples.iter().filter(|s| s.setup_ns.is_none()).count();
+        if failed > 0 {
             warnings.push(format!(
                 "idle {:.1} s: {} of {} samples failed",
                 g as f64 / 1e9,
-                samples.len() - ok.len(),
-                samples.len()
+                failed,
+                gap.samples.len()
             ));
         }
-        out.push(SetupGap {
-            idle_ns: g,
-            setup_mean_ns: mean(&|s| s.setup_ns.map(|v| v as f64)),
-            setup_min_ns: ok.iter().filter_map(|s| s.setup_ns).min(),
-            setup_max_ns: ok.iter().filter_map(|s| s.setup_ns).max(),
-            first_rtt_mean_ns: mean(&|s| s.first_rtt_ns.map(|v| v as f64)),
-            second_rtt_mean_ns: mean(&|s| s.second_rtt_ns.map(|v| v as f64)),
-            handshake_mean_ns: mean(&|s| s.handshake_ns.map(|v| v as f64)),
-            samples,
-        });
+        out.push(gap);
     }
     let complete = !client::interrupted(stop)
         && out
             .iter()
             .all(|g| g.samples.iter().all(|s| s.error.is_none()));
-    let tuning = LoopTuning {
-        netns: a.c.ns.netns.clone(),
-        ..Default::default()
-    };
     Ok(SetupReport {
         meta: crate::shared::meta::meta("misura.setup", started_at),
         complete,
-        stop_reason: if client::interrupted(stop) {
-            client::signal_reason(stop)
-        } else if complete {
-            "finished".into()
-        } else {
-            "some samples failed".into()
-        },
-        host: crate::shared::host::fingerprint(tuning),
+        stop_reason: client::run_reason(stop, complete, "some samples failed"),
+        host: p.client.fingerprint(),
         config: SetupConfig {
-            endpoint: client::endpoint(&a.c, addr, key.is_some()),
-            idle_ns: gaps,
-            count: a.count,
+            endpoint: p.client.endpoint(&server),
+            idle_ns: p.gaps.clone(),
+            count: p.count,
             method: METHOD.into(),
         },
         gaps: out,
         warnings,
     })
+}
+
+/// One gap's samples and their means and extremes.
+fn summarise(idle_ns: u64, samples: Vec<SetupSample>) -> SetupGap {
+    let setups = || samples.iter().filter_map(|s| s.setup_ns);
+    let mean = |f: &dyn Fn(&SetupSample) -> Option<f64>| {
+        let v: Vec<f64> = samples.iter().filter_map(f).collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    SetupGap {
+        idle_ns,
+        setup_mean_ns: mean(&|s| s.setup_ns.map(|v| v as f64)),
+        setup_min_ns: setups().min(),
+        setup_max_ns: setups().max(),
+        first_rtt_mean_ns: mean(&|s| s.first_rtt_ns.map(|v| v as f64)),
+        second_rtt_mean_ns: mean(&|s| s.second_rtt_ns.map(|v| v as f64)),
+        handshake_mean_ns: mean(&|s| s.handshake_ns.map(|v| v as f64)),
+        samples,
+    }
 }

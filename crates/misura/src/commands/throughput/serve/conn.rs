@@ -1,7 +1,8 @@
 //! `misura serve`: admitting connections, the handshake, and checking a
 //! request against the limits and the key.
 
-use super::handlers;
+use super::control::run_control;
+use super::data;
 use super::request::parse_request;
 use super::state::*;
 use super::test::Test;
@@ -131,7 +132,7 @@ fn handle(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr, conn_id: u6
             match test {
                 // A data connection must come from the address that asked
                 // for the test (test ids are random as well).
-                Some(t) if t.peer_ip == ip => handlers::data(shared, &t, stream),
+                Some(t) if t.peer_ip == ip => data::connection(shared, &t, stream),
                 _ => shared.count(|c| c.unknown_test_id += 1),
             }
         }
@@ -174,6 +175,6 @@ fn control(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr, nonce: &[u
         return refuse(shared, &stream, why);
     }
     shared.count(|c| c.tests_accepted += 1);
-    handlers::run_control(shared, &test, stream);
+    run_control(shared, &test, stream);
     shared.unregister_test(&test);
 }

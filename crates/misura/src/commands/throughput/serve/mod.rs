@@ -10,20 +10,26 @@
 //! within one round trip). The accept loop never blocks on a peer.
 
 pub mod conn;
-pub mod handlers;
+mod control;
+mod data;
+mod figures;
 pub mod limits;
+mod pacer;
 pub mod request;
 pub mod state;
 pub mod test;
+mod udp;
 
 use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, OutputArgs, Report};
-use anyhow::{Context, Result};
+use crate::shared::units::{DurationArg, LinkRate};
+use anyhow::Result;
 use limits::Limits;
+use misura_measure::auth::StampKey;
 use misura_report::serve::{summarise, ServeConfig, ServeReport};
 use misura_report::LoopTuning;
 use state::Shared;
-use std::net::{SocketAddr, TcpListener};
+use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -51,8 +57,8 @@ Examples:
 #[derive(clap::Args, Debug, Clone)]
 pub struct ServeArgs {
     /// Address to listen on (default: all addresses, IPv6 and IPv4).
-    #[arg(long, value_name = "ADDR")]
-    pub listen: Option<String>,
+    #[arg(long, value_name = "ADDR", value_parser = listen_address)]
+    pub listen: Option<IpAddr>,
     /// TCP port of the control and data connections.
     #[arg(long, default_value_t = 5862)]
     pub port: u16,
@@ -61,19 +67,19 @@ pub struct ServeArgs {
     pub max_tests: usize,
     /// Longest test a client may ask for.
     #[arg(long, default_value = "60s", value_name = "DURATION")]
-    pub max_duration: String,
+    pub max_duration: DurationArg,
     /// Highest rate a test may ask for (and the pace of the server's own sending).
     #[arg(long, default_value = "10G", value_name = "RATE")]
-    pub max_rate: String,
+    pub max_rate: LinkRate,
     /// Most data streams per test.
     #[arg(long, default_value_t = 16)]
     pub max_streams: usize,
     /// Time a new connection has to send its first whole message.
     #[arg(long, default_value = "5s", value_name = "DURATION")]
-    pub handshake_timeout: String,
+    pub handshake_timeout: DurationArg,
     /// A test whose peer sends nothing for this long ends, marked partial.
     #[arg(long, default_value = "10s", value_name = "DURATION")]
-    pub idle_timeout: String,
+    pub idle_timeout: DurationArg,
     /// Most tests running at once from one source address.
     #[arg(long, default_value_t = 4)]
     pub max_per_source: usize,
@@ -85,7 +91,7 @@ pub struct ServeArgs {
     pub key_file: Option<PathBuf>,
     /// How far a signed request's timestamp may be from the server's clock.
     #[arg(long, default_value = "30s", value_name = "DURATION")]
-    pub auth_window: String,
+    pub auth_window: DurationArg,
     /// The same as --export-json (the report of every test, per client, aggregate).
     #[arg(long, value_name = "FILE", hide = true)]
     pub report_json: Option<PathBuf>,
@@ -95,25 +101,34 @@ pub struct ServeArgs {
     pub ns: crate::shared::netns::NetnsArgs,
 }
 
-fn dur(flag: &str, s: &str) -> Result<Duration> {
-    let ns = crate::shared::units::duration_ns(s).with_context(|| format!("--{flag}"))?;
-    if ns <= 0 {
-        return Err(Failure::Usage(format!("--{flag} {s}: must be above zero")).into());
-    }
-    Ok(Duration::from_nanos(ns as u64))
+/// `--listen`: an IP address, IPv6 with or without brackets.
+fn listen_address(s: &str) -> Result<IpAddr, String> {
+    s.trim_matches(|c| c == '[' || c == ']')
+        .parse()
+        .map_err(|_| format!("`{s}` is not an IP address (e.g. 0.0.0.0, ::, 192.0.2.1)"))
 }
 
-fn resolve(args: &ServeArgs) -> Result<Limits> {
+/// A duration limit, above zero (a bad command line, exit 2, as before
+/// the flags were typed).
+fn above_zero(flag: &str, d: &DurationArg) -> Result<Duration, Failure> {
+    if d.ns <= 0 {
+        return Err(Failure::Usage(format!("{flag} {d}: must be above zero")));
+    }
+    Ok(d.std())
+}
+
+/// The flags checked into the server's limits (its plan).
+fn resolve(args: &ServeArgs) -> Result<Limits, Failure> {
     let l = Limits {
         max_tests: args.max_tests,
-        max_duration: dur("max-duration", &args.max_duration)?,
-        max_rate_bps: crate::shared::units::rate_bps(&args.max_rate).context("--max-rate")?,
+        max_duration: above_zero("--max-duration", &args.max_duration)?,
+        max_rate_bps: args.max_rate.bps,
         max_streams: args.max_streams,
-        handshake_timeout: dur("handshake-timeout", &args.handshake_timeout)?,
-        idle_timeout: dur("idle-timeout", &args.idle_timeout)?,
+        handshake_timeout: above_zero("--handshake-timeout", &args.handshake_timeout)?,
+        idle_timeout: above_zero("--idle-timeout", &args.idle_timeout)?,
         max_per_source: args.max_per_source,
         max_connections: args.max_connections,
-        auth_window: dur("auth-window", &args.auth_window)?,
+        auth_window: above_zero("--auth-window", &args.auth_window)?,
     };
     for (flag, v) in [
         ("max-tests", l.max_tests),
@@ -121,32 +136,21 @@ fn resolve(args: &ServeArgs) -> Result<Limits> {
         ("max-per-source", l.max_per_source),
     ] {
         if v == 0 {
-            return Err(Failure::Usage(format!("--{flag} must be at least 1")).into());
+            return Err(Failure::Usage(format!("--{flag} must be at least 1")));
         }
     }
     if l.max_connections < 2 {
         return Err(Failure::Usage(
             "--max-connections must be at least 2 (a control and a data connection)".into(),
-        )
-        .into());
+        ));
     }
     Ok(l)
 }
 
 fn bind(args: &ServeArgs) -> Result<TcpListener> {
     use socket2::{Domain, Protocol, Socket, Type};
-    let addrs: Vec<SocketAddr> = match &args.listen {
-        Some(a) => {
-            let ip: std::net::IpAddr =
-                a.trim_matches(|c| c == '[' || c == ']')
-                    .parse()
-                    .map_err(|_| {
-                        Failure::Usage(format!(
-                            "--listen {a}: not an IP address (e.g. 0.0.0.0, ::, 192.0.2.1)"
-                        ))
-                    })?;
-            vec![SocketAddr::new(ip, args.port)]
-        }
+    let addrs: Vec<SocketAddr> = match args.listen {
+        Some(ip) => vec![SocketAddr::new(ip, args.port)],
         // Dual-stack where IPv6 exists, else IPv4 only.
         None => vec![
             SocketAddr::new("::".parse().unwrap(), args.port),
@@ -180,7 +184,6 @@ fn bind(args: &ServeArgs) -> Result<TcpListener> {
     )))
 }
 
-/// Returns the process exit code.
 /// The output flags, with the older `--report-json FILE` as `--export-json`.
 pub fn output_args(args: &ServeArgs) -> OutputArgs {
     let mut out = args.out.clone();
@@ -193,35 +196,11 @@ pub fn output_args(args: &ServeArgs) -> OutputArgs {
 /// `misura serve`: serves until stopped, then its report.
 pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let limits = resolve(args)?;
-    let key = match &args.key_file {
-        Some(p) => {
-            let raw = std::fs::read(p)
-                .map_err(|e| Failure::Usage(format!("--key-file {}: {e}", p.display())))?;
-            Some(
-                misura_measure::auth::StampKey::from_file_contents(&raw)
-                    .map_err(|e| Failure::Usage(format!("--key-file {}: {e}", p.display())))?,
-            )
-        }
-        None => None,
-    };
+    let key = read_key(&args.key_file)?;
     let listener = bind(args)?;
     let local = listener.local_addr()?;
     let started_at = crate::shared::meta::now_rfc3339();
-    let config = ServeConfig {
-        listen: local.ip().to_string(),
-        port: local.port(),
-        netns: args.ns.netns.clone(),
-        max_tests: limits.max_tests,
-        max_duration_ns: limits.max_duration.as_nanos() as i64,
-        max_rate_bps: limits.max_rate_bps,
-        max_streams: limits.max_streams,
-        handshake_timeout_ns: limits.handshake_timeout.as_nanos() as i64,
-        idle_timeout_ns: limits.idle_timeout.as_nanos() as i64,
-        max_per_source: limits.max_per_source,
-        max_connections: limits.max_connections,
-        authenticated: key.is_some(),
-        auth_window_ns: limits.auth_window.as_nanos() as i64,
-    };
+    let config = config(args, &limits, local, key.is_some());
     let shared = Arc::new(Shared::new(limits, key, args.out.quiet));
     if !args.out.quiet {
         eprintln!(
@@ -236,25 +215,7 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             }
         );
     }
-    while stop.load(Ordering::Relaxed) == 0 {
-        match listener.accept() {
-            Ok((stream, peer)) => conn::admit(&shared, stream, peer),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::TimedOut
-                        | std::io::ErrorKind::Interrupted
-                ) => {}
-            Err(e) => {
-                // EMFILE/ENFILE and the like: back off instead of spinning.
-                if !args.out.quiet {
-                    eprintln!("misura serve: accept: {e}");
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-    }
+    serve_until_stopped(&listener, &shared, args.out.quiet, stop);
     drop(listener);
 
     // Stop: running tests end now (their peers see the connection close),
@@ -291,4 +252,62 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         target,
         misura_report::serve::write_text,
     )))
+}
+
+/// `--key-file`: the key requests must be signed with.
+fn read_key(path: &Option<PathBuf>) -> Result<Option<StampKey>, Failure> {
+    let Some(p) = path else { return Ok(None) };
+    let why =
+        |e: &dyn std::fmt::Display| Failure::Usage(format!("--key-file {}: {e}", p.display()));
+    let raw = std::fs::read(p).map_err(|e| why(&e))?;
+    Ok(Some(
+        StampKey::from_file_contents(&raw).map_err(|e| why(&e))?,
+    ))
+}
+
+/// The configuration the report records.
+fn config(args: &ServeArgs, l: &Limits, local: SocketAddr, authenticated: bool) -> ServeConfig {
+    ServeConfig {
+        listen: local.ip().to_string(),
+        port: local.port(),
+        netns: args.ns.netns.clone(),
+        max_tests: l.max_tests,
+        max_duration_ns: l.max_duration.as_nanos() as i64,
+        max_rate_bps: l.max_rate_bps,
+        max_streams: l.max_streams,
+        handshake_timeout_ns: l.handshake_timeout.as_nanos() as i64,
+        idle_timeout_ns: l.idle_timeout.as_nanos() as i64,
+        max_per_source: l.max_per_source,
+        max_connections: l.max_connections,
+        authenticated,
+        auth_window_ns: l.auth_window.as_nanos() as i64,
+    }
+}
+
+/// Accept connections until a signal comes.
+fn serve_until_stopped(
+    listener: &TcpListener,
+    shared: &Arc<Shared>,
+    quiet: bool,
+    stop: &AtomicUsize,
+) {
+    while stop.load(Ordering::Relaxed) == 0 {
+        match listener.accept() {
+            Ok((stream, peer)) => conn::admit(shared, stream, peer),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => {
+                // EMFILE/ENFILE and the like: back off instead of spinning.
+                if !quiet {
+                    eprintln!("misura serve: accept: {e}");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
 }

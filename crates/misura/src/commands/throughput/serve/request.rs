@@ -48,6 +48,24 @@ fn secs(d: Duration) -> String {
 
 /// Read and check a request's parameters against the limits.
 pub fn parse_request(m: &Message, l: &Limits) -> Result<Spec, String> {
+    let spec = read_spec(m, l)?;
+    check_limits(&spec, l)?;
+    check_sizes(&spec)?;
+    if spec.burst == 0 || spec.burst > 1024 {
+        return Err(format!("burst {} outside 1 … 1024", spec.burst));
+    }
+    if spec.kind == "crr" && spec.burst.max(spec.streams) > l.max_streams as u64 {
+        return Err(format!(
+            "{} connections in flight above the limit of {}",
+            spec.burst, l.max_streams
+        ));
+    }
+    Ok(spec)
+}
+
+/// The request's fields, the defaults filled in; an unknown kind or
+/// direction is refused.
+fn read_spec(m: &Message, l: &Limits) -> Result<Spec, String> {
     let kind = m
         .need_str(proto::F_KIND, "kind")
         .map_err(|e| e.to_string())?
@@ -68,20 +86,18 @@ pub fn parse_request(m: &Message, l: &Limits) -> Result<Spec, String> {
     }
     let u = |id, default| m.opt_u64(id).unwrap_or(default);
     let udp = matches!(kind.as_str(), "udp" | "rr-udp" | "setup");
-    let streams = u(proto::F_STREAMS, 1);
     let duration_ns = u(
         proto::F_DURATION_NS,
         (l.max_duration.as_nanos() as u64).min(10_000_000_000),
     );
-    let msg_size = u(
-        proto::F_MSG_SIZE,
-        if kind == "udp" { 1472 } else { 128 * 1024 },
-    );
-    let spec = Spec {
+    Ok(Spec {
         direction,
-        streams,
+        streams: u(proto::F_STREAMS, 1),
         duration: Duration::from_nanos(duration_ns),
-        msg_size,
+        msg_size: u(
+            proto::F_MSG_SIZE,
+            if kind == "udp" { 1472 } else { 128 * 1024 },
+        ),
         sndbuf: u(proto::F_SNDBUF, 0),
         rcvbuf: u(proto::F_RCVBUF, 0),
         nodelay: m.opt_bool(proto::F_NODELAY).unwrap_or(false),
@@ -94,14 +110,18 @@ pub fn parse_request(m: &Message, l: &Limits) -> Result<Spec, String> {
             .str(proto::F_CLIENT_NAME)
             .map(|s| s.chars().filter(|c| !c.is_control()).take(64).collect()),
         kind,
-    };
+    })
+}
+
+/// The limits of this server: streams, duration, rate, socket buffers.
+fn check_limits(spec: &Spec, l: &Limits) -> Result<(), String> {
     if spec.streams == 0 || spec.streams > l.max_streams as u64 {
         return Err(format!(
             "{} streams outside 1 … {} (limit of this server)",
             spec.streams, l.max_streams
         ));
     }
-    if duration_ns == 0 {
+    if spec.duration.is_zero() {
         return Err("duration 0: ask for a test of some length".into());
     }
     if spec.duration > l.max_duration {
@@ -121,60 +141,45 @@ pub fn parse_request(m: &Message, l: &Limits) -> Result<Spec, String> {
     if spec.sndbuf > MAX_SOCKET_BUFFER || spec.rcvbuf > MAX_SOCKET_BUFFER {
         return Err(format!("socket buffer above {} bytes", MAX_SOCKET_BUFFER));
     }
+    Ok(())
+}
+
+/// Message, datagram, request and response sizes for the test's kind.
+fn check_sizes(spec: &Spec) -> Result<(), String> {
     match spec.kind.as_str() {
-        "tcp" if !(1..=MAX_MSG_SIZE).contains(&spec.msg_size) => {
-            return Err(format!(
-                "message size {} outside 1 … {MAX_MSG_SIZE} bytes",
-                spec.msg_size
-            ))
-        }
-        "udp" if !(24..=MAX_DATAGRAM).contains(&spec.msg_size) => {
-            return Err(format!(
-                "datagram size {} outside 24 … {MAX_DATAGRAM} bytes",
-                spec.msg_size
-            ))
-        }
-        "rr-tcp" | "crr" => {
-            for (what, v) in [
-                ("request", spec.request_size),
-                ("response", spec.response_size),
-            ] {
-                if !(1..=MAX_MSG_SIZE).contains(&v) {
-                    return Err(format!("{what} size {v} outside 1 … {MAX_MSG_SIZE} bytes"));
-                }
-            }
-        }
+        "tcp" if !(1..=MAX_MSG_SIZE).contains(&spec.msg_size) => Err(format!(
+            "message size {} outside 1 … {MAX_MSG_SIZE} bytes",
+            spec.msg_size
+        )),
+        "udp" if !(24..=MAX_DATAGRAM).contains(&spec.msg_size) => Err(format!(
+            "datagram size {} outside 24 … {MAX_DATAGRAM} bytes",
+            spec.msg_size
+        )),
+        "rr-tcp" | "crr" => request_response(spec, 1, MAX_MSG_SIZE),
         "rr-udp" | "setup" => {
             // Under 16 bytes a datagram has no room for the test id and
             // transaction number: allowed for rr-udp with one in flight.
             let rr = spec.kind == "rr-udp";
-            let min = if rr { 1 } else { 16 };
-            for (what, v) in [
-                ("request", spec.request_size),
-                ("response", spec.response_size),
-            ] {
-                if !(min..=MAX_DATAGRAM).contains(&v) {
-                    return Err(format!(
-                        "{what} size {v} outside {min} … {MAX_DATAGRAM} bytes"
-                    ));
-                }
-            }
+            request_response(spec, if rr { 1 } else { 16 }, MAX_DATAGRAM)?;
             if rr && spec.request_size.min(spec.response_size) < 16 && spec.burst > 1 {
                 return Err(
                     "datagrams under 16 bytes carry no transaction number: only burst 1".into(),
                 );
             }
+            Ok(())
         }
-        _ => {}
+        _ => Ok(()),
     }
-    if spec.burst == 0 || spec.burst > 1024 {
-        return Err(format!("burst {} outside 1 … 1024", spec.burst));
+}
+
+fn request_response(spec: &Spec, min: u64, max: u64) -> Result<(), String> {
+    for (what, v) in [
+        ("request", spec.request_size),
+        ("response", spec.response_size),
+    ] {
+        if !(min..=max).contains(&v) {
+            return Err(format!("{what} size {v} outside {min} … {max} bytes"));
+        }
     }
-    if spec.kind == "crr" && spec.burst.max(spec.streams) > l.max_streams as u64 {
-        return Err(format!(
-            "{} connections in flight above the limit of {}",
-            spec.burst, l.max_streams
-        ));
-    }
-    Ok(spec)
+    Ok(())
 }

@@ -1,54 +1,16 @@
-//! What the clients of `misura serve` share (`tcp`, `udp`, `rr`, `setup`,
-//! `sweep`): the target, the control connection (HELLO → REQUEST →
-//! ACCEPT/REFUSE … DONE → RESULT, docs/control-protocol.md), data
-//! connections, `--clients N`, and writing the result.
-//!
-//! Exit codes of the clients (crate::shared::exit): 0 the test ran to its end;
-//! 1 the server is unreachable, refused the test (busy, authentication,
-//! any REFUSE — its reason is printed), or was lost during the test (the
-//! partial result is still written); 2 bad command line; 5 parameters the
-//! server announced it would refuse (above its HELLO limits) or that make
-//! no sense (e.g. a UDP datagram below 24 bytes); 6 an output file cannot
-//! be written; 130/143 interrupted (partial result written).
+//! The control connection of one client test (docs/control-protocol.md):
+//! HELLO and the limits it announces, REQUEST → ACCEPT/REFUSE, DONE →
+//! RESULT and the server's figures in it.
 
+use super::CONNECT_TIMEOUT;
 use crate::commands::throughput::proto::{self, Fields};
 use crate::shared::exit::Failure;
 use anyhow::{anyhow, Context, Result};
 use misura_measure::auth::StampKey;
-use misura_report::throughput::{CpuUse, Endpoint, ServerFigures};
+use misura_report::throughput::{CpuUse, ServerFigures};
 use misura_wire::control::{Message, Value};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
-
-pub const DEFAULT_PORT: u16 = 5862;
-/// How long connecting to the server may take.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// After the planned end, how long a test may take to wind down (drain,
-/// RESULT) before it is ended with what was measured, marked partial.
-pub const END_GRACE: Duration = Duration::from_secs(5);
-
-/// Flags every client test shares.
-#[derive(clap::Args, Debug, Clone)]
-pub struct ClientArgs {
-    /// The server (`misura serve`): HOST, HOST:PORT, [V6ADDR]:PORT (default port 5862).
-    #[arg(value_name = "HOST[:PORT]")]
-    pub host: String,
-    /// Shared key of a server started with --key-file (hex on the first line, or raw bytes).
-    #[arg(long, value_name = "FILE")]
-    pub key_file: Option<PathBuf>,
-    /// Run N clients at once from this machine (threads, each with its own
-    /// control connection); the result lists each and the sum.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub clients: u32,
-    #[command(flatten)]
-    pub out: crate::shared::output::OutputArgs,
-    #[command(flatten)]
-    pub csv: crate::shared::output::CsvArgs,
-    #[command(flatten)]
-    pub ns: crate::shared::netns::NetnsArgs,
-}
+use std::time::Duration;
 
 /// What the server announced in HELLO.
 #[derive(Clone, Debug)]
@@ -82,7 +44,7 @@ pub struct Control {
     pub hello: Hello,
 }
 
-fn connect_error(addr: SocketAddr, e: &std::io::Error) -> anyhow::Error {
+pub(super) fn connect_error(addr: SocketAddr, e: &std::io::Error) -> anyhow::Error {
     use std::io::ErrorKind::*;
     let why = match e.kind() {
         ConnectionRefused => {
@@ -335,155 +297,6 @@ pub fn remote_cpu(s: &ServerFigures, fallback_elapsed_ns: u64) -> Option<CpuUse>
             .filter(|e| *e > 0)
             .unwrap_or(fallback_elapsed_ns),
     ))
-}
-
-/// Socket options of a TCP data connection.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TcpOpts {
-    pub sndbuf: Option<usize>,
-    pub rcvbuf: Option<usize>,
-    pub nodelay: bool,
-}
-
-/// Open a data connection of test `test_id`: buffers are set before
-/// connect() (the receive buffer fixes the window scale in the SYN), then
-/// `DATA {test id}` is sent.
-pub fn data_connection(addr: SocketAddr, test_id: u64, o: &TcpOpts) -> Result<TcpStream> {
-    data_connection_timed(addr, test_id, o).map(|(s, _)| s)
-}
-
-/// [`data_connection`], also returning how long connect() took (the TCP
-/// handshake, user clock), ns.
-pub fn data_connection_timed(
-    addr: SocketAddr,
-    test_id: u64,
-    o: &TcpOpts,
-) -> Result<(TcpStream, u64)> {
-    let s = socket2::Socket::new(
-        socket2::Domain::for_address(addr),
-        socket2::Type::STREAM,
-        Some(socket2::Protocol::TCP),
-    )
-    .context("creating a TCP socket")?;
-    if let Some(b) = o.sndbuf {
-        s.set_send_buffer_size(b).context("setting SO_SNDBUF")?;
-    }
-    if let Some(b) = o.rcvbuf {
-        s.set_recv_buffer_size(b).context("setting SO_RCVBUF")?;
-    }
-    s.set_tcp_nodelay(o.nodelay)
-        .context("setting TCP_NODELAY")?;
-    let t0 = Instant::now();
-    s.connect_timeout(&addr.into(), CONNECT_TIMEOUT)
-        .map_err(|e| connect_error(addr, &e))?;
-    let connect_ns = t0.elapsed().as_nanos() as u64;
-    let mut t: TcpStream = s.into();
-    t.set_write_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
-    // The server greets every connection, data connections too: take the
-    // HELLO off the stream so it is not counted as test data.
-    t.set_read_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
-    let hello = proto::read_message(&mut t)
-        .context("waiting for the server's HELLO on a data connection")?;
-    if hello.typ == proto::REFUSE {
-        let reason = hello
-            .need_str(proto::F_REASON, "reason")
-            .unwrap_or("no reason given")
-            .to_string();
-        return Err(Refused { addr, reason }.into());
-    }
-    t.set_read_timeout(None).ok();
-    proto::write_message(
-        &mut t,
-        &Message::new(proto::DATA).with(proto::F_TEST_ID, Value::U64(test_id)),
-    )
-    .context("opening a data connection")?;
-    Ok((t, connect_ns))
-}
-
-/// Socket buffers the kernel granted.
-pub fn granted_buffers(t: &TcpStream) -> (u64, u64) {
-    let s = socket2::SockRef::from(t);
-    (
-        s.send_buffer_size().unwrap_or(0) as u64,
-        s.recv_buffer_size().unwrap_or(0) as u64,
-    )
-}
-
-/// CPU time of the calling thread.
-pub fn thread_cpu() -> (u64, u64) {
-    misura_sys::rusage::thread_cpu()
-}
-
-/// CPU used by the calling thread since `start` (from [`thread_cpu`]).
-pub fn thread_cpu_since(start: (u64, u64)) -> (u64, u64) {
-    let (u, s) = thread_cpu();
-    (u.saturating_sub(start.0), s.saturating_sub(start.1))
-}
-
-pub fn interrupted(stop: &AtomicUsize) -> bool {
-    stop.load(Ordering::Relaxed) != 0
-}
-
-pub fn signal_reason(stop: &AtomicUsize) -> String {
-    format!(
-        "interrupted by signal {}; partial results",
-        stop.load(Ordering::Relaxed)
-    )
-}
-
-/// Run `n` clients at once, each in its own thread, and return their results
-/// in client order.
-pub fn run_clients<R: Send>(n: u32, f: impl Fn(u32) -> R + Sync) -> Vec<R> {
-    if n <= 1 {
-        return vec![f(0)];
-    }
-    std::thread::scope(|sc| {
-        let hs: Vec<_> = (0..n)
-            .map(|i| {
-                let f = &f;
-                sc.spawn(move || f(i))
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().expect("a client thread panicked"))
-            .collect()
-    })
-}
-
-pub fn endpoint(a: &ClientArgs, addr: SocketAddr, authenticated: bool) -> Endpoint {
-    Endpoint {
-        server: a.host.clone(),
-        address: addr.to_string(),
-        netns: a.ns.netns.clone(),
-        authenticated,
-        clients: a.clients,
-    }
-}
-
-/// The overall exit code: interrupted wins (main maps it), then any client
-/// that did not complete (1), else 0.
-pub fn exit_code(all_complete: bool) -> i32 {
-    if all_complete {
-        crate::shared::exit::OK
-    } else {
-        crate::shared::exit::ERROR
-    }
-}
-
-/// A deadline clock for a test: planned duration from `start`.
-pub struct Deadline {
-    pub start: Instant,
-    pub end: Instant,
-}
-
-impl Deadline {
-    pub fn new(duration_ns: u64) -> Deadline {
-        let start = Instant::now();
-        Deadline {
-            start,
-            end: start + Duration::from_nanos(duration_ns),
-        }
-    }
 }
 
 #[cfg(test)]

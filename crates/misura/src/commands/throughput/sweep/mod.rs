@@ -1,0 +1,272 @@
+//! `misura sweep`: run `tcp`, `udp` or `rr` once per value of one
+//! parameter and tabulate the headline figures (seed 001's curves:
+//! throughput against message size, socket buffer, streams, TCP_NODELAY).
+//!
+//! clap parses the sweep's command line once, as `misura sweep tcp|udp|rr`
+//! with the test's own flags; a sweepable flag takes a list or a range.
+//! The test's plan is built once from the first values, and each run is
+//! that plan with the swept field set to one value and checked again.
+
+mod given;
+mod rr;
+mod tcp;
+mod udp;
+mod values;
+
+use crate::commands::throughput::client::{self, ClientArgs, ClientPlan};
+use crate::commands::throughput::{rr as rr_test, tcp as tcp_test, udp as udp_test};
+use crate::shared::exit::Failure;
+use crate::shared::netns::NetnsArgs;
+use crate::shared::output::{CsvArgs, Finished, OutputArgs, Report};
+use anyhow::Result;
+use given::Given;
+use misura_report::throughput::{SweepFigures, SweepPoint, SweepReport};
+use misura_report::LoopTuning;
+use std::fmt::Display;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use values::{Knobs, ValueList};
+
+/// Long help for the subcommand (shown by `--help`).
+pub const LONG_ABOUT: &str = "Run one test across a list or range of one parameter and tabulate the results (seed 001's curves).
+
+  misura sweep tcp|udp|rr HOST --PARAM LIST [other flags of that test]
+
+The swept flag is the one given a list (comma-separated: 10,100,1000) or a range (1..12, integers, \
+inclusive, or mixed: 1..4,8,16); --nodelay takes on,off. Sweepable: --msg-size, --sndbuf, --rcvbuf, \
+--streams, --nodelay (tcp); --msg-size, --rate (udp); --request, --response, --burst (rr); --clients \
+(all); exactly one flag is swept. Every other flag goes to each run unchanged, and the values are \
+checked before the first run. A run that fails (refused, lost) is kept as a row with its error and \
+the sweep goes on. `misura sweep tcp --help` (udp, rr) lists a test's flags.
+
+Output: the table (one row per value: throughput, transactions/s, retransmits, RTT, loss, jitter, \
+latency, CPU of both ends and service demand); --json prints the curve data (format \"misura.sweep\": \
+`points` is the array of {parameter, value, figures}); --export-csv writes one row per value.
+
+Examples:
+  misura sweep tcp 198.18.0.2 --msg-size 10,100,1000,10000,65536,100000,500000 --duration 5s
+  misura sweep tcp 198.18.0.2 --streams 1..12 --duration 5s --export-csv streams.csv
+  misura sweep tcp 198.18.0.2 --nodelay on,off --msg-size 100
+  misura sweep udp 198.18.0.2 --rate 10M --msg-size 1000,2000,4000,9000 --df
+  misura sweep rr 198.18.0.2 --proto udp --request 1,64,512,1024";
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct SweepArgs {
+    #[command(subcommand)]
+    pub test: SweepTest,
+}
+
+/// The test a sweep runs, with its flags.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum SweepTest {
+    /// Sweep `misura tcp` over --msg-size, --sndbuf, --rcvbuf, --streams, --nodelay or --clients.
+    #[command(long_about = TCP_ABOUT)]
+    Tcp(Given<tcp::TcpSweep>),
+    /// Sweep `misura udp` over --msg-size, --rate or --clients.
+    #[command(long_about = UDP_ABOUT)]
+    Udp(Given<udp::UdpSweep>),
+    /// Sweep `misura rr` over --request, --response, --burst or --clients.
+    #[command(long_about = RR_ABOUT)]
+    Rr(Given<rr::RrSweep>),
+}
+
+const TCP_ABOUT: &str = "Run `misura tcp` once per value of one flag and tabulate the results.
+
+Give one of --msg-size, --sndbuf, --rcvbuf, --streams or --clients a list (10,100,1000) or a \
+range (1..12), or --nodelay the values on,off; every other flag is the same in every run.
+
+Examples:
+  misura sweep tcp 198.18.0.2 --msg-size 10,100,1000,10000,65536,100000,500000 --duration 5s
+  misura sweep tcp 198.18.0.2 --streams 1..12 --duration 5s --export-csv streams.csv
+  misura sweep tcp 198.18.0.2 --nodelay on,off --msg-size 100";
+
+const UDP_ABOUT: &str = "Run `misura udp` once per value of one flag and tabulate the results.
+
+Give one of --msg-size, --rate or --clients a list (1000,2000,4000) or a range (1..4); every \
+other flag is the same in every run.
+
+Example:
+  misura sweep udp 198.18.0.2 --rate 10M --msg-size 1000,2000,4000,9000 --df";
+
+const RR_ABOUT: &str = "Run `misura rr` once per value of one flag and tabulate the results.
+
+Give one of --request, --response, --burst or --clients a list (1,64,512) or a range (1..8); \
+every other flag is the same in every run.
+
+Example:
+  misura sweep rr 198.18.0.2 --proto udp --request 1,64,512,1024";
+
+/// The flags a sweep leaves out of its `base_args`: its own outputs.
+const OUTPUT_FLAGS: [&str; 4] = ["json", "export-json", "quiet", "export-csv"];
+
+impl SweepTest {
+    fn client_args(&self) -> &ClientArgs {
+        match self {
+            SweepTest::Tcp(g) => &g.args.c,
+            SweepTest::Udp(g) => &g.args.c,
+            SweepTest::Rr(g) => &g.args.c,
+        }
+    }
+}
+
+/// A sweep, resolved: the swept flag and one checked plan per value.
+pub struct Series<P> {
+    /// The swept flag's long name ("msg-size").
+    pub parameter: &'static str,
+    /// Each value as the user wrote it, with its plan.
+    pub points: Vec<(String, P)>,
+}
+
+impl<P> Series<P> {
+    /// The plan of every value of `swept`: `base` varied by `vary`, which
+    /// checks it.
+    pub fn new<K: Display>(
+        base: P,
+        swept: Knobs<K>,
+        vary: fn(&P, &K) -> Result<P, Failure>,
+    ) -> Result<Series<P>, Failure> {
+        let points = swept
+            .values
+            .iter()
+            .map(|k| match vary(&base, k) {
+                Ok(p) => Ok((k.to_string(), p)),
+                Err(Failure::Params(why)) => Err(Failure::Params(format!(
+                    "the run with --{} {k}: {why}",
+                    swept.flag
+                ))),
+                Err(e) => Err(e),
+            })
+            .collect::<Result<Vec<_>, Failure>>()?;
+        Ok(Series {
+            parameter: swept.flag,
+            points,
+        })
+    }
+}
+
+/// The client part of a sweep's runs: `--clients` at its first value, and
+/// quiet (a run of a sweep prints no progress of its own).
+fn runs_client(c: &ClientArgs, clients: &ValueList<u32>) -> Result<ClientPlan, Failure> {
+    let mut p = ClientPlan::new(c, *clients.first())?;
+    p.quiet = true;
+    Ok(p)
+}
+
+fn mean(it: impl Iterator<Item = f64>) -> Option<f64> {
+    let v: Vec<f64> = it.collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+fn sum_opt(it: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    it.sum()
+}
+
+/// `misura sweep`.
+pub fn run(args: &SweepArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    let r = match &args.test {
+        SweepTest::Tcp(g) => sweep("tcp", &g.args.c, g, g.args.series()?, stop, |p, stop| {
+            tcp_test::measure(p, stop).map(|r| tcp::figures(&r))
+        })?,
+        SweepTest::Udp(g) => sweep("udp", &g.args.c, g, g.args.series()?, stop, |p, stop| {
+            udp_test::measure(p, stop).map(|r| udp::figures(&r))
+        })?,
+        SweepTest::Rr(g) => sweep("rr", &g.args.c, g, g.args.series()?, stop, |p, stop| {
+            rr_test::measure(p, stop).map(|r| rr::figures(&r))
+        })?,
+    };
+    // A sweep whose runs all happened exits 0 even if some failed (their rows say why).
+    let target = args.test.client_args().host.clone();
+    Ok(Finished::ok(
+        Report::new(
+            r,
+            "sweep",
+            target,
+            misura_report::throughput::write_sweep_text,
+        )
+        .with_csv(misura_report::throughput::write_sweep_csv),
+    ))
+}
+
+/// Run every point of `series` and tabulate them.
+fn sweep<T, P>(
+    test: &str,
+    c: &ClientArgs,
+    given: &Given<T>,
+    series: Series<P>,
+    stop: &Arc<AtomicUsize>,
+    measure: impl Fn(&P, &Arc<AtomicUsize>) -> Result<SweepFigures>,
+) -> Result<SweepReport> {
+    let started_at = crate::shared::meta::now_rfc3339();
+    let mut points = Vec::new();
+    for (value, plan) in &series.points {
+        if client::interrupted(stop) {
+            break;
+        }
+        if !c.out.quiet && !c.out.json {
+            eprintln!("misura sweep: {test} {} = {value}", series.parameter);
+        }
+        points.push(SweepPoint {
+            parameter: series.parameter.to_string(),
+            value: value.clone(),
+            figures: point(measure(plan, stop))?,
+        });
+    }
+    let complete = !client::interrupted(stop)
+        && points.len() == series.points.len()
+        && points.iter().all(|p| p.figures.complete);
+    let warnings = points
+        .iter()
+        .filter_map(|p| {
+            p.figures
+                .error
+                .as_ref()
+                .map(|e| format!("{} = {}: {e}", p.parameter, p.value))
+        })
+        .collect();
+    let mut leave_out = OUTPUT_FLAGS.to_vec();
+    leave_out.push(series.parameter);
+    Ok(SweepReport {
+        meta: crate::shared::meta::meta("misura.sweep", started_at),
+        complete,
+        stop_reason: client::run_reason(stop, complete, "some runs did not complete"),
+        host: crate::shared::host::fingerprint(LoopTuning {
+            netns: c.ns.netns.clone(),
+            ..Default::default()
+        }),
+        test: test.into(),
+        parameter: series.parameter.into(),
+        base_args: given.written_except(&leave_out),
+        points,
+        warnings,
+    })
+}
+
+/// One point's outcome: bad flags or an unwritable output are the whole
+/// sweep's problem; anything else (refused, lost, above the server's
+/// limits) is this point's error, and the sweep goes on.
+fn point(measured: Result<SweepFigures>) -> Result<SweepFigures, Failure> {
+    match measured {
+        Ok(f) => Ok(f),
+        Err(e) => match e.downcast::<Failure>() {
+            Ok(f @ (Failure::Usage(_) | Failure::Output(_))) => Err(f),
+            Ok(f) => Ok(SweepFigures {
+                error: Some(f.to_string()),
+                ..Default::default()
+            }),
+            Err(e) => Ok(SweepFigures {
+                error: Some(format!("{e:#}")),
+                ..Default::default()
+            }),
+        },
+    }
+}
+
+/// The sweep's own output flags and namespace (main opens the outputs and
+/// enters the namespace before the first run).
+pub fn output_flags(args: &SweepArgs) -> (OutputArgs, CsvArgs, NetnsArgs) {
+    let c = args.test.client_args();
+    (c.out.clone(), c.csv.clone(), c.ns.clone())
+}
+
+#[cfg(test)]
+mod tests;

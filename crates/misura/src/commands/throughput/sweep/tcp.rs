@@ -1,0 +1,114 @@
+//! `misura sweep tcp`: `misura tcp`'s flags, the sweepable ones as lists.
+
+use super::values::{the_swept, Knobs, OnOff, ValueList};
+use super::{mean, runs_client, sum_opt, Series};
+use crate::commands::throughput::client::{ClientArgs, DEFAULT_CLIENTS};
+use crate::commands::throughput::tcp::{
+    TcpKnobs, TcpPlan, TcpShape, DEFAULT_MSG_SIZE, DEFAULT_STREAMS,
+};
+use crate::shared::exit::Failure;
+use crate::shared::units::ByteSize;
+use misura_report::throughput::{SweepFigures, TcpReport};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct TcpSweep {
+    #[command(flatten)]
+    pub c: ClientArgs,
+    /// Parallel data connections, or a list or range of them to sweep.
+    #[arg(long, default_value = DEFAULT_STREAMS, value_name = "N|LIST")]
+    pub streams: ValueList<u32>,
+    /// Size of each write (e.g. 1400, 64K), or a list or range of sizes to sweep.
+    #[arg(long, default_value = DEFAULT_MSG_SIZE, value_name = "BYTES|LIST")]
+    pub msg_size: ValueList<ByteSize>,
+    /// SO_SNDBUF to ask for, or a list of them to sweep (default: the kernel's autotuning).
+    #[arg(long, value_name = "BYTES|LIST")]
+    pub sndbuf: Option<ValueList<ByteSize>>,
+    /// SO_RCVBUF to ask for, or a list of them to sweep (default: the kernel's autotuning).
+    #[arg(long, value_name = "BYTES|LIST")]
+    pub rcvbuf: Option<ValueList<ByteSize>>,
+    /// TCP_NODELAY in every run, or `on,off` to sweep it.
+    #[arg(long, num_args = 0..=1, default_missing_value = "on", value_name = "on,off")]
+    pub nodelay: Option<ValueList<OnOff>>,
+    /// Clients at once, or a list or range of counts to sweep.
+    #[arg(long, default_value = DEFAULT_CLIENTS, value_name = "N|LIST")]
+    pub clients: ValueList<u32>,
+    #[command(flatten)]
+    pub shape: TcpShape,
+}
+
+/// One value of a flag `misura sweep tcp` varies.
+#[derive(Clone, Debug)]
+pub enum TcpKnob {
+    Streams(u32),
+    MsgSize(ByteSize),
+    Sndbuf(ByteSize),
+    Rcvbuf(ByteSize),
+    Nodelay(OnOff),
+    Clients(u32),
+}
+
+impl std::fmt::Display for TcpKnob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TcpKnob::Streams(n) | TcpKnob::Clients(n) => n.fmt(f),
+            TcpKnob::MsgSize(b) | TcpKnob::Sndbuf(b) | TcpKnob::Rcvbuf(b) => b.fmt(f),
+            TcpKnob::Nodelay(o) => o.fmt(f),
+        }
+    }
+}
+
+impl TcpSweep {
+    /// The base plan (every flag at its first value) and one plan per value
+    /// of the swept flag, each checked.
+    pub fn series(&self) -> Result<Series<TcpPlan>, Failure> {
+        let swept = the_swept(vec![
+            Knobs::of("msg-size", Some(&self.msg_size), TcpKnob::MsgSize),
+            Knobs::of("sndbuf", self.sndbuf.as_ref(), TcpKnob::Sndbuf),
+            Knobs::of("rcvbuf", self.rcvbuf.as_ref(), TcpKnob::Rcvbuf),
+            Knobs::of("streams", Some(&self.streams), TcpKnob::Streams),
+            Knobs::of("nodelay", self.nodelay.as_ref(), TcpKnob::Nodelay),
+            Knobs::of("clients", Some(&self.clients), TcpKnob::Clients),
+        ])?;
+        let knobs = TcpKnobs {
+            streams: *self.streams.first(),
+            msg_size: self.msg_size.first().clone(),
+            sndbuf: self.sndbuf.as_ref().map(|l| l.first().clone()),
+            rcvbuf: self.rcvbuf.as_ref().map(|l| l.first().clone()),
+            nodelay: self.nodelay.as_ref().is_some_and(|l| l.first().on()),
+        };
+        let base = TcpPlan::new(runs_client(&self.c, &self.clients)?, &knobs, &self.shape)?;
+        Series::new(base, swept, vary)
+    }
+}
+
+/// The base plan with one swept value set, checked again.
+pub fn vary(base: &TcpPlan, k: &TcpKnob) -> Result<TcpPlan, Failure> {
+    let mut p = base.clone();
+    match k {
+        TcpKnob::Streams(n) => p.streams = *n,
+        TcpKnob::MsgSize(b) => p.msg_size = b.clone(),
+        TcpKnob::Sndbuf(b) => p.sndbuf = Some(b.clone()),
+        TcpKnob::Rcvbuf(b) => p.rcvbuf = Some(b.clone()),
+        TcpKnob::Nodelay(o) => p.nodelay = o.on(),
+        TcpKnob::Clients(n) => p.client.clients = *n,
+    }
+    p.check()?;
+    Ok(p)
+}
+
+/// A run's headline figures.
+pub fn figures(r: &TcpReport) -> SweepFigures {
+    let c = &r.clients;
+    SweepFigures {
+        complete: r.complete,
+        throughput_bps: Some(r.throughput_bps),
+        retransmits: Some(r.retransmits),
+        rtt_us_mean: mean(c.iter().filter_map(|c| c.rtt_us_mean)),
+        cpu_local_pct: Some(c.iter().map(|c| c.cpu_local.utilisation_pct).sum()),
+        cpu_remote_pct: sum_opt(c.iter().map(|c| c.cpu_remote.map(|x| x.utilisation_pct))),
+        service_demand_local: mean(c.iter().filter_map(|c| c.service_demand_local_us_per_kb)),
+        service_demand_remote: mean(c.iter().filter_map(|c| c.service_demand_remote_us_per_kb)),
+        error: (!r.complete).then(|| r.stop_reason.clone()),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,209 @@
+//! The flags of `misura tcp`, parsed once by clap into typed values, and
+//! the plan they are checked into (the bounds named in each error).
+
+use crate::commands::throughput::client::{ClientArgs, ClientPlan, ClientsArg, Direction, TcpOpts};
+use crate::shared::exit::Failure;
+use crate::shared::units::{ByteSize, DurationArg};
+
+/// `--msg-size` when not given (a sweep's default list too).
+pub const DEFAULT_MSG_SIZE: &str = "128K";
+/// `--streams` when not given (a sweep's default list too).
+pub const DEFAULT_STREAMS: &str = "1";
+/// The most data connections one client opens.
+const MAX_STREAMS: u32 = 1024;
+/// The largest single write.
+const MAX_MSG_SIZE: u64 = 64 << 20;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct TcpArgs {
+    #[command(flatten)]
+    pub c: ClientArgs,
+    #[command(flatten)]
+    pub clients: ClientsArg,
+    #[command(flatten)]
+    pub knobs: TcpKnobs,
+    #[command(flatten)]
+    pub shape: TcpShape,
+}
+
+/// The flags of `misura tcp` that `misura sweep tcp` can vary (with
+/// `--clients`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct TcpKnobs {
+    /// Parallel data connections.
+    #[arg(long, default_value = DEFAULT_STREAMS, value_name = "N")]
+    pub streams: u32,
+    /// Size of each write (e.g. 1400, 64K).
+    #[arg(long, default_value = DEFAULT_MSG_SIZE, value_name = "BYTES")]
+    pub msg_size: ByteSize,
+    /// SO_SNDBUF to ask for (default: the kernel's autotuning).
+    #[arg(long, value_name = "BYTES")]
+    pub sndbuf: Option<ByteSize>,
+    /// SO_RCVBUF to ask for (default: the kernel's autotuning).
+    #[arg(long, value_name = "BYTES")]
+    pub rcvbuf: Option<ByteSize>,
+    /// Set TCP_NODELAY (no Nagle) on the data connections of both ends.
+    #[arg(long)]
+    pub nodelay: bool,
+}
+
+/// The other flags of `misura tcp`: the same in every run of a sweep.
+#[derive(clap::Args, Debug, Clone)]
+pub struct TcpShape {
+    /// The server sends, the client receives.
+    #[arg(long, conflicts_with = "bidir")]
+    pub reverse: bool,
+    /// Both send at once on every connection (full duplex).
+    #[arg(long)]
+    pub bidir: bool,
+    /// Length of the test.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub duration: DurationArg,
+    /// Also report the bytes moved in every interval of this length.
+    #[arg(long, value_name = "DURATION")]
+    pub interval: Option<DurationArg>,
+}
+
+/// One `misura tcp` run, checked. A sweep sets one field and checks again.
+#[derive(Clone, Debug)]
+pub struct TcpPlan {
+    pub client: ClientPlan,
+    pub direction: Direction,
+    pub streams: u32,
+    pub msg_size: ByteSize,
+    pub sndbuf: Option<ByteSize>,
+    pub rcvbuf: Option<ByteSize>,
+    pub nodelay: bool,
+    pub duration: DurationArg,
+    pub interval: Option<DurationArg>,
+}
+
+impl TcpPlan {
+    pub fn from_args(a: &TcpArgs) -> Result<TcpPlan, Failure> {
+        TcpPlan::new(
+            ClientPlan::new(&a.c, a.clients.clients)?,
+            &a.knobs,
+            &a.shape,
+        )
+    }
+
+    pub fn new(client: ClientPlan, k: &TcpKnobs, s: &TcpShape) -> Result<TcpPlan, Failure> {
+        let p = TcpPlan {
+            client,
+            direction: Direction::of(s.reverse, s.bidir),
+            streams: k.streams,
+            msg_size: k.msg_size.clone(),
+            sndbuf: k.sndbuf.clone(),
+            rcvbuf: k.rcvbuf.clone(),
+            nodelay: k.nodelay,
+            duration: s.duration.clone(),
+            interval: s.interval.clone(),
+        };
+        p.check()?;
+        Ok(p)
+    }
+
+    /// Every bound, named by its flag.
+    pub fn check(&self) -> Result<(), Failure> {
+        self.client.check()?;
+        if self.msg_size.bytes == 0 || self.msg_size.bytes > MAX_MSG_SIZE {
+            return Err(Failure::Params(format!(
+                "--msg-size {} must be between 1 byte and 64 MiB",
+                self.msg_size
+            )));
+        }
+        self.duration.at_least("--duration", 1)?;
+        if let Some(iv) = &self.interval {
+            iv.at_least("--interval", 1)?;
+        }
+        if self.streams == 0 || self.streams > MAX_STREAMS {
+            return Err(Failure::Params(format!(
+                "--streams must be between 1 and {MAX_STREAMS}"
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn duration_ns(&self) -> u64 {
+        self.duration.ns as u64
+    }
+
+    pub fn interval_ns(&self) -> Option<u64> {
+        self.interval.as_ref().map(|d| d.ns as u64)
+    }
+
+    /// Socket options of the data connections.
+    pub fn opts(&self) -> TcpOpts {
+        TcpOpts {
+            sndbuf: self.sndbuf.as_ref().map(|b| b.bytes as usize),
+            rcvbuf: self.rcvbuf.as_ref().map(|b| b.bytes as usize),
+            nodelay: self.nodelay,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct W {
+        #[command(flatten)]
+        a: TcpArgs,
+    }
+
+    fn plan(args: &[&str]) -> Result<TcpPlan, Failure> {
+        TcpPlan::from_args(&W::try_parse_from(args).unwrap().a)
+    }
+
+    #[test]
+    fn flags_resolve_into_a_plan() {
+        let p = plan(&[
+            "t",
+            "198.18.0.2",
+            "--bidir",
+            "--msg-size",
+            "64K",
+            "--sndbuf",
+            "256K",
+            "--interval",
+            "1s",
+        ])
+        .unwrap();
+        assert_eq!(p.direction, Direction::Bidir);
+        assert_eq!(
+            (p.msg_size.bytes, p.msg_size.to_string()),
+            (65536, "64K".into())
+        );
+        assert_eq!(p.opts().sndbuf, Some(262144));
+        assert_eq!(p.opts().rcvbuf, None);
+        assert_eq!(p.interval_ns(), Some(1_000_000_000));
+        assert_eq!(p.duration_ns(), 10_000_000_000, "the default --duration");
+        assert_eq!((p.streams, p.client.clients), (1, 1));
+        assert!(W::try_parse_from(["t", "h", "--reverse", "--bidir"]).is_err());
+        assert!(W::try_parse_from(["t", "h", "--duration", "soon"]).is_err());
+    }
+
+    #[test]
+    fn bounds_name_their_flag() {
+        let e = |args: &[&str]| match plan(args) {
+            Err(Failure::Params(m)) => m,
+            other => panic!("{:?}", other.map(|p| p.streams)),
+        };
+        assert_eq!(
+            e(&["t", "h", "--streams", "0"]),
+            "--streams must be between 1 and 1024"
+        );
+        assert!(e(&["t", "h", "--streams", "1025"]).starts_with("--streams"));
+        assert!(e(&["t", "h", "--msg-size", "0"]).starts_with("--msg-size 0 "));
+        assert!(e(&["t", "h", "--msg-size", "65M"]).starts_with("--msg-size 65M "));
+        assert!(e(&["t", "h", "--duration", "0s"]).starts_with("--duration 0s"));
+        assert!(e(&["t", "h", "--interval", "0ms"]).starts_with("--interval 0ms"));
+        assert_eq!(
+            e(&["t", "h", "--clients", "0"]),
+            "--clients must be at least 1"
+        );
+        assert!(plan(&["t", "h", "--streams", "1024", "--msg-size", "64M"]).is_ok());
+    }
+}

@@ -1,0 +1,168 @@
+//! `misura udp`: paced UDP against `misura serve` (seed 001's UDP and
+//! don't-fragment studies, seed 004's iperf figures): received rate, loss,
+//! duplicates, out-of-order, RFC 3550 jitter and one-way delay variation.
+
+use crate::commands::throughput::client;
+use crate::shared::output::Finished;
+use anyhow::Result;
+use misura_report::throughput::{
+    write_udp_csv, write_udp_text, CpuUse, UdpClientResult, UdpConfig, UdpReport,
+};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+mod datagram;
+mod flow;
+mod plan;
+mod session;
+
+pub use plan::{UdpArgs, UdpKnobs, UdpPlan, UdpShape, DEFAULT_MSG_SIZE};
+
+/// Long help for the subcommand (shown by `--help`).
+pub const LONG_ABOUT: &str = "Paced UDP against `misura serve` (seed 001's UDP studies, seed 004's iperf figures).
+
+The sender (the client; the server with --reverse) sends --msg-size datagrams (UDP payload, at \
+least 24 bytes) at --rate for --duration, each carrying the test id, a sequence number and its send \
+time (CLOCK_REALTIME). The receiver counts them: received rate (`throughput_bps` in the JSON, as the \
+receiver measured it), loss = sent − received, duplicates, out-of-order arrivals, RFC 3550 \
+interarrival jitter, and the one-way delay's extremes and their difference (its variation; the \
+delays themselves include the two clocks' offset unless both ends share a clock). The rate counts \
+UDP payload bytes; a sender that falls behind catches up for at most 10 ms, then drops the backlog \
+(no long bursts).
+
+--df sets don't-fragment (IP_MTU_DISCOVER = IP_PMTUDISC_DO): a datagram above the path MTU then \
+cannot leave (EMSGSIZE) or is dropped on the way, so nothing arrives (seed 001, Fig. 16). misura \
+says so plainly and reports the path MTU the kernel holds (IP_MTU).
+
+Exit codes: 0 done, 1 server unreachable / refused (its reason is printed) / lost during the test \
+(partial result written), 2 usage, 5 above the server's limits or a datagram below 24 bytes, 6 \
+output file, 130/143 interrupted.
+
+Examples:
+  misura udp 198.18.0.2 --rate 100M
+  misura udp 198.18.0.2 --rate 1G --msg-size 1472 --duration 10s --json
+  misura udp 198.18.0.2 --rate 10M --msg-size 2000 --df
+  misura udp 198.18.0.2 --rate 50M --reverse --clients 2";
+
+/// `misura udp`: the report, exit code 1 when a client did not complete.
+pub fn run(args: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    let r = measure(&UdpPlan::from_args(args)?, stop)?;
+    let (text, csv) = (write_udp_text, write_udp_csv);
+    Ok(client::finished(
+        r.complete,
+        r,
+        "udp",
+        &args.c.host,
+        text,
+        csv,
+    ))
+}
+
+/// Run the test (in the current network namespace) and build the result.
+pub fn measure(p: &UdpPlan, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
+    let ran = client::run_all(p, &p.client, stop, session::one_client)?;
+    let mut o = ran.outcome;
+    let clients = &o.clients;
+    let dropped: Vec<String> = clients
+        .iter()
+        .filter_map(|c| nothing_arrived(p, c))
+        .collect();
+    o.warnings.extend(dropped);
+    let sent: u64 = o.clients.iter().map(|c| c.sent_packets).sum();
+    let lost: u64 = o.clients.iter().map(|c| c.lost).sum();
+    Ok(UdpReport {
+        meta: crate::shared::meta::meta("misura.udp", ran.started_at),
+        complete: o.complete,
+        stop_reason: o.stop_reason,
+        throughput_bps: o.clients.iter().map(|c| c.throughput_bps).sum(),
+        lost,
+        loss_ratio: if sent > 0 {
+            lost as f64 / sent as f64
+        } else {
+            0.0
+        },
+        host: p.client.fingerprint(),
+        config: UdpConfig {
+            endpoint: p.client.endpoint(&ran.server),
+            direction: p.direction().as_str().into(),
+            rate_bps: p.rate_bps(),
+            msg_size: p.msg_size(),
+            duration_ns: p.duration_ns(),
+            df: p.df,
+        },
+        clients: o.clients,
+        warnings: o.warnings,
+    })
+}
+
+/// A warning for a client whose datagrams all went missing, saying why
+/// when don't-fragment explains it (seed 001, Fig. 16).
+fn nothing_arrived(p: &UdpPlan, c: &UdpClientResult) -> Option<String> {
+    if c.test_id.is_none() || c.received_packets != 0 || c.sent_packets + c.send_errors == 0 {
+        return None;
+    }
+    let size = p.msg_size();
+    Some(
+        if p.df && size + 28 > c.path_mtu.unwrap_or(u32::MAX) as u64 {
+            format!(
+            "nothing arrives above the path MTU of {} bytes with don't-fragment set: {}-byte datagrams are {}-byte IPv4 packets{}",
+            c.path_mtu.unwrap_or(0),
+            size,
+            size + 28,
+            if c.emsgsize_errors > 0 { format!(" ({} sends failed with EMSGSIZE)", c.emsgsize_errors) } else { String::new() }
+        )
+        } else if p.df {
+            format!(
+                "client {}: nothing arrived with don't-fragment set (path MTU {})",
+                c.client,
+                c.path_mtu
+                    .map_or("unknown".into(), |m| format!("{m} bytes"))
+            )
+        } else {
+            format!("client {}: nothing arrived", c.client)
+        },
+    )
+}
+
+/// A client's row with nothing measured.
+fn not_run_row() -> UdpClientResult {
+    UdpClientResult {
+        client: 0,
+        test_id: None,
+        complete: false,
+        stop_reason: String::new(),
+        receiver: "server".into(),
+        elapsed_ns: 0,
+        sent_packets: 0,
+        sent_bytes: 0,
+        send_errors: 0,
+        emsgsize_errors: 0,
+        received_packets: 0,
+        received_bytes: 0,
+        lost: 0,
+        loss_ratio: 0.0,
+        duplicates: 0,
+        reordered: 0,
+        jitter_ns: None,
+        owd_min_ns: None,
+        owd_max_ns: None,
+        owd_variation_ns: None,
+        offered_bps: 0.0,
+        throughput_bps: 0.0,
+        path_mtu: None,
+        cpu_local: CpuUse::default(),
+        cpu_remote: None,
+        server: None,
+    }
+}
+
+/// The row of a client that could not run its test.
+fn not_run(i: u32, e: &anyhow::Error) -> UdpClientResult {
+    UdpClientResult {
+        client: i,
+        stop_reason: format!("{e:#}"),
+        ..not_run_row()
+    }
+}
+
+client::client_result!(UdpClientResult, not_run);

@@ -1,0 +1,157 @@
+//! The flags of `misura udp`, parsed once by clap into typed values, and
+//! the plan they are checked into (the bounds named in each error).
+
+use super::datagram::HEADER;
+use crate::commands::throughput::client::{ClientArgs, ClientPlan, ClientsArg, Direction};
+use crate::shared::exit::Failure;
+use crate::shared::units::{ByteSize, DurationArg, LinkRate};
+
+/// `--msg-size` when not given (a sweep's default list too).
+pub const DEFAULT_MSG_SIZE: &str = "1472";
+/// The largest UDP payload over IPv4.
+const MAX_DATAGRAM: u64 = 65_507;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct UdpArgs {
+    #[command(flatten)]
+    pub c: ClientArgs,
+    #[command(flatten)]
+    pub clients: ClientsArg,
+    #[command(flatten)]
+    pub knobs: UdpKnobs,
+    #[command(flatten)]
+    pub shape: UdpShape,
+}
+
+/// The flags of `misura udp` that `misura sweep udp` can vary (with
+/// `--clients`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct UdpKnobs {
+    /// Sending rate of UDP payload (e.g. 10M, 1G).
+    #[arg(long, value_name = "RATE")]
+    pub rate: LinkRate,
+    /// UDP payload per datagram, bytes (≥ 24).
+    #[arg(long, default_value = DEFAULT_MSG_SIZE, value_name = "BYTES")]
+    pub msg_size: ByteSize,
+}
+
+/// The other flags of `misura udp`: the same in every run of a sweep.
+#[derive(clap::Args, Debug, Clone)]
+pub struct UdpShape {
+    /// Length of the test.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub duration: DurationArg,
+    /// Set don't-fragment on the sender's socket.
+    #[arg(long)]
+    pub df: bool,
+    /// The server sends, the client receives.
+    #[arg(long)]
+    pub reverse: bool,
+}
+
+/// One `misura udp` run, checked. A sweep sets one field and checks again.
+#[derive(Clone, Debug)]
+pub struct UdpPlan {
+    pub client: ClientPlan,
+    pub rate: LinkRate,
+    pub msg_size: ByteSize,
+    pub duration: DurationArg,
+    pub df: bool,
+    pub reverse: bool,
+}
+
+impl UdpPlan {
+    pub fn from_args(a: &UdpArgs) -> Result<UdpPlan, Failure> {
+        UdpPlan::new(
+            ClientPlan::new(&a.c, a.clients.clients)?,
+            &a.knobs,
+            &a.shape,
+        )
+    }
+
+    pub fn new(client: ClientPlan, k: &UdpKnobs, s: &UdpShape) -> Result<UdpPlan, Failure> {
+        let p = UdpPlan {
+            client,
+            rate: k.rate.clone(),
+            msg_size: k.msg_size.clone(),
+            duration: s.duration.clone(),
+            df: s.df,
+            reverse: s.reverse,
+        };
+        p.check()?;
+        Ok(p)
+    }
+
+    /// Every bound, named by its flag (the rate's is checked as it is parsed).
+    pub fn check(&self) -> Result<(), Failure> {
+        self.client.check()?;
+        let size = self.msg_size.bytes;
+        if !(HEADER as u64..=MAX_DATAGRAM).contains(&size) {
+            return Err(Failure::Params(format!(
+                "--msg-size {size} must be between {HEADER} and {MAX_DATAGRAM} bytes (the UDP payload limit)"
+            )));
+        }
+        self.duration.at_least("--duration", 1)?;
+        Ok(())
+    }
+
+    pub fn direction(&self) -> Direction {
+        Direction::of(self.reverse, false)
+    }
+
+    pub fn duration_ns(&self) -> u64 {
+        self.duration.ns as u64
+    }
+
+    pub fn rate_bps(&self) -> u64 {
+        self.rate.bps
+    }
+
+    pub fn msg_size(&self) -> u64 {
+        self.msg_size.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct W {
+        #[command(flatten)]
+        a: UdpArgs,
+    }
+
+    fn plan(args: &[&str]) -> Result<UdpPlan, Failure> {
+        UdpPlan::from_args(&W::try_parse_from(args).unwrap().a)
+    }
+
+    #[test]
+    fn flags_resolve_into_a_plan() {
+        let p = plan(&["t", "h", "--rate", "10M", "--df", "--reverse"]).unwrap();
+        assert_eq!(
+            (p.rate_bps(), p.msg_size(), p.duration_ns()),
+            (10_000_000, 1472, 10_000_000_000)
+        );
+        assert_eq!(p.direction(), Direction::Reverse);
+        assert!(p.df);
+        assert!(W::try_parse_from(["t", "h"]).is_err(), "--rate is required");
+        assert!(W::try_parse_from(["t", "h", "--rate", "fast"]).is_err());
+    }
+
+    #[test]
+    fn bounds_name_their_flag() {
+        let e = |args: &[&str]| match plan(args) {
+            Err(Failure::Params(m)) => m,
+            other => panic!("{:?}", other.map(|p| p.msg_size)),
+        };
+        assert_eq!(
+            e(&["t", "h", "--rate", "10M", "--msg-size", "23"]),
+            "--msg-size 23 must be between 24 and 65507 bytes (the UDP payload limit)"
+        );
+        assert!(e(&["t", "h", "--rate", "10M", "--msg-size", "65508"]).starts_with("--msg-size"));
+        assert!(e(&["t", "h", "--rate", "10M", "--duration", "0s"]).starts_with("--duration"));
+        assert!(plan(&["t", "h", "--rate", "10M", "--msg-size", "24"]).is_ok());
+    }
+}
