@@ -179,7 +179,7 @@ pub struct TcpReport {
     pub config: TcpConfig,
     pub clients: Vec<TcpClientResult>,
     pub intervals: Vec<IntervalLine>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::Warning>,
 }
 
 // ---------------------------------------------------------------- udp
@@ -246,7 +246,7 @@ pub struct UdpReport {
     pub host: HostFingerprint,
     pub config: UdpConfig,
     pub clients: Vec<UdpClientResult>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::Warning>,
 }
 
 // ---------------------------------------------------------------- rr
@@ -299,7 +299,7 @@ pub struct RrReport {
     pub host: HostFingerprint,
     pub config: RrConfig,
     pub clients: Vec<RrClientResult>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::Warning>,
 }
 
 // ---------------------------------------------------------------- setup
@@ -348,7 +348,7 @@ pub struct SetupReport {
     pub host: HostFingerprint,
     pub config: SetupConfig,
     pub gaps: Vec<SetupGap>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::Warning>,
 }
 
 // ---------------------------------------------------------------- sweep
@@ -394,7 +394,7 @@ pub struct SweepReport {
     /// The arguments every run shared.
     pub base_args: Vec<String>,
     pub points: Vec<SweepPoint>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::Warning>,
 }
 
 // ---------------------------------------------------------------- text
@@ -439,7 +439,7 @@ fn cpu_text(c: Option<&CpuUse>) -> String {
     c.map_or("-".into(), |c| format!("{:.1} %", c.utilisation_pct))
 }
 
-fn warnings(w: &[String], out: &mut dyn Write) -> io::Result<()> {
+fn warnings(w: &[crate::Warning], out: &mut dyn Write) -> io::Result<()> {
     for x in w {
         writeln!(out, "warning: {x}")?;
     }

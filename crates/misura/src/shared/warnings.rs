@@ -135,7 +135,15 @@ pub enum Warn {
         failed: usize,
         total: usize,
     },
+    SweepPointFailed {
+        parameter: String,
+        value: String,
+        error: String,
+    },
 }
+
+/// The code of [`Warn::AboveMtuWithDf`], which a sweep looks for.
+pub const ABOVE_PATH_MTU: &str = "udp.above-path-mtu";
 
 impl Warn {
     /// The stable code: `area.what`, lower case, never reused for another meaning.
@@ -181,12 +189,13 @@ impl Warn {
             NoKernelRxStamps => "stamps.no-kernel-rx",
             VethWireTimeModel => "link.veth-wire-time-model",
             ClientDidNotRun { .. } => "client.did-not-run",
-            AboveMtuWithDf { .. } => "udp.above-path-mtu",
+            AboveMtuWithDf { .. } => ABOVE_PATH_MTU,
             NothingArrivedWithDf { .. } => "udp.nothing-arrived-df",
             NothingArrived { .. } => "udp.nothing-arrived",
             ReverseSenderUnseen => "tcp.reverse-sender-unseen",
             BytesLostAtEnd => "tcp.bytes-lost-at-end",
             SetupSamplesFailed { .. } => "setup.samples-failed",
+            SweepPointFailed { .. } => "sweep.point-failed",
         }
     }
 
@@ -269,6 +278,7 @@ impl fmt::Display for Warn {
             ReverseSenderUnseen => write!(f, "reverse test: retransmits and RTT are the client's sockets' (the receiving side); the server's sending side is not seen"),
             BytesLostAtEnd => write!(f, "the server counted fewer bytes than the client sent: data lost in flight at the end (peer closed early?)"),
             SetupSamplesFailed { idle_ns, failed, total } => write!(f, "idle {:.1} s: {failed} of {total} samples failed", *idle_ns as f64 / 1e9),
+            SweepPointFailed { parameter, value, error } => write!(f, "{parameter} = {value}: {error}"),
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::commands::throughput::proto;
 use crate::shared::exit::Failure;
 use crate::shared::output::Finished;
 use crate::shared::units::DurationArg;
+use crate::shared::warnings::Warn;
 use anyhow::{anyhow, Context, Result};
 use misura_report::throughput::{
     write_setup_csv, write_setup_text, SetupConfig, SetupGap, SetupReport, SetupSample,
@@ -242,12 +243,14 @@ pub fn measure(p: &SetupPlan, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
         let gap = summarise(g, samples);
         let failed = gap.samples.iter().filter(|s| s.setup_ns.is_none()).count();
         if failed > 0 {
-            warnings.push(format!(
-                "idle {:.1} s: {} of {} samples failed",
-                g as f64 / 1e9,
-                failed,
-                gap.samples.len()
-            ));
+            warnings.push(
+                Warn::SetupSamplesFailed {
+                    idle_ns: g as i64,
+                    failed,
+                    total: gap.samples.len(),
+                }
+                .into(),
+            );
         }
         out.push(gap);
     }

@@ -8,8 +8,10 @@ use super::{
 };
 use crate::commands::throughput::proto::MESSAGE_TIMEOUT;
 use crate::shared::output::{Finished, Report};
+use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_report::throughput::ServerFigures;
+use misura_report::Warning;
 use std::io::Write;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -90,7 +92,7 @@ pub trait ClientResult: Sized {
 pub struct Outcome<R> {
     /// In client order; a client that did not run has its row too.
     pub clients: Vec<R>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     pub complete: bool,
     pub stop_reason: String,
 }
@@ -107,7 +109,13 @@ pub fn gather<R: ClientResult>(results: Vec<Result<R>>, stop: &AtomicUsize) -> R
         match r {
             Ok(c) => clients.push(c),
             Err(e) => {
-                warnings.push(format!("client {i} did not run: {e:#}"));
+                warnings.push(
+                    Warn::ClientDidNotRun {
+                        client: i as u32,
+                        error: format!("{e:#}"),
+                    }
+                    .into(),
+                );
                 clients.push(R::not_run(i as u32, &e));
                 first_err.get_or_insert(e);
             }
@@ -261,7 +269,9 @@ mod tests {
             ]
         };
         let o = gather(some(), &stop).unwrap();
-        assert_eq!(o.warnings, ["client 0 did not run: refused"]);
+        assert_eq!(o.warnings.len(), 1);
+        assert_eq!(o.warnings[0].code, "client.did-not-run");
+        assert_eq!(o.warnings[0].text, "client 0 did not run: refused");
         assert_eq!(o.clients.len(), 2);
         assert_eq!((o.complete, o.stop_reason.as_str()), (false, "did not run"));
         let all = gather(vec![Ok(Row(Some(7), true, "finished"))], &stop).unwrap();

@@ -18,10 +18,12 @@ use crate::commands::throughput::{rr as rr_test, tcp as tcp_test, udp as udp_tes
 use crate::shared::exit::Failure;
 use crate::shared::netns::NetnsArgs;
 use crate::shared::output::{CsvArgs, Finished, OutputArgs, Report};
+use crate::shared::warnings::Warn;
 use anyhow::Result;
 use given::Given;
 use misura_report::throughput::{SweepFigures, SweepPoint, SweepReport};
 use misura_report::LoopTuning;
+use misura_report::Warning;
 use std::fmt::Display;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -217,10 +219,13 @@ fn sweep<T, P>(
     let warnings = points
         .iter()
         .filter_map(|p| {
-            p.figures
-                .error
-                .as_ref()
-                .map(|e| format!("{} = {}: {e}", p.parameter, p.value))
+            p.figures.error.as_ref().map(|e| {
+                Warning::from(Warn::SweepPointFailed {
+                    parameter: p.parameter.clone(),
+                    value: p.value.clone(),
+                    error: e.clone(),
+                })
+            })
         })
         .collect();
     let mut leave_out = OUTPUT_FLAGS.to_vec();

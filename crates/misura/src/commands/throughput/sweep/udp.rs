@@ -90,8 +90,8 @@ pub fn figures(r: &UdpReport) -> SweepFigures {
         } else {
             r.warnings
                 .iter()
-                .find(|w| w.starts_with("nothing arrives"))
-                .cloned()
+                .find(|w| w.code == crate::shared::warnings::ABOVE_PATH_MTU)
+                .map(|w| w.text.clone())
         },
         ..Default::default()
     }

@@ -6,10 +6,12 @@
 
 use crate::commands::throughput::client::{self, Direction};
 use crate::shared::output::Finished;
+use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_report::throughput::{
     write_tcp_csv, write_tcp_text, CpuUse, IntervalLine, TcpClientResult, TcpConfig, TcpReport,
 };
+use misura_report::Warning;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
@@ -94,16 +96,16 @@ pub fn measure(p: &TcpPlan, stop: &Arc<AtomicUsize>) -> Result<TcpReport> {
 }
 
 /// What the reader of a tcp result should know about its figures.
-fn warnings(p: &TcpPlan, clients: &[TcpClientResult]) -> Vec<String> {
+fn warnings(p: &TcpPlan, clients: &[TcpClientResult]) -> Vec<Warning> {
     let mut w = Vec::new();
     if p.direction == Direction::Reverse {
-        w.push("reverse test: retransmits and RTT are the client's sockets' (the receiving side); the server's sending side is not seen".into());
+        w.push(Warn::ReverseSenderUnseen.into());
     }
     if clients
         .iter()
         .any(|c| c.receiver_bytes < c.sent_bytes && p.direction == Direction::Forward && c.complete)
     {
-        w.push("the server counted fewer bytes than the client sent: data lost in flight at the end (peer closed early?)".into());
+        w.push(Warn::BytesLostAtEnd.into());
     }
     w
 }

@@ -4,10 +4,12 @@
 
 use crate::commands::throughput::client;
 use crate::shared::output::Finished;
+use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_report::throughput::{
     write_udp_csv, write_udp_text, CpuUse, UdpClientResult, UdpConfig, UdpReport,
 };
+use misura_report::Warning;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
@@ -63,7 +65,7 @@ pub fn measure(p: &UdpPlan, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
     let ran = client::run_all(p, &p.client, stop, session::one_client)?;
     let mut o = ran.outcome;
     let clients = &o.clients;
-    let dropped: Vec<String> = clients
+    let dropped: Vec<Warning> = clients
         .iter()
         .filter_map(|c| nothing_arrived(p, c))
         .collect();
@@ -97,31 +99,26 @@ pub fn measure(p: &UdpPlan, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
 
 /// A warning for a client whose datagrams all went missing, saying why
 /// when don't-fragment explains it (seed 001, Fig. 16).
-fn nothing_arrived(p: &UdpPlan, c: &UdpClientResult) -> Option<String> {
+fn nothing_arrived(p: &UdpPlan, c: &UdpClientResult) -> Option<Warning> {
     if c.test_id.is_none() || c.received_packets != 0 || c.sent_packets + c.send_errors == 0 {
         return None;
     }
     let size = p.msg_size();
-    Some(
-        if p.df && size + 28 > c.path_mtu.unwrap_or(u32::MAX) as u64 {
-            format!(
-            "nothing arrives above the path MTU of {} bytes with don't-fragment set: {}-byte datagrams are {}-byte IPv4 packets{}",
-            c.path_mtu.unwrap_or(0),
-            size,
-            size + 28,
-            if c.emsgsize_errors > 0 { format!(" ({} sends failed with EMSGSIZE)", c.emsgsize_errors) } else { String::new() }
-        )
-        } else if p.df {
-            format!(
-                "client {}: nothing arrived with don't-fragment set (path MTU {})",
-                c.client,
-                c.path_mtu
-                    .map_or("unknown".into(), |m| format!("{m} bytes"))
-            )
-        } else {
-            format!("client {}: nothing arrived", c.client)
-        },
-    )
+    let w = if p.df && size + 28 > c.path_mtu.unwrap_or(u32::MAX) as u64 {
+        Warn::AboveMtuWithDf {
+            mtu: c.path_mtu.unwrap_or(0),
+            msg_size: size,
+            emsgsize: c.emsgsize_errors,
+        }
+    } else if p.df {
+        Warn::NothingArrivedWithDf {
+            client: c.client,
+            mtu: c.path_mtu,
+        }
+    } else {
+        Warn::NothingArrived { client: c.client }
+    };
+    Some(w.into())
 }
 
 /// A client's row with nothing measured.
