@@ -4,11 +4,12 @@
 
 use super::analysis::{Analysis, Group};
 use super::engine::Stop;
+use super::fit;
+use super::plan::Mode;
 use super::plan::Resolved;
 use super::ports::Stamping;
 use super::profile::{self, Calibration};
 use super::warmup::Warmup;
-use super::{fit, Mode};
 use crate::shared::meta::meta;
 use crate::shared::warnings::Warn;
 use misura_measure::oneway_session::OnewayCounters;

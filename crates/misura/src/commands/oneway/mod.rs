@@ -19,6 +19,7 @@ pub mod tuning;
 pub mod warmup;
 
 pub use plan::Request;
+pub use plan::{Mode, SEED_SIZES};
 pub use profile::Calibration;
 
 use crate::shared::meta::now_rfc3339;
@@ -33,15 +34,6 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-
-/// The seed's seven payload sizes.
-pub const SEED_SIZES: [usize; 7] = [46, 64, 128, 256, 512, 1024, 1500];
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Mode {
-    Oneway,
-    Calibrate,
-}
 
 /// The per-frame log, opened (and so checked writable) before anything is
 /// measured. The result's own files are `shared::output`'s.

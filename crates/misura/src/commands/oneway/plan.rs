@@ -6,7 +6,6 @@
 //! result records as `config`.
 
 use super::tuning::Tuning;
-use super::{Mode, SEED_SIZES};
 use crate::shared::exit::Failure;
 use anyhow::Result;
 use misura_measure::oneway_session::OnewayPlan;
@@ -14,6 +13,15 @@ use misura_measure::{LinkModel, Pattern, SizeOrder};
 use misura_report::OnewayConfig;
 use misura_sys::iface::InterfaceInfo;
 use std::path::PathBuf;
+
+/// The seed's seven payload sizes.
+pub const SEED_SIZES: [usize; 7] = [46, 64, 128, 256, 512, 1024, 1500];
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Oneway,
+    Calibrate,
+}
 
 const DEFAULT_RATE: f64 = 1000.0;
 const DEFAULT_COUNT: u64 = 10_000;

@@ -1,10 +1,10 @@
 //! The result of a `misura rtt` run, from the session's counters and the
 //! summaries of its probes.
 
+use super::args::RttArgs;
 use super::collect::Collector;
 use super::plan::RttPlan;
 use super::transport::Transport;
-use super::RttArgs;
 use crate::shared::meta::meta;
 use crate::shared::warnings::Warn;
 use misura_measure::rtt::{error_percent, seed_ideal_rtt_ns};

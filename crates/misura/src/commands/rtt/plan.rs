@@ -1,6 +1,6 @@
 //! `misura rtt`'s flags checked and resolved into what the session needs.
 
-use super::RttArgs;
+use super::args::RttArgs;
 use crate::shared::exit::Failure;
 use crate::shared::warnings::Warn;
 use anyhow::Result;

@@ -2,7 +2,7 @@
 //! HELLO and the limits it announces, REQUEST → ACCEPT/REFUSE, DONE →
 //! RESULT and the server's figures in it.
 
-use super::CONNECT_TIMEOUT;
+use super::base::CONNECT_TIMEOUT;
 use crate::commands::throughput::proto::{self, Fields};
 use crate::shared::exit::Failure;
 use anyhow::{anyhow, Context, Result};

@@ -1,8 +1,8 @@
 //! The data connections of the TCP tests: socket options set before
 //! connect(), the server's greeting taken off, the test id sent.
 
+use super::base::CONNECT_TIMEOUT;
 use super::control::{connect_error, Refused};
-use super::CONNECT_TIMEOUT;
 use crate::commands::throughput::proto::{self, Fields};
 use anyhow::{Context, Result};
 use misura_wire::control::{Message, Value};

@@ -3,9 +3,8 @@
 //! rows of clients that could not run, the run's completeness and exit
 //! code.
 
-use super::{
-    done_message, interrupted, signal_reason, ClientPlan, Control, DoneFigures, Server, END_GRACE,
-};
+use super::base::{interrupted, signal_reason, ClientPlan, Server, END_GRACE};
+use super::control::{done_message, Control, DoneFigures};
 use crate::commands::throughput::proto::MESSAGE_TIMEOUT;
 use crate::shared::output::{Finished, Report};
 use crate::shared::warnings::Warn;
@@ -172,7 +171,7 @@ pub fn finished<T: serde::Serialize + 'static>(
 /// client that did not run.
 macro_rules! client_result {
     ($row:ty, $not_run:path) => {
-        impl $crate::commands::throughput::client::ClientResult for $row {
+        impl $crate::commands::throughput::client::run::ClientResult for $row {
             fn not_run(client: u32, e: &anyhow::Error) -> Self {
                 $not_run(client, e)
             }

@@ -9,11 +9,12 @@
 
 mod given;
 mod rr;
+mod series;
 mod tcp;
 mod udp;
 mod values;
 
-use crate::commands::throughput::client::{self, ClientArgs, ClientPlan};
+use crate::commands::throughput::client::{self, ClientArgs};
 use crate::commands::throughput::{rr as rr_test, tcp as tcp_test, udp as udp_test};
 use crate::shared::exit::Failure;
 use crate::shared::netns::NetnsArgs;
@@ -24,10 +25,9 @@ use given::Given;
 use misura_report::throughput::{SweepFigures, SweepPoint, SweepReport};
 use misura_report::LoopTuning;
 use misura_report::Warning;
-use std::fmt::Display;
+use series::Series;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-use values::{Knobs, ValueList};
 
 /// Long help for the subcommand (shown by `--help`).
 pub const LONG_ABOUT: &str = "Run one test across a list or range of one parameter and tabulate the results (seed 001's curves).
@@ -109,58 +109,6 @@ impl SweepTest {
             SweepTest::Rr(g) => &g.args.c,
         }
     }
-}
-
-/// A sweep, resolved: the swept flag and one checked plan per value.
-pub struct Series<P> {
-    /// The swept flag's long name ("msg-size").
-    pub parameter: &'static str,
-    /// Each value as the user wrote it, with its plan.
-    pub points: Vec<(String, P)>,
-}
-
-impl<P> Series<P> {
-    /// The plan of every value of `swept`: `base` varied by `vary`, which
-    /// checks it.
-    pub fn new<K: Display>(
-        base: P,
-        swept: Knobs<K>,
-        vary: fn(&P, &K) -> Result<P, Failure>,
-    ) -> Result<Series<P>, Failure> {
-        let points = swept
-            .values
-            .iter()
-            .map(|k| match vary(&base, k) {
-                Ok(p) => Ok((k.to_string(), p)),
-                Err(Failure::Params(why)) => Err(Failure::Params(format!(
-                    "the run with --{} {k}: {why}",
-                    swept.flag
-                ))),
-                Err(e) => Err(e),
-            })
-            .collect::<Result<Vec<_>, Failure>>()?;
-        Ok(Series {
-            parameter: swept.flag,
-            points,
-        })
-    }
-}
-
-/// The client part of a sweep's runs: `--clients` at its first value, and
-/// quiet (a run of a sweep prints no progress of its own).
-fn runs_client(c: &ClientArgs, clients: &ValueList<u32>) -> Result<ClientPlan, Failure> {
-    let mut p = ClientPlan::new(c, *clients.first())?;
-    p.quiet = true;
-    Ok(p)
-}
-
-fn mean(it: impl Iterator<Item = f64>) -> Option<f64> {
-    let v: Vec<f64> = it.collect();
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-}
-
-fn sum_opt(it: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    it.sum()
 }
 
 /// `misura sweep`.

@@ -1,7 +1,7 @@
 //! `misura sweep tcp`: `misura tcp`'s flags, the sweepable ones as lists.
 
+use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, OnOff, ValueList};
-use super::{mean, runs_client, sum_opt, Series};
 use crate::commands::throughput::client::{ClientArgs, DEFAULT_CLIENTS};
 use crate::commands::throughput::tcp::{
     TcpKnobs, TcpPlan, TcpShape, DEFAULT_MSG_SIZE, DEFAULT_STREAMS,

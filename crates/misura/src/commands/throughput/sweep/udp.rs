@@ -1,7 +1,7 @@
 //! `misura sweep udp`: `misura udp`'s flags, the sweepable ones as lists.
 
+use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, ValueList};
-use super::{mean, runs_client, sum_opt, Series};
 use crate::commands::throughput::client::{ClientArgs, DEFAULT_CLIENTS};
 use crate::commands::throughput::udp::{UdpKnobs, UdpPlan, UdpShape, DEFAULT_MSG_SIZE};
 use crate::shared::exit::Failure;

@@ -7,7 +7,7 @@ use crate::shared::output::Finished;
 use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_report::throughput::{
-    write_udp_csv, write_udp_text, CpuUse, UdpClientResult, UdpConfig, UdpReport,
+    write_udp_csv, write_udp_text, UdpClientResult, UdpConfig, UdpReport,
 };
 use misura_report::Warning;
 use std::sync::atomic::AtomicUsize;
@@ -121,44 +121,12 @@ fn nothing_arrived(p: &UdpPlan, c: &UdpClientResult) -> Option<Warning> {
     Some(w.into())
 }
 
-/// A client's row with nothing measured.
-fn not_run_row() -> UdpClientResult {
-    UdpClientResult {
-        client: 0,
-        test_id: None,
-        complete: false,
-        stop_reason: String::new(),
-        receiver: "server".into(),
-        elapsed_ns: 0,
-        sent_packets: 0,
-        sent_bytes: 0,
-        send_errors: 0,
-        emsgsize_errors: 0,
-        received_packets: 0,
-        received_bytes: 0,
-        lost: 0,
-        loss_ratio: 0.0,
-        duplicates: 0,
-        reordered: 0,
-        jitter_ns: None,
-        owd_min_ns: None,
-        owd_max_ns: None,
-        owd_variation_ns: None,
-        offered_bps: 0.0,
-        throughput_bps: 0.0,
-        path_mtu: None,
-        cpu_local: CpuUse::default(),
-        cpu_remote: None,
-        server: None,
-    }
-}
-
 /// The row of a client that could not run its test.
 fn not_run(i: u32, e: &anyhow::Error) -> UdpClientResult {
     UdpClientResult {
         client: i,
         stop_reason: format!("{e:#}"),
-        ..not_run_row()
+        ..session::not_run_row()
     }
 }
 

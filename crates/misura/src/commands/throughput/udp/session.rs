@@ -221,6 +221,38 @@ fn base_row(p: &UdpPlan, f: &Flow) -> UdpClientResult {
         elapsed_ns: f.elapsed_ns,
         offered_bps: p.rate_bps() as f64,
         cpu_local: f.cpu_local,
-        ..super::not_run_row()
+        ..not_run_row()
+    }
+}
+
+/// A client's row with nothing measured.
+pub(super) fn not_run_row() -> UdpClientResult {
+    UdpClientResult {
+        client: 0,
+        test_id: None,
+        complete: false,
+        stop_reason: String::new(),
+        receiver: "server".into(),
+        elapsed_ns: 0,
+        sent_packets: 0,
+        sent_bytes: 0,
+        send_errors: 0,
+        emsgsize_errors: 0,
+        received_packets: 0,
+        received_bytes: 0,
+        lost: 0,
+        loss_ratio: 0.0,
+        duplicates: 0,
+        reordered: 0,
+        jitter_ns: None,
+        owd_min_ns: None,
+        owd_max_ns: None,
+        owd_variation_ns: None,
+        offered_bps: 0.0,
+        throughput_bps: 0.0,
+        path_mtu: None,
+        cpu_local: CpuUse::default(),
+        cpu_remote: None,
+        server: None,
     }
 }

@@ -1,0 +1,192 @@
+//! The clients' common ground: the target and its flags, the plan they
+//! resolve into, the server as announced, directions, CPU and timing helpers.
+
+use crate::shared::exit::Failure;
+use anyhow::Result;
+use misura_measure::auth::StampKey;
+use misura_report::throughput::Endpoint;
+use misura_report::{HostFingerprint, LoopTuning};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+pub const DEFAULT_PORT: u16 = 5862;
+/// How long connecting to the server may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// After the planned end, how long a test may take to wind down (drain,
+/// RESULT) before it is ended with what was measured, marked partial.
+pub const END_GRACE: Duration = Duration::from_secs(5);
+/// `--clients` when not given (a sweep's default list too).
+pub const DEFAULT_CLIENTS: &str = "1";
+
+/// The target and output flags every client test shares (a sweep too).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ClientArgs {
+    /// The server (`misura serve`): HOST, HOST:PORT, [V6ADDR]:PORT (default port 5862).
+    #[arg(value_name = "HOST[:PORT]")]
+    pub host: String,
+    /// Shared key of a server started with --key-file (hex on the first line, or raw bytes).
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: crate::shared::output::OutputArgs,
+    #[command(flatten)]
+    pub csv: crate::shared::output::CsvArgs,
+    #[command(flatten)]
+    pub ns: crate::shared::netns::NetnsArgs,
+}
+
+/// `--clients`, which every client test has (a sweep's is a list).
+#[derive(clap::Args, Debug, Clone)]
+pub struct ClientsArg {
+    /// Run N clients at once from this machine (threads, each with its own
+    /// control connection); the result lists each and the sum.
+    #[arg(long, default_value = DEFAULT_CLIENTS, value_name = "N")]
+    pub clients: u32,
+}
+
+/// Where a client test goes and how many clients run it: the part of every
+/// client test's plan that its target flags give, checked.
+#[derive(Clone, Debug)]
+pub struct ClientPlan {
+    pub host: String,
+    pub key_file: Option<PathBuf>,
+    pub netns: Option<String>,
+    pub clients: u32,
+    /// No progress or interval lines (--quiet, --json, or a run of a sweep).
+    pub quiet: bool,
+}
+
+impl ClientPlan {
+    pub fn new(a: &ClientArgs, clients: u32) -> Result<ClientPlan, Failure> {
+        let p = ClientPlan {
+            host: a.host.clone(),
+            key_file: a.key_file.clone(),
+            netns: a.ns.netns.clone(),
+            clients,
+            quiet: a.out.quiet || a.out.json,
+        };
+        p.check()?;
+        Ok(p)
+    }
+
+    pub fn check(&self) -> Result<(), Failure> {
+        if self.clients == 0 {
+            return Err(Failure::Params("--clients must be at least 1".into()));
+        }
+        Ok(())
+    }
+
+    /// The plan resolved against the system: the key read, the server's
+    /// name looked up.
+    pub fn resolve(&self) -> Result<Server> {
+        Ok(Server {
+            key: crate::shared::keys::read_key(&self.key_file)?,
+            addr: crate::shared::target::resolve(&self.host, DEFAULT_PORT)?,
+        })
+    }
+
+    /// The host's fingerprint, with the namespace the test ran in.
+    pub fn fingerprint(&self) -> HostFingerprint {
+        crate::shared::host::fingerprint(LoopTuning {
+            netns: self.netns.clone(),
+            ..Default::default()
+        })
+    }
+
+    /// The endpoint of the result.
+    pub fn endpoint(&self, s: &Server) -> Endpoint {
+        Endpoint {
+            server: self.host.clone(),
+            address: s.addr.to_string(),
+            netns: self.netns.clone(),
+            authenticated: s.key.is_some(),
+            clients: self.clients,
+        }
+    }
+}
+
+/// The server of a test, resolved: its control address and the key that
+/// signs requests to it.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub key: Option<StampKey>,
+}
+
+/// Which way a test's data flows, from the client's side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// The client sends, the server receives.
+    Forward,
+    /// The server sends, the client receives.
+    Reverse,
+    /// Both at once.
+    Bidir,
+}
+
+impl Direction {
+    pub fn of(reverse: bool, bidir: bool) -> Direction {
+        match (bidir, reverse) {
+            (true, _) => Direction::Bidir,
+            (false, true) => Direction::Reverse,
+            (false, false) => Direction::Forward,
+        }
+    }
+
+    /// The name on the wire and in the result.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Forward => "forward",
+            Direction::Reverse => "reverse",
+            Direction::Bidir => "bidir",
+        }
+    }
+}
+
+/// CPU time of the calling thread.
+pub fn thread_cpu() -> (u64, u64) {
+    misura_sys::rusage::thread_cpu()
+}
+
+/// CPU used by the calling thread since `start` (from [`thread_cpu`]).
+pub fn thread_cpu_since(start: (u64, u64)) -> (u64, u64) {
+    let (u, s) = thread_cpu();
+    (u.saturating_sub(start.0), s.saturating_sub(start.1))
+}
+
+pub fn interrupted(stop: &AtomicUsize) -> bool {
+    stop.load(Ordering::Relaxed) != 0
+}
+
+pub fn signal_reason(stop: &AtomicUsize) -> String {
+    format!(
+        "interrupted by signal {}; partial results",
+        stop.load(Ordering::Relaxed)
+    )
+}
+
+/// Bytes over nanoseconds in bit/s; 0 over no time.
+pub fn bits_per_s(bytes: u64, ns: u64) -> f64 {
+    if ns > 0 {
+        bytes as f64 * 8e9 / ns as f64
+    } else {
+        0.0
+    }
+}
+
+/// A deadline clock for a test: planned duration from `start`.
+pub struct Deadline {
+    pub start: Instant,
+    pub end: Instant,
+}
+
+impl Deadline {
+    pub fn new(duration_ns: u64) -> Deadline {
+        let start = Instant::now();
+        Deadline {
+            start,
+            end: start + Duration::from_nanos(duration_ns),
+        }
+    }
+}

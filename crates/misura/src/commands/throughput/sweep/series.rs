@@ -1,0 +1,59 @@
+//! A sweep resolved into one checked plan per value, and the small sums
+//! the per-test sweeps make of their runs.
+
+use super::values::{Knobs, ValueList};
+use crate::commands::throughput::client::{ClientArgs, ClientPlan};
+use crate::shared::exit::Failure;
+use std::fmt::Display;
+
+/// A sweep, resolved: the swept flag and one checked plan per value.
+pub struct Series<P> {
+    /// The swept flag's long name ("msg-size").
+    pub parameter: &'static str,
+    /// Each value as the user wrote it, with its plan.
+    pub points: Vec<(String, P)>,
+}
+
+impl<P> Series<P> {
+    /// The plan of every value of `swept`: `base` varied by `vary`, which
+    /// checks it.
+    pub fn new<K: Display>(
+        base: P,
+        swept: Knobs<K>,
+        vary: fn(&P, &K) -> Result<P, Failure>,
+    ) -> Result<Series<P>, Failure> {
+        let points = swept
+            .values
+            .iter()
+            .map(|k| match vary(&base, k) {
+                Ok(p) => Ok((k.to_string(), p)),
+                Err(Failure::Params(why)) => Err(Failure::Params(format!(
+                    "the run with --{} {k}: {why}",
+                    swept.flag
+                ))),
+                Err(e) => Err(e),
+            })
+            .collect::<Result<Vec<_>, Failure>>()?;
+        Ok(Series {
+            parameter: swept.flag,
+            points,
+        })
+    }
+}
+
+/// The client part of a sweep's runs: `--clients` at its first value, and
+/// quiet (a run of a sweep prints no progress of its own).
+pub fn runs_client(c: &ClientArgs, clients: &ValueList<u32>) -> Result<ClientPlan, Failure> {
+    let mut p = ClientPlan::new(c, *clients.first())?;
+    p.quiet = true;
+    Ok(p)
+}
+
+pub fn mean(it: impl Iterator<Item = f64>) -> Option<f64> {
+    let v: Vec<f64> = it.collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+pub fn sum_opt(it: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    it.sum()
+}
