@@ -2,7 +2,6 @@
 //! summaries per request size, overall and per `--interval`, the clock
 //! offset for one-way delays, and the per-probe log (`--frames`).
 
-use crate::shared::exit::Failure;
 use anyhow::Result;
 use misura_measure::rtt::{OffsetTracker, ProbeTimes};
 use misura_measure::stamp_client::ProbeRecord;
@@ -10,7 +9,6 @@ use misura_report::rtt::{write_probe_row, RttLatencies, PROBES_HEADER};
 use misura_stats::{Rfc3550Jitter, Summary, SummarySnapshot};
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
 
 /// Streaming summaries of one group of probes.
 pub struct Group {
@@ -94,20 +92,14 @@ pub struct Collector {
 }
 
 impl Collector {
-    /// Opens the per-probe log, when asked for, before the measurement.
+    /// Starts the per-probe log (opened by `run` before anything is sent).
     pub fn new(
         sizes: usize,
         threshold_ns: Option<i64>,
-        frames: Option<&Path>,
+        frames: Option<(std::path::PathBuf, File)>,
     ) -> Result<Collector> {
         let frames = match frames {
-            Some(p) => {
-                let f = File::create(p).map_err(|e| {
-                    Failure::Output(format!(
-                        "cannot write the per-probe log {}: {e}",
-                        p.display()
-                    ))
-                })?;
+            Some((_, f)) => {
                 let mut w = BufWriter::new(f);
                 writeln!(w, "{PROBES_HEADER}")?;
                 Some(w)

@@ -107,6 +107,8 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         .into());
     }
     let plan = RttPlan::from_args(a)?;
+    // The per-probe log is opened (so checked writable) before anything is sent.
+    let frames = crate::shared::output::open_file(&a.frames, "per-probe log")?;
 
     // Transport and timestamping.
     let ssid = (realtime_ns() as u64 ^ std::process::id() as u64) as u16 | 1;
@@ -142,7 +144,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     }
 
     // Measurement.
-    let mut collect = Collector::new(plan.sizes.len(), plan.threshold_ns, a.frames.as_deref())?;
+    let mut collect = Collector::new(plan.sizes.len(), plan.threshold_ns, frames)?;
     let t_start = realtime_ns();
     let mut progress = crate::shared::progress::Progress::new(
         a.out.quiet || a.out.json,
