@@ -138,3 +138,20 @@ pub fn warnings_for(h: &HostFingerprint, loop_matters: bool) -> Vec<Warning> {
         .map(Warning::from)
         .collect()
 }
+
+/// Lock the process's memory so page faults cannot stall a measuring loop;
+/// when the kernel refuses, say so (with its reason) and go on unlocked.
+pub fn lock_memory(warnings: &mut Vec<Warning>) -> bool {
+    match misura_sys::sched::lock_memory() {
+        Ok(()) => true,
+        Err(e) => {
+            warnings.push(
+                Warn::MemoryLockFailed {
+                    error: e.to_string(),
+                }
+                .into(),
+            );
+            false
+        }
+    }
+}

@@ -358,18 +358,7 @@ fn place_loop(cpu: Option<usize>, warnings: &mut Vec<Warning>) -> Result<(Vec<us
     if let Some(cpu) = cpu {
         misura_sys::sched::pin_to_cpu(cpu)?;
     }
-    let memory_locked = match misura_sys::sched::lock_memory() {
-        Ok(()) => true,
-        Err(e) => {
-            warnings.push(
-                Warn::MemoryLockFailed {
-                    error: e.to_string(),
-                }
-                .into(),
-            );
-            false
-        }
-    };
+    let memory_locked = crate::shared::host::lock_memory(warnings);
     Ok((allowed, memory_locked))
 }
 

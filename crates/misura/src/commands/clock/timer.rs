@@ -113,18 +113,7 @@ struct Tuned {
 /// Lock memory, hold the CPUs out of deep idle states, pin, raise the
 /// priority; what cannot be had is a warning, except pinning and priority.
 fn tune(plan: &Plan, warnings: &mut Vec<Warning>) -> Result<Tuned> {
-    let memory_locked = match misura_sys::sched::lock_memory() {
-        Ok(()) => true,
-        Err(e) => {
-            warnings.push(
-                Warn::MemoryLockFailed {
-                    error: e.to_string(),
-                }
-                .into(),
-            );
-            false
-        }
-    };
+    let memory_locked = crate::shared::host::lock_memory(warnings);
     // As cyclictest: keep the CPUs out of deep idle states while measuring,
     // or every wake-up pays the exit latency of the idle state.
     let dma_latency = if plan.limit_idle {

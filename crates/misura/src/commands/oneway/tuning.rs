@@ -2,7 +2,6 @@
 //! SCHED_FIFO, memory locked so no page fault lands inside the loop. What
 //! was obtained goes into the result's host facts.
 
-use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_report::LoopTuning;
 use misura_report::Warning;
@@ -32,15 +31,7 @@ pub fn tune(t: &Tuning, netns: Option<String>, warnings: &mut Vec<Warning>) -> R
         tuning.rt_priority = Some(p);
     }
     if t.lock_memory {
-        match misura_sys::sched::lock_memory() {
-            Ok(()) => tuning.memory_locked = true,
-            Err(e) => warnings.push(
-                Warn::MemoryLockFailed {
-                    error: e.to_string(),
-                }
-                .into(),
-            ),
-        }
+        tuning.memory_locked = crate::shared::host::lock_memory(warnings);
     }
     Ok(tuning)
 }
