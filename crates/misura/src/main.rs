@@ -134,10 +134,17 @@ fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
         // Every output file is opened (so checked writable) before anything
         // is measured; then the namespace is entered and the command runs.
         let outputs = Outputs::open(&out, csv.as_ref())?;
-        if let Some(ns) = ns {
-            enter_netns(&ns.netns)?;
-        }
-        let finished = measure(&cli.command, stop)?;
+        let entered = match &ns {
+            Some(ns) => enter_netns(&ns.netns),
+            None => Ok(()),
+        };
+        let finished = match entered.and_then(|_| measure(&cli.command, stop)) {
+            Ok(f) => f,
+            Err(e) => {
+                outputs.abandon();
+                return Err(e);
+            }
+        };
         outputs.deliver(&*finished.report)?;
         return Ok(interrupted_code(stop).unwrap_or(finished.code));
     }

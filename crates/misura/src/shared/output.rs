@@ -129,8 +129,55 @@ pub fn keep(r: &dyn RunReport, quiet: bool) {
 pub struct Outputs {
     pub json: bool,
     pub quiet: bool,
-    json_file: Option<(PathBuf, File)>,
-    csv_file: Option<(PathBuf, File)>,
+    json_file: Option<Export>,
+    csv_file: Option<Export>,
+}
+
+/// A result file opened for writing but not yet emptied: a run that fails
+/// leaves an earlier file of that name as it was, and removes one it made.
+struct Export {
+    path: PathBuf,
+    file: File,
+    made_here: bool,
+}
+
+impl Export {
+    fn open(path: &Option<PathBuf>, what: &str) -> Result<Option<Export>> {
+        let Some(p) = path else { return Ok(None) };
+        let made_here = !p.exists();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(p)
+            .map_err(|e| {
+                Failure::Output(format!(
+                    "cannot write the {what} to {}: {e}; choose a writable path",
+                    p.display()
+                ))
+            })?;
+        Ok(Some(Export {
+            path: p.clone(),
+            file,
+            made_here,
+        }))
+    }
+
+    /// Empty the file and write into it.
+    fn write(self, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), String> {
+        let mut w = BufWriter::new(&self.file);
+        self.file
+            .set_len(0)
+            .and_then(|_| f(&mut w))
+            .and_then(|_| w.flush())
+            .map_err(|e| format!("{}: {e}", self.path.display()))
+    }
+
+    fn abandon(self) {
+        if self.made_here {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 fn create(path: &Option<PathBuf>, what: &str) -> Result<Option<(PathBuf, File)>> {
@@ -159,12 +206,20 @@ impl Outputs {
         Ok(Outputs {
             json: o.json,
             quiet: o.quiet,
-            json_file: create(&o.export_json, "JSON result")?,
+            json_file: Export::open(&o.export_json, "JSON result")?,
             csv_file: match csv {
-                Some(c) => create(&c.export_csv, "CSV summary")?,
+                Some(c) => Export::open(&c.export_csv, "CSV summary")?,
                 None => None,
             },
         })
+    }
+
+    /// The run failed before it had a result: leave files that were there
+    /// untouched and remove the ones opened for it.
+    pub fn abandon(self) {
+        for e in [self.json_file, self.csv_file].into_iter().flatten() {
+            e.abandon();
+        }
     }
 
     /// Print, export and keep a run. A closed stdout (`| head`) ends the
@@ -183,18 +238,23 @@ impl Outputs {
             res.and_then(|_| out.flush())
         };
         let mut failed = Vec::new();
-        if let Some((p, f)) = self.json_file {
-            let mut w = BufWriter::new(f);
-            if let Err(e) = r.write_json(&mut w).and_then(|_| w.flush()) {
-                failed.push(format!("{}: {e}", p.display()));
+        if let Some(e) = self.json_file {
+            if let Err(why) = e.write(|w| r.write_json(w)) {
+                failed.push(why);
             }
         }
-        if let Some((p, f)) = self.csv_file {
-            let mut w = BufWriter::new(f);
-            match r.write_csv(&mut w).map(|res| res.and_then(|_| w.flush())) {
-                Some(Err(e)) => failed.push(format!("{}: {e}", p.display())),
-                Some(Ok(())) => {}
-                None => failed.push(format!("{}: this command has no CSV summary", p.display())),
+        if let Some(e) = self.csv_file {
+            let no_csv = std::cell::Cell::new(false);
+            let res = e.write(|w| {
+                r.write_csv(w).unwrap_or_else(|| {
+                    no_csv.set(true);
+                    Ok(())
+                })
+            });
+            match res {
+                Err(why) => failed.push(why),
+                Ok(()) if no_csv.get() => failed.push("this command has no CSV summary".into()),
+                Ok(()) => {}
             }
         }
         keep(r, self.quiet || self.json);

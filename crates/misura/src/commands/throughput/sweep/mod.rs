@@ -124,9 +124,11 @@ pub fn run(args: &SweepArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             rr_test::measure(p, stop).map(|r| rr::figures(&r))
         })?,
     };
-    // A sweep whose runs all happened exits 0 even if some failed (their rows say why).
-    let target = args.test.client_args().host.clone();
-    Ok(Finished::ok(
+    // A sweep where some runs failed exits 0 (their rows say why); one where
+    // no run produced figures failed as a whole (exit 1, as tcp alone would).
+    let code = client::exit_code(r.points.iter().any(|p| p.figures.error.is_none()));
+    let target = r.base_args.first().cloned().unwrap_or_default();
+    Ok(Finished::with_code(
         Report::new(
             r,
             "sweep",
@@ -134,6 +136,7 @@ pub fn run(args: &SweepArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             misura_report::throughput::write_sweep_text,
         )
         .with_csv(misura_report::throughput::write_sweep_csv),
+        code,
     ))
 }
 
@@ -164,8 +167,14 @@ fn sweep<T, P>(
     let complete = !client::interrupted(stop)
         && points.len() == series.points.len()
         && points.iter().all(|p| p.figures.complete);
+    // The point a signal cut short (the last one run) is partial, not
+    // failed: no warning for it.
+    let cut_short = client::interrupted(stop).then(|| points.len().saturating_sub(1));
     let warnings = points
         .iter()
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != cut_short)
+        .map(|(_, p)| p)
         .filter_map(|p| {
             p.figures.error.as_ref().map(|e| {
                 Warning::from(Warn::SweepPointFailed {
