@@ -199,8 +199,8 @@ impl DurationArg {
     pub fn at_least(&self, flag: &str, min_ns: i64) -> Result<i64, Failure> {
         if self.ns < min_ns.max(1) {
             return Err(Failure::Params(format!(
-                "{flag} {self} is too short: it must be at least {} ns",
-                min_ns.max(1)
+                "{flag} {self} is too short: it must be at least {}",
+                misura_report::clock::human_ns(min_ns.max(1) as f64)
             )));
         }
         Ok(self.ns)

@@ -27,19 +27,19 @@ pub struct MeasureArgs {
     #[arg(long, default_value = "periodic")]
     pub pattern: Pattern,
     /// Sending period, e.g. 500us, 1ms, 0.2ms (one of --period, --rate, --load).
-    #[arg(long, conflicts_with_all = ["rate", "load"])]
+    #[arg(long, value_name = "DURATION", conflicts_with_all = ["rate", "load"])]
     pub period: Option<DurationArg>,
     /// Frames per second (periods per second for bursts).
     #[arg(long, conflicts_with = "load")]
     pub rate: Option<f64>,
     /// Offered load Γ as a share of link capacity: 0.1 or 10%.
-    #[arg(long)]
+    #[arg(long, value_name = "SHARE")]
     pub load: Option<Load>,
     /// Number of frames to measure (default 10000 unless --duration).
     #[arg(long)]
     pub count: Option<u64>,
     /// Measure for this long, e.g. 30s, 5m, 24h (with --count: whichever comes first).
-    #[arg(long)]
+    #[arg(long, value_name = "DURATION")]
     pub duration: Option<DurationArg>,
     /// Payload sizes P in bytes (misura's header included; 40..=MTU), comma separated.
     #[arg(long = "sizes", alias = "size", value_delimiter = ',')]
@@ -48,24 +48,24 @@ pub struct MeasureArgs {
     #[arg(long, value_enum, default_value_t = Order::Interleaved)]
     pub order: Order,
     /// A frame not received within this time is lost, e.g. 100ms.
-    #[arg(long, default_value = "100ms")]
+    #[arg(long, value_name = "DURATION", default_value = "100ms")]
     pub timeout: DurationArg,
     /// How late a frame may leave before it is postponed to the start of the
     /// next period (default: until its own period ends, so at most one frame
     /// leaves per period and the schedule never bursts to catch up).
-    #[arg(long)]
+    #[arg(long, value_name = "DURATION")]
     pub late_tolerance: Option<DurationArg>,
     /// Count frames whose latency exceeds this, e.g. 30us.
-    #[arg(long)]
+    #[arg(long, value_name = "DURATION")]
     pub threshold: Option<DurationArg>,
     /// Link rate for the wire time C, e.g. 100M, 1G, 10G (default: read from the RX interface).
-    #[arg(long)]
+    #[arg(long, value_name = "RATE")]
     pub link_speed: Option<LinkRate>,
     /// Every frame carries an 802.1Q tag (adds 4 bytes to the wire time).
     #[arg(long)]
     pub vlan: bool,
     /// Ethertype of the test frames (0x88B5 IEEE local experimental; 0x6006 as the original paper).
-    #[arg(long, default_value = "0x88B5")]
+    #[arg(long, value_name = "HEX", default_value = "0x88B5")]
     pub ethertype: Ethertype,
     /// Frames sent after enabling timestamping and before measuring.
     #[arg(long, default_value_t = 64)]

@@ -24,7 +24,7 @@ pub struct RttArgs {
     #[arg(long, value_name = "MAC")]
     pub peer: Option<MacAddr>,
     /// Ethertype of raw probes (with --l2).
-    #[arg(long, default_value = "0x88B5")]
+    #[arg(long, value_name = "HEX", default_value = "0x88B5")]
     pub ethertype: Ethertype,
     /// Authenticated mode: the reflector's HMAC-SHA-256 key file.
     #[arg(long, value_name = "FILE")]
@@ -33,7 +33,7 @@ pub struct RttArgs {
     #[arg(long, default_value = "periodic")]
     pub pattern: Pattern,
     /// Probe period, e.g. 10ms (default 100ms).
-    #[arg(long, conflicts_with = "rate")]
+    #[arg(long, value_name = "DURATION", conflicts_with = "rate")]
     pub period: Option<DurationArg>,
     /// Probes per second.
     #[arg(long)]
@@ -42,7 +42,7 @@ pub struct RttArgs {
     #[arg(long)]
     pub count: Option<u64>,
     /// Run for this long, e.g. 60s, 24h (with --count: whichever first).
-    #[arg(long)]
+    #[arg(long, value_name = "DURATION")]
     pub duration: Option<DurationArg>,
     /// Request sizes in bytes (UDP payload; STAMP minimum 44, 112 authenticated), comma separated.
     #[arg(long = "request", alias = "size", value_delimiter = ',')]
@@ -51,16 +51,16 @@ pub struct RttArgs {
     #[arg(long)]
     pub response: Option<usize>,
     /// A probe not answered within this time is lost.
-    #[arg(long, default_value = "1s")]
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
     pub timeout: DurationArg,
     /// Print a summary line every interval, e.g. 10s.
-    #[arg(long)]
+    #[arg(long, value_name = "DURATION")]
     pub interval: Option<DurationArg>,
     /// Count probes whose RTT exceeds this, e.g. 30us.
-    #[arg(long)]
+    #[arg(long, value_name = "DURATION")]
     pub threshold: Option<DurationArg>,
     /// Link rate for the ideal RTT, e.g. 1G (default: read from the interface).
-    #[arg(long)]
+    #[arg(long, value_name = "RATE")]
     pub link_speed: Option<LinkRate>,
     /// Pin the client to this CPU.
     #[arg(long)]

@@ -65,7 +65,11 @@ impl RttPlan {
             (None, Some(_)) => None,
             (None, None) => Some(DEFAULT_COUNT),
         };
-        let interval_ns = a.interval.as_ref().map(|i| i.ns);
+        let interval_ns = a
+            .interval
+            .as_ref()
+            .map(|i| i.at_least("--interval", 1_000_000))
+            .transpose()?;
         let (sizes, warnings) = request_sizes(a, mode)?;
         let layouts = sizes
             .iter()

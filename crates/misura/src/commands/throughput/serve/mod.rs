@@ -47,11 +47,11 @@ requests must carry an HMAC-SHA-256 over the server's nonce and a timestamp with
 
 On each test end one line is printed (client, kind, direction, streams, duration, receiver throughput \
 or transactions/s, loss); on SIGINT/SIGTERM the per-client table and the aggregate (seed 001, Tables \
-4-5) are printed and, with --report-json, written as JSON (format \"misura.serve\").
+4-5) are printed and, with --export-json FILE, written as JSON (format \"misura.serve\").
 
 Examples:
   misura serve
-  misura serve --port 5999 --max-tests 2 --max-duration 30s --report-json serve.json
+  misura serve --port 5999 --max-tests 2 --max-duration 30s --export-json serve.json
   misura serve --netns misura-h2 --key-file test.key";
 
 #[derive(clap::Args, Debug, Clone)]
