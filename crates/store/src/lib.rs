@@ -311,7 +311,10 @@ fn headline(result: &str) -> Option<String> {
     let med = |p: &[&str]| {
         let mut cur = &v;
         for k in p {
-            cur = cur.get(k)?;
+            cur = match k.parse::<usize>() {
+                Ok(i) => cur.get(i)?,
+                Err(_) => cur.get(k)?,
+            };
         }
         cur.as_i64()
     };
@@ -321,6 +324,8 @@ fn headline(result: &str) -> Option<String> {
             "network RTT median",
         ),
         (&["overall", "mul", "median_ns"][..], "Mul median"),
+        (&["latency", "median_ns"][..], "wake-up latency median"),
+        (&["runs", "0", "steps", "median_ns"][..], "read step median"),
     ] {
         if let Some(ns) = med(path) {
             return Some(format!("{what} {:.3} µs", ns as f64 / 1000.0));

@@ -135,11 +135,13 @@ pub fn show(a: &ShowArgs) -> Result<i32> {
 /// A run's main figure for comparison: (name, median, spread as p90 − p10 or
 /// the interquartile-like width available, count).
 fn main_figure(v: &Value) -> Option<(String, f64, f64, u64)> {
-    let candidates: [(&str, &str); 4] = [
+    let candidates: [(&str, &str); 6] = [
         ("/overall/network_rtt", "network RTT"),
         ("/overall/kernel_rtt", "kernel RTT"),
         ("/overall/msl", "SUT latency Msl"),
         ("/overall/mul", "Mul"),
+        ("/latency", "timer wake-up latency"),
+        ("/runs/0/steps", "clock read step"),
     ];
     for (p, name) in candidates {
         if let Some(s) = v.pointer(p).filter(|s| !s.is_null()) {
@@ -150,6 +152,19 @@ fn main_figure(v: &Value) -> Option<(String, f64, f64, u64)> {
             // Spread: the distance from the minimum to the 90th percentile,
             // the range most probes fall in.
             return Some((name.to_string(), med, (p90 - min).max(0.0), count));
+        }
+    }
+    // `setup`: the first gap's mean set-up delay, its spread min … max.
+    if let Some(g) = v.pointer("/gaps/0") {
+        let mean = g.get("setup_mean_ns").and_then(|x| x.as_f64());
+        let lo = g.get("setup_min_ns").and_then(|x| x.as_f64());
+        let hi = g.get("setup_max_ns").and_then(|x| x.as_f64());
+        if let (Some(m), Some(lo), Some(hi)) = (mean, lo, hi) {
+            let n = g
+                .get("samples")
+                .and_then(|s| s.as_array())
+                .map_or(0, |s| s.len());
+            return Some(("set-up delay".into(), m, hi - lo, n as u64));
         }
     }
     for (k, name) in [
@@ -194,7 +209,11 @@ pub fn compare(a: &CompareArgs) -> Result<i32> {
             (Some((bn, bm, bs, _)), Some(_)) if bn == &name && *id != rows[0].0 => {
                 let d = med - bm;
                 // A change counts when it exceeds both runs' own spread.
-                let v = if d.abs() > spread.max(*bs) {
+                let v = if spread.max(*bs) == 0.0 {
+                    // One value per run (throughput, transactions/s): no
+                    // spread to judge a change by.
+                    "no spread known (one value per run): repeat the runs to judge"
+                } else if d.abs() > spread.max(*bs) {
                     "changed beyond the runs' spread"
                 } else {
                     "within the runs' spread"
@@ -205,7 +224,13 @@ pub fn compare(a: &CompareArgs) -> Result<i32> {
             _ => (None, "not comparable (different figures)"),
         };
         let unit = |x: f64| {
-            if name.contains("RTT") || name.contains("Msl") || name == "Mul" {
+            if name.contains("RTT")
+                || name.contains("Msl")
+                || name == "Mul"
+                || name.contains("latency")
+                || name.contains("step")
+                || name.contains("delay")
+            {
                 format!("{:.3} µs", x / 1000.0)
             } else {
                 format!("{x:.0}")
