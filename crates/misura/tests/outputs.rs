@@ -71,3 +71,23 @@ fn a_sweep_where_no_run_produced_figures_exits_1() {
         assert_eq!(w["code"], "sweep.point-failed", "{w}");
     }
 }
+
+#[test]
+fn a_closed_stderr_never_aborts_the_run() {
+    // The reader of stderr goes away at once (`misura … 2>&1 | head -c0`):
+    // the run still ends with its own exit code, never a panic (101).
+    let target = closed_port();
+    let mut child = misura()
+        .args(["--no-store", "tcp", &target, "--duration", "300ms"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let st = child.wait().unwrap();
+    assert_eq!(
+        st.code(),
+        Some(1),
+        "unreachable server: exit 1, not a panic"
+    );
+}
