@@ -40,9 +40,19 @@ fn module_of(p: &Path) -> String {
     parts.join("::")
 }
 
-/// The text before `#[cfg(test)]`: unit tests may use anything.
+/// The text before the unit-test module (`#[cfg(test)]` then `mod …`):
+/// unit tests may use anything. A `#[cfg(test)]` on anything else stays.
 fn code_of(text: &str) -> &str {
-    text.find("#[cfg(test)]").map_or(text, |i| &text[..i])
+    let mut at = 0;
+    while let Some(i) = text[at..].find("#[cfg(test)]") {
+        let start = at + i;
+        let after = text[start + "#[cfg(test)]".len()..].trim_start();
+        if after.starts_with("mod ") || after.starts_with("pub mod ") {
+            return &text[..start];
+        }
+        at = start + 1;
+    }
+    text
 }
 
 fn says_why_long(text: &str) -> bool {
@@ -59,6 +69,18 @@ fn paths_after<'a>(code: &'a str, prefix: &str) -> Vec<Vec<&'a str>> {
         let before = rest[..i].chars().last();
         rest = &rest[i + prefix.len()..];
         if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            // `crate::{a::b, c::{d, e}}`: each item's leading path.
+            let inner = &group[..group.find('}').unwrap_or(group.len())];
+            for item in inner.split(',') {
+                let item = item.trim();
+                let end = item
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                    .unwrap_or(item.len());
+                out.push(item[..end].split("::").filter(|s| !s.is_empty()).collect());
+            }
             continue;
         }
         let end = rest
@@ -213,12 +235,28 @@ fn functions(code: &str) -> Vec<(usize, String, usize)> {
     let lines: Vec<&str> = code.lines().collect();
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
-        let t = l.trim_start();
-        let t = t
-            .strip_prefix("pub(crate) ")
-            .or_else(|| t.strip_prefix("pub(super) "))
-            .or_else(|| t.strip_prefix("pub "))
-            .unwrap_or(t);
+        // Qualifiers before `fn`: visibility, const, async, unsafe, extern.
+        let mut t = l.trim_start();
+        loop {
+            let before = t;
+            for q in [
+                "pub(crate) ",
+                "pub(super) ",
+                "pub ",
+                "const ",
+                "async ",
+                "unsafe ",
+                "extern \"C\" ",
+            ] {
+                t = t.strip_prefix(q).unwrap_or(t);
+            }
+            if let Some(r) = t.strip_prefix("pub(in ") {
+                t = r.split_once(") ").map_or(t, |(_, rest)| rest);
+            }
+            if t == before {
+                break;
+            }
+        }
         let Some(rest) = t.strip_prefix("fn ") else {
             continue;
         };
@@ -278,8 +316,11 @@ fn files_and_functions_stay_small_or_say_why() {
 
 #[test]
 fn the_function_measure_counts_lines() {
-    let code = "fn a() {\n    if x {\n    }\n}\nfn b();\npub fn c() { 1 }\n";
+    let code = "fn a() {\n    if x {\n    }\n}\nfn b();\npub fn c() { 1 }\npub(crate) const unsafe fn d() {\n}\n";
     let f = functions(code);
     assert_eq!(f[0], (4, "a".to_string(), 1));
     assert_eq!(f[1], (1, "c".to_string(), 6));
+    assert_eq!(f[2], (2, "d".to_string(), 7));
+    let with_test_use = "#[cfg(test)]\nuse x;\nfn a() {}\n#[cfg(test)]\nmod tests {}\n";
+    assert_eq!(code_of(with_test_use), "#[cfg(test)]\nuse x;\nfn a() {}\n");
 }
