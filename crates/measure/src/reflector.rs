@@ -220,7 +220,7 @@ pub enum Decision {
 }
 
 /// Everything the reflector counted.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Counters {
     pub received: u64,
     pub replied: u64,

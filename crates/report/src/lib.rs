@@ -15,6 +15,7 @@ pub mod host;
 pub mod html;
 pub mod metrics;
 pub mod model;
+pub mod reflect;
 pub mod rtt;
 pub mod series;
 pub mod serve;

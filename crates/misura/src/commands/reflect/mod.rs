@@ -18,15 +18,15 @@ use crate::shared::output::{Finished, Report};
 use anyhow::{Context, Result};
 use misura_measure::auth::StampKey;
 use misura_measure::reflector::{
-    ClockState, Counters, Decision, Peer, Reflector, ReflectorConfig, RequestMeta, Stamp,
+    ClockState, Decision, Peer, Reflector, ReflectorConfig, RequestMeta, Stamp,
 };
 use misura_measure::TimestampSource;
+use misura_report::reflect::{write_summary, IoCounters, Summary};
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::{PacketSocket, TimestampingGranted};
 use misura_sys::udp::UdpTsSocket;
 use misura_wire::stamp::sync_source;
 use misura_wire::{EthernetFrame, MacAddr};
-use serde::Serialize;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -41,45 +41,6 @@ const TX_RING: usize = 256;
 const BATCH: usize = 256;
 /// How often the kernel's clock synchronisation state is read again.
 const CLOCK_REFRESH: Duration = Duration::from_secs(1);
-
-/// I/O events the core never sees.
-#[derive(Copy, Clone, Debug, Default, Serialize)]
-pub struct IoCounters {
-    pub recv_errors: u64,
-    /// Sends refused for a full socket buffer (the reply is dropped).
-    pub send_busy: u64,
-    pub send_errors: u64,
-    /// TX stamps read from the error queue and matched to a reply.
-    pub tx_stamps_matched: u64,
-    /// TX stamps that matched no pending reply (too late, ring overrun).
-    pub tx_stamps_unmatched: u64,
-    pub tx_stamp_errors: u64,
-    /// ICMP errors (e.g. port unreachable at a sender that went away).
-    pub icmp_errors: u64,
-    /// Frames the raw socket saw leaving (our own replies), skipped.
-    pub outgoing_skipped: u64,
-}
-
-/// What `misura reflect` reports when it stops: its counters.
-#[derive(Serialize)]
-pub struct Summary {
-    #[serde(flatten)]
-    meta: misura_report::Meta,
-    complete: bool,
-    stop_reason: String,
-    host: misura_report::HostFingerprint,
-    transport: &'static str,
-    listen: String,
-    mode: &'static str,
-    stateful: bool,
-    rx_timestamps: &'static str,
-    tx_timestamps: &'static str,
-    clock_synchronized: bool,
-    duration_s: f64,
-    counters: Counters,
-    dropped: u64,
-    io: IoCounters,
-}
 
 struct Setup {
     config: ReflectorConfig,
@@ -270,12 +231,12 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             cpu: args.cpu,
             ..Default::default()
         }),
-        transport,
+        transport: transport.into(),
         listen,
-        mode,
+        mode: mode.into(),
         stateful,
-        rx_timestamps: rx,
-        tx_timestamps: tx,
+        rx_timestamps: rx.into(),
+        tx_timestamps: tx.into(),
         clock_synchronized: lp.clock.synchronized,
         duration_s: started.elapsed().as_secs_f64(),
         counters,
@@ -319,37 +280,6 @@ fn announce(
         args.rate_limit,
         args.max_sources
     );
-}
-
-fn write_summary(s: &Summary, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let c = &s.counters;
-    writeln!(
-        out,
-        "misura reflect on {} ({}, {}): {:.1} s",
-        s.listen, s.transport, s.mode, s.duration_s
-    )?;
-    writeln!(
-        out,
-        "  received {}  replied {}  dropped {}",
-        c.received, c.replied, s.dropped
-    )?;
-    writeln!(
-        out,
-        "  dropped: too short {}, malformed {}, group source {}, looks like a reply {}, auth failed {}, rate limited {}, table full {}",
-        c.too_short, c.malformed, c.group_source, c.looks_like_reply, c.auth_failed, c.rate_limited, c.table_full
-    )?;
-    writeln!(
-        out,
-        "  timestamps: RX {} ({} replies used the user clock), TX {}; follow-ups with a TX stamp {}",
-        s.rx_timestamps, c.rx_user_clock, s.tx_timestamps, c.follow_ups
-    )?;
-    let io = &s.io;
-    writeln!(
-        out,
-        "  I/O: receive errors {}, send busy {}, send errors {}, TX stamps matched {} / unmatched {}, ICMP errors {}",
-        io.recv_errors, io.send_busy, io.send_errors, io.tx_stamps_matched, io.tx_stamps_unmatched, io.icmp_errors
-    )?;
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------

@@ -78,7 +78,7 @@ fn render(v: &Value, out: &mut dyn Write) -> Result<()> {
         ))
         .into());
     }
-    use misura_report::{clock, exchange, host, rtt, serve, text, throughput as tp, tsc};
+    use misura_report::{clock, exchange, host, reflect, rtt, serve, text, throughput as tp, tsc};
     match format {
         "misura.oneway" | "misura.calibration-run" => as_text(v, format, text::write_oneway, out),
         "misura.rtt" => as_text(v, format, rtt::write_text, out),
@@ -96,9 +96,9 @@ fn render(v: &Value, out: &mut dyn Write) -> Result<()> {
         "misura.clock-tsc" => as_text(v, format, tsc::write_text, out),
         "misura.host-check" => as_text(v, format, host::write_check_text, out),
         "misura.host-tune" => as_text(v, format, host::write_tune_text, out),
+        "misura.reflect" => as_text(v, format, reflect::write_summary, out),
         _ => {
-            // A format without a text form here (the reflector's counters)
-            // is shown as its JSON.
+            // A format without a text form here is shown as its JSON.
             writeln!(out, "{}", serde_json::to_string_pretty(v)?)?;
             Ok(())
         }
