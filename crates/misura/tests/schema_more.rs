@@ -613,6 +613,10 @@ fn host_tune_apply_and_revert_match_their_schemas() {
     let o = run_command_within(
         limit,
         Command::new(&unshare)
+            // misura runs under unshare, so it gets the scratch home here
+            // (as misura() gives it): never the user's store.
+            .env("HOME", test_home())
+            .env("XDG_DATA_HOME", test_home().join("data"))
             .args([
                 "--mount",
                 "--propagation",

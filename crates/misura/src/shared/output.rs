@@ -141,6 +141,14 @@ struct Export {
     made_here: bool,
 }
 
+/// The error for an output file that cannot be opened (exit 6).
+fn cannot_write(what: &str, p: &std::path::Path, e: std::io::Error) -> Failure {
+    Failure::Output(format!(
+        "cannot write the {what} to {}: {e}; choose a writable path",
+        p.display()
+    ))
+}
+
 impl Export {
     fn open(path: &Option<PathBuf>, what: &str) -> Result<Option<Export>> {
         let Some(p) = path else { return Ok(None) };
@@ -150,12 +158,7 @@ impl Export {
             .create(true)
             .truncate(false)
             .open(p)
-            .map_err(|e| {
-                Failure::Output(format!(
-                    "cannot write the {what} to {}: {e}; choose a writable path",
-                    p.display()
-                ))
-            })?;
+            .map_err(|e| cannot_write(what, p, e))?;
         Ok(Some(Export {
             path: p.clone(),
             file,
@@ -180,24 +183,12 @@ impl Export {
     }
 }
 
-fn create(path: &Option<PathBuf>, what: &str) -> Result<Option<(PathBuf, File)>> {
-    match path {
-        None => Ok(None),
-        Some(p) => match File::create(p) {
-            Ok(f) => Ok(Some((p.clone(), f))),
-            Err(e) => Err(Failure::Output(format!(
-                "cannot write the {what} to {}: {e}; choose a writable path",
-                p.display()
-            ))
-            .into()),
-        },
-    }
-}
-
-/// Open an extra output file of a command (a per-frame log, a profile)
-/// before it measures anything.
+/// Open an extra output file of a command (a per-frame log) before it
+/// measures anything; it is written during the run.
 pub fn open_file(path: &Option<PathBuf>, what: &str) -> Result<Option<(PathBuf, File)>> {
-    create(path, what)
+    let Some(p) = path else { return Ok(None) };
+    let f = File::create(p).map_err(|e| cannot_write(what, p, e))?;
+    Ok(Some((p.clone(), f)))
 }
 
 impl Outputs {
@@ -244,17 +235,13 @@ impl Outputs {
             }
         }
         if let Some(e) = self.csv_file {
-            let no_csv = std::cell::Cell::new(false);
-            let res = e.write(|w| {
+            let csv = |w: &mut dyn Write| {
                 r.write_csv(w).unwrap_or_else(|| {
-                    no_csv.set(true);
-                    Ok(())
+                    Err(std::io::Error::other("this command has no CSV summary"))
                 })
-            });
-            match res {
-                Err(why) => failed.push(why),
-                Ok(()) if no_csv.get() => failed.push("this command has no CSV summary".into()),
-                Ok(()) => {}
+            };
+            if let Err(why) = e.write(csv) {
+                failed.push(why);
             }
         }
         keep(r, self.quiet || self.json);
@@ -270,11 +257,16 @@ impl Outputs {
     }
 }
 
+/// The stop reason of a run a signal ended.
+pub fn signal_reason(signal: impl std::fmt::Display) -> String {
+    format!("interrupted by signal {signal}; partial results")
+}
+
 /// (complete, stop_reason) from the stop flag.
 pub(crate) fn completion(stop: &AtomicUsize) -> (bool, String) {
     match stop.load(Ordering::Relaxed) {
         0 => (true, "finished".into()),
-        s => (false, format!("interrupted by signal {s}; partial results")),
+        s => (false, signal_reason(s)),
     }
 }
 
@@ -286,5 +278,15 @@ pub(crate) fn host_and_warnings(
 ) -> (HostFingerprint, Vec<Warning>) {
     let host = crate::shared::host::fingerprint(tuning);
     let warnings = crate::shared::host::warnings_for(&host, loop_matters);
+    (host, warnings)
+}
+
+/// The same for a loop that tried to lock its memory: without "memory not
+/// locked", which [`crate::shared::host::lock_memory`] already reported
+/// with the kernel's reason when the lock was refused.
+pub(crate) fn host_and_warnings_after_lock(tuning: LoopTuning) -> (HostFingerprint, Vec<Warning>) {
+    let (host, mut warnings) = host_and_warnings(tuning, true);
+    let not_locked = crate::shared::warnings::Warn::MemoryNotLocked.code();
+    warnings.retain(|w| w.code != not_locked);
     (host, warnings)
 }

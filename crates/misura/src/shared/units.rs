@@ -6,18 +6,23 @@
 
 use crate::shared::exit::Failure;
 
-/// "500us", "1.5ms", "30s", "5m", "24h", "100ns", "250µs" → nanoseconds.
-pub fn duration_ns(s: &str) -> Result<i64, Failure> {
-    let t = s.trim();
+/// The leading number of `t` and the unit after it; `s` (what the user
+/// wrote) and `what` ("a duration: write e.g. …") name a bad number.
+fn number_and_unit<'a>(t: &'a str, s: &str, what: &str) -> Result<(f64, &'a str), Failure> {
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| {
-        Failure::Usage(format!(
-            "`{s}` is not a duration: write e.g. 500us, 1ms, 30s, 5m or 24h"
-        ))
-    })?;
+    let v = num
+        .parse()
+        .map_err(|_| Failure::Usage(format!("`{s}` is not {what}")))?;
+    Ok((v, unit))
+}
+
+/// "500us", "1.5ms", "30s", "5m", "24h", "100ns", "250µs" → nanoseconds.
+pub fn duration_ns(s: &str) -> Result<i64, Failure> {
+    let t = s.trim();
+    let (v, unit) = number_and_unit(t, s, "a duration: write e.g. 500us, 1ms, 30s, 5m or 24h")?;
     let scale = match unit.trim() {
         "ns" => 1.0,
         "us" | "µs" => 1e3,
@@ -45,15 +50,7 @@ pub fn rate_bps(s: &str) -> Result<u64, Failure> {
         .trim_end_matches("b/s")
         .trim_end_matches("bps")
         .trim_end_matches("bit/s");
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| {
-        Failure::Usage(format!(
-            "`{s}` is not a link rate: write e.g. 100M, 1G, 10G"
-        ))
-    })?;
+    let (v, unit) = number_and_unit(t, s, "a link rate: write e.g. 100M, 1G, 10G")?;
     let scale = match unit.trim() {
         "" => 1.0,
         "k" | "K" => 1e3,
@@ -113,15 +110,7 @@ pub fn ethertype(s: &str) -> Result<u16, Failure> {
 /// A byte size: "1000", "64K", "1M" (powers of 1024), "1.5k".
 pub fn bytes(s: &str) -> Result<u64, Failure> {
     let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| {
-        Failure::Usage(format!(
-            "`{s}` is not a size in bytes: write e.g. 1400, 64K or 1M"
-        ))
-    })?;
+    let (v, unit) = number_and_unit(t, s, "a size in bytes: write e.g. 1400, 64K or 1M")?;
     let scale = match unit
         .trim()
         .trim_end_matches(['B', 'b'])

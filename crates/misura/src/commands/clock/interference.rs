@@ -3,7 +3,7 @@
 //! the hardware or other threads took the CPU away.
 
 use crate::shared::exit::Failure;
-use crate::shared::output::{completion, host_and_warnings, Finished, Report};
+use crate::shared::output::{completion, host_and_warnings_after_lock, Finished, Report};
 use crate::shared::progress::Progress;
 use crate::shared::units::DurationArg;
 use crate::shared::warnings::Warn;
@@ -386,21 +386,13 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished>
     }
     progress.done();
     let (complete, stop_reason) = completion(stop);
-    let (host, host_warnings) = host_and_warnings(
-        LoopTuning {
-            netns: None,
-            cpu: plan.cpu,
-            rt_priority: None,
-            memory_locked,
-        },
-        true,
-    );
-    warnings.extend(
-        host_warnings
-            .into_iter()
-            // A refused lock is already said, with the reason.
-            .filter(|w| memory_locked || w.code != Warn::MemoryNotLocked.code()),
-    );
+    let (host, host_warnings) = host_and_warnings_after_lock(LoopTuning {
+        netns: None,
+        cpu: plan.cpu,
+        rt_priority: None,
+        memory_locked,
+    });
+    warnings.extend(host_warnings);
     if runs.iter().any(|r| r.backward_steps > 0) {
         warnings.push(
             Warn::NotMonotonic {

@@ -2,7 +2,7 @@
 //! way cyclictest (rt-tests) measures it.
 
 use crate::shared::exit::Failure;
-use crate::shared::output::{completion, host_and_warnings, Finished, Report};
+use crate::shared::output::{completion, host_and_warnings_after_lock, Finished, Report};
 use crate::shared::progress::Progress;
 use crate::shared::units::DurationArg;
 use crate::shared::warnings::Warn;
@@ -224,21 +224,13 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     }
     let (complete, stop_reason) = completion(stop);
     let memory_locked = tuned.memory_locked;
-    let (host, host_warnings) = host_and_warnings(
-        LoopTuning {
-            netns: None,
-            cpu: plan.cpu,
-            rt_priority: plan.rt_priority,
-            memory_locked,
-        },
-        true,
-    );
-    warnings.extend(
-        host_warnings
-            .into_iter()
-            // A refused lock is already said, with the reason.
-            .filter(|w| memory_locked || w.code != Warn::MemoryNotLocked.code()),
-    );
+    let (host, host_warnings) = host_and_warnings_after_lock(LoopTuning {
+        netns: None,
+        cpu: plan.cpu,
+        rt_priority: plan.rt_priority,
+        memory_locked,
+    });
+    warnings.extend(host_warnings);
     if plan.rt_priority.is_none() {
         warnings.push(Warn::SchedOther.into());
     }

@@ -290,7 +290,7 @@ fn initiate(
     for k in 0..a.count {
         let sig = stop.load(Ordering::Relaxed);
         if sig != 0 {
-            return Ok((p, format!("interrupted by signal {sig}; partial results")));
+            return Ok((p, crate::shared::output::signal_reason(sig)));
         }
         while realtime_ns() < due {
             std::hint::spin_loop();

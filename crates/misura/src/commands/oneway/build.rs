@@ -69,7 +69,7 @@ pub fn report(m: Measured, mut warnings: Vec<Warning>) -> OnewayReport {
     }
     let (complete, stop_reason) = match (&m.loop_error, m.stop) {
         (Some(e), _) => (false, format!("error: {e}")),
-        (None, Stop::Signal(s)) => (false, format!("interrupted by signal {s}; partial results")),
+        (None, Stop::Signal(s)) => (false, crate::shared::output::signal_reason(s)),
         (None, Stop::Finished) => (true, "finished".to_string()),
     };
     let (format, mode) = match m.mode {

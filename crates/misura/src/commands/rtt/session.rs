@@ -85,12 +85,13 @@ impl<'t> Link<'t> {
     }
 
     /// Sleeps in poll(2) until a datagram or the session's next deadline;
-    /// spins for the last stretch so the schedule stays accurate.
-    fn sleep(&mut self, s: &SessionSender) -> Result<()> {
+    /// spins for the last stretch so the schedule stays accurate. `now` is
+    /// the loop's own clock read of this turn (one read fewer per turn).
+    fn sleep(&mut self, s: &SessionSender, now: i64) -> Result<()> {
         let Some(until) = s.poll_timeout() else {
             return Ok(());
         };
-        let wait = until.saturating_sub(realtime_ns());
+        let wait = until.saturating_sub(now);
         if wait > SPIN_NS {
             let d = Duration::from_nanos((wait - WAKE_EARLY_NS) as u64);
             self.tr.wait(d.min(MAX_SLEEP))?;
@@ -104,7 +105,7 @@ impl<'t> Link<'t> {
         while s.is_warming_up() && stop.load(Ordering::Relaxed) == 0 {
             self.transmit(s, realtime_ns())?;
             self.receive(s)?;
-            self.sleep(s)?;
+            self.sleep(s, realtime_ns())?;
         }
         self.icmp += self.tr.take_icmp_errors();
         // Replies still on their way to warm-up requests are dropped here,
@@ -131,7 +132,7 @@ impl<'t> Link<'t> {
             progress.tick(|| c.progress());
             let sig = stop.load(Ordering::Relaxed);
             if sig != 0 && s.stop(realtime_ns()) {
-                stop_reason = format!("interrupted by signal {sig}; partial results");
+                stop_reason = crate::shared::output::signal_reason(sig);
             }
             self.transmit(s, realtime_ns())?;
             self.receive(s)?;
@@ -151,7 +152,7 @@ impl<'t> Link<'t> {
             if s.is_finished(now) {
                 break;
             }
-            self.sleep(s)?;
+            self.sleep(s, now)?;
         }
         progress.done();
         let now = realtime_ns();

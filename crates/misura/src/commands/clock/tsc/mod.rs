@@ -270,7 +270,7 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let warnings = warnings(&facts, host.virtualized == Some(true), ntp.as_ref());
     let stop_reason = match stop.load(Ordering::Relaxed) {
         0 => "finished".to_string(),
-        s => format!("interrupted by signal {s}; partial results"),
+        s => crate::shared::output::signal_reason(s),
     };
     let error = ntp.as_ref().and_then(|n| n.error.clone());
     let report = TscReport {

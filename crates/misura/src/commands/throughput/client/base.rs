@@ -160,10 +160,7 @@ pub fn interrupted(stop: &AtomicUsize) -> bool {
 }
 
 pub fn signal_reason(stop: &AtomicUsize) -> String {
-    format!(
-        "interrupted by signal {}; partial results",
-        stop.load(Ordering::Relaxed)
-    )
+    crate::shared::output::signal_reason(stop.load(Ordering::Relaxed))
 }
 
 /// Bytes over nanoseconds in bit/s; 0 over no time.
