@@ -130,6 +130,8 @@ pub struct Probes {
     expect_follow_up: bool,
     last_reply: Option<(u32, u64)>,
     highest_replied: Option<u64>,
+    /// Probes in flight that have no reply yet.
+    unanswered: u64,
     duplicates: u64,
     late: u64,
     unknown: u64,
@@ -155,6 +157,7 @@ impl Probes {
             expect_follow_up,
             last_reply: None,
             highest_replied: None,
+            unanswered: 0,
             duplicates: 0,
             late: 0,
             unknown: 0,
@@ -169,6 +172,12 @@ impl Probes {
 
     pub fn outstanding(&self) -> u64 {
         self.next - self.oldest
+    }
+
+    /// Probes in flight whose reply has not come (yet): while none is, no
+    /// reply is due and the caller need not look for one.
+    pub fn unanswered(&self) -> u64 {
+        self.unanswered
     }
 
     /// Sequence number of the next probe.
@@ -217,6 +226,7 @@ impl Probes {
             ..Slot::default()
         };
         self.next += 1;
+        self.unanswered += 1;
         seq
     }
 
@@ -284,6 +294,7 @@ impl Probes {
         if reordered {
             self.reordered += 1;
         }
+        self.unanswered -= 1;
         self.highest_replied = Some(highest.map_or(k, |h| h.max(k)));
         self.last_reply = Some((r.reflector_seq, k));
         ReplyMatch::Matched { reordered }
@@ -335,6 +346,9 @@ impl Probes {
         let k = self.oldest;
         let s = self.slots[(k & self.mask) as usize];
         self.oldest += 1;
+        if !s.replied {
+            self.unanswered -= 1;
+        }
         let mut rec = s.rec;
         rec.lost = !s.replied;
         Some(rec)
@@ -418,15 +432,19 @@ mod tests {
         let mut p = Probes::new(8, 7, false, false);
         let a = p.on_sent(0, 44, 0, 1);
         let b = p.on_sent(0, 44, 10, 11);
+        assert_eq!(p.unanswered(), 2);
         assert_eq!(
             p.on_reply(&reply(b, 50, None)),
             ReplyMatch::Matched { reordered: false }
         );
         assert_eq!(p.on_reply(&reply(b, 60, None)), ReplyMatch::Duplicate);
+        assert_eq!(p.unanswered(), 1, "a duplicate answers nothing more");
         let lost = p.pop_complete(2_000, 1_000).unwrap();
         assert!(lost.lost && lost.seq == a);
+        assert_eq!(p.unanswered(), 0, "a lost probe is no longer awaited");
         assert_eq!(p.on_reply(&reply(a, 2_100, None)), ReplyMatch::Late);
         assert_eq!(p.on_reply(&reply(999, 2_100, None)), ReplyMatch::Unknown);
+        assert_eq!(p.unanswered(), 0);
         let got = p.pop_complete(2_100, 1_000).unwrap();
         assert_eq!((got.seq, got.duplicates), (b, 1));
         // Reordering: reply for an earlier probe after a later one.

@@ -567,6 +567,15 @@ impl SessionSender {
         self.probes.outstanding()
     }
 
+    /// Probes sent whose reply has not come: while there are none, no
+    /// reply is due (a probe may still wait for its TX stamp or for the
+    /// follow-up that the next reply carries). A warm-up probe counts
+    /// while it is awaited.
+    pub fn awaiting_reply(&self) -> u64 {
+        let warm = matches!(&self.phase, Phase::WarmUp(w) if w.waiting.is_some());
+        self.probes.unanswered() + u64::from(warm)
+    }
+
     pub fn counters(&self) -> SenderCounters {
         SenderCounters {
             duplicates: self.probes.duplicates(),

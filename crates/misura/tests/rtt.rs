@@ -403,3 +403,96 @@ fn reflector_rate_limit_holds_per_source() {
     );
     assert_eq!(v["totals"]["sent"], 500);
 }
+
+/// `--busy-poll` on both ends: every probe still complete with its
+/// follow-up, and both results say that the loop spun (and what the kernel
+/// said to SO_BUSY_POLL).
+#[test]
+#[ignore = "needs root: network namespaces"]
+fn busy_polling_both_ends_is_measured_and_recorded() {
+    need_root!();
+    let mut h = Lab::up("rt", "b", "hosts");
+    let refl_json = h.path("reflect.json");
+    h.reflector(&[
+        "--listen",
+        "198.18.0.2",
+        "--port",
+        "8622",
+        "--busy-poll",
+        "--duration",
+        "6s",
+        "--no-store",
+        "--export-json",
+        refl_json.to_str().unwrap(),
+    ]);
+    let csv = h.path("busy.csv");
+    let v = json_of(&h.rtt(&[
+        "198.18.0.2:8622",
+        "--busy-poll",
+        "--count",
+        "100",
+        "--period",
+        "5ms",
+        "--frames",
+        csv.to_str().unwrap(),
+        "--json",
+    ]));
+    assert_eq!(v["totals"]["received"], 100);
+    assert_eq!(check_probes(&csv, true), 100);
+    let bp = &v["host"]["tuning"]["busy_poll"];
+    assert!(bp.is_object(), "rtt result says nothing of busy polling: {v}");
+    assert!(
+        bp["so_busy_poll_us"].is_u64() != bp["so_busy_poll_error"].is_string(),
+        "either SO_BUSY_POLL was set or why not: {bp}"
+    );
+    schema_check(&v, "rtt.schema.json");
+    // The reflector ends at its --duration and writes its result.
+    let r = reflector_result(&refl_json, Instant::now());
+    assert!(r["host"]["tuning"]["busy_poll"].is_object(), "{r}");
+    assert!(r["counters"]["replied"].as_u64().unwrap() >= 100, "{r}");
+    schema_check(&r, "reflect.schema.json");
+}
+
+/// Without --busy-poll the reflector blocks in its receive (woken by the
+/// kernel, giving up every 100 ms to look at the clock): it answers every
+/// probe and still ends at its --duration.
+#[test]
+#[ignore = "needs root: network namespaces"]
+fn a_blocking_reflector_sleeps_between_requests_and_ends_on_time() {
+    need_root!();
+    let mut h = Lab::up("rt", "s", "hosts");
+    let refl_json = h.path("reflect.json");
+    let t0 = Instant::now();
+    h.reflector(&[
+        "--listen",
+        "198.18.0.2",
+        "--port",
+        "8623",
+        "--duration",
+        "3s",
+        "--no-store",
+        "--export-json",
+        refl_json.to_str().unwrap(),
+    ]);
+    let v = json_of(&h.rtt(&["198.18.0.2:8623", "--count", "50", "--period", "20ms", "--json"]));
+    assert_eq!(v["totals"]["received"], 50);
+    let r = reflector_result(&refl_json, t0);
+    let ended = t0.elapsed();
+    assert!(ended < Duration::from_secs(10), "reflector ended after {ended:?}");
+    assert!(r["host"]["tuning"]["busy_poll"].is_null(), "{r}");
+    assert!(r["counters"]["replied"].as_u64().unwrap() >= 50);
+}
+
+/// The JSON result a reflector with --export-json writes when it ends
+/// (waited for at most 20 s after `t0`).
+fn reflector_result(path: &Path, t0: Instant) -> serde_json::Value {
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if let Ok(v) = serde_json::from_str(&text) {
+                return v;
+            }
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "no reflector result in {path:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -76,6 +76,21 @@ pub struct LoopTuning {
     pub cpu: Option<usize>,
     pub rt_priority: Option<i32>,
     pub memory_locked: bool,
+    /// Whether the loop busy-polled its socket (`--busy-poll`) instead of
+    /// sleeping until a packet came: lower and steadier user-level
+    /// figures, one CPU at 100 %. `None` (null): it slept.
+    #[serde(default)]
+    pub busy_poll: Option<BusyPoll>,
+}
+
+/// The busy-polling a loop did (`--busy-poll`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct BusyPoll {
+    /// `SO_BUSY_POLL` in µs when the kernel took it (the driver's queue is
+    /// polled from the socket: only NAPI drivers take part, veth does not).
+    pub so_busy_poll_us: Option<u32>,
+    /// Why `SO_BUSY_POLL` was not set, when it was not.
+    pub so_busy_poll_error: Option<String>,
 }
 
 /// One port of the tester.

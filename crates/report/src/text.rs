@@ -165,7 +165,7 @@ pub fn write_host(h: &HostFingerprint, out: &mut dyn Write) -> io::Result<()> {
     let t = &h.tuning;
     writeln!(
         out,
-        "host: {} kernel {} ({}), clocksource {}, governor {}{}; loop {}{}{}",
+        "host: {} kernel {} ({}), clocksource {}, governor {}{}; loop {}{}{}{}",
         h.hostname.as_deref().unwrap_or("?"),
         h.kernel_release.as_deref().unwrap_or("?"),
         h.preempt_model
@@ -188,8 +188,20 @@ pub fn write_host(h: &HostFingerprint, out: &mut dyn Write) -> io::Result<()> {
             ", memory locked"
         } else {
             ""
-        }
+        },
+        busy_poll_text(t.busy_poll.as_ref())
     )
+}
+
+fn busy_poll_text(b: Option<&crate::model::BusyPoll>) -> String {
+    match b {
+        None => String::new(),
+        Some(b) => match (b.so_busy_poll_us, &b.so_busy_poll_error) {
+            (Some(us), _) => format!(", busy-polling (SO_BUSY_POLL {us} µs)"),
+            (None, Some(e)) => format!(", busy-polling (no SO_BUSY_POLL: {e})"),
+            (None, None) => ", busy-polling".into(),
+        },
+    }
 }
 
 fn write_latencies(label: &str, l: &Latencies, out: &mut dyn Write) -> io::Result<()> {

@@ -19,6 +19,27 @@ pub(crate) fn is_again(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR))
 }
 
+/// `SO_RCVTIMEO`: a blocking receive gives up (EAGAIN) after `d`
+/// (rounded by the kernel to its tick; 0 would mean "never", so at least
+/// 1 µs is set).
+pub(crate) fn set_recv_timeout(fd: RawFd, d: std::time::Duration) -> io::Result<()> {
+    let tv = libc::timeval {
+        tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t,
+        tv_usec: (d.subsec_micros().max(u32::from(d.as_secs() == 0))) as libc::suseconds_t,
+    };
+    // SAFETY: `tv` is a valid timeval and its exact size is passed.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            &tv as *const libc::timeval as *const libc::c_void,
+            size_of::<libc::timeval>() as libc::socklen_t,
+        )
+    };
+    cvt(rc).map(|_| ())
+}
+
 /// `setsockopt(fd, level, name, &value, sizeof(int))`.
 pub(crate) fn set_int(
     fd: RawFd,

@@ -312,6 +312,26 @@ impl UdpTsSocket {
         Ok(())
     }
 
+    /// Blocking receives ([`UdpTsSocket::set_nonblocking`]`(false)`) give
+    /// up after `d` and return `Ok(None)`, so a loop that blocks in
+    /// [`UdpTsSocket::recv_from`] still looks at its stop flag that often.
+    /// The kernel rounds `d` up to its tick (1–10 ms): not a timer.
+    pub fn set_recv_timeout(&self, d: Duration) -> Result<(), SysError> {
+        crate::fd::set_recv_timeout(self.fd.as_raw_fd(), d)
+            .map_err(|e| SysError::io("setting the receive timeout (SO_RCVTIMEO)", e))
+    }
+
+    /// `SO_BUSY_POLL`: a receive that finds the queue empty polls the
+    /// device's queue for up to `usecs` µs before it sleeps or returns
+    /// (only drivers with NAPI busy polling take part; veth does not).
+    /// Raising it above `net.core.busy_read` needs CAP_NET_ADMIN; the
+    /// kernel's refusal is returned as is.
+    pub fn set_busy_poll(&self, usecs: u32) -> Result<(), SysError> {
+        let v = libc::c_int::try_from(usecs).unwrap_or(libc::c_int::MAX);
+        self.set_int(libc::SOL_SOCKET, libc::SO_BUSY_POLL, v)
+            .map_err(|e| SysError::io(format!("setting SO_BUSY_POLL to {usecs} µs"), e))
+    }
+
     /// Turns on `SO_TIMESTAMPING` with `TX_SOFTWARE | RX_SOFTWARE |
     /// SOFTWARE | OPT_ID | OPT_TSONLY`, plus `TX_HARDWARE | RX_HARDWARE |
     /// RAW_HARDWARE` when `want_hardware` (taken at the caller's word: the
@@ -647,6 +667,12 @@ impl UdpTsSocket {
     /// drain [`UdpTsSocket::recv_tx_timestamp`] as well as
     /// [`UdpTsSocket::recv_from`].
     pub fn wait_readable(&self, timeout: Duration) -> Result<bool, SysError> {
+        let r = self.wait(timeout)?;
+        Ok(r.data || r.error_queue)
+    }
+
+    /// [`UdpTsSocket::wait_readable`], telling which queue is ready.
+    pub fn wait(&self, timeout: Duration) -> Result<Ready, SysError> {
         let deadline = crate::clock::monotonic_ns()
             .saturating_add(i64::try_from(timeout.as_nanos()).unwrap_or(i64::MAX));
         loop {
@@ -670,9 +696,21 @@ impl UdpTsSocket {
                 }
                 return Err(SysError::io(format!("polling UDP {}", self.local), e));
             }
-            return Ok(rc > 0 && pfd.revents & (libc::POLLIN | libc::POLLERR) != 0);
+            return Ok(Ready {
+                data: rc > 0 && pfd.revents & libc::POLLIN != 0,
+                error_queue: rc > 0 && pfd.revents & libc::POLLERR != 0,
+            });
         }
     }
+}
+
+/// What [`UdpTsSocket::wait`] found ready (both false: the time ran out).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ready {
+    /// A datagram is queued.
+    pub data: bool,
+    /// The error queue holds a TX stamp or an ICMP error.
+    pub error_queue: bool,
 }
 
 impl AsRawFd for UdpTsSocket {

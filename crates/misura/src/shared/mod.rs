@@ -1,6 +1,7 @@
 //! Plumbing shared by every command: run metadata, output, the results
 //! store, exit codes, units, host facts, progress. No command's code lives here.
 
+pub mod busy_poll;
 pub mod exit;
 pub mod host;
 pub mod keys;

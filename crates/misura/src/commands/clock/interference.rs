@@ -391,6 +391,7 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished>
         cpu: plan.cpu,
         rt_priority: None,
         memory_locked,
+        ..Default::default()
     });
     warnings.extend(host_warnings);
     if runs.iter().any(|r| r.backward_steps > 0) {

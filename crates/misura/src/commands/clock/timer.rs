@@ -229,6 +229,7 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         cpu: plan.cpu,
         rt_priority: plan.rt_priority,
         memory_locked,
+        ..Default::default()
     });
     warnings.extend(host_warnings);
     if plan.rt_priority.is_none() {

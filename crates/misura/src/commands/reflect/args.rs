@@ -38,7 +38,9 @@ pub struct ReflectArgs {
     /// Pin the reflector to this CPU.
     #[arg(long)]
     pub cpu: Option<usize>,
-    /// Busy-poll instead of sleeping in poll(2) (lowest turnaround, one CPU at 100 %).
+    /// Spin on the socket instead of sleeping until a request comes, with
+    /// SO_BUSY_POLL where the kernel grants it: the lowest turnaround (no
+    /// wake-up inside it), one CPU at 100 %. Pin it to a CPU of its own.
     #[arg(long)]
     pub busy_poll: bool,
     #[command(flatten)]

@@ -22,6 +22,7 @@ use misura_measure::reflector::{
 };
 use misura_measure::TimestampSource;
 use misura_report::reflect::{write_summary, IoCounters, Summary};
+use misura_report::BusyPoll;
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::{PacketSocket, TimestampingGranted};
 use misura_sys::udp::UdpTsSocket;
@@ -39,6 +40,8 @@ const BUF_LEN: usize = 9216;
 const TX_RING: usize = 256;
 /// Datagrams handled between two looks at the stop flag.
 const BATCH: usize = 256;
+/// A blocking receive gives up this often to look at the stop flag.
+const STOP_CHECK: Duration = Duration::from_millis(100);
 /// How often the kernel's clock synchronisation state is read again.
 const CLOCK_REFRESH: Duration = Duration::from_secs(1);
 
@@ -185,6 +188,7 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         busy_poll: args.busy_poll,
     };
     let started = Instant::now();
+    let mut busy = args.busy_poll.then(crate::shared::busy_poll::raw);
     let (transport, listen, granted) = match &args.l2 {
         Some(ifname) => {
             let ethertype = args.ethertype.value;
@@ -204,6 +208,7 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         }
         None => {
             let (sock, granted) = open_udp(args.listen.0, args.port)?;
+            busy = udp_wait_mode(&sock, args.busy_poll)?;
             let listen = sock.local_addr().to_string();
             announce(
                 args,
@@ -229,6 +234,7 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         host: crate::shared::host::fingerprint(misura_report::LoopTuning {
             netns: args.ns.netns.clone(),
             cpu: args.cpu,
+            busy_poll: busy,
             ..Default::default()
         }),
         transport: transport.into(),
@@ -295,6 +301,18 @@ fn open_udp(ip: IpAddr, port: u16) -> Result<(UdpTsSocket, TimestampingGranted)>
     Ok((sock, granted))
 }
 
+/// How the UDP loop waits for a request: blocking in the receive (woken
+/// by the kernel, with a timeout so the stop flag is seen), or spinning on
+/// non-blocking receives with `SO_BUSY_POLL` asked for when `busy_poll`.
+fn udp_wait_mode(sock: &UdpTsSocket, busy_poll: bool) -> Result<Option<BusyPoll>> {
+    if busy_poll {
+        return Ok(Some(crate::shared::busy_poll::ask(sock)));
+    }
+    sock.set_nonblocking(false)?;
+    sock.set_recv_timeout(STOP_CHECK)?;
+    Ok(None)
+}
+
 /// Which reply a pending TX stamp belongs to, by OPT_ID.
 #[derive(Copy, Clone)]
 struct Pending {
@@ -303,6 +321,11 @@ struct Pending {
     reply_seq: u32,
 }
 
+/// The UDP loop. Without `--busy-poll` it blocks in the receive itself
+/// (one system call per request, no poll(2) in front of it); with it, it
+/// spins on non-blocking receives. After each reply it reads that reply's
+/// TX stamp and nothing more: no look at an empty queue sits between a
+/// reply and the next receive.
 fn run_udp(lp: &mut Loop<'_>, sock: &UdpTsSocket) {
     let mut buf = vec![0u8; BUF_LEN];
     let mut out = vec![0u8; BUF_LEN];
@@ -310,66 +333,79 @@ fn run_udp(lp: &mut Loop<'_>, sock: &UdpTsSocket) {
     // OPT_ID numbers datagrams from 0 in send order (timestamping was
     // enabled on this fresh socket just before).
     let mut next_id: u32 = 0;
+    // Replies whose TX stamp has not been read yet.
+    let mut unstamped: usize = 0;
     while !lp.should_stop() {
         lp.refresh_clock();
-        if !lp.busy_poll {
-            if let Err(_e) = sock.wait_readable(Duration::from_millis(100)) {
+        if unstamped > 0 {
+            // A stamp that came late (hardware stamps can): read it before
+            // the next reply, which carries it as a follow-up.
+            unstamped -= drain_udp_tx(lp, sock, &mut ring, unstamped);
+        }
+        let got = sock.recv_from(&mut buf);
+        // One clock read serves as the user RX stamp and as "now".
+        let after_recv = realtime_ns();
+        let m = match got {
+            Ok(Some(m)) => m,
+            Ok(None) => continue,
+            Err(_) => {
                 lp.io.recv_errors += 1;
+                // A persistent error must not turn the loop into a spin.
                 std::thread::sleep(Duration::from_millis(1));
+                continue;
             }
-        }
-        for _ in 0..BATCH {
-            let got = sock.recv_from(&mut buf);
-            let after_recv = realtime_ns();
-            let m = match got {
-                Ok(Some(m)) => m,
-                Ok(None) => break,
-                Err(_) => {
-                    lp.io.recv_errors += 1;
-                    break;
-                }
-            };
-            let truncated = m.truncated(buf.len());
-            let meta = RequestMeta {
-                src: Peer::Udp(m.src),
-                dst: m.dst,
-                ttl: m.ttl_or_hoplimit,
-                rx: rx_stamp(m.software_ns, after_recv),
-                truncated,
-            };
-            let request = &buf[..m.len.min(buf.len())];
-            let now = realtime_ns();
-            if let Decision::Reply { len, reply_seq } = lp
-                .reflector
-                .handle(request, &meta, now, &lp.clock, &mut out)
-            {
-                match sock.send_to_from(&out[..len], m.src, m.dst) {
-                    Ok(true) => {
-                        ring[next_id as usize % TX_RING] = Some(Pending {
-                            id: next_id,
-                            peer: meta.src,
-                            reply_seq,
-                        });
-                        next_id = next_id.wrapping_add(1);
-                    }
-                    Ok(false) => lp.io.send_busy += 1,
-                    Err(_) => lp.io.send_errors += 1,
-                }
-                // The stamp of a software-stamped send is queued by the time
-                // send returns on most paths: read it now so the very next
-                // reply to this source can carry it.
-                drain_udp_tx(lp, sock, &mut ring);
+        };
+        let truncated = m.truncated(buf.len());
+        let meta = RequestMeta {
+            src: Peer::Udp(m.src),
+            dst: m.dst,
+            ttl: m.ttl_or_hoplimit,
+            rx: rx_stamp(m.software_ns, after_recv),
+            truncated,
+        };
+        let request = &buf[..m.len.min(buf.len())];
+        let Decision::Reply { len, reply_seq } =
+            lp.reflector
+                .handle(request, &meta, after_recv, &lp.clock, &mut out)
+        else {
+            continue;
+        };
+        match sock.send_to_from(&out[..len], m.src, m.dst) {
+            Ok(true) => {
+                ring[next_id as usize % TX_RING] = Some(Pending {
+                    id: next_id,
+                    peer: meta.src,
+                    reply_seq,
+                });
+                next_id = next_id.wrapping_add(1);
+                unstamped = (unstamped + 1).min(TX_RING);
             }
+            Ok(false) => lp.io.send_busy += 1,
+            Err(_) => lp.io.send_errors += 1,
         }
-        drain_udp_tx(lp, sock, &mut ring);
+        // The stamp of a software-stamped send is queued by the time send
+        // returns on most paths: read it now so the very next reply to
+        // this source can carry it.
+        if unstamped > 0 {
+            unstamped -= drain_udp_tx(lp, sock, &mut ring, unstamped);
+        }
     }
-    drain_udp_tx(lp, sock, &mut ring);
+    drain_udp_tx(lp, sock, &mut ring, TX_RING);
 }
 
-fn drain_udp_tx(lp: &mut Loop<'_>, sock: &UdpTsSocket, ring: &mut [Option<Pending>]) {
-    for _ in 0..BATCH {
+/// Reads up to `want` TX stamps (fewer when the queue runs dry) and
+/// returns how many stamps it read.
+fn drain_udp_tx(
+    lp: &mut Loop<'_>,
+    sock: &UdpTsSocket,
+    ring: &mut [Option<Pending>],
+    want: usize,
+) -> usize {
+    let mut read = 0;
+    while read < want {
         match sock.recv_tx_timestamp() {
             Ok(Some(st)) => {
+                read += 1;
                 let slot = &mut ring[st.id as usize % ring.len()];
                 let stamp = match (st.hardware_ns, st.software_ns) {
                     (Some(hw), _) => Some((hw, TimestampSource::NicHardware)),
@@ -393,6 +429,7 @@ fn drain_udp_tx(lp: &mut Loop<'_>, sock: &UdpTsSocket, ring: &mut [Option<Pendin
         }
     }
     lp.io.icmp_errors += sock.take_icmp_errors();
+    read
 }
 
 // ---------------------------------------------------------------------------

@@ -65,6 +65,12 @@ pub struct RttArgs {
     /// Pin the client to this CPU.
     #[arg(long)]
     pub cpu: Option<usize>,
+    /// Spin on the socket instead of sleeping until a reply comes (with
+    /// SO_BUSY_POLL where the kernel grants it): the lowest user-level RTT,
+    /// one CPU at 100 %. Kernel and network RTT are the same either way.
+    /// Pin it apart from the reflector (--cpu); the result records it.
+    #[arg(long)]
+    pub busy_poll: bool,
     /// Seed for the Poisson pattern.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

@@ -132,7 +132,10 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
 
     // Warm-up: the first datagrams after enabling timestamps may come back
     // unstamped, and the first replies tell what the reflector supports.
-    let mut link = Link::new(&mut tr, sender.max_request_len())?;
+    if a.busy_poll {
+        tuning.busy_poll = Some(tr.busy_poll());
+    }
+    let mut link = Link::new(&mut tr, sender.max_request_len(), a.busy_poll)?;
     link.warm_up(&mut sender, stop)?;
     if sender.warm_up().replies == 0 && stop.load(Ordering::Relaxed) == 0 {
         let why = if link.icmp > 0 {

@@ -14,6 +14,9 @@ use std::time::Duration;
 /// Below this, the loop spins instead of sleeping: waking from poll(2)
 /// takes tens of µs, and a probe must leave on time.
 const SPIN_NS: i64 = 200_000;
+/// With `--busy-poll`, the error queue is looked at every this many turns
+/// even when no TX stamp is known to be due (a late one wakes no poll).
+const BUSY_TX_EVERY: u32 = 64;
 /// Wake this much before the deadline, and spin the rest.
 const WAKE_EARLY_NS: i64 = 100_000;
 /// Sleep at most this long, so a stop request is seen soon.
@@ -33,11 +36,21 @@ pub struct Link<'t> {
     rx: Vec<u8>,
     /// ICMP errors the socket reported for the probes.
     pub icmp: u64,
+    /// Spin on the socket instead of sleeping in poll(2).
+    busy_poll: bool,
+    /// Requests sent whose TX stamp has not been read yet, or a wake-up
+    /// that found the error queue ready: the queue is read only then.
+    unstamped: usize,
+    /// A datagram may be queued: false only after a receive found the
+    /// queue empty and nothing but a send happened since (so no receive
+    /// sits between a send and the wait for its reply).
+    maybe_data: bool,
+    turns: u32,
 }
 
 impl<'t> Link<'t> {
     /// Checks that the largest request fits the transport's framing.
-    pub fn new(tr: &'t mut Transport, max_request: usize) -> Result<Link<'t>> {
+    pub fn new(tr: &'t mut Transport, max_request: usize, busy_poll: bool) -> Result<Link<'t>> {
         let mut tx = vec![0u8; tr.stamp_offset() + max_request.max(64)];
         tr.wrap(&mut tx, max_request, 0)?;
         Ok(Link {
@@ -45,6 +58,10 @@ impl<'t> Link<'t> {
             tx,
             rx: vec![0u8; RX_BUF],
             icmp: 0,
+            busy_poll,
+            unstamped: 0,
+            maybe_data: true,
+            turns: 0,
         })
     }
 
@@ -62,19 +79,42 @@ impl<'t> Link<'t> {
         let tx2 = realtime_ns();
         if sent {
             s.on_sent(t.seq, tx1, tx2);
+            // A software-stamped send has its stamp queued by the time send
+            // returns: one read takes it, and the wait that follows is not
+            // woken by it. Nothing else is read between the send and that
+            // wait (the reply cannot be there yet).
+            self.unstamped = self.unstamped.saturating_add(1);
+            self.read_tx_stamps(s, 1)?;
         }
         Ok(())
     }
 
-    /// Every TX stamp and every datagram the socket holds.
-    fn receive(&mut self, s: &mut SessionSender) -> Result<()> {
-        self.tr.poll_tx(|seq, sw, hw| {
+    /// Up to `max` TX stamps, when some are due. An empty queue clears the
+    /// count: a stamp that comes later wakes the poll (or, busy-polling,
+    /// is found by the periodic look).
+    fn read_tx_stamps(&mut self, s: &mut SessionSender, max: usize) -> Result<()> {
+        let mut read = 0;
+        self.tr.poll_tx(max, |seq, sw, hw| {
+            read += 1;
             s.on_tx_stamp(seq, sw, hw);
         })?;
-        loop {
+        self.unstamped = if read < max {
+            0
+        } else {
+            self.unstamped.saturating_sub(read)
+        };
+        Ok(())
+    }
+
+    /// Every datagram the socket holds, then the TX stamps that are due.
+    /// Replies come first: the user RX instant (rx2) is read right after
+    /// the receive that returns one, with no other system call before it.
+    fn receive(&mut self, s: &mut SessionSender) -> Result<()> {
+        while self.maybe_data || self.busy_poll {
             let (read, got) = self.tr.recv(&mut self.rx)?;
             if !read {
-                return Ok(());
+                self.maybe_data = false;
+                break;
             }
             if let Some(m) = got {
                 let end = (m.start + m.len).min(self.rx.len());
@@ -82,19 +122,43 @@ impl<'t> Link<'t> {
                 s.handle_reply(reply, m.rx2, m.rx_kernel, m.rx_hw);
             }
         }
+        self.turns = self.turns.wrapping_add(1);
+        if self.busy_poll && self.turns % BUSY_TX_EVERY == 0 {
+            self.unstamped = self.unstamped.max(1);
+        }
+        if self.unstamped > 0 {
+            self.read_tx_stamps(s, usize::MAX)?;
+        }
+        Ok(())
     }
 
     /// Sleeps in poll(2) until a datagram or the session's next deadline;
     /// spins for the last stretch so the schedule stays accurate. `now` is
     /// the loop's own clock read of this turn (one read fewer per turn).
+    /// With nothing in flight the spin reads only the clock; busy-polling,
+    /// the loop never sleeps.
     fn sleep(&mut self, s: &SessionSender, now: i64) -> Result<()> {
         let Some(until) = s.poll_timeout() else {
             return Ok(());
         };
+        if self.busy_poll {
+            return Ok(());
+        }
         let wait = until.saturating_sub(now);
         if wait > SPIN_NS {
             let d = Duration::from_nanos((wait - WAKE_EARLY_NS) as u64);
-            self.tr.wait(d.min(MAX_SLEEP))?;
+            let (data, error_queue) = self.tr.wait(d.min(MAX_SLEEP))?;
+            self.maybe_data |= data;
+            if error_queue {
+                self.unstamped = self.unstamped.max(1);
+            }
+        } else if s.awaiting_reply() == 0 {
+            while realtime_ns() < until {
+                std::hint::spin_loop();
+            }
+        } else {
+            // A reply is due and the send is near: look, without sleeping.
+            self.maybe_data = true;
         }
         Ok(())
     }
@@ -110,7 +174,8 @@ impl<'t> Link<'t> {
         self.icmp += self.tr.take_icmp_errors();
         // Replies still on their way to warm-up requests are dropped here,
         // not counted as unknown.
-        self.tr.poll_tx(|_, _, _| {})?;
+        self.tr.poll_tx(usize::MAX, |_, _, _| {})?;
+        self.unstamped = 0;
         while self.tr.recv(&mut self.rx)?.0 {}
         Ok(())
     }

@@ -113,11 +113,21 @@ impl Transport {
         }
     }
 
-    /// Hand every pending TX stamp to `f(seq, software, hardware)`.
-    pub fn poll_tx(&mut self, mut f: impl FnMut(u32, Option<i64>, Option<i64>)) -> Result<()> {
+    /// Hand up to `max` pending TX stamps to `f(seq, software, hardware)`;
+    /// stops early when the error queue is empty.
+    pub fn poll_tx(
+        &mut self,
+        max: usize,
+        mut f: impl FnMut(u32, Option<i64>, Option<i64>),
+    ) -> Result<()> {
+        let mut n = 0;
         match self {
             Transport::Udp(u) => {
-                while let Some(st) = u.sock.recv_tx_timestamp()? {
+                while n < max {
+                    let Some(st) = u.sock.recv_tx_timestamp()? else {
+                        break;
+                    };
+                    n += 1;
                     f(
                         u.id_to_seq[st.id as usize % ID_RING],
                         st.software_ns,
@@ -126,9 +136,13 @@ impl Transport {
                 }
             }
             Transport::L2(l) => {
-                while let Some(st) = l.sock.recv_tx_timestamp(&mut l.err_buf)? {
-                    let n = st.len.min(l.err_buf.len());
-                    if let Ok(eth) = EthernetFrame::new_checked(&l.err_buf[..n]) {
+                while n < max {
+                    let Some(st) = l.sock.recv_tx_timestamp(&mut l.err_buf)? else {
+                        break;
+                    };
+                    n += 1;
+                    let len = st.len.min(l.err_buf.len());
+                    if let Ok(eth) = EthernetFrame::new_checked(&l.err_buf[..len]) {
                         if let Ok(p) = ProbeRepr::parse(eth.payload()) {
                             if p.session_id == l.session && !p.flags.contains(ProbeFlags::REPLY) {
                                 f(p.seq as u32, st.software_ns, st.hardware_ns);
@@ -199,16 +213,26 @@ impl Transport {
         }
     }
 
-    pub fn wait(&self, d: Duration) -> Result<()> {
+    /// Sleeps until a reply or a TX stamp is ready or `d` ran out; says
+    /// which was found ready: (datagram, error queue).
+    pub fn wait(&self, d: Duration) -> Result<(bool, bool)> {
         match self {
             Transport::Udp(u) => {
-                u.sock.wait_readable(d)?;
+                let r = u.sock.wait(d)?;
+                Ok((r.data, r.error_queue))
             }
             // Raw probes busy-poll, as the one-way loop does: a sleep here
             // would land inside the user-level RTT.
-            Transport::L2(_) => {}
+            Transport::L2(_) => Ok((true, true)),
         }
-        Ok(())
+    }
+
+    /// `--busy-poll`: what was set up for spinning on this transport.
+    pub fn busy_poll(&self) -> misura_report::BusyPoll {
+        match self {
+            Transport::Udp(u) => crate::shared::busy_poll::ask(&u.sock),
+            Transport::L2(_) => crate::shared::busy_poll::raw(),
+        }
     }
 
     pub fn take_icmp_errors(&self) -> u64 {
