@@ -5,7 +5,7 @@
 #
 #   sudo scripts/bench-throughput.sh [--duration S] [--repeat R] [--udp-rate RATE]
 #                                    [--out FILE] [--cpu C] [--server-cpu S]
-#                                    [--misura PATH]
+#                                    [--misura PATH] [--rows all|pinned]
 #
 # Defaults: --duration 5 seconds per run, --repeat 3 (every run of every
 # tool is repeated R times, interleaved: the table shows the median over the
@@ -37,6 +37,19 @@
 #                 sockperf ping-pong -m 14 [--tcp] (its minimum message size is
 #                   14 bytes; --full-rtt so that its latencies are round trips;
 #                   its rate = received messages / valid duration)
+#   pinned rows (issue 10), misura beside iperf3 only, run as pairs (the two
+#   back to back with the same pinning, their order alternating from repeat
+#   to repeat), each client's CPU time from getrusage of the child
+#   (scripts/bench_rusage.py; user + system per second of test):
+#   tcp1_same, tcp4_same    TCP 1 / 4 streams, client AND server on --cpu
+#   tcp1_split, tcp4_split  TCP 1 / 4 streams, client on --cpu, server on
+#                           --server-cpu
+#   udp_split   misura udp --rate RATE vs iperf3 -u -b RATE (1472-byte
+#               payloads both), client on --cpu, server on --server-cpu:
+#               received rate, loss, jitter and client CPU side by side
+#   The table gives, per row, the median of the paired ratios misura/iperf3
+#   (throughput for TCP, client CPU per second for UDP).
+#   --rows pinned runs only these rows (the default, all, runs every row).
 # CPU time per CPU and context switches (/proc/stat) are recorded around each
 # client run, beside the CPU figures the tools report themselves.
 #
@@ -73,6 +86,7 @@ OUT=bench-throughput.json
 CPU=1
 SERVER_CPU=""
 MISURA=""
+ROWS=all
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 
@@ -85,6 +99,7 @@ while (($#)); do
         --cpu) CPU=${2:?--cpu needs a value}; shift 2 ;;
         --server-cpu) SERVER_CPU=${2:?--server-cpu needs a value}; shift 2 ;;
         --misura) MISURA=${2:?--misura needs a path}; shift 2 ;;
+        --rows) ROWS=${2:?--rows needs all or pinned}; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -97,6 +112,7 @@ isnum "$DURATION" && ((DURATION >= 1 && DURATION <= 60)) || die "--duration must
 isnum "$REPEAT" && ((REPEAT >= 1 && REPEAT <= 10)) || die "--repeat must be 1..10"
 [[ "$UDP_RATE" =~ ^[0-9]+(\.[0-9]+)?[KMG]?$ ]] || die "--udp-rate must look like 1G, 500M, 100000"
 isnum "$CPU" || die "--cpu must be a CPU number"
+[[ "$ROWS" = all || "$ROWS" = pinned ]] || die "--rows must be all or pinned"
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces): sudo $0 $*"
 NCPU=$(nproc)
 ((CPU < NCPU)) || die "--cpu $CPU: only $NCPU CPUs online"
@@ -262,7 +278,7 @@ SERVER_LIMIT=$((CLIENT_LIMIT + 30))
 {
     echo "duration_s=$DURATION"; echo "repeat=$REPEAT"; echo "udp_rate=$UDP_RATE"; echo "udp_msg=$UDP_MSG"
     echo "sockperf_msg=$SOCKPERF_MSG"; echo "cpu=$CPU"; echo "server_cpu=$SERVER_CPU"; echo "ncpu=$NCPU"
-    echo "misura=$MISURA"; echo "prefix=$PREFIX"; echo "h2_addr=$H2_ADDR"
+    echo "misura=$MISURA"; echo "prefix=$PREFIX"; echo "h2_addr=$H2_ADDR"; echo "rows=$ROWS"
     echo "misura_version=$("$MISURA" --version 2>&1 | head -n1)"
     echo "iperf3_version=$(iperf3 --version 2>&1 | head -n1)"
     echo "nuttcp_version=$(nuttcp -V 2>&1 | head -n1)"
@@ -417,6 +433,68 @@ tool_rr_sockperf() {
     record "$1" "$2" sockperf "$rc" "$o" "msg_size ${SOCKPERF_MSG} B (sockperf's minimum)"
 }
 
+# ---- pinned rows: misura and iperf3 with the same pinning, run as pairs.
+RUSAGE=("$PY" "$REPO/scripts/bench_rusage.py")
+# pinned_tcp_misura REP TEST STREAMS CLIENT_CPU SERVER_CPU
+pinned_tcp_misura() {
+    local d=$WORK/r$1 o rc=0
+    o=$d/$2_misura.json
+    server_or_fail "$1" "$2" misura "$d/$2_misura_server.txt" tcp "$MISURA_PORT" taskset -c "$5" \
+        "$MISURA" serve --netns "$H2_NS" --listen "$H2_ADDR" --port "$MISURA_PORT" --max-rate 100G \
+        --quiet --no-store || return 0
+    client "$1" "$2" misura "$o" "${RUSAGE[@]}" "$o.rusage" -- taskset -c "$4" "$MISURA" tcp "$H2_ADDR" \
+        --netns "$H1_NS" --streams "$3" --duration "${DURATION}s" --json --no-store -q || rc=$?
+    stop_server
+    record "$1" "$2" misura "$rc" "$o"
+}
+pinned_tcp_iperf3() {
+    local d=$WORK/r$1 o rc=0
+    o=$d/$2_iperf3.json
+    server_or_fail "$1" "$2" iperf3 "$d/$2_iperf3_server.txt" tcp "$IPERF_PORT" \
+        taskset -c "$5" "${IN_H2[@]}" iperf3 -s -B "$H2_ADDR" -p "$IPERF_PORT" || return 0
+    client "$1" "$2" iperf3 "$o" "${RUSAGE[@]}" "$o.rusage" -- taskset -c "$4" "${IN_H1[@]}" iperf3 \
+        -c "$H2_ADDR" -p "$IPERF_PORT" -t "$DURATION" -P "$3" -J || rc=$?
+    stop_server
+    record "$1" "$2" iperf3 "$rc" "$o"
+}
+# pinned_udp_misura REP TEST CLIENT_CPU SERVER_CPU
+pinned_udp_misura() {
+    local d=$WORK/r$1 o rc=0
+    o=$d/$2_misura.json
+    server_or_fail "$1" "$2" misura "$d/$2_misura_server.txt" tcp "$MISURA_PORT" taskset -c "$4" \
+        "$MISURA" serve --netns "$H2_NS" --listen "$H2_ADDR" --port "$MISURA_PORT" --max-rate 100G \
+        --quiet --no-store || return 0
+    client "$1" "$2" misura "$o" "${RUSAGE[@]}" "$o.rusage" -- taskset -c "$3" "$MISURA" udp "$H2_ADDR" \
+        --netns "$H1_NS" --rate "$UDP_RATE" --msg-size "$UDP_MSG" --duration "${DURATION}s" --json \
+        --no-store -q || rc=$?
+    stop_server
+    record "$1" "$2" misura "$rc" "$o"
+}
+pinned_udp_iperf3() {
+    local d=$WORK/r$1 o rc=0
+    o=$d/$2_iperf3.json
+    server_or_fail "$1" "$2" iperf3 "$d/$2_iperf3_server.txt" tcp "$IPERF_PORT" \
+        taskset -c "$4" "${IN_H2[@]}" iperf3 -s -B "$H2_ADDR" -p "$IPERF_PORT" || return 0
+    client "$1" "$2" iperf3 "$o" "${RUSAGE[@]}" "$o.rusage" -- taskset -c "$3" "${IN_H1[@]}" iperf3 \
+        -c "$H2_ADDR" -p "$IPERF_PORT" -u -b "$UDP_RATE" -l "$UDP_MSG" -t "$DURATION" -J || rc=$?
+    stop_server
+    record "$1" "$2" iperf3 "$rc" "$o"
+}
+# pinned_rows REP: every pinned row once, each a pair in alternating order.
+pinned_rows() {
+    local rep=$1 off=$(($1 - 1)) s where t
+    for where in same split; do
+        local scpu=$SERVER_CPU
+        [ "$where" = same ] && scpu=$CPU
+        for s in 1 4; do
+            echo "-- [repeat $rep/$REPEAT] tcp${s}_$where: TCP, $s stream(s), client CPU $CPU, server CPU $scpu"
+            for t in $(rotate "$off" misura iperf3); do "pinned_tcp_$t" "$rep" "tcp${s}_$where" "$s" "$CPU" "$scpu"; done
+        done
+    done
+    echo "-- [repeat $rep/$REPEAT] udp_split: UDP at $UDP_RATE, client CPU $CPU, server CPU $SERVER_CPU"
+    for t in $(rotate "$off" misura iperf3); do "pinned_udp_$t" "$rep" udp_split "$CPU" "$SERVER_CPU"; done
+}
+
 # rotate N LIST...: print LIST rotated left by N (the tools' order changes
 # from repeat to repeat so that none is always first or last).
 rotate() {
@@ -427,7 +505,8 @@ rotate() {
 }
 
 # ---------------------------------------------------------------- measure
-echo "== $REPEAT repeat(s) of: tcp1, tcp4 (misura/iperf3/nuttcp), udp $UDP_RATE (misura/iperf3),"
+echo "== $REPEAT repeat(s) of: pinned pairs tcp1/tcp4 same/split, udp_split (misura/iperf3)"
+[ "$ROWS" = pinned ] || echo "   and tcp1, tcp4 (misura/iperf3/nuttcp), udp $UDP_RATE (misura/iperf3),"
 echo "   rr_udp, rr_tcp (misura/qperf/sockperf); ${DURATION} s per run, clients on CPU $CPU, servers on CPU $SERVER_CPU"
 # quiet_probe NAME: how busy the CPUs are for 1 s with nothing of ours
 # running (other work on this machine shows up here and in the report).
@@ -440,6 +519,8 @@ quiet_probe before
 for ((rep = 1; rep <= REPEAT; rep++)); do
     mkdir -p "$WORK/r$rep"
     off=$((rep - 1))
+    pinned_rows "$rep"
+    if [ "$ROWS" = pinned ]; then quiet_probe "after_r$rep"; continue; fi
     for s in 1 4; do
         echo "-- [repeat $rep/$REPEAT] tcp$s: TCP, $s stream(s), ${DURATION} s"
         for t in $(rotate "$off" misura iperf3 nuttcp); do "tool_tcp_$t" "$rep" "tcp$s" "$s"; done

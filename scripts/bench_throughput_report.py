@@ -19,6 +19,8 @@ import statistics
 import sys
 import textwrap
 
+import bench_throughput_pinned as pinned
+
 TESTS = (
     ("tcp1", "TCP 1 stream", ("misura", "iperf3", "nuttcp")),
     ("tcp4", "TCP 4 streams", ("misura", "iperf3", "nuttcp")),
@@ -250,7 +252,7 @@ PARSERS = {
 
 
 def family(test):
-    return "tcp" if test.startswith("tcp") else "udp" if test == "udp" else "rr"
+    return "tcp" if test.startswith("tcp") else "udp" if test.startswith("udp") else "rr"
 
 
 def cpu_busy(start_path, end_path):
@@ -377,6 +379,8 @@ def main():
     print(hdr)
     print(rule)
     for test, label, tools in TESTS:
+        if not any(summary[test][t]["runs"] for t in tools):
+            continue
         if test == "udp":
             label = f"UDP {rate}"
         for tool in tools:
@@ -418,6 +422,10 @@ def main():
                 fig += f" [{s['runs'] - s['ok']} of {s['runs']} runs failed]"
             print(f"{label if tool == tools[0] else '':13} | {tool:8} | {fig:58} | {rng:15} | {own:9} | {cpu:10} | {rt}")
         print(rule)
+
+    pinned_summary = pinned.summarise(runs, p)
+    for line in pinned.table(pinned_summary, p):
+        print(line)
 
     # ---- notes
     notes = []
@@ -476,14 +484,10 @@ def main():
                 sc = lambda tool: (summary[t][tool]["value"] / t1[tool]["value"]
                                    if t1.get(tool, {}).get("value") and summary[t][tool].get("value") else None)
                 notes.append(common + f"Scaling from 1 stream: misura x{fmt(sc('misura'), '.2f')}, iperf3 "
-                             f"x{fmt(sc('iperf3'), '.2f')}, nuttcp x{fmt(sc('nuttcp'), '.2f')}. The one design difference "
-                             "(a likely cause, not proven here): misura runs one blocking writer thread per stream "
-                             "(SO_SNDTIMEO 200 ms) on each end, and here all of a side's threads are pinned to one "
-                             "CPU, so they time-share it: each writes into its own socket for a scheduler slice and "
-                             "sleeps when that socket's send buffer is full, and several threads' bursts meet in the "
-                             "same veth backlog (more drops: see the retransmits); iperf3 3.12 and nuttcp -N feed all "
-                             "streams from one thread, round-robin. Threads per stream pay off when the streams can "
-                             "spread over several CPUs, which this 2-vCPU pinned set-up does not allow.")
+                             f"x{fmt(sc('iperf3'), '.2f')}, nuttcp x{fmt(sc('nuttcp'), '.2f')}. misura's client (since issue 10) "
+                             "feeds all streams from one thread with non-blocking sockets and poll, as iperf3 3.12 and "
+                             "nuttcp -N do (--threads: one blocking thread per stream); misura serve still reads each "
+                             "stream in its own thread, and here all of a side's threads share one CPU.")
         elif family(t) == "udp":
             notes.append(
                 f"udp (why): misura receives {m['value'] / 1e9:.3f} Gbit/s of the {rate} asked for, sending "
@@ -537,7 +541,8 @@ def main():
     notes.append(
         "TCP throughput: misura and iperf3 report the receiver's count (misura: the server's bytes; iperf3: "
         "sum_received); nuttcp prints its own transfer rate. iperf3 3.12 runs all -P streams in one thread, "
-        "and so does nuttcp -N (one process, one thread); misura runs one thread per stream on both ends. All "
+        "and so does nuttcp -N (one process, one thread); misura's client too (config.threads \"one\"; "
+        "--threads: one per stream), its server one thread per stream. All "
         "clients are pinned to one CPU, all servers to the other.")
     notes.append(
         "2-vCPU VM caveat: there is no wire. On veth the sender's CPU also runs the receiving side's softirq "
@@ -554,6 +559,10 @@ def main():
         "client run (including softirq work for any process and the tools' start-up); this kernel's accounting is "
         "tick-sampled, so a task that wakes on a timer in step with the tick, such as iperf3's 1 ms UDP pacing "
         "timer, can look idle there.")
+    if not any(s["runs"] for t in summary.values() for s in t.values()):
+        # --rows pinned: the notes above speak of the rows that did not run,
+        # but for the VM caveat, which holds for the pinned rows too.
+        notes = [n for n in notes if n.startswith("2-vCPU VM caveat")]
     quiet = {}
     qpath = os.path.join(w, "quiet_probes.txt")
     if os.path.exists(qpath):
@@ -592,6 +601,7 @@ def main():
         "commands": commands,
         "summary": summary,
         "ratios": ratios,
+        "pinned": pinned_summary,
         "runs": runs,
         "quiet_probes": quiet,
         "notes": notes,

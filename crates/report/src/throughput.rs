@@ -103,6 +103,15 @@ pub struct TcpConfig {
     pub nodelay: bool,
     pub duration_ns: u64,
     pub interval_ns: Option<u64>,
+    /// How the client drove its streams: "one" (one thread, non-blocking
+    /// sockets and poll(2), the default) or "per-stream" (`--threads`).
+    /// Results written before the choice existed ran one thread per stream.
+    #[serde(default = "per_stream")]
+    pub threads: String,
+}
+
+fn per_stream() -> String {
+    "per-stream".into()
 }
 
 /// One TCP data connection as the client saw it.
@@ -450,11 +459,16 @@ pub fn write_tcp_text(r: &TcpReport, out: &mut dyn Write) -> io::Result<()> {
     let c = &r.config;
     writeln!(
         out,
-        "misura tcp -> {} ({}, {} stream{}, {} B messages{}{}){}",
+        "misura tcp -> {} ({}, {} stream{}{}, {} B messages{}{}){}",
         c.endpoint.address,
         c.direction,
         c.streams,
         if c.streams == 1 { "" } else { "s" },
+        match c.threads.as_str() {
+            "one" => " on one thread",
+            "per-stream" => " on a thread each",
+            _ => "",
+        },
         c.msg_size,
         if c.nodelay { ", nodelay" } else { "" },
         if c.endpoint.clients > 1 {

@@ -16,6 +16,7 @@
 //! * [`udp`]: a UDP socket (STAMP) with `SO_TIMESTAMPING`, OPT_ID-numbered
 //!   TX stamps, TTL/hop limit and pktinfo;
 //! * [`tcpinfo`]: `TCP_INFO`, the path MTU (`IP_MTU`) and don't-fragment;
+//! * [`poll`]: `ppoll` over several descriptors (one thread, many sockets);
 //! * [`rusage`]: CPU time of the process and of a thread (`getrusage`);
 //! * [`sched`]: CPU pinning, `SCHED_FIFO`, `mlockall`;
 //! * [`host`]: best-effort facts about the host that affect timing;
@@ -40,6 +41,7 @@ pub mod iface;
 pub mod netns;
 pub mod packet;
 pub mod phc;
+pub mod poll;
 pub mod rusage;
 pub mod sched;
 pub mod tcpinfo;

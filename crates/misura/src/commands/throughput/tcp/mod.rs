@@ -23,10 +23,16 @@ chunks (forward), or reads what the server writes (--reverse), or both at once o
 (--bidir, full duplex). The throughput at the top (`throughput_bps` in the JSON) is the one the \
 receiver measured: the server's count for forward, the client's for reverse, their sum for bidir.
 
+One thread drives all of a client's streams: non-blocking sockets and one poll(2) loop that \
+writes to (and reads from) whichever sockets are ready, as iperf3 3.12+ and nuttcp do, so streams \
+that share a CPU do not time-share it between threads. --threads runs one blocking thread per \
+stream instead (two for --bidir), for hosts where the streams can spread over several CPUs. The \
+result says which ran (`config.threads`: \"one\" or \"per-stream\").
+
 Per stream: bytes, throughput, the socket buffers the kernel actually granted (Linux doubles a \
 --sndbuf/--rcvbuf request and caps it at net.core.[wr]mem_max), and from TCP_INFO the retransmitted \
 segments, smoothed RTT, congestion window and path MTU (of the client's sockets: in a reverse test \
-the server's retransmits are not seen). CPU: user + system time of the client's test threads and of \
+the server's retransmits are not seen). CPU: user + system time of the client's test thread(s) and of \
 the server (from its RESULT), in % of one CPU, and the service demand in µs of CPU per KB moved \
 (netperf's figure, KB = 1024 bytes).
 
@@ -41,6 +47,7 @@ Examples:
   misura tcp 198.18.0.2 --reverse --msg-size 64K --rcvbuf 256K --json
   misura tcp 198.18.0.2 --bidir --clients 2 --export-csv tcp.csv";
 
+mod multiplex;
 mod plan;
 mod session;
 mod streams;
@@ -88,6 +95,7 @@ pub fn measure(p: &TcpPlan, stop: &Arc<AtomicUsize>) -> Result<TcpReport> {
             nodelay: p.nodelay,
             duration_ns: p.duration_ns(),
             interval_ns: p.interval_ns(),
+            threads: p.threads.as_str().into(),
         },
         clients: o.clients,
         intervals: iv,

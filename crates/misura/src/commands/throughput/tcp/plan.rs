@@ -62,6 +62,40 @@ pub struct TcpShape {
     /// Also report the bytes moved in every interval of this length.
     #[arg(long, value_name = "DURATION")]
     pub interval: Option<DurationArg>,
+    /// One thread per stream, for multi-core hosts (default: one thread
+    /// drives all streams of a client with non-blocking sockets and poll(2)).
+    #[arg(long)]
+    pub threads: bool,
+}
+
+/// How a client's data connections are driven.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Threads {
+    /// One thread writes (and reads) every stream: non-blocking sockets and
+    /// one poll(2) loop, as iperf3 3.12+ and nuttcp do. The default: on a
+    /// host where the streams share a CPU, threads only time-share it.
+    One,
+    /// One blocking thread per stream (two for bidir): `--threads`, for
+    /// streams spread over several CPUs.
+    PerStream,
+}
+
+impl Threads {
+    pub fn of(per_stream: bool) -> Threads {
+        if per_stream {
+            Threads::PerStream
+        } else {
+            Threads::One
+        }
+    }
+
+    /// The name in the result.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Threads::One => "one",
+            Threads::PerStream => "per-stream",
+        }
+    }
 }
 
 /// One `misura tcp` run, checked. A sweep sets one field and checks again.
@@ -76,6 +110,7 @@ pub struct TcpPlan {
     pub nodelay: bool,
     pub duration: DurationArg,
     pub interval: Option<DurationArg>,
+    pub threads: Threads,
 }
 
 impl TcpPlan {
@@ -98,6 +133,7 @@ impl TcpPlan {
             nodelay: k.nodelay,
             duration: s.duration.clone(),
             interval: s.interval.clone(),
+            threads: Threads::of(s.threads),
         };
         p.check()?;
         Ok(p)
@@ -181,6 +217,9 @@ mod tests {
         assert_eq!(p.interval_ns(), Some(1_000_000_000));
         assert_eq!(p.duration_ns(), 10_000_000_000, "the default --duration");
         assert_eq!((p.streams, p.client.clients), (1, 1));
+        assert_eq!(p.threads, Threads::One, "one thread drives the streams by default");
+        let t = plan(&["t", "h", "--streams", "4", "--threads"]).unwrap();
+        assert_eq!((t.threads, t.threads.as_str()), (Threads::PerStream, "per-stream"));
         assert!(W::try_parse_from(["t", "h", "--reverse", "--bidir"]).is_err());
         assert!(W::try_parse_from(["t", "h", "--duration", "soon"]).is_err());
     }

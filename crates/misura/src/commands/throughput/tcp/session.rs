@@ -2,7 +2,8 @@
 //! connections), the streams running with their progress and interval
 //! lines, DONE → RESULT, and the client's row of the result.
 
-use super::plan::TcpPlan;
+use super::multiplex;
+use super::plan::{TcpPlan, Threads};
 use super::streams::{stream_worker, Counters, StreamOutcome};
 use crate::commands::throughput::client::{self, Control, Direction, DoneFigures};
 use crate::commands::throughput::proto;
@@ -28,15 +29,16 @@ pub(super) fn one_client(
 ) -> Result<TcpClientResult> {
     let (mut ctl, test_id, socks) = open(i, run)?;
     let granted: Vec<Granted> = socks.iter().map(Granted::of).collect();
-    let (outcomes, start) = run_streams(i, run, intervals, socks);
-    let totals = Totals::of(&outcomes, start);
+    let ran = run_streams(i, run, intervals, socks);
+    let outcomes = &ran.outcomes;
+    let totals = Totals::of(&ran);
     let (server, no_result) = client::finish(&mut ctl, &totals.done(run.stop));
     let end = End {
         test_id,
         server,
         no_result,
     };
-    Ok(client_row(i, run, &outcomes, &granted, &totals, end))
+    Ok(client_row(i, run, outcomes, &granted, &totals, end))
 }
 
 /// REQUEST the test and open its data connections; the server is told
@@ -86,45 +88,92 @@ impl Granted {
     }
 }
 
-/// Run every stream in its thread to its end, watching them meanwhile;
-/// returns each stream's outcome and when they started.
+/// A client's streams, run: each one's outcome, when they started, and the
+/// CPU time of the thread(s) that drove them.
+struct Ran {
+    outcomes: Vec<StreamOutcome>,
+    start: Instant,
+    cpu: (u64, u64),
+}
+
+/// Run every stream to its end, one thread for all (the default) or one
+/// thread each (`--threads`), with the progress and interval lines.
 fn run_streams(
     i: u32,
     run: &Run,
     intervals: &Mutex<Vec<IntervalLine>>,
     socks: Vec<TcpStream>,
-) -> (Vec<StreamOutcome>, Instant) {
+) -> Ran {
     let p = run.plan;
     let counters: Vec<Counters> = (0..p.streams).map(|_| Counters::default()).collect();
     let dl = client::Deadline::new(p.duration_ns());
-    let (end, msg_size) = (dl.end, p.msg_size.bytes as usize);
-    let outcomes = std::thread::scope(|sc| {
+    let mut watch = Watch::new(i, run, intervals, dl.start, dl.end);
+    let (outcomes, cpu) = match p.threads {
+        Threads::One => multiplex::drive_all(
+            socks,
+            p.direction,
+            p.msg_size.bytes as usize,
+            dl.end,
+            run.stop,
+            &counters,
+            || {
+                watch.tick(moved(&counters));
+                watch.next_due()
+            },
+        ),
+        Threads::PerStream => thread_each(run, socks, &counters, dl.end, &mut watch),
+    };
+    watch.progress.done();
+    Ran {
+        outcomes,
+        start: dl.start,
+        cpu,
+    }
+}
+
+/// Bytes sent and received so far, over all streams.
+fn moved(counters: &[Counters]) -> (u64, u64) {
+    counters.iter().fold((0, 0), |a, c| {
+        (
+            a.0 + c.sent.load(Ordering::Relaxed),
+            a.1 + c.received.load(Ordering::Relaxed),
+        )
+    })
+}
+
+/// Every stream in its own thread, watched from this one meanwhile.
+fn thread_each(
+    run: &Run,
+    socks: Vec<TcpStream>,
+    counters: &[Counters],
+    end: Instant,
+    watch: &mut Watch,
+) -> (Vec<StreamOutcome>, (u64, u64)) {
+    let p = run.plan;
+    let msg_size = p.msg_size.bytes as usize;
+    let ran: Vec<_> = std::thread::scope(|sc| {
         let hs: Vec<_> = socks
             .into_iter()
-            .zip(&counters)
+            .zip(counters)
             .map(|(s, ctr)| {
                 let stop: &AtomicUsize = run.stop;
                 sc.spawn(move || stream_worker(s, p.direction, msg_size, end, stop, ctr))
             })
             .collect();
-        let mut watch = Watch::new(i, run, intervals, dl.start, end);
         while !hs.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(5));
-            let moved = counters.iter().fold((0, 0), |a, c| {
-                (
-                    a.0 + c.sent.load(Ordering::Relaxed),
-                    a.1 + c.received.load(Ordering::Relaxed),
-                )
-            });
-            watch.tick(moved);
+            watch.tick(moved(counters));
         }
-        watch.progress.done();
         hs.into_iter()
             .map(|h| h.join().expect("stream thread panicked"))
             .collect()
     });
-    (outcomes, dl.start)
+    let cpu = ran.iter().fold((0, 0), |a, (_, c)| (a.0 + c.0, a.1 + c.1));
+    (ran.into_iter().map(|(o, _)| o).collect(), cpu)
 }
+
+/// After the planned end, how late an interval line may still be written.
+const INTERVAL_LATE: Duration = Duration::from_millis(50);
 
 /// The progress line and the `--interval` lines of one client.
 struct Watch<'a> {
@@ -159,6 +208,12 @@ impl<'a> Watch<'a> {
         }
     }
 
+    /// When the next interval line is due, while one may still come.
+    fn next_due(&self) -> Option<Instant> {
+        self.next
+            .filter(|_| Instant::now() <= self.end + INTERVAL_LATE)
+    }
+
     /// With the bytes sent and received so far.
     fn tick(&mut self, (s, r): (u64, u64)) {
         let i = self.client;
@@ -168,7 +223,7 @@ impl<'a> Watch<'a> {
             return;
         };
         let now = Instant::now();
-        if now < due || now > self.end + Duration::from_millis(50) {
+        if now < due || now > self.end + INTERVAL_LATE {
             return;
         }
         let (ls, lr, lt) = self.last;
@@ -209,16 +264,15 @@ struct Totals {
 }
 
 impl Totals {
-    fn of(outcomes: &[StreamOutcome], start: Instant) -> Totals {
+    fn of(ran: &Ran) -> Totals {
+        let (outcomes, start) = (&ran.outcomes, ran.start);
         let last = outcomes
             .iter()
             .filter_map(|o| o.last_io)
             .max()
             .unwrap_or(start);
         let elapsed_ns = (last.max(start) - start).as_nanos() as u64;
-        let (cu, cs) = outcomes
-            .iter()
-            .fold((0, 0), |a, o| (a.0 + o.cpu.0, a.1 + o.cpu.1));
+        let (cu, cs) = ran.cpu;
         Totals {
             elapsed_ns,
             sent: outcomes.iter().map(|o| o.sent).sum(),

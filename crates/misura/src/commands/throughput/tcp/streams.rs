@@ -1,6 +1,8 @@
-//! The data connections of one `misura tcp` client: each one's thread
-//! writes `--msg-size` chunks until the end, or reads until the server
-//! closes, or both (bidir), counting bytes as they move.
+//! The data connections of one `misura tcp` client with `--threads`: each
+//! one's thread writes `--msg-size` chunks until the end, or reads until the
+//! server closes, or both (bidir), counting bytes as they move. What a
+//! stream reports, and the byte counting, are shared with the one-thread
+//! loop (multiplex.rs).
 
 use crate::commands::throughput::client::{self, Direction};
 use std::io::{ErrorKind, Read, Write};
@@ -20,24 +22,25 @@ pub(super) struct StreamOutcome {
     /// Instant of the last byte written / read.
     pub(super) last_io: Option<Instant>,
     pub(super) info: Option<misura_sys::tcpinfo::TcpInfo>,
-    pub(super) cpu: (u64, u64),
     pub(super) error: Option<String>,
 }
 
-const POLL: Duration = Duration::from_millis(200);
+/// The longest a reader or writer waits before it looks at the clock and
+/// the stop flag again.
+pub(super) const POLL: Duration = Duration::from_millis(200);
 
 /// One direction of a stream: the bytes it moved, when the last moved,
 /// and why it ended early.
-struct Half<'a> {
-    bytes: u64,
-    last: Option<Instant>,
-    error: Option<String>,
+pub(super) struct Half<'a> {
+    pub(super) bytes: u64,
+    pub(super) last: Option<Instant>,
+    pub(super) error: Option<String>,
     /// Shared with the watcher, which reads it while the stream runs.
     counter: &'a AtomicU64,
 }
 
 impl<'a> Half<'a> {
-    fn new(counter: &'a AtomicU64) -> Half<'a> {
+    pub(super) fn new(counter: &'a AtomicU64) -> Half<'a> {
         Half {
             bytes: 0,
             last: None,
@@ -46,10 +49,13 @@ impl<'a> Half<'a> {
         }
     }
 
-    fn moved(&mut self, n: usize) {
+    /// Count `n` bytes moved now; returns now.
+    pub(super) fn moved(&mut self, n: usize) -> Instant {
         self.bytes += n as u64;
         self.counter.fetch_add(n as u64, Ordering::Relaxed);
-        self.last = Some(Instant::now());
+        let now = Instant::now();
+        self.last = Some(now);
+        now
     }
 
     fn ended(mut self, error: Option<String>) -> Half<'a> {
@@ -59,7 +65,7 @@ impl<'a> Half<'a> {
 }
 
 /// What one read or write did.
-enum Step {
+pub(super) enum Step {
     Moved(usize),
     /// Nothing yet (timeout, signal): look at the clock and go on.
     Again,
@@ -67,7 +73,7 @@ enum Step {
     Lost(std::io::Error),
 }
 
-fn step(r: std::io::Result<usize>) -> Step {
+pub(super) fn step(r: std::io::Result<usize>) -> Step {
     match r {
         Ok(0) => Step::Closed,
         Ok(n) => Step::Moved(n),
@@ -81,6 +87,19 @@ fn step(r: std::io::Result<usize>) -> Step {
         }
         Err(e) => Step::Lost(e),
     }
+}
+
+/// Why a stream's sending ended early: its write returned 0.
+pub(super) const SERVER_CLOSED: &str = "the server closed the data connection";
+/// Why a stream's receiving ended early: no end of stream by the hard end.
+pub(super) const SERVER_LATE: &str = "the server did not end its sending in time";
+
+pub(super) fn lost_sending(e: &std::io::Error) -> String {
+    format!("lost the data connection while sending: {e}")
+}
+
+pub(super) fn lost_receiving(e: &std::io::Error) -> String {
+    format!("lost the data connection while receiving: {e}")
 }
 
 /// Write `msg_size` chunks until `end`.
@@ -105,12 +124,8 @@ fn send_until<'a>(
                 half.moved(n);
             }
             Step::Again => {}
-            Step::Closed => {
-                return half.ended(Some("the server closed the data connection".into()))
-            }
-            Step::Lost(e) => {
-                return half.ended(Some(format!("lost the data connection while sending: {e}")))
-            }
+            Step::Closed => return half.ended(Some(SERVER_CLOSED.into())),
+            Step::Lost(e) => return half.ended(Some(lost_sending(&e))),
         }
     }
 }
@@ -127,25 +142,24 @@ fn receive_until<'a>(
     s.set_read_timeout(Some(POLL)).ok();
     loop {
         if Instant::now() >= hard_end {
-            return half.ended(Some("the server did not end its sending in time".into()));
+            return half.ended(Some(SERVER_LATE.into()));
         }
         if client::interrupted(stop) {
             return half;
         }
         match step(s.read(&mut buf)) {
-            Step::Moved(n) => half.moved(n),
+            Step::Moved(n) => {
+                half.moved(n);
+            }
             Step::Again => {}
             Step::Closed => return half,
-            Step::Lost(e) => {
-                return half.ended(Some(format!(
-                    "lost the data connection while receiving: {e}"
-                )))
-            }
+            Step::Lost(e) => return half.ended(Some(lost_receiving(&e))),
         }
     }
 }
 
-/// One data connection's thread: send, receive or both, by `dir`.
+/// One data connection's thread: send, receive or both, by `dir`; returns
+/// what it moved and the CPU time of its thread(s).
 pub(super) fn stream_worker(
     mut s: TcpStream,
     dir: Direction,
@@ -153,15 +167,15 @@ pub(super) fn stream_worker(
     end: Instant,
     stop: &AtomicUsize,
     ctr: &Counters,
-) -> StreamOutcome {
+) -> (StreamOutcome, (u64, u64)) {
     let cpu0 = client::thread_cpu();
+    let mut cpu = (0, 0);
     let hard_end = end + client::END_GRACE;
     let mut o = StreamOutcome {
         sent: 0,
         received: 0,
         last_io: None,
         info: None,
-        cpu: (0, 0),
         error: None,
     };
     match dir {
@@ -191,16 +205,15 @@ pub(super) fn stream_worker(
                 (o.received, o.last_io, o.error) = (r.bytes, r.last, r.error);
                 h.map(|h| h.join().expect("sender thread panicked"))
             });
-            if let Some((h, cpu)) = sent {
+            if let Some((h, sender_cpu)) = sent {
                 o.sent = h.bytes;
                 o.last_io = o.last_io.max(h.last);
                 o.error = o.error.or(h.error);
-                o.cpu = cpu;
+                cpu = sender_cpu;
             }
             o.info = misura_sys::tcpinfo::tcp_info(&s).ok();
         }
     }
     let (u, sy) = client::thread_cpu_since(cpu0);
-    o.cpu = (o.cpu.0 + u, o.cpu.1 + sy);
-    o
+    (o, (cpu.0 + u, cpu.1 + sy))
 }
