@@ -4,7 +4,23 @@
 #
 #   sudo scripts/bench-rtt.sh [--count N] [--period-ms P] [--out FILE]
 #                             [--cpu C] [--server-cpu S] [--hog-cpus LIST]
-#                             [--misura PATH]
+#                             [--misura PATH] [--rows all|pinned|phases]
+#                             [--repeats R]
+#
+# --rows pinned runs only the pinned rows below, --rows phases only the
+# idle/loaded phases; all (the default) runs both.
+#
+# Pinned rows (misura's own cost, issue 10): misura rtt beside sockperf
+# ping-pong with the same pinning, the same message size (44-byte UDP
+# payload, STAMP's minimum) and 1000 round trips per second for N/1000 s:
+#   same   client and server on CPU C (both ends share one CPU)
+#   split  client on C, server on S
+#   busy   split, both ends spinning: misura rtt/reflect --busy-poll beside
+#          sockperf --nonblocked on both ends
+# each --repeats times (default 3), misura and sockperf back to back in
+# alternating order; the table gives the median of each figure and the
+# median of the paired ratios misura/sockperf (user RTT p50), with misura's
+# kernel RTT, reflector turnaround and network RTT beside it.
 #
 # Defaults: --count 500 round trips per tool and phase, --period-ms 10,
 # --out bench-rtt.json, --cpu 1 (clients), --server-cpu: the other CPU (0),
@@ -61,6 +77,8 @@ CPU=1
 SERVER_CPU=""
 HOG_CPUS=""
 MISURA=""
+ROWS=all
+REPEATS=3
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 
@@ -73,6 +91,8 @@ while (($#)); do
         --server-cpu) SERVER_CPU=${2:?--server-cpu needs a value}; shift 2 ;;
         --hog-cpus) HOG_CPUS=${2:?--hog-cpus needs a list, e.g. 0,1}; shift 2 ;;
         --misura) MISURA=${2:?--misura needs a path}; shift 2 ;;
+        --rows) ROWS=${2:?--rows needs all, pinned or phases}; shift 2 ;;
+        --repeats) REPEATS=${2:?--repeats needs a number}; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -85,6 +105,8 @@ isnum "$COUNT" && ((COUNT > 0 && COUNT <= 100000)) || die "--count must be 1..10
 isnum "$PERIOD_MS" && ((PERIOD_MS >= 2 && PERIOD_MS <= 1000)) || die "--period-ms must be 2..1000"
 ((COUNT * PERIOD_MS <= 3600000)) || die "--count x --period-ms must stay within one hour per tool"
 isnum "$CPU" || die "--cpu must be a CPU number"
+case "$ROWS" in all|pinned|phases) ;; *) die "--rows must be all, pinned or phases" ;; esac
+isnum "$REPEATS" && ((REPEATS >= 1 && REPEATS <= 20)) || die "--repeats must be 1..20"
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces): sudo $0 $*"
 NCPU=$(nproc)
 ((CPU < NCPU)) || die "--cpu $CPU: only $NCPU CPUs online"
@@ -343,6 +365,69 @@ measure() {
         warn "misura reflect did not start: $(head -c 400 "$d/misura_reflect.json.err")"
     fi
 }
+
+# ---------------------------------------------------------------- pinned rows
+# pinned_pair ROW REP CCPU SCPU BUSY: sockperf and misura once each (order
+# alternating with REP), same pinning, 1000 round trips per second.
+PINNED_SECONDS=$(((COUNT + 999) / 1000))
+pinned_pair() {
+    local row=$1 rep=$2 c=$3 s=$4 busy=$5 d=$WORK/pinned/$1/$2 first second tool
+    mkdir -p "$d"
+    if ((rep % 2)); then first=misura; second=sockperf; else first=sockperf; second=misura; fi
+    for tool in $first $second; do
+        if [ "$tool" = sockperf ]; then
+            local nb=()
+            [ "$busy" = 1 ] && nb=(--nonblocked)
+            start_server "$SERVER_LIMIT" "$d/sockperf_server.txt" "$SOCKPERF_PORT" \
+                taskset -c "$s" ip netns exec "$H2_NS" sockperf server -i "$H2_ADDR" -p "$SOCKPERF_PORT" "${nb[@]}" ||
+                { cat "$d/sockperf_server.txt.err" >&2; die "sockperf server did not start"; }
+            cpu_snapshot "$d/sockperf_cpu_start.txt"
+            run_ok "$CLIENT_LIMIT" "$d/sockperf.txt" \
+                taskset -c "$c" ip netns exec "$H1_NS" sockperf ping-pong -i "$H2_ADDR" -p "$SOCKPERF_PORT" \
+                -m 44 -t "$PINNED_SECONDS" --mps 1000 --full-rtt "${nb[@]}"
+            cpu_snapshot "$d/sockperf_cpu_end.txt"
+            stop_server
+        else
+            local bp=()
+            [ "$busy" = 1 ] && bp=(--busy-poll)
+            if start_server "$SERVER_LIMIT" "$d/misura_reflect.json" "$STAMP_PORT" \
+                taskset -c "$s" "$MISURA" reflect --netns "$H2_NS" --listen "$H2_ADDR" --port "$STAMP_PORT" \
+                --cpu "$s" --json --no-store --duration "${SERVER_LIMIT}s" "${bp[@]}"; then
+                cpu_snapshot "$d/misura_cpu_start.txt"
+                run "$CLIENT_LIMIT" "$d/misura_rtt.json" \
+                    taskset -c "$c" "$MISURA" rtt "$H2_ADDR:$STAMP_PORT" --netns "$H1_NS" --count "$COUNT" \
+                    --period 1ms --cpu "$c" --json -q --no-store "${bp[@]}" || { MISURA_FAILED=1; warn "misura rtt failed ($row $rep)"; }
+                cpu_snapshot "$d/misura_cpu_end.txt"
+                stop_server
+            else
+                MISURA_FAILED=1
+                warn "misura reflect did not start ($row $rep): $(head -c 400 "$d/misura_reflect.json.err")"
+            fi
+        fi
+    done
+}
+pinned_rows() {
+    local rep
+    echo "== pinned rows: $COUNT round trips at 1000/s per tool and repeat, $REPEATS repeats; client CPU $CPU, server CPU $SERVER_CPU"
+    cpu_snapshot "$WORK/pinned_cpu_start.txt"
+    for ((rep = 1; rep <= REPEATS; rep++)); do
+        echo "-- [same] repeat $rep"; pinned_pair same "$rep" "$CPU" "$CPU" 0
+        echo "-- [split] repeat $rep"; pinned_pair split "$rep" "$CPU" "$SERVER_CPU" 0
+        if ((CPU != SERVER_CPU)); then
+            echo "-- [busy] repeat $rep"; pinned_pair busy "$rep" "$CPU" "$SERVER_CPU" 1
+        fi
+    done
+    cpu_snapshot "$WORK/pinned_cpu_end.txt"
+}
+if [ "$ROWS" != phases ]; then
+    pinned_rows
+    echo
+    "$PY" "$REPO/scripts/bench_rtt_pinned.py" --work "$WORK" --out "${OUT%.json}-pinned.json"
+    if [ "$ROWS" = pinned ]; then
+        ((MISURA_FAILED)) && exit 3
+        exit 0
+    fi
+fi
 
 # ---------------------------------------------------------------- idle
 echo "== phase idle: $COUNT round trips every ${PERIOD_MS} ms per tool, clients on CPU $CPU, servers on CPU $SERVER_CPU"
