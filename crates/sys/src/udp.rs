@@ -94,6 +94,9 @@ pub struct UdpTsSocket {
     fd: OwnedFd,
     local: SocketAddr,
     icmp_errors: Cell<u64>,
+    /// The peer set with [`UdpTsSocket::connect`]: sends to it go without
+    /// an address (no route lookup per datagram).
+    peer: Cell<Option<SocketAddr>>,
 }
 
 /// Errnos an ICMP error leaves pending on the socket (`sk_err`) with
@@ -210,6 +213,7 @@ impl UdpTsSocket {
             fd,
             local: addr,
             icmp_errors: Cell::new(0),
+            peer: Cell::new(None),
         };
         sock.set_int(libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)
             .map_err(|e| SysError::io("setting SO_REUSEADDR", e))?;
@@ -308,6 +312,47 @@ impl UdpTsSocket {
             // SAFETY: fcntl(F_SETFL) with an int argument on a file descriptor we own.
             let rc = unsafe { libc::fcntl(self.fd.as_raw_fd(), libc::F_SETFL, new) };
             cvt(rc).map_err(|e| SysError::io("setting O_NONBLOCK", e))?;
+        }
+        Ok(())
+    }
+
+    /// `connect(2)`: the kernel keeps the route to `peer` and drops
+    /// datagrams from anyone else; [`UdpTsSocket::send_to`] `peer` then
+    /// sends without an address (no route lookup per datagram). The local
+    /// address becomes the one the route chose.
+    pub fn connect(&mut self, peer: SocketAddr) -> Result<(), SysError> {
+        if peer.is_ipv6() != self.is_v6() {
+            return Err(SysError::invalid(format!(
+                "connecting a socket bound to {} to {peer}: the address families differ",
+                self.local
+            )));
+        }
+        let (ss, len) = to_sockaddr(&peer);
+        // SAFETY: `ss` is a valid sockaddr of `len` bytes for the call.
+        let rc = unsafe {
+            libc::connect(
+                self.fd.as_raw_fd(),
+                &ss as *const libc::sockaddr_storage as *const libc::sockaddr,
+                len,
+            )
+        };
+        cvt(rc).map_err(|e| SysError::io(format!("connecting UDP {} to {peer}", self.local), e))?;
+        self.peer.set(Some(peer));
+        // SAFETY: sockaddr_storage is plain old data; all-zero is valid.
+        let mut ss: libc::sockaddr_storage = unsafe { zeroed() };
+        let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        // SAFETY: `ss` has room for any address and `len` says how much.
+        let rc = unsafe {
+            libc::getsockname(
+                self.fd.as_raw_fd(),
+                &mut ss as *mut libc::sockaddr_storage as *mut libc::sockaddr,
+                &mut len,
+            )
+        };
+        if rc == 0 {
+            if let Some(a) = from_sockaddr(&ss, len) {
+                self.local = a;
+            }
         }
         Ok(())
     }
@@ -430,6 +475,7 @@ impl UdpTsSocket {
             )));
         }
         let (ss, ss_len) = to_sockaddr(&dst);
+        let connected = src.is_none() && self.peer.get() == Some(dst);
         let mut cmsg = CmsgBuf::new();
         let mut iov = libc::iovec {
             iov_base: buf.as_ptr() as *mut libc::c_void,
@@ -437,8 +483,10 @@ impl UdpTsSocket {
         };
         // SAFETY: msghdr is plain old data; all-zero is a valid value.
         let mut hdr: libc::msghdr = unsafe { zeroed() };
-        hdr.msg_name = &ss as *const libc::sockaddr_storage as *mut libc::c_void;
-        hdr.msg_namelen = ss_len;
+        if !connected {
+            hdr.msg_name = &ss as *const libc::sockaddr_storage as *mut libc::c_void;
+            hdr.msg_namelen = ss_len;
+        }
         hdr.msg_iov = &mut iov;
         hdr.msg_iovlen = 1;
         if let Some(src) = src {

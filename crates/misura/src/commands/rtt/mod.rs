@@ -93,7 +93,10 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted)> {
         SocketAddr::V4(_) => "0.0.0.0:0".parse().unwrap(),
         SocketAddr::V6(_) => "[::]:0".parse().unwrap(),
     };
-    let sock = UdpTsSocket::bind(local_bind)?;
+    let mut sock = UdpTsSocket::bind(local_bind)?;
+    // Connected: no route lookup per probe, and the kernel drops datagrams
+    // from anyone but the reflector.
+    sock.connect(target)?;
     let g = sock.enable_timestamping(false)?;
     Ok((Transport::udp(sock, target), g))
 }
