@@ -13,10 +13,14 @@
 # Pinned rows (misura's own cost, issue 10): misura rtt beside sockperf
 # ping-pong with the same pinning, the same message size (44-byte UDP
 # payload, STAMP's minimum) and 1000 round trips per second for N/1000 s:
-#   same   client and server on CPU C (both ends share one CPU)
-#   split  client on C, server on S
-#   busy   split, both ends spinning: misura rtt/reflect --busy-poll beside
-#          sockperf --nonblocked on both ends
+#   same        client and server on CPU C (both ends share one CPU)
+#   same-spin   same, misura rtt --busy-poll (the reflector sleeps): the
+#               like-for-like row, since sockperf's client spins between
+#               probes (it never sleeps; scripts/trace-rtt.sh shows it)
+#   split       client on C, server on S
+#   split-spin  split, misura rtt --busy-poll (the reflector sleeps)
+#   busy        split, both ends spinning: misura rtt/reflect --busy-poll
+#               beside sockperf --nonblocked on both ends
 # each --repeats times (default 3), misura and sockperf back to back in
 # alternating order; the table gives the median of each figure and the
 # median of the paired ratios misura/sockperf (user RTT p50), with misura's
@@ -367,11 +371,13 @@ measure() {
 }
 
 # ---------------------------------------------------------------- pinned rows
-# pinned_pair ROW REP CCPU SCPU BUSY: sockperf and misura once each (order
-# alternating with REP), same pinning, 1000 round trips per second.
+# pinned_pair ROW REP CCPU SCPU CLIENT_SPIN SERVER_SPIN: sockperf and misura
+# once each (order alternating with REP), same pinning, 1000 round trips
+# per second. CLIENT_SPIN=1: misura rtt --busy-poll; SERVER_SPIN=1: misura
+# reflect --busy-poll and sockperf --nonblocked on both ends.
 PINNED_SECONDS=$(((COUNT + 999) / 1000))
 pinned_pair() {
-    local row=$1 rep=$2 c=$3 s=$4 busy=$5 d=$WORK/pinned/$1/$2 first second tool
+    local row=$1 rep=$2 c=$3 s=$4 cspin=$5 busy=$6 d=$WORK/pinned/$1/$2 first second tool
     mkdir -p "$d"
     if ((rep % 2)); then first=misura; second=sockperf; else first=sockperf; second=misura; fi
     for tool in $first $second; do
@@ -388,15 +394,16 @@ pinned_pair() {
             cpu_snapshot "$d/sockperf_cpu_end.txt"
             stop_server
         else
-            local bp=()
+            local bp=() cbp=()
             [ "$busy" = 1 ] && bp=(--busy-poll)
+            [ "$cspin" = 1 ] && cbp=(--busy-poll)
             if start_server "$SERVER_LIMIT" "$d/misura_reflect.json" "$STAMP_PORT" \
                 taskset -c "$s" "$MISURA" reflect --netns "$H2_NS" --listen "$H2_ADDR" --port "$STAMP_PORT" \
                 --cpu "$s" --json --no-store --duration "${SERVER_LIMIT}s" "${bp[@]}"; then
                 cpu_snapshot "$d/misura_cpu_start.txt"
                 run "$CLIENT_LIMIT" "$d/misura_rtt.json" \
                     taskset -c "$c" "$MISURA" rtt "$H2_ADDR:$STAMP_PORT" --netns "$H1_NS" --count "$COUNT" \
-                    --period 1ms --cpu "$c" --json -q --no-store "${bp[@]}" || { MISURA_FAILED=1; warn "misura rtt failed ($row $rep)"; }
+                    --period 1ms --cpu "$c" --json -q --no-store "${cbp[@]}" || { MISURA_FAILED=1; warn "misura rtt failed ($row $rep)"; }
                 cpu_snapshot "$d/misura_cpu_end.txt"
                 stop_server
             else
@@ -411,10 +418,12 @@ pinned_rows() {
     echo "== pinned rows: $COUNT round trips at 1000/s per tool and repeat, $REPEATS repeats; client CPU $CPU, server CPU $SERVER_CPU"
     cpu_snapshot "$WORK/pinned_cpu_start.txt"
     for ((rep = 1; rep <= REPEATS; rep++)); do
-        echo "-- [same] repeat $rep"; pinned_pair same "$rep" "$CPU" "$CPU" 0
-        echo "-- [split] repeat $rep"; pinned_pair split "$rep" "$CPU" "$SERVER_CPU" 0
+        echo "-- [same] repeat $rep"; pinned_pair same "$rep" "$CPU" "$CPU" 0 0
+        echo "-- [same-spin] repeat $rep"; pinned_pair same-spin "$rep" "$CPU" "$CPU" 1 0
         if ((CPU != SERVER_CPU)); then
-            echo "-- [busy] repeat $rep"; pinned_pair busy "$rep" "$CPU" "$SERVER_CPU" 1
+            echo "-- [split] repeat $rep"; pinned_pair split "$rep" "$CPU" "$SERVER_CPU" 0 0
+            echo "-- [split-spin] repeat $rep"; pinned_pair split-spin "$rep" "$CPU" "$SERVER_CPU" 1 0
+            echo "-- [busy] repeat $rep"; pinned_pair busy "$rep" "$CPU" "$SERVER_CPU" 1 1
         fi
     done
     cpu_snapshot "$WORK/pinned_cpu_end.txt"

@@ -18,9 +18,11 @@ import statistics
 import sys
 
 ROWS = [
-    ("same", "same CPU (client and server on one CPU)"),
-    ("split", "split CPUs (client and server apart)"),
-    ("busy", "split CPUs, both ends busy-polling"),
+    ("same", "same CPU, misura sleeping"),
+    ("same-spin", "same CPU, misura client spinning"),
+    ("split", "split CPUs, misura sleeping"),
+    ("split-spin", "split CPUs, misura client spinning"),
+    ("busy", "split CPUs, both ends spinning"),
 ]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -138,6 +140,7 @@ def main():
     busy = cpu_busy(os.path.join(a.work, "pinned_cpu_start.txt"), os.path.join(a.work, "pinned_cpu_end.txt"))
     result["cpu_busy_whole_run"] = busy
     print("ratio: misura user RTT p50 / sockperf p50, median of the paired repeats; the issue's goal is <= 1.1x")
+    print("sockperf's client spins between probes in every row (it never sleeps); misura's sleeps unless it spins (--busy-poll)")
     print("turnaround: misura reflect's own RX-to-TX stamp time (the issue's goal: < 5 us p50 on an idle host)")
     with open(a.out, "w", encoding="utf-8") as f:
         json.dump(result, f, indent=2)
