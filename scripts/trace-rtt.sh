@@ -79,7 +79,8 @@ ip netns exec "$H2" taskset -c "$SCPU" "$MISURA" reflect --listen "$ADDR" --port
 PIDS+=($!); sleep 0.5
 ip netns exec "$H1" taskset -c "$CPU" "$MISURA" rtt "$ADDR:8620" --count $((RUN_S * 1000)) --period 1ms --cpu "$CPU" -q --no-store --json "${bp[@]}" >"$WORK/misura.json" 2>&1 &
 PIDS+=($!); sleep 1.5
-trace misura "$(pid_of "misura rtt $ADDR")" "$(pid_of "misura reflect --listen $ADDR")"
+MB=$(basename "$MISURA")
+trace misura "$(pid_of "$MB rtt $ADDR")" "$(pid_of "$MB reflect --listen $ADDR")"
 wait "${PIDS[1]}" || true; kill -INT "${PIDS[0]}" 2>/dev/null || true; wait "${PIDS[0]}" 2>/dev/null || true; PIDS=()
 # sockperf
 ip netns exec "$H2" taskset -c "$SCPU" sockperf server -i "$ADDR" -p 11111 "${nb[@]}" >/dev/null 2>&1 &
