@@ -10,24 +10,25 @@
 //! more than `catch_up_ns` behind drops the backlog (counted as skipped)
 //! instead of bursting it.
 //!
-//! The loop that drives it ([`Pacer::poll`]):
-//! - every unit due at `now` is handed out at once ([`Step::Send`]); a
-//!   sender that fell behind (a late wake-up, a slow send) sends its due
-//!   units together;
+//! The loop that drives it ([`Pacer::poll`]), one unit at a time:
+//! - a unit that is due goes now ([`Step::Send`]); a sender that fell
+//!   behind (a late wake-up, a slow send) sends its due units back to back,
+//!   a burst;
 //! - otherwise the next send time is the next unit's due time, but not
-//!   sooner than `spin_share × margin` after the previous burst. Below that
-//!   gap a sleep cannot resolve the schedule: the units go in bursts of
-//!   those due together, one wake-up per burst;
-//! - the thread sleeps ([`Step::Sleep`]) until `margin` before that time;
-//!   whatever is due when it wakes goes at once, and if nothing is due yet
-//!   it spins ([`Step::Spin`]) the remainder, which is at most `margin`.
-//!   A spin therefore happens only when units are at least about
-//!   `spin_share × margin` apart, and takes at most `1/spin_share` of the
-//!   time;
+//!   sooner than a period `Q = min(spin_share × margin, max_period_ns)`
+//!   after the previous burst began. Below that gap a sleep cannot resolve
+//!   the schedule: the units go in bursts of those due together, one
+//!   wake-up per burst;
+//! - the thread sleeps ([`Step::Sleep`]) until `Q / spin_share` (the
+//!   margin, unless `Q` was capped) before that time; whatever is due when
+//!   it wakes goes at once, and if nothing is due yet it spins
+//!   ([`Step::Spin`]) the remainder. Spinning thus takes at most
+//!   `1/spin_share` of the time;
 //! - the margin is a high quantile of how late recent wake-ups were
 //!   ([`Pacer::woke`], [`margin::WakeMargin`]): measured, not assumed.
 //!
-//! No unit ever leaves before its due time.
+//! No unit ever leaves before its due time, and the units handed out plus
+//! those skipped always equal the schedule's count at the last send.
 
 pub mod margin;
 
@@ -50,12 +51,16 @@ pub struct PacerConfig {
     pub margin_permille: u32,
     /// The margin never exceeds this.
     pub max_margin_ns: u64,
+    /// Wake-ups are never further apart than this (unless the units are).
+    pub max_period_ns: u64,
 }
 
 impl PacerConfig {
     /// `unit_bytes` at `rate_bps` with misura's defaults: catch up for at
     /// most 10 ms, spin at most 1/8 of a CPU, margin = p99 of the last 256
-    /// wake-ups' lateness, at most 1 ms.
+    /// wake-ups' lateness, at most 0.5 ms; a wake-up at least every 1 ms
+    /// (iperf3's default pacing timer), so bursts stay short when the
+    /// wake-ups are slow.
     pub fn new(unit_bytes: u64, rate_bps: u64) -> PacerConfig {
         PacerConfig {
             unit_bytes: unit_bytes.max(1),
@@ -63,7 +68,8 @@ impl PacerConfig {
             catch_up_ns: 10_000_000,
             spin_share: 8,
             margin_permille: 990,
-            max_margin_ns: 1_000_000,
+            max_margin_ns: 500_000,
+            max_period_ns: 1_000_000,
         }
     }
 }
@@ -71,8 +77,8 @@ impl PacerConfig {
 /// What the sender does next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
-    /// Send this many units now, back to back.
-    Send(u64),
+    /// Send one unit now; `due` units (this one included) are due.
+    Send { due: u64 },
     /// Sleep until this absolute time (ns), then report the wake-up with
     /// [`Pacer::woke`] and poll again.
     Sleep { until_ns: i64 },
@@ -88,8 +94,8 @@ pub struct PacerFigures {
     /// Units handed out and units dropped by the catch-up limit.
     pub units: u64,
     pub skipped: u64,
-    /// [`Step::Send`] steps, the largest, and the units sent in steps of
-    /// more than one.
+    /// Runs of [`Step::Send`] without a sleep or spin between them, the
+    /// longest, and the units sent in runs of more than one.
     pub bursts: u64,
     pub max_burst: u64,
     pub burst_units: u64,
@@ -103,7 +109,7 @@ pub struct PacerFigures {
     pub margin_max_ns: u64,
     /// Time spent polling in [`Step::Spin`].
     pub spin_ns: u64,
-    /// Gaps between consecutive sends ([`Pacer::sent`]), p50 and p99.
+    /// Gaps between consecutive sends, p50 and p99.
     pub gap_p50_ns: Option<i64>,
     pub gap_p99_ns: Option<i64>,
     /// Send time − due time of each unit, p50, p99, max.
@@ -119,14 +125,14 @@ pub struct Pacer {
     start_ns: i64,
     /// Bits of one unit × 10⁹: unit `k` is due `k · this / rate` ns in.
     unit_bit_ns: u128,
-    /// Next unit to hand out, and next whose send time is recorded.
+    /// Next unit to hand out.
     next: u64,
-    recorded: u64,
+    /// When the current (or last) burst began.
     last_burst_ns: Option<i64>,
     last_sent_ns: Option<i64>,
     spinning_since: Option<i64>,
     margin: WakeMargin,
-    fig: PacerFigures,
+    counts: Counts,
     wake_late: Summary,
     gaps: Summary,
     behind: Summary,
@@ -146,14 +152,16 @@ impl Pacer {
             start_ns,
             unit_bit_ns,
             next: 0,
-            recorded: 0,
             last_burst_ns: None,
             last_sent_ns: None,
             spinning_since: None,
             margin: WakeMargin::new(cfg.margin_permille, cfg.max_margin_ns),
-            fig: PacerFigures {
-                target_gap_ns,
-                ..PacerFigures::default()
+            counts: Counts {
+                fig: PacerFigures {
+                    target_gap_ns,
+                    ..PacerFigures::default()
+                },
+                run: 0,
             },
             wake_late: Summary::new(),
             gaps: Summary::new(),
@@ -187,48 +195,64 @@ impl Pacer {
         self.margin.ns()
     }
 
-    /// The next step at `now`.
+    /// The burst period `Q` and how early a sleep ends, from the margin.
+    pub fn period_and_early_ns(&self) -> (u64, u64) {
+        let share = self.cfg.spin_share.max(1);
+        let q = (share * self.margin.ns()).min(self.cfg.max_period_ns);
+        (q, q / share)
+    }
+
+    /// The next step at `now`. A [`Step::Send`] hands out one unit, taken
+    /// to leave at `now`.
     pub fn poll(&mut self, now: i64) -> Step {
         if let Some(s) = self.spinning_since.take() {
-            self.fig.spin_ns += (now - s).max(0) as u64;
+            self.counts.fig.spin_ns += (now - s).max(0) as u64;
         }
         if self.cfg.rate_bps == 0 {
-            return self.burst(1, now);
+            return self.send(1, now);
         }
         let due = self.due_by(now);
         if due > self.next {
             if now - self.due_ns(self.next) > self.cfg.catch_up_ns as i64 {
                 // Too far behind: send the unit due now, drop the rest.
-                self.fig.skipped += due - 1 - self.next;
+                self.counts.fig.skipped += due - 1 - self.next;
                 self.next = due - 1;
             }
-            return self.burst(due - self.next, now);
+            return self.send(due - self.next, now);
         }
-        // Nothing is due. Send next at the next due time, but no sooner
-        // than spin_share × margin after the last burst.
-        let m = self.margin.ns() as i64;
+        self.counts.end_run();
+        // Nothing is due. Send at the next due time, but no sooner than Q
+        // after the last burst began.
+        let (q, early) = self.period_and_early_ns();
         let mut at = self.due_ns(self.next);
         if let Some(b) = self.last_burst_ns {
-            at = at.max(b.saturating_add(self.cfg.spin_share as i64 * m));
+            at = at.max(b.saturating_add(q as i64));
         }
-        if at - now > m {
-            Step::Sleep { until_ns: at - m }
+        if at - now > early as i64 {
+            Step::Sleep {
+                until_ns: at - early as i64,
+            }
         } else {
             self.spinning_since = Some(now);
             Step::Spin { until_ns: at }
         }
     }
 
-    fn burst(&mut self, n: u64, now: i64) -> Step {
-        self.next += n;
-        self.fig.units += n;
-        self.fig.bursts += 1;
-        self.fig.max_burst = self.fig.max_burst.max(n);
-        if n > 1 {
-            self.fig.burst_units += n;
+    fn send(&mut self, due: u64, now: i64) -> Step {
+        if self.counts.run == 0 {
+            self.last_burst_ns = Some(now);
         }
-        self.last_burst_ns = Some(now);
-        Step::Send(n)
+        self.counts.run += 1;
+        if let Some(p) = self.last_sent_ns {
+            self.gaps.record(now - p);
+        }
+        self.last_sent_ns = Some(now);
+        if self.cfg.rate_bps > 0 {
+            self.behind.record(now - self.due_ns(self.next));
+        }
+        self.next += 1;
+        self.counts.fig.units += 1;
+        Step::Send { due }
     }
 
     /// A [`Step::Sleep`] to `target_ns` ended at `now` (read after the
@@ -240,29 +264,16 @@ impl Pacer {
         }
         let late = now - target_ns;
         self.margin.record(late as u64);
-        self.fig.wakeups += 1;
-        self.fig.margin_max_ns = self.fig.margin_max_ns.max(self.margin.ns());
+        let f = &mut self.counts.fig;
+        f.wakeups += 1;
+        f.margin_max_ns = f.margin_max_ns.max(self.margin.ns());
         self.wake_late.record(late);
-    }
-
-    /// One of the units handed out left at `now` (in order): its gap from
-    /// the previous send and how far behind its due time it left.
-    pub fn sent(&mut self, now: i64) {
-        if self.recorded >= self.next {
-            return;
-        }
-        if let Some(p) = self.last_sent_ns {
-            self.gaps.record(now - p);
-        }
-        self.last_sent_ns = Some(now);
-        if self.cfg.rate_bps > 0 {
-            self.behind.record(now - self.due_ns(self.recorded));
-        }
-        self.recorded += 1;
     }
 
     /// The figures so far.
     pub fn figures(&self) -> PacerFigures {
+        let mut run = self.counts.clone();
+        run.end_run();
         PacerFigures {
             margin_ns: self.margin.ns(),
             wake_late_p50_ns: self.wake_late.quantile(0.5),
@@ -273,8 +284,29 @@ impl Pacer {
             behind_p50_ns: self.behind.quantile(0.5),
             behind_p99_ns: self.behind.quantile(0.99),
             behind_max_ns: self.behind.max(),
-            ..self.fig.clone()
+            ..run.fig
         }
+    }
+}
+
+/// [`PacerFigures`] and the run of sends in progress.
+#[derive(Clone, Debug)]
+struct Counts {
+    fig: PacerFigures,
+    run: u64,
+}
+
+impl Counts {
+    /// The run of sends ended (the sender sleeps or spins): one burst.
+    fn end_run(&mut self) {
+        if self.run > 0 {
+            self.fig.bursts += 1;
+            self.fig.max_burst = self.fig.max_burst.max(self.run);
+            if self.run > 1 {
+                self.fig.burst_units += self.run;
+            }
+        }
+        self.run = 0;
     }
 }
 

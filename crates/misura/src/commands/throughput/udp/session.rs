@@ -94,7 +94,7 @@ impl Flow {
         } else {
             let dl = client::Deadline::new(p.duration_ns());
             let pace = (p.msg_size(), p.rate_bps());
-            let s = send_paced(sock, pace, test_id, dl.start, dl.end, run.stop);
+            let s = send_paced(sock, pace, test_id, dl.end, run.stop);
             let el = (Instant::now().min(dl.end) - dl.start).as_nanos() as u64;
             // Let the last datagrams reach the server before DONE.
             std::thread::sleep(Duration::from_millis(100));
@@ -173,6 +173,7 @@ fn client_receives(
         owd_max_ns: r.owd_max,
         owd_variation_ns: r.owd_min.zip(r.owd_max).map(|(a, b)| b - a),
         throughput_bps: client::bits_per_s(r.bytes, f.elapsed_ns),
+        pacing: sv.and_then(|s| s.pacing.clone()),
         ..base_row(p, f)
     }
 }
@@ -211,6 +212,7 @@ fn server_receives(p: &UdpPlan, f: &Flow, sv: Option<&ServerFigures>) -> UdpClie
         } else {
             0.0
         },
+        pacing: f.sent.pacing.clone(),
         ..base_row(p, f)
     }
 }
@@ -253,6 +255,7 @@ pub(super) fn not_run_row() -> UdpClientResult {
         path_mtu: None,
         cpu_local: CpuUse::default(),
         cpu_remote: None,
+        pacing: None,
         server: None,
     }
 }
