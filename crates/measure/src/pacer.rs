@@ -45,7 +45,9 @@ pub struct PacerConfig {
     /// A sender further behind than this drops its backlog.
     pub catch_up_ns: u64,
     /// Wake-ups are at least `spin_share × margin` apart, which bounds the
-    /// spinning to `1/spin_share` of a CPU.
+    /// spinning to `1/spin_share` of a CPU. 0: spacing first: every unit
+    /// at its own due time, spinning as long as it takes (bursts only when
+    /// the sender is behind).
     pub spin_share: u64,
     /// The margin's quantile of recent wake-up lateness, per mille.
     pub margin_permille: u32,
@@ -197,7 +199,10 @@ impl Pacer {
 
     /// The burst period `Q` and how early a sleep ends, from the margin.
     pub fn period_and_early_ns(&self) -> (u64, u64) {
-        let share = self.cfg.spin_share.max(1);
+        if self.cfg.spin_share == 0 {
+            return (0, self.margin.ns());
+        }
+        let share = self.cfg.spin_share;
         let q = (share * self.margin.ns()).min(self.cfg.max_period_ns);
         (q, q / share)
     }

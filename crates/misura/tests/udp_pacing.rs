@@ -130,6 +130,12 @@ fn paced_udp_reaches_the_rate_and_reports_cpu_and_pacing() {
     assert!(text.contains("wake-ups, margin "), "{text}");
     assert!(text.contains("spacing: gap p50 "), "{text}");
     assert!(text.contains("% of one CPU"), "{text}");
+
+    // --pacing spin: every datagram at its own time, said in the result.
+    let d = json(&server.udp(&["--rate", "20M", "--duration", "1s", "--pacing", "spin", "--json"]));
+    schema_check(&d, "udp.schema.json");
+    assert_eq!(d["config"]["pacing"], "spin");
+    assert_eq!(d["clients"][0]["pacing"]["method"], "clock_nanosleep+spin");
 }
 
 #[test]
@@ -144,6 +150,7 @@ fn reverse_paced_udp_reports_the_servers_pacing() {
         "--json",
     ]));
     check_paced(&d, "server", 200e6, 2.0);
+    assert_eq!(d["config"]["pacing"], "sleep");
     let c = &d["clients"][0];
     assert_eq!(c["receiver"], "client");
     // Sends the kernel refused (ENOBUFS) were scheduled but not counted sent.

@@ -206,6 +206,14 @@ pub struct UdpConfig {
     pub msg_size: u64,
     pub duration_ns: u64,
     pub df: bool,
+    /// `--pacing`: "sleep" (bursts below a sleep's resolution, the default)
+    /// or "spin" (every datagram at its own time).
+    #[serde(default = "sleep")]
+    pub pacing: String,
+}
+
+fn sleep() -> String {
+    "sleep".into()
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -127,6 +127,24 @@ fn gaps_below_the_margin_go_in_bursts() {
 }
 
 #[test]
+fn spacing_first_spins_to_every_due_time() {
+    // 1 Gbit/s of 1470 B with spin_share 0: no grouping; after the first
+    // wake-ups each datagram leaves at its own time, spinning the gap.
+    let cfg = PacerConfig {
+        spin_share: 0,
+        ..PacerConfig::new(1470, 1_000_000_000)
+    };
+    let r = simulate(cfg, 0, 100_000_000, 1_000, |_| 20_000);
+    let f = r.pacer.figures();
+    assert!(r.counted_at_idle);
+    for &(k, t) in r.sends.iter().skip(10) {
+        let late = t - r.pacer.due_ns(k);
+        assert!((0..SPIN_POLL_NS + 1_000).contains(&late), "unit {k} left {late} ns late");
+    }
+    assert!(f.spin_ns > 100_000_000 / 2, "mostly spinning: {f:?}");
+}
+
+#[test]
 fn a_sender_far_behind_drops_the_backlog_and_keeps_the_schedule() {
     let cfg = PacerConfig::new(1000, 8_000_000); // 1 ms apart
     let mut p = Pacer::new(cfg, 0);

@@ -23,20 +23,27 @@ const SLACK_NS: u64 = 1;
 /// A sender of equal units paced from the moment it is made.
 pub struct PacedSender {
     pacer: Pacer,
+    spin: bool,
     slack_ns: Option<u64>,
 }
 
 impl PacedSender {
     /// Paces `unit_bytes` at `rate_bps` (0: unpaced) on the calling thread,
-    /// whose timer slack it lowers.
-    pub fn new(unit_bytes: u64, rate_bps: u64) -> PacedSender {
+    /// whose timer slack it lowers; `spin`: every unit at its own time
+    /// (`--pacing spin`), else bursts below a sleep's resolution.
+    pub fn new(unit_bytes: u64, rate_bps: u64, spin: bool) -> PacedSender {
         let slack_ns = if rate_bps > 0 {
             timer::set_timer_slack_ns(SLACK_NS).ok()
         } else {
             None
         };
+        let mut cfg = PacerConfig::new(unit_bytes, rate_bps);
+        if spin {
+            cfg.spin_share = 0;
+        }
         PacedSender {
-            pacer: Pacer::new(PacerConfig::new(unit_bytes, rate_bps), monotonic_ns()),
+            spin,
+            pacer: Pacer::new(cfg, monotonic_ns()),
             slack_ns: slack_ns.or_else(|| Some(timer::timer_slack_ns())),
         }
     }
@@ -68,7 +75,11 @@ impl PacedSender {
         let f = self.pacer.figures();
         Pacing {
             sender: sender.into(),
-            method: "clock_nanosleep".into(),
+            method: if self.spin {
+                "clock_nanosleep+spin".into()
+            } else {
+                "clock_nanosleep".into()
+            },
             timer_slack_ns: self.slack_ns,
             target_gap_ns: f.target_gap_ns,
             scheduled: f.units,

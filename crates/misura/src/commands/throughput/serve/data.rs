@@ -136,7 +136,7 @@ fn tcp_stream(shared: &Shared, t: &Test, stream: &TcpStream, index: usize) {
                 }
                 let until = monotonic_at(t.send_until(Instant::now()));
                 let rate = send_rate(shared, spec, spec.streams);
-                let mut pacer = PacedSender::new(buf.len() as u64, rate);
+                let mut pacer = PacedSender::new(buf.len() as u64, rate, false);
                 let mut s = stream;
                 while pacer.next(until, || t.stopped()) {
                     match s.write_all(&buf) {

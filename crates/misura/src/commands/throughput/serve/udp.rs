@@ -111,7 +111,8 @@ pub(super) fn udp_sender(shared: &Shared, t: &Test, figures: &Mutex<UdpFigures>)
     };
     let mut buf = vec![0u8; spec.msg_size as usize];
     buf[..8].copy_from_slice(&t.id.to_be_bytes());
-    let mut pacer = PacedSender::new(buf.len() as u64, send_rate(shared, spec, 1));
+    let rate = send_rate(shared, spec, 1);
+    let mut pacer = PacedSender::new(buf.len() as u64, rate, spec.pacing_spin);
     let until = monotonic_at(t.send_until(Instant::now()));
     let mut seq = 0u64;
     while pacer.next(until, || t.stopped()) {

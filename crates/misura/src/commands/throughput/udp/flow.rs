@@ -30,14 +30,14 @@ pub(super) struct SendStats {
 /// the shared pacer (sleeps until shortly before each burst).
 pub(super) fn send_paced(
     sock: &UdpSocket,
-    (msg_size, rate_bps): (u64, u64),
+    (msg_size, rate_bps, spin): (u64, u64, bool),
     test_id: u64,
     end: Instant,
     stop: &AtomicUsize,
 ) -> SendStats {
     let mut buf = vec![0u8; msg_size as usize];
     let mut st = SendStats::default();
-    let mut pacer = PacedSender::new(msg_size, rate_bps);
+    let mut pacer = PacedSender::new(msg_size, rate_bps, spin);
     let end_ns = monotonic_at(end);
     while pacer.next(end_ns, || client::interrupted(stop)) {
         emit_header(

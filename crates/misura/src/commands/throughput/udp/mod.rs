@@ -40,7 +40,8 @@ one wake-up per burst, at most 1 ms apart. A sender that falls behind catches up
 then drops the backlog (counted as skipped). The result's `pacing` says how it went: bursts, \
 wake-ups, the margin, time spun, the gap between sends (p50/p99 against the target) and how far \
 behind schedule datagrams left; `cpu_local` is the client's CPU time (user + system) over the test. \
-SO_TXTIME is not used.
+SO_TXTIME is not used. --pacing spin instead sends every datagram at its own time, spinning up to a \
+whole CPU, for the most even spacing.
 
 --df sets don't-fragment (IP_MTU_DISCOVER = IP_PMTUDISC_DO): a datagram above the path MTU then \
 cannot leave (EMSGSIZE) or is dropped on the way, so nothing arrives (seed 001, Fig. 16). misura \
@@ -101,6 +102,7 @@ pub fn measure(p: &UdpPlan, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
             msg_size: p.msg_size(),
             duration_ns: p.duration_ns(),
             df: p.df,
+            pacing: p.pacing.as_str().into(),
         },
         clients: o.clients,
         warnings: o.warnings,
