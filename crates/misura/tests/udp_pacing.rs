@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{free_port, misura, schema_check};
+use common::{free_port, json_of as json, misura, schema_check};
 use serde_json::Value;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
@@ -51,16 +51,6 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn json(o: &std::process::Output) -> Value {
-    assert!(
-        o.status.success(),
-        "misura udp failed ({:?}): {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).expect("JSON on stdout")
 }
 
 fn u(v: &Value, k: &str) -> u64 {
