@@ -16,6 +16,7 @@ pub mod calibration;
 pub mod clockstats;
 pub mod inflight;
 pub mod oneway_session;
+pub mod pacer;
 pub mod ratelimit;
 pub mod reflector;
 pub mod rtt;

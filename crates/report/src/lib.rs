@@ -14,6 +14,7 @@ pub mod frames;
 pub mod host;
 pub mod html;
 pub mod metrics;
+pub mod pacing;
 pub mod model;
 pub mod reflect;
 pub mod rtt;

@@ -72,6 +72,10 @@ pub struct ServerFigures {
     pub partial: Option<bool>,
     /// Why the server marked its figures partial.
     pub reason: Option<String>,
+    /// How the server paced its own sending (reverse udp), from its RESULT;
+    /// written in the udp row's `pacing`, not here.
+    #[serde(skip)]
+    pub pacing: Option<crate::pacing::Pacing>,
 }
 
 /// Server and control connection a test used.
@@ -202,6 +206,14 @@ pub struct UdpConfig {
     pub msg_size: u64,
     pub duration_ns: u64,
     pub df: bool,
+    /// `--pacing`: "sleep" (bursts below a sleep's resolution, the default)
+    /// or "spin" (every datagram at its own time).
+    #[serde(default = "sleep")]
+    pub pacing: String,
+}
+
+fn sleep() -> String {
+    "sleep".into()
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -239,6 +251,10 @@ pub struct UdpClientResult {
     pub path_mtu: Option<u32>,
     pub cpu_local: CpuUse,
     pub cpu_remote: Option<CpuUse>,
+    /// How the sender kept its schedule: the client's own pacer (forward),
+    /// or the server's as its RESULT reported it (reverse; null from a
+    /// server that does not report it).
+    pub pacing: Option<crate::pacing::Pacing>,
     pub server: Option<ServerFigures>,
 }
 
@@ -606,6 +622,12 @@ pub fn write_udp_text(r: &UdpReport, out: &mut dyn Write) -> io::Result<()> {
                 "       {} sends failed with EMSGSIZE",
                 cl.emsgsize_errors
             )?;
+        }
+        if let Some(p) = &cl.pacing {
+            crate::pacing::write_pacing_text(p, cl.elapsed_ns, out)?;
+        }
+        if cl.test_id.is_some() {
+            crate::pacing::write_cpu_text("client", &cl.cpu_local, out)?;
         }
     }
     writeln!(

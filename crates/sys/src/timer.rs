@@ -39,6 +39,30 @@ pub fn sleep_until_monotonic(target_ns: i64) -> Result<Wake, SysError> {
     sleep_until(libc::CLOCK_MONOTONIC, target_ns)
 }
 
+/// Sets the calling thread's timer slack (`prctl(PR_SET_TIMERSLACK)`): how
+/// much later than asked the kernel may end its sleeps to batch wake-ups
+/// (50 µs by default for SCHED_OTHER threads). A pacer that measures its own
+/// wake-up lateness asks for little slack so the lateness is the timer's,
+/// not a deliberate delay. Returns the slack now in force.
+pub fn set_timer_slack_ns(ns: u64) -> Result<u64, SysError> {
+    // SAFETY: PR_SET_TIMERSLACK takes one unsigned long; no pointers.
+    let rc = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) };
+    if rc != 0 {
+        return Err(SysError::io(
+            format!("prctl(PR_SET_TIMERSLACK, {ns})"),
+            std::io::Error::last_os_error(),
+        ));
+    }
+    Ok(timer_slack_ns())
+}
+
+/// The calling thread's timer slack, ns (`prctl(PR_GET_TIMERSLACK)`).
+pub fn timer_slack_ns() -> u64 {
+    // SAFETY: PR_GET_TIMERSLACK takes no arguments and returns the slack.
+    let rc = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };
+    rc.max(0) as u64
+}
+
 /// A PM QoS request keeping CPU wake-up latency at most `us` µs while the
 /// returned file is open: 0 keeps the CPUs out of deep idle states, as
 /// cyclictest does unless `--laptop`. Dropping the file ends the request.
@@ -82,5 +106,15 @@ mod tests {
             Wake::Expired
         );
         assert!(sleep_until(12345, target).is_err());
+    }
+
+    #[test]
+    fn timer_slack_is_per_thread_and_settable() {
+        std::thread::spawn(|| {
+            assert_eq!(set_timer_slack_ns(1_000).unwrap(), 1_000);
+            assert_eq!(timer_slack_ns(), 1_000);
+        })
+        .join()
+        .unwrap();
     }
 }

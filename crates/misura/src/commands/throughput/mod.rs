@@ -2,6 +2,7 @@
 //! server and its clients (tcp, udp, rr, setup, sweep) over one control protocol.
 
 pub mod client;
+pub mod pacing;
 pub mod proto;
 pub mod rr;
 pub mod serve;

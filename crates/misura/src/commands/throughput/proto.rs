@@ -85,6 +85,12 @@ pub const F_OWD_MAX_NS: u16 = 43;
 /// what that side sent.
 pub const F_BYTES_SENT: u16 = 44;
 pub const F_PACKETS_SENT: u16 = 45;
+/// In RESULT of a test the server sent paced datagrams in (reverse udp):
+/// how it kept pace, as the JSON of `misura_report::pacing::Pacing`.
+pub const F_PACING: u16 = 46;
+/// In a udp REQUEST: how the server paces its own datagrams, "sleep"
+/// (the default when absent) or "spin" (`misura udp --pacing`).
+pub const F_PACING_MODE: u16 = 47;
 
 pub const PROTOCOL_VERSION: u64 = 1;
 /// How long either side waits for a whole control message.

@@ -276,6 +276,12 @@ pub fn server_figures(m: &Message) -> ServerFigures {
         transactions: m.opt_u64(proto::F_TRANSACTIONS),
         partial: m.opt_bool(proto::F_PARTIAL),
         reason: m.str(proto::F_REASON).map(String::from),
+        // A server that does not report it, or a figure this client cannot
+        // read, leaves it out: the figures are the server's account, not
+        // something the test needs.
+        pacing: m
+            .str(proto::F_PACING)
+            .and_then(|j| serde_json::from_str(j).ok()),
     }
 }
 

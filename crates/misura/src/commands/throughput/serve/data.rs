@@ -1,7 +1,8 @@
 //! `misura serve`: the TCP data connections of a test — bulk streams (tcp),
 //! request/response (rr-tcp) and one transaction per connection (crr).
 
-use super::pacer::{send_rate, Pacer};
+use super::pacer::send_rate;
+use crate::commands::throughput::pacing::{monotonic_at, PacedSender};
 use super::state::Shared;
 use super::test::*;
 use std::io::{Read, Write};
@@ -133,11 +134,11 @@ fn tcp_stream(shared: &Shared, t: &Test, stream: &TcpStream, index: usize) {
                 for (i, b) in buf.iter_mut().enumerate() {
                     *b = i as u8;
                 }
-                let until = t.send_until(Instant::now());
-                let mut pacer = Pacer::new(send_rate(shared, spec, spec.streams));
+                let until = monotonic_at(t.send_until(Instant::now()));
+                let rate = send_rate(shared, spec, spec.streams);
+                let mut pacer = PacedSender::new(buf.len() as u64, rate, false);
                 let mut s = stream;
-                while !t.stopped() && Instant::now() < until {
-                    pacer.wait(buf.len() as u64);
+                while pacer.next(until, || t.stopped()) {
                     match s.write_all(&buf) {
                         Ok(()) => t.mark_tx(buf.len() as u64),
                         Err(e) => {

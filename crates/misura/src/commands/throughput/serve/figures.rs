@@ -202,6 +202,9 @@ pub(super) fn result_message(t: &Test, f: &UdpFigures, record: &ServedTest) -> M
                 .with(proto::F_OWD_MAX_NS, Value::I64(b));
         }
     }
+    if let Some(p) = f.pacing.as_ref().and_then(|p| serde_json::to_string(p).ok()) {
+        result = result.with(proto::F_PACING, Value::Str(p));
+    }
     if let Some(why) = &record.partial_reason {
         result = result.with(proto::F_REASON, Value::Str(why.chars().take(512).collect()));
     }

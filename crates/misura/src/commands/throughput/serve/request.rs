@@ -19,6 +19,8 @@ pub struct Spec {
     pub nodelay: bool,
     pub rate_bps: u64,
     pub df: bool,
+    /// udp reverse: every datagram at its own time (`--pacing spin`).
+    pub pacing_spin: bool,
     pub request_size: u64,
     pub response_size: u64,
     pub burst: u64,
@@ -103,6 +105,7 @@ fn read_spec(m: &Message, l: &Limits) -> Result<Spec, String> {
         nodelay: m.opt_bool(proto::F_NODELAY).unwrap_or(false),
         rate_bps: u(proto::F_RATE_BPS, 0),
         df: m.opt_bool(proto::F_DF).unwrap_or(false),
+        pacing_spin: m.str(proto::F_PACING_MODE) == Some("spin"),
         request_size: u(proto::F_REQUEST_SIZE, if udp { 16 } else { 1 }),
         response_size: u(proto::F_RESPONSE_SIZE, if udp { 16 } else { 1 }),
         burst: u(proto::F_BURST, 1),

@@ -53,6 +53,8 @@ pub(super) struct UdpFigures {
     pub(super) owd_min: Option<i64>,
     pub(super) owd_max: Option<i64>,
     pub(super) sent: u64,
+    /// How the server paced its sending (reverse udp).
+    pub(super) pacing: Option<misura_report::pacing::Pacing>,
 }
 
 impl Test {

@@ -2,9 +2,10 @@
 //! datagrams (udp), echoing transactions (rr-udp, setup), and sending
 //! paced datagrams itself (reverse udp).
 
-use super::pacer::{send_rate, Pacer};
+use super::pacer::send_rate;
 use super::state::Shared;
 use super::test::*;
+use crate::commands::throughput::pacing::{monotonic_at, PacedSender};
 use misura_stats::sequence::Arrival;
 use misura_stats::{Rfc3550Jitter, SequenceTracker};
 use std::sync::atomic::Ordering;
@@ -110,11 +111,11 @@ pub(super) fn udp_sender(shared: &Shared, t: &Test, figures: &Mutex<UdpFigures>)
     };
     let mut buf = vec![0u8; spec.msg_size as usize];
     buf[..8].copy_from_slice(&t.id.to_be_bytes());
-    let mut pacer = Pacer::new(send_rate(shared, spec, 1));
-    let until = t.send_until(Instant::now());
+    let rate = send_rate(shared, spec, 1);
+    let mut pacer = PacedSender::new(buf.len() as u64, rate, spec.pacing_spin);
+    let until = monotonic_at(t.send_until(Instant::now()));
     let mut seq = 0u64;
-    while !t.stopped() && Instant::now() < until {
-        pacer.wait(buf.len() as u64);
+    while pacer.next(until, || t.stopped()) {
         buf[8..16].copy_from_slice(&seq.to_be_bytes());
         buf[16..24].copy_from_slice(&misura_sys::clock::realtime_ns().to_be_bytes());
         match sock.send_to(&buf, dst) {
@@ -126,5 +127,7 @@ pub(super) fn udp_sender(shared: &Shared, t: &Test, figures: &Mutex<UdpFigures>)
             Err(_) => std::thread::yield_now(),
         }
     }
-    figures.lock().unwrap().sent = seq;
+    let mut f = figures.lock().unwrap();
+    f.sent = seq;
+    f.pacing = Some(pacer.pacing("server"));
 }

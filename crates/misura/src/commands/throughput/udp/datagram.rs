@@ -1,5 +1,6 @@
 //! misura's UDP test datagram (docs/control-protocol.md), big-endian,
-//! padded to --msg-size, and the schedule it is sent on:
+//! padded to --msg-size (the schedule it is sent on is
+//! `misura_measure::pacer`'s):
 //!
 //! ```text
 //!  0               8               16              24
@@ -27,11 +28,6 @@ pub fn parse_header(buf: &[u8]) -> Option<(u64, u64, i64)> {
     Some((u(0..8), u(8..16), u(16..24) as i64))
 }
 
-/// Nanoseconds from the start at which datagram `k` is due.
-pub fn due_ns(k: u64, msg_size: u64, rate_bps: u64) -> u64 {
-    (k as u128 * msg_size as u128 * 8 * 1_000_000_000 / rate_bps.max(1) as u128) as u64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,15 +41,5 @@ mod tests {
         assert_eq!(b[24], 0xa5, "padding untouched");
         assert_eq!(parse_header(&b), Some((0x0102030405060708, 9, -5)));
         assert_eq!(parse_header(&b[..23]), None);
-    }
-
-    #[test]
-    fn pacing_schedule() {
-        // 1000-byte datagrams at 8 Mbit/s: one per millisecond.
-        assert_eq!(due_ns(0, 1000, 8_000_000), 0);
-        assert_eq!(due_ns(1, 1000, 8_000_000), 1_000_000);
-        assert_eq!(due_ns(1000, 1000, 8_000_000), 1_000_000_000);
-        // No drift over many datagrams at a rate that does not divide evenly.
-        assert_eq!(due_ns(3_000_000, 1472, 1_000_000_000), 35_328_000_000);
     }
 }

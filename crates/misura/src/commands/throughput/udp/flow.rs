@@ -1,9 +1,11 @@
 //! The datagrams of one `misura udp` client: paced sending, and receiving
 //! with the receiver's bookkeeping (sequence, jitter, one-way delay).
 
-use super::datagram::{due_ns, emit_header, parse_header};
+use super::datagram::{emit_header, parse_header};
 use crate::commands::throughput::client;
+use crate::commands::throughput::pacing::{monotonic_at, PacedSender};
 use anyhow::{Context, Result};
+use misura_report::pacing::Pacing;
 use misura_stats::{Arrival, Rfc3550Jitter, SequenceTracker};
 use std::io::ErrorKind;
 use std::net::{SocketAddr, UdpSocket};
@@ -13,7 +15,7 @@ use std::time::{Duration, Instant};
 /// After the sender's planned end, how long the receiver waits for stragglers.
 const DRAIN: Duration = Duration::from_millis(300);
 
-/// What the sender sent, and the sends that failed.
+/// What the sender sent, the sends that failed, and how it kept pace.
 #[derive(Default)]
 pub(super) struct SendStats {
     pub(super) packets: u64,
@@ -21,41 +23,23 @@ pub(super) struct SendStats {
     pub(super) errors: u64,
     pub(super) emsgsize: u64,
     pub(super) last_error: Option<String>,
+    pub(super) pacing: Option<Pacing>,
 }
 
-/// Send `msg_size` datagrams at `rate_bps` from `start` until `end`.
+/// Send `msg_size` datagrams at `rate_bps` from now until `end`, paced by
+/// the shared pacer (sleeps until shortly before each burst).
 pub(super) fn send_paced(
     sock: &UdpSocket,
-    (msg_size, rate_bps): (u64, u64),
+    (msg_size, rate_bps, spin): (u64, u64, bool),
     test_id: u64,
-    start: Instant,
     end: Instant,
     stop: &AtomicUsize,
 ) -> SendStats {
     let mut buf = vec![0u8; msg_size as usize];
     let mut st = SendStats::default();
-    let mut k = 0u64;
-    let catch_up = Duration::from_millis(10);
-    loop {
-        let now = Instant::now();
-        if now >= end || client::interrupted(stop) {
-            return st;
-        }
-        let due = start + Duration::from_nanos(due_ns(k, msg_size, rate_bps));
-        if now < due {
-            let wait = due - now;
-            if wait > Duration::from_micros(200) {
-                std::thread::sleep(wait - Duration::from_micros(100));
-            } else {
-                std::hint::spin_loop();
-            }
-            continue;
-        }
-        if now - due > catch_up {
-            // Too far behind: skip the backlog rather than burst it.
-            let el = (now - start).as_nanos();
-            k = (el * rate_bps as u128 / (msg_size as u128 * 8 * 1_000_000_000)) as u64;
-        }
+    let mut pacer = PacedSender::new(msg_size, rate_bps, spin);
+    let end_ns = monotonic_at(end);
+    while pacer.next(end_ns, || client::interrupted(stop)) {
         emit_header(
             &mut buf,
             test_id,
@@ -79,8 +63,9 @@ pub(super) fn send_paced(
                 st.last_error = Some(e.to_string());
             }
         }
-        k += 1;
     }
+    st.pacing = Some(pacer.pacing("client"));
+    st
 }
 
 const fn libc_emsgsize() -> i32 {

@@ -29,8 +29,19 @@ time (CLOCK_REALTIME). The receiver counts them: received rate (`throughput_bps`
 receiver measured it), loss = sent − received, duplicates, out-of-order arrivals, RFC 3550 \
 interarrival jitter, and the one-way delay's extremes and their difference (its variation; the \
 delays themselves include the two clocks' offset unless both ends share a clock). The rate counts \
-UDP payload bytes; a sender that falls behind catches up for at most 10 ms, then drops the backlog \
-(no long bursts).
+UDP payload bytes.
+
+Pacing (both ends, the same code): datagram k is due at start + k·msg-size·8/rate, exactly and \
+open-loop. The sender sleeps (absolute clock_nanosleep on CLOCK_MONOTONIC, timer slack 1 ns) until \
+a margin before the next send, the margin being the p99 of how late its recent wake-ups were \
+(measured as it runs), and spins only that remainder. When datagrams are closer than a sleep can \
+resolve (about 8 margins; at 1 Gbit/s they are 12 µs apart), those due together go back to back, \
+one wake-up per burst, at most 1 ms apart. A sender that falls behind catches up for at most 10 ms, \
+then drops the backlog (counted as skipped). The result's `pacing` says how it went: bursts, \
+wake-ups, the margin, time spun, the gap between sends (p50/p99 against the target) and how far \
+behind schedule datagrams left; `cpu_local` is the client's CPU time (user + system) over the test. \
+SO_TXTIME is not used. --pacing spin instead sends every datagram at its own time, spinning up to a \
+whole CPU, for the most even spacing.
 
 --df sets don't-fragment (IP_MTU_DISCOVER = IP_PMTUDISC_DO): a datagram above the path MTU then \
 cannot leave (EMSGSIZE) or is dropped on the way, so nothing arrives (seed 001, Fig. 16). misura \
@@ -91,6 +102,7 @@ pub fn measure(p: &UdpPlan, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
             msg_size: p.msg_size(),
             duration_ns: p.duration_ns(),
             df: p.df,
+            pacing: p.pacing.as_str().into(),
         },
         clients: o.clients,
         warnings: o.warnings,

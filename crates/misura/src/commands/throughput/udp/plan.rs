@@ -47,6 +47,30 @@ pub struct UdpShape {
     /// The server sends, the client receives.
     #[arg(long)]
     pub reverse: bool,
+    /// How the sender (either end) waits for the next datagram: `sleep`
+    /// sleeps until a measured margin before each burst and spins at most
+    /// 1/8 of the time, sending datagrams closer than a sleep can resolve
+    /// together (the default: a fraction of a CPU at 1 Gbit/s); `spin` sends
+    /// every datagram at its own time, spinning as long as it takes (up to
+    /// a whole CPU), for the most even spacing.
+    #[arg(long, value_enum, default_value_t = PacingMode::Sleep)]
+    pub pacing: PacingMode,
+}
+
+/// `--pacing`: CPU-frugal bursts or exact spacing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PacingMode {
+    Sleep,
+    Spin,
+}
+
+impl PacingMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PacingMode::Sleep => "sleep",
+            PacingMode::Spin => "spin",
+        }
+    }
 }
 
 /// One `misura udp` run, checked. A sweep sets one field and checks again.
@@ -58,6 +82,7 @@ pub struct UdpPlan {
     pub duration: DurationArg,
     pub df: bool,
     pub reverse: bool,
+    pub pacing: PacingMode,
 }
 
 impl UdpPlan {
@@ -77,6 +102,7 @@ impl UdpPlan {
             duration: s.duration.clone(),
             df: s.df,
             reverse: s.reverse,
+            pacing: s.pacing,
         };
         p.check()?;
         Ok(p)
@@ -136,6 +162,10 @@ mod tests {
         );
         assert_eq!(p.direction(), Direction::Reverse);
         assert!(p.df);
+        assert_eq!(p.pacing, PacingMode::Sleep);
+        let p = plan(&["t", "h", "--rate", "10M", "--pacing", "spin"]).unwrap();
+        assert_eq!(p.pacing.as_str(), "spin");
+        assert!(W::try_parse_from(["t", "h", "--rate", "1M", "--pacing", "nap"]).is_err());
         assert!(W::try_parse_from(["t", "h"]).is_err(), "--rate is required");
         assert!(W::try_parse_from(["t", "h", "--rate", "fast"]).is_err());
     }

@@ -4,7 +4,7 @@
 
 use super::datagram::{emit_header, HEADER};
 use super::flow::{data_socket, receive, send_paced, RecvStats, SendStats};
-use super::plan::UdpPlan;
+use super::plan::{PacingMode, UdpPlan};
 use crate::commands::throughput::client::{self, Control, DoneFigures};
 use crate::commands::throughput::proto;
 use crate::shared::progress::Progress;
@@ -56,7 +56,8 @@ fn open(i: u32, run: &Run) -> Result<(Control, u64, UdpSocket, SocketAddr)> {
         )
         .with(proto::F_MSG_SIZE, Value::U64(p.msg_size()))
         .with(proto::F_RATE_BPS, Value::U64(p.rate_bps()))
-        .with(proto::F_DF, Value::Bool(p.df));
+        .with(proto::F_DF, Value::Bool(p.df))
+        .with(proto::F_PACING_MODE, Value::Str(p.pacing.as_str().into()));
     let acc = ctl.request(req, run.server.key.as_ref())?;
     let data = SocketAddr::new(run.server.addr.ip(), acc.data_port);
     match data_socket(data, p.df && !p.reverse) {
@@ -93,8 +94,8 @@ impl Flow {
             (SendStats::default(), Some(r), el)
         } else {
             let dl = client::Deadline::new(p.duration_ns());
-            let pace = (p.msg_size(), p.rate_bps());
-            let s = send_paced(sock, pace, test_id, dl.start, dl.end, run.stop);
+            let pace = (p.msg_size(), p.rate_bps(), p.pacing == PacingMode::Spin);
+            let s = send_paced(sock, pace, test_id, dl.end, run.stop);
             let el = (Instant::now().min(dl.end) - dl.start).as_nanos() as u64;
             // Let the last datagrams reach the server before DONE.
             std::thread::sleep(Duration::from_millis(100));
@@ -173,6 +174,7 @@ fn client_receives(
         owd_max_ns: r.owd_max,
         owd_variation_ns: r.owd_min.zip(r.owd_max).map(|(a, b)| b - a),
         throughput_bps: client::bits_per_s(r.bytes, f.elapsed_ns),
+        pacing: sv.and_then(|s| s.pacing.clone()),
         ..base_row(p, f)
     }
 }
@@ -211,6 +213,7 @@ fn server_receives(p: &UdpPlan, f: &Flow, sv: Option<&ServerFigures>) -> UdpClie
         } else {
             0.0
         },
+        pacing: f.sent.pacing.clone(),
         ..base_row(p, f)
     }
 }
@@ -253,6 +256,7 @@ pub(super) fn not_run_row() -> UdpClientResult {
         path_mtu: None,
         cpu_local: CpuUse::default(),
         cpu_remote: None,
+        pacing: None,
         server: None,
     }
 }

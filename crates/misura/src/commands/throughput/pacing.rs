@@ -1,0 +1,114 @@
+//! The paced sender's loop, shared by `misura udp`'s client and `misura
+//! serve`'s own sending (reverse udp, reverse tcp): joins the sans-IO pacer
+//! (`misura_measure::pacer`: what is due, how long to sleep, the measured
+//! wake-up margin) to CLOCK_MONOTONIC and absolute `clock_nanosleep`.
+//!
+//! The kernel's SO_TXTIME with the fq qdisc is not used: sleeping until
+//! shortly before each burst already keeps the client's CPU at or below
+//! iperf3's at 1 Gbit/s (issue 10), and the result says which method paced
+//! (`method`).
+
+use misura_measure::pacer::{Pacer, PacerConfig, Step};
+use misura_report::pacing::Pacing;
+use misura_sys::clock::monotonic_ns;
+use misura_sys::timer::{self, Wake};
+use std::time::Instant;
+
+/// Longest single sleep, so a stop request or the end is seen within it.
+const NAP_NS: i64 = 50_000_000;
+
+/// Timer slack the pacing thread asks for (PR_SET_TIMERSLACK; 0 would
+/// mean "the default", 50 µs): wake-ups late by the timer, not by design.
+const SLACK_NS: u64 = 1;
+
+/// A sender of equal units paced from the moment it is made.
+pub struct PacedSender {
+    pacer: Pacer,
+    spin: bool,
+    slack_ns: Option<u64>,
+}
+
+impl PacedSender {
+    /// Paces `unit_bytes` at `rate_bps` (0: unpaced) on the calling thread,
+    /// whose timer slack it lowers; `spin`: every unit at its own time
+    /// (`--pacing spin`), else bursts below a sleep's resolution.
+    pub fn new(unit_bytes: u64, rate_bps: u64, spin: bool) -> PacedSender {
+        let slack_ns = if rate_bps > 0 {
+            timer::set_timer_slack_ns(SLACK_NS).ok()
+        } else {
+            None
+        };
+        let mut cfg = PacerConfig::new(unit_bytes, rate_bps);
+        if spin {
+            cfg.spin_share = 0;
+        }
+        PacedSender {
+            spin,
+            pacer: Pacer::new(cfg, monotonic_ns()),
+            slack_ns: slack_ns.or_else(|| Some(timer::timer_slack_ns())),
+        }
+    }
+
+    /// Waits until the next unit is due; false once `end_ns`
+    /// (CLOCK_MONOTONIC) has passed or `stop()` says so.
+    pub fn next(&mut self, end_ns: i64, stop: impl Fn() -> bool) -> bool {
+        loop {
+            let now = monotonic_ns();
+            if now >= end_ns || stop() {
+                return false;
+            }
+            match self.pacer.poll(now) {
+                Step::Send { .. } => return true,
+                Step::Sleep { until_ns } => {
+                    let target = until_ns.min(now + NAP_NS).min(end_ns);
+                    let woke = timer::sleep_until_monotonic(target);
+                    if target == until_ns && matches!(woke, Ok(Wake::Expired)) {
+                        self.pacer.woke(until_ns, monotonic_ns());
+                    }
+                }
+                Step::Spin { .. } => std::hint::spin_loop(),
+            }
+        }
+    }
+
+    /// The pacer's figures, for the sender `sender` ("client", "server").
+    pub fn pacing(&self, sender: &str) -> Pacing {
+        let f = self.pacer.figures();
+        Pacing {
+            sender: sender.into(),
+            method: if self.spin {
+                "clock_nanosleep+spin".into()
+            } else {
+                "clock_nanosleep".into()
+            },
+            timer_slack_ns: self.slack_ns,
+            target_gap_ns: f.target_gap_ns,
+            scheduled: f.units,
+            skipped: f.skipped,
+            bursts: f.bursts,
+            max_burst: f.max_burst,
+            burst_datagrams: f.burst_units,
+            wakeups: f.wakeups,
+            wake_late_p50_ns: f.wake_late_p50_ns,
+            wake_late_p99_ns: f.wake_late_p99_ns,
+            wake_late_max_ns: f.wake_late_max_ns,
+            wake_margin_ns: f.margin_ns,
+            wake_margin_max_ns: f.margin_max_ns,
+            spin_ns: f.spin_ns,
+            gap_p50_ns: f.gap_p50_ns,
+            gap_p99_ns: f.gap_p99_ns,
+            behind_p50_ns: f.behind_p50_ns,
+            behind_p99_ns: f.behind_p99_ns,
+            behind_max_ns: f.behind_max_ns,
+        }
+    }
+}
+
+/// `at` on CLOCK_MONOTONIC, ns (`Instant` is CLOCK_MONOTONIC on Linux).
+pub fn monotonic_at(at: Instant) -> i64 {
+    let (now_i, now_ns) = (Instant::now(), monotonic_ns());
+    match at.checked_duration_since(now_i) {
+        Some(d) => now_ns.saturating_add(d.as_nanos().min(i64::MAX as u128) as i64),
+        None => now_ns.saturating_sub((now_i - at).as_nanos().min(i64::MAX as u128) as i64),
+    }
+}

@@ -1,0 +1,133 @@
+//! How a paced sender kept its schedule (`misura udp`): bursts, wake-ups,
+//! the measured wake-up margin, the spacing of the sends against the
+//! target gap, and the CPU the sending thread used.
+
+use crate::throughput::CpuUse;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Write};
+
+/// The pacer's figures for one sender.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Pacing {
+    /// Whose sending these are: "client" (forward) or "server" (reverse).
+    pub sender: String,
+    /// How the sender waited: "clock_nanosleep" (absolute sleeps on
+    /// CLOCK_MONOTONIC ending a measured margin early, the rest spun;
+    /// SO_TXTIME is not used).
+    pub method: String,
+    /// The sending thread's timer slack (PR_GET_TIMERSLACK), ns.
+    pub timer_slack_ns: Option<u64>,
+    /// The schedule's gap between datagrams, ns.
+    pub target_gap_ns: f64,
+    /// Datagrams the schedule handed out, and those dropped because the
+    /// sender was more than 10 ms behind.
+    pub scheduled: u64,
+    pub skipped: u64,
+    /// Times the sender sent what was due, the most at once, and the
+    /// datagrams sent more than one at a time.
+    pub bursts: u64,
+    pub max_burst: u64,
+    pub burst_datagrams: u64,
+    /// Sleeps that reached their target, and how late they woke.
+    pub wakeups: u64,
+    pub wake_late_p50_ns: Option<i64>,
+    pub wake_late_p99_ns: Option<i64>,
+    pub wake_late_max_ns: Option<i64>,
+    /// The wake-up margin (p99 of the last 256 wake-ups' lateness) at the
+    /// end of the run and at its largest.
+    pub wake_margin_ns: u64,
+    pub wake_margin_max_ns: u64,
+    /// Time spent spinning before a send.
+    pub spin_ns: u64,
+    /// Gap between consecutive sends, p50 and p99.
+    pub gap_p50_ns: Option<i64>,
+    pub gap_p99_ns: Option<i64>,
+    /// Send time − scheduled time of each datagram (never negative).
+    pub behind_p50_ns: Option<i64>,
+    pub behind_p99_ns: Option<i64>,
+    pub behind_max_ns: Option<i64>,
+}
+
+fn us(v: Option<i64>) -> String {
+    v.map_or("-".into(), |x| format!("{:.1} µs", x as f64 / 1000.0))
+}
+
+/// The pacing lines of one client's row, indented under it.
+pub fn write_pacing_text(p: &Pacing, elapsed_ns: u64, out: &mut dyn Write) -> io::Result<()> {
+    let spin_pct = if elapsed_ns > 0 {
+        100.0 * p.spin_ns as f64 / elapsed_ns as f64
+    } else {
+        0.0
+    };
+    writeln!(
+        out,
+        "       pacing ({}, {}): {} datagrams in {} sends (largest {}, {} in bursts), {} skipped; \
+         {} wake-ups, margin {} (p99 of wake-up lateness; p50 {}), spin {:.1} % of the time",
+        p.sender,
+        p.method,
+        p.scheduled,
+        p.bursts,
+        p.max_burst,
+        p.burst_datagrams,
+        p.skipped,
+        p.wakeups,
+        us(Some(p.wake_margin_ns as i64)),
+        us(p.wake_late_p50_ns),
+        spin_pct
+    )?;
+    writeln!(
+        out,
+        "       spacing: gap p50 {} p99 {} (target {}); behind schedule p50 {} p99 {} max {}",
+        us(p.gap_p50_ns),
+        us(p.gap_p99_ns),
+        us(Some(p.target_gap_ns.round() as i64)),
+        us(p.behind_p50_ns),
+        us(p.behind_p99_ns),
+        us(p.behind_max_ns)
+    )
+}
+
+/// The CPU line of one client's row.
+pub fn write_cpu_text(who: &str, c: &CpuUse, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "       cpu ({who}): user {:.3} s + system {:.3} s = {:.1} % of one CPU",
+        c.user_ns as f64 / 1e9,
+        c.system_ns as f64 / 1e9,
+        c.utilisation_pct
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_names_the_figures() {
+        let p = Pacing {
+            sender: "client".into(),
+            method: "clock_nanosleep".into(),
+            target_gap_ns: 11_760.0,
+            scheduled: 100,
+            bursts: 10,
+            max_burst: 12,
+            burst_datagrams: 95,
+            wakeups: 9,
+            wake_margin_ns: 37_000,
+            wake_late_p50_ns: Some(18_000),
+            spin_ns: 10_000_000,
+            gap_p50_ns: Some(1_500),
+            ..Pacing::default()
+        };
+        let mut v = Vec::new();
+        write_pacing_text(&p, 1_000_000_000, &mut v).unwrap();
+        write_cpu_text("client", &CpuUse::new(100_000_000, 300_000_000, 1_000_000_000), &mut v)
+            .unwrap();
+        let t = String::from_utf8(v).unwrap();
+        assert!(t.contains("100 datagrams in 10 sends (largest 12, 95 in bursts)"), "{t}");
+        assert!(t.contains("margin 37.0 µs"), "{t}");
+        assert!(t.contains("spin 1.0 %"), "{t}");
+        assert!(t.contains("gap p50 1.5 µs p99 - (target 11.8 µs)"), "{t}");
+        assert!(t.contains("user 0.100 s + system 0.300 s = 40.0 % of one CPU"), "{t}");
+    }
+}
