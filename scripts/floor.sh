@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The kernel's floor under misura reflect's turnaround on this host: a bare
 # C echo loop with the same kernel stamps (scripts/floor/echo_floor.c,
-# driven by sockperf ping-pong) beside misura reflect (driven by misura
-# rtt), same pinning, sleeping and spinning. Whatever misura adds is the
+# driven by a small Python client: the turnaround is taken on the server
+# alone) beside misura reflect (driven by misura rtt), same pinning,
+# sleeping and spinning. Whatever misura adds is the
 # difference between the two lines of a mode.
 #
 #   sudo scripts/floor.sh [--count N] [--cpu C] [--server-cpu S]
 #
 # Defaults: 2000 requests at 1000/s, client CPU 1, server CPU 0. Needs root,
-# gcc and sockperf (installed with apt-get when missing). Builds its own lab
+# gcc and python3 (gcc installed with apt-get when missing). Builds its own lab
 # (prefix misura-floor-) and removes it on exit.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
@@ -27,7 +28,6 @@ done
 [[ "$N" =~ ^[0-9]+$ ]] && ((N >= 100 && N <= 100000)) || { echo "--count must be 100..100000" >&2; exit 2; }
 need=()
 command -v gcc >/dev/null || need+=(gcc libc6-dev)
-command -v sockperf >/dev/null || need+=(sockperf)
 if ((${#need[@]})); then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; fi
 [ -x "$MISURA" ] || (cd "$REPO" && cargo build --release --locked)
 WORK=$(mktemp -d /tmp/misura-floor.XXXXXX)
@@ -36,13 +36,27 @@ cleanup() { pkill -f "$WORK/echo_floor" 2>/dev/null || true; "$MISURA" lab down 
 trap cleanup EXIT
 "$MISURA" lab up --topology hosts --prefix "$PREFIX" --no-store >/dev/null
 H1=${PREFIX}h1; H2=${PREFIX}h2; ADDR=198.18.0.2
-SECS=$(((N + 999) / 1000 + 2))
 for mode in sleep spin; do
-    spin=(); bp=(); nb=()
-    [ $mode = spin ] && spin=(spin) && bp=(--busy-poll) && nb=(--nonblocked)
+    spin=(); bp=()
+    if [ $mode = spin ]; then spin=(spin); bp=(--busy-poll); fi
     ip netns exec "$H2" taskset -c "$S" "$WORK/echo_floor" "$ADDR" 11111 "$N" "${spin[@]}" >"$WORK/echo_$mode.txt" &
     ep=$!; sleep 0.3
-    ip netns exec "$H1" taskset -c "$C" timeout 60 sockperf ping-pong -i "$ADDR" -p 11111 -m 44 --mps 1000 -t "$SECS" "${nb[@]}" >/dev/null 2>&1 || true
+    ip netns exec "$H1" taskset -c "$C" timeout 120 python3 -c '
+import socket, sys, time
+n = int(sys.argv[1]); s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(0.5)
+t = time.monotonic()
+for i in range(n + 50):
+    t += 0.001
+    s.sendto(bytes(44), ("198.18.0.2", 11111))
+    try:
+        s.recv(100)
+    except socket.timeout:
+        pass
+    d = t - time.monotonic()
+    if d > 0:
+        time.sleep(d)
+' "$N" || true
+    kill "$ep" 2>/dev/null || true
     wait "$ep" || true
     ip netns exec "$H2" taskset -c "$S" "$MISURA" reflect --listen "$ADDR" --port 8620 --cpu "$S" -q --no-store "${bp[@]}" >/dev/null 2>&1 &
     rp=$!; sleep 0.3
