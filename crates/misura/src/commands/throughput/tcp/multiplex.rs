@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 /// within 2 % of each other where writing until EAGAIN let one take twice
 /// another's share.
 const BURST: usize = 16;
+
 /// The read buffer (as a `--threads` reader's).
 const READ_BUF: usize = 256 * 1024;
 
@@ -88,21 +89,29 @@ impl<'a> Conn<'a> {
         }
     }
 
-    /// Write up to [`BURST`] chunks, until the socket is full or `end`.
-    fn send_burst(&mut self, chunk: &[u8], end: Instant) {
-        for _ in 0..BURST {
+    /// Write up to `max` chunks, until the socket is full or `end`; true
+    /// while the socket may take more.
+    fn send_burst(&mut self, chunk: &[u8], end: Instant, max: usize) -> bool {
+        for _ in 0..max {
             match step(self.s.write(&chunk[self.off..])) {
                 Step::Moved(n) => {
                     self.off = (self.off + n) % chunk.len();
                     if self.tx.moved(n) >= end {
-                        return;
+                        return false;
                     }
                 }
-                Step::Again => return,
-                Step::Closed => return self.end_send(Some(SERVER_CLOSED.into())),
-                Step::Lost(e) => return self.end_send(Some(lost_sending(&e))),
+                Step::Again => return false,
+                Step::Closed => {
+                    self.end_send(Some(SERVER_CLOSED.into()));
+                    return false;
+                }
+                Step::Lost(e) => {
+                    self.end_send(Some(lost_sending(&e)));
+                    return false;
+                }
             }
         }
+        self.sending
     }
 
     /// Read up to [`BURST`] times, until nothing is left or the server's end.
@@ -126,6 +135,23 @@ impl<'a> Conn<'a> {
             last_io: self.tx.last.max(self.rx.last),
             info: self.info,
             error: self.rx.error.or(self.tx.error),
+        }
+    }
+}
+
+/// One turn's writes to the sockets found writable: one chunk to each in
+/// turn, up to [`BURST`] rounds, dropping a socket once it is full. Not
+/// [`BURST`] chunks to one socket and then the next: a socket left alone
+/// while another takes 2 MB has its ACKs answered by the kernel from the
+/// softirq, on whichever CPU the ACK came in, and on veth that reorders the
+/// stream (out-of-order queue at the receiver, spurious fast retransmits).
+/// Measured with 4 streams on split CPUs: 22 Gbit/s with 16-chunk bursts
+/// per socket, 26-31 Gbit/s round robin.
+fn send_round_robin(conns: &mut [Conn], writable: &mut Vec<usize>, chunk: &[u8], end: Instant) {
+    for _ in 0..BURST {
+        writable.retain(|&k| conns[k].send_burst(chunk, end, 1));
+        if writable.is_empty() {
+            break;
         }
     }
 }
@@ -170,6 +196,7 @@ pub(super) fn drive_all(
     }
     let mut set = PollSet::new();
     let mut polled: Vec<usize> = Vec::with_capacity(conns.len());
+    let mut writable: Vec<usize> = Vec::with_capacity(conns.len());
     loop {
         let now = Instant::now();
         let stopped = client::interrupted(stop);
@@ -200,6 +227,7 @@ pub(super) fn drive_all(
             }
             break;
         }
+        writable.clear();
         for (i, &k) in polled.iter().enumerate() {
             let r = set.ready(i);
             let c = &mut conns[k];
@@ -209,9 +237,10 @@ pub(super) fn drive_all(
                 c.receive_burst(&mut buf);
             }
             if c.sending && (r.writable || any) {
-                c.send_burst(&chunk, end);
+                writable.push(k);
             }
         }
+        send_round_robin(&mut conns, &mut writable, &chunk, end);
     }
     let outcomes = conns.into_iter().map(Conn::outcome).collect();
     (outcomes, client::thread_cpu_since(cpu0))
