@@ -335,6 +335,7 @@ fn run_udp(lp: &mut Loop<'_>, sock: &UdpTsSocket) {
     let mut next_id: u32 = 0;
     // Replies whose TX stamp has not been read yet.
     let mut unstamped: usize = 0;
+    let wildcard = sock.local_addr().ip().is_unspecified();
     while !lp.should_stop() {
         lp.refresh_clock();
         if unstamped > 0 {
@@ -370,7 +371,11 @@ fn run_udp(lp: &mut Loop<'_>, sock: &UdpTsSocket) {
         else {
             continue;
         };
-        match sock.send_to_from(&out[..len], m.src, m.dst) {
+        // The reply leaves from the address the request came to: only a
+        // socket on the wildcard address needs IP_PKTINFO to say which (it
+        // costs the send about a µs).
+        let from = if wildcard { m.dst } else { None };
+        match sock.send_to_from(&out[..len], m.src, from) {
             Ok(true) => {
                 ring[next_id as usize % TX_RING] = Some(Pending {
                     id: next_id,
