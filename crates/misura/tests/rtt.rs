@@ -440,7 +440,10 @@ fn busy_polling_both_ends_is_measured_and_recorded() {
     assert_eq!(v["totals"]["received"], 100);
     assert_eq!(check_probes(&csv, true), 100);
     let bp = &v["host"]["tuning"]["busy_poll"];
-    assert!(bp.is_object(), "rtt result says nothing of busy polling: {v}");
+    assert!(
+        bp.is_object(),
+        "rtt result says nothing of busy polling: {v}"
+    );
     assert!(
         bp["so_busy_poll_us"].is_u64() != bp["so_busy_poll_error"].is_string(),
         "either SO_BUSY_POLL was set or why not: {bp}"
@@ -474,11 +477,21 @@ fn a_blocking_reflector_sleeps_between_requests_and_ends_on_time() {
         "--export-json",
         refl_json.to_str().unwrap(),
     ]);
-    let v = json_of(&h.rtt(&["198.18.0.2:8623", "--count", "50", "--period", "20ms", "--json"]));
+    let v = json_of(&h.rtt(&[
+        "198.18.0.2:8623",
+        "--count",
+        "50",
+        "--period",
+        "20ms",
+        "--json",
+    ]));
     assert_eq!(v["totals"]["received"], 50);
     let r = reflector_result(&refl_json, t0);
     let ended = t0.elapsed();
-    assert!(ended < Duration::from_secs(10), "reflector ended after {ended:?}");
+    assert!(
+        ended < Duration::from_secs(10),
+        "reflector ended after {ended:?}"
+    );
     assert!(r["host"]["tuning"]["busy_poll"].is_null(), "{r}");
     assert!(r["counters"]["replied"].as_u64().unwrap() >= 50);
 }
@@ -492,7 +505,10 @@ fn reflector_result(path: &Path, t0: Instant) -> serde_json::Value {
                 return v;
             }
         }
-        assert!(t0.elapsed() < Duration::from_secs(20), "no reflector result in {path:?}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no reflector result in {path:?}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }

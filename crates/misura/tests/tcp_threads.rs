@@ -101,8 +101,15 @@ fn both_modes_move_data_and_their_streams_sum_to_the_total() {
         let c = &v["clients"][0];
         let sent = streams_sum_to_the_total(c, "sent_bytes", 3);
         let counted = streams_sum_to_the_total(c, "receiver_bytes", 3);
-        assert!(counted > 0 && counted <= sent, "{flags:?}: {counted} of {sent}");
-        assert_eq!(n(c, "received_bytes"), 0, "forward: the client reads nothing");
+        assert!(
+            counted > 0 && counted <= sent,
+            "{flags:?}: {counted} of {sent}"
+        );
+        assert_eq!(
+            n(c, "received_bytes"),
+            0,
+            "forward: the client reads nothing"
+        );
         assert!(v["throughput_bps"].as_f64().unwrap() > 0.0);
         let cpu = &c["cpu_local"];
         assert!(
@@ -124,7 +131,11 @@ fn one_thread_runs_reverse_and_bidir() {
     );
     let c = &v["clients"][0];
     let received = streams_sum_to_the_total(c, "received_bytes", 2);
-    assert_eq!(n(c, "receiver_bytes"), received, "reverse: the client counts");
+    assert_eq!(
+        n(c, "receiver_bytes"),
+        received,
+        "reverse: the client counts"
+    );
     assert_eq!(n(c, "sent_bytes"), 0);
 
     let v = tcp(&srv, &["--streams", "2", "--duration", "1s", "--bidir"]);
@@ -146,7 +157,14 @@ fn interrupted(srv: &Server, flags: &[&str]) -> Value {
     let d = TempDir::new("tcp-threads-int");
     let json = d.path("partial.json");
     let mut child = misura()
-        .args(["--no-store", "tcp", &srv.target(), "-q", "--duration", "60s"])
+        .args([
+            "--no-store",
+            "tcp",
+            &srv.target(),
+            "-q",
+            "--duration",
+            "60s",
+        ])
         .args(["--streams", "2", "--export-json", json.to_str().unwrap()])
         .args(flags)
         .stdout(Stdio::null())
@@ -171,7 +189,11 @@ fn interrupted(srv: &Server, flags: &[&str]) -> Value {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert_eq!(status.code(), Some(130), "{flags:?}: exit code after SIGINT");
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "{flags:?}: exit code after SIGINT"
+    );
     assert!(
         t.elapsed() < Duration::from_secs(5),
         "{flags:?}: stopping took {:?}",

@@ -19,7 +19,14 @@ impl Server {
     fn start() -> Server {
         let port = free_port();
         let child = misura()
-            .args(["serve", "--listen", "127.0.0.1", "--port", &port.to_string(), "--quiet"])
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+                "--quiet",
+            ])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -54,11 +61,13 @@ impl Drop for Server {
 }
 
 fn u(v: &Value, k: &str) -> u64 {
-    v[k].as_u64().unwrap_or_else(|| panic!("{k} missing in {v}"))
+    v[k].as_u64()
+        .unwrap_or_else(|| panic!("{k} missing in {v}"))
 }
 
 fn f(v: &Value, k: &str) -> f64 {
-    v[k].as_f64().unwrap_or_else(|| panic!("{k} missing in {v}"))
+    v[k].as_f64()
+        .unwrap_or_else(|| panic!("{k} missing in {v}"))
 }
 
 /// The checks both directions share: the rate reached within a generous
@@ -77,7 +86,10 @@ fn check_paced(d: &Value, sender: &str, rate: f64, secs: f64) {
     assert_eq!(p["sender"], sender, "{p}");
     assert_eq!(p["method"], "clock_nanosleep");
     // 1472-byte datagrams: the schedule's gap, exactly.
-    assert!((f(p, "target_gap_ns") - 1472.0 * 8e9 / rate).abs() < 1.0, "{p}");
+    assert!(
+        (f(p, "target_gap_ns") - 1472.0 * 8e9 / rate).abs() < 1.0,
+        "{p}"
+    );
     // What the schedule handed out over the run, within 10 % (the run's
     // ends are the sender's own measure of its duration).
     let expected = rate * secs / (1472.0 * 8.0);
@@ -116,13 +128,24 @@ fn paced_udp_reaches_the_rate_and_reports_cpu_and_pacing() {
     let o = server.udp(&["--rate", "50M", "--duration", "1s"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("pacing (client, clock_nanosleep): "), "{text}");
+    assert!(
+        text.contains("pacing (client, clock_nanosleep): "),
+        "{text}"
+    );
     assert!(text.contains("wake-ups, margin "), "{text}");
     assert!(text.contains("spacing: gap p50 "), "{text}");
     assert!(text.contains("% of one CPU"), "{text}");
 
     // --pacing spin: every datagram at its own time, said in the result.
-    let d = json(&server.udp(&["--rate", "20M", "--duration", "1s", "--pacing", "spin", "--json"]));
+    let d = json(&server.udp(&[
+        "--rate",
+        "20M",
+        "--duration",
+        "1s",
+        "--pacing",
+        "spin",
+        "--json",
+    ]));
     schema_check(&d, "udp.schema.json");
     assert_eq!(d["config"]["pacing"], "spin");
     assert_eq!(d["clients"][0]["pacing"]["method"], "clock_nanosleep+spin");
@@ -131,14 +154,7 @@ fn paced_udp_reaches_the_rate_and_reports_cpu_and_pacing() {
 #[test]
 fn reverse_paced_udp_reports_the_servers_pacing() {
     let server = Server::start();
-    let d = json(&server.udp(&[
-        "--rate",
-        "200M",
-        "--duration",
-        "2s",
-        "--reverse",
-        "--json",
-    ]));
+    let d = json(&server.udp(&["--rate", "200M", "--duration", "2s", "--reverse", "--json"]));
     check_paced(&d, "server", 200e6, 2.0);
     assert_eq!(d["config"]["pacing"], "sleep");
     let c = &d["clients"][0];

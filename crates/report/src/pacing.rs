@@ -121,13 +121,23 @@ mod tests {
         };
         let mut v = Vec::new();
         write_pacing_text(&p, 1_000_000_000, &mut v).unwrap();
-        write_cpu_text("client", &CpuUse::new(100_000_000, 300_000_000, 1_000_000_000), &mut v)
-            .unwrap();
+        write_cpu_text(
+            "client",
+            &CpuUse::new(100_000_000, 300_000_000, 1_000_000_000),
+            &mut v,
+        )
+        .unwrap();
         let t = String::from_utf8(v).unwrap();
-        assert!(t.contains("100 datagrams in 10 sends (largest 12, 95 in bursts)"), "{t}");
+        assert!(
+            t.contains("100 datagrams in 10 sends (largest 12, 95 in bursts)"),
+            "{t}"
+        );
         assert!(t.contains("margin 37.0 µs"), "{t}");
         assert!(t.contains("spin 1.0 %"), "{t}");
         assert!(t.contains("gap p50 1.5 µs p99 - (target 11.8 µs)"), "{t}");
-        assert!(t.contains("user 0.100 s + system 0.300 s = 40.0 % of one CPU"), "{t}");
+        assert!(
+            t.contains("user 0.100 s + system 0.300 s = 40.0 % of one CPU"),
+            "{t}"
+        );
     }
 }

@@ -124,7 +124,10 @@ mod tests {
         let ib = set.push(&b, true, false);
         let t = std::time::Instant::now();
         assert_eq!(set.wait(Duration::from_millis(20)).unwrap(), 0);
-        assert!(t.elapsed() >= Duration::from_millis(19), "waited its timeout");
+        assert!(
+            t.elapsed() >= Duration::from_millis(19),
+            "waited its timeout"
+        );
         assert_eq!(set.ready(ib), Ready::default());
         a.write_all(b"x").unwrap();
         let ia = set.push(&a, false, true);

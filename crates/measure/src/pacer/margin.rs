@@ -91,7 +91,11 @@ mod tests {
         let mut m = WakeMargin::new(990, 1_000_000);
         // One outlier in 256: p99 stays at the usual lateness.
         for i in 0..2560u64 {
-            m.record(if i % 256 == 7 { 900_000 } else { 10_000 + i % 10 });
+            m.record(if i % 256 == 7 {
+                900_000
+            } else {
+                10_000 + i % 10
+            });
         }
         assert!(m.ns() <= 10_009, "{}", m.ns());
         // One in 20: the margin follows them (capped at max).

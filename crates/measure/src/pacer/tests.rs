@@ -21,7 +21,13 @@ struct Run {
 
 /// Drive a pacer from `start` for `dur` ns; `late(i)` is how late the
 /// i-th wake-up is; each send takes `send_ns`.
-fn simulate(cfg: PacerConfig, start: i64, dur: i64, send_ns: i64, late: impl Fn(u64) -> i64) -> Run {
+fn simulate(
+    cfg: PacerConfig,
+    start: i64,
+    dur: i64,
+    send_ns: i64,
+    late: impl Fn(u64) -> i64,
+) -> Run {
     let mut p = Pacer::new(cfg, start);
     let mut now = start - 1234;
     let mut sends = Vec::new();
@@ -101,7 +107,10 @@ fn spaced_sends_sleep_then_spin_the_margin_only() {
     assert_eq!(f.skipped, 0);
     for &(k, t) in r.sends.iter().skip(2) {
         let late = t - r.pacer.due_ns(k);
-        assert!((0..SPIN_POLL_NS).contains(&late), "unit {k} left {late} ns late");
+        assert!(
+            (0..SPIN_POLL_NS).contains(&late),
+            "unit {k} left {late} ns late"
+        );
     }
     // Spinning: at most the margin per wake-up, here less than 1 % of the time.
     assert!(f.spin_ns < 2_000_000_000 / 100, "{f:?}");
@@ -139,7 +148,10 @@ fn spacing_first_spins_to_every_due_time() {
     assert!(r.counted_at_idle);
     for &(k, t) in r.sends.iter().skip(10) {
         let late = t - r.pacer.due_ns(k);
-        assert!((0..SPIN_POLL_NS + 1_000).contains(&late), "unit {k} left {late} ns late");
+        assert!(
+            (0..SPIN_POLL_NS + 1_000).contains(&late),
+            "unit {k} left {late} ns late"
+        );
     }
     assert!(f.spin_ns > 100_000_000 / 2, "mostly spinning: {f:?}");
 }
@@ -149,7 +161,12 @@ fn a_sender_far_behind_drops_the_backlog_and_keeps_the_schedule() {
     let cfg = PacerConfig::new(1000, 8_000_000); // 1 ms apart
     let mut p = Pacer::new(cfg, 0);
     assert_eq!(p.poll(0), Step::Send { due: 1 });
-    assert_eq!(p.poll(1), Step::Sleep { until_ns: 1_000_000 });
+    assert_eq!(
+        p.poll(1),
+        Step::Sleep {
+            until_ns: 1_000_000
+        }
+    );
     // 5.5 ms later: five due, within the catch-up limit, sent back to back.
     for left in (1..=5).rev() {
         assert_eq!(p.poll(5_500_000), Step::Send { due: left });
@@ -162,7 +179,12 @@ fn a_sender_far_behind_drops_the_backlog_and_keeps_the_schedule() {
     assert_eq!(f.units + f.skipped, p.due_by(55_200_000));
     assert_eq!((f.bursts, f.max_burst, f.burst_units), (3, 5, 5));
     // The schedule did not move: the next is due at 56 ms.
-    assert_eq!(p.poll(55_300_000), Step::Sleep { until_ns: 56_000_000 });
+    assert_eq!(
+        p.poll(55_300_000),
+        Step::Sleep {
+            until_ns: 56_000_000
+        }
+    );
 }
 
 #[test]
@@ -170,11 +192,16 @@ fn slow_wake_ups_cap_the_period_and_the_margin() {
     // Wake-ups 2–3 ms late (a busy CPU): margin capped at 0.5 ms, period
     // at 1 ms, so bursts of about a period and the lateness.
     let cfg = PacerConfig::new(1470, 1_000_000_000);
-    let r = simulate(cfg, 0, 1_000_000_000, 1_000, |i| 2_000_000 + (i % 3) as i64 * 500_000);
+    let r = simulate(cfg, 0, 1_000_000_000, 1_000, |i| {
+        2_000_000 + (i % 3) as i64 * 500_000
+    });
     let f = r.pacer.figures();
     assert_eq!(f.margin_ns, 500_000);
     assert_eq!(r.pacer.period_and_early_ns(), (1_000_000, 125_000));
-    assert!(f.max_burst <= (1_000_000 + 3_000_000) / 11_776 + 10, "{f:?}");
+    assert!(
+        f.max_burst <= (1_000_000 + 3_000_000) / 11_776 + 10,
+        "{f:?}"
+    );
     assert!(r.counted_at_idle);
     assert_eq!(f.spin_ns, 0);
 }

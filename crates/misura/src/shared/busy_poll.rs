@@ -32,6 +32,8 @@ pub fn ask(sock: &UdpTsSocket) -> BusyPoll {
 pub fn raw() -> BusyPoll {
     BusyPoll {
         so_busy_poll_us: None,
-        so_busy_poll_error: Some("raw probes (a packet socket) are spun on without SO_BUSY_POLL".into()),
+        so_busy_poll_error: Some(
+            "raw probes (a packet socket) are spun on without SO_BUSY_POLL".into(),
+        ),
     }
 }

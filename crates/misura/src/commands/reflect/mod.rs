@@ -365,9 +365,9 @@ fn run_udp(lp: &mut Loop<'_>, sock: &UdpTsSocket) {
             truncated,
         };
         let request = &buf[..m.len.min(buf.len())];
-        let Decision::Reply { len, reply_seq } =
-            lp.reflector
-                .handle(request, &meta, after_recv, &lp.clock, &mut out)
+        let Decision::Reply { len, reply_seq } = lp
+            .reflector
+            .handle(request, &meta, after_recv, &lp.clock, &mut out)
         else {
             continue;
         };

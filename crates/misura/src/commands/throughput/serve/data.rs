@@ -2,9 +2,9 @@
 //! request/response (rr-tcp) and one transaction per connection (crr).
 
 use super::pacer::send_rate;
-use crate::commands::throughput::pacing::{monotonic_at, PacedSender};
 use super::state::Shared;
 use super::test::*;
+use crate::commands::throughput::pacing::{monotonic_at, PacedSender};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::Ordering;

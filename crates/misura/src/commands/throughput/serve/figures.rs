@@ -202,7 +202,11 @@ pub(super) fn result_message(t: &Test, f: &UdpFigures, record: &ServedTest) -> M
                 .with(proto::F_OWD_MAX_NS, Value::I64(b));
         }
     }
-    if let Some(p) = f.pacing.as_ref().and_then(|p| serde_json::to_string(p).ok()) {
+    if let Some(p) = f
+        .pacing
+        .as_ref()
+        .and_then(|p| serde_json::to_string(p).ok())
+    {
         result = result.with(proto::F_PACING, Value::Str(p));
     }
     if let Some(why) = &record.partial_reason {

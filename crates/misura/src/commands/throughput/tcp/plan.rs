@@ -217,9 +217,16 @@ mod tests {
         assert_eq!(p.interval_ns(), Some(1_000_000_000));
         assert_eq!(p.duration_ns(), 10_000_000_000, "the default --duration");
         assert_eq!((p.streams, p.client.clients), (1, 1));
-        assert_eq!(p.threads, Threads::One, "one thread drives the streams by default");
+        assert_eq!(
+            p.threads,
+            Threads::One,
+            "one thread drives the streams by default"
+        );
         let t = plan(&["t", "h", "--streams", "4", "--threads"]).unwrap();
-        assert_eq!((t.threads, t.threads.as_str()), (Threads::PerStream, "per-stream"));
+        assert_eq!(
+            (t.threads, t.threads.as_str()),
+            (Threads::PerStream, "per-stream")
+        );
         assert!(W::try_parse_from(["t", "h", "--reverse", "--bidir"]).is_err());
         assert!(W::try_parse_from(["t", "h", "--duration", "soon"]).is_err());
     }
