@@ -350,12 +350,12 @@ measure() {
     echo "-- [$ph] 5. misura rtt (STAMP to misura reflect)"
     if start_server "$SERVER_LIMIT" "$d/misura_reflect.json" "$STAMP_PORT" \
         taskset -c "$SERVER_CPU" "$MISURA" reflect --netns "$H2_NS" --listen "$H2_ADDR" \
-        --port "$STAMP_PORT" --cpu "$SERVER_CPU" --json --duration "${SERVER_LIMIT}s"; then
+        --port "$STAMP_PORT" --cpu "$SERVER_CPU" --json --no-store --duration "${SERVER_LIMIT}s"; then
         rc=0
         cpu_snapshot "$d/misura_cpu_start.txt"
         run "$CLIENT_LIMIT" "$d/misura_rtt.json" \
             taskset -c "$CPU" "$MISURA" rtt "$H2_ADDR:$STAMP_PORT" --netns "$H1_NS" --count "$COUNT" \
-            --period "${PERIOD_MS}ms" --cpu "$CPU" --frames "$d/misura_probes.csv" --json -q || rc=$?
+            --period "${PERIOD_MS}ms" --cpu "$CPU" --frames "$d/misura_probes.csv" --json -q --no-store || rc=$?
         cpu_snapshot "$d/misura_cpu_end.txt"
         echo "$rc" >"$d/misura_rtt.rc"
         if ((rc != 0)); then

@@ -34,6 +34,7 @@ pub mod margin;
 
 use margin::WakeMargin;
 use misura_stats::Summary;
+use serde::{Deserialize, Serialize};
 
 /// How a [`Pacer`] paces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,17 +90,21 @@ pub enum Step {
 }
 
 /// The pacer's account of a run: bursts, wake-ups, the margin, the spacing.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Serialised with the names of a UDP result's `pacing` object (which
+/// embeds it), where the units are datagrams.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PacerFigures {
     /// The schedule's gap between two units, ns (fractional).
     pub target_gap_ns: f64,
     /// Units handed out and units dropped by the catch-up limit.
+    #[serde(rename = "scheduled")]
     pub units: u64,
     pub skipped: u64,
     /// Runs of [`Step::Send`] without a sleep or spin between them, the
     /// longest, and the units sent in runs of more than one.
     pub bursts: u64,
     pub max_burst: u64,
+    #[serde(rename = "burst_datagrams")]
     pub burst_units: u64,
     /// Sleeps that ended at their target, and how late (p50, p99, max).
     pub wakeups: u64,
@@ -107,7 +112,9 @@ pub struct PacerFigures {
     pub wake_late_p99_ns: Option<i64>,
     pub wake_late_max_ns: Option<i64>,
     /// The margin at the end of the run, and its largest value.
+    #[serde(rename = "wake_margin_ns")]
     pub margin_ns: u64,
+    #[serde(rename = "wake_margin_max_ns")]
     pub margin_max_ns: u64,
     /// Time spent polling in [`Step::Spin`].
     pub spin_ns: u64,

@@ -13,54 +13,17 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::net::TcpStream;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-/// `misura serve` on 127.0.0.1, killed on drop.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Server {
-    fn start() -> Server {
-        let port = free_port();
-        let child = misura()
-            .args(["--no-store", "serve", "--listen", "127.0.0.1", "--port"])
-            .arg(port.to_string())
-            .args(["--max-duration", "600s", "--max-rate", "100G", "-q"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting misura serve");
-        let s = Server { child, port };
-        let t = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                t.elapsed() < Duration::from_secs(10),
-                "misura serve did not listen on 127.0.0.1:{port} within 10 s"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        s
-    }
-
-    fn target(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `misura serve` on 127.0.0.1, for as long and as fast as a test asks.
+fn serve() -> LocalServe {
+    LocalServe::start(&["--max-duration", "600s", "--max-rate", "100G"])
 }
 
 /// `misura tcp` against `srv` with `extra`, its JSON result checked
 /// against the schema.
-fn tcp(srv: &Server, extra: &[&str]) -> Value {
+fn tcp(srv: &LocalServe, extra: &[&str]) -> Value {
     let target = srv.target();
     let mut args = vec!["--no-store", "tcp", &target, "--json"];
     args.extend_from_slice(extra);
@@ -91,7 +54,7 @@ fn streams_sum_to_the_total(c: &Value, key: &str, streams: usize) -> u64 {
 
 #[test]
 fn both_modes_move_data_and_their_streams_sum_to_the_total() {
-    let srv = Server::start();
+    let srv = serve();
     for (flags, mode) in [(&[][..], "one"), (&["--threads"][..], "per-stream")] {
         let mut args = vec!["--streams", "3", "--duration", "1s", "--msg-size", "64K"];
         args.extend_from_slice(flags);
@@ -121,7 +84,7 @@ fn both_modes_move_data_and_their_streams_sum_to_the_total() {
 
 #[test]
 fn one_thread_runs_reverse_and_bidir() {
-    let srv = Server::start();
+    let srv = serve();
     let v = tcp(&srv, &["--streams", "2", "--duration", "1s", "--reverse"]);
     assert_eq!(
         (v["config"]["threads"].as_str(), v["complete"].as_bool()),
@@ -153,7 +116,7 @@ fn one_thread_runs_reverse_and_bidir() {
 
 /// SIGINT to a running `misura tcp`: exit code 130 within the limit and
 /// the partial result in the file.
-fn interrupted(srv: &Server, flags: &[&str]) -> Value {
+fn interrupted(srv: &LocalServe, flags: &[&str]) -> Value {
     let d = TempDir::new("tcp-threads-int");
     let json = d.path("partial.json");
     let mut child = misura()
@@ -209,7 +172,7 @@ fn interrupted(srv: &Server, flags: &[&str]) -> Value {
 
 #[test]
 fn ctrl_c_writes_the_partial_result_in_both_modes() {
-    let srv = Server::start();
+    let srv = serve();
     for (flags, mode) in [
         (&[][..], "one"),
         (&["--threads"][..], "per-stream"),

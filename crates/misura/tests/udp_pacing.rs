@@ -4,60 +4,16 @@
 
 mod common;
 
-use common::{free_port, json_of as json, misura, schema_check};
+use common::{json_of as json, misura, schema_check, LocalServe};
 use serde_json::Value;
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
 
-/// `misura serve` on 127.0.0.1, killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Server {
-    fn start() -> Server {
-        let port = free_port();
-        let child = misura()
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-                "--quiet",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting misura serve");
-        let t = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                t.elapsed() < Duration::from_secs(10),
-                "misura serve did not come up on port {port}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Server { child, port }
-    }
-
-    fn udp(&self, extra: &[&str]) -> std::process::Output {
-        let target = format!("127.0.0.1:{}", self.port);
-        misura()
-            .args(["udp", &target, "--no-store", "-q"])
-            .args(extra)
-            .output()
-            .expect("running misura udp")
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `misura udp` against `server`, not kept in any store.
+fn udp(server: &LocalServe, extra: &[&str]) -> std::process::Output {
+    misura()
+        .args(["udp", &server.target(), "--no-store", "-q"])
+        .args(extra)
+        .output()
+        .expect("running misura udp")
 }
 
 fn u(v: &Value, k: &str) -> u64 {
@@ -111,8 +67,11 @@ fn check_paced(d: &Value, sender: &str, rate: f64, secs: f64) {
 
 #[test]
 fn paced_udp_reaches_the_rate_and_reports_cpu_and_pacing() {
-    let server = Server::start();
-    let d = json(&server.udp(&["--rate", "200M", "--duration", "2s", "--json"]));
+    let server = LocalServe::start(&[]);
+    let d = json(&udp(
+        &server,
+        &["--rate", "200M", "--duration", "2s", "--json"],
+    ));
     check_paced(&d, "client", 200e6, 2.0);
     let c = &d["clients"][0];
     assert_eq!(c["receiver"], "server");
@@ -125,7 +84,7 @@ fn paced_udp_reaches_the_rate_and_reports_cpu_and_pacing() {
     );
 
     // The text says the same in words.
-    let o = server.udp(&["--rate", "50M", "--duration", "1s"]);
+    let o = udp(&server, &["--rate", "50M", "--duration", "1s"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -137,15 +96,18 @@ fn paced_udp_reaches_the_rate_and_reports_cpu_and_pacing() {
     assert!(text.contains("% of one CPU"), "{text}");
 
     // --pacing spin: every datagram at its own time, said in the result.
-    let d = json(&server.udp(&[
-        "--rate",
-        "20M",
-        "--duration",
-        "1s",
-        "--pacing",
-        "spin",
-        "--json",
-    ]));
+    let d = json(&udp(
+        &server,
+        &[
+            "--rate",
+            "20M",
+            "--duration",
+            "1s",
+            "--pacing",
+            "spin",
+            "--json",
+        ],
+    ));
     schema_check(&d, "udp.schema.json");
     assert_eq!(d["config"]["pacing"], "spin");
     assert_eq!(d["clients"][0]["pacing"]["method"], "clock_nanosleep+spin");
@@ -153,8 +115,11 @@ fn paced_udp_reaches_the_rate_and_reports_cpu_and_pacing() {
 
 #[test]
 fn reverse_paced_udp_reports_the_servers_pacing() {
-    let server = Server::start();
-    let d = json(&server.udp(&["--rate", "200M", "--duration", "2s", "--reverse", "--json"]));
+    let server = LocalServe::start(&[]);
+    let d = json(&udp(
+        &server,
+        &["--rate", "200M", "--duration", "2s", "--reverse", "--json"],
+    ));
     check_paced(&d, "server", 200e6, 2.0);
     assert_eq!(d["config"]["pacing"], "sleep");
     let c = &d["clients"][0];

@@ -3,6 +3,7 @@
 //! target gap, and the CPU the sending thread used.
 
 use crate::throughput::CpuUse;
+use misura_measure::pacer::PacerFigures;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
 
@@ -17,35 +18,10 @@ pub struct Pacing {
     pub method: String,
     /// The sending thread's timer slack (PR_GET_TIMERSLACK), ns.
     pub timer_slack_ns: Option<u64>,
-    /// The schedule's gap between datagrams, ns.
-    pub target_gap_ns: f64,
-    /// Datagrams the schedule handed out, and those dropped because the
-    /// sender was more than 10 ms behind.
-    pub scheduled: u64,
-    pub skipped: u64,
-    /// Times the sender sent what was due, the most at once, and the
-    /// datagrams sent more than one at a time.
-    pub bursts: u64,
-    pub max_burst: u64,
-    pub burst_datagrams: u64,
-    /// Sleeps that reached their target, and how late they woke.
-    pub wakeups: u64,
-    pub wake_late_p50_ns: Option<i64>,
-    pub wake_late_p99_ns: Option<i64>,
-    pub wake_late_max_ns: Option<i64>,
-    /// The wake-up margin (p99 of the last 256 wake-ups' lateness) at the
-    /// end of the run and at its largest.
-    pub wake_margin_ns: u64,
-    pub wake_margin_max_ns: u64,
-    /// Time spent spinning before a send.
-    pub spin_ns: u64,
-    /// Gap between consecutive sends, p50 and p99.
-    pub gap_p50_ns: Option<i64>,
-    pub gap_p99_ns: Option<i64>,
-    /// Send time − scheduled time of each datagram (never negative).
-    pub behind_p50_ns: Option<i64>,
-    pub behind_p99_ns: Option<i64>,
-    pub behind_max_ns: Option<i64>,
+    /// Schedule, bursts, wake-ups, margin and spacing (the units are
+    /// datagrams), flattened into this object.
+    #[serde(flatten)]
+    pub figures: PacerFigures,
 }
 
 fn us(v: Option<i64>) -> String {
@@ -53,7 +29,8 @@ fn us(v: Option<i64>) -> String {
 }
 
 /// The pacing lines of one client's row, indented under it.
-pub fn write_pacing_text(p: &Pacing, elapsed_ns: u64, out: &mut dyn Write) -> io::Result<()> {
+pub fn write_pacing_text(pacing: &Pacing, elapsed_ns: u64, out: &mut dyn Write) -> io::Result<()> {
+    let p = &pacing.figures;
     let spin_pct = if elapsed_ns > 0 {
         100.0 * p.spin_ns as f64 / elapsed_ns as f64
     } else {
@@ -63,15 +40,15 @@ pub fn write_pacing_text(p: &Pacing, elapsed_ns: u64, out: &mut dyn Write) -> io
         out,
         "       pacing ({}, {}): {} datagrams in {} sends (largest {}, {} in bursts), {} skipped; \
          {} wake-ups, margin {} (p99 of wake-up lateness; p50 {}), spin {:.1} % of the time",
-        p.sender,
-        p.method,
-        p.scheduled,
+        pacing.sender,
+        pacing.method,
+        p.units,
         p.bursts,
         p.max_burst,
-        p.burst_datagrams,
+        p.burst_units,
         p.skipped,
         p.wakeups,
-        us(Some(p.wake_margin_ns as i64)),
+        us(Some(p.margin_ns as i64)),
         us(p.wake_late_p50_ns),
         spin_pct
     )?;
@@ -107,16 +84,19 @@ mod tests {
         let p = Pacing {
             sender: "client".into(),
             method: "clock_nanosleep".into(),
-            target_gap_ns: 11_760.0,
-            scheduled: 100,
-            bursts: 10,
-            max_burst: 12,
-            burst_datagrams: 95,
-            wakeups: 9,
-            wake_margin_ns: 37_000,
-            wake_late_p50_ns: Some(18_000),
-            spin_ns: 10_000_000,
-            gap_p50_ns: Some(1_500),
+            figures: PacerFigures {
+                target_gap_ns: 11_760.0,
+                units: 100,
+                bursts: 10,
+                max_burst: 12,
+                burst_units: 95,
+                wakeups: 9,
+                margin_ns: 37_000,
+                wake_late_p50_ns: Some(18_000),
+                spin_ns: 10_000_000,
+                gap_p50_ns: Some(1_500),
+                ..PacerFigures::default()
+            },
             ..Pacing::default()
         };
         let mut v = Vec::new();

@@ -135,8 +135,9 @@ pub fn memlock_limit() -> Result<(Option<u64>, Option<u64>), SysError> {
     Ok((f(r.rlim_cur), f(r.rlim_max)))
 }
 
-/// This process's timer slack in nanoseconds (`PR_GET_TIMERSLACK`),
-/// inherited from the shell that started it.
+/// The calling thread's timer slack in nanoseconds (`PR_GET_TIMERSLACK`):
+/// inherited from the shell that started the process unless the thread
+/// set its own ([`crate::timer::set_timer_slack_ns`]).
 pub fn timer_slack_ns() -> Result<u64, SysError> {
     // SAFETY: PR_GET_TIMERSLACK takes no pointer arguments.
     let r = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };

@@ -53,14 +53,7 @@ pub fn set_timer_slack_ns(ns: u64) -> Result<u64, SysError> {
             std::io::Error::last_os_error(),
         ));
     }
-    Ok(timer_slack_ns())
-}
-
-/// The calling thread's timer slack, ns (`prctl(PR_GET_TIMERSLACK)`).
-pub fn timer_slack_ns() -> u64 {
-    // SAFETY: PR_GET_TIMERSLACK takes no arguments and returns the slack.
-    let rc = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };
-    rc.max(0) as u64
+    crate::hostinfo::timer_slack_ns()
 }
 
 /// A PM QoS request keeping CPU wake-up latency at most `us` µs while the
@@ -112,7 +105,7 @@ mod tests {
     fn timer_slack_is_per_thread_and_settable() {
         std::thread::spawn(|| {
             assert_eq!(set_timer_slack_ns(1_000).unwrap(), 1_000);
-            assert_eq!(timer_slack_ns(), 1_000);
+            assert_eq!(crate::hostinfo::timer_slack_ns().unwrap(), 1_000);
         })
         .join()
         .unwrap();

@@ -96,7 +96,7 @@ pub struct UdpTsSocket {
     icmp_errors: Cell<u64>,
     /// The peer set with [`UdpTsSocket::connect`]: sends to it go without
     /// an address (no route lookup per datagram).
-    peer: Cell<Option<SocketAddr>>,
+    peer: Option<SocketAddr>,
 }
 
 /// Errnos an ICMP error leaves pending on the socket (`sk_err`) with
@@ -213,7 +213,7 @@ impl UdpTsSocket {
             fd,
             local: addr,
             icmp_errors: Cell::new(0),
-            peer: Cell::new(None),
+            peer: None,
         };
         sock.set_int(libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)
             .map_err(|e| SysError::io("setting SO_REUSEADDR", e))?;
@@ -337,23 +337,8 @@ impl UdpTsSocket {
             )
         };
         cvt(rc).map_err(|e| SysError::io(format!("connecting UDP {} to {peer}", self.local), e))?;
-        self.peer.set(Some(peer));
-        // SAFETY: sockaddr_storage is plain old data; all-zero is valid.
-        let mut ss: libc::sockaddr_storage = unsafe { zeroed() };
-        let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-        // SAFETY: `ss` has room for any address and `len` says how much.
-        let rc = unsafe {
-            libc::getsockname(
-                self.fd.as_raw_fd(),
-                &mut ss as *mut libc::sockaddr_storage as *mut libc::sockaddr,
-                &mut len,
-            )
-        };
-        if rc == 0 {
-            if let Some(a) = from_sockaddr(&ss, len) {
-                self.local = a;
-            }
-        }
+        self.peer = Some(peer);
+        self.local = self.read_local_addr()?;
         Ok(())
     }
 
@@ -475,7 +460,7 @@ impl UdpTsSocket {
             )));
         }
         let (ss, ss_len) = to_sockaddr(&dst);
-        let connected = src.is_none() && self.peer.get() == Some(dst);
+        let connected = src.is_none() && self.peer == Some(dst);
         let mut cmsg = CmsgBuf::new();
         let mut iov = libc::iovec {
             iov_base: buf.as_ptr() as *mut libc::c_void,

@@ -368,3 +368,49 @@ pub fn which(name: &str) -> Option<PathBuf> {
     dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/bin"));
     dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
 }
+
+/// `misura serve` on 127.0.0.1 (a free port, `--no-store`, quiet), up and
+/// listening when `start` returns (bounded: 10 s), killed and reaped when
+/// dropped.
+pub struct LocalServe {
+    child: Child,
+    pub port: u16,
+}
+
+impl LocalServe {
+    pub fn start(extra: &[&str]) -> LocalServe {
+        let port = free_port();
+        let child = misura()
+            .args(["--no-store", "serve", "--listen", "127.0.0.1", "--port"])
+            .arg(port.to_string())
+            .arg("-q")
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting misura serve");
+        let s = LocalServe { child, port };
+        let t = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "misura serve did not listen on 127.0.0.1:{port} within 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        s
+    }
+
+    /// HOST:PORT for a client.
+    pub fn target(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for LocalServe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

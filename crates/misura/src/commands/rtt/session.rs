@@ -38,9 +38,10 @@ pub struct Link<'t> {
     pub icmp: u64,
     /// Spin on the socket instead of sleeping in poll(2).
     busy_poll: bool,
-    /// Requests sent whose TX stamp has not been read yet, or a wake-up
-    /// that found the error queue ready: the queue is read only then.
-    unstamped: usize,
+    /// A TX stamp may wait in the error queue (a wake-up found it ready,
+    /// or busy-polling's periodic look is due): the queue is read only then
+    /// and right after a send.
+    tx_due: bool,
     /// A datagram may be queued: false only after a receive found the
     /// queue empty and nothing but a send happened since (so no receive
     /// sits between a send and the wait for its reply).
@@ -59,7 +60,7 @@ impl<'t> Link<'t> {
             rx: vec![0u8; RX_BUF],
             icmp: 0,
             busy_poll,
-            unstamped: 0,
+            tx_due: false,
             maybe_data: true,
             turns: 0,
         })
@@ -83,26 +84,12 @@ impl<'t> Link<'t> {
             // returns: one read takes it, and the wait that follows is not
             // woken by it. Nothing else is read between the send and that
             // wait (the reply cannot be there yet).
-            self.unstamped = self.unstamped.saturating_add(1);
-            self.read_tx_stamps(s, 1)?;
+            // A stamp that comes later wakes the poll (or, busy-polling,
+            // is found by the periodic look).
+            self.tr.poll_tx(1, |seq, sw, hw| {
+                s.on_tx_stamp(seq, sw, hw);
+            })?;
         }
-        Ok(())
-    }
-
-    /// Up to `max` TX stamps, when some are due. An empty queue clears the
-    /// count: a stamp that comes later wakes the poll (or, busy-polling,
-    /// is found by the periodic look).
-    fn read_tx_stamps(&mut self, s: &mut SessionSender, max: usize) -> Result<()> {
-        let mut read = 0;
-        self.tr.poll_tx(max, |seq, sw, hw| {
-            read += 1;
-            s.on_tx_stamp(seq, sw, hw);
-        })?;
-        self.unstamped = if read < max {
-            0
-        } else {
-            self.unstamped.saturating_sub(read)
-        };
         Ok(())
     }
 
@@ -123,11 +110,12 @@ impl<'t> Link<'t> {
             }
         }
         self.turns = self.turns.wrapping_add(1);
-        if self.busy_poll && self.turns % BUSY_TX_EVERY == 0 {
-            self.unstamped = self.unstamped.max(1);
-        }
-        if self.unstamped > 0 {
-            self.read_tx_stamps(s, usize::MAX)?;
+        self.tx_due |= self.busy_poll && self.turns % BUSY_TX_EVERY == 0;
+        if self.tx_due {
+            self.tx_due = false;
+            self.tr.poll_tx(usize::MAX, |seq, sw, hw| {
+                s.on_tx_stamp(seq, sw, hw);
+            })?;
         }
         Ok(())
     }
@@ -147,11 +135,9 @@ impl<'t> Link<'t> {
         let wait = until.saturating_sub(now);
         if wait > SPIN_NS {
             let d = Duration::from_nanos((wait - WAKE_EARLY_NS) as u64);
-            let (data, error_queue) = self.tr.wait(d.min(MAX_SLEEP))?;
-            self.maybe_data |= data;
-            if error_queue {
-                self.unstamped = self.unstamped.max(1);
-            }
+            let ready = self.tr.wait(d.min(MAX_SLEEP))?;
+            self.maybe_data |= ready.data;
+            self.tx_due |= ready.error_queue;
         } else if s.awaiting_reply() == 0 {
             while realtime_ns() < until {
                 std::hint::spin_loop();
@@ -175,7 +161,7 @@ impl<'t> Link<'t> {
         // Replies still on their way to warm-up requests are dropped here,
         // not counted as unknown.
         self.tr.poll_tx(usize::MAX, |_, _, _| {})?;
-        self.unstamped = 0;
+        self.tx_due = false;
         while self.tr.recv(&mut self.rx)?.0 {}
         Ok(())
     }

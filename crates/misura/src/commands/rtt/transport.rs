@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 use misura_sys::packet::PacketSocket;
-use misura_sys::udp::UdpTsSocket;
+use misura_sys::udp::{Ready, UdpTsSocket};
 use misura_wire::probe::{self, ProbeHeader, ProbeRepr, HEADER_LEN as PROBE_LEN};
 use misura_wire::{EthernetFrame, EthernetRepr, MacAddr, ProbeFlags};
 use std::net::SocketAddr;
@@ -214,16 +214,16 @@ impl Transport {
     }
 
     /// Sleeps until a reply or a TX stamp is ready or `d` ran out; says
-    /// which was found ready: (datagram, error queue).
-    pub fn wait(&self, d: Duration) -> Result<(bool, bool)> {
+    /// which was found ready.
+    pub fn wait(&self, d: Duration) -> Result<Ready> {
         match self {
-            Transport::Udp(u) => {
-                let r = u.sock.wait(d)?;
-                Ok((r.data, r.error_queue))
-            }
+            Transport::Udp(u) => Ok(u.sock.wait(d)?),
             // Raw probes busy-poll, as the one-way loop does: a sleep here
-            // would land inside the user-level RTT.
-            Transport::L2(_) => Ok((true, true)),
+            // would land inside the user-level RTT. Both queues are looked at.
+            Transport::L2(_) => Ok(Ready {
+                data: true,
+                error_queue: true,
+            }),
         }
     }
 

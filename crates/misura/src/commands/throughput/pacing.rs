@@ -45,15 +45,17 @@ impl PacedSender {
         PacedSender {
             spin,
             pacer: Pacer::new(cfg, monotonic_ns()),
-            slack_ns: slack_ns.or_else(|| Some(timer::timer_slack_ns())),
+            slack_ns: slack_ns.or_else(|| misura_sys::hostinfo::timer_slack_ns().ok()),
         }
     }
 
     /// Waits until the next unit is due; false once `end_ns`
     /// (CLOCK_MONOTONIC) has passed or `stop()` says so.
     pub fn next(&mut self, end_ns: i64, stop: impl Fn() -> bool) -> bool {
+        // The clock read after a wake-up serves the next turn too.
+        let mut woke_at = None;
         loop {
-            let now = monotonic_ns();
+            let now = woke_at.take().unwrap_or_else(monotonic_ns);
             if now >= end_ns || stop() {
                 return false;
             }
@@ -62,9 +64,11 @@ impl PacedSender {
                 Step::Sleep { until_ns } => {
                     let target = until_ns.min(now + NAP_NS).min(end_ns);
                     let woke = timer::sleep_until_monotonic(target);
+                    let t = monotonic_ns();
                     if target == until_ns && matches!(woke, Ok(Wake::Expired)) {
-                        self.pacer.woke(until_ns, monotonic_ns());
+                        self.pacer.woke(until_ns, t);
                     }
+                    woke_at = Some(t);
                 }
                 Step::Spin { .. } => std::hint::spin_loop(),
             }
@@ -73,7 +77,6 @@ impl PacedSender {
 
     /// The pacer's figures, for the sender `sender` ("client", "server").
     pub fn pacing(&self, sender: &str) -> Pacing {
-        let f = self.pacer.figures();
         Pacing {
             sender: sender.into(),
             method: if self.spin {
@@ -82,24 +85,7 @@ impl PacedSender {
                 "clock_nanosleep".into()
             },
             timer_slack_ns: self.slack_ns,
-            target_gap_ns: f.target_gap_ns,
-            scheduled: f.units,
-            skipped: f.skipped,
-            bursts: f.bursts,
-            max_burst: f.max_burst,
-            burst_datagrams: f.burst_units,
-            wakeups: f.wakeups,
-            wake_late_p50_ns: f.wake_late_p50_ns,
-            wake_late_p99_ns: f.wake_late_p99_ns,
-            wake_late_max_ns: f.wake_late_max_ns,
-            wake_margin_ns: f.margin_ns,
-            wake_margin_max_ns: f.margin_max_ns,
-            spin_ns: f.spin_ns,
-            gap_p50_ns: f.gap_p50_ns,
-            gap_p99_ns: f.gap_p99_ns,
-            behind_p50_ns: f.behind_p50_ns,
-            behind_p99_ns: f.behind_p99_ns,
-            behind_max_ns: f.behind_max_ns,
+            figures: self.pacer.figures(),
         }
     }
 }
