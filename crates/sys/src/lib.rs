@@ -21,7 +21,9 @@
 //! * [`sched`]: CPU pinning, `SCHED_FIFO`, `mlockall`;
 //! * [`host`]: best-effort facts about the host that affect timing;
 //! * [`hostinfo`]: the sysfs/procfs items `misura host check` reads and tunes;
-//! * [`ethtool`]: link mode, EEE, interrupt coalescing and offloads.
+//! * [`ethtool`]: link mode, EEE, interrupt coalescing and offloads;
+//! * [`ring`]: the high-rate paths: `TPACKET_V3` RX ring, `PACKET_TX_RING`,
+//!   `sendmmsg`, fanout, and a probe of which the interface offers.
 
 // libc field types (time_t, socklen_t, msg_controllen, ...) differ between
 // targets; the casts that are no-ops on x86_64 are needed elsewhere.
@@ -42,6 +44,7 @@ pub mod netns;
 pub mod packet;
 pub mod phc;
 pub mod poll;
+pub mod ring;
 pub mod rusage;
 pub mod sched;
 pub mod tcpinfo;
