@@ -459,6 +459,9 @@ fn bad_input_is_named() {
         assert!(e.contains("batch = 5000") && e.contains("1024"), "{e}");
         let e = MmsgTx::open(a, ETHERTYPE, 8, 1 << 20, false).unwrap_err().to_string();
         assert!(e.contains("max_frame") && e.contains("65536"), "{e}");
+        let hw = RxRingConfig { hardware_stamps: true, ..Default::default() };
+        let r = RxRing::open(b, ETHERTYPE, &hw).expect("veth refuses hardware, not the ring");
+        assert_eq!(r.timestamping(), StampSource::Software, "veth has no hardware stamps");
         let caps = probe(a);
         eprintln!("probe on veth: {caps:?}");
         assert!(caps.rx_ring_v3.is_available() && caps.tx_ring.is_available());
@@ -509,6 +512,65 @@ fn one_second_blast_rates() {
                 let (s, r, d) = blast(rx.as_mut(), |seq| mmsg_burst(&mut tx, m, seq, 1024));
                 eprintln!("RATE sendmmsg   bypass={bypass:<5} rx ring={with_rx:<5}: sent {:.3} M/s, received {:.3} M/s, drops {d}", s / 1e6, r / 1e6);
             }
+        }
+    });
+}
+
+/// One second of sending on CPU 0 while another thread on CPU 1 drains the
+/// ring; returns (sent/s, received/s, drops).
+fn two_thread_blast(mut rx: RxRing, mut burst: impl FnMut(u64) -> usize + Send) -> (f64, f64, u64) {
+    use std::sync::atomic::AtomicBool;
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let receiver = s.spawn(|| {
+            misura_sys::sched::pin_to_cpu(1).unwrap();
+            let mut received = 0u64;
+            let hard_stop = Instant::now() + Duration::from_secs(5);
+            while !stop.load(Ordering::Relaxed) && Instant::now() < hard_stop {
+                received += rx.poll(1, |_| {}).unwrap() as u64;
+            }
+            let drain = Instant::now() + Duration::from_millis(100);
+            while Instant::now() < drain {
+                received += rx.poll(1, |_| {}).unwrap() as u64;
+            }
+            (received, rx.stats().unwrap().drops)
+        });
+        misura_sys::sched::pin_to_cpu(0).unwrap();
+        let start = Instant::now();
+        let mut sent = 0u64;
+        while start.elapsed() < Duration::from_secs(1) {
+            sent += burst(sent) as u64;
+        }
+        let secs = start.elapsed().as_secs_f64();
+        stop.store(true, Ordering::Relaxed);
+        let (received, drops) = receiver.join().unwrap();
+        (sent as f64 / secs, received as f64 / secs, drops)
+    })
+}
+
+#[test]
+#[ignore = "needs root (network namespaces)"]
+fn two_core_blast_rates() {
+    let cpus = misura_sys::sched::online_cpus();
+    assert!(cpus >= 2, "needs 2 online CPUs, found {cpus}");
+    let lab = Lab::new();
+    lab.run(|a, b, ns| {
+        let m = macs(a, b);
+        for napi in [false, true] {
+            if napi {
+                // veth in NAPI mode (GRO on) with its poll in a kernel
+                // thread, so the receive side can run on the other CPU.
+                misura_sys::ethtool::set_offload(b, "gro", true).unwrap();
+                ip(&["netns", "exec", ns, "sh", "-c", &format!("echo 1 > /sys/class/net/{b}/threaded")]).unwrap();
+            }
+            let rx = RxRing::open(b, ETHERTYPE, &RxRingConfig::default()).unwrap();
+            let mut tx = TxRing::open(a, ETHERTYPE, &TxRingConfig { qdisc_bypass: true, ..Default::default() }).unwrap();
+            let (s, r, d) = two_thread_blast(rx, |seq| tx_ring_burst(&mut tx, m, seq, 1024));
+            eprintln!("RATE2 tx ring  threaded-napi={napi:<5}: sent {:.3} M/s, received {:.3} M/s, drops {d}", s / 1e6, r / 1e6);
+            let rx = RxRing::open(b, ETHERTYPE, &RxRingConfig::default()).unwrap();
+            let mut tx = MmsgTx::open(a, ETHERTYPE, 1024, 64, true).unwrap();
+            let (s, r, d) = two_thread_blast(rx, |seq| mmsg_burst(&mut tx, m, seq, 1024));
+            eprintln!("RATE2 sendmmsg threaded-napi={napi:<5}: sent {:.3} M/s, received {:.3} M/s, drops {d}", s / 1e6, r / 1e6);
         }
     });
 }

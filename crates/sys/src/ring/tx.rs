@@ -15,6 +15,10 @@
 //! | tp_status | tp_len | tp_snaplen | mac  | net  | (unused on TX) | frame ...
 //! ```
 //!
+//! The kernel marks ring frames zero-copy; a device that forwards frames
+//! inside the host (veth) copies each into a freshly allocated page
+//! (`skb_copy_ubufs`), so there [`super::MmsgTx`] is the faster path.
+//!
 //! A slot the kernel refused stays where its send loop stopped; without
 //! `PACKET_LOSS` (not set, so refusals are seen) the kernel resumes there
 //! when that slot is next written, so [`TxRing::push_with`] only offers
