@@ -108,9 +108,10 @@ fn malformed(text: &str, why: String) -> ShapeError {
     }
 }
 
-/// `20M` → 20 Mbit/s, `1.5G`, `8000000000` → the rate's human form.
+/// 20 000 000 → "20 Mbit/s": a rate in bit/s as people read it.
 pub fn format_rate(bps: u64) -> String {
     let (v, unit) = match bps {
+        b if b >= 1_000_000_000_000 => (b as f64 / 1e12, "Tbit/s"),
         b if b >= 1_000_000_000 => (b as f64 / 1e9, "Gbit/s"),
         b if b >= 1_000_000 => (b as f64 / 1e6, "Mbit/s"),
         b if b >= 1_000 => (b as f64 / 1e3, "kbit/s"),
@@ -133,68 +134,45 @@ fn split_number(t: &str) -> (&str, &str) {
 }
 
 /// A rate in bit/s as misura writes them: `500k`, `100M`, `1G`, `2.5Gbit/s`.
-/// Checks the form only; [`Shape::new`] checks the bounds.
-pub fn parse_rate(text: &str) -> Result<f64, ShapeError> {
+/// Checks the form only (the error says what is wrong); [`Shape::new`]
+/// checks the bounds.
+pub fn parse_rate(text: &str) -> Result<f64, String> {
     let t = text.trim();
     let t = ["bit/s", "b/s", "bps", "bit"]
         .iter()
         .find_map(|s| t.strip_suffix(s))
         .unwrap_or(t);
     let (num, unit) = split_number(t);
-    let v: f64 = num.parse().map_err(|_| {
-        malformed(
-            text,
-            format!("`{text}` is not a rate: write e.g. 500k, 20M or 1G (bit/s)"),
-        )
-    })?;
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{text}` is not a rate: write e.g. 500k, 20M or 1G (bit/s)"))?;
     let scale = match unit {
         "" => 1.0,
         "k" | "K" => 1e3,
         "M" => 1e6,
         "G" => 1e9,
         "T" => 1e12,
-        other => {
-            return Err(malformed(
-                text,
-                format!("unknown rate unit `{other}` (use k, M or G)"),
-            ))
-        }
+        other => return Err(format!("unknown rate unit `{other}` (use k, M or G)")),
     };
     Ok(v * scale)
 }
 
-/// A size in bytes: `1600`, `64K`, `1M`, `64KiB` (powers of 1024).
-pub fn parse_bytes(what: &'static str, text: &str) -> Result<u64, ShapeError> {
+/// A size in bytes: `1600`, `64K`, `1M`, `64KiB` (powers of 1024); `what`
+/// ("queue", "burst") names it in the error.
+pub fn parse_bytes(what: &str, text: &str) -> Result<f64, String> {
     let t = text.trim();
     let (num, unit) = split_number(t);
     let v: f64 = num.parse().map_err(|_| {
-        malformed(
-            text,
-            format!("{what} `{text}` is not a size in bytes: write e.g. 1600, 64K or 1M"),
-        )
+        format!("{what} `{text}` is not a size in bytes: write e.g. 1600, 64K or 1M")
     })?;
     let scale = match unit.trim_end_matches(['B', 'b']).trim_end_matches('i') {
         "" => 1.0,
         "k" | "K" => 1024.0,
         "m" | "M" => 1024.0 * 1024.0,
         "g" | "G" => 1024.0 * 1024.0 * 1024.0,
-        other => {
-            return Err(malformed(
-                text,
-                format!("unknown {what} unit `{other}` (use K, M or G)"),
-            ))
-        }
+        other => return Err(format!("unknown {what} unit `{other}` (use K, M or G)")),
     };
-    let b = v * scale;
-    if !b.is_finite() || b > 1e15 {
-        return Err(ShapeError::OutOfRange {
-            what,
-            value: format!("{text} bytes"),
-            side: "above the highest,",
-            bound: format!("{MAX_BYTES} bytes"),
-        });
-    }
-    Ok(b.round() as u64)
+    Ok(v * scale)
 }
 
 /// `rate` (bit/s) × `ns`, in bytes.
@@ -205,14 +183,14 @@ fn bytes_in(rate_bps: u64, ns: u64) -> u64 {
 impl Shape {
     /// A shape at `rate_bps` with the default or given bucket and queue,
     /// every number checked against its bounds.
-    pub fn new(rate_bps: f64, queue: Option<u64>, burst: Option<u64>) -> Result<Shape, ShapeError> {
+    pub fn new(rate_bps: f64, queue: Option<f64>, burst: Option<f64>) -> Result<Shape, ShapeError> {
         let out = |what, value: String, side, bound: String| ShapeError::OutOfRange {
             what,
             value,
             side,
             bound,
         };
-        if !(rate_bps >= MIN_RATE_BPS as f64) {
+        if rate_bps.is_nan() || rate_bps < MIN_RATE_BPS as f64 {
             return Err(out(
                 "rate",
                 format_rate(rate_bps.max(0.0) as u64),
@@ -231,8 +209,11 @@ impl Shape {
         // tbf keeps bytes per second.
         let rate_bps = (rate_bps as u64) / 8 * 8;
         let max_burst = bytes_in(rate_bps, MAX_BURST_TIME_NS).min(MAX_BYTES);
-        let burst_bytes =
-            burst.unwrap_or_else(|| bytes_in(rate_bps, DEFAULT_BURST_TIME_NS).max(MIN_BURST));
+        // Sizes beyond u64 saturate, and are then out of bounds.
+        let burst_bytes = burst.map_or_else(
+            || bytes_in(rate_bps, DEFAULT_BURST_TIME_NS).max(MIN_BURST),
+            |b| b.round() as u64,
+        );
         if burst_bytes < MIN_BURST {
             return Err(out(
                 "burst",
@@ -253,7 +234,7 @@ impl Shape {
                 ),
             ));
         }
-        let queue_bytes = queue.unwrap_or(DEFAULT_QUEUE.max(burst_bytes));
+        let queue_bytes = queue.map_or(DEFAULT_QUEUE.max(burst_bytes), |q| q.round() as u64);
         if queue_bytes < MIN_BURST {
             return Err(out(
                 "queue",
@@ -288,7 +269,7 @@ impl Shape {
         if rate.is_empty() {
             return Err(malformed(text, "no rate given".to_string()));
         }
-        let rate_bps = parse_rate(rate)?;
+        let rate_bps = parse_rate(rate).map_err(|why| malformed(text, why))?;
         let (mut queue, mut burst) = (None, None);
         for part in parts {
             let (key, value) = part
@@ -307,7 +288,7 @@ impl Shape {
             if slot.is_some() {
                 return Err(malformed(text, format!("`{name}` given twice")));
             }
-            *slot = Some(parse_bytes(name, value)?);
+            *slot = Some(parse_bytes(name, value).map_err(|why| malformed(text, why))?);
         }
         Shape::new(rate_bps, queue, burst).map(Some)
     }

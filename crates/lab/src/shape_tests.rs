@@ -104,6 +104,10 @@ fn malformed_text_says_what_is_wrong() {
         let msg = e.to_string();
         assert!(msg.contains(says), "{text}: `{msg}` does not say `{says}`");
         assert!(msg.contains("RATE[,queue=BYTES]"), "{text}: `{msg}`");
+        assert!(
+            msg.starts_with(&format!("shape `{text}`: ")),
+            "{text}: `{msg}`"
+        );
     }
 }
 
@@ -113,6 +117,12 @@ fn rates_read_as_people_write_them() {
     assert_eq!(format_rate(2_500_000_000), "2.5 Gbit/s");
     assert_eq!(format_rate(8_000), "8 kbit/s");
     assert_eq!(format_rate(12), "12 bit/s");
+    assert_eq!(format_rate(5_000_000_000_000), "5 Tbit/s");
+    let huge = Shape::parse("20M,queue=99999999999999999999999").expect_err("huge");
+    assert!(
+        huge.is_out_of_range() && huge.to_string().contains("queue"),
+        "{huge}"
+    );
     assert_eq!(
         shape("20M,queue=25000").to_string(),
         "rate 20 Mbit/s, burst 2500 B, queue 25000 B (at most 10 ms of queueing)"
