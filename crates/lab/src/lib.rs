@@ -19,8 +19,12 @@
 //! namespace's inode, and only namespaces with a matching marker are changed or
 //! removed.
 //!
-//! All work is done by running `ip` (iproute2) and `ip netns exec NS sysctl`.
+//! All work is done by running `ip` (iproute2) and `ip netns exec NS sysctl`
+//! (and `tc`, for a switch shaped to a known throughput limit: [`shape`]).
 #![forbid(unsafe_code)]
+
+pub mod shape;
+pub use shape::{shape_of, QdiscCounters, Shape, ShapeError, ShapeStatus};
 
 use std::collections::HashMap;
 use std::fmt;
@@ -160,6 +164,18 @@ pub enum LabError {
         /// Why.
         reason: String,
     },
+    /// `tc` could not be found.
+    #[error("`tc` (iproute2) not found: apt-get install iproute2")]
+    TcMissing,
+    /// A shape was asked of a lab that is not wired as the switch topology.
+    #[error(
+        "lab {prefix} has no SUT bridge to shape: only the switch topology takes a shape \
+         (misura lab up --topology switch --shape RATE)"
+    )]
+    NotShapeable {
+        /// The lab's prefix.
+        prefix: String,
+    },
     /// Any other I/O error (marker files, starting processes).
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -183,6 +199,8 @@ pub struct LabStatus {
     pub hosts: bool,
     /// Every namespace with one of the lab's names that exists.
     pub namespaces: Vec<NamespaceStatus>,
+    /// The throughput limit on the SUT's port towards p2 (switch only).
+    pub shape: Option<ShapeStatus>,
 }
 
 /// One existing namespace with one of the lab's names.
@@ -221,6 +239,9 @@ struct Marker {
     /// someone deletes it and makes another with the same name.
     #[serde(default)]
     netns_inode: Option<u64>,
+    /// The SUT's shape as last set (see [`shape`]); the qdisc is the truth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    shape: Option<Shape>,
 }
 
 fn marker_path(netns: &str) -> PathBuf {
@@ -807,11 +828,17 @@ impl Lab {
         } else {
             None
         };
+        // Reading the qdisc needs privileges: without them, no shape shown.
+        let shape = match tester {
+            Some(Topology::Switch) => self.shape().ok().flatten(),
+            _ => None,
+        };
         Ok(LabStatus {
             prefix: self.prefix.clone(),
             tester,
             hosts: ours(&self.host_ns(1)) && ours(&self.host_ns(2)),
             namespaces,
+            shape,
         })
     }
 
@@ -895,6 +922,7 @@ impl Lab {
                     created: rfc3339(created_unix),
                     pid: std::process::id(),
                     netns_inode: netns_inode(name),
+                    shape: None,
                 })?;
                 Ok(())
             }

@@ -18,7 +18,7 @@ fn unique_prefix() -> String {
 /// The real-namespace tests are `#[ignore]`d (listed as skipped, with the
 /// reason); run with `--include-ignored` they fail here, naming what is
 /// missing, instead of passing without having run.
-fn require_lab() {
+pub(crate) fn require_lab() {
     assert!(
         ip_path().is_some(),
         "needs `ip` (iproute2): apt-get install iproute2"
@@ -29,7 +29,7 @@ fn require_lab() {
     );
 }
 
-fn guard() -> LabGuard {
+pub(crate) fn guard() -> LabGuard {
     LabGuard::new(Lab::new(&unique_prefix()).expect("valid prefix"))
 }
 
@@ -447,6 +447,7 @@ fn replaced_namespace_and_stale_markers() {
         created: rfc3339(1),
         pid: 1,
         netns_inode: Some(1),
+        shape: None,
     };
     write_marker(&stale).unwrap();
     let st = lab.status().unwrap();

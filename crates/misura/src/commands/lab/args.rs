@@ -1,7 +1,9 @@
 //! Flags of `misura lab`.
 
 use clap::{Args, Subcommand, ValueEnum};
-use misura_lab::Topology;
+use misura_lab::{Shape, Topology};
+
+use crate::shared::exit::Failure;
 
 #[derive(Subcommand, Debug)]
 pub enum LabCommand {
@@ -14,8 +16,16 @@ Build the virtual lab in network namespaces named misura-*:
 Running it again changes nothing; switching between direct and switch rewires.
 Never touches a namespace it did not create. Needs CAP_NET_ADMIN (root).
 
-Example:
-  misura lab up --topology switch")]
+--shape RATE[,queue=BYTES][,burst=BYTES] (switch only) gives the SUT a known
+throughput limit: a tbf qdisc on the bridge port s2, so frames p1 -> br0 -> p2
+leave at most at RATE (8k .. 100G bit/s). queue (tbf limit, default 64K or one
+burst if larger) is what may wait before frames drop; burst (default 1 ms at
+RATE, at least 1600 bytes) what may leave back to back. `--shape none` removes
+it; without --shape a shape in place stays. `misura lab status` shows it.
+
+Examples:
+  misura lab up --topology switch
+  misura lab up --topology switch --shape 100M,queue=64K")]
     Up(LabArgs),
     /// Remove everything the lab made (and nothing else).
     #[command(long_about = "\
@@ -48,8 +58,28 @@ pub struct LabArgs {
     /// The topology to build.
     #[arg(long, short, value_enum, ignore_case = true, default_value = "direct")]
     pub topology: TopologyArg,
+    /// Shape the switch's port towards p2: RATE[,queue=BYTES][,burst=BYTES], e.g. 20M,queue=32K, or none.
+    #[arg(long, value_name = "RATE[,queue=BYTES][,burst=BYTES]")]
+    pub shape: Option<ShapeArg>,
     #[command(flatten)]
     pub prefix: LabPrefix,
+}
+
+/// `--shape`: a throughput limit, or `none` to remove one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShapeArg(pub Option<Shape>);
+
+impl std::str::FromStr for ShapeArg {
+    type Err = Failure;
+    fn from_str(s: &str) -> Result<Self, Failure> {
+        Shape::parse(s).map(ShapeArg).map_err(|e| {
+            if e.is_out_of_range() {
+                Failure::Params(e.to_string())
+            } else {
+                Failure::Usage(e.to_string())
+            }
+        })
+    }
 }
 
 #[derive(Args, Debug)]

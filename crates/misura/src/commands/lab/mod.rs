@@ -6,12 +6,24 @@ pub use args::LabCommand;
 use anyhow::Result;
 use misura_lab::{Lab, Topology};
 
+use crate::shared::exit::Failure;
+
 pub fn run(cmd: &LabCommand) -> Result<()> {
     match cmd {
         LabCommand::Up(a) => {
             let topology = Topology::from(a.topology);
+            if a.shape.is_some() && topology != Topology::Switch {
+                return Err(Failure::Usage(format!(
+                    "--shape applies to --topology switch only (it shapes the SUT bridge's \
+                     port towards p2); the {topology} topology has no SUT to shape"
+                ))
+                .into());
+            }
             let lab = Lab::new(&a.prefix.prefix)?;
-            let status = lab.up(topology)?;
+            let mut status = lab.up(topology)?;
+            if let Some(shape) = &a.shape {
+                status.shape = lab.set_shape(shape.0.as_ref())?;
+            }
             print_status(&status);
             println!("\nnext:");
             for s in lab.next_steps(topology) {
@@ -67,5 +79,16 @@ fn print_status(s: &misura_lab::LabStatus) {
         for i in &ns.interfaces {
             println!("    {i}");
         }
+    }
+    if let Some(sh) = &s.shape {
+        println!(
+            "  shape: {} on {}/{} (towards {}): {}",
+            sh.qdisc, sh.netns, sh.interface, sh.towards, sh.shape
+        );
+        let c = &sh.counters;
+        println!(
+            "    sent {} packets ({} bytes), dropped {}, overlimits {}",
+            c.sent_packets, c.sent_bytes, c.dropped, c.overlimits
+        );
     }
 }
