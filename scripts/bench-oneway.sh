@@ -19,6 +19,11 @@
 #                  alternated R times, S seconds each;
 #                  plus a short sweep of feasible periods (2..5 us) for the
 #                  highest rate misura sustains with < 1 % of frames postponed;
+#   2c. engine:    misura's frame engine (oneway --load 100% --engine E: every
+#                  frame counted and kernel-RX-stamped through a TPACKET_V3
+#                  ring, a latency stream inside) for E = mmap, packet, xdp on
+#                  CPU C and mmap on 2 cores, beside trafgen's send-only rate;
+#                  its RSS after 10 s and 60 s (with --long also --long-max s);
 #   3. memory:     misura's maximum resident set size (GNU time -v) for
 #                  --count 100000 and 1000000, and with --long also 10000000
 #                  (~1 min at ~170 kframes/s on a 2-vCPU VM; if the estimate from
@@ -241,7 +246,7 @@ for ((i = 1; i <= REPEAT; i++)); do
     rx0=$(counter "$TESTER_NS" p2 rx_packets)
     run_ok $((RATE_SECONDS + 120)) "$f.json" \
         "$MISURA" oneway --netns "$TESTER_NS" --tx p1 --rx p2 --duration "${RATE_SECONDS}s" \
-        --period 1us --sizes 46 --cpu "$CPU" --json -q
+        --period 1us --sizes 46 --engine loop --cpu "$CPU" --json -q
     rx1=$(counter "$TESTER_NS" p2 rx_packets)
     echo "p2_rx_packets=$((rx1 - rx0))" >"$f.counters"
 
@@ -252,7 +257,7 @@ for ((i = 1; i <= REPEAT; i++)); do
     rx0=$(counter "$TESTER_NS" p2 rx_packets)
     run_ok $((RATE_SECONDS + 120)) "$f.json" \
         "$MISURA" oneway --netns "$TESTER_NS" --tx p1 --rx p2 --duration "${RATE_SECONDS}s" \
-        --period 1us --late-tolerance 1us --sizes 46 --cpu "$CPU" --json -q
+        --period 1us --late-tolerance 1us --sizes 46 --engine loop --cpu "$CPU" --json -q
     rx1=$(counter "$TESTER_NS" p2 rx_packets)
     echo "p2_rx_packets=$((rx1 - rx0))" >"$f.counters"
 done
@@ -266,9 +271,42 @@ echo "== 2b. misura period sweep: ${SWEEP[*]}, ${SWEEP_S}s each"
 for p in "${SWEEP[@]}"; do
     run_ok $((SWEEP_S + 120)) "$WORK/misura_sweep_$p.json" \
         "$MISURA" oneway --netns "$TESTER_NS" --tx p1 --rx p2 --duration "${SWEEP_S}s" \
-        --period "$p" --sizes 46 --cpu "$CPU" --json -q
+        --period "$p" --sizes 46 --engine loop --cpu "$CPU" --json -q
 done
 { echo "sweep_periods=${SWEEP[*]}"; echo "sweep_seconds=$SWEEP_S"; } >>"$WORK/params.txt"
+
+# ---------------------------------------------------------------- 2c. engine
+# The frame engine (misura oneway in engine mode): every frame sequenced,
+# counted and kernel-RX-stamped through a TPACKET_V3 ring, a latency stream
+# inside it; offered at 100 % of the veth's nominal 10 Gb/s, so it sends as
+# fast as each transmit path can. Same CPU as trafgen; --cores 2 on CPUs 0,1.
+ENGINES=(mmap packet xdp)
+echo "== 2c. frame engine: ${ENGINES[*]} (1 core) and mmap on 2 cores, ${RATE_SECONDS}s x $REPEAT"
+for ((i = 1; i <= REPEAT; i++)); do
+    for e in "${ENGINES[@]}" mmap2; do
+        f=$WORK/engine_${e}_$i
+        eng=$e cores=1 cpu=$CPU
+        if [ "$e" = mmap2 ]; then eng=mmap cores=2 cpu=0; fi
+        rx0=$(counter "$TESTER_NS" p2 rx_packets)
+        rc=0
+        run $((RATE_SECONDS + 60)) "$f.json" /usr/bin/time -v -o "$f.time" \
+            "$MISURA" oneway --netns "$TESTER_NS" --tx p1 --rx p2 --duration "${RATE_SECONDS}s" \
+            --load 100% --sizes 46 --engine "$eng" --cores "$cores" --cpu "$cpu" --json -q || rc=$?
+        rx1=$(counter "$TESTER_NS" p2 rx_packets)
+        { echo "p2_rx_packets=$((rx1 - rx0))"; echo "exit=$rc"; } >"$f.counters"
+    done
+done
+echo "engines=${ENGINES[*]} mmap2" >>"$WORK/params.txt"
+# Memory over long engine runs: flat RSS from 10 s to 60 s (and, with --long,
+# --long-max seconds: ~10^9 frames at 2 M frames/s takes 500 s).
+ENGINE_MEM=(10 60)
+((LONG)) && ENGINE_MEM+=("$LONG_MAX")
+for d in "${ENGINE_MEM[@]}"; do
+    run_ok $((d + 120)) "$WORK/engine_mem_$d.json" /usr/bin/time -v -o "$WORK/engine_mem_$d.time" \
+        "$MISURA" oneway --netns "$TESTER_NS" --tx p1 --rx p2 --duration "${d}s" \
+        --load 100% --sizes 46 --engine mmap --cpu "$CPU" --json -q
+done
+echo "engine_mem=${ENGINE_MEM[*]}" >>"$WORK/params.txt"
 
 # ---------------------------------------------------------------- 3. memory
 echo "== 3. memory: misura maximum resident set size vs --count"
@@ -288,13 +326,13 @@ for c in "${MEM_COUNTS[@]}"; do
         echo "bounded_duration_s=$LONG_MAX" >"$WORK/mem_$c.mode"
         run_ok $((LONG_MAX + 180)) "$WORK/mem_$c.json" /usr/bin/time -v -o "$WORK/mem_$c.time" \
             "$MISURA" oneway --netns "$TESTER_NS" --tx p1 --rx p2 --duration "${LONG_MAX}s" \
-            --period 1us --sizes 46 --cpu "$CPU" -q --json
+            --period 1us --sizes 46 --engine loop --cpu "$CPU" -q --json
     else
         echo "   --count $c: ~${est}s at ${RATE_EST} frames/s"
         echo "count=$c" >"$WORK/mem_$c.mode"
         run_ok $((est * 10 + 120)) "$WORK/mem_$c.json" /usr/bin/time -v -o "$WORK/mem_$c.time" \
             "$MISURA" oneway --netns "$TESTER_NS" --tx p1 --rx p2 --count "$c" \
-            --period 1us --sizes 46 --cpu "$CPU" -q --json
+            --period 1us --sizes 46 --engine loop --cpu "$CPU" -q --json
     fi
 done
 echo "mem_counts=${MEM_COUNTS[*]}" >>"$WORK/params.txt"

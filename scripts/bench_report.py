@@ -179,6 +179,42 @@ def main():
     best = max(ok, key=lambda r: r["rate_fps"]) if ok else None
     r_best = ratio(best and best["rate_fps"], tg_med)
 
+    # ---- 2c. frame engine
+    engines = []
+    for e in p.get("engines", "").split():
+        runs = []
+        for i in range(1, repeat + 1):
+            stem = os.path.join(w, f"engine_{e}_{i}")
+            kv = read_kv(stem + ".counters") if os.path.exists(stem + ".counters") else {}
+            row = {"exit": int(kv.get("exit", -1)), "p2_rx_packets": int(kv.get("p2_rx_packets", 0))}
+            try:
+                j = json.load(open(stem + ".json"))
+                t = j["load"]["trial"]
+                fl = t["flows"][0]
+                dur = t["duration_ns"] / 1e9
+                row.update({
+                    "engine": j["load"]["engine"]["engine"], "cores": j["load"]["engine"]["cores"],
+                    "achieved_fps": fl["achieved_fps"], "rx_fps": fl["received"] / dur if dur else None,
+                    "sent": fl["sent"], "received": fl["received"], "lost": fl["lost"],
+                    "stamped": t["stamped"] + t["hardware_stamped"], "ring_drops": t["ring_drops"],
+                    "cpu_per_s": t["cpu_s"] / dur if dur else None, "tester_limit": t["tester_limit"],
+                    "latency_frames": j["totals"]["received"],
+                    "kernel_median_ns": (j["overall"].get("kernel") or {}).get("median_ns"),
+                    "rss_kib": parse_time_v(read(stem + ".time"))["max_rss_kib"],
+                })
+            except (OSError, KeyError, ValueError, TypeError) as ex:
+                row["error"] = (read(stem + ".json.err") if os.path.exists(stem + ".json.err") else str(ex))[-300:]
+            runs.append(row)
+        ok = [r["rx_fps"] for r in runs if r.get("rx_fps")]
+        med = statistics.median(ok) if ok else None
+        engines.append({"name": e, "runs": runs, "rx_fps_median": med, "ratio_to_trafgen": ratio(med, tg_med)})
+    engine_mem = []
+    for d in p.get("engine_mem", "").split():
+        tv = parse_time_v(read(os.path.join(w, f"engine_mem_{d}.time")))
+        j = json.load(open(os.path.join(w, f"engine_mem_{d}.json")))
+        engine_mem.append({"duration_s": int(d), "max_rss_kib": tv["max_rss_kib"],
+                           "frames": j["load"]["trial"]["flows"][0]["received"]})
+
     # ---- 3. memory
     mem = []
     for c in p.get("mem_counts", "").split():
@@ -251,6 +287,26 @@ def main():
          f"{sum(m.get('p2_rx_packets', 0) for m in allm)} ({sum(m['received'] for m in allm)} matched"
          f" + {sum(m['warmup'] for m in allm)} warm-up)", "(runs a and b)")
     rule()
+    line("2c. frame engine, 64 B frames", "trafgen, send only", "oneway --load 100% --engine E", "")
+    line("   generation + reception, every", f"{mfps(tg_med)} (median)", "received frames/s (median)", "")
+    line("   frame counted + kernel-RX-stamped", "", "", "")
+    for e in engines:
+        rs = [r for r in e["runs"] if r.get("rx_fps")]
+        if not rs:
+            err = next((r.get("error") for r in e["runs"] if r.get("error")), "no result")
+            line(f"   {e['name']}", "", "failed: " + " ".join(str(err).split())[:60], "")
+            continue
+        cpu_s = statistics.median([r["cpu_per_s"] for r in rs if r.get("cpu_per_s") is not None] or [0])
+        line(f"   {e['name']} ({rs[0]['cores']} core)", "", f"{mfps(e['rx_fps_median'])}"
+             f" (tx {mfps(statistics.median([r['achieved_fps'] for r in rs]))}, CPU {cpu_s:.2f} s/s)",
+             f"misura/trafgen = {fx(e['ratio_to_trafgen'], 3)}")
+        st = sum(r["stamped"] for r in rs)
+        rc = sum(r["received"] for r in rs)
+        line("", "", f"stamped {st}/{rc}, ring drops {sum(r['ring_drops'] for r in rs)},"
+             f" lost {sum(r['lost'] for r in rs)}", f"latency frames {sum(r['latency_frames'] for r in rs)}")
+    for m in engine_mem:
+        line(f"   RSS after {m['duration_s']} s", "", f"{m['max_rss_kib'] / 1024:.1f} MiB ({m['frames']} frames)", "")
+    rule()
     line("3. memory, maximum RSS", "-", "oneway --period 1us", "")
     for m in mem:
         label = (f"   --count {m['requested_count']}" if m["bounded_duration_s"] is None
@@ -321,6 +377,7 @@ def main():
             "ratio_best_sustained_misura_over_trafgen_median": r_best,
         },
         "memory": {"runs": mem, "rss_growth_largest_over_smallest": growth},
+        "engine": {"rows": engines, "memory": engine_mem},
         "notes": notes,
     }
     with open(a.out, "w", encoding="utf-8") as f:

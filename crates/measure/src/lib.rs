@@ -15,6 +15,7 @@ pub mod auth;
 pub mod calibration;
 pub mod clockstats;
 pub mod inflight;
+pub mod load;
 pub mod oneway_session;
 pub mod pacer;
 pub mod ratelimit;

@@ -78,7 +78,9 @@ impl LinkModel {
             .map(|&p| self.slot_time_ps(p) as f64)
             .sum::<f64>()
             / payloads.len() as f64;
-        Some((mean_slot_ps / gamma / 1000.0).round().max(1.0) as i64)
+        // Rounded up: the period never offers more than Γ, so 100 % of a
+        // link stays feasible (rounding to nearest could ask 100.3 %).
+        Some((mean_slot_ps / gamma / 1000.0).ceil().max(1.0) as i64)
     }
 
     /// The offered load Γ of a given period (ns) for these payloads.
@@ -140,7 +142,9 @@ mod tests {
         let fps = link.max_frame_rate(46);
         assert!((fps - 14_880_952.38).abs() < 1.0, "{fps}");
         // Γ = 1 at the slot time, Γ = 0.1 at ten times it.
-        assert_eq!(link.period_for_load(&[46], 1.0), Some(67));
+        // 67.2 ns rounds up: 68 ns offers 98.8 %, never more than the link.
+        assert_eq!(link.period_for_load(&[46], 1.0), Some(68));
+        assert!(link.load_of_period(&[46], 68, 1) <= 1.0);
         let p = link.period_for_load(&[46], 0.1).unwrap();
         assert!((link.load_of_period(&[46], p, 1) - 0.1).abs() < 0.01);
         assert_eq!(link.period_for_load(&[46], 1.5), None);

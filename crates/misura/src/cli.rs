@@ -8,8 +8,10 @@ use crate::commands::host::HostCommand;
 use crate::commands::lab::LabCommand;
 use crate::commands::oneway::{CalibrateArgs, OnewayArgs};
 use crate::commands::reflect::ReflectArgs;
+use crate::commands::rfc2544::Rfc2544Args;
 use crate::commands::rtt::RttArgs;
 use crate::commands::store::{CompareArgs, HistoryArgs, ShowArgs};
+use crate::commands::y1564::Y1564Args;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -158,6 +160,47 @@ Examples (the lab's hosts topology):
   misura exchange --respond --netns misura-h2 --interface m0 --peer 02:6d:73:00:02:01
   misura exchange --netns misura-h1 --interface m0 --peer 02:6d:73:00:02:02 --count 1000")]
     Exchange(ExchangeArgs),
+    /// RFC 2544 on the frame engine: throughput (NDR/PDR), latency, frame loss, back-to-back.
+    #[command(long_about = "\
+RFC 2544 benchmarking of the device between two ports, on misura's frame engine
+(TPACKET_V3 receive ring with a kernel RX stamp on every frame; PACKET_TX_RING,
+sendmmsg or AF_XDP to transmit). Per frame size (64 ... 1518, or imix):
+
+  throughput  §26.1  the highest rate without loss (NDR) and with at most --pdr
+                     loss (PDR), by a search in the spirit of MLRsearch: short
+                     trials bracket the rate, full-length trials confirm it
+  latency     §26.2  `misura oneway` in engine mode at the NDR rate: tagged
+                     frames with TX/RX windows and kernel stamps inside the
+                     load; min, median, p99.9 and PDV (RFC 8219); SUT latency
+                     Msl with --calibration
+  loss        §26.3  frame loss rate from 100 % of the line rate down in 10 %
+                     steps until two steps lose nothing
+  b2b         §26.4  the longest lossless burst at line rate, and RFC 9004's
+                     implied and corrected buffer time
+
+Every trial lists its offered and achieved rate. When the tester itself cannot
+send a rate (its transmit path falls short, its ring overruns), the result says
+so and the search stops there: the tester's limit is never reported as the
+SUT's.")]
+    Rfc2544(Rfc2544Args),
+    /// ITU-T Y.1564 service activation: configuration and performance tests, pass/fail per service.
+    #[command(long_about = "\
+ITU-T Y.1564 service activation between two ports, on misura's frame engine.
+Up to 8 services, each a frame size, a VLAN and PCP, a committed (CIR) and
+excess (EIR) information rate and thresholds for frame delay (FD), delay
+variation (FDV), loss ratio (FLR) and availability.
+
+  configuration test  per service alone: 25, 50, 75 and 100 % of CIR, then
+                      CIR+EIR, then an overshoot step above it (a policer must
+                      hold the received rate at CIR+EIR)
+  performance test    all services at once at their CIR for --duration
+                      (default 15 min), counted per second for availability
+
+Each step and service is judged PASS or FAIL with the thresholds it missed;
+the exit code is 1 when any fails. Frame delay is the load frames' transit from
+the sender's user clock (carried in each frame) to the kernel RX stamp: an upper
+bound that includes the tester's own send path.")]
+    Y1564(Y1564Args),
     /// Serve throughput, request/response and set-up tests to many clients at once, within limits.
     #[command(long_about = crate::commands::throughput::serve::LONG_ABOUT)]
     Serve(crate::commands::throughput::serve::ServeArgs),

@@ -106,6 +106,8 @@ fn flags(c: &Command) -> Result<Option<(OutputArgs, Option<CsvArgs>, Option<Netn
         Command::Reflect(a) => (a.out.clone(), None, Some(a.ns.clone())),
         Command::Rtt(a) => (a.out.clone(), Some(a.csv.clone()), Some(a.ns.clone())),
         Command::Exchange(a) => (a.out.clone(), None, Some(a.ns.clone())),
+        Command::Rfc2544(a) => (a.out.clone(), None, Some(a.ns.clone())),
+        Command::Y1564(a) => (a.out.clone(), None, Some(a.ns.clone())),
         Command::Serve(a) => (t::serve::output_args(a), None, Some(a.ns.clone())),
         Command::Tcp(t::tcp::TcpArgs { c, .. })
         | Command::Udp(t::udp::UdpArgs { c, .. })
@@ -138,6 +140,8 @@ fn measure(c: &Command, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         Command::Reflect(a) => commands::reflect::run(a, stop),
         Command::Rtt(a) => commands::rtt::run(a, stop),
         Command::Exchange(a) => commands::exchange::run(a, stop),
+        Command::Rfc2544(a) => commands::rfc2544::run(a, stop),
+        Command::Y1564(a) => commands::y1564::run(a, stop),
         Command::Serve(a) => t::serve::run(a, stop),
         Command::Tcp(a) => t::tcp::run(a, stop),
         Command::Udp(a) => t::udp::run(a, stop),

@@ -294,6 +294,10 @@ pub struct OnewayReport {
     pub sut: Option<SutResult>,
     /// Per-frame CSV file written alongside, if any.
     pub frames_file: Option<String>,
+    /// The frame engine's load stream (engine mode); null for the loop.
+    /// Results written before it existed read as null.
+    #[serde(default)]
+    pub load: Option<crate::load::OnewayLoad>,
     pub warnings: Vec<crate::Warning>,
 }
 

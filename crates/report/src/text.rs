@@ -135,6 +135,9 @@ pub fn write_oneway(r: &OnewayReport, out: &mut dyn Write) -> io::Result<()> {
             writeln!(out, "note: {n}")?;
         }
     }
+    if let Some(l) = &r.load {
+        crate::load::write_oneway_load(l, out)?;
+    }
     if let Some(f) = &r.frames_file {
         writeln!(out, "\nper-frame log: {f}")?;
     }

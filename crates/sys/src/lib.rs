@@ -55,3 +55,4 @@ pub mod tsinfo;
 pub mod udp;
 
 pub use error::SysError;
+pub mod xdp;

@@ -300,6 +300,62 @@ impl PacketSocket {
         })
     }
 
+    /// Accept only frames whose 16-bit big-endian field at `offset` (from
+    /// the start of the MAC header, VLAN tag already removed by the
+    /// kernel) equals `value`: a classic BPF filter (`SO_ATTACH_FILTER`),
+    /// so that frames of other streams are never queued on this socket.
+    /// The frame engine uses it to give the latency stream its own socket,
+    /// with exact per-frame windows, beside the load's receive ring.
+    pub fn filter_u16(&self, offset: u32, value: u16) -> Result<(), SysError> {
+        const BPF_LD_H_ABS: u16 = 0x28; // BPF_LD | BPF_H | BPF_ABS
+        const BPF_JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+        const BPF_RET_K: u16 = 0x06; // BPF_RET | BPF_K
+        let prog = [
+            libc::sock_filter {
+                code: BPF_LD_H_ABS,
+                jt: 0,
+                jf: 0,
+                k: offset,
+            },
+            libc::sock_filter {
+                code: BPF_JEQ_K,
+                jt: 0,
+                jf: 1,
+                k: u32::from(value),
+            },
+            libc::sock_filter {
+                code: BPF_RET_K,
+                jt: 0,
+                jf: 0,
+                k: 0x0004_0000,
+            },
+            libc::sock_filter {
+                code: BPF_RET_K,
+                jt: 0,
+                jf: 0,
+                k: 0,
+            },
+        ];
+        let fprog = libc::sock_fprog {
+            len: prog.len() as u16,
+            filter: prog.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: `fprog` points at `prog`, which outlives the call; the
+        // kernel copies the program before setsockopt returns.
+        let rc = unsafe {
+            libc::setsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ATTACH_FILTER,
+                (&fprog as *const libc::sock_fprog).cast(),
+                size_of::<libc::sock_fprog>() as libc::socklen_t,
+            )
+        };
+        cvt(rc)
+            .map(|_| ())
+            .map_err(|e| SysError::io("attaching a stream filter (SO_ATTACH_FILTER)", e))
+    }
+
     fn set_buffer(
         &self,
         opt: libc::c_int,

@@ -9,6 +9,8 @@ pub mod lab;
 pub mod oneway;
 pub mod reflect;
 pub mod report;
+pub mod rfc2544;
 pub mod rtt;
 pub mod store;
 pub mod throughput;
+pub mod y1564;

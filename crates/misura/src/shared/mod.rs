@@ -3,6 +3,7 @@
 
 pub mod busy_poll;
 pub mod exit;
+pub mod frames;
 pub mod host;
 pub mod keys;
 pub mod meta;

@@ -135,6 +135,14 @@ pub enum Warn {
         failed: usize,
         total: usize,
     },
+    /// The tester itself, not the SUT, limited a load trial.
+    TesterLimited {
+        why: String,
+    },
+    /// The frame engine could not use a better path.
+    EngineFallback {
+        note: String,
+    },
     SweepPointFailed {
         parameter: String,
         value: String,
@@ -196,6 +204,8 @@ impl Warn {
             BytesLostAtEnd => "tcp.bytes-lost-at-end",
             SetupSamplesFailed { .. } => "setup.samples-failed",
             SweepPointFailed { .. } => "sweep.point-failed",
+            TesterLimited { .. } => "load.tester-limited",
+            EngineFallback { .. } => "load.engine-fallback",
         }
     }
 
@@ -279,6 +289,11 @@ impl fmt::Display for Warn {
             BytesLostAtEnd => write!(f, "the server counted fewer bytes than the client sent: data lost in flight at the end (peer closed early?)"),
             SetupSamplesFailed { idle_ns, failed, total } => write!(f, "idle {:.1} s: {failed} of {total} samples failed", *idle_ns as f64 / 1e9),
             SweepPointFailed { parameter, value, error } => write!(f, "{parameter} = {value}: {error}"),
+            TesterLimited { why } => write!(
+                f,
+                "the tester limited this run, not the SUT: {why}; figures at the rate it reached are the tester's, see scripts/bench-oneway.sh for what each engine sustains"
+            ),
+            EngineFallback { note } => write!(f, "frame engine: {note}"),
         }
     }
 }

@@ -414,3 +414,11 @@ impl Drop for LocalServe {
         let _ = self.child.wait();
     }
 }
+
+/// Held by tests that load the CPUs (the frame engine at full rate): on a
+/// 2-vCPU machine two of them at once would each find the tester limited
+/// by the other. `let _one = one_at_a_time();` at the test's top.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}

@@ -5,6 +5,7 @@
 //! [`Request`] the measurement works from, and `plan::resolve` checks that
 //! against the interfaces and the link.
 
+use super::mode::OnewayEngine;
 use super::plan::{Pace, Request};
 use super::tuning::Tuning;
 use crate::shared::units::{DurationArg, Ethertype, LinkRate, Load};
@@ -144,6 +145,7 @@ impl MeasureArgs {
             },
             frames: self.frames.clone(),
             quiet: self.out.quiet,
+            load: None,
         }
     }
 }
@@ -158,6 +160,16 @@ pub struct OnewayArgs {
     /// Use the profile even if it was made on another set-up (warn instead of failing).
     #[arg(long)]
     pub accept_profile_mismatch: bool,
+    /// Per-frame loop (loop) or frame engine. auto: the loop up to 200 000
+    /// frames/s, the frame engine above (or with --latency-every).
+    #[arg(long = "engine", value_enum, default_value_t = OnewayEngine::Auto)]
+    pub engine_mode: OnewayEngine,
+    #[command(flatten)]
+    pub engine: crate::shared::frames::EngineArgs,
+    /// Engine mode: every N-th frame of the rate is a latency frame, measured
+    /// with TX/RX windows and kernel TX stamps (default 1000; 2 to 1000000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=1_000_000))]
+    pub latency_every: Option<u64>,
 }
 
 #[derive(Args, Debug)]

@@ -37,6 +37,8 @@ pub struct Measured<'a> {
     /// The loop's error, when it failed.
     pub loop_error: Option<String>,
     pub frames_file: Option<PathBuf>,
+    /// The frame engine's load stream, in engine mode.
+    pub load: Option<misura_report::load::OnewayLoad>,
 }
 
 impl Measured<'_> {
@@ -96,6 +98,7 @@ pub fn report(m: Measured, mut warnings: Vec<Warning>) -> OnewayReport {
         calibration: m.calibration_use,
         sut,
         frames_file: m.frames_file.map(|p| p.display().to_string()),
+        load: m.load,
         warnings,
         config: m.resolved.config,
     }

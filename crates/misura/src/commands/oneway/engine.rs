@@ -57,36 +57,48 @@ pub enum Stop {
     Signal(i32),
 }
 
-/// Run the measurement. Completed frame records go to `out`; when it is full
-/// the loop waits (counted as a stall) rather than drop a record.
-pub fn run(
-    ports: &Ports,
-    frames: &mut Frames,
-    plan: &OnewayPlan,
-    out: &ArrayQueue<FrameRecord>,
-    stop: &AtomicUsize,
-) -> Result<(OnewayCounters, Stop)> {
-    let mut session = OnewaySession::new(plan, realtime_ns())?;
-    let mut rx_buf = vec![0u8; BUF_LEN];
-    let mut err_buf = vec![0u8; BUF_LEN];
-    let mut signal = 0;
-    let mut output_stalls = 0;
-    let h = frames.eth_header_len;
+/// One turn of the loop, shared by `run` and the frame engine's latency
+/// stream (`loaded`): the session, its ports and buffers.
+pub struct Turn<'a> {
+    pub ports: &'a Ports,
+    pub frames: &'a mut Frames,
+    pub out: &'a ArrayQueue<FrameRecord>,
+    pub session: OnewaySession,
+    rx_buf: Vec<u8>,
+    err_buf: Vec<u8>,
+    pub output_stalls: u64,
+}
 
-    loop {
-        if signal == 0 {
-            signal = stop.load(Ordering::Relaxed);
-            if signal != 0 {
-                // Stop sending; drain what is in flight.
-                session.stop(realtime_ns());
-            }
-        }
+impl<'a> Turn<'a> {
+    pub fn new(
+        ports: &'a Ports,
+        frames: &'a mut Frames,
+        plan: &OnewayPlan,
+        out: &'a ArrayQueue<FrameRecord>,
+    ) -> Result<Turn<'a>> {
+        Ok(Turn {
+            ports,
+            frames,
+            out,
+            session: OnewaySession::new(plan, realtime_ns())?,
+            rx_buf: vec![0u8; BUF_LEN],
+            err_buf: vec![0u8; BUF_LEN],
+            output_stalls: 0,
+        })
+    }
+
+    /// Send a frame if one is due, read the TX stamps the session wants,
+    /// try one receive, release completed records. Returns the clock read
+    /// taken before the receive (RX1 if it found nothing).
+    pub fn step(&mut self) -> Result<i64> {
+        let h = self.frames.eth_header_len;
+        let session = &mut self.session;
         if let Some(t) = session.poll_transmit(realtime_ns()) {
-            let frame = frames.patch(t.size_index, MEASURE_STREAM, t.seq);
+            let frame = self.frames.patch(t.size_index, MEASURE_STREAM, t.seq);
             let (tx1, tx2) = loop {
                 let tx1 = realtime_ns();
                 ProbeHeader::new_unchecked(&mut frame[h..]).set_sender_timestamp(tx1 as u64);
-                let ok = ports.tx.send(frame)?;
+                let ok = self.ports.tx.send(frame)?;
                 let tx2 = realtime_ns();
                 if ok {
                     break (tx1, tx2);
@@ -97,10 +109,10 @@ pub fn run(
         }
 
         while session.wants_tx_stamps() {
-            match ports.tx.recv_tx_timestamp(&mut err_buf) {
+            match self.ports.tx.recv_tx_timestamp(&mut self.err_buf) {
                 Ok(Some(st)) => {
-                    let n = st.len.min(err_buf.len());
-                    session.handle_tx_stamp(&err_buf[..n], st.software_ns, st.hardware_ns);
+                    let n = st.len.min(self.err_buf.len());
+                    session.handle_tx_stamp(&self.err_buf[..n], st.software_ns, st.hardware_ns);
                 }
                 Ok(None) => {
                     session.on_tx_stamps_drained();
@@ -116,35 +128,64 @@ pub fn run(
         // The instant before the receive is RX1 if it finds nothing, and
         // serves for the timeouts too: one clock read fewer per turn.
         let t = realtime_ns();
-        if let Some(meta) = ports.rx.recv(&mut rx_buf)? {
+        if let Some(meta) = self.ports.rx.recv(&mut self.rx_buf)? {
             let rx2 = realtime_ns();
-            let n = meta.len.min(rx_buf.len());
+            let n = meta.len.min(self.rx_buf.len());
             let meta = RxMeta {
                 rx2,
                 software: meta.software_ns,
                 hardware: meta.hardware_ns,
                 outgoing: meta.outgoing,
             };
-            session.handle_received(&rx_buf[..n], meta);
+            session.handle_received(&self.rx_buf[..n], meta);
         } else {
             session.on_empty_poll(t);
         }
 
         while let Some(rec) = session.poll_record(t) {
-            push(out, rec, &mut output_stalls);
+            push(self.out, rec, &mut self.output_stalls);
         }
-        if session.is_finished(t) {
+        Ok(t)
+    }
+
+    /// The counters, the loop's output stalls included.
+    pub fn counters(&self) -> OnewayCounters {
+        let mut c = self.session.counters();
+        c.stalls += self.output_stalls;
+        c
+    }
+}
+
+/// Run the measurement. Completed frame records go to `out`; when it is full
+/// the loop waits (counted as a stall) rather than drop a record.
+pub fn run(
+    ports: &Ports,
+    frames: &mut Frames,
+    plan: &OnewayPlan,
+    out: &ArrayQueue<FrameRecord>,
+    stop: &AtomicUsize,
+) -> Result<(OnewayCounters, Stop)> {
+    let mut turn = Turn::new(ports, frames, plan, out)?;
+    let mut signal = 0;
+    loop {
+        if signal == 0 {
+            signal = stop.load(Ordering::Relaxed);
+            if signal != 0 {
+                // Stop sending; drain what is in flight.
+                turn.session.stop(realtime_ns());
+            }
+        }
+        let t = turn.step()?;
+        if turn.session.is_finished(t) {
             break;
         }
     }
-    let mut c = session.counters();
-    c.stalls += output_stalls;
-    let reason = if session.was_stopped() {
+    let reason = if turn.session.was_stopped() {
         Stop::Signal(signal as i32)
     } else {
         Stop::Finished
     };
-    Ok((c, reason))
+    Ok((turn.counters(), reason))
 }
 
 /// Hand a record to the analysis thread, waiting while its queue is full

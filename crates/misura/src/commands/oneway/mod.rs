@@ -12,6 +12,8 @@ pub mod build;
 pub mod calibrate;
 pub mod engine;
 pub mod fit;
+pub mod loaded;
+pub mod mode;
 pub mod plan;
 pub mod ports;
 pub mod profile;
@@ -24,6 +26,7 @@ pub use profile::Calibration;
 
 use crate::shared::meta::now_rfc3339;
 use crate::shared::output::{Finished, Report};
+use crate::shared::warnings::Warn;
 use analysis::{AnalysisPlan, AnalysisThread};
 use anyhow::Result;
 use build::Measured;
@@ -67,6 +70,13 @@ pub fn run(a: &OnewayArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         .as_ref()
         .map(|p| Calibration::read(p, a.accept_profile_mismatch))
         .transpose()?;
+    let mut req = req;
+    req.load = Some(mode::LoadOptions {
+        mode: a.engine_mode,
+        engine: a.engine.clone(),
+        latency_every: a.latency_every,
+        cpu: req.tuning.cpu,
+    });
     let mut outputs = Outputs::open(&req)?;
     let report = measure(&req, Mode::Oneway, cal.as_ref(), &mut outputs, stop)?;
     Ok(finished(report))
@@ -87,6 +97,8 @@ pub fn measure(
         (Mode::Oneway, None) => vec![misura_wire::probe::MIN_PAYLOAD],
     };
     let resolved = plan::resolve(req, &default_sizes, mode)?;
+    let load_opts = req.load.as_ref().filter(|_| mode == Mode::Oneway);
+    let decided = loaded::decide(load_opts, &resolved)?;
     let started_at = now_rfc3339();
     let port_facts = vec![
         ports::port_info("tx", &resolved.tx),
@@ -113,6 +125,15 @@ pub fn measure(
     )?;
     warmup::settle(&warm, &mut oneway_plan, &stamping, &mut warnings);
 
+    let mut engine = match (decided, req.load.as_ref()) {
+        (Some(d), Some(o)) => Some((loaded::open(&ports, &resolved, o, d)?, o, d)),
+        _ => None,
+    };
+    if let Some((e, _, _)) = &engine {
+        for note in &e.notes {
+            warnings.push(Warn::EngineFallback { note: note.clone() }.into());
+        }
+    }
     // The analysis thread starts before the loop thread is pinned, so it
     // keeps the default affinity.
     let cfg = &resolved.config;
@@ -130,7 +151,23 @@ pub fn measure(
         outputs.frames.take().map(|(_, f)| f),
     )?;
     let tuning = tuning::tune(&req.tuning, cfg.netns.clone(), &mut warnings)?;
-    let result = engine::run(&ports, &mut frames, &oneway_plan, analysis.queue(), stop);
+    let (result, load) = match engine.as_mut() {
+        None => (
+            engine::run(&ports, &mut frames, &oneway_plan, analysis.queue(), stop),
+            None,
+        ),
+        Some((e, o, d)) => {
+            let q = analysis.queue();
+            let (plan, r) = (&oneway_plan, &resolved);
+            match loaded::run(e, &ports, &mut frames, plan, r, q, stop, o, *d) {
+                Ok((c, s, l)) => (Ok((c, s)), Some(l)),
+                Err(e) => (Err(e), None),
+            }
+        }
+    };
+    if let Some(w) = load.as_ref().and_then(|l| l.trial.tester_limit.clone()) {
+        warnings.push(Warn::TesterLimited { why: w }.into());
+    }
     let analysis = analysis.finish()?;
     tuning::untune(&tuning);
     let (counters, stop_reason, loop_error) = match result {
@@ -160,6 +197,7 @@ pub fn measure(
         stop: stop_reason,
         loop_error,
         frames_file: req.frames.clone(),
+        load,
     };
     Ok(build::report(measured, warnings))
 }

@@ -71,6 +71,9 @@ pub struct Request {
     pub frames: Option<PathBuf>,
     /// No progress on stderr.
     pub quiet: bool,
+    /// Engine mode (`misura oneway` only): the load through the frame
+    /// engine, the latency stream inside it.
+    pub load: Option<super::mode::LoadOptions>,
 }
 
 impl Request {
@@ -101,6 +104,7 @@ impl Request {
             },
             frames: None,
             quiet: false,
+            load: None,
         }
     }
 }
@@ -185,7 +189,7 @@ fn check_alone(req: &Request) -> Result<(), Failure> {
     Ok(())
 }
 
-fn interface(name: &str) -> Result<InterfaceInfo> {
+pub fn interface(name: &str) -> Result<InterfaceInfo> {
     let info = misura_sys::iface::interface_info(name)?;
     if !info.admin_up || !info.oper_up {
         return Err(misura_sys::SysError::InterfaceDown {

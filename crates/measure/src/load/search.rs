@@ -1,0 +1,430 @@
+//! The throughput search: NDR and PDR, MLRsearch-style.
+//!
+//! RFC 2544 §26.1 defines throughput as the highest rate at which no
+//! offered frame is lost, found by trials of a fixed duration (§24: at
+//! least 60 s). draft-ietf-bmwg-mlrsearch generalises it to several *loss
+//! ratio targets* searched at once (here NDR, loss ratio 0, and PDR, loss
+//! ratio 0.5 %) and saves time by searching with short trials first and
+//! confirming with full-length trials last: a short trial is optimistic (a
+//! buffer hides more of a short overload), so its bounds are only the start
+//! of the full-length phase, never its result.
+//!
+//! For each target and each phase the search keeps a *lower bound* (a rate
+//! whose trial lost at most the target ratio) and an *upper bound* (a rate
+//! whose trial lost more). A trial's loss ratio is `(sent − received) /
+//! sent`; one trial updates every target's bounds of its phase. The next
+//! rate is, per target in order and per phase in order:
+//! * no bound yet: the maximum rate (short phase), or the short phase's
+//!   lower bound (final phase);
+//! * an upper bound only: below it, at the rate the SUT forwarded there
+//!   scaled to the target (`u·(1 − loss)/(1 − target)`), but at least a
+//!   width `w` below `u`; `w` starts at the resolution and doubles;
+//! * a lower bound only: `w` above it (capped at the maximum rate);
+//! * both: the middle, until `(upper − lower) / upper ≤ resolution`.
+//!
+//! A trial in which the tester could not offer the rate (the schedule
+//! skipped slots, or it achieved clearly less than offered) says nothing
+//! about the SUT: its loss is not charged, the maximum rate is lowered to
+//! what the tester achieved, bounds above it are forgotten, and the outcome
+//! says so ([`StoppedBy::TesterLimit`] when a target then ends at the cap).
+
+use super::{check_range, LoadError, MAX_RATE_FPS, MAX_TRIAL_NS};
+use serde::Serialize;
+
+/// A loss ratio to search for.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LossTarget {
+    pub name: String,
+    pub loss_ratio: f64,
+}
+
+impl LossTarget {
+    /// NDR (no loss) and PDR at 0.5 %, as FD.io CSIT reports them.
+    pub fn ndr_pdr() -> Vec<LossTarget> {
+        vec![
+            LossTarget {
+                name: "NDR".into(),
+                loss_ratio: 0.0,
+            },
+            LossTarget {
+                name: "PDR".into(),
+                loss_ratio: 0.005,
+            },
+        ]
+    }
+}
+
+/// How a [`ThroughputSearch`] searches.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SearchConfig {
+    pub min_fps: f64,
+    /// The tester's own measured maximum or the line rate, whichever is lower.
+    pub max_fps: f64,
+    pub targets: Vec<LossTarget>,
+    pub short_trial_ns: i64,
+    /// RFC 2544 §24: at least 60 s for a reportable result.
+    pub final_trial_ns: i64,
+    /// Relative width goal `(upper − lower) / upper`.
+    pub relative_resolution: f64,
+    pub max_trials: u32,
+}
+
+impl SearchConfig {
+    /// The RFC defaults between `min_fps` and `max_fps`: 1 s short trials,
+    /// 60 s final trials, 1 % resolution, NDR and PDR, at most 100 trials.
+    pub fn rfc2544(min_fps: f64, max_fps: f64) -> SearchConfig {
+        SearchConfig {
+            min_fps,
+            max_fps,
+            targets: LossTarget::ndr_pdr(),
+            short_trial_ns: 1_000_000_000,
+            final_trial_ns: 60_000_000_000,
+            relative_resolution: 0.01,
+            max_trials: 100,
+        }
+    }
+
+    fn check(&self) -> Result<(), LoadError> {
+        check_range(
+            "search maximum rate (frames/s)",
+            self.max_fps,
+            1e-3,
+            MAX_RATE_FPS,
+        )?;
+        check_range(
+            "search minimum rate (frames/s)",
+            self.min_fps,
+            1e-3,
+            self.max_fps,
+        )?;
+        check_range("loss targets", self.targets.len() as f64, 1.0, 4.0)?;
+        for t in &self.targets {
+            check_range("target loss ratio", t.loss_ratio, 0.0, 0.5)?;
+        }
+        check_range(
+            "final trial (ns)",
+            self.final_trial_ns as f64,
+            1e6,
+            MAX_TRIAL_NS as f64,
+        )?;
+        check_range(
+            "short trial (ns)",
+            self.short_trial_ns as f64,
+            1e6,
+            self.final_trial_ns as f64,
+        )?;
+        check_range("relative resolution", self.relative_resolution, 1e-5, 0.5)?;
+        check_range("maximum trials", self.max_trials as f64, 1.0, 10_000.0)?;
+        Ok(())
+    }
+}
+
+/// Which trials a request belongs to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Short,
+    Final,
+}
+
+/// The trial the search wants next.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize)]
+pub struct TrialRequest {
+    pub rate_fps: f64,
+    pub duration_ns: i64,
+    pub phase: Phase,
+}
+
+/// What a trial measured.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize)]
+pub struct TrialResult {
+    pub offered_fps: f64,
+    pub achieved_fps: f64,
+    pub sent: u64,
+    pub received: u64,
+    /// The sender skipped slots (see [`super::rate::RateSchedule`]).
+    pub tester_limited: bool,
+}
+
+/// One trial as the outcome reports it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TrialRecord {
+    pub request: TrialRequest,
+    pub result: TrialResult,
+    pub loss_ratio: f64,
+    /// Not charged to the SUT: the tester could not offer the rate.
+    pub tester_limited: bool,
+}
+
+/// A target's final bounds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Bound {
+    pub name: String,
+    pub loss_ratio: f64,
+    pub lower_fps: Option<f64>,
+    pub upper_fps: Option<f64>,
+    /// The full-length phase reached the resolution, or the target held at
+    /// the maximum rate.
+    pub found: bool,
+}
+
+/// Why the search ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoppedBy {
+    Resolution,
+    MaxTrials,
+    /// A target held at the highest rate the tester could offer: the
+    /// result is the tester's limit, not the SUT's.
+    TesterLimit,
+}
+
+/// The search's result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SearchOutcome {
+    pub bounds: Vec<Bound>,
+    pub trials: Vec<TrialRecord>,
+    pub stopped_by: Option<StoppedBy>,
+    /// The maximum rate after tester-limited trials lowered it.
+    pub tester_max_fps: Option<f64>,
+}
+
+impl SearchOutcome {
+    pub fn bound(&self, name: &str) -> Option<&Bound> {
+        self.bounds.iter().find(|b| b.name == name)
+    }
+}
+
+#[derive(Copy, Clone, Debug)]
+struct PhaseBounds {
+    lower: Option<f64>,
+    /// The rate and its loss ratio.
+    upper: Option<(f64, f64)>,
+    /// Relative expansion width; doubles on each expansion.
+    width: f64,
+}
+
+/// The search state machine (module documentation).
+#[derive(Clone, Debug)]
+pub struct ThroughputSearch {
+    cfg: SearchConfig,
+    phases: Vec<Phase>,
+    /// `bounds[target][phase index]`.
+    bounds: Vec<Vec<PhaseBounds>>,
+    phase: usize,
+    max_fps: f64,
+    tester_capped: bool,
+    pending: Option<TrialRequest>,
+    trials: Vec<TrialRecord>,
+    stopped: Option<StoppedBy>,
+}
+
+impl ThroughputSearch {
+    pub fn new(cfg: SearchConfig) -> Result<ThroughputSearch, LoadError> {
+        cfg.check()?;
+        let phases = if cfg.short_trial_ns < cfg.final_trial_ns {
+            vec![Phase::Short, Phase::Final]
+        } else {
+            vec![Phase::Final]
+        };
+        let empty = PhaseBounds {
+            lower: None,
+            upper: None,
+            width: cfg.relative_resolution,
+        };
+        Ok(ThroughputSearch {
+            bounds: vec![vec![empty; phases.len()]; cfg.targets.len()],
+            phases,
+            phase: 0,
+            max_fps: cfg.max_fps,
+            tester_capped: false,
+            pending: None,
+            trials: Vec::new(),
+            stopped: None,
+            cfg,
+        })
+    }
+
+    /// The next trial to run, or `None` when the search is over. Asking
+    /// again before [`record`](Self::record) returns the same request.
+    pub fn next_trial(&mut self) -> Option<TrialRequest> {
+        if self.stopped.is_some() {
+            return None;
+        }
+        if let Some(p) = self.pending {
+            return Some(p);
+        }
+        if self.trials.len() >= self.cfg.max_trials as usize {
+            self.stopped = Some(StoppedBy::MaxTrials);
+            return None;
+        }
+        while self.phase < self.phases.len() {
+            for t in 0..self.cfg.targets.len() {
+                if let Some(rate_fps) = self.candidate(t, self.phase) {
+                    let phase = self.phases[self.phase];
+                    let duration_ns = match phase {
+                        Phase::Short => self.cfg.short_trial_ns,
+                        Phase::Final => self.cfg.final_trial_ns,
+                    };
+                    let req = TrialRequest {
+                        rate_fps,
+                        duration_ns,
+                        phase,
+                    };
+                    self.pending = Some(req);
+                    return Some(req);
+                }
+            }
+            self.phase += 1;
+        }
+        let at_cap = self.bounds.iter().any(|b| {
+            let last = b[b.len() - 1];
+            last.upper.is_none() && last.lower.is_some_and(|l| self.at_max(l))
+        });
+        self.stopped = Some(
+            if self.tester_capped && (at_cap || self.max_fps <= self.cfg.min_fps) {
+                StoppedBy::TesterLimit
+            } else {
+                StoppedBy::Resolution
+            },
+        );
+        None
+    }
+
+    fn at_max(&self, rate: f64) -> bool {
+        rate >= self.max_fps * (1.0 - 1e-9)
+    }
+
+    /// The next rate for target `t` in phase `p`, or `None` when it is done.
+    fn candidate(&self, t: usize, p: usize) -> Option<f64> {
+        if self.max_fps <= self.cfg.min_fps && self.tester_capped {
+            return None;
+        }
+        let b = self.bounds[t][p];
+        let res = self.cfg.relative_resolution;
+        let (min, max) = (self.cfg.min_fps, self.max_fps);
+        match (b.lower, b.upper) {
+            (None, None) => {
+                // The final phase starts where the short one ended.
+                let start = (p > 0).then(|| self.bounds[t][p - 1].lower).flatten();
+                Some(start.unwrap_or(max).clamp(min, max))
+            }
+            (Some(l), Some((u, _))) => (u - l > res * u).then_some(0.5 * (l + u)),
+            (Some(l), None) => (!self.at_max(l)).then(|| (l * (1.0 + b.width)).min(max)),
+            (None, Some((u, loss))) => {
+                if u <= min * (1.0 + 1e-9) {
+                    return None;
+                }
+                let target = self.cfg.targets[t].loss_ratio;
+                let forwarded = u * (1.0 - loss) / (1.0 - target);
+                Some(forwarded.min(u * (1.0 - b.width)).max(min))
+            }
+        }
+    }
+
+    /// The result of the pending trial.
+    pub fn record(&mut self, r: TrialResult) -> Result<(), LoadError> {
+        let Some(req) = self.pending.take() else {
+            return Err(LoadError::Inconsistent {
+                what: "throughput search",
+                why: "a result was recorded with no trial requested".into(),
+            });
+        };
+        let short_of_rate =
+            r.achieved_fps < r.offered_fps * (1.0 - 0.5 * self.cfg.relative_resolution);
+        let tester_limited = r.tester_limited || short_of_rate || r.sent == 0;
+        let loss_ratio = if r.sent > 0 {
+            r.sent.saturating_sub(r.received) as f64 / r.sent as f64
+        } else {
+            0.0
+        };
+        self.trials.push(TrialRecord {
+            request: req,
+            result: r,
+            loss_ratio,
+            tester_limited,
+        });
+        if tester_limited {
+            self.cap_max(
+                r.achieved_fps
+                    .min(req.rate_fps * (1.0 - self.cfg.relative_resolution)),
+            );
+            return Ok(());
+        }
+        let p = self
+            .phases
+            .iter()
+            .position(|&x| x == req.phase)
+            .unwrap_or(0);
+        for (t, target) in self.cfg.targets.iter().enumerate() {
+            let b = &mut self.bounds[t][p];
+            let rate = req.rate_fps;
+            // A trial taken from a one-sided bound was an expansion: the
+            // next one, if still needed, reaches twice as far.
+            if b.lower.is_some() != b.upper.is_some() {
+                b.width = (b.width * 2.0).min(0.5);
+            }
+            if loss_ratio <= target.loss_ratio {
+                b.lower = Some(b.lower.map_or(rate, |l| l.max(rate)));
+                if b.upper.is_some_and(|(u, _)| u <= rate) {
+                    b.upper = None; // a newer pass above an older fail wins
+                }
+            } else {
+                if b.upper.is_none_or(|(u, _)| rate <= u) {
+                    b.upper = Some((rate, loss_ratio));
+                }
+                if b.lower.is_some_and(|l| l >= rate) {
+                    b.lower = None;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The tester could not offer more than `fps`: search below it only.
+    fn cap_max(&mut self, fps: f64) {
+        self.tester_capped = true;
+        self.max_fps = fps.max(0.0).min(self.max_fps);
+        let max = self.max_fps;
+        for b in self.bounds.iter_mut().flatten() {
+            if b.lower.is_some_and(|l| l > max) {
+                b.lower = None;
+            }
+            if b.upper.is_some_and(|(u, _)| u > max) {
+                b.upper = None;
+            }
+        }
+    }
+
+    /// The bounds so far (final once [`next`](Self::next_trial) returned `None`).
+    pub fn outcome(&self) -> SearchOutcome {
+        let last = self.phases.len() - 1;
+        let bounds = self
+            .cfg
+            .targets
+            .iter()
+            .zip(&self.bounds)
+            .map(|(t, b)| {
+                let b = b[last];
+                let resolved = match (b.lower, b.upper) {
+                    (Some(l), Some((u, _))) => u - l <= self.cfg.relative_resolution * u,
+                    (Some(l), None) => self.at_max(l),
+                    _ => false,
+                };
+                Bound {
+                    name: t.name.clone(),
+                    loss_ratio: t.loss_ratio,
+                    lower_fps: b.lower,
+                    upper_fps: b.upper.map(|u| u.0),
+                    found: resolved && self.phase >= last,
+                }
+            })
+            .collect();
+        SearchOutcome {
+            bounds,
+            trials: self.trials.clone(),
+            stopped_by: self.stopped,
+            tester_max_fps: self.tester_capped.then_some(self.max_fps),
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! ITU-T Y.1564 Ethernet service activation: the service configuration
+//! test's steps, and the verdicts of both tests.
+//!
+//! Rates are information rates in bits/s of whole service frames (MAC
+//! header to FCS, as MEF 10 counts them), so a step's frame rate is
+//! `bps / (frame_bytes · 8)`. Per service, the configuration test runs:
+//! * CIR steps at 25, 50, 75 and 100 % of CIR. Green traffic: each step
+//!   passes when the information rate received is at least the offered
+//!   rate less the FLR allowance, and FLR, mean FD and FDV are within the
+//!   service acceptance criteria (SAC);
+//! * the EIR step at CIR + EIR (only when EIR > 0). Frames above CIR are
+//!   yellow, delivered on a best-effort basis, so only the rate is judged:
+//!   `CIR · (1 − FLR_SAC) ≤ IR ≤ CIR + EIR`;
+//! * the overshoot (traffic policing) step at 125 % of CIR + EIR: the
+//!   network must police, so `IR ≤ CIR + EIR`, while the green part still
+//!   arrives, `IR ≥ CIR · (1 − FLR_SAC)`.
+//!
+//! The performance test runs every service at its CIR together for a long
+//! time (15 min, 2 h, 24 h) and judges it like a 100 % CIR step plus the
+//! availability SAC. Every rate comparison allows [`IR_TOLERANCE`] for the
+//! policer's burst sizes (CBS/EBS) and the rate measurement's granularity.
+
+use super::rate::{MAX_FRAME_BYTES, MIN_FRAME_BYTES};
+use super::{check_range, LoadError, MAX_LINK_BPS};
+use serde::Serialize;
+
+/// Y.1564 tests up to 8 services at once (one per 802.1p class).
+pub const MAX_SERVICES: usize = 8;
+/// Relative allowance on information-rate comparisons.
+pub const IR_TOLERANCE: f64 = 0.01;
+/// The overshoot step's rate relative to CIR + EIR.
+pub const OVERSHOOT: f64 = 1.25;
+
+/// Service acceptance criteria.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Thresholds {
+    /// Frame delay (one-way or round-trip, as measured), mean.
+    pub fd_ns: i64,
+    pub fdv_ns: i64,
+    pub flr_ratio: f64,
+    pub availability_ratio: f64,
+}
+
+/// One service under test.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ServiceSpec {
+    pub name: String,
+    pub vlan: Option<u16>,
+    pub pcp: Option<u8>,
+    /// Bytes of the frame as sent, incl. any tag and the FCS.
+    pub frame_bytes: u64,
+    pub cir_bps: f64,
+    pub eir_bps: f64,
+    pub thresholds: Thresholds,
+}
+
+impl ServiceSpec {
+    pub fn check(&self) -> Result<(), LoadError> {
+        check_range("VLAN id", self.vlan.unwrap_or(1) as f64, 1.0, 4094.0)?;
+        check_range("PCP", self.pcp.unwrap_or(0) as f64, 0.0, 7.0)?;
+        check_range(
+            "service frame (bytes)",
+            self.frame_bytes as f64,
+            MIN_FRAME_BYTES as f64,
+            MAX_FRAME_BYTES as f64,
+        )?;
+        check_range("CIR (bits/s)", self.cir_bps, 1.0, MAX_LINK_BPS)?;
+        check_range(
+            "EIR (bits/s)",
+            self.eir_bps,
+            0.0,
+            MAX_LINK_BPS - self.cir_bps,
+        )?;
+        let t = &self.thresholds;
+        check_range("FD threshold (ns)", t.fd_ns as f64, 0.0, 1e10)?;
+        check_range("FDV threshold (ns)", t.fdv_ns as f64, 0.0, 1e10)?;
+        check_range("FLR threshold", t.flr_ratio, 0.0, 1.0)?;
+        check_range("availability threshold", t.availability_ratio, 0.0, 1.0)?;
+        Ok(())
+    }
+
+    /// Frames/s carrying `bps`.
+    pub fn fps(&self, bps: f64) -> f64 {
+        bps / (self.frame_bytes * 8) as f64
+    }
+}
+
+/// Every service valid, at most [`MAX_SERVICES`], names distinct.
+pub fn check_services(services: &[ServiceSpec]) -> Result<(), LoadError> {
+    check_range("services", services.len() as f64, 1.0, MAX_SERVICES as f64)?;
+    for (i, s) in services.iter().enumerate() {
+        s.check()?;
+        if services[..i].iter().any(|o| o.name == s.name) {
+            return Err(LoadError::Inconsistent {
+                what: "services",
+                why: format!("`{}` named twice", s.name),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Which rule judges a step.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKind {
+    Cir,
+    Eir,
+    Overshoot,
+}
+
+/// One step of the configuration test.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Step {
+    pub label: String,
+    pub kind: StepKind,
+    pub rate_bps: f64,
+    pub rate_fps: f64,
+}
+
+/// The configuration test's steps for `spec` (module documentation).
+pub fn config_test_steps(spec: &ServiceSpec) -> Result<Vec<Step>, LoadError> {
+    spec.check()?;
+    let step = |label: String, kind, rate_bps: f64| Step {
+        label,
+        kind,
+        rate_bps,
+        rate_fps: spec.fps(rate_bps),
+    };
+    let mut steps: Vec<Step> = [25, 50, 75, 100]
+        .iter()
+        .map(|&p| {
+            step(
+                format!("{p}% CIR"),
+                StepKind::Cir,
+                spec.cir_bps * p as f64 / 100.0,
+            )
+        })
+        .collect();
+    let top = spec.cir_bps + spec.eir_bps;
+    if spec.eir_bps > 0.0 {
+        steps.push(step("CIR+EIR".into(), StepKind::Eir, top));
+    }
+    steps.push(step(
+        "overshoot".into(),
+        StepKind::Overshoot,
+        top * OVERSHOOT,
+    ));
+    Ok(steps)
+}
+
+/// What one step (or the performance test) measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct StepMeasured {
+    pub offered_bps: f64,
+    pub received_bps: f64,
+    pub frames_sent: u64,
+    pub frames_lost: u64,
+    pub fd_mean_ns: i64,
+    pub fd_max_ns: i64,
+    pub fdv_ns: i64,
+    /// Share of the test's time the service was available (performance test).
+    pub available_ratio: Option<f64>,
+}
+
+impl StepMeasured {
+    pub fn flr(&self) -> f64 {
+        if self.frames_sent == 0 {
+            return 0.0;
+        }
+        self.frames_lost as f64 / self.frames_sent as f64
+    }
+}
+
+/// Pass or fail, and why it failed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Verdict {
+    pub pass: bool,
+    pub reasons: Vec<String>,
+}
+
+impl Verdict {
+    fn from(reasons: Vec<String>) -> Verdict {
+        Verdict {
+            pass: reasons.is_empty(),
+            reasons,
+        }
+    }
+}
+
+/// The green-traffic rules: IR, FLR, FD, FDV against the SAC.
+fn green(spec: &ServiceSpec, m: &StepMeasured, reasons: &mut Vec<String>) {
+    let t = &spec.thresholds;
+    let floor = m.offered_bps * (1.0 - t.flr_ratio - IR_TOLERANCE);
+    if m.received_bps < floor {
+        reasons.push(format!(
+            "IR {:.0} b/s below {:.0} b/s (offered less FLR allowance)",
+            m.received_bps, floor
+        ));
+    }
+    if m.frames_sent == 0 {
+        reasons.push("no frames sent".into());
+    }
+    if m.flr() > t.flr_ratio {
+        reasons.push(format!("FLR {:.6} above {:.6}", m.flr(), t.flr_ratio));
+    }
+    if m.fd_mean_ns > t.fd_ns {
+        reasons.push(format!("FD mean {} ns above {} ns", m.fd_mean_ns, t.fd_ns));
+    }
+    if m.fdv_ns > t.fdv_ns {
+        reasons.push(format!("FDV {} ns above {} ns", m.fdv_ns, t.fdv_ns));
+    }
+}
+
+/// The verdict of one configuration-test step.
+pub fn judge_step(spec: &ServiceSpec, step: &Step, m: &StepMeasured) -> Verdict {
+    let mut reasons = Vec::new();
+    let top = spec.cir_bps + spec.eir_bps;
+    let green_floor = spec.cir_bps * (1.0 - spec.thresholds.flr_ratio - IR_TOLERANCE);
+    match step.kind {
+        StepKind::Cir => green(spec, m, &mut reasons),
+        StepKind::Eir | StepKind::Overshoot => {
+            if m.received_bps < green_floor {
+                reasons.push(format!(
+                    "IR {:.0} b/s below CIR less FLR allowance {:.0} b/s",
+                    m.received_bps, green_floor
+                ));
+            }
+            if m.received_bps > top * (1.0 + IR_TOLERANCE) {
+                let what = if step.kind == StepKind::Overshoot {
+                    "traffic not policed: "
+                } else {
+                    ""
+                };
+                reasons.push(format!(
+                    "{what}IR {:.0} b/s above CIR+EIR {:.0} b/s",
+                    m.received_bps, top
+                ));
+            }
+        }
+    }
+    Verdict::from(reasons)
+}
+
+/// The verdict of the service performance test (all services at CIR).
+pub fn judge_performance(spec: &ServiceSpec, m: &StepMeasured) -> Verdict {
+    let mut reasons = Vec::new();
+    green(spec, m, &mut reasons);
+    match m.available_ratio {
+        None => reasons.push("availability not measured".into()),
+        Some(a) if a < spec.thresholds.availability_ratio => {
+            reasons.push(format!(
+                "availability {a:.6} below {:.6}",
+                spec.thresholds.availability_ratio
+            ));
+        }
+        Some(_) => {}
+    }
+    Verdict::from(reasons)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn spec() -> ServiceSpec {
+        ServiceSpec {
+            name: "voice".into(),
+            vlan: Some(100),
+            pcp: Some(5),
+            frame_bytes: 1000,
+            cir_bps: 100e6,
+            eir_bps: 50e6,
+            thresholds: Thresholds {
+                fd_ns: 10_000_000,
+                fdv_ns: 2_000_000,
+                flr_ratio: 0.001,
+                availability_ratio: 0.9999,
+            },
+        }
+    }
+
+    #[test]
+    fn steps_and_their_rates() {
+        let steps = config_test_steps(&spec()).unwrap();
+        let labels: Vec<&str> = steps.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "25% CIR",
+                "50% CIR",
+                "75% CIR",
+                "100% CIR",
+                "CIR+EIR",
+                "overshoot"
+            ]
+        );
+        assert_eq!(steps[3].rate_fps, 12_500.0);
+        assert_eq!(steps[5].rate_bps, 187.5e6);
+        let no_eir = ServiceSpec {
+            eir_bps: 0.0,
+            ..spec()
+        };
+        let steps = config_test_steps(&no_eir).unwrap();
+        assert_eq!(steps.len(), 5);
+        assert_eq!(steps[4].rate_bps, 125e6);
+    }
+
+    #[test]
+    fn bad_specs_name_the_number() {
+        let e = ServiceSpec {
+            pcp: Some(8),
+            ..spec()
+        }
+        .check()
+        .unwrap_err();
+        assert!(e.to_string().starts_with("PCP = 8"), "{e}");
+        let nine = vec![spec(); 9];
+        assert!(check_services(&nine)
+            .unwrap_err()
+            .to_string()
+            .starts_with("services = 9"));
+        assert!(check_services(&[spec(), spec()]).is_err()); // same name
+    }
+
+    #[test]
+    fn green_rules_name_what_failed() {
+        let s = spec();
+        let step = &config_test_steps(&s).unwrap()[3];
+        let good = StepMeasured {
+            offered_bps: 100e6,
+            received_bps: 100e6,
+            frames_sent: 1_000_000,
+            fd_mean_ns: 1_000_000,
+            fd_max_ns: 3_000_000,
+            fdv_ns: 500_000,
+            ..StepMeasured::default()
+        };
+        assert!(judge_step(&s, step, &good).pass);
+        let slow = StepMeasured {
+            fd_mean_ns: 20_000_000,
+            fdv_ns: 5_000_000,
+            ..good.clone()
+        };
+        let v = judge_step(&s, step, &slow);
+        assert_eq!(v.reasons.len(), 2);
+        assert!(v.reasons[0].starts_with("FD mean") && v.reasons[1].starts_with("FDV"));
+        let perf = judge_performance(
+            &s,
+            &StepMeasured {
+                available_ratio: Some(0.99),
+                ..good
+            },
+        );
+        assert!(!perf.pass && perf.reasons[0].starts_with("availability"));
+    }
+}

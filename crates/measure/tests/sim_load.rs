@@ -1,0 +1,379 @@
+//! The load methods against the fluid model SUT, in virtual time: the
+//! throughput search finds the model's NDR and PDR to the stated resolution,
+//! a slow tester caps the search instead of being blamed on the SUT, the
+//! frame loss steps stop on two clean trials, the back-to-back search
+//! recovers the model's buffer, and Y.1564 passes and fails where it should.
+
+use misura_measure::load::b2b::{
+    corrected_buffer_time_ns, implied_buffer_time_ns, B2bConfig, B2bSearch,
+};
+use misura_measure::load::flr::FlrPlan;
+use misura_measure::load::model::{LossKnee, ModelSut};
+use misura_measure::load::rate::{line_rate_fps, RateSchedule};
+use misura_measure::load::search::{
+    SearchConfig, SearchOutcome, StoppedBy, ThroughputSearch, TrialResult,
+};
+use misura_measure::load::y1564::{
+    config_test_steps, judge_performance, judge_step, ServiceSpec, StepMeasured, Thresholds,
+};
+use proptest::prelude::*;
+
+const SECOND: i64 = 1_000_000_000;
+
+fn line_1g() -> f64 {
+    line_rate_fps(64, 1e9, false).unwrap()
+}
+
+/// Run a search against `sut` with a tester that offers every rate exactly.
+fn search(sut: &ModelSut, cfg: SearchConfig) -> SearchOutcome {
+    let bound = cfg.max_trials as usize + 1;
+    let mut s = ThroughputSearch::new(cfg).unwrap();
+    for _ in 0..bound {
+        let Some(req) = s.next_trial() else { break };
+        let (sent, received) = sut.trial(req.rate_fps, req.duration_ns);
+        s.record(TrialResult {
+            offered_fps: req.rate_fps,
+            achieved_fps: req.rate_fps,
+            sent,
+            received,
+            tester_limited: false,
+        })
+        .unwrap();
+    }
+    assert!(
+        s.next_trial().is_none(),
+        "the search ran past its trial budget"
+    );
+    s.outcome()
+}
+
+/// The bound brackets `truth` and is as narrow as asked.
+fn assert_brackets(o: &SearchOutcome, name: &str, truth: f64, res: f64) {
+    let b = o.bound(name).unwrap();
+    let (l, u) = (b.lower_fps.unwrap(), b.upper_fps.unwrap());
+    assert!(b.found, "{name}: {b:?}");
+    assert!(
+        l <= truth * (1.0 + 1e-6) && u >= truth * (1.0 - 1e-6),
+        "{name}: {l} ..{u} misses {truth}"
+    );
+    assert!((u - l) / u <= res, "{name}: {l} .. {u} wider than {res}");
+}
+
+#[test]
+fn search_finds_the_models_ndr_and_pdr() {
+    let line = line_1g();
+    let sut = ModelSut::new(1e6, 10_000.0, 5_000).unwrap();
+    let cfg = SearchConfig::rfc2544(1e4, line);
+    let o = search(&sut, cfg);
+    // 60 s trials: the buffer hides 10 000 frames of overload.
+    let ndr = 1e6 + 10_000.0 / 60.0;
+    let pdr = ndr / (1.0 - 0.005);
+    assert_brackets(&o, "NDR", ndr, 0.01);
+    assert_brackets(&o, "PDR", pdr, 0.01);
+    assert_eq!(o.stopped_by, Some(StoppedBy::Resolution));
+    let finals = o
+        .trials
+        .iter()
+        .filter(|t| t.request.duration_ns == 60 * SECOND)
+        .count();
+    println!(
+        "NDR/PDR of a 1 Mfps model: {} trials ({finals} of 60 s)",
+        o.trials.len()
+    );
+    assert!(o.trials.len() <= 30, "{} trials", o.trials.len());
+    assert!(o.trials.iter().all(|t| !t.tester_limited));
+}
+
+#[test]
+fn short_trials_overestimate_and_the_final_phase_corrects_it() {
+    // A deep buffer: 1 s trials see 1.2 Mfps loss-free, 60 s trials 1.0033.
+    let sut = ModelSut::new(1e6, 200_000.0, 0).unwrap();
+    let o = search(&sut, SearchConfig::rfc2544(1e4, line_1g()));
+    assert_brackets(&o, "NDR", 1e6 + 200_000.0 / 60.0, 0.01);
+    let short_best = o
+        .trials
+        .iter()
+        .filter(|t| t.request.duration_ns == SECOND && t.loss_ratio == 0.0)
+        .map(|t| t.request.rate_fps)
+        .fold(0.0, f64::max);
+    assert!(short_best > 1.15e6, "short phase best {short_best}");
+}
+
+#[test]
+fn search_finds_a_loss_knee() {
+    // Drops 0.1 % of everything above 600 kfps: NDR is the knee, PDR the
+    // fluid limit scaled by the knee's loss.
+    let knee = LossKnee {
+        above_fps: 600_000.0,
+        loss_ratio: 0.001,
+    };
+    let sut = ModelSut::new(1e6, 10_000.0, 0).unwrap().with_knee(knee);
+    let o = search(&sut, SearchConfig::rfc2544(1e4, line_1g()));
+    assert_brackets(&o, "NDR", 600_000.0, 0.01);
+    assert_brackets(&o, "PDR", (1e6 + 10_000.0 / 60.0) * 0.999 / 0.995, 0.01);
+    println!("knee model: {} trials", o.trials.len());
+}
+
+/// One trial by a sender that cannot send more than `capacity_fps`,
+/// driving a real [`RateSchedule`] in 100 µs batches.
+fn slow_sender_trial(
+    sut: &ModelSut,
+    rate_fps: f64,
+    duration_ns: i64,
+    capacity_fps: f64,
+) -> TrialResult {
+    let batch_ns = 100_000;
+    let per_batch = (capacity_fps * batch_ns as f64 / 1e9) as u64;
+    let mut sched = RateSchedule::new(rate_fps, 0, 1_000_000).unwrap();
+    let mut now = 0;
+    while now < duration_ns {
+        let n = sched.due(now).min(per_batch);
+        sched.on_sent(n);
+        now += batch_ns;
+    }
+    let f = sched.figures(duration_ns);
+    let (_, received) = sut.trial(f.achieved_fps, duration_ns);
+    TrialResult {
+        offered_fps: rate_fps,
+        achieved_fps: f.achieved_fps,
+        sent: f.sent,
+        received: received.min(f.sent),
+        tester_limited: f.tester_limited,
+    }
+}
+
+#[test]
+fn a_slow_tester_caps_the_search_and_says_so() {
+    let sut = ModelSut::new(1e6, 10_000.0, 0).unwrap();
+    let mut cfg = SearchConfig::rfc2544(1e4, line_1g());
+    cfg.final_trial_ns = 10 * SECOND; // keeps the virtual sender loop short
+    let mut s = ThroughputSearch::new(cfg).unwrap();
+    for _ in 0..101 {
+        let Some(req) = s.next_trial() else { break };
+        s.record(slow_sender_trial(
+            &sut,
+            req.rate_fps,
+            req.duration_ns,
+            700_000.0,
+        ))
+        .unwrap();
+    }
+    let o = s.outcome();
+    assert_eq!(o.stopped_by, Some(StoppedBy::TesterLimit));
+    let cap = o.tester_max_fps.unwrap();
+    assert!(cap <= 700_001.0 && cap > 690_000.0, "cap {cap}");
+    assert!(
+        o.trials[0].tester_limited,
+        "the line-rate trial was the tester's"
+    );
+    let ndr = o.bound("NDR").unwrap();
+    assert!(
+        ndr.found && ndr.upper_fps.is_none() && ndr.lower_fps == Some(cap),
+        "{ndr:?}"
+    );
+    println!(
+        "tester-limited search: {} trials, cap {cap:.0} fps",
+        o.trials.len()
+    );
+}
+
+#[test]
+fn frame_loss_steps_stop_after_two_clean_trials() {
+    let line = line_1g();
+    let sut = ModelSut::new(1e6, 10_000.0, 0).unwrap();
+    let mut plan = FlrPlan::new(line, 10.0, 60 * SECOND).unwrap();
+    for _ in 0..11 {
+        let Some((_, rate, dur)) = plan.next_trial() else {
+            break;
+        };
+        let (sent, received) = sut.trial(rate, dur);
+        plan.record(sent, received, false);
+    }
+    let pcts: Vec<f64> = plan.points().iter().map(|p| p.percent).collect();
+    // 70 % of 1.488 Mfps is 1.042 Mfps, still above the model.
+    assert_eq!(pcts, vec![100.0, 90.0, 80.0, 70.0, 60.0, 50.0]);
+    assert!(plan.complete());
+    let first = &plan.points()[0];
+    assert!((first.loss_ratio - (1.0 - (1e6 * 60.0 + 10_000.0) / (line * 60.0))).abs() < 1e-6);
+}
+
+#[test]
+fn back_to_back_recovers_the_models_buffer() {
+    let line = line_1g();
+    let sut = ModelSut::new(1e6, 5_000.0, 0).unwrap();
+    let mut b2b = B2bSearch::new(B2bConfig::rfc2544(line)).unwrap();
+    for _ in 0..5_000 {
+        let Some(req) = b2b.next_burst() else { break };
+        b2b.record(req.frames, sut.burst(req.frames, req.rate_fps), false);
+    }
+    let o = b2b.outcome();
+    assert_eq!(o.per_trial.len(), 50);
+    let expected = 5_000.0 / (1.0 - 1e6 / line);
+    assert!(
+        (o.mean_frames - expected).abs() <= 2.0,
+        "{} vs {expected}",
+        o.mean_frames
+    );
+    // The throughput the search measured, as RFC 9004 asks.
+    let thr = search(&sut, SearchConfig::rfc2544(1e4, line))
+        .bound("NDR")
+        .unwrap()
+        .lower_fps
+        .unwrap();
+    let implied = implied_buffer_time_ns(o.mean_frames, line);
+    let corrected = corrected_buffer_time_ns(o.mean_frames, line, thr).unwrap();
+    let truth = sut.buffer_time_ns(line);
+    println!(
+        "b2b: {} bursts, mean {:.1} frames, implied {implied:.0} ns, corrected {corrected:.0} ns, model {truth:.0} ns",
+        o.bursts, o.mean_frames
+    );
+    assert!(
+        (corrected / truth - 1.0).abs() < 0.03,
+        "{corrected} vs {truth}"
+    );
+    assert!(implied > 2.5 * truth);
+}
+
+fn service() -> ServiceSpec {
+    ServiceSpec {
+        name: "business".into(),
+        vlan: Some(200),
+        pcp: Some(3),
+        frame_bytes: 1000,
+        cir_bps: 100e6,
+        eir_bps: 50e6,
+        thresholds: Thresholds {
+            fd_ns: 5_000_000,
+            fdv_ns: 1_000_000,
+            flr_ratio: 0.0001,
+            availability_ratio: 0.999,
+        },
+    }
+}
+
+/// One Y.1564 step of 10 s against the model.
+fn measure(sut: &ModelSut, spec: &ServiceSpec, rate_bps: f64) -> StepMeasured {
+    let dur = 10 * SECOND;
+    let (sent, received) = sut.trial(spec.fps(rate_bps), dur);
+    let (fd_mean_ns, fd_max_ns) = sut.delay_ns(spec.fps(rate_bps));
+    StepMeasured {
+        offered_bps: rate_bps,
+        received_bps: received as f64 * (spec.frame_bytes * 8) as f64 / 10.0,
+        frames_sent: sent,
+        frames_lost: sent - received,
+        fd_mean_ns,
+        fd_max_ns,
+        fdv_ns: fd_max_ns - fd_mean_ns,
+        available_ratio: Some(1.0),
+    }
+}
+
+#[test]
+fn y1564_a_policed_service_passes_every_step() {
+    let spec = service();
+    let sut = ModelSut::new(1e6, 1000.0, 100_000)
+        .unwrap()
+        .with_policer(spec.fps(150e6));
+    for step in config_test_steps(&spec).unwrap() {
+        let v = judge_step(&spec, &step, &measure(&sut, &spec, step.rate_bps));
+        assert!(v.pass, "{}: {:?}", step.label, v.reasons);
+    }
+    assert!(judge_performance(&spec, &measure(&sut, &spec, spec.cir_bps)).pass);
+}
+
+#[test]
+fn y1564_an_unpoliced_service_fails_the_overshoot() {
+    let spec = service();
+    let sut = ModelSut::new(1e6, 1000.0, 100_000).unwrap();
+    let steps = config_test_steps(&spec).unwrap();
+    let over = steps.last().unwrap();
+    let v = judge_step(&spec, over, &measure(&sut, &spec, over.rate_bps));
+    assert!(!v.pass);
+    assert!(
+        v.reasons[0].starts_with("traffic not policed"),
+        "{:?}",
+        v.reasons
+    );
+}
+
+#[test]
+fn y1564_a_device_slower_than_cir_fails_naming_flr() {
+    let spec = service();
+    // 10 000 frames/s of 1000 B is 80 Mb/s, below the 100 Mb/s CIR.
+    let sut = ModelSut::new(10_000.0, 1000.0, 100_000).unwrap();
+    let verdicts: Vec<_> = config_test_steps(&spec)
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s.label.clone(),
+                judge_step(&spec, s, &measure(&sut, &spec, s.rate_bps)),
+            )
+        })
+        .collect();
+    for (label, v) in &verdicts[..3] {
+        assert!(v.pass, "{label}: {:?}", v.reasons);
+    }
+    let (_, at_cir) = &verdicts[3];
+    assert!(!at_cir.pass);
+    assert!(
+        at_cir.reasons.iter().any(|r| r.starts_with("FLR")),
+        "{:?}",
+        at_cir.reasons
+    );
+    assert!(
+        at_cir.reasons.iter().any(|r| r.starts_with("FD mean")),
+        "{:?}",
+        at_cir.reasons
+    );
+    let perf = judge_performance(&spec, &measure(&sut, &spec, spec.cir_bps));
+    assert!(perf.reasons.iter().any(|r| r.starts_with("FLR")));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Whatever the SUT answers, even nonsense, the search ends within its
+    /// budget and every bound is ordered.
+    #[test]
+    fn search_always_terminates_with_ordered_bounds(
+        answers in prop::collection::vec(0.0f64..0.02, 1..80),
+        max_trials in 1u32..60,
+        res in 0.001f64..0.2,
+    ) {
+        let mut cfg = SearchConfig::rfc2544(1e3, 1e6);
+        cfg.max_trials = max_trials;
+        cfg.relative_resolution = res;
+        let mut s = ThroughputSearch::new(cfg).unwrap();
+        let mut calls = 0usize;
+        while let Some(req) = s.next_trial() {
+            calls += 1;
+            prop_assert!(calls <= max_trials as usize);
+            prop_assert!((1e3..=1e6).contains(&req.rate_fps));
+            let loss = answers[calls % answers.len()];
+            let sent = 1_000_000u64;
+            let received = sent - (sent as f64 * loss) as u64;
+            s.record(TrialResult { offered_fps: req.rate_fps, achieved_fps: req.rate_fps, sent, received, tester_limited: false }).unwrap();
+        }
+        let o = s.outcome();
+        prop_assert!(o.stopped_by.is_some());
+        for b in &o.bounds {
+            if let (Some(l), Some(u)) = (b.lower_fps, b.upper_fps) {
+                prop_assert!(l <= u, "{b:?}");
+            }
+        }
+    }
+
+    /// Against any fluid model the final NDR brackets the truth.
+    #[test]
+    fn search_brackets_any_models_ndr(thr in 2e4f64..1.4e6, buffer in 0.0f64..1e5) {
+        let sut = ModelSut::new(thr, buffer, 0).unwrap();
+        let o = search(&sut, SearchConfig::rfc2544(1e4, line_1g()));
+        let truth = (thr + buffer / 60.0).min(line_1g());
+        let b = o.bound("NDR").unwrap();
+        let l = b.lower_fps.unwrap();
+        prop_assert!(l <= truth * (1.0 + 1e-6), "{b:?} vs {truth}");
+        prop_assert!(b.upper_fps.is_none_or(|u| u >= truth * (1.0 - 1e-6)), "{b:?} vs {truth}");
+        prop_assert!(b.found, "{b:?}");
+    }
+}

@@ -1,0 +1,100 @@
+//! `misura rfc2544` flags.
+
+use crate::shared::frames::EnginePorts;
+use crate::shared::units::{DurationArg, LinkRate, Load};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+/// One of the four tests.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+pub enum Test {
+    /// §26.1: the highest rate without loss (NDR) and with at most --pdr loss (PDR).
+    Throughput,
+    /// §26.2: latency of tagged frames at the throughput rate.
+    Latency,
+    /// §26.3: frame loss rate from 100 % of the link down in 10 % steps.
+    Loss,
+    /// §26.4: the longest burst at line rate without loss (RFC 9004).
+    B2b,
+}
+
+impl Test {
+    pub fn name(self) -> &'static str {
+        match self {
+            Test::Throughput => "throughput",
+            Test::Latency => "latency",
+            Test::Loss => "loss",
+            Test::B2b => "b2b",
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  misura lab up --topology switch --shape 100M      # an SUT with a known limit
+  misura rfc2544 --netns misura-tester --tx p1 --rx p2 --link-speed 1G \\
+      --sizes 64,512,1518 --trial 10s --short-trial 1s --latency-trial 10s --b2b-trials 5
+  misura rfc2544 ... --tests throughput --sizes imix
+
+RFC 2544 asks for 60 s trials (--trial), 120 s latency trials and 50 back-to-back
+trials per size: the defaults, which make a full run take hours. Rates above what
+the tester itself can send are reported as the tester's limit, never as SUT loss.")]
+pub struct Rfc2544Args {
+    /// Frame sizes on the wire in bytes, FCS included (64 to 9018), comma
+    /// separated, or `imix` (64:570:1518 frames 7:4:1).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "64,128,256,512,1024,1280,1518"
+    )]
+    pub sizes: Vec<String>,
+    /// Tests to run, comma separated.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "throughput,latency,loss,b2b"
+    )]
+    pub tests: Vec<Test>,
+    /// Length of a full trial (the search's confirmation trials, the loss
+    /// steps); RFC 2544 asks at least 60 s.
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub trial: DurationArg,
+    /// Length of the search's short trials, which bracket the rate first.
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    pub short_trial: DurationArg,
+    /// The search stops when its pass/fail bounds are this close (relative).
+    #[arg(long, value_name = "SHARE", default_value = "1%")]
+    pub resolution: Load,
+    /// Loss ratio the partial drop rate (PDR) may have.
+    #[arg(long, value_name = "SHARE", default_value = "0.5%")]
+    pub pdr: Load,
+    /// Length of the latency trial at the throughput rate; RFC 2544 asks 120 s.
+    #[arg(long, value_name = "DURATION", default_value = "120s")]
+    pub latency_trial: DurationArg,
+    /// Back-to-back trials per size (RFC 2544: 50).
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub b2b_trials: u32,
+    /// Longest burst tried, as time at the burst rate (RFC 2544: at least 2 s).
+    #[arg(long, value_name = "DURATION", default_value = "2s")]
+    pub b2b_max_burst: DurationArg,
+    /// Search trials per size at most.
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u32).range(2..=1000))]
+    pub max_trials: u32,
+    /// Link rate for the line rate, e.g. 1G (default: read from the RX port).
+    #[arg(long, value_name = "RATE")]
+    pub link_speed: Option<LinkRate>,
+    /// Calibration profile from `misura calibrate`: latency reports the SUT latency Msl.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Use the profile even if it was made on another set-up.
+    #[arg(long)]
+    pub accept_profile_mismatch: bool,
+    #[command(flatten)]
+    pub p: EnginePorts,
+    #[command(flatten)]
+    pub out: crate::shared::output::OutputArgs,
+    #[command(flatten)]
+    pub ns: crate::shared::netns::NetnsArgs,
+}

@@ -1,0 +1,81 @@
+//! RFC 2544 §26.2 at the throughput rate: `misura oneway` in engine mode
+//! (the load at the rate, a latency stream of tagged frames inside it with
+//! their TX/RX windows and kernel stamps, and the SUT latency when a
+//! calibration is given), reported as RFC 8219 asks: at least 500 tagged
+//! frames; minimum, median, 99.9th percentile and PDV = p99.9 − min.
+
+use super::args::Rfc2544Args;
+use super::sizes::SizeSpec;
+use crate::commands::oneway::mode::{LoadOptions, OnewayEngine};
+use crate::commands::oneway::{self, Calibration, Mode, Request};
+use crate::shared::frames::EngineChoice;
+use anyhow::Result;
+use misura_report::rfc2544::LatencyResult;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+/// Tagged frames RFC 8219 asks for at least; the stream aims at twice that.
+pub const MIN_TAGGED: u64 = 500;
+
+/// Run the latency trial for `size` at `rate_fps`.
+pub fn run(
+    a: &Rfc2544Args,
+    size: &SizeSpec,
+    rate_fps: f64,
+    link_bps: u64,
+    calibration: Option<&Calibration>,
+    stop: &Arc<AtomicUsize>,
+) -> Result<(LatencyResult, Vec<misura_report::Warning>)> {
+    let frames = (rate_fps * a.latency_trial.ns as f64 / 1e9) as u64;
+    let every = (frames / (2 * MIN_TAGGED)).clamp(2, 1_000_000);
+    let mut req = Request::new(&a.p.tx, &a.p.rx);
+    req.netns = a.ns.netns.clone();
+    req.pace = oneway::plan::Pace::Rate(rate_fps);
+    req.duration_ns = Some(a.latency_trial.ns);
+    req.sizes = size.payloads();
+    req.link_rate_bps = Some(link_bps);
+    req.ethertype = a.p.ethertype.value;
+    req.quiet = true;
+    req.tuning.cpu = a.p.cpu;
+    req.load = Some(LoadOptions {
+        mode: match a.p.engine {
+            EngineChoice::Auto => OnewayEngine::Auto,
+            EngineChoice::Packet => OnewayEngine::Packet,
+            EngineChoice::Mmap => OnewayEngine::Mmap,
+            EngineChoice::Xdp => OnewayEngine::Xdp,
+        },
+        engine: a.p.engine_args.clone(),
+        latency_every: Some(every),
+        cpu: a.p.cpu,
+    });
+    let mut outputs = oneway::Outputs { frames: None };
+    let r = oneway::measure(&req, Mode::Oneway, calibration, &mut outputs, stop)?;
+    let o = &r.overall;
+    let (source, fig) = match &o.kernel {
+        Some(k) if k.count > 0 => ("kernel", k),
+        _ => ("user", &o.mul),
+    };
+    let pdv = match (fig.p999_ns, fig.min_ns) {
+        (Some(p), Some(m)) => Some(p - m),
+        _ => None,
+    };
+    let load = r.load.as_ref().map(|l| l.trial.clone()).ok_or_else(|| {
+        anyhow::anyhow!("the latency trial ran without the frame engine (no load stream)")
+    })?;
+    Ok((
+        LatencyResult {
+            rate_fps,
+            tagged_frames: o.mul.count,
+            source: source.into(),
+            min_ns: fig.min_ns,
+            median_ns: fig.median_ns,
+            p999_ns: fig.p999_ns,
+            pdv_ns: pdv,
+            mul: o.mul.clone(),
+            kernel: o.kernel.clone(),
+            msl: o.msl.clone(),
+            load,
+        },
+        r.warnings,
+    ))
+}

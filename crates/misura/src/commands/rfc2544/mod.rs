@@ -1,0 +1,213 @@
+//! `misura rfc2544`: RFC 2544's four tests per frame size on the frame
+//! engine: throughput by an NDR/PDR search (`phases`), latency at the
+//! throughput rate (`latency`), frame loss rate and back-to-back
+//! (`phases`). Each trial's offered and achieved rates, loss and the
+//! tester's own limits go into the result; a rate the tester could not
+//! send is never counted as the SUT's loss.
+
+pub mod args;
+pub mod latency;
+pub mod phases;
+pub mod sizes;
+
+pub use args::Rfc2544Args;
+
+use crate::commands::oneway::Calibration;
+use crate::shared::exit::Failure;
+use crate::shared::frames::{self, EngineRequest};
+use crate::shared::meta::{meta, now_rfc3339};
+use crate::shared::output::{Finished, Report};
+use crate::shared::warnings::Warn;
+use anyhow::Result;
+use args::Test;
+use misura_measure::wire_time::LinkModel;
+use misura_report::rfc2544::{Rfc2544Config, Rfc2544Report, SizeReport};
+use phases::Ctx;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// `misura rfc2544`.
+pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    let started = std::time::Instant::now();
+    let started_at = now_rfc3339();
+    let tx = crate::commands::oneway::plan::interface(&a.p.tx)?;
+    let rx = crate::commands::oneway::plan::interface(&a.p.rx)?;
+    let sizes = sizes::parse(&a.sizes, tx.mtu.min(rx.mtu) as usize)?;
+    let (link_bps, link_source) = match &a.link_speed {
+        Some(l) => (l.bps, "--link-speed"),
+        None => match rx.speed_mbps.or(tx.speed_mbps) {
+            Some(m) if m > 0 => (m * 1_000_000, "interface"),
+            _ => {
+                return Err(Failure::Params(format!(
+                    "cannot read the link speed of {} (the driver does not report it): give it with --link-speed, e.g. --link-speed 1G",
+                    a.p.rx
+                ))
+                .into())
+            }
+        },
+    };
+    let link = LinkModel::new(link_bps, false);
+    let trial_ns = a.trial.at_least("--trial", 10_000_000)?;
+    let short_ns = a.short_trial.at_least("--short-trial", 10_000_000)?;
+    a.latency_trial.at_least("--latency-trial", 100_000_000)?;
+    a.b2b_max_burst.at_least("--b2b-max-burst", 1_000)?;
+    if short_ns > trial_ns {
+        return Err(Failure::Usage(format!(
+            "--short-trial {} is longer than --trial {}: short trials bracket the rate before full-length ones",
+            a.short_trial, a.trial
+        ))
+        .into());
+    }
+    let calibration = a
+        .calibration
+        .as_ref()
+        .map(|p| Calibration::read(p, a.accept_profile_mismatch))
+        .transpose()?;
+    let mut tests = a.tests.clone();
+    tests.sort();
+    tests.dedup();
+    let mut warnings = Vec::new();
+    let req = EngineRequest {
+        tx: a.p.tx.clone(),
+        rx: a.p.rx.clone(),
+        ethertype: a.p.ethertype.value,
+        choice: a.p.engine,
+        cores: a.p.engine_args.cores as usize,
+        max_frame: sizes
+            .iter()
+            .flat_map(|s| s.frames.iter())
+            .max()
+            .copied()
+            .unwrap_or(64),
+        qdisc_bypass: a.p.engine_args.qdisc_bypass,
+        hardware_stamps: false,
+    };
+    let engine = frames::open::open(&req)?;
+    let facts = engine.facts();
+    for n in &facts.notes {
+        warnings.push(Warn::EngineFallback { note: n.clone() }.into());
+    }
+    let mut ctx = Ctx {
+        a,
+        engine: Some(engine),
+        req,
+        dst: misura_wire::MacAddr(rx.mac),
+        src: misura_wire::MacAddr(tx.mac),
+        trial_ns,
+        short_ns,
+        stop: stop.as_ref(),
+        stop_arc: stop,
+        cpus: a.p.cpus(),
+    };
+    let mut out = Vec::new();
+    for size in &sizes {
+        if stop.load(Ordering::Relaxed) != 0 {
+            break;
+        }
+        let s = one_size(
+            &mut ctx,
+            size,
+            &tests,
+            &link,
+            calibration.as_ref(),
+            &mut warnings,
+        )?;
+        if let Some(why) = phases::tester_note(&s) {
+            warnings.push(Warn::TesterLimited { why }.into());
+        }
+        out.push(s);
+    }
+    let signal = stop.load(Ordering::Relaxed);
+    let host =
+        crate::shared::host::fingerprint_with_interfaces(Default::default(), &[&a.p.tx, &a.p.rx]);
+    let report = Rfc2544Report {
+        meta: meta("misura.rfc2544", started_at),
+        complete: signal == 0,
+        stop_reason: if signal == 0 {
+            "finished".into()
+        } else {
+            crate::shared::output::signal_reason(signal as i32)
+        },
+        host,
+        ports: vec![
+            crate::commands::oneway::ports::port_info("tx", &tx),
+            crate::commands::oneway::ports::port_info("rx", &rx),
+        ],
+        config: Rfc2544Config {
+            tx: a.p.tx.clone(),
+            rx: a.p.rx.clone(),
+            netns: a.ns.netns.clone(),
+            link_rate_bps: link_bps,
+            link_speed_source: link_source.into(),
+            tests: tests.iter().map(|t| t.name().to_string()).collect(),
+            trial_s: trial_ns as f64 / 1e9,
+            short_trial_s: short_ns as f64 / 1e9,
+            resolution: a.resolution.share,
+            pdr_ratio: a.pdr.share,
+            latency_trial_s: a.latency_trial.ns as f64 / 1e9,
+            b2b_trials: a.b2b_trials,
+            b2b_max_burst_s: a.b2b_max_burst.ns as f64 / 1e9,
+            ethertype: a.p.ethertype.value,
+            calibration: a.calibration.as_ref().map(|p| p.display().to_string()),
+        },
+        engine: facts,
+        sizes: out,
+        elapsed_s: started.elapsed().as_secs_f64(),
+        warnings,
+    };
+    let target = format!("{}->{}", a.p.tx, a.p.rx);
+    Ok(Finished::ok(Report::new(
+        report,
+        "rfc2544",
+        target,
+        misura_report::rfc2544::write_text,
+    )))
+}
+
+/// The tests asked for, on one frame size.
+fn one_size(
+    ctx: &mut Ctx,
+    size: &sizes::SizeSpec,
+    tests: &[Test],
+    link: &LinkModel,
+    calibration: Option<&Calibration>,
+    warnings: &mut Vec<misura_report::Warning>,
+) -> Result<SizeReport> {
+    let mut s = SizeReport {
+        label: size.label.clone(),
+        frame_bytes: size.frames.clone(),
+        line_rate_fps: size.line_rate_fps(link),
+        tester_max_fps: None,
+        throughput: None,
+        latency: None,
+        frame_loss: None,
+        back_to_back: None,
+    };
+    let need_rate = tests.contains(&Test::Throughput) || tests.contains(&Test::Latency);
+    if need_rate {
+        s.throughput = Some(phases::throughput(ctx, size, &mut s)?);
+    }
+    if tests.contains(&Test::Latency) && ctx.stop.load(Ordering::Relaxed) == 0 {
+        let rate = s.throughput.as_ref().map_or(0.0, |t| t.ndr.lower_fps);
+        if rate > 0.0 {
+            // The latency trial opens its own rings: close ours first.
+            ctx.engine = None;
+            let (l, w) = latency::run(ctx.a, size, rate, link.rate_bps, calibration, ctx.stop_arc)?;
+            warnings.extend(w);
+            s.latency = Some(l);
+            ctx.reopen()?;
+        }
+    }
+    if tests.contains(&Test::Loss) && ctx.stop.load(Ordering::Relaxed) == 0 {
+        s.frame_loss = Some(phases::frame_loss(ctx, size, &mut s)?);
+    }
+    if tests.contains(&Test::B2b) && ctx.stop.load(Ordering::Relaxed) == 0 {
+        let thr = s
+            .throughput
+            .as_ref()
+            .filter(|t| t.ndr.found)
+            .map(|t| t.ndr.lower_fps);
+        s.back_to_back = Some(phases::back_to_back(ctx, size, &mut s, thr)?);
+    }
+    Ok(s)
+}

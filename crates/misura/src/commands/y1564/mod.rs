@@ -1,0 +1,322 @@
+//! `misura y1564`: ITU-T Y.1564 service activation on the frame engine.
+//! Each service (up to eight, told apart by VLAN and PCP) first runs its
+//! configuration test alone, step by step; then all services run together
+//! at their CIR for the performance test, counted per second for the
+//! availability. Steps, rules and verdicts are
+//! `misura_measure::load::y1564`'s; frame delay is the load frames' transit
+//! from the sender's user clock (carried in the frame) to the kernel RX
+//! stamp, an upper bound that includes the tester's own send path.
+
+pub mod args;
+pub mod availability;
+
+pub use args::Y1564Args;
+
+use crate::shared::frames::{self, open::Engine, EngineRequest, Flow, TrialRun, TrialSpec};
+use crate::shared::meta::{meta, now_rfc3339};
+use crate::shared::output::{Finished, Report};
+use crate::shared::warnings::Warn;
+use anyhow::{anyhow, Result};
+use misura_measure::load::y1564 as rules;
+use misura_report::load::LoadFlow;
+use misura_report::y1564::{
+    PerformanceReport, PerformanceRow, ServiceConfig, ServiceReport, StepReport, Y1564Config,
+    Y1564Report,
+};
+use misura_wire::{MacAddr, VlanTag};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+const DRAIN_NS: i64 = 250_000_000;
+const SECOND: i64 = 1_000_000_000;
+
+struct Ctx<'a> {
+    engine: Engine,
+    ethertype: u16,
+    dst: MacAddr,
+    src: MacAddr,
+    cpus: Vec<usize>,
+    stop: &'a AtomicUsize,
+}
+
+impl Ctx<'_> {
+    fn run(
+        &mut self,
+        services: &[&ServiceConfig],
+        rates_bps: &[f64],
+        duration_ns: i64,
+        per_second: bool,
+    ) -> Result<TrialRun> {
+        let flows = services
+            .iter()
+            .zip(rates_bps)
+            .map(|(s, &bps)| Flow {
+                rate_fps: bps / (s.frame_bytes as f64 * 8.0),
+                payloads: vec![
+                    s.frame_bytes - 18 - usize::from(s.vlan.is_some() || s.pcp.is_some()) * 4,
+                ],
+                vlan: (s.vlan.is_some() || s.pcp.is_some()).then(|| VlanTag {
+                    pcp: s.pcp.unwrap_or(0),
+                    dei: false,
+                    vid: s.vlan.unwrap_or(0),
+                }),
+            })
+            .collect();
+        let t = misura_sys::clock::realtime_ns() as u64;
+        let spec = TrialSpec {
+            flows,
+            duration_ns,
+            burst: None,
+            drain_ns: DRAIN_NS,
+            max_backlog_ns: 1_000_000,
+            session_id: (t ^ (t >> 31) ^ 0x5931_3536) as u32,
+            ethertype: self.ethertype,
+            dst: self.dst,
+            src: self.src,
+            cpus: self.cpus.clone(),
+            interval_ns: per_second.then_some(SECOND),
+        };
+        frames::run_trial(&mut self.engine, &spec, None, self.stop)
+    }
+}
+
+fn measured(
+    s: &ServiceConfig,
+    offered_bps: f64,
+    f: &LoadFlow,
+    duration_ns: i64,
+) -> rules::StepMeasured {
+    let bits = s.frame_bytes as f64 * 8.0;
+    rules::StepMeasured {
+        offered_bps,
+        received_bps: f.received as f64 * bits * 1e9 / duration_ns.max(1) as f64,
+        frames_sent: f.sent,
+        frames_lost: f.lost,
+        // Nothing received leaves no delay to judge: FLR fails the step.
+        fd_mean_ns: f.transit.mean_ns.map_or(0, |v| v.round() as i64),
+        fd_max_ns: f.transit.max_ns.unwrap_or(0),
+        fdv_ns: match (f.transit.p999_ns, f.transit.min_ns) {
+            (Some(p), Some(m)) => p - m,
+            _ => 0,
+        },
+        available_ratio: None,
+    }
+}
+
+fn step_report(
+    label: &str,
+    m: &rules::StepMeasured,
+    v: rules::Verdict,
+    tester_limit: Option<String>,
+) -> StepReport {
+    StepReport {
+        label: label.into(),
+        offered_bps: m.offered_bps,
+        received_bps: m.received_bps,
+        frames_sent: m.frames_sent,
+        frames_lost: m.frames_lost,
+        flr: if m.frames_sent > 0 {
+            m.frames_lost as f64 / m.frames_sent as f64
+        } else {
+            0.0
+        },
+        fd_mean_ns: (m.frames_sent > m.frames_lost).then_some(m.fd_mean_ns as f64),
+        fd_max_ns: (m.frames_sent > m.frames_lost).then_some(m.fd_max_ns),
+        fdv_ns: (m.frames_sent > m.frames_lost).then_some(m.fdv_ns),
+        pass: v.pass && tester_limit.is_none(),
+        reasons: v.reasons,
+        tester_limit,
+    }
+}
+
+fn rule_spec(s: &ServiceConfig) -> rules::ServiceSpec {
+    rules::ServiceSpec {
+        name: s.name.clone(),
+        vlan: s.vlan,
+        pcp: s.pcp,
+        frame_bytes: s.frame_bytes as u64,
+        cir_bps: s.cir_bps,
+        eir_bps: s.eir_bps,
+        thresholds: rules::Thresholds {
+            fd_ns: s.fd_ns,
+            fdv_ns: s.fdv_ns,
+            flr_ratio: s.flr,
+            availability_ratio: s.availability,
+        },
+    }
+}
+
+/// `misura y1564`.
+pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    let started = std::time::Instant::now();
+    let started_at = now_rfc3339();
+    let services = a.services()?;
+    let step_ns = a.step_duration.at_least("--step-duration", 100_000_000)?;
+    let perf_ns = a.duration.ns.max(0);
+    let tx = crate::commands::oneway::plan::interface(&a.p.tx)?;
+    let rx = crate::commands::oneway::plan::interface(&a.p.rx)?;
+    let mtu = tx.mtu.min(rx.mtu) as usize;
+    for s in &services {
+        if s.frame_bytes > mtu + 18 + usize::from(s.vlan.is_some()) * 4 {
+            return Err(crate::shared::exit::Failure::Params(format!(
+                "service {}: a {}-byte frame is over the ports' MTU ({mtu})",
+                s.name, s.frame_bytes
+            ))
+            .into());
+        }
+    }
+    let engine = frames::open::open(&EngineRequest {
+        tx: a.p.tx.clone(),
+        rx: a.p.rx.clone(),
+        ethertype: a.p.ethertype.value,
+        choice: a.p.engine,
+        cores: a.p.engine_args.cores as usize,
+        max_frame: services.iter().map(|s| s.frame_bytes).max().unwrap_or(64),
+        qdisc_bypass: a.p.engine_args.qdisc_bypass,
+        hardware_stamps: false,
+    })?;
+    let facts = engine.facts();
+    let mut warnings: Vec<misura_report::Warning> = facts
+        .notes
+        .iter()
+        .map(|n| Warn::EngineFallback { note: n.clone() }.into())
+        .collect();
+    let mut ctx = Ctx {
+        engine,
+        ethertype: a.p.ethertype.value,
+        dst: MacAddr(rx.mac),
+        src: MacAddr(tx.mac),
+        cpus: a.p.cpus(),
+        stop,
+    };
+    let stopped = || stop.load(Ordering::Relaxed) != 0;
+    let mut reports = Vec::new();
+    for s in &services {
+        let spec = rule_spec(s);
+        let mut steps = Vec::new();
+        let plan = rules::config_test_steps(&spec).map_err(|e| {
+            crate::shared::exit::Failure::Params(format!("service {}: {e}", s.name))
+        })?;
+        for step in plan {
+            if stopped() {
+                break;
+            }
+            let run = ctx.run(&[s], &[step.rate_bps], step_ns, false)?;
+            let f = run
+                .trial
+                .flows
+                .first()
+                .ok_or_else(|| anyhow!("a trial without its flow"))?;
+            let m = measured(s, step.rate_bps, f, step_ns);
+            let v = rules::judge_step(&spec, &step, &m);
+            if let Some(w) = &run.trial.tester_limit {
+                warnings.push(
+                    Warn::TesterLimited {
+                        why: format!("service {} {}: {w}", s.name, step.label),
+                    }
+                    .into(),
+                );
+            }
+            steps.push(step_report(
+                &step.label,
+                &m,
+                v,
+                run.trial.tester_limit.clone(),
+            ));
+        }
+        let config_pass = !steps.is_empty() && steps.iter().all(|st| st.pass);
+        reports.push(ServiceReport {
+            service: s.clone(),
+            config_test: steps,
+            config_pass,
+        });
+    }
+    let performance = if perf_ns > 0 && !stopped() {
+        Some(performance(&mut ctx, &services, perf_ns)?)
+    } else {
+        None
+    };
+    let signal = stop.load(Ordering::Relaxed);
+    let pass = signal == 0
+        && reports.iter().all(|r| r.config_pass)
+        && performance.as_ref().is_none_or(|p| p.pass);
+    let report = Y1564Report {
+        meta: meta("misura.y1564", started_at),
+        complete: signal == 0,
+        stop_reason: if signal == 0 {
+            "finished".into()
+        } else {
+            crate::shared::output::signal_reason(signal as i32)
+        },
+        host: crate::shared::host::fingerprint_with_interfaces(
+            Default::default(),
+            &[&a.p.tx, &a.p.rx],
+        ),
+        ports: vec![
+            crate::commands::oneway::ports::port_info("tx", &tx),
+            crate::commands::oneway::ports::port_info("rx", &rx),
+        ],
+        config: Y1564Config {
+            tx: a.p.tx.clone(),
+            rx: a.p.rx.clone(),
+            netns: a.ns.netns.clone(),
+            step_s: step_ns as f64 / 1e9,
+            performance_s: perf_ns as f64 / 1e9,
+            rate_basis: "Ethernet frames with FCS (no preamble or gap)".into(),
+            delay_source:
+                "sender's user clock in the frame to the kernel RX stamp (an upper bound)".into(),
+            ethertype: a.p.ethertype.value,
+        },
+        engine: facts,
+        services: reports,
+        performance,
+        pass,
+        elapsed_s: started.elapsed().as_secs_f64(),
+        warnings,
+    };
+    let target = format!("{}->{}", a.p.tx, a.p.rx);
+    let code = if pass || signal != 0 {
+        crate::shared::exit::OK
+    } else {
+        crate::shared::exit::ERROR
+    };
+    Ok(Finished::with_code(
+        Report::new(report, "y1564", target, misura_report::y1564::write_text),
+        code,
+    ))
+}
+
+/// The performance test: every service at its CIR together, counted per
+/// second for the availability.
+fn performance(
+    ctx: &mut Ctx,
+    services: &[ServiceConfig],
+    perf_ns: i64,
+) -> Result<PerformanceReport> {
+    let all: Vec<&ServiceConfig> = services.iter().collect();
+    let rates: Vec<f64> = services.iter().map(|s| s.cir_bps).collect();
+    let run = ctx.run(&all, &rates, perf_ns, true)?;
+    let mut rows = Vec::new();
+    for (i, s) in services.iter().enumerate() {
+        let f = &run.trial.flows[i];
+        let (availability, unavailable_s) = availability::availability(&run.intervals[i]);
+        let m = rules::StepMeasured {
+            available_ratio: Some(availability),
+            ..measured(s, s.cir_bps, f, perf_ns)
+        };
+        let v = rules::judge_performance(&rule_spec(s), &m);
+        rows.push(PerformanceRow {
+            name: s.name.clone(),
+            step: step_report("performance", &m, v, run.trial.tester_limit.clone()),
+            availability,
+            unavailable_s,
+        });
+    }
+    let pass = rows.iter().all(|r| r.step.pass);
+    Ok(PerformanceReport {
+        duration_s: perf_ns as f64 / 1e9,
+        services: rows,
+        load: run.trial,
+        pass,
+    })
+}

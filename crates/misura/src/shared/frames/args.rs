@@ -1,0 +1,60 @@
+//! The frame engine's flags, shared by every command that drives it
+//! (each command names its own `--engine` choices).
+
+use super::open::EngineChoice;
+use crate::shared::units::Ethertype;
+use clap::Args;
+
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct EngineArgs {
+    /// Spread generation and reception over this many cores (1-16), each
+    /// with its own transmit path and receive ring; counts merge exactly.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=16))]
+    pub cores: u64,
+    /// Send with PACKET_QDISC_BYPASS: frames skip the TX port's qdisc (and
+    /// taps such as tcpdump).
+    #[arg(long)]
+    pub qdisc_bypass: bool,
+}
+
+impl Default for EngineArgs {
+    fn default() -> EngineArgs {
+        EngineArgs {
+            cores: 1,
+            qdisc_bypass: false,
+        }
+    }
+}
+
+/// The ports and the engine of a command that only drives the frame
+/// engine (`rfc2544`, `y1564`).
+#[derive(Args, Debug, Clone)]
+pub struct EnginePorts {
+    /// Port that sends the test frames.
+    #[arg(long)]
+    pub tx: String,
+    /// Port that receives them.
+    #[arg(long)]
+    pub rx: String,
+    /// Transmit path: auto, packet (sendmmsg), mmap (PACKET_TX_RING) or xdp (AF_XDP).
+    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
+    pub engine: EngineChoice,
+    #[command(flatten)]
+    pub engine_args: EngineArgs,
+    /// Pin core 0 of the engine to this CPU (the others to the next ones).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// Ethertype of the test frames.
+    #[arg(long, value_name = "HEX", default_value = "0x88B5")]
+    pub ethertype: Ethertype,
+}
+
+impl EnginePorts {
+    /// Each core's CPU: --cpu and the ones after it; none without --cpu.
+    pub fn cpus(&self) -> Vec<usize> {
+        let online = misura_sys::sched::online_cpus().max(1);
+        let cores = self.engine_args.cores as usize;
+        self.cpu
+            .map_or_else(Vec::new, |c| (0..cores).map(|i| (c + i) % online).collect())
+    }
+}

@@ -1,0 +1,270 @@
+//! One core's loop for one trial: each turn, read the clock once, queue
+//! the frames every flow's open-loop schedule has due (up to a batch),
+//! hand them to the kernel, give the latency stream its turn, and walk the
+//! receive ring. Nothing here allocates per frame, formats or locks: the
+//! per-stream trackers are made up front, counts are plain integers.
+
+use super::flows::FlowTemplate;
+use super::open::CoreIo;
+use super::streams::{flow_core, MAX_CORES};
+use super::tx::TxPath;
+use anyhow::Result;
+use misura_measure::load::rate::RateSchedule;
+use misura_measure::oneway_session::MEASURE_STREAM;
+use misura_stats::sequence::{Arrival, SequenceTracker};
+use misura_stats::Summary;
+use misura_sys::clock::realtime_ns;
+use misura_sys::ring::{RingFrame, StampSource};
+use misura_wire::probe::{ProbeHeader, MAGIC};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Most frames queued per flow per turn.
+pub const BATCH: u64 = 64;
+
+/// The latency stream's part of the loop (core 0 only): the windowed
+/// per-frame measurement of `misura oneway`, run inside the load on its own
+/// socket, which a filter lets see only the latency stream (a receive
+/// ring's blocks reach user space late, so its frames could not bound the
+/// RX window from below).
+pub trait LatencyHook {
+    /// Send a latency frame if one is due, read TX stamps, try one receive.
+    fn turn(&mut self, now: i64, sending: bool) -> Result<()>;
+    /// Everything sent has been received or timed out.
+    fn finished(&self, now: i64) -> bool;
+}
+
+/// One flow's sending state on this core.
+pub struct CoreFlow {
+    pub template: FlowTemplate,
+    pub schedule: RateSchedule,
+    /// Send exactly this many frames on the schedule (a back-to-back
+    /// burst at the line rate), then stop.
+    pub burst: Option<u64>,
+    pub next_seq: u64,
+}
+
+/// What one core counted.
+#[derive(Default)]
+pub struct CoreCounts {
+    /// Frames the kernel took, per flow.
+    pub sent: Vec<u64>,
+    /// Received per (flow, sending core): the sequence trackers.
+    pub rx: Vec<Vec<SequenceTracker>>,
+    /// Sender user clock → kernel RX stamp, per flow.
+    pub transit: Vec<Summary>,
+    pub stamped: u64,
+    pub unstamped: u64,
+    pub hardware_stamped: u64,
+    pub foreign: u64,
+    pub malformed: u64,
+    /// Latency-stream frames the ring saw too (counted, measured elsewhere).
+    pub latency_frames: u64,
+    /// Turns on which the transmit path had no room.
+    pub tx_full: u64,
+    pub first_send_ns: i64,
+    pub last_send_ns: i64,
+    /// Per flow and interval: frames sent in it, and frames sent in it that
+    /// arrived (by the send time they carry). Empty unless asked for.
+    pub interval_sent: Vec<Vec<u64>>,
+    pub interval_received: Vec<Vec<u64>>,
+}
+
+/// The trial's timing and identity, the same on every core.
+pub struct CoreTrial<'a> {
+    pub session_id: u32,
+    /// When the schedules start (the intervals count from here).
+    pub start_ns: i64,
+    /// Count sends and arrivals per interval of this length (Y.1564's
+    /// availability); `intervals` of them at most (bounded memory).
+    pub interval_ns: Option<i64>,
+    pub intervals: usize,
+    pub end_ns: i64,
+    pub drain_ns: i64,
+    pub stop: &'a AtomicUsize,
+}
+
+/// Run one core's part of a trial. Returns its counts; `flows` keep their
+/// schedules (skipped slots, tester limit) for the caller to read.
+pub fn run(
+    io: &mut CoreIo,
+    flows: &mut [CoreFlow],
+    trial: &CoreTrial,
+    mut latency: Option<&mut dyn LatencyHook>,
+) -> Result<CoreCounts> {
+    let nflows = flows.len();
+    let mut c = CoreCounts {
+        sent: vec![0; nflows],
+        rx: (0..nflows)
+            .map(|_| (0..MAX_CORES).map(|_| SequenceTracker::new()).collect())
+            .collect(),
+        transit: (0..nflows).map(|_| Summary::new()).collect(),
+        interval_sent: vec![vec![0; trial.intervals]; nflows],
+        interval_received: vec![vec![0; trial.intervals]; nflows],
+        ..CoreCounts::default()
+    };
+    let mut sending = true;
+    let mut drain_until = i64::MAX;
+    loop {
+        let now = realtime_ns();
+        if sending
+            && (now >= trial.end_ns
+                || trial.stop.load(Ordering::Relaxed) != 0
+                || bursts_done(flows))
+        {
+            sending = false;
+            flush_all(&mut io.tx)?;
+            drain_until = now + trial.drain_ns;
+        }
+        if sending {
+            send_turn(&mut io.tx, flows, now, trial, &mut c)?;
+        }
+        if let Some(l) = latency.as_deref_mut() {
+            l.turn(now, sending)?;
+        }
+        let n = receive(io, trial, &mut c)?;
+        if !sending {
+            let latency_done = latency.as_deref().is_none_or(|l| l.finished(now));
+            if now >= drain_until && latency_done {
+                break;
+            }
+            if n == 0 && now >= drain_until + trial.drain_ns {
+                // The latency stream's own timeout has had twice the drain.
+                break;
+            }
+        }
+    }
+    Ok(c)
+}
+
+fn bursts_done(flows: &[CoreFlow]) -> bool {
+    !flows.is_empty()
+        && flows
+            .iter()
+            .all(|f| f.burst.is_some_and(|b| f.next_seq >= b))
+}
+
+/// Queue every flow's due frames and hand them to the kernel. A frame the
+/// path did not take gives its sequence number back and stays due.
+fn send_turn(
+    tx: &mut TxPath,
+    flows: &mut [CoreFlow],
+    now: i64,
+    trial: &CoreTrial,
+    c: &mut CoreCounts,
+) -> Result<()> {
+    for (fi, f) in flows.iter_mut().enumerate() {
+        let mut due = f.schedule.due(now).min(BATCH);
+        if let Some(b) = f.burst {
+            due = due.min(b - f.next_seq.min(b));
+        }
+        let mut queued = 0;
+        while queued < due {
+            let (tpl, seq) = (&f.template, f.next_seq);
+            if !tx.push_with(|buf| tpl.write(seq, seq, now, buf)) {
+                c.tx_full += 1;
+                break;
+            }
+            f.next_seq += 1;
+            queued += 1;
+        }
+        if queued == 0 {
+            continue;
+        }
+        let flushed = tx.flush()? as u64;
+        let took = match tx {
+            TxPath::Packet(_) => flushed,
+            _ => queued,
+        };
+        let kept = queued - took.min(queued);
+        if kept > 0 {
+            tx.drop_unsent();
+            f.next_seq -= kept;
+            c.tx_full += 1;
+        }
+        if took > 0 {
+            if c.first_send_ns == 0 {
+                c.first_send_ns = now;
+            }
+            c.last_send_ns = now;
+        }
+        c.sent[fi] += took;
+        if let Some(k) = interval_of(trial, now) {
+            c.interval_sent[fi][k] += took;
+        }
+        f.schedule.on_sent(took);
+    }
+    Ok(())
+}
+
+/// At the end of sending: make sure the kernel has everything queued.
+fn flush_all(tx: &mut TxPath) -> Result<()> {
+    tx.flush()?;
+    Ok(())
+}
+
+/// Walk the receive ring once.
+/// The interval `t` falls in, if intervals are counted and it is inside.
+#[inline]
+fn interval_of(trial: &CoreTrial, t: i64) -> Option<usize> {
+    let iv = trial.interval_ns?;
+    let k = usize::try_from((t - trial.start_ns).max(0) / iv).ok()?;
+    (k < trial.intervals).then_some(k)
+}
+
+fn receive(io: &mut CoreIo, trial: &CoreTrial, c: &mut CoreCounts) -> Result<usize> {
+    let session = trial.session_id;
+    let n = io.rx.poll(0, |f: &RingFrame<'_>| {
+        let d = f.data;
+        let off = match d.get(12..14) {
+            Some([0x81, 0x00]) => 18,
+            Some(_) => 14,
+            None => {
+                c.malformed += 1;
+                return;
+            }
+        };
+        let Some(Ok(h)) = d.get(off..).map(ProbeHeader::new_checked) else {
+            c.malformed += 1;
+            return;
+        };
+        if h.magic() != MAGIC {
+            c.malformed += 1;
+            return;
+        }
+        if h.session_id() != session {
+            c.foreign += 1;
+            return;
+        }
+        let stamp = f.stamp_ns;
+        let stream = h.stream();
+        if stream == MEASURE_STREAM {
+            // Measured on the latency stream's own socket.
+            c.latency_frames += 1;
+            return;
+        }
+        let Some((flow, core)) = flow_core(stream) else {
+            c.foreign += 1;
+            return;
+        };
+        let Some(t) = c.rx.get_mut(flow).and_then(|v| v.get_mut(core)) else {
+            c.foreign += 1;
+            return;
+        };
+        match f.stamp {
+            StampSource::Hardware => c.hardware_stamped += 1,
+            StampSource::Software => c.stamped += 1,
+            StampSource::None => c.unstamped += 1,
+        }
+        let fresh = matches!(t.record(h.seq()), Arrival::InOrder | Arrival::Reordered);
+        let sent = h.sender_timestamp() as i64;
+        if let (Some(s), true) = (stamp, sent > 0) {
+            c.transit[flow].record(s - sent);
+        }
+        if fresh {
+            if let Some(k) = interval_of(trial, sent) {
+                c.interval_received[flow][k] += 1;
+            }
+        }
+    })?;
+    Ok(n)
+}

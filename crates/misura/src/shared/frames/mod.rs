@@ -1,0 +1,30 @@
+//! The frame engine: load at line rate on ordinary Linux, every frame
+//! sequenced, counted and kernel-RX-stamped, with an optional latency
+//! stream of fully windowed frames inside it. Shared by `misura oneway`
+//! (engine mode), `misura rfc2544` and `misura y1564`.
+//!
+//! The kernel-facing rings are `misura_sys::ring` (TPACKET_V3 receive ring,
+//! PACKET_TX_RING, `sendmmsg`) and `misura_sys::xdp` (AF_XDP transmit); the
+//! open-loop schedule, the per-stream accounting and every decision about a
+//! result are `misura_measure::load`'s. What lives here is the loop that
+//! moves frames between them, one per core, and the choice of path:
+//!
+//! * [`open`]: detect what the kernel and the interfaces offer, open the
+//!   forced or the best path, and say why a better one was not used;
+//! * [`tx`]: one transmit interface over the three paths;
+//! * [`core`]: one core's loop for one trial;
+//! * [`trial`]: a trial over all cores, merged exactly.
+
+pub mod args;
+pub mod core;
+pub mod flows;
+pub mod open;
+pub mod streams;
+pub mod trial;
+pub mod tx;
+
+pub use args::{EngineArgs, EnginePorts};
+pub use flows::Flow;
+pub use open::{EngineChoice, EngineRequest};
+pub use streams::MAX_FLOWS;
+pub use trial::{run_trial, LatencyHook, TrialRun, TrialSpec};

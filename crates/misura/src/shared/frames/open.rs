@@ -1,0 +1,225 @@
+//! Choosing and opening the engine's paths. Receive is always a TPACKET_V3
+//! ring: it is the path on which every frame carries a kernel RX stamp at
+//! no extra cost (AF_XDP frames have no skb and so no kernel stamp).
+//! Transmit is the forced path (`--engine`), or the best one that opens:
+//! `PACKET_TX_RING` (mmap), then `sendmmsg` (packet) — in the other order on
+//! veth, where the ring's frames are copied again on their way. AF_XDP (xdp) is used
+//! only when asked for: on veth it runs in copy mode, where it measured no
+//! faster than the ring, and it needs an XDP program on real NICs. A forced
+//! path that cannot open is an error naming why and what to use instead; a
+//! best path that cannot open is a note in the result, never a silent
+//! fall-back.
+
+use super::streams::MAX_CORES;
+use super::tx::{MmsgPath, TxPath, MMSG_BATCH};
+use anyhow::{anyhow, bail, Result};
+use misura_sys::ring::{Fanout, FanoutMode, MmsgTx, RxRing, RxRingConfig, TxRing, TxRingConfig};
+use misura_sys::xdp::{XdpConfig, XdpSocket};
+use serde::Serialize;
+
+/// `--engine`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineChoice {
+    /// The best path this kernel and interface offer (mmap, then packet).
+    Auto,
+    /// `sendmmsg` on a raw packet socket.
+    Packet,
+    /// The kernel's `PACKET_TX_RING`.
+    Mmap,
+    /// An AF_XDP socket (copy or zero-copy, native or generic mode).
+    Xdp,
+}
+
+/// The transmit path a run used.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    Packet,
+    Mmap,
+    Xdp,
+}
+
+impl EngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Packet => "packet (sendmmsg)",
+            EngineKind::Mmap => "mmap (PACKET_TX_RING)",
+            EngineKind::Xdp => "xdp (AF_XDP)",
+        }
+    }
+}
+
+/// What to open.
+#[derive(Clone, Debug)]
+pub struct EngineRequest {
+    pub tx: String,
+    pub rx: String,
+    pub ethertype: u16,
+    pub choice: EngineChoice,
+    /// Cores to spread over (1..=MAX_CORES).
+    pub cores: usize,
+    /// Largest frame any trial will send, FCS excluded.
+    pub max_frame: usize,
+    pub qdisc_bypass: bool,
+    pub hardware_stamps: bool,
+}
+
+/// One core's transmit path and receive ring.
+pub struct CoreIo {
+    pub tx: TxPath,
+    pub rx: RxRing,
+}
+
+/// The opened engine.
+pub struct Engine {
+    pub kind: EngineKind,
+    pub cores: Vec<CoreIo>,
+    /// Why a better path was not used, or what was changed from the request.
+    pub notes: Vec<String>,
+    pub qdisc_bypass: bool,
+}
+
+/// Open the engine for `req`.
+pub fn open(req: &EngineRequest) -> Result<Engine> {
+    if req.cores == 0 || req.cores > MAX_CORES {
+        bail!(
+            "--cores {}: use 1 to {MAX_CORES} (each core drives one transmit path and one receive ring)",
+            req.cores
+        );
+    }
+    let online = misura_sys::sched::online_cpus();
+    if req.cores > online {
+        bail!(
+            "--cores {}: this host has {online} CPUs online; use at most {online}",
+            req.cores
+        );
+    }
+    let mut notes = Vec::new();
+    if req.cores > 1 {
+        let caps = misura_sys::ring::probe(&req.rx);
+        let queues = caps.rx_queues.unwrap_or(1);
+        if (queues as usize) < req.cores {
+            notes.push(format!(
+                "{} has {queues} receive queue(s) for {} cores: reception is spread over the cores' rings by the CPU that receives each frame (PACKET_FANOUT_CPU), not by queue",
+                req.rx, req.cores
+            ));
+        }
+    }
+    // On veth a PACKET_TX_RING frame is copied into a new page when it is
+    // forwarded to the peer (skb_copy_ubufs), so sendmmsg, which copies
+    // once at send, is faster there (measured: 0.72 against 0.60 M frames/s
+    // sent and received); on a NIC the ring's zero-copy frames win.
+    let veth = misura_sys::iface::interface_info(&req.tx)
+        .ok()
+        .and_then(|i| i.driver)
+        .is_some_and(|d| d == "veth");
+    let order: &[EngineKind] = match req.choice {
+        EngineChoice::Auto if veth => &[EngineKind::Packet, EngineKind::Mmap],
+        EngineChoice::Auto => &[EngineKind::Mmap, EngineKind::Packet],
+        EngineChoice::Mmap => &[EngineKind::Mmap],
+        EngineChoice::Packet => &[EngineKind::Packet],
+        EngineChoice::Xdp => &[EngineKind::Xdp],
+    };
+    let mut last_err = None;
+    for &kind in order {
+        match open_with(kind, req) {
+            Ok(cores) => {
+                return Ok(Engine {
+                    kind,
+                    cores,
+                    notes,
+                    qdisc_bypass: req.qdisc_bypass,
+                })
+            }
+            Err(e) => {
+                if req.choice == EngineChoice::Auto {
+                    notes.push(format!("{} could not be used: {e:#}", kind.name()));
+                }
+                last_err = Some(e);
+            }
+        }
+    }
+    let e = last_err.unwrap_or_else(|| anyhow!("no transmit path"));
+    Err(match req.choice {
+        EngineChoice::Auto => e.context("no transmit path of the frame engine could be opened"),
+        forced => e.context(format!(
+            "--engine {forced:?} could not be opened (try --engine auto, which picks the best path that opens)"
+        )
+        .to_lowercase()),
+    })
+}
+
+fn open_with(kind: EngineKind, req: &EngineRequest) -> Result<Vec<CoreIo>> {
+    let group = (std::process::id() & 0xFFFF) as u16;
+    let mut cores = Vec::with_capacity(req.cores);
+    for c in 0..req.cores {
+        let tx = match kind {
+            EngineKind::Mmap => TxPath::Mmap(TxRing::open(
+                &req.tx,
+                req.ethertype,
+                &TxRingConfig {
+                    qdisc_bypass: req.qdisc_bypass,
+                    ..TxRingConfig::default()
+                },
+            )?),
+            EngineKind::Packet => TxPath::Packet(MmsgPath::new(MmsgTx::open(
+                &req.tx,
+                req.ethertype,
+                MMSG_BATCH,
+                req.max_frame,
+                req.qdisc_bypass,
+            )?)),
+            EngineKind::Xdp => TxPath::Xdp(Box::new(XdpSocket::open(
+                &req.tx,
+                &XdpConfig {
+                    queue: c as u32,
+                    ..XdpConfig::default()
+                },
+            )?)),
+        };
+        let rx = RxRing::open(
+            &req.rx,
+            req.ethertype,
+            &RxRingConfig {
+                hardware_stamps: req.hardware_stamps,
+                fanout: (req.cores > 1).then_some(Fanout {
+                    group,
+                    mode: FanoutMode::Cpu,
+                }),
+                ..RxRingConfig::default()
+            },
+        )?;
+        cores.push(CoreIo { tx, rx });
+    }
+    Ok(cores)
+}
+
+impl Engine {
+    /// The engine as a result names it.
+    pub fn facts(&self) -> misura_report::load::EngineFacts {
+        let hardware = self
+            .cores
+            .first()
+            .is_some_and(|c| c.rx.timestamping() == misura_sys::ring::StampSource::Hardware);
+        misura_report::load::EngineFacts {
+            engine: match self.kind {
+                EngineKind::Packet => "packet",
+                EngineKind::Mmap => "mmap",
+                EngineKind::Xdp => "xdp",
+            }
+            .into(),
+            rx_path: "tpacket_v3".into(),
+            cores: self.cores.len(),
+            qdisc_bypass: self.qdisc_bypass,
+            rx_stamps: if hardware {
+                "nic_hardware"
+            } else {
+                "kernel_software"
+            }
+            .into(),
+            tx_time: "user_clock".into(),
+            notes: self.notes.clone(),
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! `misura rfc2544` and `misura y1564` against the lab's switch shaped to a
+//! known rate (tbf on the bridge port towards p2): the throughput search
+//! must find that rate within its resolution (plus what tbf's bucket and
+//! queue let through in a short trial), Y.1564 must pass a service below
+//! it and fail one above it. Trials are short here; the RFC's 60 s trials
+//! are the command's defaults.
+
+#[macro_use]
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+/// Shaped rate of the lab's SUT, bit/s.
+const SHAPED_BPS: f64 = 20e6;
+
+fn shaped_lab(tag: &str) -> Lab {
+    let lab = Lab::new("rf", tag);
+    let o = run(&[
+        "lab",
+        "up",
+        "--topology",
+        "switch",
+        "--prefix",
+        &lab.prefix,
+        "--shape",
+        "20M",
+    ]);
+    assert!(
+        o.status.success(),
+        "lab up --shape: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    lab
+}
+
+fn tester_cmd(lab: &Lab, cmd: &str, extra: &[&str]) -> std::process::Output {
+    let ns = lab.tester();
+    let mut args = vec![cmd, "--netns", &ns, "--tx", "p1", "--rx", "p2", "-q"];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+#[test]
+#[ignore = "needs root: network namespaces and raw sockets"]
+fn the_throughput_search_finds_the_shaped_rate() {
+    need_root!();
+    let _one = one_at_a_time();
+    let lab = shaped_lab("a");
+    let started = std::time::Instant::now();
+    let v = json_of(&tester_cmd(
+        &lab,
+        "rfc2544",
+        &[
+            "--link-speed",
+            "1G",
+            "--sizes",
+            "512",
+            "--tests",
+            "throughput,loss,b2b",
+            "--trial",
+            "2s",
+            "--short-trial",
+            "0.5s",
+            "--resolution",
+            "2%",
+            "--b2b-trials",
+            "2",
+            "--b2b-max-burst",
+            "20ms",
+            "--json",
+        ],
+    ));
+    schema_check(&v, "rfc2544.schema.json");
+    assert_eq!(v["complete"], true);
+    let s = &v["sizes"][0];
+    // tbf counts the frame without its FCS: 508 bytes of a 512-byte frame.
+    let want = SHAPED_BPS / (508.0 * 8.0);
+    let ndr = s["throughput"]["ndr"]["lower_fps"].as_f64().unwrap();
+    eprintln!(
+        "shaped {want:.0} frames/s, NDR {ndr:.0}, {} trials, {:.1} s",
+        s["throughput"]["trials"].as_array().unwrap().len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(s["throughput"]["ndr"]["found"], true);
+    // Within the resolution, plus tbf's bucket and queue drained over a 2 s
+    // trial (at most ~5 % here); never above 1.15× nor below 0.9×.
+    assert!(
+        ndr > 0.9 * want && ndr < 1.15 * want,
+        "NDR {ndr} vs shaped {want}"
+    );
+    let pdr = s["throughput"]["pdr"]["lower_fps"].as_f64().unwrap();
+    assert!(pdr >= ndr * 0.98, "PDR {pdr} below NDR {ndr}");
+    // Frame loss: 100 % of 1 Gb/s is far above 20 Mb/s, so it loses most.
+    let fl = s["frame_loss"].as_array().unwrap();
+    assert!(fl[0]["loss_ratio"].as_f64().unwrap() > 0.5, "{}", fl[0]);
+    // Back-to-back: the burst that fits is bounded by the queue.
+    let b = &s["back_to_back"];
+    assert!(b["mean_frames"].as_f64().unwrap() > 0.0, "{b}");
+}
+
+#[test]
+#[ignore = "needs root: network namespaces and raw sockets"]
+fn y1564_passes_a_service_under_the_shape_and_fails_one_above_it() {
+    need_root!();
+    let _one = one_at_a_time();
+    let lab = shaped_lab("b");
+    let ok = tester_cmd(
+        &lab,
+        "y1564",
+        &[
+            "--service",
+            "name=low,frame=512,cir=5M,eir=16M,fd=50ms,fdv=50ms",
+            "--step-duration",
+            "1s",
+            "--duration",
+            "2s",
+            "--json",
+        ],
+    );
+    let v = json_of(&ok);
+    schema_check(&v, "y1564.schema.json");
+    assert_eq!(
+        v["pass"],
+        true,
+        "{}",
+        serde_json::to_string_pretty(&v["services"]).unwrap()
+    );
+    let bad = tester_cmd(
+        &lab,
+        "y1564",
+        &[
+            "--service",
+            "name=high,frame=512,cir=40M,fd=50ms,fdv=50ms",
+            "--step-duration",
+            "1s",
+            "--duration",
+            "0s",
+            "--json",
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(1), "a failing service exits 1");
+    let v: Value = serde_json::from_slice(&bad.stdout).unwrap();
+    assert_eq!(v["pass"], false);
+    let steps = v["services"][0]["config_test"].as_array().unwrap();
+    // 25 % of 40 Mb/s fits under 20 Mb/s; 100 % does not, and says why.
+    assert_eq!(steps[0]["pass"], true, "{}", steps[0]);
+    let full = steps
+        .iter()
+        .find(|s| s["label"] == "100% CIR")
+        .expect("a 100% CIR step");
+    assert_eq!(full["pass"], false);
+    assert!(full["reasons"].to_string().contains("FLR"), "{full}");
+}
+
+#[test]
+fn bad_rfc2544_input_is_refused_naming_the_bound() {
+    for (args, code, says) in [
+        (&["--sizes", "20"][..], 5, "outside"),
+        (&["--sizes", "x"][..], 2, "not a frame size"),
+        (&["--tests", "speed"][..], 2, "throughput"),
+        (
+            &["--trial", "1s", "--short-trial", "2s"][..],
+            2,
+            "longer than --trial",
+        ),
+    ] {
+        let mut a = vec!["rfc2544", "--tx", "lo", "--rx", "lo", "--link-speed", "1G"];
+        a.extend_from_slice(args);
+        let o = run(&a);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {e}");
+        assert!(e.contains(says), "{args:?}: {e}");
+    }
+    let o = run(&["y1564", "--tx", "lo", "--rx", "lo", "--service", "name=a"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cir="));
+}

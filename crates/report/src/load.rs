@@ -1,0 +1,166 @@
+//! What the frame engine measured in one trial: per flow the offered and
+//! achieved rates, the exact counts of the load stream and the transit
+//! times of its frames, and the tester's own limits, so that a shortfall of
+//! the tester is never read as the SUT's. Shared by `misura oneway`'s
+//! engine mode, `misura rfc2544` and `misura y1564`.
+
+use misura_stats::SummarySnapshot;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Write};
+
+/// How the load was generated and received.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct EngineFacts {
+    /// Transmit path: "packet" (sendmmsg), "mmap" (PACKET_TX_RING) or
+    /// "xdp" (AF_XDP).
+    pub engine: String,
+    /// Receive path: always "tpacket_v3" (a TPACKET_V3 ring).
+    pub rx_path: String,
+    pub cores: usize,
+    /// PACKET_QDISC_BYPASS on the transmit path.
+    pub qdisc_bypass: bool,
+    /// Where the load frames' RX stamps come from: "kernel_software" or
+    /// "nic_hardware" (the ring's frame header).
+    pub rx_stamps: String,
+    /// Where their TX time comes from: "user_clock" (CLOCK_REALTIME read
+    /// when the batch was written, carried in the frame).
+    pub tx_time: String,
+    /// Why a better path was not used, and other choices made for the user.
+    pub notes: Vec<String>,
+}
+
+/// One flow of a trial.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LoadFlow {
+    /// Offered frames per second (0 for a back-to-back burst).
+    pub offered_fps: f64,
+    /// Frames the kernel took per second over the trial (or the burst).
+    pub achieved_fps: f64,
+    pub sent: u64,
+    /// Distinct frames received.
+    pub received: u64,
+    /// sent − received.
+    pub lost: u64,
+    pub loss_ratio: f64,
+    pub duplicates: u64,
+    pub reordered: u64,
+    /// Arrivals too far behind the sequence window to classify.
+    pub too_old: u64,
+    /// Schedule slots skipped because the tester fell behind.
+    pub skipped: u64,
+    /// Sender's user clock (written in the frame) to the kernel RX stamp,
+    /// ns: an upper bound of each load frame's latency.
+    pub transit: SummarySnapshot,
+}
+
+/// One trial.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LoadTrial {
+    pub flows: Vec<LoadFlow>,
+    /// Planned trial length, ns (the burst's own length for a burst).
+    pub duration_ns: i64,
+    /// First to last send, ns.
+    pub sending_ns: i64,
+    /// Load frames with a kernel software / NIC hardware RX stamp, and
+    /// without any.
+    pub stamped: u64,
+    pub hardware_stamped: u64,
+    pub unstamped: u64,
+    /// Frames of other sessions or tools; frames that are not misura's.
+    pub foreign: u64,
+    pub malformed: u64,
+    /// Frames the tester's own receive rings dropped (PACKET_STATISTICS).
+    pub ring_drops: u64,
+    /// Times the transmit path had no room.
+    pub tx_full: u64,
+    /// CPU seconds the process used during the trial.
+    pub cpu_s: f64,
+    /// Why the tester itself limited this trial (its transmit path fell
+    /// short of the offered rate, its ring overran); null when it kept up.
+    pub tester_limit: Option<String>,
+}
+
+impl LoadTrial {
+    pub fn sent(&self) -> u64 {
+        self.flows.iter().map(|f| f.sent).sum()
+    }
+    pub fn received(&self) -> u64 {
+        self.flows.iter().map(|f| f.received).sum()
+    }
+    pub fn lost(&self) -> u64 {
+        self.flows.iter().map(|f| f.lost).sum()
+    }
+    pub fn offered_fps(&self) -> f64 {
+        self.flows.iter().map(|f| f.offered_fps).sum()
+    }
+    pub fn achieved_fps(&self) -> f64 {
+        self.flows.iter().map(|f| f.achieved_fps).sum()
+    }
+    pub fn loss_ratio(&self) -> f64 {
+        let s = self.sent();
+        if s == 0 {
+            0.0
+        } else {
+            self.lost() as f64 / s as f64
+        }
+    }
+}
+
+/// The load section of a `misura oneway` run in engine mode.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct OnewayLoad {
+    pub engine: EngineFacts,
+    /// Every N-th frame of the offered rate is a latency-stream frame.
+    pub latency_every: u64,
+    pub trial: LoadTrial,
+}
+
+/// The load section of `misura oneway`'s text report.
+pub fn write_oneway_load(l: &OnewayLoad, out: &mut dyn Write) -> io::Result<()> {
+    let t = &l.trial;
+    writeln!(
+        out,
+        "load stream: engine {} (RX {}), {} core(s), every {}th slot a latency frame; TX time {}, RX stamps {}",
+        l.engine.engine, l.engine.rx_path, l.engine.cores, l.latency_every, l.engine.tx_time, l.engine.rx_stamps
+    )?;
+    writeln!(
+        out,
+        "  offered {:.0} frames/s, achieved {:.0}; sent {}, received {}, lost {} ({:.4} %), duplicates {}, reordered {}; stamped {} of {}",
+        t.offered_fps(),
+        t.achieved_fps(),
+        t.sent(),
+        t.received(),
+        t.lost(),
+        100.0 * t.loss_ratio(),
+        t.flows.iter().map(|f| f.duplicates).sum::<u64>(),
+        t.flows.iter().map(|f| f.reordered).sum::<u64>(),
+        t.stamped + t.hardware_stamped,
+        t.received()
+    )?;
+    if let Some(f) = t.flows.first() {
+        let q = |v: Option<i64>| v.map_or("-".into(), |v| crate::clock::human_ns(v as f64));
+        writeln!(
+            out,
+            "  load transit (user TX clock to kernel RX stamp, an upper bound): min {}  median {}  p99.9 {}  max {}",
+            q(f.transit.min_ns),
+            q(f.transit.median_ns),
+            q(f.transit.p999_ns),
+            q(f.transit.max_ns)
+        )?;
+    }
+    writeln!(
+        out,
+        "  tester: ring drops {}, transmit path full {} times, CPU {:.2} s{}",
+        t.ring_drops,
+        t.tx_full,
+        t.cpu_s,
+        t.tester_limit
+            .as_deref()
+            .map(|w| format!("; LIMITED BY THE TESTER: {w}"))
+            .unwrap_or_default()
+    )?;
+    for n in &l.engine.notes {
+        writeln!(out, "  note: {n}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,264 @@
+//! `misura rfc2544`: the four RFC 2544 tests per frame size (throughput by
+//! an NDR/PDR search, latency at the throughput rate as RFC 8219 asks,
+//! frame loss rate, back-to-back with RFC 9004's buffer time), every trial
+//! listed with its offered and achieved rates and the tester's own limits.
+
+use crate::load::{EngineFacts, LoadTrial};
+use crate::{HostFingerprint, Meta, PortInfo};
+use misura_stats::SummarySnapshot;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Write};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Rfc2544Report {
+    #[serde(flatten)]
+    pub meta: Meta,
+    pub complete: bool,
+    pub stop_reason: String,
+    pub host: HostFingerprint,
+    pub ports: Vec<PortInfo>,
+    pub config: Rfc2544Config,
+    pub engine: EngineFacts,
+    pub sizes: Vec<SizeReport>,
+    pub elapsed_s: f64,
+    pub warnings: Vec<crate::Warning>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Rfc2544Config {
+    pub tx: String,
+    pub rx: String,
+    pub netns: Option<String>,
+    pub link_rate_bps: u64,
+    /// "--link-speed" or "interface".
+    pub link_speed_source: String,
+    pub tests: Vec<String>,
+    pub trial_s: f64,
+    pub short_trial_s: f64,
+    pub resolution: f64,
+    pub pdr_ratio: f64,
+    pub latency_trial_s: f64,
+    pub b2b_trials: u32,
+    pub b2b_max_burst_s: f64,
+    pub ethertype: u16,
+    /// Calibration profile used for the SUT latency, if any.
+    pub calibration: Option<String>,
+}
+
+/// One frame size (or IMIX).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SizeReport {
+    /// "64" … "1518", or "imix".
+    pub label: String,
+    /// Ethernet frame sizes on the wire, FCS included (several for IMIX).
+    pub frame_bytes: Vec<usize>,
+    /// The link's maximum frame rate for this size (preamble and gap counted).
+    pub line_rate_fps: f64,
+    /// Highest rate the tester itself reached, when below the line rate.
+    pub tester_max_fps: Option<f64>,
+    pub throughput: Option<ThroughputResult>,
+    pub latency: Option<LatencyResult>,
+    pub frame_loss: Option<Vec<TrialRow>>,
+    pub back_to_back: Option<BackToBack>,
+}
+
+/// One trial as listed in the result.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TrialRow {
+    /// "short", "final", "loss 90%", "burst" …
+    pub phase: String,
+    pub offered_fps: f64,
+    pub achieved_fps: f64,
+    pub sent: u64,
+    pub received: u64,
+    pub loss_ratio: f64,
+    pub duration_s: f64,
+    pub tester_limit: Option<String>,
+}
+
+/// A rate bracketed by the search: `lower` passed, `upper` failed.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RateBound {
+    pub found: bool,
+    pub lower_fps: f64,
+    pub upper_fps: f64,
+    /// lower as a share of the line rate.
+    pub lower_load: f64,
+    /// lower in bit/s of frames (FCS included, preamble and gap not).
+    pub lower_bps: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ThroughputResult {
+    /// No drop rate: the highest rate without loss.
+    pub ndr: RateBound,
+    /// Partial drop rate: the highest rate with loss at most `pdr_ratio`.
+    pub pdr: RateBound,
+    pub pdr_ratio: f64,
+    pub stopped_by: String,
+    pub trials: Vec<TrialRow>,
+    pub elapsed_s: f64,
+}
+
+/// RFC 2544 §26.2 at the throughput rate, reported as RFC 8219 asks.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LatencyResult {
+    pub rate_fps: f64,
+    /// Tagged (latency-stream) frames measured.
+    pub tagged_frames: u64,
+    /// Which figure min/median/p99.9 are taken from: "kernel" (kernel TX
+    /// and RX stamps) or "user" (the mean user latency Mul).
+    pub source: String,
+    pub min_ns: Option<i64>,
+    pub median_ns: Option<i64>,
+    pub p999_ns: Option<i64>,
+    /// Packet delay variation: p99.9 − min (RFC 8219 §7.3.1).
+    pub pdv_ns: Option<i64>,
+    pub mul: SummarySnapshot,
+    pub kernel: Option<SummarySnapshot>,
+    /// SUT latency Msl = Mul − Amil(P) − C, with a calibration.
+    pub msl: Option<SummarySnapshot>,
+    pub load: LoadTrial,
+}
+
+/// RFC 2544 §26.4 with RFC 9004's buffer time.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BackToBack {
+    /// Rate of the bursts: the line rate, or what the tester reached.
+    pub burst_fps: f64,
+    pub trials: u32,
+    pub mean_frames: f64,
+    pub min_frames: u64,
+    pub max_frames: u64,
+    /// Mean back-to-back frames / burst rate (RFC 9004 §3 implied time).
+    pub implied_buffer_s: f64,
+    /// RFC 9004's corrected buffer time, from the measured throughput.
+    pub corrected_buffer_s: Option<f64>,
+    pub throughput_fps: Option<f64>,
+    pub tester_limit: Option<String>,
+    pub bursts: Vec<TrialRow>,
+}
+
+fn fps(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.3} M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1} k", v / 1e3)
+    } else {
+        format!("{v:.0} ")
+    }
+}
+
+fn ns(v: Option<i64>) -> String {
+    v.map_or("-".into(), |v| crate::clock::human_ns(v as f64))
+}
+
+/// The text report.
+pub fn write_text(r: &Rfc2544Report, out: &mut dyn Write) -> io::Result<()> {
+    let c = &r.config;
+    writeln!(
+        out,
+        "misura rfc2544: {} -> {}{}, link {} Mb/s ({}), engine {} on {} core(s){}",
+        c.tx,
+        c.rx,
+        c.netns
+            .as_deref()
+            .map(|n| format!(" (netns {n})"))
+            .unwrap_or_default(),
+        c.link_rate_bps / 1_000_000,
+        c.link_speed_source,
+        r.engine.engine,
+        r.engine.cores,
+        if r.complete {
+            String::new()
+        } else {
+            format!("  [PARTIAL: {}]", r.stop_reason)
+        }
+    )?;
+    writeln!(
+        out,
+        "load frames: TX time {}, RX stamps {} ({} ring); tests: {}",
+        r.engine.tx_time,
+        r.engine.rx_stamps,
+        r.engine.rx_path,
+        c.tests.join(", ")
+    )?;
+    for s in &r.sizes {
+        writeln!(
+            out,
+            "\nframe {} B  (line rate {}frames/s{})",
+            s.label,
+            fps(s.line_rate_fps),
+            s.tester_max_fps
+                .map(|t| format!(", tester reached {}frames/s", fps(t)))
+                .unwrap_or_default()
+        )?;
+        if let Some(t) = &s.throughput {
+            for (name, b) in [("NDR", &t.ndr), ("PDR", &t.pdr)] {
+                writeln!(
+                    out,
+                    "  throughput {name}: {}  {}frames/s ({:.2} % of line, {:.1} Mb/s), next failed at {}frames/s",
+                    if b.found { "found" } else { "NOT FOUND" },
+                    fps(b.lower_fps),
+                    100.0 * b.lower_load,
+                    b.lower_bps / 1e6,
+                    fps(b.upper_fps)
+                )?;
+            }
+            writeln!(
+                out,
+                "  search: {} trials in {:.1} s, stopped by {}",
+                t.trials.len(),
+                t.elapsed_s,
+                t.stopped_by
+            )?;
+        }
+        if let Some(l) = &s.latency {
+            writeln!(
+                out,
+                "  latency at {}frames/s ({} tagged, {}): min {}  median {}  p99.9 {}  PDV {}",
+                fps(l.rate_fps),
+                l.tagged_frames,
+                l.source,
+                ns(l.min_ns),
+                ns(l.median_ns),
+                ns(l.p999_ns),
+                ns(l.pdv_ns)
+            )?;
+            if let Some(m) = &l.msl {
+                writeln!(
+                    out,
+                    "  SUT latency Msl: median {}  p99.9 {}",
+                    ns(m.median_ns),
+                    ns(m.p999_ns)
+                )?;
+            }
+        }
+        if let Some(steps) = &s.frame_loss {
+            let row: Vec<String> = steps
+                .iter()
+                .map(|t| format!("{} {:.3} %", t.phase, 100.0 * t.loss_ratio))
+                .collect();
+            writeln!(out, "  frame loss rate: {}", row.join(", "))?;
+        }
+        if let Some(b) = &s.back_to_back {
+            writeln!(
+                out,
+                "  back-to-back at {}frames/s: mean {:.1} frames (min {}, max {}) over {} trials; implied buffer {}{}",
+                fps(b.burst_fps),
+                b.mean_frames,
+                b.min_frames,
+                b.max_frames,
+                b.trials,
+                crate::clock::human_ns(b.implied_buffer_s * 1e9),
+                b.corrected_buffer_s
+                    .map(|v| format!(", corrected (RFC 9004) {}", crate::clock::human_ns(v * 1e9)))
+                    .unwrap_or_default()
+            )?;
+        }
+    }
+    for w in &r.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}
