@@ -283,10 +283,11 @@ done
 ENGINES=(mmap packet xdp)
 echo "== 2c. frame engine: ${ENGINES[*]} (1 core) and mmap on 2 cores, ${RATE_SECONDS}s x $REPEAT"
 for ((i = 1; i <= REPEAT; i++)); do
-    for e in "${ENGINES[@]}" mmap2; do
+    for e in "${ENGINES[@]}" packet2 mmap2; do
         f=$WORK/engine_${e}_$i
         eng=$e cores=1 cpu=$CPU
         if [ "$e" = mmap2 ]; then eng=mmap cores=2 cpu=0; fi
+        if [ "$e" = packet2 ]; then eng=packet cores=2 cpu=0; fi
         rx0=$(counter "$TESTER_NS" p2 rx_packets)
         rc=0
         run $((RATE_SECONDS + 60)) "$f.json" /usr/bin/time -v -o "$f.time" \
@@ -296,7 +297,7 @@ for ((i = 1; i <= REPEAT; i++)); do
         { echo "p2_rx_packets=$((rx1 - rx0))"; echo "exit=$rc"; } >"$f.counters"
     done
 done
-echo "engines=${ENGINES[*]} mmap2" >>"$WORK/params.txt"
+echo "engines=${ENGINES[*]} packet2 mmap2" >>"$WORK/params.txt"
 # Memory over long engine runs: flat RSS from 10 s to 60 s (and, with --long,
 # --long-max seconds: ~10^9 frames at 2 M frames/s takes 500 s).
 ENGINE_MEM=(10 60)
