@@ -23,7 +23,8 @@
 //! * [`hostinfo`]: the sysfs/procfs items `misura host check` reads and tunes;
 //! * [`ethtool`]: link mode, EEE, interrupt coalescing and offloads;
 //! * [`ring`]: the high-rate paths: `TPACKET_V3` RX ring, `PACKET_TX_RING`,
-//!   `sendmmsg`, fanout, and a probe of which the interface offers.
+//!   `sendmmsg`, fanout, and a probe of which the interface offers;
+//! * [`xdp`]: AF_XDP transmit (zero-copy where the driver has it, else copy).
 
 // libc field types (time_t, socklen_t, msg_controllen, ...) differ between
 // targets; the casts that are no-ops on x86_64 are needed elsewhere.
