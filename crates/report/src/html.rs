@@ -30,16 +30,16 @@ fn bins(v: Option<&Value>) -> Vec<Bin> {
         .unwrap_or_default()
 }
 
-fn f(v: &Value, ptr: &str) -> Option<f64> {
+pub(crate) fn f(v: &Value, ptr: &str) -> Option<f64> {
     v.pointer(ptr).and_then(Value::as_f64)
 }
 
-fn s<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
+pub(crate) fn s<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
     v.pointer(ptr).and_then(Value::as_str)
 }
 
 /// A divisor and unit name that keep nanosecond values readable.
-fn time_unit(max_abs_ns: f64) -> (f64, &'static str) {
+pub(crate) fn time_unit(max_abs_ns: f64) -> (f64, &'static str) {
     if max_abs_ns >= 5e6 {
         (1e6, "ms")
     } else if max_abs_ns >= 5e3 {
@@ -49,7 +49,7 @@ fn time_unit(max_abs_ns: f64) -> (f64, &'static str) {
     }
 }
 
-fn ns_words(ns: f64) -> String {
+pub(crate) fn ns_words(ns: f64) -> String {
     let (d, u) = time_unit(ns.abs());
     format!("{} {u}", num(ns / d))
 }
@@ -431,7 +431,7 @@ pub struct Figure {
     pub caption: String,
 }
 
-fn push(out: &mut Vec<Figure>, plot: Option<Plot>, caption: &str) {
+pub(crate) fn push(out: &mut Vec<Figure>, plot: Option<Plot>, caption: &str) {
     if let Some(plot) = plot {
         out.push(Figure {
             plot,
@@ -498,6 +498,7 @@ pub fn figures(v: &Value, series: Option<&LatencySeries>) -> Vec<Figure> {
         ),
         "misura.sweep" => sweep_figures(v, &mut out),
         "misura.tcp" | "misura.udp" => intervals_figure(v, &mut out),
+        "misura.rfc2544" => crate::load_figures::rfc2544_figures(v, &mut out),
         _ => {}
     }
     if let Some(series) = series {

@@ -14,6 +14,7 @@ pub mod frames;
 pub mod host;
 pub mod html;
 pub mod load;
+pub mod load_figures;
 pub mod metrics;
 pub mod model;
 pub mod pacing;
