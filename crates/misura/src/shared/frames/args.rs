@@ -36,7 +36,8 @@ pub struct EnginePorts {
     /// Port that receives them.
     #[arg(long)]
     pub rx: String,
-    /// Transmit path: auto, packet (sendmmsg), mmap (PACKET_TX_RING) or xdp (AF_XDP).
+    /// Transmit path: auto (the best that opens: xdp, then mmap or packet),
+    /// packet (sendmmsg), mmap (PACKET_TX_RING) or xdp (AF_XDP).
     #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
     pub engine: EngineChoice,
     #[command(flatten)]

@@ -2,10 +2,9 @@
 //! ring: it is the path on which every frame carries a kernel RX stamp at
 //! no extra cost (AF_XDP frames have no skb and so no kernel stamp).
 //! Transmit is the forced path (`--engine`), or the best one that opens:
-//! `PACKET_TX_RING` (mmap), then `sendmmsg` (packet) — in the other order on
-//! veth, where the ring's frames are copied again on their way. AF_XDP (xdp) is used
-//! only when asked for: on veth it runs in copy mode, where it measured
-//! slower than sendmmsg (0.51 against 0.62 M frames/s sent and received). A forced
+//! AF_XDP (xdp; on a NIC only in zero-copy mode), then `PACKET_TX_RING`
+//! (mmap) and `sendmmsg` (packet) — these two in the other order on veth,
+//! where the ring's frames are copied again on their way. A forced
 //! path that cannot open is an error naming why and what to use instead; a
 //! best path that cannot open is a note in the result, never a silent
 //! fall-back.
@@ -21,7 +20,7 @@ use serde::Serialize;
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineChoice {
-    /// The best path this kernel and interface offer (mmap, then packet).
+    /// The best path that opens: xdp, then mmap and packet (packet first on veth).
     Auto,
     /// `sendmmsg` on a raw packet socket.
     Packet,
@@ -106,24 +105,28 @@ pub fn open(req: &EngineRequest) -> Result<Engine> {
             ));
         }
     }
-    // On veth a PACKET_TX_RING frame is copied into a new page when it is
-    // forwarded to the peer (skb_copy_ubufs), so sendmmsg, which copies
-    // once at send, is faster there (measured: 0.72 against 0.60 M frames/s
-    // sent and received); on a NIC the ring's zero-copy frames win.
+    // Measured on the lab's veth, 64-byte frames sent and received on one
+    // core (scripts/bench-oneway.sh): AF_XDP in copy mode 0.79 M frames/s,
+    // sendmmsg 0.58, PACKET_TX_RING 0.51 (its frames are copied again into
+    // a new page on their way to the peer, skb_copy_ubufs). On a NIC, AF_XDP
+    // is taken first only where its driver binds zero-copy; otherwise the
+    // ring's zero-copy frames come first.
     let veth = misura_sys::iface::interface_info(&req.tx)
         .ok()
         .and_then(|i| i.driver)
         .is_some_and(|d| d == "veth");
     let order: &[EngineKind] = match req.choice {
-        EngineChoice::Auto if veth => &[EngineKind::Packet, EngineKind::Mmap],
-        EngineChoice::Auto => &[EngineKind::Mmap, EngineKind::Packet],
+        EngineChoice::Auto if veth => &[EngineKind::Xdp, EngineKind::Packet, EngineKind::Mmap],
+        EngineChoice::Auto => &[EngineKind::Xdp, EngineKind::Mmap, EngineKind::Packet],
         EngineChoice::Mmap => &[EngineKind::Mmap],
         EngineChoice::Packet => &[EngineKind::Packet],
         EngineChoice::Xdp => &[EngineKind::Xdp],
     };
     let mut last_err = None;
     for &kind in order {
-        match open_with(kind, req) {
+        // Auto on a NIC takes AF_XDP only in zero-copy mode.
+        let zero_copy = (req.choice == EngineChoice::Auto && !veth).then_some(true);
+        match open_with(kind, req, zero_copy) {
             Ok(cores) => {
                 if let Some(CoreIo {
                     tx: TxPath::Xdp(x), ..
@@ -160,7 +163,11 @@ pub fn open(req: &EngineRequest) -> Result<Engine> {
     })
 }
 
-fn open_with(kind: EngineKind, req: &EngineRequest) -> Result<Vec<CoreIo>> {
+fn open_with(
+    kind: EngineKind,
+    req: &EngineRequest,
+    zero_copy: Option<bool>,
+) -> Result<Vec<CoreIo>> {
     let group = (std::process::id() & 0xFFFF) as u16;
     let mut cores = Vec::with_capacity(req.cores);
     for c in 0..req.cores {
@@ -184,6 +191,7 @@ fn open_with(kind: EngineKind, req: &EngineRequest) -> Result<Vec<CoreIo>> {
                 &req.tx,
                 &XdpConfig {
                     queue: c as u32,
+                    zero_copy,
                     ..XdpConfig::default()
                 },
             )?)),
