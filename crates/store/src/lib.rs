@@ -308,6 +308,21 @@ fn headline(result: &str) -> Option<String> {
             return Some(format!("{x:.0} {unit}"));
         }
     }
+    // rfc2544: the first size's NDR; y1564: the verdict.
+    if let Some(ndr) = v
+        .pointer("/sizes/0/throughput/ndr/lower_fps")
+        .and_then(|x| x.as_f64())
+    {
+        let label = v
+            .pointer("/sizes/0/label")
+            .and_then(|x| x.as_str())
+            .unwrap_or("?");
+        return Some(format!("NDR {ndr:.0} frames/s at {label} B"));
+    }
+    if v.get("format").and_then(|f| f.as_str()) == Some("misura.y1564") {
+        let pass = v.get("pass").and_then(|p| p.as_bool()).unwrap_or(false);
+        return Some(if pass { "Y.1564 PASS" } else { "Y.1564 FAIL" }.into());
+    }
     let med = |p: &[&str]| {
         let mut cur = &v;
         for k in p {

@@ -174,6 +174,15 @@ impl XdpSocket {
             libc::XDP_UMEM_PGOFF_COMPLETION_RING,
         )
         .map_err(|e| unsupported("mapping the completion ring", e))?;
+        // In copy mode each frame becomes an skb charged to this socket's
+        // send buffer until it leaves or drops: a queue beyond the port (a
+        // lab tbf) would otherwise slow the tester down (see ring::mmsg).
+        let _ = crate::fd::set_int(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUFFORCE,
+            64 << 20,
+        );
         let bound = bind(&fd, ifindex, cfg.queue, cfg.zero_copy)?;
         let free = (0..cfg.frame_count as u64)
             .rev()

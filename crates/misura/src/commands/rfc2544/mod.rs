@@ -117,6 +117,9 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         }
         out.push(s);
     }
+    // The latency trials repeat the engine's notes: keep each warning once.
+    let mut seen = std::collections::HashSet::new();
+    warnings.retain(|w| seen.insert((w.code.clone(), w.text.clone())));
     let signal = stop.load(Ordering::Relaxed);
     let host =
         crate::shared::host::fingerprint_with_interfaces(Default::default(), &[&a.p.tx, &a.p.rx]);
