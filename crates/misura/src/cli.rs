@@ -42,8 +42,8 @@ Examples:
   misura oneway --netns misura-tester --tx p1 --rx p2 --calibration PROFILE.json
 
 Exit codes: 0 ok, 1 error, 2 bad usage, 3 missing privilege, 4 interface or
-namespace problem, 5 impossible measurement parameters, 6 output not writable,
-7 calibration profile unusable, 130/143 interrupted (partial results written).";
+namespace problem, 5 impossible measurement parameters, 6 output or results store
+not usable, 7 calibration profile unusable, 130/143 interrupted (partial results written).";
 
 #[derive(Parser, Debug)]
 #[command(name = "misura", version, about = ABOUT, long_about = LONG_ABOUT, after_help = AFTER_HELP)]

@@ -224,3 +224,54 @@ fn throughput_runs_and_the_servers_own_run_are_kept() {
         .unwrap()
         .contains("misura.tcp"));
 }
+
+/// Reading the store writes nothing to it (its mtime stays), a store that
+/// does not read is called damaged with exit 6 (not 7, the calibration
+/// profile's code), and a `--since` that is not a time is refused.
+#[test]
+fn reading_leaves_the_store_alone_and_bad_stores_and_times_are_named() {
+    let dir = std::env::temp_dir().join(format!("misura-store-ro-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("results.sqlite");
+    let mut a = store_args(&db);
+    a.extend(["clock".into(), "sources".into(), "--json".into()]);
+    assert!(run_owned(&a).status.success());
+    // Let WAL checkpoints of the writing run settle before timing reads.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let mtime = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let before = mtime(&db);
+    for cmd in [
+        &["history"][..],
+        &["show", "1"],
+        &["history", "--since", "2020-01-01"],
+    ] {
+        let mut a = store_args(&db);
+        a.extend(cmd.iter().map(|s| s.to_string()));
+        let o = run_owned(&a);
+        assert!(
+            o.status.success(),
+            "{cmd:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    assert_eq!(mtime(&db), before, "reading changed the store's mtime");
+    let mut a = store_args(&db);
+    a.extend(["history".into(), "--since".into(), "garbage".into()]);
+    let o = run_owned(&a);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a UTC time prefix"));
+    // A file that is not a store at all: exit 6, named.
+    let junk = dir.join("junk.sqlite");
+    std::fs::write(&junk, vec![0x5a; 8192]).unwrap();
+    let mut a = store_args(&junk);
+    a.push("history".into());
+    let o = run_owned(&a);
+    assert_eq!(
+        o.status.code(),
+        Some(6),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

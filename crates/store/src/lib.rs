@@ -151,6 +151,39 @@ impl Store {
         Ok(store)
     }
 
+    /// Open an existing store only to read it (`history`, `show`,
+    /// `compare`, `report RUN`): works on a store this user cannot write,
+    /// and writes nothing to it (its mtime stays).
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        let open_err = |source| StoreError::Open {
+            path: path.into(),
+            source,
+        };
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(open_err)?;
+        conn.busy_timeout(Duration::from_secs(10))
+            .map_err(open_err)?;
+        let app: i32 = conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .map_err(open_err)?;
+        let ver: i32 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(open_err)?;
+        if app != APPLICATION_ID {
+            return Err(StoreError::Foreign { path: path.into() });
+        }
+        if ver > SCHEMA_VERSION {
+            return Err(StoreError::Newer {
+                path: path.into(),
+                found: ver,
+            });
+        }
+        Ok(Store {
+            conn,
+            path: path.into(),
+        })
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -101,14 +101,29 @@ pub fn open_for_reading() -> Result<Store> {
         ))
         .into());
     }
-    Store::open(&c.path).map_err(|e| store_failure(e).into())
+    Store::open_read_only(&c.path).map_err(|e| store_failure(e).into())
 }
 
+/// A store problem as the exit code and message a user needs: a run that
+/// is not there is a usage error (2); a store that cannot be used is an
+/// output problem (6), and one whose contents do not read is called
+/// damaged, with what to do.
 pub fn store_failure(e: StoreError) -> Failure {
     match e {
         StoreError::NoSuchRun(_) => Failure::Usage(e.to_string()),
-        other => Failure::Profile(other.to_string()),
+        StoreError::Sql(ref s) if looks_damaged(&s.to_string()) => Failure::Output(format!(
+            "the results store at {} looks damaged ({s}): move it aside (mv FILE FILE.bad) or give another --store",
+            config().path.display()
+        )),
+        other => Failure::Output(other.to_string()),
     }
+}
+
+fn looks_damaged(msg: &str) -> bool {
+    let m = msg.to_ascii_lowercase();
+    ["utf-8", "utf8", "malformed", "not a database", "corrupt"]
+        .iter()
+        .any(|k| m.contains(k))
 }
 
 /// One stored run's result, for `misura report RUN`.
