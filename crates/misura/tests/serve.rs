@@ -731,3 +731,40 @@ fn crr_back_to_back_connections_are_not_refused_and_fds_do_not_grow() {
         "server fds grew from {fds0} to {max_fds} over {done} transactions"
     );
 }
+
+/// Issue 13, finding 3: an accepted test whose client never sends data is
+/// ended after the idle timeout, not held for its whole duration, so its
+/// slot comes back for real clients.
+#[test]
+fn an_accepted_then_silent_test_frees_its_slot_after_the_idle_timeout() {
+    let server = Server::start(&[
+        "--max-tests",
+        "1",
+        "--idle-timeout",
+        "1s",
+        "--max-duration",
+        "20s",
+        "--quiet",
+    ]);
+    let (mut silent, _) = server.connect();
+    send(&mut silent, &tcp_request(1, Duration::from_secs(15)));
+    assert_eq!(read(&mut silent).unwrap().typ, ACCEPT);
+    let t = Instant::now();
+    loop {
+        let (mut c, _) = server.connect();
+        send(&mut c, &tcp_request(1, Duration::from_secs(1)));
+        if read(&mut c).unwrap().typ == ACCEPT {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(4),
+            "a silent 15 s test still held the only slot after {:?}",
+            t.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        t.elapsed() >= Duration::from_millis(500),
+        "the slot came back before the idle timeout"
+    );
+}

@@ -80,6 +80,12 @@ fn accept(shared: &Shared, t: &Test, stream: &TcpStream) -> bool {
 /// The client has the test's duration, then the idle timeout, to send it.
 fn await_done(shared: &Shared, t: &Test, stream: &TcpStream) -> Option<Message> {
     let until = t.start + t.spec.duration + shared.limits.idle_timeout + Duration::from_secs(1);
+    if !started_within_idle(shared, t, stream) {
+        t.set_partial(
+            "no data from the client within the idle timeout (--idle-timeout): the test was ended and its slot freed",
+        );
+        return None;
+    }
     match proto::read_message(&mut DeadlineReader { stream, until }) {
         Ok(m) if m.typ == proto::DONE => {
             if m.opt_bool(proto::F_PARTIAL) == Some(true) {
@@ -140,4 +146,38 @@ fn drain(shared: &Shared, t: &Test) {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
+}
+
+/// An accepted test whose client neither opens a data connection nor
+/// sends a datagram (nor DONE) within the idle timeout is ended then, so
+/// that accepted-then-silent requests cannot hold slots that real clients
+/// need for the test's whole duration.
+fn started_within_idle(shared: &Shared, t: &Test, stream: &TcpStream) -> bool {
+    let active = || {
+        t.data_seen.load(Ordering::Relaxed) > 0
+            || t.first_rx.load(Ordering::Relaxed) != i64::MAX
+            || t.udp_peer.lock().map(|p| p.is_some()).unwrap_or(true)
+    };
+    let deadline = t.start + shared.limits.idle_timeout;
+    let mut one = [0u8; 1];
+    while !active() {
+        let now = Instant::now();
+        if now >= deadline || t.stopped() {
+            return active();
+        }
+        // A control message (DONE, ERROR) waiting counts as activity; peek
+        // leaves it for the reader.
+        let wait = (deadline - now).min(Duration::from_millis(50));
+        let _ = stream.set_read_timeout(Some(wait.max(Duration::from_millis(1))));
+        match stream.peek(&mut one) {
+            Ok(_) => return true,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return true,
+        }
+    }
+    true
 }
