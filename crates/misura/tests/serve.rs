@@ -768,3 +768,35 @@ fn an_accepted_then_silent_test_frees_its_slot_after_the_idle_timeout() {
         "the slot came back before the idle timeout"
     );
 }
+
+/// Issue 13, finding 4: the client's own address churning idle connections
+/// (new ones arriving all through the test) must not push out the real
+/// client's data connections, which are younger than the churn's oldest.
+#[test]
+fn own_address_churn_does_not_evict_the_real_clients_data_connections() {
+    let server = Server::start(&["--handshake-timeout", "60s", "--quiet"]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (port, stop2) = (server.port, stop.clone());
+    let churn = std::thread::spawn(move || {
+        let mut held = std::collections::VecDeque::new();
+        let t = Instant::now();
+        while !stop2.load(std::sync::atomic::Ordering::Relaxed)
+            && t.elapsed() < Duration::from_secs(20)
+        {
+            if let Ok(c) = TcpStream::connect(("127.0.0.1", port)) {
+                held.push_back(c);
+            }
+            if held.len() > 200 {
+                held.pop_front();
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    for _ in 0..3 {
+        let (written, result) = tcp_forward(&server, 4, Duration::from_secs(1));
+        check_result(written, &result, 4);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    churn.join().unwrap();
+}

@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 /// Connections from one source that may wait in the handshake at once;
 /// beyond it the source's oldest waiting connection is closed.
 const MAX_PENDING_PER_SOURCE: usize = 64;
+/// A connection waiting for its first message for less than this is never
+/// evicted to make room for its own source's newer connections.
+const MIN_EVICT_AGE: Duration = Duration::from_millis(20);
 /// Stack of a connection thread: the loops keep their buffers on the heap.
 const THREAD_STACK: usize = 256 * 1024;
 
@@ -28,16 +31,29 @@ pub fn admit(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
     {
         let mut t = shared.table.lock().unwrap();
         let mut evicted = 0;
-        if t.pending_by_source.get(&ip).copied().unwrap_or(0) >= MAX_PENDING_PER_SOURCE
-            && t.evict_oldest(Some(ip))
-        {
-            evicted += 1;
+        if t.pending_by_source.get(&ip).copied().unwrap_or(0) >= MAX_PENDING_PER_SOURCE {
+            if t.evict_oldest(Some(ip), MIN_EVICT_AGE) {
+                evicted += 1;
+            } else {
+                drop(t);
+                shared.count(|c| c.connections_refused_full += 1);
+                let reason = format!(
+                    "too many connections from {ip} in their handshake ({MAX_PENDING_PER_SOURCE}, all younger than {} ms): try again",
+                    MIN_EVICT_AGE.as_millis()
+                );
+                let _ = stream.set_nonblocking(true);
+                let _ = proto::write_message(
+                    &mut &stream,
+                    &Message::new(proto::REFUSE).with(proto::F_REASON, Value::Str(reason)),
+                );
+                return;
+            }
         }
         // Evicted connections still hold their slot until their thread
         // notices; count them as leaving.
         if t.total >= shared.limits.max_connections
-            && !t.evict_oldest(Some(ip))
-            && !t.evict_oldest(None)
+            && !t.evict_oldest(Some(ip), Duration::ZERO)
+            && !t.evict_oldest(None, Duration::ZERO)
         {
             drop(t);
             shared.count(|c| c.connections_refused_full += 1);
@@ -59,7 +75,7 @@ pub fn admit(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
             Err(_) => return,
         };
         t.total += 1;
-        t.pending.insert(id, (ip, clone));
+        t.pending.insert(id, (ip, clone, Instant::now()));
         *t.pending_by_source.entry(ip).or_default() += 1;
         drop(t);
         shared.count(|c| {
@@ -106,9 +122,14 @@ fn handle(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr, conn_id: u6
         stream: &stream,
         until: Instant::now() + l.handshake_timeout,
     });
-    shared.table.lock().unwrap().unpend(conn_id);
+    let evicted = {
+        let mut t = shared.table.lock().unwrap();
+        t.unpend(conn_id);
+        t.evicted.remove(&conn_id)
+    };
     let msg = match first {
         Ok(m) => m,
+        Err(_) if evicted => return, // counted as evicted already
         Err(e) => {
             if timed_out(&e) {
                 shared.count(|c| c.handshake_timeouts += 1);

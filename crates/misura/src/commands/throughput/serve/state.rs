@@ -3,8 +3,10 @@
 
 use super::limits::Limits;
 use super::test::Test;
+use crate::commands::throughput::proto;
 use misura_measure::auth::StampKey;
 use misura_report::serve::{ServeCounters, ServedTest};
+use misura_wire::control::{Message, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::net::{IpAddr, Shutdown, TcpStream};
@@ -16,15 +18,18 @@ use std::time::{Duration, Instant};
 pub(super) struct Table {
     pub(super) total: usize,
     /// Connections that have not yet sent their first message, oldest first.
-    pub(super) pending: BTreeMap<u64, (IpAddr, TcpStream)>,
+    pub(super) pending: BTreeMap<u64, (IpAddr, TcpStream, Instant)>,
     pub(super) pending_by_source: HashMap<IpAddr, usize>,
     pub(super) running: usize,
     pub(super) tests_by_source: HashMap<IpAddr, usize>,
+    /// Connections closed by eviction whose thread has not yet noticed:
+    /// their failed read is the eviction, not a malformed peer.
+    pub(super) evicted: std::collections::HashSet<u64>,
 }
 
 impl Table {
     pub(super) fn unpend(&mut self, id: u64) -> Option<TcpStream> {
-        let (ip, s) = self.pending.remove(&id)?;
+        let (ip, s, _) = self.pending.remove(&id)?;
         if let Some(n) = self.pending_by_source.get_mut(&ip) {
             *n -= 1;
             if *n == 0 {
@@ -34,18 +39,36 @@ impl Table {
         Some(s)
     }
 
-    /// Close the oldest pending connection (of `source`, if given).
-    pub(super) fn evict_oldest(&mut self, source: Option<IpAddr>) -> bool {
+    /// Close the oldest pending connection (of `source`, if given) that has
+    /// waited at least `min_age`: a connection younger than that may be a
+    /// real client's data connection about to send its first message, and
+    /// a churn of newer connections from its own address must not push it
+    /// out (they are refused instead).
+    pub(super) fn evict_oldest(&mut self, source: Option<IpAddr>, min_age: Duration) -> bool {
+        let now = Instant::now();
         let id = self
             .pending
             .iter()
-            .find(|(_, (ip, _))| source.is_none_or(|s| *ip == s))
+            .find(|(_, (ip, _, at))| source.is_none_or(|s| *ip == s) && now - *at >= min_age)
             .map(|(id, _)| *id);
-        match id.and_then(|id| self.unpend(id)) {
-            Some(s) => {
-                // Wakes the connection's thread, which then ends and gives
-                // its slot back.
+        match id.and_then(|id| self.unpend(id).map(|s| (id, s))) {
+            Some((id, s)) => {
+                // Say why before closing (never waiting for the peer), then
+                // wake the connection's thread, which ends and gives its
+                // slot back.
+                let why = match source {
+                    Some(ip) => format!(
+                        "closed: too many connections from {ip} still in their handshake; the oldest make room"
+                    ),
+                    None => "closed: the server is full and this connection was the oldest still in its handshake".into(),
+                };
+                let _ = s.set_nonblocking(true);
+                let _ = proto::write_message(
+                    &mut &s,
+                    &Message::new(proto::REFUSE).with(proto::F_REASON, Value::Str(why)),
+                );
                 let _ = s.shutdown(Shutdown::Both);
+                self.evicted.insert(id);
                 true
             }
             None => false,
