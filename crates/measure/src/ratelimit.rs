@@ -3,7 +3,7 @@
 //! flood of spoofed sources can neither exhaust memory nor starve the
 //! sources already being served. Time is passed in.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hash;
 
 #[derive(Copy, Clone, Debug)]
@@ -18,37 +18,80 @@ pub enum Admit {
     Yes,
     /// This source is over its rate.
     RateLimited,
-    /// The table is full of sources more recently active than its oldest
-    /// entry's idle limit: a new source is refused rather than evict a live one.
+    /// The table is full of sources that keep talking and none has been
+    /// idle long enough: a new source is refused rather than evict one.
     TableFull,
 }
 
-/// A map of bounded size: a new key is refused when full, unless the entry
-/// idle the longest has been idle `idle_ns` (it is then reused). Shared by
-/// the limiter and the reflector's per-peer and per-session tables.
+/// A map of bounded size that a flood of new keys cannot lock real ones
+/// out of. A key seen once is on probation, in a share of the table of its
+/// own (half of it) kept in arrival order: a new key always gets in, in
+/// O(1), by evicting the oldest key still on probation. A key seen again
+/// (a source that keeps talking: a real client, not a spoofed one-shot) is
+/// promoted and then evicted only after it has been idle `idle_ns`, and
+/// only when the table holds nothing on probation. Shared by the limiter
+/// and the reflector's per-peer and per-session tables.
 #[derive(Debug)]
 pub(crate) struct BoundedMap<K, V> {
     capacity: usize,
+    probation_cap: usize,
     idle_ns: i64,
     pub(crate) map: HashMap<K, V>,
+    probation: HashSet<K>,
+    /// Probation keys in arrival order; may hold keys since promoted or
+    /// evicted, skipped when met and compacted when it grows too long.
+    arrivals: VecDeque<K>,
 }
 
 impl<K: Hash + Eq + Copy, V> BoundedMap<K, V> {
     pub(crate) fn new(capacity: usize, idle_ns: i64) -> Self {
-        let capacity = capacity.max(1);
+        let capacity = capacity.max(2);
         BoundedMap {
             capacity,
+            probation_cap: (capacity / 2).max(1),
             idle_ns,
-            map: HashMap::with_capacity(capacity),
+            // Grown on demand: a large bound costs nothing until used.
+            map: HashMap::new(),
+            probation: HashSet::new(),
+            arrivals: VecDeque::new(),
         }
     }
 
-    /// Whether `key` has or can get an entry at `now`; evicts one idle entry
-    /// if needed. `last_ns` says when an entry was last used.
+    /// Whether `key` has or can get an entry at `now` (the caller then
+    /// inserts it). `last_ns` says when an entry was last used.
     pub(crate) fn make_room(&mut self, key: &K, now: i64, last_ns: impl Fn(&V) -> i64) -> bool {
-        if self.map.contains_key(key) || self.map.len() < self.capacity {
+        if self.map.contains_key(key) {
+            // Seen again: off probation.
+            self.probation.remove(key);
             return true;
         }
+        if self.probation.len() >= self.probation_cap || self.map.len() >= self.capacity {
+            if !self.evict_oldest_on_probation() && !self.evict_idle(now, &last_ns) {
+                return false;
+            }
+        }
+        self.probation.insert(*key);
+        self.arrivals.push_back(*key);
+        if self.arrivals.len() > 2 * self.capacity {
+            let p = &self.probation;
+            self.arrivals.retain(|k| p.contains(k));
+        }
+        true
+    }
+
+    fn evict_oldest_on_probation(&mut self) -> bool {
+        while let Some(k) = self.arrivals.pop_front() {
+            if self.probation.remove(&k) {
+                self.map.remove(&k);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The table holds only promoted keys: reuse the one idle the longest,
+    /// if it has been idle long enough (a scan, only in this case).
+    fn evict_idle(&mut self, now: i64, last_ns: &impl Fn(&V) -> i64) -> bool {
         let oldest = self
             .map
             .iter()
@@ -131,18 +174,41 @@ mod tests {
     }
 
     #[test]
-    fn table_is_bounded_and_live_sources_keep_their_place() {
-        let mut l = SourceLimiter::new(10, 1, 3, 1_000_000);
-        for s in 0..3u32 {
+    fn table_is_bounded_and_a_flood_of_new_sources_cannot_lock_out_real_ones() {
+        let mut l = SourceLimiter::new(1000, 10, 4, 1_000_000_000);
+        // Two real sources, each seen twice: promoted.
+        for s in 0..2u32 {
             assert_eq!(l.admit(s, 0), Admit::Yes);
+            assert_eq!(l.admit(s, 1), Admit::Yes);
         }
-        // A flood of new sources while the table is live: refused, no growth.
+        // A flood of one-shot sources: each gets in, evicting the oldest
+        // one-shot, never a promoted source; the table stays bounded.
         for s in 100..10_000u32 {
-            assert_eq!(l.admit(s, 10), Admit::TableFull);
+            assert_eq!(l.admit(s, 10), Admit::Yes, "{s}");
+            assert!(l.sources() <= 4);
         }
-        assert_eq!(l.sources(), 3);
-        // Once an entry has been idle long enough it is reused.
-        assert_eq!(l.admit(500, 2_000_000), Admit::Yes);
-        assert_eq!(l.sources(), 3);
+        // The real sources kept their buckets.
+        assert!(l.table.map.contains_key(&0) && l.table.map.contains_key(&1));
+        // A new real source during the flood gets in and, seen again, stays.
+        assert_eq!(l.admit(7, 20), Admit::Yes);
+        assert_eq!(l.admit(7, 21), Admit::Yes);
+        for s in 20_000..20_100u32 {
+            assert_eq!(l.admit(s, 30), Admit::Yes);
+        }
+        assert!(l.table.map.contains_key(&7));
+    }
+
+    #[test]
+    fn a_table_of_talking_sources_refuses_until_one_is_idle() {
+        // Capacity 2: one slot on probation, one for a promoted source.
+        let mut l = SourceLimiter::new(1000, 10, 2, 1_000_000);
+        assert_eq!(l.admit(1u32, 0), Admit::Yes);
+        assert_eq!(l.admit(1, 1), Admit::Yes); // promoted
+        assert_eq!(l.admit(2, 2), Admit::Yes);
+        assert_eq!(l.admit(2, 3), Admit::Yes); // promoted: table all promoted
+        assert_eq!(l.admit(3, 4), Admit::TableFull);
+        // Once one has been idle long enough, it is reused.
+        assert_eq!(l.admit(3, 2_000_000), Admit::Yes);
+        assert_eq!(l.sources(), 2);
     }
 }
