@@ -39,6 +39,9 @@ pub fn meta(format: &str, started_at: String) -> Meta {
         tool: "misura".into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         started_at,
-        command: std::env::args().collect(),
+        // args_os: a path argument need not be UTF-8 (issue 13, finding 6).
+        command: std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
     }
 }

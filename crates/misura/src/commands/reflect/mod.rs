@@ -33,6 +33,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Most sources `--max-sources` may ask the reflector to track (its tables
+/// grow on demand up to this; issue 13, finding 5).
+pub const MAX_SOURCES: usize = 1_000_000;
+
 /// Receive buffer: a jumbo frame. A longer datagram is cut short and
 /// dropped as malformed (its reply could not be as long as it).
 const BUF_LEN: usize = 9216;
@@ -74,6 +78,13 @@ fn setup(args: &ReflectArgs) -> Result<Setup> {
     }
     if args.max_sources == 0 {
         return Err(Failure::Usage("--max-sources must be at least 1".into()).into());
+    }
+    if args.max_sources > MAX_SOURCES {
+        return Err(Failure::Params(format!(
+            "--max-sources {} is over the limit of {MAX_SOURCES} sources tracked at once: use at most {MAX_SOURCES}",
+            args.max_sources
+        ))
+        .into());
     }
     let deadline = args.duration.as_ref().map(|d| Instant::now() + d.std());
     Ok(Setup {

@@ -1,0 +1,41 @@
+//! Hostile numbers and arguments (issue 13): refused with the limit named,
+//! never a panic or an abort.
+
+#[macro_use]
+mod common;
+
+use common::*;
+
+#[test]
+fn max_sources_beyond_its_bound_is_refused_not_a_panic_or_an_abort() {
+    for v in ["18446744073709551615", "1000000000000", "50000000"] {
+        let o = run(&["reflect", "--max-sources", v, "--duration", "1s"]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(5), "--max-sources {v}: {e}");
+        assert!(e.contains("1000000"), "--max-sources {v}: {e}");
+    }
+}
+
+#[test]
+fn a_non_utf8_path_argument_does_not_panic() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let dir = std::env::temp_dir().join(format!("misura-bounds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut name = dir.clone().into_os_string().into_vec();
+    name.extend_from_slice(b"/r\xff.json");
+    let path = OsString::from_vec(name);
+    let o = misura()
+        .args(["--no-store", "clock", "sources", "--export-json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{:?}: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(std::path::Path::new(&path).exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
