@@ -39,3 +39,21 @@ fn a_non_utf8_path_argument_does_not_panic() {
     assert!(std::path::Path::new(&path).exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn endless_files_are_refused_at_their_limit_not_read_until_memory_runs_out() {
+    for args in [
+        &["rtt", "127.0.0.1", "--key-file", "/dev/zero"][..],
+        &["reflect", "--key-file", "/dev/zero", "--duration", "1s"],
+        &["serve", "--key-file", "/dev/zero", "--port", "1"],
+        &["agent", "--config", "/dev/zero"],
+        &["report", "/dev/zero", "--html", "/dev/null"],
+    ] {
+        let t = std::time::Instant::now();
+        let o = run(args);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(e.contains("-byte limit"), "{args:?}: {e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(20), "{args:?}");
+    }
+}

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 pub fn read_key(path: &Option<PathBuf>) -> Result<Option<StampKey>> {
     let Some(p) = path else { return Ok(None) };
-    let bytes = std::fs::read(p)
+    let bytes = crate::shared::files::read_bounded(p, crate::shared::files::KEY_FILE_MAX)
         .map_err(|e| Failure::Usage(format!("cannot read the key file {}: {e}", p.display())))?;
     Ok(Some(StampKey::from_file_contents(&bytes).map_err(|e| {
         Failure::Usage(format!("key file {}: {e}", p.display()))

@@ -3,6 +3,7 @@
 
 pub mod busy_poll;
 pub mod exit;
+pub mod files;
 pub mod frames;
 pub mod host;
 pub mod keys;

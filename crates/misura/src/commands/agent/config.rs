@@ -159,12 +159,13 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 /// Read and validate `path`.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ConfigError(format!(
-            "{}: cannot read the configuration: {e}",
-            path.display()
-        ))
-    })?;
+    let text = crate::shared::files::read_string_bounded(path, crate::shared::files::CONFIG_MAX)
+        .map_err(|e| {
+            ConfigError(format!(
+                "{}: cannot read the configuration: {e}",
+                path.display()
+            ))
+        })?;
     parse(&text, &path.display().to_string())
 }
 

@@ -101,7 +101,8 @@ pub fn save_profile(p: &CalibrationProfile, path: &PathBuf) -> Result<()> {
 }
 
 pub fn read_profile(path: &Path) -> Result<CalibrationProfile> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::shared::files::read_string_bounded(path, crate::shared::files::PROFILE_MAX)
+        .map_err(|e| {
         Failure::Profile(format!(
             "cannot read calibration profile {}: {e}; run `misura calibrate` first",
             path.display()

@@ -58,13 +58,15 @@ fn setup(args: &ReflectArgs) -> Result<Setup> {
     let key = match &args.key_file {
         None => None,
         Some(path) => {
-            let bytes = std::fs::read(path).map_err(|e| {
-                Failure::Usage(format!(
+            let bytes =
+                crate::shared::files::read_bounded(path, crate::shared::files::KEY_FILE_MAX)
+                    .map_err(|e| {
+                        Failure::Usage(format!(
                     "cannot read the key file {}: {e}; create one with `openssl rand -hex 32 > {}`",
                     path.display(),
                     path.display()
                 ))
-            })?;
+                    })?;
             Some(
                 StampKey::from_file_contents(&bytes)
                     .map_err(|e| Failure::Usage(format!("key file {}: {e}", path.display())))?,

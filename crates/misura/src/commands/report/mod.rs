@@ -77,7 +77,8 @@ fn load(input: &str) -> Result<(Value, String)> {
         ))
         .into());
     }
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {input}"))?;
+    let text = crate::shared::files::read_string_bounded(path, crate::shared::files::RESULT_MAX)
+        .with_context(|| format!("reading {input}"))?;
     let v: Value = serde_json::from_str(&text)
         .map_err(|e| Failure::Profile(format!("{input} is not a JSON result: {e}")))?;
     let stem = path

@@ -9,7 +9,7 @@ use misura_report::host::{self as model, Change, PlanEntry, TuneReport, TuneStat
 use std::path::Path;
 
 fn read_state(file: &Path) -> Result<TuneState> {
-    let text = std::fs::read_to_string(file)
+    let text = crate::shared::files::read_string_bounded(file, crate::shared::files::CONFIG_MAX)
         .with_context(|| format!("cannot read the tune state file {}", file.display()))?;
     let state: TuneState = serde_json::from_str(&text)
         .with_context(|| format!("{} is not a misura host tune state file", file.display()))?;

@@ -259,7 +259,8 @@ fn read_key(path: &Option<PathBuf>) -> Result<Option<StampKey>, Failure> {
     let Some(p) = path else { return Ok(None) };
     let why =
         |e: &dyn std::fmt::Display| Failure::Usage(format!("--key-file {}: {e}", p.display()));
-    let raw = std::fs::read(p).map_err(|e| why(&e))?;
+    let raw = crate::shared::files::read_bounded(p, crate::shared::files::KEY_FILE_MAX)
+        .map_err(|e| why(&e))?;
     Ok(Some(
         StampKey::from_file_contents(&raw).map_err(|e| why(&e))?,
     ))
