@@ -57,3 +57,37 @@ fn endless_files_are_refused_at_their_limit_not_read_until_memory_runs_out() {
         assert!(t.elapsed() < std::time::Duration::from_secs(20), "{args:?}");
     }
 }
+
+#[test]
+fn counts_and_rates_beyond_their_bounds_are_refused_at_once() {
+    for (args, limit) in [
+        (&["tcp", "127.0.0.1", "--clients", "100000"][..], "256"),
+        (
+            &["udp", "127.0.0.1", "--rate", "1G", "--clients", "100000"],
+            "256",
+        ),
+        (
+            &[
+                "clock",
+                "interference",
+                "--load",
+                "5000",
+                "--duration",
+                "1s",
+            ],
+            "4 per online CPU",
+        ),
+        (
+            &["rtt", "127.0.0.1", "--rate", "1e-300"],
+            "one probe per hour",
+        ),
+        (&["rtt", "127.0.0.1", "--period", "2h"], "1 hour"),
+    ] {
+        let t = std::time::Instant::now();
+        let o = run(args);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(5), "{args:?}: {e}");
+        assert!(e.contains(limit), "{args:?}: {e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(10), "{args:?}");
+    }
+}

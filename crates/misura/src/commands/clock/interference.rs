@@ -71,6 +71,12 @@ pub struct InterferenceArgs {
     pub out: crate::shared::output::OutputArgs,
 }
 
+/// Busy threads `--load` may ask for: four per online CPU.
+fn max_load_threads() -> u32 {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cpus * 4).min(4096) as u32
+}
+
 /// The clocks the loop can read: the POSIX clocks by their `<time.h>` names
 /// without `CLOCK_` (which may be written too), and the TSC.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -259,6 +265,14 @@ impl Plan {
                 ("TSC".to_string(), Source::Tsc(1e9 / hz), 1e9 / hz)
             }
         };
+        let max_load = max_load_threads();
+        if args.load > max_load {
+            return Err(Failure::Params(format!(
+                "--load {} is more than this host can run usefully: at most {max_load} busy threads (4 per online CPU); more only queue behind each other",
+                args.load
+            ))
+            .into());
+        }
         if args.load == 0 && args.compare {
             return Err(Failure::Usage("--compare needs --load N with N ≥ 1".into()).into());
         }

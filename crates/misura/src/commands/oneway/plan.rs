@@ -272,6 +272,16 @@ fn period_ns(pace: Pace, link: &LinkModel, sizes: &[usize], fpp: u32) -> Result<
     if period_ns < 1 {
         return Err(Failure::Params("the period must be at least 1 ns".into()));
     }
+    // An hour between frames is already no measurement; beyond it a run
+    // would only wait.
+    const MAX_PERIOD_NS: i64 = 3_600_000_000_000;
+    if period_ns > MAX_PERIOD_NS {
+        return Err(Failure::Params(format!(
+            "--period/--rate/--load give {:.3e} s between frames, more than the longest allowed (1 hour, {} frame(s) per hour)",
+            period_ns as f64 / 1e9,
+            fpp
+        )));
+    }
     Ok(period_ns)
 }
 
@@ -356,7 +366,15 @@ mod tests {
 
     #[test]
     fn impossible_paces_are_parameter_errors() {
-        for pace in [Pace::Rate(0.0), Pace::Rate(f64::NAN), Pace::Period(0)] {
+        // Issue 13: --rate 1e-300 waited forever.
+        for pace in [
+            Pace::Rate(0.0),
+            Pace::Rate(f64::NAN),
+            Pace::Period(0),
+            Pace::Rate(1e-300),
+            Pace::Load(1e-300),
+            Pace::Period(7_200_000_000_000),
+        ] {
             assert!(
                 matches!(period_ns(pace, &GIGABIT, &[46], 1), Err(Failure::Params(_))),
                 "{pace:?}"

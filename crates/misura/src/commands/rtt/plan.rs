@@ -15,6 +15,8 @@ use misura_wire::stamp::Mode;
 /// The largest UDP payload over IPv4.
 const MAX_UDP_PAYLOAD: usize = 65_507;
 const DEFAULT_PERIOD_NS: i64 = 100_000_000;
+/// The longest probe period: an hour.
+const MAX_PERIOD_NS: i64 = 3_600_000_000_000;
 const DEFAULT_COUNT: u64 = 100;
 
 pub struct RttPlan {
@@ -44,7 +46,15 @@ impl RttPlan {
         let pattern = a.pattern;
         let period_ns = match (&a.period, a.rate) {
             (Some(p), _) => p.ns,
-            (None, Some(r)) if r > 0.0 && r.is_finite() => (1e9 / r).round() as i64,
+            (None, Some(r)) if r > 0.0 && r.is_finite() => {
+                if 1e9 / r > MAX_PERIOD_NS as f64 {
+                    return Err(Failure::Params(format!(
+                        "--rate {r} probes/s is below the lowest allowed, one probe per hour (0.000278); for sparser probes, schedule runs with `misura agent`"
+                    ))
+                    .into());
+                }
+                (1e9 / r).round() as i64
+            }
             (None, Some(r)) => {
                 return Err(Failure::Params(format!("--rate {r} must be positive")).into())
             }
@@ -52,6 +62,13 @@ impl RttPlan {
         };
         if period_ns <= 0 {
             return Err(Failure::Params("the period must be positive".into()).into());
+        }
+        if period_ns > MAX_PERIOD_NS {
+            return Err(Failure::Params(format!(
+                "--period {:.0} s is longer than the longest allowed, 1 hour; for sparser probes, schedule runs with `misura agent`",
+                period_ns as f64 / 1e9
+            ))
+            .into());
         }
         let timeout_ns = a.timeout.ns;
         if timeout_ns <= 0 {

@@ -37,6 +37,9 @@ pub struct ClientArgs {
     pub ns: crate::shared::netns::NetnsArgs,
 }
 
+/// Clients one invocation runs at once.
+pub const MAX_CLIENTS: u32 = 256;
+
 /// `--clients`, which every client test has (a sweep's is a list).
 #[derive(clap::Args, Debug, Clone)]
 pub struct ClientsArg {
@@ -72,8 +75,11 @@ impl ClientPlan {
     }
 
     pub fn check(&self) -> Result<(), Failure> {
-        if self.clients == 0 {
-            return Err(Failure::Params("--clients must be at least 1".into()));
+        if self.clients == 0 || self.clients > MAX_CLIENTS {
+            return Err(Failure::Params(format!(
+                "--clients {} is out of range: it must be between 1 and {MAX_CLIENTS} (each client is a thread with its own connections; run more machines for more)",
+                self.clients
+            )));
         }
         Ok(())
     }
