@@ -9,6 +9,7 @@ pub mod host;
 pub mod keys;
 pub mod meta;
 pub mod netns;
+pub mod outfile;
 pub mod output;
 pub mod progress;
 pub mod store;

@@ -5,10 +5,11 @@
 //! in the results store. A command only builds its report.
 
 use crate::shared::exit::Failure;
+use crate::shared::outfile::{self, RowLog};
 use anyhow::{Context, Result};
 use misura_report::{write_json, HostFingerprint, LoopTuning, Warning};
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -133,12 +134,10 @@ pub struct Outputs {
     csv_file: Option<Export>,
 }
 
-/// A result file opened for writing but not yet emptied: a run that fails
-/// leaves an earlier file of that name as it was, and removes one it made.
+/// A result file checked writable but not yet touched: a run that fails or
+/// is killed leaves an earlier file of that name as it was.
 struct Export {
     path: PathBuf,
-    file: File,
-    made_here: bool,
 }
 
 /// The error for an output file that cannot be opened (exit 6).
@@ -150,45 +149,26 @@ fn cannot_write(what: &str, p: &std::path::Path, e: std::io::Error) -> Failure {
 }
 
 impl Export {
+    /// Check the path is writable; nothing is created or changed until the
+    /// result is written whole at the end.
     fn open(path: &Option<PathBuf>, what: &str) -> Result<Option<Export>> {
         let Some(p) = path else { return Ok(None) };
-        let made_here = !p.exists();
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(p)
-            .map_err(|e| cannot_write(what, p, e))?;
-        Ok(Some(Export {
-            path: p.clone(),
-            file,
-            made_here,
-        }))
+        outfile::check_writable(p).map_err(|e| cannot_write(what, p, e))?;
+        Ok(Some(Export { path: p.clone() }))
     }
 
-    /// Empty the file and write into it.
+    /// Write the file whole (atomically for a regular file).
     fn write(self, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), String> {
-        let mut w = BufWriter::new(&self.file);
-        self.file
-            .set_len(0)
-            .and_then(|_| f(&mut w))
-            .and_then(|_| w.flush())
-            .map_err(|e| format!("{}: {e}", self.path.display()))
-    }
-
-    fn abandon(self) {
-        if self.made_here {
-            let _ = std::fs::remove_file(&self.path);
-        }
+        outfile::replace(&self.path, f).map_err(|e| format!("{}: {e}", self.path.display()))
     }
 }
 
-/// Open an extra output file of a command (a per-frame log) before it
-/// measures anything; it is written during the run.
-pub fn open_file(path: &Option<PathBuf>, what: &str) -> Result<Option<(PathBuf, File)>> {
+/// Open a per-row log of a command (`--frames`) before it measures
+/// anything; it is written during the run, at least once a second.
+pub fn open_rows(path: &Option<PathBuf>, what: &str) -> Result<Option<RowLog>> {
     let Some(p) = path else { return Ok(None) };
     let f = File::create(p).map_err(|e| cannot_write(what, p, e))?;
-    Ok(Some((p.clone(), f)))
+    Ok(Some(RowLog::new(p.clone(), f)))
 }
 
 impl Outputs {
@@ -205,13 +185,9 @@ impl Outputs {
         })
     }
 
-    /// The run failed before it had a result: leave files that were there
-    /// untouched and remove the ones opened for it.
-    pub fn abandon(self) {
-        for e in [self.json_file, self.csv_file].into_iter().flatten() {
-            e.abandon();
-        }
-    }
+    /// The run failed before it had a result: the export files were not
+    /// touched.
+    pub fn abandon(self) {}
 
     /// Print, export and keep a run. A closed stdout (`| head`) ends the
     /// printing quietly; the exports and the store still get the run. An

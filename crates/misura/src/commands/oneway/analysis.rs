@@ -3,13 +3,13 @@
 //! and shows progress. Memory is bounded: a fixed set of summaries whatever
 //! the number of frames.
 
+use crate::shared::outfile::RowLog;
 use anyhow::{Context, Result};
 use crossbeam_queue::ArrayQueue;
 use misura_measure::{calibration, CalibrationLine, FrameRecord, LinkModel};
 use misura_report::frames;
 use misura_stats::Summary;
-use std::fs::File;
-use std::io::{BufWriter, Write};
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -124,15 +124,11 @@ pub struct AnalysisThread {
 }
 
 impl AnalysisThread {
-    /// Start the thread; the per-frame log, when asked for, is written
-    /// through a 1 MiB buffer.
-    pub fn start(plan: AnalysisPlan, frames: Option<File>) -> Result<AnalysisThread> {
+    /// Start the thread; the per-frame log, when asked for, reaches its
+    /// file at least once a second.
+    pub fn start(plan: AnalysisPlan, frames_out: Option<RowLog>) -> Result<AnalysisThread> {
         let queue = Arc::new(ArrayQueue::new(1 << 16));
         let done = Arc::new(AtomicBool::new(false));
-        let frames_out: Option<Box<dyn Write + Send>> = match frames {
-            Some(f) => Some(Box::new(BufWriter::with_capacity(1 << 20, f))),
-            None => None,
-        };
         let thread = {
             let (q, d) = (queue.clone(), done.clone());
             std::thread::Builder::new()
@@ -166,7 +162,7 @@ fn consume(
     queue: Arc<ArrayQueue<FrameRecord>>,
     done: Arc<AtomicBool>,
     plan: AnalysisPlan,
-    mut frames_out: Option<Box<dyn Write + Send>>,
+    mut frames_out: Option<RowLog>,
 ) -> Analysis {
     let wire_ps: Vec<u64> = plan
         .sizes
@@ -187,10 +183,8 @@ fn consume(
         rx_stamp_missing: 0,
         frames_error: None,
     };
-    if let Some(w) = frames_out.as_mut() {
-        if let Err(e) = frames::write_header(w) {
-            a.frames_error = Some(e.to_string());
-        }
+    if let Some(log) = frames_out.as_mut() {
+        log.row(|w| frames::write_header(w));
     }
     let started = Instant::now();
     let mut last_progress = Instant::now();
@@ -227,10 +221,8 @@ fn consume(
             a.tx_window.record(f.tx_window());
             add(&mut a.per_size[si], &f, wire_ps[si], &plan, msl, ksl);
             add(&mut a.overall, &f, wire_ps[si], &plan, msl, ksl);
-            if let (Some(w), None) = (frames_out.as_mut(), &a.frames_error) {
-                if let Err(e) = frames::write_row(w, &f, msl) {
-                    a.frames_error = Some(e.to_string());
-                }
+            if let Some(log) = frames_out.as_mut() {
+                log.row(|w| frames::write_row(w, &f, msl));
             }
         }
         if plan.progress && last_progress.elapsed() >= Duration::from_secs(1) {
@@ -238,6 +230,9 @@ fn consume(
             progress_line(&a, plan.expected_frames, started.elapsed());
         }
         if !got {
+            if let Some(log) = frames_out.as_mut() {
+                log.tick();
+            }
             if done.load(Ordering::Acquire) && queue.is_empty() {
                 break;
             }
@@ -247,11 +242,7 @@ fn consume(
     if plan.progress {
         eprint!("\r\x1b[2K");
     }
-    if let Some(w) = frames_out.as_mut() {
-        if let Err(e) = w.flush() {
-            a.frames_error.get_or_insert(e.to_string());
-        }
-    }
+    a.frames_error = frames_out.as_mut().and_then(RowLog::finish);
     a
 }
 

@@ -25,6 +25,7 @@ pub use plan::{Mode, SEED_SIZES};
 pub use profile::Calibration;
 
 use crate::shared::meta::now_rfc3339;
+use crate::shared::outfile::RowLog;
 use crate::shared::output::{Finished, Report};
 use crate::shared::warnings::Warn;
 use analysis::{AnalysisPlan, AnalysisThread};
@@ -33,21 +34,19 @@ use build::Measured;
 use engine::Stop;
 use misura_measure::oneway_session::OnewayCounters;
 use misura_report::{text, OnewayReport};
-use std::fs::File;
-use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 /// The per-frame log, opened (and so checked writable) before anything is
 /// measured. The result's own files are `shared::output`'s.
 pub struct Outputs {
-    pub frames: Option<(PathBuf, File)>,
+    pub frames: Option<RowLog>,
 }
 
 impl Outputs {
     pub fn open(req: &Request) -> Result<Outputs> {
         Ok(Outputs {
-            frames: crate::shared::output::open_file(&req.frames, "per-frame log")?,
+            frames: crate::shared::output::open_rows(&req.frames, "per-frame log")?,
         })
     }
 }
@@ -56,10 +55,20 @@ impl Outputs {
 pub fn finished(report: OnewayReport) -> Finished {
     let mode = report.mode.clone();
     let target = format!("{}->{}", report.config.tx, report.config.rx);
-    Finished::ok(
-        Report::new(report, &mode, target, text::write_oneway)
-            .with_csv(misura_report::csv::write_oneway_summary),
-    )
+    let log_failed = report
+        .warnings
+        .iter()
+        .find(|w| w.code == "output.log-write-failed")
+        .map(|w| w.text.clone());
+    let report = Report::new(report, &mode, target, text::write_oneway)
+        .with_csv(misura_report::csv::write_oneway_summary);
+    match log_failed {
+        Some(why) => {
+            eprintln!("misura: error: {why}; the summary is complete, the log is not");
+            Finished::with_code(report, crate::shared::exit::OUTPUT)
+        }
+        None => Finished::ok(report),
+    }
 }
 
 /// `misura oneway`.
@@ -148,7 +157,7 @@ pub fn measure(
             progress: !req.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
             expected_frames: resolved.expected_frames,
         },
-        outputs.frames.take().map(|(_, f)| f),
+        outputs.frames.take(),
     )?;
     let tuning = tuning::tune(&req.tuning, cfg.netns.clone(), &mut warnings)?;
     let (result, load) = match engine.as_mut() {

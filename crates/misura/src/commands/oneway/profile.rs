@@ -13,7 +13,6 @@ use misura_report::{
     CalibrationProfile, CalibrationUse, LoopTuning, OnewayConfig, OnewayReport, PortInfo,
     TimestampInfo, FORMAT_VERSION,
 };
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// A calibration profile and where it came from.
@@ -90,12 +89,7 @@ pub fn prepare(path: &PathBuf) -> Result<()> {
 }
 
 pub fn save_profile(p: &CalibrationProfile, path: &PathBuf) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    let mut f = std::fs::File::create(&tmp)
-        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", tmp.display())))?;
-    misura_report::write_json(p, &mut f)?;
-    f.flush()?;
-    std::fs::rename(&tmp, path)
+    crate::shared::outfile::replace(path, |w| misura_report::write_json(p, w))
         .map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())))?;
     Ok(())
 }

@@ -111,17 +111,12 @@ fn check_format(v: &Value) -> Result<()> {
     Ok(())
 }
 
-/// Write a file through a temporary neighbour so a failure leaves no half
-/// page and never clobbers the old one.
+/// Write a page or a figure whole: a failure leaves no half file, a
+/// regular file is replaced atomically, a device or a link is written in
+/// place and never replaced.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes)
-        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", tmp.display())))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Failure::Output(format!("cannot write {}: {e}", path.display()))
-    })?;
-    Ok(())
+    crate::shared::outfile::replace(path, |w| w.write_all(bytes))
+        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())).into())
 }
 
 fn make_dir(dir: &Path) -> Result<()> {

@@ -2,13 +2,13 @@
 //! summaries per request size, overall and per `--interval`, the clock
 //! offset for one-way delays, and the per-probe log (`--frames`).
 
+use crate::shared::outfile::RowLog;
 use anyhow::Result;
 use misura_measure::rtt::{OffsetTracker, ProbeTimes};
 use misura_measure::stamp_client::ProbeRecord;
 use misura_report::rtt::{write_probe_row, RttLatencies, PROBES_HEADER};
 use misura_stats::{Rfc3550Jitter, Summary, SummarySnapshot};
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 
 /// Streaming summaries of one group of probes.
 pub struct Group {
@@ -87,7 +87,8 @@ pub struct Collector {
     pub overall: Group,
     interval: Group,
     pub tracker: OffsetTracker,
-    frames: Option<BufWriter<File>>,
+    frames: Option<RowLog>,
+    /// The per-probe log's first write error, once [`Collector::finish`]ed.
     pub frames_error: Option<String>,
 }
 
@@ -96,16 +97,11 @@ impl Collector {
     pub fn new(
         sizes: usize,
         threshold_ns: Option<i64>,
-        frames: Option<(std::path::PathBuf, File)>,
+        mut frames: Option<RowLog>,
     ) -> Result<Collector> {
-        let frames = match frames {
-            Some((_, f)) => {
-                let mut w = BufWriter::new(f);
-                writeln!(w, "{PROBES_HEADER}")?;
-                Some(w)
-            }
-            None => None,
-        };
+        if let Some(log) = frames.as_mut() {
+            log.row(|w| writeln!(w, "{PROBES_HEADER}"));
+        }
         Ok(Collector {
             threshold_ns,
             per_size: (0..sizes).map(|_| Group::new(threshold_ns)).collect(),
@@ -128,10 +124,8 @@ impl Collector {
         self.per_size[rec.size_index as usize].add(&rec, &t, one_way);
         self.overall.add(&rec, &t, one_way);
         self.interval.add(&rec, &t, one_way);
-        if let Some(w) = self.frames.as_mut() {
-            if let Err(e) = write_probe_row(w, &rec, one_way) {
-                self.frames_error.get_or_insert(e.to_string());
-            }
+        if let Some(log) = self.frames.as_mut() {
+            log.row(|w| write_probe_row(w, &rec, one_way));
         }
     }
 
@@ -180,12 +174,15 @@ impl Collector {
         self.interval = Group::new(self.threshold_ns);
     }
 
-    /// Flushes the per-probe log; a failure becomes a warning.
-    pub fn finish(&mut self) {
-        if let Some(w) = self.frames.as_mut() {
-            if let Err(e) = w.flush() {
-                self.frames_error.get_or_insert(e.to_string());
-            }
+    /// Lets the per-probe log reach its file at least once a second.
+    pub fn tick(&mut self) {
+        if let Some(log) = self.frames.as_mut() {
+            log.tick();
         }
+    }
+
+    /// Flushes the per-probe log and keeps its first write error, if any.
+    pub fn finish(&mut self) {
+        self.frames_error = self.frames.as_mut().and_then(RowLog::finish);
     }
 }

@@ -111,7 +111,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     }
     let plan = RttPlan::from_args(a)?;
     // The per-probe log is opened (so checked writable) before anything is sent.
-    let frames = crate::shared::output::open_file(&a.frames, "per-probe log")?;
+    let frames = crate::shared::output::open_rows(&a.frames, "per-probe log")?;
 
     // Transport and timestamping.
     let ssid = (realtime_ns() as u64 ^ std::process::id() as u64) as u16 | 1;
@@ -188,6 +188,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         link_source,
         tuning,
     });
+    let frames_error = collect.frames_error.clone();
     let sent = report.totals.sent;
     let no_reply = report.totals.received == 0 && sent > 0;
     let target = report.config.target.clone();
@@ -195,6 +196,10 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     if no_reply {
         eprintln!("misura: no reply to any of {sent} probes from {target_name}");
         return Ok(Finished::with_code(report, crate::shared::exit::ERROR));
+    }
+    if let Some(e) = frames_error {
+        eprintln!("misura: error: writing the per-probe log failed: {e}; the summary is complete, the log is not");
+        return Ok(Finished::with_code(report, crate::shared::exit::OUTPUT));
     }
     Ok(Finished::ok(report))
 }

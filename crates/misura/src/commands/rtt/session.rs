@@ -181,6 +181,7 @@ impl<'t> Link<'t> {
         let mut next_interval = None;
         loop {
             progress.tick(|| c.progress());
+            c.tick();
             let sig = stop.load(Ordering::Relaxed);
             if sig != 0 && s.stop(realtime_ns()) {
                 stop_reason = crate::shared::output::signal_reason(sig);

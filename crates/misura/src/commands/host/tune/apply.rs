@@ -20,16 +20,13 @@ pub(super) fn default_state_file(started_at: &str) -> PathBuf {
 fn write_state(path: &Path, state: &TuneState) -> Result<()> {
     let mut buf = Vec::new();
     misura_report::write_json(state, &mut buf)?;
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, &buf)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            Failure::Output(format!(
-                "cannot write the tune state file {}: {e}",
-                path.display()
-            ))
-            .into()
-        })
+    crate::shared::outfile::replace(path, |w| w.write_all(&buf)).map_err(|e| {
+        Failure::Output(format!(
+            "cannot write the tune state file {}: {e}",
+            path.display()
+        ))
+        .into()
+    })
 }
 
 /// Apply every `Change` of `entries`, marking it applied or turning it into
