@@ -28,6 +28,8 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
+    #[error("{path}: the store is damaged ({what}); the run was not kept in it: recover it with `sqlite3 {path} .recover`, or move it aside and a new store is made")]
+    Damaged { path: PathBuf, what: String },
     #[error("{path}: cannot create its directory: {source}")]
     Dir {
         path: PathBuf,
@@ -147,7 +149,19 @@ impl Store {
             conn,
             path: path.into(),
         };
-        store.migrate()?;
+        // A store already in its current form is not written at open: a
+        // damaged one keeps every byte until a run is actually saved.
+        let journal: String = store
+            .conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .map_err(open_err)?;
+        let current = existed
+            && app == APPLICATION_ID
+            && ver == SCHEMA_VERSION
+            && journal.eq_ignore_ascii_case("wal");
+        if !current {
+            store.migrate().map_err(|e| store.damaged(e))?;
+        }
         Ok(store)
     }
 
@@ -186,6 +200,23 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// SQLite's "malformed" and "not a database" become a message saying
+    /// the store is damaged and what to do.
+    fn damaged(&self, e: StoreError) -> StoreError {
+        if let StoreError::Sql(rusqlite::Error::SqliteFailure(f, _)) = &e {
+            if matches!(
+                f.code,
+                rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase
+            ) {
+                return StoreError::Damaged {
+                    path: self.path.clone(),
+                    what: e.to_string(),
+                };
+            }
+        }
+        e
     }
 
     fn migrate(&self) -> Result<(), StoreError> {
@@ -245,7 +276,8 @@ impl Store {
                 version,
                 result.to_string()
             ],
-        )?;
+        )
+        .map_err(|e| self.damaged(e.into()))?;
         Ok(self.conn.last_insert_rowid())
     }
 
@@ -492,6 +524,50 @@ mod tests {
         let e = Store::open(&p).err().expect("refused");
         assert!(e.to_string().contains("nothing was written"), "{e}");
         assert_eq!(std::fs::read(&p).unwrap(), before);
+    }
+
+    #[test]
+    fn a_store_with_damaged_pages_is_not_rewritten_by_opening_it() {
+        // Issue 13, finding 12: a run against a damaged store rewrote two
+        // header bytes (the change counters of a needless migration).
+        let p = tmp("damaged");
+        {
+            let s = Store::open(&p).unwrap();
+            let big = serde_json::json!({"format": "misura.rtt", "pad": "x".repeat(3000)});
+            for i in 0..100 {
+                s.save(
+                    &facts("rtt", &format!("t{i}"), "2026-11-22T01:00:00Z"),
+                    &big,
+                )
+                .unwrap();
+            }
+        }
+        let mut bytes = std::fs::read(&p).unwrap();
+        let mid = bytes.len() / 2;
+        for b in &mut bytes[mid..mid + 20_000] {
+            *b = 0xA5;
+        }
+        std::fs::write(&p, &bytes).unwrap();
+        let s = Store::open(&p).expect("the header is intact, so it opens");
+        drop(s);
+        assert!(
+            std::fs::read(&p).unwrap() == bytes,
+            "opening changed the file"
+        );
+        // Saving into it fails naming the damage, or succeeds; a failure
+        // leaves the main file as it was.
+        let s = Store::open(&p).unwrap();
+        let r = (0..50).try_for_each(|i| {
+            s.save(
+                &facts("rtt", &format!("u{i}"), "2026-11-23T01:00:00Z"),
+                &serde_json::json!({"pad": "y".repeat(3000)}),
+            )
+            .map(drop)
+        });
+        if let Err(e) = r {
+            assert!(matches!(e, StoreError::Damaged { .. }), "{e}");
+            assert!(e.to_string().contains(".recover"), "{e}");
+        }
     }
 
     #[test]
