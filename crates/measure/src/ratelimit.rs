@@ -60,14 +60,25 @@ impl<K: Hash + Eq + Copy, V> BoundedMap<K, V> {
     /// Whether `key` has or can get an entry at `now` (the caller then
     /// inserts it). `last_ns` says when an entry was last used.
     pub(crate) fn make_room(&mut self, key: &K, now: i64, last_ns: impl Fn(&V) -> i64) -> bool {
+        self.room_for(key, now, last_ns) != Room::Full
+    }
+
+    /// As [`BoundedMap::make_room`], saying whether `key` is new and which
+    /// key, if any, was evicted for it.
+    pub(crate) fn room_for(&mut self, key: &K, now: i64, last_ns: impl Fn(&V) -> i64) -> Room<K> {
         if self.map.contains_key(key) {
             // Seen again: off probation.
             self.probation.remove(key);
-            return true;
+            return Room::Have;
         }
+        let mut evicted = None;
         if self.probation.len() >= self.probation_cap || self.map.len() >= self.capacity {
-            if !self.evict_oldest_on_probation() && !self.evict_idle(now, &last_ns) {
-                return false;
+            evicted = self.evict_oldest_on_probation();
+            if evicted.is_none() {
+                evicted = self.evict_idle(now, &last_ns);
+                if evicted.is_none() {
+                    return Room::Full;
+                }
             }
         }
         self.probation.insert(*key);
@@ -76,22 +87,28 @@ impl<K: Hash + Eq + Copy, V> BoundedMap<K, V> {
             let p = &self.probation;
             self.arrivals.retain(|k| p.contains(k));
         }
-        true
+        Room::Made(evicted)
     }
 
-    fn evict_oldest_on_probation(&mut self) -> bool {
+    /// Forget `key` (its arrival entry is skipped when met).
+    pub(crate) fn remove(&mut self, key: &K) {
+        self.map.remove(key);
+        self.probation.remove(key);
+    }
+
+    fn evict_oldest_on_probation(&mut self) -> Option<K> {
         while let Some(k) = self.arrivals.pop_front() {
             if self.probation.remove(&k) {
                 self.map.remove(&k);
-                return true;
+                return Some(k);
             }
         }
-        false
+        None
     }
 
     /// The table holds only promoted keys: reuse the one idle the longest,
     /// if it has been idle long enough (a scan, only in this case).
-    fn evict_idle(&mut self, now: i64, last_ns: &impl Fn(&V) -> i64) -> bool {
+    fn evict_idle(&mut self, now: i64, last_ns: &impl Fn(&V) -> i64) -> Option<K> {
         let oldest = self
             .map
             .iter()
@@ -100,10 +117,67 @@ impl<K: Hash + Eq + Copy, V> BoundedMap<K, V> {
         match oldest {
             Some((k, last)) if now - last >= self.idle_ns => {
                 self.map.remove(&k);
-                true
+                Some(k)
             }
-            _ => false,
+            _ => None,
         }
+    }
+}
+
+/// What [`BoundedMap::room_for`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Room<K> {
+    /// The key has an entry.
+    Have,
+    /// The key may be inserted; the key evicted for it, if one was.
+    Made(Option<K>),
+    /// No room: the table is full of keys that keep talking.
+    Full,
+}
+
+/// At most `cap` keys per address (a host's ports), so that one address
+/// cycling source ports cannot fill a table that every host shares: a new
+/// key of an address at its cap replaces that address's oldest key. O(cap)
+/// per change, the cap being small.
+#[derive(Debug)]
+pub(crate) struct PerAddressCap<A, K> {
+    cap: usize,
+    keys: HashMap<A, VecDeque<K>>,
+}
+
+impl<A: Hash + Eq + Copy, K: Eq + Copy> PerAddressCap<A, K> {
+    pub(crate) fn new(cap: usize) -> Self {
+        PerAddressCap {
+            cap: cap.max(1),
+            keys: HashMap::new(),
+        }
+    }
+
+    /// Note a new key of `addr`; the key of the same address to evict for
+    /// it, if the address is at its cap.
+    pub(crate) fn add(&mut self, addr: A, key: K) -> Option<K> {
+        let list = self.keys.entry(addr).or_default();
+        let out = if list.len() >= self.cap {
+            list.pop_front()
+        } else {
+            None
+        };
+        list.push_back(key);
+        out
+    }
+
+    /// `key` of `addr` is gone from the table.
+    pub(crate) fn forget(&mut self, addr: A, key: &K) {
+        if let Some(list) = self.keys.get_mut(&addr) {
+            list.retain(|k| k != key);
+            if list.is_empty() {
+                self.keys.remove(&addr);
+            }
+        }
+    }
+
+    pub(crate) fn keys_of(&self, addr: &A) -> usize {
+        self.keys.get(addr).map_or(0, VecDeque::len)
     }
 }
 

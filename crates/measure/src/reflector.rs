@@ -64,11 +64,14 @@ use misura_wire::stamp::{
 use serde::Serialize;
 
 use crate::auth::{hmac16, verify16, StampKey};
-use crate::ratelimit::{Admit, BoundedMap, SourceLimiter};
+use crate::ratelimit::{Admit, BoundedMap, PerAddressCap, Room, SourceLimiter};
 use crate::time::TimestampSource;
 
 /// An entry idle this long may be reused when a table is full.
 pub const IDLE_NS: i64 = 10_000_000_000;
+/// Source ports one address may hold in the peer table at once (more
+/// replace its oldest): one host cycling ports cannot fill the table.
+pub const PORTS_PER_ADDRESS: usize = 256;
 
 /// Who sent a request, and where its reply goes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -285,6 +288,7 @@ pub struct Reflector {
     config: ReflectorConfig,
     limiter: SourceLimiter<SourceAddr>,
     peers: BoundedMap<Peer, PeerState>,
+    ports: PerAddressCap<SourceAddr, Peer>,
     sessions: BoundedMap<(Peer, u16), SessionState>,
     counters: Counters,
 }
@@ -295,6 +299,7 @@ impl Reflector {
         Reflector {
             limiter: SourceLimiter::new(config.rate_per_s, config.burst.max(1), n, IDLE_NS),
             peers: BoundedMap::new(n, IDLE_NS),
+            ports: PerAddressCap::new(PORTS_PER_ADDRESS),
             sessions: BoundedMap::new(n, IDLE_NS),
             counters: Counters::default(),
             config,
@@ -393,8 +398,17 @@ impl Reflector {
             Admit::RateLimited => return self.drop(DropReason::RateLimited),
             Admit::TableFull => return self.drop(DropReason::TableFull),
         }
-        if !self.peers.make_room(&src, now, |p| p.last_ns) {
-            return self.drop(DropReason::TableFull);
+        match self.peers.room_for(&src, now, |p| p.last_ns) {
+            Room::Have => {}
+            Room::Full => return self.drop(DropReason::TableFull),
+            Room::Made(evicted) => {
+                if let Some(e) = evicted {
+                    self.ports.forget(e.source_addr(), &e);
+                }
+                if let Some(oldest) = self.ports.add(src.source_addr(), src) {
+                    self.peers.remove(&oldest);
+                }
+            }
         }
         let reply_seq = if self.config.stateful {
             let key = (src, req.ssid);
@@ -1254,6 +1268,47 @@ mod tests {
         }
         assert_eq!(served, 200, "the real source lost replies during the flood");
         assert_eq!(r.counters().table_full, 0);
+    }
+
+    #[test]
+    fn one_address_cycling_ports_holds_at_most_its_share_of_the_peer_table() {
+        // Issue 13, finding 1: one real address cycling 4 200 source ports
+        // (each talking twice, so promoted) locked new sources out.
+        let mut r = Reflector::new(ReflectorConfig {
+            max_sources: 1024,
+            rate_per_s: 1_000_000,
+            burst: 1_000_000,
+            ..cfg()
+        });
+        let c = ClockState::FREE_RUNNING;
+        let mut out = [0u8; 300];
+        let ok = request(
+            Mode::Unauthenticated,
+            1,
+            StampTimestampFormat::Ntp,
+            0,
+            false,
+        );
+        let mut t = NOW;
+        for port in 0..4_200u16 {
+            for _ in 0..2 {
+                t += 200_000;
+                let _ = r.handle(&ok, &meta(src(9, 1024 + port), t), t, &c, &mut out);
+            }
+        }
+        let a = src(9, 1).source_addr();
+        assert_eq!(r.ports.keys_of(&a), PORTS_PER_ADDRESS);
+        assert!(r.tracked().1 <= PORTS_PER_ADDRESS, "{:?}", r.tracked());
+        assert_eq!(r.counters().table_full, 0);
+        // New sources from other addresses all get in and stay.
+        for host in 20..220u8 {
+            for _ in 0..2 {
+                t += 200_000;
+                let d = r.handle(&ok, &meta(src(host, 5000), t), t, &c, &mut out);
+                assert!(matches!(d, Decision::Reply { .. }), "host {host}: {d:?}");
+            }
+        }
+        assert!(r.tracked().1 >= 200 + PORTS_PER_ADDRESS - 1);
     }
 
     fn l2_request(flags: ProbeFlags, stamp_req: &[u8], src_mac: [u8; 6]) -> Vec<u8> {
