@@ -176,6 +176,7 @@ impl<A: Hash + Eq + Copy, K: Eq + Copy> PerAddressCap<A, K> {
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn keys_of(&self, addr: &A) -> usize {
         self.keys.get(addr).map_or(0, VecDeque::len)
     }
