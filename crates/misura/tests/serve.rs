@@ -800,3 +800,53 @@ fn own_address_churn_does_not_evict_the_real_clients_data_connections() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     churn.join().unwrap();
 }
+
+/// The campaign's form of finding 3: a real client stopped (SIGSTOP) in the
+/// middle of its test holds its data and control connections open but
+/// sends nothing; the test is ended an idle timeout after its last data,
+/// not held until its duration and the idle timeout have passed.
+#[test]
+fn a_client_stopped_mid_test_frees_its_slot_after_the_idle_timeout() {
+    let server = Server::start(&[
+        "--max-tests",
+        "1",
+        "--idle-timeout",
+        "1s",
+        "--max-duration",
+        "30s",
+        "--quiet",
+    ]);
+    let mut client = misura()
+        .args(["--no-store", "tcp", &format!("127.0.0.1:{}", server.port)])
+        .args(["--duration", "20s", "-q"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let stop = |sig: &str| {
+        let _ = std::process::Command::new("kill")
+            .args([sig, &client.id().to_string()])
+            .status();
+    };
+    stop("-STOP");
+    let t = Instant::now();
+    let mut freed = None;
+    while t.elapsed() < Duration::from_secs(8) {
+        let (mut c, _) = server.connect();
+        send(&mut c, &tcp_request(1, Duration::from_secs(1)));
+        if read(&mut c).unwrap().typ == ACCEPT {
+            freed = Some(t.elapsed());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stop("-KILL");
+    stop("-CONT");
+    let _ = client.wait();
+    let freed = freed.expect("a stopped client held the only slot for 8 s");
+    assert!(
+        freed < Duration::from_millis(3500),
+        "the slot came back only after {freed:?}"
+    );
+}

@@ -78,3 +78,22 @@ pub(crate) fn get_int(fd: RawFd, level: libc::c_int, name: libc::c_int) -> io::R
     };
     cvt(rc).map(|_| value)
 }
+
+/// Sets a socket buffer (`opt`: `SO_RCVBUF` or `SO_SNDBUF`) to `bytes`,
+/// forcing past `net.core.[rw]mem_max` with `force` (`SO_*BUFFORCE`) when
+/// the cap cut it and CAP_NET_ADMIN allows; returns the size the kernel
+/// granted (read back; the kernel doubles the request for its bookkeeping).
+pub(crate) fn set_socket_buffer(
+    fd: RawFd,
+    opt: libc::c_int,
+    force: libc::c_int,
+    bytes: usize,
+) -> std::io::Result<usize> {
+    let want = bytes.min(i32::MAX as usize / 2) as libc::c_int;
+    set_int(fd, libc::SOL_SOCKET, opt, want)?;
+    let mut got = get_int(fd, libc::SOL_SOCKET, opt)?;
+    if (got as usize) < bytes && set_int(fd, libc::SOL_SOCKET, force, want).is_ok() {
+        got = get_int(fd, libc::SOL_SOCKET, opt).unwrap_or(got);
+    }
+    Ok(got.max(0) as usize)
+}

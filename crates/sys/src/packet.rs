@@ -363,18 +363,8 @@ impl PacketSocket {
         bytes: usize,
         name: &str,
     ) -> Result<usize, SysError> {
-        let want = bytes.min(i32::MAX as usize / 2) as libc::c_int;
-        self.set_int(libc::SOL_SOCKET, opt, want)
-            .map_err(|e| SysError::io(format!("setting {name} to {bytes} bytes"), e))?;
-        let mut got = self
-            .get_int(libc::SOL_SOCKET, opt)
-            .map_err(|e| SysError::io(format!("reading {name}"), e))?;
-        // The kernel doubles the value and caps it at net.core.[rw]mem_max;
-        // with CAP_NET_ADMIN the *BUFFORCE variant ignores the cap.
-        if (got as usize) < bytes && self.set_int(libc::SOL_SOCKET, force, want).is_ok() {
-            got = self.get_int(libc::SOL_SOCKET, opt).unwrap_or(got);
-        }
-        Ok(got.max(0) as usize)
+        crate::fd::set_socket_buffer(self.fd.as_raw_fd(), opt, force, bytes)
+            .map_err(|e| SysError::io(format!("setting {name} to {bytes} bytes"), e))
     }
 
     /// Sets `SO_RCVBUF` (forcing past `net.core.rmem_max` when allowed) and

@@ -351,6 +351,18 @@ impl UdpTsSocket {
             .map_err(|e| SysError::io("setting the receive timeout (SO_RCVTIMEO)", e))
     }
 
+    /// Sets `SO_RCVBUF` (forcing past `net.core.rmem_max` when allowed) and
+    /// returns the size granted: a server's queue that rides out bursts.
+    pub fn set_recv_buffer(&self, bytes: usize) -> Result<usize, SysError> {
+        crate::fd::set_socket_buffer(
+            self.fd.as_raw_fd(),
+            libc::SO_RCVBUF,
+            libc::SO_RCVBUFFORCE,
+            bytes,
+        )
+        .map_err(|e| SysError::io(format!("setting SO_RCVBUF to {bytes} bytes"), e))
+    }
+
     /// `SO_BUSY_POLL`: a receive that finds the queue empty polls the
     /// device's queue for up to `usecs` µs before it sleeps or returns
     /// (only drivers with NAPI busy polling take part; veth does not).

@@ -311,6 +311,11 @@ fn open_udp(ip: IpAddr, port: u16) -> Result<(UdpTsSocket, TimestampingGranted)>
     let granted = sock
         .enable_timestamping(false)
         .with_context(|| format!("turning on kernel timestamps on UDP {addr}"))?;
+    // A deep queue rides out a flood's bursts (and moments the loop is off
+    // the CPU) instead of dropping real requests with the flood's.
+    if let Err(e) = sock.set_recv_buffer(RECV_BUFFER) {
+        eprintln!("misura reflect: note: {e}; the default receive queue is used");
+    }
     Ok((sock, granted))
 }
 
@@ -325,6 +330,9 @@ fn udp_wait_mode(sock: &UdpTsSocket, busy_poll: bool) -> Result<Option<BusyPoll>
     sock.set_recv_timeout(STOP_CHECK)?;
     Ok(None)
 }
+
+/// The UDP socket's receive queue (SO_RCVBUF), in bytes.
+const RECV_BUFFER: usize = 8 << 20;
 
 /// Which reply a pending TX stamp belongs to, by OPT_ID.
 #[derive(Copy, Clone)]

@@ -7,7 +7,8 @@
 //! [`MAX_CONNS`] connections, at most [`PER_ADDRESS`] from one address.
 //! A connection beyond either cap takes the place of the one (of that
 //! address, or of all) that has waited longest for its request, if that one
-//! has waited at least [`MIN_WAIT`]; otherwise it is answered 503 and
+//! was accepted in an earlier turn of the loop (so its request, sent with
+//! the handshake, has been looked for); otherwise it is answered 503 and
 //! closed. Each request must arrive whole within
 //! [`conn::REQUEST_DEADLINE`], however its bytes are spread.
 
@@ -25,9 +26,6 @@ use std::time::{Duration, Instant};
 pub const MAX_CONNS: usize = 128;
 /// Connections one address may hold at once.
 pub const PER_ADDRESS: usize = 16;
-/// A waiting connection is not displaced before this, so a real scraper's
-/// request (sent with its handshake) is always read first.
-const MIN_WAIT: Duration = Duration::from_millis(20);
 /// Connections taken from the backlog per turn.
 const ACCEPT_BATCH: usize = 64;
 
@@ -121,12 +119,12 @@ fn admit(conns: &mut [Conn], peer: IpAddr, now: Instant) -> bool {
 }
 
 /// Close the connection (of `peer`, or of anyone) that has waited longest
-/// for its request, if it has waited at least `MIN_WAIT`.
+/// for its request, if it was accepted before this turn (`now`).
 fn displace(conns: &mut [Conn], peer: Option<IpAddr>, now: Instant) -> bool {
     let oldest = conns
         .iter_mut()
         .filter(|c| c.state == State::Reading && peer.is_none_or(|p| c.peer == p))
-        .filter(|c| now.saturating_duration_since(c.since) >= MIN_WAIT)
+        .filter(|c| c.since < now)
         .min_by_key(|c| c.since);
     match oldest {
         Some(c) => {

@@ -80,10 +80,8 @@ fn accept(shared: &Shared, t: &Test, stream: &TcpStream) -> bool {
 /// The client has the test's duration, then the idle timeout, to send it.
 fn await_done(shared: &Shared, t: &Test, stream: &TcpStream) -> Option<Message> {
     let until = t.start + t.spec.duration + shared.limits.idle_timeout + Duration::from_secs(1);
-    if !started_within_idle(shared, t, stream) {
-        t.set_partial(
-            "no data from the client within the idle timeout (--idle-timeout): the test was ended and its slot freed",
-        );
+    if let Err(why) = await_control(shared, t, stream, until) {
+        t.set_partial(why);
         return None;
     }
     match proto::read_message(&mut DeadlineReader { stream, until }) {
@@ -148,36 +146,69 @@ fn drain(shared: &Shared, t: &Test) {
     }
 }
 
-/// An accepted test whose client neither opens a data connection nor
-/// sends a datagram (nor DONE) within the idle timeout is ended then, so
-/// that accepted-then-silent requests cannot hold slots that real clients
-/// need for the test's whole duration.
-fn started_within_idle(shared: &Shared, t: &Test, stream: &TcpStream) -> bool {
-    let active = || {
+/// Wait until the control connection has something to read (DONE, ERROR,
+/// or its end) or `until` passes. An accepted test whose client neither
+/// opens a data connection nor sends a datagram within the idle timeout, or
+/// whose data connections have all gone (closed, or ended by the idle
+/// timeout) without a DONE for the idle timeout, is ended then: a silent or
+/// stopped client cannot hold a slot that real clients need for the test's
+/// whole duration. The reason is returned.
+fn await_control(
+    shared: &Shared,
+    t: &Test,
+    stream: &TcpStream,
+    until: Instant,
+) -> Result<(), &'static str> {
+    let idle = shared.limits.idle_timeout;
+    let started = || {
         t.data_seen.load(Ordering::Relaxed) > 0
             || t.first_rx.load(Ordering::Relaxed) != i64::MAX
             || t.udp_peer.lock().map(|p| p.is_some()).unwrap_or(true)
     };
-    let deadline = t.start + shared.limits.idle_timeout;
+    let mut quiet_since: Option<Instant> = None;
     let mut one = [0u8; 1];
-    while !active() {
+    loop {
         let now = Instant::now();
-        if now >= deadline || t.stopped() {
-            return active();
+        if now >= until || t.stopped() {
+            return Ok(());
         }
-        // A control message (DONE, ERROR) waiting counts as activity; peek
-        // leaves it for the reader.
-        let wait = (deadline - now).min(Duration::from_millis(50));
+        let begun = started();
+        if !begun && now >= t.start + idle {
+            return Err("no data from the client within the idle timeout (--idle-timeout): the test was ended and its slot freed");
+        }
+        if begun && t.udp.is_some() && t.spec.server_receives() {
+            let quiet_ns = t.now() - t.last_rx.load(Ordering::Relaxed).max(0);
+            if quiet_ns >= idle.as_nanos() as i64 {
+                return Err("the client stopped: no datagram and no DONE within the idle timeout (--idle-timeout); the test was ended and its slot freed");
+            }
+        }
+        let streams_gone = begun && t.udp.is_none() && t.data_active.load(Ordering::Relaxed) == 0;
+        if streams_gone {
+            let since = *quiet_since.get_or_insert(now);
+            let last_data = t
+                .last_rx
+                .load(Ordering::Relaxed)
+                .max(t.last_tx.load(Ordering::Relaxed))
+                .max(0);
+            let data_quiet = t.now() - last_data >= idle.as_nanos() as i64;
+            if now - since >= idle || data_quiet {
+                return Err("the client stopped: its data connections ended and no DONE came within the idle timeout (--idle-timeout); the test was ended and its slot freed");
+            }
+        } else {
+            quiet_since = None;
+        }
+        // A control message waiting counts as activity; peek leaves it for
+        // the reader.
+        let wait = (until - now).min(Duration::from_millis(50));
         let _ = stream.set_read_timeout(Some(wait.max(Duration::from_millis(1))));
         match stream.peek(&mut one) {
-            Ok(_) => return true,
+            Ok(_) => return Ok(()),
             Err(e)
                 if matches!(
                     e.kind(),
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 ) => {}
-            Err(_) => return true,
+            Err(_) => return Ok(()),
         }
     }
-    true
 }
