@@ -732,20 +732,26 @@ fn crr_back_to_back_connections_are_not_refused_and_fds_do_not_grow() {
     );
 }
 
-/// Issue 13, finding 3: an accepted test whose client never sends data is
-/// ended after the idle timeout, not held for its whole duration, so its
-/// slot comes back for real clients.
-#[test]
-fn an_accepted_then_silent_test_frees_its_slot_after_the_idle_timeout() {
-    let server = Server::start(&[
+/// A server with one test slot, an idle timeout of 1 s and tests of up to
+/// 30 s.
+fn one_slot_server() -> Server {
+    Server::start(&[
         "--max-tests",
         "1",
         "--idle-timeout",
         "1s",
         "--max-duration",
-        "20s",
+        "30s",
         "--quiet",
-    ]);
+    ])
+}
+
+/// Issue 13, finding 3: an accepted test whose client never sends data is
+/// ended after the idle timeout, not held for its whole duration, so its
+/// slot comes back for real clients.
+#[test]
+fn an_accepted_then_silent_test_frees_its_slot_after_the_idle_timeout() {
+    let server = one_slot_server();
     let (mut silent, _) = server.connect();
     send(&mut silent, &tcp_request(1, Duration::from_secs(15)));
     assert_eq!(read(&mut silent).unwrap().typ, ACCEPT);
@@ -807,15 +813,7 @@ fn own_address_churn_does_not_evict_the_real_clients_data_connections() {
 /// not held until its duration and the idle timeout have passed.
 #[test]
 fn a_client_stopped_mid_test_frees_its_slot_after_the_idle_timeout() {
-    let server = Server::start(&[
-        "--max-tests",
-        "1",
-        "--idle-timeout",
-        "1s",
-        "--max-duration",
-        "30s",
-        "--quiet",
-    ]);
+    let server = one_slot_server();
     let mut client = misura()
         .args(["--no-store", "tcp", &format!("127.0.0.1:{}", server.port)])
         .args(["--duration", "20s", "-q"])
