@@ -161,6 +161,8 @@ fn measure(c: &Command, stop: &Arc<AtomicUsize>) -> Result<Finished> {
 }
 
 fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
+    // The window every result's host load covers starts here.
+    shared::cpuload::mark_start();
     if let Some((out, csv, ns)) = flags(&cli.command)? {
         // Every output file is opened (so checked writable) before anything
         // is measured; then the namespace is entered and the command runs.

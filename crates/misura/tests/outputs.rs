@@ -92,40 +92,10 @@ fn a_closed_stderr_never_aborts_the_run() {
     );
 }
 
-/// `misura reflect` on loopback for a few seconds.
-struct Reflector(std::process::Child, u16);
-
-impl Reflector {
-    fn start(seconds: u32) -> Reflector {
-        let port = free_port();
-        let child = misura()
-            .args(["--no-store", "reflect", "--listen", "127.0.0.1", "-q"])
-            .args(["--port", &port.to_string(), "--duration"])
-            .arg(format!("{seconds}s"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        Reflector(child, port)
-    }
-
-    fn target(&self) -> String {
-        format!("127.0.0.1:{}", self.1)
-    }
-}
-
-impl Drop for Reflector {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn a_per_probe_log_that_cannot_be_written_fails_the_run_with_exit_6() {
     // Issue 13, finding 9: it used to exit 0 with no message.
-    let r = Reflector::start(10);
+    let r = LocalReflector::start(10);
     let o = run(&[
         "--no-store",
         "rtt",
@@ -153,7 +123,7 @@ fn reports_write_devices_and_links_in_place_and_never_replace_them() {
     // Issue 13, finding 10: `--html /dev/full` replaced /dev/full.
     use std::os::unix::fs::FileTypeExt;
     let dir = TempDir::new("outputs-link");
-    let r = Reflector::start(10);
+    let r = LocalReflector::start(10);
     let json = dir.path("r.json");
     let o = run(&[
         "--no-store",
@@ -209,7 +179,7 @@ fn a_killed_run_leaves_no_empty_export_and_its_rows_up_to_the_last_second() {
     // Issue 13, finding 11: SIGKILL left a 0-byte --export-json and a CSV
     // written in 1 MiB steps with its last row cut.
     let dir = TempDir::new("outputs-kill");
-    let r = Reflector::start(15);
+    let r = LocalReflector::start(15);
     let json = dir.path("r.json");
     let csv = dir.path("probes.csv");
     let mut child = misura()

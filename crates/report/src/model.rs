@@ -39,6 +39,38 @@ pub struct HostFingerprint {
     /// their timestamps; empty when the result uses none (or predates it).
     #[serde(default)]
     pub interfaces: Vec<InterfaceFingerprint>,
+    /// The host's CPU load while the run measured; `None` (null) in
+    /// results older than it.
+    #[serde(default)]
+    pub load: Option<HostLoad>,
+}
+
+/// The host's CPU load from the start of a run to its result: what the
+/// CPUs did meanwhile (everything on the host), and what the run itself
+/// added. Seed 003's Fig. 6 (RTT against CPU load) is drawn from it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostLoad {
+    /// Length of the window, seconds.
+    pub window_s: f64,
+    /// Each CPU's busy share over the window, 0–1 (`/proc/stat`: user,
+    /// nice, system, irq, softirq and steal time over all time).
+    pub cpu_busy: Vec<CpuBusy>,
+    /// The mean of `cpu_busy`.
+    pub mean_busy: f64,
+    /// misura's own CPU time over the window (all its threads, busy
+    /// threads included), in CPUs: 1.0 is one CPU all the time.
+    pub process_cpus: f64,
+    /// Busy threads the run added (`--cpu-load N`), and the CPUs they
+    /// were pinned to.
+    pub busy_threads: u32,
+    pub busy_thread_cpus: Vec<usize>,
+}
+
+/// One CPU's busy share.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuBusy {
+    pub cpu: usize,
+    pub busy: f64,
 }
 
 /// One measured interface's settings that move timestamps. `None` where the

@@ -193,7 +193,28 @@ pub fn write_host(h: &HostFingerprint, out: &mut dyn Write) -> io::Result<()> {
             ""
         },
         busy_poll_text(t.busy_poll.as_ref())
-    )
+    )?;
+    if let Some(l) = &h.load {
+        let per_cpu: Vec<String> = l
+            .cpu_busy
+            .iter()
+            .map(|c| format!("CPU {} {:.0} %", c.cpu, c.busy * 100.0))
+            .collect();
+        writeln!(
+            out,
+            "host load over the run ({:.1} s, /proc/stat): {} busy (mean {:.0} %); misura used {:.2} CPUs{}",
+            l.window_s,
+            per_cpu.join(", "),
+            l.mean_busy * 100.0,
+            l.process_cpus,
+            if l.busy_threads > 0 {
+                format!(", {} busy thread(s) added (--cpu-load)", l.busy_threads)
+            } else {
+                String::new()
+            }
+        )?;
+    }
+    Ok(())
 }
 
 fn busy_poll_text(b: Option<&crate::model::BusyPoll>) -> String {

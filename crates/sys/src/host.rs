@@ -134,6 +134,46 @@ fn preempt_model(version: Option<&str>) -> Option<String> {
     }
 }
 
+/// One CPU's time counters from `/proc/stat`, in clock ticks since boot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuTimes {
+    /// The CPU's number (`cpuN`).
+    pub cpu: usize,
+    /// user + nice + system + irq + softirq + steal.
+    pub busy: u64,
+    /// busy + idle + iowait.
+    pub total: u64,
+}
+
+/// Every CPU's counters from `/proc/stat` (empty if it cannot be read).
+pub fn cpu_times() -> Vec<CpuTimes> {
+    std::fs::read_to_string("/proc/stat")
+        .map(|t| parse_proc_stat(&t))
+        .unwrap_or_default()
+}
+
+/// The `cpuN` lines of a `/proc/stat` text (the summary `cpu` line is
+/// skipped; guest time is already inside user time).
+pub fn parse_proc_stat(text: &str) -> Vec<CpuTimes> {
+    text.lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let cpu = w.next()?.strip_prefix("cpu")?.parse::<usize>().ok()?;
+            let v: Vec<u64> = w.take(8).map_while(|x| x.parse().ok()).collect();
+            if v.len() < 5 {
+                return None;
+            }
+            let at = |i: usize| v.get(i).copied().unwrap_or(0);
+            let busy = at(0) + at(1) + at(2) + at(5) + at(6) + at(7);
+            Some(CpuTimes {
+                cpu,
+                busy,
+                total: busy + at(3) + at(4),
+            })
+        })
+        .collect()
+}
+
 /// The effective user is root.
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
@@ -157,6 +197,27 @@ pub fn has_capability(cap_bit: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn proc_stat_lines_give_busy_and_total_per_cpu() {
+        let t = "cpu  10 0 5 100 1 0 0 0 0 0\ncpu0 4 1 2 50 1 1 1 2 7 0\ncpu1 6 0 3 50 0 0 0 0 0 0\nintr 5\n";
+        assert_eq!(
+            parse_proc_stat(t),
+            vec![
+                CpuTimes {
+                    cpu: 0,
+                    busy: 11,
+                    total: 62
+                },
+                CpuTimes {
+                    cpu: 1,
+                    busy: 9,
+                    total: 59
+                },
+            ]
+        );
+        assert!(!cpu_times().is_empty());
+    }
 
     #[test]
     fn facts_are_gathered() {

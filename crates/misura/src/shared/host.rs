@@ -39,6 +39,7 @@ pub fn fingerprint_with_interfaces(tuning: LoopTuning, interfaces: &[&str]) -> H
                 .map(|i| interface_fingerprint(i))
                 .collect()
         },
+        load: crate::shared::cpuload::load_now(),
     }
 }
 

@@ -2,6 +2,7 @@
 //! store, exit codes, units, host facts, progress. No command's code lives here.
 
 pub mod busy_poll;
+pub mod cpuload;
 pub mod exit;
 pub mod files;
 pub mod frames;

@@ -415,6 +415,36 @@ impl Drop for LocalServe {
     }
 }
 
+/// `misura reflect` on loopback for a few seconds.
+pub struct LocalReflector(std::process::Child, u16);
+
+impl LocalReflector {
+    pub fn start(seconds: u32) -> LocalReflector {
+        let port = free_port();
+        let child = misura()
+            .args(["--no-store", "reflect", "--listen", "127.0.0.1", "-q"])
+            .args(["--port", &port.to_string(), "--duration"])
+            .arg(format!("{seconds}s"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        LocalReflector(child, port)
+    }
+
+    pub fn target(&self) -> String {
+        format!("127.0.0.1:{}", self.1)
+    }
+}
+
+impl Drop for LocalReflector {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Held by tests that load the CPUs (the frame engine at full rate): on a
 /// 2-vCPU machine two of them at once would each find the tester limited
 /// by the other. `let _one = one_at_a_time();` at the test's top.

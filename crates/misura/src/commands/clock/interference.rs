@@ -2,6 +2,7 @@
 //! clock reads; the steps between consecutive reads show when the kernel,
 //! the hardware or other threads took the CPU away.
 
+use crate::shared::cpuload::BusyThreads;
 use crate::shared::exit::Failure;
 use crate::shared::output::{completion, host_and_warnings_after_lock, Finished, Report};
 use crate::shared::progress::Progress;
@@ -15,7 +16,7 @@ use misura_report::LoopTuning;
 use misura_report::Warning;
 use misura_sys::clock::monotonic_raw_ns;
 use misura_sys::clock::{now_ns, resolution_ns};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -69,12 +70,6 @@ pub struct InterferenceArgs {
     pub bins_per_decade: u32,
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
-}
-
-/// Busy threads `--load` may ask for: four per online CPU.
-fn max_load_threads() -> u32 {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (cpus * 4).min(4096) as u32
 }
 
 /// The clocks the loop can read: the POSIX clocks by their `<time.h>` names
@@ -163,71 +158,6 @@ fn read_loop<F: FnMut() -> i64>(
     }
 }
 
-/// Busy threads pinned round-robin; stopped and joined on drop.
-struct Load {
-    flag: Arc<AtomicBool>,
-    threads: Vec<std::thread::JoinHandle<()>>,
-    cpus: Vec<usize>,
-    pin_errors: Vec<String>,
-}
-
-impl Load {
-    /// `online`: the CPUs the process may use (read before the loop was pinned).
-    fn start(n: u32, measuring_cpu: Option<usize>, online: &[usize]) -> Load {
-        // Start after the measuring CPU, so it is the last to get a load thread.
-        let first = measuring_cpu
-            .and_then(|c| online.iter().position(|&x| x == c))
-            .map_or(0, |i| i + 1);
-        let cpus: Vec<usize> = (0..n as usize)
-            .map(|i| online[(first + i) % online.len()])
-            .collect();
-        let flag = Arc::new(AtomicBool::new(false));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let threads = cpus
-            .iter()
-            .map(|&cpu| {
-                let flag = flag.clone();
-                let tx = tx.clone();
-                std::thread::spawn(move || {
-                    let _ = tx.send(
-                        misura_sys::sched::pin_to_cpu(cpu)
-                            .err()
-                            .map(|e| e.to_string()),
-                    );
-                    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-                    while !flag.load(Ordering::Relaxed) {
-                        for _ in 0..1000 {
-                            x = std::hint::black_box(
-                                x.rotate_left(5) ^ x.wrapping_mul(0x2545_f491_4f6c_dd1d),
-                            );
-                        }
-                    }
-                })
-            })
-            .collect::<Vec<_>>();
-        drop(tx);
-        // Each thread reports once (its sender lives as long as it spins).
-        let pin_errors = rx.iter().take(cpus.len()).flatten().collect();
-        // Let them reach full speed before the loop starts.
-        std::thread::sleep(Duration::from_millis(50));
-        Load {
-            flag,
-            threads,
-            cpus,
-            pin_errors,
-        }
-    }
-}
-
-impl Drop for Load {
-    fn drop(&mut self) {
-        self.flag.store(true, Ordering::Relaxed);
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
-    }
-}
-
 /// The runs the flags ask for, the clock resolved (the TSC's rate measured).
 struct Plan {
     duration_ns: i64,
@@ -265,7 +195,7 @@ impl Plan {
                 ("TSC".to_string(), Source::Tsc(1e9 / hz), 1e9 / hz)
             }
         };
-        let max_load = max_load_threads();
+        let max_load = crate::shared::cpuload::max_busy_threads();
         if args.load > max_load {
             return Err(Failure::Params(format!(
                 "--load {} is more than this host can run usefully: at most {max_load} busy threads (4 per online CPU); more only queue behind each other",
@@ -329,7 +259,7 @@ fn one_run(
     progress: &mut Progress,
     warnings: &mut Vec<Warning>,
 ) -> InterferenceRun {
-    let load = (n > 0).then(|| Load::start(n, plan.cpu, cpus));
+    let load = (n > 0).then(|| BusyThreads::start(n, plan.cpu, cpus));
     if let Some(l) = &load {
         for e in &l.pin_errors {
             warnings.push(

@@ -170,6 +170,8 @@ pub struct OnewayArgs {
     /// with TX/RX windows and kernel TX stamps (default 1000; 2 to 1000000).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=1_000_000))]
     pub latency_every: Option<u64>,
+    #[command(flatten)]
+    pub load: crate::shared::cpuload::CpuLoadArgs,
 }
 
 #[derive(Args, Debug)]

@@ -86,8 +86,18 @@ pub fn run(a: &OnewayArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         latency_every: a.latency_every,
         cpu: req.tuning.cpu,
     });
+    a.load.check()?;
     let mut outputs = Outputs::open(&req)?;
-    let report = measure(&req, Mode::Oneway, cal.as_ref(), &mut outputs, stop)?;
+    // --cpu-load's busy threads run until the result (and its host load)
+    // is made.
+    let busy = a.load.start(req.tuning.cpu);
+    let mut report = measure(&req, Mode::Oneway, cal.as_ref(), &mut outputs, stop)?;
+    for e in busy.iter().flat_map(|b| &b.pin_errors) {
+        report
+            .warnings
+            .push(Warn::LoadThreadNotPinned { error: e.clone() }.into());
+    }
+    drop(busy);
     Ok(finished(report))
 }
 

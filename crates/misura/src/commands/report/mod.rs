@@ -37,16 +37,26 @@ The input is a run id from the results store (see `misura history`) or a
 result JSON file (--export-json). Without --html, --svg or --png the page is
 written to misura-report-<run>.html in the current directory.
 
+With --vs-load and several runs (rtt or oneway, e.g. taken with --cpu-load
+0, 1, 2), the page draws their latency against the CPU load each recorded.
+
 Examples:
   misura report 12 --html run12.html
+  misura report 12 13 14 --vs-load --html rtt-vs-load.html
   misura report result.json --frames frames.csv --html result.html --svg plots/
   misura report result.json --png plots/      # needs rsvg-convert, chromium or ImageMagick";
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ReportArgs {
-    /// A run id from the results store, or a result JSON file.
-    #[arg(value_name = "RUN|FILE.json")]
-    pub input: String,
+    /// A run id from the results store, or a result JSON file (several with
+    /// --vs-load).
+    #[arg(value_name = "RUN|FILE.json", required = true, num_args = 1..)]
+    pub inputs: Vec<String>,
+    /// Draw latency against the host CPU load each run recorded (rtt:
+    /// network and user RTT; oneway: kernel and user one-way latency), one
+    /// point per run: seed 003's Fig. 6 from stored runs.
+    #[arg(long)]
+    pub vs_load: bool,
     /// Write the HTML page here ("-" for standard output).
     #[arg(long, value_name = "OUT.html")]
     pub html: Option<PathBuf>,
@@ -239,11 +249,60 @@ fn write_pngs(figs: &[html::Figure], dir: &Path, stop: &AtomicUsize) -> Result<(
 }
 
 /// Returns the process exit code.
+/// Runs one report page may draw against load.
+const MAX_VS_LOAD_RUNS: usize = 1000;
+
+/// The --vs-load page: a small result of its own (the runs it drew) and the
+/// plots.
+fn vs_load(inputs: &[String]) -> Result<(Value, String, Vec<html::Figure>)> {
+    if inputs.len() > MAX_VS_LOAD_RUNS {
+        return Err(Failure::Usage(format!(
+            "--vs-load draws at most {MAX_VS_LOAD_RUNS} runs; {} given",
+            inputs.len()
+        ))
+        .into());
+    }
+    let mut points = Vec::new();
+    for input in inputs {
+        let (v, name) = load(input)?;
+        check_format(&v)?;
+        points.push(misura_report::vs_load::point(&name, &v).map_err(Failure::Usage)?);
+    }
+    let page = serde_json::json!({
+        "format": "misura.vs-load",
+        "started_at": crate::shared::meta::now_rfc3339(),
+        "warnings": [],
+        "config": {
+            "runs": points.iter().map(|p| format!(
+                "{}: {:.1} % busy, {} busy thread(s)",
+                p.name, p.busy * 100.0, p.busy_threads
+            )).collect::<Vec<_>>(),
+        },
+    });
+    Ok((
+        page,
+        "vs-load".into(),
+        misura_report::vs_load::figures(&points),
+    ))
+}
+
 pub fn run(args: &ReportArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
-    let (v, name) = load(&args.input)?;
-    check_format(&v)?;
-    let series = frames_series(args, &v)?;
-    let figs = html::figures(&v, series.as_ref());
+    let (v, name, figs) = if args.vs_load {
+        vs_load(&args.inputs)?
+    } else {
+        let [input] = &args.inputs[..] else {
+            return Err(Failure::Usage(format!(
+                "give one RUN or FILE.json ({} given); several only with --vs-load",
+                args.inputs.len()
+            ))
+            .into());
+        };
+        let (v, name) = load(input)?;
+        check_format(&v)?;
+        let series = frames_series(args, &v)?;
+        let figs = html::figures(&v, series.as_ref());
+        (v, name, figs)
+    };
     let say = |m: String| {
         if !args.quiet {
             eprintln!("{m}");

@@ -71,6 +71,8 @@ pub struct RttArgs {
     /// Pin it apart from the reflector (--cpu); the result records it.
     #[arg(long)]
     pub busy_poll: bool,
+    #[command(flatten)]
+    pub load: crate::shared::cpuload::CpuLoadArgs,
     /// Seed for the Poisson pattern.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

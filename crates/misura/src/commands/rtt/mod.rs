@@ -20,6 +20,7 @@ use crate::commands::rtt::transport::Transport;
 use crate::shared::exit::Failure;
 use crate::shared::meta::now_rfc3339;
 use crate::shared::output::{Finished, Report};
+use crate::shared::warnings::Warn;
 use anyhow::{Context, Result};
 use assemble::RunFacts;
 use collect::Collector;
@@ -110,6 +111,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         .into());
     }
     let plan = RttPlan::from_args(a)?;
+    a.load.check()?;
     // The per-probe log is opened (so checked writable) before anything is sent.
     let frames = crate::shared::output::open_rows(&a.frames, "per-probe log")?;
 
@@ -149,7 +151,9 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         return Err(anyhow::anyhow!("no reply from {target_name}: {why}"));
     }
 
-    // Measurement.
+    // Measurement, under the busy threads of --cpu-load (stopped when the
+    // guard drops, after the result's host load was taken).
+    let busy = a.load.start(a.cpu);
     let mut collect = Collector::new(plan.sizes.len(), plan.threshold_ns, frames)?;
     let t_start = realtime_ns();
     let mut progress = crate::shared::progress::Progress::new(
@@ -172,7 +176,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     collect.finish();
     let icmp = link.icmp;
 
-    let report = assemble::report(RunFacts {
+    let mut report = assemble::report(RunFacts {
         a,
         plan: &plan,
         tr: &tr,
@@ -188,6 +192,12 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         link_source,
         tuning,
     });
+    for e in busy.iter().flat_map(|b| &b.pin_errors) {
+        report
+            .warnings
+            .push(Warn::LoadThreadNotPinned { error: e.clone() }.into());
+    }
+    drop(busy);
     let frames_error = collect.frames_error.clone();
     let sent = report.totals.sent;
     let no_reply = report.totals.received == 0 && sent > 0;
