@@ -13,6 +13,9 @@
 //! * [`Topology::Hosts`]: namespaces `{prefix}h1` and `{prefix}h2`, one veth
 //!   `m0`–`m0` between them, with addresses from the benchmarking ranges
 //!   (198.18.0.0/15, 2001:2::/48).
+//! * [`Topology::Routed`]: `{prefix}h1` — router `{prefix}r` — `{prefix}h2`
+//!   on two subnets, where `--shape` makes a bottleneck in the middle of the
+//!   path (module `routed`).
 //!
 //! The lab never touches what it did not make: each namespace it creates gets a
 //! marker file `/run/misura/lab/<netns>.json` recording, among other things, the
@@ -23,7 +26,9 @@
 //! (and `tc`, for a switch shaped to a known throughput limit: [`shape`]).
 #![forbid(unsafe_code)]
 
+mod routed;
 pub mod shape;
+pub use routed::{ROUTED_HOST2_V4, ROUTED_HOST2_V6, ROUTER_P1, ROUTER_P2};
 pub use shape::{shape_of, QdiscCounters, Shape, ShapeError, ShapeStatus};
 
 use std::collections::HashMap;
@@ -91,6 +96,8 @@ pub enum Topology {
     Switch,
     /// Two hosts with addresses, one cable between them.
     Hosts,
+    /// Two hosts on two subnets with a router between them.
+    Routed,
 }
 
 impl Topology {
@@ -100,6 +107,7 @@ impl Topology {
             Topology::Direct => "direct",
             Topology::Switch => "switch",
             Topology::Hosts => "hosts",
+            Topology::Routed => "routed",
         }
     }
 }
@@ -122,6 +130,7 @@ impl FromStr for Topology {
             "direct" => Ok(Topology::Direct),
             "switch" => Ok(Topology::Switch),
             "hosts" => Ok(Topology::Hosts),
+            "routed" => Ok(Topology::Routed),
             _ => Err(ParseTopologyError(s.to_string())),
         }
     }
@@ -169,12 +178,26 @@ pub enum LabError {
     TcMissing,
     /// A shape was asked of a lab that is not wired as the switch topology.
     #[error(
-        "lab {prefix} has no SUT bridge to shape: only the switch topology takes a shape \
-         (misura lab up --topology switch --shape RATE)"
+        "lab {prefix} has nothing to shape: the switch topology (its SUT bridge) and the \
+         routed topology (its router) take a shape (misura lab up --topology switch|routed \
+         --shape RATE)"
     )]
     NotShapeable {
         /// The lab's prefix.
         prefix: String,
+    },
+    /// The kernel lacks a queueing discipline the shape asks for.
+    #[error(
+        "this kernel has no {qdisc} queueing discipline (CONFIG_NET_SCH_{config} is not set), so \
+         the router cannot run a managed queue; the shape was not applied. A small tbf queue \
+         (e.g. --shape 20M,queue=16K: 6.5 ms at 20 Mbit/s) bounds the delay instead, without \
+         flow isolation"
+    )]
+    QdiscMissing {
+        /// The qdisc's name.
+        qdisc: String,
+        /// Its kernel configuration name.
+        config: String,
     },
     /// Any other I/O error (marker files, starting processes).
     #[error(transparent)]
@@ -195,11 +218,14 @@ pub struct LabStatus {
     pub prefix: String,
     /// Direct or Switch if the tester namespace exists and is ours.
     pub tester: Option<Topology>,
-    /// Whether both host namespaces exist and are ours.
+    /// Whether both host namespaces exist and are ours, cabled to each other.
     pub hosts: bool,
+    /// Whether the routed topology (h1 — router — h2) is built.
+    pub routed: bool,
     /// Every namespace with one of the lab's names that exists.
     pub namespaces: Vec<NamespaceStatus>,
-    /// The throughput limit on the SUT's port towards p2 (switch only).
+    /// The throughput limit on the SUT's port towards p2 (switch), or on
+    /// the router's ports (routed).
     pub shape: Option<ShapeStatus>,
 }
 
@@ -707,12 +733,13 @@ impl Lab {
         format!("{}h{i}", self.prefix)
     }
 
-    fn all_ns(&self) -> [String; 4] {
+    fn all_ns(&self) -> [String; 5] {
         [
             self.tester_ns(),
             self.sut_ns(),
             self.host_ns(1),
             self.host_ns(2),
+            self.router_ns(),
         ]
     }
 
@@ -725,6 +752,7 @@ impl Lab {
             Topology::Direct => self.up_direct(&mut txn),
             Topology::Switch => self.up_switch(&mut txn),
             Topology::Hosts => self.up_hosts(&mut txn),
+            Topology::Routed => self.up_routed(&mut txn),
         };
         if let Err(e) = result {
             txn.rollback();
@@ -833,10 +861,27 @@ impl Lab {
             Some(Topology::Switch) => self.shape().ok().flatten(),
             _ => None,
         };
+        let (h1, r, h2) = (self.host_ns(1), self.router_ns(), self.host_ns(2));
+        let routed = ours(&h1)
+            && ours(&r)
+            && ours(&h2)
+            && match (link_cache.get(&h1), link_cache.get(&r), link_cache.get(&h2)) {
+                (Some(a), Some(b), Some(c)) => routed::is_routed_wired(a, b, c),
+                // Without privileges to list links: trust the router's marker.
+                _ => {
+                    matches!(states.get(&r), Some(NsState::Ours(m)) if m.topology == Topology::Routed)
+                }
+            };
+        let shape = if routed {
+            self.shape().ok().flatten()
+        } else {
+            shape
+        };
         Ok(LabStatus {
             prefix: self.prefix.clone(),
             tester,
-            hosts: ours(&self.host_ns(1)) && ours(&self.host_ns(2)),
+            hosts: ours(&h1) && ours(&h2) && !routed,
+            routed,
             namespaces,
             shape,
         })
@@ -865,6 +910,15 @@ impl Lab {
                 vec![
                     format!("ip netns exec {h1} ping -c 3 {HOST2_V4}"),
                     format!("ip netns exec {h1} ping -c 3 {HOST2_V6}"),
+                ]
+            }
+            Topology::Routed => {
+                let (h1, h2) = (self.host_ns(1), self.host_ns(2));
+                vec![
+                    format!("ip netns exec {h1} ping -c 3 {ROUTED_HOST2_V4}"),
+                    format!("misura serve --netns {h2} &   # and misura reflect --netns {h2} &"),
+                    format!("misura rtt {ROUTED_HOST2_V4} --netns {h1}"),
+                    format!("misura lab up --topology routed --shape 20M,queue=500K{pf}   # a bloated queue; ,qdisc=fq_codel for a managed one"),
                 ]
             }
         };

@@ -35,6 +35,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use super::routed::{is_routed_wired, ROUTER_P1, ROUTER_P2};
 use super::{
     find_program, ip, is_switch_wired, links, netns_list, ns_state, read_marker, write_marker,
     Kind, Lab, LabError, NsState, PORT_RX, SUT_P2,
@@ -66,6 +67,11 @@ pub struct Shape {
     pub burst_bytes: u64,
     /// Queue (tbf limit), bytes: what may wait for tokens before frames drop.
     pub queue_bytes: u64,
+    /// fq_codel inside the bucket (`qdisc=fq_codel`, routed topology): a
+    /// managed queue, flows apart and a 5 ms target, instead of the tbf
+    /// queue.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fq_codel: bool,
 }
 
 /// A `--shape` text that is malformed or out of bounds.
@@ -255,6 +261,7 @@ impl Shape {
             rate_bps,
             burst_bytes,
             queue_bytes,
+            fq_codel: false,
         })
     }
 
@@ -270,18 +277,31 @@ impl Shape {
             return Err(malformed(text, "no rate given".to_string()));
         }
         let rate_bps = parse_rate(rate).map_err(|why| malformed(text, why))?;
-        let (mut queue, mut burst) = (None, None);
+        let (mut queue, mut burst, mut fq_codel) = (None, None, false);
         for part in parts {
             let (key, value) = part
                 .split_once('=')
                 .ok_or_else(|| malformed(text, format!("`{part}` is not key=value")))?;
+            if key.trim() == "qdisc" {
+                fq_codel = match value.trim() {
+                    "fq_codel" => true,
+                    "tbf" => false,
+                    other => {
+                        return Err(malformed(
+                            text,
+                            format!("unknown qdisc `{other}` (known: tbf, fq_codel)"),
+                        ))
+                    }
+                };
+                continue;
+            }
             let (slot, name) = match key.trim() {
                 "queue" => (&mut queue, "queue"),
                 "burst" => (&mut burst, "burst"),
                 other => {
                     return Err(malformed(
                         text,
-                        format!("unknown key `{other}` (known: queue, burst)"),
+                        format!("unknown key `{other}` (known: queue, burst, qdisc)"),
                     ))
                 }
             };
@@ -290,7 +310,7 @@ impl Shape {
             }
             *slot = Some(parse_bytes(name, value).map_err(|why| malformed(text, why))?);
         }
-        Shape::new(rate_bps, queue, burst).map(Some)
+        Shape::new(rate_bps, queue, burst).map(|s| Some(Shape { fq_codel, ..s }))
     }
 
     /// The longest a frame can wait in the queue: queue × 8 / rate, ns.
@@ -301,6 +321,14 @@ impl Shape {
 
 impl fmt::Display for Shape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.fq_codel {
+            return write!(
+                f,
+                "rate {}, burst {} B, fq_codel queue (flows apart, 5 ms target)",
+                format_rate(self.rate_bps),
+                self.burst_bytes
+            );
+        }
         write!(
             f,
             "rate {}, burst {} B, queue {} B (at most {} ms of queueing)",
@@ -401,15 +429,11 @@ struct TcTbfOptions {
     lat: u64,
 }
 
-/// The root qdisc on `s2` if it is a tbf.
-fn read_tbf(ns: &str) -> Result<Option<TcQdisc>, LabError> {
-    let out = tc(
-        Kind::Query,
-        ns,
-        &["-j", "-s", "qdisc", "show", "dev", SUT_P2],
-    )?;
+/// The root qdisc on `dev` if it is a tbf.
+fn read_tbf(ns: &str, dev: &str) -> Result<Option<TcQdisc>, LabError> {
+    let out = tc(Kind::Query, ns, &["-j", "-s", "qdisc", "show", "dev", dev])?;
     let list: Vec<TcQdisc> = serde_json::from_str(out.trim()).map_err(|e| LabError::Command {
-        cmd: format!("tc -j -s qdisc show dev {SUT_P2} (in {ns})"),
+        cmd: format!("tc -j -s qdisc show dev {dev} (in {ns})"),
         status: Some(0),
         stderr: format!("unexpected output: {e}"),
     })?;
@@ -422,11 +446,19 @@ impl Lab {
     /// it was set, if the tbf in place still has that rate; otherwise (someone
     /// changed it by hand) those the kernel reports.
     pub fn shape(&self) -> Result<Option<ShapeStatus>, LabError> {
-        let s = self.sut_ns();
-        if !matches!(ns_state(&s, &netns_list()?), NsState::Ours(_)) {
+        let existing = netns_list()?;
+        let r = self.router_ns();
+        let routed = matches!(ns_state(&r, &existing), NsState::Ours(_))
+            && links(&r).is_ok_and(|l| l.contains_key(ROUTER_P2));
+        let (s, dev, towards) = if routed {
+            (r, ROUTER_P2, "h2 (and r1 towards h1)")
+        } else {
+            (self.sut_ns(), SUT_P2, PORT_RX)
+        };
+        if !matches!(ns_state(&s, &existing), NsState::Ours(_)) {
             return Ok(None);
         }
-        let Some(q) = read_tbf(&s)? else {
+        let Some(q) = read_tbf(&s, dev)? else {
             return Ok(None);
         };
         let recorded = read_marker(&s).and_then(|m| m.shape);
@@ -445,15 +477,20 @@ impl Lab {
                     rate_bps,
                     burst_bytes,
                     queue_bytes: lat_bytes + burst_bytes,
+                    fq_codel: false,
                 }
             }
         };
         Ok(Some(ShapeStatus {
             shape,
-            qdisc: QDISC.to_string(),
+            qdisc: if shape.fq_codel {
+                format!("{QDISC} + fq_codel")
+            } else {
+                QDISC.to_string()
+            },
             netns: s,
-            interface: SUT_P2.to_string(),
-            towards: PORT_RX.to_string(),
+            interface: dev.to_string(),
+            towards: towards.to_string(),
             max_queueing_delay_ns: shape.max_queueing_delay_ns(),
             counters: QdiscCounters {
                 sent_bytes: q.bytes,
@@ -473,6 +510,14 @@ impl Lab {
         let (t, s) = (self.tester_ns(), self.sut_ns());
         let existing = netns_list()?;
         let ours = |n: &str| matches!(ns_state(n, &existing), NsState::Ours(_));
+        let (h1, r, h2) = (self.host_ns(1), self.router_ns(), self.host_ns(2));
+        if ours(&h1)
+            && ours(&r)
+            && ours(&h2)
+            && is_routed_wired(&links(&h1)?, &links(&r)?, &links(&h2)?)
+        {
+            return self.set_router_shape(&r, shape);
+        }
         if !(ours(&t) && ours(&s) && is_switch_wired(&links(&t)?, &links(&s)?)) {
             return Err(LabError::NotShapeable {
                 prefix: self.prefix().to_string(),
@@ -493,8 +538,67 @@ impl Lab {
                 )?;
             }
             None => {
-                if read_tbf(&s)?.is_some() {
+                if read_tbf(&s, SUT_P2)?.is_some() {
                     tc(Kind::Change, &s, &["qdisc", "del", "dev", SUT_P2, "root"])?;
+                }
+            }
+        }
+        marker.shape = shape.copied();
+        write_marker(&marker)?;
+        self.shape()
+    }
+
+    /// The routed topology's bottleneck: the same shape on both router
+    /// ports' egress (tbf, with fq_codel inside it when asked).
+    fn set_router_shape(
+        &self,
+        r: &str,
+        shape: Option<&Shape>,
+    ) -> Result<Option<ShapeStatus>, LabError> {
+        let mut marker = read_marker(r).ok_or_else(|| LabError::NotOurs {
+            netns: r.to_string(),
+        })?;
+        for dev in [ROUTER_P1, ROUTER_P2] {
+            if read_tbf(r, dev)?.is_some() || shape.is_some() {
+                // Replacing a tbf with a child in place is not always taken:
+                // start from no qdisc.
+                let _ = tc(Kind::Query, r, &["qdisc", "del", "dev", dev, "root"]);
+            }
+            let Some(sh) = shape else { continue };
+            let rate = format!("{}bit", sh.rate_bps);
+            let (burst, limit) = (sh.burst_bytes.to_string(), sh.queue_bytes.to_string());
+            tc(
+                Kind::Change,
+                r,
+                &[
+                    "qdisc", "add", "dev", dev, "root", "handle", "1:", QDISC, "rate", &rate,
+                    "burst", &burst, "limit", &limit,
+                ],
+            )?;
+            if sh.fq_codel {
+                let added = tc(
+                    Kind::Change,
+                    r,
+                    &[
+                        "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "fq_codel",
+                    ],
+                );
+                if let Err(e) = added {
+                    // Leave no half shape behind.
+                    for d in [ROUTER_P1, ROUTER_P2] {
+                        let _ = tc(Kind::Query, r, &["qdisc", "del", "dev", d, "root"]);
+                    }
+                    marker.shape = None;
+                    write_marker(&marker)?;
+                    return Err(match e {
+                        LabError::Command { ref stderr, .. } if stderr.contains("unknown") => {
+                            LabError::QdiscMissing {
+                                qdisc: "fq_codel".into(),
+                                config: "FQ_CODEL".into(),
+                            }
+                        }
+                        other => other,
+                    });
                 }
             }
         }

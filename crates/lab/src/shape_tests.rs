@@ -148,7 +148,7 @@ fn a_shape_is_put_on_the_port_towards_p2_read_back_and_removed() {
     assert_eq!((st.interface.as_str(), st.towards.as_str()), ("s2", "p2"));
     assert_eq!(st.netns, lab.sut_ns());
     // The kernel's own view: a root tbf on s2 at 2 500 000 bytes/s, none on s1.
-    let q = read_tbf(&lab.sut_ns()).unwrap().expect("tbf on s2");
+    let q = read_tbf(&lab.sut_ns(), SUT_P2).unwrap().expect("tbf on s2");
     assert_eq!(q.options.rate, 2_500_000);
     let s1 = tc(
         Kind::Query,
@@ -167,7 +167,11 @@ fn a_shape_is_put_on_the_port_towards_p2_read_back_and_removed() {
     let st = lab.set_shape(Some(&faster)).unwrap().expect("replaced");
     assert_eq!(st.shape, faster);
     assert_eq!(
-        read_tbf(&lab.sut_ns()).unwrap().unwrap().options.rate,
+        read_tbf(&lab.sut_ns(), SUT_P2)
+            .unwrap()
+            .unwrap()
+            .options
+            .rate,
         125_000_000
     );
     // Someone changes it by hand: the kernel's numbers win over the record.
@@ -184,6 +188,6 @@ fn a_shape_is_put_on_the_port_towards_p2_read_back_and_removed() {
     assert_eq!((hand.rate_bps, hand.burst_bytes), (8_000_000, 3000));
     // none removes it, and says so.
     assert_eq!(lab.set_shape(None).unwrap(), None);
-    assert!(read_tbf(&lab.sut_ns()).unwrap().is_none());
+    assert!(read_tbf(&lab.sut_ns(), SUT_P2).unwrap().is_none());
     assert_eq!(lab.status().unwrap().shape, None);
 }

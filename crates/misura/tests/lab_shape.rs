@@ -172,7 +172,7 @@ fn a_shaped_switch_passes_its_rate_and_drops_the_rest() {
 #[test]
 fn bad_shapes_fail_before_anything_is_built() {
     let lab = Lab::new("sh", "b");
-    let cases: [(&str, &str, i32, &str); 7] = [
+    let cases: [(&str, &str, i32, &str); 9] = [
         ("switch", "0", 5, "below the lowest, 8 kbit/s"),
         ("switch", "5T", 5, "above the highest, 100 Gbit/s"),
         (
@@ -188,8 +188,20 @@ fn bad_shapes_fail_before_anything_is_built() {
             "queue 100 bytes is below the lowest",
         ),
         ("switch", "10M,delay=5ms", 2, "unknown key `delay`"),
-        ("hosts", "20M", 2, "--topology switch only"),
-        ("direct", "20M", 2, "the direct topology has no SUT"),
+        ("hosts", "20M", 2, "the hosts topology has nothing to shape"),
+        (
+            "direct",
+            "20M",
+            2,
+            "the direct topology has nothing to shape",
+        ),
+        (
+            "switch",
+            "20M,qdisc=fq_codel",
+            2,
+            "qdisc=fq_codel applies to --topology routed",
+        ),
+        ("routed", "20M,qdisc=red", 2, "unknown qdisc `red`"),
     ];
     for (topology, shape, code, says) in cases {
         let o = up(&lab, topology, shape);

@@ -13,6 +13,8 @@ Build the virtual lab in network namespaces named misura-*:
   direct  tester namespace with ports p1, p2 joined by a veth cable (calibration)
   switch  p1 and p2 each cabled to a Linux bridge br0 in namespace misura-sut (the SUT)
   hosts   two namespaces misura-h1/misura-h2, one veth, 198.18.0.1-2/24 and 2001:2::1-2/64
+  routed  misura-h1 (198.18.0.1/24) - router misura-r - misura-h2 (198.18.1.2/24),
+          IPv6 2001:2::1 and 2001:2:0:1::2: a bottleneck in the middle of the path
 Running it again changes nothing; switching between direct and switch rewires.
 Never touches a namespace it did not create. Needs CAP_NET_ADMIN (root).
 
@@ -23,9 +25,17 @@ burst if larger) is what may wait before frames drop; burst (default 1 ms at
 RATE, at least 1600 bytes) what may leave back to back. `--shape none` removes
 it; without --shape a shape in place stays. `misura lab status` shows it.
 
+On the routed topology --shape puts the same bucket on both router ports'
+egress (towards h2 and towards h1), the queue in the middle of the path where
+latency under load shows it: queue=BYTES a plain tbf queue (a large one is
+bufferbloat: 500K at 20M is 200 ms), or ,qdisc=fq_codel a well-managed queue
+(flows kept apart, 5 ms target) at the same rate.
+
 Examples:
   misura lab up --topology switch
-  misura lab up --topology switch --shape 100M,queue=64K")]
+  misura lab up --topology switch --shape 100M,queue=64K
+  misura lab up --topology routed --shape 20M,queue=500K
+  misura lab up --topology routed --shape 20M,qdisc=fq_codel")]
     Up(LabArgs),
     /// Remove everything the lab made (and nothing else).
     #[command(long_about = "\
@@ -58,8 +68,9 @@ pub struct LabArgs {
     /// The topology to build.
     #[arg(long, short, value_enum, ignore_case = true, default_value = "direct")]
     pub topology: TopologyArg,
-    /// Shape the switch's port towards p2: RATE[,queue=BYTES][,burst=BYTES], e.g. 20M,queue=32K, or none.
-    #[arg(long, value_name = "RATE[,queue=BYTES][,burst=BYTES]")]
+    /// Shape the switch's port towards p2, or the router's ports:
+    /// RATE[,queue=BYTES][,burst=BYTES][,qdisc=fq_codel], e.g. 20M,queue=32K, or none.
+    #[arg(long, value_name = "RATE[,queue=BYTES][,burst=BYTES][,qdisc=fq_codel]")]
     pub shape: Option<ShapeArg>,
     #[command(flatten)]
     pub prefix: LabPrefix,
@@ -100,6 +111,8 @@ pub enum TopologyArg {
     Switch,
     /// Two hosts misura-h1 and misura-h2 with addresses, one cable between them.
     Hosts,
+    /// misura-h1 — router misura-r — misura-h2, on two subnets.
+    Routed,
 }
 
 impl From<TopologyArg> for Topology {
@@ -108,6 +121,7 @@ impl From<TopologyArg> for Topology {
             TopologyArg::Direct => Topology::Direct,
             TopologyArg::Switch => Topology::Switch,
             TopologyArg::Hosts => Topology::Hosts,
+            TopologyArg::Routed => Topology::Routed,
         }
     }
 }

@@ -12,12 +12,20 @@ pub fn run(cmd: &LabCommand) -> Result<()> {
     match cmd {
         LabCommand::Up(a) => {
             let topology = Topology::from(a.topology);
-            if a.shape.is_some() && topology != Topology::Switch {
+            if a.shape.is_some() && !matches!(topology, Topology::Switch | Topology::Routed) {
                 return Err(Failure::Usage(format!(
-                    "--shape applies to --topology switch only (it shapes the SUT bridge's \
-                     port towards p2); the {topology} topology has no SUT to shape"
+                    "--shape applies to --topology switch (the SUT bridge's port towards p2) \
+                     and routed (the router's ports); the {topology} topology has nothing to shape"
                 ))
                 .into());
+            }
+            if let Some(Some(sh)) = a.shape.as_ref().map(|s| s.0.as_ref()) {
+                if sh.fq_codel && topology != Topology::Routed {
+                    return Err(Failure::Usage(
+                        "qdisc=fq_codel applies to --topology routed (the router's queue)".into(),
+                    )
+                    .into());
+                }
             }
             let lab = Lab::new(&a.prefix.prefix)?;
             let mut status = lab.up(topology)?;
@@ -64,7 +72,13 @@ fn print_status(s: &misura_lab::LabStatus) {
         "lab {}: tester topology {}, hosts {}",
         s.prefix,
         tester,
-        if s.hosts { "up" } else { "not built" }
+        if s.routed {
+            "routed (h1 — router — h2)"
+        } else if s.hosts {
+            "up"
+        } else {
+            "not built"
+        }
     );
     for ns in &s.namespaces {
         println!(

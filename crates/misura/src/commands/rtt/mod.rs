@@ -146,7 +146,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         let why = if link.icmp > 0 {
             "the host answered ICMP port unreachable: nothing listens on that UDP port (start `misura reflect` or another STAMP reflector there)".to_string()
         } else {
-            format!("no reply within 200 ms to {WARMUP_PROBES} probes: is a reflector running at {target_name}, reachable, and using the same mode (authenticated: --key-file)?")
+            format!("no reply within {:.0} ms to {WARMUP_PROBES} probes: is a reflector running at {target_name}, reachable, and using the same mode (authenticated: --key-file)?", plan.timeout_ns.max(misura_measure::stamp_sender::WARMUP_WAIT_NS) as f64 / 1e6)
         };
         return Err(anyhow::anyhow!("no reply from {target_name}: {why}"));
     }
