@@ -142,6 +142,9 @@ Examples:
   misura rtt [2001:2::2]:862 --request 64,512,1500 --frames probes.csv
   misura rtt --l2 --interface m0 --peer 02:6d:73:00:02:02 --netns misura-h1")]
     Rtt(RttArgs),
+    /// Latency under load: idle, loaded (TCP or UDP through misura serve), idle; RPM.
+    #[command(long_about = crate::commands::load::LONG_ABOUT)]
+    Load(crate::commands::load::LoadArgs),
     /// Seed 002's exchange: a trigger frame, then both ends send data frames at once; time each phase.
     #[command(long_about = "\
 Reproduce the request/response sequence of a real-time exchange on raw

@@ -15,16 +15,7 @@ use std::process::{Command, Stdio};
 const H2: &str = "198.18.1.2";
 
 fn up(lab: &Lab, shape: &str) -> std::process::Output {
-    run(&[
-        "lab",
-        "up",
-        "--topology",
-        "routed",
-        "--prefix",
-        &lab.prefix,
-        "--shape",
-        shape,
-    ])
+    lab.routed(shape)
 }
 
 /// The network RTT median (µs) of `misura rtt` from h1 while h1 overloads
@@ -83,13 +74,7 @@ fn a_bloated_router_queue_adds_its_drain_time_and_a_small_one_does_not() {
     );
     let r = lab.ns(1).replace("h1", "r");
     for server in ["serve", "reflect"] {
-        let c = misura()
-            .args(["--no-store", server, "--netns", &lab.ns(2), "-q"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        lab.children.push(c);
+        lab.server(2, server);
     }
     std::thread::sleep(std::time::Duration::from_millis(500));
     // 500 KB at 20 Mbit/s drains in 205 ms: the overloaded queue adds that.

@@ -27,6 +27,7 @@ pub mod svg;
 pub mod text;
 pub mod throughput;
 pub mod tsc;
+pub mod under_load;
 pub mod vs_load;
 pub mod warning;
 pub mod y1564;

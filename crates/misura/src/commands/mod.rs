@@ -6,6 +6,7 @@ pub mod demo;
 pub mod exchange;
 pub mod host;
 pub mod lab;
+pub mod load;
 pub mod oneway;
 pub mod reflect;
 pub mod report;

@@ -218,6 +218,32 @@ impl Lab {
         format!("{}tester", self.prefix)
     }
 
+    /// `misura lab up --topology routed --shape SHAPE` for this lab.
+    pub fn routed(&self, shape: &str) -> Output {
+        run(&[
+            "lab",
+            "up",
+            "--topology",
+            "routed",
+            "--prefix",
+            &self.prefix,
+            "--shape",
+            shape,
+        ])
+    }
+
+    /// `misura COMMAND --netns h{host} -q` (serve, reflect) in the
+    /// background, killed with the lab.
+    pub fn server(&mut self, host: u8, command: &str) {
+        let c = misura()
+            .args(["--no-store", command, "--netns", &self.ns(host), "-q"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.children.push(c);
+    }
+
     pub fn ns(&self, host: u8) -> String {
         format!("{}h{host}", self.prefix)
     }

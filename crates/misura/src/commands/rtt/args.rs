@@ -56,6 +56,12 @@ pub struct RttArgs {
     /// Print a summary line every interval, e.g. 10s.
     #[arg(long, value_name = "DURATION")]
     pub interval: Option<DurationArg>,
+    /// Use this clock offset (reflector − client, ns) for the one-way
+    /// delays instead of estimating it from the minimum-RTT probes: clocks
+    /// known to agree (0 for two namespaces of one host), or an offset taken
+    /// on an idle path (`misura load` passes its idle phase's).
+    #[arg(long, value_name = "NS", allow_negative_numbers = true)]
+    pub clock_offset_ns: Option<f64>,
     /// Count probes whose RTT exceeds this, e.g. 30us.
     #[arg(long, value_name = "DURATION")]
     pub threshold: Option<DurationArg>,

@@ -39,13 +39,20 @@ pub struct RunFacts<'a> {
 pub fn report(f: RunFacts<'_>) -> RttReport {
     let (plan, sender, c) = (f.plan, f.sender, f.collect);
     let config = config(&f);
-    let offset = c.tracker.estimate_at(realtime_ns()).map(|e| OffsetReport {
+    let given = c.fixed_offset_ns.map(|o| OffsetReport {
+        method: "given (--clock-offset-ns), not estimated".into(),
+        offset_ns: o,
+        uncertainty_ns: 0.0,
+        skew_ppm: None,
+        windows: 0,
+    });
+    let offset = given.or_else(|| c.tracker.estimate_at(realtime_ns()).map(|e| OffsetReport {
         method: "estimated from minimum-RTT probes (the clocks are not known to be synchronised): one-way delays assume the quietest probes were symmetric".into(),
         offset_ns: e.offset_ns,
         uncertainty_ns: e.uncertainty_ns,
         skew_ppm: e.skew_ppm,
         windows: e.windows,
-    });
+    }));
     let host = crate::shared::host::fingerprint(f.tuning);
     let mut warnings = plan.warnings.clone();
     warnings.extend(crate::shared::host::warnings_for(&host, false));

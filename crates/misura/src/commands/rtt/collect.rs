@@ -90,6 +90,8 @@ pub struct Collector {
     frames: Option<RowLog>,
     /// The per-probe log's first write error, once [`Collector::finish`]ed.
     pub frames_error: Option<String>,
+    /// `--clock-offset-ns`: the offset to use instead of the estimate.
+    pub fixed_offset_ns: Option<f64>,
 }
 
 impl Collector {
@@ -110,6 +112,7 @@ impl Collector {
             tracker: OffsetTracker::new(10, 4096),
             frames,
             frames_error: None,
+            fixed_offset_ns: None,
         })
     }
 
@@ -129,8 +132,13 @@ impl Collector {
         }
     }
 
-    /// Forward and backward delays from the offset estimated so far.
+    /// Forward and backward delays from the given offset, or the one
+    /// estimated so far.
     fn one_way(&self, t: &ProbeTimes) -> Option<(i64, i64)> {
+        if let Some(off) = self.fixed_offset_ns {
+            t.tx_kernel?;
+            return t.one_way(off.round() as i64);
+        }
         let est = self.tracker.estimate_at(t.tx_kernel?)?;
         t.one_way(est.offset_ns.round() as i64)
     }

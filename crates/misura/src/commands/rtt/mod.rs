@@ -103,6 +103,29 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted)> {
 }
 
 pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    let (report, frames_error, target_name) = measure(a, stop)?;
+    let sent = report.totals.sent;
+    let no_reply = report.totals.received == 0 && sent > 0;
+    let target = report.config.target.clone();
+    let report = Report::new(report, "rtt", target, write_text).with_csv(write_csv);
+    if no_reply {
+        eprintln!("misura: no reply to any of {sent} probes from {target_name}");
+        return Ok(Finished::with_code(report, crate::shared::exit::ERROR));
+    }
+    if let Some(e) = frames_error {
+        eprintln!("misura: error: writing the per-probe log failed: {e}; the summary is complete, the log is not");
+        return Ok(Finished::with_code(report, crate::shared::exit::OUTPUT));
+    }
+    Ok(Finished::ok(report))
+}
+
+/// One STAMP session as the flags say: the result, the per-probe log's
+/// write error if any, and the reflector's name (`misura load` runs one
+/// per phase).
+pub fn measure(
+    a: &RttArgs,
+    stop: &Arc<AtomicUsize>,
+) -> Result<(RttReport, Option<String>, String)> {
     if a.l2 && a.target.is_some() {
         return Err(Failure::Usage(
             "give either a HOST (STAMP over UDP) or --l2 --interface IF --peer MAC, not both"
@@ -155,6 +178,7 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     // guard drops, after the result's host load was taken).
     let busy = a.load.start(a.cpu);
     let mut collect = Collector::new(plan.sizes.len(), plan.threshold_ns, frames)?;
+    collect.fixed_offset_ns = a.clock_offset_ns;
     let t_start = realtime_ns();
     let mut progress = crate::shared::progress::Progress::new(
         a.out.quiet || a.out.json,
@@ -199,17 +223,5 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     }
     drop(busy);
     let frames_error = collect.frames_error.clone();
-    let sent = report.totals.sent;
-    let no_reply = report.totals.received == 0 && sent > 0;
-    let target = report.config.target.clone();
-    let report = Report::new(report, "rtt", target, write_text).with_csv(write_csv);
-    if no_reply {
-        eprintln!("misura: no reply to any of {sent} probes from {target_name}");
-        return Ok(Finished::with_code(report, crate::shared::exit::ERROR));
-    }
-    if let Some(e) = frames_error {
-        eprintln!("misura: error: writing the per-probe log failed: {e}; the summary is complete, the log is not");
-        return Ok(Finished::with_code(report, crate::shared::exit::OUTPUT));
-    }
-    Ok(Finished::ok(report))
+    Ok((report, frames_error, target_name))
 }

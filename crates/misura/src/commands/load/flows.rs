@@ -1,0 +1,149 @@
+//! The load of `misura load`'s loaded phase: one `misura tcp` or `misura
+//! udp` test per direction against `misura serve`, each in its own thread,
+//! built from the same flags a user would give those commands.
+
+use crate::commands::load::args::LoadArgs;
+use crate::commands::throughput::{tcp, udp};
+use crate::shared::exit::Failure;
+use anyhow::Result;
+use clap::Parser;
+use misura_report::under_load::{FlowThroughput, ThroughputPoint};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+#[derive(Parser)]
+struct TcpCli {
+    #[command(flatten)]
+    a: tcp::TcpArgs,
+}
+
+#[derive(Parser)]
+struct UdpCli {
+    #[command(flatten)]
+    a: udp::UdpArgs,
+}
+
+/// One direction's test, as flags.
+pub struct Flow {
+    pub direction: &'static str,
+    pub kind: &'static str,
+    pub streams: u32,
+    argv: Vec<String>,
+}
+
+/// The flows the flags ask for, checked by the commands' own parsers
+/// before anything is measured.
+pub fn plan(a: &LoadArgs) -> Result<Vec<Flow>, Failure> {
+    let secs = format!("{}ms", a.duration.ns / 1_000_000);
+    let mut flows = Vec::new();
+    for (direction, udp_rate, streams) in [("up", &a.udp_up, a.up), ("down", &a.udp_down, a.down)] {
+        let mut argv: Vec<String> = Vec::new();
+        let kind = match udp_rate {
+            Some(rate) => {
+                argv.extend(["udp", &a.host, "--rate", rate].map(String::from));
+                "udp"
+            }
+            None if streams > 0 => {
+                argv.extend(["tcp", &a.host, "--streams"].map(String::from));
+                argv.extend([streams.to_string(), "--interval".into(), "1s".into()]);
+                "tcp"
+            }
+            None => continue,
+        };
+        argv.extend(["--duration".to_string(), secs.clone(), "-q".into()]);
+        if direction == "down" {
+            argv.push("--reverse".into());
+        }
+        if let Some(k) = &a.key_file {
+            argv.extend(["--key-file".to_string(), k.display().to_string()]);
+        }
+        let checked = if kind == "tcp" {
+            TcpCli::try_parse_from(&argv).map(drop)
+        } else {
+            UdpCli::try_parse_from(&argv).map(drop)
+        };
+        checked.map_err(|e| Failure::Usage(format!("the {direction} load: {e}")))?;
+        flows.push(Flow {
+            direction,
+            kind,
+            streams: if kind == "udp" { 1 } else { streams },
+            argv,
+        });
+    }
+    Ok(flows)
+}
+
+/// What a flow delivered.
+pub struct FlowOutcome {
+    pub throughput: FlowThroughput,
+    /// Throughput intervals, s from the flow's start (TCP only).
+    pub series: Vec<ThroughputPoint>,
+    pub error: Option<String>,
+}
+
+/// Start a flow in its own thread, unpinned (the probing loop may be
+/// pinned; the load must not share its CPU by inheritance).
+pub fn start(f: Flow, stop: &Arc<AtomicUsize>) -> JoinHandle<FlowOutcome> {
+    let stop = stop.clone();
+    std::thread::spawn(move || {
+        let _ = misura_sys::sched::unpin();
+        let mut out = FlowOutcome {
+            throughput: FlowThroughput {
+                direction: f.direction.into(),
+                kind: f.kind.into(),
+                streams: f.streams,
+                throughput_bps: 0.0,
+                complete: false,
+            },
+            series: Vec::new(),
+            error: None,
+        };
+        let ran = if f.kind == "tcp" {
+            run_tcp(&f, &stop, &mut out)
+        } else {
+            run_udp(&f, &stop, &mut out)
+        };
+        if let Err(e) = ran {
+            out.error = Some(format!("the {} load ({}): {e:#}", f.direction, f.kind));
+        }
+        out
+    })
+}
+
+fn run_tcp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<()> {
+    let a = TcpCli::try_parse_from(&f.argv)?.a;
+    let r = tcp::measure(&tcp::TcpPlan::from_args(&a)?, stop)?;
+    out.throughput.throughput_bps = r.throughput_bps;
+    out.throughput.complete = r.complete;
+    out.series = r
+        .intervals
+        .iter()
+        .map(|l| ThroughputPoint {
+            t_s: l.start_ns as f64 / 1e9,
+            direction: f.direction.into(),
+            throughput_bps: l.throughput_bps,
+        })
+        .collect();
+    if !r.complete {
+        out.error = Some(format!(
+            "the {} load did not complete: {}",
+            f.direction, r.stop_reason
+        ));
+    }
+    Ok(())
+}
+
+fn run_udp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<()> {
+    let a = UdpCli::try_parse_from(&f.argv)?.a;
+    let r = udp::measure(&udp::UdpPlan::from_args(&a)?, stop)?;
+    out.throughput.throughput_bps = r.throughput_bps;
+    out.throughput.complete = r.complete;
+    if !r.complete {
+        out.error = Some(format!(
+            "the {} load did not complete: {}",
+            f.direction, r.stop_reason
+        ));
+    }
+    Ok(())
+}

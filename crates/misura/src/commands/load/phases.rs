@@ -1,0 +1,298 @@
+//! The three phases of `misura load` and the result built from them.
+
+use crate::commands::load::args::LoadArgs;
+use crate::commands::load::flows::{self, FlowOutcome};
+use crate::commands::rtt::{self, RttArgs};
+use crate::shared::exit::Failure;
+use crate::shared::meta::{meta, now_rfc3339};
+use anyhow::Result;
+use clap::Parser;
+use misura_report::rtt::RttReport;
+use misura_report::under_load::*;
+use misura_report::LoopTuning;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+struct RttCli {
+    #[command(flatten)]
+    a: RttArgs,
+}
+
+/// The probes of one phase, as `misura rtt` flags.
+fn rtt_args(a: &LoadArgs, ns: i64, offset_ns: Option<f64>) -> Result<RttArgs, Failure> {
+    let reflector = a.reflector.clone().unwrap_or_else(|| host_only(&a.host));
+    let mut argv: Vec<String> = vec![
+        "rtt".into(),
+        reflector,
+        "--duration".into(),
+        format!("{}ms", (ns / 1_000_000).max(1)),
+        "--period".into(),
+        a.period.to_string(),
+        "--timeout".into(),
+        a.timeout.to_string(),
+        "-q".into(),
+    ];
+    if let Some(cpu) = a.cpu {
+        argv.extend(["--cpu".into(), cpu.to_string()]);
+    }
+    if let Some(k) = &a.key_file {
+        argv.extend(["--key-file".into(), k.display().to_string()]);
+    }
+    if let Some(o) = offset_ns {
+        argv.extend(["--clock-offset-ns".into(), format!("{o}")]);
+    }
+    RttCli::try_parse_from(&argv)
+        .map(|c| c.a)
+        .map_err(|e| Failure::Usage(format!("the probes: {e}")))
+}
+
+/// HOST of HOST[:PORT] (the reflector listens on the server's host).
+fn host_only(s: &str) -> String {
+    if let Some(rest) = s.strip_prefix('[') {
+        if let Some(i) = rest.find(']') {
+            return rest[..i].to_string();
+        }
+    }
+    match s.matches(':').count() {
+        1 => s.split(':').next().unwrap_or(s).to_string(),
+        _ => s.to_string(),
+    }
+}
+
+/// One phase's probes: the rtt result and when they ran (s from `t0`).
+struct Probed {
+    name: &'static str,
+    report: RttReport,
+    start_s: f64,
+    duration_s: f64,
+}
+
+fn probe(
+    name: &'static str,
+    a: &LoadArgs,
+    ns: i64,
+    offset_ns: Option<f64>,
+    t0: Instant,
+    stop: &Arc<AtomicUsize>,
+) -> Result<Probed> {
+    let args = rtt_args(a, ns, offset_ns)?;
+    let start = t0.elapsed().as_secs_f64();
+    let (report, _, _) = rtt::measure(&args, stop)?;
+    Ok(Probed {
+        name,
+        report,
+        start_s: start,
+        duration_s: ns as f64 / 1e9,
+    })
+}
+
+/// Run idle, loaded and idle phases; the result and, if the load failed,
+/// why.
+pub fn measure(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<(UnderLoadReport, Option<String>)> {
+    let planned = flows::plan(a)?;
+    let started_at = now_rfc3339();
+    let t0 = Instant::now();
+    let mut probed = vec![probe("idle", a, a.idle.ns, None, t0, stop)?];
+    // The idle phase's offset serves every later phase's one-way delays:
+    // under load the minimum-RTT probes are no longer symmetric.
+    let offset = probed[0].report.clock_offset.as_ref().map(|o| o.offset_ns);
+    let mut outcomes: Vec<FlowOutcome> = Vec::new();
+    let mut load_start_s = 0.0;
+    if stop.load(Ordering::Relaxed) == 0 {
+        load_start_s = t0.elapsed().as_secs_f64();
+        let handles: Vec<_> = planned.into_iter().map(|f| flows::start(f, stop)).collect();
+        // Let the streams ramp up, and end the probes before the load ends.
+        let ramp =
+            Duration::from_nanos((a.duration.ns / 10).clamp(200_000_000, 1_000_000_000) as u64);
+        std::thread::sleep(ramp);
+        let probe_ns = a.duration.ns - 2 * ramp.as_nanos() as i64;
+        probed.push(probe(
+            "loaded",
+            a,
+            probe_ns.max(500_000_000),
+            offset,
+            t0,
+            stop,
+        )?);
+        outcomes = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| anyhow::anyhow!("a load thread panicked"))
+            })
+            .collect::<Result<_>>()?;
+    }
+    if stop.load(Ordering::Relaxed) == 0 {
+        probed.push(probe("idle after", a, a.idle.ns, offset, t0, stop)?);
+    }
+    let failed = outcomes
+        .iter()
+        .filter_map(|o| o.error.clone())
+        .collect::<Vec<_>>();
+    let report = build(a, started_at, &probed, &outcomes, load_start_s, stop);
+    let failed = (!failed.is_empty()).then(|| failed.join("; "));
+    Ok((report, failed))
+}
+
+fn build(
+    a: &LoadArgs,
+    started_at: String,
+    probed: &[Probed],
+    outcomes: &[FlowOutcome],
+    load_start_s: f64,
+    stop: &AtomicUsize,
+) -> UnderLoadReport {
+    let idle = &probed[0].report;
+    let idle_offset = idle.clock_offset.as_ref().map(|o| o.offset_ns);
+    let phases: Vec<Phase> = probed
+        .iter()
+        .map(|p| {
+            let mut ph = phase(p);
+            if p.name == "loaded" {
+                ph.flows = outcomes.iter().map(|o| o.throughput.clone()).collect();
+                ph.total_bps = ph.flows.iter().map(|f| f.throughput_bps).sum();
+            }
+            ph
+        })
+        .collect();
+    let loaded = phases.iter().find(|p| p.name == "loaded");
+    let ts = &idle.timestamps;
+    let mut warnings = idle.warnings.clone();
+    for o in outcomes {
+        if let Some(e) = &o.error {
+            warnings.push(misura_report::Warning {
+                code: "load.flow-failed".into(),
+                text: e.clone(),
+            });
+        }
+    }
+    if idle_offset.is_none() {
+        warnings.push(misura_report::Warning {
+            code: "load.no-idle-offset".into(),
+            text: "no clock offset from the idle phase: one-way delays are not given".into(),
+        });
+    }
+    let sig = stop.load(Ordering::Relaxed);
+    let complete = sig == 0
+        && probed.len() == 3
+        && probed.iter().all(|p| p.report.complete)
+        && outcomes.iter().all(|o| o.throughput.complete);
+    UnderLoadReport {
+        meta: meta("misura.load", started_at),
+        complete,
+        stop_reason: if sig != 0 {
+            crate::shared::output::signal_reason(sig)
+        } else if complete {
+            "finished".into()
+        } else {
+            "a phase or a flow did not complete (see warnings)".into()
+        },
+        host: crate::shared::host::fingerprint(LoopTuning {
+            netns: a.ns.netns.clone(),
+            cpu: a.cpu,
+            ..Default::default()
+        }),
+        config: UnderLoadConfig {
+            server: a.host.clone(),
+            reflector: idle.config.target.clone(),
+            up_streams: if a.udp_up.is_some() { 0 } else { a.up },
+            down_streams: if a.udp_down.is_some() { 0 } else { a.down },
+            udp_up_bps: outcomes
+                .iter()
+                .find(|o| o.throughput.direction == "up" && o.throughput.kind == "udp")
+                .map(|_| rate_of(a.udp_up.as_deref())),
+            udp_down_bps: outcomes
+                .iter()
+                .find(|o| o.throughput.direction == "down" && o.throughput.kind == "udp")
+                .map(|_| rate_of(a.udp_down.as_deref())),
+            idle_s: a.idle.ns as f64 / 1e9,
+            duration_s: a.duration.ns as f64 / 1e9,
+            period_ns: a.period.ns,
+            request_bytes: idle.per_size.first().map_or(0, |s| s.request_bytes),
+            timestamps: format!(
+                "client TX {} / RX {}; reflector RX {} / TX {}",
+                ts.client_tx,
+                ts.client_rx,
+                ts.reflector_rx.as_deref().unwrap_or("unknown"),
+                ts.reflector_tx.as_deref().unwrap_or("unknown")
+            ),
+        },
+        clock_offset: idle.clock_offset.clone(),
+        inflation: inflation(phases.first(), loaded),
+        responsiveness: Responsiveness {
+            rpm_user: loaded.and_then(|l| l.user_rtt.median_ns).map(|m| 60e9 / m),
+            rpm_network: loaded
+                .and_then(|l| l.network_rtt.as_ref()?.median_ns)
+                .map(|m| 60e9 / m),
+            method: "60 s over the loaded phase's median RTT of misura's STAMP probes (not the HTTP procedure of draft-ietf-ippm-responsiveness)".into(),
+        },
+        throughput_series: outcomes
+            .iter()
+            .flat_map(|o| o.series.iter())
+            .map(|p| ThroughputPoint {
+                t_s: load_start_s + p.t_s,
+                ..p.clone()
+            })
+            .collect(),
+        phases,
+        warnings,
+    }
+}
+
+fn rate_of(text: Option<&str>) -> u64 {
+    text.and_then(|t| t.parse::<crate::shared::units::LinkRate>().ok())
+        .map_or(0, |r| r.bps)
+}
+
+/// A phase from its probes (their one-way delays already use the idle
+/// phase's offset).
+fn phase(p: &Probed) -> Phase {
+    let r = &p.report;
+    let o = &r.overall;
+    let of = |s: Option<&misura_stats::SummarySnapshot>| s.map(|s| Percentiles::of(s, 0.0));
+    Phase {
+        name: p.name.into(),
+        start_s: p.start_s,
+        duration_s: p.duration_s,
+        sent: r.totals.sent,
+        received: r.totals.received,
+        lost: r.totals.lost,
+        network_rtt: of(o.network_rtt.as_ref()),
+        user_rtt: Percentiles::of(&o.user_rtt, 0.0),
+        kernel_rtt: of(o.kernel_rtt.as_ref()),
+        forward: of(o.forward.as_ref()),
+        backward: of(o.backward.as_ref()),
+        jitter_ns: o.jitter_rfc3550_ns,
+        flows: Vec::new(),
+        total_bps: 0.0,
+    }
+}
+
+fn inflation(idle: Option<&Phase>, loaded: Option<&Phase>) -> Inflation {
+    let (Some(i), Some(l)) = (idle, loaded) else {
+        return Inflation::default();
+    };
+    let diff = |a: Option<&Percentiles>, b: Option<&Percentiles>| -> (Option<f64>, Option<f64>) {
+        let (Some(a), Some(b)) = (a, b) else {
+            return (None, None);
+        };
+        let d = b.median_ns.zip(a.median_ns).map(|(x, y)| x - y);
+        let u = b
+            .median_se_ns()
+            .zip(a.median_se_ns())
+            .map(|(x, y)| (x * x + y * y).sqrt());
+        (d, u)
+    };
+    let (net, net_u) = diff(i.network_rtt.as_ref(), l.network_rtt.as_ref());
+    let (user, user_u) = diff(Some(&i.user_rtt), Some(&l.user_rtt));
+    Inflation {
+        network_rtt_ns: net,
+        network_rtt_uncertainty_ns: net_u,
+        user_rtt_ns: user,
+        user_rtt_uncertainty_ns: user_u,
+        forward_ns: diff(i.forward.as_ref(), l.forward.as_ref()).0,
+        backward_ns: diff(i.backward.as_ref(), l.backward.as_ref()).0,
+    }
+}

@@ -1,0 +1,139 @@
+//! `misura load` (issue 12) on the routed lab with a bottleneck on the
+//! router: a bloated tbf queue inflates the loaded direction only, a small
+//! queue keeps the inflation to milliseconds, and a missing server is named
+//! with the partial result still written.
+
+#[macro_use]
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+const H2: &str = "198.18.1.2";
+
+fn routed(lab: &Lab, shape: &str) {
+    let o = lab.routed(shape);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+fn servers(lab: &mut Lab, which: &[&str]) {
+    for server in which {
+        lab.server(2, server);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(800));
+}
+
+fn load(lab: &Lab, extra: &[&str]) -> std::process::Output {
+    let ns = lab.ns(1);
+    let mut args = vec![
+        "--no-store",
+        "load",
+        H2,
+        "--netns",
+        &ns,
+        "--idle",
+        "2s",
+        "--period",
+        "20ms",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+fn ms(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN) / 1e6
+}
+
+#[test]
+#[ignore = "needs root: network namespaces"]
+fn a_bloated_queue_inflates_the_loaded_direction_and_a_small_one_does_not() {
+    need_root!();
+    let _one = one_at_a_time();
+    let mut lab = Lab::new("load", "q");
+    routed(&lab, "20M,queue=500K");
+    servers(&mut lab, &["serve", "reflect"]);
+    // 40 Mbit/s of UDP up into a 20 Mbit/s bottleneck with a 205 ms queue.
+    let o = load(
+        &lab,
+        &[
+            "--udp-up",
+            "40M",
+            "--up",
+            "0",
+            "--down",
+            "0",
+            "--duration",
+            "4s",
+        ],
+    );
+    let v = json_of(&o);
+    schema_check(&v, "load.schema.json");
+    let names: Vec<&str> = v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["idle", "loaded", "idle after"]);
+    let i = &v["inflation"];
+    assert!(
+        ms(&i["forward_ns"]) > 150.0,
+        "forward inflation {} ms",
+        ms(&i["forward_ns"])
+    );
+    assert!(
+        ms(&i["backward_ns"]).abs() < 10.0,
+        "backward inflation {} ms",
+        ms(&i["backward_ns"])
+    );
+    assert!(ms(&i["network_rtt_ns"]) > 150.0);
+    assert!(ms(&v["phases"][0]["network_rtt"]["median_ns"]) < 5.0);
+    assert!(
+        ms(&v["phases"][2]["network_rtt"]["median_ns"]) < 5.0,
+        "the queue drained"
+    );
+    let rpm = v["responsiveness"]["rpm_network"].as_f64().unwrap();
+    assert!(rpm > 200.0 && rpm < 400.0, "RPM {rpm}");
+    let flow = &v["phases"][1]["flows"][0];
+    assert_eq!(flow["kind"], "udp");
+    assert!(flow["throughput_bps"].as_f64().unwrap() < 21e6, "{flow}");
+    // TCP both ways behind a 16 KB queue: a few ms of inflation at most.
+    routed(&lab, "20M,queue=16K");
+    let o = load(&lab, &["--up", "2", "--down", "2", "--duration", "4s"]);
+    let v = json_of(&o);
+    schema_check(&v, "load.schema.json");
+    let flows = v["phases"][1]["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 2);
+    let total = v["phases"][1]["total_bps"].as_f64().unwrap();
+    assert!(total > 20e6 && total < 45e6, "total {total} bit/s");
+    let infl = ms(&v["inflation"]["network_rtt_ns"]);
+    assert!(
+        infl < 15.0,
+        "network RTT inflation {infl} ms behind a 16 KB queue"
+    );
+    assert!(!v["throughput_series"].as_array().unwrap().is_empty());
+}
+
+#[test]
+#[ignore = "needs root: network namespaces"]
+fn a_missing_server_is_named_and_the_probes_are_still_written() {
+    need_root!();
+    let _one = one_at_a_time();
+    let mut lab = Lab::new("load", "s");
+    routed(&lab, "none");
+    servers(&mut lab, &["reflect"]);
+    let o = load(&lab, &["--up", "1", "--down", "0", "--duration", "2s"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("the up load"), "{e}");
+    let v: Value = serde_json::from_slice(&o.stdout).expect("the partial result");
+    schema_check(&v, "load.schema.json");
+    assert_eq!(v["complete"], false);
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["code"] == "load.flow-failed"));
+    assert_eq!(v["phases"].as_array().unwrap().len(), 3);
+}
