@@ -113,6 +113,26 @@ fn a_bloated_queue_inflates_the_loaded_direction_and_a_small_one_does_not() {
         "network RTT inflation {infl} ms behind a 16 KB queue"
     );
     assert!(!v["throughput_series"].as_array().unwrap().is_empty());
+    // The RRUL picture: throughput and latency over one time axis, and the
+    // phases side by side.
+    let json = lab.path("load.json");
+    std::fs::write(&json, serde_json::to_vec(&v).unwrap()).unwrap();
+    let html = lab.path("load.html");
+    let o = run(&[
+        "--no-store",
+        "report",
+        json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    for plot in ["load-throughput", "load-latency", "load-phases"] {
+        assert!(
+            page.contains(&format!("data-plot=\"{plot}\"")),
+            "{plot} missing"
+        );
+    }
 }
 
 #[test]

@@ -499,6 +499,7 @@ pub fn figures(v: &Value, series: Option<&LatencySeries>) -> Vec<Figure> {
         "misura.sweep" => sweep_figures(v, &mut out),
         "misura.tcp" | "misura.udp" => intervals_figure(v, &mut out),
         "misura.rfc2544" => crate::load_figures::rfc2544_figures(v, &mut out),
+        "misura.load" => crate::under_load_figures::under_load_figures(v, &mut out),
         _ => {}
     }
     if let Some(series) = series {

@@ -28,6 +28,7 @@ pub mod text;
 pub mod throughput;
 pub mod tsc;
 pub mod under_load;
+pub mod under_load_figures;
 pub mod vs_load;
 pub mod warning;
 pub mod y1564;

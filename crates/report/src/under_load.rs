@@ -118,6 +118,20 @@ pub struct ThroughputPoint {
     pub throughput_bps: f64,
 }
 
+/// One interval's probe medians (ns), for latency over time.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyPoint {
+    /// End of the interval, s from the run's start.
+    pub t_s: f64,
+    pub phase: String,
+    pub sent: u64,
+    pub lost: u64,
+    pub user_rtt_ns: Option<f64>,
+    pub network_rtt_ns: Option<f64>,
+    pub forward_ns: Option<f64>,
+    pub backward_ns: Option<f64>,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct UnderLoadConfig {
     pub server: String,
@@ -149,6 +163,8 @@ pub struct UnderLoadReport {
     pub inflation: Inflation,
     pub responsiveness: Responsiveness,
     pub throughput_series: Vec<ThroughputPoint>,
+    /// The probes' medians per 500 ms, every phase.
+    pub latency_series: Vec<LatencyPoint>,
     pub warnings: Vec<crate::Warning>,
 }
 

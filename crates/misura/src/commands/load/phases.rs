@@ -14,6 +14,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// How long the loaded phase's probes run before the load starts (their
+/// warm-up, on the idle path).
+const LOAD_LEAD_NS: i64 = 150_000_000;
+
 #[derive(Parser)]
 struct RttCli {
     #[command(flatten)]
@@ -32,6 +36,8 @@ fn rtt_args(a: &LoadArgs, ns: i64, offset_ns: Option<f64>) -> Result<RttArgs, Fa
         a.period.to_string(),
         "--timeout".into(),
         a.timeout.to_string(),
+        "--interval".into(),
+        "500ms".into(),
         "-q".into(),
     ];
     if let Some(cpu) = a.cpu {
@@ -65,6 +71,7 @@ fn host_only(s: &str) -> String {
 struct Probed {
     name: &'static str,
     report: RttReport,
+    series: Vec<rtt::IntervalPoint>,
     start_s: f64,
     duration_s: f64,
 }
@@ -79,10 +86,11 @@ fn probe(
 ) -> Result<Probed> {
     let args = rtt_args(a, ns, offset_ns)?;
     let start = t0.elapsed().as_secs_f64();
-    let (report, _, _) = rtt::measure(&args, stop)?;
+    let m = rtt::measure(&args, stop)?;
     Ok(Probed {
         name,
-        report,
+        report: m.report,
+        series: m.series,
         start_s: start,
         duration_s: ns as f64 / 1e9,
     })
@@ -94,6 +102,7 @@ pub fn measure(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<(UnderLoadReport
     let planned = flows::plan(a)?;
     let started_at = now_rfc3339();
     let t0 = Instant::now();
+    let t0_realtime = misura_sys::clock::realtime_ns();
     let mut probed = vec![probe("idle", a, a.idle.ns, None, t0, stop)?];
     // The idle phase's offset serves every later phase's one-way delays:
     // under load the minimum-RTT probes are no longer symmetric.
@@ -101,21 +110,28 @@ pub fn measure(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<(UnderLoadReport
     let mut outcomes: Vec<FlowOutcome> = Vec::new();
     let mut load_start_s = 0.0;
     if stop.load(Ordering::Relaxed) == 0 {
+        // The loaded phase's probes start first, so their warm-up (eight
+        // probes, one at a time) runs on the idle path; the load follows a
+        // moment later and the probes end just before it does.
+        let args = rtt_args(a, a.duration.ns - LOAD_LEAD_NS - 300_000_000, offset)?;
+        let probe_start = t0.elapsed().as_secs_f64();
+        let probes = {
+            let stop = stop.clone();
+            std::thread::spawn(move || rtt::measure(&args, &stop))
+        };
+        std::thread::sleep(Duration::from_nanos(LOAD_LEAD_NS as u64));
         load_start_s = t0.elapsed().as_secs_f64();
         let handles: Vec<_> = planned.into_iter().map(|f| flows::start(f, stop)).collect();
-        // Let the streams ramp up, and end the probes before the load ends.
-        let ramp =
-            Duration::from_nanos((a.duration.ns / 10).clamp(200_000_000, 1_000_000_000) as u64);
-        std::thread::sleep(ramp);
-        let probe_ns = a.duration.ns - 2 * ramp.as_nanos() as i64;
-        probed.push(probe(
-            "loaded",
-            a,
-            probe_ns.max(500_000_000),
-            offset,
-            t0,
-            stop,
-        )?);
+        let m = probes
+            .join()
+            .map_err(|_| anyhow::anyhow!("the probing thread panicked"))??;
+        probed.push(Probed {
+            name: "loaded",
+            report: m.report,
+            series: m.series,
+            start_s: probe_start,
+            duration_s: a.duration.ns as f64 / 1e9,
+        });
         outcomes = handles
             .into_iter()
             .map(|h| {
@@ -131,7 +147,22 @@ pub fn measure(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<(UnderLoadReport
         .iter()
         .filter_map(|o| o.error.clone())
         .collect::<Vec<_>>();
-    let report = build(a, started_at, &probed, &outcomes, load_start_s, stop);
+    let mut report = build(a, started_at, &probed, &outcomes, load_start_s, stop);
+    report.latency_series = probed
+        .iter()
+        .flat_map(|p| {
+            p.series.iter().map(|i| LatencyPoint {
+                t_s: (i.end_ns - t0_realtime) as f64 / 1e9,
+                phase: p.name.into(),
+                sent: i.sent,
+                lost: i.lost,
+                user_rtt_ns: i.user_ns.map(|v| v as f64),
+                network_rtt_ns: i.network_ns.map(|v| v as f64),
+                forward_ns: i.forward_ns.map(|v| v as f64),
+                backward_ns: i.backward_ns.map(|v| v as f64),
+            })
+        })
+        .collect();
     let failed = (!failed.is_empty()).then(|| failed.join("; "));
     Ok((report, failed))
 }
@@ -236,6 +267,7 @@ fn build(
                 ..p.clone()
             })
             .collect(),
+        latency_series: Vec::new(),
         phases,
         warnings,
     }

@@ -92,6 +92,24 @@ pub struct Collector {
     pub frames_error: Option<String>,
     /// `--clock-offset-ns`: the offset to use instead of the estimate.
     pub fixed_offset_ns: Option<f64>,
+    /// One point per `--interval` (at most [`MAX_SERIES`]).
+    pub series: Vec<IntervalPoint>,
+}
+
+/// Points an interval series keeps (a day at 1 s).
+const MAX_SERIES: usize = 86_400;
+
+/// One `--interval`'s medians, for a latency-over-time picture.
+#[derive(Clone, Debug)]
+pub struct IntervalPoint {
+    /// When the interval closed, CLOCK_REALTIME ns.
+    pub end_ns: i64,
+    pub sent: u64,
+    pub lost: u64,
+    pub user_ns: Option<i64>,
+    pub network_ns: Option<i64>,
+    pub forward_ns: Option<i64>,
+    pub backward_ns: Option<i64>,
 }
 
 impl Collector {
@@ -113,6 +131,7 @@ impl Collector {
             frames,
             frames_error: None,
             fixed_offset_ns: None,
+            series: Vec::new(),
         })
     }
 
@@ -160,8 +179,22 @@ impl Collector {
         )
     }
 
-    /// Ends an `--interval`: its line (unless quiet), and a fresh group.
-    pub fn close_interval(&mut self, since_start_ns: i64, print: bool) {
+    /// Ends an `--interval`: its line (unless quiet), its point of the
+    /// series, and a fresh group. `now_ns`: CLOCK_REALTIME.
+    pub fn close_interval(&mut self, since_start_ns: i64, now_ns: i64, print: bool) {
+        if self.series.len() < MAX_SERIES {
+            let l = self.interval.latencies();
+            let med = |s: Option<&SummarySnapshot>| s.and_then(|s| s.median_ns);
+            self.series.push(IntervalPoint {
+                end_ns: now_ns,
+                sent: self.interval.sent,
+                lost: self.interval.lost,
+                user_ns: med(Some(&l.user_rtt)),
+                network_ns: med(l.network_rtt.as_ref()),
+                forward_ns: med(l.forward.as_ref()),
+                backward_ns: med(l.backward.as_ref()),
+            });
+        }
         if print {
             let g = &self.interval;
             let l = g.latencies();

@@ -12,6 +12,7 @@ pub use args::RttArgs;
 
 mod assemble;
 mod collect;
+pub use collect::IntervalPoint;
 mod plan;
 mod session;
 pub mod transport;
@@ -103,7 +104,12 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted)> {
 }
 
 pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let (report, frames_error, target_name) = measure(a, stop)?;
+    let Measured {
+        report,
+        frames_error,
+        target_name,
+        ..
+    } = measure(a, stop)?;
     let sent = report.totals.sent;
     let no_reply = report.totals.received == 0 && sent > 0;
     let target = report.config.target.clone();
@@ -119,13 +125,19 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     Ok(Finished::ok(report))
 }
 
-/// One STAMP session as the flags say: the result, the per-probe log's
-/// write error if any, and the reflector's name (`misura load` runs one
-/// per phase).
-pub fn measure(
-    a: &RttArgs,
-    stop: &Arc<AtomicUsize>,
-) -> Result<(RttReport, Option<String>, String)> {
+/// What one STAMP session gives.
+pub struct Measured {
+    pub report: RttReport,
+    /// The per-probe log's write error, if any.
+    pub frames_error: Option<String>,
+    /// The reflector's name.
+    pub target_name: String,
+    /// One point per --interval.
+    pub series: Vec<collect::IntervalPoint>,
+}
+
+/// One STAMP session as the flags say (`misura load` runs one per phase).
+pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
     if a.l2 && a.target.is_some() {
         return Err(Failure::Usage(
             "give either a HOST (STAMP over UDP) or --l2 --interface IF --peer MAC, not both"
@@ -222,6 +234,10 @@ pub fn measure(
             .push(Warn::LoadThreadNotPinned { error: e.clone() }.into());
     }
     drop(busy);
-    let frames_error = collect.frames_error.clone();
-    Ok((report, frames_error, target_name))
+    Ok(Measured {
+        report,
+        frames_error: collect.frames_error.clone(),
+        target_name,
+        series: std::mem::take(&mut collect.series),
+    })
 }

@@ -197,7 +197,7 @@ impl<'t> Link<'t> {
                     next_interval = s.measurement_start().map(|start| start + iv.every_ns);
                 }
                 if let Some(next) = next_interval.filter(|&next| now >= next) {
-                    c.close_interval(now - t_start, iv.print);
+                    c.close_interval(now - t_start, now, iv.print);
                     next_interval = Some(next + iv.every_ns);
                 }
             }
