@@ -199,6 +199,23 @@ fn build(
             });
         }
     }
+    // The probes' own traffic against what the path carried under load: a
+    // slow bottleneck that the probes themselves help to fill is said.
+    let request = idle.per_size.first().map_or(0, |s| s.request_bytes) as f64;
+    let probe_bps = (request + 28.0 + 18.0) * 8.0 * 1e9 / a.period.ns.max(1) as f64;
+    if let Some(l) = loaded.filter(|l| l.total_bps > 0.0) {
+        let share = probe_bps / l.total_bps;
+        if share > 0.05 {
+            warnings.push(misura_report::Warning {
+                code: "load.probes-heavy".into(),
+                text: format!(
+                    "the probes alone send {:.0} kbit/s each way, {:.0} % of what the path carried under load: they add to the queue they measure; lengthen --period",
+                    probe_bps / 1e3,
+                    share * 100.0
+                ),
+            });
+        }
+    }
     if idle_offset.is_none() {
         warnings.push(misura_report::Warning {
             code: "load.no-idle-offset".into(),
