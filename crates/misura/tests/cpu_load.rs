@@ -55,6 +55,15 @@ fn busy_threads_show_in_the_recorded_host_load() {
     // The thread spins for the whole run: its CPU was busy nearly all of it.
     assert!(share > 0.7, "CPU {cpu} busy {share}: {load}");
     assert!(load["process_cpus"].as_f64().unwrap() > 0.7, "{load}");
+    // The busy thread moves what the user clock sees (wake-ups, sharing);
+    // the network RTT, with both hosts' time removed, stays flat.
+    let p50 = |v: &Value, k: &str| v["overall"][k]["median_ns"].as_f64().unwrap();
+    let (idle_net, busy_net) = (p50(&idle, "network_rtt"), p50(&busy, "network_rtt"));
+    assert!(
+        (busy_net - idle_net).abs() < 50_000.0,
+        "network RTT p50 {idle_net} ns idle, {busy_net} ns with a busy thread"
+    );
+    assert!(p50(&busy, "user_rtt") >= busy_net && p50(&idle, "user_rtt") >= idle_net);
     let o = run(&["--no-store", "rtt", &r.target(), "--cpu-load", "100000"]);
     assert_eq!(o.status.code(), Some(5));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--cpu-load 100000"));

@@ -65,10 +65,24 @@ fn a_bloated_queue_inflates_the_loaded_direction_and_a_small_one_does_not() {
             "0",
             "--duration",
             "4s",
+            "--rr",
         ],
     );
     let v = json_of(&o);
     schema_check(&v, "load.schema.json");
+    // --rr: UDP transactions in every phase; the overloaded queue holds each
+    // loaded one for its drain time (it never empties under UDP overload).
+    for p in v["phases"].as_array().unwrap() {
+        let rr = &p["rr"];
+        assert!(rr["transactions"].as_u64().unwrap() > 0, "{p}");
+        assert!(rr["error"].is_null(), "{rr}");
+        let median = ms(&rr["latency"]["median_ns"]);
+        if p["name"] == "loaded" {
+            assert!(median > 100.0, "loaded transaction p50 {median} ms");
+        } else {
+            assert!(median < 5.0, "{} transaction p50 {median} ms", p["name"]);
+        }
+    }
     let names: Vec<&str> = v["phases"]
         .as_array()
         .unwrap()

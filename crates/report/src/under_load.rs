@@ -86,6 +86,24 @@ pub struct Phase {
     pub jitter_ns: Option<f64>,
     pub flows: Vec<FlowThroughput>,
     pub total_bps: f64,
+    /// UDP request/response transactions beside the probes (`--rr`).
+    #[serde(default)]
+    pub rr: Option<RrPhase>,
+}
+
+/// One phase's UDP request/response transactions (`misura rr --proto udp`,
+/// one in flight, through `misura serve`): what an application's request
+/// sees, on the user clock.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RrPhase {
+    pub transactions: u64,
+    pub transactions_per_s: f64,
+    /// Transactions without a response within --timeout.
+    pub lost: u64,
+    /// Request written → response read (user clock, CLOCK_MONOTONIC).
+    pub latency: Percentiles,
+    /// Why the transactions stopped early, if they did.
+    pub error: Option<String>,
 }
 
 /// Loaded minus idle, with its uncertainty (both medians' standard errors
@@ -225,6 +243,29 @@ pub fn write_text(r: &UnderLoadReport, out: &mut dyn Write) -> io::Result<()> {
                     .collect();
                 format!("{} (total {})", flows.join(", "), mbps(p.total_bps))
             }
+        )?;
+    }
+    if r.phases.iter().any(|p| p.rr.is_some()) {
+        writeln!(out, "\nrequest/response (UDP, one in flight)   transactions/s   lost   latency µs (p50 / p99)")?;
+        for p in &r.phases {
+            if let Some(x) = &p.rr {
+                writeln!(
+                    out,
+                    "{:<38} {:>16.0} {:>6}   {} / {}{}",
+                    p.name,
+                    x.transactions_per_s,
+                    x.lost,
+                    us(x.latency.median_ns),
+                    us(x.latency.p99_ns),
+                    x.error
+                        .as_ref()
+                        .map_or(String::new(), |e| format!("   ({e})"))
+                )?;
+            }
+        }
+        writeln!(
+            out,
+            "(closed loop, one transaction in flight: while a queue is full each one waits for it, while it is empty many complete, so these percentiles count quiet moments more often than the open-loop probes above; compare transactions/s across phases)"
         )?;
     }
     let i = &r.inflation;

@@ -36,6 +36,13 @@ pub struct LoadArgs {
     /// can hold it for hundreds of ms).
     #[arg(long, default_value = "2s", value_name = "DURATION")]
     pub timeout: DurationArg,
+    /// Also run UDP request/response transactions (`misura rr --proto udp`,
+    /// one in flight) through `misura serve` in every phase, beside the
+    /// probes: the latency an application's request sees, phase by phase
+    /// (in the loaded phase from 1 s, or a quarter of it, after the load
+    /// starts).
+    #[arg(long)]
+    pub rr: bool,
     /// Pin the probing loop to this CPU.
     #[arg(long)]
     pub cpu: Option<usize>,

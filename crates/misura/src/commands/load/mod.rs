@@ -10,6 +10,7 @@ pub use args::LoadArgs;
 
 mod flows;
 mod phases;
+mod rr;
 
 use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, Report};
@@ -30,7 +31,8 @@ seconds idle again. During the loaded phase --up N and --down N TCP streams
 Per phase: throughput per flow and in total; network, user and kernel RTT;
 forward and backward one-way delay, with the clock offset estimated in the
 first idle phase so the direction whose queue grew shows; loss and jitter of
-the probes. Then the inflation (loaded − idle medians) with its uncertainty,
+the probes (and, with --rr, of UDP request/response transactions through
+`misura serve`). Then the inflation (loaded − idle medians) with its uncertainty,
 and responsiveness in round trips per minute (60 s over the loaded median
 RTT; computed from misura's probes, not the draft's HTTP procedure).
 
@@ -41,7 +43,8 @@ default 2 s) must exceed the loaded queue's delay, or they count as lost.
 Examples:
   misura load 198.18.1.2
   misura load 198.18.1.2 --up 1 --down 0 --duration 20s --idle 5s
-  misura load 198.18.1.2 --udp-up 40M --period 20ms --json";
+  misura load 198.18.1.2 --udp-up 40M --period 20ms --json
+  misura load 198.18.1.2 --rr --up 2 --down 2";
 
 /// Longest loaded phase.
 const MAX_DURATION_NS: i64 = 3_600_000_000_000;
@@ -81,6 +84,9 @@ fn check(a: &LoadArgs) -> Result<(), Failure> {
             "--period {} leaves fewer than 10 probes in an idle phase of {}: shorten the period or lengthen --idle",
             a.period, a.idle
         )));
+    }
+    if a.rr {
+        rr::check(a)?;
     }
     a.cpu_load.check()
 }

@@ -17,6 +17,9 @@ use std::time::{Duration, Instant};
 /// How long the loaded phase's probes run before the load starts (their
 /// warm-up, on the idle path).
 const LOAD_LEAD_NS: i64 = 150_000_000;
+/// How long after the load starts the loaded phase's `--rr` transactions
+/// start (at most a quarter of the phase).
+const RR_SETTLE_NS: i64 = 1_000_000_000;
 
 #[derive(Parser)]
 struct RttCli {
@@ -71,6 +74,8 @@ fn host_only(s: &str) -> String {
 struct Probed {
     name: &'static str,
     report: RttReport,
+    /// The phase's request/response transactions (`--rr`).
+    rr: Option<misura_report::under_load::RrPhase>,
     series: Vec<rtt::IntervalPoint>,
     start_s: f64,
     duration_s: f64,
@@ -86,10 +91,14 @@ fn probe(
 ) -> Result<Probed> {
     let args = rtt_args(a, ns, offset_ns)?;
     let start = t0.elapsed().as_secs_f64();
-    let m = rtt::measure(&args, stop)?;
+    let rr = super::rr::start(a, 0, ns, stop);
+    let m = rtt::measure(&args, stop);
+    let rr = super::rr::join(rr);
+    let m = m?;
     Ok(Probed {
         name,
         report: m.report,
+        rr,
         series: m.series,
         start_s: start,
         duration_s: ns as f64 / 1e9,
@@ -113,7 +122,8 @@ pub fn measure(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<(UnderLoadReport
         // The loaded phase's probes start first, so their warm-up (eight
         // probes, one at a time) runs on the idle path; the load follows a
         // moment later and the probes end just before it does.
-        let args = rtt_args(a, a.duration.ns - LOAD_LEAD_NS - 300_000_000, offset)?;
+        let probe_ns = a.duration.ns - LOAD_LEAD_NS - 300_000_000;
+        let args = rtt_args(a, probe_ns, offset)?;
         let probe_start = t0.elapsed().as_secs_f64();
         let probes = {
             let stop = stop.clone();
@@ -122,12 +132,18 @@ pub fn measure(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<(UnderLoadReport
         std::thread::sleep(Duration::from_nanos(LOAD_LEAD_NS as u64));
         load_start_s = t0.elapsed().as_secs_f64();
         let handles: Vec<_> = planned.into_iter().map(|f| flows::start(f, stop)).collect();
+        // The transactions are closed loop: on the idle path before the
+        // load took hold they would complete by the thousand and outnumber
+        // the loaded ones, so they start once the load is established.
+        let settle = RR_SETTLE_NS.min(a.duration.ns / 4);
+        let rr = super::rr::start(a, settle, probe_ns - LOAD_LEAD_NS - settle, stop);
         let m = probes
             .join()
             .map_err(|_| anyhow::anyhow!("the probing thread panicked"))??;
         probed.push(Probed {
             name: "loaded",
             report: m.report,
+            rr: super::rr::join(rr),
             series: m.series,
             start_s: probe_start,
             duration_s: a.duration.ns as f64 / 1e9,
@@ -191,6 +207,15 @@ fn build(
     let loaded = phases.iter().find(|p| p.name == "loaded");
     let ts = &idle.timestamps;
     let mut warnings = idle.warnings.clone();
+    for (p, e) in probed
+        .iter()
+        .filter_map(|p| Some((p.name, p.rr.as_ref()?.error.as_ref()?)))
+    {
+        warnings.push(misura_report::Warning {
+            code: "load.rr-failed".into(),
+            text: format!("the {p} phase's request/response transactions: {e}"),
+        });
+    }
     for o in outcomes {
         if let Some(e) = &o.error {
             warnings.push(misura_report::Warning {
@@ -316,6 +341,7 @@ fn phase(p: &Probed) -> Phase {
         jitter_ns: o.jitter_rfc3550_ns,
         flows: Vec::new(),
         total_bps: 0.0,
+        rr: p.rr.clone(),
     }
 }
 
