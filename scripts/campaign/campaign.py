@@ -243,7 +243,8 @@ class Campaign:
                  f"{r.get('scrapes', 0)} scrapes", agent.poll() is None, before, after,
                  f"{r.get('scrapes_ok')}/{r.get('scrapes')} ok, p50 {r.get('scrape_p50_ms') or 0:.1f} ms,"
                  f" max {r.get('scrape_max_ms') or 0:.1f} ms; HEAD {r.get('head_ok')},"
-                 f" pipelined {r.get('pipelined_answers')}/3, 100 KB head → {r.get('big_head')!r}",
+                 f" pipelined {r.get('pipelined_answers')}/3, 100 KB head → {r.get('big_head')!r}"
+                 + (f"; first failure: {r['first_failure']}" if r.get("first_failure") else ""),
                  ok, "goal: every scrape < 1 s, HEAD, pipelining, 431")
         agent.terminate()
 
@@ -390,6 +391,10 @@ class Campaign:
         return not failed
 
 
+# The parts of the campaign, in the order they run (and fuzz, last).
+PARTS = ["flood_and_spoof", "serve_attacks", "agent_http", "store_kills", "frames_kill", "hostile_args"]
+
+
 def main():
     if len(sys.argv) > 2 and sys.argv[1] == "_attack":
         sys.path.insert(0, HERE)
@@ -401,24 +406,28 @@ def main():
     ap.add_argument("--fuzz", type=int, metavar="SECONDS", help="fuzz every target this long")
     ap.add_argument("--misura", default=os.environ.get("MISURA"), help="the binary (default: build release)")
     ap.add_argument("--json", metavar="FILE", help="also write the table as JSON")
+    ap.add_argument("--only", metavar="PARTS",
+                    help="run only these parts, comma-separated: " + ",".join(PARTS))
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("campaign: needs root (it makes network namespaces)")
     if not a.misura:
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "misura"], cwd=ROOT, check=True)
         a.misura = os.path.join(ROOT, "target", "release", "misura")
+    only = set(a.only.split(",")) if a.only else set(PARTS) | {"fuzz"}
+    unknown = only - set(PARTS) - {"fuzz"}
+    if unknown:
+        sys.exit(f"campaign: unknown part(s) {', '.join(sorted(unknown))}: the parts are "
+                 + ", ".join(PARTS + ["fuzz"]))
     c = Campaign(a)
     started = time.monotonic()
     try:
         c.lab_up()
-        c.flood_and_spoof()
-        c.serve_attacks()
-        c.agent_http()
-        c.store_kills()
-        c.frames_kill()
-        c.hostile_args()
+        for part in PARTS:
+            if part in only:
+                getattr(c, part)()
         seconds = 600 if a.long else a.fuzz
-        if seconds:
+        if seconds and "fuzz" in only:
             c.fuzz(seconds)
     finally:
         c.cleanup()

@@ -3,8 +3,15 @@
 //! new connection is taken the moment it arrives (no accept polling) and a
 //! slow client never blocks another.
 //!
+//! A new connection's request is read (and answered) the moment it is
+//! accepted: a client that sends its request with the handshake, as a
+//! scraper does, is served whatever else is waiting. Answered connections
+//! need no admission; they stay only to finish their answer, at most
+//! [`MAX_ANSWERING`] of them.
+//!
 //! Admission, so that no client can hold the endpoint: at most
-//! [`MAX_CONNS`] connections, at most [`PER_ADDRESS`] from one address.
+//! [`MAX_CONNS`] connections waiting for a request, at most
+//! [`PER_ADDRESS`] from one address.
 //! A connection beyond either cap takes the place of the one (of that
 //! address, or of all) that has waited longest for its request, if that one
 //! was accepted in an earlier turn of the loop (so its request, sent with
@@ -26,6 +33,8 @@ use std::time::{Duration, Instant};
 pub const MAX_CONNS: usize = 128;
 /// Connections one address may hold at once.
 pub const PER_ADDRESS: usize = 16;
+/// Answered connections still writing or draining (bounds descriptors).
+pub const MAX_ANSWERING: usize = 128;
 /// Connections taken from the backlog per turn.
 const ACCEPT_BATCH: usize = 64;
 
@@ -70,7 +79,7 @@ pub fn serve(
         }
         conns.retain(|c| c.state != State::Closed);
         if listening && set.ready(0).readable {
-            if let Err(e) = accept(&listener, &mut conns, now) {
+            if let Err(e) = accept(&listener, &mut conns, now, metrics) {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     accept_after = now + Duration::from_millis(100);
                 }
@@ -80,7 +89,12 @@ pub fn serve(
     Ok(())
 }
 
-fn accept(listener: &TcpListener, conns: &mut Vec<Conn>, now: Instant) -> std::io::Result<()> {
+fn accept(
+    listener: &TcpListener,
+    conns: &mut Vec<Conn>,
+    now: Instant,
+    metrics: &dyn Fn() -> Vec<u8>,
+) -> std::io::Result<()> {
     for _ in 0..ACCEPT_BATCH {
         let (stream, addr) = match listener.accept() {
             Ok(a) => a,
@@ -90,6 +104,21 @@ fn accept(listener: &TcpListener, conns: &mut Vec<Conn>, now: Instant) -> std::i
         let Ok(mut c) = Conn::new(stream, addr.ip(), now) else {
             continue;
         };
+        // Its request may have come with the handshake: answer it now.
+        c.turn(true, false, now, metrics);
+        match c.state {
+            State::Closed => continue,
+            State::Writing | State::Draining => {
+                let answering = conns.iter().filter(|c| c.state != State::Reading).count();
+                if answering < MAX_ANSWERING {
+                    conns.push(c);
+                }
+                // Else it is dropped, closed with its answer written as far
+                // as its socket took it.
+                continue;
+            }
+            State::Reading => {}
+        }
         if admit(conns, c.peer, now) {
             conns.push(c);
         } else {
@@ -106,9 +135,9 @@ fn accept(listener: &TcpListener, conns: &mut Vec<Conn>, now: Instant) -> std::i
 fn admit(conns: &mut [Conn], peer: IpAddr, now: Instant) -> bool {
     let same = conns
         .iter()
-        .filter(|c| c.peer == peer && c.state != State::Closed)
+        .filter(|c| c.peer == peer && c.state == State::Reading)
         .count();
-    let live = conns.iter().filter(|c| c.state != State::Closed).count();
+    let live = conns.iter().filter(|c| c.state == State::Reading).count();
     if same >= PER_ADDRESS {
         return displace(conns, Some(peer), now);
     }
