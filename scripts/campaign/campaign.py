@@ -159,7 +159,7 @@ class Campaign:
         rss_ok = before[0] and after[0] and after[0] - before[0] <= 16 * 1024
         self.row(f"malformed flood {secs} s + {s.get('sent', 0)} spoofed sources",
                  f"{f.get('rate', 0):,.0f}/s + {s.get('rate', 0):,.0f}/s", alive, before, after,
-                 f"{got + got2}/{sent + sent2} ({100 * served:.1f} %)",
+                 f"{got + got2}/{sent + sent2} ({100 * served:.1f} %; during {got}/{sent}, after {got2}/{sent2})",
                  alive and served >= 0.99 and rss_ok and before[1] == after[1],
                  "goal: ≥ 99 % served, RSS ≤ +16 MiB, fds flat")
         before = self.stats(refl.pid)
