@@ -6,6 +6,9 @@
 //! plots for), and it reads only the fields it draws. Nothing on the page
 //! refers to anything outside it: no scripts, fonts, style sheets or images.
 
+use crate::latency_figures::{
+    cdf_extent, cdf_plot, fd_histogram_plot, page_unit, percentile_extent, percentile_plot, Dist,
+};
 use crate::series::{moving_percentiles, LatencySeries};
 use crate::svg::{esc, num, Mark, Plot, Scale};
 use serde_json::Value;
@@ -14,7 +17,7 @@ use std::io::{self, Write};
 /// A histogram bucket `(lower_ns, upper_ns, count)`.
 type Bin = (f64, f64, f64);
 
-fn bins(v: Option<&Value>) -> Vec<Bin> {
+pub(crate) fn bins(v: Option<&Value>) -> Vec<Bin> {
     v.and_then(Value::as_array)
         .map(|a| {
             a.iter()
@@ -177,62 +180,6 @@ fn histogram_plot(
             ns_words(min),
             ns_words(max)
         ));
-    }
-    Some(p)
-}
-
-/// Cumulative distributions from bucket sets, one line per set.
-fn cdf_plot(name: &str, title: &str, quantity: &str, sets: &[(String, Vec<Bin>)]) -> Option<Plot> {
-    let refs: Vec<&[Bin]> = sets
-        .iter()
-        .map(|s| s.1.as_slice())
-        .filter(|b| !b.is_empty())
-        .collect();
-    if refs.is_empty() {
-        return None;
-    }
-    let mut lo = f64::INFINITY;
-    let mut hi = f64::NEG_INFINITY;
-    for r in &refs {
-        if let Some((l, h, _)) = core_range(&[r], 0.01) {
-            lo = lo.min(l);
-            hi = hi.max(h);
-        }
-    }
-    let (d, unit) = time_unit(lo.abs().max(hi.abs()));
-    let mut p = Plot::new(
-        name,
-        title,
-        &format!("{quantity} ({unit})"),
-        "share of values ≤ x",
-    );
-    p.x_scale = if lo > 0.0 { Scale::Log } else { Scale::Linear };
-    p.x_range = Some((lo / d, hi / d));
-    p.y_range = Some((0.0, 1.0));
-    for (i, (label, b)) in sets.iter().enumerate() {
-        let mut b = b.clone();
-        b.sort_by(|x, y| x.0.total_cmp(&y.0));
-        let total: f64 = b.iter().map(|x| x.2).sum();
-        if total <= 0.0 {
-            continue;
-        }
-        let mut cum = 0.0;
-        let mut pts = vec![(b[0].0 / d, 0.0)];
-        for x in &b {
-            // Flat across empty stretches between buckets, rising within one.
-            pts.push((x.0 / d, cum / total));
-            cum += x.2;
-            pts.push((x.1 / d, cum / total));
-        }
-        p.mark(
-            Mark::Line {
-                points: pts,
-                series: i,
-                dashed: false,
-                step: false,
-            },
-            label,
-        );
     }
     Some(p)
 }
@@ -526,41 +473,59 @@ fn oneway_figures(v: &Value, out: &mut Vec<Figure>) {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let mut cdf = Vec::new();
-    for (i, p) in sizes.iter().enumerate() {
-        let label = size_label(p);
-        // A calibration run's histograms are Mul; internal latency is Mul − C
-        // and C is one number per size, so the buckets move by exactly C.
-        let c = if calibrating {
-            p.get("wire_time_ns").and_then(Value::as_f64).unwrap_or(0.0)
-        } else {
-            0.0
-        };
-        let shift = |b: Vec<Bin>| {
-            b.into_iter()
-                .map(|x| (x.0 - c, x.1 - c, x.2))
-                .collect::<Vec<_>>()
-        };
-        let user = shift(bins(p.get("histogram_mul")));
-        let kernel = shift(bins(p.get("histogram_kernel")));
-        let (q, ql, kl) = if calibrating {
-            ("Mil", "internal latency Mil = Mul − C", "kernel − C")
-        } else {
-            ("Mul", "mean user latency Mul", "kernel")
-        };
-        push(
-            out,
-            histogram_plot(&format!("histogram-{i}"), &format!("{q} histogram, {label}"), ql, &[(q, user.clone()), (kl, kernel)], false),
-            &format!("Distribution of {ql} for {label} (bars) and of the kernel-timestamp latency (outline)."),
-        );
-        cdf.push((label, user));
-    }
-    let q = if calibrating { "Mil" } else { "Mul" };
-    push(
-        out,
-        cdf_plot("cdf", &format!("{q} CDF per size"), q, &cdf),
-        &format!("Cumulative distribution of {q}, one line per payload size."),
-    );
+    // A calibration run's histograms are Mul; internal latency is Mul − C
+    // and C is one number per size, so the buckets move by exactly C.
+    let (q, ql, kl) = if calibrating {
+        ("Mil", "internal latency Mil = Mul − C", "kernel − C")
+    } else {
+        ("Mul", "mean user latency Mul", "kernel")
+    };
+    let groups: Vec<(String, Vec<Dist>)> = sizes
+        .iter()
+        .map(|p| {
+            let c = if calibrating {
+                p.get("wire_time_ns").and_then(Value::as_f64).unwrap_or(0.0)
+            } else {
+                0.0
+            };
+            let lat = p.get("latency");
+            let pick = |k: &str| lat.and_then(|l| l.get(k)).filter(|x| !x.is_null());
+            // The quoted percentiles: Mil's own summary when there is one.
+            let (user_summary, user_shift) = match pick("mil") {
+                Some(m) if calibrating => (Some(m), 0.0),
+                _ => (pick("mul"), c),
+            };
+            let (kernel_summary, kernel_shift) = match pick("kernel_internal") {
+                Some(m) if calibrating => (Some(m), 0.0),
+                _ => (pick("kernel"), c),
+            };
+            let mut d = Vec::new();
+            d.extend(
+                Dist::of(q, p, "hdr_mul", "histogram_mul", user_summary, user_shift).map(
+                    |mut x| {
+                        shift_marks(&mut x, user_shift - c);
+                        x
+                    },
+                ),
+            );
+            d.extend(
+                Dist::of(
+                    kl,
+                    p,
+                    "hdr_kernel",
+                    "histogram_kernel",
+                    kernel_summary,
+                    kernel_shift,
+                )
+                .map(|mut x| {
+                    shift_marks(&mut x, kernel_shift - c);
+                    x
+                }),
+            );
+            (size_label(p), d)
+        })
+        .collect();
+    latency_distribution_figures(out, &groups, q, ql, "Mul is the mean of the best- and worst-case user latency (seed 000); kernel is the kernel software stamps' RX − TX");
     for (k, what) in [("user", "user windows"), ("kernel", "kernel stamps")] {
         if let Some(line) = v
             .pointer(&format!("/internal_fit/{k}"))
@@ -594,28 +559,108 @@ fn rtt_figures(v: &Value, out: &mut Vec<Figure>) {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let mut cdf = Vec::new();
-    for (i, p) in sizes.iter().enumerate() {
-        let label = size_label(p);
-        let net = bins(p.get("histogram_network_rtt"));
-        let user = bins(p.get("histogram_user_rtt"));
-        let main = if net.is_empty() {
-            ("user RTT", user.clone())
-        } else {
-            ("network RTT", net.clone())
+    let groups: Vec<(String, Vec<Dist>)> = sizes
+        .iter()
+        .map(|p| {
+            let summary = |k: &str| p.pointer(&format!("/latency/{k}")).filter(|x| !x.is_null());
+            let mut d = Vec::new();
+            for (label, k) in [
+                ("network RTT", "network_rtt"),
+                ("user RTT", "user_rtt"),
+                ("kernel RTT", "kernel_rtt"),
+            ] {
+                // Kernel RTT has no display histogram: it is drawn only
+                // from the full one.
+                d.extend(Dist::of(
+                    label,
+                    p,
+                    &format!("hdr_{k}"),
+                    &format!("histogram_{k}"),
+                    summary(k),
+                    0.0,
+                ));
+            }
+            (size_label(p), d)
+        })
+        .collect();
+    latency_distribution_figures(out, &groups, "RTT", "round-trip time", "network RTT is the user RTT less the reflector's turnaround (STAMP timestamps T2, T3); user RTT is taken by misura's own clock reads around send and receive; kernel RTT from the kernel's software stamps");
+}
+
+/// The per-size histogram and percentile plot (every figure of the size
+/// as a line), the percentile plot and CDF of the first figure across
+/// sizes; each figure kind in one unit for the page.
+fn latency_distribution_figures(
+    out: &mut Vec<Figure>,
+    groups: &[(String, Vec<Dist>)],
+    q: &str,
+    quantity: &str,
+    what: &str,
+) {
+    let mains: Vec<&Dist> = groups.iter().filter_map(|g| g.1.first()).collect();
+    let all: Vec<&Dist> = groups.iter().flat_map(|g| g.1.iter()).collect();
+    let hist_unit = page_unit(
+        mains
+            .iter()
+            .filter_map(|d| crate::distribution::freedman_diaconis(&d.bins))
+            .map(|b| b.hi),
+    );
+    let pct_unit = page_unit(all.iter().map(|d| percentile_extent(d)));
+    let cdf_unit = page_unit(cdf_extent(&mains).map(|r| r.1));
+    for (i, (label, d)) in groups.iter().enumerate() {
+        let Some((main, rest)) = d.split_first() else {
+            continue;
         };
+        let others: Vec<&Dist> = rest.iter().take(1).collect();
         push(
             out,
-            histogram_plot(&format!("histogram-{i}"), &format!("RTT histogram, {label}"), "round-trip time", &[main.clone(), ("user RTT", if net.is_empty() { Vec::new() } else { user })], false),
-            &format!("Round-trip times for {label}: network RTT (bars, the reflector's turnaround removed) and user-level RTT (outline)."),
+            fd_histogram_plot(&format!("histogram-{i}"), &format!("{q} histogram, {label}"), quantity, main, &others, hist_unit),
+            &format!("Distribution of the {} for {label} (bars) and of the {} (outline), bin width from the data. {what}.", main.label, others.first().map_or("—", |o| o.label.as_str())),
         );
-        cdf.push((label, main.1));
+        let refs: Vec<&Dist> = d.iter().collect();
+        push(
+            out,
+            percentile_plot(&format!("percentiles-{i}"), &format!("{q} percentile distribution, {label}"), quantity, &refs, pct_unit),
+            &format!("{quantity} against percentile for {label}, one line per figure (HdrHistogram style: 90 %, 99 %, 99.9 % … equally spaced); the rings mark the median, p90, p99 and p99.9 the text output quotes."),
+        );
+    }
+    // The first figure of every size, named by its size.
+    let per_size: Vec<Dist> = groups
+        .iter()
+        .filter_map(|(l, d)| {
+            d.first().map(|x| Dist {
+                label: l.clone(),
+                ..x.clone()
+            })
+        })
+        .collect();
+    let refs: Vec<&Dist> = per_size.iter().collect();
+    if mains.len() > 1 {
+        push(
+            out,
+            percentile_plot("percentiles", &format!("{} percentile distribution per size", mains[0].label), quantity, &refs, pct_unit),
+            &format!("The {} of every size against percentile, one line per size; rings mark each size's quoted percentiles.", mains[0].label),
+        );
     }
     push(
         out,
-        cdf_plot("cdf", "RTT CDF per size", "round-trip time", &cdf),
-        "Cumulative distribution of the round-trip time, one line per request size.",
+        cdf_plot(
+            "cdf",
+            &format!(
+                "{} CDF per size",
+                mains.first().map_or(q, |m| m.label.as_str())
+            ),
+            quantity,
+            &refs,
+            cdf_unit,
+        ),
+        "Cumulative distribution, one line per size, from every recorded bucket.",
     );
+}
+
+fn shift_marks(d: &mut Dist, by: f64) {
+    for m in &mut d.quoted {
+        m.1 -= by;
+    }
 }
 
 /// A sweep's parameter value as a number ("64", "1.5", "64K" as 65 536).

@@ -9,10 +9,12 @@
 
 pub mod clock;
 pub mod csv;
+pub mod distribution;
 pub mod exchange;
 pub mod frames;
 pub mod host;
 pub mod html;
+pub mod latency_figures;
 pub mod load;
 pub mod load_figures;
 pub mod metrics;

@@ -48,6 +48,19 @@ fn assert_self_contained(html: &str) {
     assert!(html.trim_end().ends_with("</html>"));
 }
 
+/// A histogram and a percentile plot per size, the percentile plot across
+/// sizes when there are several, and the CDF.
+fn distribution_plots(n: usize) -> Vec<String> {
+    let mut want: Vec<String> = (0..n)
+        .flat_map(|i| [format!("histogram-{i}"), format!("percentiles-{i}")])
+        .collect();
+    if n > 1 {
+        want.push("percentiles".into());
+    }
+    want.push("cdf".into());
+    want
+}
+
 fn sizes(v: &Value) -> usize {
     v["per_size"].as_array().unwrap().len()
 }
@@ -57,8 +70,8 @@ fn oneway_with_a_calibration_has_histograms_cdf_and_the_sut_fits() {
     let v = fixture("oneway-sut.json");
     let html = page(&v, None);
     assert_self_contained(&html);
-    let mut want: Vec<String> = (0..sizes(&v)).map(|i| format!("histogram-{i}")).collect();
-    want.extend(["cdf", "sut-fit-user", "sut-fit-kernel"].map(String::from));
+    let mut want = distribution_plots(sizes(&v));
+    want.extend(["sut-fit-user", "sut-fit-kernel"].map(String::from));
     assert_eq!(plots(&html), want);
     // In words: the verdict, timestamp sources, host and warnings.
     assert!(html.contains("cut-through"));
@@ -73,8 +86,8 @@ fn a_calibration_run_shows_internal_latency_and_the_calibration_line() {
     let v = fixture("calibrate-run.json");
     let html = page(&v, None);
     assert_self_contained(&html);
-    let mut want: Vec<String> = (0..sizes(&v)).map(|i| format!("histogram-{i}")).collect();
-    want.extend(["cdf", "calibration-fit-user", "calibration-fit-kernel"].map(String::from));
+    let mut want = distribution_plots(sizes(&v));
+    want.extend(["calibration-fit-user", "calibration-fit-kernel"].map(String::from));
     assert_eq!(plots(&html), want);
     assert!(html.contains("Mil histogram, P = 46 B"));
     assert!(html.contains("Amil(P) = α + β·P"));
@@ -86,8 +99,7 @@ fn rtt_results_have_a_histogram_per_size_and_a_cdf() {
         let v = fixture(name);
         let html = page(&v, None);
         assert_self_contained(&html);
-        let mut want: Vec<String> = (0..sizes(&v)).map(|i| format!("histogram-{i}")).collect();
-        want.push("cdf".into());
+        let want = distribution_plots(sizes(&v));
         assert_eq!(plots(&html), want, "{name}");
         assert!(html.contains("Clock offset"), "{name}");
     }

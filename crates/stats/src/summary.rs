@@ -480,7 +480,10 @@ impl Summary {
         let mut out: Vec<Bucket> = Vec::new();
         for v in self.neg.iter_recorded() {
             let m = v.value_iterated_to();
-            let (l, h) = (self.neg.lowest_equivalent(m), self.neg.highest_equivalent(m));
+            let (l, h) = (
+                self.neg.lowest_equivalent(m),
+                self.neg.highest_equivalent(m),
+            );
             out.push(Bucket {
                 lower_ns: edge(-i128::from(h)),
                 upper_ns: edge(-i128::from(l) + 1),
