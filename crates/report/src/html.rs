@@ -1047,7 +1047,7 @@ fn summary_table(out: &mut dyn Write, v: &Value) -> io::Result<()> {
     writeln!(out, "</table>")
 }
 
-const STYLE: &str = "body{font-family:sans-serif;max-width:1180px;margin:1em auto;padding:0 1em;color:#222}\
+pub(crate) const STYLE: &str = "body{font-family:sans-serif;max-width:1180px;margin:1em auto;padding:0 1em;color:#222}\
 h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}\
 .figs{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0;width:560px}figcaption{font-size:.85em;color:#444}\
 table{border-collapse:collapse;font-size:.85em}td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}\
@@ -1062,6 +1062,21 @@ pub fn write_html(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     write_page(v, &figures(v, series), out)
+}
+
+/// The figures under a "Plots" heading, each with its caption.
+pub(crate) fn write_figures(figs: &[Figure], out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "<h2>Plots</h2>\n<div class=\"figs\">")?;
+    for fig in figs {
+        writeln!(out, "<figure id=\"fig-{}\">", esc(&fig.plot.name))?;
+        fig.plot.write(out, false)?;
+        writeln!(
+            out,
+            "<figcaption>{}</figcaption></figure>",
+            esc(&fig.caption)
+        )?;
+    }
+    writeln!(out, "</div>")
 }
 
 /// Write the page with figures already made (so a caller that also writes
@@ -1102,17 +1117,7 @@ pub fn write_page(v: &Value, figs: &[Figure], out: &mut dyn Write) -> io::Result
         _ => writeln!(out, "<p>No warnings.</p>")?,
     }
     if !figs.is_empty() {
-        writeln!(out, "<h2>Plots</h2>\n<div class=\"figs\">")?;
-        for fig in figs {
-            writeln!(out, "<figure id=\"fig-{}\">", esc(&fig.plot.name))?;
-            fig.plot.write(out, false)?;
-            writeln!(
-                out,
-                "<figcaption>{}</figcaption></figure>",
-                esc(&fig.caption)
-            )?;
-        }
-        writeln!(out, "</div>")?;
+        write_figures(figs, out)?;
     } else {
         writeln!(
             out,

@@ -45,19 +45,7 @@ impl Dist {
         if bins.is_empty() {
             return None;
         }
-        let quoted = summary
-            .map(|s| {
-                [
-                    (0.5, "median_ns"),
-                    (0.9, "p90_ns"),
-                    (0.99, "p99_ns"),
-                    (0.999, "p999_ns"),
-                ]
-                .iter()
-                .filter_map(|(p, k)| Some((*p, s.get(*k)?.as_f64()? - shift)))
-                .collect()
-            })
-            .unwrap_or_default();
+        let quoted = quoted(summary, shift);
         Some(Dist {
             label: label.to_string(),
             bins: bins
@@ -68,7 +56,27 @@ impl Dist {
             quoted,
         })
     }
+}
 
+/// The percentiles a summary quotes (median, p90, p99, p99.9) as
+/// `(p, value − shift)`.
+pub fn quoted(summary: Option<&Value>, shift: f64) -> Vec<(f64, f64)> {
+    summary
+        .map(|s| {
+            [
+                (0.5, "median_ns"),
+                (0.9, "p90_ns"),
+                (0.99, "p99_ns"),
+                (0.999, "p999_ns"),
+            ]
+            .iter()
+            .filter_map(|(p, k)| Some((*p, s.get(*k)?.as_f64()? - shift)))
+            .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Dist {
     pub fn count(&self) -> f64 {
         self.bins.iter().map(|b| b.2).sum()
     }

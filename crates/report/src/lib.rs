@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod clock;
+pub mod compare;
 pub mod csv;
 pub mod distribution;
 pub mod exchange;

@@ -1,0 +1,269 @@
+//! `misura compare RUN RUN… --html`: the runs' latency distributions on the
+//! same axes (percentile distribution and CDF) and, against the first run,
+//! the change of the median and of the 99th percentile with whether it is
+//! beyond the runs' spread.
+//!
+//! Spread, stated on the page: each run's distribution-free 95 % confidence
+//! interval of the quantile (order statistics,
+//! [`crate::distribution::quantile_ci95`]); a change is "beyond the
+//! spread" when the two runs' intervals do not overlap. The interval
+//! assumes independent samples, which consecutive probes only approximately
+//! are, so it is a guide; each run's interquartile range is shown beside it
+//! for how much single probes vary.
+
+use crate::distribution::{normalised, quantile, quantile_ci95, Bin};
+use crate::html::s;
+use crate::latency_figures::{
+    cdf_extent, cdf_plot, page_unit, percentile_extent, percentile_plot, Dist,
+};
+use crate::svg::esc;
+use serde_json::Value;
+use std::io::{self, Write};
+
+/// The figure a run is compared by: its name and the run's distribution of
+/// it (every size pooled), or `None` for a kind with no stored distribution.
+pub fn run_distribution(v: &Value, label: &str) -> Option<(String, Dist)> {
+    let sizes = v.get("per_size").and_then(Value::as_array)?;
+    let format = s(v, "/format").unwrap_or("");
+    let candidates: &[(&str, &str, &str, &str)] = match format {
+        "misura.rtt" => &[
+            (
+                "network RTT",
+                "hdr_network_rtt",
+                "histogram_network_rtt",
+                "network_rtt",
+            ),
+            ("user RTT", "hdr_user_rtt", "histogram_user_rtt", "user_rtt"),
+        ],
+        "misura.oneway" | "misura.calibration-run" => &[("Mul", "hdr_mul", "histogram_mul", "mul")],
+        _ => return None,
+    };
+    for (name, hdr, display, overall) in candidates {
+        let mut bins: Vec<Bin> = Vec::new();
+        let mut full = true;
+        for p in sizes {
+            let d = Dist::of(name, p, hdr, display, None, 0.0);
+            if let Some(d) = d {
+                full &= d.full;
+                bins.extend(d.bins);
+            }
+        }
+        if bins.is_empty() {
+            continue;
+        }
+        let summary = v.pointer(&format!("/overall/{overall}"));
+        let quoted = crate::latency_figures::quoted(summary, 0.0);
+        return Some((
+            name.to_string(),
+            Dist {
+                label: label.to_string(),
+                bins: normalised(&bins),
+                full,
+                quoted,
+            },
+        ));
+    }
+    None
+}
+
+/// One quantile of a run against the baseline's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    pub value: f64,
+    pub ci: (f64, f64),
+    /// `value − baseline value`.
+    pub delta: f64,
+    /// The two 95 % intervals do not overlap.
+    pub beyond_spread: bool,
+}
+
+/// Quantile `q` of `run` against `base`.
+pub fn change(base: &[Bin], run: &[Bin], q: f64) -> Option<Change> {
+    let (b, r) = (quantile(base, q)?, quantile(run, q)?);
+    let (bc, rc) = (quantile_ci95(base, q)?, quantile_ci95(run, q)?);
+    Some(Change {
+        value: r,
+        ci: rc,
+        delta: r - b,
+        beyond_spread: rc.0 > bc.1 || rc.1 < bc.0,
+    })
+}
+
+/// A run on the page: its id and stored result.
+pub struct Run<'a> {
+    pub id: i64,
+    pub value: &'a Value,
+}
+
+/// The runs' distributions on common axes; runs whose figure differs from
+/// the first run's are listed and left out.
+pub fn figures(runs: &[Run]) -> (Option<String>, Vec<Dist>, Vec<i64>) {
+    let mut name: Option<String> = None;
+    let mut dists = Vec::new();
+    let mut left_out = Vec::new();
+    for r in runs {
+        let label = format!(
+            "run {} ({})",
+            r.id,
+            s(r.value, "/started_at")
+                .unwrap_or("?")
+                .get(..19)
+                .unwrap_or("?")
+        );
+        match run_distribution(r.value, &label) {
+            Some((n, d)) if name.as_ref().is_none_or(|x| *x == n) => {
+                name = Some(n);
+                dists.push(d);
+            }
+            _ => left_out.push(r.id),
+        }
+    }
+    (name, dists, left_out)
+}
+
+/// Write the comparison page.
+pub fn write_compare_html(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
+    let (name, dists, left_out) = figures(runs);
+    let title = format!(
+        "misura compare — runs {}",
+        runs.iter()
+            .map(|r| r.id.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    writeln!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{}</title><style>{}</style></head><body>\n<h1>{}</h1>",
+        esc(&title),
+        crate::html::STYLE,
+        esc(&title)
+    )?;
+    writeln!(out, "<h2>Runs</h2>\n<table><tr><th>run</th><th>command</th><th>started (UTC)</th><th>target</th><th>host</th><th>complete</th></tr>")?;
+    for r in runs {
+        let v = r.value;
+        let target = s(v, "/config/target")
+            .or(s(v, "/config/interface"))
+            .or(s(v, "/config/tx"))
+            .unwrap_or("—");
+        writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            r.id,
+            esc(s(v, "/format").unwrap_or("?").trim_start_matches("misura.")),
+            esc(s(v, "/started_at").unwrap_or("?")),
+            esc(target),
+            esc(s(v, "/host/hostname").unwrap_or("?")),
+            match v.get("complete").and_then(Value::as_bool) {
+                Some(false) => "no (partial)",
+                _ => "yes",
+            }
+        )?;
+    }
+    writeln!(out, "</table>")?;
+    if !left_out.is_empty() {
+        writeln!(
+            out,
+            "<p>Left out (no stored distribution of the {} the first run is compared by): runs {}.</p>",
+            esc(name.as_deref().unwrap_or("figure")),
+            left_out.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+        )?;
+    }
+    let Some(name) = name.filter(|_| !dists.is_empty()) else {
+        writeln!(out, "<p>None of these runs stores a latency distribution (rtt, oneway and calibrate runs do): nothing to draw.</p></body></html>")?;
+        return Ok(());
+    };
+    writeln!(out, "<h2>{} against the first run</h2>", esc(&name))?;
+    writeln!(out, "<p>Every size of a run pooled. Median and p99 from the stored histograms (the full HDR histogram, ≤ 0.1 % wide buckets, where the run has it), each with its distribution-free 95 % confidence interval from order statistics (ranks n·q ∓ 1.96·√(n·q·(1 − q)), Conover 1999). <b>Spread</b> here is that interval: a change is beyond the runs' spread when the two runs' intervals do not overlap. The interval assumes independent probes, which consecutive probes only approximately are, so read it as a guide. The IQR (p75 − p25) shows how much single probes of each run vary.</p>")?;
+    writeln!(out, "<table class=\"num\"><tr><th>run</th><th>values</th><th>median [95 % CI]</th><th>Δ median</th><th>median change</th><th>p99 [95 % CI]</th><th>Δ p99</th><th>p99 change</th><th>IQR</th></tr>")?;
+    let base = &dists[0].bins;
+    // One unit for the whole table, the one that suits the largest p99.
+    let (div, unit) = page_unit(dists.iter().filter_map(|d| quantile(&d.bins, 0.99)));
+    let w = |ns: f64| format!("{} {unit}", crate::svg::num(ns / div));
+    for (i, d) in dists.iter().enumerate() {
+        let cell = |c: Option<Change>, first: bool| match c {
+            Some(c) => (
+                format!("{} [{} … {}]", w(c.value), w(c.ci.0), w(c.ci.1)),
+                if first {
+                    "—".to_string()
+                } else {
+                    format!("{}{}", if c.delta > 0.0 { "+" } else { "" }, w(c.delta))
+                },
+                if first {
+                    "baseline".to_string()
+                } else if c.beyond_spread {
+                    "beyond the spread".to_string()
+                } else {
+                    "within the spread".to_string()
+                },
+            ),
+            None => ("—".into(), "—".into(), "too few values".into()),
+        };
+        let m = cell(change(base, &d.bins, 0.5), i == 0);
+        let p = cell(change(base, &d.bins, 0.99), i == 0);
+        let iqr = quantile(&d.bins, 0.75)
+            .zip(quantile(&d.bins, 0.25))
+            .map(|(a, b)| a - b);
+        writeln!(
+            out,
+            "<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&d.label),
+            d.count(),
+            esc(&m.0),
+            esc(&m.1),
+            esc(&m.2),
+            esc(&p.0),
+            esc(&p.1),
+            esc(&p.2),
+            iqr.map(w).unwrap_or_else(|| "—".into())
+        )?;
+    }
+    writeln!(out, "</table>")?;
+    let refs: Vec<&Dist> = dists.iter().collect();
+    let mut figs = Vec::new();
+    crate::html::push(
+        &mut figs,
+        percentile_plot(
+            "compare-percentiles",
+            &format!("{name} percentile distribution, runs compared"),
+            &name,
+            &refs,
+            page_unit(refs.iter().map(|d| percentile_extent(d))),
+        ),
+        "Each run's distribution against percentile on one axis (1/(1 − p): 90 %, 99 %, 99.9 % … equally spaced), each line up to its own resolution 1 − 1/n; rings mark each run's median, p90, p99 and p99.9 as its text output quotes them (named on the first run's line).",
+    );
+    crate::html::push(
+        &mut figs,
+        cdf_plot(
+            "compare-cdf",
+            &format!("{name} CDF, runs compared"),
+            &name,
+            &refs,
+            page_unit(cdf_extent(&refs).map(|r| r.1)),
+        ),
+        "Each run's cumulative distribution from every recorded bucket, on one axis.",
+    );
+    crate::html::write_figures(&figs, out)?;
+    writeln!(out, "</body></html>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exact(values: impl Iterator<Item = i64>) -> Vec<Bin> {
+        values.map(|v| (v as f64, v as f64 + 1.0, 1.0)).collect()
+    }
+
+    #[test]
+    fn a_shift_beyond_the_intervals_counts_and_one_within_does_not() {
+        let base = exact(1000..2000);
+        let far = exact(1500..2500);
+        let near = exact(1010..2010);
+        let c = change(&base, &far, 0.5).unwrap();
+        assert_eq!(c.delta, 500.0);
+        assert!(c.beyond_spread);
+        let c = change(&base, &near, 0.5).unwrap();
+        assert_eq!(c.delta, 10.0);
+        assert!(!c.beyond_spread, "{c:?}");
+    }
+}
