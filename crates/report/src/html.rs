@@ -432,27 +432,155 @@ pub fn figures(v: &Value, series: Option<&LatencySeries>) -> Vec<Figure> {
                 );
             }
         }
-        "misura.clock-timer" => push(
-            &mut out,
-            histogram_plot(
-                "timer",
-                "Timer wake-up latency",
+        "misura.clock-timer" => {
+            push(
+                &mut out,
+                histogram_plot(
+                    "timer",
+                    "Timer wake-up latency",
+                    "wake-up latency",
+                    &[("wake-ups", bins(v.get("histogram")))],
+                    true,
+                ),
+                "How late the thread woke after each timer expiry (seed 000 Fig. 2).",
+            );
+            let d: Vec<Dist> = Dist::of(
                 "wake-up latency",
-                &[("wake-ups", bins(v.get("histogram")))],
-                true,
-            ),
-            "How late the thread woke after each timer expiry (seed 000 Fig. 2).",
-        ),
+                v,
+                "hdr",
+                "histogram",
+                v.get("latency"),
+                0.0,
+            )
+            .into_iter()
+            .collect();
+            let refs: Vec<&Dist> = d.iter().collect();
+            push(
+                &mut out,
+                percentile_plot("percentiles", "Timer wake-up latency percentile distribution", "wake-up latency", &refs, page_unit(refs.iter().map(|x| percentile_extent(x)))),
+                "Wake-up latency against percentile (HdrHistogram style); the rings mark the median, p90, p99 and p99.9 the text output quotes.",
+            );
+        }
         "misura.sweep" => sweep_figures(v, &mut out),
+        "misura.exchange" => {
+            let dists: Vec<Dist> = [
+                ("t3", "t3: peer's data frame received"),
+                ("t3_kernel", "t3 from kernel stamps"),
+                ("t2", "t2: own data frame sent"),
+                ("t1", "t1: trigger sent"),
+            ]
+            .iter()
+            .filter_map(|(k, l)| {
+                let p = v.get(*k).filter(|x| !x.is_null())?;
+                Dist::of(l, p, "hdr", "", p.get("summary"), 0.0)
+            })
+            .collect();
+            crate::latency_figures::set_figures(
+                &mut out,
+                "Exchange",
+                "time from the trigger's send()",
+                &dists,
+                "Each phase is timed from the trigger's send() call (seed 002)",
+            );
+        }
+        "misura.rr" => {
+            let dists: Vec<Dist> = v
+                .get("clients")
+                .and_then(Value::as_array)
+                .map(|c| {
+                    c.iter()
+                        .filter_map(|x| {
+                            let id = x.get("client").and_then(Value::as_u64).unwrap_or(0);
+                            Dist::of(
+                                &format!("client {id}"),
+                                x,
+                                "latency_hdr",
+                                "",
+                                x.get("latency"),
+                                0.0,
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            crate::latency_figures::set_figures(&mut out, "Transaction latency", "request written → response read", &dists, "Each transaction's time from writing the request to reading the response, by the user clock");
+        }
         "misura.tcp" | "misura.udp" => intervals_figure(v, &mut out),
-        "misura.rfc2544" => crate::load_figures::rfc2544_figures(v, &mut out),
-        "misura.load" => crate::under_load_figures::under_load_figures(v, &mut out),
+        "misura.rfc2544" => {
+            crate::load_figures::rfc2544_figures(v, &mut out);
+            let dists: Vec<Dist> = array(v, "sizes")
+                .iter()
+                .filter_map(|z| {
+                    let l = z.get("latency").filter(|x| !x.is_null())?;
+                    let key = if s(l, "/source") == Some("kernel") {
+                        "kernel"
+                    } else {
+                        "mul"
+                    };
+                    let bytes = z.get("frame_bytes").map(cell).unwrap_or_default();
+                    Dist::of(
+                        &format!("{bytes} B frames, {key}"),
+                        l,
+                        "",
+                        "",
+                        l.get(key),
+                        0.0,
+                    )
+                })
+                .collect();
+            quantile_percentiles(&mut out, &dists, "Latency at the throughput rate", "latency", "The latency trial's stored quantiles per frame size against percentile (RFC 2544 §26.2; the result keeps no histogram, so nothing is drawn between the points).");
+        }
+        "misura.load" => {
+            crate::under_load_figures::under_load_figures(v, &mut out);
+            let dists: Vec<Dist> = array(v, "phases")
+                .iter()
+                .filter_map(|ph| {
+                    let name = s(ph, "/name").unwrap_or("phase");
+                    let (k, what) = match ph.get("network_rtt").filter(|x| !x.is_null()) {
+                        Some(_) => ("network_rtt", "network RTT"),
+                        None => ("user_rtt", "user RTT"),
+                    };
+                    Dist::of(&format!("{name}, {what}"), ph, "", "", ph.get(k), 0.0)
+                })
+                .collect();
+            quantile_percentiles(&mut out, &dists, "RTT per phase", "round-trip time", "Each phase's stored RTT quantiles against percentile (the load result keeps no histogram, so nothing is drawn between the points): how far the loaded phase's tail moves.");
+        }
         _ => {}
     }
     if let Some(series) = series {
         push(&mut out, time_series_plot("time-series", series), "Latency over the run from the per-frame CSV: the moving median and 99th percentile of consecutive windows.");
     }
     out
+}
+
+fn array(v: &Value, k: &str) -> Vec<Value> {
+    v.get(k)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A percentile plot of distributions known only by their quantiles.
+fn quantile_percentiles(
+    out: &mut Vec<Figure>,
+    dists: &[Dist],
+    q: &str,
+    quantity: &str,
+    caption: &str,
+) {
+    let refs: Vec<&Dist> = dists.iter().collect();
+    let unit = page_unit(dists.iter().flat_map(|d| d.quoted.iter().map(|x| x.1)));
+    push(
+        out,
+        percentile_plot(
+            "percentiles",
+            &format!("{q}: percentiles"),
+            quantity,
+            &refs,
+            unit,
+        ),
+        caption,
+    );
 }
 
 fn size_label(p: &Value) -> String {

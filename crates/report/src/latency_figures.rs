@@ -9,7 +9,7 @@
 use crate::distribution::{
     cdf_points, freedman_diaconis, normalised, percentile_curve, Bin, Binning,
 };
-use crate::html::{ns_words, time_unit};
+use crate::html::{ns_words, push, time_unit, Figure};
 use crate::svg::{num, Mark, Plot, Scale};
 use serde_json::Value;
 
@@ -42,10 +42,22 @@ impl Dist {
         } else {
             (hdr, true)
         };
-        if bins.is_empty() {
-            return None;
-        }
         let quoted = quoted(summary, shift);
+        if bins.is_empty() {
+            // No histogram at all (an older result, or a kind that stores
+            // only its summary): the summary's own quantiles, its exact
+            // minimum at p = 0 among them, and nothing between them.
+            let min = summary
+                .and_then(|s| s.get("min_ns")?.as_f64())
+                .map(|m| (0.0, m - shift));
+            let quoted: Vec<(f64, f64)> = min.into_iter().chain(quoted).collect();
+            return (!quoted.is_empty()).then(|| Dist {
+                label: format!("{label} (stored quantiles only)"),
+                bins: Vec::new(),
+                full: false,
+                quoted,
+            });
+        }
         Some(Dist {
             label: label.to_string(),
             bins: bins
@@ -70,6 +82,14 @@ pub fn quoted(summary: Option<&Value>, shift: f64) -> Vec<(f64, f64)> {
                 (0.999, "p999_ns"),
             ]
             .iter()
+            // Only those within the data's resolution 1 − 1/n.
+            .filter(|(p, _)| {
+                let n = s
+                    .get("count")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(f64::INFINITY);
+                *p <= 1.0 - 1.0 / n
+            })
             .filter_map(|(p, k)| Some((*p, s.get(*k)?.as_f64()? - shift)))
             .collect()
         })
@@ -85,7 +105,11 @@ impl Dist {
 /// Where a figure's data came from, for its note.
 pub fn source_words(d: &[&Dist]) -> String {
     let n: usize = d.iter().map(|x| normalised(&x.bins).len()).sum();
-    if d.iter().all(|x| x.full) {
+    if d.iter().all(|x| x.bins.is_empty()) {
+        "from the quantiles the result stores (min, median, p90, p99, p99.9: no histogram stored), nothing drawn between them".to_string()
+    } else if d.iter().any(|x| x.bins.is_empty()) {
+        format!("lines from the stored histograms ({n} buckets), points alone from the stored quantiles only")
+    } else if d.iter().all(|x| x.full) {
         format!("from the full HDR histogram ({n} recorded buckets, ≤ 0.1 % wide)")
     } else {
         "from the result's 10-per-decade display histogram (written before misura stored the full HDR histogram): coarse".to_string()
@@ -100,7 +124,12 @@ pub fn page_unit(max_ns: impl IntoIterator<Item = f64>) -> (f64, &'static str) {
 
 /// The largest value a percentile plot of `d` draws.
 pub fn percentile_extent(d: &Dist) -> f64 {
-    percentile_curve(&d.bins).last().map_or(0.0, |p| p.1.abs())
+    percentile_curve(&d.bins)
+        .last()
+        .map(|p| p.1.abs())
+        .into_iter()
+        .chain(d.quoted.iter().map(|q| q.1.abs()))
+        .fold(0.0, f64::max)
 }
 
 /// Latency against percentile, one line per distribution, the quoted
@@ -125,6 +154,17 @@ pub fn percentile_plot(
     for (i, x) in dists.iter().enumerate() {
         let c = percentile_curve(&x.bins);
         if c.is_empty() {
+            // Quantiles alone: points, no line between them.
+            if !x.quoted.is_empty() {
+                last = last.max(x.quoted.iter().map(|q| q.0).fold(0.5, f64::max));
+                p.mark(
+                    Mark::Tagged {
+                        points: x.quoted.iter().map(|q| (q.0, q.1 / d, tag(q.0))).collect(),
+                        series: i,
+                    },
+                    &x.label,
+                );
+            }
             continue;
         }
         let n = x.count();
@@ -164,25 +204,27 @@ pub fn percentile_plot(
     let (lo, hi) = p
         .marks
         .iter()
-        .filter_map(|(m, _)| match m {
-            Mark::Line { points, .. } => Some(points),
-            _ => None,
+        .flat_map(|(m, _)| match m {
+            Mark::Line { points, .. } => points.iter().map(|q| q.1).collect::<Vec<_>>(),
+            Mark::Tagged { points, .. } => points.iter().map(|q| q.1).collect(),
+            _ => Vec::new(),
         })
-        .flatten()
-        .fold((f64::INFINITY, 0.0f64), |(l, h), q| {
-            (l.min(q.1), h.max(q.1))
-        });
+        .fold((f64::INFINITY, 0.0f64), |(l, h), y| (l.min(y), h.max(y)));
     p.y_scale = if lo > 0.0 && hi / lo > 100.0 {
         Scale::Log
     } else {
         Scale::Linear
     };
-    p.note = Some(format!(
-        "{}; up to 1 − 1/n = {} % (n = {})",
-        source_words(dists),
-        percent_below(last),
-        num(n_min)
-    ));
+    p.note = Some(if n_min.is_finite() {
+        format!(
+            "{}; up to 1 − 1/n = {} % (n = {})",
+            source_words(dists),
+            percent_below(last),
+            num(n_min)
+        )
+    } else {
+        source_words(dists)
+    });
     Some(p)
 }
 
@@ -199,7 +241,9 @@ pub fn percent_below(p: f64) -> String {
 }
 
 fn tag(p: f64) -> String {
-    if p == 0.5 {
+    if p == 0.0 {
+        "min".into()
+    } else if p == 0.5 {
         "median".into()
     } else {
         format!("p{}", crate::svg::percent_label(p))
@@ -360,6 +404,49 @@ pub fn cdf_plot(
         source_words(dists)
     ));
     Some(p)
+}
+
+/// A set of distributions of one run (phases, clients): the first as an FD
+/// histogram (the second outlined), all of them as percentile
+/// distributions and CDFs, one unit per figure kind.
+pub fn set_figures(out: &mut Vec<Figure>, q: &str, quantity: &str, dists: &[Dist], what: &str) {
+    let Some(main) = dists.first() else {
+        return;
+    };
+    let refs: Vec<&Dist> = dists.iter().collect();
+    let hist_unit = page_unit(freedman_diaconis(&main.bins).map(|b| b.hi));
+    let others: Vec<&Dist> = dists.iter().skip(1).take(1).collect();
+    push(
+        out,
+        fd_histogram_plot(
+            "histogram",
+            &format!("{q} histogram"),
+            quantity,
+            main,
+            &others,
+            hist_unit,
+        ),
+        &format!(
+            "Distribution of the {} (bars), bin width from the data. {what}.",
+            main.label
+        ),
+    );
+    push(
+        out,
+        percentile_plot("percentiles", &format!("{q} percentile distribution"), quantity, &refs, page_unit(refs.iter().map(|d| percentile_extent(d)))),
+        "Against percentile, one line per figure (HdrHistogram style: 90 %, 99 %, 99.9 % … equally spaced); the rings mark the median, p90, p99 and p99.9 the text output quotes.",
+    );
+    push(
+        out,
+        cdf_plot(
+            "cdf",
+            &format!("{q} CDF"),
+            quantity,
+            &refs,
+            page_unit(cdf_extent(&refs).map(|r| r.1)),
+        ),
+        "Cumulative distribution, one line per figure, from every recorded bucket.",
+    );
 }
 
 #[cfg(test)]

@@ -335,6 +335,9 @@ impl Plot {
                         };
                         let _ = writeln!(s, "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"16\" height=\"8\" fill=\"{c}\" fill-opacity=\"{op}\"/>", lx + 5.0, y - 7.0);
                     }
+                    Mark::Tagged { .. } | Mark::Points { .. } => {
+                        let _ = writeln!(s, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"#fff\" stroke=\"{c}\" stroke-width=\"1.5\"/>", lx + 13.0, y - 3.0);
+                    }
                     _ => {
                         let _ = writeln!(s, "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{c}\" stroke-width=\"2\"{dash}/>", lx + 5.0, y - 3.0, lx + 21.0, y - 3.0);
                     }
@@ -460,7 +463,19 @@ fn draw(s: &mut String, m: &Mark, xs: &Map, ys: &Map) {
                     continue;
                 }
                 let (px, py) = (xs.at(*x), ys.at(*y));
-                let _ = writeln!(s, "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"4\" fill=\"#fff\" stroke-width=\"1.5\"/><text x=\"{:.1}\" y=\"{:.1}\" stroke=\"none\" fill=\"{c}\" font-size=\"10\" text-anchor=\"end\">{}</text>", px - 5.0, py - 6.0, esc(tag));
+                // The tag above left of its ring, or right of it near the
+                // frame's left edge, below it near the top.
+                let (tx, anchor) = if px < xs.from + 40.0 {
+                    (px + 5.0, "start")
+                } else {
+                    (px - 5.0, "end")
+                };
+                let ty = if py < ys.to + 14.0 {
+                    py + 14.0
+                } else {
+                    py - 6.0
+                };
+                let _ = writeln!(s, "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"4\" fill=\"#fff\" stroke-width=\"1.5\"/><text x=\"{tx:.1}\" y=\"{ty:.1}\" stroke=\"none\" fill=\"{c}\" font-size=\"10\" text-anchor=\"{anchor}\">{}</text>", esc(tag));
             }
             s.push_str("</g>\n");
         }

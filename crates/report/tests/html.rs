@@ -129,7 +129,7 @@ fn clock_results_have_their_histograms_on_log_axes() {
         let v = fixture(name);
         let html = page(&v, None);
         assert_self_contained(&html);
-        assert_eq!(plots(&html), vec!["timer"], "{name}");
+        assert_eq!(plots(&html), vec!["timer", "percentiles"], "{name}");
         // Log count axis: decade labels.
         assert!(html.contains(">100</text>"), "{name}");
     }
