@@ -603,10 +603,10 @@ fn oneway_figures(v: &Value, out: &mut Vec<Figure>) {
         .unwrap_or_default();
     // A calibration run's histograms are Mul; internal latency is Mul − C
     // and C is one number per size, so the buckets move by exactly C.
-    let (q, ql, kl) = if calibrating {
-        ("Mil", "internal latency Mil = Mul − C", "kernel − C")
+    let (q, kl, quantity, what) = if calibrating {
+        ("Mil", "kernel − C", "internal latency", "Mil = Mul − C is the tester's internal latency, the wire time C removed; kernel − C the same from the kernel software stamps")
     } else {
-        ("Mul", "mean user latency Mul", "kernel")
+        ("Mul", "kernel", "one-way latency", "Mul is the mean of the best- and worst-case user latency (seed 000); kernel is the kernel software stamps' RX − TX")
     };
     let groups: Vec<(String, Vec<Dist>)> = sizes
         .iter()
@@ -653,7 +653,7 @@ fn oneway_figures(v: &Value, out: &mut Vec<Figure>) {
             (size_label(p), d)
         })
         .collect();
-    latency_distribution_figures(out, &groups, q, ql, "Mul is the mean of the best- and worst-case user latency (seed 000); kernel is the kernel software stamps' RX − TX");
+    latency_distribution_figures(out, &groups, q, quantity, what);
     for (k, what) in [("user", "user windows"), ("kernel", "kernel stamps")] {
         if let Some(line) = v
             .pointer(&format!("/internal_fit/{k}"))
