@@ -112,6 +112,7 @@ fn histogram_plot(
     quantity: &str,
     sets: &[(&str, Vec<Bin>)],
     log_y: bool,
+    unit: Option<(f64, &str)>,
 ) -> Option<Plot> {
     let refs: Vec<&[Bin]> = sets
         .iter()
@@ -122,7 +123,8 @@ fn histogram_plot(
     // squeeze the rest into one bar); log-count histograms are about the
     // tail and show everything.
     let (lo, hi, outside) = core_range(&refs, if log_y { 0.0 } else { 0.01 })?;
-    let (d, unit) = time_unit(lo.abs().max(hi.abs()));
+    // The page's unit for this figure kind when the caller chose one.
+    let (d, unit) = unit.unwrap_or_else(|| time_unit(lo.abs().max(hi.abs())));
     let mut p = Plot::new(
         name,
         title,
@@ -402,6 +404,12 @@ pub fn figures(v: &Value, series: Option<&LatencySeries>) -> Vec<Figure> {
                 .cloned()
                 .unwrap_or_default();
             let mut cdf = Vec::new();
+            // One unit for every run's histogram: the one the widest needs.
+            let unit = page_unit(
+                runs.iter()
+                    .flat_map(|r| bins(r.get("histogram")))
+                    .map(|b| b.1),
+            );
             for (i, r) in runs.iter().enumerate() {
                 let label = r
                     .get("label")
@@ -411,7 +419,7 @@ pub fn figures(v: &Value, series: Option<&LatencySeries>) -> Vec<Figure> {
                 let b = bins(r.get("histogram"));
                 push(
                     &mut out,
-                    histogram_plot(&format!("interference-{i}"), &format!("Clock read steps, {label}"), "step between reads", &[(&label, b.clone())], true),
+                    histogram_plot(&format!("interference-{i}"), &format!("Clock read steps, {label}"), "step between reads", &[(&label, b.clone())], true, Some(unit)),
                     &format!("Time between consecutive clock reads, {label} (seed 000 Fig. 2): the spike is the read cost, the long tail is interference (interrupts, preemption, the hypervisor)."),
                 );
                 cdf.push((label, b));
@@ -427,6 +435,7 @@ pub fn figures(v: &Value, series: Option<&LatencySeries>) -> Vec<Figure> {
                         "step between reads",
                         &sets,
                         true,
+                        Some(unit),
                     ),
                     "The runs on one axis: the first as bars, the others as outlines.",
                 );
@@ -441,6 +450,7 @@ pub fn figures(v: &Value, series: Option<&LatencySeries>) -> Vec<Figure> {
                     "wake-up latency",
                     &[("wake-ups", bins(v.get("histogram")))],
                     true,
+                    None,
                 ),
                 "How late the thread woke after each timer expiry (seed 000 Fig. 2).",
             );
