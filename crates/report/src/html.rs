@@ -550,10 +550,29 @@ pub fn figures(v: &Value, series: Option<&LatencySeries>) -> Vec<Figure> {
                         Some(_) => ("network_rtt", "network RTT"),
                         None => ("user_rtt", "user RTT"),
                     };
-                    Dist::of(&format!("{name}, {what}"), ph, "", "", ph.get(k), 0.0)
+                    Dist::of(
+                        &format!("{name}, {what}"),
+                        ph,
+                        &format!("hdr_{k}"),
+                        "",
+                        ph.get(k),
+                        0.0,
+                    )
                 })
                 .collect();
-            quantile_percentiles(&mut out, &dists, "RTT per phase", "round-trip time", "Each phase's stored RTT quantiles against percentile (the load result keeps no histogram, so nothing is drawn between the points): how far the loaded phase's tail moves.");
+            quantile_percentiles(&mut out, &dists, "RTT per phase", "round-trip time", "Each phase's RTT against percentile, one line per phase (results from before the full histograms were stored show their quantiles as points only): how far the loaded phase's tail moves.");
+            let refs: Vec<&Dist> = dists.iter().filter(|d| !d.bins.is_empty()).collect();
+            push(
+                &mut out,
+                cdf_plot(
+                    "cdf",
+                    "RTT CDF per phase",
+                    "round-trip time",
+                    &refs,
+                    page_unit(cdf_extent(&refs).map(|r| r.1)),
+                ),
+                "Cumulative distribution of each phase's RTT from every recorded bucket.",
+            );
         }
         _ => {}
     }
@@ -579,7 +598,7 @@ fn quantile_percentiles(
     caption: &str,
 ) {
     let refs: Vec<&Dist> = dists.iter().collect();
-    let unit = page_unit(dists.iter().flat_map(|d| d.quoted.iter().map(|x| x.1)));
+    let unit = page_unit(dists.iter().map(percentile_extent));
     push(
         out,
         percentile_plot(

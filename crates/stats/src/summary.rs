@@ -93,6 +93,27 @@ pub struct Bucket {
     pub count: u64,
 }
 
+/// Pool bucket lists of several groups of one run into one: sorted by
+/// value, overlapping buckets merged (the same HDR bucket seen by two
+/// groups, its edges clamped to each group's extremes, overlaps itself;
+/// distinct HDR buckets never overlap), so pooling [`Summary::hdr_buckets`]
+/// lists is exact.
+pub fn pool_buckets<'a>(lists: impl IntoIterator<Item = &'a Bucket>) -> Vec<Bucket> {
+    let mut all: Vec<Bucket> = lists.into_iter().filter(|b| b.count > 0).cloned().collect();
+    all.sort_by_key(|b| (b.lower_ns, b.upper_ns));
+    let mut out: Vec<Bucket> = Vec::with_capacity(all.len());
+    for b in all {
+        match out.last_mut() {
+            Some(l) if b.lower_ns < l.upper_ns => {
+                l.upper_ns = l.upper_ns.max(b.upper_ns);
+                l.count += b.count;
+            }
+            _ => out.push(b),
+        }
+    }
+    out
+}
+
 /// Plain-data view of a [`Summary`], suitable for serialising into a report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SummarySnapshot {

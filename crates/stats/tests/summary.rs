@@ -628,3 +628,13 @@ fn hdr_buckets_hold_every_value_at_full_resolution() {
     }
     assert!(Summary::new().hdr_buckets().is_empty());
 }
+
+#[test]
+fn pooled_hdr_buckets_equal_one_summary_of_all_values() {
+    let a_values: Vec<i64> = (0..3000).map(|i| 9_000 + (i * 7919) % 5000).collect();
+    let b_values: Vec<i64> = (0..2000).map(|i| 11_000 + (i * 104_729) % 9000).collect();
+    let (a, b) = (summary_of(&a_values), summary_of(&b_values));
+    let all: Vec<i64> = a_values.iter().chain(&b_values).copied().collect();
+    let pooled = misura_stats::pool_buckets(a.hdr_buckets().iter().chain(&b.hdr_buckets()));
+    assert_eq!(pooled, summary_of(&all).hdr_buckets());
+}
