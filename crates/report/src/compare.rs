@@ -13,9 +13,7 @@
 
 use crate::distribution::{normalised, quantile, quantile_ci95, Bin};
 use crate::html::s;
-use crate::latency_figures::{
-    cdf_extent, cdf_plot, page_unit, percentile_extent, percentile_plot, Dist,
-};
+use crate::latency_figures::{cdf_plot, page_unit, percentile_extent, percentile_plot, Dist};
 use crate::svg::esc;
 use serde_json::Value;
 use std::io::{self, Write};
@@ -23,27 +21,90 @@ use std::io::{self, Write};
 /// The figure a run is compared by: its name and the run's distribution of
 /// it (every size pooled), or `None` for a kind with no stored distribution.
 pub fn run_distribution(v: &Value, label: &str) -> Option<(String, Dist)> {
-    let sizes = v.get("per_size").and_then(Value::as_array)?;
-    let format = s(v, "/format").unwrap_or("");
-    let candidates: &[(&str, &str, &str, &str)] = match format {
-        "misura.rtt" => &[
+    let arr = |k: &str| -> Vec<&Value> {
+        v.get(k)
+            .and_then(Value::as_array)
+            .map(|a| a.iter().collect())
+            .unwrap_or_default()
+    };
+    let at = |k: &str| v.pointer(k).filter(|x| !x.is_null());
+    // (figure, its groups, full key, display key, summary quoted)
+    type Candidate<'v> = (
+        &'static str,
+        Vec<&'v Value>,
+        &'static str,
+        &'static str,
+        Option<&'v Value>,
+    );
+    let candidates: Vec<Candidate> = match s(v, "/format").unwrap_or("") {
+        "misura.rtt" => vec![
             (
                 "network RTT",
+                arr("per_size"),
                 "hdr_network_rtt",
                 "histogram_network_rtt",
-                "network_rtt",
+                at("/overall/network_rtt"),
             ),
-            ("user RTT", "hdr_user_rtt", "histogram_user_rtt", "user_rtt"),
+            (
+                "user RTT",
+                arr("per_size"),
+                "hdr_user_rtt",
+                "histogram_user_rtt",
+                at("/overall/user_rtt"),
+            ),
         ],
-        "misura.oneway" | "misura.calibration-run" => &[("Mul", "hdr_mul", "histogram_mul", "mul")],
+        "misura.oneway" | "misura.calibration-run" => {
+            vec![(
+                "Mul",
+                arr("per_size"),
+                "hdr_mul",
+                "histogram_mul",
+                at("/overall/mul"),
+            )]
+        }
+        "misura.rr" => {
+            let clients = arr("clients");
+            // The quoted percentiles are one client's; several are pooled.
+            let summary = (clients.len() == 1)
+                .then(|| clients[0].get("latency"))
+                .flatten();
+            vec![("transaction latency", clients, "latency_hdr", "", summary)]
+        }
+        "misura.exchange" => vec![(
+            "exchange t3",
+            at("/t3").into_iter().collect(),
+            "hdr",
+            "",
+            at("/t3/summary"),
+        )],
+        "misura.clock-timer" => vec![(
+            "timer wake-up latency",
+            vec![v],
+            "hdr",
+            "histogram",
+            at("/latency"),
+        )],
+        "misura.load" => {
+            let loaded: Vec<&Value> = arr("phases")
+                .into_iter()
+                .filter(|p| s(p, "/name") == Some("loaded"))
+                .collect();
+            let summary = loaded.first().and_then(|p| p.get("network_rtt"));
+            vec![(
+                "loaded-phase network RTT",
+                loaded,
+                "hdr_network_rtt",
+                "",
+                summary,
+            )]
+        }
         _ => return None,
     };
-    for (name, hdr, display, overall) in candidates {
+    for (name, groups, hdr, display, summary) in candidates {
         let mut bins: Vec<Bin> = Vec::new();
         let mut full = true;
-        for p in sizes {
-            let d = Dist::of(name, p, hdr, display, None, 0.0);
-            if let Some(d) = d {
+        for g in groups {
+            if let Some(d) = Dist::of(name, g, hdr, display, None, 0.0) {
                 full &= d.full;
                 bins.extend(d.bins);
             }
@@ -51,15 +112,13 @@ pub fn run_distribution(v: &Value, label: &str) -> Option<(String, Dist)> {
         if bins.is_empty() {
             continue;
         }
-        let summary = v.pointer(&format!("/overall/{overall}"));
-        let quoted = crate::latency_figures::quoted(summary, 0.0);
         return Some((
             name.to_string(),
             Dist {
                 label: label.to_string(),
                 bins: normalised(&bins),
                 full,
-                quoted,
+                quoted: crate::latency_figures::quoted(summary, 0.0),
             },
         ));
     }
@@ -121,6 +180,54 @@ pub fn figures(runs: &[Run]) -> (Option<String>, Vec<Dist>, Vec<i64>) {
     (name, dists, left_out)
 }
 
+/// Where a run's times came from, in a few words.
+fn timestamps(v: &Value) -> String {
+    let mut w: Vec<String> = Vec::new();
+    if let Some(t) = s(v, "/timestamps/timescale") {
+        w.push(t.to_string());
+    }
+    for (k, name) in [
+        ("/timestamps/client_tx", "TX"),
+        ("/timestamps/client_rx", "RX"),
+        ("/timestamps/reflector_rx", "reflector RX"),
+        ("/timestamps/reflector_tx", "reflector TX"),
+    ] {
+        if let Some(x) = s(v, k) {
+            w.push(format!("{name} {x}"));
+        }
+    }
+    if let Some(a) = v
+        .pointer("/timestamps/sources_used")
+        .and_then(Value::as_array)
+    {
+        let used: Vec<&str> = a.iter().filter_map(Value::as_str).collect();
+        w.push(format!("sources {}", used.join(", ")));
+    }
+    if v.pointer("/host/virtualized").and_then(Value::as_bool) == Some(true) {
+        w.push("virtual machine".into());
+    }
+    if w.is_empty() {
+        "—".into()
+    } else {
+        w.join("; ")
+    }
+}
+
+/// The command line a run was started with, program path left out (what
+/// differs between runs is usually there).
+fn command_line(v: &Value) -> String {
+    v.get("command")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .skip(1)
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|| "—".into())
+}
+
 /// Write the comparison page.
 pub fn write_compare_html(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
     let (name, dists, left_out) = figures(runs);
@@ -138,7 +245,7 @@ pub fn write_compare_html(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
         crate::html::STYLE,
         esc(&title)
     )?;
-    writeln!(out, "<h2>Runs</h2>\n<table><tr><th>run</th><th>command</th><th>started (UTC)</th><th>target</th><th>host</th><th>complete</th></tr>")?;
+    writeln!(out, "<h2>Runs</h2>\n<table><tr><th>run</th><th>command</th><th>started (UTC)</th><th>target</th><th>host</th><th>complete</th><th>timestamps</th><th>command line</th></tr>")?;
     for r in runs {
         let v = r.value;
         let target = s(v, "/config/target")
@@ -147,7 +254,7 @@ pub fn write_compare_html(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
             .unwrap_or("—");
         writeln!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
             r.id,
             esc(s(v, "/format").unwrap_or("?").trim_start_matches("misura.")),
             esc(s(v, "/started_at").unwrap_or("?")),
@@ -156,7 +263,9 @@ pub fn write_compare_html(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
             match v.get("complete").and_then(Value::as_bool) {
                 Some(false) => "no (partial)",
                 _ => "yes",
-            }
+            },
+            esc(&timestamps(v)),
+            esc(&command_line(v))
         )?;
     }
     writeln!(out, "</table>")?;
@@ -169,15 +278,17 @@ pub fn write_compare_html(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     let Some(name) = name.filter(|_| !dists.is_empty()) else {
-        writeln!(out, "<p>None of these runs stores a latency distribution (rtt, oneway and calibrate runs do): nothing to draw.</p></body></html>")?;
+        writeln!(out, "<p>None of these runs stores a latency distribution (rtt, oneway, calibrate, rr, exchange, load and clock timer runs do, since misura stores full histograms): nothing to draw.</p></body></html>")?;
         return Ok(());
     };
     writeln!(out, "<h2>{} against the first run</h2>", esc(&name))?;
     writeln!(out, "<p>Every size of a run pooled. Median and p99 from the stored histograms (the full HDR histogram, ≤ 0.1 % wide buckets, where the run has it), each with its distribution-free 95 % confidence interval from order statistics (ranks n·q ∓ 1.96·√(n·q·(1 − q)), Conover 1999). <b>Spread</b> here is that interval: a change is beyond the runs' spread when the two runs' intervals do not overlap. The interval assumes independent probes, which consecutive probes only approximately are, so read it as a guide. The IQR (p75 − p25) shows how much single probes of each run vary. (The table <code>misura compare</code> prints without --html judges by a looser spread, each run's minimum to p90, so it can call within the spread a change this page calls beyond it.)</p>")?;
     writeln!(out, "<table class=\"num\"><tr><th>run</th><th>values</th><th>median [95 % CI]</th><th>Δ median</th><th>median change</th><th>p99 [95 % CI]</th><th>Δ p99</th><th>p99 change</th><th>IQR</th></tr>")?;
     let base = &dists[0].bins;
-    // One unit for the whole table, the one that suits the largest p99.
-    let (div, unit) = page_unit(dists.iter().filter_map(|d| quantile(&d.bins, 0.99)));
+    // One unit for the whole page, table and plots: the one the largest
+    // value drawn needs.
+    let page = page_unit(dists.iter().map(percentile_extent));
+    let (div, unit) = page;
     let w = |ns: f64| format!("{} {unit}", crate::svg::num(ns / div));
     for (i, d) in dists.iter().enumerate() {
         let cell = |c: Option<Change>, first: bool| match c {
@@ -227,7 +338,7 @@ pub fn write_compare_html(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
             &format!("{name} percentile distribution, runs compared"),
             &name,
             &refs,
-            page_unit(refs.iter().map(|d| percentile_extent(d))),
+            page,
         ),
         "Each run's distribution against percentile on one axis (1/(1 − p): 90 %, 99 %, 99.9 % … equally spaced), each line up to its own resolution 1 − 1/n; rings mark each run's median, p90, p99 and p99.9 as its text output quotes them (named on the first run's line).",
     );
@@ -238,7 +349,7 @@ pub fn write_compare_html(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
             &format!("{name} CDF, runs compared"),
             &name,
             &refs,
-            page_unit(cdf_extent(&refs).map(|r| r.1)),
+            page,
         ),
         "Each run's cumulative distribution from every recorded bucket, on one axis.",
     );
@@ -252,6 +363,35 @@ mod tests {
 
     fn exact(values: impl Iterator<Item = i64>) -> Vec<Bin> {
         values.map(|v| (v as f64, v as f64 + 1.0, 1.0)).collect()
+    }
+
+    #[test]
+    fn a_run_is_compared_by_its_sizes_pooled_from_the_full_histograms() {
+        let b =
+            |l: i64, u: i64, c: u64| serde_json::json!({"lower_ns": l, "upper_ns": u, "count": c});
+        let v = serde_json::json!({
+            "format": "misura.rtt",
+            "overall": {"network_rtt": {"count": 6, "median_ns": 1000, "p90_ns": 2000}},
+            "per_size": [
+                {"hdr_network_rtt": [b(1000, 1001, 2), b(5000, 5005, 1)], "histogram_network_rtt": [b(1000, 1259, 2)]},
+                {"hdr_network_rtt": [b(1000, 1001, 1), b(2000, 2001, 2)], "histogram_network_rtt": []}
+            ]
+        });
+        let (name, d) = run_distribution(&v, "run 1").unwrap();
+        assert_eq!(name, "network RTT");
+        assert!(d.full);
+        assert_eq!(
+            d.bins,
+            vec![
+                (1000.0, 1001.0, 3.0),
+                (2000.0, 2001.0, 2.0),
+                (5000.0, 5005.0, 1.0)
+            ]
+        );
+        // p90 is beyond 1 − 1/6 and is not marked.
+        assert_eq!(d.quoted, vec![(0.5, 1000.0)]);
+        // A kind without distributions is not compared.
+        assert!(run_distribution(&serde_json::json!({"format": "misura.tcp"}), "x").is_none());
     }
 
     #[test]
