@@ -656,28 +656,22 @@ fn oneway_figures(v: &Value, out: &mut Vec<Figure>) {
                 Some(m) if calibrating => (Some(m), 0.0),
                 _ => (pick("kernel"), c),
             };
+            // The buckets move by C; the quoted percentiles are already
+            // Mil's when the result has Mil's own summary.
             let mut d = Vec::new();
             d.extend(
-                Dist::of(q, p, "hdr_mul", "histogram_mul", user_summary, user_shift).map(
+                Dist::of(q, p, "hdr_mul", "histogram_mul", user_summary, c).map(|mut x| {
+                    shift_marks(&mut x, user_shift - c);
+                    x
+                }),
+            );
+            d.extend(
+                Dist::of(kl, p, "hdr_kernel", "histogram_kernel", kernel_summary, c).map(
                     |mut x| {
-                        shift_marks(&mut x, user_shift - c);
+                        shift_marks(&mut x, kernel_shift - c);
                         x
                     },
                 ),
-            );
-            d.extend(
-                Dist::of(
-                    kl,
-                    p,
-                    "hdr_kernel",
-                    "histogram_kernel",
-                    kernel_summary,
-                    kernel_shift,
-                )
-                .map(|mut x| {
-                    shift_marks(&mut x, kernel_shift - c);
-                    x
-                }),
             );
             (size_label(p), d)
         })
