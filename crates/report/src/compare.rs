@@ -13,7 +13,7 @@
 
 use crate::distribution::{normalised, quantile, quantile_ci95, Bin};
 use crate::html::s;
-use crate::latency_figures::{cdf_plot, page_unit, percentile_extent, percentile_plot, Dist};
+use crate::latency_figures::{cdf_plot, percentile_plot, percentile_unit, Dist};
 use crate::svg::esc;
 use serde_json::Value;
 use std::io::{self, Write};
@@ -287,7 +287,7 @@ pub fn write_compare_html(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
     let base = &dists[0].bins;
     // One unit for the whole page, table and plots: the one the largest
     // value drawn needs.
-    let page = page_unit(dists.iter().map(percentile_extent));
+    let page = percentile_unit(&dists.iter().collect::<Vec<_>>());
     let (div, unit) = page;
     let w = |ns: f64| format!("{} {unit}", crate::svg::num(ns / div));
     for (i, d) in dists.iter().enumerate() {

@@ -7,7 +7,7 @@
 //! refers to anything outside it: no scripts, fonts, style sheets or images.
 
 use crate::latency_figures::{
-    cdf_extent, cdf_plot, fd_histogram_plot, page_unit, percentile_extent, percentile_plot, Dist,
+    cdf_extent, cdf_plot, fd_histogram_plot, page_unit, percentile_plot, percentile_unit, Dist,
 };
 use crate::series::{moving_percentiles, LatencySeries};
 use crate::svg::{esc, num, Mark, Plot, Scale};
@@ -467,7 +467,7 @@ pub fn figures(v: &Value, series: Option<&LatencySeries>) -> Vec<Figure> {
             let refs: Vec<&Dist> = d.iter().collect();
             push(
                 &mut out,
-                percentile_plot("percentiles", "Timer wake-up latency percentile distribution", "wake-up latency", &refs, page_unit(refs.iter().map(|x| percentile_extent(x)))),
+                percentile_plot("percentiles", "Timer wake-up latency percentile distribution", "wake-up latency", &refs, percentile_unit(&refs)),
                 "Wake-up latency against percentile (HdrHistogram style); the rings mark the median, p90, p99 and p99.9 the text output quotes.",
             );
         }
@@ -598,7 +598,7 @@ fn quantile_percentiles(
     caption: &str,
 ) {
     let refs: Vec<&Dist> = dists.iter().collect();
-    let unit = page_unit(dists.iter().map(percentile_extent));
+    let unit = percentile_unit(&refs);
     push(
         out,
         percentile_plot(
@@ -755,7 +755,7 @@ fn latency_distribution_figures(
             .filter_map(|d| crate::distribution::freedman_diaconis(&d.bins))
             .map(|b| b.hi),
     );
-    let pct_unit = page_unit(all.iter().map(|d| percentile_extent(d)));
+    let pct_unit = percentile_unit(&all);
     let cdf_unit = page_unit(cdf_extent(&mains).map(|r| r.1));
     for (i, (label, d)) in groups.iter().enumerate() {
         let Some((main, rest)) = d.split_first() else {

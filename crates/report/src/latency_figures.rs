@@ -122,14 +122,30 @@ pub fn page_unit(max_ns: impl IntoIterator<Item = f64>) -> (f64, &'static str) {
     time_unit(max_ns.into_iter().fold(0.0, |a, b| a.max(b.abs())))
 }
 
-/// The largest value a percentile plot of `d` draws.
-pub fn percentile_extent(d: &Dist) -> f64 {
-    percentile_curve(&d.bins)
-        .last()
-        .map(|p| p.1.abs())
-        .into_iter()
-        .chain(d.quoted.iter().map(|q| q.1.abs()))
-        .fold(0.0, f64::max)
+/// The unit of percentile plots of `dists` across a page. On a linear
+/// latency axis the one the largest value needs; when the values span more
+/// than a factor 100 (the plot is then logarithmic) the one of their
+/// geometric middle, so a 1 µs median beside a 10 ms tail reads in µs
+/// rather than as 0.001 ms.
+pub fn percentile_unit(dists: &[&Dist]) -> (f64, &'static str) {
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for d in dists {
+        for y in percentile_curve(&d.bins)
+            .iter()
+            .map(|p| p.1)
+            .chain(d.quoted.iter().map(|q| q.1))
+        {
+            if y > 0.0 {
+                lo = lo.min(y);
+            }
+            hi = hi.max(y.abs());
+        }
+    }
+    if lo.is_finite() && hi / lo > 100.0 {
+        time_unit((lo * hi).sqrt())
+    } else {
+        time_unit(hi)
+    }
 }
 
 /// Latency against percentile, one line per distribution, the quoted
@@ -433,7 +449,7 @@ pub fn set_figures(out: &mut Vec<Figure>, q: &str, quantity: &str, dists: &[Dist
     );
     push(
         out,
-        percentile_plot("percentiles", &format!("{q} percentile distribution"), quantity, &refs, page_unit(refs.iter().map(|d| percentile_extent(d)))),
+        percentile_plot("percentiles", &format!("{q} percentile distribution"), quantity, &refs, percentile_unit(&refs)),
         "Against percentile, one line per figure (HdrHistogram style: 90 %, 99 %, 99.9 % … equally spaced); the rings mark the median, p90, p99 and p99.9 the text output quotes.",
     );
     push(
@@ -452,6 +468,30 @@ pub fn set_figures(out: &mut Vec<Figure>, q: &str, quantity: &str, dists: &[Dist
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn exact(label: &str, values: &[f64]) -> Dist {
+        Dist {
+            label: label.into(),
+            bins: values.iter().map(|v| (*v, v + 1.0, 1.0)).collect(),
+            full: true,
+            quoted: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn one_percentile_unit_for_a_page_from_its_middle_when_the_spread_is_wide() {
+        // 1 µs network RTT beside a user RTT with a 17 ms tail: µs, not ms.
+        let net = exact("network", &[900.0, 1000.0, 1200.0, 5000.0, 6000.0]);
+        let user = exact("user", &[20e3, 40e3, 60e3, 17e6]);
+        assert_eq!(percentile_unit(&[&net, &user]).1, "µs");
+        // Narrow data: the unit its largest value drawn needs (the curve
+        // ends at 1 − 1/n, on the 5000 ns value).
+        assert_eq!(percentile_unit(&[&net]).1, "µs");
+        assert_eq!(
+            percentile_unit(&[&exact("x", &[300.0, 400.0, 600.0])]).1,
+            "ns"
+        );
+    }
 
     #[test]
     fn the_last_percentile_is_written_below_100() {
