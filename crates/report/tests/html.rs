@@ -205,3 +205,101 @@ fn each_figure_is_also_a_standalone_svg() {
         assert!(s.trim_end().ends_with("</svg>"));
     }
 }
+
+/// A real rtt run (300 probes, 64 and 1400 B, through the routed lab)
+/// that stores its full HDR histograms: the distribution figures are drawn
+/// from them, binned from the data, on a percentile axis that stops at the
+/// data's resolution, with the quoted percentiles ringed.
+#[test]
+fn full_histograms_give_percentile_plots_fd_bins_and_full_cdfs() {
+    use misura_report::svg::{Mark, Scale};
+    let v = fixture("rtt-hdr.json");
+    let figs = figures(&v, None);
+    let names: Vec<&str> = figs.iter().map(|f| f.plot.name.as_str()).collect();
+    assert_eq!(names, distribution_plots(2));
+    let fig = |n: &str| &figs.iter().find(|f| f.plot.name == n).unwrap().plot;
+    // 150 probes a size: the axis ends at 1 − 1/150, so p99.9 is not
+    // ringed, the median, p90 and p99 are, on the network RTT line.
+    let p = fig("percentiles-0");
+    assert_eq!(p.x_scale, Scale::Percentile);
+    let (_, hi) = p.x_range.unwrap();
+    assert!((hi - (1.0 - 1.0 / 150.0)).abs() < 1e-12, "{hi}");
+    let tags: Vec<&str> = p
+        .marks
+        .iter()
+        .filter_map(|(m, _)| match m {
+            Mark::Tagged { points, series: 0 } => Some(points),
+            _ => None,
+        })
+        .flatten()
+        .map(|t| t.2.as_str())
+        .collect();
+    assert_eq!(tags, ["median", "p90", "p99"]);
+    let lines = p
+        .marks
+        .iter()
+        .filter(|(m, _)| matches!(m, Mark::Line { .. }))
+        .count();
+    assert_eq!(lines, 3, "network, user and kernel RTT");
+    let note = p.note.as_deref().unwrap();
+    assert!(note.starts_with("from the full HDR histogram"), "{note}");
+    // The ringed median sits on the curve: the curve's value over p = 0.5
+    // is the summary's median (both nearest rank at HDR resolution).
+    let median = v["per_size"][0]["latency"]["network_rtt"]["median_ns"]
+        .as_f64()
+        .unwrap();
+    let Mark::Line { points, .. } = &p.marks[0].0 else {
+        panic!("first mark is the network RTT line")
+    };
+    let unit = if p.y_label.contains("(µs)") {
+        1e3
+    } else {
+        1.0
+    };
+    let at_median = points
+        .windows(2)
+        .find(|w| w[0].0 < 0.5 && w[1].0 >= 0.5)
+        .map(|w| w[1].1)
+        .unwrap();
+    assert!(
+        (at_median * unit - median).abs() < 1e-6,
+        "{at_median} vs {median}"
+    );
+    // Histogram: FD bins, what lies outside said.
+    let h = fig("histogram-0");
+    assert!(h
+        .note
+        .as_deref()
+        .unwrap()
+        .contains("Freedman–Diaconis on the central 99 %"));
+    // CDF: every recorded bucket (two points each) of both sizes.
+    let c = fig("cdf");
+    let drawn: usize = c
+        .marks
+        .iter()
+        .map(|(m, _)| match m {
+            Mark::Line { points, .. } => points.len(),
+            _ => 0,
+        })
+        .sum();
+    let buckets: usize = (0..2)
+        .map(|i| {
+            v["per_size"][i]["hdr_network_rtt"]
+                .as_array()
+                .unwrap()
+                .len()
+        })
+        .sum();
+    assert_eq!(drawn, 2 * buckets);
+    // One unit per figure kind across the page.
+    let unit_of = |n: &str| {
+        let l = &fig(n).y_label;
+        l[l.rfind('(').unwrap()..].to_string()
+    };
+    assert_eq!(unit_of("percentiles-0"), unit_of("percentiles-1"));
+    let x_unit = |n: &str| {
+        let l = &fig(n).x_label;
+        l[l.rfind('(').unwrap()..].to_string()
+    };
+    assert_eq!(x_unit("histogram-0"), x_unit("histogram-1"));
+}
