@@ -44,8 +44,10 @@ pub struct CompareArgs {
     /// Also write a page with the runs' latency distributions on the same
     /// axes (percentile distribution and CDF, every size pooled) and the
     /// change of median and p99 against the first run with their 95 %
-    /// confidence intervals ("-" for standard output). rtt, oneway and
-    /// calibrate runs have distributions; other runs are listed.
+    /// confidence intervals ("-" for standard output). rtt, oneway,
+    /// calibrate, rr, exchange, load and clock timer runs have
+    /// distributions; other runs are listed. Example:
+    /// misura compare 12 15 --html cmp.html
     #[arg(long, value_name = "OUT.html")]
     pub html: Option<std::path::PathBuf>,
 }
