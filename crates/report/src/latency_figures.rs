@@ -283,12 +283,17 @@ pub fn fd_histogram_plot(
         &format!("{quantity} ({unit})"),
         "values per bin",
     );
-    p.x_scale = if b.log { Scale::Log } else { Scale::Linear };
+    // Display buckets are log-spaced: a log axis shows them evenly.
+    p.x_scale = if b.log || (!main.full && b.lo > 0.0) {
+        Scale::Log
+    } else {
+        Scale::Linear
+    };
     p.x_range = Some((b.lo / d, b.hi / d));
     let scaled = |x: Vec<Bin>| -> Vec<Bin> { x.iter().map(|q| (q.0 / d, q.1 / d, q.2)).collect() };
     p.mark(
         Mark::Bars {
-            bins: scaled(b.rebin(&main.bins)),
+            bins: scaled(binned(&b, main)),
             series: 0,
         },
         &main.label,
@@ -303,7 +308,7 @@ pub fn fd_histogram_plot(
     for (i, o) in drawn.iter().enumerate() {
         // The outline across the bins' tops (a staircase), down to zero at
         // both ends.
-        let r = scaled(b.rebin(&o.bins));
+        let r = scaled(binned(&b, o));
         let mut pts = Vec::with_capacity(2 * r.len() + 2);
         pts.extend(r.first().map(|x| (x.0, 0.0)));
         for x in &r {
@@ -324,8 +329,23 @@ pub fn fd_histogram_plot(
     Some(p)
 }
 
+/// A distribution counted into the FD bins, or, when it has only the
+/// coarse display buckets of an older result, those buckets as stored
+/// within the range (re-binning them would put whole 26 %-wide buckets into
+/// narrow bins and draw gaps that are not in the data).
+fn binned(b: &Binning, d: &Dist) -> Vec<Bin> {
+    if d.full {
+        b.rebin(&d.bins)
+    } else {
+        normalised(&d.bins)
+            .into_iter()
+            .filter(|x| x.1 > b.lo && x.0 < b.hi)
+            .collect()
+    }
+}
+
 fn inside(b: &Binning, d: &Dist) -> f64 {
-    b.rebin(&d.bins).iter().map(|x| x.2).sum()
+    binned(b, d).iter().map(|x| x.2).sum()
 }
 
 fn binning_words(b: &Binning, main: &Dist, others: &[&Dist]) -> String {
@@ -334,8 +354,13 @@ fn binning_words(b: &Binning, main: &Dist, others: &[&Dist]) -> String {
     } else {
         ns_words(b.width)
     };
+    let how = if main.full {
+        format!("bins {width}, Freedman–Diaconis on the central 99 %")
+    } else {
+        "the result's 10-per-decade display buckets as stored (written before misura stored the full HDR histogram), central 99 %".to_string()
+    };
     let mut w = format!(
-        "bins {width}, Freedman–Diaconis on the central 99 %; {} of {} {} outside ({} … {})",
+        "{how}; {} of {} {} outside ({} … {})",
         num(b.outside),
         num(b.total),
         main.label,
@@ -361,9 +386,6 @@ fn binning_words(b: &Binning, main: &Dist, others: &[&Dist]) -> String {
                 ns_words(median)
             )
         });
-    }
-    if !main.full {
-        w.push_str("; from display buckets (coarse)");
     }
     w
 }
