@@ -222,6 +222,57 @@ fn external_refs(dom: &str) -> Vec<String> {
     bad
 }
 
+/// The page in Chromium: the same plots as the file, those in `want`
+/// among them, each an SVG element of its stated size with data in it, no
+/// reference outside the page and no request made. Returns the DOM.
+fn browser_checks(page: &Path, d: &Path, want: &[&str]) -> String {
+    let stem = page.file_stem().unwrap().to_str().unwrap().to_string();
+    let written = std::fs::read_to_string(page).unwrap();
+    let (dom, log) = chromium(page, d, None);
+    // The browser built the same plots the file holds, as SVG elements.
+    let in_dom = plot_names(&dom);
+    assert_eq!(in_dom, plot_names(&written), "{stem}");
+    for w in want {
+        assert!(
+            in_dom.iter().any(|n| n == w),
+            "{stem}: plot {w} missing from the DOM: {in_dom:?}"
+        );
+    }
+    assert_eq!(dom.matches("<svg").count(), in_dom.len(), "{stem}");
+    // Sized: every plot states its width and height (the page lays them
+    // out by it) and they are not degenerate.
+    for (i, _) in dom.match_indices("<svg") {
+        let tag = &dom[i..i + dom[i..].find('>').unwrap()];
+        let attr = |k: &str| -> f64 {
+            let at = tag
+                .find(&format!(" {k}=\""))
+                .unwrap_or_else(|| panic!("{stem}: {tag}"));
+            let rest = &tag[at + k.len() + 3..];
+            rest[..rest.find('"').unwrap()].parse().unwrap()
+        };
+        assert!(
+            attr("width") >= 300.0 && attr("height") >= 200.0,
+            "{stem}: {tag}"
+        );
+    }
+    assert!(
+        dom.matches("<path class=\"line\"").count() + dom.matches("<g class=\"bars\"").count()
+            >= in_dom.len(),
+        "{stem}: plots without data"
+    );
+    let refs = external_refs(&dom);
+    assert!(
+        refs.is_empty(),
+        "{stem}: external references in the DOM: {refs:?}"
+    );
+    let reqs = page_requests(&log);
+    assert!(
+        reqs.iter().all(|u| u.starts_with("file://")),
+        "{stem}: the page made requests: {reqs:?}"
+    );
+    dom
+}
+
 #[test]
 #[ignore = "needs chromium (apt-get install chromium)"]
 fn the_page_renders_in_a_browser_with_its_plots_and_loads_nothing() {
@@ -247,7 +298,14 @@ fn the_page_renders_in_a_browser_with_its_plots_and_loads_nothing() {
     for (fixture_name, want) in [
         (
             "oneway-sut.json",
-            &["histogram-0", "cdf", "sut-fit-user", "sut-fit-kernel"][..],
+            &[
+                "histogram-0",
+                "percentiles-0",
+                "percentiles",
+                "cdf",
+                "sut-fit-user",
+                "sut-fit-kernel",
+            ][..],
         ),
         (
             "calibrate-run.json",
@@ -255,7 +313,14 @@ fn the_page_renders_in_a_browser_with_its_plots_and_loads_nothing() {
         ),
         (
             "rtt-stampsuite.json",
-            &["histogram-0", "histogram-1", "cdf"][..],
+            &[
+                "histogram-0",
+                "histogram-1",
+                "percentiles-0",
+                "percentiles-1",
+                "percentiles",
+                "cdf",
+            ][..],
         ),
         (
             "clock-interference-compare.json",
@@ -271,33 +336,7 @@ fn the_page_renders_in_a_browser_with_its_plots_and_loads_nothing() {
             page.to_str().unwrap(),
         ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let written = std::fs::read_to_string(&page).unwrap();
-        let (dom, log) = chromium(&page, &d, None);
-        // The browser built the same plots the file holds, as SVG elements.
-        let in_dom = plot_names(&dom);
-        assert_eq!(in_dom, plot_names(&written), "{stem}");
-        for w in want {
-            assert!(
-                in_dom.iter().any(|n| n == w),
-                "{stem}: plot {w} missing from the DOM: {in_dom:?}"
-            );
-        }
-        assert_eq!(dom.matches("<svg").count(), in_dom.len(), "{stem}");
-        assert!(
-            dom.matches("<path class=\"line\"").count() + dom.matches("<g class=\"bars\"").count()
-                >= in_dom.len(),
-            "{stem}: plots without data"
-        );
-        let refs = external_refs(&dom);
-        assert!(
-            refs.is_empty(),
-            "{stem}: external references in the DOM: {refs:?}"
-        );
-        let reqs = page_requests(&log);
-        assert!(
-            reqs.iter().all(|u| u.starts_with("file://")),
-            "{stem}: the page made requests: {reqs:?}"
-        );
+        browser_checks(&page, &d, want);
     }
     // A screenshot to look at: target/report-screenshots/oneway-sut.png.
     let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/report-screenshots");
@@ -312,5 +351,98 @@ fn the_page_renders_in_a_browser_with_its_plots_and_loads_nothing() {
         bytes.len()
     );
     eprintln!("screenshot: {}", png.canonicalize().unwrap().display());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Real rtt runs through a lab reflector into a scratch store: their page
+/// draws the percentile distributions and FD histograms from the full HDR
+/// histograms, and `misura compare --html` draws both runs on one axis;
+/// both pages in Chromium as above, with a screenshot to look at.
+#[test]
+#[ignore = "needs root (a lab for real rtt runs) and chromium"]
+fn rtt_runs_and_their_comparison_render_in_a_browser() {
+    need_root!();
+    require_file(CHROMIUM, "apt-get install chromium");
+    let mut lab = Lab::up("rp", "c", "hosts");
+    lab.reflector(&["--listen", "198.18.0.2", "--port", "8640"]);
+    let d = tmp_dir("compare");
+    let db = d.join("results.sqlite");
+    let db = db.to_str().unwrap();
+    for extra in [&[][..], &["--request", "64,1400"][..]] {
+        let mut args = vec![
+            "--store",
+            db,
+            "198.18.0.2:8640",
+            "--count",
+            "3000",
+            "--period",
+            "1ms",
+        ];
+        args.extend_from_slice(extra);
+        let o = lab.rtt(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let runs = json_of(&run(&["--store", db, "history", "--json"]));
+    let ids: Vec<String> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|r| r["id"].to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{runs}");
+
+    let page = d.join("rtt-run.html");
+    let o = run(&[
+        "--store",
+        db,
+        "report",
+        &ids[1],
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dom = browser_checks(
+        &page,
+        &d,
+        &[
+            "histogram-0",
+            "percentiles-0",
+            "percentiles-1",
+            "percentiles",
+            "cdf",
+        ],
+    );
+    // Drawn from the full histograms, binned from the data, on a
+    // percentile axis that stops at the data's resolution (1500 probes a
+    // size: 99.93 %, so 99.9 % is the last tick).
+    assert!(dom.contains("from the full HDR histogram"));
+    assert!(dom.contains("Freedman–Diaconis on the central 99 %"));
+    assert!(dom.contains(">99.9</text>") && !dom.contains(">99.99</text>"));
+    assert!(dom.contains(">median</text>") && dom.contains(">p99</text>"));
+
+    let cmp = d.join("compare.html");
+    let mut args = vec!["--store", db, "compare"];
+    args.extend(ids.iter().map(String::as_str));
+    args.extend(["--html", cmp.to_str().unwrap()]);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dom = browser_checks(&cmp, &d, &["compare-percentiles", "compare-cdf"]);
+    for id in &ids {
+        assert!(dom.contains(&format!("run {id} (")), "run {id} missing");
+    }
+    assert!(dom.contains("baseline") && dom.contains("the spread"));
+    assert!(dom.contains("95 % CI"));
+
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/report-screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    for (p, name) in [(&page, "rtt-run.png"), (&cmp, "compare.png")] {
+        let png = shots.join(name);
+        let _ = std::fs::remove_file(&png);
+        chromium(p, &d, Some(&png));
+        let bytes = std::fs::read(&png).unwrap();
+        assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 20_000);
+        eprintln!("screenshot: {}", png.canonicalize().unwrap().display());
+    }
     let _ = std::fs::remove_dir_all(&d);
 }

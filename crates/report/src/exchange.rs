@@ -29,6 +29,11 @@ pub struct Phase {
     /// What the phase measures, in words.
     pub meaning: String,
     pub summary: SummarySnapshot,
+    /// The full-resolution HDR histogram of the phase (every recorded
+    /// bucket, exact below 2048 ns, 0.1 % wide above) for percentile plots
+    /// and CDFs; empty in results written before it was stored.
+    #[serde(default)]
+    pub hdr: Vec<misura_stats::Bucket>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

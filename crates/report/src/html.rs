@@ -6,6 +6,9 @@
 //! plots for), and it reads only the fields it draws. Nothing on the page
 //! refers to anything outside it: no scripts, fonts, style sheets or images.
 
+use crate::latency_figures::{
+    cdf_extent, cdf_plot, fd_histogram_plot, page_unit, percentile_plot, percentile_unit, Dist,
+};
 use crate::series::{moving_percentiles, LatencySeries};
 use crate::svg::{esc, num, Mark, Plot, Scale};
 use serde_json::Value;
@@ -14,7 +17,7 @@ use std::io::{self, Write};
 /// A histogram bucket `(lower_ns, upper_ns, count)`.
 type Bin = (f64, f64, f64);
 
-fn bins(v: Option<&Value>) -> Vec<Bin> {
+pub(crate) fn bins(v: Option<&Value>) -> Vec<Bin> {
     v.and_then(Value::as_array)
         .map(|a| {
             a.iter()
@@ -109,6 +112,7 @@ fn histogram_plot(
     quantity: &str,
     sets: &[(&str, Vec<Bin>)],
     log_y: bool,
+    unit: Option<(f64, &str)>,
 ) -> Option<Plot> {
     let refs: Vec<&[Bin]> = sets
         .iter()
@@ -119,7 +123,8 @@ fn histogram_plot(
     // squeeze the rest into one bar); log-count histograms are about the
     // tail and show everything.
     let (lo, hi, outside) = core_range(&refs, if log_y { 0.0 } else { 0.01 })?;
-    let (d, unit) = time_unit(lo.abs().max(hi.abs()));
+    // The page's unit for this figure kind when the caller chose one.
+    let (d, unit) = unit.unwrap_or_else(|| time_unit(lo.abs().max(hi.abs())));
     let mut p = Plot::new(
         name,
         title,
@@ -177,62 +182,6 @@ fn histogram_plot(
             ns_words(min),
             ns_words(max)
         ));
-    }
-    Some(p)
-}
-
-/// Cumulative distributions from bucket sets, one line per set.
-fn cdf_plot(name: &str, title: &str, quantity: &str, sets: &[(String, Vec<Bin>)]) -> Option<Plot> {
-    let refs: Vec<&[Bin]> = sets
-        .iter()
-        .map(|s| s.1.as_slice())
-        .filter(|b| !b.is_empty())
-        .collect();
-    if refs.is_empty() {
-        return None;
-    }
-    let mut lo = f64::INFINITY;
-    let mut hi = f64::NEG_INFINITY;
-    for r in &refs {
-        if let Some((l, h, _)) = core_range(&[r], 0.01) {
-            lo = lo.min(l);
-            hi = hi.max(h);
-        }
-    }
-    let (d, unit) = time_unit(lo.abs().max(hi.abs()));
-    let mut p = Plot::new(
-        name,
-        title,
-        &format!("{quantity} ({unit})"),
-        "share of values ≤ x",
-    );
-    p.x_scale = if lo > 0.0 { Scale::Log } else { Scale::Linear };
-    p.x_range = Some((lo / d, hi / d));
-    p.y_range = Some((0.0, 1.0));
-    for (i, (label, b)) in sets.iter().enumerate() {
-        let mut b = b.clone();
-        b.sort_by(|x, y| x.0.total_cmp(&y.0));
-        let total: f64 = b.iter().map(|x| x.2).sum();
-        if total <= 0.0 {
-            continue;
-        }
-        let mut cum = 0.0;
-        let mut pts = vec![(b[0].0 / d, 0.0)];
-        for x in &b {
-            // Flat across empty stretches between buckets, rising within one.
-            pts.push((x.0 / d, cum / total));
-            cum += x.2;
-            pts.push((x.1 / d, cum / total));
-        }
-        p.mark(
-            Mark::Line {
-                points: pts,
-                series: i,
-                dashed: false,
-                step: false,
-            },
-            label,
-        );
     }
     Some(p)
 }
@@ -455,6 +404,12 @@ pub fn figures(v: &Value, series: Option<&LatencySeries>) -> Vec<Figure> {
                 .cloned()
                 .unwrap_or_default();
             let mut cdf = Vec::new();
+            // One unit for every run's histogram: the one the widest needs.
+            let unit = page_unit(
+                runs.iter()
+                    .flat_map(|r| bins(r.get("histogram")))
+                    .map(|b| b.1),
+            );
             for (i, r) in runs.iter().enumerate() {
                 let label = r
                     .get("label")
@@ -464,7 +419,7 @@ pub fn figures(v: &Value, series: Option<&LatencySeries>) -> Vec<Figure> {
                 let b = bins(r.get("histogram"));
                 push(
                     &mut out,
-                    histogram_plot(&format!("interference-{i}"), &format!("Clock read steps, {label}"), "step between reads", &[(&label, b.clone())], true),
+                    histogram_plot(&format!("interference-{i}"), &format!("Clock read steps, {label}"), "step between reads", &[(&label, b.clone())], true, Some(unit)),
                     &format!("Time between consecutive clock reads, {label} (seed 000 Fig. 2): the spike is the read cost, the long tail is interference (interrupts, preemption, the hypervisor)."),
                 );
                 cdf.push((label, b));
@@ -480,32 +435,181 @@ pub fn figures(v: &Value, series: Option<&LatencySeries>) -> Vec<Figure> {
                         "step between reads",
                         &sets,
                         true,
+                        Some(unit),
                     ),
                     "The runs on one axis: the first as bars, the others as outlines.",
                 );
             }
         }
-        "misura.clock-timer" => push(
-            &mut out,
-            histogram_plot(
-                "timer",
-                "Timer wake-up latency",
+        "misura.clock-timer" => {
+            push(
+                &mut out,
+                histogram_plot(
+                    "timer",
+                    "Timer wake-up latency",
+                    "wake-up latency",
+                    &[("wake-ups", bins(v.get("histogram")))],
+                    true,
+                    None,
+                ),
+                "How late the thread woke after each timer expiry (seed 000 Fig. 2).",
+            );
+            let d: Vec<Dist> = Dist::of(
                 "wake-up latency",
-                &[("wake-ups", bins(v.get("histogram")))],
-                true,
-            ),
-            "How late the thread woke after each timer expiry (seed 000 Fig. 2).",
-        ),
+                v,
+                "hdr",
+                "histogram",
+                v.get("latency"),
+                0.0,
+            )
+            .into_iter()
+            .collect();
+            let refs: Vec<&Dist> = d.iter().collect();
+            push(
+                &mut out,
+                percentile_plot("percentiles", "Timer wake-up latency percentile distribution", "wake-up latency", &refs, percentile_unit(&refs)),
+                "Wake-up latency against percentile (HdrHistogram style); the rings mark the median, p90, p99 and p99.9 the text output quotes.",
+            );
+        }
         "misura.sweep" => sweep_figures(v, &mut out),
+        "misura.exchange" => {
+            let dists: Vec<Dist> = [
+                ("t3", "t3: peer's data frame received"),
+                ("t3_kernel", "t3 from kernel stamps"),
+                ("t2", "t2: own data frame sent"),
+                ("t1", "t1: trigger sent"),
+            ]
+            .iter()
+            .filter_map(|(k, l)| {
+                let p = v.get(*k).filter(|x| !x.is_null())?;
+                Dist::of(l, p, "hdr", "", p.get("summary"), 0.0)
+            })
+            .collect();
+            crate::latency_figures::set_figures(
+                &mut out,
+                "Exchange",
+                "time from the trigger's send()",
+                &dists,
+                "Each phase is timed from the trigger's send() call (seed 002)",
+            );
+        }
+        "misura.rr" => {
+            let dists: Vec<Dist> = v
+                .get("clients")
+                .and_then(Value::as_array)
+                .map(|c| {
+                    c.iter()
+                        .filter_map(|x| {
+                            let id = x.get("client").and_then(Value::as_u64).unwrap_or(0);
+                            Dist::of(
+                                &format!("client {id}"),
+                                x,
+                                "latency_hdr",
+                                "",
+                                x.get("latency"),
+                                0.0,
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            crate::latency_figures::set_figures(&mut out, "Transaction latency", "request written → response read", &dists, "Each transaction's time from writing the request to reading the response, by the user clock");
+        }
         "misura.tcp" | "misura.udp" => intervals_figure(v, &mut out),
-        "misura.rfc2544" => crate::load_figures::rfc2544_figures(v, &mut out),
-        "misura.load" => crate::under_load_figures::under_load_figures(v, &mut out),
+        "misura.rfc2544" => {
+            crate::load_figures::rfc2544_figures(v, &mut out);
+            let dists: Vec<Dist> = array(v, "sizes")
+                .iter()
+                .filter_map(|z| {
+                    let l = z.get("latency").filter(|x| !x.is_null())?;
+                    let key = if s(l, "/source") == Some("kernel") {
+                        "kernel"
+                    } else {
+                        "mul"
+                    };
+                    let bytes = z.get("frame_bytes").map(cell).unwrap_or_default();
+                    Dist::of(
+                        &format!("{bytes} B frames, {key}"),
+                        l,
+                        "",
+                        "",
+                        l.get(key),
+                        0.0,
+                    )
+                })
+                .collect();
+            quantile_percentiles(&mut out, &dists, "Latency at the throughput rate", "latency", "The latency trial's stored quantiles per frame size against percentile (RFC 2544 §26.2; the result keeps no histogram, so nothing is drawn between the points).");
+        }
+        "misura.load" => {
+            crate::under_load_figures::under_load_figures(v, &mut out);
+            let dists: Vec<Dist> = array(v, "phases")
+                .iter()
+                .filter_map(|ph| {
+                    let name = s(ph, "/name").unwrap_or("phase");
+                    let (k, what) = match ph.get("network_rtt").filter(|x| !x.is_null()) {
+                        Some(_) => ("network_rtt", "network RTT"),
+                        None => ("user_rtt", "user RTT"),
+                    };
+                    Dist::of(
+                        &format!("{name}, {what}"),
+                        ph,
+                        &format!("hdr_{k}"),
+                        "",
+                        ph.get(k),
+                        0.0,
+                    )
+                })
+                .collect();
+            quantile_percentiles(&mut out, &dists, "RTT per phase", "round-trip time", "Each phase's RTT against percentile, one line per phase (results from before the full histograms were stored show their quantiles as points only): how far the loaded phase's tail moves.");
+            let refs: Vec<&Dist> = dists.iter().filter(|d| !d.bins.is_empty()).collect();
+            push(
+                &mut out,
+                cdf_plot(
+                    "cdf",
+                    "RTT CDF per phase",
+                    "round-trip time",
+                    &refs,
+                    page_unit(cdf_extent(&refs).map(|r| r.1)),
+                ),
+                "Cumulative distribution of each phase's RTT from every recorded bucket.",
+            );
+        }
         _ => {}
     }
     if let Some(series) = series {
         push(&mut out, time_series_plot("time-series", series), "Latency over the run from the per-frame CSV: the moving median and 99th percentile of consecutive windows.");
     }
     out
+}
+
+fn array(v: &Value, k: &str) -> Vec<Value> {
+    v.get(k)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A percentile plot of distributions known only by their quantiles.
+fn quantile_percentiles(
+    out: &mut Vec<Figure>,
+    dists: &[Dist],
+    q: &str,
+    quantity: &str,
+    caption: &str,
+) {
+    let refs: Vec<&Dist> = dists.iter().collect();
+    let unit = percentile_unit(&refs);
+    push(
+        out,
+        percentile_plot(
+            "percentiles",
+            &format!("{q}: percentiles"),
+            quantity,
+            &refs,
+            unit,
+        ),
+        caption,
+    );
 }
 
 fn size_label(p: &Value) -> String {
@@ -526,41 +630,53 @@ fn oneway_figures(v: &Value, out: &mut Vec<Figure>) {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let mut cdf = Vec::new();
-    for (i, p) in sizes.iter().enumerate() {
-        let label = size_label(p);
-        // A calibration run's histograms are Mul; internal latency is Mul − C
-        // and C is one number per size, so the buckets move by exactly C.
-        let c = if calibrating {
-            p.get("wire_time_ns").and_then(Value::as_f64).unwrap_or(0.0)
-        } else {
-            0.0
-        };
-        let shift = |b: Vec<Bin>| {
-            b.into_iter()
-                .map(|x| (x.0 - c, x.1 - c, x.2))
-                .collect::<Vec<_>>()
-        };
-        let user = shift(bins(p.get("histogram_mul")));
-        let kernel = shift(bins(p.get("histogram_kernel")));
-        let (q, ql, kl) = if calibrating {
-            ("Mil", "internal latency Mil = Mul − C", "kernel − C")
-        } else {
-            ("Mul", "mean user latency Mul", "kernel")
-        };
-        push(
-            out,
-            histogram_plot(&format!("histogram-{i}"), &format!("{q} histogram, {label}"), ql, &[(q, user.clone()), (kl, kernel)], false),
-            &format!("Distribution of {ql} for {label} (bars) and of the kernel-timestamp latency (outline)."),
-        );
-        cdf.push((label, user));
-    }
-    let q = if calibrating { "Mil" } else { "Mul" };
-    push(
-        out,
-        cdf_plot("cdf", &format!("{q} CDF per size"), q, &cdf),
-        &format!("Cumulative distribution of {q}, one line per payload size."),
-    );
+    // A calibration run's histograms are Mul; internal latency is Mul − C
+    // and C is one number per size, so the buckets move by exactly C.
+    let (q, kl, quantity, what) = if calibrating {
+        ("Mil", "kernel − C", "internal latency", "Mil = Mul − C is the tester's internal latency, the wire time C removed; kernel − C the same from the kernel software stamps")
+    } else {
+        ("Mul", "kernel", "one-way latency", "Mul is the mean of the best- and worst-case user latency (seed 000); kernel is the kernel software stamps' RX − TX")
+    };
+    let groups: Vec<(String, Vec<Dist>)> = sizes
+        .iter()
+        .map(|p| {
+            let c = if calibrating {
+                p.get("wire_time_ns").and_then(Value::as_f64).unwrap_or(0.0)
+            } else {
+                0.0
+            };
+            let lat = p.get("latency");
+            let pick = |k: &str| lat.and_then(|l| l.get(k)).filter(|x| !x.is_null());
+            // The quoted percentiles: Mil's own summary when there is one.
+            let (user_summary, user_shift) = match pick("mil") {
+                Some(m) if calibrating => (Some(m), 0.0),
+                _ => (pick("mul"), c),
+            };
+            let (kernel_summary, kernel_shift) = match pick("kernel_internal") {
+                Some(m) if calibrating => (Some(m), 0.0),
+                _ => (pick("kernel"), c),
+            };
+            // The buckets move by C; the quoted percentiles are already
+            // Mil's when the result has Mil's own summary.
+            let mut d = Vec::new();
+            d.extend(
+                Dist::of(q, p, "hdr_mul", "histogram_mul", user_summary, c).map(|mut x| {
+                    shift_marks(&mut x, user_shift - c);
+                    x
+                }),
+            );
+            d.extend(
+                Dist::of(kl, p, "hdr_kernel", "histogram_kernel", kernel_summary, c).map(
+                    |mut x| {
+                        shift_marks(&mut x, kernel_shift - c);
+                        x
+                    },
+                ),
+            );
+            (size_label(p), d)
+        })
+        .collect();
+    latency_distribution_figures(out, &groups, q, quantity, what);
     for (k, what) in [("user", "user windows"), ("kernel", "kernel stamps")] {
         if let Some(line) = v
             .pointer(&format!("/internal_fit/{k}"))
@@ -594,28 +710,108 @@ fn rtt_figures(v: &Value, out: &mut Vec<Figure>) {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let mut cdf = Vec::new();
-    for (i, p) in sizes.iter().enumerate() {
-        let label = size_label(p);
-        let net = bins(p.get("histogram_network_rtt"));
-        let user = bins(p.get("histogram_user_rtt"));
-        let main = if net.is_empty() {
-            ("user RTT", user.clone())
-        } else {
-            ("network RTT", net.clone())
+    let groups: Vec<(String, Vec<Dist>)> = sizes
+        .iter()
+        .map(|p| {
+            let summary = |k: &str| p.pointer(&format!("/latency/{k}")).filter(|x| !x.is_null());
+            let mut d = Vec::new();
+            for (label, k) in [
+                ("network RTT", "network_rtt"),
+                ("user RTT", "user_rtt"),
+                ("kernel RTT", "kernel_rtt"),
+            ] {
+                // Kernel RTT has no display histogram: it is drawn only
+                // from the full one.
+                d.extend(Dist::of(
+                    label,
+                    p,
+                    &format!("hdr_{k}"),
+                    &format!("histogram_{k}"),
+                    summary(k),
+                    0.0,
+                ));
+            }
+            (size_label(p), d)
+        })
+        .collect();
+    latency_distribution_figures(out, &groups, "RTT", "round-trip time", "network RTT is the user RTT less the reflector's turnaround (STAMP timestamps T2, T3); user RTT is taken by misura's own clock reads around send and receive; kernel RTT from the kernel's software stamps");
+}
+
+/// The per-size histogram and percentile plot (every figure of the size
+/// as a line), the percentile plot and CDF of the first figure across
+/// sizes; each figure kind in one unit for the page.
+fn latency_distribution_figures(
+    out: &mut Vec<Figure>,
+    groups: &[(String, Vec<Dist>)],
+    q: &str,
+    quantity: &str,
+    what: &str,
+) {
+    let mains: Vec<&Dist> = groups.iter().filter_map(|g| g.1.first()).collect();
+    let all: Vec<&Dist> = groups.iter().flat_map(|g| g.1.iter()).collect();
+    let hist_unit = page_unit(
+        mains
+            .iter()
+            .filter_map(|d| crate::distribution::freedman_diaconis(&d.bins))
+            .map(|b| b.hi),
+    );
+    let pct_unit = percentile_unit(&all);
+    let cdf_unit = page_unit(cdf_extent(&mains).map(|r| r.1));
+    for (i, (label, d)) in groups.iter().enumerate() {
+        let Some((main, rest)) = d.split_first() else {
+            continue;
         };
+        let others: Vec<&Dist> = rest.iter().take(1).collect();
         push(
             out,
-            histogram_plot(&format!("histogram-{i}"), &format!("RTT histogram, {label}"), "round-trip time", &[main.clone(), ("user RTT", if net.is_empty() { Vec::new() } else { user })], false),
-            &format!("Round-trip times for {label}: network RTT (bars, the reflector's turnaround removed) and user-level RTT (outline)."),
+            fd_histogram_plot(&format!("histogram-{i}"), &format!("{q} histogram, {label}"), quantity, main, &others, hist_unit),
+            &format!("Distribution of the {} for {label} (bars) and of the {} (outline), bin width from the data. {what}.", main.label, others.first().map_or("—", |o| o.label.as_str())),
         );
-        cdf.push((label, main.1));
+        let refs: Vec<&Dist> = d.iter().collect();
+        push(
+            out,
+            percentile_plot(&format!("percentiles-{i}"), &format!("{q} percentile distribution, {label}"), quantity, &refs, pct_unit),
+            &format!("{quantity} against percentile for {label}, one line per figure (HdrHistogram style: 90 %, 99 %, 99.9 % … equally spaced); the rings mark the median, p90, p99 and p99.9 the text output quotes."),
+        );
+    }
+    // The first figure of every size, named by its size.
+    let per_size: Vec<Dist> = groups
+        .iter()
+        .filter_map(|(l, d)| {
+            d.first().map(|x| Dist {
+                label: l.clone(),
+                ..x.clone()
+            })
+        })
+        .collect();
+    let refs: Vec<&Dist> = per_size.iter().collect();
+    if mains.len() > 1 {
+        push(
+            out,
+            percentile_plot("percentiles", &format!("{} percentile distribution per size", mains[0].label), quantity, &refs, pct_unit),
+            &format!("The {} of every size against percentile, one line per size; rings mark each size's quoted percentiles.", mains[0].label),
+        );
     }
     push(
         out,
-        cdf_plot("cdf", "RTT CDF per size", "round-trip time", &cdf),
-        "Cumulative distribution of the round-trip time, one line per request size.",
+        cdf_plot(
+            "cdf",
+            &format!(
+                "{} CDF per size",
+                mains.first().map_or(q, |m| m.label.as_str())
+            ),
+            quantity,
+            &refs,
+            cdf_unit,
+        ),
+        "Cumulative distribution, one line per size, from every recorded bucket.",
     );
+}
+
+fn shift_marks(d: &mut Dist, by: f64) {
+    for m in &mut d.quoted {
+        m.1 -= by;
+    }
 }
 
 /// A sweep's parameter value as a number ("64", "1.5", "64K" as 65 536).
@@ -1002,7 +1198,7 @@ fn summary_table(out: &mut dyn Write, v: &Value) -> io::Result<()> {
     writeln!(out, "</table>")
 }
 
-const STYLE: &str = "body{font-family:sans-serif;max-width:1180px;margin:1em auto;padding:0 1em;color:#222}\
+pub(crate) const STYLE: &str = "body{font-family:sans-serif;max-width:1180px;margin:1em auto;padding:0 1em;color:#222}\
 h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}\
 .figs{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0;width:560px}figcaption{font-size:.85em;color:#444}\
 table{border-collapse:collapse;font-size:.85em}td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}\
@@ -1017,6 +1213,21 @@ pub fn write_html(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     write_page(v, &figures(v, series), out)
+}
+
+/// The figures under a "Plots" heading, each with its caption.
+pub(crate) fn write_figures(figs: &[Figure], out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "<h2>Plots</h2>\n<div class=\"figs\">")?;
+    for fig in figs {
+        writeln!(out, "<figure id=\"fig-{}\">", esc(&fig.plot.name))?;
+        fig.plot.write(out, false)?;
+        writeln!(
+            out,
+            "<figcaption>{}</figcaption></figure>",
+            esc(&fig.caption)
+        )?;
+    }
+    writeln!(out, "</div>")
 }
 
 /// Write the page with figures already made (so a caller that also writes
@@ -1057,17 +1268,7 @@ pub fn write_page(v: &Value, figs: &[Figure], out: &mut dyn Write) -> io::Result
         _ => writeln!(out, "<p>No warnings.</p>")?,
     }
     if !figs.is_empty() {
-        writeln!(out, "<h2>Plots</h2>\n<div class=\"figs\">")?;
-        for fig in figs {
-            writeln!(out, "<figure id=\"fig-{}\">", esc(&fig.plot.name))?;
-            fig.plot.write(out, false)?;
-            writeln!(
-                out,
-                "<figcaption>{}</figcaption></figure>",
-                esc(&fig.caption)
-            )?;
-        }
-        writeln!(out, "</div>")?;
+        write_figures(figs, out)?;
     } else {
         writeln!(
             out,

@@ -8,11 +8,14 @@
 #![forbid(unsafe_code)]
 
 pub mod clock;
+pub mod compare;
 pub mod csv;
+pub mod distribution;
 pub mod exchange;
 pub mod frames;
 pub mod host;
 pub mod html;
+pub mod latency_figures;
 pub mod load;
 pub mod load_figures;
 pub mod metrics;

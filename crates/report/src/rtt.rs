@@ -123,6 +123,15 @@ pub struct RttSizeResult {
     pub ideal: Option<IdealRtt>,
     pub histogram_network_rtt: Vec<Bucket>,
     pub histogram_user_rtt: Vec<Bucket>,
+    /// The full-resolution HDR histograms (every recorded bucket, exact
+    /// below 2048 ns, 0.1 % wide above), for percentile plots and CDFs.
+    /// Empty in results written before they were stored.
+    #[serde(default)]
+    pub hdr_network_rtt: Vec<Bucket>,
+    #[serde(default)]
+    pub hdr_user_rtt: Vec<Bucket>,
+    #[serde(default)]
+    pub hdr_kernel_rtt: Vec<Bucket>,
 }
 
 /// The result of `misura rtt`.

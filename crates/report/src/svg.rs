@@ -14,6 +14,10 @@ pub enum Scale {
     Linear,
     /// Base 10; only positive values are drawn.
     Log,
+    /// A quantile `p` in `[0, 1)` placed at `log10(1 / (1 − p))`, so that
+    /// 90 %, 99 %, 99.9 % … are equally spaced (HdrHistogram's percentile
+    /// distribution); ticks are labelled in percent.
+    Percentile,
 }
 
 /// What a plot draws; `series` picks the colour from [`PALETTE`].
@@ -43,6 +47,12 @@ pub enum Mark {
         points: Vec<(f64, f64, f64)>,
         series: usize,
     },
+    /// Marked points `(x, y, tag)`: a ring with its tag written beside it
+    /// (e.g. the percentiles a text output quotes, on their curve).
+    Tagged {
+        points: Vec<(f64, f64, String)>,
+        series: usize,
+    },
 }
 
 /// Colour-blind-safe colours (Okabe–Ito).
@@ -70,6 +80,9 @@ pub struct Plot {
     pub note: Option<String>,
     pub width: f64,
     pub height: f64,
+    /// The legend top left instead of top right (for curves that rise to
+    /// the right, such as percentile distributions).
+    pub legend_left: bool,
 }
 
 impl Plot {
@@ -87,6 +100,7 @@ impl Plot {
             note: None,
             width: 560.0,
             height: 330.0,
+            legend_left: false,
         }
     }
 
@@ -106,7 +120,13 @@ impl Plot {
         let mut lo = f64::INFINITY;
         let mut hi = f64::NEG_INFINITY;
         let mut take = |v: f64| {
-            if v.is_finite() && (scale == Scale::Linear || v > 0.0) {
+            if v.is_finite()
+                && match scale {
+                    Scale::Linear => true,
+                    Scale::Log => v > 0.0,
+                    Scale::Percentile => (0.0..1.0).contains(&v),
+                }
+            {
                 lo = lo.min(v);
                 hi = hi.max(v);
             }
@@ -146,6 +166,9 @@ impl Plot {
                         take(y + e);
                     }
                 }),
+                Mark::Tagged { points, .. } => points
+                    .iter()
+                    .for_each(|(x, y, _)| take(if axis_x { *x } else { *y })),
             }
         }
         (lo <= hi).then_some((lo, hi))
@@ -153,12 +176,13 @@ impl Plot {
 
     fn render(&self, standalone: bool) -> String {
         let (w, h) = (self.width, self.height);
-        let (ml, mr, mt, mb) = (
-            70.0,
-            16.0,
-            30.0,
-            if self.note.is_some() { 62.0 } else { 46.0 },
-        );
+        // About 5.6 px per character of the 11 px font.
+        let note = self
+            .note
+            .as_deref()
+            .map(|n| wrap(n, ((w - 80.0) / 5.6) as usize, 3))
+            .unwrap_or_default();
+        let (ml, mr, mt, mb) = (70.0, 16.0, 30.0, 46.0 + 14.0 * note.len() as f64);
         let (pw, ph) = (w - ml - mr, h - mt - mb);
         let xr = range_for(
             self.x_range.or_else(|| self.data_extent(true)),
@@ -231,7 +255,7 @@ impl Plot {
                 "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
                 xs.at(t),
                 mt + ph + 14.0,
-                esc(&num(t))
+                esc(&tick_label(t, self.x_scale))
             );
         }
         for &t in &yt {
@@ -240,7 +264,7 @@ impl Plot {
                 "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
                 ml - 5.0,
                 ys.at(t) + 4.0,
-                esc(&num(t))
+                esc(&tick_label(t, self.y_scale))
             );
         }
         s.push_str("</g>\n");
@@ -257,11 +281,12 @@ impl Plot {
             mt + ph / 2.0,
             esc(&self.y_label)
         );
-        if let Some(n) = &self.note {
+        for (i, n) in note.iter().enumerate() {
             let _ = writeln!(
                 s,
-                "<text class=\"note\" x=\"{ml}\" y=\"{:.1}\" fill=\"#555\">{}</text>",
-                h - 8.0,
+                "<text class=\"note\" x=\"{}\" y=\"{:.1}\" fill=\"#555\">{}</text>",
+                ml - 60.0,
+                h - 8.0 - 14.0 * (note.len() - 1 - i) as f64,
                 esc(n)
             );
         }
@@ -282,7 +307,12 @@ impl Plot {
                 .unwrap_or(0) as f64
                 * 6.2
                 + 30.0;
-            let (lx, ly) = (ml + pw - lw - 6.0, mt + 6.0);
+            let lx = if self.legend_left {
+                ml + 6.0
+            } else {
+                ml + pw - lw - 6.0
+            };
+            let ly = mt + 6.0;
             let _ = writeln!(
                 s,
                 "<g class=\"legend\"><rect x=\"{lx:.1}\" y=\"{ly:.1}\" width=\"{lw:.1}\" height=\"{:.1}\" fill=\"#fff\" fill-opacity=\"0.85\" stroke=\"#999\" stroke-width=\"0.5\"/>",
@@ -305,6 +335,9 @@ impl Plot {
                         };
                         let _ = writeln!(s, "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"16\" height=\"8\" fill=\"{c}\" fill-opacity=\"{op}\"/>", lx + 5.0, y - 7.0);
                     }
+                    Mark::Tagged { .. } | Mark::Points { .. } => {
+                        let _ = writeln!(s, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"#fff\" stroke=\"{c}\" stroke-width=\"1.5\"/>", lx + 13.0, y - 3.0);
+                    }
                     _ => {
                         let _ = writeln!(s, "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{c}\" stroke-width=\"2\"{dash}/>", lx + 5.0, y - 3.0, lx + 21.0, y - 3.0);
                     }
@@ -325,9 +358,10 @@ impl Plot {
 
 fn style(m: &Mark) -> (&'static str, bool) {
     match m {
-        Mark::Bars { series, .. } | Mark::Band { series, .. } | Mark::Points { series, .. } => {
-            (PALETTE[series % PALETTE.len()], false)
-        }
+        Mark::Bars { series, .. }
+        | Mark::Band { series, .. }
+        | Mark::Points { series, .. }
+        | Mark::Tagged { series, .. } => (PALETTE[series % PALETTE.len()], false),
         Mark::Line { series, dashed, .. } => (PALETTE[series % PALETTE.len()], *dashed),
     }
 }
@@ -422,6 +456,29 @@ fn draw(s: &mut String, m: &Mark, xs: &Map, ys: &Map) {
             }
             s.push_str("</g>\n");
         }
+        Mark::Tagged { points, .. } => {
+            let _ = writeln!(s, "<g class=\"tagged\" stroke=\"{c}\">");
+            for (x, y, tag) in points {
+                if !xs.drawable(*x) || !ys.drawable(*y) {
+                    continue;
+                }
+                let (px, py) = (xs.at(*x), ys.at(*y));
+                // The tag above left of its ring, or right of it near the
+                // frame's left edge, below it near the top.
+                let (tx, anchor) = if px < xs.from + 40.0 {
+                    (px + 5.0, "start")
+                } else {
+                    (px - 5.0, "end")
+                };
+                let ty = if py < ys.to + 14.0 {
+                    py + 14.0
+                } else {
+                    py - 6.0
+                };
+                let _ = writeln!(s, "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"4\" fill=\"#fff\" stroke-width=\"1.5\"/><text x=\"{tx:.1}\" y=\"{ty:.1}\" stroke=\"none\" fill=\"{c}\" font-size=\"10\" text-anchor=\"{anchor}\">{}</text>", esc(tag));
+            }
+            s.push_str("</g>\n");
+        }
     }
 }
 
@@ -439,6 +496,7 @@ impl Map {
         match self.scale {
             Scale::Linear => v,
             Scale::Log => v.max(f64::MIN_POSITIVE).log10(),
+            Scale::Percentile => percentile_position(v),
         }
     }
     fn at(&self, v: f64) -> f64 {
@@ -454,7 +512,12 @@ impl Map {
         self.from + f * (self.to - self.from)
     }
     fn drawable(&self, v: f64) -> bool {
-        v.is_finite() && (self.scale == Scale::Linear || v > 0.0)
+        v.is_finite()
+            && match self.scale {
+                Scale::Linear => true,
+                Scale::Log => v > 0.0,
+                Scale::Percentile => (0.0..1.0).contains(&v),
+            }
     }
 }
 
@@ -464,8 +527,12 @@ fn range_for(r: Option<(f64, f64)>, scale: Scale, pad: bool) -> (f64, f64) {
     let (lo, hi) = r.unwrap_or(match scale {
         Scale::Linear => (0.0, 1.0),
         Scale::Log => (1.0, 10.0),
+        Scale::Percentile => (0.0, 0.9),
     });
     match scale {
+        // From the median or below to the data's last percentile, never
+        // beyond it (that would promise a resolution the data lacks).
+        Scale::Percentile => (lo.clamp(0.0, 0.5), hi.clamp(0.5, 1.0 - 1e-12)),
         Scale::Log => {
             let (lo, hi) = (lo.max(1e-12), hi.max(1e-12));
             if hi / lo < 30.0 {
@@ -499,6 +566,7 @@ fn range_for(r: Option<(f64, f64)>, scale: Scale, pad: bool) -> (f64, f64) {
 /// Tick positions: decades (log) or steps of 1, 2 or 5 × 10^k (linear).
 fn ticks((lo, hi): (f64, f64), scale: Scale) -> Vec<f64> {
     match scale {
+        Scale::Percentile => percentile_ticks(lo, hi),
         Scale::Log => {
             let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
             let every = ((b - a) / 8 + 1).max(1);
@@ -543,6 +611,52 @@ fn ticks((lo, hi): (f64, f64), scale: Scale) -> Vec<f64> {
     }
 }
 
+/// Where quantile `p` sits on a [`Scale::Percentile`] axis:
+/// `log10(1 / (1 − p))`, i.e. the number of nines (0.9 → 1, 0.99 → 2).
+pub fn percentile_position(p: f64) -> f64 {
+    -(1.0 - p.clamp(0.0, 1.0 - 1e-15)).log10()
+}
+
+/// The ticks of a percentile axis from `lo` to `hi`: 0 %, 50 %, then 90 %,
+/// 99 %, 99.9 % … as far as `hi` reaches (a tick a hair beyond `hi`, from
+/// rounding, still counts).
+pub fn percentile_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let top = percentile_position(hi) + 1e-9;
+    let mut t: Vec<f64> = [0.0, 0.5]
+        .into_iter()
+        .filter(|p| *p >= lo - 1e-12 && percentile_position(*p) <= top)
+        .collect();
+    for k in 1..=15 {
+        let p = 1.0 - 10f64.powi(-k);
+        if percentile_position(p) > top {
+            break;
+        }
+        if p >= lo {
+            t.push(p);
+        }
+    }
+    t
+}
+
+/// A percentile tick's label in percent, with as many decimals as it has
+/// nines after the second ("99.99", not "100").
+pub fn percent_label(p: f64) -> String {
+    let nines = percentile_position(p);
+    let decimals = if nines > 2.0 {
+        (nines.round() as usize).saturating_sub(2).min(12)
+    } else {
+        0
+    };
+    format!("{:.*}", decimals, p * 100.0)
+}
+
+fn tick_label(v: f64, scale: Scale) -> String {
+    match scale {
+        Scale::Percentile => percent_label(v),
+        _ => num(v),
+    }
+}
+
 /// A tick label: at most four significant digits, k/M/G for large values.
 pub fn num(v: f64) -> String {
     let a = v.abs();
@@ -572,6 +686,30 @@ pub fn num(v: f64) -> String {
     format!("{s}{suffix}")
 }
 
+/// `text` broken at spaces into lines of at most `width` characters, at
+/// most `lines` of them (the last one cut with "…" when more is left).
+fn wrap(text: &str, width: usize, lines: usize) -> Vec<String> {
+    let mut out: Vec<String> = vec![String::new()];
+    for word in text.split(' ') {
+        let cur = out.last_mut().expect("never empty");
+        if cur.is_empty() || cur.chars().count() + 1 + word.chars().count() <= width {
+            if !cur.is_empty() {
+                cur.push(' ');
+            }
+            cur.push_str(word);
+        } else {
+            out.push(word.to_string());
+        }
+    }
+    if out.len() > lines {
+        out.truncate(lines);
+        let last = &mut out[lines - 1];
+        let keep: String = last.chars().take(width.saturating_sub(1)).collect();
+        *last = format!("{keep}…");
+    }
+    out
+}
+
 /// Escape text for XML and HTML.
 pub fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
@@ -599,6 +737,33 @@ mod tests {
             vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
         );
         assert_eq!(ticks((10.0, 1000.0), Scale::Log), vec![10.0, 100.0, 1000.0]);
+    }
+
+    #[test]
+    fn percentile_ticks_stop_at_the_data() {
+        // 5000 values: the last percentile shown is 1 − 1/5000 = 99.98 %.
+        assert_eq!(
+            percentile_ticks(0.0, 1.0 - 1.0 / 5000.0),
+            vec![0.0, 0.5, 0.9, 0.99, 0.999]
+        );
+        assert_eq!(
+            percentile_ticks(0.0, 0.999),
+            vec![0.0, 0.5, 0.9, 0.99, 0.999]
+        );
+        assert_eq!(percentile_ticks(0.0, 0.95), vec![0.0, 0.5, 0.9]);
+        let labels: Vec<String> = [0.0, 0.5, 0.9, 0.99, 0.999, 0.99999]
+            .iter()
+            .map(|p| percent_label(*p))
+            .collect();
+        assert_eq!(labels, ["0", "50", "90", "99", "99.9", "99.999"]);
+        assert!((percentile_position(0.999) - 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn notes_wrap_at_spaces() {
+        assert_eq!(wrap("aa bb cc dd", 5, 3), ["aa bb", "cc dd"]);
+        assert_eq!(wrap("aa bb cc dd ee ff gg", 5, 2), ["aa bb", "cc d…"]);
+        assert_eq!(wrap("short", 40, 3), ["short"]);
     }
 
     #[test]

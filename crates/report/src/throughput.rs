@@ -304,6 +304,11 @@ pub struct RrClientResult {
     pub lost: u64,
     /// Request written → response read, user clock (CLOCK_MONOTONIC).
     pub latency: SummarySnapshot,
+    /// The full-resolution HDR histogram of the latency (every recorded
+    /// bucket, exact below 2048 ns, 0.1 % wide above) for percentile plots
+    /// and CDFs; empty in results written before it was stored.
+    #[serde(default)]
+    pub latency_hdr: Vec<misura_stats::Bucket>,
     /// crr: connect() duration (TCP handshake), separately.
     pub connect: Option<SummarySnapshot>,
     pub cpu_local: CpuUse,

@@ -48,6 +48,19 @@ fn assert_self_contained(html: &str) {
     assert!(html.trim_end().ends_with("</html>"));
 }
 
+/// A histogram and a percentile plot per size, the percentile plot across
+/// sizes when there are several, and the CDF.
+fn distribution_plots(n: usize) -> Vec<String> {
+    let mut want: Vec<String> = (0..n)
+        .flat_map(|i| [format!("histogram-{i}"), format!("percentiles-{i}")])
+        .collect();
+    if n > 1 {
+        want.push("percentiles".into());
+    }
+    want.push("cdf".into());
+    want
+}
+
 fn sizes(v: &Value) -> usize {
     v["per_size"].as_array().unwrap().len()
 }
@@ -57,8 +70,8 @@ fn oneway_with_a_calibration_has_histograms_cdf_and_the_sut_fits() {
     let v = fixture("oneway-sut.json");
     let html = page(&v, None);
     assert_self_contained(&html);
-    let mut want: Vec<String> = (0..sizes(&v)).map(|i| format!("histogram-{i}")).collect();
-    want.extend(["cdf", "sut-fit-user", "sut-fit-kernel"].map(String::from));
+    let mut want = distribution_plots(sizes(&v));
+    want.extend(["sut-fit-user", "sut-fit-kernel"].map(String::from));
     assert_eq!(plots(&html), want);
     // In words: the verdict, timestamp sources, host and warnings.
     assert!(html.contains("cut-through"));
@@ -73,8 +86,8 @@ fn a_calibration_run_shows_internal_latency_and_the_calibration_line() {
     let v = fixture("calibrate-run.json");
     let html = page(&v, None);
     assert_self_contained(&html);
-    let mut want: Vec<String> = (0..sizes(&v)).map(|i| format!("histogram-{i}")).collect();
-    want.extend(["cdf", "calibration-fit-user", "calibration-fit-kernel"].map(String::from));
+    let mut want = distribution_plots(sizes(&v));
+    want.extend(["calibration-fit-user", "calibration-fit-kernel"].map(String::from));
     assert_eq!(plots(&html), want);
     assert!(html.contains("Mil histogram, P = 46 B"));
     assert!(html.contains("Amil(P) = α + β·P"));
@@ -86,8 +99,7 @@ fn rtt_results_have_a_histogram_per_size_and_a_cdf() {
         let v = fixture(name);
         let html = page(&v, None);
         assert_self_contained(&html);
-        let mut want: Vec<String> = (0..sizes(&v)).map(|i| format!("histogram-{i}")).collect();
-        want.push("cdf".into());
+        let want = distribution_plots(sizes(&v));
         assert_eq!(plots(&html), want, "{name}");
         assert!(html.contains("Clock offset"), "{name}");
     }
@@ -117,7 +129,7 @@ fn clock_results_have_their_histograms_on_log_axes() {
         let v = fixture(name);
         let html = page(&v, None);
         assert_self_contained(&html);
-        assert_eq!(plots(&html), vec!["timer"], "{name}");
+        assert_eq!(plots(&html), vec!["timer", "percentiles"], "{name}");
         // Log count axis: decade labels.
         assert!(html.contains(">100</text>"), "{name}");
     }
@@ -192,4 +204,102 @@ fn each_figure_is_also_a_standalone_svg() {
         assert_eq!(s.matches("<svg").count(), 1);
         assert!(s.trim_end().ends_with("</svg>"));
     }
+}
+
+/// A real rtt run (300 probes, 64 and 1400 B, through the routed lab)
+/// that stores its full HDR histograms: the distribution figures are drawn
+/// from them, binned from the data, on a percentile axis that stops at the
+/// data's resolution, with the quoted percentiles ringed.
+#[test]
+fn full_histograms_give_percentile_plots_fd_bins_and_full_cdfs() {
+    use misura_report::svg::{Mark, Scale};
+    let v = fixture("rtt-hdr.json");
+    let figs = figures(&v, None);
+    let names: Vec<&str> = figs.iter().map(|f| f.plot.name.as_str()).collect();
+    assert_eq!(names, distribution_plots(2));
+    let fig = |n: &str| &figs.iter().find(|f| f.plot.name == n).unwrap().plot;
+    // 150 probes a size: the axis ends at 1 − 1/150, so p99.9 is not
+    // ringed, the median, p90 and p99 are, on the network RTT line.
+    let p = fig("percentiles-0");
+    assert_eq!(p.x_scale, Scale::Percentile);
+    let (_, hi) = p.x_range.unwrap();
+    assert!((hi - (1.0 - 1.0 / 150.0)).abs() < 1e-12, "{hi}");
+    let tags: Vec<&str> = p
+        .marks
+        .iter()
+        .filter_map(|(m, _)| match m {
+            Mark::Tagged { points, series: 0 } => Some(points),
+            _ => None,
+        })
+        .flatten()
+        .map(|t| t.2.as_str())
+        .collect();
+    assert_eq!(tags, ["median", "p90", "p99"]);
+    let lines = p
+        .marks
+        .iter()
+        .filter(|(m, _)| matches!(m, Mark::Line { .. }))
+        .count();
+    assert_eq!(lines, 3, "network, user and kernel RTT");
+    let note = p.note.as_deref().unwrap();
+    assert!(note.starts_with("from the full HDR histogram"), "{note}");
+    // The ringed median sits on the curve: the curve's value over p = 0.5
+    // is the summary's median (both nearest rank at HDR resolution).
+    let median = v["per_size"][0]["latency"]["network_rtt"]["median_ns"]
+        .as_f64()
+        .unwrap();
+    let Mark::Line { points, .. } = &p.marks[0].0 else {
+        panic!("first mark is the network RTT line")
+    };
+    let unit = if p.y_label.contains("(µs)") {
+        1e3
+    } else {
+        1.0
+    };
+    let at_median = points
+        .windows(2)
+        .find(|w| w[0].0 < 0.5 && w[1].0 >= 0.5)
+        .map(|w| w[1].1)
+        .unwrap();
+    assert!(
+        (at_median * unit - median).abs() < 1e-6,
+        "{at_median} vs {median}"
+    );
+    // Histogram: FD bins, what lies outside said.
+    let h = fig("histogram-0");
+    assert!(h
+        .note
+        .as_deref()
+        .unwrap()
+        .contains("Freedman–Diaconis on the central 99 %"));
+    // CDF: every recorded bucket (two points each) of both sizes.
+    let c = fig("cdf");
+    let drawn: usize = c
+        .marks
+        .iter()
+        .map(|(m, _)| match m {
+            Mark::Line { points, .. } => points.len(),
+            _ => 0,
+        })
+        .sum();
+    let buckets: usize = (0..2)
+        .map(|i| {
+            v["per_size"][i]["hdr_network_rtt"]
+                .as_array()
+                .unwrap()
+                .len()
+        })
+        .sum();
+    assert_eq!(drawn, 2 * buckets);
+    // One unit per figure kind across the page.
+    let unit_of = |n: &str| {
+        let l = &fig(n).y_label;
+        l[l.rfind('(').unwrap()..].to_string()
+    };
+    assert_eq!(unit_of("percentiles-0"), unit_of("percentiles-1"));
+    let x_unit = |n: &str| {
+        let l = &fig(n).x_label;
+        l[l.rfind('(').unwrap()..].to_string()
+    };
+    assert_eq!(x_unit("histogram-0"), x_unit("histogram-1"));
 }

@@ -21,7 +21,7 @@ const RTT: &str = "rtt";
 /// threshold, a reflector without Timestamp Information. rtt-stampsuite: two
 /// sizes, link rate unknown (ideal null), Timestamp Information present, an
 /// offset with a skew fitted over several windows.
-const FIXTURES: &[&str] = &["rtt-small.json", "rtt-stampsuite.json"];
+const FIXTURES: &[&str] = &["rtt-small.json", "rtt-stampsuite.json", "rtt-hdr.json"];
 
 /// Definitions `rtt.schema.json` repeats from `oneway.schema.json`.
 const SHARED_DEFS: &[&str] = &[

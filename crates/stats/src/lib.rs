@@ -26,4 +26,4 @@ pub mod summary;
 pub use fit::{FitError, LinearFit};
 pub use jitter::Rfc3550Jitter;
 pub use sequence::{Arrival, SequenceCounts, SequenceTracker};
-pub use summary::{Bucket, Summary, SummarySnapshot};
+pub use summary::{pool_buckets, Bucket, Summary, SummarySnapshot};

@@ -588,3 +588,53 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn hdr_buckets_hold_every_value_at_full_resolution() {
+    let b = |lower_ns, upper_ns, count| Bucket {
+        lower_ns,
+        upper_ns,
+        count,
+    };
+    // Below 2048 ns every value is its own bucket; negatives are mirrored
+    // and come first.
+    let s = summary_of(&[-10, -1, 0, 0, 7, 7, 7, 2000]);
+    assert_eq!(
+        s.hdr_buckets(),
+        vec![
+            b(-10, -9, 1),
+            b(-1, 0, 1),
+            b(0, 1, 2),
+            b(7, 8, 3),
+            b(2000, 2001, 1)
+        ]
+    );
+    // Above, buckets are at most 0.1 % wide, hold their values, are ordered
+    // and end at the exact extremes.
+    let values: Vec<i64> = (0..5000).map(|i| 10_000 + i * 37 + (i * i) % 101).collect();
+    let s = summary_of(&values);
+    let h = s.hdr_buckets();
+    assert_eq!(h.iter().map(|x| x.count).sum::<u64>(), values.len() as u64);
+    assert_eq!(h[0].lower_ns, 10_000);
+    assert_eq!(h.last().unwrap().upper_ns, s.max().unwrap() + 1);
+    for w in h.windows(2) {
+        assert!(w[0].upper_ns <= w[1].lower_ns, "{w:?}");
+    }
+    for x in &h {
+        assert!(x.upper_ns - x.lower_ns <= x.lower_ns / 1000 + 16, "{x:?}");
+    }
+    for v in &values {
+        assert!(h.iter().any(|x| x.lower_ns <= *v && *v < x.upper_ns), "{v}");
+    }
+    assert!(Summary::new().hdr_buckets().is_empty());
+}
+
+#[test]
+fn pooled_hdr_buckets_equal_one_summary_of_all_values() {
+    let a_values: Vec<i64> = (0..3000).map(|i| 9_000 + (i * 7919) % 5000).collect();
+    let b_values: Vec<i64> = (0..2000).map(|i| 11_000 + (i * 104_729) % 9000).collect();
+    let (a, b) = (summary_of(&a_values), summary_of(&b_values));
+    let all: Vec<i64> = a_values.iter().chain(&b_values).copied().collect();
+    let pooled = misura_stats::pool_buckets(a.hdr_buckets().iter().chain(&b.hdr_buckets()));
+    assert_eq!(pooled, summary_of(&all).hdr_buckets());
+}

@@ -258,6 +258,7 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         latency: w.latency.snapshot(),
         max_at_ns: w.max_at,
         histogram: w.latency.log_histogram(plan.bins_per_decade),
+        hdr: w.latency.hdr_buckets(),
         elapsed_s: w.elapsed_s,
         warnings,
     };

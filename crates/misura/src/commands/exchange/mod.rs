@@ -335,6 +335,7 @@ fn initiator_report(
     let phase = |meaning: &str, s: &Summary| Phase {
         meaning: meaning.into(),
         summary: s.snapshot(),
+        hdr: s.hdr_buckets(),
     };
     ExchangeReport {
         meta: meta("misura.exchange", started_at),

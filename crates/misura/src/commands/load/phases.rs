@@ -336,6 +336,10 @@ fn phase(p: &Probed) -> Phase {
         network_rtt: of(o.network_rtt.as_ref()),
         user_rtt: Percentiles::of(&o.user_rtt, 0.0),
         kernel_rtt: of(o.kernel_rtt.as_ref()),
+        hdr_network_rtt: misura_stats::pool_buckets(
+            r.per_size.iter().flat_map(|s| &s.hdr_network_rtt),
+        ),
+        hdr_user_rtt: misura_stats::pool_buckets(r.per_size.iter().flat_map(|s| &s.hdr_user_rtt)),
         forward: of(o.forward.as_ref()),
         backward: of(o.backward.as_ref()),
         jitter_ns: o.jitter_rfc3550_ns,

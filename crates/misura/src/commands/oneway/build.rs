@@ -229,6 +229,8 @@ fn per_size(a: &Analysis, cfg: &OnewayConfig) -> Vec<SizeResult> {
             latency: latencies(g),
             histogram_mul: g.mul.log_histogram(10),
             histogram_kernel: g.kernel.log_histogram(10),
+            hdr_mul: g.mul.hdr_buckets(),
+            hdr_kernel: g.kernel.hdr_buckets(),
         })
         .collect()
 }

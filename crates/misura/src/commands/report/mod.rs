@@ -19,14 +19,33 @@ SVG plots chosen by the kind of run, and the configuration, host fingerprint,
 timestamp sources and warnings in words. The page loads nothing from anywhere:
 no scripts, fonts or style sheets, so it opens offline and can be mailed.
 
+Latency distributions are drawn from the full HDR histograms a result stores
+(every recorded bucket, ≤ 0.1 % wide): a percentile distribution (latency
+against percentile on a 1/(1 − p) axis, HdrHistogram style, up to the data's
+resolution 1 − 1/n, the quoted median, p90, p99 and p99.9 ringed), a histogram
+whose bin width comes from the data (Freedman–Diaconis on the central 99 %,
+log bins when that spans more than a factor 30, what lies outside in the
+note) and a CDF. Each figure kind has one time unit across the page. Results
+from before the full histograms were stored use their display buckets, and
+kinds that store only quantiles show those as points; each figure says which.
+
 Plots by kind of result:
-  oneway        latency histogram per size (Mul, kernel outline), CDF per size,
-                SUT latency over frame length with its fit and 95 % band
-  calibrate     internal latency Mil per size, CDF, the calibration line
+  oneway        per size: Mul histogram (kernel outline), percentile
+                distribution (Mul and kernel); across sizes: percentile
+                distribution and CDF; SUT latency over frame length with its
+                fit and 95 % band
+  calibrate     the same for internal latency Mil, the calibration line
                 Amil(P) = α + β·P with its 95 % band
-  rtt           RTT histogram per size (network and user RTT), CDF per size
+  rtt           per size: RTT histogram, percentile distribution (network,
+                user and kernel RTT); across sizes: percentile distribution, CDF
+  exchange / rr histogram, percentile distribution and CDF of the phases
+                (t3, t3 kernel, t2, t1) or of each client's transactions
+  load / rfc2544
+                the pages' own figures, and the stored quantiles per phase or
+                frame size on a percentile axis
   clock interference / clock timer
-                step and wake-up latency histograms on log axes
+                step and wake-up latency histograms on log axes, the wake-up
+                latency's percentile distribution
   sweep         throughput, transactions and latency against the parameter
   tcp / udp     throughput per interval
   others        the summary tables and the JSON
@@ -39,6 +58,8 @@ written to misura-report-<run>.html in the current directory.
 
 With --vs-load and several runs (rtt or oneway, e.g. taken with --cpu-load
 0, 1, 2), the page draws their latency against the CPU load each recorded.
+
+To compare runs on the same axes, see `misura compare RUN RUN… --html OUT`.
 
 Examples:
   misura report 12 --html run12.html

@@ -174,6 +174,9 @@ fn per_size(
                 lost: g.lost,
                 histogram_network_rtt: g.network.log_histogram(10),
                 histogram_user_rtt: g.user.log_histogram(10),
+                hdr_network_rtt: g.network.hdr_buckets(),
+                hdr_user_rtt: g.user.hdr_buckets(),
+                hdr_kernel_rtt: g.kernel.hdr_buckets(),
                 latency: lat,
                 ideal,
             }

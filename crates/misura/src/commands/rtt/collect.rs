@@ -15,7 +15,7 @@ pub struct Group {
     pub sent: u64,
     pub lost: u64,
     pub user: Summary,
-    kernel: Summary,
+    pub kernel: Summary,
     turnaround: Summary,
     pub network: Summary,
     forward: Summary,

@@ -41,6 +41,15 @@ pub struct CompareArgs {
     pub runs: Vec<i64>,
     #[arg(long)]
     pub json: bool,
+    /// Also write a page with the runs' latency distributions on the same
+    /// axes (percentile distribution and CDF, every size pooled) and the
+    /// change of median and p99 against the first run with their 95 %
+    /// confidence intervals ("-" for standard output). rtt, oneway,
+    /// calibrate, rr, exchange, load and clock timer runs have
+    /// distributions; other runs are listed. Example:
+    /// misura compare 12 15 --html cmp.html
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<std::path::PathBuf>,
 }
 
 /// `--since`/`--until`: a prefix of an RFC 3339 UTC time, as the store

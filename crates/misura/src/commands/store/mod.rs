@@ -188,9 +188,26 @@ pub fn compare(a: &CompareArgs) -> Result<i32> {
     }
     let s = open_for_reading()?;
     let mut rows = Vec::new();
+    let mut values = Vec::new();
     for &id in &a.runs {
         let (f, v) = s.get(id).map_err(store_failure)?;
         rows.push((id, f, main_figure(&v)));
+        values.push((id, v));
+    }
+    if let Some(path) = &a.html {
+        let runs: Vec<misura_report::compare::Run> = values
+            .iter()
+            .map(|(id, v)| misura_report::compare::Run { id: *id, value: v })
+            .collect();
+        let mut page = Vec::new();
+        misura_report::compare::write_compare_html(&runs, &mut page)?;
+        if path.as_os_str() == "-" {
+            std::io::stdout().lock().write_all(&page)?;
+            return Ok(crate::shared::exit::OK);
+        }
+        crate::shared::outfile::replace(path, |w| w.write_all(&page))
+            .map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())))?;
+        eprintln!("wrote {} ({} bytes)", path.display(), page.len());
     }
     let base = rows[0].2.clone();
     let mut json_rows = Vec::new();

@@ -92,6 +92,7 @@ fn not_run(i: u32, e: &anyhow::Error) -> RrClientResult {
         transactions_per_s: 0.0,
         lost: 0,
         latency: Summary::new().snapshot(),
+        latency_hdr: Vec::new(),
         connect: None,
         cpu_local: CpuUse::default(),
         cpu_remote: None,

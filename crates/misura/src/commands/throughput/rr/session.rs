@@ -65,6 +65,7 @@ pub(super) fn one_client(i: u32, run: &Run) -> Result<RrClientResult> {
         },
         lost: l.lost,
         latency: l.latency.snapshot(),
+        latency_hdr: l.latency.hdr_buckets(),
         connect: (p.kind == RrKind::Crr).then(|| l.connect.snapshot()),
         cpu_local,
         cpu_remote,
