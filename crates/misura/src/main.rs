@@ -193,6 +193,8 @@ fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
         Command::History(a) => commands::store::history(a)?,
         Command::Show(a) => commands::store::show(a)?,
         Command::Compare(a) => commands::store::compare(a)?,
+        Command::Completions(a) => commands::completions::run(a)?,
+        Command::Man(a) => commands::man::run(a)?,
         _ => unreachable!("every measuring command has output flags"),
     };
     Ok(interrupted_code(stop).unwrap_or(code))
