@@ -132,10 +132,12 @@ pub fn run(args: &ManArgs, cli: clap::Command) -> Result<i32> {
             dir.display()
         ))
     })?;
+    let pages = cmds.len();
     for cmd in cmds {
         let (name, roff) = render(cmd)?;
         write_page(&dir.join(&name), &roff)?;
     }
+    eprintln!("misura: {pages} manual pages written to {}", dir.display());
     Ok(exit::OK)
 }
 
