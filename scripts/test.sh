@@ -64,6 +64,9 @@ command -v curl >/dev/null || peers+=(curl)
 command -v dpkg-shlibdeps >/dev/null || peers+=(dpkg-dev)
 command -v man >/dev/null || peers+=(man-db)
 command -v setcap >/dev/null || peers+=(libcap2-bin)
+# The completions' test (tests/install.rs) loads them in zsh and fish.
+command -v zsh >/dev/null || peers+=(zsh)
+command -v fish >/dev/null || peers+=(fish)
 if ((${#peers[@]})) && $root && command -v apt-get >/dev/null; then
     echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections || true
     apt_install "${peers[@]}" >/dev/null \

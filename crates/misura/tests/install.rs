@@ -1,7 +1,7 @@
 //! What an installed misura brings beside the binary: shell completions
-//! (`misura completions SHELL`) and manual pages (`misura man`), checked
-//! against the commands `misura --help` lists. The package itself is built,
-//! installed and run in tests/package.rs.
+//! (`misura completions SHELL`), checked against the commands `misura
+//! --help` lists and loaded in bash, zsh and fish, and manual pages (`misura
+//! man`). The package itself is built, installed and run in tests/package.rs.
 
 #[macro_use]
 mod common;
@@ -98,6 +98,17 @@ fn every_shell_script_names_every_command_and_their_flags() {
     }
 }
 
+/// A shell's standard output, failing on its error.
+fn shell_output(shell: &mut Command) -> String {
+    let o = shell.output().expect("running a shell");
+    assert!(
+        o.status.success(),
+        "{shell:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
 /// Ask bash's completion function what it offers after `words`.
 fn bash_complete(script: &str, words: &[&str]) -> Vec<String> {
     let dir = TempDir::new("completions");
@@ -114,13 +125,7 @@ fn bash_complete(script: &str, words: &[&str]) -> Vec<String> {
         words[words.len() - 1],
         words[words.len() - 2],
     );
-    let o = Command::new("bash")
-        .args(["--norc", "--noprofile", "-c", &program])
-        .output()
-        .expect("running bash");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout)
-        .unwrap()
+    shell_output(Command::new("bash").args(["--norc", "--noprofile", "-c", &program]))
         .lines()
         .map(|l| l.trim().to_string())
         .filter(|l| !l.is_empty())
@@ -221,4 +226,41 @@ fn man_names_an_unknown_command_and_an_unwritable_directory() {
 
     let err = refused(&["man", "--out", "/proc/misura-man"], 6);
     assert!(err.contains("/proc/misura-man"), "{err}");
+}
+
+#[test]
+#[ignore = "needs zsh and fish (scripts/test.sh installs them as root)"]
+fn fish_completes_and_zsh_loads_its_script() {
+    let fish = require_tool("fish", "apt install fish");
+    let zsh = require_tool("zsh", "apt install zsh");
+    let dir = TempDir::new("completions-shells");
+    let fish_script = dir.path("misura.fish");
+    std::fs::write(&fish_script, completions("fish")).unwrap();
+    let offered = |line: &str| -> Vec<String> {
+        let program = format!("source {}; complete -C '{line}'", fish_script.display());
+        shell_output(Command::new(&fish).args(["--no-config", "-c", &program]))
+            .lines()
+            .map(|l| l.split('\t').next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(offered("misura la"), ["lab"]);
+    assert_eq!(
+        offered("misura lab up --topology "),
+        ["direct", "hosts", "routed", "switch"]
+    );
+
+    // zsh: the script parses, and sourced after compinit it registers
+    // _misura as misura's completion function.
+    let zsh_script = dir.path("_misura");
+    std::fs::write(&zsh_script, completions("zsh")).unwrap();
+    let program = format!(
+        "autoload -U compinit; compinit -u -D; source {}; print -r -- $_comps[misura]",
+        zsh_script.display()
+    );
+    let registered = shell_output(
+        Command::new(&zsh)
+            .args(["-f", "-c", &program])
+            .env("HOME", dir.0.as_os_str()),
+    );
+    assert_eq!(registered.trim(), "_misura");
 }

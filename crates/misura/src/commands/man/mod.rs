@@ -31,7 +31,7 @@ pub struct ManArgs {
     pub out: Option<PathBuf>,
 }
 
-/// The date and source every page carries in its footer.
+/// A page with the source (misura and its version) and manual its title line names.
 fn page(cmd: clap::Command) -> clap_mangen::Man {
     clap_mangen::Man::new(cmd)
         .source(format!("misura {}", env!("CARGO_PKG_VERSION")))
