@@ -2,8 +2,10 @@
 //! taken from $MISURA_TEST_DEB, which scripts/test.sh builds once before the
 //! tests), its contents listed with `dpkg-deb -c`, then installed on this
 //! machine with dpkg, run from the installed paths (`misura --version`,
-//! `man -w misura`, `misura demo --help`, the completions, the units), the
-//! file capabilities opted into and out of, and purged again.
+//! `man -w misura`, `misura demo --help`, the completions, the units), each
+//! unit's capability set tried as user nobody on a lab of its own (enough for
+//! what the unit runs, and needed), the file capabilities opted into and out
+//! of, and purged again.
 //!
 //! It installs into the real system, so it refuses to run where a misura
 //! package or a /usr/bin/misura is already present (it would replace it).
@@ -212,6 +214,148 @@ fn getcap() -> String {
         .to_string()
 }
 
+/// The capabilities an installed unit grants (`AmbientCapabilities=`), in
+/// setpriv's spelling: `["+net_raw", "+net_admin"]`.
+fn unit_capabilities(unit: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(format!("/usr/lib/systemd/system/{unit}")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("AmbientCapabilities="))
+        .unwrap_or_else(|| panic!("{unit} has no AmbientCapabilities= line"));
+    let bounding = text
+        .lines()
+        .find(|l| l.starts_with("CapabilityBoundingSet="))
+        .unwrap_or_else(|| panic!("{unit} has no CapabilityBoundingSet= line"));
+    let caps: Vec<String> = line["AmbientCapabilities=".len()..]
+        .split_whitespace()
+        .map(|c| format!("+{}", c.trim_start_matches("CAP_").to_lowercase()))
+        .collect();
+    assert_eq!(
+        bounding["CapabilityBoundingSet=".len()..]
+            .split_whitespace()
+            .count(),
+        caps.len(),
+        "{unit}: the bounding set is not the ambient set"
+    );
+    caps
+}
+
+/// The installed misura as user nobody inside namespace `ns`, holding
+/// exactly `caps` (as a unit's DynamicUser with AmbientCapabilities would).
+fn as_nobody(ns: &str, caps: &[String], args: &[&str]) -> Command {
+    let set = std::iter::once("-all".to_string())
+        .chain(caps.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut c = Command::new("ip");
+    c.args([
+        "netns",
+        "exec",
+        ns,
+        "setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+    ])
+    .arg("--clear-groups")
+    .arg(format!("--inh-caps={set}"))
+    .arg(format!("--ambient-caps={set}"))
+    .args(["--", "/usr/bin/misura", "--no-store"])
+    .args(args)
+    .env_clear()
+    .env("PATH", "/usr/bin:/bin:/usr/sbin:/sbin")
+    .env("HOME", "/nonexistent");
+    c
+}
+
+/// `misura ARGS` as nobody in `ns` succeeds holding `caps` and, holding
+/// none, exits 3 (missing privilege); the successful run's output.
+fn succeeds_only_with(ns: &str, caps: &[String], args: &[&str]) -> Output {
+    let o = as_nobody(ns, caps, args).output().unwrap();
+    assert!(o.status.success(), "{args:?} with {caps:?}: {}", text(&o));
+    let without = as_nobody(ns, &[], args).output().unwrap();
+    assert_eq!(
+        without.status.code(),
+        Some(3),
+        "{args:?} without capabilities: {}",
+        text(&without)
+    );
+    o
+}
+
+/// Each unit's capabilities are enough for what it runs, and needed: the
+/// agent's one-way measurement, the reflector on port 862 and on raw frames,
+/// the server with none at all; without them the first two exit 3.
+fn check_unit_capabilities() {
+    let lab = Lab::up("package", "u", "direct");
+    let ns = lab.tester();
+    let oneway = [
+        "oneway", "--tx", "p1", "--rx", "p2", "--count", "200", "--period", "1ms",
+    ];
+    let agent = unit_capabilities("misura-agent.service");
+    assert_eq!(agent, unit_capabilities("misura-agent@.service"));
+    let o = succeeds_only_with(&ns, &agent, &[&oneway[..], &["--json", "-q"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["totals"]["received"], 200, "{}", v["totals"]);
+
+    let reflect = unit_capabilities("misura-reflect.service");
+    let udp = [
+        "reflect",
+        "--listen",
+        "127.0.0.1",
+        "--port",
+        "862",
+        "--duration",
+        "1s",
+        "-q",
+    ];
+    succeeds_only_with(&ns, &reflect, &udp);
+    succeeds_only_with(
+        &ns,
+        &reflect,
+        &["reflect", "--l2", "p2", "--duration", "1s", "-q"],
+    );
+
+    let serve = unit_capabilities("misura-serve.service");
+    assert!(serve.is_empty(), "the server is granted {serve:?}");
+    let server = as_nobody(&ns, &serve, &["serve", "--listen", "127.0.0.1", "-q"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let client = || {
+        Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &ns,
+                "/usr/bin/misura",
+                "--no-store",
+                "tcp",
+                "127.0.0.1",
+            ])
+            .args(["--duration", "1s", "-q"])
+            .output()
+            .unwrap()
+    };
+    let end = Instant::now() + Duration::from_secs(10);
+    let mut o = client();
+    while !o.status.success() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(200));
+        o = client();
+    }
+    let term = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status();
+    assert!(term.unwrap().success(), "kill -TERM the server");
+    let served = server.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "tcp against serve without capabilities: {}",
+        text(&o)
+    );
+    assert_eq!(served.status.code(), Some(143), "{}", text(&served));
+}
+
 fn check_installed() {
     let v = ok(&mut installed(&["--version"]));
     assert_eq!(v.trim(), format!("misura {}", env!("CARGO_PKG_VERSION")));
@@ -268,6 +412,8 @@ fn check_installed() {
             );
         }
     }
+
+    check_unit_capabilities();
 
     // File capabilities: none unless asked for; asked, the raw socket opens
     // for an unprivileged user; withdrawn, it does not.
