@@ -59,6 +59,14 @@ command -v cyclictest >/dev/null || peers+=(rt-tests)
 [ -x /usr/bin/chromium ] || peers+=(chromium)
 [ -x /usr/bin/prometheus ] || peers+=(prometheus)
 command -v curl >/dev/null || peers+=(curl)
+# The package test (tests/package.rs): dpkg-shlibdeps for cargo-deb, man -w,
+# getcap/setcap for the file capabilities.
+command -v dpkg-shlibdeps >/dev/null || peers+=(dpkg-dev)
+command -v man >/dev/null || peers+=(man-db)
+command -v setcap >/dev/null || peers+=(libcap2-bin)
+# The completions' test (tests/install.rs) loads them in zsh and fish.
+command -v zsh >/dev/null || peers+=(zsh)
+command -v fish >/dev/null || peers+=(fish)
 if ((${#peers[@]})) && $root && command -v apt-get >/dev/null; then
     echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections || true
     apt_install "${peers[@]}" >/dev/null \
@@ -71,6 +79,9 @@ if [ ! -x .tools/venv/bin/python ] || ! .tools/venv/bin/python -c "import scapy.
 fi
 if [ ! -x .tools/bin/stamp-suite ]; then
     cargo install -q --locked --root .tools stamp-suite || echo "stamp-suite not installed: its test will fail" >&2
+fi
+if $root && [ ! -x .tools/bin/cargo-deb ]; then
+    cargo install -q --locked --version 3.8.0 --root .tools cargo-deb || echo "cargo-deb not installed: the package test will fail" >&2
 fi
 export PATH="$PWD/.tools/bin:$PATH"
 
@@ -93,6 +104,18 @@ before=$(snapshot)
 cargo build --workspace --all-targets --locked
 # The fuzz target must keep building (it is a separate crate).
 cargo build --locked --manifest-path fuzz/Cargo.toml --bins
+
+# The Debian package, built once for tests/package.rs (which installs it as
+# root): around the debug build just made, so no release build is paid for
+# here (about 6 min on 2 busy cores); `bash scripts/package.sh` makes the
+# release package. Without this the test builds the release package itself.
+if $root; then
+    if deb=$(bash scripts/package.sh --dev | tail -n 1); then
+        export MISURA_TEST_DEB="$deb"
+    else
+        echo "scripts/package.sh --dev failed: the package test will build the package itself" >&2
+    fi
+fi
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -240,4 +240,10 @@ bound that includes the tester's own send path.")]
     /// What on this host affects timing precision, and how to change it.
     #[command(subcommand)]
     Host(HostCommand),
+    /// Print the shell completion script for bash, zsh, fish, elvish or PowerShell.
+    #[command(long_about = crate::commands::completions::LONG_ABOUT)]
+    Completions(crate::commands::completions::CompletionsArgs),
+    /// Print a manual page, or write one per command into a directory.
+    #[command(long_about = crate::commands::man::LONG_ABOUT)]
+    Man(crate::commands::man::ManArgs),
 }

@@ -193,6 +193,12 @@ fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
         Command::History(a) => commands::store::history(a)?,
         Command::Show(a) => commands::store::show(a)?,
         Command::Compare(a) => commands::store::compare(a)?,
+        // Both describe the whole command line, which they get from here
+        // (cli.rs names their flags, so they cannot reach back into it).
+        Command::Completions(a) => {
+            commands::completions::run(a, <Cli as clap::CommandFactory>::command())?
+        }
+        Command::Man(a) => commands::man::run(a, <Cli as clap::CommandFactory>::command())?,
         _ => unreachable!("every measuring command has output flags"),
     };
     Ok(interrupted_code(stop).unwrap_or(code))

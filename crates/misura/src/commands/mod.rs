@@ -2,11 +2,13 @@
 
 pub mod agent;
 pub mod clock;
+pub mod completions;
 pub mod demo;
 pub mod exchange;
 pub mod host;
 pub mod lab;
 pub mod load;
+pub mod man;
 pub mod oneway;
 pub mod reflect;
 pub mod report;

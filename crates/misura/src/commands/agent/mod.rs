@@ -40,7 +40,7 @@ duplicates, reordered), delay variation, the timestamp source
 
 SIGHUP re-reads the configuration: targets that keep their name keep their
 series; a configuration with errors is refused and the running one kept.
-SIGINT/SIGTERM stop the agent cleanly (exit 0): running measurements are
+SIGINT/SIGTERM stop the agent cleanly (exit 130/143): running measurements are
 ended and reaped.
 
 Example:
