@@ -4,12 +4,15 @@
 
 use crate::shared::units::DurationArg;
 use serde::Deserialize;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use toml::Spanned;
 
 /// Most concurrent measurements when the file does not say.
 const DEFAULT_PARALLEL: usize = 2;
+
+/// Most targets in one file (local or template).
+pub const MAX_TARGETS: usize = 10_000;
 
 /// `misura oneway` sends this many unmeasured frames first (its `--warmup` default).
 const ONEWAY_WARMUP: u64 = 64;
@@ -21,12 +24,16 @@ struct RawFile {
     agent: Option<RawAgent>,
     #[serde(default)]
     target: Vec<RawTarget>,
+    #[serde(default)]
+    sink: Vec<super::sinks::RawSink>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawAgent {
     parallel: Option<Spanned<i64>>,
+    name: Option<Spanned<String>>,
+    labels: Option<Spanned<BTreeMap<String, String>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -46,6 +53,9 @@ struct RawTarget {
     period: Option<Spanned<String>>,
     timeout: Option<Spanned<String>>,
     sizes: Option<Spanned<Vec<i64>>>,
+    // which agents run it (fleet templates; none: every agent)
+    agents: Option<Vec<String>>,
+    labels: Option<BTreeMap<String, String>>,
 }
 
 /// What a target measures.
@@ -141,7 +151,13 @@ impl Target {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     pub parallel: usize,
+    /// `[agent] name`: labels every archived result (default: the host name).
+    pub name: String,
+    /// `[agent] labels`: matched by a fleet template's entries, and carried
+    /// on remote-written series.
+    pub labels: BTreeMap<String, String>,
     pub targets: Vec<Target>,
+    pub sinks: Vec<super::sinks::Sink>,
 }
 
 /// A configuration error, already phrased for the user ("FILE:LINE: …").
@@ -157,8 +173,9 @@ fn line_of(text: &str, offset: usize) -> usize {
         + 1
 }
 
-/// Read and validate `path`.
-pub fn load(path: &Path) -> Result<Config, ConfigError> {
+/// Read and validate `path`; `need_targets` is false when a fleet template
+/// brings them.
+pub fn load_with(path: &Path, need_targets: bool) -> Result<Config, ConfigError> {
     let text = crate::shared::files::read_string_bounded(path, crate::shared::files::CONFIG_MAX)
         .map_err(|e| {
             ConfigError(format!(
@@ -166,17 +183,17 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
                 path.display()
             ))
         })?;
-    parse(&text, &path.display().to_string())
+    parse_local(&text, &path.display().to_string(), need_targets)
 }
 
 /// The text being parsed and where it came from, to name the line of an error.
-struct Origin<'a> {
+pub(super) struct Origin<'a> {
     text: &'a str,
     name: &'a str,
 }
 
 impl Origin<'_> {
-    fn err(&self, span: std::ops::Range<usize>, msg: String) -> ConfigError {
+    pub(super) fn err(&self, span: std::ops::Range<usize>, msg: String) -> ConfigError {
         ConfigError(format!(
             "{}:{}: {msg}",
             self.name,
@@ -330,18 +347,100 @@ impl Origin<'_> {
     }
 }
 
-/// Parse and validate `text`; `origin` names it in messages.
-pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
-    let raw: RawFile = toml::from_str(text).map_err(|e| {
+fn toml_of(text: &str, origin: &str) -> Result<RawFile, ConfigError> {
+    toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start));
         let msg = e.message().trim().to_string();
         match line {
             Some(l) => ConfigError(format!("{origin}:{l}: {msg}")),
             None => ConfigError(format!("{origin}: {msg}")),
         }
-    })?;
+    })
+}
+
+/// The host's name, the agent's name when `[agent] name` is not given.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| plain_name(s))
+        .unwrap_or_else(|| "misura-agent".into())
+}
+
+fn plain_name(n: &str) -> bool {
+    !n.is_empty()
+        && n.len() <= 64
+        && n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c))
+}
+
+/// Whether a target's selectors (`agents`, `labels`) pick this agent: no
+/// selector picks every agent; `agents` lists names; every `labels` pair
+/// must be the agent's.
+fn selected(t: &RawTarget, name: &str, labels: &BTreeMap<String, String>) -> bool {
+    let by_name = t
+        .agents
+        .as_ref()
+        .is_none_or(|a| a.iter().any(|n| n == name));
+    let by_labels = t
+        .labels
+        .as_ref()
+        .is_none_or(|want| want.iter().all(|(k, v)| labels.get(k) == Some(v)));
+    by_name && by_labels
+}
+
+impl Origin<'_> {
+    /// The targets of a file that select this agent, checked; names unique
+    /// within the file.
+    fn targets(
+        &self,
+        raw: Vec<RawTarget>,
+        agent: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<Vec<Target>, ConfigError> {
+        if raw.len() > MAX_TARGETS {
+            return Err(ConfigError(format!(
+                "{}: {} targets: at most {MAX_TARGETS} per file",
+                self.name,
+                raw.len()
+            )));
+        }
+        let mut names = HashSet::new();
+        let mut targets = Vec::new();
+        for t in raw {
+            let name = self.name(&t.name)?;
+            if !names.insert(name.clone()) {
+                return Err(self.err(
+                    t.name.span(),
+                    format!("target name `{name}` is used twice: names must be unique"),
+                ));
+            }
+            let pick = selected(&t, agent, labels);
+            // Checked even when not picked: a template is refused whole.
+            let target = self.target(name, t)?;
+            if pick {
+                targets.push(target);
+            }
+        }
+        Ok(targets)
+    }
+}
+
+/// Parse and validate a local configuration; `origin` names it in messages.
+#[cfg(test)]
+pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
+    parse_local(text, origin, true)
+}
+
+/// As [`parse`]; `need_targets` is false when a fleet template brings them.
+pub fn parse_local(text: &str, origin: &str, need_targets: bool) -> Result<Config, ConfigError> {
+    let raw = toml_of(text, origin)?;
     let o = Origin { text, name: origin };
-    let parallel = match raw.agent.and_then(|a| a.parallel) {
+    let (parallel, name, labels) = match raw.agent {
+        None => (None, None, None),
+        Some(a) => (a.parallel, a.name, a.labels),
+    };
+    let parallel = match parallel {
         None => DEFAULT_PARALLEL,
         Some(p) if (1..=64).contains(p.get_ref()) => *p.get_ref() as usize,
         Some(p) => {
@@ -354,25 +453,86 @@ pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
             ))
         }
     };
-    if raw.target.is_empty() {
+    let name = match name {
+        None => host_name(),
+        Some(n) if plain_name(n.get_ref()) => n.into_inner(),
+        Some(n) => {
+            return Err(o.err(
+                n.span(),
+                format!(
+                    "agent name `{}`: use 1 to 64 letters, digits, `-`, `_`, `.` or `:`",
+                    n.get_ref()
+                ),
+            ))
+        }
+    };
+    let labels = match labels {
+        None => BTreeMap::new(),
+        Some(l) => {
+            let bad = l.get_ref().len() > 16
+                || l.get_ref().iter().any(|(k, v)| {
+                    !plain_name(k)
+                        || k.contains(':')
+                        || k.contains('.')
+                        || k.contains('-')
+                        || v.len() > 128
+                        || v.chars().any(char::is_control)
+                });
+            if bad {
+                return Err(o.err(
+                    l.span(),
+                    "labels: at most 16, names of letters, digits and `_`, values up to 128 characters".into(),
+                ));
+            }
+            l.into_inner()
+        }
+    };
+    if raw.target.is_empty() && need_targets {
         return Err(ConfigError(format!(
             "{origin}: no [[target]]: add at least one, see examples/agent.toml"
         )));
     }
-    let mut names = HashSet::new();
-    let mut targets = Vec::new();
-    for t in raw.target {
-        let name = o.name(&t.name)?;
-        if !names.insert(name.clone()) {
-            return Err(o.err(
-                t.name.span(),
-                format!("target name `{name}` is used twice: names must be unique"),
-            ));
+    let targets = o.targets(raw.target, &name, &labels)?;
+    let mut sink_names = HashSet::new();
+    let mut sinks = Vec::new();
+    for s in raw.sink {
+        let sink = o.sink(s)?;
+        if !sink_names.insert(sink.name.clone()) {
+            return Err(ConfigError(format!(
+                "{origin}: sink name `{}` is used twice: give each [[sink]] its own name = \"…\"",
+                sink.name
+            )));
         }
-        targets.push(o.target(name, t)?);
+        sinks.push(sink);
     }
-    Ok(Config { parallel, targets })
+    Ok(Config {
+        parallel,
+        name,
+        labels,
+        targets,
+        sinks,
+    })
 }
+
+/// A fleet template: `[[target]]` tables only (the agent's own settings and
+/// sinks stay in its local file); returns the targets that select this
+/// agent.
+pub fn parse_template(
+    text: &str,
+    origin: &str,
+    agent: &str,
+    labels: &BTreeMap<String, String>,
+) -> Result<Vec<Target>, ConfigError> {
+    let raw = toml_of(text, origin)?;
+    if raw.agent.is_some() || !raw.sink.is_empty() {
+        return Err(ConfigError(format!(
+            "{origin}: a fleet template holds [[target]] tables only: [agent] and [[sink]] belong in each agent's --config file"
+        )));
+    }
+    let o = Origin { text, name: origin };
+    o.targets(raw.target, agent, labels)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -315,6 +315,12 @@ impl TargetMetrics {
 pub struct AgentCounters {
     pub reloads_ok: u64,
     pub reloads_failed: u64,
+    /// Results the store could not take (each kept in memory and retried).
+    pub store_errors: u64,
+    /// Fleet template fetches by outcome.
+    pub template_ok: u64,
+    pub template_not_modified: u64,
+    pub template_failed: u64,
 }
 
 #[cfg(test)]
