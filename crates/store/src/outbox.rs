@@ -7,7 +7,8 @@
 //!
 //! Waiting is bounded per sink by count and age: past either, the oldest
 //! waiting results are skipped for that sink (still in `runs`) and counted
-//! in `dropped`. Outbox rows every sink has acknowledged are deleted.
+//! in `dropped`. Once every sink has a result, its per-probe log is freed;
+//! its outbox row stays, tying the stored run to its run id.
 
 use crate::{RunFacts, Store, StoreError};
 use rusqlite::{params, OptionalExtension};
@@ -231,16 +232,17 @@ impl Store {
         Ok(dropped)
     }
 
-    /// Delete outbox rows every sink has acknowledged (the results stay in
-    /// `runs`). Returns how many went.
+    /// Free the per-probe logs every sink has acknowledged (the row stays:
+    /// it ties the stored run to its run id). Returns how many were freed.
     pub fn prune_outbox(&self) -> Result<usize, StoreError> {
         let low: Option<i64> = self
             .conn
             .query_row("SELECT min(acked) FROM sinks", [], |r| r.get(0))?;
         match low {
-            Some(low) => Ok(self
-                .conn
-                .execute("DELETE FROM outbox WHERE id <= ?1", params![low])?),
+            Some(low) => Ok(self.conn.execute(
+                "UPDATE outbox SET probes = NULL WHERE id <= ?1 AND probes IS NOT NULL",
+                params![low],
+            )?),
             None => Ok(0),
         }
     }
@@ -284,8 +286,7 @@ impl Store {
             .query_row("SELECT count(*) FROM outbox", [], |r| r.get(0))?)
     }
 
-    /// Every run id the agent queued that is still in the runs table: the
-    /// list a test compares with what a sink holds.
+    /// Every run id the agent queued, oldest first: what a sink should hold.
     pub fn queued_run_ids(&self) -> Result<Vec<String>, StoreError> {
         let mut st = self.conn.prepare("SELECT run_id FROM outbox ORDER BY id")?;
         let rows = st.query_map([], |r| r.get(0))?;
@@ -319,7 +320,7 @@ mod tests {
                 target: "t",
                 kind: "rtt",
                 created_ns: i * 1000,
-                probes: None,
+                probes: Some("seq\n1\n"),
             },
         )
         .unwrap()
@@ -345,6 +346,7 @@ mod tests {
         assert_eq!(s.prune_outbox().unwrap(), 0);
         s.ack("rw", p[1].pos, 2, 1).unwrap();
         assert_eq!(s.prune_outbox().unwrap(), 2);
+        assert_eq!(s.queued_run_ids().unwrap().len(), 5);
         let st = s.sink_status().unwrap();
         assert_eq!(st[0].name, "ch");
         assert_eq!((st[0].waiting, st[0].sent), (2, 3));

@@ -4,6 +4,7 @@
 
 pub mod archive;
 pub mod config;
+pub mod fleet;
 pub mod http;
 pub mod keep;
 pub mod metrics;
@@ -241,6 +242,8 @@ struct Agent<'a> {
     keeper: Option<keep::Keeper>,
     /// Some sink wants per-probe rows.
     per_probe: bool,
+    /// The fleet template (--config-url).
+    template: Option<fleet::Template>,
 }
 
 impl Agent<'_> {
@@ -273,7 +276,56 @@ impl Agent<'_> {
 
     /// The fleet template's targets joined to the local ones.
     fn with_template(&mut self, c: Config) -> Result<Config, config::ConfigError> {
-        Ok(c)
+        match &self.template {
+            Some(t) => t.join(c),
+            None => Ok(c),
+        }
+    }
+
+    /// Fetch the fleet template (when one is configured) and apply a new
+    /// one; a failure keeps the running configuration and is counted.
+    fn fetch_template(&mut self) {
+        let Some(t) = &mut self.template else { return };
+        let local = match load_local(self.args) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("misura agent: fleet template not applied: the local configuration has errors: {e}");
+                return;
+            }
+        };
+        let outcome = t.fetch(&local);
+        let applied = match outcome {
+            fleet::Fetch::New => t.join(local),
+            fleet::Fetch::NotModified => {
+                self.shared
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .1
+                    .template_not_modified += 1;
+                return;
+            }
+            fleet::Fetch::Failed(e) => Err(config::ConfigError(e)),
+        };
+        let mut g = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        match applied {
+            Ok(c) => {
+                g.1.template_ok += 1;
+                eprintln!(
+                    "misura agent: fleet template applied: {} targets",
+                    c.targets.len()
+                );
+                reconcile(&mut g.0, &c);
+                drop(g);
+                self.slots = slots_for(&c, &mut self.slots);
+                self.config = c;
+            }
+            Err(e) => {
+                g.1.template_failed += 1;
+                eprintln!(
+                    "misura agent: fleet template refused, keeping the running configuration: {e}"
+                );
+            }
+        }
     }
 
     /// A run ended: free its slot, fold its result in and keep it in the
@@ -470,6 +522,22 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
     };
     let (done_tx, done_rx) = mpsc::channel::<Finished>();
     let config_per_probe = config.sinks.iter().any(|s| s.per_probe());
+    // The fleet template's last good copy runs until a fetch brings another.
+    let template = args.config_url.as_ref().map(|url| {
+        fleet::Template::new(
+            url,
+            store.path.with_extension("fleet-template.toml"),
+            Duration::from_nanos(args.template_interval.ns.max(1_000_000_000) as u64),
+        )
+    });
+    let config = match &template {
+        Some(t) => t.join(config.clone()).unwrap_or_else(|e| {
+            eprintln!("misura agent: the kept fleet template does not apply: {e}");
+            config
+        }),
+        None => config,
+    };
+    reconcile(&mut shared.lock().unwrap().0, &config);
     let mut agent = Agent {
         args,
         slots: slots_for(&config, &mut HashMap::new()),
@@ -481,10 +549,14 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         done: done_tx,
         per_probe: config_per_probe,
         keeper,
+        template,
     };
     while stop.load(Ordering::Relaxed) == 0 {
         if hup.swap(false, Ordering::Relaxed) {
             agent.reload();
+            agent.fetch_template();
+        } else if agent.template.as_ref().is_some_and(|t| t.due()) {
+            agent.fetch_template();
         }
         if let Some(k) = agent.keeper.as_mut().filter(|k| k.blocked()) {
             k.flush();
