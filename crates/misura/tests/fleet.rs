@@ -400,6 +400,73 @@ fn archive_survives_a_clickhouse_outage_and_sigkill_exactly_once() {
     assert!(v > 0.0 && v < 0.01, "network RTT median {v} s on veth");
 }
 
+#[test]
+fn example_fleet_configuration_is_valid_and_sink_mistakes_name_their_line() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/fleet-agent.toml");
+    let o = run(&["agent", "--config", example.to_str().unwrap(), "--check"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for want in [
+        "sink clickhouse: clickhouse http://clickhouse.example.net:8123/ (batches of 500, per-probe rows)",
+        "sink metrics: remote-write",
+        "sink logstash: http",
+    ] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
+    let d = TempDir::new("fleet-cfg");
+    let base = "[[target]]\nname = \"t\"\nkind = \"rtt\"\naddress = \"127.0.0.1:862\"\ninterval = \"5s\"\ncount = 3\n\n[[sink]]\n";
+    for (sink, want) in [
+        (
+            "kind = \"kafka\"\nurl = \"http://x/\"\n",
+            ":9: unknown sink kind \"kafka\"",
+        ),
+        (
+            "kind = \"http\"\nurl = \"ftp://x/\"\n",
+            ":10: sink url \"ftp://x/\"",
+        ),
+        (
+            "kind = \"http\"\nurl = \"http://x/\"\nper_probe = true\n",
+            ":11: per_probe belongs to kind \"clickhouse\"",
+        ),
+        (
+            "kind = \"clickhouse\"\nurl = \"http://x/\"\nbatch = 0\n",
+            ":11: sink batch = 0 is impossible",
+        ),
+        (
+            "kind = \"clickhouse\"\nurl = \"http://x/\"\nmax_age = \"-1s\"\n",
+            ":11: sink max_age",
+        ),
+        (
+            "kind = \"clickhouse\"\nurl = \"http://x/\"\ncolour = 1\n",
+            ":11: unknown field `colour`",
+        ),
+    ] {
+        let p = d.path("a.toml");
+        std::fs::write(&p, format!("{base}{sink}")).unwrap();
+        let o = run(&["agent", "--config", p.to_str().unwrap(), "--check"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{sink}: {err}");
+        assert!(err.contains(want), "{sink}: want {want}, got {err}");
+    }
+    // Sinks need the store: they are fed from it.
+    let p = d.path("a.toml");
+    std::fs::write(
+        &p,
+        format!("{base}kind = \"http\"\nurl = \"http://127.0.0.1:1/\"\n"),
+    )
+    .unwrap();
+    let o = run(&[
+        "--no-store",
+        "agent",
+        "--config",
+        p.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--no-store with [[sink]]"));
+}
+
 /// A fleet template server: answers GET with the current template and its
 /// ETag, 304 to a matching If-None-Match; counts the requests.
 struct TemplateServer {
@@ -580,4 +647,88 @@ fn a_fleet_template_adds_and_removes_targets_without_restart() {
     signal(&again, "-TERM");
     let _ = again.wait();
     let _ = &mut agent;
+}
+
+#[test]
+#[ignore = "needs root, prometheus and curl (apt-get install prometheus curl)"]
+fn remote_write_reaches_prometheus() {
+    need_root!();
+    let prometheus = require_file("/usr/bin/prometheus", "apt-get install prometheus");
+    require_tool("curl", "apt-get install curl");
+    let mut lab = Lab::up("fl", "p", "hosts");
+    lab.reflector(&["--listen", "198.18.0.2", "--port", "8620", "--no-store"]);
+    let ns = lab.ns(1);
+    let port = 19190;
+    std::fs::write(
+        lab.path("prometheus.yml"),
+        "global:\n  scrape_interval: 15s\n",
+    )
+    .unwrap();
+    let prom = Command::new("ip")
+        .args(["netns", "exec", &ns])
+        .arg(&prometheus)
+        .arg(format!(
+            "--config.file={}",
+            lab.path("prometheus.yml").display()
+        ))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            lab.path("prom").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .arg("--web.enable-remote-write-receiver")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(lab.path("prometheus.log")).unwrap())
+        .spawn()
+        .unwrap();
+    lab.children.push(prom);
+    let base = format!("http://127.0.0.1:{port}");
+    wait_for("prometheus ready", Duration::from_secs(30), || {
+        curl(&ns, &format!("{base}/-/ready"), None).is_some()
+    });
+    let config = lab.path("agent.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[agent]\nname = \"lab-p\"\n\n{}\n[[sink]]\nname = \"prom\"\nkind = \"remote-write\"\nurl = \"{base}/api/v1/write\"\n",
+            target("r0", "198.18.0.2:8620", "")
+        ),
+    )
+    .unwrap();
+    let store = lab.path("store/results.sqlite");
+    let mut agent = start_agent(&lab, &store, &config, &ns, "agent.log");
+    let q = format!("{base}/api/v1/query?query=sum(misura_run_probes_sent{{agent=%22lab-p%22,target=%22r0%22}})");
+    wait_for(
+        "the agent's samples in Prometheus",
+        Duration::from_secs(30),
+        || {
+            curl(&ns, &q, None)
+                .and_then(|b| serde_json::from_str::<Value>(&b).ok())
+                .and_then(|v| {
+                    v["data"]["result"][0]["value"][1]
+                        .as_str()
+                        .map(String::from)
+                })
+                .as_deref()
+                == Some("3")
+        },
+    );
+    let r: Value = serde_json::from_str(
+        &curl(
+            &ns,
+            &format!("{base}/api/v1/query?query=misura_run_latency_median_seconds"),
+            None,
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let m = &r["data"]["result"][0];
+    assert_eq!(m["metric"]["figure"], "network_rtt", "{r}");
+    let v: f64 = m["value"][1].as_str().unwrap().parse().unwrap();
+    assert!(v > 0.0 && v < 0.01, "network RTT median {v} s on veth");
+    signal(&agent, "-TERM");
+    let _ = agent.wait();
+    let s = archive_status(&store);
+    assert!(sink(&s, "prom")["sent"].as_i64().unwrap() >= 1, "{s}");
+    assert_eq!(sink(&s, "prom")["last_error"], Value::Null, "{s}");
 }

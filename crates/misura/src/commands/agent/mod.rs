@@ -434,6 +434,20 @@ fn print_targets(config: &Config) {
             t.child_args().join(" ")
         );
     }
+    for s in &config.sinks {
+        println!(
+            "sink {}: {} {} (batches of {}{})",
+            s.name,
+            s.kind_label(),
+            s.url,
+            s.batch,
+            if s.per_probe() {
+                ", per-probe rows"
+            } else {
+                ""
+            }
+        );
+    }
 }
 
 /// The local configuration file, or an agent with no targets of its own
