@@ -44,12 +44,21 @@ duplicates, reordered), delay variation, the timestamp source
 
 SIGHUP re-reads the configuration: targets that keep their name keep their
 series; a configuration with errors is refused and the running one kept.
+
+Archive: every result is kept first in the results store (--store) with a
+run id, then delivered to each [[sink]] (kind = \"clickhouse\",
+\"remote-write\" or \"http\") at least once, retried with back-off while
+a sink is down; `misura archive status` shows what waits. --config-url
+fetches a fleet template whose [[target]] tables select agents by name or
+labels ([agent] name, labels). See docs/fleet.md.
 SIGINT/SIGTERM stop the agent cleanly (exit 0): running measurements are
 ended and reaped.
 
 Example:
   misura agent --config /etc/misura/agent.toml --listen 0.0.0.0:9862
-See examples/agent.toml and docs/monitoring.md (Prometheus set-up).";
+  misura agent --config fleet-agent.toml --config-url https://cfg.example.net/fleet.toml
+See examples/agent.toml, examples/fleet-agent.toml, docs/monitoring.md
+(Prometheus set-up) and docs/fleet.md (sinks, ClickHouse tables, templates).";
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct AgentArgs {
