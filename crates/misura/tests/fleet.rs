@@ -732,3 +732,118 @@ fn remote_write_reaches_prometheus() {
     assert!(sink(&s, "prom")["sent"].as_i64().unwrap() >= 1, "{s}");
     assert_eq!(sink(&s, "prom")["last_error"], Value::Null, "{s}");
 }
+
+/// (start, end) in ns of a stored result's measurement.
+fn window(v: &Value) -> (u64, u64) {
+    let start = v["started_at"].as_str().unwrap();
+    // 2026-11-24T14:51:25.746148Z: seconds of the day are enough here.
+    let t = &start[11..start.len() - 1];
+    let (h, rest) = t.split_once(':').unwrap();
+    let (m, s) = rest.split_once(':').unwrap();
+    let ns = ((h.parse::<f64>().unwrap() * 3600.0
+        + m.parse::<f64>().unwrap() * 60.0
+        + s.parse::<f64>().unwrap())
+        * 1e9) as u64;
+    let len = v["elapsed_s"]
+        .as_f64()
+        .map(|e| (e * 1e9) as u64)
+        .or_else(|| v["config"]["duration_ns"].as_u64())
+        .unwrap();
+    (ns, ns + len)
+}
+
+#[test]
+fn throughput_runs_are_exclusive_and_missed_slots_are_counted() {
+    let serve = LocalServe::start(&[]);
+    let refl = LocalReflector::start(120);
+    let d = TempDir::new("fleet-classes");
+    let config = d.path("agent.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[agent]\nname = \"a1\"\nparallel = 4\n\n\
+             [[target]]\nname = \"bulk\"\nkind = \"tcp\"\naddress = \"{s}\"\ninterval = \"4s\"\nduration = \"1500ms\"\ntimeout = \"2s\"\n\n\
+             [[target]]\nname = \"txn\"\nkind = \"rr\"\naddress = \"{s}\"\ninterval = \"4s\"\nduration = \"500ms\"\ntimeout = \"2s\"\n\n\
+             [[target]]\nname = \"lat1\"\nkind = \"rtt\"\naddress = \"{r}\"\ninterval = \"300ms\"\ncount = 3\nperiod = \"10ms\"\ntimeout = \"100ms\"\n\n\
+             [[target]]\nname = \"lat2\"\nkind = \"rtt\"\naddress = \"{r}\"\ninterval = \"300ms\"\ncount = 3\nperiod = \"10ms\"\ntimeout = \"100ms\"\n",
+            s = serve.target(),
+            r = refl.target()
+        ),
+    )
+    .unwrap();
+    let port = free_port();
+    let store = d.path("store.sqlite");
+    let mut agent = misura()
+        .args(["--store", store.to_str().unwrap(), "agent", "--config"])
+        .arg(&config)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(d.path("agent.log")).unwrap())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(9));
+    let m = metrics(port);
+    signal(&agent, "-TERM");
+    let _ = agent.wait();
+    let log = std::fs::read_to_string(d.path("agent.log")).unwrap_or_default();
+
+    // Results of every kind were kept.
+    let c =
+        rusqlite::Connection::open_with_flags(&store, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let mut st = c
+        .prepare(
+            "SELECT o.target, r.result FROM outbox o JOIN runs r ON r.id = o.run ORDER BY o.id",
+        )
+        .unwrap();
+    let runs: Vec<(String, Value)> = st
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .unwrap()
+        .map(|r| {
+            let (t, j) = r.unwrap();
+            (t, serde_json::from_str(&j).unwrap())
+        })
+        .collect();
+    let of = |name: &str| {
+        runs.iter()
+            .filter(|(t, _)| t == name)
+            .map(|(_, v)| v)
+            .collect::<Vec<_>>()
+    };
+    let (bulk, txn, lat) = (of("bulk"), of("txn"), [of("lat1"), of("lat2")].concat());
+    assert!(
+        !bulk.is_empty() && !txn.is_empty() && lat.len() >= 4,
+        "bulk {} txn {} lat {}\n{log}",
+        bulk.len(),
+        txn.len(),
+        lat.len()
+    );
+    assert!(bulk[0]["throughput_bps"].as_f64().unwrap() > 0.0);
+    assert!(txn[0]["transactions_per_s"].as_f64().unwrap() > 0.0);
+    // No measurement overlapped a throughput run.
+    for x in bulk.iter().chain(&txn) {
+        let (a, b) = window(x);
+        for y in runs
+            .iter()
+            .map(|(_, v)| v)
+            .filter(|y| !std::ptr::eq(*y, *x))
+        {
+            let (c, d) = window(y);
+            assert!(
+                d <= a || c >= b,
+                "{} overlaps a throughput run: {:?} vs {:?}\n{log}",
+                y["format"],
+                (c, d),
+                (a, b)
+            );
+        }
+    }
+    // The latency targets missed slots while bulk ran, and said so.
+    let skipped: f64 = m
+        .lines()
+        .filter(|l| l.starts_with("misura_target_skipped_slots_total{target=\"lat"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert!(skipped >= 2.0, "skipped slots {skipped}\n{m}");
+    assert!(log.contains("slot(s) missed"), "{log}");
+}

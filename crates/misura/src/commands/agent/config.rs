@@ -47,7 +47,11 @@ struct RawTarget {
     // oneway
     tx: Option<String>,
     rx: Option<String>,
-    // both
+    // tcp, udp, rr
+    duration: Option<Spanned<String>>,
+    background: Option<bool>,
+    rate: Option<Spanned<String>>,
+    // all
     netns: Option<String>,
     count: Option<Spanned<i64>>,
     period: Option<Spanned<String>>,
@@ -65,6 +69,15 @@ pub enum TargetKind {
     Rtt { address: String },
     /// One-way latency between two local ports.
     Oneway { tx: String, rx: String },
+    /// `misura tcp|udp|rr` against `misura serve` at `address` for
+    /// `duration_ns`.
+    Throughput {
+        test: &'static str,
+        address: String,
+        duration_ns: i64,
+        /// `udp`'s sending rate ("100M"), checked.
+        rate: Option<String>,
+    },
 }
 
 impl TargetKind {
@@ -72,6 +85,7 @@ impl TargetKind {
         match self {
             TargetKind::Rtt { .. } => "rtt",
             TargetKind::Oneway { .. } => "oneway",
+            TargetKind::Throughput { test, .. } => test,
         }
     }
 }
@@ -87,6 +101,9 @@ pub struct Target {
     pub period_ns: i64,
     pub timeout_ns: i64,
     pub sizes: Vec<usize>,
+    /// Nothing else runs beside it (throughput targets unless
+    /// `background = true`); latency targets run together.
+    pub exclusive: bool,
 }
 
 impl Target {
@@ -96,6 +113,10 @@ impl Target {
         let frames = match self.kind {
             TargetKind::Rtt { .. } => self.count,
             TargetKind::Oneway { .. } => self.count + ONEWAY_WARMUP,
+            // The test, then the time the server needs to report.
+            TargetKind::Throughput { duration_ns, .. } => {
+                return duration_ns.saturating_add(self.timeout_ns)
+            }
         };
         (frames as i64)
             .saturating_mul(self.period_ns)
@@ -113,6 +134,27 @@ impl Target {
                 "--rx".into(),
                 rx.clone(),
             ],
+            TargetKind::Throughput {
+                test,
+                address,
+                duration_ns,
+                rate,
+            } => {
+                let mut a = vec![
+                    test.to_string(),
+                    address.clone(),
+                    "--duration".into(),
+                    format!("{duration_ns}ns"),
+                ];
+                if let Some(r) = rate {
+                    a.extend(["--rate".into(), r.clone()]);
+                }
+                if let Some(ns) = &self.netns {
+                    a.extend(["--netns".into(), ns.clone()]);
+                }
+                a.extend(["--json".into(), "--no-store".into(), "-q".into()]);
+                return a;
+            }
         };
         if let Some(ns) = &self.netns {
             a.extend(["--netns".into(), ns.clone()]);
@@ -250,9 +292,59 @@ impl Origin<'_> {
                     _ => Err(self.err(t.kind.span(), format!("target `{name}`: kind \"oneway\" needs tx = \"PORT\" and rx = \"PORT\""))),
                 }
             }
+            test @ ("tcp" | "udp" | "rr") => {
+                let test: &'static str = match test {
+                    "tcp" => "tcp",
+                    "udp" => "udp",
+                    _ => "rr",
+                };
+                let Some(a) = t.address.take() else {
+                    return Err(self.err(
+                        t.kind.span(),
+                        format!("target `{name}`: kind \"{test}\" needs address = \"HOST:PORT\" of a `misura serve`"),
+                    ));
+                };
+                let duration_ns = match &t.duration {
+                    None => 5_000_000_000,
+                    Some(d) => {
+                        let v = self.duration(name, "duration", d)?;
+                        if !(1_000_000..=3_600_000_000_000).contains(&v) {
+                            return Err(self.err(d.span(), format!("target `{name}`: duration must be 1 ms to 1 h")));
+                        }
+                        v
+                    }
+                };
+                let rate = match (test, t.rate.take()) {
+                    ("udp", None) => {
+                        return Err(self.err(
+                            t.kind.span(),
+                            format!("target `{name}`: kind \"udp\" needs rate = \"RATE\" (e.g. \"100M\" bit/s)"),
+                        ))
+                    }
+                    ("udp", Some(r)) => {
+                        r.get_ref()
+                            .parse::<crate::shared::units::LinkRate>()
+                            .map_err(|e| self.err(r.span(), format!("target `{name}`: rate: {e}")))?;
+                        Some(r.into_inner())
+                    }
+                    (_, Some(r)) => {
+                        return Err(self.err(
+                            r.span(),
+                            format!("target `{name}`: rate belongs to kind \"udp\""),
+                        ))
+                    }
+                    (_, None) => None,
+                };
+                Ok(TargetKind::Throughput {
+                    test,
+                    address: a.into_inner(),
+                    duration_ns,
+                    rate,
+                })
+            }
             other => Err(self.err(
                 t.kind.span(),
-                format!("target `{name}`: unknown kind \"{other}\" (use \"rtt\" or \"oneway\")"),
+                format!("target `{name}`: unknown kind \"{other}\" (use \"rtt\", \"oneway\", \"tcp\", \"udp\" or \"rr\")"),
             )),
         }
     }
@@ -316,11 +408,27 @@ impl Origin<'_> {
         let timeout_ns = match &t.timeout {
             // The defaults of `misura rtt` and `misura oneway`.
             None if matches!(kind, TargetKind::Rtt { .. }) => 1_000_000_000,
+            // Room for the server's report after the test.
+            None if matches!(kind, TargetKind::Throughput { .. }) => 5_000_000_000,
             None => 100_000_000,
             Some(p) => self.duration(&name, "timeout", p)?,
         };
         let sizes = self.sizes(&name, &t.sizes)?;
+        let throughput = matches!(kind, TargetKind::Throughput { .. });
+        if !throughput && (t.duration.is_some() || t.background.is_some() || t.rate.is_some()) {
+            return Err(self.err(
+                t.kind.span(),
+                format!("target `{name}`: duration, background and rate belong to kinds \"tcp\", \"udp\" and \"rr\""),
+            ));
+        }
+        if throughput && (t.count.is_some() || t.period.is_some() || t.sizes.is_some()) {
+            return Err(self.err(
+                t.kind.span(),
+                format!("target `{name}`: count, period and sizes belong to kinds \"rtt\" and \"oneway\"; a throughput test takes duration"),
+            ));
+        }
         let target = Target {
+            exclusive: throughput && !t.background.unwrap_or(false),
             name,
             kind,
             netns: t.netns,
@@ -626,5 +734,55 @@ interval = "1m"
             .unwrap_err()
             .to_string()
             .contains("no [[target]]"));
+    }
+
+    #[test]
+    fn throughput_targets_and_their_class() {
+        let text = r#"
+[[target]]
+name = "bulk"
+kind = "tcp"
+address = "198.18.0.2:5201"
+interval = "1m"
+duration = "10s"
+
+[[target]]
+name = "paced"
+kind = "udp"
+address = "198.18.0.2:5201"
+interval = "1m"
+rate = "100M"
+background = true
+"#;
+        let c = parse(text, "a.toml").unwrap();
+        assert!(c.targets[0].exclusive && !c.targets[1].exclusive);
+        assert_eq!(
+            c.targets[0].child_args().join(" "),
+            "tcp 198.18.0.2:5201 --duration 10000000000ns --json --no-store -q"
+        );
+        assert!(c.targets[1].child_args().join(" ").contains("--rate 100M"));
+        assert_eq!(c.targets[0].run_ns(), 15_000_000_000);
+        for (from, to, want) in [
+            ("rate = \"100M\"\n", "", "needs rate"),
+            ("rate = \"100M\"", "rate = \"fast\"", "rate"),
+            ("duration = \"10s\"", "duration = \"2h\"", "1 ms to 1 h"),
+            (
+                "duration = \"10s\"",
+                "count = 5",
+                "count, period and sizes belong",
+            ),
+        ] {
+            let e = parse(&text.replace(from, to), "a.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(want) && e.starts_with("a.toml:"),
+                "{from} -> {to}: {e}"
+            );
+        }
+        let e = parse(&GOOD.replace("count = 20", "duration = \"1s\""), "a.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("belong to kinds \"tcp\""), "{e}");
     }
 }

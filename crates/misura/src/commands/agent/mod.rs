@@ -31,7 +31,9 @@ Run scheduled measurements indefinitely and expose them to Prometheus.
 
 Each [[target]] of the TOML configuration is measured on its own interval:
 `kind = \"rtt\"` runs STAMP round trips to a reflector (`misura rtt`),
-`kind = \"oneway\"` a one-way run between two local ports (`misura oneway`).
+`kind = \"oneway\"` a one-way run between two local ports (`misura oneway`),
+`kind = \"tcp\"`, `\"udp\"` or `\"rr\"` a throughput test against `misura
+serve` (exclusive: nothing runs beside it unless `background = true`).
 A target that fails is counted (misura_target_errors_total{reason=…}) and
 tried again at its next interval; the others carry on.
 
@@ -116,6 +118,7 @@ fn address_of(t: &Target) -> String {
     match &t.kind {
         config::TargetKind::Rtt { address } => address.clone(),
         config::TargetKind::Oneway { tx, rx } => format!("{tx}->{rx}"),
+        config::TargetKind::Throughput { address, .. } => address.clone(),
     }
 }
 
@@ -190,6 +193,10 @@ fn record(shared: &Shared, f: &Finished) {
                 }
                 config::TargetKind::Oneway { .. } => {
                     serde_json::from_slice::<OnewayReport>(stdout).map(|r| m.add_oneway(&r, now))
+                }
+                config::TargetKind::Throughput { .. } => {
+                    serde_json::from_slice::<serde_json::Value>(stdout)
+                        .map(|v| m.add_throughput(&v, now))
                 }
             };
             if !success {
@@ -360,6 +367,10 @@ impl Agent<'_> {
     }
 
     /// Start the targets that are due, oldest first, up to `parallel` runs.
+    /// An exclusive (throughput) target starts only when nothing runs, and
+    /// nothing starts beside it; once one is due, later ones wait for it.
+    /// A target kept waiting for a whole interval has missed a slot:
+    /// counted, and its schedule moves on.
     fn start_due(&mut self) {
         let now = Instant::now();
         let mut due: Vec<(Instant, String)> = self
@@ -369,15 +380,49 @@ impl Agent<'_> {
             .map(|s| (s.next_due, s.target.name.clone()))
             .collect();
         due.sort();
+        let mut exclusive = self.slots.values().any(|s| s.running && s.target.exclusive);
+        let mut draining = false;
         for (_, name) in due {
             if self.keeper.as_ref().is_some_and(|k| k.blocked()) {
                 break;
             }
-            if self.running >= self.config.parallel {
-                break;
+            let Some(s) = self.slots.get(&name) else {
+                continue;
+            };
+            let fits = if s.target.exclusive {
+                self.running == 0
+            } else {
+                self.running < self.config.parallel
+            };
+            if fits && !exclusive && !draining {
+                exclusive = s.target.exclusive;
+                self.start(&name, now);
+                continue;
             }
-            self.start(&name, now);
+            // Waits: an exclusive one due holds back those after it.
+            draining |= s.target.exclusive;
+            self.missed(&name, now);
         }
+    }
+
+    /// Count the whole slots `name` has missed while waiting to start.
+    fn missed(&mut self, name: &str, now: Instant) {
+        let Some(s) = self.slots.get_mut(name) else {
+            return;
+        };
+        let interval = Duration::from_nanos(s.target.interval_ns.max(1) as u64);
+        let late = now.saturating_duration_since(s.next_due);
+        let slots = (late.as_nanos() / interval.as_nanos()) as u32;
+        if slots == 0 {
+            return;
+        }
+        s.next_due += interval * slots;
+        let mut g = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = g.0.get_mut(name) {
+            m.skipped += u64::from(slots);
+        }
+        drop(g);
+        eprintln!("misura agent: target {name}: {slots} slot(s) missed, waiting for an exclusive run or a free run slot (counted in misura_target_skipped_slots_total)");
     }
 
     /// Run one target on a thread of its own; a thread that cannot start

@@ -15,6 +15,16 @@ pub fn families(targets: &Targets, agent: &AgentCounters) -> Vec<Family> {
     out.extend(latency_families(targets));
     out.extend(probe_counter_families(targets));
     out.push(error_family(targets));
+    let mut skipped = Family::new(
+        "misura_target_skipped_slots",
+        MetricType::Counter,
+        None,
+        "Slots a target missed: due, but kept from starting for a whole interval by an exclusive (throughput) run or by `parallel` runs under way.",
+    );
+    for (target, t) in targets {
+        skipped.push(&[("target", target)], Value::Counter(t.skipped as f64));
+    }
+    out.push(skipped);
     out.push(delay_variation_family(targets));
     out.push(last_value_family(
         targets,
