@@ -58,6 +58,8 @@ command -v ping >/dev/null || peers+=(iputils-ping)
 command -v cyclictest >/dev/null || peers+=(rt-tests)
 [ -x /usr/bin/chromium ] || peers+=(chromium)
 [ -x /usr/bin/prometheus ] || peers+=(prometheus)
+[ -x /usr/sbin/clickhouse-server ] || peers+=(clickhouse-server)
+command -v victoria-metrics >/dev/null || peers+=(victoria-metrics)
 command -v curl >/dev/null || peers+=(curl)
 # The package test (tests/package.rs): dpkg-shlibdeps for cargo-deb, man -w,
 # getcap/setcap for the file capabilities.
@@ -71,8 +73,9 @@ if ((${#peers[@]})) && $root && command -v apt-get >/dev/null; then
     echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections || true
     apt_install "${peers[@]}" >/dev/null \
         || echo "could not install ${peers[*]}: the tests that need them will fail" >&2
-    # The chrony and prometheus packages start system daemons; the tests run their own.
-    systemctl stop chrony prometheus prometheus-node-exporter 2>/dev/null || true
+    # The chrony, prometheus, clickhouse-server and victoria-metrics packages
+    # start system daemons; the tests run their own.
+    systemctl stop chrony prometheus prometheus-node-exporter clickhouse-server victoria-metrics 2>/dev/null || true
 fi
 if [ ! -x .tools/venv/bin/python ] || ! .tools/venv/bin/python -c "import scapy.contrib.stamp" 2>/dev/null; then
     python3 -m venv .tools/venv && .tools/venv/bin/pip install -q scapy || echo "scapy not installed: its test will fail" >&2

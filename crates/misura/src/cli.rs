@@ -228,6 +228,9 @@ bound that includes the tester's own send path.")]
     /// Measure many paths continuously and expose OpenMetrics for Prometheus.
     #[command(long_about = crate::commands::agent::LONG_ABOUT)]
     Agent(crate::commands::agent::AgentArgs),
+    /// The agent's archive: what each sink has received and what waits for it.
+    #[command(subcommand)]
+    Archive(crate::commands::archive::ArchiveCommand),
     /// List the runs kept in the results store.
     History(HistoryArgs),
     /// Print a stored run as it was printed then (or its JSON).

@@ -190,6 +190,7 @@ fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
         }
         Command::Report(a) => commands::report::run(a, stop)?,
         Command::Agent(a) => commands::agent::run(a, stop)?,
+        Command::Archive(a) => commands::archive::run(a)?,
         Command::History(a) => commands::store::history(a)?,
         Command::Show(a) => commands::store::show(a)?,
         Command::Compare(a) => commands::store::compare(a)?,

@@ -14,7 +14,9 @@ use std::time::Duration;
 /// Identifies a misura store (SQLite `application_id`, "MSRA").
 pub const APPLICATION_ID: i32 = 0x4D53_5241;
 /// Schema version this build writes (SQLite `user_version`).
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
+
+pub mod outbox;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -84,7 +86,7 @@ pub struct Filter {
 }
 
 pub struct Store {
-    conn: Connection,
+    pub(crate) conn: Connection,
     path: PathBuf,
 }
 
@@ -243,42 +245,18 @@ impl Store {
              CREATE INDEX IF NOT EXISTS runs_time ON runs (started_at);
              CREATE INDEX IF NOT EXISTS runs_sub ON runs (subcommand, started_at);
              CREATE INDEX IF NOT EXISTS runs_target ON runs (target);
+             {outbox}
              PRAGMA application_id = {APPLICATION_ID};
              PRAGMA user_version = {SCHEMA_VERSION};
-             COMMIT;"
+             COMMIT;",
+            outbox = outbox::SCHEMA
         ))?;
         Ok(())
     }
 
     /// Keep a run. Returns its id.
     pub fn save(&self, facts: &RunFacts, result: &serde_json::Value) -> Result<i64, StoreError> {
-        let format = result
-            .get("format")
-            .and_then(|f| f.as_str())
-            .unwrap_or("")
-            .to_string();
-        let version = result
-            .get("format_version")
-            .and_then(|f| f.as_i64())
-            .unwrap_or(0);
-        self.conn.execute(
-            "INSERT INTO runs (started_at, subcommand, target, sizes, timestamp_source, host, complete, format, format_version, result)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            params![
-                facts.started_at,
-                facts.subcommand,
-                facts.target,
-                facts.sizes,
-                facts.timestamp_source,
-                facts.host,
-                facts.complete,
-                format,
-                version,
-                result.to_string()
-            ],
-        )
-        .map_err(|e| self.damaged(e.into()))?;
-        Ok(self.conn.last_insert_rowid())
+        insert_run(&self.conn, facts, result).map_err(|e| self.damaged(e))
     }
 
     /// Runs matching `f`, newest first.
@@ -360,6 +338,36 @@ impl Store {
             .conn
             .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))?)
     }
+}
+
+/// Insert a run's row (on the connection or inside a transaction).
+pub(crate) fn insert_run(
+    conn: &Connection,
+    facts: &RunFacts,
+    result: &serde_json::Value,
+) -> Result<i64, StoreError> {
+    let format = result.get("format").and_then(|f| f.as_str()).unwrap_or("");
+    let version = result
+        .get("format_version")
+        .and_then(|f| f.as_i64())
+        .unwrap_or(0);
+    conn.execute(
+        "INSERT INTO runs (started_at, subcommand, target, sizes, timestamp_source, host, complete, format, format_version, result)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![
+            facts.started_at,
+            facts.subcommand,
+            facts.target,
+            facts.sizes,
+            facts.timestamp_source,
+            facts.host,
+            facts.complete,
+            format,
+            version,
+            result.to_string()
+        ],
+    )?;
+    Ok(conn.last_insert_rowid())
 }
 
 /// The headline figure a result names at its top level, as text.

@@ -1,6 +1,7 @@
 //! One folder per command family, each with its flags beside its code.
 
 pub mod agent;
+pub mod archive;
 pub mod clock;
 pub mod completions;
 pub mod demo;

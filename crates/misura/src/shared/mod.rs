@@ -7,6 +7,7 @@ pub mod exit;
 pub mod files;
 pub mod frames;
 pub mod host;
+pub mod http_client;
 pub mod keys;
 pub mod meta;
 pub mod netns;

@@ -27,7 +27,8 @@ pub fn configure(path: Option<PathBuf>, no_store: bool) {
     });
 }
 
-fn config() -> StoreConfig {
+/// Where runs go, as the global flags set it.
+pub fn config() -> StoreConfig {
     CONFIG.get().cloned().unwrap_or(StoreConfig {
         path: misura_store::default_path(dirs::data_dir()),
         enabled: false,
@@ -44,7 +45,7 @@ fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
 
 /// The searchable facts, read from a result's JSON (every misura result
 /// carries `started_at`, `host.hostname`, and `config` or equivalent).
-fn facts(subcommand: &str, target: &str, v: &Value) -> RunFacts {
+pub fn facts(subcommand: &str, target: &str, v: &Value) -> RunFacts {
     let sizes = v
         .pointer("/config/sizes")
         .or_else(|| v.pointer("/config/request_sizes"))

@@ -4,12 +4,15 @@
 
 use crate::shared::units::DurationArg;
 use serde::Deserialize;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use toml::Spanned;
 
 /// Most concurrent measurements when the file does not say.
 const DEFAULT_PARALLEL: usize = 2;
+
+/// Most targets in one file (local or template).
+pub const MAX_TARGETS: usize = 10_000;
 
 /// `misura oneway` sends this many unmeasured frames first (its `--warmup` default).
 const ONEWAY_WARMUP: u64 = 64;
@@ -21,12 +24,16 @@ struct RawFile {
     agent: Option<RawAgent>,
     #[serde(default)]
     target: Vec<RawTarget>,
+    #[serde(default)]
+    sink: Vec<super::sinks::RawSink>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawAgent {
     parallel: Option<Spanned<i64>>,
+    name: Option<Spanned<String>>,
+    labels: Option<Spanned<BTreeMap<String, String>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -40,12 +47,19 @@ struct RawTarget {
     // oneway
     tx: Option<String>,
     rx: Option<String>,
-    // both
+    // tcp, udp, rr
+    duration: Option<Spanned<String>>,
+    background: Option<bool>,
+    rate: Option<Spanned<String>>,
+    // all
     netns: Option<String>,
     count: Option<Spanned<i64>>,
     period: Option<Spanned<String>>,
     timeout: Option<Spanned<String>>,
     sizes: Option<Spanned<Vec<i64>>>,
+    // which agents run it (fleet templates; none: every agent)
+    agents: Option<Vec<String>>,
+    labels: Option<BTreeMap<String, String>>,
 }
 
 /// What a target measures.
@@ -55,6 +69,15 @@ pub enum TargetKind {
     Rtt { address: String },
     /// One-way latency between two local ports.
     Oneway { tx: String, rx: String },
+    /// `misura tcp|udp|rr` against `misura serve` at `address` for
+    /// `duration_ns`.
+    Throughput {
+        test: &'static str,
+        address: String,
+        duration_ns: i64,
+        /// `udp`'s sending rate ("100M"), checked.
+        rate: Option<String>,
+    },
 }
 
 impl TargetKind {
@@ -62,6 +85,7 @@ impl TargetKind {
         match self {
             TargetKind::Rtt { .. } => "rtt",
             TargetKind::Oneway { .. } => "oneway",
+            TargetKind::Throughput { test, .. } => test,
         }
     }
 }
@@ -77,6 +101,9 @@ pub struct Target {
     pub period_ns: i64,
     pub timeout_ns: i64,
     pub sizes: Vec<usize>,
+    /// Nothing else runs beside it (throughput targets unless
+    /// `background = true`); latency targets run together.
+    pub exclusive: bool,
 }
 
 impl Target {
@@ -86,6 +113,10 @@ impl Target {
         let frames = match self.kind {
             TargetKind::Rtt { .. } => self.count,
             TargetKind::Oneway { .. } => self.count + ONEWAY_WARMUP,
+            // The test, then the time the server needs to report.
+            TargetKind::Throughput { duration_ns, .. } => {
+                return duration_ns.saturating_add(self.timeout_ns)
+            }
         };
         (frames as i64)
             .saturating_mul(self.period_ns)
@@ -103,6 +134,27 @@ impl Target {
                 "--rx".into(),
                 rx.clone(),
             ],
+            TargetKind::Throughput {
+                test,
+                address,
+                duration_ns,
+                rate,
+            } => {
+                let mut a = vec![
+                    test.to_string(),
+                    address.clone(),
+                    "--duration".into(),
+                    format!("{duration_ns}ns"),
+                ];
+                if let Some(r) = rate {
+                    a.extend(["--rate".into(), r.clone()]);
+                }
+                if let Some(ns) = &self.netns {
+                    a.extend(["--netns".into(), ns.clone()]);
+                }
+                a.extend(["--json".into(), "--no-store".into(), "-q".into()]);
+                return a;
+            }
         };
         if let Some(ns) = &self.netns {
             a.extend(["--netns".into(), ns.clone()]);
@@ -141,7 +193,13 @@ impl Target {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     pub parallel: usize,
+    /// `[agent] name`: labels every archived result (default: the host name).
+    pub name: String,
+    /// `[agent] labels`: matched by a fleet template's entries, and carried
+    /// on remote-written series.
+    pub labels: BTreeMap<String, String>,
     pub targets: Vec<Target>,
+    pub sinks: Vec<super::sinks::Sink>,
 }
 
 /// A configuration error, already phrased for the user ("FILE:LINE: …").
@@ -157,8 +215,9 @@ fn line_of(text: &str, offset: usize) -> usize {
         + 1
 }
 
-/// Read and validate `path`.
-pub fn load(path: &Path) -> Result<Config, ConfigError> {
+/// Read and validate `path`; `need_targets` is false when a fleet template
+/// brings them.
+pub fn load_with(path: &Path, need_targets: bool) -> Result<Config, ConfigError> {
     let text = crate::shared::files::read_string_bounded(path, crate::shared::files::CONFIG_MAX)
         .map_err(|e| {
             ConfigError(format!(
@@ -166,17 +225,17 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
                 path.display()
             ))
         })?;
-    parse(&text, &path.display().to_string())
+    parse_local(&text, &path.display().to_string(), need_targets)
 }
 
 /// The text being parsed and where it came from, to name the line of an error.
-struct Origin<'a> {
+pub(super) struct Origin<'a> {
     text: &'a str,
     name: &'a str,
 }
 
 impl Origin<'_> {
-    fn err(&self, span: std::ops::Range<usize>, msg: String) -> ConfigError {
+    pub(super) fn err(&self, span: std::ops::Range<usize>, msg: String) -> ConfigError {
         ConfigError(format!(
             "{}:{}: {msg}",
             self.name,
@@ -233,9 +292,59 @@ impl Origin<'_> {
                     _ => Err(self.err(t.kind.span(), format!("target `{name}`: kind \"oneway\" needs tx = \"PORT\" and rx = \"PORT\""))),
                 }
             }
+            test @ ("tcp" | "udp" | "rr") => {
+                let test: &'static str = match test {
+                    "tcp" => "tcp",
+                    "udp" => "udp",
+                    _ => "rr",
+                };
+                let Some(a) = t.address.take() else {
+                    return Err(self.err(
+                        t.kind.span(),
+                        format!("target `{name}`: kind \"{test}\" needs address = \"HOST:PORT\" of a `misura serve`"),
+                    ));
+                };
+                let duration_ns = match &t.duration {
+                    None => 5_000_000_000,
+                    Some(d) => {
+                        let v = self.duration(name, "duration", d)?;
+                        if !(1_000_000..=3_600_000_000_000).contains(&v) {
+                            return Err(self.err(d.span(), format!("target `{name}`: duration must be 1 ms to 1 h")));
+                        }
+                        v
+                    }
+                };
+                let rate = match (test, t.rate.take()) {
+                    ("udp", None) => {
+                        return Err(self.err(
+                            t.kind.span(),
+                            format!("target `{name}`: kind \"udp\" needs rate = \"RATE\" (e.g. \"100M\" bit/s)"),
+                        ))
+                    }
+                    ("udp", Some(r)) => {
+                        r.get_ref()
+                            .parse::<crate::shared::units::LinkRate>()
+                            .map_err(|e| self.err(r.span(), format!("target `{name}`: rate: {e}")))?;
+                        Some(r.into_inner())
+                    }
+                    (_, Some(r)) => {
+                        return Err(self.err(
+                            r.span(),
+                            format!("target `{name}`: rate belongs to kind \"udp\""),
+                        ))
+                    }
+                    (_, None) => None,
+                };
+                Ok(TargetKind::Throughput {
+                    test,
+                    address: a.into_inner(),
+                    duration_ns,
+                    rate,
+                })
+            }
             other => Err(self.err(
                 t.kind.span(),
-                format!("target `{name}`: unknown kind \"{other}\" (use \"rtt\" or \"oneway\")"),
+                format!("target `{name}`: unknown kind \"{other}\" (use \"rtt\", \"oneway\", \"tcp\", \"udp\" or \"rr\")"),
             )),
         }
     }
@@ -299,11 +408,27 @@ impl Origin<'_> {
         let timeout_ns = match &t.timeout {
             // The defaults of `misura rtt` and `misura oneway`.
             None if matches!(kind, TargetKind::Rtt { .. }) => 1_000_000_000,
+            // Room for the server's report after the test.
+            None if matches!(kind, TargetKind::Throughput { .. }) => 5_000_000_000,
             None => 100_000_000,
             Some(p) => self.duration(&name, "timeout", p)?,
         };
         let sizes = self.sizes(&name, &t.sizes)?;
+        let throughput = matches!(kind, TargetKind::Throughput { .. });
+        if !throughput && (t.duration.is_some() || t.background.is_some() || t.rate.is_some()) {
+            return Err(self.err(
+                t.kind.span(),
+                format!("target `{name}`: duration, background and rate belong to kinds \"tcp\", \"udp\" and \"rr\""),
+            ));
+        }
+        if throughput && (t.count.is_some() || t.period.is_some() || t.sizes.is_some()) {
+            return Err(self.err(
+                t.kind.span(),
+                format!("target `{name}`: count, period and sizes belong to kinds \"rtt\" and \"oneway\"; a throughput test takes duration"),
+            ));
+        }
         let target = Target {
+            exclusive: throughput && !t.background.unwrap_or(false),
             name,
             kind,
             netns: t.netns,
@@ -330,18 +455,100 @@ impl Origin<'_> {
     }
 }
 
-/// Parse and validate `text`; `origin` names it in messages.
-pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
-    let raw: RawFile = toml::from_str(text).map_err(|e| {
+fn toml_of(text: &str, origin: &str) -> Result<RawFile, ConfigError> {
+    toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start));
         let msg = e.message().trim().to_string();
         match line {
             Some(l) => ConfigError(format!("{origin}:{l}: {msg}")),
             None => ConfigError(format!("{origin}: {msg}")),
         }
-    })?;
+    })
+}
+
+/// The host's name, the agent's name when `[agent] name` is not given.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| plain_name(s))
+        .unwrap_or_else(|| "misura-agent".into())
+}
+
+fn plain_name(n: &str) -> bool {
+    !n.is_empty()
+        && n.len() <= 64
+        && n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c))
+}
+
+/// Whether a target's selectors (`agents`, `labels`) pick this agent: no
+/// selector picks every agent; `agents` lists names; every `labels` pair
+/// must be the agent's.
+fn selected(t: &RawTarget, name: &str, labels: &BTreeMap<String, String>) -> bool {
+    let by_name = t
+        .agents
+        .as_ref()
+        .is_none_or(|a| a.iter().any(|n| n == name));
+    let by_labels = t
+        .labels
+        .as_ref()
+        .is_none_or(|want| want.iter().all(|(k, v)| labels.get(k) == Some(v)));
+    by_name && by_labels
+}
+
+impl Origin<'_> {
+    /// The targets of a file that select this agent, checked; names unique
+    /// within the file.
+    fn targets(
+        &self,
+        raw: Vec<RawTarget>,
+        agent: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<Vec<Target>, ConfigError> {
+        if raw.len() > MAX_TARGETS {
+            return Err(ConfigError(format!(
+                "{}: {} targets: at most {MAX_TARGETS} per file",
+                self.name,
+                raw.len()
+            )));
+        }
+        let mut names = HashSet::new();
+        let mut targets = Vec::new();
+        for t in raw {
+            let name = self.name(&t.name)?;
+            if !names.insert(name.clone()) {
+                return Err(self.err(
+                    t.name.span(),
+                    format!("target name `{name}` is used twice: names must be unique"),
+                ));
+            }
+            let pick = selected(&t, agent, labels);
+            // Checked even when not picked: a template is refused whole.
+            let target = self.target(name, t)?;
+            if pick {
+                targets.push(target);
+            }
+        }
+        Ok(targets)
+    }
+}
+
+/// Parse and validate a local configuration; `origin` names it in messages.
+#[cfg(test)]
+pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
+    parse_local(text, origin, true)
+}
+
+/// As [`parse`]; `need_targets` is false when a fleet template brings them.
+pub fn parse_local(text: &str, origin: &str, need_targets: bool) -> Result<Config, ConfigError> {
+    let raw = toml_of(text, origin)?;
     let o = Origin { text, name: origin };
-    let parallel = match raw.agent.and_then(|a| a.parallel) {
+    let (parallel, name, labels) = match raw.agent {
+        None => (None, None, None),
+        Some(a) => (a.parallel, a.name, a.labels),
+    };
+    let parallel = match parallel {
         None => DEFAULT_PARALLEL,
         Some(p) if (1..=64).contains(p.get_ref()) => *p.get_ref() as usize,
         Some(p) => {
@@ -354,25 +561,86 @@ pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
             ))
         }
     };
-    if raw.target.is_empty() {
+    let name = match name {
+        None => host_name(),
+        Some(n) if plain_name(n.get_ref()) => n.into_inner(),
+        Some(n) => {
+            return Err(o.err(
+                n.span(),
+                format!(
+                    "agent name `{}`: use 1 to 64 letters, digits, `-`, `_`, `.` or `:`",
+                    n.get_ref()
+                ),
+            ))
+        }
+    };
+    let labels = match labels {
+        None => BTreeMap::new(),
+        Some(l) => {
+            let bad = l.get_ref().len() > 16
+                || l.get_ref().iter().any(|(k, v)| {
+                    !plain_name(k)
+                        || k.contains(':')
+                        || k.contains('.')
+                        || k.contains('-')
+                        || v.len() > 128
+                        || v.chars().any(char::is_control)
+                });
+            if bad {
+                return Err(o.err(
+                    l.span(),
+                    "labels: at most 16, names of letters, digits and `_`, values up to 128 characters".into(),
+                ));
+            }
+            l.into_inner()
+        }
+    };
+    if raw.target.is_empty() && need_targets {
         return Err(ConfigError(format!(
             "{origin}: no [[target]]: add at least one, see examples/agent.toml"
         )));
     }
-    let mut names = HashSet::new();
-    let mut targets = Vec::new();
-    for t in raw.target {
-        let name = o.name(&t.name)?;
-        if !names.insert(name.clone()) {
-            return Err(o.err(
-                t.name.span(),
-                format!("target name `{name}` is used twice: names must be unique"),
-            ));
+    let targets = o.targets(raw.target, &name, &labels)?;
+    let mut sink_names = HashSet::new();
+    let mut sinks = Vec::new();
+    for s in raw.sink {
+        let sink = o.sink(s)?;
+        if !sink_names.insert(sink.name.clone()) {
+            return Err(ConfigError(format!(
+                "{origin}: sink name `{}` is used twice: give each [[sink]] its own name = \"…\"",
+                sink.name
+            )));
         }
-        targets.push(o.target(name, t)?);
+        sinks.push(sink);
     }
-    Ok(Config { parallel, targets })
+    Ok(Config {
+        parallel,
+        name,
+        labels,
+        targets,
+        sinks,
+    })
 }
+
+/// A fleet template: `[[target]]` tables only (the agent's own settings and
+/// sinks stay in its local file); returns the targets that select this
+/// agent.
+pub fn parse_template(
+    text: &str,
+    origin: &str,
+    agent: &str,
+    labels: &BTreeMap<String, String>,
+) -> Result<Vec<Target>, ConfigError> {
+    let raw = toml_of(text, origin)?;
+    if raw.agent.is_some() || !raw.sink.is_empty() {
+        return Err(ConfigError(format!(
+            "{origin}: a fleet template holds [[target]] tables only: [agent] and [[sink]] belong in each agent's --config file"
+        )));
+    }
+    let o = Origin { text, name: origin };
+    o.targets(raw.target, agent, labels)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,5 +734,55 @@ interval = "1m"
             .unwrap_err()
             .to_string()
             .contains("no [[target]]"));
+    }
+
+    #[test]
+    fn throughput_targets_and_their_class() {
+        let text = r#"
+[[target]]
+name = "bulk"
+kind = "tcp"
+address = "198.18.0.2:5201"
+interval = "1m"
+duration = "10s"
+
+[[target]]
+name = "paced"
+kind = "udp"
+address = "198.18.0.2:5201"
+interval = "1m"
+rate = "100M"
+background = true
+"#;
+        let c = parse(text, "a.toml").unwrap();
+        assert!(c.targets[0].exclusive && !c.targets[1].exclusive);
+        assert_eq!(
+            c.targets[0].child_args().join(" "),
+            "tcp 198.18.0.2:5201 --duration 10000000000ns --json --no-store -q"
+        );
+        assert!(c.targets[1].child_args().join(" ").contains("--rate 100M"));
+        assert_eq!(c.targets[0].run_ns(), 15_000_000_000);
+        for (from, to, want) in [
+            ("rate = \"100M\"\n", "", "needs rate"),
+            ("rate = \"100M\"", "rate = \"fast\"", "rate"),
+            ("duration = \"10s\"", "duration = \"2h\"", "1 ms to 1 h"),
+            (
+                "duration = \"10s\"",
+                "count = 5",
+                "count, period and sizes belong",
+            ),
+        ] {
+            let e = parse(&text.replace(from, to), "a.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(want) && e.starts_with("a.toml:"),
+                "{from} -> {to}: {e}"
+            );
+        }
+        let e = parse(&GOOD.replace("count = 20", "duration = \"1s\""), "a.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("belong to kinds \"tcp\""), "{e}");
     }
 }

@@ -2,10 +2,14 @@
 //! its own interval, each run a child `misura rtt`/`misura oneway`, and keeps
 //! the results as OpenMetrics series on `/metrics` for Prometheus to scrape.
 
+pub mod archive;
 pub mod config;
+pub mod fleet;
 pub mod http;
+pub mod keep;
 pub mod metrics;
 pub mod runner;
+pub mod sinks;
 
 use crate::shared::exit::{self, Failure};
 use anyhow::{Context, Result};
@@ -27,7 +31,9 @@ Run scheduled measurements indefinitely and expose them to Prometheus.
 
 Each [[target]] of the TOML configuration is measured on its own interval:
 `kind = \"rtt\"` runs STAMP round trips to a reflector (`misura rtt`),
-`kind = \"oneway\"` a one-way run between two local ports (`misura oneway`).
+`kind = \"oneway\"` a one-way run between two local ports (`misura oneway`),
+`kind = \"tcp\"`, `\"udp\"` or `\"rr\"` a throughput test against `misura
+serve` (exclusive: nothing runs beside it unless `background = true`).
 A target that fails is counted (misura_target_errors_total{reason=…}) and
 tried again at its next interval; the others carry on.
 
@@ -40,18 +46,41 @@ duplicates, reordered), delay variation, the timestamp source
 
 SIGHUP re-reads the configuration: targets that keep their name keep their
 series; a configuration with errors is refused and the running one kept.
+
+Archive: every result is kept first in the results store (--store) with a
+run id, then delivered to each [[sink]] (kind = \"clickhouse\",
+\"remote-write\" or \"http\") at least once, retried with back-off while
+a sink is down; `misura archive status` shows what waits. --config-url
+fetches a fleet template whose [[target]] tables select agents by name or
+labels ([agent] name, labels). See docs/fleet.md.
 SIGINT/SIGTERM stop the agent cleanly (exit 130/143): running measurements are
 ended and reaped.
 
 Example:
   misura agent --config /etc/misura/agent.toml --listen 0.0.0.0:9862
-See examples/agent.toml and docs/monitoring.md (Prometheus set-up).";
+  misura agent --config fleet-agent.toml --config-url https://cfg.example.net/fleet.toml
+See examples/agent.toml, examples/fleet-agent.toml, docs/monitoring.md
+(Prometheus set-up) and docs/fleet.md (sinks, ClickHouse tables, templates).";
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct AgentArgs {
-    /// TOML configuration: the targets and their intervals (see examples/agent.toml).
-    #[arg(long, value_name = "FILE")]
-    pub config: PathBuf,
+    /// TOML configuration: the agent's name and labels, its targets and
+    /// sinks (see examples/agent.toml and examples/fleet-agent.toml).
+    #[arg(long, value_name = "FILE", required_unless_present = "config_url")]
+    pub config: Option<PathBuf>,
+    /// Do not create missing ClickHouse tables (misura_runs, misura_probes):
+    /// for a database where the agent's user may only insert.
+    #[arg(long)]
+    pub no_create: bool,
+    /// Fleet template URL (http:// or https://): its [[target]] tables that
+    /// select this agent (by `agents = [NAME…]` or `labels = {…}`) run beside
+    /// the local file's. Fetched with If-None-Match on every
+    /// --template-interval and on SIGHUP; the last good copy is kept on disk.
+    #[arg(long, value_name = "URL")]
+    pub config_url: Option<String>,
+    /// How often the fleet template is fetched.
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub template_interval: crate::shared::units::DurationArg,
     /// Address and port of the HTTP endpoint (/metrics, /healthz).
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:9862")]
     pub listen: SocketAddr,
@@ -74,6 +103,8 @@ struct Finished {
     name: String,
     target: Target,
     output: RunOutput,
+    /// The per-probe log the run wrote, when a sink wants probes.
+    frames: Option<PathBuf>,
 }
 
 fn unix_now() -> f64 {
@@ -87,6 +118,7 @@ fn address_of(t: &Target) -> String {
     match &t.kind {
         config::TargetKind::Rtt { address } => address.clone(),
         config::TargetKind::Oneway { tx, rx } => format!("{tx}->{rx}"),
+        config::TargetKind::Throughput { address, .. } => address.clone(),
     }
 }
 
@@ -162,6 +194,10 @@ fn record(shared: &Shared, f: &Finished) {
                 config::TargetKind::Oneway { .. } => {
                     serde_json::from_slice::<OnewayReport>(stdout).map(|r| m.add_oneway(&r, now))
                 }
+                config::TargetKind::Throughput { .. } => {
+                    serde_json::from_slice::<serde_json::Value>(stdout)
+                        .map(|v| m.add_throughput(&v, now))
+                }
             };
             if !success {
                 m.error(ErrorReason::ExitStatus);
@@ -189,11 +225,14 @@ fn record(shared: &Shared, f: &Finished) {
     }
 }
 
-fn render(shared: &Shared) -> Vec<u8> {
-    let families = {
+fn render(shared: &Shared, sinks: &archive::SinkStats) -> Vec<u8> {
+    let mut families = {
         let guard = shared.lock().unwrap_or_else(|p| p.into_inner());
         metrics::families::families(&guard.0, &guard.1)
     };
+    families.extend(metrics::families::sink_families(
+        &sinks.lock().unwrap_or_else(|p| p.into_inner()),
+    ));
     let mut out = Vec::new();
     if let Err(e) = misura_report::metrics::write_openmetrics(&families, &mut out) {
         // Only a bug can get here (names and label values are checked at load).
@@ -215,19 +254,24 @@ struct Agent<'a> {
     exe: PathBuf,
     stop: &'a Arc<AtomicUsize>,
     done: mpsc::Sender<Finished>,
+    /// The store and outbox every result goes to first (`None`: --no-store).
+    keeper: Option<keep::Keeper>,
+    /// Some sink wants per-probe rows.
+    per_probe: bool,
+    /// The fleet template (--config-url).
+    template: Option<fleet::Template>,
 }
 
 impl Agent<'_> {
     /// SIGHUP: read the configuration again; one with errors is refused and
     /// the running one kept.
     fn reload(&mut self) {
-        match config::load(&self.args.config) {
+        match load_local(self.args).and_then(|c| self.with_template(c)) {
             Ok(c) => {
-                eprintln!(
-                    "misura agent: reloaded {}: {} targets",
-                    self.args.config.display(),
-                    c.targets.len()
-                );
+                eprintln!("misura agent: reloaded: {} targets", c.targets.len());
+                if c.sinks != self.config.sinks || c.name != self.config.name {
+                    eprintln!("misura agent: changes to [[sink]] or [agent] name take effect when the agent restarts");
+                }
                 let mut g = self.shared.lock().unwrap_or_else(|p| p.into_inner());
                 reconcile(&mut g.0, &c);
                 g.1.reloads_ok += 1;
@@ -246,16 +290,87 @@ impl Agent<'_> {
         }
     }
 
-    /// A run ended: free its slot and fold its result in.
+    /// The fleet template's targets joined to the local ones.
+    fn with_template(&mut self, c: Config) -> Result<Config, config::ConfigError> {
+        match &self.template {
+            Some(t) => t.join(c),
+            None => Ok(c),
+        }
+    }
+
+    /// Fetch the fleet template (when one is configured) and apply a new
+    /// one; a failure keeps the running configuration and is counted.
+    fn fetch_template(&mut self) {
+        let Some(t) = &mut self.template else { return };
+        let local = match load_local(self.args) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("misura agent: fleet template not applied: the local configuration has errors: {e}");
+                return;
+            }
+        };
+        let outcome = t.fetch(&local);
+        let applied = match outcome {
+            fleet::Fetch::New => t.join(local),
+            fleet::Fetch::NotModified => {
+                self.shared
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .1
+                    .template_not_modified += 1;
+                return;
+            }
+            fleet::Fetch::Failed(e) => Err(config::ConfigError(e)),
+        };
+        let mut g = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        match applied {
+            Ok(c) => {
+                g.1.template_ok += 1;
+                eprintln!(
+                    "misura agent: fleet template applied: {} targets",
+                    c.targets.len()
+                );
+                reconcile(&mut g.0, &c);
+                drop(g);
+                self.slots = slots_for(&c, &mut self.slots);
+                self.config = c;
+            }
+            Err(e) => {
+                g.1.template_failed += 1;
+                eprintln!(
+                    "misura agent: fleet template refused, keeping the running configuration: {e}"
+                );
+            }
+        }
+    }
+
+    /// A run ended: free its slot, fold its result in and keep it in the
+    /// store and outbox.
     fn finished(&mut self, f: Finished) {
         self.running -= 1;
         if let Some(s) = self.slots.get_mut(&f.name) {
             s.running = false;
         }
         record(&self.shared, &f);
+        let probes = f.frames.as_deref().and_then(keep::read_frames);
+        if let (Some(k), RunOutput::Done { stdout, .. }) = (&mut self.keeper, &f.output) {
+            // A document that does not parse was counted as bad_output.
+            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(stdout) {
+                k.keep(&f.name, f.target.kind.label(), v, probes);
+                self.shared
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .1
+                    .store_errors = k.errors;
+            }
+        }
     }
 
     /// Start the targets that are due, oldest first, up to `parallel` runs.
+    /// An exclusive (throughput) target starts only when nothing runs, and
+    /// nothing starts beside it; once one is due, later ones wait for it.
+    /// A target kept waiting for a whole interval has missed a slot:
+    /// counted, and its schedule moves on.
     fn start_due(&mut self) {
         let now = Instant::now();
         let mut due: Vec<(Instant, String)> = self
@@ -265,12 +380,49 @@ impl Agent<'_> {
             .map(|s| (s.next_due, s.target.name.clone()))
             .collect();
         due.sort();
+        let mut exclusive = self.slots.values().any(|s| s.running && s.target.exclusive);
+        let mut draining = false;
         for (_, name) in due {
-            if self.running >= self.config.parallel {
+            if self.keeper.as_ref().is_some_and(|k| k.blocked()) {
                 break;
             }
-            self.start(&name, now);
+            let Some(s) = self.slots.get(&name) else {
+                continue;
+            };
+            let fits = if s.target.exclusive {
+                self.running == 0
+            } else {
+                self.running < self.config.parallel
+            };
+            if fits && !exclusive && !draining {
+                exclusive = s.target.exclusive;
+                self.start(&name, now);
+                continue;
+            }
+            // Waits: an exclusive one due holds back those after it.
+            draining |= s.target.exclusive;
+            self.missed(&name, now);
         }
+    }
+
+    /// Count the whole slots `name` has missed while waiting to start.
+    fn missed(&mut self, name: &str, now: Instant) {
+        let Some(s) = self.slots.get_mut(name) else {
+            return;
+        };
+        let interval = Duration::from_nanos(s.target.interval_ns.max(1) as u64);
+        let late = now.saturating_duration_since(s.next_due);
+        let slots = (late.as_nanos() / interval.as_nanos()) as u32;
+        if slots == 0 {
+            return;
+        }
+        s.next_due += interval * slots;
+        let mut g = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = g.0.get_mut(name) {
+            m.skipped += u64::from(slots);
+        }
+        drop(g);
+        eprintln!("misura agent: target {name}: {slots} slot(s) missed, waiting for an exclusive run or a free run slot (counted in misura_target_skipped_slots_total)");
     }
 
     /// Run one target on a thread of its own; a thread that cannot start
@@ -290,14 +442,22 @@ impl Agent<'_> {
             self.stop.clone(),
             self.done.clone(),
         );
+        // A sink that wants every probe: the run logs them to a file.
+        let frames =
+            (self.per_probe && self.keeper.is_some()).then(|| keep::frames_path(&target.name));
         let spawned = std::thread::Builder::new()
             .name("agent-run".into())
             .spawn(move || {
-                let output = runner::run(&exe, &target, &stop);
+                let extra: Vec<String> = frames
+                    .iter()
+                    .flat_map(|f| ["--frames".to_string(), f.display().to_string()])
+                    .collect();
+                let output = runner::run(&exe, &target, &extra, &stop);
                 let _ = tx.send(Finished {
                     name: target.name.clone(),
                     target,
                     output,
+                    frames,
                 });
             });
         if let Err(e) = spawned {
@@ -310,6 +470,7 @@ impl Agent<'_> {
                     reason: ErrorReason::Spawn,
                     detail: e.to_string(),
                 },
+                frames: None,
             };
             record(&self.shared, &f);
         }
@@ -327,11 +488,34 @@ fn print_targets(config: &Config) {
             t.child_args().join(" ")
         );
     }
+    for s in &config.sinks {
+        println!(
+            "sink {}: {} {} (batches of {}{})",
+            s.name,
+            s.kind_label(),
+            s.url,
+            s.batch,
+            if s.per_probe() {
+                ", per-probe rows"
+            } else {
+                ""
+            }
+        );
+    }
+}
+
+/// The local configuration file, or an agent with no targets of its own
+/// when only --config-url is given.
+fn load_local(args: &AgentArgs) -> Result<Config, config::ConfigError> {
+    match &args.config {
+        Some(path) => config::load_with(path, args.config_url.is_none()),
+        None => config::parse_local("", "(no --config)", false),
+    }
 }
 
 /// Returns the process exit code.
 pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
-    let config = config::load(&args.config).map_err(|e| Failure::Usage(e.0))?;
+    let config = load_local(args).map_err(|e| Failure::Usage(e.0))?;
     if args.check {
         print_targets(&config);
         return Ok(exit::OK);
@@ -356,15 +540,72 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         args.listen
     );
 
+    let store = crate::shared::store::config();
+    if !store.enabled && !config.sinks.is_empty() {
+        return Err(Failure::Usage(
+            "--no-store with [[sink]]: results reach the sinks through the store (the outbox); drop --no-store".into(),
+        )
+        .into());
+    }
+    let keeper = if store.enabled {
+        let mut k = keep::Keeper::open(&store.path, &config.name)
+            .map_err(crate::shared::store::store_failure)?;
+        let names: Vec<String> = config.sinks.iter().map(|s| s.name.clone()).collect();
+        k.store()
+            .register_sinks(&names)
+            .map_err(crate::shared::store::store_failure)?;
+        eprintln!(
+            "misura agent: {}: keeping every result in {}{}",
+            config.name,
+            store.path.display(),
+            if names.is_empty() {
+                String::new()
+            } else {
+                format!(" and delivering to {}", names.join(", "))
+            }
+        );
+        Some(k)
+    } else {
+        None
+    };
+    let sink_stats: archive::SinkStats = Arc::default();
+    let sink_threads = archive::start(
+        &config.sinks,
+        &archive::Options {
+            store: store.path.clone(),
+            labels: config.labels.clone(),
+            create: !args.no_create,
+            stop: stop.clone(),
+            stats: sink_stats.clone(),
+        },
+    )?;
+
     let shared: Shared = Arc::new(Mutex::new((BTreeMap::new(), AgentCounters::default())));
     reconcile(&mut shared.lock().unwrap().0, &config);
     let http = {
-        let (shared, stop) = (shared.clone(), stop.clone());
+        let (shared, stop, sinks) = (shared.clone(), stop.clone(), sink_stats.clone());
         std::thread::Builder::new()
             .name("agent-http".into())
-            .spawn(move || agent_http_serve(listener, &stop, &shared))?
+            .spawn(move || agent_http_serve(listener, &stop, &shared, &sinks))?
     };
     let (done_tx, done_rx) = mpsc::channel::<Finished>();
+    let config_per_probe = config.sinks.iter().any(|s| s.per_probe());
+    // The fleet template's last good copy runs until a fetch brings another.
+    let template = args.config_url.as_ref().map(|url| {
+        fleet::Template::new(
+            url,
+            store.path.with_extension("fleet-template.toml"),
+            Duration::from_nanos(args.template_interval.ns.max(1_000_000_000) as u64),
+        )
+    });
+    let config = match &template {
+        Some(t) => t.join(config.clone()).unwrap_or_else(|e| {
+            eprintln!("misura agent: the kept fleet template does not apply: {e}");
+            config
+        }),
+        None => config,
+    };
+    reconcile(&mut shared.lock().unwrap().0, &config);
     let mut agent = Agent {
         args,
         slots: slots_for(&config, &mut HashMap::new()),
@@ -374,10 +615,19 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         exe,
         stop,
         done: done_tx,
+        per_probe: config_per_probe,
+        keeper,
+        template,
     };
     while stop.load(Ordering::Relaxed) == 0 {
         if hup.swap(false, Ordering::Relaxed) {
             agent.reload();
+            agent.fetch_template();
+        } else if agent.template.as_ref().is_some_and(|t| t.due()) {
+            agent.fetch_template();
+        }
+        if let Some(k) = agent.keeper.as_mut().filter(|k| k.blocked()) {
+            k.flush();
         }
         while let Ok(f) = done_rx.try_recv() {
             agent.finished(f);
@@ -393,12 +643,20 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         }
     }
     let _ = http.join();
+    for t in sink_threads {
+        let _ = t.join();
+    }
     eprintln!("misura agent: stopped");
     Ok(exit::OK)
 }
 
-fn agent_http_serve(listener: TcpListener, stop: &AtomicUsize, shared: &Shared) {
-    if let Err(e) = crate::commands::agent::http::serve(listener, stop, &|| render(shared)) {
+fn agent_http_serve(
+    listener: TcpListener,
+    stop: &AtomicUsize,
+    shared: &Shared,
+    sinks: &archive::SinkStats,
+) {
+    if let Err(e) = crate::commands::agent::http::serve(listener, stop, &|| render(shared, sinks)) {
         eprintln!("misura agent: HTTP endpoint failed: {e}");
     }
 }

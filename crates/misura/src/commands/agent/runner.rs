@@ -44,9 +44,11 @@ fn tail(bytes: &[u8]) -> String {
     s.trim().lines().last().unwrap_or("").to_string()
 }
 
-pub fn run(exe: &Path, target: &Target, stop: &AtomicUsize) -> RunOutput {
+/// Run `target` once; `extra` arguments go after its own (e.g. `--frames`).
+pub fn run(exe: &Path, target: &Target, extra: &[String], stop: &AtomicUsize) -> RunOutput {
     let mut child = match Command::new(exe)
         .args(target.child_args())
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -3,6 +3,7 @@
 //! order.
 
 use super::{AgentCounters, ErrorReason, TargetMetrics, ONEWAY_FIGURES, RTT_FIGURES};
+use crate::commands::agent::archive::SinkCounters;
 use misura_report::metrics::{Family, MetricType, Value};
 use std::collections::BTreeMap;
 
@@ -14,6 +15,16 @@ pub fn families(targets: &Targets, agent: &AgentCounters) -> Vec<Family> {
     out.extend(latency_families(targets));
     out.extend(probe_counter_families(targets));
     out.push(error_family(targets));
+    let mut skipped = Family::new(
+        "misura_target_skipped_slots",
+        MetricType::Counter,
+        None,
+        "Slots a target missed: due, but kept from starting for a whole interval by an exclusive (throughput) run or by `parallel` runs under way.",
+    );
+    for (target, t) in targets {
+        skipped.push(&[("target", target)], Value::Counter(t.skipped as f64));
+    }
+    out.push(skipped);
     out.push(delay_variation_family(targets));
     out.push(last_value_family(
         targets,
@@ -28,6 +39,7 @@ pub fn families(targets: &Targets, agent: &AgentCounters) -> Vec<Family> {
         |t| t.last_duration_s,
     ));
     out.push(reload_family(agent));
+    out.extend(agent_families(agent));
     out
 }
 
@@ -178,6 +190,66 @@ fn reload_family(agent: &AgentCounters) -> Family {
         Value::Counter(agent.reloads_failed as f64),
     );
     f
+}
+
+fn counter(name: &str, help: &str, labels: &[(&str, &str)], v: u64) -> Family {
+    let mut f = Family::new(name, MetricType::Counter, None, help);
+    f.push(labels, Value::Counter(v as f64));
+    f
+}
+
+/// The store's and the fleet template's counters.
+fn agent_families(agent: &AgentCounters) -> Vec<Family> {
+    let mut t = Family::new(
+        "misura_agent_template_fetches",
+        MetricType::Counter,
+        None,
+        "Fleet template fetches (--config-url), by result: ok (a new template applied), not_modified (ETag matched), error (fetch or parse failed: the running configuration was kept).",
+    );
+    for (r, v) in [
+        ("ok", agent.template_ok),
+        ("not_modified", agent.template_not_modified),
+        ("error", agent.template_failed),
+    ] {
+        t.push(&[("result", r)], Value::Counter(v as f64));
+    }
+    vec![
+        counter(
+            "misura_agent_store_errors",
+            "Results the local store could not take at first (each is held and retried; new measurements wait meanwhile).",
+            &[],
+            agent.store_errors,
+        ),
+        t,
+    ]
+}
+
+/// Per sink: results delivered, dropped (past max_age/max_waiting), failed
+/// attempts, and what waits.
+pub fn sink_families(sinks: &BTreeMap<String, SinkCounters>) -> Vec<Family> {
+    type Get = fn(&SinkCounters) -> f64;
+    let all: [(&str, MetricType, &str, Get); 5] = [
+        ("misura_sink_sent", MetricType::Counter, "Results the sink acknowledged.", |c| c.sent as f64),
+        ("misura_sink_dropped", MetricType::Counter, "Results skipped for the sink because more, or older, were waiting than its max_waiting/max_age allow (still in the local store).", |c| c.dropped as f64),
+        ("misura_sink_errors", MetricType::Counter, "Delivery attempts that failed (each retried with back-off).", |c| c.errors as f64),
+        ("misura_sink_waiting", MetricType::Gauge, "Results waiting for the sink.", |c| c.waiting as f64),
+        ("misura_sink_oldest_waiting_timestamp_seconds", MetricType::Gauge, "When the oldest waiting result was kept (Unix time; 0 when none waits).", |c| c.oldest_waiting_ns.unwrap_or(0) as f64 / 1e9),
+    ];
+    all.iter()
+        .map(|(name, kind, help, get)| {
+            let mut f = Family::new(name, *kind, None, help);
+            for (sink, c) in sinks {
+                let v = get(c);
+                let v = if *kind == MetricType::Counter {
+                    Value::Counter(v)
+                } else {
+                    Value::Gauge(v)
+                };
+                f.push(&[("sink", sink), ("kind", c.kind)], v);
+            }
+            f
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -187,6 +187,9 @@ pub struct TargetMetrics {
     timestamp_source: &'static str,
     last_success_s: Option<f64>,
     last_duration_s: Option<f64>,
+    /// Slots the target missed: due but kept from starting (an exclusive
+    /// run, or `parallel` runs, under way) for a whole interval.
+    pub skipped: u64,
 }
 
 /// Map a source name from a result onto the fixed label set.
@@ -235,7 +238,23 @@ impl TargetMetrics {
             timestamp_source: "unknown",
             last_success_s: None,
             last_duration_s: None,
+            skipped: 0,
         }
+    }
+
+    /// Fold in one throughput result (`misura tcp|udp|rr`): only whether it
+    /// measured something; its figures are in the archive.
+    pub fn add_throughput(&mut self, v: &serde_json::Value, now_s: f64) -> bool {
+        self.runs += 1;
+        let measured = v
+            .get("throughput_bps")
+            .or_else(|| v.get("transactions_per_s"))
+            .and_then(|x| x.as_f64())
+            .is_some_and(|x| x > 0.0);
+        if measured {
+            self.last_success_s = Some(now_s);
+        }
+        measured
     }
 
     /// Add one run's probe totals: sent, received, lost, duplicates, reordered.
@@ -315,6 +334,12 @@ impl TargetMetrics {
 pub struct AgentCounters {
     pub reloads_ok: u64,
     pub reloads_failed: u64,
+    /// Results the store could not take (each kept in memory and retried).
+    pub store_errors: u64,
+    /// Fleet template fetches by outcome.
+    pub template_ok: u64,
+    pub template_not_modified: u64,
+    pub template_failed: u64,
 }
 
 #[cfg(test)]

@@ -1,0 +1,55 @@
+//! The HTTP JSON sink: one POST per result, the result's own JSON document
+//! (as its schema describes it) as the body, with `Misura-Run-Id`,
+//! `Misura-Agent` and `Misura-Target` headers so a receiver (Logstash,
+//! OpenSearch, a perfSONAR-style archive) can keep each run once. Any 2xx
+//! acknowledges the result.
+
+use super::Delivery;
+use crate::commands::agent::sinks::Sink;
+use crate::shared::http_client::Client;
+use misura_store::outbox::Pending;
+
+/// Largest reply body read from a receiver.
+const MAX_REPLY: u64 = 64 << 10;
+
+pub struct HttpJson {
+    client: Client,
+    url: String,
+    headers: Vec<(String, String)>,
+}
+
+impl HttpJson {
+    pub fn new(sink: &Sink) -> HttpJson {
+        HttpJson {
+            client: Client::new(
+                std::time::Duration::from_nanos(sink.timeout_ns as u64),
+                MAX_REPLY,
+            ),
+            url: sink.url.clone(),
+            headers: sink.headers.clone(),
+        }
+    }
+
+    pub fn deliver(&mut self, batch: &[Pending]) -> Delivery {
+        for (i, p) in batch.iter().enumerate() {
+            let mut h: Vec<(&str, &str)> = vec![
+                ("Content-Type", "application/json"),
+                ("Misura-Run-Id", &p.run_id),
+                ("Misura-Agent", &p.agent),
+                ("Misura-Target", &p.target),
+            ];
+            h.extend(self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            match self.client.post(&self.url, &h, p.result.as_bytes()) {
+                Ok(r) if (200..300).contains(&r.status) => {}
+                Ok(r) => {
+                    return Delivery::failed(
+                        i,
+                        format!("receiver answered {}: {}", r.status, r.reason()),
+                    )
+                }
+                Err(e) => return Delivery::failed(i, e),
+            }
+        }
+        Delivery::all(batch.len())
+    }
+}
