@@ -136,28 +136,24 @@ fn signal(child: &Child, sig: &str) {
     assert!(ok, "kill {sig} {}", child.id());
 }
 
-fn archive_status(store: &Path) -> Value {
-    let o = run(&[
+fn status_output(store: &Path) -> std::process::Output {
+    run(&[
         "--store",
         store.to_str().unwrap(),
         "archive",
         "status",
         "--json",
-    ]);
-    json_of(&o)
+    ])
+}
+
+fn archive_status(store: &Path) -> Value {
+    json_of(&status_output(store))
 }
 
 /// `archive status --json`, or `None` while the agent has not made its
 /// store and sink rows yet.
 fn try_status(store: &Path, name: &str) -> Option<Value> {
-    let o = run(&[
-        "--store",
-        store.to_str().unwrap(),
-        "archive",
-        "status",
-        "--json",
-    ]);
-    let v: Value = serde_json::from_slice(&o.stdout).ok()?;
+    let v: Value = serde_json::from_slice(&status_output(store).stdout).ok()?;
     v["sinks"]
         .as_array()?
         .iter()
