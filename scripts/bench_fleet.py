@@ -117,13 +117,24 @@ def agent(work, name, body, extra=(), listen=None):
     return Proc(args, os.path.join(d, "agent.log"), env_for(d)), store
 
 
-def waiting(store, sink="ch"):
+def status(store, sink="ch"):
     o = subprocess.run([MISURA, "--store", store, "archive", "status", "--json"],
                        capture_output=True, text=True)
     for s in json.loads(o.stdout)["sinks"]:
         if s["name"] == sink:
-            return s["waiting"]
+            return s
     return None
+
+
+def waiting(store, sink="ch"):
+    s = status(store, sink)
+    return s and s["waiting"]
+
+
+def caught_up(store, since_ns):
+    """Nothing kept before `since_ns` still waits."""
+    s = status(store)
+    return s["waiting"] == 0 or s["oldest_waiting_ns"] >= since_ns
 
 
 def fill_backlog(store, n, result, probes):
@@ -204,14 +215,15 @@ def catch_up(work, chp, ch_dir, outage):
     t_stop = time.monotonic()
     time.sleep(outage)
     w = waiting(store)
+    back_ns = time.time_ns()
     chp = start_clickhouse(ch_dir)
     t0 = time.monotonic()
-    while waiting(store) != 0:
+    while not caught_up(store, back_ns):
         time.sleep(0.2)
     dt = time.monotonic() - t0
     p.stop()
     print(f"catch-up: ClickHouse stopped {time.monotonic() - t_stop - dt:.0f} s (incl. its restart) while 20 targets measured "
-          f"every 1 s; {w} results waiting when it came back; nothing waiting {dt:.1f} s after it answered again "
+          f"every 1 s; {w} results waiting when it came back; all of them delivered {dt:.1f} s after it answered again "
           f"(back-off 1 s doubling to 60 s: the next retry decides most of this)")
     return chp
 

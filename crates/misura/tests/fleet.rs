@@ -205,7 +205,7 @@ fn agent_config(ch: &str, vm: &str) -> String {
         );
     }
     c += &format!(
-        "\n[[sink]]\nname = \"ch\"\nkind = \"clickhouse\"\nurl = \"{ch}\"\nper_probe = true\nbatch = 2\ntimeout = \"3s\"\n\n[[sink]]\nname = \"vm\"\nkind = \"remote-write\"\nurl = \"{vm}\"\n"
+        "\n[[sink]]\nname = \"ch\"\nkind = \"clickhouse\"\nurl = \"{ch}\"\nper_probe = true\nbatch = 2\nlinger = \"50ms\"\ntimeout = \"3s\"\n\n[[sink]]\nname = \"vm\"\nkind = \"remote-write\"\nurl = \"{vm}\"\n"
     );
     c
 }
@@ -950,7 +950,7 @@ fn http_sink_keeps_refused_results_waiting_and_delivers_each_later() {
     std::fs::write(
         &config,
         format!(
-            "[agent]\nname = \"h1\"\n\n{}\n[[sink]]\nname = \"json\"\nkind = \"http\"\nurl = \"http://127.0.0.1:{}/in\"\nbatch = 3\ntimeout = \"2s\"\n",
+            "[agent]\nname = \"h1\"\n\n{}\n[[sink]]\nname = \"json\"\nkind = \"http\"\nurl = \"http://127.0.0.1:{}/in\"\nbatch = 3\ntimeout = \"2s\"\nlinger = \"50ms\"\n",
             target("r", &refl.target(), ""),
             rx.port
         ),
