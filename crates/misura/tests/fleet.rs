@@ -1012,3 +1012,95 @@ fn http_sink_keeps_refused_results_waiting_and_delivers_each_later() {
     }
     assert!(sink(&s, "json")["last_error"].is_null(), "{s}");
 }
+
+/// The sum of a metric family's samples whose line starts with `prefix`.
+fn metric_sum(m: &str, prefix: &str) -> f64 {
+    m.lines()
+        .filter(|l| l.starts_with(prefix))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[test]
+#[ignore = "needs root (mounts a small tmpfs for the store)"]
+fn a_full_disk_pauses_measurements_and_loses_no_result() {
+    need_root!();
+    let refl = LocalReflector::start(120);
+    let d = TempDir::new("fleet-full");
+    let dir = d.path("small");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "misura-test-full"])
+        .arg(&dir)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mount tmpfs");
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(dir.clone());
+    let config = d.path("agent.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[agent]\nname = \"full\"\nparallel = 2\n\n{}{}",
+            target("a", &refl.target(), "").replace("interval = \"1s\"", "interval = \"300ms\""),
+            target("b", &refl.target(), "").replace("interval = \"1s\"", "interval = \"300ms\"")
+        ),
+    )
+    .unwrap();
+    let store = dir.join("results.sqlite");
+    let port = free_port();
+    let mut agent = misura()
+        .args(["--store", store.to_str().unwrap(), "agent", "--config"])
+        .arg(&config)
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(d.path("agent.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let log = || std::fs::read_to_string(d.path("agent.log")).unwrap_or_default();
+    wait_for("the store full", Duration::from_secs(60), || {
+        metric_sum(&metrics(port), "misura_agent_store_errors_total") > 0.0
+    });
+    assert!(
+        log().contains("new measurements wait until it can"),
+        "{}",
+        log()
+    );
+    // Measurements stop (those under way finish and are held).
+    std::thread::sleep(Duration::from_secs(2));
+    let sent = metric_sum(&metrics(port), "misura_probes_sent_total");
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        metric_sum(&metrics(port), "misura_probes_sent_total"),
+        sent,
+        "runs went on with a full store"
+    );
+    // Room again: the held results are kept and measuring resumes.
+    let ok = Command::new("mount")
+        .args(["-o", "remount,size=64m"])
+        .arg(&dir)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "remount");
+    wait_for("measuring again", Duration::from_secs(20), || {
+        metric_sum(&metrics(port), "misura_probes_sent_total") > sent + 6.0
+    });
+    let m = metrics(port);
+    let sent = metric_sum(&m, "misura_probes_sent_total");
+    signal(&agent, "-TERM");
+    let _ = agent.wait();
+    // Every result the agent counted is in the store (3 probes a run).
+    let stored = stored_run_ids(&store).len() as f64;
+    assert!(
+        stored * 3.0 >= sent && stored * 3.0 <= sent + 6.0,
+        "{stored} runs stored for {sent} probes counted\n{}",
+        log()
+    );
+}
