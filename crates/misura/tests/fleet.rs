@@ -210,6 +210,18 @@ fn agent_config(ch: &str, vm: &str) -> String {
     c
 }
 
+/// `misura --store STORE agent --config CONFIG EXTRA…`, stderr to `log`.
+fn spawn_agent(store: &Path, config: &Path, extra: &[&str], log: PathBuf) -> Child {
+    misura()
+        .args(["--store", store.to_str().unwrap(), "agent", "--config"])
+        .arg(config)
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap()
+}
+
 fn start_agent(lab: &Lab, store: &Path, config: &Path, ns: &str, log: &str) -> Child {
     let log = std::fs::OpenOptions::new()
         .create(true)
@@ -598,15 +610,19 @@ fn a_fleet_template_adds_and_removes_targets_without_restart() {
     ));
     let port = free_port();
     let store = d.path("store.sqlite");
-    let mut agent = misura()
-        .args(["--store", store.to_str().unwrap(), "agent", "--config"])
-        .arg(&local)
-        .args(["--config-url", &server.url(), "--template-interval", "1s"])
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(d.path("agent.log")).unwrap())
-        .spawn()
-        .unwrap();
+    let mut agent = spawn_agent(
+        &store,
+        &local,
+        &[
+            "--config-url",
+            &server.url(),
+            "--template-interval",
+            "1s",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ],
+        d.path("agent.log"),
+    );
     let log = || std::fs::read_to_string(d.path("agent.log")).unwrap_or_default();
     wait_for("the template's targets", Duration::from_secs(15), || {
         targets_in(&metrics(port)) == ["everyone", "mine"]
@@ -644,15 +660,17 @@ fn a_fleet_template_adds_and_removes_targets_without_restart() {
     let cached = std::fs::read_to_string(d.path("store.fleet-template.toml")).unwrap();
     assert!(cached.contains("paris-only"), "{cached}");
     drop(server);
-    let mut again = misura()
-        .args(["--store", store.to_str().unwrap(), "agent", "--config"])
-        .arg(&local)
-        .args(["--config-url", "http://127.0.0.1:1/fleet.toml"])
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(d.path("agent2.log")).unwrap())
-        .spawn()
-        .unwrap();
+    let mut again = spawn_agent(
+        &store,
+        &local,
+        &[
+            "--config-url",
+            "http://127.0.0.1:1/fleet.toml",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ],
+        d.path("agent2.log"),
+    );
     wait_for(
         "the cached template's targets",
         Duration::from_secs(15),
@@ -787,14 +805,12 @@ fn throughput_runs_are_exclusive_and_missed_slots_are_counted() {
     .unwrap();
     let port = free_port();
     let store = d.path("store.sqlite");
-    let mut agent = misura()
-        .args(["--store", store.to_str().unwrap(), "agent", "--config"])
-        .arg(&config)
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(d.path("agent.log")).unwrap())
-        .spawn()
-        .unwrap();
+    let mut agent = spawn_agent(
+        &store,
+        &config,
+        &["--listen", &format!("127.0.0.1:{port}")],
+        d.path("agent.log"),
+    );
     std::thread::sleep(Duration::from_secs(9));
     let m = metrics(port);
     signal(&agent, "-TERM");
@@ -957,14 +973,12 @@ fn http_sink_keeps_refused_results_waiting_and_delivers_each_later() {
     )
     .unwrap();
     let store = d.path("store.sqlite");
-    let mut agent = misura()
-        .args(["--store", store.to_str().unwrap(), "agent", "--config"])
-        .arg(&config)
-        .args(["--listen", "127.0.0.1:0"])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(d.path("agent.log")).unwrap())
-        .spawn()
-        .unwrap();
+    let mut agent = spawn_agent(
+        &store,
+        &config,
+        &["--listen", "127.0.0.1:0"],
+        d.path("agent.log"),
+    );
     let log = || std::fs::read_to_string(d.path("agent.log")).unwrap_or_default();
     // Refused: results wait, the reason is kept and shown.
     wait_for(
@@ -1055,14 +1069,12 @@ fn a_full_disk_pauses_measurements_and_loses_no_result() {
     .unwrap();
     let store = dir.join("results.sqlite");
     let port = free_port();
-    let mut agent = misura()
-        .args(["--store", store.to_str().unwrap(), "agent", "--config"])
-        .arg(&config)
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(d.path("agent.log")).unwrap())
-        .spawn()
-        .unwrap();
+    let mut agent = spawn_agent(
+        &store,
+        &config,
+        &["--listen", &format!("127.0.0.1:{port}")],
+        d.path("agent.log"),
+    );
     let log = || std::fs::read_to_string(d.path("agent.log")).unwrap_or_default();
     wait_for("the store full", Duration::from_secs(60), || {
         metric_sum(&metrics(port), "misura_agent_store_errors_total") > 0.0
