@@ -117,13 +117,24 @@ def agent(work, name, body, extra=(), listen=None):
     return Proc(args, os.path.join(d, "agent.log"), env_for(d)), store
 
 
-def waiting(store, sink="ch"):
+def status(store, sink="ch"):
     o = subprocess.run([MISURA, "--store", store, "archive", "status", "--json"],
                        capture_output=True, text=True)
     for s in json.loads(o.stdout)["sinks"]:
         if s["name"] == sink:
-            return s["waiting"]
+            return s
     return None
+
+
+def waiting(store, sink="ch"):
+    s = status(store, sink)
+    return s and s["waiting"]
+
+
+def caught_up(store, since_ns):
+    """Nothing kept before `since_ns` still waits."""
+    s = status(store)
+    return s["waiting"] == 0 or s["oldest_waiting_ns"] >= since_ns
 
 
 def fill_backlog(store, n, result, probes):
@@ -148,20 +159,20 @@ def count(table):
         return 0  # not created yet
 
 
-def archive_rate(work, n, per_probe, result, probes):
+def archive_rate(work, n, per_probe, result, probes, batch):
     name = "rate-probes" if per_probe else "rate-runs"
     d = os.path.join(work, name)
     os.makedirs(d, exist_ok=True)
     store = os.path.join(d, "results.sqlite")
     # The store (and its sink row) made by misura itself: an empty agent: no targets of its own (a template URL nobody serves).
-    p, store = agent(work, name, sinks(per_probe=per_probe, batch=2000),
+    p, store = agent(work, name, sinks(per_probe=per_probe, batch=batch),
                      extra=["--config-url", "http://127.0.0.1:9/none.toml", "--template-interval", "1h"])
     time.sleep(1.0)
     p.stop()
     fill_backlog(store, n, result, probes)
     before_runs, before_probes = count("misura_runs"), count("misura_probes")
     t0 = time.monotonic()
-    p, _ = agent(work, name, sinks(per_probe=per_probe, batch=2000),
+    p, _ = agent(work, name, sinks(per_probe=per_probe, batch=batch),
                  extra=["--config-url", "http://127.0.0.1:9/none.toml", "--template-interval", "1h"])
     while waiting(store) != 0:
         time.sleep(0.2)
@@ -169,7 +180,7 @@ def archive_rate(work, n, per_probe, result, probes):
     p.stop()
     runs = count("misura_runs") - before_runs
     probes_n = count("misura_probes") - before_probes
-    print(f"archive rate ({'per-run + per-probe' if per_probe else 'per-run'} rows, batches of 2000, "
+    print(f"archive rate ({'per-run + per-probe' if per_probe else 'per-run'} rows, batches of {batch}, "
           f"release build, loopback): {runs} results in {dt:.1f} s = {runs / dt:.0f} results/s"
           + (f", {probes_n} probe rows = {probes_n / dt:.0f} probe rows/s" if per_probe else "")
           + " (wall time from agent start to `archive status` waiting = 0, includes start-up)")
@@ -204,14 +215,15 @@ def catch_up(work, chp, ch_dir, outage):
     t_stop = time.monotonic()
     time.sleep(outage)
     w = waiting(store)
+    back_ns = time.time_ns()
     chp = start_clickhouse(ch_dir)
     t0 = time.monotonic()
-    while waiting(store) != 0:
+    while not caught_up(store, back_ns):
         time.sleep(0.2)
     dt = time.monotonic() - t0
     p.stop()
     print(f"catch-up: ClickHouse stopped {time.monotonic() - t_stop - dt:.0f} s (incl. its restart) while 20 targets measured "
-          f"every 1 s; {w} results waiting when it came back; nothing waiting {dt:.1f} s after it answered again "
+          f"every 1 s; {w} results waiting when it came back; all of them delivered {dt:.1f} s after it answered again "
           f"(back-off 1 s doubling to 60 s: the next retry decides most of this)")
     return chp
 
@@ -248,6 +260,7 @@ def fleet(work, chp, vmp, n_agents, window):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--backlog", type=int, default=20000, help="results in the archive-rate backlog")
+    ap.add_argument("--batch", type=int, default=2000, help="sink batch for the archive rate")
     ap.add_argument("--outage", type=int, default=60, help="seconds ClickHouse is down")
     ap.add_argument("--agents", type=int, default=4)
     ap.add_argument("--window", type=int, default=30)
@@ -272,8 +285,8 @@ def main():
         probes = open(frames).read()
         only = a.only.split(",")
         if "rate" in only:
-            archive_rate(work, a.backlog, False, result, probes)
-            archive_rate(work, a.backlog // 4, True, result, probes)
+            archive_rate(work, a.backlog, False, result, probes, a.batch)
+            archive_rate(work, a.backlog // 4, True, result, probes, a.batch)
         if "footprint" in only:
             footprint(work)
         if "catchup" in only:

@@ -136,15 +136,29 @@ fn signal(child: &Child, sig: &str) {
     assert!(ok, "kill {sig} {}", child.id());
 }
 
-fn archive_status(store: &Path) -> Value {
-    let o = run(&[
+fn status_output(store: &Path) -> std::process::Output {
+    run(&[
         "--store",
         store.to_str().unwrap(),
         "archive",
         "status",
         "--json",
-    ]);
-    json_of(&o)
+    ])
+}
+
+fn archive_status(store: &Path) -> Value {
+    json_of(&status_output(store))
+}
+
+/// `archive status --json`, or `None` while the agent has not made its
+/// store and sink rows yet.
+fn try_status(store: &Path, name: &str) -> Option<Value> {
+    let v: Value = serde_json::from_slice(&status_output(store).stdout).ok()?;
+    v["sinks"]
+        .as_array()?
+        .iter()
+        .find(|s| s["name"] == name)
+        .cloned()
 }
 
 fn sink<'a>(status: &'a Value, name: &str) -> &'a Value {
@@ -191,9 +205,21 @@ fn agent_config(ch: &str, vm: &str) -> String {
         );
     }
     c += &format!(
-        "\n[[sink]]\nname = \"ch\"\nkind = \"clickhouse\"\nurl = \"{ch}\"\nper_probe = true\nbatch = 2\ntimeout = \"3s\"\n\n[[sink]]\nname = \"vm\"\nkind = \"remote-write\"\nurl = \"{vm}\"\n"
+        "\n[[sink]]\nname = \"ch\"\nkind = \"clickhouse\"\nurl = \"{ch}\"\nper_probe = true\nbatch = 2\nlinger = \"50ms\"\ntimeout = \"3s\"\n\n[[sink]]\nname = \"vm\"\nkind = \"remote-write\"\nurl = \"{vm}\"\n"
     );
     c
+}
+
+/// `misura --store STORE agent --config CONFIG EXTRA…`, stderr to `log`.
+fn spawn_agent(store: &Path, config: &Path, extra: &[&str], log: PathBuf) -> Child {
+    misura()
+        .args(["--store", store.to_str().unwrap(), "agent", "--config"])
+        .arg(config)
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap()
 }
 
 fn start_agent(lab: &Lab, store: &Path, config: &Path, ns: &str, log: &str) -> Child {
@@ -584,15 +610,19 @@ fn a_fleet_template_adds_and_removes_targets_without_restart() {
     ));
     let port = free_port();
     let store = d.path("store.sqlite");
-    let mut agent = misura()
-        .args(["--store", store.to_str().unwrap(), "agent", "--config"])
-        .arg(&local)
-        .args(["--config-url", &server.url(), "--template-interval", "1s"])
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(d.path("agent.log")).unwrap())
-        .spawn()
-        .unwrap();
+    let mut agent = spawn_agent(
+        &store,
+        &local,
+        &[
+            "--config-url",
+            &server.url(),
+            "--template-interval",
+            "1s",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ],
+        d.path("agent.log"),
+    );
     let log = || std::fs::read_to_string(d.path("agent.log")).unwrap_or_default();
     wait_for("the template's targets", Duration::from_secs(15), || {
         targets_in(&metrics(port)) == ["everyone", "mine"]
@@ -630,15 +660,17 @@ fn a_fleet_template_adds_and_removes_targets_without_restart() {
     let cached = std::fs::read_to_string(d.path("store.fleet-template.toml")).unwrap();
     assert!(cached.contains("paris-only"), "{cached}");
     drop(server);
-    let mut again = misura()
-        .args(["--store", store.to_str().unwrap(), "agent", "--config"])
-        .arg(&local)
-        .args(["--config-url", "http://127.0.0.1:1/fleet.toml"])
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(d.path("agent2.log")).unwrap())
-        .spawn()
-        .unwrap();
+    let mut again = spawn_agent(
+        &store,
+        &local,
+        &[
+            "--config-url",
+            "http://127.0.0.1:1/fleet.toml",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ],
+        d.path("agent2.log"),
+    );
     wait_for(
         "the cached template's targets",
         Duration::from_secs(15),
@@ -773,14 +805,12 @@ fn throughput_runs_are_exclusive_and_missed_slots_are_counted() {
     .unwrap();
     let port = free_port();
     let store = d.path("store.sqlite");
-    let mut agent = misura()
-        .args(["--store", store.to_str().unwrap(), "agent", "--config"])
-        .arg(&config)
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(d.path("agent.log")).unwrap())
-        .spawn()
-        .unwrap();
+    let mut agent = spawn_agent(
+        &store,
+        &config,
+        &["--listen", &format!("127.0.0.1:{port}")],
+        d.path("agent.log"),
+    );
     std::thread::sleep(Duration::from_secs(9));
     let m = metrics(port);
     signal(&agent, "-TERM");
@@ -846,4 +876,243 @@ fn throughput_runs_are_exclusive_and_missed_slots_are_counted() {
         .sum();
     assert!(skipped >= 2.0, "skipped slots {skipped}\n{m}");
     assert!(log.contains("slot(s) missed"), "{log}");
+}
+
+/// An HTTP JSON receiver: answers every POST with the status set, keeps
+/// (run id, body) of those it answered 200.
+struct Receiver {
+    port: u16,
+    status: Arc<Mutex<u16>>,
+    got: Arc<Mutex<Vec<(String, String)>>>,
+}
+
+impl Receiver {
+    fn start(status: u16) -> Receiver {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let (st, got) = (
+            Arc::new(Mutex::new(status)),
+            Arc::new(Mutex::new(Vec::new())),
+        );
+        let (st2, got2) = (st.clone(), got.clone());
+        std::thread::spawn(move || {
+            for conn in l.incoming() {
+                let Ok(mut s) = conn else { continue };
+                let (st, got) = (st2.clone(), got2.clone());
+                std::thread::spawn(move || {
+                    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 65536];
+                    loop {
+                        // One request: head, then Content-Length bytes.
+                        let head_end = loop {
+                            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                                break Some(i + 4);
+                            }
+                            match s.read(&mut chunk) {
+                                Ok(0) | Err(_) => break None,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        };
+                        let Some(head_end) = head_end else { return };
+                        let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+                        let field = |name: &str| {
+                            head.lines()
+                                .find(|l| l.to_ascii_lowercase().starts_with(name))
+                                .and_then(|l| l.split_once(':'))
+                                .map(|(_, v)| v.trim().to_string())
+                        };
+                        let len: usize = field("content-length:")
+                            .and_then(|v| v.parse().ok())
+                            .unwrap_or(0);
+                        while buf.len() < head_end + len {
+                            match s.read(&mut chunk) {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        }
+                        let body =
+                            String::from_utf8_lossy(&buf[head_end..head_end + len]).to_string();
+                        buf.drain(..head_end + len);
+                        let code = *st.lock().unwrap();
+                        if code == 200 {
+                            got.lock()
+                                .unwrap()
+                                .push((field("misura-run-id:").unwrap_or_default(), body));
+                        }
+                        let reply =
+                            format!("HTTP/1.1 {code} X\r\nContent-Length: 11\r\n\r\nnot today\r\n");
+                        if s.write_all(reply.as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        Receiver {
+            port,
+            status: st,
+            got,
+        }
+    }
+}
+
+#[test]
+fn http_sink_keeps_refused_results_waiting_and_delivers_each_later() {
+    let refl = LocalReflector::start(120);
+    let rx = Receiver::start(503);
+    let d = TempDir::new("fleet-http");
+    let config = d.path("agent.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[agent]\nname = \"h1\"\n\n{}\n[[sink]]\nname = \"json\"\nkind = \"http\"\nurl = \"http://127.0.0.1:{}/in\"\nbatch = 3\ntimeout = \"2s\"\nlinger = \"50ms\"\n",
+            target("r", &refl.target(), ""),
+            rx.port
+        ),
+    )
+    .unwrap();
+    let store = d.path("store.sqlite");
+    let mut agent = spawn_agent(
+        &store,
+        &config,
+        &["--listen", "127.0.0.1:0"],
+        d.path("agent.log"),
+    );
+    let log = || std::fs::read_to_string(d.path("agent.log")).unwrap_or_default();
+    // Refused: results wait, the reason is kept and shown.
+    wait_for(
+        "results waiting behind a 503",
+        Duration::from_secs(20),
+        || {
+            try_status(&store, "json").is_some_and(|s| {
+                s["waiting"].as_i64().unwrap_or(0) >= 3
+                    && s["last_error"]
+                        .as_str()
+                        .is_some_and(|e| e.contains("503") && e.contains("not today"))
+            })
+        },
+    );
+    let o = run(&["--store", store.to_str().unwrap(), "archive", "status"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("json") && text.contains("503"), "{text}");
+    assert!(
+        log().contains("sink json: receiver answered 503"),
+        "{}",
+        log()
+    );
+    // Accepted: everything waiting arrives, each once, as the result's JSON.
+    *rx.status.lock().unwrap() = 200;
+    wait_for("the backlog delivered", Duration::from_secs(30), || {
+        sink(&archive_status(&store), "json")["waiting"].as_i64() == Some(0)
+    });
+    signal(&agent, "-TERM");
+    let _ = agent.wait();
+    let s = archive_status(&store);
+    let waiting = sink(&s, "json")["waiting"].as_i64().unwrap() as usize;
+    let all = stored_run_ids(&store);
+    let acked = &all[..all.len() - waiting];
+    let got = rx.got.lock().unwrap().clone();
+    let ids: Vec<&str> = got.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(
+        ids,
+        acked.iter().map(String::as_str).collect::<Vec<_>>(),
+        "in order, each once"
+    );
+    for (_, body) in &got {
+        let v: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(v["format"], "misura.rtt");
+        schema_check(&v, "rtt.schema.json");
+    }
+    assert!(sink(&s, "json")["last_error"].is_null(), "{s}");
+}
+
+/// The sum of a metric family's samples whose line starts with `prefix`.
+fn metric_sum(m: &str, prefix: &str) -> f64 {
+    m.lines()
+        .filter(|l| l.starts_with(prefix))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[test]
+#[ignore = "needs root (mounts a small tmpfs for the store)"]
+fn a_full_disk_pauses_measurements_and_loses_no_result() {
+    need_root!();
+    let refl = LocalReflector::start(120);
+    let d = TempDir::new("fleet-full");
+    let dir = d.path("small");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "misura-test-full"])
+        .arg(&dir)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mount tmpfs");
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(dir.clone());
+    let config = d.path("agent.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[agent]\nname = \"full\"\nparallel = 2\n\n{}{}",
+            target("a", &refl.target(), "").replace("interval = \"1s\"", "interval = \"300ms\""),
+            target("b", &refl.target(), "").replace("interval = \"1s\"", "interval = \"300ms\"")
+        ),
+    )
+    .unwrap();
+    let store = dir.join("results.sqlite");
+    let port = free_port();
+    let mut agent = spawn_agent(
+        &store,
+        &config,
+        &["--listen", &format!("127.0.0.1:{port}")],
+        d.path("agent.log"),
+    );
+    let log = || std::fs::read_to_string(d.path("agent.log")).unwrap_or_default();
+    wait_for("the store full", Duration::from_secs(60), || {
+        metric_sum(&metrics(port), "misura_agent_store_errors_total") > 0.0
+    });
+    assert!(
+        log().contains("new measurements wait until it can"),
+        "{}",
+        log()
+    );
+    // Measurements stop (those under way finish and are held).
+    std::thread::sleep(Duration::from_secs(2));
+    let sent = metric_sum(&metrics(port), "misura_probes_sent_total");
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        metric_sum(&metrics(port), "misura_probes_sent_total"),
+        sent,
+        "runs went on with a full store"
+    );
+    // Room again: the held results are kept and measuring resumes.
+    let ok = Command::new("mount")
+        .args(["-o", "remount,size=64m"])
+        .arg(&dir)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "remount");
+    wait_for("measuring again", Duration::from_secs(20), || {
+        metric_sum(&metrics(port), "misura_probes_sent_total") > sent + 6.0
+    });
+    let m = metrics(port);
+    let sent = metric_sum(&m, "misura_probes_sent_total");
+    signal(&agent, "-TERM");
+    let _ = agent.wait();
+    // Every result the agent counted is in the store (3 probes a run).
+    let stored = stored_run_ids(&store).len() as f64;
+    assert!(
+        stored * 3.0 >= sent && stored * 3.0 <= sent + 6.0,
+        "{stored} runs stored for {sent} probes counted\n{}",
+        log()
+    );
 }

@@ -38,6 +38,8 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{path}: an empty store (being created just now, or nothing kept in it yet); try again in a moment")]
+    Empty { path: PathBuf },
     #[error("run {0} is not in the store (see `misura history`)")]
     NoSuchRun(i64),
     #[error("the stored result of run {id} is not valid JSON: {source}")]
@@ -186,6 +188,18 @@ impl Store {
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(open_err)?;
         if app != APPLICATION_ID {
+            // A store another misura is creating has no tables yet, and its
+            // application id is set in the same transaction as its tables.
+            let tables: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(open_err)?;
+            if app == 0 && tables == 0 {
+                return Err(StoreError::Empty { path: path.into() });
+            }
             return Err(StoreError::Foreign { path: path.into() });
         }
         if ver > SCHEMA_VERSION {
@@ -576,6 +590,16 @@ mod tests {
             assert!(matches!(e, StoreError::Damaged { .. }), "{e}");
             assert!(e.to_string().contains(".recover"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_store_being_created_is_not_called_foreign() {
+        let p = tmp("empty");
+        std::fs::write(&p, b"").unwrap();
+        assert!(matches!(
+            Store::open_read_only(&p),
+            Err(StoreError::Empty { .. })
+        ));
     }
 
     #[test]

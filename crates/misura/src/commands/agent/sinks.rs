@@ -26,6 +26,7 @@ pub(super) struct RawSink {
     max_waiting: Option<Spanned<i64>>,
     max_age: Option<Spanned<String>>,
     timeout: Option<Spanned<String>>,
+    linger: Option<Spanned<String>>,
     headers: Option<BTreeMap<String, String>>,
     // clickhouse
     database: Option<Spanned<String>>,
@@ -61,6 +62,10 @@ pub struct Sink {
     pub max_waiting: i64,
     pub max_age_ns: i64,
     pub timeout_ns: i64,
+    /// A batch smaller than `batch` waits until its oldest result is this
+    /// old: fewer, larger requests (ClickHouse wants about one insert a
+    /// second per table, not one per result).
+    pub linger_ns: i64,
     pub headers: Vec<(String, String)>,
 }
 
@@ -230,6 +235,7 @@ impl Origin<'_> {
             )?,
             max_age_ns: self.sink_duration("max_age", &raw.max_age, DEFAULT_MAX_AGE_NS)?,
             timeout_ns: self.sink_duration("timeout", &raw.timeout, 10_000_000_000)?,
+            linger_ns: self.sink_duration("linger", &raw.linger, 1_000_000_000)?,
             headers,
         })
     }

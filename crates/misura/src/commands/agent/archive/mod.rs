@@ -1,6 +1,7 @@
 //! Delivery of the outbox to the sinks: one thread per `[[sink]]`, each with
 //! its own store connection. A thread takes the oldest results its sink has
-//! not acknowledged (up to `batch`), sends them, and records the new
+//! not acknowledged (up to `batch`; a smaller batch waits until its oldest
+//! result is `linger` old), sends them, and records the new
 //! position in the store only after the sink said yes: at-least-once, and
 //! exactly-once where the sink dedups by run id (ClickHouse here, any HTTP
 //! receiver by the `Misura-Run-Id` header). A failure is kept as the sink's
@@ -190,7 +191,10 @@ fn work(sink: &Sink, mut driver: Driver, o: &Options) {
                 continue;
             }
         };
-        if batch.is_empty() {
+        let young = batch
+            .first()
+            .is_some_and(|p| now_ns().saturating_sub(p.created_ns) < sink.linger_ns);
+        if batch.is_empty() || (batch.len() < sink.batch as usize && young) {
             pause(&o.stop, IDLE_POLL);
             continue;
         }
