@@ -180,9 +180,16 @@ pub fn under_load_figures(v: &Value, out: &mut Vec<Figure>) {
         latency(v),
         "Network RTT and the forward and backward one-way delays (with the idle phase's clock offset) over the whole run, on the same time axis: the direction whose queue grew is the one that rises.",
     );
+    // A result with the phases' full histograms gets their CDF from every
+    // recorded bucket (the latency figures); only older ones need this.
+    let full = arr(v, "phases").iter().any(|p| {
+        p["hdr_network_rtt"]
+            .as_array()
+            .is_some_and(|b| !b.is_empty())
+    });
     push(
         out,
-        phases_cdf(v),
+        phases_cdf(v).filter(|_| !full),
         "Network RTT distribution of each phase, drawn through its minimum, median, p90, p99 and maximum (the result keeps these, not every probe).",
     );
 }

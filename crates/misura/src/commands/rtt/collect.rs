@@ -8,6 +8,7 @@ use misura_measure::rtt::{OffsetTracker, ProbeTimes};
 use misura_measure::stamp_client::ProbeRecord;
 use misura_report::rtt::{write_probe_row, RttLatencies, PROBES_HEADER};
 use misura_stats::{Rfc3550Jitter, Summary, SummarySnapshot};
+use std::collections::VecDeque;
 use std::io::Write;
 
 /// Streaming summaries of one group of probes.
@@ -41,7 +42,7 @@ impl Group {
         }
     }
 
-    fn add(&mut self, p: &ProbeRecord, t: &ProbeTimes, one_way: Option<(i64, i64)>) {
+    pub fn add(&mut self, p: &ProbeRecord, t: &ProbeTimes, one_way: Option<(i64, i64)>) {
         self.sent += 1;
         if p.lost {
             self.lost += 1;
@@ -92,8 +93,10 @@ pub struct Collector {
     pub frames_error: Option<String>,
     /// `--clock-offset-ns`: the offset to use instead of the estimate.
     pub fixed_offset_ns: Option<f64>,
-    /// One point per `--interval` (at most [`MAX_SERIES`]).
+    /// One point per `--interval` (at most [`MAX_SERIES`]), the probes
+    /// sent in it.
     pub series: Vec<IntervalPoint>,
+    bins: Option<SendBins>,
 }
 
 /// Points an interval series keeps (a day at 1 s).
@@ -132,6 +135,7 @@ impl Collector {
             frames_error: None,
             fixed_offset_ns: None,
             series: Vec::new(),
+            bins: None,
         })
     }
 
@@ -146,6 +150,9 @@ impl Collector {
         self.per_size[rec.size_index as usize].add(&rec, &t, one_way);
         self.overall.add(&rec, &t, one_way);
         self.interval.add(&rec, &t, one_way);
+        if let Some(b) = self.bins.as_mut() {
+            b.add(&rec, &t, one_way);
+        }
         if let Some(log) = self.frames.as_mut() {
             log.row(|w| write_probe_row(w, &rec, one_way));
         }
@@ -181,19 +188,15 @@ impl Collector {
 
     /// Ends an `--interval`: its line (unless quiet), its point of the
     /// series, and a fresh group. `now_ns`: CLOCK_REALTIME.
+    /// The series' points are the probes sent in each interval (from
+    /// [`Collector::bin_series`] on), closed once all of them are released.
     pub fn close_interval(&mut self, since_start_ns: i64, now_ns: i64, print: bool) {
-        if self.series.len() < MAX_SERIES {
-            let l = self.interval.latencies();
-            let med = |s: Option<&SummarySnapshot>| s.and_then(|s| s.median_ns);
-            self.series.push(IntervalPoint {
-                end_ns: now_ns,
-                sent: self.interval.sent,
-                lost: self.interval.lost,
-                user_ns: med(Some(&l.user_rtt)),
-                network_ns: med(l.network_rtt.as_ref()),
-                forward_ns: med(l.forward.as_ref()),
-                backward_ns: med(l.backward.as_ref()),
-            });
+        match self.bins.as_mut() {
+            Some(b) => b.close(now_ns, &mut self.series, MAX_SERIES),
+            None if self.series.len() < MAX_SERIES => {
+                self.series.push(point(now_ns, &self.interval))
+            }
+            None => {}
         }
         if print {
             let g = &self.interval;
@@ -222,8 +225,174 @@ impl Collector {
         }
     }
 
-    /// Flushes the per-probe log and keeps its first write error, if any.
+    /// Bin the series by send time from `origin_ns` (CLOCK_REALTIME), every
+    /// `every_ns`; a probe is released at most `lag_ns` after its send.
+    pub fn bin_series(&mut self, origin_ns: i64, every_ns: i64, lag_ns: i64) {
+        self.bins = Some(SendBins::new(
+            origin_ns,
+            every_ns,
+            lag_ns,
+            self.threshold_ns,
+        ));
+    }
+
+    /// Flushes the per-probe log and keeps its first write error, if any;
+    /// closes the series' last bins.
     pub fn finish(&mut self) {
+        if let Some(b) = self.bins.as_mut() {
+            b.flush(&mut self.series, MAX_SERIES);
+        }
         self.frames_error = self.frames.as_mut().and_then(RowLog::finish);
+    }
+}
+
+// The `--interval` series by send time: each point holds the probes sent
+// in its interval, whenever their replies came. Records leave the session
+// in sequence order, so a lost probe holds the answered ones behind it
+// until its timeout; binned by release, a loaded path's picture had
+// intervals with no probes and then bursts, up to --timeout late. A bin is
+// closed once every probe sent in it must have been released (its end plus
+// the timeout and one interval), so a few bins are open at a time.
+pub struct SendBins {
+    origin_ns: i64,
+    every_ns: i64,
+    lag_ns: i64,
+    threshold_ns: Option<i64>,
+    /// Open bins by index, oldest first.
+    open: VecDeque<(i64, Group)>,
+    /// Bins below this index are closed; a record for one (released later
+    /// than the lag allows) is left out of the series only.
+    next_k: i64,
+}
+
+impl SendBins {
+    pub fn new(origin_ns: i64, every_ns: i64, lag_ns: i64, threshold_ns: Option<i64>) -> SendBins {
+        SendBins {
+            origin_ns,
+            every_ns: every_ns.max(1),
+            lag_ns: lag_ns.max(0) + every_ns.max(1),
+            threshold_ns,
+            open: VecDeque::new(),
+            next_k: 0,
+        }
+    }
+
+    pub fn add(&mut self, rec: &ProbeRecord, t: &ProbeTimes, one_way: Option<(i64, i64)>) {
+        let k = (t.tx1 - self.origin_ns).div_euclid(self.every_ns);
+        if k < self.next_k {
+            return;
+        }
+        let at = match self.open.iter().position(|(j, _)| *j >= k) {
+            Some(i) if self.open[i].0 == k => i,
+            Some(i) => {
+                self.open.insert(i, (k, Group::new(self.threshold_ns)));
+                i
+            }
+            None => {
+                self.open.push_back((k, Group::new(self.threshold_ns)));
+                self.open.len() - 1
+            }
+        };
+        self.open[at].1.add(rec, t, one_way);
+    }
+
+    fn end_ns(&self, k: i64) -> i64 {
+        self.origin_ns + (k + 1) * self.every_ns
+    }
+
+    /// Close the bins every probe of which has been released by `now_ns`.
+    pub fn close(&mut self, now_ns: i64, out: &mut Vec<IntervalPoint>, max: usize) {
+        while let Some(&(k, _)) = self.open.front() {
+            if self.end_ns(k) + self.lag_ns > now_ns {
+                break;
+            }
+            self.pop(out, max);
+        }
+        let due = (now_ns - self.lag_ns - self.origin_ns).div_euclid(self.every_ns);
+        self.next_k = self.next_k.max(due);
+    }
+
+    /// Close every bin (the end of the run).
+    pub fn flush(&mut self, out: &mut Vec<IntervalPoint>, max: usize) {
+        while !self.open.is_empty() {
+            self.pop(out, max);
+        }
+    }
+
+    fn pop(&mut self, out: &mut Vec<IntervalPoint>, max: usize) {
+        let Some((k, g)) = self.open.pop_front() else {
+            return;
+        };
+        self.next_k = self.next_k.max(k + 1);
+        if out.len() < max {
+            out.push(point(self.end_ns(k), &g));
+        }
+    }
+}
+
+/// A group's medians as a point of the series ending at `end_ns`.
+pub fn point(end_ns: i64, g: &Group) -> IntervalPoint {
+    let l = g.latencies();
+    let med = |s: Option<&SummarySnapshot>| s.and_then(|s| s.median_ns);
+    IntervalPoint {
+        end_ns,
+        sent: g.sent,
+        lost: g.lost,
+        user_ns: med(Some(&l.user_rtt)),
+        network_ns: med(l.network_rtt.as_ref()),
+        forward_ns: med(l.forward.as_ref()),
+        backward_ns: med(l.backward.as_ref()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: i64 = 1_000_000;
+
+    fn probe(seq: u32, tx1: i64, rtt: i64, lost: bool) -> ProbeRecord {
+        ProbeRecord {
+            seq,
+            tx1,
+            tx2: tx1 + 1_000,
+            rx2: tx1 + rtt,
+            lost,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn probes_count_in_the_interval_they_were_sent_in() {
+        // 500 ms intervals from t = 0, a 2 s timeout. Probe 0 (sent at
+        // 100 ms) is lost and holds the answered ones sent after it until
+        // its timeout: all are released at 2.1 s.
+        let mut b = SendBins::new(0, 500 * MS, 2_000 * MS, None);
+        let mut out = Vec::new();
+        b.close(1_000 * MS, &mut out, 100);
+        assert!(out.is_empty(), "nothing released yet");
+        let lost = probe(0, 100 * MS, 0, true);
+        b.add(&lost, &lost.times(), None);
+        for (i, at) in [300, 700, 1_200, 1_900].iter().enumerate() {
+            let p = probe(i as u32 + 1, at * MS, 5 * MS, false);
+            b.add(&p, &p.times(), None);
+        }
+        // At 2.1 s the first bin may still get records (end 0.5 s + 2 s +
+        // one interval): none closes.
+        b.close(2_100 * MS, &mut out, 100);
+        assert!(out.is_empty());
+        b.close(3_000 * MS, &mut out, 100);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].end_ns, out[0].sent, out[0].lost), (500 * MS, 2, 1));
+        assert_eq!(out[0].user_ns.map(|u| u / MS), Some(5));
+        b.flush(&mut out, 100);
+        let sent: Vec<(i64, u64)> = out.iter().map(|p| (p.end_ns / MS, p.sent)).collect();
+        assert_eq!(sent, [(500, 2), (1_000, 1), (1_500, 1), (2_000, 1)]);
+        // A record for a closed bin stays out of the series (it is still in
+        // every summary); the series keeps its bound.
+        let late = probe(9, 200 * MS, 5 * MS, false);
+        b.add(&late, &late.times(), None);
+        b.flush(&mut out, 4);
+        assert_eq!(out.len(), 4);
     }
 }

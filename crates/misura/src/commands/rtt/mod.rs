@@ -199,6 +199,7 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
     let intervals = plan.interval_ns.map(|every_ns| Intervals {
         every_ns,
         print: !a.out.quiet,
+        lag_ns: plan.timeout_ns,
     });
     let stop_reason = link.measure(
         &mut sender,

@@ -28,6 +28,9 @@ const RX_BUF: usize = 65_536;
 pub struct Intervals {
     pub every_ns: i64,
     pub print: bool,
+    /// The longest a probe's record can take to leave the session after
+    /// its send (its timeout): the series' bins close that late.
+    pub lag_ns: i64,
 }
 
 pub struct Link<'t> {
@@ -194,7 +197,10 @@ impl<'t> Link<'t> {
             }
             if let Some(iv) = &intervals {
                 if next_interval.is_none() {
-                    next_interval = s.measurement_start().map(|start| start + iv.every_ns);
+                    next_interval = s.measurement_start().map(|start| {
+                        c.bin_series(start, iv.every_ns, iv.lag_ns);
+                        start + iv.every_ns
+                    });
                 }
                 if let Some(next) = next_interval.filter(|&next| now >= next) {
                     c.close_interval(now - t_start, now, iv.print);
