@@ -2,7 +2,7 @@
 //! archived (ClickHouse, Prometheus remote-write, HTTP JSON), each checked
 //! with the line of any mistake.
 
-use super::config::{ConfigError, Origin};
+use super::config::origin::{ConfigError, Origin};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;

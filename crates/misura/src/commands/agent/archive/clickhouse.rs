@@ -12,7 +12,8 @@
 //! tables are ReplacingMergeTree on keys that end in the run id, a second
 //! line of defence should two agents ever share a run id.
 
-use super::{figures, Delivery};
+use super::delivery::Delivery;
+use super::figures;
 use crate::commands::agent::sinks::Sink;
 use crate::shared::http_client::Client;
 use misura_store::outbox::Pending;

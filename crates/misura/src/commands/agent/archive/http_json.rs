@@ -4,7 +4,7 @@
 //! OpenSearch, a perfSONAR-style archive) can keep each run once. Any 2xx
 //! acknowledges the result.
 
-use super::Delivery;
+use super::delivery::Delivery;
 use crate::commands::agent::sinks::Sink;
 use crate::shared::http_client::Client;
 use misura_store::outbox::Pending;

@@ -10,11 +10,13 @@
 //! and counted.
 
 pub mod clickhouse;
+pub mod delivery;
 pub mod figures;
 pub mod http_json;
 pub mod remote_write;
 
 use super::sinks::{Sink, SinkKind};
+use delivery::Delivery;
 use misura_store::outbox::Pending;
 use misura_store::Store;
 use std::collections::BTreeMap;
@@ -28,29 +30,6 @@ const MIN_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// How often an idle sink looks for new results.
 const IDLE_POLL: Duration = Duration::from_millis(250);
-
-/// What one delivery attempt achieved: the first `done` results of the
-/// batch are stored by the sink; `error` says why the rest are not.
-#[derive(Debug)]
-pub struct Delivery {
-    pub done: usize,
-    pub error: Option<String>,
-}
-
-impl Delivery {
-    pub fn all(n: usize) -> Delivery {
-        Delivery {
-            done: n,
-            error: None,
-        }
-    }
-    pub fn failed(done: usize, e: String) -> Delivery {
-        Delivery {
-            done,
-            error: Some(e),
-        }
-    }
-}
 
 /// A sink's figures for `/metrics`.
 #[derive(Clone, Debug, Default)]

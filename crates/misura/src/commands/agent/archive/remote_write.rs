@@ -11,7 +11,8 @@
 //! few lines of varint and length-delimited encoding cover, where a
 //! protobuf crate would bring code generation and a build step for them.
 
-use super::{figures, Delivery};
+use super::delivery::Delivery;
+use super::figures;
 use crate::commands::agent::sinks::Sink;
 use crate::shared::http_client::Client;
 use misura_store::outbox::Pending;

@@ -1,15 +1,12 @@
-//! The agent's configuration file (TOML): parsed strictly (unknown keys are
-//! errors), then validated against what a measurement can do, each error
-//! naming the line it comes from.
+//! The `[[target]]` tables of a configuration or fleet template: what
+//! each target measures, checked against what one measurement can do, and
+//! which agents a template's targets select.
 
+use super::origin::{ConfigError, Origin};
 use crate::shared::units::DurationArg;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
 use toml::Spanned;
-
-/// Most concurrent measurements when the file does not say.
-const DEFAULT_PARALLEL: usize = 2;
 
 /// Most targets in one file (local or template).
 pub const MAX_TARGETS: usize = 10_000;
@@ -19,26 +16,7 @@ const ONEWAY_WARMUP: u64 = 64;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawFile {
-    #[serde(default)]
-    agent: Option<RawAgent>,
-    #[serde(default)]
-    target: Vec<RawTarget>,
-    #[serde(default)]
-    sink: Vec<super::sinks::RawSink>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawAgent {
-    parallel: Option<Spanned<i64>>,
-    name: Option<Spanned<String>>,
-    labels: Option<Spanned<BTreeMap<String, String>>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTarget {
+pub(super) struct RawTarget {
     name: Spanned<String>,
     kind: Spanned<String>,
     interval: Spanned<String>,
@@ -189,60 +167,7 @@ impl Target {
     }
 }
 
-/// A validated configuration.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Config {
-    pub parallel: usize,
-    /// `[agent] name`: labels every archived result (default: the host name).
-    pub name: String,
-    /// `[agent] labels`: matched by a fleet template's entries, and carried
-    /// on remote-written series.
-    pub labels: BTreeMap<String, String>,
-    pub targets: Vec<Target>,
-    pub sinks: Vec<super::sinks::Sink>,
-}
-
-/// A configuration error, already phrased for the user ("FILE:LINE: …").
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(pub String);
-
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())]
-        .bytes()
-        .filter(|&b| b == b'\n')
-        .count()
-        + 1
-}
-
-/// Read and validate `path`; `need_targets` is false when a fleet template
-/// brings them.
-pub fn load_with(path: &Path, need_targets: bool) -> Result<Config, ConfigError> {
-    let text = crate::shared::files::read_string_bounded(path, crate::shared::files::CONFIG_MAX)
-        .map_err(|e| {
-            ConfigError(format!(
-                "{}: cannot read the configuration: {e}",
-                path.display()
-            ))
-        })?;
-    parse_local(&text, &path.display().to_string(), need_targets)
-}
-
-/// The text being parsed and where it came from, to name the line of an error.
-pub(super) struct Origin<'a> {
-    text: &'a str,
-    name: &'a str,
-}
-
 impl Origin<'_> {
-    pub(super) fn err(&self, span: std::ops::Range<usize>, msg: String) -> ConfigError {
-        ConfigError(format!(
-            "{}:{}: {msg}",
-            self.name,
-            line_of(self.text, span.start)
-        ))
-    }
-
     /// A target's name: it labels the metric series, so it is kept short
     /// and plain.
     fn name(&self, name: &Spanned<String>) -> Result<String, ConfigError> {
@@ -455,33 +380,6 @@ impl Origin<'_> {
     }
 }
 
-fn toml_of(text: &str, origin: &str) -> Result<RawFile, ConfigError> {
-    toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| line_of(text, s.start));
-        let msg = e.message().trim().to_string();
-        match line {
-            Some(l) => ConfigError(format!("{origin}:{l}: {msg}")),
-            None => ConfigError(format!("{origin}: {msg}")),
-        }
-    })
-}
-
-/// The host's name, the agent's name when `[agent] name` is not given.
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .ok()
-        .filter(|s| plain_name(s))
-        .unwrap_or_else(|| "misura-agent".into())
-}
-
-fn plain_name(n: &str) -> bool {
-    !n.is_empty()
-        && n.len() <= 64
-        && n.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c))
-}
-
 /// Whether a target's selectors (`agents`, `labels`) pick this agent: no
 /// selector picks every agent; `agents` lists names; every `labels` pair
 /// must be the agent's.
@@ -500,7 +398,7 @@ fn selected(t: &RawTarget, name: &str, labels: &BTreeMap<String, String>) -> boo
 impl Origin<'_> {
     /// The targets of a file that select this agent, checked; names unique
     /// within the file.
-    fn targets(
+    pub(super) fn targets(
         &self,
         raw: Vec<RawTarget>,
         agent: &str,
@@ -531,258 +429,5 @@ impl Origin<'_> {
             }
         }
         Ok(targets)
-    }
-}
-
-/// Parse and validate a local configuration; `origin` names it in messages.
-#[cfg(test)]
-pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
-    parse_local(text, origin, true)
-}
-
-/// As [`parse`]; `need_targets` is false when a fleet template brings them.
-pub fn parse_local(text: &str, origin: &str, need_targets: bool) -> Result<Config, ConfigError> {
-    let raw = toml_of(text, origin)?;
-    let o = Origin { text, name: origin };
-    let (parallel, name, labels) = match raw.agent {
-        None => (None, None, None),
-        Some(a) => (a.parallel, a.name, a.labels),
-    };
-    let parallel = match parallel {
-        None => DEFAULT_PARALLEL,
-        Some(p) if (1..=64).contains(p.get_ref()) => *p.get_ref() as usize,
-        Some(p) => {
-            return Err(o.err(
-                p.span(),
-                format!(
-                    "parallel = {} is impossible: use 1 to 64 concurrent measurements",
-                    p.get_ref()
-                ),
-            ))
-        }
-    };
-    let name = match name {
-        None => host_name(),
-        Some(n) if plain_name(n.get_ref()) => n.into_inner(),
-        Some(n) => {
-            return Err(o.err(
-                n.span(),
-                format!(
-                    "agent name `{}`: use 1 to 64 letters, digits, `-`, `_`, `.` or `:`",
-                    n.get_ref()
-                ),
-            ))
-        }
-    };
-    let labels = match labels {
-        None => BTreeMap::new(),
-        Some(l) => {
-            let bad = l.get_ref().len() > 16
-                || l.get_ref().iter().any(|(k, v)| {
-                    !plain_name(k)
-                        || k.contains(':')
-                        || k.contains('.')
-                        || k.contains('-')
-                        || v.len() > 128
-                        || v.chars().any(char::is_control)
-                });
-            if bad {
-                return Err(o.err(
-                    l.span(),
-                    "labels: at most 16, names of letters, digits and `_`, values up to 128 characters".into(),
-                ));
-            }
-            l.into_inner()
-        }
-    };
-    if raw.target.is_empty() && need_targets {
-        return Err(ConfigError(format!(
-            "{origin}: no [[target]]: add at least one, see examples/agent.toml"
-        )));
-    }
-    let targets = o.targets(raw.target, &name, &labels)?;
-    let mut sink_names = HashSet::new();
-    let mut sinks = Vec::new();
-    for s in raw.sink {
-        let sink = o.sink(s)?;
-        if !sink_names.insert(sink.name.clone()) {
-            return Err(ConfigError(format!(
-                "{origin}: sink name `{}` is used twice: give each [[sink]] its own name = \"…\"",
-                sink.name
-            )));
-        }
-        sinks.push(sink);
-    }
-    Ok(Config {
-        parallel,
-        name,
-        labels,
-        targets,
-        sinks,
-    })
-}
-
-/// A fleet template: `[[target]]` tables only (the agent's own settings and
-/// sinks stay in its local file); returns the targets that select this
-/// agent.
-pub fn parse_template(
-    text: &str,
-    origin: &str,
-    agent: &str,
-    labels: &BTreeMap<String, String>,
-) -> Result<Vec<Target>, ConfigError> {
-    let raw = toml_of(text, origin)?;
-    if raw.agent.is_some() || !raw.sink.is_empty() {
-        return Err(ConfigError(format!(
-            "{origin}: a fleet template holds [[target]] tables only: [agent] and [[sink]] belong in each agent's --config file"
-        )));
-    }
-    let o = Origin { text, name: origin };
-    o.targets(raw.target, agent, labels)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const GOOD: &str = r#"
-[agent]
-parallel = 3
-
-[[target]]
-name = "r2"
-kind = "rtt"
-address = "198.18.0.2:8620"
-interval = "10s"
-count = 20
-period = "10ms"
-timeout = "500ms"
-sizes = [64, 512]
-
-[[target]]
-name = "pair"
-kind = "oneway"
-netns = "misura-tester"
-tx = "p1"
-rx = "p2"
-interval = "1m"
-"#;
-
-    #[test]
-    fn parses_both_kinds() {
-        let c = parse(GOOD, "a.toml").unwrap();
-        assert_eq!(c.parallel, 3);
-        assert_eq!(c.targets.len(), 2);
-        assert_eq!(
-            c.targets[0].kind,
-            TargetKind::Rtt {
-                address: "198.18.0.2:8620".into()
-            }
-        );
-        assert_eq!(c.targets[0].run_ns(), 20 * 10_000_000 + 500_000_000);
-        let a = c.targets[0].child_args().join(" ");
-        assert_eq!(a, "rtt 198.18.0.2:8620 --count 20 --period 10000000ns --timeout 500000000ns --request 64,512 --json --no-store -q");
-        let a = c.targets[1].child_args().join(" ");
-        assert!(
-            a.starts_with("oneway --tx p1 --rx p2 --netns misura-tester --count 10"),
-            "{a}"
-        );
-    }
-
-    #[test]
-    fn unknown_key_names_its_line() {
-        let text = GOOD.replace("timeout = \"500ms\"", "timout = \"500ms\"");
-        let e = parse(&text, "a.toml").unwrap_err().to_string();
-        assert!(e.starts_with("a.toml:12:"), "{e}");
-        assert!(e.contains("timout"), "{e}");
-    }
-
-    #[test]
-    fn impossible_intervals_are_refused_with_their_line() {
-        let e = parse(&GOOD.replace("\"10s\"", "\"0s\""), "a.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("a.toml:9:") && e.contains("impossible"),
-            "{e}"
-        );
-        let e = parse(&GOOD.replace("\"10s\"", "\"600ms\""), "a.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("a.toml:9:") && e.contains("shorter than one measurement"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn other_mistakes() {
-        for (from, to, want) in [
-            ("kind = \"rtt\"", "kind = \"ping\"", "unknown kind"),
-            ("name = \"pair\"", "name = \"r2\"", "used twice"),
-            ("address = \"198.18.0.2:8620\"\n", "", "needs address"),
-            ("parallel = 3", "parallel = 0", "parallel"),
-            ("count = 20", "count = 0", "count"),
-            ("interval = \"1m\"", "interval = \"soon\"", "not a duration"),
-        ] {
-            let e = parse(&GOOD.replace(from, to), "a.toml")
-                .unwrap_err()
-                .to_string();
-            assert!(e.contains(want), "{from} -> {to}: {e}");
-        }
-        assert!(parse("", "a.toml")
-            .unwrap_err()
-            .to_string()
-            .contains("no [[target]]"));
-    }
-
-    #[test]
-    fn throughput_targets_and_their_class() {
-        let text = r#"
-[[target]]
-name = "bulk"
-kind = "tcp"
-address = "198.18.0.2:5201"
-interval = "1m"
-duration = "10s"
-
-[[target]]
-name = "paced"
-kind = "udp"
-address = "198.18.0.2:5201"
-interval = "1m"
-rate = "100M"
-background = true
-"#;
-        let c = parse(text, "a.toml").unwrap();
-        assert!(c.targets[0].exclusive && !c.targets[1].exclusive);
-        assert_eq!(
-            c.targets[0].child_args().join(" "),
-            "tcp 198.18.0.2:5201 --duration 10000000000ns --json --no-store -q"
-        );
-        assert!(c.targets[1].child_args().join(" ").contains("--rate 100M"));
-        assert_eq!(c.targets[0].run_ns(), 15_000_000_000);
-        for (from, to, want) in [
-            ("rate = \"100M\"\n", "", "needs rate"),
-            ("rate = \"100M\"", "rate = \"fast\"", "rate"),
-            ("duration = \"10s\"", "duration = \"2h\"", "1 ms to 1 h"),
-            (
-                "duration = \"10s\"",
-                "count = 5",
-                "count, period and sizes belong",
-            ),
-        ] {
-            let e = parse(&text.replace(from, to), "a.toml")
-                .unwrap_err()
-                .to_string();
-            assert!(
-                e.contains(want) && e.starts_with("a.toml:"),
-                "{from} -> {to}: {e}"
-            );
-        }
-        let e = parse(&GOOD.replace("count = 20", "duration = \"1s\""), "a.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("belong to kinds \"tcp\""), "{e}");
     }
 }

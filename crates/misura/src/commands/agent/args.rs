@@ -1,0 +1,43 @@
+//! `misura agent`'s flags, and the local configuration file they name.
+
+use super::config::{self, Config};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct AgentArgs {
+    /// TOML configuration: the agent's name and labels, its targets and
+    /// sinks (see examples/agent.toml and examples/fleet-agent.toml).
+    #[arg(long, value_name = "FILE", required_unless_present = "config_url")]
+    pub config: Option<PathBuf>,
+    /// Do not create missing ClickHouse tables (misura_runs, misura_probes):
+    /// for a database where the agent's user may only insert.
+    #[arg(long)]
+    pub no_create: bool,
+    /// Fleet template URL (http:// or https://): its [[target]] tables that
+    /// select this agent (by `agents = [NAME…]` or `labels = {…}`) run beside
+    /// the local file's. Fetched with If-None-Match on every
+    /// --template-interval and on SIGHUP; the last good copy is kept on disk.
+    #[arg(long, value_name = "URL")]
+    pub config_url: Option<String>,
+    /// How often the fleet template is fetched.
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub template_interval: crate::shared::units::DurationArg,
+    /// Address and port of the HTTP endpoint (/metrics, /healthz).
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:9862")]
+    pub listen: SocketAddr,
+    /// Check the configuration, print the targets and exit.
+    #[arg(long)]
+    pub check: bool,
+    #[command(flatten)]
+    pub ns: crate::shared::netns::NetnsArgs,
+}
+
+/// The local configuration file, or an agent with no targets of its own
+/// when only --config-url is given.
+pub(super) fn load_local(args: &AgentArgs) -> Result<Config, config::ConfigError> {
+    match &args.config {
+        Some(path) => config::load_with(path, args.config_url.is_none()),
+        None => config::parse_local("", "(no --config)", false),
+    }
+}

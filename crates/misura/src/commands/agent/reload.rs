@@ -1,0 +1,91 @@
+//! Reloading while the agent runs: the local file again on SIGHUP, the
+//! fleet template on SIGHUP and every --template-interval. A
+//! configuration with errors is refused and the running one kept.
+
+use super::args::load_local;
+use super::config::{self, Config};
+use super::fleet;
+use super::schedule::{reconcile, slots_for, Agent};
+
+impl Agent<'_> {
+    /// SIGHUP: read the configuration again; one with errors is refused and
+    /// the running one kept.
+    pub(super) fn reload(&mut self) {
+        match load_local(self.args).and_then(|c| self.with_template(c)) {
+            Ok(c) => {
+                eprintln!("misura agent: reloaded: {} targets", c.targets.len());
+                if c.sinks != self.config.sinks || c.name != self.config.name {
+                    eprintln!("misura agent: changes to [[sink]] or [agent] name take effect when the agent restarts");
+                }
+                let mut g = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+                reconcile(&mut g.0, &c);
+                g.1.reloads_ok += 1;
+                drop(g);
+                self.slots = slots_for(&c, &mut self.slots);
+                self.config = c;
+            }
+            Err(e) => {
+                eprintln!("misura agent: reload refused, keeping the running configuration: {e}");
+                self.shared
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .1
+                    .reloads_failed += 1;
+            }
+        }
+    }
+
+    /// The fleet template's targets joined to the local ones.
+    fn with_template(&mut self, c: Config) -> Result<Config, config::ConfigError> {
+        match &self.template {
+            Some(t) => t.join(c),
+            None => Ok(c),
+        }
+    }
+
+    /// Fetch the fleet template (when one is configured) and apply a new
+    /// one; a failure keeps the running configuration and is counted.
+    pub(super) fn fetch_template(&mut self) {
+        let Some(t) = &mut self.template else { return };
+        let local = match load_local(self.args) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("misura agent: fleet template not applied: the local configuration has errors: {e}");
+                return;
+            }
+        };
+        let outcome = t.fetch(&local);
+        let applied = match outcome {
+            fleet::Fetch::New => t.join(local),
+            fleet::Fetch::NotModified => {
+                self.shared
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .1
+                    .template_not_modified += 1;
+                return;
+            }
+            fleet::Fetch::Failed(e) => Err(config::ConfigError(e)),
+        };
+        let mut g = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        match applied {
+            Ok(c) => {
+                g.1.template_ok += 1;
+                eprintln!(
+                    "misura agent: fleet template applied: {} targets",
+                    c.targets.len()
+                );
+                reconcile(&mut g.0, &c);
+                drop(g);
+                self.slots = slots_for(&c, &mut self.slots);
+                self.config = c;
+            }
+            Err(e) => {
+                g.1.template_failed += 1;
+                eprintln!(
+                    "misura agent: fleet template refused, keeping the running configuration: {e}"
+                );
+            }
+        }
+    }
+}
