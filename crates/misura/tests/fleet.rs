@@ -18,6 +18,11 @@ use std::time::{Duration, Instant};
 
 /// `curl` inside `ns`: POST `body` (or GET without one); the body of a
 /// 200 answer.
+/// A Prometheus-style query API's answer (VictoriaMetrics, Prometheus).
+fn query(ns: &str, url: &str) -> Option<Value> {
+    serde_json::from_str(&curl(ns, url, None)?).ok()
+}
+
 fn curl(ns: &str, url: &str, body: Option<&str>) -> Option<String> {
     let mut c = Command::new("ip");
     c.args([
@@ -398,10 +403,9 @@ fn archive_survives_a_clickhouse_outage_and_sigkill_exactly_once() {
         "4 series in VictoriaMetrics",
         Duration::from_secs(20),
         || {
-            curl(&ns, &q, None)
-                .and_then(|b| serde_json::from_str::<Value>(&b).ok())
-                .and_then(|v| {
-                    v["data"]["result"][0]["value"][1]
+            query(&ns, &q)
+                .and_then(|r| {
+                    r["data"]["result"][0]["value"][1]
                         .as_str()
                         .map(String::from)
                 })
@@ -409,13 +413,9 @@ fn archive_survives_a_clickhouse_outage_and_sigkill_exactly_once() {
                 == Some("4")
         },
     );
-    let r: Value = serde_json::from_str(
-        &curl(
-            &ns,
-            &format!("{vm_url}/api/v1/query?query=max(misura_run_latency_median_seconds)"),
-            None,
-        )
-        .unwrap(),
+    let r = query(
+        &ns,
+        &format!("{vm_url}/api/v1/query?query=max(misura_run_latency_median_seconds)"),
     )
     .unwrap();
     let v: f64 = r["data"]["result"][0]["value"][1]
@@ -734,10 +734,9 @@ fn remote_write_reaches_prometheus() {
         "the agent's samples in Prometheus",
         Duration::from_secs(30),
         || {
-            curl(&ns, &q, None)
-                .and_then(|b| serde_json::from_str::<Value>(&b).ok())
-                .and_then(|v| {
-                    v["data"]["result"][0]["value"][1]
+            query(&ns, &q)
+                .and_then(|r| {
+                    r["data"]["result"][0]["value"][1]
                         .as_str()
                         .map(String::from)
                 })
@@ -745,13 +744,9 @@ fn remote_write_reaches_prometheus() {
                 == Some("3")
         },
     );
-    let r: Value = serde_json::from_str(
-        &curl(
-            &ns,
-            &format!("{base}/api/v1/query?query=misura_run_latency_median_seconds"),
-            None,
-        )
-        .unwrap(),
+    let r = query(
+        &ns,
+        &format!("{base}/api/v1/query?query=misura_run_latency_median_seconds"),
     )
     .unwrap();
     let m = &r["data"]["result"][0];
