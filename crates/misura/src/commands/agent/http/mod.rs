@@ -13,9 +13,9 @@
 //! [`MAX_CONNS`] connections waiting for a request, at most
 //! [`PER_ADDRESS`] from one address.
 //! A connection beyond either cap takes the place of the one (of that
-//! address, or of all) that has waited longest for its request, if that one
-//! was accepted in an earlier turn of the loop (so its request, sent with
-//! the handshake, has been looked for); otherwise it is answered 503 and
+//! address, or of all) that has waited longest for its request (every one
+//! has had its request looked for at accept, so one sent with the
+//! handshake was answered then); with none waiting it is answered 503 and
 //! closed. Each request must arrive whole within
 //! [`conn::REQUEST_DEADLINE`], however its bytes are spread.
 
@@ -119,7 +119,7 @@ fn accept(
             }
             State::Reading => {}
         }
-        if admit(conns, c.peer, now) {
+        if admit(conns, c.peer) {
             conns.push(c);
         } else {
             c.refuse(&request::refusal(
@@ -132,28 +132,27 @@ fn accept(
 }
 
 /// Make room for a connection from `peer`; false if there is none to make.
-fn admit(conns: &mut [Conn], peer: IpAddr, now: Instant) -> bool {
+fn admit(conns: &mut [Conn], peer: IpAddr) -> bool {
     let same = conns
         .iter()
         .filter(|c| c.peer == peer && c.state == State::Reading)
         .count();
     let live = conns.iter().filter(|c| c.state == State::Reading).count();
     if same >= PER_ADDRESS {
-        return displace(conns, Some(peer), now);
+        return displace(conns, Some(peer));
     }
     if live >= MAX_CONNS {
-        return displace(conns, None, now);
+        return displace(conns, None);
     }
     true
 }
 
 /// Close the connection (of `peer`, or of anyone) that has waited longest
-/// for its request, if it was accepted before this turn (`now`).
-fn displace(conns: &mut [Conn], peer: Option<IpAddr>, now: Instant) -> bool {
+/// for its request.
+fn displace(conns: &mut [Conn], peer: Option<IpAddr>) -> bool {
     let oldest = conns
         .iter_mut()
         .filter(|c| c.state == State::Reading && peer.is_none_or(|p| c.peer == p))
-        .filter(|c| c.since < now)
         .min_by_key(|c| c.since);
     match oldest {
         Some(c) => {
