@@ -36,6 +36,11 @@ command -v bpftrace >/dev/null || need+=(bpftrace)
 command -v sockperf >/dev/null || need+=(sockperf)
 if ((${#need[@]})); then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; fi
 [ -x "$MISURA" ] || (cd "$REPO" && cargo build --release --locked)
+# bpftrace's tracepoints live in tracefs, which a fresh boot may not mount.
+if [ ! -d /sys/kernel/tracing/events/raw_syscalls ]; then
+    mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+    [ -d /sys/kernel/tracing/events/raw_syscalls ] || { echo "trace-rtt: no raw_syscalls tracepoints (tracefs not mountable at /sys/kernel/tracing)" >&2; exit 1; }
+fi
 WORK=$(mktemp -d /tmp/misura-trace-rtt.XXXXXX)
 PIDS=()
 cleanup() {

@@ -54,6 +54,7 @@ pub mod timesync;
 pub mod tsc;
 pub mod tsinfo;
 pub mod udp;
+pub mod wake;
 
 pub use error::SysError;
 pub mod xdp;

@@ -540,7 +540,9 @@ impl UdpTsSocket {
             // SAFETY: every pointer in `hdr` refers to a live local (`ss`,
             // `iov` -> `buf`, `cmsg`) of the stated size for the whole call;
             // sendmsg only reads them.
-            let n = unsafe { libc::sendmsg(self.fd.as_raw_fd(), &hdr, 0) };
+            // MSG_DONTWAIT: a full send queue is Ok(false) even on a socket
+            // switched to blocking mode for its receives.
+            let n = unsafe { libc::sendmsg(self.fd.as_raw_fd(), &hdr, libc::MSG_DONTWAIT) };
             if n >= 0 {
                 return Ok(true);
             }
@@ -581,6 +583,20 @@ impl UdpTsSocket {
     /// its real length (larger than `buf.len()` if truncated).  Does not
     /// allocate.
     pub fn recv_from(&self, buf: &mut [u8]) -> Result<Option<UdpRecvMeta>, SysError> {
+        self.recv_from_flags(buf, 0)
+    }
+
+    /// [`UdpTsSocket::recv_from`] that never blocks (`MSG_DONTWAIT`), on a
+    /// socket switched to blocking mode for its waits.
+    pub fn recv_from_nowait(&self, buf: &mut [u8]) -> Result<Option<UdpRecvMeta>, SysError> {
+        self.recv_from_flags(buf, libc::MSG_DONTWAIT)
+    }
+
+    fn recv_from_flags(
+        &self,
+        buf: &mut [u8],
+        flags: libc::c_int,
+    ) -> Result<Option<UdpRecvMeta>, SysError> {
         let mut retried = false;
         loop {
             // SAFETY: sockaddr_storage is plain old data; all-zero is valid.
@@ -601,7 +617,8 @@ impl UdpTsSocket {
             // MSG_TRUNC makes recvmsg return the real length of a UDP datagram.
             // SAFETY: every pointer in `hdr` refers to a live local buffer of
             // the stated size (`ss`, `iov` -> `buf`, `cmsg`) for the whole call.
-            let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut hdr, libc::MSG_TRUNC) };
+            let n =
+                unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut hdr, libc::MSG_TRUNC | flags) };
             if n < 0 {
                 let e = io::Error::last_os_error();
                 if is_again(&e) {

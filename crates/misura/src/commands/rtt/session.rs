@@ -3,11 +3,12 @@
 //! (when to send, what a reply means, when a probe is done, when to stop).
 
 use super::collect::Collector;
-use super::transport::Transport;
+use super::transport::{Received, Transport};
 use crate::shared::progress::Progress;
 use anyhow::Result;
 use misura_measure::stamp_sender::SessionSender;
 use misura_sys::clock::realtime_ns;
+use misura_sys::wake::WakeTimer;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -20,7 +21,10 @@ const BUSY_TX_EVERY: u32 = 64;
 /// Wake this much before the deadline, and spin the rest.
 const WAKE_EARLY_NS: i64 = 100_000;
 /// Sleep at most this long, so a stop request is seen soon.
-const MAX_SLEEP: Duration = Duration::from_millis(50);
+const MAX_SLEEP_NS: i64 = 50_000_000;
+/// Blocking waits end after this even if the wake-up signal was missed
+/// (it fired before the receive blocked): `SO_RCVTIMEO`, in jiffies.
+const BACKSTOP: Duration = Duration::from_millis(60);
 /// Room for the largest reply datagram or frame.
 const RX_BUF: usize = 65_536;
 
@@ -41,10 +45,19 @@ pub struct Link<'t> {
     pub icmp: u64,
     /// Spin on the socket instead of sleeping in poll(2).
     busy_poll: bool,
+    /// Waiting blocks in the receive itself (UDP, not busy-polling), woken
+    /// by the reply or by this timer; `None`: poll(2) or spinning.
+    wake: Option<Wake>,
     /// A TX stamp may wait in the error queue (a wake-up found it ready,
     /// or busy-polling's periodic look is due): the queue is read only then
     /// and right after a send.
     tx_due: bool,
+    /// Blocking waits: sends whose TX stamp has not been read yet. The
+    /// error queue is read once their replies are in (or a reply came),
+    /// never between a send and the wait for its reply.
+    unstamped: usize,
+    /// Blocking waits: a reply came since the error queue was last read.
+    replied: bool,
     /// A datagram may be queued: false only after a receive found the
     /// queue empty and nothing but a send happened since (so no receive
     /// sits between a send and the wait for its reply).
@@ -52,21 +65,67 @@ pub struct Link<'t> {
     turns: u32,
 }
 
+/// The wake-up timer of blocking waits and what it was last armed for.
+struct Wake {
+    timer: WakeTimer,
+    /// CLOCK_REALTIME ns the timer fires at, while it has not fired.
+    armed_at: Option<i64>,
+    /// [`WakeTimer::fired`] when it was armed.
+    fired_mark: u64,
+}
+
+impl Wake {
+    /// The timer fires no later than `target`: armed anew unless an arming
+    /// still pending fires at or before it (an early wake-up only costs a
+    /// turn of the loop; a system call here may sit inside a round trip).
+    fn ensure(&mut self, now: i64, target: i64) -> Result<()> {
+        let pending = self
+            .armed_at
+            .filter(|&a| a > now && a <= target && WakeTimer::fired() == self.fired_mark);
+        if pending.is_none() {
+            self.fired_mark = WakeTimer::fired();
+            self.timer.arm(target - now)?;
+            self.armed_at = Some(target);
+        }
+        Ok(())
+    }
+}
+
 impl<'t> Link<'t> {
-    /// Checks that the largest request fits the transport's framing.
+    /// Checks that the largest request fits the transport's framing. A
+    /// UDP session that does not busy-poll waits in a blocking receive.
     pub fn new(tr: &'t mut Transport, max_request: usize, busy_poll: bool) -> Result<Link<'t>> {
         let mut tx = vec![0u8; tr.stamp_offset() + max_request.max(64)];
         tr.wrap(&mut tx, max_request, 0)?;
+        let wake = if !busy_poll && tr.block_in_receive(BACKSTOP)? {
+            Some(Wake {
+                timer: WakeTimer::new()?,
+                armed_at: None,
+                fired_mark: 0,
+            })
+        } else {
+            None
+        };
         Ok(Link {
             tr,
             tx,
             rx: vec![0u8; RX_BUF],
             icmp: 0,
             busy_poll,
+            wake,
             tx_due: false,
+            unstamped: 0,
+            replied: false,
             maybe_data: true,
             turns: 0,
         })
+    }
+
+    /// The instant a blocking wait that starts at `now` must end: shortly
+    /// before the session's next deadline, and soon enough to see a stop.
+    fn wake_target(s: &SessionSender, now: i64) -> Option<i64> {
+        let until = s.poll_timeout()?;
+        (until - now > SPIN_NS).then(|| (until - WAKE_EARLY_NS).min(now + MAX_SLEEP_NS))
     }
 
     /// One request, when the session has one due at `now`.
@@ -76,6 +135,14 @@ impl<'t> Link<'t> {
             return Ok(());
         };
         let n = self.tr.wrap(&mut self.tx, t.len, t.seq)?;
+        // Blocking waits: the timer for the wait that follows is armed
+        // here, before TX1, so that no system call sits between the send
+        // and the wait (the session's next deadline is already known).
+        if let Some(w) = self.wake.as_mut() {
+            if let Some(target) = Self::wake_target(s, now) {
+                w.ensure(now, target)?;
+            }
+        }
         // TX1 once the request is built (HMAC included), so that the
         // user-level RTT does not contain the building.
         let tx1 = realtime_ns();
@@ -83,15 +150,22 @@ impl<'t> Link<'t> {
         let tx2 = realtime_ns();
         if sent {
             s.on_sent(t.seq, tx1, tx2);
-            // A software-stamped send has its stamp queued by the time send
-            // returns: one read takes it, and the wait that follows is not
-            // woken by it. Nothing else is read between the send and that
-            // wait (the reply cannot be there yet).
-            // A stamp that comes later wakes the poll (or, busy-polling,
-            // is found by the periodic look).
-            self.tr.poll_tx(1, |seq, sw, hw| {
-                s.on_tx_stamp(seq, sw, hw);
-            })?;
+            if self.wake.is_some() {
+                // Read once the reply is in: the blocking receive is not
+                // woken by it, and on a shared CPU every call made before
+                // blocking delays the reflector.
+                self.unstamped += 1;
+            } else {
+                // A software-stamped send has its stamp queued by the time
+                // send returns: one read takes it, and the poll that
+                // follows is not woken by it. Nothing else is read between
+                // the send and that wait (the reply cannot be there yet).
+                // A stamp that comes later wakes the poll (or,
+                // busy-polling, is found by the periodic look).
+                self.tr.poll_tx(1, |seq, sw, hw| {
+                    s.on_tx_stamp(seq, sw, hw);
+                })?;
+            }
         }
         Ok(())
     }
@@ -106,39 +180,77 @@ impl<'t> Link<'t> {
                 self.maybe_data = false;
                 break;
             }
-            if let Some(m) = got {
-                let end = (m.start + m.len).min(self.rx.len());
-                let reply = &self.rx[m.start.min(end)..end];
-                s.handle_reply(reply, m.rx2, m.rx_kernel, m.rx_hw);
-            }
+            self.replied |= got.is_some();
+            self.deliver(s, got);
         }
         self.turns = self.turns.wrapping_add(1);
         self.tx_due |= self.busy_poll && self.turns % BUSY_TX_EVERY == 0;
+        if self.wake.is_some() {
+            // Blocking waits: after the replies, never before them.
+            self.tx_due = self.unstamped > 0 && (self.replied || s.awaiting_reply() == 0);
+        }
         if self.tx_due {
             self.tx_due = false;
-            self.tr.poll_tx(usize::MAX, |seq, sw, hw| {
+            self.replied = false;
+            // Blocking waits know how many stamps to expect: reading no
+            // more than that spares a read of the empty queue.
+            let max = if self.wake.is_some() {
+                self.unstamped
+            } else {
+                usize::MAX
+            };
+            let n = self.tr.poll_tx(max, |seq, sw, hw| {
                 s.on_tx_stamp(seq, sw, hw);
             })?;
+            // An empty queue: none is coming soon (software stamps are
+            // queued during the send); a later one is read after the next.
+            self.unstamped = if n == 0 {
+                0
+            } else {
+                self.unstamped.saturating_sub(n)
+            };
         }
         Ok(())
     }
 
-    /// Sleeps in poll(2) until a datagram or the session's next deadline;
-    /// spins for the last stretch so the schedule stays accurate. `now` is
-    /// the loop's own clock read of this turn (one read fewer per turn).
-    /// With nothing in flight the spin reads only the clock; busy-polling,
-    /// the loop never sleeps.
-    fn sleep(&mut self, s: &SessionSender, now: i64) -> Result<()> {
+    /// A received datagram, to the session when it may be a reply.
+    fn deliver(&mut self, s: &mut SessionSender, got: Option<Received>) {
+        if let Some(m) = got {
+            let end = (m.start + m.len).min(self.rx.len());
+            let reply = &self.rx[m.start.min(end)..end];
+            s.handle_reply(reply, m.rx2, m.rx_kernel, m.rx_hw);
+        }
+    }
+
+    /// Sleeps until a datagram or the session's next deadline (in a
+    /// blocking receive, or in poll(2)); spins for the last stretch so the
+    /// schedule stays accurate. `now` is the loop's own clock read of this
+    /// turn (one read fewer per turn). With nothing in flight the spin
+    /// reads only the clock; busy-polling, the loop never sleeps.
+    fn sleep(&mut self, s: &mut SessionSender, now: i64) -> Result<()> {
         let Some(until) = s.poll_timeout() else {
             return Ok(());
         };
         if self.busy_poll {
             return Ok(());
         }
-        let wait = until.saturating_sub(now);
-        if wait > SPIN_NS {
-            let d = Duration::from_nanos((wait - WAKE_EARLY_NS) as u64);
-            let ready = self.tr.wait(d.min(MAX_SLEEP))?;
+        if let Some(target) = Self::wake_target(s, now) {
+            if let Some(w) = self.wake.as_mut() {
+                w.ensure(now, target)?;
+                // One system call: the reply (rx2 read right after it),
+                // the timer's signal, or the backstop.
+                let (read, got) = self.tr.recv_wait(&mut self.rx)?;
+                self.replied |= got.is_some();
+                // More queued is found by the next wait, which returns at
+                // once: no receive that finds nothing.
+                self.maybe_data = false;
+                if read {
+                    self.deliver(s, got);
+                }
+                return Ok(());
+            }
+            let d = Duration::from_nanos((target - now).max(0) as u64);
+            let ready = self.tr.wait(d)?;
             self.maybe_data |= ready.data;
             self.tx_due |= ready.error_queue;
         } else if s.awaiting_reply() == 0 {
@@ -165,6 +277,8 @@ impl<'t> Link<'t> {
         // not counted as unknown.
         self.tr.poll_tx(usize::MAX, |_, _, _| {})?;
         self.tx_due = false;
+        self.unstamped = 0;
+        self.replied = false;
         while self.tr.recv(&mut self.rx)?.0 {}
         Ok(())
     }

@@ -114,12 +114,13 @@ impl Transport {
     }
 
     /// Hand up to `max` pending TX stamps to `f(seq, software, hardware)`;
-    /// stops early when the error queue is empty.
+    /// stops early when the error queue is empty. Returns how many were
+    /// read.
     pub fn poll_tx(
         &mut self,
         max: usize,
         mut f: impl FnMut(u32, Option<i64>, Option<i64>),
-    ) -> Result<()> {
+    ) -> Result<usize> {
         let mut n = 0;
         match self {
             Transport::Udp(u) => {
@@ -152,16 +153,47 @@ impl Transport {
                 }
             }
         }
-        Ok(())
+        Ok(n)
     }
 
     /// One non-blocking receive of a reply from the reflector; other traffic
     /// is skipped (returns `Ok(Some)` only for candidate replies, `Ok(None)`
     /// when nothing is queued). The bool says whether anything was read.
     pub fn recv(&mut self, buf: &mut [u8]) -> Result<(bool, Option<Received>)> {
+        self.recv_inner(buf, false)
+    }
+
+    /// [`Transport::recv`] that blocks until a datagram comes, a signal
+    /// interrupts it (the wake-up timer) or the socket's receive timeout
+    /// runs out; UDP only, on a socket put in blocking mode by
+    /// [`Transport::block_in_receive`] (raw probes never block).
+    pub fn recv_wait(&mut self, buf: &mut [u8]) -> Result<(bool, Option<Received>)> {
+        self.recv_inner(buf, true)
+    }
+
+    /// Switches a UDP socket to blocking receives bounded by `backstop`
+    /// (`SO_RCVTIMEO`: should a wake-up signal come before the receive
+    /// blocks, the wait still ends). False for raw probes, which busy-poll.
+    pub fn block_in_receive(&mut self, backstop: Duration) -> Result<bool> {
         match self {
             Transport::Udp(u) => {
-                let Some(m) = u.sock.recv_from(buf)? else {
+                u.sock.set_nonblocking(false)?;
+                u.sock.set_recv_timeout(backstop)?;
+                Ok(true)
+            }
+            Transport::L2(_) => Ok(false),
+        }
+    }
+
+    fn recv_inner(&mut self, buf: &mut [u8], wait: bool) -> Result<(bool, Option<Received>)> {
+        match self {
+            Transport::Udp(u) => {
+                let got = if wait {
+                    u.sock.recv_from(buf)?
+                } else {
+                    u.sock.recv_from_nowait(buf)?
+                };
+                let Some(m) = got else {
                     return Ok((false, None));
                 };
                 let rx2 = misura_sys::clock::realtime_ns();
