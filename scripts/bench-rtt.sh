@@ -21,6 +21,11 @@
 #   split-spin  split, misura rtt --busy-poll (the reflector sleeps)
 #   busy        split, both ends spinning: misura rtt/reflect --busy-poll
 #               beside sockperf --nonblocked on both ends
+#   same-user, split-user
+#               same / split, both misura ends --timestamps user: no kernel
+#               stamps, as sockperf takes none (misura's default takes them:
+#               they make the kernel and network RTT, and cost each end a
+#               TX-stamp clone and a control message per datagram)
 # each --repeats times (default 3), misura and sockperf back to back in
 # alternating order; the table gives the median of each figure and the
 # median of the paired ratios misura/sockperf (user RTT p50), with misura's
@@ -371,13 +376,14 @@ measure() {
 }
 
 # ---------------------------------------------------------------- pinned rows
-# pinned_pair ROW REP CCPU SCPU CLIENT_SPIN SERVER_SPIN: sockperf and misura
+# pinned_pair ROW REP CCPU SCPU CLIENT_SPIN SERVER_SPIN [USER_TS]: sockperf and misura
 # once each (order alternating with REP), same pinning, 1000 round trips
 # per second. CLIENT_SPIN=1: misura rtt --busy-poll; SERVER_SPIN=1: misura
-# reflect --busy-poll and sockperf --nonblocked on both ends.
+# reflect --busy-poll and sockperf --nonblocked on both ends; USER_TS=1:
+# both misura ends --timestamps user.
 PINNED_SECONDS=$(((COUNT + 999) / 1000))
 pinned_pair() {
-    local row=$1 rep=$2 c=$3 s=$4 cspin=$5 busy=$6 d=$WORK/pinned/$1/$2 first second tool
+    local row=$1 rep=$2 c=$3 s=$4 cspin=$5 busy=$6 userts=${7:-0} d=$WORK/pinned/$1/$2 first second tool
     mkdir -p "$d"
     if ((rep % 2)); then first=misura; second=sockperf; else first=sockperf; second=misura; fi
     for tool in $first $second; do
@@ -397,6 +403,7 @@ pinned_pair() {
             local bp=() cbp=()
             [ "$busy" = 1 ] && bp=(--busy-poll)
             [ "$cspin" = 1 ] && cbp=(--busy-poll)
+            [ "$userts" = 1 ] && { bp+=(--timestamps user); cbp+=(--timestamps user); }
             if start_server "$SERVER_LIMIT" "$d/misura_reflect.json" "$STAMP_PORT" \
                 taskset -c "$s" "$MISURA" reflect --netns "$H2_NS" --listen "$H2_ADDR" --port "$STAMP_PORT" \
                 --cpu "$s" --json --no-store --duration "${SERVER_LIMIT}s" "${bp[@]}"; then
@@ -420,10 +427,12 @@ pinned_rows() {
     for ((rep = 1; rep <= REPEATS; rep++)); do
         echo "-- [same] repeat $rep"; pinned_pair same "$rep" "$CPU" "$CPU" 0 0
         echo "-- [same-spin] repeat $rep"; pinned_pair same-spin "$rep" "$CPU" "$CPU" 1 0
+        echo "-- [same-user] repeat $rep"; pinned_pair same-user "$rep" "$CPU" "$CPU" 0 0 1
         if ((CPU != SERVER_CPU)); then
             echo "-- [split] repeat $rep"; pinned_pair split "$rep" "$CPU" "$SERVER_CPU" 0 0
             echo "-- [split-spin] repeat $rep"; pinned_pair split-spin "$rep" "$CPU" "$SERVER_CPU" 1 0
             echo "-- [busy] repeat $rep"; pinned_pair busy "$rep" "$CPU" "$SERVER_CPU" 1 1
+            echo "-- [split-user] repeat $rep"; pinned_pair split-user "$rep" "$CPU" "$SERVER_CPU" 0 0 1
         fi
     done
     cpu_snapshot "$WORK/pinned_cpu_end.txt"

@@ -20,9 +20,11 @@ import sys
 ROWS = [
     ("same", "same CPU, misura sleeping"),
     ("same-spin", "same CPU, misura client spinning"),
+    ("same-user", "same CPU, sleeping, user clock only"),
     ("split", "split CPUs, misura sleeping"),
     ("split-spin", "split CPUs, misura client spinning"),
     ("busy", "split CPUs, both ends spinning"),
+    ("split-user", "split CPUs, sleeping, user clock only"),
 ]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -58,7 +60,11 @@ def misura(path):
     for k in ("user_rtt", "kernel_rtt", "turnaround", "network_rtt"):
         f = o.get(k)
         if not f:
-            return None
+            if k == "user_rtt":
+                return None
+            # --timestamps user: no kernel stamps, so no kernel or network RTT.
+            out[k] = None
+            continue
         out[k] = {"p50": f["median_ns"] / 1e3, "p99": f["p99_ns"] / 1e3, "min": f["min_ns"] / 1e3}
     out["busy_poll"] = (d.get("host", {}).get("tuning") or {}).get("busy_poll")
     return out
@@ -125,9 +131,9 @@ def main():
             "sockperf_min_us": pick(lambda x: x["sockperf"] and x["sockperf"]["min"]),
             "misura_user_p50_us": pick(lambda x: x["misura"] and x["misura"]["user_rtt"]["p50"]),
             "misura_user_min_us": pick(lambda x: x["misura"] and x["misura"]["user_rtt"]["min"]),
-            "misura_kernel_p50_us": pick(lambda x: x["misura"] and x["misura"]["kernel_rtt"]["p50"]),
-            "misura_turnaround_p50_us": pick(lambda x: x["misura"] and x["misura"]["turnaround"]["p50"]),
-            "misura_network_p50_us": pick(lambda x: x["misura"] and x["misura"]["network_rtt"]["p50"]),
+            "misura_kernel_p50_us": pick(lambda x: x["misura"] and x["misura"]["kernel_rtt"] and x["misura"]["kernel_rtt"]["p50"]),
+            "misura_turnaround_p50_us": pick(lambda x: x["misura"] and x["misura"]["turnaround"] and x["misura"]["turnaround"]["p50"]),
+            "misura_network_p50_us": pick(lambda x: x["misura"] and x["misura"]["network_rtt"] and x["misura"]["network_rtt"]["p50"]),
             "ratio_user_p50": pick(lambda x: x["ratio_user_p50"]),
             "repeats": len(reps),
         }

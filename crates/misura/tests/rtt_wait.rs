@@ -17,9 +17,14 @@ struct Reflector(Child);
 
 impl Reflector {
     fn start(port: u16, rate: u32) -> Reflector {
+        Reflector::start_with(port, rate, &[])
+    }
+
+    fn start_with(port: u16, rate: u32, extra: &[&str]) -> Reflector {
         let child = misura()
             .args(["reflect", "--listen", "127.0.0.1", "--port"])
             .arg(port.to_string())
+            .args(extra)
             .args(["--rate-limit", &rate.to_string(), "--no-store", "-q"])
             .args(["--duration", "30s"])
             .stdout(Stdio::null())
@@ -91,4 +96,50 @@ fn lost_replies_do_not_hold_the_next_probe_back() {
         "a probe left {:.1} ms off its 10 ms grid",
         worst as f64 / 1e6
     );
+}
+
+/// `--timestamps user` at both ends: the result says every stamp is the
+/// user clock, gives the user RTT and no kernel or network RTT (nothing
+/// made up), and reads no TX stamp.
+#[test]
+fn user_clock_stamps_give_the_user_rtt_only() {
+    let port = udp_port();
+    let _r = Reflector::start_with(port, 100_000, &["--timestamps", "user"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_misura"))
+        .args(["rtt", &format!("127.0.0.1:{port}"), "--count", "50"])
+        .args(["--period", "2ms", "--json", "-q", "--no-store"])
+        .args(["--timestamps", "user"])
+        .output()
+        .expect("running misura rtt");
+    let v = json_of(&out);
+    let ts = &v["timestamps"];
+    assert_eq!(ts["client_tx"], "user clock", "{ts}");
+    assert_eq!(ts["client_rx"], "user clock", "{ts}");
+    assert_eq!(ts["reflector_rx"], "control plane", "{ts}");
+    assert_eq!(v["totals"]["received"], 50);
+    assert_eq!(v["totals"]["follow_ups"], 0);
+    let o = &v["overall"];
+    assert!(o["user_rtt"]["median_ns"].as_i64().unwrap() > 0, "{o}");
+    assert!(o["kernel_rtt"].is_null(), "{o}");
+    assert!(o["network_rtt"].is_null(), "{o}");
+    schema_check(&v, "rtt.schema.json");
+}
+
+/// Raw probes always take kernel stamps: the flag is refused by name.
+#[test]
+fn user_clock_stamps_are_refused_for_raw_probes() {
+    let o = run(&[
+        "rtt",
+        "--l2",
+        "--interface",
+        "lo",
+        "--peer",
+        "02:00:00:00:00:01",
+        "--timestamps",
+        "user",
+        "--no-store",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--timestamps user"), "{err}");
 }

@@ -408,6 +408,26 @@ impl UdpTsSocket {
                     SysError::io(format!("enabling SO_TIMESTAMPING on UDP {}", self.local), e)
                 }
             })?;
+        self.enable_control_messages()?;
+        // Read back what the kernel kept.
+        let got = self
+            .get_int(libc::SOL_SOCKET, SO_TIMESTAMPING_OLD)
+            .map(|v| v as u32)
+            .unwrap_or(flags);
+        let hw = want_hardware && got & SOF_RAW_HARDWARE != 0;
+        Ok(TimestampingGranted {
+            software_tx: got & SOF_TX_SOFTWARE != 0 && got & SOF_SOFTWARE != 0,
+            software_rx: got & SOF_RX_SOFTWARE != 0 && got & SOF_SOFTWARE != 0,
+            hardware_tx: hw && got & SOF_TX_HARDWARE != 0,
+            hardware_rx: hw && got & SOF_RX_HARDWARE != 0,
+        })
+    }
+
+    /// The TTL / hop limit and pktinfo control messages, and `IP_RECVERR`
+    /// / `IPV6_RECVERR`, without kernel timestamps (part of
+    /// [`UdpTsSocket::enable_timestamping`]; alone, for a user who trades
+    /// the kernel's stamps for a cheaper send and receive).
+    pub fn enable_control_messages(&self) -> Result<(), SysError> {
         let opts: [(libc::c_int, libc::c_int, &str); 3] = if self.is_v6() {
             [
                 (
@@ -433,18 +453,7 @@ impl UdpTsSocket {
             self.set_int(level, name, 1)
                 .map_err(|e| SysError::io(format!("setting {what} on UDP {}", self.local), e))?;
         }
-        // Read back what the kernel kept.
-        let got = self
-            .get_int(libc::SOL_SOCKET, SO_TIMESTAMPING_OLD)
-            .map(|v| v as u32)
-            .unwrap_or(flags);
-        let hw = want_hardware && got & SOF_RAW_HARDWARE != 0;
-        Ok(TimestampingGranted {
-            software_tx: got & SOF_TX_SOFTWARE != 0 && got & SOF_SOFTWARE != 0,
-            software_rx: got & SOF_RX_SOFTWARE != 0 && got & SOF_SOFTWARE != 0,
-            hardware_tx: hw && got & SOF_TX_HARDWARE != 0,
-            hardware_rx: hw && got & SOF_RX_HARDWARE != 0,
-        })
+        Ok(())
     }
 
     /// Sends one datagram to `dst`.  `Ok(false)` when the socket buffer is

@@ -43,6 +43,12 @@ pub struct ReflectArgs {
     /// wake-up inside it), one CPU at 100 %. Pin it to a CPU of its own.
     #[arg(long)]
     pub busy_poll: bool,
+    /// Clock of the reflector's stamps: kernel (the default: precise RX
+    /// and TX stamps, follow-ups) or user (user clock only, no follow-ups;
+    /// about a µs cheaper per reply, for comparing with a sockperf
+    /// server). UDP only.
+    #[arg(long, value_enum, default_value = "kernel", value_name = "CLOCK")]
+    pub timestamps: crate::shared::stamping::Timestamps,
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]

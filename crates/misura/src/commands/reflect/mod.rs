@@ -15,6 +15,7 @@ pub use args::ReflectArgs;
 
 use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, Report};
+use crate::shared::stamping::Timestamps;
 use anyhow::{Context, Result};
 use misura_measure::auth::StampKey;
 use misura_measure::reflector::{
@@ -77,6 +78,12 @@ fn setup(args: &ReflectArgs) -> Result<Setup> {
         return Err(
             Failure::Usage("--rate-limit must be at least 1 reply per second".into()).into(),
         );
+    }
+    if args.l2.is_some() && args.timestamps == Timestamps::User {
+        return Err(Failure::Usage(
+            "--timestamps user is for STAMP over UDP; the raw-probe reflector (--l2) always takes kernel stamps".into(),
+        )
+        .into());
     }
     if args.max_sources == 0 {
         return Err(Failure::Usage("--max-sources must be at least 1".into()).into());
@@ -220,7 +227,7 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             ("l2", listen, granted)
         }
         None => {
-            let (sock, granted) = open_udp(args.listen.0, args.port)?;
+            let (sock, granted) = open_udp(args.listen.0, args.port, args.timestamps)?;
             busy = udp_wait_mode(&sock, args.busy_poll)?;
             let listen = sock.local_addr().to_string();
             announce(
@@ -232,7 +239,7 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
                 &granted,
                 &lp.clock,
             );
-            run_udp(&mut lp, &sock);
+            run_udp(&mut lp, &sock, granted.software_tx || granted.hardware_tx);
             ("udp", listen, granted)
         }
     };
@@ -305,11 +312,14 @@ fn announce(
 // UDP
 // ---------------------------------------------------------------------------
 
-fn open_udp(ip: IpAddr, port: u16) -> Result<(UdpTsSocket, TimestampingGranted)> {
+fn open_udp(
+    ip: IpAddr,
+    port: u16,
+    stamps: Timestamps,
+) -> Result<(UdpTsSocket, TimestampingGranted)> {
     let addr = SocketAddr::new(ip, port);
     let sock = UdpTsSocket::bind(addr).with_context(|| format!("listening on UDP {addr}"))?;
-    let granted = sock
-        .enable_timestamping(false)
+    let granted = crate::shared::stamping::enable(&sock, stamps)
         .with_context(|| format!("turning on kernel timestamps on UDP {addr}"))?;
     // A deep queue rides out a flood's bursts (and moments the loop is off
     // the CPU) instead of dropping real requests with the flood's.
@@ -347,7 +357,7 @@ struct Pending {
 /// spins on non-blocking receives. After each reply it reads that reply's
 /// TX stamp and nothing more: no look at an empty queue sits between a
 /// reply and the next receive.
-fn run_udp(lp: &mut Loop<'_>, sock: &UdpTsSocket) {
+fn run_udp(lp: &mut Loop<'_>, sock: &UdpTsSocket, tx_stamps: bool) {
     let mut buf = vec![0u8; BUF_LEN];
     let mut out = vec![0u8; BUF_LEN];
     let mut ring: Vec<Option<Pending>> = vec![None; TX_RING];
@@ -404,7 +414,9 @@ fn run_udp(lp: &mut Loop<'_>, sock: &UdpTsSocket) {
                     reply_seq,
                 });
                 next_id = next_id.wrapping_add(1);
-                unstamped = (unstamped + 1).min(TX_RING);
+                if tx_stamps {
+                    unstamped = (unstamped + 1).min(TX_RING);
+                }
             }
             Ok(false) => lp.io.send_busy += 1,
             Err(_) => lp.io.send_errors += 1,

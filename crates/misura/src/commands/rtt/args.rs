@@ -77,6 +77,12 @@ pub struct RttArgs {
     /// Pin it apart from the reflector (--cpu); the result records it.
     #[arg(long)]
     pub busy_poll: bool,
+    /// Clock of the client's stamps: kernel (the default: kernel and
+    /// network RTT, one-way delays) or user (user RTT only, about a µs
+    /// cheaper per datagram; for comparing with sockperf or ping -U).
+    /// UDP only.
+    #[arg(long, value_enum, default_value = "kernel", value_name = "CLOCK")]
+    pub timestamps: crate::shared::stamping::Timestamps,
     #[command(flatten)]
     pub load: crate::shared::cpuload::CpuLoadArgs,
     /// Seed for the Poisson pattern.

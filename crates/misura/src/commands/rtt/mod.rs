@@ -21,6 +21,7 @@ use crate::commands::rtt::transport::Transport;
 use crate::shared::exit::Failure;
 use crate::shared::meta::now_rfc3339;
 use crate::shared::output::{Finished, Report};
+use crate::shared::stamping::Timestamps;
 use crate::shared::warnings::Warn;
 use anyhow::{Context, Result};
 use assemble::RunFacts;
@@ -74,6 +75,13 @@ fn link_rate_of(a: &RttArgs, interface: &str) -> Result<(Option<u64>, String)> {
 /// The socket, UDP to HOST or raw frames on `--l2`, with kernel timestamps.
 fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted)> {
     if a.l2 {
+        if a.timestamps == Timestamps::User {
+            return Err(Failure::Usage(
+                "--timestamps user is for STAMP over UDP; raw probes (--l2) always take kernel stamps"
+                    .into(),
+            )
+            .into());
+        }
         let iface = a.interface.as_deref().unwrap_or_default();
         let peer = a.peer.ok_or_else(|| {
             Failure::Usage("--l2 needs --peer MAC (the reflector's address)".into())
@@ -99,7 +107,7 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted)> {
     // Connected: no route lookup per probe, and the kernel drops datagrams
     // from anyone but the reflector.
     sock.connect(target)?;
-    let g = sock.enable_timestamping(false)?;
+    let g = crate::shared::stamping::enable(&sock, a.timestamps)?;
     Ok((Transport::udp(sock, target), g))
 }
 
@@ -175,7 +183,8 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
     if a.busy_poll {
         tuning.busy_poll = Some(tr.busy_poll());
     }
-    let mut link = Link::new(&mut tr, sender.max_request_len(), a.busy_poll)?;
+    let tx_stamps = granted.software_tx || granted.hardware_tx;
+    let mut link = Link::new(&mut tr, sender.max_request_len(), a.busy_poll, tx_stamps)?;
     link.warm_up(&mut sender, stop)?;
     if sender.warm_up().replies == 0 && stop.load(Ordering::Relaxed) == 0 {
         let why = if link.icmp > 0 {

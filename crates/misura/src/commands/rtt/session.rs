@@ -45,6 +45,9 @@ pub struct Link<'t> {
     pub icmp: u64,
     /// Spin on the socket instead of sleeping in poll(2).
     busy_poll: bool,
+    /// TX stamps were granted: without them the error queue is read only
+    /// for ICMP errors (after a wake-up found it ready).
+    tx_stamps: bool,
     /// Waiting blocks in the receive itself (UDP, not busy-polling), woken
     /// by the reply or by this timer; `None`: poll(2) or spinning.
     wake: Option<Wake>,
@@ -94,7 +97,13 @@ impl Wake {
 impl<'t> Link<'t> {
     /// Checks that the largest request fits the transport's framing. A
     /// UDP session that does not busy-poll waits in a blocking receive.
-    pub fn new(tr: &'t mut Transport, max_request: usize, busy_poll: bool) -> Result<Link<'t>> {
+    /// `tx_stamps`: the socket was granted TX stamps (else none is read).
+    pub fn new(
+        tr: &'t mut Transport,
+        max_request: usize,
+        busy_poll: bool,
+        tx_stamps: bool,
+    ) -> Result<Link<'t>> {
         let mut tx = vec![0u8; tr.stamp_offset() + max_request.max(64)];
         tr.wrap(&mut tx, max_request, 0)?;
         let wake = if !busy_poll && tr.block_in_receive(BACKSTOP)? {
@@ -112,6 +121,7 @@ impl<'t> Link<'t> {
             rx: vec![0u8; RX_BUF],
             icmp: 0,
             busy_poll,
+            tx_stamps,
             wake,
             tx_due: false,
             unstamped: 0,
@@ -148,8 +158,11 @@ impl<'t> Link<'t> {
         let tx1 = realtime_ns();
         let sent = self.tr.send(&self.tx[..n], t.seq)?;
         let tx2 = realtime_ns();
-        if sent {
-            s.on_sent(t.seq, tx1, tx2);
+        if !sent {
+            return Ok(());
+        }
+        s.on_sent(t.seq, tx1, tx2);
+        if self.tx_stamps {
             if self.wake.is_some() {
                 // Read once the reply is in: the blocking receive is not
                 // woken by it, and on a shared CPU every call made before
