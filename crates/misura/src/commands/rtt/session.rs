@@ -148,9 +148,11 @@ impl<'t> Link<'t> {
         // Blocking waits: the timer for the wait that follows is armed
         // here, before TX1, so that no system call sits between the send
         // and the wait (the session's next deadline is already known).
+        let mut block = false;
         if let Some(w) = self.wake.as_mut() {
             if let Some(target) = Self::wake_target(s, now) {
                 w.ensure(now, target)?;
+                block = true;
             }
         }
         // TX1 once the request is built (HMAC included), so that the
@@ -163,10 +165,11 @@ impl<'t> Link<'t> {
         }
         s.on_sent(t.seq, tx1, tx2);
         if self.tx_stamps {
-            if self.wake.is_some() {
+            if self.wake.is_some() || self.busy_poll {
                 // Read once the reply is in: the blocking receive is not
-                // woken by it, and on a shared CPU every call made before
-                // blocking delays the reflector.
+                // woken by it, on a shared CPU every call made before
+                // blocking delays the reflector, and spinning, a read here
+                // would delay seeing the reply.
                 self.unstamped += 1;
             } else {
                 // A software-stamped send has its stamp queued by the time
@@ -179,6 +182,11 @@ impl<'t> Link<'t> {
                     s.on_tx_stamp(seq, sw, hw);
                 })?;
             }
+        }
+        if block {
+            // Straight into the wait for the reply: the loop's bookkeeping
+            // runs after it, not while a reflector on this CPU waits.
+            return self.wait_in_receive(s);
         }
         Ok(())
     }
@@ -197,17 +205,19 @@ impl<'t> Link<'t> {
             self.deliver(s, got);
         }
         self.turns = self.turns.wrapping_add(1);
-        self.tx_due |= self.busy_poll && self.turns % BUSY_TX_EVERY == 0;
-        if self.wake.is_some() {
-            // Blocking waits: after the replies, never before them.
-            self.tx_due = self.unstamped > 0 && (self.replied || s.awaiting_reply() == 0);
+        let periodic = self.busy_poll && self.turns % BUSY_TX_EVERY == 0;
+        if self.wake.is_some() || self.busy_poll {
+            // After the replies, never before them (and, spinning, now and
+            // then for a stamp that came late).
+            self.tx_due =
+                periodic || self.unstamped > 0 && (self.replied || s.awaiting_reply() == 0);
         }
         if self.tx_due {
             self.tx_due = false;
             self.replied = false;
             // Blocking waits know how many stamps to expect: reading no
             // more than that spares a read of the empty queue.
-            let max = if self.wake.is_some() {
+            let max = if self.wake.is_some() || (self.busy_poll && !periodic) {
                 self.unstamped
             } else {
                 usize::MAX
@@ -235,6 +245,20 @@ impl<'t> Link<'t> {
         }
     }
 
+    /// One blocking receive, ended by a datagram (the reply: rx2 is read
+    /// right after it), the wake-up timer's signal or the backstop.
+    fn wait_in_receive(&mut self, s: &mut SessionSender) -> Result<()> {
+        let (read, got) = self.tr.recv_wait(&mut self.rx)?;
+        self.replied |= got.is_some();
+        // More queued is found by the next wait, which returns at once: no
+        // receive that finds nothing.
+        self.maybe_data = false;
+        if read {
+            self.deliver(s, got);
+        }
+        Ok(())
+    }
+
     /// Sleeps until a datagram or the session's next deadline (in a
     /// blocking receive, or in poll(2)); spins for the last stretch so the
     /// schedule stays accurate. `now` is the loop's own clock read of this
@@ -250,17 +274,7 @@ impl<'t> Link<'t> {
         if let Some(target) = Self::wake_target(s, now) {
             if let Some(w) = self.wake.as_mut() {
                 w.ensure(now, target)?;
-                // One system call: the reply (rx2 read right after it),
-                // the timer's signal, or the backstop.
-                let (read, got) = self.tr.recv_wait(&mut self.rx)?;
-                self.replied |= got.is_some();
-                // More queued is found by the next wait, which returns at
-                // once: no receive that finds nothing.
-                self.maybe_data = false;
-                if read {
-                    self.deliver(s, got);
-                }
-                return Ok(());
+                return self.wait_in_receive(s);
             }
             let d = Duration::from_nanos((target - now).max(0) as u64);
             let ready = self.tr.wait(d)?;
