@@ -93,6 +93,12 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
     );
     assert_eq!(c["streams"].as_array().unwrap().len(), 2);
     assert!(u(&c["streams"][0], "sndbuf_granted") > 0);
+    // The server reads a forward test's streams in one loop (hub.rs): each
+    // stream's own count still matches what was sent on it.
+    for s in c["streams"].as_array().unwrap() {
+        assert!(u(s, "sent_bytes") > 0, "{s}");
+        assert_eq!(u(s, "receiver_bytes"), u(s, "sent_bytes"), "{s}");
+    }
 
     // TCP reverse and bidir.
     let t = json_of(&client(

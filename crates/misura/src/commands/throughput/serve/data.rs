@@ -17,33 +17,6 @@ use std::time::{Duration, Instant};
 /// previous one, which the server only sees end a moment later.
 const CRR_SLOT_GRACE: Duration = Duration::from_millis(100);
 
-fn is_timeout(e: &std::io::Error) -> bool {
-    matches!(
-        e.kind(),
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-    )
-}
-
-/// A stream's read or write failed: the test is partial (unless it was
-/// ending anyway), saying which stream and why; `silent` when the peer
-/// sent or read nothing for the idle timeout.
-fn stream_failed(t: &Test, index: usize, e: &std::io::Error, silent: &str) {
-    if !t.stopped() {
-        t.set_partial(if is_timeout(e) {
-            format!("stream {index}: {silent}")
-        } else {
-            format!("stream {index}: {e}")
-        });
-    }
-}
-
-/// What stream `index` received, for the per-stream figures.
-fn record_stream_bytes(t: &Test, index: usize, bytes: u64) {
-    if let Some(b) = t.stream_bytes.lock().unwrap().get_mut(index) {
-        *b = bytes;
-    }
-}
-
 /// Fill `buf`; Ok(false) on a clean end of stream before its first byte.
 fn read_full(s: &mut &TcpStream, buf: &mut [u8]) -> std::io::Result<bool> {
     let mut at = 0;
@@ -127,6 +100,11 @@ pub fn connection(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
 
 fn tcp_stream(shared: &Shared, t: &Test, stream: &TcpStream, index: usize) {
     let spec = &t.spec;
+    if !spec.server_sends() {
+        // Forward: one handler reads every stream of the test (hub.rs).
+        super::hub::receive(t, stream, index, shared.limits.idle_timeout);
+        return;
+    }
     std::thread::scope(|sc| {
         if spec.server_sends() {
             let writer = sc.spawn(|| {
@@ -142,8 +120,7 @@ fn tcp_stream(shared: &Shared, t: &Test, stream: &TcpStream, index: usize) {
                     match s.write_all(&buf) {
                         Ok(()) => t.mark_tx(buf.len() as u64),
                         Err(e) => {
-                            stream_failed(
-                                t,
+                            t.stream_failed(
                                 index,
                                 &e,
                                 "the client read nothing for the idle timeout",
@@ -181,12 +158,12 @@ fn tcp_stream(shared: &Shared, t: &Test, stream: &TcpStream, index: usize) {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    stream_failed(t, index, &e, "nothing received for the idle timeout");
+                    t.stream_failed(index, &e, "nothing received for the idle timeout");
                     break;
                 }
             }
         }
-        record_stream_bytes(t, index, mine);
+        t.record_stream_bytes(index, mine);
     });
 }
 
@@ -212,12 +189,12 @@ fn rr_stream(t: &Test, stream: &TcpStream, index: usize) {
                 t.transactions.fetch_add(1, Ordering::Relaxed);
             }
             Err(e) => {
-                stream_failed(t, index, &e, "no request for the idle timeout");
+                t.stream_failed(index, &e, "no request for the idle timeout");
                 break;
             }
         }
     }
-    record_stream_bytes(t, index, mine);
+    t.record_stream_bytes(index, mine);
 }
 
 fn crr_connection(t: &Test, stream: &TcpStream) {

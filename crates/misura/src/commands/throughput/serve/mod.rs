@@ -13,6 +13,7 @@ pub mod conn;
 mod control;
 mod data;
 mod figures;
+mod hub;
 pub mod limits;
 mod pacer;
 pub mod request;

@@ -40,6 +40,26 @@ pub struct Test {
     pub(super) rcvbuf: AtomicU64,
     pub(super) udp: Option<UdpSocket>,
     pub(super) udp_peer: Mutex<Option<SocketAddr>>,
+    /// Forward tcp: the streams read by one handler (hub.rs).
+    pub(super) hub: Hub,
+}
+
+/// The streams of a test handed to its one reader (hub.rs), and which
+/// have ended.
+#[derive(Default)]
+pub(super) struct Hub {
+    pub(super) state: Mutex<HubState>,
+    pub(super) ended: Condvar,
+}
+
+#[derive(Default)]
+pub(super) struct HubState {
+    /// A handler is reading the test's streams.
+    pub(super) running: bool,
+    /// Streams handed over, not yet picked up by the reader.
+    pub(super) queue: Vec<(usize, TcpStream)>,
+    /// Indices of the streams the reader is done with.
+    pub(super) done: Vec<usize>,
 }
 
 #[derive(Default)]
@@ -117,6 +137,7 @@ impl Test {
             rcvbuf: AtomicU64::new(0),
             udp,
             udp_peer: Mutex::new(None),
+            hub: Hub::default(),
             spec,
         };
         if let Some(u) = &t.udp {
@@ -127,6 +148,26 @@ impl Test {
                 .store(sr.recv_buffer_size().unwrap_or(0) as u64, Ordering::Relaxed);
         }
         Ok(t)
+    }
+
+    /// A stream's read or write failed: the test is partial (unless it
+    /// was ending anyway), saying which stream and why; `silent` when the
+    /// peer sent or read nothing for the idle timeout.
+    pub(super) fn stream_failed(&self, index: usize, e: &std::io::Error, silent: &str) {
+        if !self.stopped() {
+            self.set_partial(if is_timeout(e) {
+                format!("stream {index}: {silent}")
+            } else {
+                format!("stream {index}: {e}")
+            });
+        }
+    }
+
+    /// What stream `index` received, for the per-stream figures.
+    pub(super) fn record_stream_bytes(&self, index: usize, bytes: u64) {
+        if let Some(b) = self.stream_bytes.lock().unwrap().get_mut(index) {
+            *b = bytes;
+        }
     }
 
     pub(super) fn now(&self) -> i64 {
@@ -240,4 +281,12 @@ impl Drop for Open<'_> {
             self.t.give_slot();
         }
     }
+}
+
+/// A read or write that ran out of time (the socket's timeout).
+pub(super) fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }

@@ -1,0 +1,176 @@
+//! The receiving side of a forward `misura tcp` test in one thread: the
+//! first data connection's handler reads every stream of its test from
+//! one poll(2) loop, as iperf3's server does, and the other handlers wait
+//! for their stream to end.
+//!
+//! Why: with one blocked reader thread per stream, every segment that
+//! lands on a stream whose reader sleeps wakes that thread, and on a VM
+//! the sender's CPU pays for each wake-up (an IPI: a VM exit). One reader
+//! that is already awake wakes nobody. Measured on the 2-vCPU lab, 4
+//! streams on split CPUs: 58-62 Gbit/s with a thread per stream, 74-76
+//! with this loop (`scripts/bench-throughput.sh`).
+//!
+//! Each stream keeps what a per-stream reader gave it: its own byte count,
+//! its own end (the client's FIN), its own errors and idle timeout, and
+//! its connection closes as soon as it ends.
+
+use super::test::Test;
+use std::io::{ErrorKind, Read};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+/// The longest one wait lasts, so idle timeouts and the test's end are
+/// seen in time.
+const TURN: Duration = Duration::from_millis(200);
+/// Reads from one ready stream per turn, so that no stream starves the
+/// others (iperf3 reads once).
+const BURST: usize = 1;
+
+struct Stream {
+    index: usize,
+    sock: TcpStream,
+    bytes: u64,
+    last: Instant,
+}
+
+/// Receives stream `index` of `t` until the client ends it: hands it to
+/// the test's reader, becoming that reader if there is none, and returns
+/// once the stream has ended (its bytes recorded, errors reported).
+pub fn receive(t: &Test, stream: &TcpStream, index: usize, idle: Duration) {
+    let Ok(clone) = stream.try_clone() else {
+        // No handle to hand over: this stream is read here, alone.
+        read_alone(t, stream, index, idle);
+        return;
+    };
+    let lead = {
+        let mut s = t.hub.state.lock().unwrap();
+        s.queue.push((index, clone));
+        !std::mem::replace(&mut s.running, true)
+    };
+    if lead {
+        read_all(t, idle);
+    }
+    let mut s = t.hub.state.lock().unwrap();
+    while !s.done.contains(&index) {
+        s = t.hub.ended.wait_timeout(s, TURN).unwrap().0;
+    }
+}
+
+/// One stream, read by its own handler (the fallback when its socket
+/// cannot be shared).
+fn read_alone(t: &Test, stream: &TcpStream, index: usize, idle: Duration) {
+    let mut one = vec![Stream {
+        index,
+        sock: match stream.try_clone() {
+            Ok(s) => s,
+            Err(e) => {
+                t.stream_failed(index, &e, "nothing received for the idle timeout");
+                return;
+            }
+        },
+        bytes: 0,
+        last: Instant::now(),
+    }];
+    let mut buf = vec![0u8; buf_len(t)];
+    while !one.is_empty() {
+        turn(t, &mut one, &mut buf, idle);
+    }
+}
+
+fn buf_len(t: &Test) -> usize {
+    t.spec.msg_size.clamp(64 * 1024, 1 << 20) as usize
+}
+
+/// The reader: every stream handed over, until none is left and none is
+/// waiting to be picked up.
+fn read_all(t: &Test, idle: Duration) {
+    let mut streams: Vec<Stream> = Vec::new();
+    let mut buf = vec![0u8; buf_len(t)];
+    loop {
+        {
+            let mut s = t.hub.state.lock().unwrap();
+            let queued = std::mem::take(&mut s.queue);
+            for (index, sock) in queued {
+                if let Err(e) = sock.set_nonblocking(true) {
+                    t.stream_failed(index, &e, "");
+                    s.done.push(index);
+                    continue;
+                }
+                streams.push(Stream {
+                    index,
+                    sock,
+                    bytes: 0,
+                    last: Instant::now(),
+                });
+            }
+            if streams.is_empty() {
+                s.running = false;
+                t.hub.ended.notify_all();
+                return;
+            }
+        }
+        turn(t, &mut streams, &mut buf, idle);
+    }
+}
+
+/// One wait and the reads it allows; ended streams leave `streams`.
+fn turn(t: &Test, streams: &mut Vec<Stream>, buf: &mut [u8], idle: Duration) {
+    let mut set = misura_sys::poll::PollSet::new();
+    for s in streams.iter() {
+        set.push(&s.sock, true, false);
+    }
+    if let Err(e) = set.wait(TURN) {
+        for s in streams.drain(..) {
+            finish(t, s, Some(e.kind().into()));
+        }
+        return;
+    }
+    let now = Instant::now();
+    let mut k = 0;
+    let mut i = 0;
+    while k < streams.len() {
+        let r = set.ready(i);
+        i += 1;
+        let mut end = None;
+        if r.readable || r.hangup || r.error {
+            end = read_burst(t, &mut streams[k], buf);
+        } else if now.duration_since(streams[k].last) >= idle {
+            end = Some(Some(std::io::Error::from(ErrorKind::TimedOut)));
+        }
+        match end {
+            Some(err) => finish(t, streams.remove(k), err),
+            None => k += 1,
+        }
+    }
+}
+
+/// Up to [`BURST`] reads; `Some` once the stream has ended (with the error
+/// that ended it, if any).
+fn read_burst(t: &Test, s: &mut Stream, buf: &mut [u8]) -> Option<Option<std::io::Error>> {
+    for _ in 0..BURST {
+        match (&s.sock).read(buf) {
+            Ok(0) => return Some(None),
+            Ok(n) => {
+                s.bytes += n as u64;
+                s.last = Instant::now();
+                t.mark_rx(n as u64);
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return None,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Some(Some(e)),
+        }
+    }
+    None
+}
+
+/// A stream has ended: its bytes, its error, and its handler told.
+fn finish(t: &Test, s: Stream, err: Option<std::io::Error>) {
+    if let Some(e) = &err {
+        t.stream_failed(s.index, e, "nothing received for the idle timeout");
+    }
+    t.record_stream_bytes(s.index, s.bytes);
+    drop(s.sock);
+    let mut st = t.hub.state.lock().unwrap();
+    st.done.push(s.index);
+    t.hub.ended.notify_all();
+}
