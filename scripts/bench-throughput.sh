@@ -46,7 +46,10 @@
 #                           --server-cpu
 #   udp_split   misura udp --rate RATE vs iperf3 -u -b RATE (1472-byte
 #               payloads both), client on --cpu, server on --server-cpu:
-#               received rate, loss, jitter and client CPU side by side
+#               received rate, loss, jitter and client CPU side by side,
+#               and the arrival spacing both streams have at the server's
+#               kernel (scripts/udp_spacing.py: gap standard deviation and
+#               an RFC 3550-style jitter, computed the same way for both)
 #   The table gives, per row, the median of the paired ratios misura/iperf3
 #   (throughput for TCP, client CPU per second for UDP).
 #   --rows pinned runs only these rows (the default, all, runs every row).
@@ -457,6 +460,22 @@ pinned_tcp_iperf3() {
     stop_server
     record "$1" "$2" iperf3 "$rc" "$o"
 }
+# spacing_start FILE CPU: the arrival spacing of full-size UDP datagrams at
+# the server's kernel (scripts/udp_spacing.py in h2, on CPU, for the middle
+# of the run: 1 s skipped, then up to 2 s) into FILE.spacing; the same
+# yardstick for both tools, whose own jitter figures are computed their own
+# ways. spacing_end waits for it.
+SPACING_PID=
+spacing_start() {
+    local secs=$((DURATION > 3 ? 2 : 1))
+    "${IN_H2[@]}" taskset -c "$2" "$PY" "$REPO/scripts/udp_spacing.py" --port 0 --skip 1 \
+        --seconds "$secs" --out "$1.spacing" >/dev/null 2>"$1.spacing.err" &
+    SPACING_PID=$!
+}
+spacing_end() {
+    [ -n "$SPACING_PID" ] && { wait "$SPACING_PID" 2>/dev/null || true; }
+    SPACING_PID=
+}
 # pinned_udp_misura REP TEST CLIENT_CPU SERVER_CPU
 pinned_udp_misura() {
     local d=$WORK/r$1 o rc=0
@@ -464,9 +483,11 @@ pinned_udp_misura() {
     server_or_fail "$1" "$2" misura "$d/$2_misura_server.txt" tcp "$MISURA_PORT" taskset -c "$4" \
         "$MISURA" serve --netns "$H2_NS" --listen "$H2_ADDR" --port "$MISURA_PORT" --max-rate 100G \
         --quiet --no-store || return 0
+    spacing_start "$o" "$4"
     client "$1" "$2" misura "$o" "${RUSAGE[@]}" "$o.rusage" -- taskset -c "$3" "$MISURA" udp "$H2_ADDR" \
         --netns "$H1_NS" --rate "$UDP_RATE" --msg-size "$UDP_MSG" --duration "${DURATION}s" --json \
         --no-store -q || rc=$?
+    spacing_end
     stop_server
     record "$1" "$2" misura "$rc" "$o"
 }
@@ -475,8 +496,10 @@ pinned_udp_iperf3() {
     o=$d/$2_iperf3.json
     server_or_fail "$1" "$2" iperf3 "$d/$2_iperf3_server.txt" tcp "$IPERF_PORT" \
         taskset -c "$4" "${IN_H2[@]}" iperf3 -s -B "$H2_ADDR" -p "$IPERF_PORT" || return 0
+    spacing_start "$o" "$4"
     client "$1" "$2" iperf3 "$o" "${RUSAGE[@]}" "$o.rusage" -- taskset -c "$3" "${IN_H1[@]}" iperf3 \
         -c "$H2_ADDR" -p "$IPERF_PORT" -u -b "$UDP_RATE" -l "$UDP_MSG" -t "$DURATION" -J || rc=$?
+    spacing_end
     stop_server
     record "$1" "$2" iperf3 "$rc" "$o"
 }

@@ -45,6 +45,17 @@ def rusage(path, duration_s):
     return (r["user_s"] + r["system_s"]) / duration_s if duration_s else None
 
 
+def spacing(path):
+    """Arrival spacing at the receiver's kernel (FILE.spacing, written by
+    scripts/udp_spacing.py): the same yardstick for both tools."""
+    p = path + ".spacing"
+    try:
+        d = json.load(open(p))
+    except (OSError, ValueError):
+        return {}
+    return {"rx_gap_stddev_us": d.get("gap_stddev_us"), "rx_jitter_us": d.get("jitter_us")}
+
+
 def summarise(runs, params):
     """Per row: each tool's medians, the pairs' ratios and their median."""
     dur = float(params.get("duration_s", "5"))
@@ -58,6 +69,7 @@ def summarise(runs, params):
             f = dict(r.get("figures") or {})
             if f:
                 f["client_cpu_per_s"] = rusage(r["file"], dur)
+                f.update(spacing(r["file"]))
             by_rep.setdefault(r["repeat"], {})[r["tool"]] = (f, r.get("error"))
         for tool in TOOLS:
             fs = [v[tool][0] for v in by_rep.values() if tool in v and v[tool][0]]
@@ -69,6 +81,8 @@ def summarise(runs, params):
                 "retransmits": med([f.get("retransmits") for f in fs]),
                 "loss_pct": med([f.get("loss_pct") for f in fs]),
                 "jitter_us": med([f.get("jitter_us") for f in fs]),
+                "rx_gap_stddev_us": med([f.get("rx_gap_stddev_us") for f in fs]),
+                "rx_jitter_us": med([f.get("rx_jitter_us") for f in fs]),
                 "sender_bps": med([f.get("sender_bps") for f in fs]),
                 "client_cpu_per_s": med([f.get("client_cpu_per_s") for f in fs]),
                 "client_cpu_per_s_runs": [f.get("client_cpu_per_s") for f in fs],
@@ -109,7 +123,8 @@ def table(summary, params):
                 fig = "n/a: " + (s["errors"][0] if s["errors"] else "not run")
             elif test.startswith("udp"):
                 fig = (f"{s['value'] / 1e9:.3f} Gbit/s rx, loss {fmt(s['loss_pct'], '.2f')} %, "
-                       f"jitter {fmt(s['jitter_us'], '.1f')} us")
+                       f"jitter {fmt(s['jitter_us'], '.1f')} us; at the receiver's kernel: gap sd "
+                       f"{fmt(s['rx_gap_stddev_us'], '.1f')} us, jitter {fmt(s['rx_jitter_us'], '.1f')} us")
             else:
                 fig = f"{s['value'] / 1e9:6.2f} Gbit/s  retrans {fmt(s['retransmits'], '.0f')}"
                 vals = [v for v in s["values"] if v is not None]
