@@ -100,7 +100,8 @@ import json, re, sys
 work, cpu, scpu, busy = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
 NAMES = {0: "read", 1: "write", 7: "poll", 44: "sendto", 45: "recvfrom", 46: "sendmsg", 47: "recvmsg",
          232: "epoll_wait", 270: "pselect6", 271: "ppoll", 281: "epoll_pwait", 35: "nanosleep",
-         230: "clock_nanosleep", 228: "clock_gettime", 305: "clock_adjtime", 24: "sched_yield", 23: "select"}
+         230: "clock_nanosleep", 228: "clock_gettime", 305: "clock_adjtime", 24: "sched_yield", 23: "select",
+         15: "rt_sigreturn", 223: "timer_settime"}
 def parse(path):
     calls, ns, other = {}, {}, {}
     for line in open(path, encoding="utf-8", errors="replace"):
@@ -127,7 +128,7 @@ for tool, send in (("misura", 46), ("sockperf", 44)):
         per = n / sends
         if per < 0.01:
             continue
-        outcome = "ok" if ret == 0 else ("EAGAIN" if ret == -11 else f"err {ret}")
+        outcome = "ok" if ret == 0 else ("EAGAIN" if ret == -11 else ("EINTR" if ret == -4 else f"err {ret}"))
         mean = ns.get((who, nr, ret), 0) / n / 1e3
         print(f"  {who:<7} {NAMES.get(nr, str(nr)):<13} {outcome:<7} {per:7.2f} calls  {mean:8.2f} µs each")
     for (kind, *key), n in sorted(other.items()):

@@ -164,6 +164,8 @@ impl<'t> Link<'t> {
             return Ok(());
         }
         s.on_sent(t.seq, tx1, tx2);
+        // A reply seen before this send does not make its stamp due.
+        self.replied = false;
         if self.tx_stamps {
             if self.wake.is_some() || self.busy_poll {
                 // Read once the reply is in: the blocking receive is not
@@ -259,6 +261,27 @@ impl<'t> Link<'t> {
         Ok(())
     }
 
+    /// Busy-polling with a reply due: receives in a tight loop (a receive
+    /// and a clock read per turn, none of the loop's bookkeeping) until a
+    /// datagram comes or the session's next deadline is near.
+    fn spin_for_reply(&mut self, s: &mut SessionSender, now: i64, until: i64) -> Result<()> {
+        if s.awaiting_reply() == 0 {
+            return Ok(());
+        }
+        let end = until.min(now + MAX_SLEEP_NS);
+        loop {
+            let (read, got) = self.tr.recv(&mut self.rx)?;
+            if read {
+                self.replied |= got.is_some();
+                self.deliver(s, got);
+                return Ok(());
+            }
+            if realtime_ns() >= end {
+                return Ok(());
+            }
+        }
+    }
+
     /// Sleeps until a datagram or the session's next deadline (in a
     /// blocking receive, or in poll(2)); spins for the last stretch so the
     /// schedule stays accurate. `now` is the loop's own clock read of this
@@ -269,7 +292,7 @@ impl<'t> Link<'t> {
             return Ok(());
         };
         if self.busy_poll {
-            return Ok(());
+            return self.spin_for_reply(s, now, until);
         }
         if let Some(target) = Self::wake_target(s, now) {
             if let Some(w) = self.wake.as_mut() {
