@@ -87,7 +87,7 @@ impl Wake {
             .filter(|&a| a > now && a <= target && WakeTimer::fired() == self.fired_mark);
         if pending.is_none() {
             self.fired_mark = WakeTimer::fired();
-            self.timer.arm(target - now)?;
+            self.timer.arm(target.saturating_sub(now))?;
             self.armed_at = Some(target);
         }
         Ok(())
@@ -135,7 +135,11 @@ impl<'t> Link<'t> {
     /// before the session's next deadline, and soon enough to see a stop.
     fn wake_target(s: &SessionSender, now: i64) -> Option<i64> {
         let until = s.poll_timeout()?;
-        (until - now > SPIN_NS).then(|| (until - WAKE_EARLY_NS).min(now + MAX_SLEEP_NS))
+        (until.saturating_sub(now) > SPIN_NS).then(|| {
+            until
+                .saturating_sub(WAKE_EARLY_NS)
+                .min(now.saturating_add(MAX_SLEEP_NS))
+        })
     }
 
     /// One request, when the session has one due at `now`.
@@ -268,7 +272,7 @@ impl<'t> Link<'t> {
         if s.awaiting_reply() == 0 {
             return Ok(());
         }
-        let end = until.min(now + MAX_SLEEP_NS);
+        let end = until.min(now.saturating_add(MAX_SLEEP_NS));
         loop {
             let (read, got) = self.tr.recv(&mut self.rx)?;
             if read {
@@ -299,7 +303,7 @@ impl<'t> Link<'t> {
                 w.ensure(now, target)?;
                 return self.wait_in_receive(s);
             }
-            let d = Duration::from_nanos((target - now).max(0) as u64);
+            let d = Duration::from_nanos(target.saturating_sub(now).max(0) as u64);
             let ready = self.tr.wait(d)?;
             self.maybe_data |= ready.data;
             self.tx_due |= ready.error_queue;
