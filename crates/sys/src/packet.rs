@@ -53,6 +53,21 @@ pub struct TimestampingGranted {
     pub hardware_rx: bool,
 }
 
+impl TimestampingGranted {
+    /// No stamps at all (the user clock only).
+    pub const NONE: TimestampingGranted = TimestampingGranted {
+        software_tx: false,
+        software_rx: false,
+        hardware_tx: false,
+        hardware_rx: false,
+    };
+
+    /// Sent datagrams get a TX stamp of some kind.
+    pub fn any_tx(&self) -> bool {
+        self.software_tx || self.hardware_tx
+    }
+}
+
 /// What one `recv` got.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct RecvMeta {

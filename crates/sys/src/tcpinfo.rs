@@ -166,17 +166,3 @@ mod tests {
         assert_eq!(e.raw_os_error(), Some(libc::EMSGSIZE));
     }
 }
-
-/// `SO_RCVLOWAT`: a blocking read (and the reader's wake-up) waits until
-/// at least `bytes` are queued, or the stream ends, or the receive timeout
-/// runs out. The kernel caps it at half the receive buffer.
-pub fn set_recv_lowat(sock: &impl AsFd, bytes: usize) -> Result<(), SysError> {
-    let v = bytes.clamp(1, i32::MAX as usize) as libc::c_int;
-    crate::fd::set_int(
-        sock.as_fd().as_raw_fd(),
-        libc::SOL_SOCKET,
-        libc::SO_RCVLOWAT,
-        v,
-    )
-    .map_err(|e| SysError::io("setting SO_RCVLOWAT", e))
-}

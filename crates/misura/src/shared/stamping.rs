@@ -31,12 +31,7 @@ pub fn enable(sock: &UdpTsSocket, mode: Timestamps) -> Result<TimestampingGrante
         Timestamps::Kernel => sock.enable_timestamping(false)?,
         Timestamps::User => {
             sock.enable_control_messages()?;
-            TimestampingGranted {
-                software_tx: false,
-                software_rx: false,
-                hardware_tx: false,
-                hardware_rx: false,
-            }
+            TimestampingGranted::NONE
         }
     })
 }

@@ -133,7 +133,7 @@ pub fn measure(
         mut frames,
         stamping,
     } = ports::open(&resolved)?;
-    let expect_tx_stamp = stamping.tx.software_tx || stamping.tx.hardware_tx;
+    let expect_tx_stamp = stamping.tx.any_tx();
     let mut oneway_plan = plan::session_plan(&resolved, expect_tx_stamp);
     let warm = warmup::warm_up(
         &ports,

@@ -239,7 +239,7 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
                 &granted,
                 &lp.clock,
             );
-            run_udp(&mut lp, &sock, granted.software_tx || granted.hardware_tx);
+            run_udp(&mut lp, &sock, granted.any_tx());
             ("udp", listen, granted)
         }
     };

@@ -183,8 +183,12 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
     if a.busy_poll {
         tuning.busy_poll = Some(tr.busy_poll());
     }
-    let tx_stamps = granted.software_tx || granted.hardware_tx;
-    let mut link = Link::new(&mut tr, sender.max_request_len(), a.busy_poll, tx_stamps)?;
+    let mut link = Link::new(
+        &mut tr,
+        sender.max_request_len(),
+        a.busy_poll,
+        granted.any_tx(),
+    )?;
     link.warm_up(&mut sender, stop)?;
     if sender.warm_up().replies == 0 && stop.load(Ordering::Relaxed) == 0 {
         let why = if link.icmp > 0 {

@@ -51,15 +51,15 @@ pub struct Link<'t> {
     /// Waiting blocks in the receive itself (UDP, not busy-polling), woken
     /// by the reply or by this timer; `None`: poll(2) or spinning.
     wake: Option<Wake>,
-    /// A TX stamp may wait in the error queue (a wake-up found it ready,
-    /// or busy-polling's periodic look is due): the queue is read only then
-    /// and right after a send.
+    /// The error queue is due for a read (poll(2) found it ready, or, when
+    /// stamps are read after replies, a reply or busy-polling's periodic
+    /// look made it due).
     tx_due: bool,
-    /// Blocking waits: sends whose TX stamp has not been read yet. The
-    /// error queue is read once their replies are in (or a reply came),
-    /// never between a send and the wait for its reply.
+    /// Stamps read after replies: sends whose TX stamp has not been read
+    /// yet. The error queue is read once their replies are in (or a reply
+    /// came), never between a send and the wait for its reply.
     unstamped: usize,
-    /// Blocking waits: a reply came since the error queue was last read.
+    /// A reply came since the error queue was last read (or the last send).
     replied: bool,
     /// A datagram may be queued: false only after a receive found the
     /// queue empty and nothing but a send happened since (so no receive
@@ -131,6 +131,13 @@ impl<'t> Link<'t> {
         })
     }
 
+    /// TX stamps are read after the replies (blocking waits and
+    /// busy-polling), not right after each send (poll(2), which a queued
+    /// stamp would wake).
+    fn stamps_after_reply(&self) -> bool {
+        self.wake.is_some() || self.busy_poll
+    }
+
     /// The instant a blocking wait that starts at `now` must end: shortly
     /// before the session's next deadline, and soon enough to see a stop.
     fn wake_target(s: &SessionSender, now: i64) -> Option<i64> {
@@ -171,7 +178,7 @@ impl<'t> Link<'t> {
         // A reply seen before this send does not make its stamp due.
         self.replied = false;
         if self.tx_stamps {
-            if self.wake.is_some() || self.busy_poll {
+            if self.stamps_after_reply() {
                 // Read once the reply is in: the blocking receive is not
                 // woken by it, on a shared CPU every call made before
                 // blocking delays the reflector, and spinning, a read here
@@ -182,8 +189,7 @@ impl<'t> Link<'t> {
                 // send returns: one read takes it, and the poll that
                 // follows is not woken by it. Nothing else is read between
                 // the send and that wait (the reply cannot be there yet).
-                // A stamp that comes later wakes the poll (or,
-                // busy-polling, is found by the periodic look).
+                // A stamp that comes later wakes the poll.
                 self.tr.poll_tx(1, |seq, sw, hw| {
                     s.on_tx_stamp(seq, sw, hw);
                 })?;
@@ -207,12 +213,11 @@ impl<'t> Link<'t> {
                 self.maybe_data = false;
                 break;
             }
-            self.replied |= got.is_some();
             self.deliver(s, got);
         }
         self.turns = self.turns.wrapping_add(1);
         let periodic = self.busy_poll && self.turns % BUSY_TX_EVERY == 0;
-        if self.wake.is_some() || self.busy_poll {
+        if self.stamps_after_reply() {
             // After the replies, never before them (and, spinning, now and
             // then for a stamp that came late).
             self.tx_due =
@@ -221,9 +226,9 @@ impl<'t> Link<'t> {
         if self.tx_due {
             self.tx_due = false;
             self.replied = false;
-            // Blocking waits know how many stamps to expect: reading no
-            // more than that spares a read of the empty queue.
-            let max = if self.wake.is_some() || (self.busy_poll && !periodic) {
+            // Read after replies, the number of stamps to expect is known:
+            // reading no more spares a read of the empty queue.
+            let max = if self.stamps_after_reply() && !periodic {
                 self.unstamped
             } else {
                 usize::MAX
@@ -244,6 +249,7 @@ impl<'t> Link<'t> {
 
     /// A received datagram, to the session when it may be a reply.
     fn deliver(&mut self, s: &mut SessionSender, got: Option<Received>) {
+        self.replied |= got.is_some();
         if let Some(m) = got {
             let end = (m.start + m.len).min(self.rx.len());
             let reply = &self.rx[m.start.min(end)..end];
@@ -255,7 +261,6 @@ impl<'t> Link<'t> {
     /// right after it), the wake-up timer's signal or the backstop.
     fn wait_in_receive(&mut self, s: &mut SessionSender) -> Result<()> {
         let (read, got) = self.tr.recv_wait(&mut self.rx)?;
-        self.replied |= got.is_some();
         // More queued is found by the next wait, which returns at once: no
         // receive that finds nothing.
         self.maybe_data = false;
@@ -276,7 +281,6 @@ impl<'t> Link<'t> {
         loop {
             let (read, got) = self.tr.recv(&mut self.rx)?;
             if read {
-                self.replied |= got.is_some();
                 self.deliver(s, got);
                 return Ok(());
             }

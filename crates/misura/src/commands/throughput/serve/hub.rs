@@ -22,10 +22,8 @@ use std::time::{Duration, Instant};
 /// The longest one wait lasts, so idle timeouts and the test's end are
 /// seen in time.
 const TURN: Duration = Duration::from_millis(200);
-/// Reads from one ready stream per turn, so that no stream starves the
-/// others (iperf3 reads once).
-const BURST: usize = 1;
 
+/// One stream in the reader's hands.
 struct Stream {
     index: usize,
     sock: TcpStream,
@@ -37,10 +35,13 @@ struct Stream {
 /// the test's reader, becoming that reader if there is none, and returns
 /// once the stream has ended (its bytes recorded, errors reported).
 pub fn receive(t: &Test, stream: &TcpStream, index: usize, idle: Duration) {
-    let Ok(clone) = stream.try_clone() else {
-        // No handle to hand over: this stream is read here, alone.
-        read_alone(t, stream, index, idle);
-        return;
+    let clone = match stream.try_clone() {
+        Ok(c) => c,
+        Err(e) => {
+            // No descriptor to hand over (the process is at its limit).
+            t.stream_failed(index, &e, "");
+            return;
+        }
     };
     let lead = {
         let mut s = t.hub.state.lock().unwrap();
@@ -56,36 +57,12 @@ pub fn receive(t: &Test, stream: &TcpStream, index: usize, idle: Duration) {
     }
 }
 
-/// One stream, read by its own handler (the fallback when its socket
-/// cannot be shared).
-fn read_alone(t: &Test, stream: &TcpStream, index: usize, idle: Duration) {
-    let mut one = vec![Stream {
-        index,
-        sock: match stream.try_clone() {
-            Ok(s) => s,
-            Err(e) => {
-                t.stream_failed(index, &e, "nothing received for the idle timeout");
-                return;
-            }
-        },
-        bytes: 0,
-        last: Instant::now(),
-    }];
-    let mut buf = vec![0u8; buf_len(t)];
-    while !one.is_empty() {
-        turn(t, &mut one, &mut buf, idle);
-    }
-}
-
-fn buf_len(t: &Test) -> usize {
-    t.spec.msg_size.clamp(64 * 1024, 1 << 20) as usize
-}
-
 /// The reader: every stream handed over, until none is left and none is
 /// waiting to be picked up.
 fn read_all(t: &Test, idle: Duration) {
     let mut streams: Vec<Stream> = Vec::new();
-    let mut buf = vec![0u8; buf_len(t)];
+    let mut set = misura_sys::poll::PollSet::new();
+    let mut buf = vec![0u8; t.spec.msg_size.clamp(64 * 1024, 1 << 20) as usize];
     loop {
         {
             let mut s = t.hub.state.lock().unwrap();
@@ -109,13 +86,21 @@ fn read_all(t: &Test, idle: Duration) {
                 return;
             }
         }
-        turn(t, &mut streams, &mut buf, idle);
+        turn(t, &mut streams, &mut set, &mut buf, idle);
     }
 }
 
-/// One wait and the reads it allows; ended streams leave `streams`.
-fn turn(t: &Test, streams: &mut Vec<Stream>, buf: &mut [u8], idle: Duration) {
-    let mut set = misura_sys::poll::PollSet::new();
+/// One wait and one read from each ready stream (iperf3 reads once too: a
+/// reader that drains every socket sleeps, and is woken, more often);
+/// ended streams leave `streams`.
+fn turn(
+    t: &Test,
+    streams: &mut Vec<Stream>,
+    set: &mut misura_sys::poll::PollSet,
+    buf: &mut [u8],
+    idle: Duration,
+) {
+    set.clear();
     for s in streams.iter() {
         set.push(&s.sock, true, false);
     }
@@ -126,17 +111,17 @@ fn turn(t: &Test, streams: &mut Vec<Stream>, buf: &mut [u8], idle: Duration) {
         return;
     }
     let now = Instant::now();
+    // `i` walks the poll set, `k` the streams still open.
     let mut k = 0;
-    let mut i = 0;
-    while k < streams.len() {
+    for i in 0..set.len() {
         let r = set.ready(i);
-        i += 1;
-        let mut end = None;
-        if r.readable || r.hangup || r.error {
-            end = read_burst(t, &mut streams[k], buf);
+        let end = if r.readable || r.hangup || r.error {
+            read_once(t, &mut streams[k], buf)
         } else if now.duration_since(streams[k].last) >= idle {
-            end = Some(Some(std::io::Error::from(ErrorKind::TimedOut)));
-        }
+            Some(Some(std::io::Error::from(ErrorKind::TimedOut)))
+        } else {
+            None
+        };
         match end {
             Some(err) => finish(t, streams.remove(k), err),
             None => k += 1,
@@ -144,25 +129,21 @@ fn turn(t: &Test, streams: &mut Vec<Stream>, buf: &mut [u8], idle: Duration) {
     }
 }
 
-/// Up to [`BURST`] reads; `Some` once the stream has ended (with the error
-/// that ended it, if any).
-fn read_burst(t: &Test, s: &mut Stream, buf: &mut [u8]) -> Option<Option<std::io::Error>> {
-    for _ in 0..BURST {
-        match (&s.sock).read(buf) {
-            Ok(0) => return Some(None),
-            Ok(n) => {
-                s.bytes += n as u64;
-                s.last = Instant::now();
-                t.mark_rx(n as u64);
-            }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => return None,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Some(Some(e)),
+/// One read; `Some` once the stream has ended (with the error that ended
+/// it, if any).
+fn read_once(t: &Test, s: &mut Stream, buf: &mut [u8]) -> Option<Option<std::io::Error>> {
+    match (&s.sock).read(buf) {
+        Ok(0) => Some(None),
+        Ok(n) => {
+            s.bytes += n as u64;
+            s.last = Instant::now();
+            t.mark_rx(n as u64);
+            None
         }
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => None,
+        Err(e) => Some(Some(e)),
     }
-    None
 }
-
 /// A stream has ended: its bytes, its error, and its handler told.
 fn finish(t: &Test, s: Stream, err: Option<std::io::Error>) {
     if let Some(e) = &err {

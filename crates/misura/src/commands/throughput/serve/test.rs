@@ -284,7 +284,7 @@ impl Drop for Open<'_> {
 }
 
 /// A read or write that ran out of time (the socket's timeout).
-pub(super) fn is_timeout(e: &std::io::Error) -> bool {
+fn is_timeout(e: &std::io::Error) -> bool {
     matches!(
         e.kind(),
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
