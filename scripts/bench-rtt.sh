@@ -26,6 +26,12 @@
 #               stamps, as sockperf takes none (misura's default takes them:
 #               they make the kernel and network RTT, and cost each end a
 #               TX-stamp clone and a control message per datagram)
+#   same-spin-user
+#               same CPU, misura rtt --busy-poll, both misura ends
+#               --timestamps user: sockperf's client as it runs (it keeps
+#               its CPU busy between probes, 100 % of a CPU, and stamps with
+#               the user clock only). On a VM a sleeping client pays a
+#               timer interrupt before each probe (docs/own-cost.md).
 # each --repeats times (default 3), misura and sockperf back to back in
 # alternating order; the table gives the median of each figure and the
 # median of the paired ratios misura/sockperf (user RTT p50), with misura's
@@ -428,6 +434,7 @@ pinned_rows() {
         echo "-- [same] repeat $rep"; pinned_pair same "$rep" "$CPU" "$CPU" 0 0
         echo "-- [same-spin] repeat $rep"; pinned_pair same-spin "$rep" "$CPU" "$CPU" 1 0
         echo "-- [same-user] repeat $rep"; pinned_pair same-user "$rep" "$CPU" "$CPU" 0 0 1
+        echo "-- [same-spin-user] repeat $rep"; pinned_pair same-spin-user "$rep" "$CPU" "$CPU" 1 0 1
         if ((CPU != SERVER_CPU)); then
             echo "-- [split] repeat $rep"; pinned_pair split "$rep" "$CPU" "$SERVER_CPU" 0 0
             echo "-- [split-spin] repeat $rep"; pinned_pair split-spin "$rep" "$CPU" "$SERVER_CPU" 1 0

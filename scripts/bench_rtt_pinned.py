@@ -21,6 +21,7 @@ ROWS = [
     ("same", "same CPU, misura sleeping"),
     ("same-spin", "same CPU, misura client spinning"),
     ("same-user", "same CPU, sleeping, user clock only"),
+    ("same-spin-user", "same CPU, client spinning, user clock only"),
     ("split", "split CPUs, misura sleeping"),
     ("split-spin", "split CPUs, misura client spinning"),
     ("busy", "split CPUs, both ends spinning"),

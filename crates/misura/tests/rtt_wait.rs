@@ -122,6 +122,9 @@ fn user_clock_stamps_give_the_user_rtt_only() {
     assert!(o["user_rtt"]["median_ns"].as_i64().unwrap() > 0, "{o}");
     assert!(o["kernel_rtt"].is_null(), "{o}");
     assert!(o["network_rtt"].is_null(), "{o}");
+    // The reflector's user-clock turnaround: its clock after the receive to
+    // its clock before the reply, never 0 by construction.
+    assert!(o["turnaround"]["min_ns"].as_i64().unwrap() > 0, "{o}");
     schema_check(&v, "rtt.schema.json");
 }
 

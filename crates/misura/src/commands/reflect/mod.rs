@@ -375,7 +375,7 @@ fn run_udp(lp: &mut Loop<'_>, sock: &UdpTsSocket, tx_stamps: bool) {
             unstamped -= drain_udp_tx(lp, sock, &mut ring, unstamped);
         }
         let got = sock.recv_from(&mut buf);
-        // One clock read serves as the user RX stamp and as "now".
+        // The user RX stamp when the kernel gave none, and "now".
         let after_recv = realtime_ns();
         let m = match got {
             Ok(Some(m)) => m,
@@ -396,9 +396,19 @@ fn run_udp(lp: &mut Loop<'_>, sock: &UdpTsSocket, tx_stamps: bool) {
             truncated,
         };
         let request = &buf[..m.len.min(buf.len())];
+        // The reply's transmit stamp: with a kernel RX stamp, the clock
+        // read above (the kernel's TX stamp follows up). Without one that
+        // read is the RX stamp, so the clock is read again here, just
+        // before the reply is built: else the turnaround was 0 by
+        // construction (`--timestamps user`).
+        let now = if m.software_ns.is_some() {
+            after_recv
+        } else {
+            realtime_ns()
+        };
         let Decision::Reply { len, reply_seq } = lp
             .reflector
-            .handle(request, &meta, after_recv, &lp.clock, &mut out)
+            .handle(request, &meta, now, &lp.clock, &mut out)
         else {
             continue;
         };
