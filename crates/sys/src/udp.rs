@@ -456,6 +456,37 @@ impl UdpTsSocket {
         Ok(())
     }
 
+    /// Turns the TTL / hop limit and pktinfo control messages off again,
+    /// for a socket whose reader uses neither (a connected client): each
+    /// costs every receive a control message copied out. `IP_RECVERR`
+    /// stays (ICMP errors).
+    pub fn drop_receive_info(&self) -> Result<(), SysError> {
+        let opts: [(libc::c_int, libc::c_int, &str); 2] = if self.is_v6() {
+            [
+                (
+                    libc::IPPROTO_IPV6,
+                    libc::IPV6_RECVHOPLIMIT,
+                    "IPV6_RECVHOPLIMIT",
+                ),
+                (
+                    libc::IPPROTO_IPV6,
+                    libc::IPV6_RECVPKTINFO,
+                    "IPV6_RECVPKTINFO",
+                ),
+            ]
+        } else {
+            [
+                (libc::IPPROTO_IP, libc::IP_RECVTTL, "IP_RECVTTL"),
+                (libc::IPPROTO_IP, libc::IP_PKTINFO, "IP_PKTINFO"),
+            ]
+        };
+        for (level, name, what) in opts {
+            self.set_int(level, name, 0)
+                .map_err(|e| SysError::io(format!("clearing {what} on UDP {}", self.local), e))?;
+        }
+        Ok(())
+    }
+
     /// Sends one datagram to `dst`.  `Ok(false)` when the socket buffer is
     /// full (EAGAIN/ENOBUFS): retry later.  Does not allocate.
     pub fn send_to(&self, buf: &[u8], dst: SocketAddr) -> Result<bool, SysError> {

@@ -108,6 +108,8 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted)> {
     // from anyone but the reflector.
     sock.connect(target)?;
     let g = crate::shared::stamping::enable(&sock, a.timestamps)?;
+    // The client reads neither the reply's TTL nor the address it came to.
+    sock.drop_receive_info()?;
     Ok((Transport::udp(sock, target), g))
 }
 
