@@ -428,32 +428,13 @@ impl UdpTsSocket {
     /// [`UdpTsSocket::enable_timestamping`]; alone, for a user who trades
     /// the kernel's stamps for a cheaper send and receive).
     pub fn enable_control_messages(&self) -> Result<(), SysError> {
-        let opts: [(libc::c_int, libc::c_int, &str); 3] = if self.is_v6() {
-            [
-                (
-                    libc::IPPROTO_IPV6,
-                    libc::IPV6_RECVHOPLIMIT,
-                    "IPV6_RECVHOPLIMIT",
-                ),
-                (
-                    libc::IPPROTO_IPV6,
-                    libc::IPV6_RECVPKTINFO,
-                    "IPV6_RECVPKTINFO",
-                ),
-                (libc::IPPROTO_IPV6, libc::IPV6_RECVERR, "IPV6_RECVERR"),
-            ]
+        let err = if self.is_v6() {
+            (libc::IPPROTO_IPV6, libc::IPV6_RECVERR, "IPV6_RECVERR")
         } else {
-            [
-                (libc::IPPROTO_IP, libc::IP_RECVTTL, "IP_RECVTTL"),
-                (libc::IPPROTO_IP, libc::IP_PKTINFO, "IP_PKTINFO"),
-                (libc::IPPROTO_IP, libc::IP_RECVERR, "IP_RECVERR"),
-            ]
+            (libc::IPPROTO_IP, libc::IP_RECVERR, "IP_RECVERR")
         };
-        for (level, name, what) in opts {
-            self.set_int(level, name, 1)
-                .map_err(|e| SysError::io(format!("setting {what} on UDP {}", self.local), e))?;
-        }
-        Ok(())
+        let [ttl, info] = self.receive_info_options();
+        self.set_options(&[ttl, info, err], 1)
     }
 
     /// Turns the TTL / hop limit and pktinfo control messages off again,
@@ -461,7 +442,12 @@ impl UdpTsSocket {
     /// costs every receive a control message copied out. `IP_RECVERR`
     /// stays (ICMP errors).
     pub fn drop_receive_info(&self) -> Result<(), SysError> {
-        let opts: [(libc::c_int, libc::c_int, &str); 2] = if self.is_v6() {
+        self.set_options(&self.receive_info_options(), 0)
+    }
+
+    /// The TTL / hop limit and the pktinfo option of this socket's family.
+    fn receive_info_options(&self) -> [(libc::c_int, libc::c_int, &'static str); 2] {
+        if self.is_v6() {
             [
                 (
                     libc::IPPROTO_IPV6,
@@ -479,10 +465,21 @@ impl UdpTsSocket {
                 (libc::IPPROTO_IP, libc::IP_RECVTTL, "IP_RECVTTL"),
                 (libc::IPPROTO_IP, libc::IP_PKTINFO, "IP_PKTINFO"),
             ]
-        };
-        for (level, name, what) in opts {
-            self.set_int(level, name, 0)
-                .map_err(|e| SysError::io(format!("clearing {what} on UDP {}", self.local), e))?;
+        }
+    }
+
+    fn set_options(
+        &self,
+        opts: &[(libc::c_int, libc::c_int, &str)],
+        value: libc::c_int,
+    ) -> Result<(), SysError> {
+        for &(level, name, what) in opts {
+            self.set_int(level, name, value).map_err(|e| {
+                SysError::io(
+                    format!("setting {what} to {value} on UDP {}", self.local),
+                    e,
+                )
+            })?;
         }
         Ok(())
     }
