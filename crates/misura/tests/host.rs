@@ -90,6 +90,15 @@ fn check_on_the_plain_host() {
         assert!(!i["state"].as_str().unwrap().is_empty());
     }
     item(&v, "time sync", "kernel clock");
+    // A KVM guest whose haltpoll idle driver has polling off is told so.
+    let driver = std::fs::read_to_string("/sys/devices/system/cpu/cpuidle/current_driver");
+    let poll = std::fs::read_to_string(HALT_POLL_NS);
+    if driver.is_ok_and(|d| d.trim() == "haltpoll") && poll.is_ok_and(|p| p.trim() == "0") {
+        let i = item(&v, "host", "idle states");
+        assert_eq!(i["verdict"], "hurts precision", "{i}");
+        assert!(i["state"].as_str().unwrap().contains("guest_halt_poll_ns 0"), "{i}");
+        assert!(i["command"].as_str().unwrap().contains(HALT_POLL_NS), "{i}");
+    }
     // The human table says the same, one row per item.
     let o = run(&["host", "check"]);
     assert!(o.status.success());
@@ -168,6 +177,9 @@ fn apply_then_revert_restores_every_value() {
         .output();
     let gro_on = o.is_ok_and(|o| o.status.success());
     let before = [offloads(&t, "p1"), offloads(&t, "p2")];
+    // Host-wide: guest halt polling, on a KVM guest that has it.
+    let halt_poll = || std::fs::read_to_string(HALT_POLL_NS).ok();
+    let halt_poll_before = halt_poll();
 
     // The plan changes nothing.
     let plan = json_of(&run(&[
@@ -214,7 +226,7 @@ fn apply_then_revert_restores_every_value() {
         .map(|e| {
             format!(
                 "{} {}",
-                e["interface"].as_str().unwrap(),
+                e["interface"].as_str().unwrap_or("host"),
                 e["key"].as_str().unwrap()
             )
         })
@@ -246,7 +258,13 @@ fn apply_then_revert_restores_every_value() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("restored"), "{text}");
     assert_eq!([offloads(&t, "p1"), offloads(&t, "p2")], before);
+    assert_eq!(halt_poll(), halt_poll_before);
+    if keys.iter().any(|k| k.ends_with(HALT_POLL_NS)) {
+        assert!(text.contains("guest_halt_poll_ns"), "{text}");
+    }
 }
+
+const HALT_POLL_NS: &str = "/sys/module/haltpoll/parameters/guest_halt_poll_ns";
 
 #[test]
 fn apply_without_root_is_refused() {

@@ -77,6 +77,16 @@ pub fn cpus() -> Vec<usize> {
     v
 }
 
+/// The cpuidle driver in use (`haltpoll` on a KVM guest that has it).
+pub const CPUIDLE_DRIVER: &str = "/sys/devices/system/cpu/cpuidle/current_driver";
+
+/// How long (ns) an idle vCPU under the haltpoll driver polls before it
+/// halts; 0 halts at once.
+pub const HALT_POLL_NS: &str = "/sys/module/haltpoll/parameters/guest_halt_poll_ns";
+
+/// The kernel's default for [`HALT_POLL_NS`].
+pub const HALT_POLL_NS_DEFAULT: u64 = 200_000;
+
 /// One idle state of a CPU (`/sys/devices/system/cpu/cpuN/cpuidle/stateK`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IdleState {

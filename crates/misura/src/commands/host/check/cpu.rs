@@ -139,7 +139,7 @@ fn idle_limits(cmdline: &str) -> Vec<String> {
 
 pub(super) fn idle_states(cpus: &[usize], cmdline: &str, virtualized: bool) -> CheckItem {
     let why = "waking from a deep idle state takes its exit latency (tens to hundreds of µs) before a frame is handled";
-    let driver = hostinfo::read("/sys/devices/system/cpu/cpuidle/current_driver");
+    let driver = hostinfo::read(hostinfo::CPUIDLE_DRIVER);
     let governor = hostinfo::read("/sys/devices/system/cpu/cpuidle/current_governor");
     let states = cpus
         .first()
@@ -183,6 +183,9 @@ pub(super) fn idle_states(cpus: &[usize], cmdline: &str, virtualized: bool) -> C
             }
         )
     };
+    if let Some(item) = halt_polling(&driver, &state) {
+        return item;
+    }
     let verdict = if states.is_empty() {
         Verdict::NotApplicable
     } else if deep.is_empty() {
@@ -198,6 +201,31 @@ pub(super) fn idle_states(cpus: &[usize], cmdline: &str, virtualized: bool) -> C
         None => "echo 1 | tee /sys/devices/system/cpu/cpu*/cpuidle/stateN/disable".into(),
     });
     item("host", "idle states", state, verdict, why, command)
+}
+
+/// Under the haltpoll driver (a KVM guest) the idle states are nominal: what
+/// a wake-up costs is set by how long an idle vCPU polls before it halts.
+/// `None` unless the driver is haltpoll and polling is turned off.
+fn halt_polling(driver: &Reading, states: &str) -> Option<CheckItem> {
+    if driver.value() != Some("haltpoll") {
+        return None;
+    }
+    let ns = hostinfo::read(hostinfo::HALT_POLL_NS);
+    if ns.value().and_then(|v| v.parse::<u64>().ok()) != Some(0) {
+        return None;
+    }
+    Some(item(
+        "host",
+        "idle states",
+        format!("{states}; guest halt polling off (guest_halt_poll_ns 0)"),
+        Verdict::Hurts,
+        "an idle vCPU halts at once and each wake-up of it goes through the hypervisor: on the lab a sleeping round trip across two vCPUs took 50-90 µs p50, spinning 6-8 µs",
+        Some(format!(
+            "echo {} > {} (the kernel's default: an idle vCPU polls up to 200 µs before it halts, host CPU time) or misura host tune --apply",
+            hostinfo::HALT_POLL_NS_DEFAULT,
+            hostinfo::HALT_POLL_NS
+        )),
+    ))
 }
 
 pub(super) fn smt() -> CheckItem {

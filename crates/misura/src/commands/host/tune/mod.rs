@@ -20,8 +20,10 @@ use crate::shared::output::Finished;
 pub const TUNE_LONG_ABOUT: &str = "\
 The safe changes that make timing more precise, with the exact commands and the
 current → new values: CPU governor `performance`, idle states deeper than 10 µs
-disabled, and on the measured interfaces EEE off, interrupt coalescing
-rx-usecs 0 / rx-frames 1 / adaptive off, GRO/LRO/GSO/TSO off.
+disabled, guest halt polling back at the kernel's 200 µs on a KVM guest whose
+haltpoll idle driver has it off, and on the measured interfaces EEE off,
+interrupt coalescing rx-usecs 0 / rx-frames 1 / adaptive off, GRO/LRO/GSO/TSO
+off.
 
 Without --apply only the plan is printed. --apply (root) applies it and writes
 the old values to a state file (default under the user's data directory,

@@ -1,5 +1,6 @@
 //! The plan: every safe change, with its current and new value, or why it
-//! is skipped or already done. Host-wide first (governor, idle states),
+//! is skipped or already done. Host-wide first (governor, idle states,
+//! guest halt polling),
 //! then each interface (EEE, coalescing, offloads).
 
 use super::settings::current;
@@ -27,6 +28,7 @@ pub(super) fn plan(
     let cpus = hostinfo::cpus();
     let mut v = governors(&cpus, netns, virtualized);
     v.extend(idle_states(&cpus, netns));
+    v.extend(halt_polling(netns));
     for i in interfaces {
         v.extend(interface(i, netns));
     }
@@ -128,6 +130,37 @@ fn idle_states(cpus: &[usize], netns: Option<&str>) -> Vec<PlanEntry> {
         });
     }
     v
+}
+
+/// On a KVM guest whose idle driver is haltpoll: guest halt polling at the
+/// kernel's default, when it was turned down (0: every idle vCPU halts at
+/// once, and each wake-up of it goes through the hypervisor).
+fn halt_polling(netns: Option<&str>) -> Vec<PlanEntry> {
+    if hostinfo::read(hostinfo::CPUIDLE_DRIVER).value() != Some("haltpoll") {
+        return Vec::new();
+    }
+    let path = hostinfo::HALT_POLL_NS;
+    let current = current(SettingKind::Sysfs, None, path);
+    if let Ok(v) = &current {
+        if v.parse::<u64>()
+            .is_ok_and(|ns| ns >= hostinfo::HALT_POLL_NS_DEFAULT)
+        {
+            return vec![PlanEntry::Already {
+                scope: "host".into(),
+                item: "guest halt polling (ns)".into(),
+                value: v.clone(),
+            }];
+        }
+    }
+    vec![model::plan_entry(
+        SettingKind::Sysfs,
+        None,
+        path,
+        "guest halt polling (ns)",
+        current,
+        &hostinfo::HALT_POLL_NS_DEFAULT.to_string(),
+        netns,
+    )]
 }
 
 /// EEE off, coalescing to its safe values, every offload off.
