@@ -304,6 +304,10 @@ cpu_snapshot() { grep '^cpu[0-9]' /proc/stat >"$1"; }
     echo "cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     echo "virtualization=$(systemd-detect-virt 2>/dev/null || echo unknown)"
     echo "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
+    # An idle vCPU that halts at once (haltpoll, guest_halt_poll_ns 0) makes
+    # every wake-up across CPUs dearer: part of what the figures mean.
+    echo "cpuidle_driver=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)"
+    echo "guest_halt_poll_ns=$(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || echo none)"
 } >"$WORK/params.txt"
 
 echo "== misura rtt benchmark: raw outputs in $WORK"

@@ -292,6 +292,10 @@ SERVER_LIMIT=$((CLIENT_LIMIT + 30))
     echo "cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
     echo "virtualization=$(systemd-detect-virt 2>/dev/null || echo unknown)"
     echo "tcp_congestion=$(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo unknown)"
+    # An idle vCPU that halts at once (haltpoll, guest_halt_poll_ns 0) makes
+    # every wake-up across CPUs dearer: part of what the figures mean.
+    echo "cpuidle_driver=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)"
+    echo "guest_halt_poll_ns=$(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || echo none)"
     echo "netdev_max_backlog=$(cat /proc/sys/net/core/netdev_max_backlog 2>/dev/null || echo unknown)"
     echo "rmem_max=$(cat /proc/sys/net/core/rmem_max 2>/dev/null || echo unknown)"
     echo "wmem_max=$(cat /proc/sys/net/core/wmem_max 2>/dev/null || echo unknown)"
