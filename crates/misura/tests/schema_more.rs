@@ -603,30 +603,17 @@ fn host_tune_apply_and_revert_match_their_schemas() {
     check_modelled::<misura_report::host::TuneReport>(&plan, "host-tune");
     assert_eq!(plan["interfaces"], json!(["p1", "p2"]));
 
-    // Apply in a mount namespace of its own where /sys/devices/system/cpu
-    // (governors, idle states: the only host-wide settings the plan writes)
-    // is read-only, so only the lab's veth ports can change.
+    // Apply where the host-wide settings are read-only, so only the lab's
+    // veth ports can change.
     let state = lab.path("state.json");
     let state_s = state.to_str().unwrap();
-    let guard = "mount --bind /sys/devices/system/cpu /sys/devices/system/cpu \
-                 && mount -o remount,bind,ro /sys/devices/system/cpu && exec \"$0\" \"$@\"";
+    let apply = tune(&["--apply", "--state-file", state_s]);
     let o = run_command_within(
         limit,
-        Command::new(&unshare)
-            // misura runs under unshare, so it gets the scratch home here
-            // (as misura() gives it): never the user's store.
-            .env("HOME", test_home())
-            .env("XDG_DATA_HOME", test_home().join("data"))
-            .args([
-                "--mount",
-                "--propagation",
-                "private",
-                "sh",
-                "-c",
-                guard,
-                BIN,
-            ])
-            .args(tune(&["--apply", "--state-file", state_s])),
+        &mut misura_host_read_only(
+            &unshare,
+            &apply.iter().map(String::as_str).collect::<Vec<_>>(),
+        ),
         "host tune --apply",
     );
     let applied = json_of(&o);

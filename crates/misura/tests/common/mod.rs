@@ -28,6 +28,33 @@ pub fn misura() -> Command {
     c
 }
 
+/// `misura ARGS` under unshare(1) in a mount namespace of its own where the
+/// host-wide settings `host tune` writes (governors and idle states under
+/// /sys/devices/system/cpu, guest halt polling under /sys/module/haltpoll)
+/// are read-only: a test may apply a plan to its lab's ports, never to the
+/// machine. With the scratch home, as [`misura`] gives it.
+pub fn misura_host_read_only(unshare: &Path, args: &[&str]) -> Command {
+    let guard = "ro() { mount --bind \"$1\" \"$1\" && mount -o remount,bind,ro \"$1\"; } \
+                 && ro /sys/devices/system/cpu \
+                 && { [ ! -d /sys/module/haltpoll/parameters ] || ro /sys/module/haltpoll/parameters; } \
+                 && exec \"$0\" \"$@\"";
+    let home = test_home();
+    let mut c = Command::new(unshare);
+    c.env("HOME", home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            guard,
+            BIN,
+        ])
+        .args(args);
+    c
+}
+
 /// The scratch home of this test process (`$TMPDIR/misura-test-home-PID`).
 /// Those of processes that have ended are removed on first use.
 pub fn test_home() -> &'static Path {
