@@ -389,6 +389,14 @@ impl UdpTsSocket {
         &self,
         want_hardware: bool,
     ) -> Result<TimestampingGranted, SysError> {
+        let granted = self.enable_stamps(want_hardware)?;
+        self.enable_control_messages(true)?;
+        Ok(granted)
+    }
+
+    /// [`UdpTsSocket::enable_timestamping`]'s stamps alone, without the
+    /// control messages (for a caller that chooses those itself).
+    pub fn enable_stamps(&self, want_hardware: bool) -> Result<TimestampingGranted, SysError> {
         let mut flags =
             SOF_TX_SOFTWARE | SOF_RX_SOFTWARE | SOF_SOFTWARE | SOF_OPT_ID | SOF_OPT_TSONLY;
         if want_hardware {
@@ -408,7 +416,6 @@ impl UdpTsSocket {
                     SysError::io(format!("enabling SO_TIMESTAMPING on UDP {}", self.local), e)
                 }
             })?;
-        self.enable_control_messages()?;
         // Read back what the kernel kept.
         let got = self
             .get_int(libc::SOL_SOCKET, SO_TIMESTAMPING_OLD)
@@ -423,32 +430,15 @@ impl UdpTsSocket {
         })
     }
 
-    /// The TTL / hop limit and pktinfo control messages, and `IP_RECVERR`
-    /// / `IPV6_RECVERR`, without kernel timestamps (part of
-    /// [`UdpTsSocket::enable_timestamping`]; alone, for a user who trades
-    /// the kernel's stamps for a cheaper send and receive).
-    pub fn enable_control_messages(&self) -> Result<(), SysError> {
-        let err = if self.is_v6() {
-            (libc::IPPROTO_IPV6, libc::IPV6_RECVERR, "IPV6_RECVERR")
-        } else {
-            (libc::IPPROTO_IP, libc::IP_RECVERR, "IP_RECVERR")
-        };
-        let [ttl, info] = self.receive_info_options();
-        self.set_options(&[ttl, info, err], 1)
-    }
-
-    /// Turns the TTL / hop limit and pktinfo control messages off again,
-    /// for a socket whose reader uses neither (a connected client): each
-    /// costs every receive a control message copied out. `IP_RECVERR`
-    /// stays (ICMP errors).
-    pub fn drop_receive_info(&self) -> Result<(), SysError> {
-        self.set_options(&self.receive_info_options(), 0)
-    }
-
-    /// The TTL / hop limit and the pktinfo option of this socket's family.
-    fn receive_info_options(&self) -> [(libc::c_int, libc::c_int, &'static str); 2] {
-        if self.is_v6() {
+    /// `IP_RECVERR` / `IPV6_RECVERR` (ICMP errors on the error queue) and,
+    /// when `receive_info`, the TTL / hop limit and pktinfo control
+    /// messages, without kernel timestamps. A reader that uses neither (a
+    /// connected client) leaves `receive_info` off: each costs every
+    /// receive a control message copied out.
+    pub fn enable_control_messages(&self, receive_info: bool) -> Result<(), SysError> {
+        let [err, ttl, info] = if self.is_v6() {
             [
+                (libc::IPPROTO_IPV6, libc::IPV6_RECVERR, "IPV6_RECVERR"),
                 (
                     libc::IPPROTO_IPV6,
                     libc::IPV6_RECVHOPLIMIT,
@@ -462,24 +452,23 @@ impl UdpTsSocket {
             ]
         } else {
             [
+                (libc::IPPROTO_IP, libc::IP_RECVERR, "IP_RECVERR"),
                 (libc::IPPROTO_IP, libc::IP_RECVTTL, "IP_RECVTTL"),
                 (libc::IPPROTO_IP, libc::IP_PKTINFO, "IP_PKTINFO"),
             ]
+        };
+        if receive_info {
+            self.set_options_on(&[ttl, info, err])
+        } else {
+            self.set_options_on(&[err])
         }
     }
 
-    fn set_options(
-        &self,
-        opts: &[(libc::c_int, libc::c_int, &str)],
-        value: libc::c_int,
-    ) -> Result<(), SysError> {
+    /// Sets each boolean socket option of `opts` to 1.
+    fn set_options_on(&self, opts: &[(libc::c_int, libc::c_int, &str)]) -> Result<(), SysError> {
         for &(level, name, what) in opts {
-            self.set_int(level, name, value).map_err(|e| {
-                SysError::io(
-                    format!("setting {what} to {value} on UDP {}", self.local),
-                    e,
-                )
-            })?;
+            self.set_int(level, name, 1)
+                .map_err(|e| SysError::io(format!("setting {what} on UDP {}", self.local), e))?;
         }
         Ok(())
     }

@@ -24,14 +24,18 @@ pub enum Timestamps {
     User,
 }
 
-/// Turns on what `mode` asks for (and the control messages either way);
-/// says what the kernel granted.
-pub fn enable(sock: &UdpTsSocket, mode: Timestamps) -> Result<TimestampingGranted> {
-    Ok(match mode {
-        Timestamps::Kernel => sock.enable_timestamping(false)?,
-        Timestamps::User => {
-            sock.enable_control_messages()?;
-            TimestampingGranted::NONE
-        }
-    })
+/// Turns on what `mode` asks for and the control messages either way (the
+/// TTL and pktinfo ones only when `receive_info`: a reader that uses
+/// them); says what the kernel granted.
+pub fn enable(
+    sock: &UdpTsSocket,
+    mode: Timestamps,
+    receive_info: bool,
+) -> Result<TimestampingGranted> {
+    let granted = match mode {
+        Timestamps::Kernel => sock.enable_stamps(false)?,
+        Timestamps::User => TimestampingGranted::NONE,
+    };
+    sock.enable_control_messages(receive_info)?;
+    Ok(granted)
 }

@@ -319,8 +319,10 @@ fn open_udp(
 ) -> Result<(UdpTsSocket, TimestampingGranted)> {
     let addr = SocketAddr::new(ip, port);
     let sock = UdpTsSocket::bind(addr).with_context(|| format!("listening on UDP {addr}"))?;
-    let granted = crate::shared::stamping::enable(&sock, stamps)
-        .with_context(|| format!("turning on kernel timestamps on UDP {addr}"))?;
+    // The reflector answers from the address a request came to (pktinfo)
+    // and reports its TTL.
+    let granted = crate::shared::stamping::enable(&sock, stamps, true)
+        .with_context(|| format!("setting up the stamps and control messages on UDP {addr}"))?;
     // A deep queue rides out a flood's bursts (and moments the loop is off
     // the CPU) instead of dropping real requests with the flood's.
     if let Err(e) = sock.set_recv_buffer(RECV_BUFFER) {

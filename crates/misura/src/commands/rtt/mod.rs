@@ -107,9 +107,8 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted)> {
     // Connected: no route lookup per probe, and the kernel drops datagrams
     // from anyone but the reflector.
     sock.connect(target)?;
-    let g = crate::shared::stamping::enable(&sock, a.timestamps)?;
     // The client reads neither the reply's TTL nor the address it came to.
-    sock.drop_receive_info()?;
+    let g = crate::shared::stamping::enable(&sock, a.timestamps, false)?;
     Ok((Transport::udp(sock, target), g))
 }
 

@@ -106,47 +106,41 @@ fn tcp_stream(shared: &Shared, t: &Test, stream: &TcpStream, index: usize) {
         return;
     }
     std::thread::scope(|sc| {
-        if spec.server_sends() {
-            let writer = sc.spawn(|| {
-                let mut buf = vec![0u8; spec.msg_size as usize];
-                for (i, b) in buf.iter_mut().enumerate() {
-                    *b = i as u8;
-                }
-                let until = monotonic_at(t.send_until(Instant::now()));
-                let rate = send_rate(shared, spec, spec.streams);
-                let mut pacer = PacedSender::new(buf.len() as u64, rate, false);
-                let mut s = stream;
-                while pacer.next(until, || t.stopped()) {
-                    match s.write_all(&buf) {
-                        Ok(()) => t.mark_tx(buf.len() as u64),
-                        Err(e) => {
-                            t.stream_failed(
-                                index,
-                                &e,
-                                "the client read nothing for the idle timeout",
-                            );
-                            return;
-                        }
-                    }
-                }
-                let _ = stream.shutdown(Shutdown::Write);
-            });
-            if !spec.server_receives() {
-                let _ = writer.join();
-                // Wait for the client's close (it has read everything),
-                // discarding anything it sends.
-                let mut sink = [0u8; 4096];
-                let mut s = stream;
-                while !t.stopped() {
-                    match s.read(&mut sink) {
-                        Ok(0) | Err(_) => break,
-                        Ok(_) => {}
-                    }
-                }
-                return;
+        let writer = sc.spawn(|| {
+            let mut buf = vec![0u8; spec.msg_size as usize];
+            for (i, b) in buf.iter_mut().enumerate() {
+                *b = i as u8;
             }
+            let until = monotonic_at(t.send_until(Instant::now()));
+            let rate = send_rate(shared, spec, spec.streams);
+            let mut pacer = PacedSender::new(buf.len() as u64, rate, false);
+            let mut s = stream;
+            while pacer.next(until, || t.stopped()) {
+                match s.write_all(&buf) {
+                    Ok(()) => t.mark_tx(buf.len() as u64),
+                    Err(e) => {
+                        t.stream_failed(index, &e, "the client read nothing for the idle timeout");
+                        return;
+                    }
+                }
+            }
+            let _ = stream.shutdown(Shutdown::Write);
+        });
+        if !spec.server_receives() {
+            let _ = writer.join();
+            // Wait for the client's close (it has read everything),
+            // discarding anything it sends.
+            let mut sink = [0u8; 4096];
+            let mut s = stream;
+            while !t.stopped() {
+                match s.read(&mut sink) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+            return;
         }
-        let mut buf = vec![0u8; spec.msg_size.clamp(64 * 1024, 1 << 20) as usize];
+        let mut buf = t.read_buf();
         let mut mine = 0u64;
         let mut s = stream;
         loop {

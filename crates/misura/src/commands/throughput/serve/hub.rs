@@ -62,7 +62,7 @@ pub fn receive(t: &Test, stream: &TcpStream, index: usize, idle: Duration) {
 fn read_all(t: &Test, idle: Duration) {
     let mut streams: Vec<Stream> = Vec::new();
     let mut set = misura_sys::poll::PollSet::new();
-    let mut buf = vec![0u8; t.spec.msg_size.clamp(64 * 1024, 1 << 20) as usize];
+    let mut buf = t.read_buf();
     loop {
         {
             let mut s = t.hub.state.lock().unwrap();

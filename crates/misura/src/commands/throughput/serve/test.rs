@@ -163,6 +163,12 @@ impl Test {
         }
     }
 
+    /// A tcp stream reader's buffer: the message size, within 64 KiB and
+    /// 1 MiB.
+    pub(super) fn read_buf(&self) -> Vec<u8> {
+        vec![0u8; self.spec.msg_size.clamp(64 * 1024, 1 << 20) as usize]
+    }
+
     /// What stream `index` received, for the per-stream figures.
     pub(super) fn record_stream_bytes(&self, index: usize, bytes: u64) {
         if let Some(b) = self.stream_bytes.lock().unwrap().get_mut(index) {
