@@ -195,8 +195,9 @@ impl Outputs {
     /// measured is lost from the terminal.
     pub fn deliver(self, r: &dyn RunReport) -> Result<()> {
         let printed = {
-            let stdout = std::io::stdout();
-            let mut out = stdout.lock();
+            // Buffered: a pretty-printed result is thousands of lines, and
+            // stdout flushes each line on its own (one write(2) per line).
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
             let res = if self.json {
                 r.write_json(&mut out)
             } else {
