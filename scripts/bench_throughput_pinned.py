@@ -61,6 +61,9 @@ def summarise(runs, params):
     dur = float(params.get("duration_s", "5"))
     out = {}
     for test, _ in ROWS:
+        # The CPUs the two ends were pinned to (one CPU in the "same" rows).
+        cpu = params.get("cpu", "1")
+        scpu = cpu if test.endswith("_same") else params.get("server_cpu", "0")
         row = {"tools": {}, "pairs": []}
         by_rep = {}
         for r in runs:
@@ -70,6 +73,9 @@ def summarise(runs, params):
             if f:
                 f["client_cpu_per_s"] = rusage(r["file"], dur)
                 f.update(spacing(r["file"]))
+                busy = r.get("cpu_busy") or {}
+                f["busy_client_cpu"] = (busy.get(f"cpu{cpu}") or {}).get("busy")
+                f["busy_server_cpu"] = (busy.get(f"cpu{scpu}") or {}).get("busy")
             by_rep.setdefault(r["repeat"], {})[r["tool"]] = (f, r.get("error"))
         for tool in TOOLS:
             fs = [v[tool][0] for v in by_rep.values() if tool in v and v[tool][0]]
@@ -86,6 +92,8 @@ def summarise(runs, params):
                 "sender_bps": med([f.get("sender_bps") for f in fs]),
                 "client_cpu_per_s": med([f.get("client_cpu_per_s") for f in fs]),
                 "client_cpu_per_s_runs": [f.get("client_cpu_per_s") for f in fs],
+                "busy_client_cpu": med([f.get("busy_client_cpu") for f in fs]),
+                "busy_server_cpu": med([f.get("busy_server_cpu") for f in fs]),
             }
         key = "client_cpu_per_s" if test.startswith("udp") else "value"
         for rep in sorted(by_rep):
@@ -108,8 +116,11 @@ def table(summary, params):
         f"pinned pairs (misura beside iperf3, same pinning, back to back; median of {params.get('repeat')} "
         f"repeat(s); client CPU = getrusage user+system of the client per second of test): same = client and "
         f"server on CPU {cpu}; split = client on CPU {cpu}, server on CPU {scpu}",
+        "CPUs busy = the pinned CPUs' busy share over the test (/proc/stat), client's CPU / server's CPU; "
+        "in a same-CPU row both ends share one CPU, so how its time splits between the client and the "
+        "server is attribution, and throughput is what compares",
     ]
-    hdr = (f"{'row':26} | {'tool':7} | {'figure (median)':52} | {'client CPU s/s':14} | "
+    hdr = (f"{'row':26} | {'tool':7} | {'figure (median)':52} | {'client CPU s/s':14} | {'CPUs busy':9} | "
            f"misura/iperf3 (median of pairs; of medians)")
     rule = "-" * (len(hdr) + 4)
     lines += [rule, hdr, rule]
@@ -134,7 +145,10 @@ def table(summary, params):
             if tool == "misura":
                 rt = (f"{fmt(row['ratio_median_of_pairs'], '.2f')}x; {fmt(row['ratio_of_medians'], '.2f')}x "
                       f"({row['ratio_figure']}, {len(row['pairs'])} pairs)")
+            busy = fmt(s["busy_client_cpu"], ".2f")
+            if not test.endswith("_same"):
+                busy += "/" + fmt(s["busy_server_cpu"], ".2f")
             lines.append(f"{label if tool == 'misura' else '':26} | {tool:7} | {fig:52} | "
-                         f"{fmt(s['client_cpu_per_s'], '.3f'):14} | {rt}")
+                         f"{fmt(s['client_cpu_per_s'], '.3f'):14} | {busy:9} | {rt}")
         lines.append(rule)
     return lines
