@@ -625,6 +625,7 @@ fn sigterm_exits_promptly_and_writes_the_report() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["format"], "misura.serve");
     assert_eq!(v["format_version"], 2);
+    assert_eq!(v["config"]["busy_poll_ns"], 5000, "the default --busy-poll");
     assert!(v["host"]["online_cpus"].as_u64().unwrap() > 0);
     let tests = v["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 2, "{tests:?}");
@@ -846,5 +847,50 @@ fn a_client_stopped_mid_test_frees_its_slot_after_the_idle_timeout() {
     assert!(
         freed < Duration::from_millis(3500),
         "the slot came back only after {freed:?}"
+    );
+}
+
+/// `--busy-poll`: with a window (and with none) the reader still reads
+/// every byte of every stream, and the report says which window ran; a
+/// window past the bound is refused before anything starts.
+#[test]
+fn busy_poll_window_reads_every_byte_and_is_reported() {
+    let dir = std::env::temp_dir().join(format!("misura-serve-busy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (window, ns) in [("200us", 200_000), ("0", 0)] {
+        let json = dir.join(format!("serve-{ns}.json"));
+        let server = Server::start(&[
+            "--busy-poll",
+            window,
+            "--export-json",
+            json.to_str().unwrap(),
+        ]);
+        let (written, result) = tcp_forward(&server, 2, Duration::from_secs(1));
+        check_result(written, &result, 2);
+        let (code, _, _) = server.terminate();
+        assert_eq!(code, Some(143));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(v["config"]["busy_poll_ns"], ns, "--busy-poll {window}");
+        assert_eq!(v["tests"][0]["bytes_received"].as_u64(), Some(written));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    let out = misura()
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1",
+            "--port",
+            &free_port().to_string(),
+        ])
+        .args(["--busy-poll", "2ms"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--busy-poll 2ms") && err.contains("1ms"),
+        "{err}"
     );
 }

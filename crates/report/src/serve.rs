@@ -23,6 +23,10 @@ pub struct ServeConfig {
     pub max_connections: usize,
     pub authenticated: bool,
     pub auth_window_ns: i64,
+    /// `--busy-poll`: how long a forward TCP test's reader polls before it
+    /// sleeps, ns (0: it sleeps at once).
+    #[serde(default)]
+    pub busy_poll_ns: i64,
 }
 
 /// One test the server ran, with the receiver's figures.

@@ -102,7 +102,7 @@ fn tcp_stream(shared: &Shared, t: &Test, stream: &TcpStream, index: usize) {
     let spec = &t.spec;
     if !spec.server_sends() {
         // Forward: one handler reads every stream of the test (hub.rs).
-        super::hub::receive(t, stream, index, shared.limits.idle_timeout);
+        super::hub::receive(t, stream, index, &shared.limits);
         return;
     }
     std::thread::scope(|sc| {

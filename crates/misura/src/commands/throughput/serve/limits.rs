@@ -15,7 +15,14 @@ pub struct Limits {
     pub max_per_source: usize,
     pub max_connections: usize,
     pub auth_window: Duration,
+    /// `--busy-poll`: how long a forward TCP test's reader keeps polling its
+    /// sockets before it sleeps (zero: it sleeps at once).
+    pub busy_poll: Duration,
 }
+
+/// The longest `--busy-poll` window: past it the reader spins through any
+/// gap a stream has and the flag is a whole CPU in all but name.
+pub const MAX_BUSY_POLL: Duration = Duration::from_millis(1);
 
 /// Largest message a TCP test may write at once, and largest rr request or
 /// response (seed 001 goes up to 500 000 bytes).
