@@ -229,7 +229,7 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let shared = Arc::new(Shared::new(limits, key, args.out.quiet));
     if !args.out.quiet {
         eprintln!(
-            "misura serve: listening on {local} (max {} tests, {} s, {} streams; {})",
+            "misura serve: listening on {local} (max {} tests, {} s, {} streams; {}; {})",
             config.max_tests,
             config.max_duration_ns / 1_000_000_000,
             config.max_streams,
@@ -237,6 +237,14 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
                 "requests must be signed"
             } else {
                 "no authentication"
+            },
+            if config.busy_poll_ns > 0 {
+                format!(
+                    "TCP readers poll {:?} before sleeping",
+                    Duration::from_nanos(config.busy_poll_ns as u64)
+                )
+            } else {
+                "TCP readers sleep at once".to_string()
             }
         );
     }
