@@ -74,8 +74,11 @@ def summarise(runs, params):
                 f["client_cpu_per_s"] = rusage(r["file"], dur)
                 f.update(spacing(r["file"]))
                 busy = r.get("cpu_busy") or {}
-                f["busy_client_cpu"] = (busy.get(f"cpu{cpu}") or {}).get("busy")
-                f["busy_server_cpu"] = (busy.get(f"cpu{scpu}") or {}).get("busy")
+                # Busy CPU seconds per second of test: the snapshots bracket
+                # the whole client run, which can outlast the test.
+                for k, c in (("busy_client_cpu", cpu), ("busy_server_cpu", scpu)):
+                    b = (busy.get(f"cpu{c}") or {}).get("busy_s")
+                    f[k] = b / dur if b is not None and dur > 0 else None
             by_rep.setdefault(r["repeat"], {})[r["tool"]] = (f, r.get("error"))
         for tool in TOOLS:
             fs = [v[tool][0] for v in by_rep.values() if tool in v and v[tool][0]]
@@ -116,7 +119,8 @@ def table(summary, params):
         f"pinned pairs (misura beside iperf3, same pinning, back to back; median of {params.get('repeat')} "
         f"repeat(s); client CPU = getrusage user+system of the client per second of test): same = client and "
         f"server on CPU {cpu}; split = client on CPU {cpu}, server on CPU {scpu}",
-        "CPUs busy = the pinned CPUs' busy share over the test (/proc/stat), client's CPU / server's CPU; "
+        "CPUs busy = seconds the pinned CPUs were busy per second of test (/proc/stat; setup and teardown "
+        "add a little), client's CPU / server's CPU; "
         "in a same-CPU row both ends share one CPU, so how its time splits between the client and the "
         "server is attribution, and throughput is what compares",
     ]

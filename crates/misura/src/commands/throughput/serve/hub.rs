@@ -14,7 +14,7 @@
 //! keeps polling its sockets for up to WINDOW: data that comes in that time
 //! is read at once and wakes nobody. On the 2-vCPU lab (the guest's halt
 //! polling off), one stream on split CPUs: 22.7-23.2 Gbit/s sleeping at
-//! once, 24.5-26.8 with 5 µs (0.47 of the server's CPU instead of 0.28),
+//! once, 24.5-26.8 with 5 µs (47-49 % of the server's CPU instead of 33-36 %),
 //! 30.7-32.9 with 20 µs (docs/own-cost.md).
 //!
 //! Each stream keeps what a per-stream reader gave it: its own byte count,
