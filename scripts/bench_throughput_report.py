@@ -281,14 +281,16 @@ def cpu_busy(start_path, end_path):
         if total > 0:
             res[cpu] = {"busy": (total - d[3] - d[4]) / total, "steal": d[7] / total,
                         "softirq": d[6] / total}
-            # Busy seconds as wall time minus idle time. The idle and iowait
-            # fields are measured (tickless idle), but the busy ones are sampled
-            # by the tick, and on this VM they missed most of iperf3's paced UDP
-            # sender: its fields summed to 3.0 s over 5.1 s of wall time, while
-            # getrusage gave it 2.15 s of CPU.
+            # Busy as wall time minus idle time where the snapshots carry the
+            # time. The idle and iowait fields are measured (tickless idle),
+            # but the busy ones are sampled by the tick, and on this VM they
+            # missed most of iperf3's paced UDP sender: its fields summed to
+            # 3.0 s over 5.1 s of wall time, while getrusage gave it 2.15 s.
             if "time" in a and "time" in b and b["time"] > a["time"]:
-                idle_s = (d[3] + d[4]) / os.sysconf("SC_CLK_TCK")
-                res[cpu]["busy_s"] = max(0.0, (b["time"] - a["time"]) - idle_s)
+                wall = b["time"] - a["time"]
+                busy_s = max(0.0, wall - (d[3] + d[4]) / os.sysconf("SC_CLK_TCK"))
+                res[cpu]["busy_s"] = busy_s
+                res[cpu]["busy"] = min(1.0, busy_s / wall)
     return res
 
 

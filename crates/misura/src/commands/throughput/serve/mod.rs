@@ -128,8 +128,7 @@ fn above_zero(flag: &str, d: &DurationArg) -> Result<Duration, Failure> {
     Ok(d.std())
 }
 
-/// `--busy-poll`: zero or more, up to [`limits::MAX_BUSY_POLL`]. A
-/// negative duration cannot get here (the parser takes none).
+/// `--busy-poll`: zero or more, up to [`limits::MAX_BUSY_POLL`].
 fn busy_poll(d: &DurationArg) -> Result<Duration, Failure> {
     if d.ns < 0 || d.std() > limits::MAX_BUSY_POLL {
         return Err(Failure::Usage(format!(
@@ -238,10 +237,10 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             } else {
                 "no authentication"
             },
-            if config.busy_poll_ns > 0 {
+            if !shared.limits.busy_poll.is_zero() {
                 format!(
                     "TCP readers poll {:?} before sleeping",
-                    Duration::from_nanos(config.busy_poll_ns as u64)
+                    shared.limits.busy_poll
                 )
             } else {
                 "TCP readers sleep at once".to_string()
