@@ -52,8 +52,10 @@ fn the_throughput_search_finds_the_shaped_rate() {
         &lab,
         "rfc2544",
         &[
+            // 100 Mb/s: bursts at its line rate (23.5 k frames/s) are
+            // well inside what the tester sends on a busy 2-vCPU VM.
             "--link-speed",
-            "1G",
+            "100M",
             "--sizes",
             "512",
             "--tests",
@@ -91,12 +93,23 @@ fn the_throughput_search_finds_the_shaped_rate() {
     );
     let pdr = s["throughput"]["pdr"]["lower_fps"].as_f64().unwrap();
     assert!(pdr >= ndr * 0.98, "PDR {pdr} below NDR {ndr}");
-    // Frame loss: 100 % of 1 Gb/s is far above 20 Mb/s, so it loses most.
+    // Frame loss: 100 % of 100 Mb/s is far above 20 Mb/s, so it loses most.
     let fl = s["frame_loss"].as_array().unwrap();
     assert!(fl[0]["loss_ratio"].as_f64().unwrap() > 0.5, "{}", fl[0]);
     // Back-to-back: the burst that fits is bounded by the queue.
     let b = &s["back_to_back"];
     assert!(b["mean_frames"].as_f64().unwrap() > 0.0, "{b}");
+    // Every burst row is numbered; a repeat follows the attempt it redoes.
+    for w in b["bursts"].as_array().unwrap().windows(2) {
+        let (a0, a1) = (
+            w[0]["attempt"].as_u64().unwrap(),
+            w[1]["attempt"].as_u64().unwrap(),
+        );
+        assert!(
+            a1 == 1 || (a1 == a0 + 1 && w[0]["phase"] == w[1]["phase"]),
+            "{b}"
+        );
+    }
 }
 
 #[test]
@@ -151,6 +164,38 @@ fn y1564_passes_a_service_under_the_shape_and_fails_one_above_it() {
         .expect("a 100% CIR step");
     assert_eq!(full["pass"], false);
     assert!(full["reasons"].to_string().contains("FLR"), "{full}");
+
+    // A first step of 2 Gb/s (25 % of 8G) in 64-byte frames, 3.9 M
+    // frames/s, is beyond this tester: the step is repeated once
+    // (--tester-retries 1), both attempts are reported, and the step fails
+    // as the tester's limit, not the SUT's.
+    let fast = tester_cmd(
+        &lab,
+        "y1564",
+        &[
+            "--service",
+            "name=fast,frame=64,cir=8G",
+            "--step-duration",
+            "0.1s",
+            "--duration",
+            "0s",
+            "--tester-retries",
+            "1",
+            "--json",
+        ],
+    );
+    assert_eq!(fast.status.code(), Some(1), "a tester-limited step fails");
+    let v: Value = serde_json::from_slice(&fast.stdout).unwrap();
+    schema_check(&v, "y1564.schema.json");
+    let first = &v["services"][0]["config_test"][0];
+    assert_eq!(first["pass"], false, "{first}");
+    assert!(first["tester_limit"].is_string(), "{first}");
+    let spoiled = first["spoiled_attempts"].as_array().unwrap();
+    assert_eq!(spoiled.len(), 1, "{first}");
+    assert!(
+        spoiled[0].as_str().unwrap().contains("transmit path sent"),
+        "{first}"
+    );
 }
 
 #[test]

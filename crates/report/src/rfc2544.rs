@@ -67,6 +67,9 @@ pub struct SizeReport {
 pub struct TrialRow {
     /// "short", "final", "loss 90%", "burst" …
     pub phase: String,
+    /// 1, or the repeat of a burst the tester spoiled in the rows before
+    /// (`--tester-retries`).
+    pub attempt: u32,
     pub offered_fps: f64,
     pub achieved_fps: f64,
     pub sent: u64,

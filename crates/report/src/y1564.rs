@@ -76,6 +76,9 @@ pub struct StepReport {
     /// Why it failed, one sentence per threshold missed (empty on a pass).
     pub reasons: Vec<String>,
     pub tester_limit: Option<String>,
+    /// Why each earlier attempt of this step was repeated: the tester
+    /// itself fell behind (`--tester-retries`). Empty when the first kept up.
+    pub spoiled_attempts: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -137,6 +140,13 @@ fn write_step(out: &mut dyn Write, s: &StepReport) -> io::Result<()> {
             format!(" ({})", s.reasons.join("; "))
         }
     )?;
+    for (i, w) in s.spoiled_attempts.iter().enumerate() {
+        writeln!(
+            out,
+            "      attempt {} repeated, the tester fell behind: {w}",
+            i + 1
+        )?;
+    }
     if let Some(t) = &s.tester_limit {
         writeln!(out, "      tester limit: {t}")?;
     }

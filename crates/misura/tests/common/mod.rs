@@ -135,9 +135,10 @@ pub fn run(args: &[&str]) -> Output {
 pub fn json_of(o: &Output) -> Value {
     assert!(
         o.status.success(),
-        "misura failed ({:?}): {}",
+        "misura failed ({:?}): {}\nstdout: {}",
         o.status.code(),
-        String::from_utf8_lossy(&o.stderr)
+        String::from_utf8_lossy(&o.stderr),
+        String::from_utf8_lossy(&o.stdout[..o.stdout.len().min(4000)])
     );
     serde_json::from_slice(&o.stdout).expect("JSON on stdout")
 }

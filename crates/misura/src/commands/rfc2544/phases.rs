@@ -97,7 +97,12 @@ fn fresh_session() -> u32 {
 }
 
 fn row(phase: &str, t: &LoadTrial) -> TrialRow {
+    attempt_row(phase, t, 1)
+}
+
+fn attempt_row(phase: &str, t: &LoadTrial, attempt: u32) -> TrialRow {
     TrialRow {
+        attempt,
         phase: phase.into(),
         offered_fps: t.offered_fps(),
         achieved_fps: t.achieved_fps(),
@@ -221,7 +226,8 @@ pub fn frame_loss(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
 
 /// §26.4 as RFC 9004 updates it: the longest burst at the line rate
 /// without loss, `--b2b-trials` times. A tester that cannot keep the line
-/// rate through a burst ends the test and says so.
+/// rate through a burst, on every attempt `--tester-retries` allows, ends
+/// the test and says so.
 pub fn back_to_back(
     ctx: &mut Ctx,
     size: &SizeSpec,
@@ -244,8 +250,18 @@ pub fn back_to_back(
         if ctx.stopped() {
             break;
         }
-        let t = ctx.trial(size, req.rate_fps, 0, Some(req.frames))?;
-        let short = t.tester_limit.is_some() || t.sent() < req.frames;
+        // A burst the tester spoiled (its loop descheduled for a moment) is
+        // sent again, up to --tester-retries times; each attempt is listed.
+        let mut attempt = 1;
+        let (t, short) = loop {
+            let t = ctx.trial(size, req.rate_fps, 0, Some(req.frames))?;
+            let short = t.tester_limit.is_some() || t.sent() < req.frames;
+            if !short || attempt > a.p.tester_retries || ctx.stopped() {
+                break (t, short);
+            }
+            bursts.push(attempt_row(&format!("burst {}", req.frames), &t, attempt));
+            attempt += 1;
+        };
         if short {
             limit = Some(format!(
                 "a {}-frame burst left at {:.0} frames/s, below the line rate {:.0}: the tester cannot send back-to-back bursts of this size",
@@ -255,7 +271,7 @@ pub fn back_to_back(
             ));
             note_tester_max(s, &t);
         }
-        bursts.push(row(&format!("burst {}", req.frames), &t));
+        bursts.push(attempt_row(&format!("burst {}", req.frames), &t, attempt));
         srch.record(t.sent(), t.received(), short);
     }
     let o = srch.outcome();

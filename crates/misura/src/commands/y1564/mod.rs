@@ -126,6 +126,7 @@ fn step_report(
         pass: v.pass && tester_limit.is_none(),
         reasons: v.reasons,
         tester_limit,
+        spoiled_attempts: Vec::new(),
     }
 }
 
@@ -201,7 +202,29 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             if stopped() {
                 break;
             }
-            let run = ctx.run(&[s], &[step.rate_bps], step_ns, false)?;
+            // A step the tester spoiled (its loop descheduled past the
+            // schedule's slack) is run again, up to --tester-retries times.
+            let mut spoiled = Vec::new();
+            let run = loop {
+                let run = ctx.run(&[s], &[step.rate_bps], step_ns, false)?;
+                match &run.trial.tester_limit {
+                    Some(w) if spoiled.len() < a.p.tester_retries as usize && !stopped() => {
+                        warnings.push(
+                            Warn::TesterLimited {
+                                why: format!(
+                                    "service {} {} attempt {} (repeated): {w}",
+                                    s.name,
+                                    step.label,
+                                    spoiled.len() + 1
+                                ),
+                            }
+                            .into(),
+                        );
+                        spoiled.push(w.clone());
+                    }
+                    _ => break run,
+                }
+            };
             let f = run
                 .trial
                 .flows
@@ -217,12 +240,10 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
                     .into(),
                 );
             }
-            steps.push(step_report(
-                &step.label,
-                &m,
-                v,
-                run.trial.tester_limit.clone(),
-            ));
+            steps.push(StepReport {
+                spoiled_attempts: spoiled,
+                ..step_report(&step.label, &m, v, run.trial.tester_limit.clone())
+            });
         }
         let config_pass = !steps.is_empty() && steps.iter().all(|st| st.pass);
         reports.push(ServiceReport {

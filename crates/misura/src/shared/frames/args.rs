@@ -48,7 +48,18 @@ pub struct EnginePorts {
     /// Ethertype of the test frames.
     #[arg(long, value_name = "HEX", default_value = "0x88B5")]
     pub ethertype: Ethertype,
+    /// Repeat a burst or step the tester itself fell behind in (its loop
+    /// descheduled past the schedule's slack, its receive ring overran) up
+    /// to N times before reporting it as tester-limited (0-10). Such a
+    /// trial measured the host, not the SUT; each spoiled attempt stays in
+    /// the result. A tester too slow for the rate fails every attempt.
+    #[arg(long, value_name = "N", default_value_t = 2,
+          value_parser = clap::value_parser!(u32).range(0..=MAX_TESTER_RETRIES as i64))]
+    pub tester_retries: u32,
 }
+
+/// Most repeats of a spoiled trial (`--tester-retries`).
+pub const MAX_TESTER_RETRIES: u32 = 10;
 
 impl EnginePorts {
     /// Each core's CPU: --cpu and the ones after it; none without --cpu.
