@@ -147,6 +147,53 @@ fn rule_spec(s: &ServiceConfig) -> rules::ServiceSpec {
     }
 }
 
+/// One configuration-test step of service `s`. A step the tester spoiled
+/// (its loop descheduled past the schedule's slack) is run again, up to
+/// `retries` times; each spoiled attempt is kept in the step and warned of.
+fn config_step(
+    ctx: &mut Ctx,
+    s: &ServiceConfig,
+    spec: &rules::ServiceSpec,
+    step: &rules::Step,
+    step_ns: i64,
+    retries: u32,
+    warnings: &mut Vec<misura_report::Warning>,
+) -> Result<StepReport> {
+    let mut spoiled = Vec::new();
+    let run = loop {
+        let run = ctx.run(&[s], &[step.rate_bps], step_ns, false)?;
+        let stopped = ctx.stop.load(Ordering::Relaxed) != 0;
+        match &run.trial.tester_limit {
+            Some(w) if spoiled.len() < retries as usize && !stopped => {
+                let why = format!(
+                    "service {} {} attempt {} (repeated): {w}",
+                    s.name,
+                    step.label,
+                    spoiled.len() + 1
+                );
+                warnings.push(Warn::TesterLimited { why }.into());
+                spoiled.push(w.clone());
+            }
+            _ => break run,
+        }
+    };
+    let f = run
+        .trial
+        .flows
+        .first()
+        .ok_or_else(|| anyhow!("a trial without its flow"))?;
+    let m = measured(s, step.rate_bps, f, step_ns);
+    let v = rules::judge_step(spec, step, &m);
+    if let Some(w) = &run.trial.tester_limit {
+        let why = format!("service {} {}: {w}", s.name, step.label);
+        warnings.push(Warn::TesterLimited { why }.into());
+    }
+    Ok(StepReport {
+        spoiled_attempts: spoiled,
+        ..step_report(&step.label, &m, v, run.trial.tester_limit.clone())
+    })
+}
+
 /// `misura y1564`.
 pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let started = std::time::Instant::now();
@@ -202,48 +249,15 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             if stopped() {
                 break;
             }
-            // A step the tester spoiled (its loop descheduled past the
-            // schedule's slack) is run again, up to --tester-retries times.
-            let mut spoiled = Vec::new();
-            let run = loop {
-                let run = ctx.run(&[s], &[step.rate_bps], step_ns, false)?;
-                match &run.trial.tester_limit {
-                    Some(w) if spoiled.len() < a.p.tester_retries as usize && !stopped() => {
-                        warnings.push(
-                            Warn::TesterLimited {
-                                why: format!(
-                                    "service {} {} attempt {} (repeated): {w}",
-                                    s.name,
-                                    step.label,
-                                    spoiled.len() + 1
-                                ),
-                            }
-                            .into(),
-                        );
-                        spoiled.push(w.clone());
-                    }
-                    _ => break run,
-                }
-            };
-            let f = run
-                .trial
-                .flows
-                .first()
-                .ok_or_else(|| anyhow!("a trial without its flow"))?;
-            let m = measured(s, step.rate_bps, f, step_ns);
-            let v = rules::judge_step(&spec, &step, &m);
-            if let Some(w) = &run.trial.tester_limit {
-                warnings.push(
-                    Warn::TesterLimited {
-                        why: format!("service {} {}: {w}", s.name, step.label),
-                    }
-                    .into(),
-                );
-            }
-            steps.push(StepReport {
-                spoiled_attempts: spoiled,
-                ..step_report(&step.label, &m, v, run.trial.tester_limit.clone())
-            });
+            steps.push(config_step(
+                &mut ctx,
+                s,
+                &spec,
+                &step,
+                step_ns,
+                a.p.tester_retries,
+                &mut warnings,
+            )?);
         }
         let config_pass = !steps.is_empty() && steps.iter().all(|st| st.pass);
         reports.push(ServiceReport {
