@@ -68,7 +68,8 @@ pub struct TrialRow {
     /// "short", "final", "loss 90%", "burst" …
     pub phase: String,
     /// 1, or the repeat of a burst the tester spoiled in the rows before
-    /// (`--tester-retries`).
+    /// (`--tester-retries`). Results from before it was kept read as 1.
+    #[serde(default = "first_attempt")]
     pub attempt: u32,
     pub offered_fps: f64,
     pub achieved_fps: f64,
@@ -77,6 +78,10 @@ pub struct TrialRow {
     pub loss_ratio: f64,
     pub duration_s: f64,
     pub tester_limit: Option<String>,
+}
+
+fn first_attempt() -> u32 {
+    1
 }
 
 /// A rate bracketed by the search: `lower` passed, `upper` failed.

@@ -77,7 +77,9 @@ pub struct StepReport {
     pub reasons: Vec<String>,
     pub tester_limit: Option<String>,
     /// Why each earlier attempt of this step was repeated: the tester
-    /// itself fell behind (`--tester-retries`). Empty when the first kept up.
+    /// itself fell behind (`--tester-retries`). Empty when the first kept up
+    /// (and in results from before it was kept).
+    #[serde(default)]
     pub spoiled_attempts: Vec<String>,
 }
 
