@@ -82,6 +82,19 @@ fn both_modes_move_data_and_their_streams_sum_to_the_total() {
     }
 }
 
+/// A reverse test's two streams: the client read every byte it counts
+/// as received. Returns the client's result.
+fn reverse_read_by_the_client<'a>(v: &'a Value, what: &str) -> &'a Value {
+    let c = &v["clients"][0];
+    let received = streams_sum_to_the_total(c, "received_bytes", 2);
+    assert_eq!(
+        n(c, "receiver_bytes"),
+        received,
+        "{what}: the client counts"
+    );
+    c
+}
+
 #[test]
 fn one_thread_runs_reverse_and_bidir() {
     let srv = serve();
@@ -92,13 +105,7 @@ fn one_thread_runs_reverse_and_bidir() {
         "{}",
         v["stop_reason"]
     );
-    let c = &v["clients"][0];
-    let received = streams_sum_to_the_total(c, "received_bytes", 2);
-    assert_eq!(
-        n(c, "receiver_bytes"),
-        received,
-        "reverse: the client counts"
-    );
+    let c = reverse_read_by_the_client(&v, "reverse");
     assert_eq!(n(c, "sent_bytes"), 0);
 
     let v = tcp(&srv, &["--streams", "2", "--duration", "1s", "--bidir"]);
@@ -112,6 +119,37 @@ fn one_thread_runs_reverse_and_bidir() {
     for k in ["forward_bps", "reverse_bps"] {
         assert!(c[k].as_f64().unwrap() > 0.0, "{k}: {c}");
     }
+}
+
+#[test]
+fn the_receiving_clients_poll_window_reads_every_byte_and_is_reported() {
+    let srv = serve();
+    for (window, ns) in [("200us", 200_000), ("0", 0)] {
+        let v = tcp(
+            &srv,
+            &[
+                "--streams",
+                "2",
+                "--duration",
+                "1s",
+                "--reverse",
+                "--busy-poll",
+                window,
+            ],
+        );
+        assert_eq!(v["config"]["busy_poll_ns"], ns, "--busy-poll {window}");
+        assert_eq!(v["complete"], true, "{window}: {}", v["stop_reason"]);
+        reverse_read_by_the_client(&v, window);
+    }
+    // The default is 5 µs; --threads readers block, so none is recorded.
+    let v = tcp(&srv, &["--duration", "0.3s", "--reverse"]);
+    assert_eq!(v["config"]["busy_poll_ns"], 5000);
+    let v = tcp(&srv, &["--duration", "0.3s", "--reverse", "--threads"]);
+    assert_eq!(v["config"]["busy_poll_ns"], 0);
+    let o = run(&["--no-store", "tcp", &srv.target(), "--busy-poll", "2ms"]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("--busy-poll 2ms") && e.contains("1ms"), "{e}");
 }
 
 /// SIGINT to a running `misura tcp`: exit code 130 within the limit and

@@ -112,6 +112,11 @@ pub struct TcpConfig {
     /// Results written before the choice existed ran one thread per stream.
     #[serde(default = "per_stream")]
     pub threads: String,
+    /// How long the client's poll(2) loop polled before sleeping while it
+    /// received (`--busy-poll`); 0 when it slept at once, with `--threads`
+    /// (blocking readers), and in results from before the window existed.
+    #[serde(default)]
+    pub busy_poll_ns: u64,
 }
 
 fn per_stream() -> String {
@@ -480,7 +485,7 @@ pub fn write_tcp_text(r: &TcpReport, out: &mut dyn Write) -> io::Result<()> {
     let c = &r.config;
     writeln!(
         out,
-        "misura tcp -> {} ({}, {} stream{}{}, {} B messages{}{}){}",
+        "misura tcp -> {} ({}, {} stream{}{}{}, {} B messages{}{}){}",
         c.endpoint.address,
         c.direction,
         c.streams,
@@ -489,6 +494,14 @@ pub fn write_tcp_text(r: &TcpReport, out: &mut dyn Write) -> io::Result<()> {
             "one" => " on one thread",
             "per-stream" => " on a thread each",
             _ => "",
+        },
+        if c.busy_poll_ns > 0 && c.direction != "forward" {
+            format!(
+                " polling {} before sleeping",
+                crate::clock::human_ns(c.busy_poll_ns as f64)
+            )
+        } else {
+            String::new()
         },
         c.msg_size,
         if c.nodelay { ", nodelay" } else { "" },

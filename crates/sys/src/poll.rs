@@ -99,6 +99,28 @@ impl PollSet {
         Ok(rc as usize)
     }
 
+    /// Like [`PollSet::wait`], but first poll without sleeping for up to
+    /// `spin`: what arrives in that time is seen at once, and a CPU that
+    /// never went idle needs no wake-up (on a VM each one costs the waker an
+    /// interrupt through the hypervisor). A signal during the spin returns 0
+    /// as [`PollSet::wait`] does.
+    pub fn wait_spinning_first(&mut self, spin: Duration, timeout: Duration) -> io::Result<usize> {
+        if !spin.is_zero() {
+            let start = std::time::Instant::now();
+            loop {
+                let n = self.wait(Duration::ZERO)?;
+                if n > 0 {
+                    return Ok(n);
+                }
+                let spent = start.elapsed();
+                if spent >= spin || spent >= timeout {
+                    break;
+                }
+            }
+        }
+        self.wait(timeout)
+    }
+
     /// What the last [`PollSet::wait`] found on descriptor `i`.
     pub fn ready(&self, i: usize) -> Ready {
         let r = self.fds.get(i).map(|p| p.revents).unwrap_or(0);

@@ -1,6 +1,7 @@
 //! Throughput, request/response and set-up tests: the `misura serve`
 //! server and its clients (tcp, udp, rr, setup, sweep) over one control protocol.
 
+pub mod busy_poll;
 pub mod client;
 pub mod pacing;
 pub mod proto;

@@ -113,7 +113,7 @@ fn turn(
     for s in streams.iter() {
         set.push(&s.sock, true, false);
     }
-    if let Err(e) = wait(set, busy_poll) {
+    if let Err(e) = set.wait_spinning_first(busy_poll, TURN) {
         for s in streams.drain(..) {
             finish(t, s, Some(e.kind().into()));
         }
@@ -136,24 +136,6 @@ fn turn(
             None => k += 1,
         }
     }
-}
-
-/// Waits for a ready socket: first polling without sleeping for up to
-/// `busy_poll`, then sleeping (at most [`TURN`]).
-fn wait(set: &mut misura_sys::poll::PollSet, busy_poll: Duration) -> std::io::Result<usize> {
-    if !busy_poll.is_zero() {
-        let start = Instant::now();
-        loop {
-            let n = set.wait(Duration::ZERO)?;
-            if n > 0 {
-                return Ok(n);
-            }
-            if start.elapsed() >= busy_poll {
-                break;
-            }
-        }
-    }
-    set.wait(TURN)
 }
 
 /// One read; `Some` once the stream has ended (with the error that ended

@@ -20,10 +20,6 @@ pub struct Limits {
     pub busy_poll: Duration,
 }
 
-/// The longest `--busy-poll` window: past it the reader spins through any
-/// gap a stream has and the flag is a whole CPU in all but name.
-pub const MAX_BUSY_POLL: Duration = Duration::from_millis(1);
-
 /// Largest message a TCP test may write at once, and largest rr request or
 /// response (seed 001 goes up to 500 000 bytes).
 pub const MAX_MSG_SIZE: u64 = 1 << 20;

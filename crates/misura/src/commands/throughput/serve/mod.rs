@@ -128,18 +128,6 @@ fn above_zero(flag: &str, d: &DurationArg) -> Result<Duration, Failure> {
     Ok(d.std())
 }
 
-/// `--busy-poll`: zero or more, up to [`limits::MAX_BUSY_POLL`].
-fn busy_poll(d: &DurationArg) -> Result<Duration, Failure> {
-    if d.ns < 0 || d.std() > limits::MAX_BUSY_POLL {
-        return Err(Failure::Usage(format!(
-            "--busy-poll {d}: must be between 0 and {:?} (a longer window spins through \
-             every gap: a whole CPU)",
-            limits::MAX_BUSY_POLL
-        )));
-    }
-    Ok(d.std())
-}
-
 /// The flags checked into the server's limits (its plan).
 fn resolve(args: &ServeArgs) -> Result<Limits, Failure> {
     let l = Limits {
@@ -152,7 +140,7 @@ fn resolve(args: &ServeArgs) -> Result<Limits, Failure> {
         max_per_source: args.max_per_source,
         max_connections: args.max_connections,
         auth_window: above_zero("--auth-window", &args.auth_window)?,
-        busy_poll: busy_poll(&args.busy_poll)?,
+        busy_poll: crate::commands::throughput::busy_poll::window(&args.busy_poll)?,
     };
     for (flag, v) in [
         ("max-tests", l.max_tests),

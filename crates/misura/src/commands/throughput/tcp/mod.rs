@@ -27,7 +27,9 @@ One thread drives all of a client's streams: non-blocking sockets and one poll(2
 writes to (and reads from) whichever sockets are ready, as iperf3 3.12+ and nuttcp do, so streams \
 that share a CPU do not time-share it between threads. --threads runs one blocking thread per \
 stream instead (two for --bidir), for hosts where the streams can spread over several CPUs. The \
-result says which ran (`config.threads`: \"one\" or \"per-stream\").
+result says which ran (`config.threads`: \"one\" or \"per-stream\"). While the client \
+receives (--reverse, --bidir) that loop polls for --busy-poll (default 5us) before it sleeps, \
+so data that comes within it wakes nobody (`config.busy_poll_ns`).
 
 Per stream: bytes, throughput, the socket buffers the kernel actually granted (Linux doubles a \
 --sndbuf/--rcvbuf request and caps it at net.core.[wr]mem_max), and from TCP_INFO the retransmitted \
@@ -96,6 +98,10 @@ pub fn measure(p: &TcpPlan, stop: &Arc<AtomicUsize>) -> Result<TcpReport> {
             duration_ns: p.duration_ns(),
             interval_ns: p.interval_ns(),
             threads: p.threads.as_str().into(),
+            busy_poll_ns: match p.threads {
+                plan::Threads::One => p.busy_poll.as_nanos() as u64,
+                plan::Threads::PerStream => 0,
+            },
         },
         clients: o.clients,
         intervals: iv,

@@ -167,12 +167,14 @@ fn wait_for(now: Instant, end: Option<Instant>, due: Option<Instant>) -> Duratio
 }
 
 /// Drive every stream from this thread until each has ended; `watch` is
-/// called every turn (it returns when it next has something to do).
+/// called every turn (it returns when it next has something to do). While
+/// a stream receives, each wait first polls for up to `busy_poll`.
 /// Returns the streams' outcomes in order and this thread's CPU time.
 pub(super) fn drive_all(
     socks: Vec<TcpStream>,
     dir: Direction,
     msg_size: usize,
+    busy_poll: Duration,
     end: Instant,
     stop: &AtomicUsize,
     counters: &[Counters],
@@ -214,7 +216,13 @@ pub(super) fn drive_all(
             break;
         }
         let sending = conns.iter().any(|c| c.sending);
-        if let Err(e) = set.wait(wait_for(now, sending.then_some(end), due)) {
+        // Poll before sleeping only while some stream receives.
+        let spin = if conns.iter().any(|c| c.receiving) {
+            busy_poll
+        } else {
+            Duration::ZERO
+        };
+        if let Err(e) = set.wait_spinning_first(spin, wait_for(now, sending.then_some(end), due)) {
             for &k in &polled {
                 let c = &mut conns[k];
                 let why = format!("waiting for the data connections (poll): {e}");

@@ -66,6 +66,14 @@ pub struct TcpShape {
     /// drives all streams of a client with non-blocking sockets and poll(2)).
     #[arg(long)]
     pub threads: bool,
+    /// While the client receives (--reverse, --bidir), its poll(2) loop
+    /// keeps polling for up to this long before it sleeps (at most 1ms; 0
+    /// sleeps at once). Data that comes within it is read without a
+    /// wake-up; on a VM each wake-up of an idle CPU costs the sender's CPU
+    /// an interrupt through the hypervisor. It costs client CPU (cpu_local
+    /// shows it); --threads readers block and do not use it.
+    #[arg(long, value_name = "DURATION", default_value = "5us")]
+    pub busy_poll: DurationArg,
 }
 
 /// How a client's data connections are driven.
@@ -111,6 +119,8 @@ pub struct TcpPlan {
     pub duration: DurationArg,
     pub interval: Option<DurationArg>,
     pub threads: Threads,
+    /// `--busy-poll`, checked.
+    pub busy_poll: std::time::Duration,
 }
 
 impl TcpPlan {
@@ -134,6 +144,7 @@ impl TcpPlan {
             duration: s.duration.clone(),
             interval: s.interval.clone(),
             threads: Threads::of(s.threads),
+            busy_poll: crate::commands::throughput::busy_poll::window(&s.busy_poll)?,
         };
         p.check()?;
         Ok(p)

@@ -113,6 +113,7 @@ fn run_streams(
             socks,
             p.direction,
             p.msg_size.bytes as usize,
+            p.busy_poll,
             dl.end,
             run.stop,
             &counters,
