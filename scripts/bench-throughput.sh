@@ -44,6 +44,9 @@
 #   tcp1_same, tcp4_same    TCP 1 / 4 streams, client AND server on --cpu
 #   tcp1_split, tcp4_split  TCP 1 / 4 streams, client on --cpu, server on
 #                           --server-cpu
+#   tcp1r_same, tcp1r_split TCP 1 stream reverse (the server sends, the client
+#                           reads: misura tcp --reverse, iperf3 -R), pinned
+#                           as the rows above
 #   udp_split   misura udp --rate RATE vs iperf3 -u -b RATE (1472-byte
 #               payloads both), client on --cpu, server on --server-cpu:
 #               received rate, loss, jitter and client CPU side by side,
@@ -442,25 +445,27 @@ tool_rr_sockperf() {
 
 # ---- pinned rows: misura and iperf3 with the same pinning, run as pairs.
 RUSAGE=("$PY" "$REPO/scripts/bench_rusage.py")
-# pinned_tcp_misura REP TEST STREAMS CLIENT_CPU SERVER_CPU
+# pinned_tcp_misura REP TEST STREAMS CLIENT_CPU SERVER_CPU [reverse]
 pinned_tcp_misura() {
-    local d=$WORK/r$1 o rc=0
+    local d=$WORK/r$1 o rc=0 dir=()
+    [ "${6:-}" = reverse ] && dir=(--reverse)
     o=$d/$2_misura.json
     server_or_fail "$1" "$2" misura "$d/$2_misura_server.txt" tcp "$MISURA_PORT" taskset -c "$5" \
         "$MISURA" serve --netns "$H2_NS" --listen "$H2_ADDR" --port "$MISURA_PORT" --max-rate 100G \
         --quiet --no-store || return 0
     client "$1" "$2" misura "$o" "${RUSAGE[@]}" "$o.rusage" -- taskset -c "$4" "$MISURA" tcp "$H2_ADDR" \
-        --netns "$H1_NS" --streams "$3" --duration "${DURATION}s" --json --no-store -q || rc=$?
+        --netns "$H1_NS" --streams "$3" --duration "${DURATION}s" "${dir[@]}" --json --no-store -q || rc=$?
     stop_server
     record "$1" "$2" misura "$rc" "$o"
 }
 pinned_tcp_iperf3() {
-    local d=$WORK/r$1 o rc=0
+    local d=$WORK/r$1 o rc=0 dir=()
+    [ "${6:-}" = reverse ] && dir=(-R)
     o=$d/$2_iperf3.json
     server_or_fail "$1" "$2" iperf3 "$d/$2_iperf3_server.txt" tcp "$IPERF_PORT" \
         taskset -c "$5" "${IN_H2[@]}" iperf3 -s -B "$H2_ADDR" -p "$IPERF_PORT" || return 0
     client "$1" "$2" iperf3 "$o" "${RUSAGE[@]}" "$o.rusage" -- taskset -c "$4" "${IN_H1[@]}" iperf3 \
-        -c "$H2_ADDR" -p "$IPERF_PORT" -t "$DURATION" -P "$3" -J || rc=$?
+        -c "$H2_ADDR" -p "$IPERF_PORT" -t "$DURATION" -P "$3" "${dir[@]}" -J || rc=$?
     stop_server
     record "$1" "$2" iperf3 "$rc" "$o"
 }
@@ -517,6 +522,8 @@ pinned_rows() {
             echo "-- [repeat $rep/$REPEAT] tcp${s}_$where: TCP, $s stream(s), client CPU $CPU, server CPU $scpu"
             for t in $(rotate "$off" misura iperf3); do "pinned_tcp_$t" "$rep" "tcp${s}_$where" "$s" "$CPU" "$scpu"; done
         done
+        echo "-- [repeat $rep/$REPEAT] tcp1r_$where: TCP reverse (the server sends), 1 stream, client CPU $CPU, server CPU $scpu"
+        for t in $(rotate "$off" misura iperf3); do "pinned_tcp_$t" "$rep" "tcp1r_$where" 1 "$CPU" "$scpu" reverse; done
     done
     echo "-- [repeat $rep/$REPEAT] udp_split: UDP at $UDP_RATE, client CPU $CPU, server CPU $SERVER_CPU"
     for t in $(rotate "$off" misura iperf3); do "pinned_udp_$t" "$rep" udp_split "$CPU" "$SERVER_CPU"; done
@@ -532,7 +539,7 @@ rotate() {
 }
 
 # ---------------------------------------------------------------- measure
-echo "== $REPEAT repeat(s) of: pinned pairs tcp1/tcp4 same/split, udp_split (misura/iperf3)"
+echo "== $REPEAT repeat(s) of: pinned pairs tcp1/tcp4/tcp1r (reverse) same/split, udp_split (misura/iperf3)"
 [ "$ROWS" = pinned ] || echo "   and tcp1, tcp4 (misura/iperf3/nuttcp), udp $UDP_RATE (misura/iperf3),"
 echo "   rr_udp, rr_tcp (misura/qperf/sockperf); ${DURATION} s per run, clients on CPU $CPU, servers on CPU $SERVER_CPU"
 # quiet_probe NAME: how busy the CPUs are for 1 s with nothing of ours

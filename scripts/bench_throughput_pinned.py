@@ -3,6 +3,8 @@ iperf3, run as pairs with the same pinning, median over the repeats.
 
     tcp1_same, tcp4_same     client and server on one CPU
     tcp1_split, tcp4_split   client on --cpu, server on --server-cpu
+    tcp1r_same, tcp1r_split  one stream reverse: the server sends, the
+                             client reads (misura tcp --reverse, iperf3 -R)
     udp_split                misura udp --rate R vs iperf3 -u -b R
 
 For every run the client's CPU time comes from getrusage of the child
@@ -22,6 +24,8 @@ ROWS = (
     ("tcp4_same", "TCP 4 streams, same CPU"),
     ("tcp1_split", "TCP 1 stream, split CPUs"),
     ("tcp4_split", "TCP 4 streams, split CPUs"),
+    ("tcp1r_same", "TCP 1 reverse, same CPU"),
+    ("tcp1r_split", "TCP 1 reverse, split CPUs"),
     ("udp_split", "UDP, split CPUs"),
 )
 TOOLS = ("misura", "iperf3")
