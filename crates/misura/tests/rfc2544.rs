@@ -99,7 +99,8 @@ fn the_throughput_search_finds_the_shaped_rate() {
     // Back-to-back: the burst that fits is bounded by the queue.
     let b = &s["back_to_back"];
     assert!(b["mean_frames"].as_f64().unwrap() > 0.0, "{b}");
-    // Every burst row is numbered; a repeat follows the attempt it redoes.
+    // Every burst row is numbered; a repeat follows the attempt it redoes,
+    // which the tester spoiled.
     for w in b["bursts"].as_array().unwrap().windows(2) {
         let (a0, a1) = (
             w[0]["attempt"].as_u64().unwrap(),
@@ -109,7 +110,56 @@ fn the_throughput_search_finds_the_shaped_rate() {
             a1 == 1 || (a1 == a0 + 1 && w[0]["phase"] == w[1]["phase"]),
             "{b}"
         );
+        if a1 > 1 {
+            assert!(w[0]["tester_limit"].is_string(), "{b}");
+        }
     }
+
+    // Bursts beyond this tester (64-byte frames at 100 Gb/s, 148.8 M
+    // frames/s): the first is run again once (--tester-retries 1), the
+    // repeat is numbered 2, and the test ends as the tester's limit.
+    let v = json_of(&tester_cmd(
+        &lab,
+        "rfc2544",
+        &[
+            "--link-speed",
+            "100G",
+            "--sizes",
+            "64",
+            "--tests",
+            "b2b",
+            "--b2b-trials",
+            "1",
+            "--b2b-max-burst",
+            "0.1ms",
+            "--tester-retries",
+            "1",
+            "--json",
+        ],
+    ));
+    schema_check(&v, "rfc2544.schema.json");
+    assert_eq!(v["config"]["tester_retries"], 1);
+    let b = &v["sizes"][0]["back_to_back"];
+    let rows = b["bursts"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{b}");
+    assert_eq!(
+        (rows[0]["attempt"].as_u64(), rows[1]["attempt"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(rows[0]["phase"], rows[1]["phase"]);
+    assert!(b["tester_limit"].is_string(), "{b}");
+    let codes = warning_codes(&v);
+    assert!(codes.contains(&"load.tester-repeated"), "{codes:?}");
+    assert!(codes.contains(&"load.tester-limited"), "{codes:?}");
+}
+
+fn warning_codes(v: &Value) -> Vec<&str> {
+    v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["code"].as_str())
+        .collect()
 }
 
 #[test]
@@ -196,6 +246,9 @@ fn y1564_passes_a_service_under_the_shape_and_fails_one_above_it() {
         spoiled[0].as_str().unwrap().contains("transmit path sent"),
         "{first}"
     );
+    assert_eq!(v["config"]["tester_retries"], 1);
+    let codes = warning_codes(&v);
+    assert!(codes.contains(&"load.tester-repeated"), "{codes:?}");
 }
 
 #[test]

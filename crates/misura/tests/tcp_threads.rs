@@ -146,6 +146,9 @@ fn the_receiving_clients_poll_window_reads_every_byte_and_is_reported() {
     assert_eq!(v["config"]["busy_poll_ns"], 5000);
     let v = tcp(&srv, &["--duration", "0.3s", "--reverse", "--threads"]);
     assert_eq!(v["config"]["busy_poll_ns"], 0);
+    // A forward client reads nothing: no window is used or recorded.
+    let v = tcp(&srv, &["--duration", "0.3s"]);
+    assert_eq!(v["config"]["busy_poll_ns"], 0);
     let o = run(&["--no-store", "tcp", &srv.target(), "--busy-poll", "2ms"]);
     let e = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{e}");

@@ -40,6 +40,10 @@ pub struct Rfc2544Config {
     pub latency_trial_s: f64,
     pub b2b_trials: u32,
     pub b2b_max_burst_s: f64,
+    /// `--tester-retries`: repeats allowed for a burst the tester spoiled
+    /// (0 in results from before the flag).
+    #[serde(default)]
+    pub tester_retries: u32,
     pub ethertype: u16,
     /// Calibration profile used for the SUT latency, if any.
     pub calibration: Option<String>,

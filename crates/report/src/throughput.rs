@@ -113,8 +113,9 @@ pub struct TcpConfig {
     #[serde(default = "per_stream")]
     pub threads: String,
     /// How long the client's poll(2) loop polled before sleeping while it
-    /// received (`--busy-poll`); 0 when it slept at once, with `--threads`
-    /// (blocking readers), and in results from before the window existed.
+    /// received (`--busy-poll`); 0 when it slept at once, in a forward test
+    /// (the client does not read), with `--threads` (blocking readers), and
+    /// in results from before the window existed.
     #[serde(default)]
     pub busy_poll_ns: u64,
 }
@@ -495,7 +496,7 @@ pub fn write_tcp_text(r: &TcpReport, out: &mut dyn Write) -> io::Result<()> {
             "per-stream" => " on a thread each",
             _ => "",
         },
-        if c.busy_poll_ns > 0 && c.direction != "forward" {
+        if c.busy_poll_ns > 0 {
             format!(
                 " polling {} before sleeping",
                 crate::clock::human_ns(c.busy_poll_ns as f64)

@@ -40,6 +40,10 @@ pub struct Y1564Config {
     /// to the kernel RX stamp (an upper bound).
     pub delay_source: String,
     pub ethertype: u16,
+    /// `--tester-retries`: repeats allowed for a configuration step the
+    /// tester spoiled (0 in results from before the flag).
+    #[serde(default)]
+    pub tester_retries: u32,
 }
 
 /// A service as configured.

@@ -71,6 +71,35 @@ impl PollSet {
     /// ready; returns how many are. A signal ends the wait early with 0, so
     /// the caller looks at its stop flag.
     pub fn wait(&mut self, timeout: Duration) -> io::Result<usize> {
+        Ok(self.ppoll(timeout)?.unwrap_or(0))
+    }
+
+    /// Like [`PollSet::wait`], but first poll without sleeping for up to
+    /// `spin` (never past `timeout`): what arrives in that time is seen at
+    /// once, and a CPU that never went idle needs no wake-up (on a VM each
+    /// one costs the waker an interrupt through the hypervisor). A signal
+    /// during the spin returns 0 at once, as [`PollSet::wait`] does.
+    pub fn wait_spinning_first(&mut self, spin: Duration, timeout: Duration) -> io::Result<usize> {
+        let start = std::time::Instant::now();
+        if !spin.is_zero() {
+            loop {
+                match self.ppoll(Duration::ZERO)? {
+                    None => return Ok(0),
+                    Some(0) => {}
+                    Some(n) => return Ok(n),
+                }
+                let spent = start.elapsed();
+                if spent >= spin || spent >= timeout {
+                    break;
+                }
+            }
+        }
+        self.wait(timeout.saturating_sub(start.elapsed()))
+    }
+
+    /// One `ppoll(2)`: how many descriptors are ready, or `None` when a
+    /// signal interrupted it.
+    fn ppoll(&mut self, timeout: Duration) -> io::Result<Option<usize>> {
         for p in &mut self.fds {
             p.revents = 0;
         }
@@ -92,33 +121,11 @@ impl PollSet {
         if rc < 0 {
             let e = io::Error::last_os_error();
             if e.raw_os_error() == Some(libc::EINTR) {
-                return Ok(0);
+                return Ok(None);
             }
             return Err(e);
         }
-        Ok(rc as usize)
-    }
-
-    /// Like [`PollSet::wait`], but first poll without sleeping for up to
-    /// `spin`: what arrives in that time is seen at once, and a CPU that
-    /// never went idle needs no wake-up (on a VM each one costs the waker an
-    /// interrupt through the hypervisor). A signal during the spin returns 0
-    /// as [`PollSet::wait`] does.
-    pub fn wait_spinning_first(&mut self, spin: Duration, timeout: Duration) -> io::Result<usize> {
-        if !spin.is_zero() {
-            let start = std::time::Instant::now();
-            loop {
-                let n = self.wait(Duration::ZERO)?;
-                if n > 0 {
-                    return Ok(n);
-                }
-                let spent = start.elapsed();
-                if spent >= spin || spent >= timeout {
-                    break;
-                }
-            }
-        }
-        self.wait(timeout)
+        Ok(Some(rc as usize))
     }
 
     /// What the last [`PollSet::wait`] found on descriptor `i`.

@@ -139,6 +139,11 @@ pub enum Warn {
     TesterLimited {
         why: String,
     },
+    /// A trial the tester itself spoiled was run again (`--tester-retries`);
+    /// the repeat's own figures stand.
+    TesterRepeated {
+        why: String,
+    },
     /// The frame engine could not use a better path.
     EngineFallback {
         note: String,
@@ -205,6 +210,7 @@ impl Warn {
             SetupSamplesFailed { .. } => "setup.samples-failed",
             SweepPointFailed { .. } => "sweep.point-failed",
             TesterLimited { .. } => "load.tester-limited",
+            TesterRepeated { .. } => "load.tester-repeated",
             EngineFallback { .. } => "load.engine-fallback",
         }
     }
@@ -292,6 +298,10 @@ impl fmt::Display for Warn {
             TesterLimited { why } => write!(
                 f,
                 "the tester limited this run, not the SUT: {why}; figures at the rate it reached are the tester's, see scripts/bench-oneway.sh for what each engine sustains"
+            ),
+            TesterRepeated { why } => write!(
+                f,
+                "the tester itself fell behind, so the trial was run again (--tester-retries): {why}"
             ),
             EngineFallback { note } => write!(f, "frame engine: {note}"),
         }

@@ -112,6 +112,9 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             calibration.as_ref(),
             &mut warnings,
         )?;
+        if let Some(why) = phases::repeat_note(&s) {
+            warnings.push(Warn::TesterRepeated { why }.into());
+        }
         if let Some(why) = phases::tester_note(&s) {
             warnings.push(Warn::TesterLimited { why }.into());
         }
@@ -150,6 +153,7 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             latency_trial_s: a.latency_trial.ns as f64 / 1e9,
             b2b_trials: a.b2b_trials,
             b2b_max_burst_s: a.b2b_max_burst.ns as f64 / 1e9,
+            tester_retries: a.p.tester_retries,
             ethertype: a.p.ethertype.value,
             calibration: a.calibration.as_ref().map(|p| p.display().to_string()),
         },

@@ -298,15 +298,31 @@ pub fn back_to_back(
     })
 }
 
-/// One sentence for the size's warning when the tester limited any trial.
+/// The back-to-back bursts that were run again: each row followed by a
+/// later attempt at the same burst.
+fn repeated_bursts(s: &SizeReport) -> Vec<&TrialRow> {
+    let bursts = s.back_to_back.iter().flat_map(|b| b.bursts.as_slice());
+    bursts
+        .clone()
+        .zip(bursts.skip(1))
+        .filter(|(r, next)| next.attempt > r.attempt)
+        .map(|(r, _)| r)
+        .collect()
+}
+
+/// One sentence for the size's warning when the tester limited any trial
+/// that stands (a burst it spoiled and that was run again does not).
 pub fn tester_note(s: &SizeReport) -> Option<String> {
+    let repeated = repeated_bursts(s);
     let rows = s
         .throughput
         .iter()
         .flat_map(|t| t.trials.iter())
         .chain(s.frame_loss.iter().flatten())
         .chain(s.back_to_back.iter().flat_map(|b| b.bursts.iter()));
-    let limited: Vec<&TrialRow> = rows.filter(|r| r.tester_limit.is_some()).collect();
+    let limited: Vec<&TrialRow> = rows
+        .filter(|r| r.tester_limit.is_some() && !repeated.iter().any(|x| std::ptr::eq(*x, *r)))
+        .collect();
     let first = limited.first()?;
     Some(format!(
         "frame {} B: {} trial(s) were limited by the tester itself, not the SUT (first: {} at {:.0} frames/s: {})",
@@ -315,5 +331,22 @@ pub fn tester_note(s: &SizeReport) -> Option<String> {
         first.phase,
         first.offered_fps,
         first.tester_limit.as_deref().unwrap_or("")
+    ))
+}
+
+/// One sentence for the size's warning when bursts were run again because
+/// the tester spoiled them (`--tester-retries`).
+pub fn repeat_note(s: &SizeReport) -> Option<String> {
+    let repeated = repeated_bursts(s);
+    let first = repeated.first()?;
+    Some(format!(
+        "frame {} B: {} back-to-back burst(s) run again (first: {}: {})",
+        s.label,
+        repeated.len(),
+        first.phase,
+        first
+            .tester_limit
+            .as_deref()
+            .unwrap_or("fewer frames left than asked for")
     ))
 }

@@ -1,9 +1,9 @@
 //! Throughput, request/response and set-up tests: the `misura serve`
 //! server and its clients (tcp, udp, rr, setup, sweep) over one control protocol.
 
-pub mod busy_poll;
 pub mod client;
 pub mod pacing;
+pub mod poll_window;
 pub mod proto;
 pub mod rr;
 pub mod serve;

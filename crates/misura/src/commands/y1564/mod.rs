@@ -166,12 +166,12 @@ fn config_step(
         match &run.trial.tester_limit {
             Some(w) if spoiled.len() < retries as usize && !stopped => {
                 let why = format!(
-                    "service {} {} attempt {} (repeated): {w}",
+                    "service {} {} attempt {}: {w}",
                     s.name,
                     step.label,
                     spoiled.len() + 1
                 );
-                warnings.push(Warn::TesterLimited { why }.into());
+                warnings.push(Warn::TesterRepeated { why }.into());
                 spoiled.push(w.clone());
             }
             _ => break run,
@@ -301,6 +301,7 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             delay_source:
                 "sender's user clock in the frame to the kernel RX stamp (an upper bound)".into(),
             ethertype: a.p.ethertype.value,
+            tester_retries: a.p.tester_retries,
         },
         engine: facts,
         services: reports,

@@ -48,9 +48,10 @@ pub struct EnginePorts {
     /// Ethertype of the test frames.
     #[arg(long, value_name = "HEX", default_value = "0x88B5")]
     pub ethertype: Ethertype,
-    /// Repeat a burst or step the tester itself fell behind in (its loop
-    /// descheduled past the schedule's slack, its receive ring overran) up
-    /// to N times before reporting it as tester-limited (0-10). Such a
+    /// Repeat a back-to-back burst (rfc2544) or a configuration-test step
+    /// (y1564) that the tester itself fell behind in (its loop descheduled
+    /// past the schedule's slack, its receive ring overran) up to N times
+    /// before reporting it as tester-limited (0-10). Such a
     /// trial measured the host, not the SUT; each spoiled attempt stays in
     /// the result. A tester too slow for the rate fails every attempt.
     #[arg(long, value_name = "N", default_value_t = 2,

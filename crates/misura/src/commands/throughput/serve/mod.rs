@@ -140,7 +140,7 @@ fn resolve(args: &ServeArgs) -> Result<Limits, Failure> {
         max_per_source: args.max_per_source,
         max_connections: args.max_connections,
         auth_window: above_zero("--auth-window", &args.auth_window)?,
-        busy_poll: crate::commands::throughput::busy_poll::window(&args.busy_poll)?,
+        busy_poll: crate::commands::throughput::poll_window::window(&args.busy_poll)?,
     };
     for (flag, v) in [
         ("max-tests", l.max_tests),

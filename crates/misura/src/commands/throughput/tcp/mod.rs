@@ -98,9 +98,11 @@ pub fn measure(p: &TcpPlan, stop: &Arc<AtomicUsize>) -> Result<TcpReport> {
             duration_ns: p.duration_ns(),
             interval_ns: p.interval_ns(),
             threads: p.threads.as_str().into(),
-            busy_poll_ns: match p.threads {
-                plan::Threads::One => p.busy_poll.as_nanos() as u64,
-                plan::Threads::PerStream => 0,
+            // The window is used only by the one-thread loop, and only
+            // while it receives.
+            busy_poll_ns: match (p.threads, p.direction) {
+                (plan::Threads::PerStream, _) | (_, Direction::Forward) => 0,
+                (plan::Threads::One, _) => p.busy_poll.as_nanos() as u64,
             },
         },
         clients: o.clients,

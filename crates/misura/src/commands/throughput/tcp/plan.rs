@@ -144,7 +144,7 @@ impl TcpPlan {
             duration: s.duration.clone(),
             interval: s.interval.clone(),
             threads: Threads::of(s.threads),
-            busy_poll: crate::commands::throughput::busy_poll::window(&s.busy_poll)?,
+            busy_poll: crate::commands::throughput::poll_window::window(&s.busy_poll)?,
         };
         p.check()?;
         Ok(p)
