@@ -174,6 +174,7 @@ pub fn run(
         burst: None,
         drain_ns: cfg.timeout_ns,
         max_backlog_ns: 1_000_000,
+        catch_up_frames: 0,
         session_id: cfg.session_id,
         ethertype: cfg.ethertype,
         dst: misura_wire::MacAddr(r.rx.mac),

@@ -78,6 +78,7 @@ impl Ctx<'_> {
             } else {
                 1_000_000
             },
+            catch_up_frames: frames::CATCH_UP_FRAMES,
             session_id: fresh_session(),
             ethertype: self.req.ethertype,
             dst: self.dst,

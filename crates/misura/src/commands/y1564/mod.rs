@@ -69,6 +69,7 @@ impl Ctx<'_> {
             burst: None,
             drain_ns: DRAIN_NS,
             max_backlog_ns: 1_000_000,
+            catch_up_frames: frames::CATCH_UP_FRAMES,
             session_id: (t ^ (t >> 31) ^ 0x5931_3536) as u32,
             ethertype: self.ethertype,
             dst: self.dst,

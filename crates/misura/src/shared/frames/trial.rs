@@ -29,6 +29,10 @@ pub struct TrialSpec {
     /// How far behind its schedule a core may fall before slots are
     /// skipped (and the trial marked tester-limited).
     pub max_backlog_ns: i64,
+    /// At a low rate, a backlog of this many frames is kept however long it
+    /// is: after its loop was descheduled for a few ms, a core sends them
+    /// late rather than skip them (0: `max_backlog_ns` alone).
+    pub catch_up_frames: u64,
     pub session_id: u32,
     pub ethertype: u16,
     pub dst: MacAddr,
@@ -75,7 +79,11 @@ pub fn run_trial(
                 schedule: RateSchedule::new(
                     flow.rate_fps / ncores as f64,
                     start,
-                    spec.max_backlog_ns,
+                    backlog_ns(
+                        spec.max_backlog_ns,
+                        spec.catch_up_frames,
+                        flow.rate_fps / ncores as f64,
+                    ),
                 )
                 .map_err(|e| anyhow!("flow {fi}: {e}"))?,
                 burst: spec.burst.map(|b| share(b, c, ncores)),
@@ -145,6 +153,17 @@ pub fn run_trial(
         trial: merge(engine.kind, spec, &per_core, &counts, ring_drops, cpu_s),
         intervals: iv,
     })
+}
+
+/// How far behind a core sending `fps` may fall before it skips slots:
+/// `max_ns`, or `catch_up_frames` slots when those take longer.
+fn backlog_ns(max_ns: i64, catch_up_frames: u64, fps: f64) -> i64 {
+    let frames_ns = if fps > 0.0 {
+        (catch_up_frames as f64 * 1e9 / fps).min(1e12) as i64
+    } else {
+        0
+    };
+    max_ns.max(frames_ns)
 }
 
 /// Core `c`'s share of `total` frames, the remainder to the first cores.
@@ -283,4 +302,21 @@ fn tester_limit(
         ));
     }
     (!why.is_empty()).then(|| why.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::backlog_ns;
+
+    #[test]
+    fn a_slow_flow_keeps_its_catch_up_frames_a_fast_one_the_bound() {
+        // 305 frames/s: 8 slots are 26.2 ms, longer than 1 ms.
+        assert_eq!(backlog_ns(1_000_000, 8, 305.0), 26_229_508);
+        // 1 M frames/s: 8 slots are 8 µs, so the 1 ms bound stands.
+        assert_eq!(backlog_ns(1_000_000, 8, 1e6), 1_000_000);
+        assert_eq!(backlog_ns(1_000_000, 0, 305.0), 1_000_000);
+        assert_eq!(backlog_ns(1_000_000, 8, 0.0), 1_000_000);
+        // A burst's own bound is never shortened.
+        assert_eq!(backlog_ns(10_000_000_000, 8, 305.0), 10_000_000_000);
+    }
 }
