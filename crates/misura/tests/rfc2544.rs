@@ -162,24 +162,25 @@ fn warning_codes(v: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// `misura y1564` on the lab: one service, steps of `step`, JSON.
+fn y1564(lab: &Lab, service: &str, step: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["--service", service, "--step-duration", step];
+    args.extend_from_slice(extra);
+    args.push("--json");
+    tester_cmd(lab, "y1564", &args)
+}
+
 #[test]
 #[ignore = "needs root: network namespaces and raw sockets"]
 fn y1564_passes_a_service_under_the_shape_and_fails_one_above_it() {
     need_root!();
     let _one = one_at_a_time();
     let lab = shaped_lab("b");
-    let ok = tester_cmd(
+    let ok = y1564(
         &lab,
-        "y1564",
-        &[
-            "--service",
-            "name=low,frame=512,cir=5M,eir=16M,fd=50ms,fdv=50ms",
-            "--step-duration",
-            "1s",
-            "--duration",
-            "2s",
-            "--json",
-        ],
+        "name=low,frame=512,cir=5M,eir=16M,fd=50ms,fdv=50ms",
+        "1s",
+        &["--duration", "2s"],
     );
     let v = json_of(&ok);
     schema_check(&v, "y1564.schema.json");
@@ -189,18 +190,11 @@ fn y1564_passes_a_service_under_the_shape_and_fails_one_above_it() {
         "{}",
         serde_json::to_string_pretty(&v["services"]).unwrap()
     );
-    let bad = tester_cmd(
+    let bad = y1564(
         &lab,
-        "y1564",
-        &[
-            "--service",
-            "name=high,frame=512,cir=40M,fd=50ms,fdv=50ms",
-            "--step-duration",
-            "1s",
-            "--duration",
-            "0s",
-            "--json",
-        ],
+        "name=high,frame=512,cir=40M,fd=50ms,fdv=50ms",
+        "1s",
+        &["--duration", "0s"],
     );
     assert_eq!(bad.status.code(), Some(1), "a failing service exits 1");
     let v: Value = serde_json::from_slice(&bad.stdout).unwrap();
@@ -219,20 +213,11 @@ fn y1564_passes_a_service_under_the_shape_and_fails_one_above_it() {
     // frames/s, is beyond this tester: the step is repeated once
     // (--tester-retries 1), both attempts are reported, and the step fails
     // as the tester's limit, not the SUT's.
-    let fast = tester_cmd(
+    let fast = y1564(
         &lab,
-        "y1564",
-        &[
-            "--service",
-            "name=fast,frame=64,cir=8G",
-            "--step-duration",
-            "0.1s",
-            "--duration",
-            "0s",
-            "--tester-retries",
-            "1",
-            "--json",
-        ],
+        "name=fast,frame=64,cir=8G",
+        "0.1s",
+        &["--duration", "0s", "--tester-retries", "1"],
     );
     assert_eq!(fast.status.code(), Some(1), "a tester-limited step fails");
     let v: Value = serde_json::from_slice(&fast.stdout).unwrap();

@@ -80,21 +80,21 @@ impl PollSet {
     /// one costs the waker an interrupt through the hypervisor). A signal
     /// during the spin returns 0 at once, as [`PollSet::wait`] does.
     pub fn wait_spinning_first(&mut self, spin: Duration, timeout: Duration) -> io::Result<usize> {
+        if spin.is_zero() {
+            return self.wait(timeout);
+        }
         let start = std::time::Instant::now();
-        if !spin.is_zero() {
-            loop {
-                match self.ppoll(Duration::ZERO)? {
-                    None => return Ok(0),
-                    Some(0) => {}
-                    Some(n) => return Ok(n),
-                }
-                let spent = start.elapsed();
-                if spent >= spin || spent >= timeout {
-                    break;
-                }
+        loop {
+            match self.ppoll(Duration::ZERO)? {
+                None => return Ok(0),
+                Some(0) => {}
+                Some(n) => return Ok(n),
+            }
+            let spent = start.elapsed();
+            if spent >= spin || spent >= timeout {
+                return self.wait(timeout.saturating_sub(spent));
             }
         }
-        self.wait(timeout.saturating_sub(start.elapsed()))
     }
 
     /// One `ppoll(2)`: how many descriptors are ready, or `None` when a

@@ -299,31 +299,29 @@ pub fn back_to_back(
     })
 }
 
-/// The back-to-back bursts that were run again: each row followed by a
-/// later attempt at the same burst.
-fn repeated_bursts(s: &SizeReport) -> Vec<&TrialRow> {
-    let bursts = s.back_to_back.iter().flat_map(|b| b.bursts.as_slice());
-    bursts
-        .clone()
-        .zip(bursts.skip(1))
-        .filter(|(r, next)| next.attempt > r.attempt)
-        .map(|(r, _)| r)
-        .collect()
+/// The back-to-back bursts, each with whether it was run again (the next
+/// row is a later attempt at the same burst).
+fn bursts_and_repeats(s: &SizeReport) -> impl Iterator<Item = (&TrialRow, bool)> {
+    let rows = s.back_to_back.iter().flat_map(|b| b.bursts.as_slice());
+    let next = rows.clone().skip(1).map(Some).chain([None]);
+    rows.zip(next)
+        .map(|(r, n)| (r, n.is_some_and(|n| n.attempt > r.attempt)))
 }
 
 /// One sentence for the size's warning when the tester limited any trial
 /// that stands (a burst it spoiled and that was run again does not).
 pub fn tester_note(s: &SizeReport) -> Option<String> {
-    let repeated = repeated_bursts(s);
     let rows = s
         .throughput
         .iter()
         .flat_map(|t| t.trials.iter())
         .chain(s.frame_loss.iter().flatten())
-        .chain(s.back_to_back.iter().flat_map(|b| b.bursts.iter()));
-    let limited: Vec<&TrialRow> = rows
-        .filter(|r| r.tester_limit.is_some() && !repeated.iter().any(|x| std::ptr::eq(*x, *r)))
-        .collect();
+        .chain(
+            bursts_and_repeats(s)
+                .filter(|&(_, repeated)| !repeated)
+                .map(|(r, _)| r),
+        );
+    let limited: Vec<&TrialRow> = rows.filter(|r| r.tester_limit.is_some()).collect();
     let first = limited.first()?;
     Some(format!(
         "frame {} B: {} trial(s) were limited by the tester itself, not the SUT (first: {} at {:.0} frames/s: {})",
@@ -338,7 +336,10 @@ pub fn tester_note(s: &SizeReport) -> Option<String> {
 /// One sentence for the size's warning when bursts were run again because
 /// the tester spoiled them (`--tester-retries`).
 pub fn repeat_note(s: &SizeReport) -> Option<String> {
-    let repeated = repeated_bursts(s);
+    let repeated: Vec<&TrialRow> = bursts_and_repeats(s)
+        .filter(|&(_, repeated)| repeated)
+        .map(|(r, _)| r)
+        .collect();
     let first = repeated.first()?;
     Some(format!(
         "frame {} B: {} back-to-back burst(s) run again (first: {}: {})",

@@ -66,6 +66,7 @@ pub fn run_trial(
     for c in 0..ncores {
         let mut flows = Vec::with_capacity(spec.flows.len());
         for (fi, flow) in spec.flows.iter().enumerate() {
+            let core_fps = flow.rate_fps / ncores as f64;
             let template = FlowTemplate::build(
                 flow,
                 spec.dst,
@@ -77,13 +78,9 @@ pub fn run_trial(
             flows.push(CoreFlow {
                 template,
                 schedule: RateSchedule::new(
-                    flow.rate_fps / ncores as f64,
+                    core_fps,
                     start,
-                    backlog_ns(
-                        spec.max_backlog_ns,
-                        spec.catch_up_frames,
-                        flow.rate_fps / ncores as f64,
-                    ),
+                    backlog_ns(spec.max_backlog_ns, spec.catch_up_frames, core_fps),
                 )
                 .map_err(|e| anyhow!("flow {fi}: {e}"))?,
                 burst: spec.burst.map(|b| share(b, c, ncores)),

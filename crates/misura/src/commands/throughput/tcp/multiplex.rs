@@ -208,20 +208,18 @@ pub(super) fn drive_all(
         let due = watch();
         set.clear();
         polled.clear();
+        let mut receiving = false;
         for (k, c) in conns.iter().enumerate().filter(|(_, c)| c.active()) {
             set.push(&c.s, c.receiving, c.sending);
             polled.push(k);
+            receiving |= c.receiving;
         }
         if set.is_empty() {
             break;
         }
         let sending = conns.iter().any(|c| c.sending);
         // Poll before sleeping only while some stream receives.
-        let spin = if conns.iter().any(|c| c.receiving) {
-            busy_poll
-        } else {
-            Duration::ZERO
-        };
+        let spin = if receiving { busy_poll } else { Duration::ZERO };
         if let Err(e) = set.wait_spinning_first(spin, wait_for(now, sending.then_some(end), due)) {
             for &k in &polled {
                 let c = &mut conns[k];
