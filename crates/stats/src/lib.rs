@@ -21,9 +21,11 @@
 pub mod fit;
 pub mod jitter;
 pub mod sequence;
+pub mod streaming_fit;
 pub mod summary;
 
 pub use fit::{FitError, LinearFit};
 pub use jitter::Rfc3550Jitter;
+pub use streaming_fit::{LineEstimate, StreamingLine};
 pub use sequence::{Arrival, SequenceCounts, SequenceTracker};
 pub use summary::{pool_buckets, Bucket, Summary, SummarySnapshot};

@@ -17,6 +17,20 @@ pub fn now_ns(clock: libc::clockid_t) -> i64 {
     timespec_ns(ts.tv_sec as i64, ts.tv_nsec as i64)
 }
 
+/// `clock_gettime(clock)` in nanoseconds, or the error (a PHC whose device
+/// went away, an invalid dynamic clock id) where [`now_ns`] would give 0.
+pub fn try_now_ns(clock: libc::clockid_t) -> std::io::Result<i64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
+    if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(timespec_ns(ts.tv_sec as i64, ts.tv_nsec as i64))
+}
+
 /// `CLOCK_REALTIME` in nanoseconds since the epoch (the clock software
 /// timestamps of `SO_TIMESTAMPING` use).
 #[inline]

@@ -24,6 +24,8 @@
 //! * [`ethtool`]: link mode, EEE, interrupt coalescing and offloads;
 //! * [`ring`]: the high-rate paths: `TPACKET_V3` RX ring, `PACKET_TX_RING`,
 //!   `sendmmsg`, fanout, and a probe of which the interface offers;
+//! * [`phc`], [`phc_cross`]: NIC PTP hardware clocks, read and
+//!   cross-timestamped against the system clock (`PTP_SYS_OFFSET*`);
 //! * [`xdp`]: AF_XDP transmit (zero-copy where the driver has it, else copy).
 
 // libc field types (time_t, socklen_t, msg_controllen, ...) differ between
@@ -44,6 +46,7 @@ pub mod iface;
 pub mod netns;
 pub mod packet;
 pub mod phc;
+pub mod phc_cross;
 pub mod poll;
 pub mod ring;
 pub mod rusage;

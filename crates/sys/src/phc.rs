@@ -115,6 +115,26 @@ impl PhcClock {
     pub fn clock_id(&self) -> libc::clockid_t {
         fd_to_clockid(self.fd.as_raw_fd())
     }
+
+    /// The open device, for the `PTP_SYS_OFFSET*` ioctls (`crate::phc_cross`).
+    pub(crate) fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// The PTP clock of a network interface (`ETHTOOL_GET_TS_INFO`'s PHC
+    /// index), opened: `/dev/ptpN`.
+    pub fn open_for_interface(iface: &str) -> Result<(i32, PhcClock), SysError> {
+        let info = crate::tsinfo::get_ts_info(iface)?;
+        let Some(index) = info.phc_index else {
+            return Err(SysError::Unsupported {
+                what: format!("a PTP hardware clock on {iface}"),
+                why: "the driver reports no PHC (ethtool -T shows \"PTP Hardware Clock: none\")"
+                    .into(),
+            });
+        };
+        let dev = PathBuf::from(format!("/dev/ptp{index}"));
+        Ok((index, PhcClock::open(&dev)?))
+    }
 }
 
 #[cfg(test)]
