@@ -66,6 +66,15 @@ command -v curl >/dev/null || peers+=(curl)
 command -v dpkg-shlibdeps >/dev/null || peers+=(dpkg-dev)
 command -v man >/dev/null || peers+=(man-db)
 command -v setcap >/dev/null || peers+=(libcap2-bin)
+# The NIC lab (scripts/nic-lab.sh, tests/nic_lab.rs): a QEMU guest with
+# emulated e1000e NICs, built from Debian's kernel, busybox and these tools.
+command -v qemu-system-x86_64 >/dev/null || peers+=(qemu-system-x86)
+[ -x /bin/busybox ] || peers+=(busybox-static)
+ls /boot/vmlinuz-* >/dev/null 2>&1 || peers+=(linux-image-amd64)
+command -v ethtool >/dev/null || peers+=(ethtool)
+command -v tcpdump >/dev/null || peers+=(tcpdump)
+command -v phc_ctl >/dev/null || peers+=(linuxptp)
+command -v cpio >/dev/null || peers+=(cpio)
 # The completions' test (tests/install.rs) loads them in zsh and fish.
 command -v zsh >/dev/null || peers+=(zsh)
 command -v fish >/dev/null || peers+=(fish)
