@@ -9,6 +9,8 @@
 //! [`require_root`], [`require_tool`] or [`require_file`].
 #![allow(dead_code)]
 
+pub mod nic;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
