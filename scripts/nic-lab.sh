@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # The NIC lab: a QEMU guest with four emulated Intel 82574L ports (e1000e), a
-# real NIC driver with hardware TX/RX timestamps and one PTP hardware clock
-# per port, for trying misura's hardware path without a NIC.
+# real NIC driver that grants hardware TX/RX timestamping, with one PTP
+# hardware clock per port, for trying misura's hardware path without a NIC.
+# QEMU 7.2 delivers no hardware stamp and its PHCs run about 2x fast: see
+# docs/guide/without-hardware.md.
 #
 #   scripts/nic-lab.sh --topology cable|sut [--netem ARGS] [--tbf ARGS]
 #       [--accel auto|kvm|tcg] [--misura PATH] [--timeout SECS]
+#       [--smp N] [--memory MiB] [--verbose]
 #       --out DIR (-- 'SHELL SCRIPT' | --script FILE)
+#
+# --timeout bounds the script (default 120 s, at most 3600); --smp and
+# --memory size the guest (2 vCPUs, 1024 MiB); --verbose shows the kernel's
+# boot messages and copies the serial console to stderr as it goes.
 #
 # Topologies (the guest's eth0..eth3 in PCI order, each port cabled through a
 # QEMU hub):
@@ -168,6 +175,10 @@ export PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TERM=dumb
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+ln -s /proc/self/fd /dev/fd
+ln -s fd/0 /dev/stdin
+ln -s fd/1 /dev/stdout
+ln -s fd/2 /dev/stderr
 mkdir -p /dev/pts /tmp /run /root /var/tmp
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
@@ -370,6 +381,7 @@ console="$work/console.log"
 # is off, 1 if the guest did not boot in time (QEMU killed), 2 if it failed.
 boot() {
     local acc=$1 limit=$2 cpu=max
+    boot_limit=$limit
     [ "$acc" = kvm ] && cpu=host
     : > "$console"
     "$qemu" -nodefaults -no-user-config -machine q35 -accel "$acc" -cpu "$cpu" \
@@ -466,7 +478,7 @@ exited=$(mark EXIT | awk '{print $2}')
 } > "$out/lab.txt"
 
 case $status in
-1) die "the guest did not boot within ${tcg_boot_timeout} s ($accel_used): see $out/console.log" ;;
+1) die "the guest did not boot within ${boot_limit} s ($accel_used): see $out/console.log" ;;
 2)
     fail=$(sed -n 's/^.*NICLAB-FAIL //p' "$out/console.log" | head -n 1)
     die "the guest did not finish${fail:+: $fail}: see $out/console.log (and $work/qemu.log: $(head -c 300 "$work/qemu.log"))"

@@ -1,17 +1,22 @@
 //! The NIC lab (scripts/nic-lab.sh): misura on a real NIC driver, the
-//! emulated Intel 82574L's e1000e, with hardware TX/RX stamps and one PTP
-//! hardware clock per port. Each test boots one guest (about 20-40 s with
-//! TCG on a loaded 2-core machine).
+//! emulated Intel 82574L's e1000e, which grants hardware TX/RX timestamping
+//! and has one PTP hardware clock per port. QEMU 7.2's emulation delivers no
+//! hardware stamp, though: the cable test pins that too, so the day it does
+//! the test says so. Each test boots one guest (about 20-45 s with TCG on a
+//! loaded 2-core machine).
 
 mod common;
 
 use common::nic::{NicLab, NicRun, Topology};
+use common::{col, read_csv};
 use serde_json::Value;
 
-/// `misura oneway` from eth0 to eth1 with JSON in $OUT/oneway.json (and its
-/// stderr, exit code), warm-up as misura's default does.
+/// `misura oneway` from eth0 to eth1 with JSON in $OUT/oneway.json, one CSV
+/// row per frame in $OUT/frames.csv (and its stderr, exit code), warm-up as
+/// misura's default does.
 const ONEWAY: &str = "misura --no-store oneway --tx eth0 --rx eth1 --count 200 --period 2ms \
-     --sizes 64,1000 --json > $OUT/oneway.json 2> $OUT/oneway.err; echo $? > $OUT/oneway.rc";
+     --sizes 64,1000 --json --frames $OUT/frames.csv > $OUT/oneway.json 2> $OUT/oneway.err; \
+     echo $? > $OUT/oneway.rc";
 
 fn oneway_json(run: &NicRun) -> Value {
     let rc = run.file("oneway.rc");
@@ -25,19 +30,40 @@ fn oneway_json(run: &NicRun) -> Value {
     serde_json::from_str(&run.file("oneway.json")).expect("oneway's JSON")
 }
 
+/// The stamps (first field, `-tt` seconds.nanoseconds) of tcpdump's lines
+/// for misura's test frames.
+fn tcpdump_stamps(dump: &str) -> Vec<&str> {
+    dump.lines()
+        .filter(|l| l.contains("0x88b5"))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|t| t.len() == 20 && t.as_bytes()[10] == b'.')
+        .collect()
+}
+
 #[test]
 #[ignore = "needs root and the NIC lab (qemu-system-x86, linux-image-amd64, busybox-static)"]
-fn cable_has_hardware_stamps_two_clocks_and_tcpdump_reads_them() {
+fn cable_grants_hardware_stamps_with_a_clock_per_port_and_tcpdump_reads_the_adapter() {
+    // Two captures of the same frames on eth1: the adapter's stamps and the
+    // host's, both attached before misura sends.
+    let capture = |how: &str, file: &str| {
+        format!(
+            "tcpdump -i eth1 {how} -tt --time-stamp-precision=nano -nn -e -c 8 ether proto 0x88b5 \
+                 > $OUT/{file}.txt 2> $OUT/{file}.err &"
+        )
+    };
     let script = format!(
         "ethtool -T eth0 > $OUT/ethtool-eth0.txt
          for p in /sys/class/ptp/ptp*; do echo \"${{p##*/}} $(ls $p/device/net)\"; done > $OUT/phc.txt
-         tcpdump -i eth1 -j adapter_unsynced --time-stamp-precision=nano -nn -e -c 5 ether proto 0x88b5 \
-             > $OUT/tcpdump.txt 2> $OUT/tcpdump.err &
-         t=$!
+         {}
+         a=$!
+         {}
+         b=$!
          sleep 2
          {ONEWAY}
-         # tcpdump has its 5 frames by now; bounded either way.
-         sleep 1; kill $t 2>/dev/null; wait $t"
+         # tcpdump has its 8 frames by now; bounded either way.
+         sleep 1; kill $a $b 2>/dev/null; wait",
+        capture("-j adapter_unsynced", "adapter"),
+        capture("-j host", "host")
     );
     let run = NicLab::new(Topology::Cable).run(&script);
     run.assert_ok();
@@ -86,24 +112,34 @@ fn cable_has_hardware_stamps_two_clocks_and_tcpdump_reads_them() {
         v["totals"]
     );
 
-    // tcpdump reads the adapter's own (unsynchronised) clock, to the ns:
-    // HH:MM:SS.nnnnnnnnn on each of misura's frames.
-    let dump = run.file("tcpdump.txt");
-    let stamped = dump
-        .lines()
-        .filter(|l| {
-            let t = l.split_whitespace().next().unwrap_or("");
-            l.contains("0x88b5")
-                && t.len() == 18
-                && t.as_bytes()[8] == b'.'
-                && t[9..].bytes().all(|b| b.is_ascii_digit())
-        })
-        .count();
+    // tcpdump takes -j adapter_unsynced and prints each test frame to the ns.
+    let (adapter, host) = (run.file("adapter.txt"), run.file("host.txt"));
+    let (a, h) = (tcpdump_stamps(&adapter), tcpdump_stamps(&host));
     assert!(
-        stamped >= 3,
-        "tcpdump -j adapter_unsynced printed {stamped} nanosecond-stamped test frames:\n{dump}\n{}",
-        run.file("tcpdump.err")
+        a.len() >= 3
+            && a.iter()
+                .all(|t| t[11..].bytes().all(|b| b.is_ascii_digit())),
+        "tcpdump -j adapter_unsynced printed {} nanosecond-stamped test frames:\n{adapter}\n{}",
+        a.len(),
+        run.file("adapter.err")
     );
+
+    // What arrives, though, is no hardware stamp: QEMU 7.2's 82574L never
+    // latches one (its TX stamp request is logged as unsupported, the driver
+    // gives up after 1 s: "clearing Tx timestamp hang"), so the adapter
+    // capture falls back to the kernel's own stamp, the host capture's to
+    // the nanosecond, and misura's per-frame hardware columns stay empty.
+    let emulator = "QEMU's e1000e now delivers hardware stamps: \
+                    docs/guide/without-hardware.md and this test say it does not; update both";
+    assert_eq!(a, h, "{emulator}\nadapter:\n{adapter}\nhost:\n{host}");
+    let (header, rows) = read_csv(&run.out_dir().join("frames.csv"));
+    let (tx_hw, rx_hw) = (col(&header, "tx_hw_ns"), col(&header, "rx_hw_ns"));
+    assert_eq!(rows.len(), 200);
+    let stamped = rows
+        .iter()
+        .filter(|r| r[tx_hw].is_some() || r[rx_hw].is_some())
+        .count();
+    assert_eq!(stamped, 0, "{emulator}: {stamped} of 200 frames");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The NIC lab from integration tests: `scripts/nic-lab.sh` boots a QEMU
 //! guest with four emulated Intel 82574L ports (the e1000e driver: hardware
-//! TX/RX stamps, one PTP hardware clock per port), runs a shell script in it
+//! TX/RX timestamping granted though never delivered, one PTP hardware clock
+//! per port), runs a shell script in it
 //! with the misura this test was built with, and hands back what it printed
 //! and the files it left in `$OUT`.
 //!
