@@ -7,12 +7,15 @@
 #
 #   scripts/nic-lab.sh --topology cable|sut [--netem ARGS] [--tbf ARGS]
 #       [--accel auto|kvm|tcg] [--misura PATH] [--timeout SECS]
-#       [--smp N] [--memory MiB] [--verbose]
+#       [--smp N] [--memory MiB] [--verbose] [--nic e1000e|igb] [--qemu PATH]
 #       --out DIR (-- 'SHELL SCRIPT' | --script FILE)
 #
 # --timeout bounds the script (default 120 s, at most 3600); --smp and
 # --memory size the guest (2 vCPUs, 1024 MiB); --verbose shows the kernel's
 # boot messages and copies the serial console to stderr as it goes.
+# --nic igb (MISURA_NIC_MODEL) emulates Intel 82576 ports instead, driven by
+# igb; it needs QEMU 8 or later, e.g. --qemu PATH (MISURA_NIC_QEMU), as
+# Debian 12's QEMU 7.2 has no igb.
 #
 # Topologies (the guest's eth0..eth3 in PCI order, each port cabled through a
 # QEMU hub):
@@ -61,6 +64,7 @@ usage() {
 
 topology="" netem="" tbf="" accel="${MISURA_NIC_ACCEL:-auto}" out="" script="" script_file=""
 misura_bin="${MISURA_BIN:-}" timeout_s=120 smp=2 mem=1024 verbose=false
+nic=${MISURA_NIC_MODEL:-e1000e} qemu=${MISURA_NIC_QEMU:-}
 while (($#)); do
     case "$1" in
     --topology) topology=${2:?--topology needs cable or sut}; shift 2 ;;
@@ -74,6 +78,8 @@ while (($#)); do
     --smp) smp=${2:?--smp needs a CPU count}; shift 2 ;;
     --memory) mem=${2:?--memory needs MiB}; shift 2 ;;
     --verbose) verbose=true; shift ;;
+    --nic) nic=${2:?--nic needs e1000e or igb}; shift 2 ;;
+    --qemu) qemu=${2:?--qemu needs the path of qemu-system-x86_64}; shift 2 ;;
     -h | --help) usage 0 ;;
     --) shift; script="$*"; break ;;
     *) echo "$prog: unknown argument \`$1' (see --help)" >&2; exit 2 ;;
@@ -87,6 +93,7 @@ cable | sut) ;;
 *) bad "--topology $topology: write cable or sut" ;;
 esac
 case "$accel" in auto | kvm | tcg) ;; *) bad "--accel $accel: write auto, kvm or tcg" ;; esac
+case "$nic" in e1000e | igb) ;; *) bad "--nic $nic: write e1000e (Intel 82574L) or igb (Intel 82576)" ;; esac
 [ -n "$out" ] || bad "--out DIR is required (where the results come back; new or empty)"
 if [ -n "$script_file" ]; then
     [ -z "$script" ] || bad "give the guest script either after -- or with --script, not both"
@@ -113,7 +120,16 @@ fi
 
 # ---- what the guest is built from -------------------------------------------
 need_pkg() { die "$1 is missing: install $2 (apt-get install $2; scripts/test.sh does as root)"; }
-qemu=$(command -v qemu-system-x86_64) || need_pkg qemu-system-x86_64 qemu-system-x86
+if [ -n "$qemu" ]; then
+    [ -x "$qemu" ] || bad "--qemu $qemu: not an executable file"
+else
+    qemu=$(command -v qemu-system-x86_64) || need_pkg qemu-system-x86_64 qemu-system-x86
+fi
+# (A QEMU whose device list cannot be read is left to say so at start.)
+devices=$("$qemu" -device help 2>/dev/null || true)
+if grep -q 'name "e1000' <<<"$devices" && ! grep -q "name \"$nic\"" <<<"$devices"; then
+    die "$("$qemu" --version | head -n 1) has no $nic device (igb needs QEMU 8 or later: --qemu PATH)"
+fi
 busybox=/bin/busybox
 [ -x "$busybox" ] || need_pkg /bin/busybox busybox-static
 bash=$(command -v bash)
@@ -135,7 +151,7 @@ done
 if command -v cpio >/dev/null; then cpio_out() { cpio --quiet -o -H newc -R 0:0; }; else cpio_out() { "$busybox" cpio -o -H newc -R 0:0 2>/dev/null; }; fi
 
 # Modules, each after those it depends on (modules.dep).
-want_mods=(e1000e bridge sch_netem sch_tbf 9pnet_virtio 9p virtio_pci)
+want_mods=("$nic" bridge sch_netem sch_tbf 9pnet_virtio 9p virtio_pci)
 mod_order=()
 add_mod() { # $1: path relative to $moddir
     local m=$1 d
@@ -359,6 +375,8 @@ done > "$work/initrd"
 build_s=$(since "$t0")
 
 # ---- wiring and boot --------------------------------------------------------
+# The ports in slots 2, 4, 6, 8 (room for igb's SR-IOV functions), in PCI
+# order eth0..eth3; the results share in slot 10.
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 case "$topology" in
@@ -368,7 +386,7 @@ esac
 net_args=()
 for n in 0 1 2 3; do
     net_args+=(-netdev "hubport,id=n$n,hubid=${hubs[$n]}"
-        -device "e1000e,netdev=n$n,mac=52:54:00:6d:00:0$n,addr=0x1$n")
+        -device "$nic,netdev=n$n,mac=52:54:00:6d:00:0$n,addr=0x$((2 + 2 * n))")
 done
 
 kvm_usable() { [ -r /dev/kvm ] && [ -w /dev/kvm ]; }
@@ -378,7 +396,8 @@ tcg_boot_timeout=${MISURA_NIC_TCG_BOOT_TIMEOUT:-180}
 console="$work/console.log"
 
 # boot ACCEL BOOT_TIMEOUT: 0 once the script ran (or was killed) and the guest
-# is off, 1 if the guest did not boot in time (QEMU killed), 2 if it failed.
+# is off, 1 if the guest did not boot in time (QEMU killed), 2 if it failed
+# after booting, 3 if QEMU ended before the guest booted.
 boot() {
     local acc=$1 limit=$2 cpu=max
     boot_limit=$limit
@@ -390,7 +409,7 @@ boot() {
         -kernel "$kernel" -initrd "$work/initrd" \
         -append "console=ttyS0 panic=-1 rdinit=/init $($verbose || echo quiet)" \
         -fsdev "local,id=res,path=$out,security_model=none" \
-        -device "virtio-9p-pci,fsdev=res,mount_tag=results,addr=0x18" \
+        -device "virtio-9p-pci,fsdev=res,mount_tag=results,addr=0x0a" \
         "${net_args[@]}" > "$work/qemu.log" 2>&1 &
     qpid=$!
     local start now booted="" ready="" tail_from=0
@@ -421,7 +440,7 @@ boot() {
     done
     wait "$qpid" 2>/dev/null || true
     qpid=""
-    grep -q NICLAB-BOOTED "$console" || return 1
+    grep -q NICLAB-BOOTED "$console" || return 3
     grep -q NICLAB-EXIT "$console" || return 2
     return 0
 }
@@ -443,7 +462,7 @@ auto)
     fi
     ;;
 esac
-echo "$prog: topology $topology${netem:+, netem '$netem'}${tbf:+, tbf '$tbf_args'}; accelerator $accel_used: $accel_why" >&2
+echo "$prog: $nic ports, topology $topology${netem:+, netem '$netem'}${tbf:+, tbf '$tbf_args'}; accelerator $accel_used: $accel_why" >&2
 
 t0=$(date +%s.%N)
 status=0
@@ -454,6 +473,12 @@ if [ "$accel_used" = kvm ]; then
         echo "$prog: the KVM guest did not boot within ${kvm_boot_timeout} s: falling back to TCG (remembered in $kvm_note)" >&2
         accel_used=tcg accel_why="KVM guest did not boot within ${kvm_boot_timeout} s"
         mv "$console" "$work/console-kvm.log"
+        t0=$(date +%s.%N)
+        status=0
+        boot tcg "$tcg_boot_timeout" || status=$?
+    elif ((status == 3)) && [ "$accel" = auto ]; then
+        echo "$prog: QEMU could not start a KVM guest ($(grep -v 'not connected to host network' "$work/qemu.log" | head -n 1)): falling back to TCG" >&2
+        accel_used=tcg accel_why="QEMU could not start a KVM guest"
         t0=$(date +%s.%N)
         status=0
         boot tcg "$tcg_boot_timeout" || status=$?
@@ -471,6 +496,7 @@ ready=$(mark READY | awk '{print $1}')
 exited=$(mark EXIT | awk '{print $2}')
 {
     echo "accelerator: $accel_used ($accel_why)"
+    echo "ports: 4 x $nic; $("$qemu" --version | head -n 1)"
     echo "kernel: $kver; initramfs: $(stat -c %s "$work/initrd") bytes (base $(stat -c %s "$base"))"
     echo "initramfs build/cache: ${build_s} s"
     echo "guest uptime at /init: ${booted:-?} s, topology ready: ${ready:-?} s, script done: ${exited:-?} s"
@@ -478,6 +504,7 @@ exited=$(mark EXIT | awk '{print $2}')
 } > "$out/lab.txt"
 
 case $status in
+3) die "QEMU ended before the guest booted: $(grep -v 'not connected to host network' "$work/qemu.log" | head -c 600)" ;;
 1) die "the guest did not boot within ${boot_limit} s ($accel_used): see $out/console.log" ;;
 2)
     fail=$(sed -n 's/^.*NICLAB-FAIL //p' "$out/console.log" | head -n 1)
