@@ -28,6 +28,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from fleet import FleetAttacks  # noqa: E402  (the agent's fleet attacks, issue 29)
 H1, H2 = "198.18.0.1", "198.18.0.2"
 
 
@@ -35,7 +37,7 @@ def log(msg):
     print(f"campaign: {msg}", file=sys.stderr, flush=True)
 
 
-class Campaign:
+class Campaign(FleetAttacks):
     def __init__(self, args):
         self.a = args
         self.misura = args.misura
@@ -392,7 +394,8 @@ class Campaign:
 
 
 # The parts of the campaign, in the order they run (and fuzz, last).
-PARTS = ["flood_and_spoof", "serve_attacks", "agent_http", "store_kills", "frames_kill", "hostile_args"]
+PARTS = ["flood_and_spoof", "serve_attacks", "agent_http", "store_kills", "frames_kill", "hostile_args",
+         "fleet_attacks"]
 
 
 def main():

@@ -20,6 +20,25 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 use serde::{Deserialize, Serialize};
 
+/// The shortest period a schedule keeps. Under it, one pass of a sending
+/// loop (a clock read, this schedule's answer, the wait, the send) outlasts
+/// the tolerance, so every frame is postponed and none ever leaves (50 ns
+/// spun at 100 % CPU for ever). 1 µs is the fastest the commands are used
+/// at (`misura rtt --period 1us` sends, postponing what it cannot keep).
+pub const MIN_PERIOD_NS: i64 = 1_000;
+
+/// Whether a schedule can keep `period_ns`: the reason, naming the bound,
+/// when it cannot.
+pub fn check_period(period_ns: i64) -> Result<(), String> {
+    if period_ns < MIN_PERIOD_NS {
+        return Err(format!(
+            "a period of {period_ns} ns is shorter than the shortest a schedule keeps, {} µs (one pass of the sending loop must fit in a period, or no frame ever leaves)",
+            MIN_PERIOD_NS / 1_000
+        ));
+    }
+    Ok(())
+}
+
 /// The traffic pattern.
 #[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
@@ -237,6 +256,14 @@ impl SizePlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn periods_shorter_than_the_bound_are_refused_naming_it() {
+        assert!(check_period(MIN_PERIOD_NS).is_ok());
+        let e = check_period(50).unwrap_err();
+        assert!(e.contains("50 ns") && e.contains("1 µs"), "{e}");
+        assert!(check_period(0).is_err() && check_period(-1).is_err());
+    }
 
     /// Drive a schedule with a virtual clock: the loop comes round every
     /// `step` ns, except at the instants in `stalls` where it is held up for the

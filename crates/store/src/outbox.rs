@@ -189,7 +189,12 @@ impl Store {
         max_waiting: i64,
         oldest_ns: i64,
     ) -> Result<i64, StoreError> {
-        let tx = self.conn.transaction()?;
+        // Immediate: the keeper and the sink's thread both enforce bounds,
+        // each on its own connection; a deferred transaction that read and
+        // then writes would fail against the other's commit.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let acked: i64 = tx
             .query_row(
                 "SELECT acked FROM sinks WHERE name = ?1",

@@ -5,18 +5,29 @@
 //! good copy is kept on disk beside the store, so an agent that starts while
 //! the template server is down runs what it ran before. A template that
 //! fails to fetch or parse leaves the running configuration in place and is
-//! counted; a broken version is reported once (its ETag is remembered).
+//! counted. Only the ETag of a template that applied is sent back: a
+//! refused version is fetched whole again, so once the cause is fixed
+//! (locally, then SIGHUP) it applies.
+//!
+//! The request runs on a thread of its own (at most `FETCH_TIMEOUT`), never
+//! on the scheduler's: a stalled template server delays no measurement.
 
 use super::config::{self, Config, ConfigError, Target};
 use crate::shared::files::CONFIG_MAX;
 use crate::shared::http_client::Client;
 use std::path::PathBuf;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+/// The longest one template request may take, whole.
+pub const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+
+type Reply = Result<crate::shared::http_client::Reply, String>;
 
 /// What one fetch brought.
 pub enum Fetch {
-    /// A new template, checked against this agent's configuration.
-    New,
+    /// A new template, joined to this agent's local configuration.
+    New(Config),
     NotModified,
     Failed(String),
 }
@@ -27,9 +38,12 @@ pub struct Template {
     cache: PathBuf,
     interval: Duration,
     next: Instant,
+    /// The ETag of the template in force (never of a refused one).
     etag: Option<String>,
     /// The template in force (fetched or from the cache).
     text: Option<String>,
+    /// The request under way, on its own thread.
+    under_way: Option<mpsc::Receiver<Reply>>,
 }
 
 impl Template {
@@ -44,17 +58,55 @@ impl Template {
         }
         Template {
             url: url.to_string(),
-            client: Client::new(Duration::from_secs(10), CONFIG_MAX),
+            client: Client::new(FETCH_TIMEOUT, CONFIG_MAX),
             cache,
             interval,
             next: Instant::now(),
             etag: None,
             text,
+            under_way: None,
         }
     }
 
     pub fn due(&self) -> bool {
-        Instant::now() >= self.next
+        Instant::now() >= self.next && self.under_way.is_none()
+    }
+
+    /// Start a request on a thread of its own (and schedule the next one);
+    /// nothing when one is under way.
+    pub fn start(&mut self) {
+        if self.under_way.is_some() {
+            return;
+        }
+        self.next = Instant::now() + self.interval;
+        let (tx, rx) = mpsc::channel();
+        let (client, url, etag) = (self.client.clone(), self.url.clone(), self.etag.clone());
+        let spawned = std::thread::Builder::new()
+            .name("agent-template".into())
+            .spawn(move || {
+                let _ = tx.send(client.get(&url, etag.as_deref()));
+            });
+        match spawned {
+            Ok(_) => self.under_way = Some(rx),
+            Err(e) => eprintln!("misura agent: fleet template: cannot start a thread for the request: {e}"),
+        }
+    }
+
+    /// The request under way, when it has ended: what it brought, checked
+    /// against `local`.
+    pub fn poll(&mut self, local: impl FnOnce() -> Result<Config, ConfigError>) -> Option<Fetch> {
+        let reply = match self.under_way.as_ref()?.try_recv() {
+            Ok(r) => r,
+            Err(mpsc::TryRecvError::Empty) => return None,
+            Err(mpsc::TryRecvError::Disconnected) => Err("the request's thread ended without an answer".into()),
+        };
+        self.under_way = None;
+        Some(match local() {
+            Ok(l) => self.accept(reply, &l),
+            Err(e) => Fetch::Failed(format!(
+                "the local configuration has errors: {e}"
+            )),
+        })
     }
 
     /// The targets of the template in force that select `local`'s agent,
@@ -69,13 +121,12 @@ impl Template {
         }
     }
 
-    /// Fetch now (and schedule the next fetch). A new template is kept only
-    /// when it parses and joins `local` without clashes.
-    pub fn fetch(&mut self, local: &Config) -> Fetch {
-        self.next = Instant::now() + self.interval;
-        let reply = match self.client.get(&self.url, self.etag.as_deref()) {
+    /// What a request brought: a new template is kept only when it parses
+    /// and joins `local` without clashes.
+    fn accept(&mut self, reply: Reply, local: &Config) -> Fetch {
+        let reply = match reply {
             Ok(r) => r,
-            Err(e) => return Fetch::Failed(format!("{}: {e}", self.url)),
+            Err(e) => return Fetch::Failed(format!("fetching {}: {e}", self.url)),
         };
         match reply.status {
             304 => return Fetch::NotModified,
@@ -88,19 +139,18 @@ impl Template {
                 ))
             }
         }
-        // Reported once: the same broken version is not parsed again.
-        self.etag = reply.etag.clone();
         let text = match String::from_utf8(reply.body) {
             Ok(t) => t,
             Err(_) => {
                 return Fetch::Failed(format!("{}: the template is not UTF-8 text", self.url))
             }
         };
-        if let Err(e) =
-            targets_of(&text, &self.url, local).and_then(|t| join(local.clone(), t, &self.url))
+        let joined = match targets_of(&text, &self.url, local)
+            .and_then(|t| join(local.clone(), t, &self.url))
         {
-            return Fetch::Failed(e.0);
-        }
+            Ok(c) => c,
+            Err(e) => return Fetch::Failed(e.0),
+        };
         if let Err(e) =
             crate::shared::outfile::replace(&self.cache, |w| w.write_all(text.as_bytes()))
         {
@@ -110,7 +160,8 @@ impl Template {
             );
         }
         self.text = Some(text);
-        Fetch::New
+        self.etag = reply.etag;
+        Fetch::New(joined)
     }
 }
 
@@ -133,12 +184,11 @@ fn join(mut local: Config, more: Vec<Target>, url: &str) -> Result<Config, Confi
         }
         local.targets.push(t);
     }
-    if local.targets.len() > config::MAX_TARGETS {
-        return Err(ConfigError(format!(
-            "{url}: {} targets with the local ones: at most {}",
-            local.targets.len(),
-            config::MAX_TARGETS
-        )));
+    if let Some(e) = config::too_many_for_one_agent(
+        &format!("{url} with the local file"),
+        local.targets.len(),
+    ) {
+        return Err(e);
     }
     Ok(local)
 }

@@ -29,6 +29,12 @@ pub struct Keeper {
     last_warning: Option<Instant>,
     /// Saves that failed (counted in /metrics).
     pub errors: u64,
+    /// Where runs log their probes (made at the first use).
+    probes: Option<PathBuf>,
+    /// The sinks whose bounds (max_waiting, max_age) each new result checks,
+    /// so they hold while a sink is down or backing off.
+    sinks: Vec<super::sinks::Sink>,
+    last_drop_warning: Option<Instant>,
 }
 
 /// A new run id: 128 random bits in hex (from the kernel's generator;
@@ -55,7 +61,56 @@ impl Keeper {
             unsaved: VecDeque::new(),
             last_warning: None,
             errors: 0,
+            probes: None,
+            sinks: Vec::new(),
+            last_drop_warning: None,
         })
+    }
+
+    /// A new per-probe log file for one run of `target`, in the private
+    /// directory beside the store.
+    pub fn frames_file(&mut self, target: &str) -> std::io::Result<PathBuf> {
+        let dir = match &self.probes {
+            Some(d) => d.clone(),
+            None => {
+                let d = probes_dir(self.store.path())?;
+                self.probes = Some(d.clone());
+                d
+            }
+        };
+        frames_file(&dir, target)
+    }
+
+    /// The sinks whose bounds each kept result enforces.
+    pub fn bound_by(&mut self, sinks: &[super::sinks::Sink]) {
+        self.sinks = sinks.to_vec();
+    }
+
+    /// Room for one more result within every sink's bounds (the oldest
+    /// waiting beyond `max_waiting - 1` or `max_age` dropped), so that
+    /// `waiting` never exceeds `max_waiting`, not even for a moment.
+    fn enforce_bounds(&mut self) {
+        for s in &self.sinks {
+            let room = super::sinks::Sink {
+                max_waiting: (s.max_waiting - 1).max(0),
+                ..s.clone()
+            };
+            match super::archive::enforce(&mut self.store, &room) {
+                Ok(0) => {}
+                Ok(n) => {
+                    // Said at most once a minute: a sink down for days drops
+                    // one result per run.
+                    if self
+                        .last_drop_warning
+                        .is_none_or(|t| t.elapsed() > Duration::from_secs(60))
+                    {
+                        eprintln!("misura agent: sink {}: {n} results dropped, more or older than its max_waiting/max_age allow (counted in misura_sink_dropped_total)", s.name);
+                        self.last_drop_warning = Some(Instant::now());
+                    }
+                }
+                Err(e) => eprintln!("misura agent: sink {}: store: {e}", s.name),
+            }
+        }
     }
 
     pub fn store(&mut self) -> &mut Store {
@@ -82,7 +137,9 @@ impl Keeper {
 
     /// Save the waiting results in order; stop at the first failure.
     pub fn flush(&mut self) {
-        while let Some(u) = self.unsaved.front() {
+        while !self.unsaved.is_empty() {
+            self.enforce_bounds();
+            let Some(u) = self.unsaved.front() else { break };
             let facts = crate::shared::store::facts(&u.kind, &u.target, &u.value);
             let r = NewResult {
                 run_id: &u.run_id,
@@ -116,16 +173,50 @@ impl Keeper {
     }
 }
 
-/// The per-probe log of one run: a file the child writes, read back whole
-/// (bounded) and removed.
-pub fn frames_path(target: &str) -> PathBuf {
+/// The agent's private directory for per-probe logs, beside its store
+/// (`results.probes/` for `results.sqlite`): made mode 0700 if missing,
+/// refused if the name is anything but a directory (a symlink included),
+/// and emptied of the logs a killed agent left.
+pub fn probes_dir(store: &Path) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let dir = store.with_extension("probes");
+    match std::fs::symlink_metadata(&dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(std::io::Error::other(format!(
+                "{} exists and is not a directory: remove it",
+                dir.display()
+            )))
+        }
+        Err(_) => std::fs::DirBuilder::new().mode(0o700).create(&dir)?,
+    }
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+    for e in std::fs::read_dir(&dir)?.flatten() {
+        if e.file_name().to_string_lossy().ends_with(".csv") {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    Ok(dir)
+}
+
+/// A new per-probe log for one run of `target` in `dir`, created here
+/// (O_CREAT|O_EXCL, which never follows a symlink, mode 0600) before the
+/// child writes it; read back whole (bounded) and removed.
+pub fn frames_file(dir: &Path, target: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::OpenOptionsExt;
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
-    std::env::temp_dir().join(format!(
-        "misura-agent-{}-{target}-{}.csv",
+    let path = dir.join(format!(
+        "{}-{target}-{}.csv",
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
-    ))
+    ));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    Ok(path)
 }
 
 /// Largest per-probe log read back (10 million probes of ~200 bytes would

@@ -150,6 +150,7 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         k.store()
             .register_sinks(&names)
             .map_err(crate::shared::store::store_failure)?;
+        k.bound_by(&config.sinks);
         eprintln!(
             "misura agent: {}: keeping every result in {}{}",
             config.name,
@@ -222,6 +223,7 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         } else if agent.template.as_ref().is_some_and(|t| t.due()) {
             agent.fetch_template();
         }
+        agent.template_done();
         if let Some(k) = agent.keeper.as_mut().filter(|k| k.blocked()) {
             k.flush();
         }
@@ -239,9 +241,7 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         }
     }
     let _ = http.join();
-    for t in sink_threads {
-        let _ = t.join();
-    }
+    archive::join(sink_threads);
     eprintln!("misura agent: stopped");
     Ok(exit::OK)
 }

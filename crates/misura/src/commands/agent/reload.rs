@@ -43,20 +43,24 @@ impl Agent<'_> {
         }
     }
 
-    /// Fetch the fleet template (when one is configured) and apply a new
-    /// one; a failure keeps the running configuration and is counted.
+    /// Start a request for the fleet template (when one is configured);
+    /// `template_done` applies what it brings.
     pub(super) fn fetch_template(&mut self) {
+        if let Some(t) = &mut self.template {
+            t.start();
+        }
+    }
+
+    /// Apply what the template request brought, when it has ended; a
+    /// failure keeps the running configuration and is counted.
+    pub(super) fn template_done(&mut self) {
+        let args = self.args;
         let Some(t) = &mut self.template else { return };
-        let local = match load_local(self.args) {
-            Ok(l) => l,
-            Err(e) => {
-                eprintln!("misura agent: fleet template not applied: the local configuration has errors: {e}");
-                return;
-            }
+        let Some(outcome) = t.poll(|| load_local(args)) else {
+            return;
         };
-        let outcome = t.fetch(&local);
         let applied = match outcome {
-            fleet::Fetch::New => t.join(local),
+            fleet::Fetch::New(c) => Ok(c),
             fleet::Fetch::NotModified => {
                 self.shared
                     .lock()

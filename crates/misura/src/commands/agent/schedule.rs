@@ -247,12 +247,15 @@ impl Agent<'_> {
             m.skipped += u64::from(slots);
         }
         drop(g);
-        eprintln!("misura agent: target {name}: {slots} slot(s) missed, waiting for an exclusive run or a free run slot (counted in misura_target_skipped_slots_total)");
+        eprintln!("misura agent: target {name}: {slots} slot(s) missed, waiting for an exclusive run, a free run slot or the scheduler (counted in misura_target_skipped_slots_total)");
     }
 
     /// Run one target on a thread of its own; a thread that cannot start
     /// is counted as a spawn error.
     fn start(&mut self, name: &str, now: Instant) {
+        // Started a whole interval late or more (the agent was held up):
+        // the slots in between are missed, and counted.
+        self.missed(name, now);
         let Some(s) = self.slots.get_mut(name) else {
             return;
         };
@@ -268,8 +271,16 @@ impl Agent<'_> {
             self.done.clone(),
         );
         // A sink that wants every probe: the run logs them to a file.
-        let frames =
-            (self.per_probe && self.keeper.is_some()).then(|| keep::frames_path(&target.name));
+        let frames = match self.keeper.as_mut().filter(|_| self.per_probe) {
+            Some(k) => match k.frames_file(&target.name) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    eprintln!("misura agent: target {}: cannot make its per-probe log: {e}; the run is archived without its probes", target.name);
+                    None
+                }
+            },
+            None => None,
+        };
         let spawned = std::thread::Builder::new()
             .name("agent-run".into())
             .spawn(move || {

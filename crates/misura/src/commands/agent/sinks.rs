@@ -13,6 +13,9 @@ pub const MAX_BATCH: i64 = 10_000;
 const DEFAULT_BATCH: i64 = 500;
 /// Waiting results per sink when the file does not say.
 const DEFAULT_MAX_WAITING: i64 = 1_000_000;
+/// Longest sink `timeout`: a stopping agent waits for one request
+/// (systemd's default stop timeout is 90 s).
+pub const MAX_TIMEOUT_NS: i64 = 60_000_000_000;
 /// Oldest waiting result when the file does not say: a week.
 const DEFAULT_MAX_AGE_NS: i64 = 7 * 86_400 * 1_000_000_000;
 
@@ -126,6 +129,7 @@ impl Origin<'_> {
         what: &str,
         v: &Option<Spanned<String>>,
         default: i64,
+        max: Option<(i64, &str)>,
     ) -> Result<i64, ConfigError> {
         let Some(v) = v else { return Ok(default) };
         let ns = v
@@ -135,6 +139,16 @@ impl Origin<'_> {
             .map_err(|e| self.err(v.span(), format!("sink {what}: {e}")))?;
         if ns <= 0 {
             return Err(self.err(v.span(), format!("sink {what} must be positive")));
+        }
+        if let Some((max, why)) = max.filter(|(m, _)| ns > *m) {
+            return Err(self.err(
+                v.span(),
+                format!(
+                    "sink {what} = \"{}\" is too long: at most {} s ({why})",
+                    v.get_ref(),
+                    max / 1_000_000_000
+                ),
+            ));
         }
         Ok(ns)
     }
@@ -233,9 +247,19 @@ impl Origin<'_> {
                 1..=100_000_000,
                 DEFAULT_MAX_WAITING,
             )?,
-            max_age_ns: self.sink_duration("max_age", &raw.max_age, DEFAULT_MAX_AGE_NS)?,
-            timeout_ns: self.sink_duration("timeout", &raw.timeout, 10_000_000_000)?,
-            linger_ns: self.sink_duration("linger", &raw.linger, 1_000_000_000)?,
+            max_age_ns: self.sink_duration("max_age", &raw.max_age, DEFAULT_MAX_AGE_NS, None)?,
+            timeout_ns: self.sink_duration(
+                "timeout",
+                &raw.timeout,
+                10_000_000_000,
+                Some((MAX_TIMEOUT_NS, "a stopping agent waits for one request")),
+            )?,
+            linger_ns: self.sink_duration(
+                "linger",
+                &raw.linger,
+                1_000_000_000,
+                Some((3_600_000_000_000, "a batch waits no longer for more results")),
+            )?,
             headers,
         })
     }

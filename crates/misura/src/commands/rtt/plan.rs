@@ -63,6 +63,9 @@ impl RttPlan {
         if period_ns <= 0 {
             return Err(Failure::Params("the period must be positive".into()).into());
         }
+        misura_measure::schedule::check_period(period_ns).map_err(|e| {
+            Failure::Params(format!("--period/--rate: {e}: use --period 1us or longer (--rate at most 1M)"))
+        })?;
         if period_ns > MAX_PERIOD_NS {
             return Err(Failure::Params(format!(
                 "--period {:.0} s is longer than the longest allowed, 1 hour; for sparser probes, schedule runs with `misura agent`",

@@ -102,14 +102,30 @@ pub const MESSAGE_TIMEOUT: Duration = Duration::from_secs(10);
 pub fn read_message(s: &mut impl Read) -> Result<Message> {
     let mut h = [0u8; control::HEADER_LEN];
     s.read_exact(&mut h)
-        .context("reading a control message header")?;
-    let header =
-        control::parse_header(&h).map_err(|e| anyhow::anyhow!("bad control message: {e}"))?;
+        .map_err(|e| read_error("reading a control message header", e))?;
+    let header = control::parse_header(&h).map_err(|e| match e {
+        misura_wire::WireError::BadMagic => anyhow::anyhow!(
+            "bad control message: its first bytes are not misura's control magic (is the peer a `misura serve` or `misura tcp/udp/rr`?)"
+        ),
+        e => anyhow::anyhow!("bad control message: {e}"),
+    })?;
     let mut payload = vec![0u8; header.payload_len];
     s.read_exact(&mut payload)
-        .context("reading a control message")?;
+        .map_err(|e| read_error("reading a control message", e))?;
     control::parse_payload(&header, &payload)
         .map_err(|e| anyhow::anyhow!("bad control message: {e}"))
+}
+
+/// A failed read, with the time limit when that is what ended it (the
+/// kernel says only "Resource temporarily unavailable").
+fn read_error(what: &str, e: std::io::Error) -> anyhow::Error {
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => anyhow::anyhow!(
+            "{what}: nothing came within the read time limit ({} s for a control message, the handshake timeout in a server's handshake)",
+            MESSAGE_TIMEOUT.as_secs()
+        ),
+        _ => anyhow::Error::new(e).context(what.to_string()),
+    }
 }
 
 pub fn write_message(s: &mut impl Write, m: &Message) -> Result<()> {

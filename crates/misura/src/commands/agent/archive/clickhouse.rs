@@ -11,6 +11,20 @@
 //! block size (1 048 576 rows), so it is stored whole or not at all; the
 //! tables are ReplacingMergeTree on keys that end in the run id, a second
 //! line of defence should two agents ever share a run id.
+//!
+//! A lost reply must not double a batch whatever its timing: an INSERT
+//! whose reply was lost (a reset, a timeout) may still commit seconds
+//! later, after the retry's check, and ClickHouse 18.16 has neither an
+//! insert deduplication token nor dedup of identical blocks outside
+//! Replicated tables (nor lists an INSERT in `system.processes` before its
+//! body has arrived). So rows never go straight into the tables: each batch
+//! goes into a staging table of this agent's sink (`misura_runs_in_TAG`,
+//! ENGINE = Memory), and one server-side statement moves from there the
+//! runs the table does not hold yet (`INSERT … SELECT … WHERE run_id NOT
+//! IN (…) LIMIT 1 BY …`). That move carries one fixed `query_id` per sink
+//! and table, so ClickHouse never runs two of them at once (it refuses the
+//! second), and a move that runs late, or twice, moves nothing twice. The
+//! batch is acknowledged once its run ids are seen in `misura_runs`.
 
 use super::delivery::Delivery;
 use super::figures;
@@ -19,6 +33,7 @@ use crate::shared::http_client::Client;
 use misura_store::outbox::Pending;
 use serde_json::{json, Value};
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Most probe rows in one INSERT (whole runs are never split).
 const PROBE_ROWS_PER_INSERT: usize = 200_000;
@@ -27,7 +42,6 @@ const PROBE_ROWS_PER_INSERT: usize = 200_000;
 const IDS_PER_QUERY: usize = 2_000;
 /// Largest reply read from ClickHouse (an id list of one batch fits).
 const MAX_REPLY: u64 = 4 << 20;
-
 /// `misura_runs`: one row per result. `{db}` is the sink's database.
 pub const RUNS_DDL: &str = "CREATE TABLE IF NOT EXISTS {db}.misura_runs (
     run_id String,
@@ -76,6 +90,9 @@ pub struct ClickHouse {
     per_probe: bool,
     create: bool,
     created: bool,
+    name: String,
+    /// The staging tables exist (made once per process).
+    staged: bool,
 }
 
 /// `s` as a ClickHouse string literal.
@@ -128,16 +145,38 @@ impl ClickHouse {
             per_probe: *per_probe,
             create,
             created: false,
+            name: sink.name.clone(),
+            staged: false,
         }
     }
 
-    /// Run one statement (the body may carry data after it).
-    fn exec(&self, body: &[u8]) -> Result<String, String> {
-        let r = self.client.post(&self.url, &[], body)?;
+    /// Run one statement (`params`: more URL parameters; `body`: the
+    /// statement, or the data when the statement is in `params`).
+    fn exec_with(&self, params: &str, body: &[u8]) -> Result<String, String> {
+        let url = if params.is_empty() {
+            self.url.clone()
+        } else {
+            format!("{}{}{params}", self.url, if self.url.contains('?') { '&' } else { '?' })
+        };
+        let r = self.client.post(&url, &[], body)?;
         if r.status != 200 {
             return Err(format!("ClickHouse answered {}: {}", r.status, r.reason()));
         }
         Ok(String::from_utf8_lossy(&r.body).into_owned())
+    }
+
+    fn exec(&self, body: &[u8]) -> Result<String, String> {
+        self.exec_with("", body)
+    }
+
+    /// This agent's sink, as a tag in staging table names and query ids.
+    fn tag(&self, agent: &str) -> String {
+        // FNV-1a: hex digits only, nothing to quote.
+        let mut h: u64 = 0xcbf29ce484222325;
+        for b in agent.bytes().chain([0]).chain(self.name.bytes()) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x100000001b3);
+        }
+        format!("{h:016x}")
     }
 
     fn ensure_tables(&mut self) -> Result<(), String> {
@@ -164,32 +203,85 @@ impl ClickHouse {
                 "SELECT DISTINCT run_id FROM {}.{table} WHERE run_id IN ({list}) FORMAT TabSeparated",
                 self.db
             );
-            have.extend(self.exec(q.as_bytes())?.lines().map(str::to_string));
+            let found = self.exec(q.as_bytes()).map_err(|e| {
+                format!("SELECT DISTINCT run_id FROM {}.{table} (which run ids it holds): {e}", self.db)
+            })?;
+            have.extend(found.lines().map(str::to_string));
         }
         Ok(have)
     }
 
-    fn insert(&self, table: &str, rows: &[Value]) -> Result<(), String> {
+    /// The staging table of `table` for this agent's sink (`tag`), made
+    /// when missing (ENGINE = Memory: ClickHouse keeps its definition, not
+    /// its rows, across a restart; the batch is then sent again).
+    fn staging(&mut self, tag: &str) -> Result<(), String> {
+        if self.staged {
+            return Ok(());
+        }
+        let tables: &[&str] = if self.per_probe {
+            &["misura_runs", "misura_probes"]
+        } else {
+            &["misura_runs"]
+        };
+        for t in tables {
+            let q = format!(
+                "CREATE TABLE IF NOT EXISTS {db}.{t}_in_{tag} AS {db}.{t} ENGINE = Memory",
+                db = self.db
+            );
+            self.exec(q.as_bytes()).map_err(|e| format!("{q}: {e}"))?;
+        }
+        self.staged = true;
+        Ok(())
+    }
+
+    /// Put `rows` into `table` through its staging table: rows into the
+    /// staging table, then one move of the runs `table` does not hold yet,
+    /// then the staging table emptied.
+    fn move_in(&self, tag: &str, table: &str, rows: &[Value]) -> Result<(), String> {
         if rows.is_empty() {
             return Ok(());
         }
-        let mut body = format!("INSERT INTO {}.{table} FORMAT JSONEachRow\n", self.db).into_bytes();
+        let db = &self.db;
+        let staging = format!("{db}.{table}_in_{tag}");
+        let statement = format!("INSERT INTO {staging} FORMAT JSONEachRow");
+        let mut body = Vec::new();
         for r in rows {
             body.extend_from_slice(r.to_string().as_bytes());
             body.push(b'\n');
         }
-        self.exec(&body).map(drop)
+        self.exec_with(&format!("query={}", encode(&statement)), &body)
+            .map_err(|e| format!("{statement} ({} rows): {e}", rows.len()))?;
+        let key = if table == "misura_probes" { "run_id, seq" } else { "run_id" };
+        let query_id = format!("misura-{tag}-{table}");
+        let mv = format!(
+            "INSERT INTO {db}.{table} SELECT * FROM {staging} WHERE run_id NOT IN \
+             (SELECT run_id FROM {db}.{table} WHERE run_id IN (SELECT run_id FROM {staging})) \
+             LIMIT 1 BY {key}"
+        );
+        self.exec_with(&format!("query_id={}", encode(&query_id)), mv.as_bytes())
+            .map_err(|e| {
+                format!("moving the new runs from {staging} into {db}.{table} (INSERT … SELECT, query_id {query_id}): {e}")
+            })?;
+        // Rows a late copy of an earlier staging insert leaves are moved by
+        // the next batch's move or emptied here; either way not twice.
+        let _ = self.exec(format!("TRUNCATE TABLE {staging}").as_bytes());
+        Ok(())
     }
 
-    pub fn deliver(&mut self, batch: &[Pending]) -> Delivery {
-        match self.deliver_all(batch) {
+    pub fn deliver(&mut self, batch: &[Pending], stop: &AtomicUsize) -> Delivery {
+        match self.deliver_all(batch, stop) {
             Ok(()) => Delivery::all(batch.len()),
             Err(e) => Delivery::failed(0, e),
         }
     }
 
-    fn deliver_all(&mut self, batch: &[Pending]) -> Result<(), String> {
+    fn deliver_all(&mut self, batch: &[Pending], stop: &AtomicUsize) -> Result<(), String> {
         self.ensure_tables()?;
+        let Some(first) = batch.first() else {
+            return Ok(());
+        };
+        let tag = self.tag(&first.agent);
+        self.staging(&tag)?;
         let ids: Vec<&str> = batch.iter().map(|p| p.run_id.as_str()).collect();
         let done = self.present("misura_runs", &ids)?;
         let todo: Vec<&Pending> = batch.iter().filter(|p| !done.contains(&p.run_id)).collect();
@@ -203,14 +295,26 @@ impl ClickHouse {
             for p in todo.iter().filter(|p| !have.contains(&p.run_id)) {
                 rows.extend(probe_rows(p));
                 if rows.len() >= PROBE_ROWS_PER_INSERT {
-                    self.insert("misura_probes", &rows)?;
+                    self.move_in(&tag, "misura_probes", &rows)?;
                     rows.clear();
+                    if stop.load(Ordering::Relaxed) != 0 {
+                        return Err("the agent is stopping: the rest of the batch waits in the outbox".into());
+                    }
                 }
             }
-            self.insert("misura_probes", &rows)?;
+            self.move_in(&tag, "misura_probes", &rows)?;
         }
         let rows: Vec<Value> = todo.iter().map(|p| run_row(p)).collect();
-        self.insert("misura_runs", &rows)
+        self.move_in(&tag, "misura_runs", &rows)?;
+        let ids: Vec<&str> = todo.iter().map(|p| p.run_id.as_str()).collect();
+        let there = self.present("misura_runs", &ids)?;
+        match ids.iter().find(|i| !there.contains(**i)) {
+            None => Ok(()),
+            Some(missing) => Err(format!(
+                "run {missing} is not in {}.misura_runs after its move (did ClickHouse restart and lose the staging table's rows?): the batch goes again",
+                self.db
+            )),
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use super::delivery::Delivery;
 use crate::commands::agent::sinks::Sink;
 use crate::shared::http_client::Client;
 use misura_store::outbox::Pending;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Largest reply body read from a receiver.
 const MAX_REPLY: u64 = 64 << 10;
@@ -30,8 +31,13 @@ impl HttpJson {
         }
     }
 
-    pub fn deliver(&mut self, batch: &[Pending]) -> Delivery {
+    /// POST each result in turn; a stopping agent ends the batch after the
+    /// request under way (the rest waits in the outbox).
+    pub fn deliver(&mut self, batch: &[Pending], stop: &AtomicUsize) -> Delivery {
         for (i, p) in batch.iter().enumerate() {
+            if stop.load(Ordering::Relaxed) != 0 {
+                return Delivery::failed(i, "the agent is stopping".into());
+            }
             let mut h: Vec<(&str, &str)> = vec![
                 ("Content-Type", "application/json"),
                 ("Misura-Run-Id", &p.run_id),
@@ -44,10 +50,18 @@ impl HttpJson {
                 Ok(r) => {
                     return Delivery::failed(
                         i,
-                        format!("receiver answered {}: {}", r.status, r.reason()),
+                        format!(
+                            "POST of run {} to {}: receiver answered {}: {}",
+                            p.run_id,
+                            self.url,
+                            r.status,
+                            r.reason()
+                        ),
                     )
                 }
-                Err(e) => return Delivery::failed(i, e),
+                Err(e) => {
+                    return Delivery::failed(i, format!("POST of run {} to {}: {e}", p.run_id, self.url))
+                }
             }
         }
         Delivery::all(batch.len())

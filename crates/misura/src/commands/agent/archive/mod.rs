@@ -7,7 +7,13 @@
 //! receiver by the `Misura-Run-Id` header). A failure is kept as the sink's
 //! last error and retried with exponential back-off (1 s doubling to 60 s);
 //! waiting results are bounded by count and age, the oldest dropped first
-//! and counted.
+//! and counted (checked as each result is kept, and every `HOUSEKEEPING`
+//! while a sink backs off), their per-probe logs freed.
+//!
+//! Stopping: a thread ends within one request of its sink (the sink's
+//! `timeout`, at most `sinks::MAX_TIMEOUT`); the agent waits for it
+//! `STOP_WAIT` and then exits without it. A batch not acknowledged stays in
+//! the outbox and goes again after the restart.
 
 pub mod clickhouse;
 pub mod delivery;
@@ -30,6 +36,11 @@ const MIN_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// How often an idle sink looks for new results.
 const IDLE_POLL: Duration = Duration::from_millis(250);
+/// How often a backing-off sink enforces its bounds and refreshes its
+/// figures on /metrics.
+const HOUSEKEEPING: Duration = Duration::from_millis(500);
+/// How long a stopping agent waits for its sink threads.
+pub const STOP_WAIT: Duration = Duration::from_secs(3);
 
 /// A sink's figures for `/metrics`.
 #[derive(Clone, Debug, Default)]
@@ -51,11 +62,11 @@ enum Driver {
 }
 
 impl Driver {
-    fn deliver(&mut self, batch: &[Pending]) -> Delivery {
+    fn deliver(&mut self, batch: &[Pending], stop: &AtomicUsize) -> Delivery {
         match self {
-            Driver::ClickHouse(c) => c.deliver(batch),
+            Driver::ClickHouse(c) => c.deliver(batch, stop),
             Driver::RemoteWrite(r) => r.deliver(batch),
-            Driver::Http(h) => h.deliver(batch),
+            Driver::Http(h) => h.deliver(batch, stop),
         }
     }
 }
@@ -80,10 +91,57 @@ pub fn now_ns() -> i64 {
 
 /// Sleep `d`, waking early when the agent stops.
 fn pause(stop: &AtomicUsize, d: Duration) {
+    pause_with(stop, d, &mut || {});
+}
+
+/// Sleep `d`, waking early when the agent stops, and run `every` each
+/// `HOUSEKEEPING` meanwhile.
+fn pause_with(stop: &AtomicUsize, d: Duration, every: &mut dyn FnMut()) {
     let end = Instant::now() + d;
+    let mut next = Instant::now() + HOUSEKEEPING;
     while stop.load(Ordering::Relaxed) == 0 && Instant::now() < end {
         std::thread::sleep(Duration::from_millis(50).min(end - Instant::now()));
+        if Instant::now() >= next {
+            every();
+            next += HOUSEKEEPING;
+        }
     }
+}
+
+/// Wait for the sink threads at most `STOP_WAIT`: one still in a request
+/// is left behind (the process exits under it; its batch stays waiting).
+pub fn join(threads: Vec<JoinHandle<()>>) {
+    let end = Instant::now() + STOP_WAIT;
+    while Instant::now() < end && threads.iter().any(|t| !t.is_finished()) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for t in threads {
+        if t.is_finished() {
+            let _ = t.join();
+        } else {
+            eprintln!(
+                "misura agent: sink {}: still in a request after {} s of stopping: left behind; what it was sending stays in the outbox",
+                t.thread().name().unwrap_or("?").trim_start_matches("sink-"),
+                STOP_WAIT.as_secs()
+            );
+        }
+    }
+}
+
+/// Enforce `sink`'s bounds now (the oldest beyond them dropped, their
+/// per-probe logs freed). Returns how many were dropped.
+pub fn enforce(store: &mut Store, sink: &Sink) -> Result<i64, String> {
+    let n = store
+        .enforce_bounds(
+            &sink.name,
+            sink.max_waiting,
+            now_ns().saturating_sub(sink.max_age_ns),
+        )
+        .map_err(|e| e.to_string())?;
+    if n > 0 {
+        store.prune_outbox().map_err(|e| e.to_string())?;
+    }
+    Ok(n)
 }
 
 /// Start one delivery thread per sink.
@@ -132,6 +190,26 @@ fn open(o: &Options, name: &str) -> Option<Store> {
     }
 }
 
+/// Bounds, and the figures /metrics shows (`dropped` since the agent
+/// started, from the store, where the keeper's drops are counted too).
+fn housekeep(store: &mut Store, sink: &Sink, o: &Options, dropped_before: i64) {
+    let name = sink.name.as_str();
+    match enforce(store, sink) {
+        Ok(0) => {}
+        Ok(n) => eprintln!("misura agent: sink {name}: {n} results dropped, older or more than its max_age/max_waiting allow (counted in misura_sink_dropped_total)"),
+        Err(e) => eprintln!("misura agent: sink {name}: store: {e}"),
+    }
+    if let Ok(all) = store.sink_status() {
+        if let Some(st) = all.iter().find(|s| s.name == name) {
+            let mut g = o.stats.lock().unwrap_or_else(|p| p.into_inner());
+            let c = g.entry(name.to_string()).or_default();
+            c.waiting = st.waiting as u64;
+            c.oldest_waiting_ns = st.oldest_waiting_ns;
+            c.dropped = (st.dropped - dropped_before).max(0) as u64;
+        }
+    }
+}
+
 fn work(sink: &Sink, mut driver: Driver, o: &Options) {
     let Some(mut store) = open(o, &sink.name) else {
         return;
@@ -144,24 +222,13 @@ fn work(sink: &Sink, mut driver: Driver, o: &Options) {
         let mut g = o.stats.lock().unwrap_or_else(|p| p.into_inner());
         f(g.entry(name.to_string()).or_default());
     };
+    let dropped_before = store
+        .sink_status()
+        .ok()
+        .and_then(|all| all.into_iter().find(|s| s.name == name))
+        .map_or(0, |s| s.dropped);
     while o.stop.load(Ordering::Relaxed) == 0 {
-        let now = now_ns();
-        match store.enforce_bounds(name, sink.max_waiting, now.saturating_sub(sink.max_age_ns)) {
-            Ok(0) => {}
-            Ok(n) => {
-                eprintln!("misura agent: sink {name}: {n} results dropped, older or more than its max_age/max_waiting allow (counted in misura_sink_dropped_total)");
-                counters(&mut |c| c.dropped += n as u64);
-            }
-            Err(e) => eprintln!("misura agent: sink {name}: store: {e}"),
-        }
-        if let Ok(all) = store.sink_status() {
-            if let Some(st) = all.iter().find(|s| s.name == name) {
-                counters(&mut |c| {
-                    c.waiting = st.waiting as u64;
-                    c.oldest_waiting_ns = st.oldest_waiting_ns;
-                });
-            }
-        }
+        housekeep(&mut store, sink, o, dropped_before);
         let batch = match store.pending(name, sink.batch) {
             Ok(b) => b,
             Err(e) => {
@@ -177,7 +244,7 @@ fn work(sink: &Sink, mut driver: Driver, o: &Options) {
             pause(&o.stop, IDLE_POLL);
             continue;
         }
-        let d = driver.deliver(&batch);
+        let d = driver.deliver(&batch, &o.stop);
         if d.done > 0 {
             let upto = batch[d.done - 1].pos;
             if let Err(e) = store.ack(name, upto, d.done as i64, now_ns()) {
@@ -197,6 +264,7 @@ fn work(sink: &Sink, mut driver: Driver, o: &Options) {
                 failing = false;
                 backoff = MIN_BACKOFF;
             }
+            Some(_) if o.stop.load(Ordering::Relaxed) != 0 => {}
             Some(e) => {
                 if !failing {
                     eprintln!("misura agent: sink {name}: {e}; results wait in the store and are retried with back-off");
@@ -204,7 +272,9 @@ fn work(sink: &Sink, mut driver: Driver, o: &Options) {
                 failing = true;
                 let _ = store.sink_error(name, &e, now_ns());
                 counters(&mut |c| c.errors += 1);
-                pause(&o.stop, backoff);
+                pause_with(&o.stop, backoff, &mut || {
+                    housekeep(&mut store, sink, o, dropped_before)
+                });
                 backoff = (backoff * 2).min(MAX_BACKOFF);
             }
         }

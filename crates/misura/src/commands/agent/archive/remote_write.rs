@@ -158,8 +158,20 @@ impl RemoteWrite {
         h.extend(self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         match self.client.post(&self.url, &h, &body) {
             Ok(r) if (200..300).contains(&r.status) => Delivery::all(batch.len()),
-            Ok(r) => Delivery::failed(0, format!("receiver answered {}: {}", r.status, r.reason())),
-            Err(e) => Delivery::failed(0, e),
+            Ok(r) => Delivery::failed(
+                0,
+                format!(
+                    "remote-write POST of {} results to {}: receiver answered {}: {}",
+                    batch.len(),
+                    self.url,
+                    r.status,
+                    r.reason()
+                ),
+            ),
+            Err(e) => Delivery::failed(
+                0,
+                format!("remote-write POST of {} results to {}: {e}", batch.len(), self.url),
+            ),
         }
     }
 }

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use target::RawTarget;
-pub use target::{Target, TargetKind, MAX_TARGETS};
+pub use target::{too_many_for_one_agent, Target, TargetKind};
 use toml::Spanned;
 
 /// Most concurrent measurements when the file does not say.

@@ -8,8 +8,24 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
 use toml::Spanned;
 
-/// Most targets in one file (local or template).
+/// Most targets in one file (local or template; a template's targets
+/// may select different agents).
 pub const MAX_TARGETS: usize = 10_000;
+
+/// Most targets one agent runs (its local file's and the template's that
+/// select it): the largest fleet an agent supports. Every target adds
+/// about 7 KB of histograms to each /metrics scrape (72.8 MB for 10 000
+/// targets, 0.5 s to render); at 500 a scrape stays at about 3.6 MB.
+pub const MAX_AGENT_TARGETS: usize = 500;
+
+/// The refusal of more than [`MAX_AGENT_TARGETS`] for one agent.
+pub fn too_many_for_one_agent(origin: &str, n: usize) -> Option<ConfigError> {
+    (n > MAX_AGENT_TARGETS).then(|| {
+        ConfigError(format!(
+            "{origin}: {n} targets for this agent: at most {MAX_AGENT_TARGETS} per agent (each adds about 7 KB to every /metrics scrape); spread them over more agents"
+        ))
+    })
+}
 
 /// `misura oneway` sends this many unmeasured frames first (its `--warmup` default).
 const ONEWAY_WARMUP: u64 = 64;
@@ -376,8 +392,42 @@ impl Origin<'_> {
                 ),
             ));
         }
+        if let Err(e) = as_its_command(&target) {
+            return Err(self.err(
+                t.kind.span(),
+                format!("target `{}`: `misura {}` would refuse it: {e}", target.name, target.kind.label()),
+            ));
+        }
         Ok(target)
     }
+}
+
+/// The target as its command takes it: the child's arguments through the
+/// same parser, an rtt target's through the same checks as a run's, and
+/// every schedule's period and timeout within what a schedule keeps; so a
+/// target its child would refuse is refused when the file is read, not by
+/// a failing child every interval.
+fn as_its_command(t: &Target) -> Result<(), String> {
+    use clap::Parser;
+    let args = std::iter::once("misura".to_string()).chain(t.child_args());
+    let cli = crate::cli::Cli::try_parse_from(args).map_err(|e| {
+        e.to_string()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string()
+    })?;
+    if let crate::cli::Command::Rtt(a) = &cli.command {
+        return a.check().map_err(|e| e.to_string());
+    }
+    if !matches!(t.kind, TargetKind::Throughput { .. }) {
+        misura_measure::schedule::check_period(t.period_ns)?;
+        if t.timeout_ns <= 0 {
+            return Err("--timeout must be positive".into());
+        }
+    }
+    Ok(())
 }
 
 /// Whether a target's selectors (`agents`, `labels`) pick this agent: no
@@ -427,6 +477,9 @@ impl Origin<'_> {
             if pick {
                 targets.push(target);
             }
+        }
+        if let Some(e) = too_many_for_one_agent(self.name, targets.len()) {
+            return Err(e);
         }
         Ok(targets)
     }

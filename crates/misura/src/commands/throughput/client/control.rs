@@ -159,8 +159,15 @@ impl Control {
         match m.typ {
             proto::ACCEPT => Ok(Accept {
                 test_id: m.need_u64(proto::F_TEST_ID, "test id")?,
-                data_port: u16::try_from(m.need_u64(proto::F_DATA_PORT, "data port")?)
-                    .map_err(|_| anyhow!("the server announced a data port out of range"))?,
+                data_port: match m.need_u64(proto::F_DATA_PORT, "data port")? {
+                    p @ 1..=65_535 => p as u16,
+                    p => {
+                        return Err(anyhow!(
+                            "{} announced data port {p}: not a port to connect to (1 to 65535); a broken or hostile server",
+                            self.addr
+                        ))
+                    }
+                },
             }),
             proto::REFUSE | proto::ERROR => {
                 let reason = m
