@@ -33,7 +33,11 @@
 //!   just before sending. The precise kernel/NIC transmit stamp only exists
 //!   after the send; it comes in the next reply's Follow-Up Telemetry TLV.
 //! * The format follows the request's Z bit (NTP or PTP truncated), so a
-//!   sender reads the reply in the format it chose.
+//!   sender reads the reply in the format it chose; except when the
+//!   request was stamped by the NIC: its stamps are on the NIC's PTP
+//!   hardware clock, and the reply is in PTPv2 format (Z set; RFC 8762
+//!   §4.2.1 lets each side choose, and the sender reads the reply's Z).
+//!   The caller then passes `now` and the clock state on that clock too.
 //! * Error Estimate: S only if the caller says the clock is synchronised
 //!   (the kernel's NTP state); scale and multiplier from the caller's stated
 //!   uncertainty ([`ClockState::uncertainty_ns`]).
@@ -432,7 +436,14 @@ impl Reflector {
         });
         peer.last_ns = now;
 
-        let fmt = req.error_estimate.format();
+        // A NIC stamp is on the NIC's PTP clock: the reply says so in
+        // PTPv2 format (Z set), whatever the request's; else the reply
+        // follows the request's Z bit.
+        let fmt = if meta.rx.source == TimestampSource::NicHardware {
+            StampTimestampFormat::Ptp
+        } else {
+            req.error_estimate.format()
+        };
         let rx_method = match meta.rx.source {
             TimestampSource::NicHardware => timestamp_method::HW_ASSIST,
             TimestampSource::KernelSoftware => timestamp_method::SW_LOCAL,

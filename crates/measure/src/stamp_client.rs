@@ -55,6 +55,30 @@ impl ProbeRecord {
             (Some(t), Some(r)) => (Some(t), Some(r)),
             _ => (self.tx_kernel, self.rx_kernel),
         };
+        self.times_with(tx, rx)
+    }
+
+    /// The instants with the kernel's software stamps only (the NIC's left out).
+    pub fn software_times(&self) -> ProbeTimes {
+        self.times_with(self.tx_kernel, self.rx_kernel)
+    }
+
+    /// The NIC's RTT, RX − TX hardware stamp (one PTP clock), when both came.
+    pub fn hardware_rtt(&self) -> Option<i64> {
+        Some(self.rx_hw? - self.tx_hw?)
+    }
+
+    /// Which client stamps [`ProbeRecord::times`] used.
+    pub fn stamp_source(&self) -> crate::TimestampSource {
+        use crate::TimestampSource as S;
+        match (self.tx_hw, self.rx_hw, self.tx_kernel, self.rx_kernel) {
+            (Some(_), Some(_), _, _) => S::NicHardware,
+            (_, _, Some(_), Some(_)) => S::KernelSoftware,
+            _ => S::UserClock,
+        }
+    }
+
+    fn times_with(&self, tx: Option<i64>, rx: Option<i64>) -> ProbeTimes {
         ProbeTimes {
             tx1: self.tx1,
             tx_kernel: tx,
@@ -127,6 +151,9 @@ pub struct Probes {
     oldest: u64,
     next: u64,
     expect_tx_stamp: bool,
+    /// The NIC stamps sends too: a probe's TX stamp is complete with the
+    /// hardware one (which comes after the software one).
+    expect_hw_tx_stamp: bool,
     expect_follow_up: bool,
     last_reply: Option<(u32, u64)>,
     highest_replied: Option<u64>,
@@ -154,6 +181,7 @@ impl Probes {
             oldest: 0,
             next: 0,
             expect_tx_stamp,
+            expect_hw_tx_stamp: false,
             expect_follow_up,
             last_reply: None,
             highest_replied: None,
@@ -194,6 +222,12 @@ impl Probes {
         self.expect_tx_stamp = on;
     }
 
+    /// The NIC's TX stamps come beside the kernel's (`OPT_TX_SWHW`): a
+    /// probe waits for its hardware stamp too (until its timeout).
+    pub fn set_expect_hw_tx_stamp(&mut self, on: bool) {
+        self.expect_hw_tx_stamp = on;
+    }
+
     /// Index k of a live probe with this sequence number.
     fn index_of(&self, seq: u32) -> Option<u64> {
         let off = seq.wrapping_sub(self.first_seq) as u64;
@@ -230,18 +264,22 @@ impl Probes {
         seq
     }
 
-    /// The kernel/NIC TX stamp of probe `seq`. The first stamp counts.
+    /// The kernel/NIC TX stamp of probe `seq`. The first stamp of each
+    /// kind counts: with hardware stamps the kernel's and the NIC's come
+    /// in two reports of the same send, and the probe's TX stamp is
+    /// complete once the NIC's is in (when it is expected).
     pub fn on_tx_stamp(&mut self, seq: u32, software: Option<i64>, hardware: Option<i64>) -> bool {
         let Some(k) = self.index_of(seq) else {
             return false;
         };
+        let want_hw = self.expect_hw_tx_stamp;
         let s = self.slot(k);
         if s.tx_stamped {
             return false;
         }
-        s.rec.tx_kernel = software;
-        s.rec.tx_hw = hardware;
-        s.tx_stamped = true;
+        s.rec.tx_kernel = s.rec.tx_kernel.or(software);
+        s.rec.tx_hw = s.rec.tx_hw.or(hardware);
+        s.tx_stamped = s.rec.tx_hw.is_some() || !want_hw;
         true
     }
 

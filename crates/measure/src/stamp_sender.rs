@@ -141,6 +141,11 @@ pub struct SenderCounters {
     pub tx_stamp_missing: u64,
     /// Received probes whose reply had no kernel RX stamp.
     pub rx_stamp_missing: u64,
+    /// With the NIC's stamps on: received probes released without the
+    /// NIC's TX stamp, and without its RX stamp (a driver that claims
+    /// hardware stamps but delivers none shows here, per probe).
+    pub hw_tx_stamp_missing: u64,
+    pub hw_rx_stamp_missing: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -183,6 +188,8 @@ pub struct SessionSender {
     expect_follow_up: bool,
     measurement_start: Option<i64>,
     counters: SenderCounters,
+    /// The NIC stamps the session's datagrams too.
+    expect_hw: bool,
 }
 
 impl SessionSender {
@@ -238,6 +245,7 @@ impl SessionSender {
             expect_follow_up: false,
             measurement_start: None,
             counters: SenderCounters::default(),
+            expect_hw: false,
         })
     }
 
@@ -485,6 +493,10 @@ impl SessionSender {
             c.received += 1;
             c.tx_stamp_missing += u64::from(rec.tx_kernel.is_none());
             c.rx_stamp_missing += u64::from(rec.rx_kernel.is_none());
+            if self.expect_hw {
+                c.hw_tx_stamp_missing += u64::from(rec.tx_hw.is_none());
+                c.hw_rx_stamp_missing += u64::from(rec.rx_hw.is_none());
+            }
         }
         Some(rec)
     }
@@ -574,6 +586,14 @@ impl SessionSender {
     pub fn awaiting_reply(&self) -> u64 {
         let warm = matches!(&self.phase, Phase::WarmUp(w) if w.waiting.is_some());
         self.probes.unanswered() + u64::from(warm)
+    }
+
+    /// The NIC stamps this session's datagrams in both directions (beside
+    /// the kernel): probes wait for the NIC's TX stamp, and the ones that
+    /// lack a hardware stamp are counted.
+    pub fn expect_hardware_stamps(&mut self, on: bool) {
+        self.expect_hw = on;
+        self.probes.set_expect_hw_tx_stamp(on);
     }
 
     pub fn counters(&self) -> SenderCounters {

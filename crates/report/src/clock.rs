@@ -70,6 +70,53 @@ pub struct SourceRow {
     pub good_for: String,
 }
 
+/// A PTP synchronisation daemon found running (a process scan of /proc).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PtpDaemon {
+    /// `ptp4l`, `phc2sys`, `ts2phc` or `timemaster`.
+    pub name: String,
+    pub pid: u32,
+    /// Its command line, as /proc/PID/cmdline gives it (at most 256 bytes).
+    pub cmdline: String,
+}
+
+/// One NIC hardware clock, read against the system clock.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PhcInfo {
+    /// `/dev/ptpN`.
+    pub device: String,
+    /// The driver's clock name (e.g. `e1000e`), when sysfs gives one.
+    pub clock_name: Option<String>,
+    pub interfaces: Vec<String>,
+    /// The clock could be opened and read.
+    pub usable: bool,
+    /// Why not, when it could not.
+    pub error: Option<String>,
+    /// Cost of one `clock_gettime` on the clock (median and p99 over `reads`
+    /// single reads, each timed with CLOCK_MONOTONIC_RAW, the empty
+    /// bracket subtracted).
+    pub read_cost_median_ns: Option<f64>,
+    pub read_cost_p99_ns: Option<f64>,
+    pub reads: u64,
+    /// How the clock was compared with CLOCK_REALTIME (the cross-timestamp
+    /// method, e.g. `PTP_SYS_OFFSET_EXTENDED`, or paired clock_gettime reads).
+    pub method: Option<String>,
+    /// Cross-timestamps taken.
+    pub samples: u64,
+    /// PHC − CLOCK_REALTIME, ns, at the end of the comparison.
+    pub offset_ns: Option<f64>,
+    /// Half-width of the offset's uncertainty, ns.
+    pub offset_uncertainty_ns: Option<f64>,
+    /// Rate of the PHC against CLOCK_REALTIME, ppm (positive: the PHC runs fast).
+    pub drift_ppm: Option<f64>,
+    pub drift_uncertainty_ppm: Option<f64>,
+    /// Over how long the drift was measured, ns.
+    pub span_ns: Option<i64>,
+    /// The PTP daemons whose command line names this clock or its
+    /// interfaces (or that discipline every clock, `phc2sys -a`).
+    pub disciplined_by: Vec<String>,
+}
+
 /// The result of `misura clock sources`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SourcesReport {
@@ -85,6 +132,13 @@ pub struct SourcesReport {
     pub ptp_clocks: u32,
     /// What was found about NIC clocks, as a sentence ("none: …" when there is none).
     pub ptp_note: String,
+    /// Each NIC clock against the system clock (empty in results from
+    /// before it was measured).
+    #[serde(default)]
+    pub phcs: Vec<PhcInfo>,
+    /// ptp4l, phc2sys, ts2phc or timemaster processes found running.
+    #[serde(default)]
+    pub ptp_daemons: Vec<PtpDaemon>,
     pub sources: Vec<SourceRow>,
     pub elapsed_s: f64,
     pub warnings: Vec<crate::Warning>,
@@ -190,6 +244,7 @@ pub fn write_sources_text(r: &SourcesReport, out: &mut dyn Write) -> io::Result<
         writeln!(out)?;
     }
     writeln!(out, "NIC clocks: {}", r.ptp_note)?;
+    write_phcs(&r.phcs, &r.ptp_daemons, out)?;
     writeln!(out, "read cost: {}", r.config.cost_method)?;
     writeln!(out)?;
     writeln!(
@@ -232,6 +287,66 @@ pub fn write_sources_text(r: &SourcesReport, out: &mut dyn Write) -> io::Result<
         "seed 003 (2011): TSC 37 ns a read, gettimeofday() 430 ns."
     )?;
     write_end(r.complete, &r.stop_reason, &r.warnings, out)
+}
+
+/// The NIC clocks against the system clock, one line each, and the PTP
+/// daemons (shared by `clock sources` and `host check`).
+pub fn write_phcs(phcs: &[PhcInfo], daemons: &[PtpDaemon], out: &mut dyn Write) -> io::Result<()> {
+    for p in phcs {
+        let name = format!(
+            "{} ({}{})",
+            p.device,
+            p.clock_name.as_deref().unwrap_or("unnamed"),
+            if p.interfaces.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", p.interfaces.join(" "))
+            }
+        );
+        if !p.usable {
+            writeln!(
+                out,
+                "  {name}: cannot be read: {}",
+                p.error.as_deref().unwrap_or("?")
+            )?;
+            continue;
+        }
+        let opt = |v: Option<f64>| v.map_or("-".to_string(), human_ns);
+        write!(
+            out,
+            "  {name}: read {} (median of {}, p99 {}); PHC − CLOCK_REALTIME {} ± {}",
+            opt(p.read_cost_median_ns),
+            p.reads,
+            opt(p.read_cost_p99_ns),
+            opt(p.offset_ns),
+            opt(p.offset_uncertainty_ns),
+        )?;
+        match (p.drift_ppm, p.drift_uncertainty_ppm) {
+            (Some(d), Some(u)) => write!(out, ", drift {d:+.3} ± {u:.3} ppm")?,
+            (Some(d), None) => write!(out, ", drift {d:+.3} ppm")?,
+            _ => {}
+        }
+        writeln!(
+            out,
+            " ({}, {} samples over {}); {}",
+            p.method.as_deref().unwrap_or("?"),
+            p.samples,
+            p.span_ns.map_or("-".into(), |s| human_ns(s as f64)),
+            if p.disciplined_by.is_empty() {
+                "free-running (no ptp4l/phc2sys names it)".to_string()
+            } else {
+                format!("disciplined by {}", p.disciplined_by.join(", "))
+            }
+        )?;
+    }
+    if daemons.is_empty() {
+        writeln!(out, "  PTP daemons: none running (no ptp4l, phc2sys, ts2phc, timemaster)")?;
+    } else {
+        for d in daemons {
+            writeln!(out, "  PTP daemon: {} (pid {}): {}", d.name, d.pid, d.cmdline)?;
+        }
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------- interference

@@ -47,6 +47,16 @@ pub struct RttTimestamps {
     pub reflector_two_step: bool,
     pub warmup_probes: u64,
     pub warmup_unstamped: u64,
+    /// The interface the client's datagrams leave by, when known.
+    #[serde(default)]
+    pub client_interface: Option<String>,
+    /// Its PTP hardware clock (`/dev/ptpN`) when the NIC stamped the
+    /// client's datagrams; hardware stamps are on that clock's timescale.
+    #[serde(default)]
+    pub client_phc: Option<String>,
+    /// Why the NIC's stamps were not used, when they were not.
+    #[serde(default)]
+    pub hardware_note: Option<String>,
 }
 
 /// The clock offset of the reflector against the client, as used for the
@@ -77,6 +87,20 @@ pub struct RttTotals {
     pub tx_stamp_missing: u64,
     pub rx_stamp_missing: u64,
     pub icmp_errors: u64,
+    /// With the NIC's stamps on: received probes without its TX stamp,
+    /// and without its RX stamp (0 when hardware stamps were not used).
+    #[serde(default)]
+    pub hw_tx_stamp_missing: u64,
+    #[serde(default)]
+    pub hw_rx_stamp_missing: u64,
+    /// Received probes whose RTT came from the NIC's stamps, the kernel's,
+    /// or the user clock only (`hw_stamped` of the per-probe log tells the first apart).
+    #[serde(default)]
+    pub stamped_hardware: u64,
+    #[serde(default)]
+    pub stamped_kernel: u64,
+    #[serde(default)]
+    pub stamped_user: u64,
 }
 
 /// The RTT quantities of one group of probes.
@@ -84,11 +108,15 @@ pub struct RttTotals {
 pub struct RttLatencies {
     /// What ping sees: RX2 − TX1.
     pub user_rtt: SummarySnapshot,
-    /// Kernel RX stamp − kernel TX stamp.
+    /// Kernel RX stamp − kernel TX stamp (software stamps).
     pub kernel_rtt: Option<SummarySnapshot>,
+    /// NIC RX stamp − NIC TX stamp (one PTP hardware clock); null without
+    /// hardware stamps (and in results from before they were taken).
+    #[serde(default)]
+    pub hardware_rtt: Option<SummarySnapshot>,
     /// The reflector's turnaround t3 − t2.
     pub turnaround: Option<SummarySnapshot>,
-    /// Kernel RTT − turnaround.
+    /// Hardware RTT (else kernel RTT) − turnaround, per probe.
     pub network_rtt: Option<SummarySnapshot>,
     /// One-way delays with the offset estimate.
     pub forward: Option<SummarySnapshot>,
@@ -196,6 +224,9 @@ pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
         },
         t.reflector_sync.as_deref().unwrap_or("not stated")
     )?;
+    if let Some(n) = &t.hardware_note {
+        writeln!(out, "NIC hardware stamps: not used: {n}")?;
+    }
     crate::text::write_host(&r.host, out)?;
     let o = &r.totals;
     writeln!(
@@ -203,6 +234,13 @@ pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
         "probes: sent {}  received {}  lost {}  duplicates {}  reordered {}  late {}  follow-ups {}",
         o.sent, o.received, o.lost, o.duplicates, o.reordered, o.late, o.follow_ups
     )?;
+    if o.stamped_hardware + o.hw_tx_stamp_missing + o.hw_rx_stamp_missing > 0 {
+        writeln!(
+            out,
+            "RTT stamps per probe: NIC hardware {}  kernel {}  user clock {}; without the NIC's TX stamp {}, without its RX stamp {}",
+            o.stamped_hardware, o.stamped_kernel, o.stamped_user, o.hw_tx_stamp_missing, o.hw_rx_stamp_missing
+        )?;
+    }
     if let Some(off) = &r.clock_offset {
         writeln!(
             out,
@@ -264,9 +302,10 @@ pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
 }
 
 fn write_lat(label: &str, l: &RttLatencies, out: &mut dyn Write) -> io::Result<()> {
-    let rows: [(&str, Option<&SummarySnapshot>); 6] = [
+    let rows: [(&str, Option<&SummarySnapshot>); 7] = [
         ("user RTT", Some(&l.user_rtt)),
         ("kernel RTT", l.kernel_rtt.as_ref()),
+        ("hw RTT", l.hardware_rtt.as_ref()),
         ("turnaround", l.turnaround.as_ref()),
         ("network RTT", l.network_rtt.as_ref()),
         ("forward", l.forward.as_ref()),
@@ -314,6 +353,7 @@ pub fn write_csv(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
         let items = [
             ("user_rtt", Some(&l.user_rtt)),
             ("kernel_rtt", l.kernel_rtt.as_ref()),
+            ("hardware_rtt", l.hardware_rtt.as_ref()),
             ("turnaround", l.turnaround.as_ref()),
             ("network_rtt", l.network_rtt.as_ref()),
             ("forward", l.forward.as_ref()),
@@ -353,7 +393,11 @@ pub fn write_csv(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
 /// Per-probe CSV columns. Timestamps: client instants on the client's
 /// CLOCK_REALTIME, reflector instants on the reflector's clock; durations in
 /// ns; empty when unknown.
-pub const PROBES_HEADER: &str = "seq,request_bytes,response_bytes,tx1_ns,tx2_ns,tx_kernel_ns,reflector_rx_ns,reflector_tx_ns,reflector_tx_precise,rx_kernel_ns,rx2_ns,user_rtt_ns,kernel_rtt_ns,turnaround_ns,network_rtt_ns,forward_ns,backward_ns,sender_ttl,lost,reordered,duplicates";
+/// `kernel_rtt_ns` is from the software stamps, `hardware_rtt_ns` from the
+/// NIC's (`tx_hw_ns`, `rx_hw_ns`, on its PTP clock); `hw_stamped` is 1 when
+/// `network_rtt_ns` and the one-way delays are on the NIC's stamps, 0 when
+/// on the kernel's (or, without kernel stamps, none).
+pub const PROBES_HEADER: &str = "seq,request_bytes,response_bytes,tx1_ns,tx2_ns,tx_kernel_ns,reflector_rx_ns,reflector_tx_ns,reflector_tx_precise,rx_kernel_ns,rx2_ns,user_rtt_ns,kernel_rtt_ns,turnaround_ns,network_rtt_ns,forward_ns,backward_ns,sender_ttl,lost,reordered,duplicates,tx_hw_ns,rx_hw_ns,hardware_rtt_ns,hw_stamped";
 
 struct Cell(Option<i64>);
 
@@ -375,9 +419,10 @@ pub fn write_probe_row(
     let t = p.times();
     let ok = !p.lost;
     let c = |v: Option<i64>| Cell(if ok { v } else { None });
+    let hw = p.stamp_source() == misura_measure::TimestampSource::NicHardware;
     writeln!(
         out,
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         p.seq,
         p.request_bytes,
         if ok {
@@ -398,7 +443,7 @@ pub fn write_probe_row(
         c(p.rx_kernel),
         c(Some(p.rx2)),
         c(Some(t.user_rtt())),
-        c(t.kernel_rtt()),
+        c(p.software_times().kernel_rtt()),
         c(t.turnaround()),
         c(t.network_rtt()),
         c(one_way.map(|o| o.0)),
@@ -406,7 +451,11 @@ pub fn write_probe_row(
         c(p.sender_ttl.map(i64::from)),
         u8::from(p.lost),
         u8::from(p.reordered),
-        p.duplicates
+        p.duplicates,
+        Cell(p.tx_hw),
+        c(p.rx_hw),
+        c(p.hardware_rtt()),
+        c(Some(i64::from(hw)))
     )
 }
 
@@ -464,8 +513,21 @@ mod tests {
         // user 230, kernel 160, turnaround 20, network 140.
         assert_eq!(
             lines[1],
-            "3,44,44,100,150,140,5000,5020,1,300,330,230,160,20,140,70,70,64,0,0,0"
+            "3,44,44,100,150,140,5000,5020,1,300,330,230,160,20,140,70,70,64,0,0,0,,,,0"
         );
-        assert_eq!(lines[2], "4,44,,1,2,,,,,,,,,,,,,,1,0,0");
+        assert_eq!(lines[2], "4,44,,1,2,,,,,,,,,,,,,,1,0,0,,,,");
+        // With the NIC's stamps: the network RTT is theirs, the kernel RTT
+        // stays the software one.
+        let mut out = Vec::new();
+        let hw = ProbeRecord {
+            tx_hw: Some(1_000_145),
+            rx_hw: Some(1_000_290),
+            ..p
+        };
+        write_probe_row(&mut out, &hw, None).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap().trim_end(),
+            "3,44,44,100,150,140,5000,5020,1,300,330,230,160,20,125,,,64,0,0,0,1000145,1000290,145,1"
+        );
     }
 }

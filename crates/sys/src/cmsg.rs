@@ -28,6 +28,9 @@ pub(crate) const SOF_SOFTWARE: u32 = 1 << 4;
 pub(crate) const SOF_RAW_HARDWARE: u32 = 1 << 6;
 pub(crate) const SOF_OPT_ID: u32 = 1 << 7;
 pub(crate) const SOF_OPT_TSONLY: u32 = 1 << 11;
+/// A hardware-stamped send also gets its software TX stamp (a second
+/// error-queue message with the same OPT_ID).
+pub(crate) const SOF_OPT_TX_SWHW: u32 = 1 << 14;
 
 /// Room for every control message we ask for (a timestamping message is
 /// 64 bytes, an extended error 48, plus TTL and pktinfo) with margin;

@@ -27,7 +27,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
 use crate::cmsg::{
-    CmsgBuf, Controls, CMSG_BUF, SOF_OPT_ID, SOF_OPT_TSONLY, SOF_RAW_HARDWARE, SOF_RX_HARDWARE,
+    CmsgBuf, Controls, CMSG_BUF, SOF_OPT_ID, SOF_OPT_TSONLY, SOF_OPT_TX_SWHW, SOF_RAW_HARDWARE, SOF_RX_HARDWARE,
     SOF_RX_SOFTWARE, SOF_SOFTWARE, SOF_TX_HARDWARE, SOF_TX_SOFTWARE, SO_EE_ORIGIN_ICMP,
     SO_EE_ORIGIN_ICMP6, SO_EE_ORIGIN_TIMESTAMPING, SO_TIMESTAMPING_OLD,
 };
@@ -378,8 +378,10 @@ impl UdpTsSocket {
     /// SOFTWARE | OPT_ID | OPT_TSONLY`, plus `TX_HARDWARE | RX_HARDWARE |
     /// RAW_HARDWARE` when `want_hardware` (taken at the caller's word: the
     /// egress device is not known here; it must have been switched on with
-    /// [`crate::tsinfo::enable_hw_timestamping`]).  Without `OPT_TX_SWHW`, a
-    /// datagram stamped in hardware gets no software TX stamp.  Also turns
+    /// [`crate::tsinfo::enable_hw_timestamping`]), with `OPT_TX_SWHW`: a
+    /// datagram stamped in hardware also gets its software TX stamp, in a
+    /// second error-queue message with the same id (the software one comes
+    /// first, at the driver; the NIC's later).  Also turns
     /// on the TTL / hop limit and pktinfo control messages and
     /// `IP_RECVERR` / `IPV6_RECVERR`.
     ///
@@ -400,7 +402,7 @@ impl UdpTsSocket {
         let mut flags =
             SOF_TX_SOFTWARE | SOF_RX_SOFTWARE | SOF_SOFTWARE | SOF_OPT_ID | SOF_OPT_TSONLY;
         if want_hardware {
-            flags |= SOF_TX_HARDWARE | SOF_RX_HARDWARE | SOF_RAW_HARDWARE;
+            flags |= SOF_TX_HARDWARE | SOF_RX_HARDWARE | SOF_RAW_HARDWARE | SOF_OPT_TX_SWHW;
         }
         self.set_int(libc::SOL_SOCKET, SO_TIMESTAMPING_OLD, flags as libc::c_int)
             .map_err(|e| {

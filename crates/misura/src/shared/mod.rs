@@ -14,6 +14,7 @@ pub mod netns;
 pub mod outfile;
 pub mod output;
 pub mod progress;
+pub mod ptp;
 pub mod stamping;
 pub mod store;
 pub mod target;

@@ -1,13 +1,17 @@
-//! `--timestamps kernel|user` of `misura rtt` and `misura reflect`: whether
-//! a UDP socket asks the kernel for its RX and TX stamps.
+//! `--timestamps kernel|hardware|software|user` of `misura rtt` and
+//! `misura reflect`: whether a UDP socket asks the kernel for its RX and
+//! TX stamps, and whether the NIC stamps them.
 //!
 //! Kernel stamps (the default) are what the network RTT, the one-way
 //! delays and the reflector's follow-ups are made of. They cost each end
 //! about a µs per datagram on a small VM (the send clones the packet onto
 //! the error queue, the receive carries one more control message, and the
-//! reflector reads its TX stamp back). `user` gives that up: only user
-//! clock readings remain, as in sockperf or ping -U, for a user who wants
-//! the cheapest round trip and needs nothing finer than the user RTT.
+//! reflector reads its TX stamp back). Where the interface the datagrams
+//! leave by has a PTP hardware clock that stamps every packet, the
+//! default also switches the NIC's stamping on (`SIOCSHWTSTAMP`, TX on and
+//! RX filter ALL, device-wide, as ptp4l does) and takes its stamps beside
+//! the kernel's. `user` gives all that up: only user clock readings
+//! remain, as in sockperf or ping -U.
 
 use anyhow::Result;
 use clap::ValueEnum;
@@ -17,25 +21,146 @@ use misura_sys::udp::UdpTsSocket;
 /// Which clock stamps a UDP socket's datagrams.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Timestamps {
-    /// The kernel's software (or the NIC's) RX and TX stamps.
+    /// The kernel's software RX and TX stamps, and the NIC's hardware
+    /// stamps too where the interface offers them.
     #[default]
     Kernel,
+    /// The NIC's hardware stamps (and the kernel's beside them): fails
+    /// when the interface has no hardware timestamping.
+    Hardware,
+    /// The kernel's software stamps only, never the NIC's.
+    Software,
     /// The user clock only: no kernel stamps, no follow-ups.
     User,
 }
 
-/// Turns on what `mode` asks for and the control messages either way (the
-/// TTL and pktinfo ones only when `receive_info`: a reader that uses
-/// them); says what the kernel granted.
+/// What was found out about the NIC's stamps on one interface.
+#[derive(Clone, Debug, Default)]
+pub struct Hardware {
+    /// The interface the datagrams leave by (None: not known).
+    pub interface: Option<String>,
+    /// Its PTP hardware clock, `/dev/ptpN`.
+    pub phc_index: Option<i32>,
+    /// The NIC stamps every packet in both directions now.
+    pub enabled: bool,
+    /// Why the NIC's stamps are not used, when they are not.
+    pub note: Option<String>,
+}
+
+impl Hardware {
+    fn off(interface: Option<&str>, note: String) -> Hardware {
+        Hardware {
+            interface: interface.map(String::from),
+            note: Some(note),
+            ..Hardware::default()
+        }
+    }
+}
+
+/// Switches the NIC's stamping on for `interface` when `mode` wants it
+/// and the driver offers it (hardware TX and RX of every packet). Fails
+/// only for `--timestamps hardware`; otherwise says why not in `note`.
+pub fn hardware(interface: Option<&str>, mode: Timestamps) -> Result<Hardware> {
+    let hw = match mode {
+        Timestamps::Software | Timestamps::User => {
+            return Ok(Hardware::off(
+                interface,
+                format!(
+                    "--timestamps {}: the NIC's stamps are not asked for",
+                    if mode == Timestamps::User {
+                        "user"
+                    } else {
+                        "software"
+                    }
+                ),
+            ))
+        }
+        Timestamps::Kernel | Timestamps::Hardware => try_hardware(interface),
+    };
+    if mode == Timestamps::Hardware && !hw.enabled {
+        return Err(crate::shared::exit::Failure::Params(format!(
+            "--timestamps hardware: {}; use --timestamps kernel to fall back to software stamps",
+            hw.note.as_deref().unwrap_or("no hardware timestamps")
+        ))
+        .into());
+    }
+    Ok(hw)
+}
+
+fn try_hardware(interface: Option<&str>) -> Hardware {
+    let Some(ifname) = interface else {
+        return Hardware::off(
+            None,
+            "the interface towards the peer is not known (no route?): software stamps".into(),
+        );
+    };
+    let caps = match misura_sys::tsinfo::get_ts_info(ifname) {
+        Ok(c) => c,
+        Err(e) => return Hardware::off(interface, format!("{e}: software stamps")),
+    };
+    if !(caps.hw_tx() && caps.hw_rx_all()) {
+        return Hardware::off(
+            interface,
+            format!(
+                "`{ifname}` offers no hardware stamps of every packet (ethtool -T: {}): software stamps",
+                caps.describe().join(", ")
+            ),
+        );
+    }
+    match misura_sys::tsinfo::enable_hw_timestamping(ifname) {
+        Ok(cfg) if cfg.tx_on() && cfg.rx_all() => Hardware {
+            interface: interface.map(String::from),
+            phc_index: caps.phc_index,
+            enabled: true,
+            note: None,
+        },
+        Ok(cfg) => Hardware::off(
+            interface,
+            format!(
+                "the driver of `{ifname}` granted TX type {} and RX filter {} instead of on/all: software stamps",
+                cfg.tx_type, cfg.rx_filter
+            ),
+        ),
+        Err(e) => Hardware::off(interface, format!("{e}: software stamps")),
+    }
+}
+
+/// Turns on what `mode` asks for (hardware stamps only when `hw` was
+/// enabled) and the control messages either way (the TTL and pktinfo
+/// ones only when `receive_info`: a reader that uses them); says what the
+/// kernel granted.
 pub fn enable(
     sock: &UdpTsSocket,
     mode: Timestamps,
+    hw: &Hardware,
     receive_info: bool,
 ) -> Result<TimestampingGranted> {
     let granted = match mode {
-        Timestamps::Kernel => sock.enable_stamps(false)?,
         Timestamps::User => TimestampingGranted::NONE,
+        _ => sock.enable_stamps(hw.enabled)?,
     };
     sock.enable_control_messages(receive_info)?;
     Ok(granted)
+}
+
+/// The interface the route to `ip` leaves by (`ip route get`), in the
+/// calling thread's network namespace.
+pub fn route_interface(ip: std::net::IpAddr) -> Option<String> {
+    let out = std::process::Command::new("ip")
+        .args(["-j", "route", "get", &ip.to_string()])
+        .output()
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    v.get(0)?.get("dev")?.as_str().map(String::from)
+}
+
+/// The interface holding the local address `ip` (`ip addr show to`), in
+/// the calling thread's network namespace.
+pub fn address_interface(ip: std::net::IpAddr) -> Option<String> {
+    let out = std::process::Command::new("ip")
+        .args(["-j", "addr", "show", "to", &ip.to_string()])
+        .output()
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    v.get(0)?.get("ifname")?.as_str().map(String::from)
 }

@@ -25,7 +25,11 @@ Every usable time source of this machine, with what it costs to read and how
 finely it resolves: CLOCK_MONOTONIC, _RAW, _COARSE, CLOCK_REALTIME, _COARSE,
 CLOCK_TAI, CLOCK_BOOTTIME, gettimeofday(), the TSC (RDTSC and RDTSCP, with
 the CPU's TSC flags and its rate measured against CLOCK_MONOTONIC_RAW), the
-kernel's clocksource, and each NIC hardware clock /dev/ptpN with its interface.
+kernel's clocksource, and each NIC hardware clock /dev/ptpN with its interface:
+its read cost, its offset and drift against CLOCK_REALTIME (nine rounds of
+cross-timestamps 25 ms apart, PTP_SYS_OFFSET_PRECISE/_EXTENDED/PTP_SYS_OFFSET
+as the driver answers, fitted to a line), and whether ptp4l or phc2sys run
+and name it. A clock that cannot be read is listed with why.
 
 Seed 003's Table 1 for today's machine (2011: TSC 37 ns a read, gettimeofday
 430 ns). Per source: read cost (batches of 32 back-to-back reads timed with
@@ -437,6 +441,12 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         .map(|p| p.row(bracket, tsc_ns_per_tick))
         .collect();
 
+    // Each NIC clock against the system clock, and who disciplines it.
+    let (phcs, ptp_daemons) = if stop.load(Ordering::Relaxed) == 0 {
+        crate::shared::ptp::survey(crate::shared::ptp::Effort::QUICK)
+    } else {
+        (Vec::new(), Vec::new())
+    };
     let cs = misura_sys::clocks::kernel_clocksource();
     let (complete, stop_reason) = completion(stop);
     let (host, mut warnings) = host_and_warnings(LoopTuning::default(), false);
@@ -469,6 +479,8 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         }),
         ptp_clocks: ptp.len() as u32,
         ptp_note: ptp_note(&ptp),
+        phcs,
+        ptp_daemons,
         sources,
         elapsed_s: (monotonic_raw_ns() - t_start) as f64 / 1e9,
         warnings,

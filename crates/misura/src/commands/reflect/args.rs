@@ -44,11 +44,17 @@ pub struct ReflectArgs {
     #[arg(long)]
     pub busy_poll: bool,
     /// Clock of the reflector's stamps: kernel (the default: precise RX
-    /// and TX stamps, follow-ups) or user (user clock only, no follow-ups;
-    /// about a µs cheaper per reply, for comparing with a sockperf
-    /// server). UDP only.
+    /// and TX stamps, follow-ups, and the NIC's stamps where the
+    /// interface has them), hardware (the NIC's, or fail), software (the
+    /// kernel's only) or user (user clock only, no follow-ups; about a µs
+    /// cheaper per reply, for comparing with a sockperf server; UDP only).
     #[arg(long, value_enum, default_value = "kernel", value_name = "CLOCK")]
     pub timestamps: crate::shared::stamping::Timestamps,
+    /// The interface whose NIC stamps requests and replies in hardware
+    /// (SIOCSHWTSTAMP, device-wide); default: the one holding --listen's
+    /// address (none for a wildcard), or --l2's.
+    #[arg(long, value_name = "IF")]
+    pub interface: Option<String>,
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]

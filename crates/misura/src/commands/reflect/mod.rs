@@ -12,24 +12,19 @@
 
 pub mod args;
 pub use args::ReflectArgs;
+mod clock;
+mod l2;
+mod udp;
 
 use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, Report};
 use crate::shared::stamping::Timestamps;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use misura_measure::auth::StampKey;
-use misura_measure::reflector::{
-    ClockState, Decision, Peer, Reflector, ReflectorConfig, RequestMeta, Stamp,
-};
+use misura_measure::reflector::{Reflector, ReflectorConfig};
 use misura_measure::TimestampSource;
-use misura_report::reflect::{write_summary, IoCounters, Summary};
-use misura_report::BusyPoll;
-use misura_sys::clock::realtime_ns;
-use misura_sys::packet::{PacketSocket, TimestampingGranted};
-use misura_sys::udp::UdpTsSocket;
-use misura_wire::stamp::sync_source;
-use misura_wire::{EthernetFrame, MacAddr};
-use std::net::{IpAddr, SocketAddr};
+use misura_report::reflect::{write_summary, IoCounters, NicClockReport, Summary};
+use misura_sys::packet::TimestampingGranted;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -41,14 +36,10 @@ pub const MAX_SOURCES: usize = 1_000_000;
 /// Receive buffer: a jumbo frame. A longer datagram is cut short and
 /// dropped as malformed (its reply could not be as long as it).
 const BUF_LEN: usize = 9216;
-/// Replies whose TX stamp may still be pending, matched by OPT_ID.
-const TX_RING: usize = 256;
 /// Datagrams handled between two looks at the stop flag.
 const BATCH: usize = 256;
 /// A blocking receive gives up this often to look at the stop flag.
 const STOP_CHECK: Duration = Duration::from_millis(100);
-/// How often the kernel's clock synchronisation state is read again.
-const CLOCK_REFRESH: Duration = Duration::from_secs(1);
 
 struct Setup {
     config: ReflectorConfig,
@@ -114,22 +105,6 @@ fn setup(args: &ReflectArgs) -> Result<Setup> {
     })
 }
 
-/// The kernel's NTP state, as the reflector states it in its replies.
-fn clock_state() -> ClockState {
-    match misura_sys::timesync::time_sync() {
-        Ok(t) if t.synchronized => ClockState {
-            synchronized: true,
-            sync_source: sync_source::NTP,
-            uncertainty_ns: t.max_error_ns.max(1),
-        },
-        Ok(t) => ClockState {
-            uncertainty_ns: t.max_error_ns.max(ClockState::FREE_RUNNING.uncertainty_ns),
-            ..ClockState::FREE_RUNNING
-        },
-        Err(_) => ClockState::FREE_RUNNING,
-    }
-}
-
 fn source_names(g: &TimestampingGranted) -> (&'static str, &'static str) {
     let rx = if g.hardware_rx {
         "NIC hardware"
@@ -148,15 +123,18 @@ fn source_names(g: &TimestampingGranted) -> (&'static str, &'static str) {
     (rx, tx)
 }
 
-/// The loop's common state: the core, the clock, counters, the stop rule.
+/// The loop's common state: the core, the clocks, counters, the stop rule.
 struct Loop<'a> {
     reflector: Reflector,
-    clock: ClockState,
-    clock_read: Instant,
+    clocks: clock::Clocks,
     io: IoCounters,
     stop: &'a AtomicUsize,
     deadline: Option<Instant>,
     busy_poll: bool,
+    /// The reflector's turnaround (its TX − RX stamp of each reply) on the
+    /// NIC's stamps, and on the kernel's.
+    turnaround_nic: misura_stats::Summary,
+    turnaround_kernel: misura_stats::Summary,
 }
 
 impl Loop<'_> {
@@ -164,26 +142,28 @@ impl Loop<'_> {
         self.stop.load(Ordering::Relaxed) != 0 || self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
-    fn refresh_clock(&mut self) {
-        if self.clock_read.elapsed() >= CLOCK_REFRESH {
-            self.clock = clock_state();
-            self.clock_read = Instant::now();
+    fn turnaround(&mut self, source: TimestampSource, ns: i64) {
+        match source {
+            TimestampSource::NicHardware => self.turnaround_nic.record(ns),
+            _ => self.turnaround_kernel.record(ns),
         }
     }
 }
 
-/// The kernel's RX stamp, or the user clock read right after the receive.
-fn rx_stamp(software: Option<i64>, after_recv: i64) -> Stamp {
-    match software {
-        Some(ns) => Stamp {
-            ns,
-            source: TimestampSource::KernelSoftware,
-        },
-        None => Stamp {
-            ns: after_recv,
-            source: TimestampSource::UserClock,
-        },
+/// The interface whose NIC stamps the reflector's datagrams: `--interface`,
+/// else the one holding the listening address (a wildcard has none).
+fn stamping_interface(args: &ReflectArgs) -> Option<String> {
+    if let Some(i) = &args.interface {
+        return Some(i.clone());
     }
+    if let Some(i) = &args.l2 {
+        return Some(i.clone());
+    }
+    let ip = args.listen.0;
+    if ip.is_unspecified() {
+        return None;
+    }
+    crate::shared::stamping::address_interface(ip)
 }
 
 pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
@@ -198,52 +178,47 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         "unauthenticated"
     };
     let stateful = s.config.stateful;
+    let iface = stamping_interface(args);
+    let mut hw = crate::shared::stamping::hardware(iface.as_deref(), args.timestamps)?;
+    if iface.is_none() && hw.note.is_some() {
+        hw.note = Some(
+            "listening on a wildcard address: give --interface IF for the NIC's stamps (software stamps)"
+                .into(),
+        );
+    }
     let mut lp = Loop {
         reflector: Reflector::new(s.config),
-        clock: clock_state(),
-        clock_read: Instant::now(),
+        clocks: clock::Clocks::new(hw.phc_index.filter(|_| hw.enabled)),
         io: IoCounters::default(),
         stop,
         deadline: s.deadline,
         busy_poll: args.busy_poll,
+        turnaround_nic: misura_stats::Summary::new(),
+        turnaround_kernel: misura_stats::Summary::new(),
     };
     let started = Instant::now();
     let mut busy = args.busy_poll.then(crate::shared::busy_poll::raw);
     let (transport, listen, granted) = match &args.l2 {
         Some(ifname) => {
             let ethertype = args.ethertype.value;
-            let (sock, mac, granted) = open_l2(ifname, ethertype)?;
+            let (sock, mac, granted) = l2::open(ifname, ethertype, hw.enabled)?;
             let listen = format!("{ifname} ({mac}, ethertype 0x{ethertype:04X})");
-            announce(
-                args,
-                "raw Ethernet",
-                &listen,
-                mode,
-                stateful,
-                &granted,
-                &lp.clock,
-            );
-            run_l2(&mut lp, &sock, ethertype, mac);
+            announce(args, "raw Ethernet", &listen, mode, stateful, &granted, &lp, &hw);
+            l2::run(&mut lp, &sock, ethertype, mac, granted.hardware_rx);
             ("l2", listen, granted)
         }
         None => {
-            let (sock, granted) = open_udp(args.listen.0, args.port, args.timestamps)?;
-            busy = udp_wait_mode(&sock, args.busy_poll)?;
+            let (sock, granted) = udp::open(args.listen.0, args.port, args.timestamps, &hw)?;
+            busy = udp::wait_mode(&sock, args.busy_poll)?;
             let listen = sock.local_addr().to_string();
-            announce(
-                args,
-                "STAMP over UDP",
-                &listen,
-                mode,
-                stateful,
-                &granted,
-                &lp.clock,
-            );
-            run_udp(&mut lp, &sock, granted.any_tx());
+            announce(args, "STAMP over UDP", &listen, mode, stateful, &granted, &lp, &hw);
+            udp::run(&mut lp, &sock, &granted);
             ("udp", listen, granted)
         }
     };
     let (rx, tx) = source_names(&granted);
+    let nic = lp.clocks.nic.as_ref();
+    let snap = |s: &misura_stats::Summary| (s.count() > 0).then(|| s.snapshot());
     let counters = *lp.reflector.counters();
     // A reflector runs until it is stopped: a signal is its normal end.
     let (_, stop_reason) = crate::shared::output::completion(stop);
@@ -263,11 +238,24 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         stateful,
         rx_timestamps: rx.into(),
         tx_timestamps: tx.into(),
-        clock_synchronized: lp.clock.synchronized,
+        clock_synchronized: lp.clocks.system.synchronized,
         duration_s: started.elapsed().as_secs_f64(),
         counters,
         dropped: counters.dropped(),
         io: lp.io,
+        interface: hw.interface.clone(),
+        hardware_note: hw.note.clone(),
+        nic_clock: nic.map(|n| NicClockReport {
+            device: n.device.clone(),
+            offset_ns: n.offset.map(|o| o.0),
+            offset_uncertainty_ns: n.offset.map(|o| o.1),
+            disciplined_by: n.disciplined_by.clone(),
+            synchronized: n.state.synchronized,
+            error_estimate_ns: n.state.uncertainty_ns,
+            error: n.error.clone(),
+        }),
+        turnaround_nic: snap(&lp.turnaround_nic),
+        turnaround_kernel: snap(&lp.turnaround_kernel),
     };
     let target = summary.listen.clone();
     Ok(Finished::ok(Report::new(
@@ -278,6 +266,7 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     )))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn announce(
     args: &ReflectArgs,
     what: &str,
@@ -285,12 +274,30 @@ fn announce(
     mode: &str,
     stateful: bool,
     g: &TimestampingGranted,
-    clock: &ClockState,
+    lp: &Loop<'_>,
+    hw: &crate::shared::stamping::Hardware,
 ) {
     if args.out.quiet {
         return;
     }
+    let clock = &lp.clocks.system;
     let (rx, tx) = source_names(g);
+    if let Some(n) = &hw.note {
+        eprintln!("misura reflect: NIC hardware stamps not used: {n}");
+    }
+    if let Some(n) = &lp.clocks.nic {
+        eprintln!(
+            "misura reflect: NIC stamps on {} ({}): PHC − CLOCK_REALTIME {}; replies to NIC-stamped requests in PTPv2 format, {}, error estimate {} µs",
+            n.device,
+            hw.interface.as_deref().unwrap_or("?"),
+            n.offset.map_or_else(
+                || format!("unknown ({})", n.error.as_deref().unwrap_or("not read")),
+                |(o, u)| format!("{:.3} µs ± {:.3} µs", o / 1e3, u / 1e3)
+            ),
+            if n.state.synchronized { "PTP-synchronised" } else { "free-running" },
+            n.state.uncertainty_ns / 1000
+        );
+    }
     let sync = if clock.synchronized {
         format!(
             "synchronised (kernel NTP state, max error {} µs)",
@@ -306,290 +313,4 @@ fn announce(
         args.rate_limit,
         args.max_sources
     );
-}
-
-// ---------------------------------------------------------------------------
-// UDP
-// ---------------------------------------------------------------------------
-
-fn open_udp(
-    ip: IpAddr,
-    port: u16,
-    stamps: Timestamps,
-) -> Result<(UdpTsSocket, TimestampingGranted)> {
-    let addr = SocketAddr::new(ip, port);
-    let sock = UdpTsSocket::bind(addr).with_context(|| format!("listening on UDP {addr}"))?;
-    // The reflector answers from the address a request came to (pktinfo)
-    // and reports its TTL.
-    let granted = crate::shared::stamping::enable(&sock, stamps, true)
-        .with_context(|| format!("setting up the stamps and control messages on UDP {addr}"))?;
-    // A deep queue rides out a flood's bursts (and moments the loop is off
-    // the CPU) instead of dropping real requests with the flood's.
-    if let Err(e) = sock.set_recv_buffer(RECV_BUFFER) {
-        eprintln!("misura reflect: note: {e}; the default receive queue is used");
-    }
-    Ok((sock, granted))
-}
-
-/// How the UDP loop waits for a request: blocking in the receive (woken
-/// by the kernel, with a timeout so the stop flag is seen), or spinning on
-/// non-blocking receives with `SO_BUSY_POLL` asked for when `busy_poll`.
-fn udp_wait_mode(sock: &UdpTsSocket, busy_poll: bool) -> Result<Option<BusyPoll>> {
-    if busy_poll {
-        return Ok(Some(crate::shared::busy_poll::ask(sock)));
-    }
-    sock.set_nonblocking(false)?;
-    sock.set_recv_timeout(STOP_CHECK)?;
-    Ok(None)
-}
-
-/// The UDP socket's receive queue (SO_RCVBUF), in bytes.
-const RECV_BUFFER: usize = 8 << 20;
-
-/// Which reply a pending TX stamp belongs to, by OPT_ID.
-#[derive(Copy, Clone)]
-struct Pending {
-    id: u32,
-    peer: Peer,
-    reply_seq: u32,
-}
-
-/// The UDP loop. Without `--busy-poll` it blocks in the receive itself
-/// (one system call per request, no poll(2) in front of it); with it, it
-/// spins on non-blocking receives. After each reply it reads that reply's
-/// TX stamp and nothing more: no look at an empty queue sits between a
-/// reply and the next receive.
-fn run_udp(lp: &mut Loop<'_>, sock: &UdpTsSocket, tx_stamps: bool) {
-    let mut buf = vec![0u8; BUF_LEN];
-    let mut out = vec![0u8; BUF_LEN];
-    let mut ring: Vec<Option<Pending>> = vec![None; TX_RING];
-    // OPT_ID numbers datagrams from 0 in send order (timestamping was
-    // enabled on this fresh socket just before).
-    let mut next_id: u32 = 0;
-    // Replies whose TX stamp has not been read yet.
-    let mut unstamped: usize = 0;
-    let wildcard = sock.local_addr().ip().is_unspecified();
-    while !lp.should_stop() {
-        lp.refresh_clock();
-        if unstamped > 0 {
-            // A stamp that came late (hardware stamps can): read it before
-            // the next reply, which carries it as a follow-up.
-            unstamped -= drain_udp_tx(lp, sock, &mut ring, unstamped);
-        }
-        let got = sock.recv_from(&mut buf);
-        // The user RX stamp when the kernel gave none, and "now".
-        let after_recv = realtime_ns();
-        let m = match got {
-            Ok(Some(m)) => m,
-            Ok(None) => continue,
-            Err(_) => {
-                lp.io.recv_errors += 1;
-                // A persistent error must not turn the loop into a spin.
-                std::thread::sleep(Duration::from_millis(1));
-                continue;
-            }
-        };
-        let truncated = m.truncated(buf.len());
-        let meta = RequestMeta {
-            src: Peer::Udp(m.src),
-            dst: m.dst,
-            ttl: m.ttl_or_hoplimit,
-            rx: rx_stamp(m.software_ns, after_recv),
-            truncated,
-        };
-        let request = &buf[..m.len.min(buf.len())];
-        // The reply's transmit stamp: with a kernel RX stamp, the clock
-        // read above (the kernel's TX stamp follows up). Without one that
-        // read is the RX stamp, so the clock is read again here, just
-        // before the reply is built: else the turnaround was 0 by
-        // construction (`--timestamps user`).
-        let now = if m.software_ns.is_some() {
-            after_recv
-        } else {
-            realtime_ns()
-        };
-        let Decision::Reply { len, reply_seq } = lp
-            .reflector
-            .handle(request, &meta, now, &lp.clock, &mut out)
-        else {
-            continue;
-        };
-        // The reply leaves from the address the request came to: only a
-        // socket on the wildcard address needs IP_PKTINFO to say which (it
-        // costs the send about a µs).
-        let from = if wildcard { m.dst } else { None };
-        match sock.send_to_from(&out[..len], m.src, from) {
-            Ok(true) => {
-                ring[next_id as usize % TX_RING] = Some(Pending {
-                    id: next_id,
-                    peer: meta.src,
-                    reply_seq,
-                });
-                next_id = next_id.wrapping_add(1);
-                if tx_stamps {
-                    unstamped = (unstamped + 1).min(TX_RING);
-                }
-            }
-            Ok(false) => lp.io.send_busy += 1,
-            Err(_) => lp.io.send_errors += 1,
-        }
-        // The stamp of a software-stamped send is queued by the time send
-        // returns on most paths: read it now so the very next reply to
-        // this source can carry it.
-        if unstamped > 0 {
-            unstamped -= drain_udp_tx(lp, sock, &mut ring, unstamped);
-        }
-    }
-    drain_udp_tx(lp, sock, &mut ring, TX_RING);
-}
-
-/// Reads up to `want` TX stamps (fewer when the queue runs dry) and
-/// returns how many stamps it read.
-fn drain_udp_tx(
-    lp: &mut Loop<'_>,
-    sock: &UdpTsSocket,
-    ring: &mut [Option<Pending>],
-    want: usize,
-) -> usize {
-    let mut read = 0;
-    while read < want {
-        match sock.recv_tx_timestamp() {
-            Ok(Some(st)) => {
-                read += 1;
-                let slot = &mut ring[st.id as usize % ring.len()];
-                let stamp = match (st.hardware_ns, st.software_ns) {
-                    (Some(hw), _) => Some((hw, TimestampSource::NicHardware)),
-                    (None, Some(sw)) => Some((sw, TimestampSource::KernelSoftware)),
-                    _ => None,
-                };
-                match (*slot, stamp) {
-                    (Some(p), Some((ns, src))) if p.id == st.id => {
-                        lp.reflector.on_tx_stamp(p.peer, p.reply_seq, ns, src);
-                        lp.io.tx_stamps_matched += 1;
-                        *slot = None;
-                    }
-                    _ => lp.io.tx_stamps_unmatched += 1,
-                }
-            }
-            Ok(None) => break,
-            Err(_) => {
-                lp.io.tx_stamp_errors += 1;
-                break;
-            }
-        }
-    }
-    lp.io.icmp_errors += sock.take_icmp_errors();
-    read
-}
-
-// ---------------------------------------------------------------------------
-// Raw Ethernet (frame format: misura_measure::reflector::l2)
-// ---------------------------------------------------------------------------
-
-fn open_l2(ifname: &str, ethertype: u16) -> Result<(PacketSocket, MacAddr, TimestampingGranted)> {
-    let info = misura_sys::iface::require_up(ifname)?;
-    let sock = PacketSocket::open(ifname, ethertype)?;
-    // Our own replies would come back to us (and be dropped as replies):
-    // better not to see them at all. Older kernels flag them instead.
-    let _ = sock.set_ignore_outgoing(true);
-    let granted = sock
-        .enable_timestamping(false)
-        .with_context(|| format!("turning on kernel timestamps on `{ifname}`"))?;
-    Ok((sock, MacAddr(info.mac), granted))
-}
-
-fn run_l2(lp: &mut Loop<'_>, sock: &PacketSocket, ethertype: u16, mac: MacAddr) {
-    let mut buf = vec![0u8; BUF_LEN];
-    let mut out = vec![0u8; BUF_LEN];
-    let mut txbuf = vec![0u8; BUF_LEN];
-    while !lp.should_stop() {
-        lp.refresh_clock();
-        let mut idle = true;
-        for _ in 0..BATCH {
-            let got = sock.recv(&mut buf);
-            let after_recv = realtime_ns();
-            let m = match got {
-                Ok(Some(m)) => m,
-                Ok(None) => break,
-                Err(_) => {
-                    lp.io.recv_errors += 1;
-                    break;
-                }
-            };
-            idle = false;
-            if m.outgoing {
-                lp.io.outgoing_skipped += 1;
-                continue;
-            }
-            let meta = RequestMeta {
-                // Replaced by the frame's source MAC in handle_l2_frame.
-                src: Peer::L2(MacAddr::default()),
-                dst: None,
-                ttl: None,
-                rx: rx_stamp(m.software_ns, after_recv),
-                truncated: m.truncated(buf.len()),
-            };
-            let frame = &buf[..m.len.min(buf.len())];
-            let now = realtime_ns();
-            if let Decision::Reply { len, .. } = lp
-                .reflector
-                .handle_l2_frame(frame, ethertype, mac, &meta, now, &lp.clock, &mut out)
-            {
-                match sock.send(&out[..len]) {
-                    Ok(true) => {}
-                    Ok(false) => lp.io.send_busy += 1,
-                    Err(_) => lp.io.send_errors += 1,
-                }
-                drain_l2_tx(lp, sock, &mut txbuf);
-            }
-        }
-        drain_l2_tx(lp, sock, &mut txbuf);
-        if idle && !lp.busy_poll {
-            // The packet socket has no wait here; a short sleep keeps an idle
-            // reflector off the CPU at the cost of up to ~0.1 ms before a
-            // request is read. The RX stamp is the kernel's, so the measured
-            // turnaround includes that wait: use --busy-poll for the lowest.
-            std::thread::sleep(Duration::from_micros(50));
-        }
-    }
-}
-
-/// TX stamps of sent frames: the looped-back frame names its peer (the
-/// destination MAC) and the reply's STAMP sequence number.
-fn drain_l2_tx(lp: &mut Loop<'_>, sock: &PacketSocket, txbuf: &mut [u8]) {
-    for _ in 0..BATCH {
-        match sock.recv_tx_timestamp(txbuf) {
-            Ok(Some(st)) => {
-                let frame = &txbuf[..st.len];
-                let stamp = match (st.hardware_ns, st.software_ns) {
-                    (Some(hw), _) => Some((hw, TimestampSource::NicHardware)),
-                    (None, Some(sw)) => Some((sw, TimestampSource::KernelSoftware)),
-                    _ => None,
-                };
-                match (reply_of(frame), stamp) {
-                    (Some((peer, seq)), Some((ns, src))) => {
-                        lp.reflector.on_tx_stamp(peer, seq, ns, src);
-                        lp.io.tx_stamps_matched += 1;
-                    }
-                    _ => lp.io.tx_stamps_unmatched += 1,
-                }
-            }
-            Ok(None) => break,
-            Err(_) => {
-                lp.io.tx_stamp_errors += 1;
-                break;
-            }
-        }
-    }
-}
-
-/// (peer, reply sequence number) of a reply frame we sent.
-fn reply_of(frame: &[u8]) -> Option<(Peer, u32)> {
-    let f = EthernetFrame::new_checked(frame).ok()?;
-    let at = misura_wire::probe::HEADER_LEN;
-    let seq = f.payload().get(at..at + 4)?;
-    Some((
-        Peer::L2(f.dst()),
-        u32::from_be_bytes([seq[0], seq[1], seq[2], seq[3]]),
-    ))
 }

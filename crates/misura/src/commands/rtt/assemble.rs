@@ -5,6 +5,7 @@ use super::args::RttArgs;
 use super::collect::Collector;
 use super::plan::RttPlan;
 use super::transport::Transport;
+use crate::shared::stamping::Hardware;
 use crate::shared::meta::meta;
 use crate::shared::warnings::Warn;
 use misura_measure::rtt::{error_percent, seed_ideal_rtt_ns};
@@ -24,6 +25,7 @@ pub struct RunFacts<'a> {
     pub plan: &'a RttPlan,
     pub tr: &'a Transport,
     pub granted: TimestampingGranted,
+    pub hw: &'a Hardware,
     pub sender: &'a SessionSender,
     pub collect: &'a Collector,
     pub started_at: String,
@@ -57,15 +59,30 @@ pub fn report(f: RunFacts<'_>) -> RttReport {
     let mut warnings = plan.warnings.clone();
     warnings.extend(crate::shared::host::warnings_for(&host, false));
     warnings.extend(session_warnings(sender, c, f.icmp));
-    let ti = sender.timestamp_info();
     let n = sender.counters();
-    let user_or_kernel = |kernel: bool| {
-        if kernel {
-            "kernel software".to_string()
-        } else {
-            "user clock".to_string()
+    if n.hw_tx_stamp_missing + n.hw_rx_stamp_missing > 0 {
+        warnings.push(
+            Warn::HardwareStampsMissing {
+                interface: f.hw.interface.clone().unwrap_or_default(),
+                tx: n.hw_tx_stamp_missing,
+                rx: n.hw_rx_stamp_missing,
+                of: n.received,
+            }
+            .into(),
+        );
+    }
+    let ti = sender.timestamp_info();
+    let source = |hardware: bool, kernel: bool| {
+        match (hardware, kernel) {
+            (true, true) => "NIC hardware and kernel software",
+            (true, false) => "NIC hardware",
+            (false, true) => "kernel software",
+            (false, false) => "user clock",
         }
+        .to_string()
     };
+    let g = f.granted;
+    let hw_used = g.hardware_tx || g.hardware_rx;
     RttReport {
         meta: meta("misura.rtt", f.started_at),
         complete: f.stop_reason == "finished",
@@ -73,16 +90,27 @@ pub fn report(f: RunFacts<'_>) -> RttReport {
         host,
         config,
         timestamps: RttTimestamps {
-            timescale: "CLOCK_REALTIME, integer ns (client and reflector each on their own clock)"
-                .into(),
-            client_tx: user_or_kernel(f.granted.software_tx),
-            client_rx: user_or_kernel(f.granted.software_rx),
+            timescale: if hw_used {
+                "CLOCK_REALTIME, integer ns (client and reflector each on their own clock); the client's NIC stamps on its PTP hardware clock (client_phc)"
+            } else {
+                "CLOCK_REALTIME, integer ns (client and reflector each on their own clock)"
+            }
+            .into(),
+            client_tx: source(g.hardware_tx, g.software_tx),
+            client_rx: source(g.hardware_rx, g.software_rx),
             reflector_rx: ti.map(|t| method_name(t.timestamp_in)),
             reflector_tx: ti.map(|t| method_name(t.timestamp_out)),
             reflector_sync: ti.map(|t| sync_name(t.sync_src_out)),
             reflector_two_step: n.follow_ups > 0,
             warmup_probes: u64::from(WARMUP_PROBES),
             warmup_unstamped: sender.warm_up().unstamped,
+            client_interface: f.hw.interface.clone(),
+            client_phc: f
+                .hw
+                .phc_index
+                .filter(|_| hw_used)
+                .map(|i| format!("/dev/ptp{i}")),
+            hardware_note: f.hw.note.clone(),
         },
         clock_offset: offset,
         totals: RttTotals {
@@ -99,6 +127,11 @@ pub fn report(f: RunFacts<'_>) -> RttReport {
             tx_stamp_missing: n.tx_stamp_missing,
             rx_stamp_missing: n.rx_stamp_missing,
             icmp_errors: f.icmp,
+            hw_tx_stamp_missing: n.hw_tx_stamp_missing,
+            hw_rx_stamp_missing: n.hw_rx_stamp_missing,
+            stamped_hardware: c.stamped[0],
+            stamped_kernel: c.stamped[1],
+            stamped_user: c.stamped[2],
         },
         overall: c.overall.latencies(),
         per_size: per_size(plan, c, f.link_bps, f.tr.payload_overhead()),

@@ -6,6 +6,7 @@ use crate::shared::outfile::RowLog;
 use anyhow::Result;
 use misura_measure::rtt::{OffsetTracker, ProbeTimes};
 use misura_measure::stamp_client::ProbeRecord;
+use misura_measure::TimestampSource;
 use misura_report::rtt::{write_probe_row, RttLatencies, PROBES_HEADER};
 use misura_stats::{Rfc3550Jitter, Summary, SummarySnapshot};
 use std::collections::VecDeque;
@@ -17,6 +18,7 @@ pub struct Group {
     pub lost: u64,
     pub user: Summary,
     pub kernel: Summary,
+    pub hardware: Summary,
     turnaround: Summary,
     pub network: Summary,
     forward: Summary,
@@ -33,6 +35,7 @@ impl Group {
             lost: 0,
             user: s(),
             kernel: s(),
+            hardware: s(),
             turnaround: s(),
             network: s(),
             forward: s(),
@@ -50,8 +53,11 @@ impl Group {
         }
         self.response_bytes = p.response_bytes as usize;
         self.user.record(t.user_rtt());
-        if let Some(k) = t.kernel_rtt() {
+        if let Some(k) = p.software_times().kernel_rtt() {
             self.kernel.record(k);
+        }
+        if let Some(h) = p.hardware_rtt() {
+            self.hardware.record(h);
         }
         if let Some(x) = t.turnaround() {
             self.turnaround.record(x);
@@ -71,6 +77,7 @@ impl Group {
         RttLatencies {
             user_rtt: self.user.snapshot(),
             kernel_rtt: snap(&self.kernel),
+            hardware_rtt: snap(&self.hardware),
             turnaround: snap(&self.turnaround),
             network_rtt: snap(&self.network),
             forward: snap(&self.forward),
@@ -97,6 +104,9 @@ pub struct Collector {
     /// sent in it.
     pub series: Vec<IntervalPoint>,
     bins: Option<SendBins>,
+    /// Received probes by the source of their client stamps: NIC
+    /// hardware, kernel software, user clock.
+    pub stamped: [u64; 3],
 }
 
 /// Points an interval series keeps (a day at 1 s).
@@ -136,6 +146,7 @@ impl Collector {
             fixed_offset_ns: None,
             series: Vec::new(),
             bins: None,
+            stamped: [0; 3],
         })
     }
 
@@ -144,6 +155,11 @@ impl Collector {
         let one_way = if rec.lost {
             None
         } else {
+            self.stamped[match rec.stamp_source() {
+                TimestampSource::NicHardware => 0,
+                TimestampSource::KernelSoftware => 1,
+                TimestampSource::UserClock => 2,
+            }] += 1;
             self.tracker.update(&t);
             self.one_way(&t)
         };

@@ -21,7 +21,7 @@ use crate::commands::rtt::transport::Transport;
 use crate::shared::exit::Failure;
 use crate::shared::meta::now_rfc3339;
 use crate::shared::output::{Finished, Report};
-use crate::shared::stamping::Timestamps;
+use crate::shared::stamping::{Hardware, Timestamps};
 use crate::shared::warnings::Warn;
 use anyhow::{Context, Result};
 use assemble::RunFacts;
@@ -45,13 +45,7 @@ fn link_rate(a: &RttArgs, target: IpAddr) -> Result<(Option<u64>, String)> {
     if let Some(s) = &a.link_speed {
         return Ok((Some(s.bps), "--link-speed".into()));
     }
-    let dev = std::process::Command::new("ip")
-        .args(["-j", "route", "get", &target.to_string()])
-        .output()
-        .ok()
-        .and_then(|o| serde_json::from_slice::<serde_json::Value>(&o.stdout).ok())
-        .and_then(|v| v.get(0)?.get("dev")?.as_str().map(String::from));
-    if let Some(dev) = dev {
+    if let Some(dev) = crate::shared::stamping::route_interface(target) {
         if let Ok(info) = misura_sys::iface::interface_info(&dev) {
             if let Some(mbps) = info.speed_mbps.filter(|&m| m > 0) {
                 return Ok((Some(mbps * 1_000_000), format!("interface {dev}")));
@@ -72,8 +66,9 @@ fn link_rate_of(a: &RttArgs, interface: &str) -> Result<(Option<u64>, String)> {
     })
 }
 
-/// The socket, UDP to HOST or raw frames on `--l2`, with kernel timestamps.
-fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted)> {
+/// The socket, UDP to HOST or raw frames on `--l2`, with kernel
+/// timestamps, and the NIC's where the interface towards the peer has them.
+fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted, Hardware)> {
     if a.l2 {
         if a.timestamps == Timestamps::User {
             return Err(Failure::Usage(
@@ -88,12 +83,13 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted)> {
         })?;
         let ethertype = a.ethertype.value;
         let session = (realtime_ns() as u64 ^ (std::process::id() as u64) << 20) as u32;
+        let hw = crate::shared::stamping::hardware(Some(iface), a.timestamps)?;
         let t = Transport::l2(iface, peer, ethertype, session)?;
         let g = match &t {
-            Transport::L2(l) => l.sock.enable_timestamping(false)?,
+            Transport::L2(l) => l.sock.enable_timestamping(hw.enabled)?,
             Transport::Udp(_) => unreachable!(),
         };
-        return Ok((t, g));
+        return Ok((t, g, hw));
     }
     let Some(target_s) = &a.target else {
         return Err(Failure::Usage("misura rtt needs a reflector: misura rtt HOST[:PORT], or --l2 --interface IF --peer MAC (see misura rtt --help)".into()).into());
@@ -107,9 +103,11 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted)> {
     // Connected: no route lookup per probe, and the kernel drops datagrams
     // from anyone but the reflector.
     sock.connect(target)?;
+    let dev = crate::shared::stamping::route_interface(target.ip());
+    let hw = crate::shared::stamping::hardware(dev.as_deref(), a.timestamps)?;
     // The client reads neither the reply's TTL nor the address it came to.
-    let g = crate::shared::stamping::enable(&sock, a.timestamps, false)?;
-    Ok((Transport::udp(sock, target), g))
+    let g = crate::shared::stamping::enable(&sock, a.timestamps, &hw, false)?;
+    Ok((Transport::udp(sock, target), g, hw))
 }
 
 pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
@@ -161,9 +159,11 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
 
     // Transport and timestamping.
     let ssid = (realtime_ns() as u64 ^ std::process::id() as u64) as u16 | 1;
-    let (mut tr, granted) = open_transport(a)?;
-    let mut sender = SessionSender::new(plan.sender_config(a, ssid, granted.software_tx))
+    let (mut tr, granted, hw) = open_transport(a)?;
+    let mut sender = SessionSender::new(plan.sender_config(a, ssid, granted.any_tx()))
         .context("building the STAMP requests")?;
+    let hw_stamps = granted.hardware_tx && granted.hardware_rx;
+    sender.expect_hardware_stamps(hw_stamps);
     let (link_bps, link_source) = match &tr {
         Transport::Udp(u) => link_rate(a, u.target.ip())?,
         Transport::L2(l) => link_rate_of(a, &l.interface)?,
@@ -184,11 +184,13 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
     if a.busy_poll {
         tuning.busy_poll = Some(tr.busy_poll());
     }
+    // With the NIC's stamps, each send has two TX stamps (kernel, NIC).
+    let tx_stamps_per_send = usize::from(granted.software_tx) + usize::from(granted.hardware_tx);
     let mut link = Link::new(
         &mut tr,
         sender.max_request_len(),
         a.busy_poll,
-        granted.any_tx(),
+        tx_stamps_per_send,
     )?;
     link.warm_up(&mut sender, stop)?;
     if sender.warm_up().replies == 0 && stop.load(Ordering::Relaxed) == 0 {
@@ -232,6 +234,7 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
         plan: &plan,
         tr: &tr,
         granted,
+        hw: &hw,
         sender: &sender,
         collect: &collect,
         started_at,

@@ -45,9 +45,10 @@ pub struct Link<'t> {
     pub icmp: u64,
     /// Spin on the socket instead of sleeping in poll(2).
     busy_poll: bool,
-    /// TX stamps were granted: without them the error queue is read only
-    /// for ICMP errors (after a wake-up found it ready).
-    tx_stamps: bool,
+    /// TX stamps each send gets (0: none granted, the error queue is
+    /// read only for ICMP errors after a wake-up found it ready; 2: the
+    /// kernel's and the NIC's).
+    tx_stamps: usize,
     /// Waiting blocks in the receive itself (UDP, not busy-polling), woken
     /// by the reply or by this timer; `None`: poll(2) or spinning.
     wake: Option<Wake>,
@@ -97,12 +98,12 @@ impl Wake {
 impl<'t> Link<'t> {
     /// Checks that the largest request fits the transport's framing. A
     /// UDP session that does not busy-poll waits in a blocking receive.
-    /// `tx_stamps`: the socket was granted TX stamps (else none is read).
+    /// `tx_stamps`: TX stamps the socket reports per send (0: none is read).
     pub fn new(
         tr: &'t mut Transport,
         max_request: usize,
         busy_poll: bool,
-        tx_stamps: bool,
+        tx_stamps: usize,
     ) -> Result<Link<'t>> {
         let mut tx = vec![0u8; tr.stamp_offset() + max_request.max(64)];
         tr.wrap(&mut tx, max_request, 0)?;
@@ -177,13 +178,13 @@ impl<'t> Link<'t> {
         s.on_sent(t.seq, tx1, tx2);
         // A reply seen before this send does not make its stamp due.
         self.replied = false;
-        if self.tx_stamps {
+        if self.tx_stamps > 0 {
             if self.stamps_after_reply() {
                 // Read once the reply is in: the blocking receive is not
                 // woken by it, on a shared CPU every call made before
                 // blocking delays the reflector, and spinning, a read here
                 // would delay seeing the reply.
-                self.unstamped += 1;
+                self.unstamped += self.tx_stamps;
             } else {
                 // A software-stamped send has its stamp queued by the time
                 // send returns: one read takes it, and the poll that
