@@ -120,10 +120,12 @@ pub fn read_message(s: &mut impl Read) -> Result<Message> {
 /// kernel says only "Resource temporarily unavailable").
 fn read_error(what: &str, e: std::io::Error) -> anyhow::Error {
     match e.kind() {
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => anyhow::anyhow!(
-            "{what}: nothing came within the read time limit ({} s for a control message, the handshake timeout in a server's handshake)",
-            MESSAGE_TIMEOUT.as_secs()
-        ),
+        // The io::Error stays in the chain: callers tell timeouts apart by it.
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => anyhow::Error::new(e)
+            .context(format!(
+                "{what}: nothing came within the read time limit ({} s for a control message, the handshake timeout in a server's handshake)",
+                MESSAGE_TIMEOUT.as_secs()
+            )),
         _ => anyhow::Error::new(e).context(what.to_string()),
     }
 }

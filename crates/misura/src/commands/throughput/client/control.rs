@@ -389,4 +389,38 @@ mod tests {
         );
         srv.join().unwrap();
     }
+
+    #[test]
+    fn data_port_0_a_wrong_magic_and_a_silent_server_are_named() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let srv = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let hello = Message::new(proto::HELLO)
+                .with(proto::F_VERSION, Value::U64(1))
+                .with(proto::F_NONCE, Value::Bytes(vec![1; 16]));
+            proto::write_message(&mut s, &hello).unwrap();
+            proto::read_message(&mut s).unwrap();
+            let accept = Message::new(proto::ACCEPT)
+                .with(proto::F_TEST_ID, Value::U64(7))
+                .with(proto::F_DATA_PORT, Value::U64(0));
+            proto::write_message(&mut s, &accept).unwrap();
+        });
+        let mut c = Control::connect(addr).unwrap();
+        let e = c
+            .request(request("tcp", 1_000_000_000, 0), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("data port 0") && e.contains("1 to 65535"), "{e}");
+        srv.join().unwrap();
+        // A peer that is not misura: its first bytes are not the magic.
+        let e = proto::read_message(&mut &b"HTTP/1.1 400 Bad Request\r\n\r\n"[..]).unwrap_err();
+        assert!(format!("{e:#}").contains("control magic"), "{e:#}");
+        // Nothing within the read timeout: the bound is named.
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut s = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_millis(50))).unwrap();
+        let e = proto::read_message(&mut s).unwrap_err();
+        assert!(format!("{e:#}").contains("10 s for a control message"), "{e:#}");
+    }
 }
