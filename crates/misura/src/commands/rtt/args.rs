@@ -98,11 +98,3 @@ pub struct RttArgs {
     #[command(flatten)]
     pub ns: crate::shared::netns::NetnsArgs,
 }
-
-impl RttArgs {
-    /// The flags checked as a run checks them, without measuring: the
-    /// agent refuses a target its child would refuse.
-    pub fn check(&self) -> anyhow::Result<()> {
-        super::plan::RttPlan::from_args(self).map(drop)
-    }
-}

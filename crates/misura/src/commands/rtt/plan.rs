@@ -35,6 +35,14 @@ pub struct RttPlan {
     pub warnings: Vec<Warning>,
 }
 
+impl RttArgs {
+    /// The flags checked as a run checks them, without measuring: the
+    /// agent refuses a target its child would refuse.
+    pub fn check(&self) -> Result<()> {
+        RttPlan::from_args(self).map(drop)
+    }
+}
+
 impl RttPlan {
     pub fn from_args(a: &RttArgs) -> Result<RttPlan> {
         let key = crate::shared::keys::read_key(&a.key_file)?;

@@ -402,23 +402,30 @@ impl Origin<'_> {
     }
 }
 
-/// The target as its command takes it: the child's arguments through the
-/// same parser, an rtt target's through the same checks as a run's, and
-/// every schedule's period and timeout within what a schedule keeps; so a
+/// The target as its command takes it: an rtt target's child arguments
+/// through `misura rtt`'s own parser and the same checks as a run's, and
+/// every other schedule's period and timeout within what a schedule keeps; so a
 /// target its child would refuse is refused when the file is read, not by
 /// a failing child every interval.
 fn as_its_command(t: &Target) -> Result<(), String> {
-    use clap::Parser;
-    let args = std::iter::once("misura".to_string()).chain(t.child_args());
-    let cli = crate::cli::Cli::try_parse_from(args).map_err(|e| {
-        e.to_string()
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim_start_matches("error: ")
-            .to_string()
-    })?;
-    if let crate::cli::Command::Rtt(a) = &cli.command {
+    use crate::commands::rtt::args::RttArgs;
+    use clap::{Args, FromArgMatches};
+    if let TargetKind::Rtt { .. } = t.kind {
+        // `misura rtt`'s own flags, parsed as its command line parses them.
+        let cmd = RttArgs::augment_args(clap::Command::new("rtt").no_binary_name(true));
+        let first_line = |e: clap::Error| {
+            e.to_string()
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ")
+                .to_string()
+        };
+        let m = cmd
+            // Past the subcommand's name; `--no-store` is misura's, not rtt's.
+            .try_get_matches_from(t.child_args().into_iter().skip(1).filter(|a| a != "--no-store"))
+            .map_err(first_line)?;
+        let a = RttArgs::from_arg_matches(&m).map_err(first_line)?;
         return a.check().map_err(|e| e.to_string());
     }
     if !matches!(t.kind, TargetKind::Throughput { .. }) {
