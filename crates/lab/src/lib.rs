@@ -26,10 +26,12 @@
 //! (and `tc`, for a switch shaped to a known throughput limit: [`shape`]).
 #![forbid(unsafe_code)]
 
+mod procs;
 mod routed;
 pub mod shape;
+pub use procs::Stopped;
 pub use routed::{ROUTED_HOST2_V4, ROUTED_HOST2_V6, ROUTER_P1, ROUTER_P2};
-pub use shape::{shape_of, QdiscCounters, Shape, ShapeError, ShapeStatus};
+pub use shape::{check_shape, shape_of, QdiscCounters, Shape, ShapeError, ShapeStatus};
 
 use std::collections::HashMap;
 use std::fmt;
@@ -178,14 +180,18 @@ pub enum LabError {
     TcMissing,
     /// A shape was asked of a lab that is not wired as the switch topology.
     #[error(
-        "lab {prefix} has nothing to shape: the switch topology (its SUT bridge) and the \
-         routed topology (its router) take a shape (misura lab up --topology switch|routed \
-         --shape RATE)"
+        "lab {prefix} is not wired as the {topology} topology, so it has no {topology} port \
+         to shape: misura lab up --topology {topology} --shape RATE builds it and shapes it"
     )]
     NotShapeable {
         /// The lab's prefix.
         prefix: String,
+        /// The topology whose bottleneck was asked for.
+        topology: Topology,
     },
+    /// A shape (or a qdisc of it) asked of a topology it does not apply to.
+    #[error("{0}")]
+    ShapeNotApplicable(String),
     /// The kernel lacks a queueing discipline the shape asks for.
     #[error(
         "this kernel has no {qdisc} queueing discipline (CONFIG_NET_SCH_{config} is not set), so \
@@ -224,9 +230,16 @@ pub struct LabStatus {
     pub routed: bool,
     /// Every namespace with one of the lab's names that exists.
     pub namespaces: Vec<NamespaceStatus>,
-    /// The throughput limit on the SUT's port towards p2 (switch), or on
-    /// the router's ports (routed).
+    /// The first of `shapes` (the switch's if it has one), as before
+    /// `shapes` existed.
     pub shape: Option<ShapeStatus>,
+    /// Every throughput limit in place: on the SUT's port towards p2
+    /// (switch), on the router's ports (routed).
+    pub shapes: Vec<ShapeStatus>,
+    /// misura processes this call stopped because they ran in a namespace
+    /// it deleted or rewired (`lab up` over another topology).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stopped: Vec<procs::Stopped>,
 }
 
 /// One existing namespace with one of the lab's names.
@@ -238,6 +251,23 @@ pub struct NamespaceStatus {
     pub ours: bool,
     /// "p1 02:6d:73:00:00:01 UP" style lines (name, MAC, operational state).
     pub interfaces: Vec<String>,
+}
+
+/// How the lab tester namespace `netns` (`{prefix}tester`) is wired now,
+/// `None` when it is not one the lab made: calibration needs the direct
+/// cable, not the switch.
+pub fn tester_topology(netns: &str) -> Option<Topology> {
+    let prefix = netns.strip_suffix("tester")?;
+    Lab::new(prefix).ok()?.status().ok()?.tester
+}
+
+/// What [`Lab::take_down`] did.
+#[derive(Clone, Debug, Serialize)]
+pub struct Teardown {
+    /// The namespaces removed.
+    pub removed: Vec<String>,
+    /// The misura processes stopped first, because they ran in one of them.
+    pub stopped: Vec<Stopped>,
 }
 
 /// A lab: a set of namespaces sharing one prefix.
@@ -555,6 +585,24 @@ fn links(ns: &str) -> Result<Links, LabError> {
     Ok(list.into_iter().map(|l| (l.ifname.clone(), l)).collect())
 }
 
+/// Each interface's global addresses in `ns` ("198.18.0.1/24"), empty when
+/// they cannot be read.
+fn addresses(ns: &str) -> HashMap<String, Vec<String>> {
+    let out = ip(Kind::Query, &["-n", ns, "-j", "addr", "show"]).unwrap_or_default();
+    let list: Vec<AddrIf> = serde_json::from_str(out.trim()).unwrap_or_default();
+    list.into_iter()
+        .map(|i| {
+            let a = i
+                .addr_info
+                .iter()
+                .filter(|a| a.scope.as_deref() == Some("global"))
+                .filter_map(|a| Some(format!("{}/{}", a.local.as_ref()?, a.prefixlen?)))
+                .collect();
+            (i.ifname.unwrap_or_default(), a)
+        })
+        .collect()
+}
+
 fn netns_list() -> Result<Vec<String>, LabError> {
     let out = ip(Kind::Query, &["netns", "list"])?;
     Ok(out
@@ -652,6 +700,18 @@ enum Undo {
 #[derive(Default)]
 struct Txn {
     undo: Vec<Undo>,
+    /// misura processes stopped in namespaces this call deletes or rewires.
+    stopped: Vec<Stopped>,
+}
+
+impl Txn {
+    /// Stops the misura processes in `namespaces` before they are deleted
+    /// or rewired (module `procs`), remembering them for the status.
+    fn stop_processes(&mut self, namespaces: &[&str]) {
+        for ns in namespaces {
+            self.stopped.extend(procs::stop_misura_in(ns));
+        }
+    }
 }
 
 impl Txn {
@@ -754,17 +814,27 @@ impl Lab {
             Topology::Hosts => self.up_hosts(&mut txn),
             Topology::Routed => self.up_routed(&mut txn),
         };
+        let stopped = std::mem::take(&mut txn.stopped);
         if let Err(e) = result {
             txn.rollback();
             return Err(e);
         }
-        self.status()
+        let mut status = self.status()?;
+        status.stopped = stopped;
+        Ok(status)
     }
 
     /// Removes this prefix's namespaces that the lab created (and their
     /// markers); returns their names. Namespaces with a lab name but no marker
     /// are left alone and reported as [`LabError::NotOurs`] (after ours are gone).
     pub fn down(&self) -> Result<Vec<String>, LabError> {
+        self.take_down().map(|t| t.removed)
+    }
+
+    /// [`Lab::down`], first stopping the misura processes running in the
+    /// namespaces it removes (module `procs`); says what it removed and
+    /// stopped.
+    pub fn take_down(&self) -> Result<Teardown, LabError> {
         let existing = netns_list()?;
         let states: Vec<(String, NsState)> = self
             .all_ns()
@@ -774,7 +844,7 @@ impl Lab {
                 (n, st)
             })
             .collect();
-        let mut removed = Vec::new();
+        let (mut removed, mut stopped) = (Vec::new(), Vec::new());
         let mut foreign = None;
         for (name, st) in &states {
             match st {
@@ -784,6 +854,7 @@ impl Lab {
                 }
                 NsState::Ours(_) => {
                     preflight()?;
+                    stopped.extend(procs::stop_misura_in(name));
                     ip(Kind::Change, &["netns", "del", name])?;
                     remove_marker(name);
                     removed.push(name.clone());
@@ -792,7 +863,7 @@ impl Lab {
         }
         match foreign {
             Some(netns) => Err(LabError::NotOurs { netns }),
-            None => Ok(removed),
+            None => Ok(Teardown { removed, stopped }),
         }
     }
 
@@ -813,15 +884,21 @@ impl Lab {
                 Ok(l) => {
                     let mut v: Vec<&Link> = l.values().collect();
                     v.sort_by_key(|l| l.ifindex);
+                    let addrs = addresses(&name);
                     let lines = v
                         .iter()
                         .map(|l| {
-                            format!(
+                            let mut line = format!(
                                 "{} {} {}",
                                 l.ifname,
                                 l.address.as_deref().unwrap_or("-"),
                                 l.operstate.as_deref().unwrap_or("UNKNOWN")
-                            )
+                            );
+                            for a in addrs.get(&l.ifname).into_iter().flatten() {
+                                line.push(' ');
+                                line.push_str(a);
+                            }
+                            line
                         })
                         .collect();
                     link_cache.insert(name.clone(), l);
@@ -856,11 +933,6 @@ impl Lab {
         } else {
             None
         };
-        // Reading the qdisc needs privileges: without them, no shape shown.
-        let shape = match tester {
-            Some(Topology::Switch) => self.shape().ok().flatten(),
-            _ => None,
-        };
         let (h1, r, h2) = (self.host_ns(1), self.router_ns(), self.host_ns(2));
         let routed = ours(&h1)
             && ours(&r)
@@ -872,18 +944,23 @@ impl Lab {
                     matches!(states.get(&r), Some(NsState::Ours(m)) if m.topology == Topology::Routed)
                 }
             };
-        let shape = if routed {
-            self.shape().ok().flatten()
-        } else {
-            shape
-        };
+        // Reading the qdiscs needs privileges: without them, no shape shown.
+        let mut shapes = Vec::new();
+        if tester == Some(Topology::Switch) {
+            shapes.extend(self.shape_on(Topology::Switch).ok().flatten());
+        }
+        if routed {
+            shapes.extend(self.shape_on(Topology::Routed).ok().flatten());
+        }
         Ok(LabStatus {
             prefix: self.prefix.clone(),
             tester,
             hosts: ours(&h1) && ours(&h2) && !routed,
             routed,
             namespaces,
-            shape,
+            shape: shapes.first().cloned(),
+            shapes,
+            stopped: Vec::new(),
         })
     }
 
@@ -990,6 +1067,7 @@ impl Lab {
         let tl = links(&t)?;
         if !is_direct_wired(&tl) {
             // Unplug whatever is there (deleting one end removes its peer too).
+            txn.stop_processes(&[&t, &s]);
             delete_links(&t, &[PORT_TX, PORT_RX])?;
             ip(
                 Kind::Change,
@@ -1016,6 +1094,7 @@ impl Lab {
             });
         }
         if matches!(states[&s], NsState::Ours(_)) {
+            txn.stop_processes(&[&s]);
             ip(Kind::Change, &["netns", "del", &s])?;
             remove_marker(&s);
         }
@@ -1033,6 +1112,7 @@ impl Lab {
         self.ensure_ns(&s, &states[&s], Topology::Switch, txn)?;
         let (tl, sl) = (links(&t)?, links(&s)?);
         if !is_switch_wired(&tl, &sl) {
+            txn.stop_processes(&[&t, &s]);
             delete_links(&t, &[PORT_TX, PORT_RX])?;
             delete_links(&s, &[SUT_P1, SUT_P2, BRIDGE])?;
             ip(
@@ -1118,6 +1198,7 @@ impl Lab {
         self.ensure_ns(&h2, &states[&h2], Topology::Hosts, txn)?;
         let (l1, l2) = (links(&h1)?, links(&h2)?);
         if !is_hosts_wired(&l1, &l2) {
+            txn.stop_processes(&[&h1, &h2]);
             delete_links(&h1, &[HOST_IF])?;
             delete_links(&h2, &[HOST_IF])?;
             ip(
@@ -1221,6 +1302,8 @@ fn ensure_sysctl(ns: &str, key: &str, value: &str) -> Result<(), LabError> {
 #[derive(Deserialize)]
 struct AddrIf {
     #[serde(default)]
+    ifname: Option<String>,
+    #[serde(default)]
     addr_info: Vec<AddrInfo>,
 }
 
@@ -1230,6 +1313,8 @@ struct AddrInfo {
     local: Option<String>,
     #[serde(default)]
     prefixlen: Option<u8>,
+    #[serde(default)]
+    scope: Option<String>,
 }
 
 /// Adds each (address, prefix length, is_ipv6) to `ifname` unless present.

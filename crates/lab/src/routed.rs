@@ -51,6 +51,7 @@ impl Lab {
             self.ensure_ns(n, &states[n.as_str()], Topology::Routed, txn)?;
         }
         if !is_routed_wired(&links(&h1)?, &links(&r)?, &links(&h2)?) {
+            txn.stop_processes(&[&h1, &r, &h2]);
             delete_links(&h1, &[HOST_IF])?;
             delete_links(&h2, &[HOST_IF])?;
             delete_links(&r, &[ROUTER_P1, ROUTER_P2])?;

@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use super::routed::{is_routed_wired, ROUTER_P1, ROUTER_P2};
 use super::{
     find_program, ip, is_switch_wired, links, netns_list, ns_state, read_marker, write_marker,
-    Kind, Lab, LabError, NsState, PORT_RX, SUT_P2,
+    Kind, Lab, LabError, NsState, Topology, PORT_RX, SUT_P2,
 };
 
 /// The lowest rate the lab shapes to, bit/s.
@@ -440,22 +440,50 @@ fn read_tbf(ns: &str, dev: &str) -> Result<Option<TcQdisc>, LabError> {
     Ok(list.into_iter().find(|q| q.root && q.kind == QDISC))
 }
 
+/// Where `topology`'s bottleneck is shaped: the namespace's role, the port
+/// whose egress is shaped, and what it sends towards.
+fn place(lab: &Lab, topology: Topology) -> Option<(String, &'static str, &'static str)> {
+    match topology {
+        Topology::Switch => Some((lab.sut_ns(), SUT_P2, PORT_RX)),
+        Topology::Routed => Some((lab.router_ns(), ROUTER_P2, "h2 (and r1 towards h1)")),
+        Topology::Direct | Topology::Hosts => None,
+    }
+}
+
+/// The lab's rule for `--shape` on `topology`: only the switch (its SUT
+/// bridge's port towards p2) and the routed topology (the router's ports)
+/// have a bottleneck to shape, and `qdisc=fq_codel` (a managed queue) is the
+/// router's only. `shape` `None` (remove) needs the topology to take one.
+pub fn check_shape(topology: Topology, shape: Option<&Shape>) -> Result<(), LabError> {
+    if place(&Lab::default_lab(), topology).is_none() {
+        return Err(LabError::ShapeNotApplicable(format!(
+            "--shape applies to --topology switch (the SUT bridge's port towards p2) and \
+             routed (the router's ports); the {topology} topology has nothing to shape"
+        )));
+    }
+    if shape.is_some_and(|s| s.fq_codel) && topology != Topology::Routed {
+        return Err(LabError::ShapeNotApplicable(format!(
+            "qdisc=fq_codel applies to --topology routed (the router's queue); the {topology} \
+             topology's port takes a plain tbf: RATE[,queue=BYTES][,burst=BYTES]"
+        )));
+    }
+    Ok(())
+}
+
 impl Lab {
-    /// The shape in place on the SUT's port towards p2, `None` when there is
-    /// none (or the switch is not built). The numbers are those recorded when
-    /// it was set, if the tbf in place still has that rate; otherwise (someone
+    /// The shape in place on `topology`'s bottleneck (the switch's port
+    /// towards p2, the router's port towards h2), `None` when there is none
+    /// or that topology is not built. The numbers are those recorded when it
+    /// was set, if the tbf in place still has that rate; otherwise (someone
     /// changed it by hand) those the kernel reports.
-    pub fn shape(&self) -> Result<Option<ShapeStatus>, LabError> {
-        let existing = netns_list()?;
-        let r = self.router_ns();
-        let routed = matches!(ns_state(&r, &existing), NsState::Ours(_))
-            && links(&r).is_ok_and(|l| l.contains_key(ROUTER_P2));
-        let (s, dev, towards) = if routed {
-            (r, ROUTER_P2, "h2 (and r1 towards h1)")
-        } else {
-            (self.sut_ns(), SUT_P2, PORT_RX)
+    pub fn shape_on(&self, topology: Topology) -> Result<Option<ShapeStatus>, LabError> {
+        let Some((s, dev, towards)) = place(self, topology) else {
+            return Ok(None);
         };
-        if !matches!(ns_state(&s, &existing), NsState::Ours(_)) {
+        let existing = netns_list()?;
+        if !matches!(ns_state(&s, &existing), NsState::Ours(_))
+            || !links(&s).is_ok_and(|l| l.contains_key(dev))
+        {
             return Ok(None);
         }
         let Some(q) = read_tbf(&s, dev)? else {
@@ -502,26 +530,51 @@ impl Lab {
         }))
     }
 
-    /// Puts `shape` on the SUT's port towards p2 (replacing any shape there),
-    /// or with `None` removes it. Needs the switch topology built; returns
-    /// what is in place afterwards.
-    pub fn set_shape(&self, shape: Option<&Shape>) -> Result<Option<ShapeStatus>, LabError> {
+    /// Every shape in place: the switch's, then the router's.
+    pub fn shapes(&self) -> Result<Vec<ShapeStatus>, LabError> {
+        let mut v = Vec::new();
+        for t in [Topology::Switch, Topology::Routed] {
+            v.extend(self.shape_on(t)?);
+        }
+        Ok(v)
+    }
+
+    /// The shape the SUT bridge has (what rfc2544 and y1564 measure), else
+    /// the router's: `None` when neither is shaped.
+    pub fn shape(&self) -> Result<Option<ShapeStatus>, LabError> {
+        Ok(self.shapes()?.into_iter().next())
+    }
+
+    /// Puts `shape` on `topology`'s bottleneck (replacing any shape there),
+    /// or with `None` removes it, after [`check_shape`]. Needs that topology
+    /// built; returns what is in place there afterwards.
+    pub fn set_shape(
+        &self,
+        topology: Topology,
+        shape: Option<&Shape>,
+    ) -> Result<Option<ShapeStatus>, LabError> {
+        check_shape(topology, shape)?;
         super::preflight()?;
         let (t, s) = (self.tester_ns(), self.sut_ns());
         let existing = netns_list()?;
         let ours = |n: &str| matches!(ns_state(n, &existing), NsState::Ours(_));
-        let (h1, r, h2) = (self.host_ns(1), self.router_ns(), self.host_ns(2));
-        if ours(&h1)
-            && ours(&r)
-            && ours(&h2)
-            && is_routed_wired(&links(&h1)?, &links(&r)?, &links(&h2)?)
-        {
+        let not_built = || LabError::NotShapeable {
+            prefix: self.prefix().to_string(),
+            topology,
+        };
+        if topology == Topology::Routed {
+            let (h1, r, h2) = (self.host_ns(1), self.router_ns(), self.host_ns(2));
+            if !(ours(&h1)
+                && ours(&r)
+                && ours(&h2)
+                && is_routed_wired(&links(&h1)?, &links(&r)?, &links(&h2)?))
+            {
+                return Err(not_built());
+            }
             return self.set_router_shape(&r, shape);
         }
         if !(ours(&t) && ours(&s) && is_switch_wired(&links(&t)?, &links(&s)?)) {
-            return Err(LabError::NotShapeable {
-                prefix: self.prefix().to_string(),
-            });
+            return Err(not_built());
         }
         let mut marker = read_marker(&s).ok_or_else(|| LabError::NotOurs { netns: s.clone() })?;
         match shape {
@@ -545,7 +598,7 @@ impl Lab {
         }
         marker.shape = shape.copied();
         write_marker(&marker)?;
-        self.shape()
+        self.shape_on(Topology::Switch)
     }
 
     /// The routed topology's bottleneck: the same shape on both router
@@ -604,7 +657,7 @@ impl Lab {
         }
         marker.shape = shape.copied();
         write_marker(&marker)?;
-        self.shape()
+        self.shape_on(Topology::Routed)
     }
 }
 

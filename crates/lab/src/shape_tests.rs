@@ -136,14 +136,17 @@ fn a_shape_is_put_on_the_port_towards_p2_read_back_and_removed() {
     let g = guard();
     let lab = g.lab();
     lab.up(Topology::Direct).unwrap();
-    match lab.set_shape(Some(&shape("20M"))) {
-        Err(LabError::NotShapeable { prefix }) => assert_eq!(prefix, lab.prefix()),
+    match lab.set_shape(Topology::Switch, Some(&shape("20M"))) {
+        Err(LabError::NotShapeable { prefix, .. }) => assert_eq!(prefix, lab.prefix()),
         other => panic!("a direct cable took a shape: {other:?}"),
     }
     lab.up(Topology::Switch).unwrap();
     assert_eq!(lab.shape().unwrap(), None);
     let want = shape("20M,queue=24K");
-    let st = lab.set_shape(Some(&want)).unwrap().expect("shape in place");
+    let st = lab
+        .set_shape(Topology::Switch, Some(&want))
+        .unwrap()
+        .expect("shape in place");
     assert_eq!(st.shape, want);
     assert_eq!((st.interface.as_str(), st.towards.as_str()), ("s2", "p2"));
     assert_eq!(st.netns, lab.sut_ns());
@@ -164,7 +167,10 @@ fn a_shape_is_put_on_the_port_towards_p2_read_back_and_removed() {
     lab.up(Topology::Switch).unwrap();
     assert_eq!(lab.shape().unwrap().map(|s| s.shape), Some(want));
     let faster = shape("1G");
-    let st = lab.set_shape(Some(&faster)).unwrap().expect("replaced");
+    let st = lab
+        .set_shape(Topology::Switch, Some(&faster))
+        .unwrap()
+        .expect("replaced");
     assert_eq!(st.shape, faster);
     assert_eq!(
         read_tbf(&lab.sut_ns(), SUT_P2)
@@ -187,7 +193,76 @@ fn a_shape_is_put_on_the_port_towards_p2_read_back_and_removed() {
     let hand = lab.shape().unwrap().expect("hand-made tbf").shape;
     assert_eq!((hand.rate_bps, hand.burst_bytes), (8_000_000, 3000));
     // none removes it, and says so.
-    assert_eq!(lab.set_shape(None).unwrap(), None);
+    assert_eq!(lab.set_shape(Topology::Switch, None).unwrap(), None);
     assert!(read_tbf(&lab.sut_ns(), SUT_P2).unwrap().is_none());
     assert_eq!(lab.status().unwrap().shape, None);
+}
+
+#[test]
+fn the_lab_owns_which_topology_takes_which_shape() {
+    let tbf = shape("20M");
+    let codel = Shape::parse("20M,qdisc=fq_codel").unwrap().unwrap();
+    for t in [Topology::Switch, Topology::Routed] {
+        check_shape(t, Some(&tbf)).unwrap();
+        check_shape(t, None).unwrap();
+    }
+    check_shape(Topology::Routed, Some(&codel)).unwrap();
+    // The switch's port takes no fq_codel: refused here, so set_shape never
+    // records `fq_codel: true` in the SUT's marker.
+    let e = check_shape(Topology::Switch, Some(&codel)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("fq_codel applies to --topology routed"),
+        "{e}"
+    );
+    for t in [Topology::Direct, Topology::Hosts] {
+        let e = check_shape(t, Some(&tbf)).unwrap_err();
+        assert!(e.to_string().contains("nothing to shape"), "{e}");
+    }
+}
+
+#[test]
+#[ignore = "needs root: network namespaces (CAP_NET_ADMIN)"]
+fn a_switch_shape_goes_to_the_switch_even_with_the_router_built() {
+    require_lab();
+    let g = guard();
+    let lab = g.lab();
+    lab.up(Topology::Routed).unwrap();
+    let routed = shape("20M,queue=32K");
+    lab.set_shape(Topology::Routed, Some(&routed)).unwrap();
+    lab.up(Topology::Switch).unwrap();
+    let want = shape("100M");
+    let st = lab
+        .set_shape(Topology::Switch, Some(&want))
+        .unwrap()
+        .expect("the switch is shaped");
+    assert_eq!(
+        (st.netns.as_str(), st.interface.as_str()),
+        (lab.sut_ns().as_str(), "s2")
+    );
+    let q = read_tbf(&lab.sut_ns(), SUT_P2).unwrap().expect("tbf on s2");
+    assert_eq!(q.options.rate, 12_500_000);
+    // The router keeps its own shape, untouched; status lists both.
+    let r = read_tbf(&lab.router_ns(), ROUTER_P2)
+        .unwrap()
+        .expect("router tbf");
+    assert_eq!(r.options.rate, 2_500_000);
+    let shapes: Vec<_> = lab
+        .status()
+        .unwrap()
+        .shapes
+        .iter()
+        .map(|s| (s.netns.clone(), s.shape))
+        .collect();
+    assert_eq!(
+        shapes,
+        vec![(lab.sut_ns(), want), (lab.router_ns(), routed)]
+    );
+    // fq_codel on the switch is refused and records nothing.
+    let codel = Shape::parse("20M,qdisc=fq_codel").unwrap().unwrap();
+    assert!(lab.set_shape(Topology::Switch, Some(&codel)).is_err());
+    assert_eq!(
+        lab.shape_on(Topology::Switch).unwrap().map(|s| s.shape),
+        Some(want)
+    );
 }

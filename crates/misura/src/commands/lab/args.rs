@@ -17,6 +17,8 @@ Build the virtual lab in network namespaces named misura-*:
           IPv6 2001:2::1 and 2001:2:0:1::2: a bottleneck in the middle of the path
 Running it again changes nothing; switching between direct and switch rewires.
 Never touches a namespace it did not create. Needs CAP_NET_ADMIN (root).
+misura processes running in a namespace it deletes or rewires are stopped
+first and named (see `misura lab down --help`).
 
 --shape RATE[,queue=BYTES][,burst=BYTES] (switch only) gives the SUT a known
 throughput limit: a tbf qdisc on the bridge port s2, so frames p1 -> br0 -> p2
@@ -43,13 +45,20 @@ Remove the lab's namespaces (and with them its veth cables and bridge). Only
 namespaces the lab created itself (marked in /run/misura/lab) are removed; a
 namespace with a lab name that misura did not make is reported and left alone.
 
+misura processes still running inside a namespace it removes (a `serve` or
+`reflect` started with ip netns exec) would run on, detached, on an address
+nothing reaches: they are stopped first (SIGTERM, which saves what they
+measured; SIGKILL after 3 s) and named on standard error. `lab up` does the
+same for the namespaces it deletes or rewires to another topology.
+
 Example:
   misura lab down")]
     Down(LabPrefix),
     /// Show what the lab currently holds.
     #[command(long_about = "\
-Show the lab's namespaces, which topology the tester is wired in, and each
-interface with its MAC and state.
+Show the lab's namespaces, which topology the tester is wired in, each
+interface with its MAC, state and addresses, and every shape in place (the
+switch's and the router's).
 
 Example:
   misura lab status --json")]

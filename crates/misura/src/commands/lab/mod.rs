@@ -12,25 +12,17 @@ pub fn run(cmd: &LabCommand) -> Result<()> {
     match cmd {
         LabCommand::Up(a) => {
             let topology = Topology::from(a.topology);
-            if a.shape.is_some() && !matches!(topology, Topology::Switch | Topology::Routed) {
-                return Err(Failure::Usage(format!(
-                    "--shape applies to --topology switch (the SUT bridge's port towards p2) \
-                     and routed (the router's ports); the {topology} topology has nothing to shape"
-                ))
-                .into());
-            }
-            if let Some(Some(sh)) = a.shape.as_ref().map(|s| s.0.as_ref()) {
-                if sh.fq_codel && topology != Topology::Routed {
-                    return Err(Failure::Usage(
-                        "qdisc=fq_codel applies to --topology routed (the router's queue)".into(),
-                    )
-                    .into());
-                }
+            if let Some(sh) = &a.shape {
+                // The lab's rule, checked before anything is built.
+                misura_lab::check_shape(topology, sh.0.as_ref())
+                    .map_err(|e| Failure::Usage(e.to_string()))?;
             }
             let lab = Lab::new(&a.prefix.prefix)?;
             let mut status = lab.up(topology)?;
+            print_stopped(&status.stopped);
             if let Some(shape) = &a.shape {
-                status.shape = lab.set_shape(shape.0.as_ref())?;
+                lab.set_shape(topology, shape.0.as_ref())?;
+                status = lab.status()?;
             }
             print_status(&status);
             println!("\nnext:");
@@ -40,14 +32,15 @@ pub fn run(cmd: &LabCommand) -> Result<()> {
         }
         LabCommand::Down(p) => {
             let lab = Lab::new(&p.prefix)?;
-            let removed = lab.down()?;
-            if removed.is_empty() {
+            let done = lab.take_down()?;
+            print_stopped(&done.stopped);
+            if done.removed.is_empty() {
                 println!(
                     "nothing to remove: no lab namespaces with prefix {}",
                     p.prefix
                 );
             } else {
-                println!("removed: {}", removed.join(", "));
+                println!("removed: {}", done.removed.join(", "));
             }
         }
         LabCommand::Status(a) => {
@@ -94,7 +87,7 @@ fn print_status(s: &misura_lab::LabStatus) {
             println!("    {i}");
         }
     }
-    if let Some(sh) = &s.shape {
+    for sh in &s.shapes {
         println!(
             "  shape: {} on {}/{} (towards {}): {}",
             sh.qdisc, sh.netns, sh.interface, sh.towards, sh.shape
@@ -103,6 +96,16 @@ fn print_status(s: &misura_lab::LabStatus) {
         println!(
             "    sent {} packets ({} bytes), dropped {}, overlimits {}",
             c.sent_packets, c.sent_bytes, c.dropped, c.overlimits
+        );
+    }
+}
+
+/// Names the misura processes the lab stopped because their namespace went.
+fn print_stopped(stopped: &[misura_lab::Stopped]) {
+    for p in stopped {
+        eprintln!(
+            "stopped misura process {} in {} ({}; its namespace was removed or rewired): {}",
+            p.pid, p.netns, p.ended_by, p.command
         );
     }
 }

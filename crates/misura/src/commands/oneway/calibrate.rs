@@ -2,6 +2,7 @@
 
 use super::profile::{default_profile_path, prepare, profile_from, save_profile};
 use super::{measure, CalibrateArgs, Mode, Outputs, Request};
+use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, RunReport};
 use anyhow::Result;
 use misura_report::OnewayReport;
@@ -105,11 +106,33 @@ pub fn calibrate(
     })
 }
 
+/// Refuses what cannot give a profile: the lab's switch between the ports
+/// (calibration measures the tester alone, on a cable), and `--no-store`
+/// without `--profile` (the default profile lives in the data directory,
+/// which `--no-store` leaves untouched).
+fn check(req: &Request, profile: Option<&PathBuf>) -> Result<(), Failure> {
+    if let Some(ns) = req.netns.as_deref() {
+        if misura_lab::tester_topology(ns) == Some(misura_lab::Topology::Switch) {
+            return Err(Failure::Usage(format!(
+                "{ns} is wired as the switch topology (p1 -> bridge -> p2): calibration \
+                 measures the tester alone and needs a cable between its ports. Run `misura \
+                 lab up --topology direct` first (and switch back after)"
+            )));
+        }
+    }
+    if profile.is_none() && !crate::shared::store::config().enabled {
+        return Err(Failure::Usage(format!(
+            "--no-store without --profile: the default profile ({}) is in the data directory, \
+             which --no-store leaves untouched; give --profile FILE to save it elsewhere",
+            default_profile_path(req.netns.as_deref(), &req.tx, &req.rx).display()
+        )));
+    }
+    Ok(())
+}
+
 /// `misura calibrate`.
 pub fn run(args: &CalibrateArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    Ok(Finished::ok(calibrate(
-        &args.m.request(),
-        args.profile.clone(),
-        stop,
-    )?))
+    let req = args.m.request();
+    check(&req, args.profile.as_ref())?;
+    Ok(Finished::ok(calibrate(&req, args.profile.clone(), stop)?))
 }
