@@ -76,6 +76,17 @@ pub struct Phase {
     pub sent: u64,
     pub received: u64,
     pub lost: u64,
+    /// Replies that came more than once (copies after the first), as
+    /// `misura rtt` counts them; 0 in results written before they were.
+    #[serde(default)]
+    pub duplicates: u64,
+    /// Replies to sequence numbers this phase never sent (forged, or
+    /// another session's).
+    #[serde(default)]
+    pub unknown: u64,
+    /// Replies that did not parse as STAMP, or failed authentication.
+    #[serde(default)]
+    pub malformed: u64,
     pub network_rtt: Option<Percentiles>,
     pub user_rtt: Percentiles,
     pub kernel_rtt: Option<Percentiles>,
@@ -194,8 +205,10 @@ pub struct UnderLoadReport {
     pub warnings: Vec<crate::Warning>,
 }
 
+/// A time in the unit that suits it (37 ns, 4.00 µs, 212.50 ms), as the
+/// other reports print them.
 fn us(v: Option<f64>) -> String {
-    v.map_or("-".into(), |x| format!("{:.3}", x / 1000.0))
+    v.map_or("-".into(), crate::clock::human_ns)
 }
 
 fn mbps(v: f64) -> String {
@@ -215,15 +228,15 @@ pub fn write_text(r: &UnderLoadReport, out: &mut dyn Write) -> io::Result<()> {
     if let Some(o) = &r.clock_offset {
         writeln!(
             out,
-            "clock offset (reflector − client, idle phase): {:.3} µs ± {:.3} µs ({})",
-            o.offset_ns / 1000.0,
-            o.uncertainty_ns / 1000.0,
+            "clock offset (reflector − client, idle phase): {} ± {} ({})",
+            us(Some(o.offset_ns)),
+            us(Some(o.uncertainty_ns)),
             o.method
         )?;
     }
     writeln!(
         out,
-        "\nphase         probes  lost   network RTT µs (p50 / p99)   user RTT µs (p50 / p99)   forward p50   backward p50   throughput"
+        "\nphase         probes  lost      network RTT (p50 / p99)      user RTT (p50 / p99)   forward p50   backward p50   throughput"
     )?;
     for p in &r.phases {
         let pair = |x: Option<&Percentiles>| {
@@ -254,7 +267,10 @@ pub fn write_text(r: &UnderLoadReport, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     if r.phases.iter().any(|p| p.rr.is_some()) {
-        writeln!(out, "\nrequest/response (UDP, one in flight)   transactions/s   lost   latency µs (p50 / p99)")?;
+        writeln!(
+            out,
+            "\nrequest/response (UDP, one in flight)   transactions/s   lost   latency (p50 / p99)"
+        )?;
         for p in &r.phases {
             if let Some(x) = &p.rr {
                 writeln!(
@@ -278,13 +294,13 @@ pub fn write_text(r: &UnderLoadReport, out: &mut dyn Write) -> io::Result<()> {
     }
     let i = &r.inflation;
     let pm = |v: Option<f64>, u: Option<f64>| match (v, u) {
-        (Some(v), Some(u)) => format!("{} ± {} µs", us(Some(v)), us(Some(u))),
-        (Some(v), None) => format!("{} µs", us(Some(v))),
+        (Some(v), Some(u)) => format!("{} ± {}", us(Some(v)), us(Some(u))),
+        (Some(v), None) => us(Some(v)),
         _ => "-".into(),
     };
     writeln!(
         out,
-        "\ninflation (loaded − idle, medians): network RTT {}, user RTT {}; forward {} µs, backward {} µs",
+        "\ninflation (loaded − idle, medians): network RTT {}, user RTT {}; forward {}, backward {}",
         pm(i.network_rtt_ns, i.network_rtt_uncertainty_ns),
         pm(i.user_rtt_ns, i.user_rtt_uncertainty_ns),
         us(i.forward_ns),

@@ -23,6 +23,11 @@ impl Progress {
         }
     }
 
+    /// Whether the line is shown at all (a terminal, not quiet).
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+
     /// Show `what` (e.g. "12 345 reads, max step 41 µs") if a second passed.
     pub fn tick(&mut self, what: impl FnOnce() -> String) {
         if !self.on || self.last.elapsed() < Duration::from_secs(1) {

@@ -10,6 +10,9 @@ pub use args::LoadArgs;
 
 mod flows;
 mod phases;
+mod preflight;
+mod progress;
+mod replies;
 mod rr;
 
 use crate::shared::exit::Failure;
@@ -94,8 +97,13 @@ fn check(a: &LoadArgs) -> Result<(), Failure> {
 /// `misura load`.
 pub fn run(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     check(a)?;
+    flows::plan(a)?;
+    preflight::check_peers(a, stop)?;
     let busy = a.cpu_load.start(a.cpu);
-    let (mut report, failed) = phases::measure(a, stop)?;
+    let line = progress::LoadProgress::start(a);
+    let measured = phases::measure(a, stop, &line);
+    drop(line);
+    let (mut report, failed) = measured?;
     for e in busy.iter().flat_map(|b| &b.pin_errors) {
         report
             .warnings

@@ -28,7 +28,7 @@ struct RttCli {
 }
 
 /// The probes of one phase, as `misura rtt` flags.
-fn rtt_args(a: &LoadArgs, ns: i64, offset_ns: Option<f64>) -> Result<RttArgs, Failure> {
+pub(super) fn rtt_args(a: &LoadArgs, ns: i64, offset_ns: Option<f64>) -> Result<RttArgs, Failure> {
     let reflector = a.reflector.clone().unwrap_or_else(|| host_only(&a.host));
     let mut argv: Vec<String> = vec![
         "rtt".into(),
@@ -58,7 +58,7 @@ fn rtt_args(a: &LoadArgs, ns: i64, offset_ns: Option<f64>) -> Result<RttArgs, Fa
 }
 
 /// HOST of HOST[:PORT] (the reflector listens on the server's host).
-fn host_only(s: &str) -> String {
+pub(super) fn host_only(s: &str) -> String {
     if let Some(rest) = s.strip_prefix('[') {
         if let Some(i) = rest.find(']') {
             return rest[..i].to_string();
@@ -107,7 +107,11 @@ fn probe(
 
 /// Run idle, loaded and idle phases; the result and, if the load failed,
 /// why.
-pub fn measure(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<(UnderLoadReport, Option<String>)> {
+pub fn measure(
+    a: &LoadArgs,
+    stop: &Arc<AtomicUsize>,
+    line: &super::progress::LoadProgress,
+) -> Result<(UnderLoadReport, Option<String>)> {
     let planned = flows::plan(a)?;
     let started_at = now_rfc3339();
     let t0 = Instant::now();
@@ -119,6 +123,7 @@ pub fn measure(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<(UnderLoadReport
     let mut outcomes: Vec<FlowOutcome> = Vec::new();
     let mut load_start_s = 0.0;
     if stop.load(Ordering::Relaxed) == 0 {
+        line.phase("loaded");
         // The loaded phase's probes start first, so their warm-up (eight
         // probes, one at a time) runs on the idle path; the load follows a
         // moment later and the probes end just before it does.
@@ -157,6 +162,7 @@ pub fn measure(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<(UnderLoadReport
             .collect::<Result<_>>()?;
     }
     if stop.load(Ordering::Relaxed) == 0 {
+        line.phase("idle after");
         probed.push(probe("idle after", a, a.idle.ns, offset, t0, stop)?);
     }
     let failed = outcomes
@@ -224,6 +230,7 @@ fn build(
             });
         }
     }
+    warnings.extend(super::replies::warnings(&phases));
     // The probes' own traffic against what the path carried under load: a
     // slow bottleneck that the probes themselves help to fill is said.
     let request = idle.per_size.first().map_or(0, |s| s.request_bytes) as f64;
@@ -333,6 +340,9 @@ fn phase(p: &Probed) -> Phase {
         sent: r.totals.sent,
         received: r.totals.received,
         lost: r.totals.lost,
+        duplicates: r.totals.duplicates,
+        unknown: r.totals.unknown,
+        malformed: r.totals.malformed_replies + r.totals.auth_failed,
         network_rtt: of(o.network_rtt.as_ref()),
         user_rtt: Percentiles::of(&o.user_rtt, 0.0),
         kernel_rtt: of(o.kernel_rtt.as_ref()),

@@ -1,0 +1,88 @@
+//! Before the first phase, `misura load` checks that both peers answer: the
+//! server that carries the load (`misura serve`: its HELLO, within the
+//! client's connect timeout) and the reflector the probes go to (a short
+//! `misura rtt` session: its warm-up fails within a second when nothing
+//! replies). Without this, a missing server showed only after all three
+//! phases, as `up 0.00 Mbit/s` and an RPM of the idle path.
+
+use crate::commands::load::args::LoadArgs;
+use crate::commands::rtt;
+use crate::commands::throughput::client::{Control, DEFAULT_PORT};
+use crate::shared::units::DurationArg;
+use anyhow::{anyhow, Result};
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The reflector check's session: its warm-up and a few probes.
+const REFLECTOR_CHECK_NS: i64 = 300_000_000;
+/// How long each of the check's warm-up probes waits for its reply (the
+/// path is idle yet): eight of them bound the check to 8 s.
+const CHECK_TIMEOUT: &str = "1s";
+/// How long to wait for the host's ICMP "port unreachable".
+const ICMP_WAIT: Duration = Duration::from_millis(300);
+
+/// Fails at once when the reflector's host answers a datagram with ICMP
+/// port unreachable (nothing listens on that UDP port); a reply, or
+/// silence, passes on to the probes' own check.
+fn udp_refused(reflector: &str) -> Result<()> {
+    let addr = crate::shared::target::resolve(reflector, 862)?;
+    let bind: SocketAddr = if addr.is_ipv6() {
+        "[::]:0".parse()?
+    } else {
+        "0.0.0.0:0".parse()?
+    };
+    let s = UdpSocket::bind(bind)?;
+    s.connect(addr)?;
+    s.set_read_timeout(Some(ICMP_WAIT))?;
+    // An unauthenticated STAMP request of sequence number 0: a reflector
+    // answers it (or, authenticated, drops it), a closed port refuses it.
+    s.send(&[0u8; 44])?;
+    let mut buf = [0u8; 2048];
+    match s.recv(&mut buf) {
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Err(anyhow!(
+            "{addr} answered ICMP port unreachable: nothing listens on that UDP port"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks the server (unless the load needs none) and the reflector; the
+/// error names the address and what to start there.
+pub fn check_peers(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
+    let host = super::phases::host_only(&a.host);
+    let addr = crate::shared::target::resolve(&a.host, DEFAULT_PORT)?;
+    Control::connect(addr).map_err(|e| {
+        anyhow!(
+            "checked before measuring: {e:#}. Start `misura serve` on {host} (the load's \
+             server{}), or give its port as HOST:PORT",
+            if a.rr {
+                " and the --rr transactions'"
+            } else {
+                ""
+            }
+        )
+    })?;
+    let reflector = a.reflector.clone().unwrap_or_else(|| host.clone());
+    let hint = "Start `misura reflect` there (port 862), or name another with --reflector \
+                HOST[:PORT]";
+    if let Err(e) = udp_refused(&reflector) {
+        return Err(anyhow!(
+            "checked before measuring: the probes' reflector {reflector}: {e}. {}",
+            hint
+        ));
+    }
+    let mut args = super::phases::rtt_args(a, REFLECTOR_CHECK_NS, None)?;
+    let short: DurationArg = CHECK_TIMEOUT.parse()?;
+    if args.timeout.ns > short.ns {
+        args.timeout = short;
+    }
+    rtt::measure(&args, stop).map_err(|e| {
+        anyhow!(
+            "checked before measuring: the probes' reflector {reflector}: {e:#}. {}",
+            hint
+        )
+    })?;
+    Ok(())
+}
