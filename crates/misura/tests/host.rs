@@ -143,6 +143,13 @@ fn check_in_the_lab() {
             .unwrap()
             .contains("Mb/s"));
         assert_eq!(item(&v, p, "PTP clock")["state"], "none");
+        // veth's LRO is off: ok, and no "change" that would turn it on.
+        assert_eq!(item(&v, p, "lro")["verdict"], "ok");
+    }
+    for i in v["items"].as_array().unwrap() {
+        if i["verdict"] == "ok" {
+            assert!(i["command"].is_null(), "an ok row proposes a change: {i}");
+        }
     }
     let one = json_of(&run(&[
         "host",

@@ -185,7 +185,17 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
         text.contains("nothing arrives above the path MTU of 1500 bytes with don't-fragment set"),
         "{text}"
     );
-    let d = json_of(&client(
+    // Not a result of 0 bit/s that exits 0: an error naming the size, the
+    // path MTU and what to do (issue 26).
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--msg-size 2000 with --df")
+            && err.contains("path MTU of 1500 bytes")
+            && err.contains("Use --msg-size 1472 or less"),
+        "{err}"
+    );
+    let o = client(
         &lab,
         &[
             "udp",
@@ -199,7 +209,9 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
             "1s",
             "--json",
         ],
-    ));
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the result, written");
     schema_check(&d, "udp.schema.json");
     assert_eq!(u(&d["clients"][0], "received_packets"), 0);
     assert_eq!(u(&d["clients"][0], "path_mtu"), 1500);

@@ -357,6 +357,77 @@ pub fn write_compare_html(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "</body></html>")
 }
 
+/// Why a run cannot be compared figure by figure with the baseline run:
+/// another kind of measurement (tcp against udp), or another target (an
+/// RTT to one host says nothing about one to another). `None` when it can.
+pub fn not_comparable(
+    (base_kind, base_target): (&str, &str),
+    (kind, target): (&str, &str),
+) -> Option<String> {
+    if kind != base_kind {
+        Some(format!(
+            "not comparable: another kind of run ({kind} against the baseline's {base_kind})"
+        ))
+    } else if target != base_target {
+        Some(format!(
+            "not comparable: another target ({target} against the baseline's {base_target})"
+        ))
+    } else {
+        None
+    }
+}
+
+/// What to say of a run that has no figure `compare` judges.
+pub fn no_figure(kind: &str) -> String {
+    match kind {
+        "rfc2544" | "y1564" => {
+            format!("{kind} runs cannot be compared here yet: read each with misura show RUN")
+        }
+        _ => format!("no figure to compare in a {kind} run"),
+    }
+}
+
+/// A `misura load` run's figure: the loaded phase's network RTT (else its
+/// user RTT) median, spread from its minimum to its 90th percentile, and
+/// the probes' count.
+pub fn load_figure(v: &Value) -> Option<(String, f64, f64, u64)> {
+    let loaded = v
+        .get("phases")?
+        .as_array()?
+        .iter()
+        .find(|p| p.get("name").and_then(Value::as_str) == Some("loaded"))?;
+    for (k, name) in [
+        ("network_rtt", "loaded network RTT"),
+        ("user_rtt", "loaded user RTT"),
+    ] {
+        let Some(p) = loaded.get(k).filter(|p| !p.is_null()) else {
+            continue;
+        };
+        let f = |k: &str| p.get(k).and_then(Value::as_f64);
+        let Some(med) = f("median_ns") else { continue };
+        let spread = f("p90_ns").unwrap_or(med) - f("min_ns").unwrap_or(med);
+        let count = p.get("count").and_then(Value::as_u64).unwrap_or(0);
+        return Some((name.into(), med, spread.max(0.0), count));
+    }
+    None
+}
+
+/// A figure's value as people read it: a time (ns) in the unit that suits
+/// it, a rate in bit/s scaled, other counts as they are.
+pub fn figure_text(name: &str, x: f64) -> String {
+    let time = ["RTT", "Msl", "latency", "step", "delay"]
+        .iter()
+        .any(|k| name.contains(k))
+        || name == "Mul";
+    if time {
+        crate::clock::human_ns(x)
+    } else if name.contains("bit/s") {
+        crate::serve::human_bps(x)
+    } else {
+        format!("{x:.0}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -405,5 +476,34 @@ mod tests {
         let c = change(&base, &near, 0.5).unwrap();
         assert_eq!(c.delta, 10.0);
         assert!(!c.beyond_spread, "{c:?}");
+    }
+
+    #[test]
+    fn runs_of_another_kind_or_target_are_not_compared() {
+        assert_eq!(not_comparable(("rtt", "a"), ("rtt", "a")), None);
+        let t = not_comparable(("rtt", "198.18.0.2"), ("rtt", "10.0.0.1")).unwrap();
+        assert!(t.contains("another target (10.0.0.1"), "{t}");
+        let k = not_comparable(("tcp", "h"), ("udp", "h")).unwrap();
+        assert!(k.contains("udp against the baseline's tcp"), "{k}");
+        assert!(no_figure("rfc2544").contains("cannot be compared here yet"));
+    }
+
+    #[test]
+    fn a_load_run_is_compared_by_its_loaded_phase() {
+        let v = serde_json::json!({"phases": [
+            {"name": "idle", "network_rtt": {"count": 5, "min_ns": 1.0, "median_ns": 2.0, "p90_ns": 3.0}},
+            {"name": "loaded", "network_rtt": null, "user_rtt": {"count": 9, "min_ns": 1e6, "median_ns": 2e8, "p90_ns": 2.5e8}}
+        ]});
+        let (name, med, spread, n) = load_figure(&v).unwrap();
+        assert_eq!(
+            (name.as_str(), med, spread, n),
+            ("loaded user RTT", 2e8, 2.49e8, 9)
+        );
+        assert_eq!(figure_text(&name, med), "200.00 ms");
+        assert_eq!(figure_text("network RTT", 15_800.0), "15.80 µs");
+        assert_eq!(
+            figure_text("throughput bit/s", 19_131_409.0),
+            crate::serve::human_bps(19_131_409.0)
+        );
     }
 }

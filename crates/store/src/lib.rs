@@ -392,8 +392,15 @@ fn headline(result: &str) -> Option<String> {
         ("transactions_per_s", "transactions/s"),
     ] {
         if let Some(x) = v.get(key).and_then(|x| x.as_f64()) {
-            return Some(format!("{x:.0} {unit}"));
+            return Some(if unit == "bit/s" {
+                human_bps(x)
+            } else {
+                format!("{x:.0} {unit}")
+            });
         }
+    }
+    if let Some(h) = service_headline(&v) {
+        return Some(h);
     }
     // rfc2544: the first size's NDR; y1564: the verdict.
     if let Some(ndr) = v
@@ -430,15 +437,95 @@ fn headline(result: &str) -> Option<String> {
         (&["runs", "0", "steps", "median_ns"][..], "read step median"),
     ] {
         if let Some(ns) = med(path) {
-            return Some(format!("{what} {:.3} µs", ns as f64 / 1000.0));
+            return Some(format!("{what} {}", human_ns(ns as f64)));
         }
     }
     None
 }
 
+/// Nanoseconds in the unit that suits them: 37 ns, 4.00 µs, 212.50 ms.
+fn human_ns(ns: f64) -> String {
+    match ns.abs() {
+        a if a < 1e3 => format!("{ns:.0} ns"),
+        a if a < 1e6 => format!("{:.2} µs", ns / 1e3),
+        a if a < 1e9 => format!("{:.2} ms", ns / 1e6),
+        _ => format!("{:.2} s", ns / 1e9),
+    }
+}
+
+/// Bits per second as people read them: 19.13 Mbit/s.
+fn human_bps(b: f64) -> String {
+    match b {
+        b if b >= 1e9 => format!("{:.2} Gbit/s", b / 1e9),
+        b if b >= 1e6 => format!("{:.2} Mbit/s", b / 1e6),
+        b if b >= 1e3 => format!("{:.2} kbit/s", b / 1e3),
+        b => format!("{b:.0} bit/s"),
+    }
+}
+
+/// The headline of a load, setup, serve or reflect result.
+fn service_headline(v: &serde_json::Value) -> Option<String> {
+    let f = |p: &str| v.pointer(p).and_then(|x| x.as_f64());
+    match v.get("format").and_then(|f| f.as_str()) {
+        Some("misura.load") => {
+            let loaded = v
+                .get("phases")?
+                .as_array()?
+                .iter()
+                .find(|p| p.get("name").and_then(|n| n.as_str()) == Some("loaded"))?;
+            let (what, p) = match loaded.get("network_rtt").filter(|x| !x.is_null()) {
+                Some(p) => ("network", p),
+                None => ("user", loaded.get("user_rtt")?),
+            };
+            let med = p.get("median_ns").and_then(|x| x.as_f64())?;
+            let inflation = f(&format!("/inflation/{what}_rtt_ns"))
+                .map_or(String::new(), |i| format!(" (+{} over idle)", human_ns(i)));
+            let rpm = f(&format!("/responsiveness/rpm_{what}"))
+                .map_or(String::new(), |r| format!(", {r:.0} RPM"));
+            Some(format!("loaded {what} RTT median {}{inflation}{rpm}", human_ns(med)))
+        }
+        Some("misura.serve") => {
+            let tests = v.get("tests").and_then(|t| t.as_array()).map_or(0, |t| t.len());
+            let bps = f("/aggregate_throughput_bps").unwrap_or(0.0);
+            Some(format!("{tests} test(s) served, {} in all", human_bps(bps)))
+        }
+        Some("misura.reflect") => {
+            let replied = f("/counters/replied")?;
+            let s = f("/duration_s").unwrap_or(0.0);
+            Some(format!("{replied:.0} replies in {s:.0} s"))
+        }
+        _ => {
+            // `setup`: the first gap's mean set-up delay.
+            let mean = f("/gaps/0/setup_mean_ns")?;
+            Some(format!("set-up delay mean {}", human_ns(mean)))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn load_setup_serve_and_reflect_have_readable_headlines() {
+        let h = |j: &str| headline(j);
+        assert_eq!(h(r#"{"throughput_bps": 19131409.0}"#).as_deref(), Some("19.13 Mbit/s"));
+        let load = r#"{"format":"misura.load","phases":[{"name":"idle"},{"name":"loaded",
+            "network_rtt":{"median_ns":212500000.0}}],"inflation":{"network_rtt_ns":200000000.0},
+            "responsiveness":{"rpm_network":282.4}}"#;
+        assert_eq!(
+            h(load).as_deref(),
+            Some("loaded network RTT median 212.50 ms (+200.00 ms over idle), 282 RPM")
+        );
+        let serve = r#"{"format":"misura.serve","tests":[{},{}],"aggregate_throughput_bps":9.4e8}"#;
+        assert_eq!(h(serve).as_deref(), Some("2 test(s) served, 940.00 Mbit/s in all"));
+        let reflect = r#"{"format":"misura.reflect","counters":{"replied":1000},"duration_s":10.2}"#;
+        assert_eq!(h(reflect).as_deref(), Some("1000 replies in 10 s"));
+        let setup = r#"{"format":"misura.setup","gaps":[{"setup_mean_ns":41000.0}]}"#;
+        assert_eq!(h(setup).as_deref(), Some("set-up delay mean 41.00 µs"));
+        let rtt = r#"{"overall":{"network_rtt":{"median_ns":200123456}}}"#;
+        assert_eq!(h(rtt).as_deref(), Some("network RTT median 200.12 ms"));
+    }
 
     fn tmp(name: &str) -> PathBuf {
         let d =
@@ -478,7 +565,7 @@ mod tests {
         assert_eq!(all.iter().map(|r| r.id).collect::<Vec<_>>(), vec![b, a]);
         assert_eq!(
             all[1].headline.as_deref(),
-            Some("network RTT median 1.500 µs")
+            Some("network RTT median 1.50 µs")
         );
         let rtt = s
             .list(&Filter {

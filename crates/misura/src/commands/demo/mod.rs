@@ -109,7 +109,16 @@ pub fn run(d: &DemoArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     lab.up(Topology::Switch)?;
     say("[4/4] measuring the bridge");
     let cal = Calibration::read(&profile.path, false)?;
-    let report = oneway::measure(&bridge, Mode::Oneway, Some(&cal), &mut outputs, stop)?;
+    let mut report = oneway::measure(&bridge, Mode::Oneway, Some(&cal), &mut outputs, stop)?;
+    if !profile.keep {
+        // The temporary profile is removed when the demo ends: the report
+        // names the calibration printed above, not a file that is gone.
+        if let Some(c) = report.calibration.as_mut() {
+            c.profile = "the demo's calibration above (a temporary profile, removed; \
+                         --profile FILE keeps one)"
+                .into();
+        }
+    }
     say("\ntaking the lab down; the bridge's report:\n");
     drop(guard);
     Ok(oneway::finished(report))

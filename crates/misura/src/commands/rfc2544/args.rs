@@ -59,7 +59,12 @@ pub struct Rfc2544Args {
     pub tests: Vec<Test>,
     /// Length of a full trial (the search's confirmation trials, the loss
     /// steps); RFC 2544 asks at least 60 s.
-    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "60s",
+        alias = "step-duration"
+    )]
     pub trial: DurationArg,
     /// Length of the search's short trials, which bracket the rate first.
     #[arg(long, value_name = "DURATION", default_value = "1s")]

@@ -50,8 +50,8 @@ pub fn history(a: &HistoryArgs) -> Result<i32> {
                 r.id,
                 r.facts.started_at,
                 r.facts.subcommand,
-                r.facts.target,
-                r.facts.host,
+                column(&r.facts.target, 24),
+                column(&r.facts.host, 10),
                 r.headline.as_deref().unwrap_or("-"),
                 if r.facts.complete { "" } else { "  [partial]" }
             )?;
@@ -61,6 +61,18 @@ pub fn history(a: &HistoryArgs) -> Result<i32> {
         }
     }
     Ok(crate::shared::exit::OK)
+}
+
+/// `text` cut to `width` characters (its end replaced by "…") so that a
+/// long value (a calibration's ports and namespace) keeps the columns;
+/// `--json` has it whole.
+fn column(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut t: String = text.chars().take(width - 1).collect();
+    t.push('…');
+    t
 }
 
 /// Render a stored result as it was printed then.
@@ -191,7 +203,8 @@ pub fn compare(a: &CompareArgs) -> Result<i32> {
     let mut values = Vec::new();
     for &id in &a.runs {
         let (f, v) = s.get(id).map_err(store_failure)?;
-        rows.push((id, f, main_figure(&v)));
+        let fig = main_figure(&v).or_else(|| misura_report::compare::load_figure(&v));
+        rows.push((id, f, fig));
         values.push((id, v));
     }
     if let Some(path) = &a.html {
@@ -220,9 +233,13 @@ pub fn compare(a: &CompareArgs) -> Result<i32> {
             "run", "command", "target", "figure", "median", "spread", "Δ median"
         )?;
     }
+    let base_of = (rows[0].1.subcommand.as_str(), rows[0].1.target.as_str());
     for (id, f, fig) in &rows {
         let (name, med, spread, _) = fig.clone().unwrap_or(("-".into(), f64::NAN, f64::NAN, 0));
+        let other = misura_report::compare::not_comparable(base_of, (&f.subcommand, &f.target));
         let (delta, verdict) = match (&base, fig) {
+            (_, None) => (None, misura_report::compare::no_figure(&f.subcommand)),
+            _ if *id != rows[0].0 && other.is_some() => (None, other.unwrap_or_default()),
             (Some((bn, bm, bs, _)), Some(_)) if bn == &name && *id != rows[0].0 => {
                 let d = med - bm;
                 // A change counts when it exceeds both runs' own spread.
@@ -235,22 +252,16 @@ pub fn compare(a: &CompareArgs) -> Result<i32> {
                 } else {
                     "within the runs' spread"
                 };
-                (Some(d), v)
+                (Some(d), v.to_string())
             }
-            (Some(_), Some(_)) if *id == rows[0].0 => (None, "baseline"),
-            _ => (None, "not comparable (different figures)"),
+            (Some(_), Some(_)) if *id == rows[0].0 => (None, "baseline".into()),
+            _ => (None, "not comparable (different figures)".into()),
         };
         let unit = |x: f64| {
-            if name.contains("RTT")
-                || name.contains("Msl")
-                || name == "Mul"
-                || name.contains("latency")
-                || name.contains("step")
-                || name.contains("delay")
-            {
-                format!("{:.3} µs", x / 1000.0)
+            if x.is_nan() {
+                "-".into()
             } else {
-                format!("{x:.0}")
+                misura_report::compare::figure_text(&name, x)
             }
         };
         if a.json {

@@ -27,7 +27,7 @@ pub struct Y1564Args {
     #[arg(long = "service", value_name = "SPEC", required = true)]
     pub services: Vec<String>,
     /// Length of each configuration-test step (Y.1564 suggests 60 s).
-    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    #[arg(long, value_name = "DURATION", default_value = "60s", alias = "trial")]
     pub step_duration: DurationArg,
     /// Length of the performance test (Y.1564: 15 min; 0 to skip it).
     #[arg(long, value_name = "DURATION", default_value = "15m")]

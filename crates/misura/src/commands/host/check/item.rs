@@ -14,9 +14,11 @@ pub fn item(
         scope: scope.to_string(),
         item: name.to_string(),
         state: state.into(),
-        verdict,
         why: why.to_string(),
-        command,
+        // An ok row needs no change; its "change" would undo what is right
+        // (`lro off` would have said `ethtool -K eth0 lro on`).
+        command: command.filter(|_| !matches!(verdict, Verdict::Ok)),
+        verdict,
     }
 }
 
@@ -29,4 +31,22 @@ pub fn cmdline_params(cmdline: &str, keys: &[&str]) -> Vec<String> {
         .filter(|w| keys.iter().any(|k| w.split('=').next() == Some(k)))
         .map(str::to_string)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ok_row_carries_no_change() {
+        let cmd = || Some("ethtool -K eth0 lro on".to_string());
+        assert_eq!(
+            item("eth0", "lro", "off", Verdict::Ok, "w", cmd()).command,
+            None
+        );
+        assert_eq!(
+            item("eth0", "lro", "on", Verdict::Hurts, "w", cmd()).command,
+            cmd()
+        );
+    }
 }

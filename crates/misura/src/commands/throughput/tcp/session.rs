@@ -187,6 +187,8 @@ struct Watch<'a> {
     next: Option<Instant>,
     /// Bytes sent and received at the previous line, and its instant.
     last: (u64, u64, Instant),
+    /// The latest interval's throughput, bit/s, for the progress line.
+    latest_bps: Option<f64>,
 }
 
 impl<'a> Watch<'a> {
@@ -206,6 +208,7 @@ impl<'a> Watch<'a> {
             end,
             next: p.interval_ns().map(|iv| start + Duration::from_nanos(iv)),
             last: (0, 0, start),
+            latest_bps: None,
         }
     }
 
@@ -218,8 +221,13 @@ impl<'a> Watch<'a> {
     /// With the bytes sent and received so far.
     fn tick(&mut self, (s, r): (u64, u64)) {
         let i = self.client;
-        self.progress
-            .tick(|| format!("client {i}: sent {s} B, received {r} B"));
+        let latest = self.latest_bps;
+        self.progress.tick(|| {
+            let iv = latest.map_or(String::new(), |b| {
+                format!("; last interval {:.3} Mbit/s", b / 1e6)
+            });
+            format!("client {i}: sent {s} B, received {r} B{iv}")
+        });
         let (Some(due), Some(iv)) = (self.next, self.run.plan.interval_ns()) else {
             return;
         };
@@ -237,7 +245,11 @@ impl<'a> Watch<'a> {
             received_bytes: r - lr,
             throughput_bps: ((s - ls) + (r - lr)) as f64 * 8.0 / secs,
         };
-        if !self.run.plan.client.quiet {
+        // The lines are the result's (printed with it). On a terminal the
+        // progress line shows the latest as it comes, so each is read once;
+        // into a log, each is written as it comes.
+        self.latest_bps = Some(line.throughput_bps);
+        if !self.run.plan.client.quiet && !self.progress.is_on() {
             eprintln!(
                 "[client {i} {:>6.2}-{:<6.2} s] sent {} B received {} B, {:.3} Mbit/s",
                 line.start_ns as f64 / 1e9,

@@ -48,7 +48,7 @@ cannot leave (EMSGSIZE) or is dropped on the way, so nothing arrives (seed 001, 
 says so plainly and reports the path MTU the kernel holds (IP_MTU).
 
 Exit codes: 0 done, 1 server unreachable / refused (its reason is printed) / lost during the test \
-(partial result written), 2 usage, 5 above the server's limits or a datagram below 24 bytes, 6 \
+(partial result written) / nothing arrived because --df datagrams exceed the path MTU, 2 usage, 5 above the server's limits or a datagram below 24 bytes, 6 \
 output file, 130/143 interrupted.
 
 Examples:
@@ -61,8 +61,12 @@ Examples:
 pub fn run(args: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let r = measure(&UdpPlan::from_args(args)?, stop)?;
     let (text, csv) = (write_udp_text, write_udp_csv);
+    let blocked = blocked_by_df(&r);
+    if let Some(why) = &blocked {
+        eprintln!("misura: error: {why}");
+    }
     Ok(client::finished(
-        r.complete,
+        r.complete && blocked.is_none(),
         r,
         "udp",
         &args.c.host,
@@ -107,6 +111,34 @@ pub fn measure(p: &UdpPlan, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
         clients: o.clients,
         warnings: o.warnings,
     })
+}
+
+/// With don't-fragment, datagrams above the path MTU never leave (every
+/// send fails with EMSGSIZE) or are dropped on the way: the test measured
+/// nothing, which is an error (exit 1), not a result of 0 bit/s.
+fn blocked_by_df(r: &UdpReport) -> Option<String> {
+    let c = &r.config;
+    let ran: Vec<_> = r.clients.iter().filter(|c| c.test_id.is_some()).collect();
+    if !c.df || ran.is_empty() || ran.iter().any(|c| c.received_packets > 0) {
+        return None;
+    }
+    let failed: u64 = ran.iter().map(|c| c.emsgsize_errors).sum();
+    let mtu = ran.iter().find_map(|c| c.path_mtu);
+    let packet = c.msg_size + 28;
+    if failed == 0 && mtu.is_none_or(|m| packet <= m as u64) {
+        return None;
+    }
+    let mtu_text = mtu.map_or("unknown".into(), |m| format!("{m} bytes"));
+    let fits = mtu.map_or("smaller".into(), |m| {
+        format!("{} or less", (m as u64).saturating_sub(28))
+    });
+    Some(format!(
+        "--msg-size {} with --df: nothing arrived ({failed} sends failed with EMSGSIZE): a {}-byte \
+         datagram is a {packet}-byte IPv4 packet, above the path MTU of {mtu_text}, and \
+         don't-fragment forbids splitting it. Use --msg-size {fits}, or leave out --df to let it \
+         be fragmented",
+        c.msg_size, c.msg_size
+    ))
 }
 
 /// A warning for a client whose datagrams all went missing, saying why
