@@ -31,6 +31,11 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(ProbeRepr::parse(&buf[..n]), Ok(probe));
     }
 
+    // A PTP event envelope: what it leaves is a suffix of the input.
+    if let Ok(rest) = misura_wire::ptp::strip_event(data) {
+        assert!(rest.len() + misura_wire::ptp::SYNC_LEN <= data.len());
+    }
+
     // The views must not panic once new_checked accepted the buffer.
     if let Ok(f) = EthernetFrame::new_checked(data) {
         let _ = (f.dst(), f.src(), f.ethertype(), f.vlan(), f.payload().len());

@@ -59,7 +59,21 @@ pub fn classify(frame: &[u8], ethertype: u16, session_id: u32) -> Classified {
     if eth.ethertype() != ethertype {
         return Classified::Foreign;
     }
-    match ProbeRepr::parse(eth.payload()) {
+    // PTP-wrapped probes (NICs that stamp only PTP): PTP traffic that is not
+    // misura's (an Announce, another tool's Sync) is foreign, not malformed.
+    let payload = match misura_wire::ptp::probe_payload(ethertype, eth.payload()) {
+        Ok(p) => p,
+        Err(_) if ethertype == misura_wire::ptp::ETHERTYPE_PTP => return Classified::Foreign,
+        Err(_) => return Classified::Malformed,
+    };
+    let payload = if ethertype == misura_wire::ptp::ETHERTYPE_PTP
+        && !payload.starts_with(&misura_wire::probe::MAGIC.to_be_bytes())
+    {
+        return Classified::Foreign;
+    } else {
+        payload
+    };
+    match ProbeRepr::parse(payload) {
         Ok(p) if p.session_id == session_id => Classified::Probe {
             stream: p.stream,
             seq: p.seq,

@@ -259,8 +259,10 @@ mod tests {
         let mut p = PhcPair::new();
         for i in 0..200i64 {
             let sys = 1_000_000_000 + i * 100_000_000;
-            p.tx.add_round(&round(sys, 5_000_000, 12.0, 400, 0.5)).unwrap();
-            p.rx.add_round(&round(sys + 7, -3_000_000, -8.0, 400, 0.5)).unwrap();
+            p.tx.add_round(&round(sys, 5_000_000, 12.0, 400, 0.5))
+                .unwrap();
+            p.rx.add_round(&round(sys + 7, -3_000_000, -8.0, 400, 0.5))
+                .unwrap();
         }
         // A frame leaves at system time t (TX clock tx) and arrives 2 ms
         // later (RX clock rx).
@@ -275,7 +277,11 @@ mod tests {
         let fit = p.describe(t).unwrap();
         assert!((fit.drift_ppm - (-20.0)).abs() < 0.01, "{}", fit.drift_ppm);
         // rx: −3 ms − 8 ppm·10 s, tx: 5 ms + 12 ppm·10 s.
-        assert!((fit.offset_ns - (-8_200_000.0)).abs() < 5.0, "{}", fit.offset_ns);
+        assert!(
+            (fit.offset_ns - (-8_200_000.0)).abs() < 5.0,
+            "{}",
+            fit.offset_ns
+        );
         assert_eq!(fit.tx.median_half_width_ns, 200);
         assert!((fit.sandwich_bound_ns - 400.0).abs() < 1.0);
         assert!(c.u95_ns >= 400.0 && c.u95_ns < 410.0, "{}", c.u95_ns);
@@ -306,13 +312,23 @@ mod tests {
             let jitter = if i % 2 == 0 { 300 } else { -300 };
             quiet.tx.add_round(&round(sys, 0, 0.0, 100, 0.5)).unwrap();
             quiet.rx.add_round(&round(sys, 0, 0.0, 100, 0.5)).unwrap();
-            noisy.tx.add_round(&round(sys, jitter, 0.0, 100, 0.5)).unwrap();
+            noisy
+                .tx
+                .add_round(&round(sys, jitter, 0.0, 100, 0.5))
+                .unwrap();
             noisy.rx.add_round(&round(sys, 0, 0.0, 100, 0.5)).unwrap();
         }
         let q = quiet.describe(1_500_000_000).unwrap();
         let n = noisy.describe(1_500_000_000).unwrap();
-        assert!(n.u95_statistical_ns > q.u95_statistical_ns + 50.0, "{n:?} {q:?}");
-        assert!((n.tx.residual_ns - 300.0).abs() < 10.0, "{}", n.tx.residual_ns);
+        assert!(
+            n.u95_statistical_ns > q.u95_statistical_ns + 50.0,
+            "{n:?} {q:?}"
+        );
+        assert!(
+            (n.tx.residual_ns - 300.0).abs() < 10.0,
+            "{}",
+            n.tx.residual_ns
+        );
     }
 
     #[test]

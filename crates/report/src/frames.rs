@@ -18,11 +18,14 @@
 //! | `bul_ns`, `wul_ns`, `mul_ns` | max(RX1, TX1) − TX2, RX2 − TX1, their mean (rounded down) |
 //! | `kernel_ns` | rx_kernel − tx_kernel |
 //! | `msl_ns` | SUT latency `Mul − Amil(P) − C`, when a calibration is applied |
+//! | `hw_ns` | NIC hardware one-way latency: rx_hw − tx_hw with one PTP clock; with two, rx_hw converted into the TX port's clock first |
+//! | `hw_u95_ns` | ≈95 % uncertainty of `hw_ns` from the two clocks' fit (empty with one clock) |
+//! | `hsl_ns` | SUT latency from the hardware stamps, when a calibration with a hardware line is applied |
 
 use misura_measure::FrameRecord;
 use std::io::{self, Write};
 
-pub const FRAMES_HEADER: &str = "seq,payload_bytes,frame_bytes,tx1_ns,tx2_ns,rx1_ns,rx2_ns,tx_kernel_ns,rx_kernel_ns,tx_hw_ns,rx_hw_ns,lost,reordered,bul_ns,wul_ns,mul_ns,kernel_ns,msl_ns";
+pub const FRAMES_HEADER: &str = "seq,payload_bytes,frame_bytes,tx1_ns,tx2_ns,rx1_ns,rx2_ns,tx_kernel_ns,rx_kernel_ns,tx_hw_ns,rx_hw_ns,lost,reordered,bul_ns,wul_ns,mul_ns,kernel_ns,msl_ns,hw_ns,hw_u95_ns,hsl_ns";
 
 pub fn write_header(out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{FRAMES_HEADER}")
@@ -39,12 +42,25 @@ impl std::fmt::Display for Cell {
     }
 }
 
+/// The hardware columns of a row.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct HardwareCells {
+    pub hw_ns: Option<i64>,
+    pub hw_u95_ns: Option<i64>,
+    pub hsl_ns: Option<i64>,
+}
+
 /// One row; `msl_ns` is the SUT latency when a calibration is applied.
-pub fn write_row(out: &mut dyn Write, f: &FrameRecord, msl_ns: Option<i64>) -> io::Result<()> {
+pub fn write_row(
+    out: &mut dyn Write,
+    f: &FrameRecord,
+    msl_ns: Option<i64>,
+    hw: HardwareCells,
+) -> io::Result<()> {
     let rx = |v: i64| Cell((!f.lost).then_some(v));
     writeln!(
         out,
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         f.seq,
         f.payload_bytes,
         f.frame_bytes,
@@ -62,7 +78,10 @@ pub fn write_row(out: &mut dyn Write, f: &FrameRecord, msl_ns: Option<i64>) -> i
         Cell(f.wul()),
         Cell(f.mul()),
         Cell(f.kernel_latency()),
-        Cell(msl_ns)
+        Cell(msl_ns),
+        Cell(hw.hw_ns),
+        Cell(hw.hw_u95_ns),
+        Cell(hw.hsl_ns)
     )
 }
 
@@ -86,7 +105,19 @@ mod tests {
             rx_kernel: Some(130),
             ..Default::default()
         };
-        write_row(&mut out, &f, None).unwrap();
+        write_row(&mut out, &f, None, HardwareCells::default()).unwrap();
+        let stamped = FrameRecord {
+            seq: 9,
+            tx_hw: Some(1_000),
+            rx_hw: Some(3_500),
+            ..f
+        };
+        let hw = HardwareCells {
+            hw_ns: Some(2_400),
+            hw_u95_ns: Some(35),
+            hsl_ns: None,
+        };
+        write_row(&mut out, &stamped, Some(7), hw).unwrap();
         let lost = FrameRecord {
             seq: 8,
             payload_bytes: 46,
@@ -96,15 +127,19 @@ mod tests {
             lost: true,
             ..Default::default()
         };
-        write_row(&mut out, &lost, None).unwrap();
+        write_row(&mut out, &lost, None, HardwareCells::default()).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         let ncol = lines[0].split(',').count();
         assert!(lines.iter().all(|l| l.split(',').count() == ncol));
         assert_eq!(
             lines[1],
-            "7,46,64,100,150,90,400,120,130,,,0,0,-50,300,125,10,"
+            "7,46,64,100,150,90,400,120,130,,,0,0,-50,300,125,10,,,,"
         );
-        assert_eq!(lines[2], "8,46,64,1,2,,,,,,,1,0,,,,,");
+        assert_eq!(
+            lines[2],
+            "9,46,64,100,150,90,400,120,130,1000,3500,0,0,-50,300,125,10,7,2400,35,"
+        );
+        assert_eq!(lines[3], "8,46,64,1,2,,,,,,,1,0,,,,,,,,");
     }
 }

@@ -13,6 +13,7 @@ pub mod csv;
 pub mod distribution;
 pub mod exchange;
 pub mod frames;
+pub mod hardware;
 pub mod host;
 pub mod html;
 pub mod latency_figures;

@@ -159,6 +159,40 @@ pub struct TimestampInfo {
     pub warmup_unstamped_tx: u64,
     /// Best source per frame, in order of preference, that the run used.
     pub sources_used: Vec<String>,
+    /// The NIC clocks the hardware stamps came from and how they were
+    /// related; null without hardware stamps (and in results written
+    /// before it existed).
+    #[serde(default)]
+    pub hardware_clocks: Option<HardwareClocks>,
+}
+
+/// The PTP hardware clocks behind a run's hardware stamps.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct HardwareClocks {
+    /// `/dev/ptpN` of the TX port's and of the RX port's clock.
+    pub tx_phc: Option<String>,
+    pub rx_phc: Option<String>,
+    /// "one clock" (both ports share a PHC: no conversion), or "two clocks,
+    /// related through system time" (RX stamps converted to the TX clock by
+    /// the fit below).
+    pub relation: String,
+    /// How each clock was cross-timestamped against CLOCK_REALTIME
+    /// (`PTP_SYS_OFFSET_PRECISE`, `_EXTENDED`, `PTP_SYS_OFFSET`, or a
+    /// `clock_gettime` sandwich), TX first.
+    pub methods: Vec<String>,
+    /// ptp4l or phc2sys processes running during the run: the clocks may be
+    /// steered; they are measured all the same.
+    pub disciplined_by: Vec<String>,
+    /// Rounds of cross-timestamps taken (before, during and after the run).
+    pub rounds: u64,
+    /// Cross-timestamp reads that failed, and the last error.
+    pub read_errors: u64,
+    pub last_error: Option<String>,
+    /// The two clocks' fit; null with one clock or when it failed.
+    pub fit: Option<misura_measure::phc_track::PairFit>,
+    /// The ≈95 % uncertainty each converted hardware latency carried, over
+    /// the frames (null with one clock).
+    pub per_frame_u95: Option<SummarySnapshot>,
 }
 
 /// The run's configuration after resolving defaults against the interfaces.
@@ -186,6 +220,11 @@ pub struct OnewayConfig {
     pub link_speed_source: String,
     pub warmup: u64,
     pub seed: u64,
+    /// How the probes travelled: "misura" (the probe as the Ethernet
+    /// payload) or "ptp" (after a PTPv2 Sync header, EtherType 0x88F7, for
+    /// NICs that stamp only PTP). Null in results written before it existed.
+    #[serde(default)]
+    pub frame_format: Option<String>,
 }
 
 /// Frame accounting for the whole run.
@@ -217,6 +256,11 @@ pub struct Totals {
     /// Times the loop waited because the in-flight ring or the analysis
     /// queue was full.
     pub stalls: u64,
+    /// Received frames without a NIC hardware TX or RX stamp, when hardware
+    /// stamps were granted on both ports (a driver that claims them but
+    /// delivers none counts every frame here).
+    #[serde(default)]
+    pub hw_stamp_missing: u64,
 }
 
 /// The latency quantities of one group of frames.
@@ -240,6 +284,12 @@ pub struct Latencies {
     pub msl: Option<SummarySnapshot>,
     /// Kernel-timestamp SUT latency.
     pub kernel_sut: Option<SummarySnapshot>,
+    /// Hardware internal latency = hardware − C (calibration runs).
+    #[serde(default)]
+    pub hardware_internal: Option<SummarySnapshot>,
+    /// Hardware-stamp SUT latency.
+    #[serde(default)]
+    pub hardware_sut: Option<SummarySnapshot>,
 }
 
 /// Results for one payload size.
@@ -273,6 +323,9 @@ pub struct InternalFit {
     pub user: CalibrationLine,
     /// The same from the kernel software stamps.
     pub kernel: Option<CalibrationLine>,
+    /// The same from the NIC hardware stamps.
+    #[serde(default)]
+    pub hardware: Option<CalibrationLine>,
 }
 
 /// The calibration a measurement used.
@@ -282,6 +335,8 @@ pub struct CalibrationUse {
     pub created_at: String,
     pub user: CalibrationLine,
     pub kernel: Option<CalibrationLine>,
+    #[serde(default)]
+    pub hardware: Option<CalibrationLine>,
     /// Ways in which the profile's set-up differs from this run's.
     pub mismatches: Vec<String>,
 }
@@ -295,6 +350,11 @@ pub struct SutResult {
     pub user_verdict: Option<SutVerdict>,
     pub kernel: Option<CalibrationLine>,
     pub kernel_verdict: Option<SutVerdict>,
+    /// The same from the NIC hardware stamps.
+    #[serde(default)]
+    pub hardware: Option<CalibrationLine>,
+    #[serde(default)]
+    pub hardware_verdict: Option<SutVerdict>,
     /// Why a fit is missing, when it is.
     pub note: Option<String>,
 }
@@ -361,6 +421,9 @@ pub struct CalibrationProfile {
     pub user: CalibrationLine,
     /// Amil(P) from the kernel software stamps, when every frame had them.
     pub kernel: Option<CalibrationLine>,
+    /// Amil(P) from the NIC hardware stamps, when every frame had them.
+    #[serde(default)]
+    pub hardware: Option<CalibrationLine>,
 }
 
 impl CalibrationProfile {

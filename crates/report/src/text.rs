@@ -56,6 +56,9 @@ pub fn write_oneway(r: &OnewayReport, out: &mut dyn Write) -> io::Result<()> {
         c.ethertype
     )?;
     write_sources(&r.timestamps, out)?;
+    if let Some(hc) = &r.timestamps.hardware_clocks {
+        crate::hardware::write_clocks(hc, out)?;
+    }
     write_host(&r.host, out)?;
     let t = &r.totals;
     writeln!(
@@ -99,6 +102,7 @@ pub fn write_oneway(r: &OnewayReport, out: &mut dyn Write) -> io::Result<()> {
             &[
                 ("user Mil", Some(&fit.user)),
                 ("kernel", fit.kernel.as_ref()),
+                ("hardware", fit.hardware.as_ref()),
             ],
             out,
         )?;
@@ -122,6 +126,7 @@ pub fn write_oneway(r: &OnewayReport, out: &mut dyn Write) -> io::Result<()> {
             &[
                 ("user Msl", sut.user.as_ref()),
                 ("kernel", sut.kernel.as_ref()),
+                ("hardware", sut.hardware.as_ref()),
             ],
             out,
         )?;
@@ -130,6 +135,9 @@ pub fn write_oneway(r: &OnewayReport, out: &mut dyn Write) -> io::Result<()> {
         }
         if let Some(v) = sut.kernel_verdict {
             writeln!(out, "verdict (kernel stamps): {}", v.explain())?;
+        }
+        if let Some(v) = sut.hardware_verdict {
+            writeln!(out, "verdict (NIC hardware stamps): {}", v.explain())?;
         }
         if let Some(n) = &sut.note {
             writeln!(out, "note: {n}")?;
@@ -229,7 +237,7 @@ fn busy_poll_text(b: Option<&crate::model::BusyPoll>) -> String {
 }
 
 fn write_latencies(label: &str, l: &Latencies, out: &mut dyn Write) -> io::Result<()> {
-    let rows: [(&str, Option<&SummarySnapshot>); 9] = [
+    let rows: [(&str, Option<&SummarySnapshot>); 11] = [
         ("Mul", Some(&l.mul)),
         ("Bul", Some(&l.bul)),
         ("Wul", Some(&l.wul)),
@@ -239,6 +247,8 @@ fn write_latencies(label: &str, l: &Latencies, out: &mut dyn Write) -> io::Resul
         ("kernel−C", l.kernel_internal.as_ref()),
         ("Msl", l.msl.as_ref()),
         ("kernel SUT", l.kernel_sut.as_ref()),
+        ("hardware−C", l.hardware_internal.as_ref()),
+        ("hardware SUT", l.hardware_sut.as_ref()),
     ];
     let mut first = true;
     for (name, s) in rows {

@@ -84,7 +84,9 @@ pub struct CrossStamp {
 pub const MAX_SAMPLES: u32 = 25;
 
 fn ns(t: &libc::ptp_clock_time) -> i64 {
-    t.sec.saturating_mul(1_000_000_000).saturating_add(t.nsec as i64)
+    t.sec
+        .saturating_mul(1_000_000_000)
+        .saturating_add(t.nsec as i64)
 }
 
 impl PhcClock {
@@ -214,7 +216,10 @@ mod tests {
             assert_eq!(CrossMethod::parse(m.name()), Some(m));
         }
         assert_eq!(CrossMethod::parse("extended"), Some(CrossMethod::Extended));
-        assert_eq!(CrossMethod::parse("SANDWICH"), Some(CrossMethod::UserSandwich));
+        assert_eq!(
+            CrossMethod::parse("SANDWICH"),
+            Some(CrossMethod::UserSandwich)
+        );
         assert_eq!(CrossMethod::parse("ptp"), None);
     }
 
@@ -233,7 +238,10 @@ mod tests {
         // linux/ptp_clock.h: 16-byte ptp_clock_time, 2*25+1 of them after a
         // 16-byte head; 25*3 after a 16-byte head; three plus 16 bytes.
         assert_eq!(std::mem::size_of::<libc::ptp_sys_offset>(), 16 + 51 * 16);
-        assert_eq!(std::mem::size_of::<libc::ptp_sys_offset_extended>(), 16 + 75 * 16);
+        assert_eq!(
+            std::mem::size_of::<libc::ptp_sys_offset_extended>(),
+            16 + 75 * 16
+        );
         assert_eq!(std::mem::size_of::<libc::ptp_sys_offset_precise>(), 64);
     }
 }

@@ -20,6 +20,11 @@ pub const HWTSTAMP_TX_ON: i32 = 1;
 pub const HWTSTAMP_FILTER_NONE: i32 = 0;
 /// Hardware RX timestamps for every packet.
 pub const HWTSTAMP_FILTER_ALL: i32 = 1;
+/// Hardware RX timestamps for PTPv2 event messages over L2 or UDP (what
+/// NICs that cannot stamp everything offer: 82576, 82599, X710).
+pub const HWTSTAMP_FILTER_PTP_V2_EVENT: i32 = 12;
+/// The same over L2 only.
+pub const HWTSTAMP_FILTER_PTP_V2_L2_EVENT: i32 = 9;
 
 /// Names of the `SOF_TIMESTAMPING_*` capability bits, as `ethtool -T` prints them.
 const SOF_NAMES: [(u32, &str); 7] = [
@@ -86,6 +91,14 @@ impl TimestampingCaps {
     /// raw probe frames need.
     pub fn hw_rx_all(&self) -> bool {
         self.hw_rx() && self.rx_filters & (1 << HWTSTAMP_FILTER_ALL) != 0
+    }
+    /// Hardware RX timestamps for PTPv2 event messages over L2 (the filter
+    /// `ptpv2-event` or `ptpv2-l2-event`), the best a NIC without `all` has.
+    pub fn hw_rx_ptp_l2(&self) -> bool {
+        self.hw_rx()
+            && self.rx_filters
+                & ((1 << HWTSTAMP_FILTER_PTP_V2_EVENT) | (1 << HWTSTAMP_FILTER_PTP_V2_L2_EVENT))
+                != 0
     }
     /// The capability bits by name, e.g.
     /// `["software-transmit", "software-receive", "software-system-clock"]`.
@@ -187,6 +200,12 @@ pub struct HwTstampConfig {
 }
 
 impl HwTstampConfig {
+    /// TX on, RX filter ALL: the NIC stamps every packet.
+    pub const ALL: HwTstampConfig = HwTstampConfig {
+        tx_type: HWTSTAMP_TX_ON,
+        rx_filter: HWTSTAMP_FILTER_ALL,
+    };
+
     /// TX hardware stamping is on.
     pub fn tx_on(&self) -> bool {
         self.tx_type == HWTSTAMP_TX_ON
@@ -194,6 +213,115 @@ impl HwTstampConfig {
     /// Every received packet is hardware-stamped.
     pub fn rx_all(&self) -> bool {
         self.rx_filter == HWTSTAMP_FILTER_ALL
+    }
+
+    /// In the words `hwstamp_ctl` and `ethtool -T` use: `tx on, rx all`,
+    /// `tx off, rx none`, `tx on, rx ptpv2-event`.
+    pub fn describe(&self) -> String {
+        let name = |v: i32, names: &[&str]| {
+            usize::try_from(v)
+                .ok()
+                .and_then(|i| names.get(i))
+                .map_or_else(|| v.to_string(), |n| n.to_string())
+        };
+        format!(
+            "tx {}, rx {}",
+            name(self.tx_type, &TX_TYPE_NAMES),
+            name(self.rx_filter, &RX_FILTER_NAMES)
+        )
+    }
+
+    /// Reads [`HwTstampConfig::describe`]'s words back.
+    pub fn parse(s: &str) -> Option<HwTstampConfig> {
+        let (tx, rx) = s.split_once(',')?;
+        let find = |w: &str, prefix: &str, names: &[&str]| {
+            let w = w.trim().strip_prefix(prefix)?.trim();
+            names
+                .iter()
+                .position(|n| *n == w)
+                .map(|i| i as i32)
+                .or_else(|| w.parse().ok())
+        };
+        Some(HwTstampConfig {
+            tx_type: find(tx, "tx ", &TX_TYPE_NAMES)?,
+            rx_filter: find(rx, "rx ", &RX_FILTER_NAMES)?,
+        })
+    }
+}
+
+/// `SIOCGHWTSTAMP`: the hardware timestamping configuration in force.
+const SIOCGHWTSTAMP: libc::c_ulong = 0x89b1;
+
+/// The hardware timestamping configuration `ifname`'s driver has now
+/// (`SIOCGHWTSTAMP`, what `hwstamp_ctl -i IF` prints). No privilege needed.
+pub fn hw_timestamping(ifname: &str) -> Result<HwTstampConfig, SysError> {
+    hwtstamp_ioctl(ifname, SIOCGHWTSTAMP, HwTstampConfig {
+        tx_type: 0,
+        rx_filter: 0,
+    })
+}
+
+/// Sets `ifname`'s hardware timestamping to `cfg` (`SIOCSHWTSTAMP`) and
+/// returns what the driver granted (it may widen an RX filter). Needs
+/// `CAP_NET_ADMIN`; device-wide, and stays after the process exits.
+pub fn set_hw_timestamping(ifname: &str, cfg: &HwTstampConfig) -> Result<HwTstampConfig, SysError> {
+    hwtstamp_ioctl(ifname, sys::SIOCSHWTSTAMP, cfg.clone())
+}
+
+fn hwtstamp_ioctl(
+    ifname: &str,
+    req: libc::c_ulong,
+    cfg: HwTstampConfig,
+) -> Result<HwTstampConfig, SysError> {
+    let setting = req == sys::SIOCSHWTSTAMP;
+    let what = || format!("hardware timestamping on `{ifname}`");
+    let fd = sys::control_socket()?;
+    let mut raw = HwtstampConfigRaw {
+        flags: 0,
+        tx_type: cfg.tx_type,
+        rx_filter: cfg.rx_filter,
+    };
+    let mut ifr = IfReq::new(ifname)?;
+    ifr.data.ptr = &mut raw as *mut HwtstampConfigRaw as *mut libc::c_void;
+    let driver = || crate::iface::ethtool_driver(&fd, ifname).unwrap_or_else(|| "unknown".into());
+    let ioctl = if setting { "SIOCSHWTSTAMP" } else { "SIOCGHWTSTAMP" };
+    match sys::ifreq_ioctl(&fd, req, &mut ifr) {
+        Ok(()) => Ok(HwTstampConfig {
+            tx_type: raw.tx_type,
+            rx_filter: raw.rx_filter,
+        }),
+        Err(e) => Err(match e.raw_os_error() {
+            Some(libc::ENODEV) => SysError::NoSuchInterface {
+                name: ifname.to_string(),
+            },
+            _ if is_perm(&e) => SysError::NeedCapability {
+                cap: "CAP_NET_ADMIN",
+                what: format!("setting hardware timestamping on `{ifname}` ({ioctl})"),
+            },
+            Some(libc::EOPNOTSUPP) | Some(libc::ENOTTY) => {
+                let caps = get_ts_info(ifname)
+                    .map(|c| c.describe().join(", "))
+                    .unwrap_or_default();
+                SysError::Unsupported {
+                    what: what(),
+                    why: format!(
+                        "driver `{}` does not implement {ioctl} ({e}); it offers only [{caps}] \
+                         (`ethtool -T {ifname}`); use software timestamps or a NIC with a PTP clock",
+                        driver()
+                    ),
+                }
+            }
+            Some(libc::ERANGE) | Some(libc::EINVAL) if setting => SysError::Unsupported {
+                what: what(),
+                why: format!(
+                    "driver `{}` refused {} ({e}); it cannot stamp that way \
+                     (`ethtool -T {ifname}` lists its modes and filters)",
+                    driver(),
+                    cfg.describe()
+                ),
+            },
+            _ => SysError::io(format!("{} ({ioctl})", what()), e),
+        }),
     }
 }
 
@@ -212,56 +340,23 @@ struct HwtstampConfigRaw {
 /// [`SysError::Unsupported`] with its answer.  Needs `CAP_NET_ADMIN`.
 /// The setting is device-wide and stays after the process exits.
 pub fn enable_hw_timestamping(ifname: &str) -> Result<HwTstampConfig, SysError> {
-    let what = || format!("hardware timestamping on `{ifname}`");
-    let fd = sys::control_socket()?;
-    let mut cfg = HwtstampConfigRaw {
-        flags: 0,
-        tx_type: HWTSTAMP_TX_ON,
-        rx_filter: HWTSTAMP_FILTER_ALL,
-    };
-    let mut ifr = IfReq::new(ifname)?;
-    ifr.data.ptr = &mut cfg as *mut HwtstampConfigRaw as *mut libc::c_void;
-    let driver = || crate::iface::ethtool_driver(&fd, ifname).unwrap_or_else(|| "unknown".into());
-    match sys::ifreq_ioctl(&fd, sys::SIOCSHWTSTAMP, &mut ifr) {
-        Ok(()) => Ok(HwTstampConfig {
-            tx_type: cfg.tx_type,
-            rx_filter: cfg.rx_filter,
-        }),
-        Err(e) => Err(match e.raw_os_error() {
-            Some(libc::ENODEV) => SysError::NoSuchInterface {
-                name: ifname.to_string(),
-            },
-            _ if is_perm(&e) => SysError::NeedCapability {
-                cap: "CAP_NET_ADMIN",
-                what: format!("enabling hardware timestamping on `{ifname}` (SIOCSHWTSTAMP)"),
-            },
-            Some(libc::EOPNOTSUPP) | Some(libc::ENOTTY) => {
-                let caps = get_ts_info(ifname)
-                    .map(|c| c.describe().join(", "))
-                    .unwrap_or_default();
-                SysError::Unsupported {
-                    what: what(),
-                    why: format!(
-                        "driver `{}` does not implement SIOCSHWTSTAMP ({e}); it offers only [{caps}] \
-                         (`ethtool -T {ifname}`); use software timestamps or a NIC with a PTP clock",
-                        driver()
-                    ),
-                }
-            }
-            Some(libc::ERANGE) | Some(libc::EINVAL) => SysError::Unsupported {
-                what: what(),
-                why: format!(
-                    "driver `{}` refused TX on + RX filter ALL ({e}); it cannot stamp arbitrary \
-                     frames in hardware (`ethtool -T {ifname}` lists its filters)",
-                    driver()
-                ),
-            },
-            _ => SysError::io(
-                format!("enabling hardware timestamping on `{ifname}` (SIOCSHWTSTAMP)"),
-                e,
-            ),
-        }),
-    }
+    set_hw_timestamping(ifname, &HwTstampConfig::ALL)
+}
+
+/// TX on and the RX filter `rx_filter` (`HWTSTAMP_FILTER_*`, e.g.
+/// [`HWTSTAMP_FILTER_PTP_V2_EVENT`] for a NIC that stamps only PTP event
+/// messages), as [`enable_hw_timestamping`]; returns what was granted.
+pub fn enable_hw_timestamping_with(
+    ifname: &str,
+    rx_filter: i32,
+) -> Result<HwTstampConfig, SysError> {
+    set_hw_timestamping(
+        ifname,
+        &HwTstampConfig {
+            tx_type: HWTSTAMP_TX_ON,
+            rx_filter,
+        },
+    )
 }
 
 #[cfg(test)]
@@ -302,6 +397,24 @@ mod tests {
         assert_eq!(c.describe_tx_types(), ["off", "on"]);
         assert_eq!(c.describe_rx_filters(), ["none", "all"]);
         assert!(c.hw_rx_all());
+    }
+
+    #[test]
+    fn configs_in_words() {
+        assert_eq!(HwTstampConfig::ALL.describe(), "tx on, rx all");
+        let off = HwTstampConfig {
+            tx_type: HWTSTAMP_TX_OFF,
+            rx_filter: HWTSTAMP_FILTER_NONE,
+        };
+        assert_eq!(off.describe(), "tx off, rx none");
+        for c in [HwTstampConfig::ALL, off, HwTstampConfig { tx_type: 1, rx_filter: 12 }] {
+            assert_eq!(HwTstampConfig::parse(&c.describe()), Some(c.clone()));
+        }
+        assert_eq!(HwTstampConfig::parse("tx 7, rx 99").map(|c| c.rx_filter), Some(99));
+        assert_eq!(HwTstampConfig::parse("on"), None);
+        // lo has no SIOCGHWTSTAMP: a clear error naming the interface.
+        let e = hw_timestamping("lo").unwrap_err().to_string();
+        assert!(e.contains("`lo`"), "{e}");
     }
 
     #[test]

@@ -49,6 +49,7 @@
 pub mod control;
 pub mod ethernet;
 pub mod probe;
+pub mod ptp;
 pub mod sntp;
 pub mod stamp;
 

@@ -12,6 +12,7 @@ pub mod keys;
 pub mod meta;
 pub mod netns;
 pub mod outfile;
+pub mod phc_tracker;
 pub mod output;
 pub mod progress;
 pub mod ptp;

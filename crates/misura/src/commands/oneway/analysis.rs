@@ -4,6 +4,7 @@
 //! the number of frames.
 
 use crate::shared::outfile::RowLog;
+use crate::shared::phc_tracker::PhcConverter;
 use anyhow::{Context, Result};
 use crossbeam_queue::ArrayQueue;
 use misura_measure::{calibration, CalibrationLine, FrameRecord, LinkModel};
@@ -28,6 +29,8 @@ pub struct Group {
     pub kernel_internal: Summary,
     pub msl: Summary,
     pub kernel_sut: Summary,
+    pub hardware_internal: Summary,
+    pub hardware_sut: Summary,
 }
 
 impl Group {
@@ -45,6 +48,8 @@ impl Group {
             kernel_internal: s(),
             msl: s(),
             kernel_sut: s(),
+            hardware_internal: s(),
+            hardware_sut: s(),
         }
     }
 }
@@ -59,6 +64,14 @@ pub struct AnalysisPlan {
     /// Measurement with a calibration: Amil lines for Msl.
     pub user_line: Option<CalibrationLine>,
     pub kernel_line: Option<CalibrationLine>,
+    pub hardware_line: Option<CalibrationLine>,
+    /// Hardware stamps were granted on both ports: count frames without.
+    pub hardware_expected: bool,
+    /// Two PTP clocks: RX stamps go through this into the TX clock. With
+    /// one clock (or none) it is `None` and RX − TX is used as it is.
+    pub phc: Option<PhcConverter>,
+    /// Two PTP clocks but no way to relate them: no hardware latency.
+    pub hardware_unrelated: bool,
     pub progress: bool,
     pub expected_frames: Option<u64>,
 }
@@ -73,17 +86,23 @@ pub struct Analysis {
     /// Received frames lacking a kernel TX / RX stamp.
     pub tx_stamp_missing: u64,
     pub rx_stamp_missing: u64,
+    /// Received frames lacking a hardware TX or RX stamp (when expected).
+    pub hw_stamp_missing: u64,
+    /// The ≈95 % uncertainty of each converted hardware latency.
+    pub hw_u95: Summary,
     pub frames_error: Option<String>,
 }
 
-fn add(
-    g: &mut Group,
-    f: &FrameRecord,
-    wire_ps: u64,
-    plan: &AnalysisPlan,
+/// The per-frame quantities derived from calibrations and clocks.
+#[derive(Copy, Clone, Default)]
+struct Derived {
     msl: Option<i64>,
     ksl: Option<i64>,
-) {
+    hw: Option<i64>,
+    hsl: Option<i64>,
+}
+
+fn add(g: &mut Group, f: &FrameRecord, wire_ps: u64, plan: &AnalysisPlan, d: Derived) {
     g.sent += 1;
     if f.lost {
         g.lost += 1;
@@ -102,17 +121,24 @@ fn add(
                 .record(calibration::internal_latency(k, wire_ps));
         }
     }
-    if let Some(h) = f.hw_latency() {
+    if let Some(h) = d.hw {
         g.hardware.record(h);
+        if plan.calibrating {
+            g.hardware_internal
+                .record(calibration::internal_latency(h, wire_ps));
+        }
     }
     if plan.calibrating {
         g.mil.record(calibration::internal_latency(mul, wire_ps));
     }
-    if let Some(m) = msl {
+    if let Some(m) = d.msl {
         g.msl.record(m);
     }
-    if let Some(k) = ksl {
+    if let Some(k) = d.ksl {
         g.kernel_sut.record(k);
+    }
+    if let Some(h) = d.hsl {
+        g.hardware_sut.record(h);
     }
 }
 
@@ -181,6 +207,8 @@ fn consume(
         received: 0,
         tx_stamp_missing: 0,
         rx_stamp_missing: 0,
+        hw_stamp_missing: 0,
+        hw_u95: Summary::new(),
         frames_error: None,
     };
     if let Some(log) = frames_out.as_mut() {
@@ -194,8 +222,8 @@ fn consume(
             got = true;
             let si = f.size_index as usize;
             let p = plan.sizes[si];
-            let mut msl = None;
-            let mut ksl = None;
+            let mut d = Derived::default();
+            let mut hw_u95 = None;
             if !f.lost {
                 a.received += 1;
                 if f.tx_kernel.is_none() {
@@ -204,25 +232,34 @@ fn consume(
                 if f.rx_kernel.is_none() {
                     a.rx_stamp_missing += 1;
                 }
-                if let (Some(line), Some(mul)) = (&plan.user_line, f.mul()) {
-                    msl = Some(calibration::sut_latency(
-                        mul,
-                        line.at(p as f64),
-                        wire_ps[si],
-                    ));
+                if plan.hardware_expected && (f.tx_hw.is_none() || f.rx_hw.is_none()) {
+                    a.hw_stamp_missing += 1;
                 }
-                if let (Some(line), Some(k)) = (&plan.kernel_line, f.kernel_latency()) {
-                    ksl = Some(calibration::sut_latency(k, line.at(p as f64), wire_ps[si]));
+                (d.hw, hw_u95) = hardware_latency(&f, &plan);
+                if let Some(u) = hw_u95 {
+                    a.hw_u95.record(u);
                 }
+                let sut = |line: &Option<CalibrationLine>, v: Option<i64>| {
+                    let (line, v) = (line.as_ref()?, v?);
+                    Some(calibration::sut_latency(v, line.at(p as f64), wire_ps[si]))
+                };
+                d.msl = sut(&plan.user_line, f.mul());
+                d.ksl = sut(&plan.kernel_line, f.kernel_latency());
+                d.hsl = sut(&plan.hardware_line, d.hw);
                 if let Some(r) = f.rx_window() {
                     a.rx_window.record(r);
                 }
             }
             a.tx_window.record(f.tx_window());
-            add(&mut a.per_size[si], &f, wire_ps[si], &plan, msl, ksl);
-            add(&mut a.overall, &f, wire_ps[si], &plan, msl, ksl);
+            add(&mut a.per_size[si], &f, wire_ps[si], &plan, d);
+            add(&mut a.overall, &f, wire_ps[si], &plan, d);
             if let Some(log) = frames_out.as_mut() {
-                log.row(|w| frames::write_row(w, &f, msl));
+                let hw = frames::HardwareCells {
+                    hw_ns: d.hw,
+                    hw_u95_ns: hw_u95,
+                    hsl_ns: d.hsl,
+                };
+                log.row(|w| frames::write_row(w, &f, d.msl, hw));
             }
         }
         if plan.progress && last_progress.elapsed() >= Duration::from_secs(1) {
@@ -244,6 +281,24 @@ fn consume(
     }
     a.frames_error = frames_out.as_mut().and_then(RowLog::finish);
     a
+}
+
+/// The frame's hardware one-way latency, with its ≈95 % uncertainty when
+/// it went through two clocks.
+fn hardware_latency(f: &FrameRecord, plan: &AnalysisPlan) -> (Option<i64>, Option<i64>) {
+    if plan.hardware_unrelated {
+        return (None, None);
+    }
+    let (Some(tx), Some(rx)) = (f.tx_hw, f.rx_hw) else {
+        return (None, None);
+    };
+    match &plan.phc {
+        None => (f.hw_latency(), None),
+        Some(c) => match c.rx_to_tx(rx) {
+            Some(conv) => (Some(conv.tx_clock_ns - tx), Some(conv.u95_ns.ceil() as i64)),
+            None => (None, None),
+        },
+    }
 }
 
 fn progress_line(a: &Analysis, expected: Option<u64>, elapsed: Duration) {

@@ -86,12 +86,48 @@ pub struct MeasureArgs {
     /// Write one CSV row per frame to this file (columns in the README).
     #[arg(long, value_name = "FILE.csv")]
     pub frames: Option<PathBuf>,
+    /// When the TX and RX ports have different PTP hardware clocks, how to
+    /// cross-timestamp them against the system clock: auto takes the best
+    /// the driver answers (precise, then extended, then basic PTP_SYS_OFFSET,
+    /// then a clock_gettime sandwich); name one to force it.
+    #[arg(long, value_enum, default_value_t = PhcCross::Auto)]
+    pub phc_cross: PhcCross,
+    /// How the probes travel: misura's own frames (--ethertype), or inside
+    /// PTPv2 Sync messages (EtherType 0x88F7, payload sizes from 84) for NICs
+    /// that stamp only PTP event messages in hardware (82576, 82599, X710:
+    /// `ethtool -T` shows ptpv2-event but not all). auto picks PTP exactly then.
+    #[arg(long, value_enum, default_value_t = super::plan::FrameFormat::Auto)]
+    pub frame_format: super::plan::FrameFormat,
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
     pub csv: crate::shared::output::CsvArgs,
     #[command(flatten)]
     pub ns: crate::shared::netns::NetnsArgs,
+}
+
+/// `--phc-cross`: the cross-timestamp method for two PTP clocks.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PhcCross {
+    Auto,
+    Precise,
+    Extended,
+    Basic,
+    Sandwich,
+}
+
+impl PhcCross {
+    /// The methods to try, best first.
+    pub fn methods(self) -> Vec<misura_sys::phc_cross::CrossMethod> {
+        use misura_sys::phc_cross::CrossMethod as M;
+        match self {
+            PhcCross::Auto => M::ALL.to_vec(),
+            PhcCross::Precise => vec![M::Precise],
+            PhcCross::Extended => vec![M::Extended],
+            PhcCross::Basic => vec![M::Basic],
+            PhcCross::Sandwich => vec![M::UserSandwich],
+        }
+    }
 }
 
 /// `--order`: how a run cycles through its payload sizes.
@@ -146,6 +182,8 @@ impl MeasureArgs {
             frames: self.frames.clone(),
             quiet: self.out.quiet,
             load: None,
+            phc_cross: self.phc_cross.methods(),
+            frame_format: self.frame_format,
         }
     }
 }

@@ -39,6 +39,8 @@ pub struct Measured<'a> {
     pub frames_file: Option<PathBuf>,
     /// The frame engine's load stream, in engine mode.
     pub load: Option<misura_report::load::OnewayLoad>,
+    /// The PTP clocks behind the hardware stamps.
+    pub hardware_clocks: Option<HardwareClocks>,
 }
 
 impl Measured<'_> {
@@ -129,6 +131,15 @@ fn warn_after_run(m: &Measured, host: &HostFingerprint, warnings: &mut Vec<Warni
             .into(),
         );
     }
+    if a.hw_stamp_missing > 0 {
+        warnings.push(
+            Warn::OnewayHardwareStampsMissing {
+                missing: a.hw_stamp_missing,
+                of: a.received,
+            }
+            .into(),
+        );
+    }
     let tx_missing = m.tx_stamp_missing();
     if tx_missing > 0 || (m.stamping.rx.software_rx && a.rx_stamp_missing > 0) {
         warnings.push(
@@ -180,6 +191,7 @@ fn timestamps(m: &Measured) -> TimestampInfo {
         warmup_unstamped_rx: m.warm.rx_unstamped,
         warmup_unstamped_tx: m.warm.tx_unstamped,
         sources_used,
+        hardware_clocks: m.hardware_clocks.clone(),
     }
 }
 
@@ -201,6 +213,7 @@ fn totals(m: &Measured) -> Totals {
         rx_stamp_missing: a.rx_stamp_missing,
         tx_stamps_again: c.tx_stamps_again,
         stalls: c.stalls,
+        hw_stamp_missing: a.hw_stamp_missing,
     }
 }
 
@@ -250,5 +263,7 @@ fn latencies(g: &Group) -> Latencies {
         kernel_internal: snap(&g.kernel_internal),
         msl: snap(&g.msl),
         kernel_sut: snap(&g.kernel_sut),
+        hardware_internal: snap(&g.hardware_internal),
+        hardware_sut: snap(&g.hardware_sut),
     }
 }

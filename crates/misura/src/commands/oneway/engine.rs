@@ -36,13 +36,20 @@ pub struct Ports {
 /// Pre-built frames, one per payload size, ready to be patched and sent.
 pub struct Frames {
     pub bytes: Vec<Vec<u8>>,
+    /// Where the probe header starts: after Ethernet, and after the PTP
+    /// Sync header when the probes travel inside PTP.
     pub eth_header_len: usize,
+    /// The PTP Sync header's offset, when there is one.
+    pub ptp_at: Option<usize>,
 }
 
 impl Frames {
     pub(super) fn patch(&mut self, si: usize, stream: u16, seq: u64) -> &mut [u8] {
         let h = self.eth_header_len;
         let buf = &mut self.bytes[si];
+        if let Some(at) = self.ptp_at {
+            misura_wire::ptp::set_sequence(&mut buf[at..h], seq);
+        }
         let mut probe = ProbeHeader::new_unchecked(&mut buf[h..]);
         probe.set_stream(stream);
         probe.set_seq(seq);
@@ -217,17 +224,32 @@ pub fn build_frames(
     session_id: u32,
     sizes: &[usize],
 ) -> Result<Frames> {
+    let ptp = ethertype == misura_wire::ptp::ETHERTYPE_PTP;
     let eth = misura_wire::EthernetRepr {
         dst,
         src,
         vlan: None,
         ethertype,
     };
+    let envelope = if ptp { misura_wire::ptp::SYNC_LEN } else { 0 };
     let mut f = Frames {
         bytes: Vec::new(),
-        eth_header_len: eth.header_len(),
+        eth_header_len: eth.header_len() + envelope,
+        ptp_at: ptp.then(|| eth.header_len()),
     };
     for (i, &p) in sizes.iter().enumerate() {
+        if ptp {
+            let mut buf = vec![0u8; (eth.header_len() + p).max(ethernet::MIN_FRAME_LEN)];
+            let n = misura_wire::ptp::emit_ptp_frame(
+                &eth,
+                &probe_repr(p - envelope, session_id, i),
+                &mut buf,
+            )
+            .context("building a PTP-wrapped test frame")?;
+            buf.truncate(n);
+            f.bytes.push(buf);
+            continue;
+        }
         let probe = ProbeRepr {
             flags: misura_wire::ProbeFlags::SENDER_TIMESTAMP,
             payload_len: p as u16,
@@ -245,4 +267,18 @@ pub fn build_frames(
         f.bytes.push(buf);
     }
     Ok(f)
+}
+
+/// The probe header of a test frame of payload `p` (after any envelope).
+fn probe_repr(p: usize, session_id: u32, size_index: usize) -> ProbeRepr {
+    ProbeRepr {
+        flags: misura_wire::ProbeFlags::SENDER_TIMESTAMP,
+        payload_len: p as u16,
+        session_id,
+        stream: MEASURE_STREAM,
+        size_index: size_index as u16,
+        seq: 0,
+        sender_timestamp: 0,
+        aux_timestamp: 0,
+    }
 }

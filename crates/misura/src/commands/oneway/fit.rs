@@ -42,10 +42,13 @@ pub fn internal_fit(
     let user = points(a, &cfg.sizes, &cfg.link, |g| &g.mil).map(CalibrationLine::internal);
     let kernel =
         points(a, &cfg.sizes, &cfg.link, |g| &g.kernel_internal).map(CalibrationLine::internal);
+    let hardware =
+        points(a, &cfg.sizes, &cfg.link, |g| &g.hardware_internal).map(CalibrationLine::internal);
     match user {
         Some(Ok(u)) => Some(InternalFit {
             user: u,
             kernel: kernel.and_then(|k| k.ok()),
+            hardware: hardware.and_then(|k| k.ok()),
         }),
         Some(Err(e)) => {
             warnings.push(
@@ -80,14 +83,21 @@ pub fn sut_fit(a: &Analysis, cfg: &OnewayConfig) -> SutResult {
             None
         }
     };
-    let kernel = points(a, &cfg.sizes, &cfg.link, |g| &g.kernel_sut)
-        .and_then(|p| CalibrationLine::sut(p).ok());
+    let line = |pick: fn(&Group) -> &Summary| {
+        points(a, &cfg.sizes, &cfg.link, pick).and_then(|p| CalibrationLine::sut(p).ok())
+    };
+    let kernel = line(|g| &g.kernel_sut);
+    let hardware = line(|g| &g.hardware_sut);
+    let verdict =
+        |l: &Option<CalibrationLine>| l.as_ref().map(|l| sut_verdict(&l.fit, byte_time_ns));
     SutResult {
         byte_time_ns,
-        user_verdict: user.as_ref().map(|l| sut_verdict(&l.fit, byte_time_ns)),
-        kernel_verdict: kernel.as_ref().map(|l| sut_verdict(&l.fit, byte_time_ns)),
+        user_verdict: verdict(&user),
+        kernel_verdict: verdict(&kernel),
+        hardware_verdict: verdict(&hardware),
         user,
         kernel,
+        hardware,
         note,
     }
 }

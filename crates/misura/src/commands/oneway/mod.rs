@@ -10,6 +10,7 @@ pub use args::{CalibrateArgs, OnewayArgs};
 pub mod analysis;
 pub mod build;
 pub mod calibrate;
+mod clocks;
 pub mod engine;
 pub mod fit;
 pub mod loaded;
@@ -110,9 +111,13 @@ pub fn measure(
     outputs: &mut Outputs,
     stop: &Arc<AtomicUsize>,
 ) -> Result<OnewayReport> {
+    let req = &ports::settle_frame_format(req);
+    let ptp = req.frame_format == plan::FrameFormat::Ptp;
     let default_sizes: Vec<usize> = match (mode, calibration) {
+        (Mode::Calibrate, _) if ptp => plan::PTP_SEED_SIZES.to_vec(),
         (Mode::Calibrate, _) => SEED_SIZES.to_vec(),
         (Mode::Oneway, Some(c)) => c.profile.sizes.clone(),
+        (Mode::Oneway, None) if ptp => vec![plan::PTP_MIN_PAYLOAD],
         (Mode::Oneway, None) => vec![misura_wire::probe::MIN_PAYLOAD],
     };
     let resolved = plan::resolve(req, &default_sizes, mode)?;
@@ -143,6 +148,7 @@ pub fn measure(
         stop,
     )?;
     warmup::settle(&warm, &mut oneway_plan, &stamping, &mut warnings);
+    let clocks = clocks::start(&stamping, &req.phc_cross, &mut warnings);
 
     let mut engine = match (decided, req.load.as_ref()) {
         (Some(d), Some(o)) => Some((loaded::open(&ports, &resolved, o, d)?, o, d)),
@@ -164,6 +170,12 @@ pub fn measure(
             calibrating: mode == Mode::Calibrate,
             user_line: calibration.map(|c| c.profile.user.clone()),
             kernel_line: calibration.and_then(|c| c.profile.kernel.clone()),
+            hardware_line: calibration.and_then(|c| c.profile.hardware.clone()),
+            hardware_expected: stamping.hardware_asked
+                && stamping.tx.hardware_tx
+                && stamping.rx.hardware_rx,
+            phc: clocks.converter(),
+            hardware_unrelated: clocks.unrelated,
             progress: !req.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
             expected_frames: resolved.expected_frames,
         },
@@ -189,6 +201,11 @@ pub fn measure(
     }
     let analysis = analysis.finish()?;
     tuning::untune(&tuning);
+    let mid_sys = match &result {
+        Ok((c, _)) if c.ended_ns > c.started_ns => c.started_ns + (c.ended_ns - c.started_ns) / 2,
+        _ => misura_sys::clock::realtime_ns(),
+    };
+    let hardware_clocks = clocks.finish(mid_sys, &analysis.hw_u95, &mut warnings);
     let (counters, stop_reason, loop_error) = match result {
         Ok((c, s)) => (c, s, None),
         Err(e) => (
@@ -217,6 +234,7 @@ pub fn measure(
         loop_error,
         frames_file: req.frames.clone(),
         load,
+        hardware_clocks,
     };
     Ok(build::report(measured, warnings))
 }

@@ -74,7 +74,29 @@ pub struct Request {
     /// Engine mode (`misura oneway` only): the load through the frame
     /// engine, the latency stream inside it.
     pub load: Option<super::mode::LoadOptions>,
+    /// Cross-timestamp methods for two PTP clocks, best first.
+    pub phc_cross: Vec<misura_sys::phc_cross::CrossMethod>,
+    /// How the probes travel: raw, or inside PTPv2 Sync messages.
+    pub frame_format: FrameFormat,
 }
+
+/// `--frame-format`: how the probes travel.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FrameFormat {
+    /// PTP where the RX port stamps only PTP event messages in hardware,
+    /// misura's own frames otherwise.
+    Auto,
+    /// misura's probe as the Ethernet payload (`--ethertype`).
+    Misura,
+    /// The probe after a PTPv2 Sync header, EtherType 0x88F7.
+    Ptp,
+}
+
+/// Smallest payload P of a PTP-wrapped probe: the Sync header and misura's.
+pub const PTP_MIN_PAYLOAD: usize = misura_wire::ptp::SYNC_LEN + misura_wire::probe::HEADER_LEN;
+/// The seed's sizes for PTP-wrapped probes: its seven, the two below the
+/// PTP minimum raised to it and to the next round size.
+pub const PTP_SEED_SIZES: [usize; 7] = [PTP_MIN_PAYLOAD, 100, 128, 256, 512, 1024, 1500];
 
 impl Request {
     /// The defaults of `misura oneway --tx TX --rx RX`.
@@ -105,6 +127,8 @@ impl Request {
             frames: None,
             quiet: false,
             load: None,
+            phc_cross: misura_sys::phc_cross::CrossMethod::ALL.to_vec(),
+            frame_format: FrameFormat::Auto,
         }
     }
 }
@@ -165,6 +189,13 @@ pub fn resolve(req: &Request, default_sizes: &[usize], mode: Mode) -> Result<Res
             link_speed_source: link_speed_source.to_string(),
             warmup: req.warmup,
             seed: req.seed,
+            frame_format: Some(
+                match req.frame_format {
+                    FrameFormat::Ptp => "ptp",
+                    _ => "misura",
+                }
+                .into(),
+            ),
         },
         tx,
         rx,
@@ -212,7 +243,13 @@ fn payload_sizes(
     } else {
         req.sizes.clone()
     };
+    let ptp = req.frame_format == FrameFormat::Ptp;
     for &p in &sizes {
+        if ptp && p < PTP_MIN_PAYLOAD {
+            return Err(Failure::Params(format!(
+                "payload size {p} is too small for a PTP-wrapped probe: the PTPv2 Sync header and misura's take {PTP_MIN_PAYLOAD} bytes (sizes from {PTP_MIN_PAYLOAD}; --frame-format misura keeps smaller frames, with software RX stamps where the NIC stamps only PTP)"
+            )));
+        }
         if p < misura_wire::probe::HEADER_LEN {
             return Err(Failure::Params(format!(
                 "payload size {p} is below misura's {}-byte probe header: use at least {} (46 fills the 64-byte minimum frame)",

@@ -62,6 +62,7 @@ pub fn profile_from(report: &OnewayReport) -> Option<CalibrationProfile> {
         timestamps: report.timestamps.clone(),
         user: fit.user.clone(),
         kernel: fit.kernel.clone(),
+        hardware: fit.hardware.clone(),
     })
 }
 
@@ -156,6 +157,7 @@ pub fn check(
         created_at: c.profile.meta.started_at.clone(),
         user: c.profile.user.clone(),
         kernel: c.profile.kernel.clone(),
+        hardware: c.profile.hardware.clone(),
         mismatches: mism,
     })
 }

@@ -1,0 +1,171 @@
+//! Two NIC clocks tracked against the system clock while a run measures:
+//! a thread cross-timestamps the TX port's and the RX port's PHC
+//! (`misura_sys::phc_cross`) before the first frame, every
+//! [`TRACK_PERIOD`] during the run and after the last, and feeds the pure
+//! model (`misura_measure::phc_track`). The analysis thread converts each
+//! frame's RX hardware stamp into the TX clock with the model as it stands
+//! (points up to a period old; the fit's standard error at the frame's time
+//! covers the extrapolation), so memory stays constant for any run length.
+
+use anyhow::{Context, Result};
+use misura_measure::phc_track::{Converted, CrossSample, PhcPair};
+use misura_sys::phc::PhcClock;
+use misura_sys::phc_cross::CrossMethod;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Time between rounds during the run.
+pub const TRACK_PERIOD: Duration = Duration::from_millis(100);
+/// Rounds before the first frame and after the last.
+const EDGE_ROUNDS: usize = 16;
+/// Cross-timestamps per clock per round (the narrowest is kept).
+const SAMPLES: u32 = 9;
+
+/// What the tracker found, for the result.
+#[derive(Clone, Debug, Default)]
+pub struct TrackerEnd {
+    pub methods: [Option<CrossMethod>; 2],
+    pub rounds: u64,
+    pub read_errors: u64,
+    pub last_error: Option<String>,
+}
+
+#[derive(Default)]
+struct State {
+    pair: PhcPair,
+    end: TrackerEnd,
+}
+
+/// A cheap handle the analysis thread converts with.
+#[derive(Clone)]
+pub struct PhcConverter(Arc<Mutex<State>>);
+
+impl PhcConverter {
+    /// The RX-clock stamp in the TX clock, with its ≈95 % uncertainty.
+    pub fn rx_to_tx(&self, rx_hw: i64) -> Option<Converted> {
+        self.0.lock().ok()?.pair.rx_to_tx(rx_hw)
+    }
+}
+
+struct Clocks {
+    tx: PhcClock,
+    rx: PhcClock,
+    methods: Vec<CrossMethod>,
+}
+
+impl Clocks {
+    /// One round on each clock; errors are counted, not fatal.
+    fn round(&self, state: &Mutex<State>) {
+        let tx = self.tx.cross_timestamp(SAMPLES, &self.methods);
+        let rx = self.rx.cross_timestamp(SAMPLES, &self.methods);
+        let Ok(mut s) = state.lock() else { return };
+        s.end.rounds += 1;
+        for (i, r) in [tx, rx].into_iter().enumerate() {
+            match r {
+                Ok((m, v)) => {
+                    s.end.methods[i] = Some(m);
+                    let v: Vec<CrossSample> = v
+                        .iter()
+                        .map(|c| CrossSample {
+                            sys_before: c.sys_before,
+                            phc: c.phc,
+                            sys_after: c.sys_after,
+                        })
+                        .collect();
+                    let track = if i == 0 {
+                        &mut s.pair.tx
+                    } else {
+                        &mut s.pair.rx
+                    };
+                    let _ = track.add_round(&v);
+                }
+                Err(e) => {
+                    s.end.read_errors += 1;
+                    s.end.last_error = Some(format!("{} clock: {e}", ["TX", "RX"][i]));
+                }
+            }
+        }
+    }
+}
+
+/// The running tracker.
+pub struct PhcTracker {
+    state: Arc<Mutex<State>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Clocks>>,
+}
+
+impl PhcTracker {
+    /// Opens both clocks, takes the rounds before the run and starts the
+    /// thread. `methods` in order of preference (e.g. [`CrossMethod::ALL`]).
+    pub fn start(tx_dev: &Path, rx_dev: &Path, methods: &[CrossMethod]) -> Result<PhcTracker> {
+        let clocks = Clocks {
+            tx: PhcClock::open(tx_dev).context("opening the TX port's PTP clock")?,
+            rx: PhcClock::open(rx_dev).context("opening the RX port's PTP clock")?,
+            methods: methods.to_vec(),
+        };
+        // Fail early, naming the clock, when neither can be cross-timestamped.
+        for (name, c) in [("TX", &clocks.tx), ("RX", &clocks.rx)] {
+            c.cross_timestamp(1, methods).with_context(|| {
+                format!("cross-timestamping the {name} port's PTP clock against CLOCK_REALTIME")
+            })?;
+        }
+        let state = Arc::new(Mutex::new(State::default()));
+        for _ in 0..EDGE_ROUNDS {
+            clocks.round(&state);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (state, stop) = (state.clone(), stop.clone());
+            std::thread::Builder::new()
+                .name("misura-phc".into())
+                .spawn(move || {
+                    let mut next = Instant::now() + TRACK_PERIOD;
+                    while !stop.load(Ordering::Acquire) {
+                        let now = Instant::now();
+                        if now >= next {
+                            clocks.round(&state);
+                            next += TRACK_PERIOD;
+                        } else {
+                            std::thread::sleep((next - now).min(Duration::from_millis(20)));
+                        }
+                    }
+                    clocks
+                })
+                .context("starting the PTP clock tracking thread")?
+        };
+        Ok(PhcTracker {
+            state,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn converter(&self) -> PhcConverter {
+        PhcConverter(self.state.clone())
+    }
+
+    /// Stops the thread, takes the rounds after the run, and returns the
+    /// model and what happened.
+    pub fn finish(mut self) -> (PhcPair, TrackerEnd) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(clocks) = self.thread.take().and_then(|t| t.join().ok()) {
+            for _ in 0..EDGE_ROUNDS {
+                clocks.round(&self.state);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        let s = self.state.lock().map(|s| (s.pair.clone(), s.end.clone()));
+        s.unwrap_or_default()
+    }
+}
+
+impl Drop for PhcTracker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+    }
+}
