@@ -402,7 +402,8 @@ fn headline(result: &str) -> Option<String> {
     if let Some(h) = service_headline(&v) {
         return Some(h);
     }
-    // rfc2544: the first size's NDR; y1564: the verdict.
+    // rfc2544: the first size's NDR, unless it is the tester's limit;
+    // y1564: the verdict.
     if let Some(ndr) = v
         .pointer("/sizes/0/throughput/ndr/lower_fps")
         .and_then(|x| x.as_f64())
@@ -411,11 +412,37 @@ fn headline(result: &str) -> Option<String> {
             .pointer("/sizes/0/label")
             .and_then(|x| x.as_str())
             .unwrap_or("?");
-        return Some(format!("NDR {ndr:.0} frames/s at {label} B"));
+        let t = |p: &str| v.pointer(&format!("/sizes/0/throughput/{p}"));
+        // Older results say it only by the search's stop and no failed
+        // trial above the NDR (its upper bound is then the line rate).
+        let upper = t("ndr/upper_fps").and_then(|x| x.as_f64());
+        let line = v.pointer("/sizes/0/line_rate_fps").and_then(|x| x.as_f64());
+        let old_limited = t("stopped_by").and_then(|x| x.as_str()) == Some("tester_limit")
+            && matches!((upper, line), (Some(u), Some(l)) if u >= l * (1.0 - 1e-9));
+        let limited = t("ndr/tester_limited").and_then(|x| x.as_bool()) == Some(true);
+        if limited || old_limited {
+            return Some(format!("INCONCLUSIVE (tester limit) at {label} B"));
+        }
+        let more = v
+            .get("inconclusive")
+            .and_then(|x| x.as_array())
+            .is_some_and(|a| !a.is_empty());
+        return Some(format!(
+            "NDR {ndr:.0} frames/s at {label} B{}",
+            if more { ", partly INCONCLUSIVE" } else { "" }
+        ));
     }
     if v.get("format").and_then(|f| f.as_str()) == Some("misura.y1564") {
         let pass = v.get("pass").and_then(|p| p.as_bool()).unwrap_or(false);
-        return Some(if pass { "Y.1564 PASS" } else { "Y.1564 FAIL" }.into());
+        let inconclusive = v.get("inconclusive").and_then(|p| p.as_bool()) == Some(true);
+        return Some(
+            match (pass, inconclusive) {
+                (true, _) => "Y.1564 PASS",
+                (false, true) => "Y.1564 INCONCLUSIVE (tester limit)",
+                (false, false) => "Y.1564 FAIL",
+            }
+            .into(),
+        );
     }
     let med = |p: &[&str]| {
         let mut cur = &v;
@@ -505,6 +532,40 @@ fn service_headline(v: &serde_json::Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tester_limited_result_is_never_headlined_as_the_suts() {
+        let rfc = |ndr: &str, stopped: &str, extra: &str| {
+            format!(
+                r#"{{"format":"misura.rfc2544","sizes":[{{"label":"512","line_rate_fps":23496.0,"throughput":{{"stopped_by":"{stopped}","ndr":{{"lower_fps":662.0,"upper_fps":23496.0{ndr}}}}}}}]{extra}}}"#
+            )
+        };
+        // Older result: stopped by the tester with no failed trial above.
+        assert_eq!(
+            headline(&rfc("", "tester_limit", "")).as_deref(),
+            Some("INCONCLUSIVE (tester limit) at 512 B")
+        );
+        assert_eq!(
+            headline(&rfc(r#","tester_limited":true"#, "resolution", "")).as_deref(),
+            Some("INCONCLUSIVE (tester limit) at 512 B")
+        );
+        assert_eq!(
+            headline(&rfc(r#","tester_limited":false"#, "resolution", "")).as_deref(),
+            Some("NDR 662 frames/s at 512 B")
+        );
+        assert_eq!(
+            headline(&rfc("", "resolution", r#","inconclusive":["loss"]"#)).as_deref(),
+            Some("NDR 662 frames/s at 512 B, partly INCONCLUSIVE")
+        );
+        let y = |pass: bool, inc: bool| {
+            headline(&format!(
+                r#"{{"format":"misura.y1564","pass":{pass},"inconclusive":{inc}}}"#
+            ))
+        };
+        assert_eq!(y(false, true).as_deref(), Some("Y.1564 INCONCLUSIVE (tester limit)"));
+        assert_eq!(y(false, false).as_deref(), Some("Y.1564 FAIL"));
+        assert_eq!(y(true, false).as_deref(), Some("Y.1564 PASS"));
+    }
 
     #[test]
     fn load_setup_serve_and_reflect_have_readable_headlines() {

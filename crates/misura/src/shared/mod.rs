@@ -17,6 +17,7 @@ pub mod output;
 pub mod progress;
 pub mod ptp;
 pub mod stamping;
+pub mod status_line;
 pub mod store;
 pub mod target;
 pub mod units;

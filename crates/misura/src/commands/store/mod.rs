@@ -90,7 +90,10 @@ fn render(v: &Value, out: &mut dyn Write) -> Result<()> {
         ))
         .into());
     }
-    use misura_report::{clock, exchange, host, reflect, rtt, serve, text, throughput as tp, tsc};
+    use misura_report::{
+        clock, exchange, host, reflect, rfc2544, rtt, serve, text, throughput as tp, tsc,
+        under_load, y1564,
+    };
     match format {
         "misura.oneway" | "misura.calibration-run" => as_text(v, format, text::write_oneway, out),
         "misura.rtt" => as_text(v, format, rtt::write_text, out),
@@ -109,6 +112,9 @@ fn render(v: &Value, out: &mut dyn Write) -> Result<()> {
         "misura.host-check" => as_text(v, format, host::write_check_text, out),
         "misura.host-tune" => as_text(v, format, host::write_tune_text, out),
         "misura.reflect" => as_text(v, format, reflect::write_summary, out),
+        "misura.rfc2544" => as_text(v, format, rfc2544::write_text, out),
+        "misura.y1564" => as_text(v, format, y1564::write_text, out),
+        "misura.load" => as_text(v, format, under_load::write_text, out),
         _ => {
             // A format without a text form here is shown as its JSON.
             writeln!(out, "{}", serde_json::to_string_pretty(v)?)?;
