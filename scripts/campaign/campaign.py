@@ -207,6 +207,24 @@ class Campaign(FleetAttacks):
                      serve.poll() is None, before, after,
                      f"real test exit {code}, started in {start:.2f} s",
                      code == 0 and start <= 2.0, "goal: a real test starts within 2 s")
+        # Issue 29, item 9: idle connections from the client's own address,
+        # reopened as fast as they are closed, while the real client runs
+        # `misura tcp --streams 4` three times.
+        before = self.stats(serve.pid)
+        ch = self.attack_bg("churn", H2, 5862, 300, 10)
+        time.sleep(1.0)
+        codes = []
+        for _ in range(3):
+            t = time.monotonic()
+            r = self.run([self.misura, "--no-store", "tcp", H2, "--streams", "4", "--duration",
+                          "1s", "--json", "-q"], ns=self.ns(1), timeout=60)
+            codes.append((r.returncode, time.monotonic() - t))
+        res = self.collect(ch)
+        after = self.stats(serve.pid)
+        self.row("300 idle connections from the client's address, reopened at once",
+                 f"{res.get('rate', 0):,.0f} reopened/s", serve.poll() is None, before, after,
+                 "real tcp --streams 4: " + ", ".join(f"exit {c} in {s:.1f} s" for c, s in codes),
+                 all(c == 0 for c, _ in codes), "goal: every real test runs")
         before = self.stats(serve.pid)
         silent = []
         for _ in range(20):

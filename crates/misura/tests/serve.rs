@@ -894,3 +894,73 @@ fn busy_poll_window_reads_every_byte_and_is_reported() {
         "{err}"
     );
 }
+
+/// Issue 29, item 9: 300 idle connections from the client's own address,
+/// each reopened as soon as the server closes it (a fast churn). The real
+/// `misura tcp --streams 4` from that address still gets its test: the
+/// server admits by progress (a connection that sent nothing makes room,
+/// whatever its age; one whose first message is arriving does not), and
+/// the client retries a "try again" refusal for a bounded time.
+#[test]
+fn a_fast_idle_churn_from_the_clients_own_address_does_not_lock_it_out() {
+    let server = Server::start(&["--handshake-timeout", "20s", "--quiet"]);
+    let port = server.port;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let churn = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let open = || {
+                let c = TcpStream::connect(("127.0.0.1", port)).ok()?;
+                c.set_nonblocking(true).ok()?;
+                Some(c)
+            };
+            let mut conns: Vec<Option<TcpStream>> = (0..300).map(|_| open()).collect();
+            let (mut reopened, t) = (0u64, Instant::now());
+            while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                && t.elapsed() < Duration::from_secs(60)
+            {
+                for c in conns.iter_mut() {
+                    let mut b = [0u8; 512];
+                    let closed = match c.as_mut().map(|s| s.read(&mut b)) {
+                        None | Some(Ok(0)) => true,
+                        Some(Ok(_)) => false,
+                        Some(Err(e)) => e.kind() != std::io::ErrorKind::WouldBlock,
+                    };
+                    if closed {
+                        *c = open();
+                        reopened += 1;
+                    }
+                }
+            }
+            reopened
+        })
+    };
+    std::thread::sleep(Duration::from_secs(1));
+    let mut outcomes = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let o = misura()
+            .args(["--no-store", "tcp", &format!("127.0.0.1:{port}")])
+            .args(["--streams", "4", "--duration", "1s", "--json"])
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        let warnings = match o.status.code() {
+            Some(0) => String::new(),
+            _ => out.chars().take(3000).collect::<String>(),
+        };
+        outcomes.push((
+            o.status.code(),
+            t.elapsed(),
+            format!("{}{warnings}", String::from_utf8_lossy(&o.stderr)),
+        ));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let reopened = churn.join().unwrap();
+    eprintln!("{reopened} idle connections reopened; the real tests: {outcomes:?}");
+    assert!(reopened > 300, "the churn did not churn: {reopened}");
+    for (code, took, err) in &outcomes {
+        assert_eq!(*code, Some(0), "locked out after {took:?}: {err}");
+        assert!(*took < Duration::from_secs(12), "{took:?}");
+    }
+}

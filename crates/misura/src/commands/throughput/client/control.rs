@@ -59,9 +59,49 @@ pub(super) fn connect_error(addr: SocketAddr, e: &std::io::Error) -> anyhow::Err
     anyhow!("cannot reach misura serve at {addr}: {why}")
 }
 
+/// How long a client keeps retrying a server's "try again" refusal (too
+/// many connections from its address in their handshake).
+pub const RETRY_FOR: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Run `attempt` again while the server refuses it with "try again", for
+/// at most [`RETRY_FOR`] (20 ms, doubling to 500 ms, between attempts).
+pub(super) fn retrying<T>(mut attempt: impl FnMut() -> Result<T>) -> Result<T> {
+    let start = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(20);
+    loop {
+        match attempt() {
+            Err(e) if start.elapsed() < RETRY_FOR && admission_refusal(&e) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(500));
+            }
+            Err(e) if admission_refusal(&e) => {
+                return Err(e.context(format!(
+                    "still refused after retrying for {} s",
+                    RETRY_FOR.as_secs()
+                )))
+            }
+            r => return r,
+        }
+    }
+}
+
+/// A refusal of admission, not of the test: too many connections from
+/// this address in their handshake ("try again"), or this connection
+/// closed to make room for newer ones before its request arrived.
+fn admission_refusal(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<Refused>().is_some_and(|r| {
+        r.reason.ends_with("try again") || r.reason.contains("the oldest make room")
+    })
+}
+
 impl Control {
-    /// Connect and read the server's HELLO.
+    /// Connect and read the server's HELLO; a "try again" refusal is
+    /// retried for at most [`RETRY_FOR`].
     pub fn connect(addr: SocketAddr) -> Result<Control> {
+        retrying(|| Control::connect_once(addr))
+    }
+
+    fn connect_once(addr: SocketAddr) -> Result<Control> {
         let stream = TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT)
             .map_err(|e| connect_error(addr, &e))?;
         stream.set_nodelay(true).ok();
@@ -137,7 +177,20 @@ impl Control {
     }
 
     /// Send a REQUEST (signed when a key is given) and read ACCEPT or REFUSE.
-    pub fn request(&mut self, mut req: Message, key: Option<&StampKey>) -> Result<Accept> {
+    /// Send the test's request; when the server closed this connection to
+    /// make room (or says "try again"), connect again and resend, for at
+    /// most [`RETRY_FOR`].
+    pub fn request(&mut self, req: Message, key: Option<&StampKey>) -> Result<Accept> {
+        let mut again = false;
+        retrying(|| {
+            if std::mem::replace(&mut again, true) {
+                *self = Control::connect_once(self.addr)?;
+            }
+            self.request_once(req.clone(), key)
+        })
+    }
+
+    fn request_once(&mut self, mut req: Message, key: Option<&StampKey>) -> Result<Accept> {
         if let Some(k) = key {
             proto::sign(
                 &mut req,
@@ -350,25 +403,10 @@ mod tests {
 
     #[test]
     fn hello_refuse_and_limits_against_a_scripted_server() {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = l.local_addr().unwrap();
-        let srv = std::thread::spawn(move || {
-            let (mut s, _) = l.accept().unwrap();
-            let hello = Message::new(proto::HELLO)
-                .with(proto::F_VERSION, Value::U64(1))
-                .with(proto::F_NONCE, Value::Bytes(vec![1; 16]))
-                .with(proto::F_MAX_DURATION_NS, Value::U64(60_000_000_000))
-                .with(proto::F_MAX_STREAMS, Value::U64(16))
-                .with(proto::F_AUTH_REQUIRED, Value::Bool(false));
-            proto::write_message(&mut s, &hello).unwrap();
-            let req = proto::read_message(&mut s).unwrap();
-            assert_eq!(req.typ, proto::REQUEST);
-            let refuse = Message::new(proto::REFUSE).with(
-                proto::F_REASON,
-                Value::Str("server busy: 8 tests running (limit 8)".into()),
-            );
-            proto::write_message(&mut s, &refuse).unwrap();
-        });
+        let (addr, srv) = scripted(Message::new(proto::REFUSE).with(
+            proto::F_REASON,
+            Value::Str("server busy: 8 tests running (limit 8)".into()),
+        ));
         let mut c = Control::connect(addr).unwrap();
         assert!(c
             .check_limits(120_000_000_000, 1, 0)
@@ -390,22 +428,34 @@ mod tests {
         srv.join().unwrap();
     }
 
-    #[test]
-    fn data_port_0_a_wrong_magic_and_a_silent_server_are_named() {
+    /// A one-connection server that greets, reads the request and answers
+    /// `answer`.
+    fn scripted(answer: Message) -> (SocketAddr, std::thread::JoinHandle<()>) {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         let srv = std::thread::spawn(move || {
             let (mut s, _) = l.accept().unwrap();
             let hello = Message::new(proto::HELLO)
                 .with(proto::F_VERSION, Value::U64(1))
-                .with(proto::F_NONCE, Value::Bytes(vec![1; 16]));
+                .with(proto::F_NONCE, Value::Bytes(vec![1; 16]))
+                .with(proto::F_MAX_DURATION_NS, Value::U64(60_000_000_000))
+                .with(proto::F_MAX_STREAMS, Value::U64(16))
+                .with(proto::F_AUTH_REQUIRED, Value::Bool(false));
             proto::write_message(&mut s, &hello).unwrap();
-            proto::read_message(&mut s).unwrap();
-            let accept = Message::new(proto::ACCEPT)
-                .with(proto::F_TEST_ID, Value::U64(7))
-                .with(proto::F_DATA_PORT, Value::U64(0));
-            proto::write_message(&mut s, &accept).unwrap();
+            let req = proto::read_message(&mut s).unwrap();
+            assert_eq!(req.typ, proto::REQUEST);
+            proto::write_message(&mut s, &answer).unwrap();
         });
+        (addr, srv)
+    }
+
+    #[test]
+    fn data_port_0_a_wrong_magic_and_a_silent_server_are_named() {
+        let (addr, srv) = scripted(
+            Message::new(proto::ACCEPT)
+                .with(proto::F_TEST_ID, Value::U64(7))
+                .with(proto::F_DATA_PORT, Value::U64(0)),
+        );
         let mut c = Control::connect(addr).unwrap();
         let e = c
             .request(request("tcp", 1_000_000_000, 0), None)

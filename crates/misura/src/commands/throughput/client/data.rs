@@ -25,12 +25,17 @@ pub fn data_connection(addr: SocketAddr, test_id: u64, o: &TcpOpts) -> Result<Tc
 }
 
 /// [`data_connection`], also returning how long connect() took (the TCP
-/// handshake, user clock), ns.
+/// handshake, user clock), ns. A "try again" refusal is retried for at
+/// most `control::RETRY_FOR`.
 pub fn data_connection_timed(
     addr: SocketAddr,
     test_id: u64,
     o: &TcpOpts,
 ) -> Result<(TcpStream, u64)> {
+    super::control::retrying(|| data_connection_once(addr, test_id, o))
+}
+
+fn data_connection_once(addr: SocketAddr, test_id: u64, o: &TcpOpts) -> Result<(TcpStream, u64)> {
     let s = socket2::Socket::new(
         socket2::Domain::for_address(addr),
         socket2::Type::STREAM,
@@ -51,6 +56,14 @@ pub fn data_connection_timed(
     let connect_ns = t0.elapsed().as_nanos() as u64;
     let mut t: TcpStream = s.into();
     t.set_write_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
+    // DATA first, at once: a server admits by progress, and a connection
+    // whose first message has arrived is not closed to make room for newer
+    // idle ones from this address (the server reads it after its HELLO).
+    proto::write_message(
+        &mut t,
+        &Message::new(proto::DATA).with(proto::F_TEST_ID, Value::U64(test_id)),
+    )
+    .context("opening a data connection")?;
     // The server greets every connection, data connections too: take the
     // HELLO off the stream so it is not counted as test data.
     t.set_read_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
@@ -64,11 +77,6 @@ pub fn data_connection_timed(
         return Err(Refused { addr, reason }.into());
     }
     t.set_read_timeout(None).ok();
-    proto::write_message(
-        &mut t,
-        &Message::new(proto::DATA).with(proto::F_TEST_ID, Value::U64(test_id)),
-    )
-    .context("opening a data connection")?;
     Ok((t, connect_ns))
 }
 

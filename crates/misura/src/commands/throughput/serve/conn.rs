@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 /// Connections from one source that may wait in the handshake at once;
 /// beyond it the source's oldest waiting connection is closed.
 const MAX_PENDING_PER_SOURCE: usize = 64;
-/// A connection waiting for its first message for less than this is never
-/// evicted to make room for its own source's newer connections.
+/// A connection whose first message has begun to arrive is evicted to
+/// make room for its own source's newer connections only once it has
+/// waited this long (one that has sent nothing makes room at any age).
 const MIN_EVICT_AGE: Duration = Duration::from_millis(20);
 /// Stack of a connection thread: the loops keep their buffers on the heap.
 const THREAD_STACK: usize = 256 * 1024;
@@ -38,7 +39,7 @@ pub fn admit(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
                 drop(t);
                 shared.count(|c| c.connections_refused_full += 1);
                 let reason = format!(
-                    "too many connections from {ip} in their handshake ({MAX_PENDING_PER_SOURCE}, all younger than {} ms): try again",
+                    "too many connections from {ip} in their handshake ({MAX_PENDING_PER_SOURCE}, each sending its first message for less than {} ms): try again",
                     MIN_EVICT_AGE.as_millis()
                 );
                 let _ = stream.set_nonblocking(true);
@@ -118,9 +119,14 @@ fn handle(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr, conn_id: u6
     if proto::write_message(&mut &stream, &hello).is_err() {
         return;
     }
-    let first = proto::read_message(&mut DeadlineReader {
-        stream: &stream,
-        until: Instant::now() + l.handshake_timeout,
+    let first = proto::read_message(&mut Progress {
+        r: DeadlineReader {
+            stream: &stream,
+            until: Instant::now() + l.handshake_timeout,
+        },
+        shared,
+        id: conn_id,
+        marked: false,
     });
     let evicted = {
         let mut t = shared.table.lock().unwrap();
@@ -198,4 +204,28 @@ fn control(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr, nonce: &[u
     shared.count(|c| c.tests_accepted += 1);
     run_control(shared, &test, stream);
     shared.unregister_test(&test);
+}
+
+/// The first message's reader, which marks the connection as in progress
+/// once its first bytes arrive (it then no longer makes room for newer
+/// connections of its source until `MIN_EVICT_AGE`).
+struct Progress<'a> {
+    r: DeadlineReader<'a>,
+    shared: &'a Shared,
+    id: u64,
+    marked: bool,
+}
+
+impl std::io::Read for Progress<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = std::io::Read::read(&mut self.r, buf)?;
+        if n > 0 && !self.marked {
+            self.marked = true;
+            let mut t = self.shared.table.lock().unwrap();
+            if t.pending.contains_key(&self.id) {
+                t.started.insert(self.id);
+            }
+        }
+        Ok(n)
+    }
 }

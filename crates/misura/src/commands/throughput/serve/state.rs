@@ -25,10 +25,13 @@ pub(super) struct Table {
     /// Connections closed by eviction whose thread has not yet noticed:
     /// their failed read is the eviction, not a malformed peer.
     pub(super) evicted: std::collections::HashSet<u64>,
+    /// Pending connections whose first message has begun to arrive.
+    pub(super) started: std::collections::HashSet<u64>,
 }
 
 impl Table {
     pub(super) fn unpend(&mut self, id: u64) -> Option<TcpStream> {
+        self.started.remove(&id);
         let (ip, s, _) = self.pending.remove(&id)?;
         if let Some(n) = self.pending_by_source.get_mut(&ip) {
             *n -= 1;
@@ -40,16 +43,20 @@ impl Table {
     }
 
     /// Close the oldest pending connection (of `source`, if given) that has
-    /// waited at least `min_age`: a connection younger than that may be a
-    /// real client's data connection about to send its first message, and
-    /// a churn of newer connections from its own address must not push it
-    /// out (they are refused instead).
+    /// sent nothing, whatever its age, or whose first message has been
+    /// arriving for at least `min_age` (a drip): admission by progress, so
+    /// a churn of idle connections from a client's own address makes room
+    /// for the client's, and a connection whose first message is arriving
+    /// is not pushed out by newer ones.
     pub(super) fn evict_oldest(&mut self, source: Option<IpAddr>, min_age: Duration) -> bool {
         let now = Instant::now();
         let id = self
             .pending
             .iter()
-            .find(|(_, (ip, _, at))| source.is_none_or(|s| *ip == s) && now - *at >= min_age)
+            .find(|(id, (ip, s, at))| {
+                source.is_none_or(|src| *ip == src)
+                    && (now - *at >= min_age || !(self.started.contains(id) || has_sent(s)))
+            })
             .map(|(id, _)| *id);
         match id.and_then(|id| self.unpend(id).map(|s| (id, s))) {
             Some((id, s)) => {
@@ -74,6 +81,18 @@ impl Table {
             None => false,
         }
     }
+}
+
+/// Whether the peer's first bytes wait in the socket (its thread has not
+/// read them yet): a peek that never blocks. Linux's MSG_PEEK | MSG_DONTWAIT.
+fn has_sent(s: &TcpStream) -> bool {
+    const MSG_PEEK: i32 = 0x2;
+    const MSG_DONTWAIT: i32 = 0x40;
+    let mut b = [std::mem::MaybeUninit::<u8>::uninit(); 1];
+    matches!(
+        socket2::SockRef::from(s).recv_with_flags(&mut b, MSG_PEEK | MSG_DONTWAIT),
+        Ok(n) if n > 0
+    )
 }
 
 /// State shared by the accept loop and every connection thread.
