@@ -43,7 +43,9 @@ Examples:
 
 Exit codes: 0 ok, 1 error, 2 bad usage, 3 missing privilege, 4 interface or
 namespace problem, 5 impossible measurement parameters, 6 output or results store
-not usable, 7 calibration profile unusable, 130/143 interrupted (partial results written).";
+not usable (or the run asked for is not in it), 7 calibration profile unusable,
+8 inconclusive (rfc2544, y1564: part of the result is the tester's own limit),
+130/143 interrupted (partial results written).";
 
 #[derive(Parser, Debug)]
 #[command(name = "misura", version, about = ABOUT, long_about = LONG_ABOUT, after_help = AFTER_HELP)]
@@ -181,10 +183,11 @@ sendmmsg or AF_XDP to transmit). Per frame size (64 ... 1518, or imix):
   b2b         §26.4  the longest lossless burst at line rate, and RFC 9004's
                      implied and corrected buffer time
 
-Every trial lists its offered and achieved rate. When the tester itself cannot
-send a rate (its transmit path falls short, its ring overruns), the result says
-so and the search stops there: the tester's limit is never reported as the
-SUT's.")]
+Every trial lists its offered and achieved rate. A trial the tester itself could
+not send (its transmit path fell short, its ring overran) is run again, up to
+--tester-retries times; the search never takes one such trial as its ceiling,
+and stops after three in a row. A figure that still rests on the tester's limit
+is INCONCLUSIVE (text, JSON `inconclusive`, exit 8), never the SUT's.")]
     Rfc2544(Rfc2544Args),
     /// ITU-T Y.1564 service activation: configuration and performance tests, pass/fail per service.
     #[command(long_about = "\
@@ -200,7 +203,9 @@ variation (FDV), loss ratio (FLR) and availability.
                       (default 15 min), counted per second for availability
 
 Each step and service is judged PASS or FAIL with the thresholds it missed;
-the exit code is 1 when any fails. Frame delay is the load frames' transit from
+the exit code is 1 when any fails. A step the tester itself could not send (on
+every --tester-retries attempt) is INCONCLUSIVE, never FAIL; with no FAIL, the
+run is then inconclusive, exit 8. Frame delay is the load frames' transit from
 the sender's user clock (carried in each frame) to the kernel RX stamp: an upper
 bound that includes the tester's own send path.")]
     Y1564(Y1564Args),

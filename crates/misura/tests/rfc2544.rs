@@ -209,21 +209,23 @@ fn y1564_passes_a_service_under_the_shape_and_fails_one_above_it() {
     assert_eq!(full["pass"], false);
     assert!(full["reasons"].to_string().contains("FLR"), "{full}");
 
-    // A first step of 2 Gb/s (25 % of 8G) in 64-byte frames, 3.9 M
+    // A first step of 1.75 Gb/s (25 % of 7G) in 64-byte frames, 3.4 M
     // frames/s, is beyond this tester: the step is repeated once
-    // (--tester-retries 1), both attempts are reported, and the step fails
-    // as the tester's limit, not the SUT's.
+    // (--tester-retries 1), both attempts are reported, and the step is
+    // inconclusive (the tester's limit), never the SUT's FAIL: exit 8.
     let fast = y1564(
         &lab,
-        "name=fast,frame=64,cir=8G",
+        "name=fast,frame=64,cir=7G",
         "0.1s",
         &["--duration", "0s", "--tester-retries", "1"],
     );
-    assert_eq!(fast.status.code(), Some(1), "a tester-limited step fails");
+    assert_eq!(fast.status.code(), Some(8), "a tester-limited step is inconclusive");
     let v: Value = serde_json::from_slice(&fast.stdout).unwrap();
     schema_check(&v, "y1564.schema.json");
+    assert_eq!((&v["pass"], &v["inconclusive"]), (&Value::Bool(false), &Value::Bool(true)));
     let first = &v["services"][0]["config_test"][0];
     assert_eq!(first["pass"], false, "{first}");
+    assert_eq!(first["inconclusive"], true, "{first}");
     assert!(first["tester_limit"].is_string(), "{first}");
     let spoiled = first["spoiled_attempts"].as_array().unwrap();
     assert_eq!(spoiled.len(), 1, "{first}");
@@ -234,6 +236,22 @@ fn y1564_passes_a_service_under_the_shape_and_fails_one_above_it() {
     assert_eq!(v["config"]["tester_retries"], 1);
     let codes = warning_codes(&v);
     assert!(codes.contains(&"load.tester-repeated"), "{codes:?}");
+
+    // More than the 10 Gb/s veth carries, alone or together: exit 5, before
+    // any frame is sent.
+    for (services, says) in [
+        (&["name=big,frame=64,cir=50G"][..], "more than the link carries"),
+        (&["name=a,cir=6G", "name=b,cir=6G"][..], "together"),
+    ] {
+        let mut args = vec!["--step-duration", "1s"];
+        for s in services {
+            args.extend(["--service", s]);
+        }
+        let o = tester_cmd(&lab, "y1564", &args);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(5), "{services:?}: {e}");
+        assert!(e.contains(says), "{services:?}: {e}");
+    }
 }
 
 #[test]
@@ -258,4 +276,42 @@ fn bad_rfc2544_input_is_refused_naming_the_bound() {
     let o = run(&["y1564", "--tx", "lo", "--rx", "lo", "--service", "name=a"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cir="));
+}
+
+/// Set-ups no frame can cross, refused with the usage code before any port
+/// is opened (issue 29 item 11).
+#[test]
+fn impossible_setups_are_refused() {
+    let ok = "name=a,cir=5M";
+    for (args, says) in [
+        (&["rfc2544", "--tx", "lo", "--rx", "lo"][..], "are both lo"),
+        (&["rfc2544", "--tx", "p1", "--rx", "p1"][..], "are both p1"),
+        (&["rfc2544", "--tx", "p1", "--rx", "lo"][..], "--rx lo: the loopback"),
+        (&["rfc2544", "--tx", "p1", "--rx", "p2", "--cpu", "99"][..], "online CPU"),
+        (&["rfc2544", "--tx", "p1", "--rx", "p2", "--trial", "100000h"][..], "at most 24h"),
+        (&["y1564", "--tx", "p1", "--rx", "p1", "--service", ok][..], "are both p1"),
+        (&["y1564", "--tx", "lo", "--rx", "p2", "--service", ok][..], "--tx lo"),
+        (&["y1564", "--tx", "p1", "--rx", "p2", "--cpu", "99", "--service", ok][..], "online CPU"),
+        (
+            &["y1564", "--tx", "p1", "--rx", "p2", "--step-duration", "100000h", "--service", ok][..],
+            "at most 1h",
+        ),
+        (
+            &["y1564", "--tx", "p1", "--rx", "p2", "--service", "name=a,cir=5M,cir=6M"][..],
+            "`cir` is given twice",
+        ),
+        (
+            &["y1564", "--tx", "p1", "--rx", "p2", "--service", "name=a\nb,cir=5M"][..],
+            "control character",
+        ),
+        (
+            &["y1564", "--tx", "p1", "--rx", "p2", "--service", "name=\u{1b}[2Jx,cir=5M"][..],
+            "control character",
+        ),
+    ] {
+        let o = run(args);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains(says), "{args:?}: {e}");
+    }
 }

@@ -55,7 +55,8 @@ fn runs_are_kept_listed_shown_and_compared() {
     let mut a = store_args(&db);
     a.extend(["show".into(), "999".into()]);
     let o = run_owned(&a);
-    assert_eq!(o.status.code(), Some(2));
+    // The store's code (6), as for any other store problem.
+    assert_eq!(o.status.code(), Some(6));
     assert!(String::from_utf8_lossy(&o.stderr).contains("999"));
     let junk = dir.join("junk.sqlite");
     std::fs::write(&junk, b"not a database at all, really not").unwrap();

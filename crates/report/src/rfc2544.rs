@@ -22,6 +22,12 @@ pub struct Rfc2544Report {
     pub sizes: Vec<SizeReport>,
     pub elapsed_s: f64,
     pub warnings: Vec<crate::Warning>,
+    /// Why the result is inconclusive: one sentence per figure that rests
+    /// on the tester's own limit (after `--tester-retries`) rather than on
+    /// the SUT. Empty when every figure is the SUT's (and in results from
+    /// before it was kept: see [`rests_on_tester`] for those).
+    #[serde(default)]
+    pub inconclusive: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -98,6 +104,12 @@ pub struct RateBound {
     pub lower_load: f64,
     /// lower in bit/s of frames (FCS included, preamble and gap not).
     pub lower_bps: f64,
+    /// No trial showed the SUT losing above `lower`: the search stopped at
+    /// what the tester itself could send, so `lower` is the tester's limit
+    /// and the SUT's rate is unknown (inconclusive). False in results from
+    /// before it was kept.
+    #[serde(default)]
+    pub tester_limited: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -148,7 +160,30 @@ pub struct BackToBack {
     pub corrected_buffer_s: Option<f64>,
     pub throughput_fps: Option<f64>,
     pub tester_limit: Option<String>,
+    /// A burst the tester could not send at the burst rate, on every
+    /// attempt: the burst length is the tester's, not the SUT's
+    /// (inconclusive). False in results from before it was kept.
+    #[serde(default)]
+    pub tester_limited: bool,
     pub bursts: Vec<TrialRow>,
+}
+
+/// Whether a throughput bound rests on the tester's limit: said so by the
+/// result, or (results from before `tester_limited` was kept) a search
+/// stopped by the tester's limit with no failed trial above the bound.
+pub fn rests_on_tester(t: &ThroughputResult, b: &RateBound, line_fps: f64) -> bool {
+    b.tester_limited || (t.stopped_by == "tester_limit" && b.upper_fps >= line_fps * (1.0 - 1e-9))
+}
+
+/// Whether a stored result is inconclusive: its reasons, or an older
+/// result's search stopped by the tester's limit.
+pub fn is_inconclusive(r: &Rfc2544Report) -> bool {
+    !r.inconclusive.is_empty()
+        || r.sizes.iter().any(|s| {
+            s.throughput
+                .as_ref()
+                .is_some_and(|t| rests_on_tester(t, &t.ndr, s.line_rate_fps))
+        })
 }
 
 fn fps(v: f64) -> String {
@@ -163,6 +198,22 @@ fn fps(v: f64) -> String {
 
 fn ns(v: Option<i64>) -> String {
     v.map_or("-".into(), |v| crate::clock::human_ns(v as f64))
+}
+
+/// Each row with whether it was run again: the next row is a later attempt
+/// at the same trial, which the tester spoiled (`--tester-retries`).
+pub fn with_repeats(rows: &[TrialRow]) -> impl Iterator<Item = (&TrialRow, bool)> {
+    let next = rows.iter().skip(1).map(Some).chain([None]);
+    rows.iter()
+        .zip(next)
+        .map(|(r, n)| (r, n.is_some_and(|n| n.attempt > r.attempt)))
+}
+
+/// The rows that stand: each trial's last attempt.
+pub fn standing(rows: &[TrialRow]) -> impl Iterator<Item = &TrialRow> {
+    with_repeats(rows)
+        .filter(|&(_, again)| !again)
+        .map(|(r, _)| r)
 }
 
 /// The text report.
@@ -195,6 +246,15 @@ pub fn write_text(r: &Rfc2544Report, out: &mut dyn Write) -> io::Result<()> {
         r.engine.rx_path,
         c.tests.join(", ")
     )?;
+    if is_inconclusive(r) {
+        writeln!(
+            out,
+            "INCONCLUSIVE: part of the result is the tester's own limit, not the SUT's (free the tester's CPUs, give it --cores or --cpu, or lower the rates)"
+        )?;
+        for why in &r.inconclusive {
+            writeln!(out, "  - {why}")?;
+        }
+    }
     for s in &r.sizes {
         writeln!(
             out,
@@ -207,6 +267,21 @@ pub fn write_text(r: &Rfc2544Report, out: &mut dyn Write) -> io::Result<()> {
         )?;
         if let Some(t) = &s.throughput {
             for (name, b) in [("NDR", &t.ndr), ("PDR", &t.pdr)] {
+                if rests_on_tester(t, b, s.line_rate_fps) {
+                    writeln!(
+                        out,
+                        "  throughput {name}: INCONCLUSIVE  {}: the SUT's rate is not known",
+                        if b.lower_fps > 0.0 {
+                            format!(
+                                "no loss up to {}frames/s, all the tester could send",
+                                fps(b.lower_fps)
+                            )
+                        } else {
+                            "the tester could not send steadily at any rate tried".into()
+                        }
+                    )?;
+                    continue;
+                }
                 writeln!(
                     out,
                     "  throughput {name}: {}  {}frames/s ({:.2} % of line, {:.1} Mb/s), next failed at {}frames/s",
@@ -247,17 +322,30 @@ pub fn write_text(r: &Rfc2544Report, out: &mut dyn Write) -> io::Result<()> {
             }
         }
         if let Some(steps) = &s.frame_loss {
-            let row: Vec<String> = steps
+            let rows: Vec<&TrialRow> = standing(steps).collect();
+            let row: Vec<String> = rows
                 .iter()
-                .map(|t| format!("{} {:.3} %", t.phase, 100.0 * t.loss_ratio))
+                .map(|t| match t.tester_limit {
+                    Some(_) => format!(
+                        "{} INCONCLUSIVE (tester sent {}frames/s)",
+                        t.phase,
+                        fps(t.achieved_fps)
+                    ),
+                    None => format!("{} {:.3} %", t.phase, 100.0 * t.loss_ratio),
+                })
                 .collect();
             writeln!(out, "  frame loss rate: {}", row.join(", "))?;
         }
         if let Some(b) = &s.back_to_back {
             writeln!(
                 out,
-                "  back-to-back at {}frames/s: mean {:.1} frames (min {}, max {}) over {} trials; implied buffer {}{}",
+                "  back-to-back at {}frames/s: {}mean {:.1} frames (min {}, max {}) over {} trials; implied buffer {}{}",
                 fps(b.burst_fps),
+                if b.tester_limited {
+                    "INCONCLUSIVE (the tester could not send the bursts) "
+                } else {
+                    ""
+                },
                 b.mean_frames,
                 b.min_frames,
                 b.max_frames,

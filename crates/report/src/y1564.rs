@@ -23,6 +23,10 @@ pub struct Y1564Report {
     pub performance: Option<PerformanceReport>,
     /// Every service passed every test that ran.
     pub pass: bool,
+    /// No step failed on its own measurement, but one rests on the tester's
+    /// limit: no verdict on the SUT (exit 8). False in older results.
+    #[serde(default)]
+    pub inconclusive: bool,
     pub elapsed_s: f64,
     pub warnings: Vec<crate::Warning>,
 }
@@ -77,7 +81,13 @@ pub struct StepReport {
     /// p99.9 − min of the frame delay.
     pub fdv_ns: Option<i64>,
     pub pass: bool,
-    /// Why it failed, one sentence per threshold missed (empty on a pass).
+    /// The tester could not send the step on any attempt: its figures are
+    /// the tester's limit, neither a PASS nor a FAIL of the SUT. False in
+    /// older results (where `tester_limit` says the same).
+    #[serde(default)]
+    pub inconclusive: bool,
+    /// Why it failed, one sentence per threshold missed as measured (empty
+    /// on a pass).
     pub reasons: Vec<String>,
     pub tester_limit: Option<String>,
     /// Why each earlier attempt of this step was repeated: the tester
@@ -92,6 +102,9 @@ pub struct ServiceReport {
     pub service: ServiceConfig,
     pub config_test: Vec<StepReport>,
     pub config_pass: bool,
+    /// No step failed on its own measurement, but one is inconclusive.
+    #[serde(default)]
+    pub config_inconclusive: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -101,6 +114,9 @@ pub struct PerformanceReport {
     pub services: Vec<PerformanceRow>,
     pub load: LoadTrial,
     pub pass: bool,
+    /// No service failed on its own measurement, but one is inconclusive.
+    #[serde(default)]
+    pub inconclusive: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -120,12 +136,18 @@ fn ns(v: Option<i64>) -> String {
     v.map_or("-".into(), |v| crate::clock::human_ns(v as f64))
 }
 
-fn verdict(p: bool) -> &'static str {
-    if p {
-        "PASS"
-    } else {
-        "FAIL"
+fn verdict(p: bool, inconclusive: bool) -> &'static str {
+    match (p, inconclusive) {
+        (true, _) => "PASS",
+        (false, true) => "INCONCLUSIVE",
+        (false, false) => "FAIL",
     }
+}
+
+/// A step rests on the tester's limit (older results say so only by
+/// `tester_limit`).
+fn step_inconclusive(s: &StepReport) -> bool {
+    s.inconclusive || (!s.pass && s.tester_limit.is_some())
 }
 
 fn write_step(out: &mut dyn Write, s: &StepReport) -> io::Result<()> {
@@ -139,11 +161,14 @@ fn write_step(out: &mut dyn Write, s: &StepReport) -> io::Result<()> {
         s.fd_mean_ns.map_or("-".into(), crate::clock::human_ns),
         ns(s.fd_max_ns),
         ns(s.fdv_ns),
-        verdict(s.pass),
-        if s.reasons.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", s.reasons.join("; "))
+        verdict(s.pass, step_inconclusive(s)),
+        match (s.reasons.is_empty(), step_inconclusive(s)) {
+            (true, _) => String::new(),
+            (false, true) => format!(
+                " (the tester could not send the step; as measured: {})",
+                s.reasons.join("; ")
+            ),
+            (false, false) => format!(" ({})", s.reasons.join("; ")),
         }
     )?;
     for (i, w) in s.spoiled_attempts.iter().enumerate() {
@@ -173,7 +198,7 @@ pub fn write_text(r: &Y1564Report, out: &mut dyn Write) -> io::Result<()> {
             .unwrap_or_default(),
         r.engine.engine,
         r.engine.cores,
-        verdict(r.pass),
+        verdict(r.pass, r.inconclusive),
         if r.complete {
             String::new()
         } else {
@@ -181,6 +206,12 @@ pub fn write_text(r: &Y1564Report, out: &mut dyn Write) -> io::Result<()> {
         }
     )?;
     writeln!(out, "rates: {}; delay: {}", c.rate_basis, c.delay_source)?;
+    if r.inconclusive {
+        writeln!(
+            out,
+            "INCONCLUSIVE: no step failed, but the tester could not send every step (tester limit below): no verdict on the SUT; free the tester's CPUs, give it --cores or --cpu, or lower the rates"
+        )?;
+    }
     for s in &r.services {
         let v = &s.service;
         writeln!(
@@ -195,7 +226,7 @@ pub fn write_text(r: &Y1564Report, out: &mut dyn Write) -> io::Result<()> {
             crate::clock::human_ns(v.fd_ns as f64),
             crate::clock::human_ns(v.fdv_ns as f64),
             100.0 * v.flr,
-            verdict(s.config_pass)
+            verdict(s.config_pass, s.config_inconclusive)
         )?;
         for st in &s.config_test {
             write_step(out, st)?;
@@ -206,7 +237,7 @@ pub fn write_text(r: &Y1564Report, out: &mut dyn Write) -> io::Result<()> {
             out,
             "\nperformance test, {:.0} s, all services at CIR: {}",
             p.duration_s,
-            verdict(p.pass)
+            verdict(p.pass, p.inconclusive)
         )?;
         for row in &p.services {
             write!(out, "  {:<10}", row.name)?;

@@ -330,9 +330,7 @@ impl ThroughputSearch {
                 why: "a result was recorded with no trial requested".into(),
             });
         };
-        let short_of_rate =
-            r.achieved_fps < r.offered_fps * (1.0 - 0.5 * self.cfg.relative_resolution);
-        let tester_limited = r.tester_limited || short_of_rate || r.sent == 0;
+        let tester_limited = self.tester_limited(&r);
         let loss_ratio = if r.sent > 0 {
             r.sent.saturating_sub(r.received) as f64 / r.sent as f64
         } else {
@@ -379,6 +377,16 @@ impl ThroughputSearch {
             }
         }
         Ok(())
+    }
+
+    /// Whether a trial says nothing about the SUT: the tester flagged it,
+    /// sent nothing, or achieved less than the rate by more than half the
+    /// resolution. A caller may run such a trial again before it
+    /// [`record`](Self::record)s it: recorded, it lowers the maximum rate.
+    pub fn tester_limited(&self, r: &TrialResult) -> bool {
+        let short_of_rate =
+            r.achieved_fps < r.offered_fps * (1.0 - 0.5 * self.cfg.relative_resolution);
+        r.tester_limited || short_of_rate || r.sent == 0
     }
 
     /// The tester could not offer more than `fps`: search below it only.

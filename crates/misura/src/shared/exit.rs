@@ -27,6 +27,9 @@ pub const INTERFACE: i32 = 4;
 pub const PARAMS: i32 = 5;
 pub const OUTPUT: i32 = 6;
 pub const PROFILE: i32 = 7;
+/// rfc2544, y1564: part of the result is the tester's own limit, not the
+/// SUT's (after `--tester-retries`); the result says which part.
+pub const INCONCLUSIVE: i32 = 8;
 pub const INTERRUPTED_INT: i32 = 130;
 pub const INTERRUPTED_TERM: i32 = 143;
 

@@ -111,7 +111,7 @@ pub fn open_for_reading() -> Result<Store> {
 /// damaged, with what to do.
 pub fn store_failure(e: StoreError) -> Failure {
     match e {
-        StoreError::NoSuchRun(_) => Failure::Usage(e.to_string()),
+        StoreError::NoSuchRun(_) => Failure::Output(e.to_string()),
         StoreError::Sql(ref s) if looks_damaged(&s.to_string()) => Failure::Output(format!(
             "the results store at {} looks damaged ({s}): move it aside (mv FILE FILE.bad) or give another --store",
             config().path.display()

@@ -38,8 +38,9 @@ Examples:
   misura rfc2544 ... --tests throughput --sizes imix
 
 RFC 2544 asks for 60 s trials (--trial), 120 s latency trials and 50 back-to-back
-trials per size: the defaults, which make a full run take hours. Rates above what
-the tester itself can send are reported as the tester's limit, never as SUT loss.")]
+trials per size: the defaults, which make a full run take hours (the first example
+takes minutes). Rates above what the tester itself can send are reported as the
+tester's limit, never as SUT loss; a figure that rests on it is INCONCLUSIVE (exit 8).")]
 pub struct Rfc2544Args {
     /// Frame sizes on the wire in bytes, FCS included (64 to 9018), comma
     /// separated, or `imix` (64:570:1518 frames 7:4:1).
@@ -58,7 +59,7 @@ pub struct Rfc2544Args {
     )]
     pub tests: Vec<Test>,
     /// Length of a full trial (the search's confirmation trials, the loss
-    /// steps); RFC 2544 asks at least 60 s.
+    /// steps); RFC 2544 asks at least 60 s; at most 24h.
     #[arg(
         long,
         value_name = "DURATION",
@@ -102,4 +103,18 @@ pub struct Rfc2544Args {
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
     pub ns: crate::shared::netns::NetnsArgs,
+}
+
+/// Longest trial, step or burst accepted: a day (RFC 2544 asks 60 s; a
+/// longer trial only delays the result).
+pub const MAX_TRIAL: i64 = 86_400_000_000_000;
+
+/// Refuse a duration over [`MAX_TRIAL`], naming the flag and the bound.
+pub fn at_most(flag: &str, d: &DurationArg) -> Result<i64, crate::shared::exit::Failure> {
+    if d.ns > MAX_TRIAL {
+        return Err(crate::shared::exit::Failure::Usage(format!(
+            "{flag} {d} is too long: at most 24h"
+        )));
+    }
+    Ok(d.ns)
 }

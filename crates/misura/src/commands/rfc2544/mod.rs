@@ -30,8 +30,32 @@ use std::sync::Arc;
 pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let started = std::time::Instant::now();
     let started_at = now_rfc3339();
+    // What the flags alone make impossible, before any port is looked at.
+    sizes::parse(&a.sizes, sizes::MAX_FRAME - sizes::FRAME_OVERHEAD)?;
+    let trial_ns = a.trial.at_least("--trial", 10_000_000)?;
+    let short_ns = a.short_trial.at_least("--short-trial", 10_000_000)?;
+    for (flag, d) in [
+        ("--trial", &a.trial),
+        ("--short-trial", &a.short_trial),
+        ("--latency-trial", &a.latency_trial),
+        ("--b2b-max-burst", &a.b2b_max_burst),
+    ] {
+        args::at_most(flag, d)?;
+    }
+    a.latency_trial.at_least("--latency-trial", 100_000_000)?;
+    a.b2b_max_burst.at_least("--b2b-max-burst", 1_000)?;
+    if short_ns > trial_ns {
+        return Err(Failure::Usage(format!(
+            "--short-trial {} is longer than --trial {}: short trials bracket the rate before full-length ones",
+            a.short_trial, a.trial
+        ))
+        .into());
+    }
+    a.p.check_ports()?;
+    let cpus = a.p.cpus()?;
     let tx = crate::commands::oneway::plan::interface(&a.p.tx)?;
     let rx = crate::commands::oneway::plan::interface(&a.p.rx)?;
+    a.p.check_macs(&tx, &rx)?;
     let sizes = sizes::parse(&a.sizes, tx.mtu.min(rx.mtu) as usize)?;
     let (link_bps, link_source) = match &a.link_speed {
         Some(l) => (l.bps, "--link-speed"),
@@ -47,17 +71,6 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         },
     };
     let link = LinkModel::new(link_bps, false);
-    let trial_ns = a.trial.at_least("--trial", 10_000_000)?;
-    let short_ns = a.short_trial.at_least("--short-trial", 10_000_000)?;
-    a.latency_trial.at_least("--latency-trial", 100_000_000)?;
-    a.b2b_max_burst.at_least("--b2b-max-burst", 1_000)?;
-    if short_ns > trial_ns {
-        return Err(Failure::Usage(format!(
-            "--short-trial {} is longer than --trial {}: short trials bracket the rate before full-length ones",
-            a.short_trial, a.trial
-        ))
-        .into());
-    }
     let calibration = a
         .calibration
         .as_ref()
@@ -87,6 +100,7 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     for n in &facts.notes {
         warnings.push(Warn::EngineFallback { note: n.clone() }.into());
     }
+    let status = crate::shared::status_line::StatusLine::new(a.out.quiet);
     let mut ctx = Ctx {
         a,
         engine: Some(engine),
@@ -97,13 +111,16 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         short_ns,
         stop: stop.as_ref(),
         stop_arc: stop,
-        cpus: a.p.cpus(),
+        cpus,
+        status: &status,
+        size_no: String::new(),
     };
     let mut out = Vec::new();
-    for size in &sizes {
+    for (i, size) in sizes.iter().enumerate() {
         if stop.load(Ordering::Relaxed) != 0 {
             break;
         }
+        ctx.size_no = format!("size {}/{}:", i + 1, sizes.len());
         let s = one_size(
             &mut ctx,
             size,
@@ -120,6 +137,8 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         }
         out.push(s);
     }
+    drop(status);
+    let inconclusive: Vec<String> = out.iter().flat_map(phases::inconclusive).collect();
     // The latency trials repeat the engine's notes: keep each warning once.
     let mut seen = std::collections::HashSet::new();
     warnings.retain(|w| seen.insert((w.code.clone(), w.text.clone())));
@@ -161,14 +180,19 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         sizes: out,
         elapsed_s: started.elapsed().as_secs_f64(),
         warnings,
+        inconclusive,
     };
     let target = format!("{}->{}", a.p.tx, a.p.rx);
-    Ok(Finished::ok(Report::new(
-        report,
-        "rfc2544",
-        target,
-        misura_report::rfc2544::write_text,
-    )))
+    // A result that rests on the tester's limit is no verdict on the SUT.
+    let code = if report.inconclusive.is_empty() || signal != 0 {
+        crate::shared::exit::OK
+    } else {
+        crate::shared::exit::INCONCLUSIVE
+    };
+    Ok(Finished::with_code(
+        Report::new(report, "rfc2544", target, misura_report::rfc2544::write_text),
+        code,
+    ))
 }
 
 /// The tests asked for, on one frame size.
@@ -199,6 +223,11 @@ fn one_size(
         if rate > 0.0 {
             // The latency trial opens its own rings: close ours first.
             ctx.engine = None;
+            ctx.status.step(
+                format!("{} {} B latency trial at {rate:.0} frames/s", ctx.size_no, size.label),
+                ctx.a.latency_trial.std(),
+                None,
+            );
             let (l, w) = latency::run(ctx.a, size, rate, link.rate_bps, calibration, ctx.stop_arc)?;
             warnings.extend(w);
             s.latency = Some(l);

@@ -18,6 +18,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// this is lost for the tester too).
 const DRAIN_NS: i64 = 250_000_000;
 
+/// Search trials in a row the tester could not send (each on every
+/// attempt), each at or below what it reached before, after which the
+/// search stops as the tester's limit: lowering the rate further would only
+/// follow a busy host down (a 2-vCPU VM under a build went from 125 k to
+/// 1.5 k frames/s this way, 66 trials, every one the tester's).
+const LIMITED_IN_A_ROW: u32 = 3;
+
 /// What every trial of a run shares.
 pub struct Ctx<'a> {
     pub a: &'a Rfc2544Args,
@@ -31,6 +38,9 @@ pub struct Ctx<'a> {
     /// The same flag, for the latency trial (`misura oneway`'s measure).
     pub stop_arc: &'a std::sync::Arc<AtomicUsize>,
     pub cpus: Vec<usize>,
+    pub status: &'a crate::shared::status_line::StatusLine,
+    /// "size 1/3", for the progress line.
+    pub size_no: String,
 }
 
 impl Ctx<'_> {
@@ -42,6 +52,45 @@ impl Ctx<'_> {
 
     fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed) != 0
+    }
+
+    /// A trial, run again while `spoiled` says the tester itself fell
+    /// behind in it, up to `--tester-retries` times: each spoiled attempt
+    /// goes into `rows` (numbered); the one that stands is returned with
+    /// its attempt number. A trial spoiled on every attempt is the
+    /// tester's limit, and the caller says so.
+    pub fn trial_retried(
+        &mut self,
+        size: &SizeSpec,
+        what: (&str, f64, i64, Option<u64>),
+        rows: &mut Vec<TrialRow>,
+        spoiled: impl Fn(&LoadTrial) -> bool,
+    ) -> Result<(LoadTrial, u32)> {
+        let (phase, rate_fps, duration_ns, burst) = what;
+        let mut attempt = 1;
+        loop {
+            self.status.step(
+                format!(
+                    "{} {} B {phase} trial{} at {:.0} frames/s",
+                    self.size_no,
+                    size.label,
+                    if attempt > 1 {
+                        format!(" (attempt {attempt})")
+                    } else {
+                        String::new()
+                    },
+                    rate_fps
+                ),
+                std::time::Duration::from_nanos(duration_ns.max(0) as u64),
+                None,
+            );
+            let t = self.trial(size, rate_fps, duration_ns, burst)?;
+            if !spoiled(&t) || attempt > self.a.p.tester_retries || self.stopped() {
+                return Ok((t, attempt));
+            }
+            rows.push(attempt_row(phase, &t, attempt));
+            attempt += 1;
+        }
     }
 
     /// One trial at `rate_fps` for `duration_ns`, or a burst of `burst` frames.
@@ -95,10 +144,6 @@ impl Ctx<'_> {
 fn fresh_session() -> u32 {
     let t = misura_sys::clock::realtime_ns() as u64;
     (t ^ (t >> 29) ^ u64::from(std::process::id()) << 8) as u32
-}
-
-fn row(phase: &str, t: &LoadTrial) -> TrialRow {
-    attempt_row(phase, t, 1)
 }
 
 fn attempt_row(phase: &str, t: &LoadTrial, attempt: u32) -> TrialRow {
@@ -156,43 +201,71 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
     })
     .map_err(load_err)?;
     let mut rows = Vec::new();
+    let result = |t: &LoadTrial| search::TrialResult {
+        offered_fps: t.offered_fps(),
+        achieved_fps: t.achieved_fps(),
+        sent: t.sent(),
+        received: t.received(),
+        tester_limited: t.tester_limit.is_some(),
+    };
+    let mut limited_in_a_row = 0;
+    let mut gave_up = false;
     while let Some(req) = srch.next_trial() {
         if ctx.stopped() {
             break;
         }
-        let t = ctx.trial(size, req.rate_fps, req.duration_ns, None)?;
-        note_tester_max(s, &t);
+        if limited_in_a_row >= LIMITED_IN_A_ROW {
+            // The tester could not hold the rates it had itself just
+            // reached: a busy host, not a capacity to search below.
+            gave_up = true;
+            break;
+        }
         let phase = match req.phase {
             search::Phase::Short => "short",
             search::Phase::Final => "final",
         };
-        rows.push(row(phase, &t));
-        srch.record(search::TrialResult {
-            offered_fps: t.offered_fps(),
-            achieved_fps: t.achieved_fps(),
-            sent: t.sent(),
-            received: t.received(),
-            tester_limited: t.tester_limit.is_some(),
-        })
-        .map_err(load_err)?;
+        // A trial the tester fell behind in is run again before the search
+        // sees it: one descheduled moment never becomes the ceiling.
+        let (t, attempt) = ctx.trial_retried(
+            size,
+            (phase, req.rate_fps, req.duration_ns, None),
+            &mut rows,
+            |t| srch.tester_limited(&result(t)),
+        )?;
+        note_tester_max(s, &t);
+        rows.push(attempt_row(phase, &t, attempt));
+        if srch.tester_limited(&result(&t)) {
+            limited_in_a_row += 1;
+        } else {
+            limited_in_a_row = 0;
+        }
+        srch.record(result(&t)).map_err(load_err)?;
     }
     let o = srch.outcome();
     if let Some(m) = o.tester_max_fps {
         s.tester_max_fps = Some(s.tester_max_fps.map_or(m, |x| x.max(m)));
     }
+    let capped = o.tester_max_fps.is_some();
     let bound = |name: &str| {
         let b = o.bound(name);
         let lower = b.and_then(|b| b.lower_fps).unwrap_or(0.0);
+        let upper = b.and_then(|b| b.upper_fps);
+        let found = b.is_some_and(|b| b.found);
         RateBound {
-            found: b.is_some_and(|b| b.found),
+            found,
             lower_fps: lower,
-            upper_fps: b.and_then(|b| b.upper_fps).unwrap_or(line),
+            upper_fps: upper.unwrap_or(line),
             lower_load: lower / line,
             lower_bps: size.frame_bps(lower),
+            // The tester could not send the rates above `lower` (on every
+            // attempt), and no trial showed the SUT losing there: the
+            // SUT's rate is not known.
+            tester_limited: capped && (upper.is_none() || !found),
         }
     };
     let stopped_by = match (ctx.stopped(), o.stopped_by) {
         (true, _) => "interrupted",
+        (false, _) if gave_up => "tester_limit",
         (false, Some(search::StoppedBy::Resolution)) => "resolution",
         (false, Some(search::StoppedBy::MaxTrials)) => "max_trials",
         (false, Some(search::StoppedBy::TesterLimit)) => "tester_limit",
@@ -209,17 +282,32 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
 }
 
 /// §26.3: from 100 % of the line rate down in 10 % steps until two
-/// successive steps lose nothing.
+/// successive steps lose nothing (or three in a row the tester could not
+/// send: the result is then inconclusive).
 pub fn frame_loss(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<Vec<TrialRow>> {
     let mut plan = flr::FlrPlan::new(s.line_rate_fps, 10.0, ctx.trial_ns).map_err(load_err)?;
     let mut rows = Vec::new();
+    let mut limited_in_a_row = 0;
     while let Some((percent, rate, duration)) = plan.next_trial() {
-        if ctx.stopped() {
+        // Steps the tester cannot send say nothing of the SUT; after three
+        // in a row the rest would only repeat it.
+        if ctx.stopped() || limited_in_a_row >= LIMITED_IN_A_ROW {
             break;
         }
-        let t = ctx.trial(size, rate, duration, None)?;
+        let phase = format!("{percent:.0}%");
+        let (t, attempt) = ctx.trial_retried(
+            size,
+            (&phase, rate, duration, None),
+            &mut rows,
+            |t| t.tester_limit.is_some(),
+        )?;
         note_tester_max(s, &t);
-        rows.push(row(&format!("{percent:.0}%"), &t));
+        rows.push(attempt_row(&phase, &t, attempt));
+        limited_in_a_row = if t.tester_limit.is_some() {
+            limited_in_a_row + 1
+        } else {
+            0
+        };
         plan.record(t.sent(), t.received(), t.tester_limit.is_some());
     }
     Ok(rows)
@@ -247,23 +335,24 @@ pub fn back_to_back(
     .map_err(load_err)?;
     let mut bursts = Vec::new();
     let mut limit = None;
+    let mut tester_limited = false;
     while let Some(req) = srch.next_burst() {
         if ctx.stopped() {
             break;
         }
         // A burst the tester spoiled (its loop descheduled for a moment) is
         // sent again, up to --tester-retries times; each attempt is listed.
-        let mut attempt = 1;
-        let (t, short) = loop {
-            let t = ctx.trial(size, req.rate_fps, 0, Some(req.frames))?;
-            let short = t.tester_limit.is_some() || t.sent() < req.frames;
-            if !short || attempt > a.p.tester_retries || ctx.stopped() {
-                break (t, short);
-            }
-            bursts.push(attempt_row(&format!("burst {}", req.frames), &t, attempt));
-            attempt += 1;
-        };
+        let phase = format!("burst {}", req.frames);
+        let is_short = |t: &LoadTrial| t.tester_limit.is_some() || t.sent() < req.frames;
+        let (t, attempt) = ctx.trial_retried(
+            size,
+            (&phase, req.rate_fps, 0, Some(req.frames)),
+            &mut bursts,
+            is_short,
+        )?;
+        let short = is_short(&t);
         if short {
+            tester_limited = true;
             limit = Some(format!(
                 "a {}-frame burst left at {:.0} frames/s, below the line rate {:.0}: the tester cannot send back-to-back bursts of this size",
                 req.frames,
@@ -272,7 +361,7 @@ pub fn back_to_back(
             ));
             note_tester_max(s, &t);
         }
-        bursts.push(attempt_row(&format!("burst {}", req.frames), &t, attempt));
+        bursts.push(attempt_row(&phase, &t, attempt));
         srch.record(t.sent(), t.received(), short);
     }
     let o = srch.outcome();
@@ -295,33 +384,34 @@ pub fn back_to_back(
         corrected_buffer_s: corrected_ns.map(|v| v / 1e9),
         throughput_fps,
         tester_limit: limit,
+        tester_limited,
         bursts,
     })
 }
 
-/// The back-to-back bursts, each with whether it was run again (the next
-/// row is a later attempt at the same burst).
-fn bursts_and_repeats(s: &SizeReport) -> impl Iterator<Item = (&TrialRow, bool)> {
-    let rows = s.back_to_back.iter().flat_map(|b| b.bursts.as_slice());
-    let next = rows.clone().skip(1).map(Some).chain([None]);
-    rows.zip(next)
-        .map(|(r, n)| (r, n.is_some_and(|n| n.attempt > r.attempt)))
+/// Every trial row of a size with whether it was run again (the next row
+/// is a later attempt at the same trial, which the tester spoiled).
+fn rows_and_repeats(s: &SizeReport) -> Vec<(&TrialRow, bool)> {
+    let lists = [
+        s.throughput.as_ref().map(|t| t.trials.as_slice()),
+        s.frame_loss.as_deref(),
+        s.back_to_back.as_ref().map(|b| b.bursts.as_slice()),
+    ];
+    lists
+        .into_iter()
+        .flatten()
+        .flat_map(misura_report::rfc2544::with_repeats)
+        .collect()
 }
 
 /// One sentence for the size's warning when the tester limited any trial
-/// that stands (a burst it spoiled and that was run again does not).
+/// that stands (a trial it spoiled and that was run again does not).
 pub fn tester_note(s: &SizeReport) -> Option<String> {
-    let rows = s
-        .throughput
-        .iter()
-        .flat_map(|t| t.trials.iter())
-        .chain(s.frame_loss.iter().flatten())
-        .chain(
-            bursts_and_repeats(s)
-                .filter(|&(_, repeated)| !repeated)
-                .map(|(r, _)| r),
-        );
-    let limited: Vec<&TrialRow> = rows.filter(|r| r.tester_limit.is_some()).collect();
+    let limited: Vec<&TrialRow> = rows_and_repeats(s)
+        .into_iter()
+        .filter(|&(r, repeated)| !repeated && r.tester_limit.is_some())
+        .map(|(r, _)| r)
+        .collect();
     let first = limited.first()?;
     Some(format!(
         "frame {} B: {} trial(s) were limited by the tester itself, not the SUT (first: {} at {:.0} frames/s: {})",
@@ -333,22 +423,76 @@ pub fn tester_note(s: &SizeReport) -> Option<String> {
     ))
 }
 
-/// One sentence for the size's warning when bursts were run again because
+/// One sentence for the size's warning when trials were run again because
 /// the tester spoiled them (`--tester-retries`).
 pub fn repeat_note(s: &SizeReport) -> Option<String> {
-    let repeated: Vec<&TrialRow> = bursts_and_repeats(s)
+    let repeated: Vec<&TrialRow> = rows_and_repeats(s)
+        .into_iter()
         .filter(|&(_, repeated)| repeated)
         .map(|(r, _)| r)
         .collect();
     let first = repeated.first()?;
     Some(format!(
-        "frame {} B: {} back-to-back burst(s) run again (first: {}: {})",
+        "frame {} B: {} trial(s) run again (first: {} at {:.0} frames/s: {})",
         s.label,
         repeated.len(),
         first.phase,
+        first.offered_fps,
         first
             .tester_limit
             .as_deref()
             .unwrap_or("fewer frames left than asked for")
     ))
+}
+
+/// Why the size's result is inconclusive: each figure that rests on the
+/// tester's own limit after every attempt `--tester-retries` allowed.
+pub fn inconclusive(s: &SizeReport) -> Vec<String> {
+    let mut why = Vec::new();
+    if let Some(t) = &s.throughput {
+        for (name, b) in [("NDR", &t.ndr), ("PDR", &t.pdr)] {
+            if b.tester_limited {
+                why.push(if b.lower_fps > 0.0 {
+                    format!(
+                        "frame {} B {name}: no trial lost frames up to {:.0} frames/s, the most the tester could send (line rate {:.0}): the SUT's {name} is not known",
+                        s.label, b.lower_fps, s.line_rate_fps
+                    )
+                } else {
+                    format!(
+                        "frame {} B {name}: the tester could not send steadily at any rate tried (it reached {:.0} frames/s at most, line rate {:.0}): the SUT's {name} is not known",
+                        s.label,
+                        s.tester_max_fps.unwrap_or(0.0),
+                        s.line_rate_fps
+                    )
+                });
+            }
+        }
+    }
+    if let Some(l) = s.latency.as_ref().and_then(|l| l.load.tester_limit.as_ref()) {
+        why.push(format!("frame {} B latency trial: {l}", s.label));
+    }
+    let loss: Vec<&TrialRow> = s
+        .frame_loss
+        .iter()
+        .flat_map(|rows| misura_report::rfc2544::standing(rows))
+        .filter(|r| r.tester_limit.is_some())
+        .collect();
+    if let Some(first) = loss.first() {
+        why.push(format!(
+            "frame {} B frame loss: {} step(s) the tester could not send (first {}: {:.0} of {:.0} frames/s)",
+            s.label,
+            loss.len(),
+            first.phase,
+            first.achieved_fps,
+            first.offered_fps
+        ));
+    }
+    if let Some(b) = s.back_to_back.as_ref().filter(|b| b.tester_limited) {
+        why.push(format!(
+            "frame {} B back-to-back: {}",
+            s.label,
+            b.tester_limit.as_deref().unwrap_or("the tester could not send the bursts")
+        ));
+    }
+    why
 }

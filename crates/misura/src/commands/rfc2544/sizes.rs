@@ -84,8 +84,13 @@ pub fn parse(items: &[String], mtu: usize) -> Result<Vec<SizeSpec>, Failure> {
             ))
         })?;
         if f < min || f > max {
+            let by_mtu = if max < MAX_FRAME {
+                format!("; the ports' MTU is {mtu}")
+            } else {
+                String::new()
+            };
             return Err(Failure::Params(format!(
-                "--sizes: a {f}-byte frame is outside {min}..={max} bytes (misura's {HEADER_LEN}-byte header plus Ethernet header and FCS; the ports' MTU is {mtu})"
+                "--sizes: a {f}-byte frame is outside {min}..={max} bytes (misura's {HEADER_LEN}-byte header plus Ethernet header and FCS{by_mtu})"
             )));
         }
         out.push(SizeSpec {

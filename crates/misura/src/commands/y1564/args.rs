@@ -17,6 +17,12 @@ A service: --service name=NAME,frame=BYTES,cir=RATE[,eir=RATE][,vlan=ID][,pcp=0-
   flr     frame loss ratio at most                              default 0.1%
   avail   share of one-second intervals available at least      default 99.9%
 
+Each key once; names and values printable (no control characters). A service
+whose CIR+EIR (or all CIRs together, in the performance test) the link cannot
+carry is refused (exit 5). With the defaults (60 s steps, 15 min performance
+test) a service takes about 6 min and the run 15 min more; the example below
+takes about 90 s.
+
 Examples:
   misura lab up --topology switch --shape 100M
   misura y1564 --netns misura-tester --tx p1 --rx p2 --step-duration 5s --duration 30s \\
@@ -26,10 +32,10 @@ pub struct Y1564Args {
     /// A service to test (1 to 8; see below).
     #[arg(long = "service", value_name = "SPEC", required = true)]
     pub services: Vec<String>,
-    /// Length of each configuration-test step (Y.1564 suggests 60 s).
+    /// Length of each configuration-test step (Y.1564 suggests 60 s; at most 1h).
     #[arg(long, value_name = "DURATION", default_value = "60s", alias = "trial")]
     pub step_duration: DurationArg,
-    /// Length of the performance test (Y.1564: 15 min; 0 to skip it).
+    /// Length of the performance test (Y.1564: 15 min; 0 to skip it; at most 24h).
     #[arg(long, value_name = "DURATION", default_value = "15m")]
     pub duration: DurationArg,
     #[command(flatten)]
@@ -73,6 +79,14 @@ pub fn parse_service(spec: &str) -> Result<ServiceConfig, Failure> {
         flr: 0.001,
         availability: 0.999,
     };
+    if let Some(c) = spec.chars().find(|c| c.is_control()) {
+        return Err(Failure::Usage(format!(
+            "--service: a control character ({:?}) in `{}`: names and values are printable text",
+            c,
+            spec.escape_debug()
+        )));
+    }
+    let mut seen: Vec<&str> = Vec::new();
     for item in spec.split(',').filter(|i| !i.trim().is_empty()) {
         let (k, v) = item.split_once('=').ok_or_else(|| {
             Failure::Usage(format!(
@@ -80,6 +94,12 @@ pub fn parse_service(spec: &str) -> Result<ServiceConfig, Failure> {
             ))
         })?;
         let (k, v) = (k.trim(), v.trim());
+        if seen.contains(&k) {
+            return Err(Failure::Usage(format!(
+                "--service {spec}: `{k}` is given twice; give each key once"
+            )));
+        }
+        seen.push(k);
         let int = |max: u64| -> Result<u64, Failure> {
             v.parse::<u64>().ok().filter(|&x| x <= max).ok_or_else(|| {
                 Failure::Params(format!("--service {k}={v}: use a whole number up to {max}"))
@@ -122,7 +142,60 @@ pub fn parse_service(spec: &str) -> Result<ServiceConfig, Failure> {
     Ok(s)
 }
 
+/// Longest configuration-test step: an hour (Y.1564 suggests 60 s).
+pub const MAX_STEP_NS: i64 = 3_600_000_000_000;
+/// Longest performance test: a day (Y.1564 names 15 min, 2 h and 24 h).
+pub const MAX_PERFORMANCE_NS: i64 = 86_400_000_000_000;
+
+/// Refuse services the link cannot carry (exit 5): a service's CIR+EIR, or
+/// every CIR at once in the performance test, over `link_bps` once each
+/// frame's preamble and gap (20 bytes) are counted.
+pub fn check_link(services: &[ServiceConfig], link_bps: u64, performance: bool) -> Result<(), Failure> {
+    let wire = |s: &ServiceConfig, bps: f64| bps * (s.frame_bytes as f64 + 20.0) / s.frame_bytes as f64;
+    let link = link_bps as f64;
+    let capacity = |s: &ServiceConfig| link * s.frame_bytes as f64 / (s.frame_bytes as f64 + 20.0);
+    for s in services {
+        if wire(s, s.cir_bps + s.eir_bps) > link * (1.0 + 1e-9) {
+            return Err(Failure::Params(format!(
+                "service {}: CIR+EIR {:.3} Mb/s is more than the link carries in {}-byte frames ({:.3} Mb/s of frames on a {} Mb/s link): lower cir/eir",
+                s.name,
+                (s.cir_bps + s.eir_bps) / 1e6,
+                s.frame_bytes,
+                capacity(s) / 1e6,
+                link_bps / 1_000_000
+            )));
+        }
+    }
+    let all: f64 = services.iter().map(|s| wire(s, s.cir_bps)).sum();
+    if performance && all > link * (1.0 + 1e-9) {
+        return Err(Failure::Params(format!(
+            "the services' CIRs together need {:.3} Mb/s of the {} Mb/s link in the performance test: lower a cir, or --duration 0 to skip it",
+            all / 1e6,
+            link_bps / 1_000_000
+        )));
+    }
+    Ok(())
+}
+
 impl Y1564Args {
+    /// The step and performance-test lengths, checked against their bounds.
+    pub fn durations(&self) -> Result<(i64, i64), Failure> {
+        let step = self.step_duration.at_least("--step-duration", 100_000_000)?;
+        if step > MAX_STEP_NS {
+            return Err(Failure::Usage(format!(
+                "--step-duration {} is too long: at most 1h (Y.1564 suggests 60s)",
+                self.step_duration
+            )));
+        }
+        if self.duration.ns > MAX_PERFORMANCE_NS {
+            return Err(Failure::Usage(format!(
+                "--duration {} is too long: at most 24h",
+                self.duration
+            )));
+        }
+        Ok((step, self.duration.ns.max(0)))
+    }
+
     /// The services, checked: 1 to 8, distinct names.
     pub fn services(&self) -> Result<Vec<ServiceConfig>, Failure> {
         if self.services.len() > MAX_FLOWS {
@@ -153,6 +226,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn services_over_the_link_are_refused() {
+        let s = |spec: &str| parse_service(spec).unwrap();
+        // 64-byte frames fill a 10G link at 7.62 Gb/s of frames.
+        assert!(check_link(&[s("name=a,frame=64,cir=7G")], 10_000_000_000, true).is_ok());
+        let e = check_link(&[s("name=a,frame=64,cir=8G")], 10_000_000_000, true).unwrap_err();
+        assert!(matches!(e, Failure::Params(_)), "{e}");
+        assert!(e.to_string().contains("7619.048 Mb/s"), "{e}");
+        let two = [s("name=a,cir=6G"), s("name=b,cir=6G")];
+        assert!(check_link(&two, 10_000_000_000, false).is_ok());
+        let e = check_link(&two, 10_000_000_000, true).unwrap_err();
+        assert!(e.to_string().contains("together"), "{e}");
+    }
+
+    #[test]
     fn a_service_parses_with_its_defaults() {
         let s =
             parse_service("name=voice,frame=128,cir=10M,vlan=100,pcp=5,fd=2ms,flr=0.01%").unwrap();
@@ -173,6 +260,9 @@ mod tests {
             ("name=a,cir=1M,colour=red", "unknown key"),
             ("name=a,cir=1M,flr=150%", "between 0 and 100"),
             ("name=a,cir=1M,frame=20", "below 64"),
+            ("name=a,cir=5M,cir=6M", "`cir` is given twice"),
+            ("name=a\nb,cir=5M", "control character"),
+            ("name=\u{1b}[31mred,cir=5M", "control character"),
         ] {
             let e = parse_service(spec).unwrap_err().to_string();
             assert!(e.contains(says), "{spec}: {e}");

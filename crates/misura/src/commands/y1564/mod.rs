@@ -37,6 +37,7 @@ struct Ctx<'a> {
     src: MacAddr,
     cpus: Vec<usize>,
     stop: &'a AtomicUsize,
+    status: crate::shared::status_line::StatusLine,
 }
 
 impl Ctx<'_> {
@@ -125,6 +126,9 @@ fn step_report(
         fd_max_ns: (m.frames_sent > m.frames_lost).then_some(m.fd_max_ns),
         fdv_ns: (m.frames_sent > m.frames_lost).then_some(m.fdv_ns),
         pass: v.pass && tester_limit.is_none(),
+        // The tester could not send the step (on every attempt): what it
+        // measured is the tester's limit, no verdict on the SUT.
+        inconclusive: tester_limit.is_some(),
         reasons: v.reasons,
         tester_limit,
         spoiled_attempts: Vec::new(),
@@ -156,12 +160,27 @@ fn config_step(
     s: &ServiceConfig,
     spec: &rules::ServiceSpec,
     step: &rules::Step,
-    step_ns: i64,
+    (step_ns, after_ns): (i64, i64),
     retries: u32,
     warnings: &mut Vec<misura_report::Warning>,
 ) -> Result<StepReport> {
     let mut spoiled = Vec::new();
     let run = loop {
+        ctx.status.step(
+            format!(
+                "service {} {} at {:.3} Mb/s{}",
+                s.name,
+                step.label,
+                step.rate_bps / 1e6,
+                if spoiled.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (attempt {})", spoiled.len() + 1)
+                }
+            ),
+            std::time::Duration::from_nanos(step_ns as u64),
+            Some(std::time::Duration::from_nanos(after_ns.max(0) as u64)),
+        );
         let run = ctx.run(&[s], &[step.rate_bps], step_ns, false)?;
         let stopped = ctx.stop.load(Ordering::Relaxed) != 0;
         match &run.trial.tester_limit {
@@ -200,10 +219,15 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let started = std::time::Instant::now();
     let started_at = now_rfc3339();
     let services = a.services()?;
-    let step_ns = a.step_duration.at_least("--step-duration", 100_000_000)?;
-    let perf_ns = a.duration.ns.max(0);
+    let (step_ns, perf_ns) = a.durations()?;
+    a.p.check_ports()?;
+    let cpus = a.p.cpus()?;
     let tx = crate::commands::oneway::plan::interface(&a.p.tx)?;
     let rx = crate::commands::oneway::plan::interface(&a.p.rx)?;
+    a.p.check_macs(&tx, &rx)?;
+    if let Some(m) = rx.speed_mbps.or(tx.speed_mbps).filter(|&m| m > 0) {
+        args::check_link(&services, m * 1_000_000, perf_ns > 0)?;
+    }
     let mtu = tx.mtu.min(rx.mtu) as usize;
     for s in &services {
         if s.frame_bytes > mtu + 18 + usize::from(s.vlan.is_some()) * 4 {
@@ -235,36 +259,46 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         ethertype: a.p.ethertype.value,
         dst: MacAddr(rx.mac),
         src: MacAddr(tx.mac),
-        cpus: a.p.cpus(),
+        cpus,
         stop,
+        status: crate::shared::status_line::StatusLine::new(a.out.quiet),
     };
     let stopped = || stop.load(Ordering::Relaxed) != 0;
+    let plans = services
+        .iter()
+        .map(|s| {
+            rules::config_test_steps(&rule_spec(s)).map_err(|e| {
+                crate::shared::exit::Failure::Params(format!("service {}: {e}", s.name))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // The run's planned time after each step, for the progress line.
+    let mut after_ns = plans.iter().map(|p| p.len() as i64).sum::<i64>() * step_ns + perf_ns;
     let mut reports = Vec::new();
-    for s in &services {
+    for (s, plan) in services.iter().zip(plans) {
         let spec = rule_spec(s);
         let mut steps = Vec::new();
-        let plan = rules::config_test_steps(&spec).map_err(|e| {
-            crate::shared::exit::Failure::Params(format!("service {}: {e}", s.name))
-        })?;
         for step in plan {
             if stopped() {
                 break;
             }
+            after_ns -= step_ns;
             steps.push(config_step(
                 &mut ctx,
                 s,
                 &spec,
                 &step,
-                step_ns,
+                (step_ns, after_ns),
                 a.p.tester_retries,
                 &mut warnings,
             )?);
         }
-        let config_pass = !steps.is_empty() && steps.iter().all(|st| st.pass);
+        let (config_pass, config_inconclusive) = verdict(&steps);
         reports.push(ServiceReport {
             service: s.clone(),
             config_test: steps,
             config_pass,
+            config_inconclusive,
         });
     }
     let performance = if perf_ns > 0 && !stopped() {
@@ -272,10 +306,21 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     } else {
         None
     };
+    drop(ctx);
     let signal = stop.load(Ordering::Relaxed);
     let pass = signal == 0
         && reports.iter().all(|r| r.config_pass)
         && performance.as_ref().is_none_or(|p| p.pass);
+    // FAIL when a step failed on its own measurement; else inconclusive
+    // when a step rests on the tester's limit.
+    let failed = reports
+        .iter()
+        .any(|r| !r.config_pass && !r.config_inconclusive)
+        || performance.as_ref().is_some_and(|p| !p.pass && !p.inconclusive);
+    let inconclusive = !pass
+        && !failed
+        && (reports.iter().any(|r| r.config_inconclusive)
+            || performance.as_ref().is_some_and(|p| p.inconclusive));
     let report = Y1564Report {
         meta: meta("misura.y1564", started_at),
         complete: signal == 0,
@@ -308,12 +353,15 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         services: reports,
         performance,
         pass,
+        inconclusive,
         elapsed_s: started.elapsed().as_secs_f64(),
         warnings,
     };
     let target = format!("{}->{}", a.p.tx, a.p.rx);
     let code = if pass || signal != 0 {
         crate::shared::exit::OK
+    } else if inconclusive {
+        crate::shared::exit::INCONCLUSIVE
     } else {
         crate::shared::exit::ERROR
     };
@@ -332,6 +380,11 @@ fn performance(
 ) -> Result<PerformanceReport> {
     let all: Vec<&ServiceConfig> = services.iter().collect();
     let rates: Vec<f64> = services.iter().map(|s| s.cir_bps).collect();
+    ctx.status.step(
+        format!("performance test, {} service(s) at CIR", services.len()),
+        std::time::Duration::from_nanos(perf_ns as u64),
+        Some(std::time::Duration::ZERO),
+    );
     let run = ctx.run(&all, &rates, perf_ns, true)?;
     let mut rows = Vec::new();
     for (i, s) in services.iter().enumerate() {
@@ -349,11 +402,22 @@ fn performance(
             unavailable_s,
         });
     }
-    let pass = rows.iter().all(|r| r.step.pass);
+    let steps: Vec<StepReport> = rows.iter().map(|r| r.step.clone()).collect();
+    let (pass, inconclusive) = verdict(&steps);
     Ok(PerformanceReport {
         duration_s: perf_ns as f64 / 1e9,
         services: rows,
         load: run.trial,
         pass,
+        inconclusive,
     })
+}
+
+/// (pass, inconclusive) of a list of steps: PASS when every step passed;
+/// FAIL when one failed on its own measurement; else inconclusive (a step
+/// rests on the tester's limit).
+fn verdict(steps: &[StepReport]) -> (bool, bool) {
+    let pass = !steps.is_empty() && steps.iter().all(|st| st.pass);
+    let failed = steps.iter().any(|st| !st.pass && !st.inconclusive);
+    (pass, !pass && !failed && steps.iter().any(|st| st.inconclusive))
 }

@@ -2,6 +2,7 @@
 //! (each command names its own `--engine` choices).
 
 use super::open::EngineChoice;
+use crate::shared::exit::Failure;
 use crate::shared::units::Ethertype;
 use clap::Args;
 
@@ -48,12 +49,14 @@ pub struct EnginePorts {
     /// Ethertype of the test frames.
     #[arg(long, value_name = "HEX", default_value = "0x88B5")]
     pub ethertype: Ethertype,
-    /// Repeat a back-to-back burst (rfc2544) or a configuration-test step
-    /// (y1564) that the tester itself fell behind in (its loop descheduled
+    /// Repeat a trial (rfc2544: a throughput search trial, a frame loss
+    /// step, a back-to-back burst) or a configuration-test step (y1564)
+    /// that the tester itself fell behind in (its loop descheduled
     /// past the schedule's slack, its receive ring overran) up to N times
     /// before reporting it as tester-limited (0-10). Such a
     /// trial measured the host, not the SUT; each spoiled attempt stays in
-    /// the result. A tester too slow for the rate fails every attempt.
+    /// the result. A tester too slow for the rate fails every attempt, and
+    /// the result is then inconclusive (exit 8), never the SUT's.
     #[arg(long, value_name = "N", default_value_t = 2,
           value_parser = clap::value_parser!(u32).range(0..=MAX_TESTER_RETRIES as i64))]
     pub tester_retries: u32,
@@ -63,11 +66,58 @@ pub struct EnginePorts {
 pub const MAX_TESTER_RETRIES: u32 = 10;
 
 impl EnginePorts {
-    /// Each core's CPU: --cpu and the ones after it; none without --cpu.
-    pub fn cpus(&self) -> Vec<usize> {
+    /// Each core's CPU: --cpu and the ones after it, each online (refused
+    /// otherwise); none without --cpu.
+    pub fn cpus(&self) -> Result<Vec<usize>, Failure> {
         let online = misura_sys::sched::online_cpus().max(1);
         let cores = self.engine_args.cores as usize;
-        self.cpu
-            .map_or_else(Vec::new, |c| (0..cores).map(|i| (c + i) % online).collect())
+        let Some(c) = self.cpu else {
+            return Ok(Vec::new());
+        };
+        if c >= online {
+            return Err(Failure::Usage(format!(
+                "--cpu {c}: this host has {online} online CPU(s), 0 to {} (see /sys/devices/system/cpu/online)",
+                online - 1
+            )));
+        }
+        Ok((0..cores).map(|i| (c + i) % online).collect())
+    }
+
+    /// Refuse ports no frame can cross: the same port for --tx and --rx, or
+    /// a loopback (a frame sent there comes back on itself, not through an
+    /// SUT).
+    pub fn check_ports(&self) -> Result<(), Failure> {
+        if self.tx == self.rx {
+            return Err(Failure::Usage(format!(
+                "--tx and --rx are both {}: the frames must leave one port and arrive on another, through the SUT (e.g. --tx p1 --rx p2)",
+                self.tx
+            )));
+        }
+        for (flag, name) in [("--tx", &self.tx), ("--rx", &self.rx)] {
+            if name == "lo" {
+                return Err(Failure::Usage(format!(
+                    "{flag} lo: the loopback has no cable to an SUT; give a port wired to it (e.g. the lab's p1 and p2)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuse a port without an Ethernet address (a tunnel, a loopback under
+    /// another name): the test frames are addressed to the RX port's MAC.
+    pub fn check_macs(
+        &self,
+        tx: &misura_sys::iface::InterfaceInfo,
+        rx: &misura_sys::iface::InterfaceInfo,
+    ) -> Result<(), Failure> {
+        for (flag, i) in [("--tx", tx), ("--rx", rx)] {
+            if i.mac == [0; 6] {
+                return Err(Failure::Usage(format!(
+                    "{flag} {}: the port has no Ethernet address, so no test frame can be addressed through it; give an Ethernet port wired to the SUT",
+                    i.name
+                )));
+            }
+        }
+        Ok(())
     }
 }
