@@ -272,14 +272,15 @@ impl Probes {
         let Some(k) = self.index_of(seq) else {
             return false;
         };
-        let want_hw = self.expect_hw_tx_stamp;
         let s = self.slot(k);
-        if s.tx_stamped {
+        let fresh = (software.is_some() && s.rec.tx_kernel.is_none())
+            || (hardware.is_some() && s.rec.tx_hw.is_none());
+        if s.tx_stamped && !fresh {
             return false;
         }
         s.rec.tx_kernel = s.rec.tx_kernel.or(software);
         s.rec.tx_hw = s.rec.tx_hw.or(hardware);
-        s.tx_stamped = s.rec.tx_hw.is_some() || !want_hw;
+        s.tx_stamped = true;
         true
     }
 
@@ -357,9 +358,10 @@ impl Probes {
             return None;
         }
         let (expect_tx, expect_fu) = (self.expect_tx_stamp, self.expect_follow_up);
+        let expect_hw = self.expect_hw_tx_stamp;
         let s = &self.slots[(self.oldest & self.mask) as usize];
-        let complete =
-            s.replied && (s.tx_stamped || !expect_tx) && (s.follow_up_closed || !expect_fu);
+        let tx_done = !expect_tx || (s.tx_stamped && (s.rec.tx_hw.is_some() || !expect_hw));
+        let complete = s.replied && tx_done && (s.follow_up_closed || !expect_fu);
         if complete || now - s.since() > timeout {
             return self.release();
         }
@@ -426,6 +428,41 @@ mod tests {
             rx_kernel: Some(rx2 - 100),
             rx_hw: None,
         }
+    }
+
+    #[test]
+    fn the_nics_tx_stamp_completes_a_probe_after_the_kernels() {
+        let mut p = Probes::new(16, 7, true, false);
+        p.set_expect_hw_tx_stamp(true);
+        let s = p.on_sent(0, 44, 0, 10);
+        assert!(p.on_tx_stamp(s, Some(15), None));
+        assert_eq!(
+            p.on_reply(&reply(s, 1_000, None)),
+            ReplyMatch::Matched { reordered: false }
+        );
+        assert!(
+            p.pop_complete(1_001, 1_000_000).is_none(),
+            "waits for the NIC's"
+        );
+        assert!(p.on_tx_stamp(s, None, Some(5_000_015)));
+        let r = p.pop_complete(1_002, 1_000_000).unwrap();
+        assert_eq!((r.tx_kernel, r.tx_hw), (Some(15), Some(5_000_015)));
+        assert!(!p.on_tx_stamp(s, Some(99), Some(99)), "released");
+        // A second report of a kind already in does not count.
+        let s2 = p.on_sent(0, 44, 20, 30);
+        assert!(p.on_tx_stamp(s2, Some(35), None));
+        assert!(!p.on_tx_stamp(s2, Some(36), None));
+        let rec = ProbeRecord {
+            tx_kernel: Some(15),
+            rx_kernel: Some(900),
+            tx_hw: Some(5_000_015),
+            rx_hw: Some(5_000_815),
+            ..r
+        };
+        assert_eq!(rec.hardware_rtt(), Some(800));
+        assert_eq!(rec.software_times().kernel_rtt(), Some(885));
+        assert_eq!(rec.times().kernel_rtt(), Some(800));
+        assert_eq!(rec.stamp_source(), crate::TimestampSource::NicHardware);
     }
 
     #[test]

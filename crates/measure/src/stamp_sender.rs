@@ -173,6 +173,10 @@ enum Phase {
     },
 }
 
+/// Received probes without a single NIC TX stamp after which the session
+/// stops waiting for them.
+pub const HW_TX_GIVE_UP: u64 = 8;
+
 /// The sans-IO Session-Sender.
 #[derive(Debug)]
 pub struct SessionSender {
@@ -496,6 +500,12 @@ impl SessionSender {
             if self.expect_hw {
                 c.hw_tx_stamp_missing += u64::from(rec.tx_hw.is_none());
                 c.hw_rx_stamp_missing += u64::from(rec.rx_hw.is_none());
+                // A driver that grants the NIC's TX stamps but delivers
+                // none: stop holding every probe for its timeout (the
+                // missing ones are still counted).
+                if c.received >= HW_TX_GIVE_UP && c.hw_tx_stamp_missing == c.received {
+                    self.probes.set_expect_hw_tx_stamp(false);
+                }
             }
         }
         Some(rec)

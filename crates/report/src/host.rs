@@ -178,6 +178,9 @@ pub enum SettingKind {
     Coalesce,
     /// An offload on/off; `key` is `gro`, `lro`, `gso` or `tso`.
     Offload,
+    /// The NIC's hardware timestamping (`SIOCSHWTSTAMP`); `key` is
+    /// `hwtstamp`, values as `tx on, rx all` (TX type, RX filter).
+    Timestamping,
 }
 
 /// One change: what, from which value to which, and the commands for it.
@@ -245,7 +248,31 @@ pub fn command_for(
         SettingKind::Eee => format!("{ns}ethtool --set-eee {i} eee {value}"),
         SettingKind::Coalesce => format!("{ns}ethtool -C {i} {key} {value}"),
         SettingKind::Offload => format!("{ns}ethtool -K {i} {key} {value}"),
+        SettingKind::Timestamping => format!("{ns}hwstamp_ctl -i {i} {}", hwstamp_args(value)),
     }
+}
+
+/// `tx on, rx all` as linuxptp's `hwstamp_ctl` arguments (`-t 1 -r 1`).
+fn hwstamp_args(value: &str) -> String {
+    const TX: [&str; 4] = ["off", "on", "onestep-sync", "onestep-p2p"];
+    const RX: [&str; 2] = ["none", "all"];
+    let mut out = Vec::new();
+    for part in value.split(',') {
+        let part = part.trim();
+        let (flag, word, names): (&str, &str, &[&str]) = if let Some(w) = part.strip_prefix("tx ") {
+            ("-t", w, &TX)
+        } else if let Some(w) = part.strip_prefix("rx ") {
+            ("-r", w, &RX)
+        } else {
+            continue;
+        };
+        let n = names
+            .iter()
+            .position(|n| *n == word)
+            .map_or_else(|| word.to_string(), |i| i.to_string());
+        out.push(format!("{flag} {n}"));
+    }
+    out.join(" ")
 }
 
 /// What the plan does with one setting.
@@ -415,6 +442,30 @@ pub fn write_tune_text(r: &TuneReport, out: &mut dyn std::io::Write) -> std::io:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamping_commands() {
+        assert_eq!(
+            command_for(
+                SettingKind::Timestamping,
+                Some("eth0"),
+                "hwtstamp",
+                "tx on, rx all",
+                None
+            ),
+            "hwstamp_ctl -i eth0 -t 1 -r 1"
+        );
+        assert_eq!(
+            command_for(
+                SettingKind::Timestamping,
+                Some("eth0"),
+                "hwtstamp",
+                "tx off, rx none",
+                Some("n")
+            ),
+            "ip netns exec n hwstamp_ctl -i eth0 -t 0 -r 0"
+        );
+    }
 
     #[test]
     fn plan_entries() {

@@ -255,10 +255,14 @@ const SIOCGHWTSTAMP: libc::c_ulong = 0x89b1;
 /// The hardware timestamping configuration `ifname`'s driver has now
 /// (`SIOCGHWTSTAMP`, what `hwstamp_ctl -i IF` prints). No privilege needed.
 pub fn hw_timestamping(ifname: &str) -> Result<HwTstampConfig, SysError> {
-    hwtstamp_ioctl(ifname, SIOCGHWTSTAMP, HwTstampConfig {
-        tx_type: 0,
-        rx_filter: 0,
-    })
+    hwtstamp_ioctl(
+        ifname,
+        SIOCGHWTSTAMP,
+        HwTstampConfig {
+            tx_type: 0,
+            rx_filter: 0,
+        },
+    )
 }
 
 /// Sets `ifname`'s hardware timestamping to `cfg` (`SIOCSHWTSTAMP`) and
@@ -284,7 +288,11 @@ fn hwtstamp_ioctl(
     let mut ifr = IfReq::new(ifname)?;
     ifr.data.ptr = &mut raw as *mut HwtstampConfigRaw as *mut libc::c_void;
     let driver = || crate::iface::ethtool_driver(&fd, ifname).unwrap_or_else(|| "unknown".into());
-    let ioctl = if setting { "SIOCSHWTSTAMP" } else { "SIOCGHWTSTAMP" };
+    let ioctl = if setting {
+        "SIOCSHWTSTAMP"
+    } else {
+        "SIOCGHWTSTAMP"
+    };
     match sys::ifreq_ioctl(&fd, req, &mut ifr) {
         Ok(()) => Ok(HwTstampConfig {
             tx_type: raw.tx_type,
@@ -407,10 +415,20 @@ mod tests {
             rx_filter: HWTSTAMP_FILTER_NONE,
         };
         assert_eq!(off.describe(), "tx off, rx none");
-        for c in [HwTstampConfig::ALL, off, HwTstampConfig { tx_type: 1, rx_filter: 12 }] {
+        for c in [
+            HwTstampConfig::ALL,
+            off,
+            HwTstampConfig {
+                tx_type: 1,
+                rx_filter: 12,
+            },
+        ] {
             assert_eq!(HwTstampConfig::parse(&c.describe()), Some(c.clone()));
         }
-        assert_eq!(HwTstampConfig::parse("tx 7, rx 99").map(|c| c.rx_filter), Some(99));
+        assert_eq!(
+            HwTstampConfig::parse("tx 7, rx 99").map(|c| c.rx_filter),
+            Some(99)
+        );
         assert_eq!(HwTstampConfig::parse("on"), None);
         // lo has no SIOCGHWTSTAMP: a clear error naming the interface.
         let e = hw_timestamping("lo").unwrap_err().to_string();

@@ -453,3 +453,56 @@ proptest! {
         while s.poll_record(start + 30 * MS).is_some() {}
     }
 }
+
+/// A driver that grants the NIC's stamps but delivers none: probes are
+/// held for the NIC's TX stamp until the session has seen
+/// [`HW_TX_GIVE_UP`] without one, then released at once; every one is
+/// counted missing.
+#[test]
+fn hardware_tx_stamps_are_awaited_until_a_driver_shows_it_delivers_none() {
+    let mut c = config(&[72], None);
+    c.expect_tx_stamp = true;
+    c.count = Some(20);
+    let mut s = SessionSender::new(c).unwrap();
+    s.expect_hardware_stamps(true);
+    let mut peer = Peer1::new(None);
+    let mut buf = vec![0; 72];
+    let mut now = started(&mut s, T0);
+    let mut released = Vec::new();
+    for k in 0..20u32 {
+        let t = s.poll_transmit(now, &mut buf).unwrap();
+        s.on_sent(t.seq, now, now + 10);
+        s.on_tx_stamp(t.seq, Some(now + 20), None);
+        let reply = peer.reply(&buf[..72], now + 100, now + 200);
+        peer.sent(t.seq, now + 250);
+        s.handle_reply(&reply, now + 500, Some(now + 450), None);
+        // Right after the reply: complete only with its NIC TX stamp, or
+        // once the session gave up on them.
+        if let Some(r) = s.poll_record(now + 600) {
+            released.push((k, r));
+        }
+        now += 10 * MS;
+        while let Some(r) = s.poll_record(now) {
+            released.push((k, r));
+        }
+    }
+    while let Some(r) = s.poll_record(now + 100 * MS) {
+        released.push((20, r));
+    }
+    let n = s.counters();
+    assert_eq!(n.received, 20);
+    assert_eq!(n.hw_tx_stamp_missing, 20);
+    assert_eq!(n.hw_rx_stamp_missing, 20);
+    assert_eq!(released[0].1.tx_hw, None);
+    assert_eq!(released[0].1.tx_kernel, Some(T0 + START_DELAY_NS + 20));
+    // Probes waited for the timeout (50 ms: released five periods later)
+    // until HW_TX_GIVE_UP probes without one were in, then at once again.
+    let at = |seq: u32| released.iter().find(|(_, r)| r.seq == seq).unwrap().0;
+    assert_eq!(at(0), 5, "held for its NIC TX stamp until the timeout");
+    let when: Vec<(u32, u32)> = released.iter().map(|(k, r)| (r.seq, *k)).collect();
+    assert_eq!(
+        at(15),
+        15,
+        "released right after its reply once given up: {when:?}"
+    );
+}

@@ -3,9 +3,9 @@
 //! offset and drift against CLOCK_REALTIME, and the PTP daemons
 //! (ptp4l, phc2sys, ...) that may be disciplining it.
 
+use misura_measure::phc_track::{ClockTrack, CrossSample};
 use misura_report::clock::{PhcInfo, PtpDaemon};
 use misura_stats::Summary;
-use misura_measure::phc_track::{ClockTrack, CrossSample};
 use misura_sys::clock::{monotonic_raw_ns, realtime_ns, try_now_ns};
 use misura_sys::phc::{PhcClock, PtpDevice};
 use misura_sys::phc_cross::CrossMethod;
@@ -63,9 +63,9 @@ pub fn disciplining(dev: &PtpDevice, daemons: &[PtpDaemon]) -> Vec<String> {
             let args: Vec<&str> = d.cmdline.split(' ').collect();
             d.name == "timemaster"
                 || (d.name == "phc2sys" && args.contains(&"-a"))
-                || args.iter().any(|a| {
-                    *a == dev_path || dev.interfaces.iter().any(|i| a == i)
-                })
+                || args
+                    .iter()
+                    .any(|a| *a == dev_path || dev.interfaces.iter().any(|i| a == i))
         })
         .map(|d| format!("{} (pid {})", d.name, d.pid))
         .collect()
@@ -291,6 +291,9 @@ mod tests {
         let i = measure(&dev, &[], Effort::QUICK);
         assert!(!i.usable);
         let e = i.error.unwrap();
-        assert!(e.contains("/dev/ptp999") && e.contains("cannot be related"), "{e}");
+        assert!(
+            e.contains("/dev/ptp999") && e.contains("cannot be related"),
+            "{e}"
+        );
     }
 }

@@ -98,7 +98,7 @@ fn setup(args: &ReflectArgs) -> Result<Setup> {
             listen_port: if args.l2.is_some() {
                 None
             } else {
-                Some(args.port)
+                Some(args.port())
             },
         },
         deadline,
@@ -159,7 +159,7 @@ fn stamping_interface(args: &ReflectArgs) -> Option<String> {
     if let Some(i) = &args.l2 {
         return Some(i.clone());
     }
-    let ip = args.listen.0;
+    let ip = args.ip();
     if ip.is_unspecified() {
         return None;
     }
@@ -203,15 +203,33 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             let ethertype = args.ethertype.value;
             let (sock, mac, granted) = l2::open(ifname, ethertype, hw.enabled)?;
             let listen = format!("{ifname} ({mac}, ethertype 0x{ethertype:04X})");
-            announce(args, "raw Ethernet", &listen, mode, stateful, &granted, &lp, &hw);
+            announce(
+                args,
+                "raw Ethernet",
+                &listen,
+                mode,
+                stateful,
+                &granted,
+                &lp,
+                &hw,
+            );
             l2::run(&mut lp, &sock, ethertype, mac, granted.hardware_rx);
             ("l2", listen, granted)
         }
         None => {
-            let (sock, granted) = udp::open(args.listen.0, args.port, args.timestamps, &hw)?;
+            let (sock, granted) = udp::open(args.ip(), args.port(), args.timestamps, &hw)?;
             busy = udp::wait_mode(&sock, args.busy_poll)?;
             let listen = sock.local_addr().to_string();
-            announce(args, "STAMP over UDP", &listen, mode, stateful, &granted, &lp, &hw);
+            announce(
+                args,
+                "STAMP over UDP",
+                &listen,
+                mode,
+                stateful,
+                &granted,
+                &lp,
+                &hw,
+            );
             udp::run(&mut lp, &sock, &granted);
             ("udp", listen, granted)
         }

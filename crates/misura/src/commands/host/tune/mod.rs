@@ -23,7 +23,8 @@ current → new values: CPU governor `performance`, idle states deeper than 10 �
 disabled, guest halt polling back at the kernel's 200 µs on a KVM guest whose
 haltpoll idle driver has it off, and on the measured interfaces EEE off,
 interrupt coalescing rx-usecs 0 / rx-frames 1 / adaptive off, GRO/LRO/GSO/TSO
-off.
+off, and the NIC's hardware timestamping on (TX on, RX filter all, as
+hwstamp_ctl -t 1 -r 1) where the driver has a PTP clock.
 
 Without --apply only the plan is printed. --apply (root) applies it and writes
 the old values to a state file (default under the user's data directory,

@@ -1,7 +1,7 @@
 //! The plan: every safe change, with its current and new value, or why it
 //! is skipped or already done. Host-wide first (governor, idle states,
 //! guest halt polling),
-//! then each interface (EEE, coalescing, offloads).
+//! then each interface (EEE, coalescing, offloads, hardware timestamping).
 
 use super::settings::current;
 use crate::commands::host::readings::{missing, sys_state};
@@ -183,5 +183,29 @@ fn interface(i: &str, netns: Option<&str>) -> Vec<PlanEntry> {
             .iter()
             .map(|off| change(SettingKind::Offload, off, off, "off")),
     );
+    v.push(timestamping(i, netns));
     v
+}
+
+/// The NIC stamps every packet (TX on, RX filter all) where its driver
+/// can: the hardware stamps misura takes; a port without them is skipped.
+fn timestamping(i: &str, netns: Option<&str>) -> PlanEntry {
+    let item = "hardware timestamping";
+    match misura_sys::tsinfo::get_ts_info(i) {
+        Err(e) => skipped(i, item, sys_state(&e)),
+        Ok(c) if !(c.hw_tx() && c.hw_rx_all()) => skipped(
+            i,
+            item,
+            format!(
+                "the driver stamps no packet in hardware ({})",
+                c.describe().join(", ")
+            ),
+        ),
+        Ok(_) => {
+            let kind = SettingKind::Timestamping;
+            let new = misura_sys::tsinfo::HwTstampConfig::ALL.describe();
+            let now = current(kind, Some(i), "hwtstamp");
+            model::plan_entry(kind, Some(i), "hwtstamp", item, now, &new, netns)
+        }
+    }
 }

@@ -4,7 +4,7 @@
 use crate::commands::host::readings::{missing, sys_state};
 use misura_report::host::SettingKind;
 use misura_sys::hostinfo::{self, Reading};
-use misura_sys::{ethtool, SysError};
+use misura_sys::{ethtool, tsinfo, SysError};
 
 fn onoff(b: bool) -> String {
     if b { "on" } else { "off" }.into()
@@ -37,6 +37,9 @@ pub(super) fn current(kind: SettingKind, iface: Option<&str>, key: &str) -> Resu
         SettingKind::Offload => ethtool::offload(i, key)
             .map(onoff)
             .map_err(|e| sys_state(&e)),
+        SettingKind::Timestamping => tsinfo::hw_timestamping(i)
+            .map(|c| c.describe())
+            .map_err(|e| sys_state(&e)),
     }
 }
 
@@ -57,6 +60,14 @@ fn set(kind: SettingKind, iface: Option<&str>, key: &str, value: &str) -> Result
             ethtool::set_coalesce(i, key, v)
         }
         SettingKind::Offload => ethtool::set_offload(i, key, value == "on"),
+        SettingKind::Timestamping => {
+            let cfg =
+                tsinfo::HwTstampConfig::parse(value).ok_or_else(|| SysError::Unsupported {
+                    what: format!("setting hardware timestamping of `{i}` to `{value}`"),
+                    why: "not `tx MODE, rx FILTER` (e.g. `tx on, rx all`)".into(),
+                })?;
+            tsinfo::set_hw_timestamping(i, &cfg).map(|_| ())
+        }
     }
 }
 
