@@ -19,7 +19,7 @@ pub fn families(targets: &Targets, agent: &AgentCounters) -> Vec<Family> {
         "misura_target_skipped_slots",
         MetricType::Counter,
         None,
-        "Slots a target missed: due, but kept from starting for a whole interval by an exclusive (throughput) run or by `parallel` runs under way.",
+        "Slots a target missed: due, but kept from starting for a whole interval by an exclusive (throughput) run, by `parallel` runs under way, or by the agent itself.",
     );
     for (target, t) in targets {
         skipped.push(&[("target", target)], Value::Counter(t.skipped as f64));
