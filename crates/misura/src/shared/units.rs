@@ -288,3 +288,83 @@ mod minimum_tests {
         );
     }
 }
+
+/// `--listen ADDR[:PORT]` of `serve` and `reflect`, written as the agent's
+/// `--listen ADDR:PORT`: `198.18.0.2`, `198.18.0.2:862`, `::`, `[::1]:862`,
+/// or `:5999` (every address, that port). Their older `--port N` stays as a
+/// hidden alias; a port given here wins over it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListenAddr {
+    /// The address, `None` for `:PORT` (every address).
+    pub ip: Option<std::net::IpAddr>,
+    pub port: Option<u16>,
+}
+
+impl std::str::FromStr for ListenAddr {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ListenAddr, String> {
+        let t = s.trim();
+        let bad = || {
+            format!(
+                "`{s}` is not ADDR or ADDR:PORT: write e.g. 0.0.0.0, 198.18.0.2:862, [::1]:862 \
+                 or :5999"
+            )
+        };
+        let port = |p: &str| p.parse::<u16>().ok().filter(|&p| p > 0).ok_or_else(bad);
+        let ip = |a: &str| a.parse::<std::net::IpAddr>().map_err(|_| bad());
+        if let Some(p) = t.strip_prefix(':').filter(|p| !p.contains(':')) {
+            return Ok(ListenAddr {
+                ip: None,
+                port: Some(port(p)?),
+            });
+        }
+        if let Some(rest) = t.strip_prefix('[') {
+            let (a, after) = rest.split_once(']').ok_or_else(bad)?;
+            let port = match after {
+                "" => None,
+                p => Some(port(p.strip_prefix(':').ok_or_else(bad)?)?),
+            };
+            return Ok(ListenAddr {
+                ip: Some(ip(a)?),
+                port,
+            });
+        }
+        match t.matches(':').count() {
+            1 => {
+                let (a, p) = t.split_once(':').ok_or_else(bad)?;
+                Ok(ListenAddr {
+                    ip: Some(ip(a)?),
+                    port: Some(port(p)?),
+                })
+            }
+            _ => Ok(ListenAddr {
+                ip: Some(ip(t)?),
+                port: None,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod listen_tests {
+    use super::ListenAddr;
+
+    #[test]
+    fn listen_takes_an_address_with_or_without_its_port() {
+        let l = |s: &str| s.parse::<ListenAddr>();
+        let at = |ip: Option<&str>, port| ListenAddr {
+            ip: ip.map(|i| i.parse().unwrap()),
+            port,
+        };
+        assert_eq!(l("198.18.0.2"), Ok(at(Some("198.18.0.2"), None)));
+        assert_eq!(l("198.18.0.2:862"), Ok(at(Some("198.18.0.2"), Some(862))));
+        assert_eq!(l("::"), Ok(at(Some("::"), None)));
+        assert_eq!(l("[::1]"), Ok(at(Some("::1"), None)));
+        assert_eq!(l("[::1]:862"), Ok(at(Some("::1"), Some(862))));
+        assert_eq!(l(":5999"), Ok(at(None, Some(5999))));
+        for bad in ["localhost", "1.2.3.4:0", "1.2.3.4:70000", "[::1]862", ""] {
+            let e = l(bad).unwrap_err();
+            assert!(e.contains("is not ADDR or ADDR:PORT"), "{bad}: {e}");
+        }
+    }
+}

@@ -1,18 +1,20 @@
 //! Flags of `misura reflect`.
 
-use crate::shared::units::{DurationArg, Ethertype};
+use crate::shared::units::{DurationArg, Ethertype, ListenAddr};
 use clap::Args;
 use std::net::IpAddr;
 
 /// Flags of `misura reflect`.
 #[derive(Args, Debug, Clone)]
 pub struct ReflectArgs {
-    /// Address to listen on (IPv4 or IPv6; `::` listens on IPv6 only).
-    #[arg(long, default_value = "0.0.0.0")]
-    pub listen: ListenIp,
-    /// UDP port (RFC 8762 assigns 862; below 1024 needs root).
-    #[arg(long, default_value_t = 862)]
-    pub port: u16,
+    /// Address and UDP port to listen on, ADDR[:PORT] (IPv4 or IPv6; `::`
+    /// listens on IPv6 only; RFC 8762 assigns port 862, the default; below
+    /// 1024 needs root), e.g. 198.18.0.2:862 or [::1]:8620.
+    #[arg(long, default_value = "0.0.0.0", value_name = "ADDR[:PORT]")]
+    pub listen: ListenAddr,
+    /// The UDP port, as --listen ADDR:PORT gives it (the older form, kept).
+    #[arg(long, hide = true)]
+    pub port: Option<u16>,
     /// Authenticated mode: HMAC-SHA-256 key file (hex on the first line, or raw bytes).
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<std::path::PathBuf>,
@@ -61,33 +63,44 @@ pub struct ReflectArgs {
     pub ns: crate::shared::netns::NetnsArgs,
 }
 
-/// The address `--listen` names: an IP address, IPv6 with or without brackets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ListenIp(pub IpAddr);
+impl ReflectArgs {
+    /// The address `--listen` names (every IPv4 address for `:PORT`).
+    pub fn ip(&self) -> IpAddr {
+        self.listen.ip.unwrap_or(IpAddr::from([0, 0, 0, 0]))
+    }
 
-impl std::str::FromStr for ListenIp {
-    type Err = String;
-    fn from_str(s: &str) -> Result<ListenIp, String> {
-        let t = s.trim().trim_start_matches('[').trim_end_matches(']');
-        t.parse().map(ListenIp).map_err(|_| {
-            format!("`{s}` is not an IP address: write e.g. 0.0.0.0, :: or 198.18.0.2")
-        })
+    /// The port: `--listen`'s, else `--port`'s, else 862.
+    pub fn port(&self) -> u16 {
+        self.listen.port.or(self.port).unwrap_or(862)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        a: ReflectArgs,
+    }
 
     #[test]
-    fn listen_addresses() {
-        let v6: ListenIp = "[::]".parse().unwrap();
-        assert_eq!(v6.0, "::".parse::<IpAddr>().unwrap());
+    fn listen_names_the_port_as_the_agent_does_and_port_still_works() {
+        let a = |v: &[&str]| Cli::try_parse_from([&["x"], v].concat()).unwrap().a;
+        let d = a(&[]);
+        assert_eq!((d.ip().to_string(), d.port()), ("0.0.0.0".into(), 862));
+        let l = a(&["--listen", "[::1]:8620"]);
+        assert_eq!((l.ip().to_string(), l.port()), ("::1".into(), 8620));
+        let old = a(&["--listen", "198.18.0.2", "--port", "8621"]);
         assert_eq!(
-            " 198.18.0.2".parse::<ListenIp>().unwrap().0,
-            "198.18.0.2".parse::<IpAddr>().unwrap()
+            (old.ip().to_string(), old.port()),
+            ("198.18.0.2".into(), 8621)
         );
-        let e = "localhost".parse::<ListenIp>().unwrap_err();
-        assert!(e.contains("`localhost` is not an IP address"), "{e}");
+        let e = Cli::try_parse_from(["x", "--listen", "localhost"])
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("is not ADDR or ADDR:PORT"), "{e}");
     }
 }

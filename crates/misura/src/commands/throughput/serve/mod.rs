@@ -23,7 +23,7 @@ mod udp;
 
 use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, OutputArgs, Report};
-use crate::shared::units::{DurationArg, LinkRate};
+use crate::shared::units::{DurationArg, LinkRate, ListenAddr};
 use anyhow::Result;
 use limits::Limits;
 use misura_measure::auth::StampKey;
@@ -52,17 +52,19 @@ or transactions/s, loss); on SIGINT/SIGTERM the per-client table and the aggrega
 
 Examples:
   misura serve
-  misura serve --port 5999 --max-tests 2 --max-duration 30s --export-json serve.json
+  misura serve --listen :5999 --max-tests 2 --max-duration 30s --export-json serve.json
   misura serve --netns misura-h2 --key-file test.key";
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ServeArgs {
-    /// Address to listen on (default: all addresses, IPv6 and IPv4).
-    #[arg(long, value_name = "ADDR", value_parser = listen_address)]
-    pub listen: Option<IpAddr>,
-    /// TCP port of the control and data connections.
-    #[arg(long, default_value_t = 5862)]
-    pub port: u16,
+    /// Address and TCP port of the control and data connections,
+    /// ADDR[:PORT] or :PORT (default: all addresses, IPv6 and IPv4, port
+    /// 5862), e.g. 198.18.1.2:5862 or [::1]:5999.
+    #[arg(long, value_name = "ADDR[:PORT]")]
+    pub listen: Option<ListenAddr>,
+    /// The TCP port, as --listen ADDR:PORT gives it (the older form, kept).
+    #[arg(long, hide = true)]
+    pub port: Option<u16>,
     /// Most tests running at once.
     #[arg(long, default_value_t = 8)]
     pub max_tests: usize,
@@ -112,11 +114,19 @@ pub struct ServeArgs {
     pub ns: crate::shared::netns::NetnsArgs,
 }
 
-/// `--listen`: an IP address, IPv6 with or without brackets.
-fn listen_address(s: &str) -> Result<IpAddr, String> {
-    s.trim_matches(|c| c == '[' || c == ']')
-        .parse()
-        .map_err(|_| format!("`{s}` is not an IP address (e.g. 0.0.0.0, ::, 192.0.2.1)"))
+impl ServeArgs {
+    /// The address `--listen` names, `None` for all of them.
+    pub fn ip(&self) -> Option<IpAddr> {
+        self.listen.and_then(|l| l.ip)
+    }
+
+    /// The port: `--listen`'s, else `--port`'s, else 5862.
+    pub fn port(&self) -> u16 {
+        self.listen
+            .and_then(|l| l.port)
+            .or(self.port)
+            .unwrap_or(5862)
+    }
 }
 
 /// A duration limit, above zero (a bad command line, exit 2, as before
@@ -161,12 +171,12 @@ fn resolve(args: &ServeArgs) -> Result<Limits, Failure> {
 
 fn bind(args: &ServeArgs) -> Result<TcpListener> {
     use socket2::{Domain, Protocol, Socket, Type};
-    let addrs: Vec<SocketAddr> = match args.listen {
-        Some(ip) => vec![SocketAddr::new(ip, args.port)],
+    let addrs: Vec<SocketAddr> = match args.ip() {
+        Some(ip) => vec![SocketAddr::new(ip, args.port())],
         // Dual-stack where IPv6 exists, else IPv4 only.
         None => vec![
-            SocketAddr::new("::".parse().unwrap(), args.port),
-            SocketAddr::new("0.0.0.0".parse().unwrap(), args.port),
+            SocketAddr::new("::".parse().unwrap(), args.port()),
+            SocketAddr::new("0.0.0.0".parse().unwrap(), args.port()),
         ],
     };
     let mut last = None;
@@ -174,7 +184,7 @@ fn bind(args: &ServeArgs) -> Result<TcpListener> {
         let attempt = (|| -> std::io::Result<TcpListener> {
             let s = Socket::new(Domain::for_address(a), Type::STREAM, Some(Protocol::TCP))?;
             s.set_reuse_address(true)?;
-            if a.is_ipv6() && args.listen.is_none() {
+            if a.is_ipv6() && args.ip().is_none() {
                 s.set_only_v6(false)?;
             }
             s.bind(&a.into())?;
@@ -192,7 +202,7 @@ fn bind(args: &ServeArgs) -> Result<TcpListener> {
     let (a, e) = last.unwrap();
     Err(anyhow::Error::new(e).context(format!(
         "cannot listen on {a}: is another server on port {}?",
-        args.port
+        args.port()
     )))
 }
 
