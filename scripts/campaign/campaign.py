@@ -219,6 +219,13 @@ class Campaign(FleetAttacks):
             r = self.run([self.misura, "--no-store", "tcp", H2, "--streams", "4", "--duration",
                           "1s", "--json", "-q"], ns=self.ns(1), timeout=60)
             codes.append((r.returncode, time.monotonic() - t))
+            if r.returncode != 0:
+                why = r.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+                try:
+                    why = [json.loads(r.stdout).get("stop_reason") or why[0]]
+                except ValueError:
+                    pass
+                log(f"real tcp under churn: exit {r.returncode}: {why[0][:200]}")
         res = self.collect(ch)
         after = self.stats(serve.pid)
         self.row("300 idle connections from the client's address, reopened at once",
