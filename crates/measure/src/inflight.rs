@@ -23,8 +23,13 @@ pub struct TxRecord {
 /// What became of a TX stamp.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum TxStampMatch {
-    /// The frame's first TX stamp: used.
+    /// The frame's first TX stamp (with two messages a frame, the one that
+    /// completes it): used.
     First,
+    /// One of two expected TX stamps (software and hardware come in two
+    /// error-queue messages with `SOF_TIMESTAMPING_OPT_TX_SWHW`); the frame
+    /// still waits for the other.
+    Partial,
     /// The frame already had one (stamped again further along): not used.
     Again,
     /// The frame's record is closed (the stamp came after the timeout).
@@ -49,7 +54,8 @@ pub enum Arrival {
 struct Slot {
     rec: FrameRecord,
     received: bool,
-    tx_stamped: bool,
+    /// TX stamp messages matched so far.
+    tx_stamps: u8,
 }
 
 /// The ring of frames in flight.
@@ -60,6 +66,11 @@ pub struct InFlight {
     oldest: u64,
     next_seq: u64,
     expect_tx_stamp: bool,
+    /// TX stamp messages a frame gets: 1, or 2 when software and hardware
+    /// stamps come separately.
+    stamps_per_frame: u8,
+    /// The frame released last had every TX stamp it was waiting for.
+    last_tx_complete: bool,
     highest_rx: Option<u64>,
     duplicates: u64,
     late: u64,
@@ -78,6 +89,8 @@ impl InFlight {
             oldest: first_seq,
             next_seq: first_seq,
             expect_tx_stamp,
+            stamps_per_frame: 1,
+            last_tx_complete: true,
             highest_rx: None,
             duplicates: 0,
             late: 0,
@@ -125,7 +138,7 @@ impl InFlight {
                 ..FrameRecord::default()
             },
             received: false,
-            tx_stamped: false,
+            tx_stamps: 0,
         };
         self.next_seq += 1;
     }
@@ -148,13 +161,32 @@ impl InFlight {
         software: Option<i64>,
         hardware: Option<i64>,
     ) -> TxStampMatch {
+        let per = self.stamps_per_frame;
         match self.live_slot(seq) {
-            Some(slot) if slot.tx_stamped => TxStampMatch::Again,
+            Some(slot) if slot.tx_stamps >= per => TxStampMatch::Again,
+            // With two messages, a second of the same kind is a repeat.
+            Some(slot)
+                if slot.tx_stamps > 0
+                    && (software.is_some() && slot.rec.tx_kernel.is_some()
+                        || hardware.is_some() && slot.rec.tx_hw.is_some()) =>
+            {
+                TxStampMatch::Again
+            }
             Some(slot) => {
-                slot.rec.tx_kernel = software;
-                slot.rec.tx_hw = hardware;
-                slot.tx_stamped = true;
-                TxStampMatch::First
+                if software.is_some() {
+                    slot.rec.tx_kernel = software;
+                }
+                if hardware.is_some() {
+                    slot.rec.tx_hw = hardware;
+                }
+                // One message with both stamps is all a frame gets.
+                let both = software.is_some() && hardware.is_some();
+                slot.tx_stamps = if both { per } else { slot.tx_stamps + 1 };
+                if slot.tx_stamps >= per {
+                    TxStampMatch::First
+                } else {
+                    TxStampMatch::Partial
+                }
             }
             None => TxStampMatch::NotInFlight,
         }
@@ -203,7 +235,8 @@ impl InFlight {
             return None;
         }
         let slot = &self.slots[(self.oldest & self.mask) as usize];
-        let complete = slot.received && (slot.tx_stamped || !self.expect_tx_stamp);
+        let complete =
+            slot.received && (slot.tx_stamps >= self.stamps_per_frame || !self.expect_tx_stamp);
         if complete || now - slot.rec.tx2 > timeout {
             return Some(self.release());
         }
@@ -228,8 +261,19 @@ impl InFlight {
         let slot = &self.slots[(self.oldest & self.mask) as usize];
         let mut rec = slot.rec;
         rec.lost = !slot.received;
+        self.last_tx_complete = slot.tx_stamps >= self.stamps_per_frame;
         self.oldest += 1;
         rec
+    }
+
+    /// TX stamp messages each frame gets (1 or 2; see [`TxStampMatch::Partial`]).
+    pub fn set_stamps_per_frame(&mut self, n: u8) {
+        self.stamps_per_frame = n.clamp(1, 2);
+    }
+
+    /// Whether the frame released last had all its TX stamps.
+    pub fn released_tx_complete(&self) -> bool {
+        self.last_tx_complete
     }
 
     pub fn duplicates(&self) -> u64 {
@@ -345,5 +389,42 @@ mod tests {
         ));
         // Slot of seq 0 now holds seq 4; seq 0 is closed.
         assert_eq!(r.on_received(0, 5, 6, None, None), Arrival::Late);
+    }
+
+    #[test]
+    fn software_and_hardware_tx_stamps_in_two_messages_complete_a_frame() {
+        let mut r = InFlight::new(8, true, 0);
+        r.set_stamps_per_frame(2);
+        r.on_sent(tx(0, 100));
+        r.on_sent(tx(1, 200));
+        assert_eq!(r.on_tx_stamp(0, Some(105), None), TxStampMatch::Partial);
+        assert_eq!(
+            r.on_tx_stamp(0, Some(106), None),
+            TxStampMatch::Again,
+            "a second software stamp"
+        );
+        assert_eq!(
+            r.on_received(0, 300, 310, Some(305), Some(1_000_305)),
+            Arrival::Matched { reordered: false }
+        );
+        assert_eq!(
+            r.pop_complete(400, 1_000),
+            None,
+            "still waits for the NIC's stamp"
+        );
+        assert_eq!(r.on_tx_stamp(0, None, Some(1_000_104)), TxStampMatch::First);
+        let rec = r.pop_complete(400, 1_000).unwrap();
+        assert_eq!((rec.tx_kernel, rec.tx_hw), (Some(105), Some(1_000_104)));
+        assert!(r.released_tx_complete());
+        // Frame 1's NIC stamp never comes: released at the timeout with the
+        // kernel's, and known to be incomplete.
+        assert_eq!(r.on_tx_stamp(1, Some(205), None), TxStampMatch::Partial);
+        r.on_received(1, 300, 310, Some(305), None);
+        let rec = r.pop_complete(1_300, 1_000).unwrap();
+        assert_eq!((rec.tx_kernel, rec.tx_hw), (Some(205), None));
+        assert!(!r.released_tx_complete());
+        // One message with both completes at once.
+        r.on_sent(tx(2, 300));
+        assert_eq!(r.on_tx_stamp(2, Some(1), Some(2)), TxStampMatch::First);
     }
 }

@@ -114,6 +114,9 @@ pub struct OnewayPlan {
     pub expect_tx_stamp: bool,
     /// Frames in flight at most (rounded up to a power of two).
     pub ring_capacity: usize,
+    /// TX stamp messages per frame: 1, or 2 when the port's software and
+    /// NIC hardware TX stamps come separately (`OPT_TX_SWHW`).
+    pub tx_stamp_messages: u8,
 }
 
 /// A plan the session cannot run.
@@ -268,7 +271,11 @@ impl OnewaySession {
             frame_sizes,
             sizes,
             schedule,
-            ring: InFlight::new(plan.ring_capacity, plan.expect_tx_stamp, 0),
+            ring: {
+                let mut r = InFlight::new(plan.ring_capacity, plan.expect_tx_stamp, 0);
+                r.set_stamps_per_frame(plan.tx_stamp_messages);
+                r
+            },
             count: plan.count,
             end_ns: plan.duration_ns.map(|d| now.saturating_add(d)),
             timeout_ns: plan.timeout_ns,
@@ -395,6 +402,7 @@ impl OnewaySession {
         let m = self.ring.on_tx_stamp(seq, software, hardware);
         match m {
             TxStampMatch::First => self.stamps_pending = self.stamps_pending.saturating_sub(1),
+            TxStampMatch::Partial => {}
             TxStampMatch::Again => self.c.tx_stamps_again += 1,
             TxStampMatch::NotInFlight => self.c.tx_stamps_unmatched += 1,
         }
@@ -454,7 +462,7 @@ impl OnewaySession {
     /// finished, every frame still in flight leaves (lost if not received).
     pub fn poll_record(&mut self, now: i64) -> Option<FrameRecord> {
         if let Some(rec) = self.ring.pop_complete(now, self.timeout_ns) {
-            if self.expect_tx_stamp && rec.tx_kernel.is_none() && rec.tx_hw.is_none() {
+            if self.expect_tx_stamp && !self.ring.released_tx_complete() {
                 // Its stamp will not be waited for any more.
                 self.stamps_pending = self.stamps_pending.saturating_sub(1);
             }

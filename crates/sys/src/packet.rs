@@ -229,8 +229,9 @@ impl PacketSocket {
     /// Turns on `SO_TIMESTAMPING`: software TX and RX stamps always, and
     /// hardware TX/RX (raw PHC time) when `want_hardware` and the device
     /// reports the capability.  `SOF_TIMESTAMPING_OPT_TSONLY` is not used:
-    /// each error-queue message carries the sent frame.  Without
-    /// `OPT_TX_SWHW`, a frame stamped in hardware gets no software TX stamp.
+    /// each error-queue message carries the sent frame.  With hardware TX
+    /// stamps, `OPT_TX_SWHW` keeps the software TX stamp too: a frame's two
+    /// stamps then come in two messages.
     pub fn enable_timestamping(
         &self,
         want_hardware: bool,
@@ -248,7 +249,9 @@ impl PacketSocket {
                 flags |= SOF_RAW_HARDWARE;
             }
             if hw_tx {
-                flags |= SOF_TX_HARDWARE;
+                // Both TX stamps, in two error-queue messages: the kernel's
+                // when the driver queues the frame, the NIC's when it leaves.
+                flags |= SOF_TX_HARDWARE | crate::cmsg::SOF_OPT_TX_SWHW;
             }
             if hw_rx {
                 flags |= SOF_RX_HARDWARE;

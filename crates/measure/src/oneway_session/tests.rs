@@ -22,6 +22,7 @@ fn plan() -> OnewayPlan {
         timeout_ns: 10 * MS,
         expect_tx_stamp: true,
         ring_capacity: 16,
+        tx_stamp_messages: 1,
     }
 }
 

@@ -68,6 +68,7 @@ pub fn plan() -> OnewayPlan {
         timeout_ns: 2 * MS,
         expect_tx_stamp: true,
         ring_capacity: 1024,
+        tx_stamp_messages: 1,
     }
 }
 

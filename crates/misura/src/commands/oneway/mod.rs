@@ -146,6 +146,7 @@ pub fn measure(
         &oneway_plan,
         resolved.config.warmup,
         stop,
+        stamping.hardware_asked && stamping.tx.hardware_tx,
     )?;
     warmup::settle(&warm, &mut oneway_plan, &stamping, &mut warnings);
     let clocks = clocks::start(&stamping, &req.phc_cross, &mut warnings);

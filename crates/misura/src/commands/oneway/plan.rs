@@ -368,6 +368,7 @@ pub fn session_plan(r: &Resolved, expect_tx_stamp: bool) -> OnewayPlan {
         // Room for every frame in flight within the timeout, twice over.
         ring_capacity: ((cfg.rate_fps * cfg.timeout_ns as f64 / 1e9 * 2.0) as usize)
             .clamp(1024, 1 << 18),
+        tx_stamp_messages: 1,
     }
 }
 
