@@ -11,7 +11,9 @@ pub struct AgentArgs {
     #[arg(long, value_name = "FILE", required_unless_present = "config_url")]
     pub config: Option<PathBuf>,
     /// Do not create missing ClickHouse tables (misura_runs, misura_probes):
-    /// for a database where the agent's user may only insert.
+    /// for a database whose tables someone else manages. The agent still
+    /// makes its own staging tables (misura_runs_in_TAG, ENGINE = Memory;
+    /// see docs/fleet.md), so its user needs CREATE TABLE there.
     #[arg(long)]
     pub no_create: bool,
     /// Fleet template URL (http:// or https://): its [[target]] tables that
