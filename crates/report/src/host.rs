@@ -90,6 +90,13 @@ pub struct HostCheckReport {
     pub interfaces: Vec<String>,
     pub items: Vec<CheckItem>,
     pub counts: VerdictCounts,
+    /// Each NIC hardware clock against the system clock (empty in results
+    /// from before they were listed).
+    #[serde(default)]
+    pub phcs: Vec<crate::clock::PhcInfo>,
+    /// ptp4l, phc2sys, ts2phc or timemaster processes found running.
+    #[serde(default)]
+    pub ptp_daemons: Vec<crate::clock::PtpDaemon>,
 }
 
 /// Human form: a table, each row followed by why it matters and the command.
@@ -161,7 +168,13 @@ pub fn write_check_text(r: &HostCheckReport, out: &mut dyn std::io::Write) -> st
         } else {
             ""
         }
-    )
+    )?;
+    if r.phcs.is_empty() {
+        writeln!(out, "NIC clocks: none (no /dev/ptp*: no NIC hardware timestamps)")?;
+    } else {
+        writeln!(out, "NIC clocks:")?;
+    }
+    crate::clock::write_phcs(&r.phcs, &r.ptp_daemons, out)
 }
 
 // ---- tune -------------------------------------------------------------------

@@ -90,6 +90,9 @@ pub fn check(args: &CheckArgs) -> Result<Finished> {
         items.extend(interfaces::items(i, args.ns.netns.as_deref()));
     }
     items.extend(timesync::items());
+    // Each NIC clock: read cost, offset and drift against the system
+    // clock, and the PTP daemons that may discipline it.
+    let (phcs, ptp_daemons) = crate::shared::ptp::survey(crate::shared::ptp::Effort::QUICK);
     let report = HostCheckReport {
         meta: crate::shared::meta::meta(model::CHECK_FORMAT, started_at),
         netns: args.ns.netns.clone(),
@@ -97,6 +100,8 @@ pub fn check(args: &CheckArgs) -> Result<Finished> {
         interfaces,
         counts: VerdictCounts::of(&items),
         items,
+        phcs,
+        ptp_daemons,
     };
     let target = args.ns.netns.clone().unwrap_or_else(|| "this host".into());
     Ok(Finished::ok(Report::new(
