@@ -191,6 +191,11 @@ pub struct OnewayCounters {
     /// Further TX stamps of a frame already stamped (another device in this
     /// host transmitted the same buffer again, e.g. the SUT's veth).
     pub tx_stamps_again: u64,
+    /// Times the RX port reported its link down (`ENETDOWN`) during the run.
+    pub rx_link_down: u64,
+    /// Frames that could not leave because the TX port was down (they
+    /// count as sent, and lost).
+    pub tx_link_down: u64,
     pub started_ns: i64,
     pub last_send_ns: i64,
     /// The `now` of the `poll_record` that found the session finished with

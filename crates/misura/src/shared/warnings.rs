@@ -92,6 +92,11 @@ pub enum Warn {
         missing: u64,
         of: u64,
     },
+    /// A port's link went down during a one-way run.
+    LinkDown {
+        rx_events: u64,
+        tx_frames: u64,
+    },
     /// The two ports' PTP clocks could not be related (or only in part).
     HardwareClocks {
         detail: String,
@@ -211,6 +216,7 @@ impl Warn {
             HardwareStampsMissing { .. } => "stamps.hardware-missing",
             OnewayHardwareStampsMissing { .. } => "stamps.hardware-missing",
             HardwareClocks { .. } => "stamps.hardware-clocks",
+            LinkDown { .. } => "interface.link-down",
             NegativeBestCase { .. } => "window.negative-best-case",
             ExtraTxStamps { .. } => "stamps.extra-tx",
             Postponed { .. } => "schedule.postponed",
@@ -293,6 +299,7 @@ impl fmt::Display for Warn {
             StampsMissing { tx, rx } => write!(f, "{tx} received frames lack a kernel TX stamp and {rx} a kernel RX stamp: kernel latency covers only the stamped frames"),
             OnewayHardwareStampsMissing { missing, of } => write!(f, "both ports granted NIC hardware stamps, yet {missing} of {of} received frames lack the TX or the RX one: the hardware figures cover only the rest{}", if missing == of { "; not one frame was stamped: the driver claims hardware stamps but delivers none (another process may have changed SIOCSHWTSTAMP, or the NIC stamps only PTP packets)" } else { " (the first frames after timestamping is switched on can come unstamped: a longer --warmup helps)" }),
             HardwareClocks { detail } => write!(f, "{detail}"),
+            LinkDown { rx_events, tx_frames } => write!(f, "a port's link went down during the run (the RX port reported it {rx_events} times; {tx_frames} frames could not leave the TX port and count as sent and lost): the frames in flight then are lost, the run went on; check the cable, the SUT and `ip link`"),
             HardwareStampsMissing { interface, tx, rx, of } => write!(f, "the driver of `{interface}` has hardware timestamping on, yet of {of} received probes {tx} came without the NIC's TX stamp and {rx} without its RX stamp: those fall back to the kernel's stamps (hw_stamped 0 in the per-probe log), the hardware RTT covers only the rest{}", if tx == of || rx == of { "; no hardware stamp at all came: the driver claims them but delivers none (another process may have changed SIOCSHWTSTAMP, or the NIC stamps only PTP packets)" } else { "" }),
             NegativeBestCase { median_ns } => write!(f, "the best-case bound Bul = RX1 − TX2 is negative (median {:.3} µs): frames were already queued when the loop polled, as on veth where delivery completes inside send(); the window is loose here and the kernel stamps are the tighter one-way figure", *median_ns as f64 / 1000.0),
             ExtraTxStamps { count } => write!(f, "{count} extra kernel TX stamps: frames were stamped again by another transmitting device inside this host (the SUT is software here, e.g. a veth behind a bridge); the first stamp, at the TX port, is used"),

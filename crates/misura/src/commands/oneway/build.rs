@@ -71,9 +71,9 @@ pub fn report(m: Measured, mut warnings: Vec<Warning>) -> OnewayReport {
     if let Some(c) = m.calibration {
         profile::check_timestamps(c, &timestamps, &mut warnings);
     }
-    let (complete, stop_reason) = match (&m.loop_error, m.stop) {
-        (Some(e), _) => (false, format!("error: {e}")),
-        (None, Stop::Signal(s)) => (false, crate::shared::output::signal_reason(s)),
+    let (complete, stop_reason) = match (&m.loop_error, &m.stop) {
+        (Some(e), _) | (None, Stop::Error(e)) => (false, format!("error: {e}")),
+        (None, Stop::Signal(s)) => (false, crate::shared::output::signal_reason(*s)),
         (None, Stop::Finished) => (true, "finished".to_string()),
     };
     let (format, mode) = match m.mode {
@@ -127,6 +127,15 @@ fn warn_after_run(m: &Measured, host: &HostFingerprint, warnings: &mut Vec<Warni
             Warn::LogWriteFailed {
                 what: "per-frame log",
                 error: e.to_string(),
+            }
+            .into(),
+        );
+    }
+    if c.rx_link_down > 0 || c.tx_link_down > 0 {
+        warnings.push(
+            Warn::LinkDown {
+                rx_events: c.rx_link_down,
+                tx_frames: c.tx_link_down,
             }
             .into(),
         );

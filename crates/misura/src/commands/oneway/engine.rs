@@ -20,6 +20,7 @@ use misura_measure::oneway_session::{
 use misura_measure::FrameRecord;
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::PacketSocket;
+use misura_sys::SysError;
 use misura_wire::ethernet;
 use misura_wire::probe::{ProbeHeader, ProbeRepr};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -58,10 +59,12 @@ impl Frames {
 }
 
 /// Why the loop stopped.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stop {
     Finished,
     Signal(i32),
+    /// The loop failed mid-run; the counters and records up to then stand.
+    Error(String),
 }
 
 /// One turn of the loop, shared by `run` and the frame engine's latency
@@ -74,6 +77,8 @@ pub struct Turn<'a> {
     rx_buf: Vec<u8>,
     err_buf: Vec<u8>,
     pub output_stalls: u64,
+    rx_link_down: u64,
+    tx_link_down: u64,
 }
 
 impl<'a> Turn<'a> {
@@ -91,6 +96,8 @@ impl<'a> Turn<'a> {
             rx_buf: vec![0u8; BUF_LEN],
             err_buf: vec![0u8; BUF_LEN],
             output_stalls: 0,
+            rx_link_down: 0,
+            tx_link_down: 0,
         })
     }
 
@@ -105,7 +112,15 @@ impl<'a> Turn<'a> {
             let (tx1, tx2) = loop {
                 let tx1 = realtime_ns();
                 ProbeHeader::new_unchecked(&mut frame[h..]).set_sender_timestamp(tx1 as u64);
-                let ok = self.ports.tx.send(frame)?;
+                // A TX link that went down: the frame cannot leave; it
+                // counts as sent (and lost), and the run goes on.
+                let ok = match self.ports.tx.send(frame) {
+                    Err(SysError::InterfaceDown { .. }) => {
+                        self.tx_link_down += 1;
+                        true
+                    }
+                    r => r?,
+                };
                 let tx2 = realtime_ns();
                 if ok {
                     break (tx1, tx2);
@@ -135,7 +150,16 @@ impl<'a> Turn<'a> {
         // The instant before the receive is RX1 if it finds nothing, and
         // serves for the timeouts too: one clock read fewer per turn.
         let t = realtime_ns();
-        if let Some(meta) = self.ports.rx.recv(&mut self.rx_buf)? {
+        // The RX port's link went down (reported once per transition): the
+        // frames in flight will be lost; the run goes on.
+        let got = match self.ports.rx.recv(&mut self.rx_buf) {
+            Err(SysError::InterfaceDown { .. }) => {
+                self.rx_link_down += 1;
+                None
+            }
+            r => r?,
+        };
+        if let Some(meta) = got {
             let rx2 = realtime_ns();
             let n = meta.len.min(self.rx_buf.len());
             let meta = RxMeta {
@@ -159,7 +183,17 @@ impl<'a> Turn<'a> {
     pub fn counters(&self) -> OnewayCounters {
         let mut c = self.session.counters();
         c.stalls += self.output_stalls;
+        c.rx_link_down = self.rx_link_down;
+        c.tx_link_down = self.tx_link_down;
         c
+    }
+
+    /// After a failure: every frame still in flight leaves now, lost if it
+    /// had not arrived, so the figures up to the failure stand.
+    fn release_all(&mut self) {
+        while let Some(rec) = self.session.poll_record(i64::MAX / 4) {
+            push(self.out, rec, &mut self.output_stalls);
+        }
     }
 }
 
@@ -182,7 +216,13 @@ pub fn run(
                 turn.session.stop(realtime_ns());
             }
         }
-        let t = turn.step()?;
+        let t = match turn.step() {
+            Ok(t) => t,
+            Err(e) => {
+                turn.release_all();
+                return Ok((turn.counters(), Stop::Error(format!("{e:#}"))));
+            }
+        };
         if turn.session.is_finished(t) {
             break;
         }

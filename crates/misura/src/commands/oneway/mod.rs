@@ -61,14 +61,24 @@ pub fn finished(report: OnewayReport) -> Finished {
         .iter()
         .find(|w| w.code == "output.log-write-failed")
         .map(|w| w.text.clone());
+    // A loop that failed mid-run: its figures up to then are the result,
+    // and the exit status says it failed.
+    let failed = report
+        .stop_reason
+        .strip_prefix("error: ")
+        .map(str::to_string);
     let report = Report::new(report, &mode, target, text::write_oneway)
         .with_csv(misura_report::csv::write_oneway_summary);
-    match log_failed {
-        Some(why) => {
+    match (failed, log_failed) {
+        (Some(why), _) => {
+            eprintln!("misura: error: {why}; the figures cover the frames measured until then");
+            Finished::with_code(report, crate::shared::exit::ERROR)
+        }
+        (None, Some(why)) => {
             eprintln!("misura: error: {why}; the summary is complete, the log is not");
             Finished::with_code(report, crate::shared::exit::OUTPUT)
         }
-        None => Finished::ok(report),
+        (None, None) => Finished::ok(report),
     }
 }
 
