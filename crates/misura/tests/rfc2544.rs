@@ -219,10 +219,17 @@ fn y1564_passes_a_service_under_the_shape_and_fails_one_above_it() {
         "0.1s",
         &["--duration", "0s", "--tester-retries", "1"],
     );
-    assert_eq!(fast.status.code(), Some(8), "a tester-limited step is inconclusive");
+    assert_eq!(
+        fast.status.code(),
+        Some(8),
+        "a tester-limited step is inconclusive"
+    );
     let v: Value = serde_json::from_slice(&fast.stdout).unwrap();
     schema_check(&v, "y1564.schema.json");
-    assert_eq!((&v["pass"], &v["inconclusive"]), (&Value::Bool(false), &Value::Bool(true)));
+    assert_eq!(
+        (&v["pass"], &v["inconclusive"]),
+        (&Value::Bool(false), &Value::Bool(true))
+    );
     let first = &v["services"][0]["config_test"][0];
     assert_eq!(first["pass"], false, "{first}");
     assert_eq!(first["inconclusive"], true, "{first}");
@@ -240,7 +247,10 @@ fn y1564_passes_a_service_under_the_shape_and_fails_one_above_it() {
     // More than the 10 Gb/s veth carries, alone or together: exit 5, before
     // any frame is sent.
     for (services, says) in [
-        (&["name=big,frame=64,cir=50G"][..], "more than the link carries"),
+        (
+            &["name=big,frame=64,cir=50G"][..],
+            "more than the link carries",
+        ),
         (&["name=a,cir=6G", "name=b,cir=6G"][..], "together"),
     ] {
         let mut args = vec!["--step-duration", "1s"];
@@ -286,26 +296,88 @@ fn impossible_setups_are_refused() {
     for (args, says) in [
         (&["rfc2544", "--tx", "lo", "--rx", "lo"][..], "are both lo"),
         (&["rfc2544", "--tx", "p1", "--rx", "p1"][..], "are both p1"),
-        (&["rfc2544", "--tx", "p1", "--rx", "lo"][..], "--rx lo: the loopback"),
-        (&["rfc2544", "--tx", "p1", "--rx", "p2", "--cpu", "99"][..], "online CPU"),
-        (&["rfc2544", "--tx", "p1", "--rx", "p2", "--trial", "100000h"][..], "at most 24h"),
-        (&["y1564", "--tx", "p1", "--rx", "p1", "--service", ok][..], "are both p1"),
-        (&["y1564", "--tx", "lo", "--rx", "p2", "--service", ok][..], "--tx lo"),
-        (&["y1564", "--tx", "p1", "--rx", "p2", "--cpu", "99", "--service", ok][..], "online CPU"),
         (
-            &["y1564", "--tx", "p1", "--rx", "p2", "--step-duration", "100000h", "--service", ok][..],
+            &["rfc2544", "--tx", "p1", "--rx", "lo"][..],
+            "--rx lo: the loopback",
+        ),
+        (
+            &["rfc2544", "--tx", "p1", "--rx", "p2", "--cpu", "99"][..],
+            "online CPU",
+        ),
+        (
+            &["rfc2544", "--tx", "p1", "--rx", "p2", "--trial", "100000h"][..],
+            "at most 24h",
+        ),
+        (
+            &["y1564", "--tx", "p1", "--rx", "p1", "--service", ok][..],
+            "are both p1",
+        ),
+        (
+            &["y1564", "--tx", "lo", "--rx", "p2", "--service", ok][..],
+            "--tx lo",
+        ),
+        (
+            &[
+                "y1564",
+                "--tx",
+                "p1",
+                "--rx",
+                "p2",
+                "--cpu",
+                "99",
+                "--service",
+                ok,
+            ][..],
+            "online CPU",
+        ),
+        (
+            &[
+                "y1564",
+                "--tx",
+                "p1",
+                "--rx",
+                "p2",
+                "--step-duration",
+                "100000h",
+                "--service",
+                ok,
+            ][..],
             "at most 1h",
         ),
         (
-            &["y1564", "--tx", "p1", "--rx", "p2", "--service", "name=a,cir=5M,cir=6M"][..],
+            &[
+                "y1564",
+                "--tx",
+                "p1",
+                "--rx",
+                "p2",
+                "--service",
+                "name=a,cir=5M,cir=6M",
+            ][..],
             "`cir` is given twice",
         ),
         (
-            &["y1564", "--tx", "p1", "--rx", "p2", "--service", "name=a\nb,cir=5M"][..],
+            &[
+                "y1564",
+                "--tx",
+                "p1",
+                "--rx",
+                "p2",
+                "--service",
+                "name=a\nb,cir=5M",
+            ][..],
             "control character",
         ),
         (
-            &["y1564", "--tx", "p1", "--rx", "p2", "--service", "name=\u{1b}[2Jx,cir=5M"][..],
+            &[
+                "y1564",
+                "--tx",
+                "p1",
+                "--rx",
+                "p2",
+                "--service",
+                "name=\u{1b}[2Jx,cir=5M",
+            ][..],
             "control character",
         ),
     ] {

@@ -51,9 +51,20 @@ fn starved(args: &[&str]) -> Output {
 fn shaped_switch(tag: &str) -> Lab {
     let lab = Lab::new("tl", tag);
     let o = run(&[
-        "lab", "up", "--topology", "switch", "--prefix", &lab.prefix, "--shape", "20M",
+        "lab",
+        "up",
+        "--topology",
+        "switch",
+        "--prefix",
+        &lab.prefix,
+        "--shape",
+        "20M",
     ]);
-    assert!(o.status.success(), "lab up: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "lab up: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     lab
 }
 
@@ -77,21 +88,49 @@ fn a_starved_tester_makes_rfc2544_inconclusive_never_an_ndr() {
     let _hog = Hog::on_cpu0();
     let started = std::time::Instant::now();
     let o = starved(&[
-        "rfc2544", "--netns", &ns, "--tx", "p1", "--rx", "p2", "--cpu", "0", "--sizes", "512",
-        "--tests", "throughput,loss", "--trial", "0.3s", "--short-trial", "0.2s",
-        "--tester-retries", "1", "--json",
+        "rfc2544",
+        "--netns",
+        &ns,
+        "--tx",
+        "p1",
+        "--rx",
+        "p2",
+        "--cpu",
+        "0",
+        "--sizes",
+        "512",
+        "--tests",
+        "throughput,loss",
+        "--trial",
+        "0.3s",
+        "--short-trial",
+        "0.2s",
+        "--tester-retries",
+        "1",
+        "--json",
     ]);
     let took = started.elapsed().as_secs_f64();
     let v = stdout(&o);
     schema_check(&v, "rfc2544.schema.json");
     let t = &v["sizes"][0]["throughput"];
     let rows = t["trials"].as_array().unwrap();
-    eprintln!("{} trial rows in {took:.1} s, exit {:?}", rows.len(), o.status.code());
-    assert_eq!(o.status.code(), Some(8), "a tester-limited result exits 8: {t}");
+    eprintln!(
+        "{} trial rows in {took:.1} s, exit {:?}",
+        rows.len(),
+        o.status.code()
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(8),
+        "a tester-limited result exits 8: {t}"
+    );
     assert_eq!(t["ndr"]["tester_limited"], true, "{t}");
     assert_eq!(t["stopped_by"], "tester_limit", "{t}");
     let why = v["inconclusive"].as_array().unwrap();
-    assert!(why.iter().any(|w| w.as_str().unwrap().contains("NDR")), "{why:?}");
+    assert!(
+        why.iter().any(|w| w.as_str().unwrap().contains("NDR")),
+        "{why:?}"
+    );
     // Every limited trial was run again once (--tester-retries 1) before
     // the search or the loss plan saw it: a first attempt that the tester
     // spoiled is followed by its second. Both stop after at most three
@@ -103,11 +142,21 @@ fn a_starved_tester_makes_rfc2544_inconclusive_never_an_ndr() {
                 assert_eq!(w[1]["attempt"], 2, "{list:?}");
             }
         }
-        assert!(list.len() <= 3 * 2, "went on after the tester's limit: {list:?}");
+        assert!(
+            list.len() <= 3 * 2,
+            "went on after the tester's limit: {list:?}"
+        );
     }
     // A loss step the tester could not send is not a 0 % loss of the SUT.
-    assert!(loss.iter().all(|r| r["tester_limit"].is_string()), "{loss:?}");
-    assert!(why.iter().any(|w| w.as_str().unwrap().contains("frame loss")), "{why:?}");
+    assert!(
+        loss.iter().all(|r| r["tester_limit"].is_string()),
+        "{loss:?}"
+    );
+    assert!(
+        why.iter()
+            .any(|w| w.as_str().unwrap().contains("frame loss")),
+        "{why:?}"
+    );
     // The history headline and `show` say inconclusive, never an NDR.
     let h = stdout(&run(&["history", "--subcommand", "rfc2544", "--json"]));
     let head = h[0]["headline"].as_str().unwrap_or("");
@@ -115,8 +164,15 @@ fn a_starved_tester_makes_rfc2544_inconclusive_never_an_ndr() {
     let id = h[0]["id"].to_string();
     let shown = run(&["show", &id]);
     let text = String::from_utf8_lossy(&shown.stdout);
-    assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
-    assert!(text.starts_with("misura rfc2544:"), "show prints the text report: {text}");
+    assert!(
+        shown.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    assert!(
+        text.starts_with("misura rfc2544:"),
+        "show prints the text report: {text}"
+    );
     assert!(text.contains("throughput NDR: INCONCLUSIVE"), "{text}");
     assert!(!text.contains("NDR: found"), "{text}");
 }
@@ -132,9 +188,24 @@ fn a_starved_tester_makes_y1564_inconclusive_never_fail() {
     // 5 Mb/s of 512-byte frames fits under the 20 Mb/s shape: the SUT
     // passes it (rfc2544.rs's y1564 test); the starved tester cannot send it.
     let o = starved(&[
-        "y1564", "--netns", &ns, "--tx", "p1", "--rx", "p2", "--cpu", "0", "--service",
-        "name=low,frame=512,cir=5M", "--step-duration", "0.2s", "--duration", "0s",
-        "--tester-retries", "1", "--json",
+        "y1564",
+        "--netns",
+        &ns,
+        "--tx",
+        "p1",
+        "--rx",
+        "p2",
+        "--cpu",
+        "0",
+        "--service",
+        "name=low,frame=512,cir=5M",
+        "--step-duration",
+        "0.2s",
+        "--duration",
+        "0s",
+        "--tester-retries",
+        "1",
+        "--json",
     ]);
     let v = stdout(&o);
     schema_check(&v, "y1564.schema.json");

@@ -121,7 +121,10 @@ mod tests {
             after: Some(Duration::from_secs(50)),
         };
         let l = line(&st, Duration::from_secs(42));
-        assert!(l.starts_with("[42 s] 64 B final trial at 208.3 k frames/s: 0 of 10 s"), "{l}");
+        assert!(
+            l.starts_with("[42 s] 64 B final trial at 208.3 k frames/s: 0 of 10 s"),
+            "{l}"
+        );
         let short = Step {
             length: Duration::from_millis(200),
             after: None,

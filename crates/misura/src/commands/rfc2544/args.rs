@@ -105,6 +105,33 @@ pub struct Rfc2544Args {
     pub ns: crate::shared::netns::NetnsArgs,
 }
 
+impl Rfc2544Args {
+    /// The full and short trial lengths, every duration checked against
+    /// its bounds.
+    pub fn durations(&self) -> Result<(i64, i64), crate::shared::exit::Failure> {
+        let trial_ns = self.trial.at_least("--trial", 10_000_000)?;
+        let short_ns = self.short_trial.at_least("--short-trial", 10_000_000)?;
+        for (flag, d) in [
+            ("--trial", &self.trial),
+            ("--short-trial", &self.short_trial),
+            ("--latency-trial", &self.latency_trial),
+            ("--b2b-max-burst", &self.b2b_max_burst),
+        ] {
+            at_most(flag, d)?;
+        }
+        self.latency_trial
+            .at_least("--latency-trial", 100_000_000)?;
+        self.b2b_max_burst.at_least("--b2b-max-burst", 1_000)?;
+        if short_ns > trial_ns {
+            return Err(crate::shared::exit::Failure::Usage(format!(
+                "--short-trial {} is longer than --trial {}: short trials bracket the rate before full-length ones",
+                self.short_trial, self.trial
+            )));
+        }
+        Ok((trial_ns, short_ns))
+    }
+}
+
 /// Longest trial, step or burst accepted: a day (RFC 2544 asks 60 s; a
 /// longer trial only delays the result).
 pub const MAX_TRIAL: i64 = 86_400_000_000_000;

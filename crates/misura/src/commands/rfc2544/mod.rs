@@ -32,44 +32,14 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let started_at = now_rfc3339();
     // What the flags alone make impossible, before any port is looked at.
     sizes::parse(&a.sizes, sizes::MAX_FRAME - sizes::FRAME_OVERHEAD)?;
-    let trial_ns = a.trial.at_least("--trial", 10_000_000)?;
-    let short_ns = a.short_trial.at_least("--short-trial", 10_000_000)?;
-    for (flag, d) in [
-        ("--trial", &a.trial),
-        ("--short-trial", &a.short_trial),
-        ("--latency-trial", &a.latency_trial),
-        ("--b2b-max-burst", &a.b2b_max_burst),
-    ] {
-        args::at_most(flag, d)?;
-    }
-    a.latency_trial.at_least("--latency-trial", 100_000_000)?;
-    a.b2b_max_burst.at_least("--b2b-max-burst", 1_000)?;
-    if short_ns > trial_ns {
-        return Err(Failure::Usage(format!(
-            "--short-trial {} is longer than --trial {}: short trials bracket the rate before full-length ones",
-            a.short_trial, a.trial
-        ))
-        .into());
-    }
+    let (trial_ns, short_ns) = a.durations()?;
     a.p.check_ports()?;
     let cpus = a.p.cpus()?;
     let tx = crate::commands::oneway::plan::interface(&a.p.tx)?;
     let rx = crate::commands::oneway::plan::interface(&a.p.rx)?;
     a.p.check_macs(&tx, &rx)?;
     let sizes = sizes::parse(&a.sizes, tx.mtu.min(rx.mtu) as usize)?;
-    let (link_bps, link_source) = match &a.link_speed {
-        Some(l) => (l.bps, "--link-speed"),
-        None => match rx.speed_mbps.or(tx.speed_mbps) {
-            Some(m) if m > 0 => (m * 1_000_000, "interface"),
-            _ => {
-                return Err(Failure::Params(format!(
-                    "cannot read the link speed of {} (the driver does not report it): give it with --link-speed, e.g. --link-speed 1G",
-                    a.p.rx
-                ))
-                .into())
-            }
-        },
-    };
+    let (link_bps, link_source) = link_speed(a, &tx, &rx)?;
     let link = LinkModel::new(link_bps, false);
     let calibration = a
         .calibration
@@ -190,9 +160,32 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         crate::shared::exit::INCONCLUSIVE
     };
     Ok(Finished::with_code(
-        Report::new(report, "rfc2544", target, misura_report::rfc2544::write_text),
+        Report::new(
+            report,
+            "rfc2544",
+            target,
+            misura_report::rfc2544::write_text,
+        ),
         code,
     ))
+}
+
+/// The link rate and where it came from: --link-speed, else the ports.
+fn link_speed(
+    a: &Rfc2544Args,
+    tx: &misura_sys::iface::InterfaceInfo,
+    rx: &misura_sys::iface::InterfaceInfo,
+) -> Result<(u64, &'static str), Failure> {
+    match &a.link_speed {
+        Some(l) => Ok((l.bps, "--link-speed")),
+        None => match rx.speed_mbps.or(tx.speed_mbps) {
+            Some(m) if m > 0 => Ok((m * 1_000_000, "interface")),
+            _ => Err(Failure::Params(format!(
+                "cannot read the link speed of {} (the driver does not report it): give it with --link-speed, e.g. --link-speed 1G",
+                a.p.rx
+            ))),
+        },
+    }
 }
 
 /// The tests asked for, on one frame size.
@@ -224,7 +217,10 @@ fn one_size(
             // The latency trial opens its own rings: close ours first.
             ctx.engine = None;
             ctx.status.step(
-                format!("{} {} B latency trial at {rate:.0} frames/s", ctx.size_no, size.label),
+                format!(
+                    "{} {} B latency trial at {rate:.0} frames/s",
+                    ctx.size_no, size.label
+                ),
                 ctx.a.latency_trial.std(),
                 None,
             );

@@ -295,12 +295,10 @@ pub fn frame_loss(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
             break;
         }
         let phase = format!("{percent:.0}%");
-        let (t, attempt) = ctx.trial_retried(
-            size,
-            (&phase, rate, duration, None),
-            &mut rows,
-            |t| t.tester_limit.is_some(),
-        )?;
+        let (t, attempt) =
+            ctx.trial_retried(size, (&phase, rate, duration, None), &mut rows, |t| {
+                t.tester_limit.is_some()
+            })?;
         note_tester_max(s, &t);
         rows.push(attempt_row(&phase, &t, attempt));
         limited_in_a_row = if t.tester_limit.is_some() {
@@ -468,7 +466,11 @@ pub fn inconclusive(s: &SizeReport) -> Vec<String> {
             }
         }
     }
-    if let Some(l) = s.latency.as_ref().and_then(|l| l.load.tester_limit.as_ref()) {
+    if let Some(l) = s
+        .latency
+        .as_ref()
+        .and_then(|l| l.load.tester_limit.as_ref())
+    {
         why.push(format!("frame {} B latency trial: {l}", s.label));
     }
     let loss: Vec<&TrialRow> = s
@@ -491,7 +493,9 @@ pub fn inconclusive(s: &SizeReport) -> Vec<String> {
         why.push(format!(
             "frame {} B back-to-back: {}",
             s.label,
-            b.tester_limit.as_deref().unwrap_or("the tester could not send the bursts")
+            b.tester_limit
+                .as_deref()
+                .unwrap_or("the tester could not send the bursts")
         ));
     }
     why

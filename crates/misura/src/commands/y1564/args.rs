@@ -150,8 +150,13 @@ pub const MAX_PERFORMANCE_NS: i64 = 86_400_000_000_000;
 /// Refuse services the link cannot carry (exit 5): a service's CIR+EIR, or
 /// every CIR at once in the performance test, over `link_bps` once each
 /// frame's preamble and gap (20 bytes) are counted.
-pub fn check_link(services: &[ServiceConfig], link_bps: u64, performance: bool) -> Result<(), Failure> {
-    let wire = |s: &ServiceConfig, bps: f64| bps * (s.frame_bytes as f64 + 20.0) / s.frame_bytes as f64;
+pub fn check_link(
+    services: &[ServiceConfig],
+    link_bps: u64,
+    performance: bool,
+) -> Result<(), Failure> {
+    let wire =
+        |s: &ServiceConfig, bps: f64| bps * (s.frame_bytes as f64 + 20.0) / s.frame_bytes as f64;
     let link = link_bps as f64;
     let capacity = |s: &ServiceConfig| link * s.frame_bytes as f64 / (s.frame_bytes as f64 + 20.0);
     for s in services {
@@ -180,7 +185,9 @@ pub fn check_link(services: &[ServiceConfig], link_bps: u64, performance: bool) 
 impl Y1564Args {
     /// The step and performance-test lengths, checked against their bounds.
     pub fn durations(&self) -> Result<(i64, i64), Failure> {
-        let step = self.step_duration.at_least("--step-duration", 100_000_000)?;
+        let step = self
+            .step_duration
+            .at_least("--step-duration", 100_000_000)?;
         if step > MAX_STEP_NS {
             return Err(Failure::Usage(format!(
                 "--step-duration {} is too long: at most 1h (Y.1564 suggests 60s)",

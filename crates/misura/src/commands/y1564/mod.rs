@@ -214,6 +214,29 @@ fn config_step(
     })
 }
 
+/// Refuse services the ports cannot carry: a frame over the MTU, rates
+/// over the link speed (when the driver tells it).
+fn fits(
+    services: &[ServiceConfig],
+    tx: &misura_sys::iface::InterfaceInfo,
+    rx: &misura_sys::iface::InterfaceInfo,
+    perf_ns: i64,
+) -> Result<(), crate::shared::exit::Failure> {
+    if let Some(m) = rx.speed_mbps.or(tx.speed_mbps).filter(|&m| m > 0) {
+        args::check_link(services, m * 1_000_000, perf_ns > 0)?;
+    }
+    let mtu = tx.mtu.min(rx.mtu) as usize;
+    for s in services {
+        if s.frame_bytes > mtu + 18 + usize::from(s.vlan.is_some()) * 4 {
+            return Err(crate::shared::exit::Failure::Params(format!(
+                "service {}: a {}-byte frame is over the ports' MTU ({mtu})",
+                s.name, s.frame_bytes
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// `misura y1564`.
 pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let started = std::time::Instant::now();
@@ -225,19 +248,7 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let tx = crate::commands::oneway::plan::interface(&a.p.tx)?;
     let rx = crate::commands::oneway::plan::interface(&a.p.rx)?;
     a.p.check_macs(&tx, &rx)?;
-    if let Some(m) = rx.speed_mbps.or(tx.speed_mbps).filter(|&m| m > 0) {
-        args::check_link(&services, m * 1_000_000, perf_ns > 0)?;
-    }
-    let mtu = tx.mtu.min(rx.mtu) as usize;
-    for s in &services {
-        if s.frame_bytes > mtu + 18 + usize::from(s.vlan.is_some()) * 4 {
-            return Err(crate::shared::exit::Failure::Params(format!(
-                "service {}: a {}-byte frame is over the ports' MTU ({mtu})",
-                s.name, s.frame_bytes
-            ))
-            .into());
-        }
-    }
+    fits(&services, &tx, &rx, perf_ns)?;
     let engine = frames::open::open(&EngineRequest {
         tx: a.p.tx.clone(),
         rx: a.p.rx.clone(),
@@ -316,7 +327,9 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let failed = reports
         .iter()
         .any(|r| !r.config_pass && !r.config_inconclusive)
-        || performance.as_ref().is_some_and(|p| !p.pass && !p.inconclusive);
+        || performance
+            .as_ref()
+            .is_some_and(|p| !p.pass && !p.inconclusive);
     let inconclusive = !pass
         && !failed
         && (reports.iter().any(|r| r.config_inconclusive)
@@ -419,5 +432,8 @@ fn performance(
 fn verdict(steps: &[StepReport]) -> (bool, bool) {
     let pass = !steps.is_empty() && steps.iter().all(|st| st.pass);
     let failed = steps.iter().any(|st| !st.pass && !st.inconclusive);
-    (pass, !pass && !failed && steps.iter().any(|st| st.inconclusive))
+    (
+        pass,
+        !pass && !failed && steps.iter().any(|st| st.inconclusive),
+    )
 }
