@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
-# The NIC lab: a QEMU guest with four emulated Intel 82574L ports (e1000e), a
-# real NIC driver that grants hardware TX/RX timestamping, with one PTP
-# hardware clock per port, for trying misura's hardware path without a NIC.
-# QEMU 7.2 delivers no hardware stamp and its PHCs run about 2x fast: see
-# docs/guide/without-hardware.md.
+# The NIC lab: a QEMU guest with four emulated Intel NIC ports, real NIC
+# drivers that grant hardware TX/RX timestamping, with one PTP hardware clock
+# per port, for trying misura's hardware path without a NIC. With igb ports
+# (Intel 82576, QEMU 8 or later) the NICs deliver hardware stamps; with
+# e1000e (82574L) they deliver none: see docs/guide/without-hardware.md.
 #
 #   scripts/nic-lab.sh --topology cable|sut [--netem ARGS] [--tbf ARGS]
 #       [--accel auto|kvm|tcg] [--misura PATH] [--timeout SECS]
-#       [--smp N] [--memory MiB] [--verbose] [--nic e1000e|igb] [--qemu PATH]
-#       --out DIR (-- 'SHELL SCRIPT' | --script FILE)
+#       [--smp N] [--memory MiB] [--verbose] [--nic igb|e1000e] [--qemu PATH]
+#       [--no-unlatch] --out DIR (-- 'SHELL SCRIPT' | --script FILE)
 #
 # --timeout bounds the script (default 120 s, at most 3600); --smp and
 # --memory size the guest (2 vCPUs, 1024 MiB); --verbose shows the kernel's
 # boot messages and copies the serial console to stderr as it goes.
-# --nic igb (MISURA_NIC_MODEL) emulates Intel 82576 ports instead, driven by
-# igb; it needs QEMU 8 or later, e.g. --qemu PATH (MISURA_NIC_QEMU), as
-# Debian 12's QEMU 7.2 has no igb.
+# QEMU: --qemu PATH (MISURA_NIC_QEMU), else .tools/qemu/usr/bin (fetched by
+# scripts/nic-lab/get-qemu.sh from bookworm-backports: QEMU 10), else
+# qemu-system-x86_64 on PATH (Debian 12: 7.2).
+# --nic (MISURA_NIC_MODEL): igb (Intel 82576, the default with a QEMU 8 or
+# later) or e1000e (Intel 82574L, the default with an older QEMU; no stamps).
+# QEMU's igb stamps only the first received PTP frame after a reset (it
+# clears the latch on a register Linux never reads): the guest runs
+# scripts/nic-lab/igb-rx-unlatch.c beside the script, which reads it (the
+# guest boots with iomem=relaxed for that); --no-unlatch leaves it out, to
+# see the emulator's own behaviour. Its log comes back as DIR/unlatch.log.
 #
 # Topologies (the guest's eth0..eth3 in PCI order, each port cabled through a
 # QEMU hub):
@@ -25,7 +32,7 @@
 #          bridge's port towards eth1 (eth3's egress), e.g. --netem 'delay 2ms',
 #          --tbf 20mbit or --tbf 'rate 20mbit burst 32kb limit 128kb'.
 # The script runs as root in the guest's root namespace, with misura, ip, tc,
-# ethtool, tcpdump, phc_ctl, ptp4l, phc2sys and busybox on PATH, IPv6 off on
+# ethtool, tcpdump, phc_ctl, ptp4l, phc2sys, hwstamp_ctl and busybox on PATH, IPv6 off on
 # the lab's ports, and $OUT a directory whose files come back to DIR/files on
 # the host. DIR also gets: exit (the script's exit code), stdout, stderr,
 # dmesg (the guest kernel's log), console.log (the serial console) and lab.txt
@@ -42,7 +49,8 @@
 # per checkout, not every boot. CI can set MISURA_NIC_ACCEL=tcg.
 #
 # Needs (Debian): qemu-system-x86, linux-image-amd64, busybox-static,
-# iproute2, ethtool, tcpdump, linuxptp, cpio, binutils (strip). The guest is
+# iproute2, ethtool, tcpdump, linuxptp, cpio, binutils (strip), and for igb
+# a C compiler with static libc (build-essential). The guest is
 # built from the running system's files into an initramfs cached under
 # target/nic-lab/ (MISURA_NIC_CACHE), keyed by the hashes of its inputs.
 # Never touches the host's network: the guest's ports are wired only to QEMU
@@ -64,7 +72,7 @@ usage() {
 
 topology="" netem="" tbf="" accel="${MISURA_NIC_ACCEL:-auto}" out="" script="" script_file=""
 misura_bin="${MISURA_BIN:-}" timeout_s=120 smp=2 mem=1024 verbose=false
-nic=${MISURA_NIC_MODEL:-e1000e} qemu=${MISURA_NIC_QEMU:-}
+nic=${MISURA_NIC_MODEL:-} qemu=${MISURA_NIC_QEMU:-} unlatch=true
 while (($#)); do
     case "$1" in
     --topology) topology=${2:?--topology needs cable or sut}; shift 2 ;;
@@ -78,7 +86,8 @@ while (($#)); do
     --smp) smp=${2:?--smp needs a CPU count}; shift 2 ;;
     --memory) mem=${2:?--memory needs MiB}; shift 2 ;;
     --verbose) verbose=true; shift ;;
-    --nic) nic=${2:?--nic needs e1000e or igb}; shift 2 ;;
+    --nic) nic=${2:?--nic needs igb or e1000e}; shift 2 ;;
+    --no-unlatch) unlatch=false; shift ;;
     --qemu) qemu=${2:?--qemu needs the path of qemu-system-x86_64}; shift 2 ;;
     -h | --help) usage 0 ;;
     --) shift; script="$*"; break ;;
@@ -93,7 +102,7 @@ cable | sut) ;;
 *) bad "--topology $topology: write cable or sut" ;;
 esac
 case "$accel" in auto | kvm | tcg) ;; *) bad "--accel $accel: write auto, kvm or tcg" ;; esac
-case "$nic" in e1000e | igb) ;; *) bad "--nic $nic: write e1000e (Intel 82574L) or igb (Intel 82576)" ;; esac
+case "$nic" in "" | e1000e | igb) ;; *) bad "--nic $nic: write e1000e (Intel 82574L) or igb (Intel 82576)" ;; esac
 [ -n "$out" ] || bad "--out DIR is required (where the results come back; new or empty)"
 if [ -n "$script_file" ]; then
     [ -z "$script" ] || bad "give the guest script either after -- or with --script, not both"
@@ -120,15 +129,28 @@ fi
 
 # ---- what the guest is built from -------------------------------------------
 need_pkg() { die "$1 is missing: install $2 (apt-get install $2; scripts/test.sh does as root)"; }
+tools_qemu="$repo/.tools/qemu/usr/bin/qemu-system-x86_64"
 if [ -n "$qemu" ]; then
     [ -x "$qemu" ] || bad "--qemu $qemu: not an executable file"
+elif [ -x "$tools_qemu" ]; then
+    qemu=$tools_qemu
 else
     qemu=$(command -v qemu-system-x86_64) || need_pkg qemu-system-x86_64 qemu-system-x86
 fi
+qemu_version=$("$qemu" --version 2>/dev/null | head -n 1) || true
+qemu_major=$(sed -n 's/^QEMU emulator version \([0-9]*\)\..*/\1/p' <<<"$qemu_version")
+if [ -z "$nic" ]; then
+    if [ -n "$qemu_major" ] && ((qemu_major >= 8)); then nic=igb; else nic=e1000e; fi
+fi
+# A QEMU unpacked outside /usr (get-qemu.sh) looks for its data in /usr:
+# its own data directory goes first, the system's firmware after it.
+qemu_data=()
+qdata=$(cd "$(dirname "$qemu")/../share/qemu" 2>/dev/null && pwd) || true
+[ -n "$qdata" ] && [ "$qdata" != /usr/share/qemu ] && qemu_data=(-L "$qdata")
 # (A QEMU whose device list cannot be read is left to say so at start.)
-devices=$("$qemu" -device help 2>/dev/null || true)
+devices=$("$qemu" "${qemu_data[@]}" -device help 2>/dev/null || true)
 if grep -q 'name "e1000' <<<"$devices" && ! grep -q "name \"$nic\"" <<<"$devices"; then
-    die "$("$qemu" --version | head -n 1) has no $nic device (igb needs QEMU 8 or later: --qemu PATH)"
+    die "${qemu_version:-$qemu} has no $nic device (igb needs QEMU 8 or later: scripts/nic-lab/get-qemu.sh fetches QEMU 10 into .tools/qemu, or --qemu PATH)"
 fi
 busybox=/bin/busybox
 [ -x "$busybox" ] || need_pkg /bin/busybox busybox-static
@@ -144,7 +166,7 @@ kernel=/boot/vmlinuz-$kver
 [ -r "$kernel" ] || die "cannot read $kernel (run as root, or make it readable)"
 moddir=/lib/modules/$kver
 tools=()
-for t in ip:iproute2 tc:iproute2 ethtool:ethtool tcpdump:tcpdump phc_ctl:linuxptp ptp4l:linuxptp phc2sys:linuxptp; do
+for t in ip:iproute2 tc:iproute2 ethtool:ethtool tcpdump:tcpdump phc_ctl:linuxptp ptp4l:linuxptp phc2sys:linuxptp hwstamp_ctl:linuxptp; do
     p=$(PATH="/usr/sbin:/sbin:$PATH" command -v "${t%%:*}") || need_pkg "${t%%:*}" "${t#*:}"
     tools+=("$p")
 done
@@ -265,9 +287,27 @@ mkdir -p /results/files
 export OUT=/results/files
 echo "NICLAB-READY $(cut -d' ' -f1 /proc/uptime)"
 cd /root
+# QEMU's igb latches one RX stamp until RXSATRH is read: the unlatcher reads
+# it for every igb port (scripts/nic-lab/igb-rx-unlatch.c).
+unlatch=""
+if [ "$UNLATCH" = 1 ]; then
+    # PATH@IFNAME for the ports in this namespace (released by their frames).
+    bars=$(for d in /sys/bus/pci/drivers/igb/0000:*; do
+        echo "$d/resource0@$(ls $d/net 2>/dev/null | head -n 1)"
+    done)
+    /usr/local/sbin/igb-rx-unlatch $bars 2> /results/unlatch.log &
+    unlatch=$!
+    echo $unlatch > /run/igb-rx-unlatch.pid
+    sleep 0.3
+    kill -0 $unlatch 2>/dev/null || fail "igb-rx-unlatch did not start: $(cat /results/unlatch.log)"
+fi
 start=$(cut -d. -f1 /proc/uptime)
 timeout -s TERM -k 5 "$TIMEOUT" /bin/bash /lab/script > /results/stdout 2> /results/stderr < /dev/null
 rc=$?
+if [ -n "$unlatch" ]; then
+    kill $unlatch 2>/dev/null
+    wait $unlatch
+fi
 # busybox timeout leaves the killed script's status (143, 137): say 124.
 if [ $(($(cut -d. -f1 /proc/uptime) - start)) -ge "$TIMEOUT" ] && [ $rc -ge 128 ]; then
     echo "nic-lab: the script ran past --timeout $TIMEOUT s and was killed (status $rc)" >> /results/stderr
@@ -352,6 +392,26 @@ if [ -n "$misura_bin" ]; then
     parts+=("$mcpio")
 fi
 
+# igb's RX unlatcher, a static binary built here (cached by its source's
+# hash), in the guest as /usr/local/sbin/igb-rx-unlatch even with --no-unlatch.
+[ "$nic" = igb ] || unlatch=false
+if [ "$nic" = igb ]; then
+    src="$repo/scripts/nic-lab/igb-rx-unlatch.c"
+    ukey=$(sha256sum "$src" | cut -c1-16)
+    ucpio="$cache/unlatch-$ukey.cpio"
+    if [ ! -s "$ucpio" ]; then
+        command -v cc >/dev/null || need_pkg "cc (for scripts/nic-lab/igb-rx-unlatch.c)" "build-essential"
+        r="$work/unlatch"
+        mkdir -p "$r/usr/local/sbin"
+        cc -O2 -static -Wall -o "$r/usr/local/sbin/igb-rx-unlatch" "$src" 2> "$work/cc.log" \
+            || die "cc -static $src failed (needs build-essential, libc6-dev): $(head -c 600 "$work/cc.log")"
+        (cd "$r" && find . | LC_ALL=C sort | cpio_out) > "$ucpio.tmp.$$"
+        mv "$ucpio.tmp.$$" "$ucpio"
+        find "$cache" -maxdepth 1 -name 'unlatch-*.cpio' ! -name "unlatch-$ukey.cpio" -delete 2>/dev/null || true
+    fi
+    parts+=("$ucpio")
+fi
+
 # This run: the topology and the script.
 r="$work/run"
 mkdir -p "$r/lab"
@@ -363,6 +423,7 @@ tbf_args=$tbf
     printf "NETEM='%s'\n" "$netem"
     printf "TBF='%s'\n" "$tbf_args"
     printf 'TIMEOUT=%s\n' "$timeout_s"
+    printf 'UNLATCH=%s\n' "$($unlatch && echo 1 || echo 0)"
 } > "$r/lab/config"
 (cd "$r" && find . | LC_ALL=C sort | cpio_out) > "$work/run.cpio"
 parts+=("$work/run.cpio")
@@ -390,7 +451,7 @@ for n in 0 1 2 3; do
 done
 
 kvm_usable() { [ -r /dev/kvm ] && [ -w /dev/kvm ]; }
-kvm_note="$cache/kvm-hangs-$(uname -r)-$("$qemu" --version | head -n 1 | awk '{print $4}')"
+kvm_note="$cache/kvm-hangs-$(uname -r)-$(awk '{print $4}' <<<"$qemu_version")"
 kvm_boot_timeout=${MISURA_NIC_KVM_BOOT_TIMEOUT:-20}
 tcg_boot_timeout=${MISURA_NIC_TCG_BOOT_TIMEOUT:-180}
 console="$work/console.log"
@@ -403,11 +464,11 @@ boot() {
     boot_limit=$limit
     [ "$acc" = kvm ] && cpu=host
     : > "$console"
-    "$qemu" -nodefaults -no-user-config -machine q35 -accel "$acc" -cpu "$cpu" \
+    "$qemu" "${qemu_data[@]}" -nodefaults -no-user-config -machine q35 -accel "$acc" -cpu "$cpu" \
         -smp "$smp" -m "$mem" -display none -no-reboot \
         -serial "file:$console" \
         -kernel "$kernel" -initrd "$work/initrd" \
-        -append "console=ttyS0 panic=-1 rdinit=/init $($verbose || echo quiet)" \
+        -append "console=ttyS0 panic=-1 rdinit=/init $([ "$nic" = igb ] && echo iomem=relaxed) $($verbose || echo quiet)" \
         -fsdev "local,id=res,path=$out,security_model=none" \
         -device "virtio-9p-pci,fsdev=res,mount_tag=results,addr=0x0a" \
         "${net_args[@]}" > "$work/qemu.log" 2>&1 &
@@ -462,7 +523,9 @@ auto)
     fi
     ;;
 esac
-echo "$prog: $nic ports, topology $topology${netem:+, netem '$netem'}${tbf:+, tbf '$tbf_args'}; accelerator $accel_used: $accel_why" >&2
+with=""
+$unlatch && with=", with the igb RX unlatch workaround"
+echo "$prog: $nic ports ($qemu_version$with), topology $topology${netem:+, netem '$netem'}${tbf:+, tbf '$tbf_args'}; accelerator $accel_used: $accel_why" >&2
 
 t0=$(date +%s.%N)
 status=0
@@ -496,7 +559,14 @@ ready=$(mark READY | awk '{print $1}')
 exited=$(mark EXIT | awk '{print $2}')
 {
     echo "accelerator: $accel_used ($accel_why)"
-    echo "ports: 4 x $nic; $("$qemu" --version | head -n 1)"
+    echo "ports: 4 x $nic; $qemu_version ($qemu)"
+    if [ "$nic" != igb ]; then
+        echo "igb RX unlatch workaround: not used ($nic)"
+    elif $unlatch; then
+        echo "igb RX unlatch workaround: ran (scripts/nic-lab/igb-rx-unlatch.c): $(grep -o '[0-9]* latch(es) released' "$out/unlatch.log" 2>/dev/null | awk '{s += $1} END {print s + 0}') latches released"
+    else
+        echo "igb RX unlatch workaround: off (--no-unlatch): QEMU stamps only the first received PTP frame"
+    fi
     echo "kernel: $kver; initramfs: $(stat -c %s "$work/initrd") bytes (base $(stat -c %s "$base"))"
     echo "initramfs build/cache: ${build_s} s"
     echo "guest uptime at /init: ${booted:-?} s, topology ready: ${ready:-?} s, script done: ${exited:-?} s"

@@ -1,9 +1,19 @@
 //! The NIC lab from integration tests: `scripts/nic-lab.sh` boots a QEMU
-//! guest with four emulated Intel 82574L ports (the e1000e driver: hardware
-//! TX/RX timestamping granted though never delivered, one PTP hardware clock
-//! per port), runs a shell script in it
-//! with the misura this test was built with, and hands back what it printed
-//! and the files it left in `$OUT`.
+//! guest with four emulated Intel NIC ports (one PTP hardware clock per
+//! port), runs a shell script in it with the misura this test was built
+//! with, and hands back what it printed and the files it left in `$OUT`.
+//!
+//! The ports are Intel 82576 (`igb`: hardware TX stamps on any frame, RX
+//! stamps on PTP event frames, with the lab's igb-rx-unlatch workaround)
+//! when a QEMU 8 or later is found (`MISURA_NIC_QEMU`, else
+//! `.tools/qemu/`, fetched by scripts/nic-lab/get-qemu.sh, else the
+//! system's), otherwise Intel 82574L (`e1000e`: stamps granted, none
+//! delivered). [`NicLab::nic`] asks for one; a test asking for igb without
+//! such a QEMU fails, naming scripts/nic-lab/get-qemu.sh.
+//!
+//! ```ignore
+//! let run = NicLab::new(Topology::Cable).nic(Nic::Igb).run("ethtool -T eth1");
+//! ```
 //!
 //! Tests using it are `#[ignore = "needs root and the NIC lab (…)"]`;
 //! [`NicLab::new`] fails, naming the package, when a piece is missing.
@@ -26,10 +36,30 @@ pub enum Topology {
     },
 }
 
+/// The emulated NIC model (`--nic`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nic {
+    /// Intel 82576, the igb driver; needs QEMU 8 or later.
+    Igb,
+    /// Intel 82574L, the e1000e driver; delivers no hardware stamp.
+    E1000e,
+}
+
+impl Nic {
+    fn arg(self) -> &'static str {
+        match self {
+            Nic::Igb => "igb",
+            Nic::E1000e => "e1000e",
+        }
+    }
+}
+
 /// One guest configuration; each [`NicLab::run`] boots a fresh guest.
 pub struct NicLab {
     topology: Topology,
     timeout_s: u32,
+    nic: Option<Nic>,
+    unlatch: bool,
 }
 
 /// What one boot gave back.
@@ -42,6 +72,8 @@ pub struct NicRun {
     pub lab_log: String,
     /// The accelerator used and why, from lab.txt.
     pub accel: String,
+    /// The NIC model and QEMU version, from lab.txt ("4 x igb; QEMU …").
+    pub ports: String,
     /// Everything the lab returned: exit, stdout, stderr, dmesg,
     /// console.log, lab.txt and files/ (the guest's $OUT). Removed on drop.
     pub dir: TempDir,
@@ -69,7 +101,33 @@ impl NicLab {
         NicLab {
             topology,
             timeout_s: 120,
+            nic: None,
+            unlatch: true,
         }
+    }
+
+    /// The NIC model (default: igb with a QEMU 8 or later, else e1000e).
+    /// Fails at once if igb is asked for and no such QEMU is found.
+    pub fn nic(mut self, nic: Nic) -> NicLab {
+        if nic == Nic::Igb {
+            let (path, major) = qemu();
+            assert!(
+                major >= 8,
+                "the igb NIC lab needs QEMU 8 or later; {} is QEMU {major}: run \
+                 scripts/nic-lab/get-qemu.sh (QEMU 10 from bookworm-backports into .tools/qemu; \
+                 scripts/test.sh does) or set MISURA_NIC_QEMU",
+                path.display()
+            );
+        }
+        self.nic = Some(nic);
+        self
+    }
+
+    /// igb without the RX unlatch workaround (--no-unlatch): QEMU's own
+    /// behaviour, one RX stamp after a reset.
+    pub fn no_unlatch(mut self) -> NicLab {
+        self.unlatch = false;
+        self
     }
 
     /// Bound on the script's own run time inside the guest (default 120 s).
@@ -89,6 +147,12 @@ impl NicLab {
             .args(["--misura", BIN, "--timeout", &self.timeout_s.to_string()])
             .arg("--out")
             .arg(&out);
+        if let Some(nic) = self.nic {
+            c.args(["--nic", nic.arg()]);
+        }
+        if !self.unlatch {
+            c.arg("--no-unlatch");
+        }
         match self.topology {
             Topology::Cable => {
                 c.args(["--topology", "cable"]);
@@ -118,16 +182,21 @@ impl NicLab {
                 tail(&read("console.log"), 3000)
             )
         });
-        let accel = read("lab.txt")
-            .lines()
-            .find_map(|l| l.strip_prefix("accelerator: ").map(String::from))
-            .unwrap_or_default();
+        let lab_txt = read("lab.txt");
+        let field = |key: &str| {
+            lab_txt
+                .lines()
+                .find_map(|l| l.strip_prefix(key).map(String::from))
+                .unwrap_or_default()
+        };
+        let (accel, ports) = (field("accelerator: "), field("ports: "));
         NicRun {
             exit,
             stdout: read("stdout"),
             stderr: read("stderr"),
             lab_log,
             accel,
+            ports,
             dir,
         }
     }
@@ -146,6 +215,11 @@ impl NicRun {
             .unwrap_or_else(|e| panic!("{}: {e}\n{}", p.display(), self.describe()))
     }
 
+    /// A file the lab itself returned (lab.txt, dmesg, unlatch.log, …).
+    pub fn lab_file(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.path("run").join(name)).unwrap_or_default()
+    }
+
     /// The guest kernel's log.
     pub fn dmesg(&self) -> String {
         std::fs::read_to_string(self.dir.path("run").join("dmesg")).unwrap_or_default()
@@ -160,9 +234,10 @@ impl NicRun {
     /// Exit, accelerator, stdout and stderr (tails), for failure messages.
     pub fn describe(&self) -> String {
         format!(
-            "exit {} ({})\nlab: {}\nstdout (tail):\n{}\nstderr (tail):\n{}",
+            "exit {} ({}; {})\nlab: {}\nstdout (tail):\n{}\nstderr (tail):\n{}",
             self.exit,
             self.accel,
+            self.ports,
             self.lab_log.trim(),
             tail(&self.stdout, 4000),
             tail(&self.stderr, 4000)
@@ -181,4 +256,30 @@ fn tail(s: &str, n: usize) -> &str {
 /// scripts/nic-lab.sh in this checkout.
 pub fn script_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/nic-lab.sh")
+}
+
+/// The QEMU the lab would use (as scripts/nic-lab.sh picks it) and its major
+/// version (0 when none runs).
+pub fn qemu() -> (PathBuf, u32) {
+    let tools =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/qemu/usr/bin/qemu-system-x86_64");
+    let path = match std::env::var_os("MISURA_NIC_QEMU") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ if tools.exists() => tools,
+        _ => PathBuf::from("qemu-system-x86_64"),
+    };
+    let major = Command::new(&path)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| {
+            let v = String::from_utf8_lossy(&o.stdout).into_owned();
+            v.strip_prefix("QEMU emulator version ")?
+                .split('.')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0);
+    (path, major)
 }
