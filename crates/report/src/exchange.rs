@@ -54,6 +54,21 @@ pub struct ExchangeReport {
     /// t3 from kernel stamps: kernel RX stamp of the peer's data frame −
     /// kernel TX stamp of the trigger.
     pub t3_kernel: Option<Phase>,
+    /// t3 from the NIC's stamps (one PTP clock, the port's): hardware RX
+    /// stamp of the peer's data frame − hardware TX stamp of the trigger;
+    /// null without them (and in results from before they were taken).
+    #[serde(default)]
+    pub t3_hardware: Option<Phase>,
+    /// The port's PTP hardware clock when the NIC's stamping was on.
+    #[serde(default)]
+    pub phc: Option<String>,
+    /// Why the NIC's stamps were not used, when they were not.
+    #[serde(default)]
+    pub hardware_note: Option<String>,
+    /// With the NIC's stamps on: completed cycles that lacked the trigger's
+    /// hardware TX stamp or the data frame's hardware RX stamp.
+    #[serde(default)]
+    pub hw_stamp_missing: u64,
     /// Wire time of trigger + data at the link rate, when known (seed 002:
     /// (8+64+12+8+530)·8 bits ≈ 5 µs at 1 Gb/s).
     pub wire_time_ns: Option<f64>,
@@ -102,6 +117,9 @@ pub fn write_text(r: &ExchangeReport, out: &mut dyn Write) -> io::Result<()> {
     if let Some(k) = &r.t3_kernel {
         phases.push(("t3 kernel", k));
     }
+    if let Some(h) = &r.t3_hardware {
+        phases.push(("t3 hw", h));
+    }
     for (name, p) in phases {
         let s = &p.summary;
         writeln!(
@@ -119,6 +137,15 @@ pub fn write_text(r: &ExchangeReport, out: &mut dyn Write) -> io::Result<()> {
             us(s.p99_ns),
             p.meaning
         )?;
+    }
+    match (&r.phc, &r.hardware_note) {
+        (Some(phc), _) => writeln!(
+            out,
+            "NIC hardware stamps on ({phc}); cycles without them: {}",
+            r.hw_stamp_missing
+        )?,
+        (None, Some(n)) => writeln!(out, "NIC hardware stamps not used: {n}")?,
+        _ => {}
     }
     if let Some(w) = r.wire_time_ns {
         writeln!(out, "\nwire time of trigger + data: {:.3} µs", w / 1000.0)?;

@@ -170,7 +170,10 @@ pub fn write_check_text(r: &HostCheckReport, out: &mut dyn std::io::Write) -> st
         }
     )?;
     if r.phcs.is_empty() {
-        writeln!(out, "NIC clocks: none (no /dev/ptp*: no NIC hardware timestamps)")?;
+        writeln!(
+            out,
+            "NIC clocks: none (no /dev/ptp*: no NIC hardware timestamps)"
+        )?;
     } else {
         writeln!(out, "NIC clocks:")?;
     }
@@ -268,7 +271,21 @@ pub fn command_for(
 /// `tx on, rx all` as linuxptp's `hwstamp_ctl` arguments (`-t 1 -r 1`).
 fn hwstamp_args(value: &str) -> String {
     const TX: [&str; 4] = ["off", "on", "onestep-sync", "onestep-p2p"];
-    const RX: [&str; 2] = ["none", "all"];
+    const RX: [&str; 13] = [
+        "none",
+        "all",
+        "some",
+        "ptpv1-l4-event",
+        "ptpv1-l4-sync",
+        "ptpv1-l4-delay-req",
+        "ptpv2-l4-event",
+        "ptpv2-l4-sync",
+        "ptpv2-l4-delay-req",
+        "ptpv2-l2-event",
+        "ptpv2-l2-sync",
+        "ptpv2-l2-delay-req",
+        "ptpv2-event",
+    ];
     let mut out = Vec::new();
     for part in value.split(',') {
         let part = part.trim();
@@ -477,6 +494,16 @@ mod tests {
                 Some("n")
             ),
             "ip netns exec n hwstamp_ctl -i eth0 -t 0 -r 0"
+        );
+        assert_eq!(
+            command_for(
+                SettingKind::Timestamping,
+                Some("eth1"),
+                "hwtstamp",
+                "tx on, rx ptpv2-event",
+                None
+            ),
+            "hwstamp_ctl -i eth1 -t 1 -r 12"
         );
     }
 

@@ -98,11 +98,20 @@ fn try_hardware(interface: Option<&str>) -> Hardware {
         Ok(c) => c,
         Err(e) => return Hardware::off(interface, format!("{e}: software stamps")),
     };
+    if caps.hw_tx() && caps.hw_rx() && !caps.hw_rx_all() {
+        return Hardware::off(
+            interface,
+            format!(
+                "`{ifname}` stamps received packets in hardware only for its RX filters ({}), not every packet, so no datagram of this run would get the NIC's RX stamp: software stamps",
+                caps.describe_rx_filters().join(", ")
+            ),
+        );
+    }
     if !(caps.hw_tx() && caps.hw_rx_all()) {
         return Hardware::off(
             interface,
             format!(
-                "`{ifname}` offers no hardware stamps of every packet (ethtool -T: {}): software stamps",
+                "`{ifname}` offers no hardware stamps (ethtool -T: {}): software stamps",
                 caps.describe().join(", ")
             ),
         );

@@ -97,12 +97,18 @@ struct Port {
     peer: MacAddr,
     ethertype: u16,
     granted: TimestampingGranted,
+    /// The NIC's stamps on this port (or why not).
+    hw: crate::shared::stamping::Hardware,
     tuning: LoopTuning,
 }
 
+/// A frame's stamps: the kernel's and the NIC's.
+type Stamps = (Option<i64>, Option<i64>);
+
 impl Port {
     /// Check the frame sizes against the interface's MTU, open the socket
-    /// with kernel stamps, pin the loop.
+    /// with kernel stamps (and the NIC's where the port has them), pin the
+    /// loop.
     fn open(a: &ExchangeArgs) -> Result<Port> {
         let info = misura_sys::iface::interface_info(&a.interface)?;
         let max_frame = info.mtu as usize + ETH + misura_wire::ethernet::FCS_LEN;
@@ -115,8 +121,12 @@ impl Port {
                 .into());
             }
         }
+        let hw = crate::shared::stamping::hardware(
+            Some(&a.interface),
+            crate::shared::stamping::Timestamps::Kernel,
+        )?;
         let sock = PacketSocket::open(&a.interface, a.ethertype.value)?;
-        let granted = sock.enable_timestamping(false)?;
+        let granted = sock.enable_timestamping(hw.enabled)?;
         let mut tuning = LoopTuning {
             netns: a.ns.netns.clone(),
             ..Default::default()
@@ -132,6 +142,7 @@ impl Port {
             peer: a.peer,
             ethertype: a.ethertype.value,
             granted,
+            hw,
             tuning,
         })
     }
@@ -140,13 +151,15 @@ impl Port {
         frame(self.peer, self.mine, self.ethertype, session, stream, bytes)
     }
 
-    /// Read the error queue's TX stamps; the one of trigger `k` goes to `tx`.
-    fn trigger_stamps(&self, k: u64, buf: &mut [u8], tx: &mut Option<i64>) -> Result<()> {
+    /// Read the error queue's TX stamps; those of trigger `k` go to `tx`
+    /// (the kernel's and the NIC's come in two reports).
+    fn trigger_stamps(&self, k: u64, buf: &mut [u8], tx: &mut Stamps) -> Result<()> {
         while let Some(st) = self.sock.recv_tx_timestamp(buf)? {
             let n = st.len.min(buf.len());
             if let Some((TRIGGER, seq, _)) = classify(&buf[..n], self.mine, self.ethertype) {
                 if seq == k {
-                    *tx = st.software_ns;
+                    tx.0 = tx.0.or(st.software_ns);
+                    tx.1 = tx.1.or(st.hardware_ns);
                 }
             }
         }
@@ -154,15 +167,15 @@ impl Port {
     }
 
     /// Wait until `deadline` for the peer's data frame of cycle `k`:
-    /// (user-clock receive time, kernel RX stamp) when it came, and the
-    /// trigger's kernel TX stamp.
+    /// (user-clock receive time, its RX stamps) when it came, and the
+    /// trigger's TX stamps.
     fn await_data(
         &self,
         k: u64,
         deadline: i64,
         buf: &mut [u8],
-    ) -> Result<(Option<(i64, Option<i64>)>, Option<i64>)> {
-        let mut trigger_tx = None;
+    ) -> Result<(Option<(i64, Stamps)>, Stamps)> {
+        let mut trigger_tx = (None, None);
         let mut got = None;
         while got.is_none() && realtime_ns() < deadline {
             self.trigger_stamps(k, buf, &mut trigger_tx)?;
@@ -173,13 +186,14 @@ impl Port {
                     classify(&buf[..n], self.peer, self.ethertype)
                 {
                     if seq == k {
-                        got = Some((rx2, m.software_ns));
+                        got = Some((rx2, (m.software_ns, m.hardware_ns)));
                     }
                 }
             }
         }
-        // The trigger's TX stamp may come after the reply on a real NIC.
-        if trigger_tx.is_none() {
+        // The trigger's TX stamp may come after the reply on a real NIC
+        // (the NIC's always does).
+        if trigger_tx.0.is_none() || (self.granted.hardware_tx && trigger_tx.1.is_none()) {
             self.trigger_stamps(k, buf, &mut trigger_tx)?;
         }
         Ok((got, trigger_tx))
@@ -192,6 +206,9 @@ struct Phases {
     t2: Summary,
     t3: Summary,
     t3_kernel: Summary,
+    t3_hardware: Summary,
+    /// Completed cycles without the NIC's stamps (while they are on).
+    hw_missing: u64,
     cycles: u64,
     completed: u64,
     timeouts: u64,
@@ -228,13 +245,18 @@ fn cycle(
     let a2 = realtime_ns();
     p.cycles += 1;
     match port.await_data(k, deadline, buf)? {
-        (Some((rx2, rxk)), trigger_tx) => {
+        (Some((rx2, rx)), tx) => {
             p.completed += 1;
             p.t1.record(a1 - start);
             p.t2.record(a2 - start);
             p.t3.record(rx2 - start);
-            if let (Some(tx), Some(rx)) = (trigger_tx, rxk) {
+            if let (Some(tx), Some(rx)) = (tx.0, rx.0) {
                 p.t3_kernel.record(rx - tx);
+            }
+            match (tx.1, rx.1) {
+                (Some(tx), Some(rx)) => p.t3_hardware.record(rx - tx),
+                _ if port.hw.enabled => p.hw_missing += 1,
+                _ => {}
             }
         }
         (None, _) => p.timeouts += 1,
@@ -279,6 +301,8 @@ fn initiate(
         t2: s(),
         t3: s(),
         t3_kernel: s(),
+        t3_hardware: s(),
+        hw_missing: 0,
         cycles: 0,
         completed: 0,
         timeouts: 0,
@@ -329,6 +353,17 @@ fn initiator_report(
     if !port.granted.software_rx {
         warnings.push(Warning::from(Warn::NoKernelRxStamps));
     }
+    if p.hw_missing > 0 {
+        warnings.push(
+            Warn::HardwareStampsMissing {
+                interface: a.interface.clone(),
+                tx: p.hw_missing,
+                rx: p.hw_missing,
+                of: p.completed,
+            }
+            .into(),
+        );
+    }
     if port.info.driver.as_deref() == Some("veth") {
         warnings.push(Warn::VethWireTimeModel.into());
     }
@@ -366,6 +401,19 @@ fn initiator_report(
                 &p.t3_kernel,
             )
         }),
+        t3_hardware: (p.t3_hardware.count() > 0).then(|| {
+            phase(
+                "peer's data RX stamp − trigger TX stamp (NIC hardware, one PTP clock)",
+                &p.t3_hardware,
+            )
+        }),
+        phc: port
+            .hw
+            .phc_index
+            .filter(|_| port.hw.enabled)
+            .map(|i| format!("/dev/ptp{i}")),
+        hardware_note: port.hw.note.clone(),
+        hw_stamp_missing: p.hw_missing,
         wire_time_ns: wire,
         warnings,
     }

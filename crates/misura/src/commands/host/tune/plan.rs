@@ -187,25 +187,33 @@ fn interface(i: &str, netns: Option<&str>) -> Vec<PlanEntry> {
     v
 }
 
-/// The NIC stamps every packet (TX on, RX filter all) where its driver
-/// can: the hardware stamps misura takes; a port without them is skipped.
+/// The NIC stamps what misura sends (TX on) and receives: every packet
+/// (RX filter all) where its driver can, else PTP event messages (what
+/// PTP-wrapped probes need on a NIC such as the 82576); a port without
+/// hardware stamps is skipped.
 fn timestamping(i: &str, netns: Option<&str>) -> PlanEntry {
+    use misura_sys::tsinfo::{HwTstampConfig, HWTSTAMP_FILTER_PTP_V2_EVENT, HWTSTAMP_TX_ON};
     let item = "hardware timestamping";
-    match misura_sys::tsinfo::get_ts_info(i) {
-        Err(e) => skipped(i, item, sys_state(&e)),
-        Ok(c) if !(c.hw_tx() && c.hw_rx_all()) => skipped(
-            i,
-            item,
-            format!(
-                "the driver stamps no packet in hardware ({})",
-                c.describe().join(", ")
-            ),
-        ),
-        Ok(_) => {
-            let kind = SettingKind::Timestamping;
-            let new = misura_sys::tsinfo::HwTstampConfig::ALL.describe();
-            let now = current(kind, Some(i), "hwtstamp");
-            model::plan_entry(kind, Some(i), "hwtstamp", item, now, &new, netns)
+    let new = match misura_sys::tsinfo::get_ts_info(i) {
+        Err(e) => return skipped(i, item, sys_state(&e)),
+        Ok(c) if c.hw_tx() && c.hw_rx_all() => HwTstampConfig::ALL,
+        Ok(c) if c.hw_tx() && c.hw_rx_ptp_l2() => HwTstampConfig {
+            tx_type: HWTSTAMP_TX_ON,
+            rx_filter: HWTSTAMP_FILTER_PTP_V2_EVENT,
+        },
+        Ok(c) => {
+            return skipped(
+                i,
+                item,
+                format!(
+                    "the driver has no hardware TX stamps with RX filter all or ptpv2-event ({}; RX filters: {})",
+                    c.describe().join(", "),
+                    c.describe_rx_filters().join(", ")
+                ),
+            )
         }
-    }
+    };
+    let kind = SettingKind::Timestamping;
+    let now = current(kind, Some(i), "hwtstamp");
+    model::plan_entry(kind, Some(i), "hwtstamp", item, now, &new.describe(), netns)
 }
