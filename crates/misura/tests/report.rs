@@ -95,7 +95,7 @@ fn a_stored_run_becomes_a_page_and_bad_inputs_are_refused_without_damage() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("misura clock-sources") && html.contains("Host fingerprint"));
 
-    // An unknown run id: usage error naming it.
+    // An unknown run id: the store's code (6), naming it.
     let o = run(&[
         "--store",
         db_s,
@@ -106,7 +106,7 @@ fn a_stored_run_becomes_a_page_and_bad_inputs_are_refused_without_damage() {
     ]);
     assert_eq!(
         o.status.code(),
-        Some(2),
+        Some(6),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
