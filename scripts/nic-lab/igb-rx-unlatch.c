@@ -25,7 +25,9 @@
  *
  * It sleeps in poll(): a frame wakes it; it looks at the latches every
  * POLL_US when a port has no socket, else every STUCK_US / 5 (SCHED_FIFO
- * was tried: it starved the measuring program under TCG). It says which
+ * was tried: it starved the measuring program under TCG, and gained no
+ * stamp once it slept in poll()). IGB_RX_UNLATCH_TRACE=1 logs every PTP
+ * frame (sequenceId, hardware stamp) and every release. It says which
  * ports it watches when it starts and, on SIGTERM or SIGINT,
  * how many latches it released on each (stderr), then exits 0.
  */
