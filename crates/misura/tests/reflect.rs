@@ -423,3 +423,24 @@ fn authenticated_reflector_on_the_hosts_lab() {
     assert_eq!(v["mode"], "authenticated");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--timestamps hardware` where no NIC can stamp: refused before anything
+/// listens, naming what to do (a wildcard address names no interface; lo
+/// has no hardware stamps). No root needed.
+#[test]
+fn hardware_stamps_without_a_nic_that_has_them_are_refused_clearly() {
+    let refused = |args: &[&str]| {
+        let o = misura()
+            .args(["--no-store", "reflect", "--port", "8697", "--duration", "1s"])
+            .args(args)
+            .output()
+            .unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let (code, err) = refused(&["--timestamps", "hardware"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--interface IF"), "{err}");
+    let (code, err) = refused(&["--listen", "127.0.0.1", "--timestamps", "hardware"]);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains("`lo`") && err.contains("--timestamps kernel"), "{err}");
+}

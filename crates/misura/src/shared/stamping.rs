@@ -80,7 +80,10 @@ pub fn hardware(interface: Option<&str>, mode: Timestamps) -> Result<Hardware> {
     if mode == Timestamps::Hardware && !hw.enabled {
         return Err(crate::shared::exit::Failure::Params(format!(
             "--timestamps hardware: {}; use --timestamps kernel to fall back to software stamps",
-            hw.note.as_deref().unwrap_or("no hardware timestamps")
+            hw.note
+                .as_deref()
+                .unwrap_or("no hardware timestamps")
+                .trim_end_matches(": software stamps")
         ))
         .into());
     }

@@ -179,6 +179,12 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     };
     let stateful = s.config.stateful;
     let iface = stamping_interface(args);
+    if iface.is_none() && args.timestamps == Timestamps::Hardware {
+        return Err(Failure::Usage(
+            "--timestamps hardware on a wildcard address: name the interface whose NIC stamps (--interface IF) or listen on its address (--listen ADDR)".into(),
+        )
+        .into());
+    }
     let mut hw = crate::shared::stamping::hardware(iface.as_deref(), args.timestamps)?;
     if iface.is_none() && hw.note.is_some() {
         hw.note = Some(
