@@ -51,8 +51,11 @@ fn check_hardware(r: &Value, what: &str) {
     let received = f(r, "/totals/received");
     let missing = f(r, "/totals/hw_stamp_missing");
     assert!(received >= 150.0, "{what}: {:#}", r["totals"]);
+    // QEMU's igb stamps one received PTP frame at a time and, with the
+    // lab's unlatch workaround, 30-45 % of them (docs/guide/without-hardware.md);
+    // a frame without one is counted, never given another's.
     assert!(
-        missing <= received * 0.1,
+        received - missing >= received * 0.2,
         "{what}: {missing} of {received} frames without a NIC stamp"
     );
     assert!(f(r, "/overall/hardware/count") >= received - missing);
@@ -155,16 +158,18 @@ fn through_the_sut(profile: &str) {
     // netem holds every frame 2 ms; the guest's bridge, emulated, adds its
     // own time, which the hardware stamps see too. Never below the delay.
     assert!(hw_min >= 2_000_000.0 - u95, "hardware min {hw_min} below 2 ms");
-    assert!(hw_med < 4_000_000.0, "hardware median {hw_med} ns");
+    assert!(hw_min < 2_600_000.0, "hardware min {hw_min} ns: not just above 2 ms");
     // The kernel and user figures add the emulated drivers' own delays.
     assert!(kernel_med > hw_med, "kernel {kernel_med} vs hardware {hw_med}");
     assert!(user_med > hw_med, "user {user_med} vs hardware {hw_med}");
     // The SUT latency from hardware stamps (the calibration's hardware line
     // taken out) is the delay plus the bridge, below the raw figure.
-    let hsl = f(&r, "/overall/hardware_sut/median_ns");
+    let hsl = &r["overall"]["hardware_sut"];
+    let (hsl_min, hsl_med) = (f(hsl, "/min_ns"), f(hsl, "/median_ns"));
+    eprintln!("sut: hardware Msl min {hsl_min:.0} median {hsl_med:.0} ns");
     assert!(
-        hsl >= 2_000_000.0 - u95 - 200_000.0 && hsl <= hw_med,
-        "hardware Msl median {hsl} ns, hardware {hw_med} ns"
+        hsl_min >= 2_000_000.0 - u95 - 100_000.0 && hsl_min < 2_600_000.0 && hsl_med <= hw_med,
+        "hardware Msl min {hsl_min}, median {hsl_med} ns; hardware median {hw_med} ns"
     );
     assert!(r["sut"]["hardware"].is_object(), "{:#}", r["sut"]);
     // Per frame: the CSV's hardware latency is the RX stamp, brought into
@@ -187,6 +192,6 @@ fn through_the_sut(profile: &str) {
         assert!(((x - offset - t) - h).abs() <= 2 * u + 20_000, "{l}");
         rows += 1;
     }
-    assert!(rows >= 300, "{rows} rows with a hardware latency");
+    assert!(rows >= 80, "{rows} rows with a hardware latency");
 }
 
