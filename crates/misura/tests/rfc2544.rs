@@ -275,6 +275,13 @@ fn bad_rfc2544_input_is_refused_naming_the_bound() {
             2,
             "longer than --trial",
         ),
+        // Issue 29 item 12: named with its range, not 300 digits.
+        (
+            &["--resolution", "1e-300"][..],
+            2,
+            "--resolution 1.0e-300 is out of range: use 0.0001% to 50%",
+        ),
+        (&["--pdr", "60%"][..], 2, "--pdr 60% is out of range"),
     ] {
         let mut a = vec!["rfc2544", "--tx", "lo", "--rx", "lo", "--link-speed", "1G"];
         a.extend_from_slice(args);

@@ -122,6 +122,24 @@ impl Rfc2544Args {
         self.latency_trial
             .at_least("--latency-trial", 100_000_000)?;
         self.b2b_max_burst.at_least("--b2b-max-burst", 1_000)?;
+        // A resolution finer than a millionth asks for more trials than any
+        // run can make (and would print with hundreds of digits); coarser
+        // than a half is no search at all.
+        for (flag, share) in [
+            ("--resolution", self.resolution.share),
+            ("--pdr", self.pdr.share),
+        ] {
+            if !(MIN_SHARE..=MAX_SHARE).contains(&share) {
+                let shown = if (1e-6..=10.0).contains(&share) {
+                    format!("{}%", share * 100.0)
+                } else {
+                    format!("{share:.1e}")
+                };
+                return Err(crate::shared::exit::Failure::Usage(format!(
+                    "{flag} {shown} is out of range: use 0.0001% to 50% (e.g. 1% or 0.01)"
+                )));
+            }
+        }
         if short_ns > trial_ns {
             return Err(crate::shared::exit::Failure::Usage(format!(
                 "--short-trial {} is longer than --trial {}: short trials bracket the rate before full-length ones",
@@ -131,6 +149,11 @@ impl Rfc2544Args {
         Ok((trial_ns, short_ns))
     }
 }
+
+/// Finest --resolution and --pdr accepted (a millionth).
+pub const MIN_SHARE: f64 = 1e-6;
+/// Coarsest --resolution and --pdr accepted.
+pub const MAX_SHARE: f64 = 0.5;
 
 /// Longest trial, step or burst accepted: a day (RFC 2544 asks 60 s; a
 /// longer trial only delays the result).
