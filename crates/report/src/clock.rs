@@ -340,10 +340,17 @@ pub fn write_phcs(phcs: &[PhcInfo], daemons: &[PtpDaemon], out: &mut dyn Write) 
         )?;
     }
     if daemons.is_empty() {
-        writeln!(out, "  PTP daemons: none running (no ptp4l, phc2sys, ts2phc, timemaster)")?;
+        writeln!(
+            out,
+            "  PTP daemons: none running (no ptp4l, phc2sys, ts2phc, timemaster)"
+        )?;
     } else {
         for d in daemons {
-            writeln!(out, "  PTP daemon: {} (pid {}): {}", d.name, d.pid, d.cmdline)?;
+            writeln!(
+                out,
+                "  PTP daemon: {} (pid {}): {}",
+                d.name, d.pid, d.cmdline
+            )?;
         }
     }
     Ok(())

@@ -11,7 +11,6 @@ use misura_sys::packet::{PacketSocket, TimestampingGranted};
 use misura_wire::{EthernetFrame, MacAddr};
 use std::time::Duration;
 
-
 /// The packet socket on `ifname`, with the NIC's stamps when `hardware`.
 pub fn open(
     ifname: &str,
