@@ -40,14 +40,20 @@ fn f(v: &Value, path: &str) -> f64 {
 /// The hardware path's common checks: PTP frames, both ports' clocks
 /// related, nearly every frame stamped by the NIC.
 fn check_hardware(r: &Value, what: &str) {
-    assert_eq!(r["config"]["frame_format"], "ptp", "{what}: probes inside PTP");
+    assert_eq!(
+        r["config"]["frame_format"], "ptp",
+        "{what}: probes inside PTP"
+    );
     let ts = &r["timestamps"];
     assert_eq!(ts["hardware_tx"], true, "{what}: {ts:#}");
     assert_eq!(ts["hardware_rx"], true, "{what}: {ts:#}");
     let hc = &ts["hardware_clocks"];
     assert_ne!(hc["tx_phc"], hc["rx_phc"], "{what}: one PTP clock per port");
     assert!(hc["fit"].is_object(), "{what}: the clocks' fit: {hc:#}");
-    assert!(f(hc, "/rounds") >= 32.0, "{what}: rounds before, during, after");
+    assert!(
+        f(hc, "/rounds") >= 32.0,
+        "{what}: rounds before, during, after"
+    );
     let received = f(r, "/totals/received");
     let missing = f(r, "/totals/hw_stamp_missing");
     assert!(received >= 150.0, "{what}: {:#}", r["totals"]);
@@ -72,9 +78,16 @@ fn calibrated_on_a_cable_the_sut_latency_from_hardware_stamps_matches_the_netem_
 /// tester calibrated from hardware stamps. Returns the profile.
 fn calibrate_on_the_cable() -> String {
     let script = [
+        // A second reader of the NIC's RX stamps: the lab's igb unlatcher,
+        // restarted to log every PTP frame it sees on the ports with the
+        // stamp its own socket got (SO_TIMESTAMPING, raw hardware).
+        "kill $(cat /run/igb-rx-unlatch.pid); sleep 0.2\n\
+         IGB_RX_UNLATCH_TRACE=1 /usr/local/sbin/igb-rx-unlatch $(for d in /sys/bus/pci/drivers/igb/0000:*; do echo \"$d/resource0@$(ls $d/net | head -n 1)\"; done) 2> $OUT/trace.log &\n\
+         echo $! > /run/igb-rx-unlatch.pid; sleep 0.5\n"
+            .to_string(),
         cmd(
             "cal",
-            "calibrate --tx eth0 --rx eth1 --count 700 --period 2ms --profile $OUT/profile.json",
+            "calibrate --tx eth0 --rx eth1 --count 700 --period 2ms --profile $OUT/profile.json --frames $OUT/cal.csv",
         ),
         // A direct read of each clock against system time, right after.
         "phc_ctl /dev/ptp0 cmp > $OUT/phc0.txt 2>&1; phc_ctl /dev/ptp1 cmp > $OUT/phc1.txt 2>&1\n"
@@ -85,6 +98,7 @@ fn calibrate_on_the_cable() -> String {
     let run = NicLab::new(Topology::Cable).timeout(240).run(&script);
     let cal = json(&run, "cal");
     check_hardware(&cal, "calibrate");
+    same_stamps_as_a_second_reader(&run);
     let fit = &cal["timestamps"]["hardware_clocks"]["fit"];
     // The fit's offset of each clock (phc − system time at the run's middle)
     // against phc_ctl's (system − phc, from PTP_SYS_OFFSET) read just after:
@@ -111,18 +125,69 @@ fn calibrate_on_the_cable() -> String {
     assert!(u95 > 0.0 && u95 < 100_000.0, "stated uncertainty {u95} ns");
     // The calibration has a hardware line, kept in the profile.
     let line = &cal["internal_fit"]["hardware"];
-    assert!(line.is_object(), "hardware Amil line: {:#}", cal["internal_fit"]);
+    assert!(
+        line.is_object(),
+        "hardware Amil line: {:#}",
+        cal["internal_fit"]
+    );
     let profile: Value = serde_json::from_str(&run.file("profile.json")).unwrap();
     assert_eq!(profile["hardware"], *line);
     // Its intercept (the tester's internal latency on hardware stamps) is
     // far below the kernel's, which carries the emulated driver's delays.
     let hw_alpha = f(line, "/fit/a");
     let kernel_alpha = f(&cal["internal_fit"]["kernel"], "/fit/a");
-    assert!(hw_alpha < kernel_alpha, "hardware α {hw_alpha} vs kernel α {kernel_alpha}");
-    eprintln!(
-        "cable: hardware α {hw_alpha:.0} ns, kernel α {kernel_alpha:.0} ns; fit {fit:#}"
+    assert!(
+        hw_alpha < kernel_alpha,
+        "hardware α {hw_alpha} vs kernel α {kernel_alpha}"
     );
+    eprintln!("cable: hardware α {hw_alpha:.0} ns, kernel α {kernel_alpha:.0} ns; fit {fit:#}");
     run.file("profile.json")
+}
+
+/// misura's per-frame RX hardware stamps against the unlatcher's trace of
+/// the same frames on eth1 (by PTP sequenceId): equal, to the nanosecond.
+fn same_stamps_as_a_second_reader(run: &NicRun) {
+    let trace = run.file("trace.log");
+    let theirs: std::collections::HashMap<u64, i64> = trace
+        .lines()
+        .filter(|l| l.starts_with("eth1: frame"))
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let seq = w
+                .get(w.iter().position(|x| *x == "seq")? + 1)?
+                .parse()
+                .ok()?;
+            let hw: i64 = w
+                .get(w.iter().position(|x| *x == "hw")? + 1)?
+                .parse()
+                .ok()?;
+            (hw != 0).then_some((seq, hw))
+        })
+        .collect();
+    let csv = run.file("cal.csv");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = |n: &str| header.iter().position(|h| *h == n).unwrap();
+    let (seq_i, rx_i) = (at("seq"), at("rx_hw_ns"));
+    let (mut same, mut compared) = (0, 0);
+    for l in lines {
+        let c: Vec<&str> = l.split(',').collect();
+        let Ok(rx) = c[rx_i].parse::<i64>() else {
+            continue;
+        };
+        let seq = c[seq_i].parse::<u64>().unwrap() & 0xffff;
+        if let Some(&t) = theirs.get(&seq) {
+            compared += 1;
+            assert_eq!(rx, t, "frame {seq}: misura {rx}, second reader {t}");
+            same += 1;
+        }
+    }
+    eprintln!("rx hardware stamps equal to the second reader's: {same} of {compared} compared");
+    assert!(
+        compared >= 50,
+        "{compared} frames compared; trace:\n{}",
+        &trace[..trace.len().min(2000)]
+    );
 }
 
 /// The SUT guest (bridge, netem 2 ms towards eth1) measured with the
@@ -157,10 +222,19 @@ fn through_the_sut(profile: &str) {
     );
     // netem holds every frame 2 ms; the guest's bridge, emulated, adds its
     // own time, which the hardware stamps see too. Never below the delay.
-    assert!(hw_min >= 2_000_000.0 - u95, "hardware min {hw_min} below 2 ms");
-    assert!(hw_min < 2_600_000.0, "hardware min {hw_min} ns: not just above 2 ms");
+    assert!(
+        hw_min >= 2_000_000.0 - u95,
+        "hardware min {hw_min} below 2 ms"
+    );
+    assert!(
+        hw_min < 2_600_000.0,
+        "hardware min {hw_min} ns: not just above 2 ms"
+    );
     // The kernel and user figures add the emulated drivers' own delays.
-    assert!(kernel_med > hw_med, "kernel {kernel_med} vs hardware {hw_med}");
+    assert!(
+        kernel_med > hw_med,
+        "kernel {kernel_med} vs hardware {hw_med}"
+    );
     assert!(user_med > hw_med, "user {user_med} vs hardware {hw_med}");
     // The SUT latency from hardware stamps (the calibration's hardware line
     // taken out) is the delay plus the bridge, below the raw figure.
@@ -194,4 +268,3 @@ fn through_the_sut(profile: &str) {
     }
     assert!(rows >= 80, "{rows} rows with a hardware latency");
 }
-
