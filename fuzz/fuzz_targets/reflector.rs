@@ -1,6 +1,8 @@
 //! The reflector's whole request path (checks, rate limit, tables, TLVs,
-//! the reply), in both modes, over UDP and raw frames: never a panic, and
-//! never a reply longer than its request.
+//! the reply), in both modes, over UDP and raw frames (misura's, and
+//! PTP-wrapped: the bytes after misura's Sync header, or as the whole PTP
+//! message, foreign headers included): never a panic, never a reply longer
+//! than its request, and a PTP-wrapped request's reply PTP-wrapped too.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use misura_measure::auth::StampKey;
@@ -9,6 +11,7 @@ use misura_measure::reflector::{
 };
 use misura_measure::TimestampSource;
 use misura_wire::ethernet::MacAddr;
+use misura_wire::ptp;
 use std::net::{IpAddr, SocketAddr};
 
 fuzz_target!(|data: &[u8]| {
@@ -40,7 +43,11 @@ fuzz_target!(|data: &[u8]| {
     if let Decision::Reply { len, .. } =
         r.handle(request, &meta, meta.rx.ns + 1000, &clock, &mut out)
     {
-        assert!(len <= request.len(), "reply {len} B for a {} B request", request.len());
+        assert!(
+            len <= request.len(),
+            "reply {len} B for a {} B request",
+            request.len()
+        );
     }
     let l2 = RequestMeta {
         src: Peer::L2(MacAddr([2, 0, 0, 0, 0, 1])),
@@ -55,6 +62,37 @@ fuzz_target!(|data: &[u8]| {
         &clock,
         &mut out,
     ) {
-        assert!(len <= request.len(), "L2 reply {len} B for a {} B frame", request.len());
+        assert!(
+            len <= request.len(),
+            "L2 reply {len} B for a {} B frame",
+            request.len()
+        );
+    }
+    // PTP-wrapped: Ethernet to us, EtherType 0x88F7, then misura's Sync
+    // header and the bytes (ctl bit 8), or the bytes as the PTP message.
+    let mut frame = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x88, 0xf7];
+    if ctl[0] & 8 == 8 {
+        let mut sync = [0u8; ptp::SYNC_LEN];
+        ptp::emit_sync(&mut sync, 1, ptp::clock_identity([2, 0, 0, 0, 0, 1])).unwrap();
+        frame.extend_from_slice(&sync);
+    }
+    frame.extend_from_slice(request);
+    let mut out = vec![0u8; frame.len() + 64];
+    if let Decision::Reply { len, .. } = r.handle_l2_frame(
+        &frame,
+        0x88b5,
+        MacAddr([2, 0, 0, 0, 0, 2]),
+        &l2,
+        meta.rx.ns + 3000,
+        &clock,
+        &mut out,
+    ) {
+        assert!(
+            len <= frame.len(),
+            "PTP reply {len} B for a {} B frame",
+            frame.len()
+        );
+        assert_eq!(&out[12..14], &[0x88, 0xf7], "a PTP request's reply is PTP");
+        ptp::strip_misura_sync(&out[14..len]).expect("the reply's Sync header is misura's");
     }
 });

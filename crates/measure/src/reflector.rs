@@ -60,6 +60,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use misura_wire::ethernet::{EthernetFrame, EthernetRepr, MacAddr};
 use misura_wire::probe::{self, ProbeFlags, ProbeRepr};
+use misura_wire::ptp;
 use misura_wire::stamp::{
     self, build_reflection, sync_source, timestamp_method, tlv_hmac_covered, tlv_type,
     ErrorEstimate, Mode, RawTlvs, ReflectParams, SenderRepr, StampTimestampFormat, TimestampInfo,
@@ -212,6 +213,10 @@ pub enum DropReason {
     RateLimited,
     /// The state tables are full of live sources.
     TableFull,
+    /// A PTP frame (EtherType 0x88F7) that is not misura's PTP-wrapped
+    /// probe: another PTP instance's message (Announce, a Sync of another
+    /// domain, ...) or a malformed one.
+    ForeignPtp,
 }
 
 /// What to do with one request.
@@ -238,6 +243,9 @@ pub struct Counters {
     pub auth_failed: u64,
     pub rate_limited: u64,
     pub table_full: u64,
+    /// PTP frames that were not misura's PTP-wrapped probes (dropped).
+    #[serde(default)]
+    pub foreign_ptp: u64,
     /// Replies whose request had no kernel/NIC RX stamp (user clock used).
     pub rx_user_clock: u64,
     /// Replies whose request's HMAC TLV did not verify (I flag set).
@@ -257,6 +265,7 @@ impl Counters {
             + self.auth_failed
             + self.rate_limited
             + self.table_full
+            + self.foreign_ptp
     }
 
     fn count(&mut self, r: DropReason) {
@@ -268,6 +277,7 @@ impl Counters {
             DropReason::AuthFailed => &mut self.auth_failed,
             DropReason::RateLimited => &mut self.rate_limited,
             DropReason::TableFull => &mut self.table_full,
+            DropReason::ForeignPtp => &mut self.foreign_ptp,
         };
         *c += 1;
     }
@@ -550,20 +560,36 @@ impl Reflector {
         if peer.is_group_or_unspecified() {
             return self.drop(DropReason::GroupSource);
         }
-        if eth.ethertype != ethertype {
+        let hl = eth.header_len();
+        // A PTP-wrapped probe (misura_wire::ptp): only misura's Sync, in its
+        // domain, carrying a probe; anything else PTP is someone else's.
+        let (payload, ptp_len) = if eth.ethertype == ptp::ETHERTYPE_PTP {
+            match ptp::strip_misura_sync(f.payload()) {
+                Ok(inner) => (inner, f.payload().len() - inner.len()),
+                Err(_) => return self.drop(DropReason::ForeignPtp),
+            }
+        } else if eth.ethertype != ethertype {
             return self.drop(DropReason::Malformed);
-        }
-        let payload = f.payload();
+        } else {
+            (f.payload(), 0)
+        };
         if payload.len() < probe::HEADER_LEN {
-            return self.drop(DropReason::TooShort);
+            return self.drop(if ptp_len > 0 {
+                DropReason::ForeignPtp
+            } else {
+                DropReason::TooShort
+            });
         }
         let Ok(p) = ProbeRepr::parse(payload) else {
-            return self.drop(DropReason::Malformed);
+            return self.drop(if ptp_len > 0 {
+                DropReason::ForeignPtp
+            } else {
+                DropReason::Malformed
+            });
         };
         if p.flags.contains(ProbeFlags::REPLY) {
             return self.drop(DropReason::LooksLikeReply);
         }
-        let hl = eth.header_len();
         let body = &payload[probe::HEADER_LEN..usize::from(p.payload_len)];
         let reply_eth = EthernetRepr {
             dst: eth.src,
@@ -571,9 +597,11 @@ impl Reflector {
             vlan: eth.vlan,
             ethertype: eth.ethertype,
         };
+        // The probe header's offset: after the PTP message, if any.
+        let ph = hl + ptp_len;
         // Padded to the 60-byte minimum as a sender's emit_frame pads, but
         // never beyond the request (a path that did not pad, such as veth).
-        let frame_len = (hl + usize::from(p.payload_len))
+        let frame_len = (ph + usize::from(p.payload_len))
             .max(l2::MIN_FRAME_NO_FCS)
             .min(frame.len());
         if out.len() < frame_len {
@@ -581,15 +609,23 @@ impl Reflector {
         }
         let meta = RequestMeta { src: peer, ..*meta };
         // The STAMP body's checks and counters are the UDP ones.
-        let start = hl + probe::HEADER_LEN;
+        let start = ph + probe::HEADER_LEN;
         let d = self.reflect(body, &meta, now, clock, &mut out[start..]);
         if let Decision::Reply { reply_seq, .. } = d {
             reply_eth.emit(out).expect("a parsed header re-emits");
-            out[hl..start].copy_from_slice(&payload[..probe::HEADER_LEN]);
+            if ptp_len > 0 {
+                // The request's Sync header (its sequenceId and length), from
+                // the reflector's port: the reply is a Sync too, so the
+                // sender's NIC stamps it on receive.
+                out[hl..ph].copy_from_slice(&f.payload()[..ptp_len]);
+                out[hl + ptp::PORT_IDENTITY..hl + ptp::PORT_IDENTITY + 8]
+                    .copy_from_slice(&ptp::clock_identity(our_mac.0));
+            }
+            out[ph..start].copy_from_slice(&payload[..probe::HEADER_LEN]);
             let mut flags = p.flags;
             flags.insert(ProbeFlags::REPLY);
-            out[hl + 5] = flags.bits();
-            let end = hl + usize::from(p.payload_len);
+            out[ph + 5] = flags.bits();
+            let end = ph + usize::from(p.payload_len);
             out[end..frame_len].fill(0);
             return Decision::Reply {
                 len: frame_len,
@@ -628,6 +664,15 @@ impl Reflector {
 /// reflector's), keeps the VLAN tag, copies the probe header with REPLY
 /// set, and carries the STAMP reply built exactly as over UDP, of the same
 /// length: the reply frame is never longer than the request frame.
+///
+/// PTP-wrapped requests (EtherType 0x88F7, for NICs that stamp only PTP
+/// event messages; `misura_wire::ptp`) carry misura's PTPv2 Sync header
+/// (domain 127) between the Ethernet header and the probe header. Their
+/// reply is wrapped the same way: the request's Sync header with the
+/// reflector's port identity, so it is as long as the request and the
+/// sender's NIC stamps it too. Any other PTP frame (another instance's
+/// Announce or Sync, a malformed header, a Sync carrying no probe) is
+/// dropped and counted as [`DropReason::ForeignPtp`], never answered.
 pub mod l2 {
     /// Frame length without FCS below which frames are padded (64 − 4).
     pub const MIN_FRAME_NO_FCS: usize = 60;
@@ -1346,14 +1391,18 @@ mod tests {
         f
     }
 
-    #[test]
-    fn l2_frames() {
-        let mut r = Reflector::new(ReflectorConfig {
+    /// A raw-frame reflector (no UDP port), a free-running clock, its MAC.
+    fn l2_reflector() -> (Reflector, ClockState, MacAddr) {
+        let r = Reflector::new(ReflectorConfig {
             listen_port: None,
             ..cfg()
         });
-        let c = ClockState::FREE_RUNNING;
-        let ours = MacAddr([2, 0, 0, 0, 0, 2]);
+        (r, ClockState::FREE_RUNNING, MacAddr([2, 0, 0, 0, 0, 2]))
+    }
+
+    #[test]
+    fn l2_frames() {
+        let (mut r, c, ours) = l2_reflector();
         let req = request(Mode::Unauthenticated, 8, StampTimestampFormat::Ntp, 0, true);
         let f = l2_request(ProbeFlags::empty(), &req, [2, 0, 0, 0, 0, 1]);
         let mut out = [0xa5u8; 2000];
@@ -1422,6 +1471,105 @@ mod tests {
         let k = r.counters();
         assert_eq!(k.received, 7);
         assert_eq!(k.replied + k.dropped(), k.received);
+    }
+
+    /// A PTP-wrapped request: the probe frame with misura's Sync header
+    /// between Ethernet and the probe header.
+    fn ptp_request(stamp_req: &[u8], src_mac: [u8; 6]) -> Vec<u8> {
+        let plain = l2_request(ProbeFlags::empty(), stamp_req, src_mac);
+        let mut f = plain[..12].to_vec();
+        f.extend_from_slice(&ptp::ETHERTYPE_PTP.to_be_bytes());
+        let mut sync = [0u8; ptp::SYNC_LEN];
+        ptp::emit_sync(&mut sync, 99, ptp::clock_identity(src_mac)).unwrap();
+        f.extend_from_slice(&sync);
+        let p_len = probe::HEADER_LEN + stamp_req.len();
+        f.extend_from_slice(&plain[14..14 + p_len]);
+        f.resize(f.len().max(l2::MIN_FRAME_NO_FCS), 0);
+        f
+    }
+
+    #[test]
+    fn ptp_wrapped_request_gets_a_ptp_wrapped_reply_of_its_size() {
+        let (mut r, c, ours) = l2_reflector();
+        let req = request(Mode::Unauthenticated, 8, StampTimestampFormat::Ntp, 0, true);
+        let f = ptp_request(&req, [2, 0, 0, 0, 0, 1]);
+        let m = meta(src(1, 1), NOW);
+        let mut out = [0xa5u8; 2000];
+        let Decision::Reply { len, reply_seq } =
+            r.handle_l2_frame(&f, 0x88b5, ours, &m, NOW, &c, &mut out)
+        else {
+            panic!("{:?}", r.counters())
+        };
+        assert_eq!((len, reply_seq), (f.len(), 8), "the request's size");
+        let eth = EthernetFrame::new_checked(&out[..len]).unwrap();
+        assert_eq!(eth.ethertype(), ptp::ETHERTYPE_PTP);
+        assert_eq!((eth.dst(), eth.src()), (MacAddr([2, 0, 0, 0, 0, 1]), ours));
+        let sync = eth.payload();
+        assert_eq!(&sync[..2], &[0x00, 0x02], "a PTPv2 Sync: NICs stamp it");
+        assert_eq!(&sync[30..32], &[0, 99], "the request's sequenceId");
+        assert_eq!(&sync[20..28], &ptp::clock_identity(ours.0), "our port");
+        let inner = ptp::strip_misura_sync(sync).unwrap();
+        let p = ProbeRepr::parse(inner).unwrap();
+        assert!(p.flags.contains(ProbeFlags::REPLY));
+        assert_eq!(
+            (p.seq, p.session_id, usize::from(p.payload_len)),
+            (99, 42, probe::HEADER_LEN + req.len())
+        );
+        let at = l2::STAMP_OFFSET + ptp::SYNC_LEN;
+        let rep = ReflectorRepr::parse(&out[at..at + req.len()], Mode::Unauthenticated).unwrap();
+        assert_eq!(rep.sender_seq, 8);
+        // Its own reply coming back is not answered.
+        assert_eq!(
+            r.handle_l2_frame(&out[..len], 0x88b5, ours, &m, NOW, &c, &mut [0u8; 2000]),
+            Decision::Drop(DropReason::LooksLikeReply)
+        );
+    }
+
+    #[test]
+    fn foreign_ptp_frames_are_counted_and_never_answered() {
+        let mut r = Reflector::new(cfg());
+        let c = ClockState::FREE_RUNNING;
+        let ours = MacAddr([2, 0, 0, 0, 0, 2]);
+        let m = meta(src(1, 1), NOW);
+        let req = request(
+            Mode::Unauthenticated,
+            8,
+            StampTimestampFormat::Ntp,
+            0,
+            false,
+        );
+        let good = ptp_request(&req, [2, 0, 0, 0, 0, 1]);
+        // ptp4l's Announce (messageType 0xB, domain 0), a Sync of domain 0
+        // with nothing after it, a v1 header, a Sync in our domain carrying
+        // no probe, and a header cut short.
+        let mut announce = good.clone();
+        announce[14] = 0x0b;
+        announce[18] = 0;
+        let mut sync0 = good[..14 + ptp::SYNC_LEN].to_vec();
+        sync0[18] = 0;
+        sync0.resize(60, 0);
+        let mut v1 = good.clone();
+        v1[15] = 1;
+        let mut no_probe = good.clone();
+        no_probe[14 + ptp::SYNC_LEN] = b'X';
+        let short = good[..14 + 30].to_vec();
+        let mut out = [0u8; 2000];
+        for (what, f) in [
+            ("announce", announce),
+            ("sync of domain 0", sync0),
+            ("v1", v1),
+            ("no probe", no_probe),
+            ("short", short),
+        ] {
+            assert_eq!(
+                r.handle_l2_frame(&f, 0x88b5, ours, &m, NOW, &c, &mut out),
+                Decision::Drop(DropReason::ForeignPtp),
+                "{what}"
+            );
+        }
+        let k = r.counters();
+        assert_eq!((k.received, k.foreign_ptp, k.replied), (5, 5, 0));
+        assert_eq!(k.dropped(), 5);
     }
 
     proptest! {

@@ -244,6 +244,139 @@ fn rtt_and_reflect_take_the_nics_stamps_across_the_cable() {
     assert!(rtt2["overall"]["network_rtt"]["count"].as_u64().unwrap() >= 140);
 }
 
+/// Raw probes across the cable: eth1 in namespace `far` with `reflect
+/// --l2` (auto: misura's and PTP-wrapped probes), `rtt --l2` on eth0 to
+/// eth1's MAC, 200 probes 10 ms apart. The 82576 stamps only PTP event
+/// messages on receive, so auto wraps the probes (and the replies) in
+/// PTPv2 Sync messages and both ends set the RX filter to ptpv2-event.
+const L2_PTP_SCRIPT: &str = r#"
+set -u
+PEER=$(cat /sys/class/net/eth1/address)
+ip netns add far
+ip link set eth1 netns far
+ip -n far link set eth1 up
+ip -n far link set lo up
+ip link set eth0 up
+for i in $(seq 1 50); do
+    [ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" = 1 ] &&
+        [ "$(ip netns exec far cat /sys/class/net/eth1/carrier 2>/dev/null)" = 1 ] && break
+    sleep 0.2
+done
+ethtool -T eth0 > $OUT/ethtool-T-eth0.txt 2>&1
+ip netns exec far misura --no-store reflect --l2 eth1 --duration 120s --json     > $OUT/reflect-l2.json 2> $OUT/reflect-l2.err &
+r=$!
+sleep 1
+misura --no-store rtt --l2 --interface eth0 --peer $PEER --count 200 --period 10ms --json     --frames $OUT/probes-l2.csv > $OUT/rtt-l2.json 2> $OUT/rtt-l2.err
+echo $? > $OUT/rtt-l2.rc
+kill -INT $r; wait $r
+hwstamp_ctl -i eth0 > $OUT/hwstamp-eth0.txt 2>&1 || true
+true
+"#;
+
+#[test]
+#[ignore = "needs root and the NIC lab (qemu-system-x86, linux-image-amd64, busybox-static, linuxptp)"]
+fn raw_probes_ptp_wrapped_give_a_hardware_rtt_and_a_nic_turnaround() {
+    let run = NicLab::new(Topology::Cable).timeout(300).run(L2_PTP_SCRIPT);
+    run.assert_ok();
+    assert_step_ok(&run, "rtt-l2");
+    let rtt = json(&run, "rtt-l2.json");
+    let t = &rtt["timestamps"];
+    let totals = &rtt["totals"];
+    let o = &rtt["overall"];
+    eprintln!("rtt config: {}", rtt["config"]);
+    eprintln!("rtt timestamps: {t}");
+    eprintln!("rtt totals: {totals}");
+    for k in ["hardware_rtt", "kernel_rtt", "user_rtt", "network_rtt"] {
+        eprintln!("rtt {k}: {}", o[k]);
+    }
+    let refl = json(&run, "reflect-l2.json");
+    eprintln!(
+        "reflect: listen {} counters {} io {} turnaround_nic {} turnaround_kernel {}",
+        refl["listen"],
+        refl["counters"],
+        refl["io"],
+        refl["turnaround_nic"],
+        refl["turnaround_kernel"]
+    );
+    let ethtool = run.file("ethtool-T-eth0.txt");
+    if ethtool.contains("all") && !ethtool.contains("ptpv2-event") {
+        panic!("this lab's NIC stamps every packet: the PTP format is not needed here\n{ethtool}");
+    }
+    common::schema_check(&rtt, "rtt.schema.json");
+    common::schema_check(&refl, "reflect.schema.json");
+    // auto chose the PTP format, and the NIC's stamps are on at both ends.
+    assert_eq!(rtt["config"]["transport"], "l2-probe");
+    assert_eq!(rtt["config"]["frame_format"], "ptp", "{}", rtt["config"]);
+    assert!(t["hardware_note"].is_null(), "{t}");
+    assert!(
+        t["client_phc"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("/dev/ptp")),
+        "{t}"
+    );
+    assert_eq!(t["client_tx"], "NIC hardware and kernel software", "{t}");
+    assert_eq!(t["client_rx"], "NIC hardware and kernel software", "{t}");
+    let sent = totals["sent"].as_u64().unwrap();
+    let received = totals["received"].as_u64().unwrap();
+    assert!(sent >= 200, "{totals}");
+    assert!(received >= 190, "nothing lost on the cable: {totals}");
+    // QEMU's igb stamps 30-45 % of received PTP frames: a meaningful share
+    // of the probes has both NIC stamps, and the per-probe log agrees.
+    let stamped = totals["stamped_hardware"].as_u64().unwrap();
+    assert!(
+        stamped >= 20,
+        "{stamped} of {received} probes with NIC stamps: {totals}"
+    );
+    let hw = &o["hardware_rtt"];
+    assert_eq!(hw["count"].as_u64(), Some(stamped), "{hw}");
+    let (header, rows) = read_csv(&run.out_dir().join("probes-l2.csv"));
+    let (hs, hr) = (col(&header, "hw_stamped"), col(&header, "hardware_rtt_ns"));
+    assert_eq!(
+        rows.iter().filter(|r| r[hs] == Some(1)).count() as u64,
+        stamped
+    );
+    assert_eq!(
+        rows.iter().filter(|r| r[hr].is_some()).count() as u64,
+        stamped
+    );
+    let (hw_med, kernel_med) = (median(hw), median(&o["kernel_rtt"]));
+    assert!(hw_med > 0, "{hw}");
+    assert!(
+        hw_med < kernel_med,
+        "hardware RTT median {hw_med} ns below the kernel's {kernel_med} ns"
+    );
+
+    // The reflector answered PTP-wrapped requests with PTP-wrapped replies
+    // (the client took them), nothing foreign, and its turnaround on the
+    // NIC's stamps where a request had one.
+    assert!(
+        refl["listen"]
+            .as_str()
+            .unwrap()
+            .contains("PTP-wrapped 0x88F7"),
+        "{}",
+        refl["listen"]
+    );
+    let c = &refl["counters"];
+    assert!(c["replied"].as_u64().unwrap() >= received, "{c}");
+    assert_eq!(c["foreign_ptp"], 0, "{c}");
+    assert!(refl["hardware_note"].is_null(), "{refl}");
+    assert!(
+        refl["nic_clock"]["device"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("/dev/ptp")),
+        "{refl}"
+    );
+    let nic = &refl["turnaround_nic"];
+    let n = nic["count"].as_u64().unwrap_or(0);
+    assert!(n >= 10, "NIC turnaround from {n} replies: {refl}");
+    let med = median(nic);
+    assert!(
+        med > 0 && med < 50_000_000,
+        "NIC turnaround median {med} ns"
+    );
+}
+
 /// `ethtool -c` and `-k` (and SIOCGHWTSTAMP through misura's plan) before,
 /// after `host tune --apply` and after `--revert`, on eth0.
 const TUNE_SCRIPT: &str = r#"

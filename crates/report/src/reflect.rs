@@ -99,8 +99,8 @@ pub fn write_summary(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "  dropped: too short {}, malformed {}, group source {}, looks like a reply {}, auth failed {}, rate limited {}, table full {}",
-        c.too_short, c.malformed, c.group_source, c.looks_like_reply, c.auth_failed, c.rate_limited, c.table_full
+        "  dropped: too short {}, malformed {}, group source {}, looks like a reply {}, auth failed {}, rate limited {}, table full {}, foreign PTP {}",
+        c.too_short, c.malformed, c.group_source, c.looks_like_reply, c.auth_failed, c.rate_limited, c.table_full, c.foreign_ptp
     )?;
     writeln!(
         out,

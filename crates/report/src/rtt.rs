@@ -15,6 +15,10 @@ pub struct RttConfig {
     pub target: String,
     pub local: String,
     pub interface: Option<String>,
+    /// How l2-probe frames travelled: "misura" or "ptp" (after a PTPv2
+    /// Sync header); None for stamp-udp and in older results.
+    #[serde(default)]
+    pub frame_format: Option<String>,
     pub netns: Option<String>,
     pub authenticated: bool,
     pub pattern: Pattern,

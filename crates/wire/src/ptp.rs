@@ -63,7 +63,7 @@ pub fn emit_sync(buf: &mut [u8], seq: u64, clock: [u8; 8]) -> Result<usize, Wire
     b[2..4].copy_from_slice(&(SYNC_LEN as u16).to_be_bytes());
     b[4] = DOMAIN;
     b[6..8].copy_from_slice(&TWO_STEP.to_be_bytes());
-    b[20..28].copy_from_slice(&clock);
+    b[PORT_IDENTITY..PORT_IDENTITY + 8].copy_from_slice(&clock);
     b[28..30].copy_from_slice(&1u16.to_be_bytes());
     set_sequence(b, seq);
     Ok(SYNC_LEN)
@@ -104,6 +104,29 @@ pub fn emit_ptp_frame(
     probe.emit(&mut buf[hl + SYNC_LEN..body])?;
     buf[body..total].fill(0);
     Ok(total)
+}
+
+/// Offset of the sourcePortIdentity's clock identity in the header.
+pub const PORT_IDENTITY: usize = 20;
+
+/// What follows misura's own Sync header (messageType Sync, domain
+/// [`DOMAIN`], checked as [`strip_event`] checks): another PTP instance's
+/// messages (an Announce, a Sync of another domain) are refused.
+pub fn strip_misura_sync(payload: &[u8]) -> Result<&[u8], WireError> {
+    let rest = strip_event(payload)?;
+    if payload[0] & 0x0f != SYNC {
+        return Err(WireError::BadField {
+            field: "messageType (misura's probes are Sync: 0)",
+            value: (payload[0] & 0x0f).into(),
+        });
+    }
+    if payload[4] != DOMAIN {
+        return Err(WireError::BadField {
+            field: "domainNumber (misura's probes use 127)",
+            value: payload[4].into(),
+        });
+    }
+    Ok(rest)
 }
 
 /// The EUI-64 port identity of a MAC address (IEEE 1588-2008 §7.5.2.2.2).
@@ -239,6 +262,15 @@ mod tests {
             strip_event(&announce),
             Err(WireError::BadField { .. })
         ));
+        assert_eq!(strip_misura_sync(&buf).unwrap().len(), 16);
+        for (at, v) in [(0, 0x0bu8), (0, 0x01), (4, 0)] {
+            let mut other = buf;
+            other[at] = v;
+            assert!(
+                strip_misura_sync(&other).is_err(),
+                "byte {at} = {v}: not misura's Sync"
+            );
+        }
         let mut v1 = buf;
         v1[1] = 1;
         assert!(matches!(strip_event(&v1), Err(WireError::BadField { .. })));

@@ -57,10 +57,66 @@ impl Hardware {
     }
 }
 
+/// `--frame-format` of raw probes (`rtt --l2`, `reflect --l2`): how they
+/// travel, as `misura oneway`'s.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FrameFormat {
+    /// PTP where the interface stamps only PTP event messages in hardware,
+    /// misura's own frames otherwise (a reflector answers both, each in
+    /// its own format).
+    #[default]
+    Auto,
+    /// misura's probe as the Ethernet payload (`--ethertype`).
+    Misura,
+    /// The probe after a PTPv2 Sync header, EtherType 0x88F7, so that a
+    /// NIC that stamps only PTP event messages stamps it.
+    Ptp,
+}
+
+/// Whether `interface` stamps in hardware on TX but on RX only PTP event
+/// messages (no `all` filter): there, raw probes travel PTP-wrapped.
+pub fn stamps_only_ptp(interface: &str) -> bool {
+    misura_sys::tsinfo::get_ts_info(interface)
+        .is_ok_and(|c| c.hw_tx() && !c.hw_rx_all() && c.hw_rx_ptp_l2())
+}
+
+impl FrameFormat {
+    /// `auto` decided for `interface` with `mode`: PTP where it brings the
+    /// NIC's stamps (never when the NIC's stamps are not asked for).
+    pub fn settle(self, interface: &str, mode: Timestamps) -> FrameFormat {
+        match self {
+            FrameFormat::Auto
+                if matches!(mode, Timestamps::Kernel | Timestamps::Hardware)
+                    && stamps_only_ptp(interface) =>
+            {
+                FrameFormat::Ptp
+            }
+            FrameFormat::Auto => FrameFormat::Misura,
+            f => f,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameFormat::Auto => "auto",
+            FrameFormat::Misura => "misura",
+            FrameFormat::Ptp => "ptp",
+        }
+    }
+}
+
 /// Switches the NIC's stamping on for `interface` when `mode` wants it
 /// and the driver offers it (hardware TX and RX of every packet). Fails
 /// only for `--timestamps hardware`; otherwise says why not in `note`.
 pub fn hardware(interface: Option<&str>, mode: Timestamps) -> Result<Hardware> {
+    hardware_for(interface, mode, false)
+}
+
+/// [`hardware`] for raw probes that may travel PTP-wrapped (`ptp`): on a
+/// NIC that stamps only PTP event messages on receive, its RX filter is
+/// set to PTPv2 event messages (`SIOCSHWTSTAMP`, as ptp4l and hwstamp_ctl
+/// -r 12 do) instead of every packet.
+pub fn hardware_for(interface: Option<&str>, mode: Timestamps, ptp: bool) -> Result<Hardware> {
     let hw = match mode {
         Timestamps::Software | Timestamps::User => {
             return Ok(Hardware::off(
@@ -75,7 +131,7 @@ pub fn hardware(interface: Option<&str>, mode: Timestamps) -> Result<Hardware> {
                 ),
             ))
         }
-        Timestamps::Kernel | Timestamps::Hardware => try_hardware(interface),
+        Timestamps::Kernel | Timestamps::Hardware => try_hardware(interface, ptp),
     };
     if mode == Timestamps::Hardware && !hw.enabled {
         return Err(crate::shared::exit::Failure::Params(format!(
@@ -90,7 +146,7 @@ pub fn hardware(interface: Option<&str>, mode: Timestamps) -> Result<Hardware> {
     Ok(hw)
 }
 
-fn try_hardware(interface: Option<&str>) -> Hardware {
+fn try_hardware(interface: Option<&str>, ptp: bool) -> Hardware {
     let Some(ifname) = interface else {
         return Hardware::off(
             None,
@@ -101,6 +157,16 @@ fn try_hardware(interface: Option<&str>) -> Hardware {
         Ok(c) => c,
         Err(e) => return Hardware::off(interface, format!("{e}: software stamps")),
     };
+    if ptp && caps.hw_tx() && !caps.hw_rx_all() && caps.hw_rx_ptp_l2() {
+        use misura_sys::tsinfo::{HWTSTAMP_FILTER_NONE, HWTSTAMP_FILTER_PTP_V2_EVENT};
+        return switch_on(
+            ifname,
+            caps.phc_index,
+            HWTSTAMP_FILTER_PTP_V2_EVENT,
+            "on/ptpv2-event",
+            |cfg| cfg.tx_on() && cfg.rx_filter != HWTSTAMP_FILTER_NONE,
+        );
+    }
     if caps.hw_tx() && caps.hw_rx() && !caps.hw_rx_all() {
         return Hardware::off(
             interface,
@@ -119,17 +185,36 @@ fn try_hardware(interface: Option<&str>) -> Hardware {
             ),
         );
     }
-    match misura_sys::tsinfo::enable_hw_timestamping(ifname) {
-        Ok(cfg) if cfg.tx_on() && cfg.rx_all() => Hardware {
+    switch_on(
+        ifname,
+        caps.phc_index,
+        misura_sys::tsinfo::HWTSTAMP_FILTER_ALL,
+        "on/all",
+        |cfg| cfg.tx_on() && cfg.rx_all(),
+    )
+}
+
+/// `SIOCSHWTSTAMP` with TX on and `rx_filter`; the NIC's stamps are used
+/// when what the driver granted passes `enough` (`wanted` names it).
+fn switch_on(
+    ifname: &str,
+    phc_index: Option<i32>,
+    rx_filter: i32,
+    wanted: &str,
+    enough: impl Fn(&misura_sys::tsinfo::HwTstampConfig) -> bool,
+) -> Hardware {
+    let interface = Some(ifname);
+    match misura_sys::tsinfo::enable_hw_timestamping_with(ifname, rx_filter) {
+        Ok(cfg) if enough(&cfg) => Hardware {
             interface: interface.map(String::from),
-            phc_index: caps.phc_index,
+            phc_index,
             enabled: true,
             note: None,
         },
         Ok(cfg) => Hardware::off(
             interface,
             format!(
-                "the driver of `{ifname}` granted TX type {} and RX filter {} instead of on/all: software stamps",
+                "the driver of `{ifname}` granted TX type {} and RX filter {} instead of {wanted}: software stamps",
                 cfg.tx_type, cfg.rx_filter
             ),
         ),

@@ -28,6 +28,11 @@ pub struct ReflectArgs {
     /// Ethertype of raw probes (with --l2).
     #[arg(long, default_value = "0x88B5")]
     pub ethertype: Ethertype,
+    /// Raw probes (--l2) to answer: misura (--ethertype), ptp (after a
+    /// PTPv2 Sync header, EtherType 0x88F7, for a NIC that stamps only PTP
+    /// event messages) or auto (both, each reply in its request's format).
+    #[arg(long, value_enum, default_value = "auto", value_name = "FORMAT")]
+    pub frame_format: crate::shared::stamping::FrameFormat,
     /// Replies per second allowed per source address.
     #[arg(long, default_value_t = 10_000)]
     pub rate_limit: u64,

@@ -18,7 +18,7 @@ mod udp;
 
 use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, Report};
-use crate::shared::stamping::Timestamps;
+use crate::shared::stamping::{FrameFormat, Timestamps};
 use anyhow::Result;
 use misura_measure::auth::StampKey;
 use misura_measure::reflector::{Reflector, ReflectorConfig};
@@ -69,6 +69,12 @@ fn setup(args: &ReflectArgs) -> Result<Setup> {
         return Err(
             Failure::Usage("--rate-limit must be at least 1 reply per second".into()).into(),
         );
+    }
+    if args.l2.is_none() && args.frame_format == FrameFormat::Ptp {
+        return Err(Failure::Usage(
+            "--frame-format ptp is for the raw-probe reflector (--l2 IF); STAMP over UDP has no PTP form".into(),
+        )
+        .into());
     }
     if args.l2.is_some() && args.timestamps == Timestamps::User {
         return Err(Failure::Usage(
@@ -185,7 +191,10 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         )
         .into());
     }
-    let mut hw = crate::shared::stamping::hardware(iface.as_deref(), args.timestamps)?;
+    // Raw probes may come PTP-wrapped: a NIC that stamps only PTP event
+    // messages then stamps those.
+    let ptp = args.l2.is_some() && args.frame_format != FrameFormat::Misura;
+    let mut hw = crate::shared::stamping::hardware_for(iface.as_deref(), args.timestamps, ptp)?;
     if iface.is_none() && hw.note.is_some() {
         hw.note = Some(
             "listening on a wildcard address: give --interface IF for the NIC's stamps (software stamps)"
@@ -207,8 +216,16 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let (transport, listen, granted) = match &args.l2 {
         Some(ifname) => {
             let ethertype = args.ethertype.value;
-            let (sock, mac, granted) = l2::open(ifname, ethertype, hw.enabled)?;
-            let listen = format!("{ifname} ({mac}, ethertype 0x{ethertype:04X})");
+            let types = l2::ethertypes(args.frame_format, ethertype);
+            let (socks, mac, granted) = l2::open(ifname, &types, hw.enabled)?;
+            let names: Vec<String> = types
+                .iter()
+                .map(|&t| match t {
+                    misura_wire::ptp::ETHERTYPE_PTP => "PTP-wrapped 0x88F7".to_string(),
+                    t => format!("0x{t:04X}"),
+                })
+                .collect();
+            let listen = format!("{ifname} ({mac}, ethertype {})", names.join(" and "));
             announce(
                 args,
                 "raw Ethernet",
@@ -219,7 +236,7 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
                 &lp,
                 &hw,
             );
-            l2::run(&mut lp, &sock, ethertype, mac, granted.hardware_rx);
+            l2::run(&mut lp, &socks, ethertype, mac, granted.hardware_rx);
             ("l2", listen, granted)
         }
         None => {

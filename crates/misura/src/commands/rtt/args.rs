@@ -26,6 +26,11 @@ pub struct RttArgs {
     /// Ethertype of raw probes (with --l2).
     #[arg(long, value_name = "HEX", default_value = "0x88B5")]
     pub ethertype: Ethertype,
+    /// How raw probes (--l2) travel: ptp puts them after a PTPv2 Sync
+    /// header (EtherType 0x88F7), for a NIC that stamps only PTP event
+    /// messages in hardware; auto does so exactly there.
+    #[arg(long, value_enum, default_value = "auto", value_name = "FORMAT")]
+    pub frame_format: crate::shared::stamping::FrameFormat,
     /// Authenticated mode: the reflector's HMAC-SHA-256 key file.
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<std::path::PathBuf>,

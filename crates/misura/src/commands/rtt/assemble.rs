@@ -6,6 +6,7 @@ use super::collect::Collector;
 use super::plan::RttPlan;
 use super::transport::Transport;
 use crate::shared::meta::meta;
+use crate::shared::stamping::FrameFormat;
 use crate::shared::stamping::Hardware;
 use crate::shared::warnings::Warn;
 use misura_measure::rtt::{error_percent, seed_ideal_rtt_ns};
@@ -149,6 +150,18 @@ fn config(f: &RunFacts<'_>) -> RttConfig {
         local: tr.local(),
         interface: match tr {
             Transport::L2(l) => Some(l.interface.clone()),
+            Transport::Udp(_) => None,
+        },
+        frame_format: match tr {
+            Transport::L2(l) => Some(
+                if l.ptp {
+                    FrameFormat::Ptp
+                } else {
+                    FrameFormat::Misura
+                }
+                .name()
+                .into(),
+            ),
             Transport::Udp(_) => None,
         },
         netns: a.ns.netns.clone(),

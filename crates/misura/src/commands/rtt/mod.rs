@@ -21,7 +21,7 @@ use crate::commands::rtt::transport::Transport;
 use crate::shared::exit::Failure;
 use crate::shared::meta::now_rfc3339;
 use crate::shared::output::{Finished, Report};
-use crate::shared::stamping::{Hardware, Timestamps};
+use crate::shared::stamping::{FrameFormat, Hardware, Timestamps};
 use crate::shared::warnings::Warn;
 use anyhow::{Context, Result};
 use assemble::RunFacts;
@@ -83,8 +83,9 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted, Hardwa
         })?;
         let ethertype = a.ethertype.value;
         let session = (realtime_ns() as u64 ^ (std::process::id() as u64) << 20) as u32;
-        let hw = crate::shared::stamping::hardware(Some(iface), a.timestamps)?;
-        let t = Transport::l2(iface, peer, ethertype, session)?;
+        let ptp = a.frame_format.settle(iface, a.timestamps) == FrameFormat::Ptp;
+        let hw = crate::shared::stamping::hardware_for(Some(iface), a.timestamps, ptp)?;
+        let t = Transport::l2(iface, peer, ethertype, session, ptp)?;
         let g = match &t {
             Transport::L2(l) => l.sock.enable_timestamping(hw.enabled)?,
             Transport::Udp(_) => unreachable!(),
@@ -149,6 +150,12 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
         return Err(Failure::Usage(
             "give either a HOST (STAMP over UDP) or --l2 --interface IF --peer MAC, not both"
                 .into(),
+        )
+        .into());
+    }
+    if !a.l2 && a.frame_format == FrameFormat::Ptp {
+        return Err(Failure::Usage(
+            "--frame-format ptp is for raw probes (--l2 --interface IF --peer MAC); STAMP over UDP has no PTP form".into(),
         )
         .into());
     }

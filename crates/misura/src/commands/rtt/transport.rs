@@ -1,12 +1,14 @@
 //! How `misura rtt` puts STAMP packets on the wire: in UDP datagrams, or
 //! inside misura's raw Ethernet probes (Ethernet + 40-byte probe header +
-//! the STAMP packet, the reply flagged REPLY).
+//! the STAMP packet, the reply flagged REPLY), which may travel after a
+//! PTPv2 Sync header (`--frame-format ptp`, `misura_wire::ptp`) for a NIC
+//! that stamps only PTP event messages.
 
 use anyhow::{Context, Result};
 use misura_sys::packet::PacketSocket;
 use misura_sys::udp::{Ready, UdpTsSocket};
 use misura_wire::probe::{self, ProbeHeader, ProbeRepr, HEADER_LEN as PROBE_LEN};
-use misura_wire::{EthernetFrame, EthernetRepr, MacAddr, ProbeFlags};
+use misura_wire::{ptp, EthernetFrame, EthernetRepr, MacAddr, ProbeFlags};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -33,6 +35,9 @@ pub struct L2 {
     pub mac: MacAddr,
     pub ethertype: u16,
     pub session: u32,
+    /// The probes travel PTP-wrapped (EtherType 0x88F7, a Sync header
+    /// before the probe header).
+    pub ptp: bool,
     err_buf: Vec<u8>,
 }
 
@@ -57,8 +62,17 @@ impl Transport {
         })
     }
 
-    pub fn l2(interface: &str, peer: MacAddr, ethertype: u16, session: u32) -> Result<Transport> {
+    /// Raw probes on `interface` to `peer`; `ptp`: PTP-wrapped (the
+    /// EtherType is then PTP's, not `ethertype`).
+    pub fn l2(
+        interface: &str,
+        peer: MacAddr,
+        ethertype: u16,
+        session: u32,
+        ptp: bool,
+    ) -> Result<Transport> {
         let info = misura_sys::iface::interface_info(interface)?;
+        let ethertype = if ptp { ptp::ETHERTYPE_PTP } else { ethertype };
         let sock = PacketSocket::open(interface, ethertype)?;
         Ok(Transport::L2(L2 {
             sock,
@@ -67,6 +81,7 @@ impl Transport {
             mac: MacAddr(info.mac),
             ethertype,
             session,
+            ptp,
             err_buf: vec![0; 16 * 1024],
         }))
     }
@@ -75,7 +90,7 @@ impl Transport {
     pub fn stamp_offset(&self) -> usize {
         match self {
             Transport::Udp(_) => 0,
-            Transport::L2(_) => ETH + PROBE_LEN,
+            Transport::L2(l) => ETH + l.sync_len() + PROBE_LEN,
         }
     }
 
@@ -93,7 +108,7 @@ impl Transport {
                     vlan: None,
                     ethertype: l.ethertype,
                 };
-                write_l2_header(frame, &eth, l.session, stamp_len, seq)
+                write_l2_header(frame, &eth, l.ptp, l.session, stamp_len, seq)
             }
         }
     }
@@ -144,7 +159,8 @@ impl Transport {
                     n += 1;
                     let len = st.len.min(l.err_buf.len());
                     if let Ok(eth) = EthernetFrame::new_checked(&l.err_buf[..len]) {
-                        if let Ok(p) = ProbeRepr::parse(eth.payload()) {
+                        let inner = ptp::probe_payload(eth.ethertype(), eth.payload());
+                        if let Ok(p) = inner.and_then(ProbeRepr::parse) {
                             if p.session_id == l.session && !p.flags.contains(ProbeFlags::REPLY) {
                                 f(p.seq as u32, st.software_ns, st.hardware_ns);
                             }
@@ -223,8 +239,12 @@ impl Transport {
                 if eth.src() != l.peer || eth.ethertype() != l.ethertype {
                     return Ok((true, None));
                 }
-                let hl = eth.header_len();
-                let Ok(p) = ProbeRepr::parse(eth.payload()) else {
+                let Ok(inner) = ptp::probe_payload(eth.ethertype(), eth.payload()) else {
+                    return Ok((true, None));
+                };
+                // The probe header's offset: after Ethernet and any Sync.
+                let hl = n - inner.len();
+                let Ok(p) = ProbeRepr::parse(inner) else {
                     return Ok((true, None));
                 };
                 if !p.flags.contains(ProbeFlags::REPLY) || p.session_id != l.session {
@@ -306,23 +326,37 @@ impl Transport {
                     48
                 }
             }
-            Transport::L2(_) => PROBE_LEN,
+            Transport::L2(l) => l.sync_len() + PROBE_LEN,
         }
     }
 }
 
-/// The Ethernet and probe headers of a raw request, written around a STAMP
-/// packet already in place (so the packet is not copied), and the zero
-/// padding up to the 60-byte minimum frame.
+impl L2 {
+    /// Bytes of the PTP Sync header before the probe header (0 unwrapped).
+    fn sync_len(&self) -> usize {
+        if self.ptp {
+            ptp::SYNC_LEN
+        } else {
+            0
+        }
+    }
+}
+
+/// The Ethernet and probe headers of a raw request (and between them the
+/// PTP Sync header when `ptp`), written around a STAMP packet already in
+/// place (so the packet is not copied), and the zero padding up to the
+/// 60-byte minimum frame.
 fn write_l2_header(
     frame: &mut [u8],
     eth: &EthernetRepr,
+    ptp: bool,
     session: u32,
     stamp_len: usize,
     seq: u32,
 ) -> Result<usize> {
     let payload_len = PROBE_LEN + stamp_len;
-    let body = ETH + payload_len;
+    let ph = if ptp { ETH + ptp::SYNC_LEN } else { ETH };
+    let body = ph + payload_len;
     let n = body.max(MIN_FRAME_NO_FCS);
     if payload_len > probe::MAX_PAYLOAD {
         let e = misura_wire::WireError::BadLength {
@@ -334,7 +368,15 @@ fn write_l2_header(
     anyhow::ensure!(frame.len() >= n, "a raw probe frame needs {n} bytes");
     eth.emit(&mut frame[..ETH])
         .context("building a raw probe")?;
-    let mut h = ProbeHeader::new_unchecked(&mut frame[ETH..ETH + PROBE_LEN]);
+    if ptp {
+        ptp::emit_sync(
+            &mut frame[ETH..ph],
+            u64::from(seq),
+            ptp::clock_identity(eth.src.0),
+        )
+        .context("building a PTP-wrapped probe")?;
+    }
+    let mut h = ProbeHeader::new_unchecked(&mut frame[ph..ph + PROBE_LEN]);
     h.set_magic(probe::MAGIC);
     h.set_version(probe::VERSION);
     h.set_flags(ProbeFlags::SENDER_TIMESTAMP);
@@ -382,13 +424,49 @@ mod tests {
 
             let mut got = vec![0xa5u8; 2048];
             got[ETH + PROBE_LEN..ETH + PROBE_LEN + stamp_len].copy_from_slice(&stamp);
-            let m = write_l2_header(&mut got, &eth, 0xdead_beef, stamp_len, 0x1234_5678).unwrap();
+            let m = write_l2_header(&mut got, &eth, false, 0xdead_beef, stamp_len, 0x1234_5678)
+                .unwrap();
             assert_eq!(&got[..m], &want[..], "STAMP packet of {stamp_len} bytes");
         }
         let mut small = vec![0u8; 59];
-        assert!(write_l2_header(&mut small, &eth, 1, 0, 1).is_err());
+        assert!(write_l2_header(&mut small, &eth, false, 1, 0, 1).is_err());
         let mut jumbo = vec![0u8; 10_000];
-        assert!(write_l2_header(&mut jumbo, &eth, 1, 8960, 1).is_ok());
-        assert!(write_l2_header(&mut jumbo, &eth, 1, 8961, 1).is_err());
+        assert!(write_l2_header(&mut jumbo, &eth, false, 1, 8960, 1).is_ok());
+        assert!(write_l2_header(&mut jumbo, &eth, false, 1, 8961, 1).is_err());
+    }
+
+    /// A PTP-wrapped request is wire::ptp's frame: Sync header, then the
+    /// probe, with the STAMP packet after it.
+    #[test]
+    fn ptp_wrapped_requests_match_emitted_ones() {
+        let eth = EthernetRepr {
+            dst: MacAddr([2, 0, 0, 0, 0, 2]),
+            src: MacAddr([2, 0, 0, 0, 0, 1]),
+            vlan: None,
+            ethertype: ptp::ETHERTYPE_PTP,
+        };
+        for stamp_len in [0usize, 44, 1400] {
+            let probe = ProbeRepr {
+                flags: ProbeFlags::SENDER_TIMESTAMP,
+                payload_len: (PROBE_LEN + stamp_len) as u16,
+                session_id: 7,
+                stream: 0,
+                size_index: 0,
+                seq: 0x1_0005,
+                sender_timestamp: 0,
+                aux_timestamp: 0,
+            };
+            let mut want = vec![0u8; 2048];
+            let n = ptp::emit_ptp_frame(&eth, &probe, &mut want).unwrap();
+            let at = ETH + ptp::SYNC_LEN + PROBE_LEN;
+            want[at..at + stamp_len].fill(0x5a);
+            let mut got = vec![0xa5u8; 2048];
+            got[at..at + stamp_len].fill(0x5a);
+            let m = write_l2_header(&mut got, &eth, true, 7, stamp_len, 0x1_0005).unwrap();
+            assert_eq!(&got[..m], &want[..n], "STAMP packet of {stamp_len} bytes");
+            let f = EthernetFrame::new_checked(&got[..m]).unwrap();
+            let inner = ptp::strip_misura_sync(f.payload()).unwrap();
+            assert_eq!(ProbeRepr::parse(inner).unwrap().seq, 0x1_0005);
+        }
     }
 }
