@@ -104,24 +104,32 @@ fn raw_ethernet_round_trips() {
     need_root!();
     let mut h = Lab::up("rt", "l", "hosts");
     h.reflector(&["--l2", "m0"]);
-    let csv = h.path("l2.csv");
-    let v = json_of(&h.rtt(&[
-        "--l2",
-        "--interface",
-        "m0",
-        "--peer",
-        "02:6d:73:00:02:02",
-        "--count",
-        "100",
-        "--period",
-        "5ms",
-        "--frames",
-        csv.to_str().unwrap(),
-        "--json",
-    ]));
-    assert_eq!(v["config"]["transport"], "l2-probe");
-    assert_eq!(v["totals"]["received"], 100);
-    check_probes(&csv, true);
+    // misura's frames (auto on veth, which has no NIC stamps), then
+    // PTP-wrapped ones: the same reflector (auto) answers each in its format.
+    for (format, want) in [("auto", "misura"), ("ptp", "ptp")] {
+        let csv = h.path(&format!("l2-{format}.csv"));
+        let v = json_of(&h.rtt(&[
+            "--l2",
+            "--interface",
+            "m0",
+            "--peer",
+            "02:6d:73:00:02:02",
+            "--frame-format",
+            format,
+            "--count",
+            "100",
+            "--period",
+            "5ms",
+            "--frames",
+            csv.to_str().unwrap(),
+            "--json",
+        ]));
+        assert_eq!(v["config"]["transport"], "l2-probe");
+        assert_eq!(v["config"]["frame_format"], want);
+        assert_eq!(v["totals"]["received"], 100, "{format}: {}", v["totals"]);
+        assert_eq!(v["totals"]["malformed_replies"], 0);
+        check_probes(&csv, true);
+    }
 }
 
 #[test]

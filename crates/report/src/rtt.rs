@@ -198,10 +198,15 @@ pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
     let c = &r.config;
     writeln!(
         out,
-        "misura rtt: {} -> {} ({}{}){}",
+        "misura rtt: {} -> {} ({}{}{}){}",
         c.local,
         c.target,
         c.transport,
+        if c.frame_format.as_deref() == Some("ptp") {
+            ", PTP-wrapped"
+        } else {
+            ""
+        },
         if c.authenticated {
             ", authenticated"
         } else {
