@@ -4,7 +4,7 @@
 //! NIC that stamps only PTP event messages) or both, one socket each.
 
 use super::clock::{reply_timestamp, rx_stamp};
-use super::{Loop, BATCH, BUF_LEN};
+use super::turn::{Loop, BATCH, BUF_LEN};
 use crate::shared::stamping::FrameFormat;
 use anyhow::{Context, Result};
 use misura_measure::reflector::{Decision, Peer, RequestMeta, Stamp};

@@ -14,6 +14,7 @@ pub mod args;
 pub use args::ReflectArgs;
 mod clock;
 mod l2;
+mod turn;
 mod udp;
 
 use crate::shared::exit::Failure;
@@ -22,24 +23,16 @@ use crate::shared::stamping::{FrameFormat, Timestamps};
 use anyhow::Result;
 use misura_measure::auth::StampKey;
 use misura_measure::reflector::{Reflector, ReflectorConfig};
-use misura_measure::TimestampSource;
 use misura_report::reflect::{write_summary, IoCounters, NicClockReport, Summary};
 use misura_sys::packet::TimestampingGranted;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
+use turn::Loop;
 
 /// Most sources `--max-sources` may ask the reflector to track (its tables
 /// grow on demand up to this; issue 13, finding 5).
 pub const MAX_SOURCES: usize = 1_000_000;
-
-/// Receive buffer: a jumbo frame. A longer datagram is cut short and
-/// dropped as malformed (its reply could not be as long as it).
-const BUF_LEN: usize = 9216;
-/// Datagrams handled between two looks at the stop flag.
-const BATCH: usize = 256;
-/// A blocking receive gives up this often to look at the stop flag.
-const STOP_CHECK: Duration = Duration::from_millis(100);
 
 struct Setup {
     config: ReflectorConfig,
@@ -127,33 +120,6 @@ fn source_names(g: &TimestampingGranted) -> (&'static str, &'static str) {
         "user clock (no follow-up stamps)"
     };
     (rx, tx)
-}
-
-/// The loop's common state: the core, the clocks, counters, the stop rule.
-struct Loop<'a> {
-    reflector: Reflector,
-    clocks: clock::Clocks,
-    io: IoCounters,
-    stop: &'a AtomicUsize,
-    deadline: Option<Instant>,
-    busy_poll: bool,
-    /// The reflector's turnaround (its TX − RX stamp of each reply) on the
-    /// NIC's stamps, and on the kernel's.
-    turnaround_nic: misura_stats::Summary,
-    turnaround_kernel: misura_stats::Summary,
-}
-
-impl Loop<'_> {
-    fn should_stop(&self) -> bool {
-        self.stop.load(Ordering::Relaxed) != 0 || self.deadline.is_some_and(|d| Instant::now() >= d)
-    }
-
-    fn turnaround(&mut self, source: TimestampSource, ns: i64) {
-        match source {
-            TimestampSource::NicHardware => self.turnaround_nic.record(ns),
-            _ => self.turnaround_kernel.record(ns),
-        }
-    }
 }
 
 /// The interface whose NIC stamps the reflector's datagrams: `--interface`,

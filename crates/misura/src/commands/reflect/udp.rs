@@ -4,7 +4,7 @@
 //! the turnaround on the reflector's own stamps.
 
 use super::clock::{reply_timestamp, rx_stamp};
-use super::Loop;
+use super::turn::Loop;
 use crate::shared::stamping::{Hardware, Timestamps};
 use anyhow::{Context, Result};
 use misura_measure::reflector::{Decision, Peer, RequestMeta, Stamp};
@@ -16,7 +16,7 @@ use misura_sys::udp::UdpTsSocket;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use super::{BUF_LEN, STOP_CHECK};
+use super::turn::{BUF_LEN, STOP_CHECK};
 
 /// Replies whose TX stamp may still be pending, matched by OPT_ID.
 const TX_RING: usize = 256;
