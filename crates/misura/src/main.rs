@@ -1,32 +1,10 @@
 //! misura: precise network latency measurement with an ordinary Linux PC.
 //! The only crate that prints or exits.
 
-/// `eprintln!` that never panics: a closed stderr (`misura … 2>&1 | head`)
-/// must not abort a measurement; progress and warnings are then lost, the
-/// result and its exports are not. Shadows the standard macro crate-wide.
-macro_rules! eprintln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
-
-/// `eprint!` that never panics, as `eprintln!` above.
-#[allow(unused_macros)]
-macro_rules! eprint {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stderr(), $($arg)*);
-    }};
-}
-
-/// `println!` that never panics on a closed stdout (`misura lab status | head`).
-macro_rules! println {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
-    }};
-}
+// `eprintln!`, `eprint!` and `println!` that never panic on a closed
+// stderr/stdout (`misura … | head`): misura-run's, shadowing std's crate-wide.
+#[macro_use]
+extern crate misura_run;
 
 mod cli;
 mod commands;

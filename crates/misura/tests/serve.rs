@@ -12,7 +12,7 @@ use std::net::{Shutdown, TcpStream, UdpSocket};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-// Message types and field ids (crates/misura/src/proto.rs).
+// Message types and field ids (crates/wire/src/test_control.rs).
 const HELLO: u8 = 1;
 const REQUEST: u8 = 2;
 const ACCEPT: u8 = 3;

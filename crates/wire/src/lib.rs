@@ -52,6 +52,7 @@ pub mod probe;
 pub mod ptp;
 pub mod sntp;
 pub mod stamp;
+pub mod test_control;
 
 pub use ethernet::{EthernetFrame, EthernetRepr, MacAddr, ParseMacError, VlanTag};
 pub use probe::{emit_frame, frame_bytes, parse_frame, ProbeFlags, ProbeHeader, ProbeRepr};

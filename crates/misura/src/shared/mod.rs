@@ -2,23 +2,17 @@
 //! store, exit codes, units, host facts, progress. No command's code lives here.
 
 pub mod busy_poll;
-pub mod cpuload;
-pub mod exit;
-pub mod files;
 pub mod frames;
-pub mod host;
 pub mod http_client;
-pub mod keys;
-pub mod meta;
 pub mod netns;
 pub mod outfile;
 pub mod phc_tracker;
 pub mod output;
-pub mod progress;
 pub mod ptp;
 pub mod stamping;
 pub mod status_line;
 pub mod store;
-pub mod target;
-pub mod units;
-pub mod warnings;
+
+// What every measuring run shares lives in the `misura-run` library (the
+// measuring libraries use it too); the binary reaches it by the same paths.
+pub use misura_run::{cpuload, exit, files, host, keys, meta, progress, target, units, warnings};

@@ -8,6 +8,7 @@ use crate::shared::exit::Failure;
 use crate::shared::outfile::{self, RowLog};
 use anyhow::{Context, Result};
 use misura_report::{write_json, HostFingerprint, LoopTuning, Warning};
+pub use misura_run::exit::signal_reason;
 use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
@@ -232,11 +233,6 @@ impl Outputs {
             other => other.context("writing the result to stdout"),
         }
     }
-}
-
-/// The stop reason of a run a signal ended.
-pub fn signal_reason(signal: impl std::fmt::Display) -> String {
-    format!("interrupted by signal {signal}; partial results")
 }
 
 /// (complete, stop_reason) from the stop flag.

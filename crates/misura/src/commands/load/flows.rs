@@ -113,7 +113,7 @@ pub fn start(f: Flow, stop: &Arc<AtomicUsize>) -> JoinHandle<FlowOutcome> {
 
 fn run_tcp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<()> {
     let a = TcpCli::try_parse_from(&f.argv)?.a;
-    let r = tcp::measure(&tcp::TcpPlan::from_args(&a)?, stop)?;
+    let r = tcp::measure(&tcp::plan(&a)?, stop)?;
     out.throughput.throughput_bps = r.throughput_bps;
     out.throughput.complete = r.complete;
     out.series = r
@@ -136,7 +136,7 @@ fn run_tcp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<(
 
 fn run_udp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<()> {
     let a = UdpCli::try_parse_from(&f.argv)?.a;
-    let r = udp::measure(&udp::UdpPlan::from_args(&a)?, stop)?;
+    let r = udp::measure(&udp::plan(&a)?, stop)?;
     out.throughput.throughput_bps = r.throughput_bps;
     out.throughput.complete = r.complete;
     if !r.complete {

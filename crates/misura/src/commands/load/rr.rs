@@ -3,7 +3,7 @@
 //! a user would give `misura rr` and checked by its own parser.
 
 use crate::commands::load::args::LoadArgs;
-use crate::commands::throughput::rr::{self, RrArgs, RrPlan};
+use crate::commands::throughput::rr::{self, RrArgs};
 use crate::shared::exit::Failure;
 use clap::Parser;
 use misura_report::under_load::{Percentiles, RrPhase};
@@ -41,7 +41,7 @@ fn args(a: &LoadArgs, ns: i64) -> Result<RrArgs, Failure> {
 
 /// Check the transactions' flags before anything is measured.
 pub fn check(a: &LoadArgs) -> Result<(), Failure> {
-    RrPlan::from_args(&args(a, a.idle.ns)?).map(drop)
+    rr::plan(&args(a, a.idle.ns)?).map(drop)
 }
 
 /// Start a phase's transactions in their own thread (unpinned, like the
@@ -65,7 +65,7 @@ pub fn start(
         }
         let ran = parsed
             .map_err(anyhow::Error::from)
-            .and_then(|p| Ok(RrPlan::from_args(&p)?))
+            .and_then(|p| Ok(rr::plan(&p)?))
             .and_then(|plan| rr::measure(&plan, &stop));
         match ran {
             Ok(r) => {

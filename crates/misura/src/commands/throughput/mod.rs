@@ -1,10 +1,8 @@
-//! Throughput, request/response and set-up tests: the `misura serve`
-//! server and its clients (tcp, udp, rr, setup, sweep) over one control protocol.
+//! Throughput, request/response and set-up tests: the flags of `misura
+//! serve` and its clients (tcp, udp, rr, setup) and their glue, and `misura
+//! sweep`. The server and the clients are the `misura-throughput` library.
 
 pub mod client;
-pub mod pacing;
-pub mod poll_window;
-pub mod proto;
 pub mod rr;
 pub mod serve;
 pub mod setup;

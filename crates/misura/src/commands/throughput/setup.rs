@@ -1,24 +1,18 @@
 //! `misura setup`: the set-up delay of a path (seed 001's SVC set-up
 //! method, generalised): after an idle gap, the RTT of the first packet
 //! minus the RTT of the next one; plus the TCP handshake time.
+//!
+//! The flags and their glue; the test is `misura_throughput::setup`'s.
 
-use crate::commands::throughput::client::{
-    self, ClientArgs, ClientPlan, ClientsArg, Control, Server,
-};
-use crate::commands::throughput::proto;
+use super::client::{self, ClientArgs, ClientsArg};
 use crate::shared::exit::Failure;
 use crate::shared::output::Finished;
 use crate::shared::units::DurationArg;
-use crate::shared::warnings::Warn;
-use anyhow::{anyhow, Context, Result};
-use misura_report::throughput::{
-    write_setup_csv, write_setup_text, SetupConfig, SetupGap, SetupReport, SetupSample,
-};
-use misura_wire::control::Value;
-use std::net::{SocketAddr, TcpStream, UdpSocket};
+use anyhow::Result;
+use misura_report::throughput::{write_setup_csv, write_setup_text};
+pub use misura_throughput::setup::*;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// Long help for the subcommand (shown by `--help`).
 pub const LONG_ABOUT: &str = "Set-up delay of a path after idle gaps (seed 001's method, generalised), and the TCP handshake time.
@@ -62,36 +56,23 @@ pub struct SetupArgs {
     pub count: u32,
 }
 
-/// One `misura setup` run, checked.
-#[derive(Clone, Debug)]
-pub struct SetupPlan {
-    pub client: ClientPlan,
-    /// The idle gaps, ns, in the order given.
-    pub gaps: Vec<u64>,
-    pub count: u32,
-}
-
-impl SetupPlan {
-    pub fn from_args(a: &SetupArgs) -> Result<SetupPlan, Failure> {
-        if a.idle.is_empty() || a.count == 0 {
-            return Err(Failure::Params(
-                "give at least one --idle gap and --count ≥ 1".into(),
-            ));
-        }
-        Ok(SetupPlan {
-            client: ClientPlan::new(&a.c, a.clients.clients)?,
-            gaps: a.idle.iter().map(|g| g.ns as u64).collect(),
-            count: a.count,
-        })
+/// The flags checked into a plan.
+pub fn plan(a: &SetupArgs) -> Result<SetupPlan, Failure> {
+    if a.idle.is_empty() || a.count == 0 {
+        return Err(Failure::Params(
+            "give at least one --idle gap and --count ≥ 1".into(),
+        ));
     }
+    Ok(SetupPlan {
+        client: client::plan(&a.c, a.clients.clients)?,
+        gaps: a.idle.iter().map(|g| g.ns as u64).collect(),
+        count: a.count,
+    })
 }
-
-const METHOD: &str = "rr-udp: after the idle gap, RTT of the first 16-byte UDP transaction minus the RTT of the next; then the connect() time to the serve port";
-const REPLY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// `misura setup`: the report, exit code 1 when a sample failed.
 pub fn run(args: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let r = measure(&SetupPlan::from_args(args)?, stop)?;
+    let r = measure(&plan(args)?, stop)?;
     let (text, csv) = (write_setup_text, write_setup_csv);
     Ok(client::finished(
         r.complete,
@@ -101,194 +82,4 @@ pub fn run(args: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         text,
         csv,
     ))
-}
-
-fn transaction(sock: &UdpSocket, test_id: u64, seq: u64) -> Result<u64> {
-    let mut req = [0u8; 16];
-    req[0..8].copy_from_slice(&test_id.to_be_bytes());
-    req[8..16].copy_from_slice(&seq.to_be_bytes());
-    let mut buf = [0u8; 2048];
-    let t0 = Instant::now();
-    sock.send(&req).context("sending a probe")?;
-    loop {
-        let left = REPLY_TIMEOUT.saturating_sub(t0.elapsed());
-        if left.is_zero() {
-            return Err(anyhow!("no reply within {} s", REPLY_TIMEOUT.as_secs()));
-        }
-        sock.set_read_timeout(Some(left)).ok();
-        match sock.recv(&mut buf) {
-            Ok(n) if n >= 16 && buf[..16] == req => return Ok(t0.elapsed().as_nanos() as u64),
-            Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Err(anyhow!("no reply within {} s", REPLY_TIMEOUT.as_secs()))
-            }
-            Err(e) => return Err(anyhow!("receiving a reply: {e}")),
-        }
-    }
-}
-
-fn sleep_unless_stopped(d: Duration, stop: &AtomicUsize) -> bool {
-    let end = Instant::now() + d;
-    while Instant::now() < end {
-        if client::interrupted(stop) {
-            return false;
-        }
-        std::thread::sleep((end - Instant::now()).min(Duration::from_millis(50)));
-    }
-    true
-}
-
-/// One sample: ask for a test, wait out the gap, time two transactions,
-/// then the handshake.
-fn sample(server: &Server, idle: Duration, stop: &AtomicUsize) -> Result<SetupSample> {
-    let addr = server.addr;
-    let mut ctl = Control::connect(addr)?;
-    let duration_ns = (idle + Duration::from_secs(5)).as_nanos() as u64;
-    ctl.check_limits(duration_ns, 1, 0)?;
-    let req = client::request("rr-udp", duration_ns, 0)
-        .with(proto::F_STREAMS, Value::U64(1))
-        .with(proto::F_REQUEST_SIZE, Value::U64(16))
-        .with(proto::F_RESPONSE_SIZE, Value::U64(16))
-        .with(proto::F_BURST, Value::U64(1));
-    let acc = ctl.request(req, server.key.as_ref())?;
-    let data = SocketAddr::new(addr.ip(), acc.data_port);
-    let sock = UdpSocket::bind(if data.is_ipv6() {
-        "[::]:0"
-    } else {
-        "0.0.0.0:0"
-    })
-    .context("binding a UDP socket")?;
-    sock.connect(data).context("connecting the UDP socket")?;
-    let mut s = SetupSample {
-        first_rtt_ns: None,
-        second_rtt_ns: None,
-        setup_ns: None,
-        handshake_ns: None,
-        error: None,
-    };
-    if !sleep_unless_stopped(idle, stop) {
-        s.error = Some("interrupted".into());
-        ctl.error("interrupted");
-        return Ok(s);
-    }
-    let r = (|| -> Result<(u64, u64)> {
-        Ok((
-            transaction(&sock, acc.test_id, 0)?,
-            transaction(&sock, acc.test_id, 1)?,
-        ))
-    })();
-    match r {
-        Ok((a, b)) => {
-            s.first_rtt_ns = Some(a);
-            s.second_rtt_ns = Some(b);
-            s.setup_ns = Some(a as i64 - b as i64);
-        }
-        Err(e) => {
-            s.error = Some(format!(
-                "{e:#} (a gap longer than the server's idle timeout ends the test)"
-            ));
-        }
-    }
-    let done = client::DoneFigures {
-        transactions: if s.setup_ns.is_some() { 2 } else { 0 },
-        ..Default::default()
-    };
-    let _ = ctl.done(&client::done_message(&done), proto::MESSAGE_TIMEOUT);
-    // The handshake, right after (the path is warm now).
-    let t0 = Instant::now();
-    match TcpStream::connect_timeout(&addr, client::CONNECT_TIMEOUT) {
-        Ok(c) => {
-            s.handshake_ns = Some(t0.elapsed().as_nanos() as u64);
-            drop(c);
-        }
-        Err(e) => {
-            s.error = s
-                .error
-                .take()
-                .or(Some(format!("connect() to the serve port: {e}")))
-        }
-    }
-    Ok(s)
-}
-
-pub fn measure(p: &SetupPlan, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
-    let server = p.client.resolve()?;
-    let started_at = crate::shared::meta::now_rfc3339();
-    let mut out = Vec::new();
-    let mut warnings = Vec::new();
-    'gaps: for &g in &p.gaps {
-        let mut samples = Vec::new();
-        for _ in 0..p.count {
-            if client::interrupted(stop) {
-                break 'gaps;
-            }
-            match sample(&server, Duration::from_nanos(g), stop) {
-                Ok(s) => samples.push(s),
-                // The first sample's failure to reach the server is the run's.
-                Err(e) if out.is_empty() && samples.is_empty() => return Err(e),
-                Err(e) => samples.push(SetupSample {
-                    first_rtt_ns: None,
-                    second_rtt_ns: None,
-                    setup_ns: None,
-                    handshake_ns: None,
-                    error: Some(format!("{e:#}")),
-                }),
-            }
-        }
-        let gap = summarise(g, samples);
-        let failed = gap.samples.iter().filter(|s| s.setup_ns.is_none()).count();
-        if failed > 0 {
-            warnings.push(
-                Warn::SetupSamplesFailed {
-                    idle_ns: g as i64,
-                    failed,
-                    total: gap.samples.len(),
-                }
-                .into(),
-            );
-        }
-        out.push(gap);
-    }
-    let complete = !client::interrupted(stop)
-        && out
-            .iter()
-            .all(|g| g.samples.iter().all(|s| s.error.is_none()));
-    Ok(SetupReport {
-        meta: crate::shared::meta::meta("misura.setup", started_at),
-        complete,
-        stop_reason: client::run_reason(stop, complete, "some samples failed"),
-        host: p.client.fingerprint(),
-        config: SetupConfig {
-            endpoint: p.client.endpoint(&server),
-            idle_ns: p.gaps.clone(),
-            count: p.count,
-            method: METHOD.into(),
-        },
-        gaps: out,
-        warnings,
-    })
-}
-
-/// One gap's samples and their means and extremes.
-fn summarise(idle_ns: u64, samples: Vec<SetupSample>) -> SetupGap {
-    let setups = || samples.iter().filter_map(|s| s.setup_ns);
-    let mean = |f: &dyn Fn(&SetupSample) -> Option<f64>| {
-        let v: Vec<f64> = samples.iter().filter_map(f).collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-    };
-    SetupGap {
-        idle_ns,
-        setup_mean_ns: mean(&|s| s.setup_ns.map(|v| v as f64)),
-        setup_min_ns: setups().min(),
-        setup_max_ns: setups().max(),
-        first_rtt_mean_ns: mean(&|s| s.first_rtt_ns.map(|v| v as f64)),
-        second_rtt_mean_ns: mean(&|s| s.second_rtt_ns.map(|v| v as f64)),
-        handshake_mean_ns: mean(&|s| s.handshake_ns.map(|v| v as f64)),
-        samples,
-    }
 }

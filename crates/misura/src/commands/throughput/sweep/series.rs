@@ -2,7 +2,7 @@
 //! the per-test sweeps make of their runs.
 
 use super::values::{Knobs, ValueList};
-use crate::commands::throughput::client::{ClientArgs, ClientPlan};
+use crate::commands::throughput::client::{self, ClientArgs, ClientPlan};
 use crate::shared::exit::Failure;
 use std::fmt::Display;
 
@@ -44,7 +44,7 @@ impl<P> Series<P> {
 /// The client part of a sweep's runs: `--clients` at its first value, and
 /// quiet (a run of a sweep prints no progress of its own).
 pub fn runs_client(c: &ClientArgs, clients: &ValueList<u32>) -> Result<ClientPlan, Failure> {
-    let mut p = ClientPlan::new(c, *clients.first())?;
+    let mut p = client::plan(c, *clients.first())?;
     p.quiet = true;
     Ok(p)
 }

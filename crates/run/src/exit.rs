@@ -1,0 +1,71 @@
+//! Exit codes and the classification of errors into them.
+
+use misura_lab::LabError;
+use misura_sys::SysError;
+
+/// What went wrong, for the exit code. The message names the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Params(String),
+    #[error("{0}")]
+    Output(String),
+    #[error("{0}")]
+    Profile(String),
+    /// Needs root or a capability the process lacks (exit 3).
+    #[error("{0}")]
+    Privilege(String),
+}
+
+pub const OK: i32 = 0;
+pub const ERROR: i32 = 1;
+pub const USAGE: i32 = 2;
+pub const PRIVILEGE: i32 = 3;
+pub const INTERFACE: i32 = 4;
+pub const PARAMS: i32 = 5;
+pub const OUTPUT: i32 = 6;
+pub const PROFILE: i32 = 7;
+/// rfc2544, y1564: part of the result is the tester's own limit, not the
+/// SUT's (after `--tester-retries`); the result says which part.
+pub const INCONCLUSIVE: i32 = 8;
+pub const INTERRUPTED_INT: i32 = 130;
+pub const INTERRUPTED_TERM: i32 = 143;
+
+/// The stop reason of a run a signal ended.
+pub fn signal_reason(signal: impl std::fmt::Display) -> String {
+    format!("interrupted by signal {signal}; partial results")
+}
+
+/// The exit code for an error chain: the first classifiable cause wins.
+pub fn code_for(err: &anyhow::Error) -> i32 {
+    for cause in err.chain() {
+        if let Some(f) = cause.downcast_ref::<Failure>() {
+            return match f {
+                Failure::Usage(_) => USAGE,
+                Failure::Params(_) => PARAMS,
+                Failure::Output(_) => OUTPUT,
+                Failure::Profile(_) => PROFILE,
+                Failure::Privilege(_) => PRIVILEGE,
+            };
+        }
+        if let Some(s) = cause.downcast_ref::<SysError>() {
+            return match s {
+                SysError::NeedCapability { .. } => PRIVILEGE,
+                SysError::NoSuchInterface { .. }
+                | SysError::InterfaceDown { .. }
+                | SysError::NoSuchNetns { .. } => INTERFACE,
+                _ => ERROR,
+            };
+        }
+        if let Some(l) = cause.downcast_ref::<LabError>() {
+            return match l {
+                LabError::NotPermitted => PRIVILEGE,
+                LabError::BadPrefix { .. } => USAGE,
+                _ => ERROR,
+            };
+        }
+    }
+    ERROR
+}

@@ -1,0 +1,370 @@
+//! Parsing of durations, sizes, rates and shares as people write them, and
+//! the typed flag values built on them: clap parses a flag once into one of
+//! these (an error names the flag and how to write it, exit 2), and the
+//! commands only ever see numbers. Each keeps the text the user wrote, which
+//! is what results record as the configuration.
+
+use crate::exit::Failure;
+
+/// The leading number of `t` and the unit after it; `s` (what the user
+/// wrote) and `what` ("a duration: write e.g. …") name a bad number.
+fn number_and_unit<'a>(t: &'a str, s: &str, what: &str) -> Result<(f64, &'a str), Failure> {
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v = num
+        .parse()
+        .map_err(|_| Failure::Usage(format!("`{s}` is not {what}")))?;
+    Ok((v, unit))
+}
+
+/// "500us", "1.5ms", "30s", "5m", "24h", "100ns", "250µs" → nanoseconds.
+pub fn duration_ns(s: &str) -> Result<i64, Failure> {
+    let t = s.trim();
+    let (v, unit) = number_and_unit(t, s, "a duration: write e.g. 500us, 1ms, 30s, 5m or 24h")?;
+    let scale = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" | "" => 1e9,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        other => {
+            return Err(Failure::Usage(format!(
+                "`{s}`: unknown time unit `{other}` (use ns, us, ms, s, m or h)"
+            )))
+        }
+    };
+    let ns = v * scale;
+    if !ns.is_finite() || ns < 0.0 || ns > 1e18 {
+        return Err(Failure::Usage(format!("`{s}` is out of range")));
+    }
+    Ok(ns.round() as i64)
+}
+
+/// "100M", "1G", "10G", "2.5G", "100Mb/s", "1000000000" → bit/s.
+pub fn rate_bps(s: &str) -> Result<u64, Failure> {
+    let t = s
+        .trim()
+        .trim_end_matches("b/s")
+        .trim_end_matches("bps")
+        .trim_end_matches("bit/s");
+    let (v, unit) = number_and_unit(t, s, "a link rate: write e.g. 100M, 1G, 10G")?;
+    let scale = match unit.trim() {
+        "" => 1.0,
+        "k" | "K" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        other => {
+            return Err(Failure::Usage(format!(
+                "`{s}`: unknown rate unit `{other}` (use k, M, G)"
+            )))
+        }
+    };
+    let bps = v * scale;
+    if !(bps >= 1e6 && bps <= 1.6e12) {
+        return Err(Failure::Params(format!(
+            "link rate `{s}` is outside 1 Mb/s … 1.6 Tb/s"
+        )));
+    }
+    Ok(bps.round() as u64)
+}
+
+/// "10%" or "0.1" → 0.1.
+pub fn share(s: &str) -> Result<f64, Failure> {
+    let t = s.trim();
+    let v = if let Some(p) = t.strip_suffix('%') {
+        p.trim().parse::<f64>().map(|x| x / 100.0)
+    } else {
+        t.parse::<f64>()
+    }
+    .map_err(|_| Failure::Usage(format!("`{s}` is not a load: write e.g. 10% or 0.1")))?;
+    if !(v > 0.0 && v <= 1.0) {
+        return Err(Failure::Params(format!(
+            "load `{s}` must be above 0 and at most 100 % of the link capacity"
+        )));
+    }
+    Ok(v)
+}
+
+/// "0x88B5", "88b5", "0x6006", "6006" → ethertype (hexadecimal).
+pub fn ethertype(s: &str) -> Result<u16, Failure> {
+    let t = s.trim();
+    // Ethertypes are written in hexadecimal, with or without 0x ("6006" is
+    // the paper's 0x6006).
+    let h = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
+    let v = u16::from_str_radix(h, 16).ok();
+    match v {
+        Some(e) if e >= 0x0600 => Ok(e),
+        _ => Err(Failure::Usage(format!(
+            "`{s}` is not an ethertype: give a value ≥ 0x0600, e.g. 0x88B5 (default) or 0x6006"
+        ))),
+    }
+}
+
+/// A byte size: "1000", "64K", "1M" (powers of 1024), "1.5k".
+pub fn bytes(s: &str) -> Result<u64, Failure> {
+    let t = s.trim();
+    let (v, unit) = number_and_unit(t, s, "a size in bytes: write e.g. 1400, 64K or 1M")?;
+    let scale = match unit
+        .trim()
+        .trim_end_matches(['B', 'b'])
+        .trim_end_matches('i')
+    {
+        "" => 1.0,
+        "k" | "K" => 1024.0,
+        "m" | "M" => 1024.0 * 1024.0,
+        "g" | "G" => 1024.0 * 1024.0 * 1024.0,
+        other => {
+            return Err(Failure::Usage(format!(
+                "`{s}`: unknown size unit `{other}` (use K, M or G)"
+            )))
+        }
+    };
+    let b = v * scale;
+    if !(b.is_finite() && (0.0..1e15).contains(&b)) {
+        return Err(Failure::Usage(format!("`{s}` is out of range")));
+    }
+    Ok(b.round() as u64)
+}
+
+/// Declares a flag value type: parsed by `$parse` from the text, which it keeps.
+macro_rules! flag_value {
+    ($(#[$doc:meta])* $name:ident, $field:ident: $t:ty, $parse:path) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct $name {
+            pub $field: $t,
+            text: String,
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = Failure;
+            fn from_str(s: &str) -> Result<Self, Failure> {
+                Ok($name {
+                    $field: $parse(s)?,
+                    text: s.trim().to_string(),
+                })
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.text)
+            }
+        }
+    };
+}
+
+flag_value!(
+    /// A duration flag ("500us", "1.5ms", "30s"), in nanoseconds.
+    DurationArg, ns: i64, duration_ns
+);
+flag_value!(
+    /// A size flag ("1400", "64K", "1M"; powers of 1024), in bytes.
+    ByteSize, bytes: u64, bytes
+);
+flag_value!(
+    /// A link rate flag ("100M", "10G"), in bit/s, 1 Mb/s to 1.6 Tb/s.
+    LinkRate, bps: u64, rate_bps
+);
+flag_value!(
+    /// A share of the link ("10%", "0.1"), above 0 and at most 1.
+    Load, share: f64, share
+);
+flag_value!(
+    /// An ethertype flag in hexadecimal ("0x88B5", "6006"), at least 0x0600.
+    Ethertype, value: u16, ethertype
+);
+
+impl DurationArg {
+    /// The duration, refusing zero and anything under `min_ns` with a
+    /// message naming the flag.
+    pub fn at_least(&self, flag: &str, min_ns: i64) -> Result<i64, Failure> {
+        if self.ns < min_ns.max(1) {
+            return Err(Failure::Params(format!(
+                "{flag} {self} is too short: it must be at least {}",
+                misura_report::clock::human_ns(min_ns.max(1) as f64)
+            )));
+        }
+        Ok(self.ns)
+    }
+
+    pub fn std(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.ns.max(0) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration_ns("500us").unwrap(), 500_000);
+        assert_eq!(duration_ns("1.5ms").unwrap(), 1_500_000);
+        assert_eq!(duration_ns("24h").unwrap(), 86_400_000_000_000);
+        assert_eq!(duration_ns("2").unwrap(), 2_000_000_000);
+        assert!(duration_ns("fast").is_err());
+        assert!(duration_ns("3 weeks").is_err());
+    }
+
+    #[test]
+    fn rates_shares_ethertypes() {
+        assert_eq!(rate_bps("100M").unwrap(), 100_000_000);
+        assert_eq!(rate_bps("2.5G").unwrap(), 2_500_000_000);
+        assert_eq!(rate_bps("10Gb/s").unwrap(), 10_000_000_000);
+        assert!(rate_bps("10").is_err());
+        assert_eq!(share("10%").unwrap(), 0.1);
+        assert_eq!(share("0.5").unwrap(), 0.5);
+        assert!(share("150%").is_err());
+        assert_eq!(ethertype("0x88B5").unwrap(), 0x88b5);
+        assert_eq!(ethertype("6006").unwrap(), 0x6006);
+        assert_eq!(ethertype("0x6006").unwrap(), 0x6006);
+        assert!(ethertype("0x0800x").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(bytes("1400").unwrap(), 1400);
+        assert_eq!(bytes("64K").unwrap(), 65536);
+        assert_eq!(bytes("1M").unwrap(), 1 << 20);
+        assert_eq!(bytes("128KiB").unwrap(), 131072);
+        assert!(bytes("lots").is_err());
+    }
+
+    #[test]
+    fn flag_values_keep_their_text() {
+        let d: DurationArg = "1.5ms".parse().unwrap();
+        assert_eq!((d.ns, d.to_string()), (1_500_000, "1.5ms".to_string()));
+        assert!(d.at_least("--period", 1).is_ok());
+        let z: DurationArg = "0s".parse().unwrap();
+        assert!(matches!(
+            z.at_least("--timeout", 0),
+            Err(Failure::Params(_))
+        ));
+        let b: ByteSize = "64K".parse().unwrap();
+        assert_eq!((b.bytes, b.to_string()), (65536, "64K".to_string()));
+        assert!("fast".parse::<DurationArg>().is_err());
+        let e: Ethertype = "6006".parse().unwrap();
+        assert_eq!(e.value, 0x6006);
+        assert_eq!("10G".parse::<LinkRate>().unwrap().bps, 10_000_000_000);
+        assert_eq!("10%".parse::<Load>().unwrap().share, 0.1);
+    }
+}
+
+impl DurationArg {
+    /// The duration, refusing anything under `min_ns` with a message that
+    /// names the flag and shows the minimum as people write it (exit 5).
+    pub fn not_under(&self, flag: &str, min_ns: i64) -> Result<i64, Failure> {
+        if self.ns < min_ns {
+            return Err(Failure::Params(format!(
+                "{flag} {self} is too short: at least {}",
+                misura_report::clock::human_ns(min_ns as f64)
+            )));
+        }
+        Ok(self.ns)
+    }
+}
+
+#[cfg(test)]
+mod minimum_tests {
+    use super::*;
+
+    #[test]
+    fn a_minimum_names_the_flag_and_shows_the_limit() {
+        let d: DurationArg = "500us".parse().unwrap();
+        assert_eq!(d.not_under("--duration", 500_000).unwrap(), 500_000);
+        let e = d.not_under("--duration", 1_000_000).unwrap_err();
+        assert!(matches!(e, Failure::Params(_)));
+        assert_eq!(
+            e.to_string(),
+            "--duration 500us is too short: at least 1.00 ms"
+        );
+    }
+}
+
+/// `--listen ADDR[:PORT]` of `serve` and `reflect`, written as the agent's
+/// `--listen ADDR:PORT`: `198.18.0.2`, `198.18.0.2:862`, `::`, `[::1]:862`,
+/// or `:5999` (every address, that port). Their older `--port N` stays as a
+/// hidden alias; a port given here wins over it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListenAddr {
+    /// The address, `None` for `:PORT` (every address).
+    pub ip: Option<std::net::IpAddr>,
+    pub port: Option<u16>,
+}
+
+impl std::str::FromStr for ListenAddr {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ListenAddr, String> {
+        let t = s.trim();
+        let bad = || {
+            format!(
+                "`{s}` is not ADDR or ADDR:PORT: write e.g. 0.0.0.0, 198.18.0.2:862, [::1]:862 \
+                 or :5999"
+            )
+        };
+        let port = |p: &str| p.parse::<u16>().ok().filter(|&p| p > 0).ok_or_else(bad);
+        let ip = |a: &str| a.parse::<std::net::IpAddr>().map_err(|_| bad());
+        if let Some(p) = t.strip_prefix(':').filter(|p| !p.contains(':')) {
+            return Ok(ListenAddr {
+                ip: None,
+                port: Some(port(p)?),
+            });
+        }
+        if let Some(rest) = t.strip_prefix('[') {
+            let (a, after) = rest.split_once(']').ok_or_else(bad)?;
+            let port = match after {
+                "" => None,
+                p => Some(port(p.strip_prefix(':').ok_or_else(bad)?)?),
+            };
+            return Ok(ListenAddr {
+                ip: Some(ip(a)?),
+                port,
+            });
+        }
+        match t.matches(':').count() {
+            1 => {
+                let (a, p) = t.split_once(':').ok_or_else(bad)?;
+                Ok(ListenAddr {
+                    ip: Some(ip(a)?),
+                    port: Some(port(p)?),
+                })
+            }
+            _ => Ok(ListenAddr {
+                ip: Some(ip(t)?),
+                port: None,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod listen_tests {
+    use super::ListenAddr;
+
+    #[test]
+    fn listen_takes_an_address_with_or_without_its_port() {
+        let l = |s: &str| s.parse::<ListenAddr>();
+        let at = |ip: Option<&str>, port| ListenAddr {
+            ip: ip.map(|i| i.parse().unwrap()),
+            port,
+        };
+        assert_eq!(l("198.18.0.2"), Ok(at(Some("198.18.0.2"), None)));
+        assert_eq!(l("198.18.0.2:862"), Ok(at(Some("198.18.0.2"), Some(862))));
+        assert_eq!(l("::"), Ok(at(Some("::"), None)));
+        assert_eq!(l("[::1]"), Ok(at(Some("::1"), None)));
+        assert_eq!(l("[::1]:862"), Ok(at(Some("::1"), Some(862))));
+        assert_eq!(l(":5999"), Ok(at(None, Some(5999))));
+        for bad in ["localhost", "1.2.3.4:0", "1.2.3.4:70000", "[::1]862", ""] {
+            let e = l(bad).unwrap_err();
+            assert!(e.contains("is not ADDR or ADDR:PORT"), "{bad}: {e}");
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! The data connections of the TCP tests: socket options set before
+//! connect(), the server's greeting taken off, the test id sent.
+
+use super::base::CONNECT_TIMEOUT;
+use super::control::{connect_error, Refused};
+use crate::proto::{self, Fields};
+use anyhow::{Context, Result};
+use misura_wire::control::{Message, Value};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Instant;
+
+/// Socket options of a TCP data connection.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TcpOpts {
+    pub sndbuf: Option<usize>,
+    pub rcvbuf: Option<usize>,
+    pub nodelay: bool,
+}
+
+/// Open a data connection of test `test_id`: buffers are set before
+/// connect() (the receive buffer fixes the window scale in the SYN), then
+/// `DATA {test id}` is sent.
+pub fn data_connection(addr: SocketAddr, test_id: u64, o: &TcpOpts) -> Result<TcpStream> {
+    data_connection_timed(addr, test_id, o).map(|(s, _)| s)
+}
+
+/// [`data_connection`], also returning how long connect() took (the TCP
+/// handshake, user clock), ns. A "try again" refusal is retried for at
+/// most `control::RETRY_FOR`.
+pub fn data_connection_timed(
+    addr: SocketAddr,
+    test_id: u64,
+    o: &TcpOpts,
+) -> Result<(TcpStream, u64)> {
+    super::control::retrying(|| data_connection_once(addr, test_id, o))
+}
+
+fn data_connection_once(addr: SocketAddr, test_id: u64, o: &TcpOpts) -> Result<(TcpStream, u64)> {
+    let s = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )
+    .context("creating a TCP socket")?;
+    if let Some(b) = o.sndbuf {
+        s.set_send_buffer_size(b).context("setting SO_SNDBUF")?;
+    }
+    if let Some(b) = o.rcvbuf {
+        s.set_recv_buffer_size(b).context("setting SO_RCVBUF")?;
+    }
+    s.set_tcp_nodelay(o.nodelay)
+        .context("setting TCP_NODELAY")?;
+    let t0 = Instant::now();
+    s.connect_timeout(&addr.into(), CONNECT_TIMEOUT)
+        .map_err(|e| connect_error(addr, &e))?;
+    let connect_ns = t0.elapsed().as_nanos() as u64;
+    let mut t: TcpStream = s.into();
+    t.set_write_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
+    // DATA first, at once: a server admits by progress, and a connection
+    // whose first message has arrived is not closed to make room for newer
+    // idle ones from this address (the server reads it after its HELLO).
+    proto::write_message(
+        &mut t,
+        &Message::new(proto::DATA).with(proto::F_TEST_ID, Value::U64(test_id)),
+    )
+    .context("opening a data connection")?;
+    // The server greets every connection, data connections too: take the
+    // HELLO off the stream so it is not counted as test data.
+    t.set_read_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
+    let hello = proto::read_message(&mut t)
+        .context("waiting for the server's HELLO on a data connection")?;
+    if hello.typ == proto::REFUSE {
+        let reason = hello
+            .need_str(proto::F_REASON, "reason")
+            .unwrap_or("no reason given")
+            .to_string();
+        return Err(Refused { addr, reason }.into());
+    }
+    t.set_read_timeout(None).ok();
+    Ok((t, connect_ns))
+}
+
+/// Socket buffers the kernel granted.
+pub fn granted_buffers(t: &TcpStream) -> (u64, u64) {
+    let s = socket2::SockRef::from(t);
+    (
+        s.send_buffer_size().unwrap_or(0) as u64,
+        s.recv_buffer_size().unwrap_or(0) as u64,
+    )
+}

@@ -1,0 +1,27 @@
+//! What the clients of `misura serve` share (`tcp`, `udp`, `rr`, `setup`,
+//! `sweep`): the target's plan, the control connection (HELLO →
+//! REQUEST → ACCEPT/REFUSE … DONE → RESULT, docs/control-protocol.md), data
+//! connections, `--clients N`, and turning the clients' results into one.
+
+mod base;
+mod control;
+mod data;
+pub(crate) mod run;
+
+pub use base::*;
+pub use control::*;
+pub use data::*;
+pub(crate) use run::client_result;
+pub use run::*;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directions() {
+        assert_eq!(Direction::of(false, false).as_str(), "forward");
+        assert_eq!(Direction::of(true, false).as_str(), "reverse");
+        assert_eq!(Direction::of(false, true).as_str(), "bidir");
+    }
+}

@@ -1,0 +1,288 @@
+//! Running a client test's clients at once and making one result of
+//! theirs: each client's end (DONE → RESULT, and why it stopped), the
+//! rows of clients that could not run, the run's completeness and exit
+//! code.
+
+use super::base::{interrupted, signal_reason, ClientPlan, Server, END_GRACE};
+use super::control::{done_message, Control, DoneFigures};
+use crate::proto::MESSAGE_TIMEOUT;
+use anyhow::Result;
+use misura_report::throughput::ServerFigures;
+use misura_report::Warning;
+use misura_run::warnings::Warn;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Run `n` clients at once, each in its own thread, and return their results
+/// in client order.
+pub fn run_clients<R: Send>(n: u32, f: impl Fn(u32) -> R + Sync) -> Vec<R> {
+    if n <= 1 {
+        return vec![f(0)];
+    }
+    std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..n)
+            .map(|i| {
+                let f = &f;
+                sc.spawn(move || f(i))
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("a client thread panicked"))
+            .collect()
+    })
+}
+
+/// What every client of one run shares.
+pub struct Run<'a, P> {
+    pub plan: &'a P,
+    pub server: &'a Server,
+    pub stop: &'a Arc<AtomicUsize>,
+    /// When the clients started: interval lines count from here.
+    pub t0: Instant,
+}
+
+/// A client test's clients, run: its server, when it started, and the
+/// clients' outcome.
+pub struct Ran<R> {
+    pub server: Server,
+    pub started_at: String,
+    pub outcome: Outcome<R>,
+}
+
+/// Resolve the server, then run `client.clients` clients at once, each
+/// through `one`, and gather their results.
+pub fn run_all<P: Sync, R: ClientResult + Send>(
+    plan: &P,
+    client: &ClientPlan,
+    stop: &Arc<AtomicUsize>,
+    one: impl Fn(u32, &Run<P>) -> Result<R> + Sync,
+) -> Result<Ran<R>> {
+    let server = client.resolve()?;
+    let started_at = misura_run::meta::now_rfc3339();
+    let run = Run {
+        plan,
+        server: &server,
+        stop,
+        t0: Instant::now(),
+    };
+    let results = run_clients(client.clients, |i| one(i, &run));
+    let outcome = gather(results, stop)?;
+    Ok(Ran {
+        server,
+        started_at,
+        outcome,
+    })
+}
+
+/// What the whole run needs to know of one client's result.
+pub trait ClientResult: Sized {
+    /// The row of a client that could not run its test.
+    fn not_run(client: u32, e: &anyhow::Error) -> Self;
+    /// Did the server accept this client's test?
+    fn ran(&self) -> bool;
+    fn complete(&self) -> bool;
+    fn stop_reason(&self) -> &str;
+}
+
+/// The clients' results, and what they make of the whole run.
+pub struct Outcome<R> {
+    /// In client order; a client that did not run has its row too.
+    pub clients: Vec<R>,
+    pub warnings: Vec<Warning>,
+    pub complete: bool,
+    pub stop_reason: String,
+}
+
+/// The clients' results in client order, with a warning for each one that
+/// did not run (when none ran, the first one's error is the run's), and
+/// whether the run completed: a signal, else the first incomplete client's
+/// reason, says why not.
+pub fn gather<R: ClientResult>(results: Vec<Result<R>>, stop: &AtomicUsize) -> Result<Outcome<R>> {
+    let mut clients = Vec::new();
+    let mut warnings = Vec::new();
+    let mut first_err = None;
+    for (i, r) in results.into_iter().enumerate() {
+        match r {
+            Ok(c) => clients.push(c),
+            Err(e) => {
+                warnings.push(
+                    Warn::ClientDidNotRun {
+                        client: i as u32,
+                        error: format!("{e:#}"),
+                    }
+                    .into(),
+                );
+                clients.push(R::not_run(i as u32, &e));
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_err.filter(|_| clients.iter().all(|c| !c.ran())) {
+        return Err(e);
+    }
+    let complete = clients.iter().all(|c| c.complete());
+    let first_incomplete = clients
+        .iter()
+        .find(|c| !c.complete())
+        .map(|c| c.stop_reason().to_string())
+        .unwrap_or_default();
+    Ok(Outcome {
+        stop_reason: run_reason(stop, complete, &first_incomplete),
+        clients,
+        warnings,
+        complete,
+    })
+}
+
+/// Why a whole run stopped: a signal, else "finished" when complete, else
+/// `otherwise`.
+pub fn run_reason(stop: &AtomicUsize, complete: bool, otherwise: &str) -> String {
+    if interrupted(stop) {
+        signal_reason(stop)
+    } else if complete {
+        "finished".into()
+    } else {
+        otherwise.into()
+    }
+}
+
+/// Implements [`ClientResult`] for a result row with the usual `test_id`,
+/// `complete` and `stop_reason` fields; `$not_run` makes the row of a
+/// client that did not run.
+macro_rules! client_result {
+    ($row:ty, $not_run:path) => {
+        impl $crate::client::run::ClientResult for $row {
+            fn not_run(client: u32, e: &anyhow::Error) -> Self {
+                $not_run(client, e)
+            }
+            fn ran(&self) -> bool {
+                self.test_id.is_some()
+            }
+            fn complete(&self) -> bool {
+                self.complete
+            }
+            fn stop_reason(&self) -> &str {
+                &self.stop_reason
+            }
+        }
+    };
+}
+pub(crate) use client_result;
+
+/// Send DONE with this side's figures and take the server's RESULT; when it
+/// does not come, why not (for the stop reason).
+pub fn finish(ctl: &mut Control, done: &DoneFigures) -> (Option<ServerFigures>, Option<String>) {
+    match ctl.done(&done_message(done), END_GRACE + MESSAGE_TIMEOUT) {
+        Ok(s) => (Some(s), None),
+        Err(e) => (None, Some(format!("{e:#}"))),
+    }
+}
+
+/// Why one client's test ended: its own error first, then a missing or
+/// partial RESULT, then a signal; "finished" when nothing went wrong.
+pub fn end_reason(
+    own_error: Option<&str>,
+    server: Option<&ServerFigures>,
+    no_result: Option<&str>,
+    stop: &AtomicUsize,
+) -> String {
+    if let Some(e) = own_error {
+        e.to_string()
+    } else if let Some(e) = no_result {
+        format!("no result from the server: {e}")
+    } else if server.and_then(|s| s.partial).unwrap_or(false) {
+        format!(
+            "the server marked its figures partial: {}",
+            server.and_then(|s| s.reason.clone()).unwrap_or_default()
+        )
+    } else if interrupted(stop) {
+        signal_reason(stop)
+    } else {
+        "finished".into()
+    }
+}
+
+/// The overall exit code: interrupted wins (main maps it), then any client
+/// that did not complete (1), else 0.
+pub fn exit_code(all_complete: bool) -> i32 {
+    if all_complete {
+        misura_run::exit::OK
+    } else {
+        misura_run::exit::ERROR
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::bits_per_s;
+    use std::sync::atomic::Ordering;
+
+    #[derive(Debug)]
+    struct Row(Option<u64>, bool, &'static str);
+    impl ClientResult for Row {
+        fn not_run(_: u32, _: &anyhow::Error) -> Row {
+            Row(None, false, "did not run")
+        }
+        fn ran(&self) -> bool {
+            self.0.is_some()
+        }
+        fn complete(&self) -> bool {
+            self.1
+        }
+        fn stop_reason(&self) -> &str {
+            self.2
+        }
+    }
+
+    #[test]
+    fn a_run_fails_only_when_no_client_ran() {
+        let stop = AtomicUsize::new(0);
+        let none: Vec<Result<Row>> =
+            vec![Err(anyhow::anyhow!("refused")), Err(anyhow::anyhow!("b"))];
+        assert_eq!(gather(none, &stop).err().unwrap().to_string(), "refused");
+        let some = || {
+            vec![
+                Err(anyhow::anyhow!("refused")),
+                Ok(Row(Some(7), true, "finished")),
+            ]
+        };
+        let o = gather(some(), &stop).unwrap();
+        assert_eq!(o.warnings.len(), 1);
+        assert_eq!(o.warnings[0].code, "client.did-not-run");
+        assert_eq!(o.warnings[0].text, "client 0 did not run: refused");
+        assert_eq!(o.clients.len(), 2);
+        assert_eq!((o.complete, o.stop_reason.as_str()), (false, "did not run"));
+        let all = gather(vec![Ok(Row(Some(7), true, "finished"))], &stop).unwrap();
+        assert_eq!((all.complete, all.stop_reason.as_str()), (true, "finished"));
+        stop.store(2, Ordering::Relaxed);
+        let o = gather(some(), &stop).unwrap();
+        assert!(o.stop_reason.starts_with("interrupted by signal 2"));
+    }
+
+    #[test]
+    fn a_clients_end_reason_names_the_first_problem() {
+        let stop = AtomicUsize::new(0);
+        let partial = ServerFigures {
+            partial: Some(true),
+            reason: Some("idle".into()),
+            ..Default::default()
+        };
+        assert_eq!(end_reason(None, None, None, &stop), "finished");
+        assert_eq!(
+            end_reason(Some("lost"), Some(&partial), None, &stop),
+            "lost"
+        );
+        assert_eq!(
+            end_reason(None, None, Some("timed out"), &stop),
+            "no result from the server: timed out"
+        );
+        assert_eq!(
+            end_reason(None, Some(&partial), None, &stop),
+            "the server marked its figures partial: idle"
+        );
+        assert_eq!(bits_per_s(1000, 1_000_000_000), 8000.0);
+        assert_eq!(bits_per_s(1000, 0), 0.0);
+    }
+}

@@ -1,0 +1,22 @@
+//! misura's throughput, request/response and set-up tests: the server
+//! (`misura serve`) and its clients (`tcp`, `udp`, `rr`, `setup`) over one
+//! control protocol, whose messages are `misura_wire::test_control`'s.
+//!
+//! A test is planned (`TcpPlan`, `UdpPlan`, …; the flags a sweep can vary
+//! are clap groups here, the rest of each command's flags are the
+//! binary's), measured (`tcp::measure`, …) and returned as its report
+//! (`misura_report::throughput`); the binary prints, stores and exits.
+#![forbid(unsafe_code)]
+
+#[macro_use]
+extern crate misura_run;
+
+pub mod client;
+pub mod pacing;
+pub mod poll_window;
+pub mod proto;
+pub mod rr;
+pub mod serve;
+pub mod setup;
+pub mod tcp;
+pub mod udp;

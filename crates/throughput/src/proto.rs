@@ -1,0 +1,153 @@
+//! The test-control protocol on a connection: its messages and fields are
+//! `misura_wire::test_control`'s (re-exported here); reading and writing
+//! them on a blocking stream, and signing and checking a request with the
+//! shared key, are here (the key's HMAC is `misura_measure::auth`'s).
+
+use anyhow::{Context, Result};
+use misura_wire::control::{self, Message, Value};
+pub use misura_wire::test_control::*;
+use std::io::{Read, Write};
+use std::time::Duration;
+
+/// Read one control message from a blocking stream with a read timeout
+/// already set. The header is checked before the payload is read, so a
+/// hostile length never causes a large allocation.
+pub fn read_message(s: &mut impl Read) -> Result<Message> {
+    let mut h = [0u8; control::HEADER_LEN];
+    s.read_exact(&mut h)
+        .map_err(|e| read_error("reading a control message header", e))?;
+    let header = control::parse_header(&h).map_err(|e| match e {
+        misura_wire::WireError::BadMagic => anyhow::anyhow!(
+            "bad control message: its first bytes are not misura's control magic (is the peer a `misura serve` or `misura tcp/udp/rr`?)"
+        ),
+        e => anyhow::anyhow!("bad control message: {e}"),
+    })?;
+    let mut payload = vec![0u8; header.payload_len];
+    s.read_exact(&mut payload)
+        .map_err(|e| read_error("reading a control message", e))?;
+    control::parse_payload(&header, &payload)
+        .map_err(|e| anyhow::anyhow!("bad control message: {e}"))
+}
+
+/// A failed read, with the time limit when that is what ended it (the
+/// kernel says only "Resource temporarily unavailable").
+fn read_error(what: &str, e: std::io::Error) -> anyhow::Error {
+    match e.kind() {
+        // The io::Error stays in the chain: callers tell timeouts apart by it.
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => anyhow::Error::new(e)
+            .context(format!(
+                "{what}: nothing came within the read time limit ({} s for a control message, the handshake timeout in a server's handshake)",
+                MESSAGE_TIMEOUT.as_secs()
+            )),
+        _ => anyhow::Error::new(e).context(what.to_string()),
+    }
+}
+
+pub fn write_message(s: &mut impl Write, m: &Message) -> Result<()> {
+    let mut buf = Vec::new();
+    m.emit(&mut buf)
+        .map_err(|e| anyhow::anyhow!("cannot encode a control message: {e}"))?;
+    s.write_all(&buf).context("sending a control message")?;
+    s.flush().context("sending a control message")?;
+    Ok(())
+}
+
+/// Sign a request in place (adds F_TIMESTAMP and F_MAC).
+pub fn sign(
+    request: &mut Message,
+    key: &misura_measure::auth::StampKey,
+    nonce: &[u8],
+    now_ns: u64,
+) {
+    request
+        .fields
+        .retain(|(id, _)| *id != F_MAC && *id != F_TIMESTAMP);
+    request.fields.push((F_TIMESTAMP, Value::U64(now_ns)));
+    let mac = misura_measure::auth::hmac16(key, &[&mac_input(nonce, request)]);
+    request.fields.push((F_MAC, Value::Bytes(mac.to_vec())));
+}
+
+/// Check a signed request: MAC and timestamp window.
+pub fn verify(
+    request: &Message,
+    key: &misura_measure::auth::StampKey,
+    nonce: &[u8],
+    now_ns: u64,
+    window: Duration,
+) -> Result<(), &'static str> {
+    let Some(ts) = request.u64(F_TIMESTAMP) else {
+        return Err("authentication required: the request carries no timestamp");
+    };
+    let Some(Value::Bytes(mac)) = request.get(F_MAC) else {
+        return Err("authentication required: the request carries no MAC");
+    };
+    if !misura_measure::auth::verify16(key, &[&mac_input(nonce, request)], mac) {
+        return Err("authentication failed: wrong key");
+    }
+    if (now_ns as i128 - ts as i128).unsigned_abs() > window.as_nanos() {
+        return Err("authentication failed: timestamp outside the allowed window (clocks apart, or a replay)");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sign_and_verify() {
+        let key =
+            misura_measure::auth::StampKey::from_file_contents(b"00112233445566778899aabbccddeeff")
+                .unwrap();
+        let other =
+            misura_measure::auth::StampKey::from_file_contents(b"ffeeddccbbaa99887766554433221100")
+                .unwrap();
+        let nonce = [7u8; 16];
+        let mut m = Message::new(REQUEST)
+            .with(F_KIND, Value::Str("tcp".into()))
+            .with(F_STREAMS, Value::U64(4));
+        sign(&mut m, &key, &nonce, 1_000_000_000_000);
+        let w = Duration::from_secs(30);
+        assert_eq!(
+            verify(&m, &key, &nonce, 1_000_000_000_000 + 5_000_000_000, w),
+            Ok(())
+        );
+        assert!(
+            verify(&m, &other, &nonce, 1_000_000_000_000, w).is_err(),
+            "wrong key"
+        );
+        assert!(
+            verify(&m, &key, &[8u8; 16], 1_000_000_000_000, w).is_err(),
+            "another nonce (replay)"
+        );
+        assert!(
+            verify(&m, &key, &nonce, 1_000_000_000_000 + 60_000_000_000, w).is_err(),
+            "stale"
+        );
+        // Tampering with a field breaks the MAC.
+        let mut t = m.clone();
+        t.fields[1].1 = Value::U64(64);
+        assert!(verify(&t, &key, &nonce, 1_000_000_000_000, w).is_err());
+    }
+
+    #[test]
+    fn messages_round_trip_over_a_stream() {
+        let m = Message::new(HELLO)
+            .with(F_VERSION, Value::U64(1))
+            .with(F_NONCE, Value::Bytes(vec![1; 16]));
+        let mut buf = Vec::new();
+        write_message(&mut buf, &m).unwrap();
+        let back = read_message(&mut &buf[..]).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(back.need_u64(F_VERSION, "version").unwrap(), 1);
+        assert!(back
+            .need_str(F_KIND, "kind")
+            .unwrap_err()
+            .to_string()
+            .contains("missing"));
+        // A header announcing 4 GiB is refused without reading further.
+        let mut bad = buf.clone();
+        bad[8..12].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert!(read_message(&mut &bad[..]).is_err());
+    }
+}
