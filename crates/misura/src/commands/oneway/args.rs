@@ -203,7 +203,7 @@ pub struct OnewayArgs {
     #[arg(long = "engine", value_enum, default_value_t = OnewayEngine::Auto)]
     pub engine_mode: OnewayEngine,
     #[command(flatten)]
-    pub engine: crate::shared::frames::EngineArgs,
+    pub engine: crate::shared::engine_args::EngineArgs,
     /// Engine mode: every N-th frame of the rate is a latency frame, measured
     /// with TX/RX windows and kernel TX stamps (default 1000; 2 to 1000000).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=1_000_000))]

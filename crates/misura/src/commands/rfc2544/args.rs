@@ -1,6 +1,6 @@
 //! `misura rfc2544` flags.
 
-use crate::shared::frames::EnginePorts;
+use crate::shared::engine_args::EnginePorts;
 use crate::shared::units::{DurationArg, LinkRate, Load};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;

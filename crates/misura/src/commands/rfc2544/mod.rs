@@ -14,12 +14,12 @@ pub use args::Rfc2544Args;
 
 use crate::commands::oneway::Calibration;
 use crate::shared::exit::Failure;
-use crate::shared::frames::{self, EngineRequest};
 use crate::shared::meta::{meta, now_rfc3339};
 use crate::shared::output::{Finished, Report};
 use crate::shared::warnings::Warn;
 use anyhow::Result;
 use args::Test;
+use misura_engine::{self as frames, EngineRequest};
 use misura_measure::wire_time::LinkModel;
 use misura_report::rfc2544::{Rfc2544Config, Rfc2544Report, SizeReport};
 use phases::Ctx;

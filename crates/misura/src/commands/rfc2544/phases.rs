@@ -5,8 +5,8 @@
 
 use super::args::Rfc2544Args;
 use super::sizes::SizeSpec;
-use crate::shared::frames::{self, open::Engine, EngineRequest, Flow, TrialSpec};
 use anyhow::{anyhow, Result};
+use misura_engine::{self as frames, open::Engine, EngineRequest, Flow, TrialSpec};
 use misura_measure::load::{b2b, flr, search};
 use misura_report::load::LoadTrial;
 use misura_report::rfc2544::{BackToBack, RateBound, SizeReport, ThroughputResult, TrialRow};

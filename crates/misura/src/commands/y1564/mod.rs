@@ -12,11 +12,11 @@ pub mod availability;
 
 pub use args::Y1564Args;
 
-use crate::shared::frames::{self, open::Engine, EngineRequest, Flow, TrialRun, TrialSpec};
 use crate::shared::meta::{meta, now_rfc3339};
 use crate::shared::output::{Finished, Report};
 use crate::shared::warnings::Warn;
 use anyhow::{anyhow, Result};
+use misura_engine::{self as frames, open::Engine, EngineRequest, Flow, TrialRun, TrialSpec};
 use misura_measure::load::y1564 as rules;
 use misura_report::load::LoadFlow;
 use misura_report::y1564::{

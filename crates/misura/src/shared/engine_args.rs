@@ -1,10 +1,10 @@
-//! The frame engine's flags, shared by every command that drives it
-//! (each command names its own `--engine` choices).
+//! The frame engine's flags (`misura_engine`), shared by every command
+//! that drives it (each command names its own `--engine` choices).
 
-use super::open::EngineChoice;
 use crate::shared::exit::Failure;
 use crate::shared::units::Ethertype;
 use clap::Args;
+use misura_engine::EngineChoice;
 
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct EngineArgs {

@@ -14,8 +14,11 @@
 //! * [`tx`]: one transmit interface over the three paths;
 //! * [`core`]: one core's loop for one trial;
 //! * [`trial`]: a trial over all cores, merged exactly.
+//!
+//! The flags that choose and size it are the binary's
+//! (`crates/misura/src/shared/engine_args.rs`).
+#![forbid(unsafe_code)]
 
-pub mod args;
 pub mod core;
 pub mod flows;
 pub mod open;
@@ -23,7 +26,6 @@ pub mod streams;
 pub mod trial;
 pub mod tx;
 
-pub use args::{EngineArgs, EnginePorts};
 pub use flows::Flow;
 pub use open::{EngineChoice, EngineRequest};
 pub use streams::MAX_FLOWS;
