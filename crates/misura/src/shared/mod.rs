@@ -2,6 +2,7 @@
 //! store, exit codes, units, host facts, progress. No command's code lives here.
 
 pub mod busy_poll;
+pub mod client_flags;
 pub mod engine_args;
 pub mod http_client;
 pub mod netns;

@@ -3,25 +3,36 @@
 //! built from the same flags a user would give those commands.
 
 use crate::commands::load::args::LoadArgs;
-use crate::commands::throughput::{tcp, udp};
+use crate::shared::client_flags::{self, ClientArgs};
 use crate::shared::exit::Failure;
 use anyhow::Result;
 use clap::Parser;
 use misura_report::under_load::{FlowThroughput, ThroughputPoint};
+use misura_throughput::{tcp, udp};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+/// `misura tcp`'s flags but --clients (one client).
 #[derive(Parser)]
 struct TcpCli {
     #[command(flatten)]
-    a: tcp::TcpArgs,
+    c: ClientArgs,
+    #[command(flatten)]
+    knobs: tcp::TcpKnobs,
+    #[command(flatten)]
+    shape: tcp::TcpShape,
 }
 
+/// `misura udp`'s flags but --clients (one client).
 #[derive(Parser)]
 struct UdpCli {
     #[command(flatten)]
-    a: udp::UdpArgs,
+    c: ClientArgs,
+    #[command(flatten)]
+    knobs: udp::UdpKnobs,
+    #[command(flatten)]
+    shape: udp::UdpShape,
 }
 
 /// One direction's test, as flags.
@@ -112,8 +123,9 @@ pub fn start(f: Flow, stop: &Arc<AtomicUsize>) -> JoinHandle<FlowOutcome> {
 }
 
 fn run_tcp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<()> {
-    let a = TcpCli::try_parse_from(&f.argv)?.a;
-    let r = tcp::measure(&tcp::plan(&a)?, stop)?;
+    let a = TcpCli::try_parse_from(&f.argv)?;
+    let plan = tcp::TcpPlan::new(client_flags::plan(&a.c, 1)?, &a.knobs, &a.shape)?;
+    let r = tcp::measure(&plan, stop)?;
     out.throughput.throughput_bps = r.throughput_bps;
     out.throughput.complete = r.complete;
     out.series = r
@@ -135,8 +147,9 @@ fn run_tcp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<(
 }
 
 fn run_udp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<()> {
-    let a = UdpCli::try_parse_from(&f.argv)?.a;
-    let r = udp::measure(&udp::plan(&a)?, stop)?;
+    let a = UdpCli::try_parse_from(&f.argv)?;
+    let plan = udp::UdpPlan::new(client_flags::plan(&a.c, 1)?, &a.knobs, &a.shape)?;
+    let r = udp::measure(&plan, stop)?;
     out.throughput.throughput_bps = r.throughput_bps;
     out.throughput.complete = r.complete;
     if !r.complete {

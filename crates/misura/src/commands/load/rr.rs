@@ -3,19 +3,30 @@
 //! a user would give `misura rr` and checked by its own parser.
 
 use crate::commands::load::args::LoadArgs;
-use crate::commands::throughput::rr::{self, RrArgs};
+use crate::shared::client_flags::{self, ClientArgs};
 use crate::shared::exit::Failure;
 use clap::Parser;
 use misura_report::under_load::{Percentiles, RrPhase};
+use misura_throughput::rr::{self, RrKnobs, RrPlan, RrShape};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+/// `misura rr`'s flags but --clients (one client).
 #[derive(Parser)]
-struct RrCli {
+struct RrArgs {
     #[command(flatten)]
-    a: RrArgs,
+    c: ClientArgs,
+    #[command(flatten)]
+    knobs: RrKnobs,
+    #[command(flatten)]
+    shape: RrShape,
+}
+
+/// The plan of the flags, as `misura rr` checks them.
+fn plan(a: &RrArgs) -> Result<RrPlan, Failure> {
+    RrPlan::new(client_flags::plan(&a.c, 1)?, &a.knobs, &a.shape)
 }
 
 /// The transactions of a phase `ns` long, as `misura rr` flags. Their
@@ -34,14 +45,12 @@ fn args(a: &LoadArgs, ns: i64) -> Result<RrArgs, Failure> {
     if let Some(k) = &a.key_file {
         argv.extend(["--key-file".to_string(), k.display().to_string()]);
     }
-    RrCli::try_parse_from(&argv)
-        .map(|c| c.a)
-        .map_err(|e| Failure::Usage(format!("--rr: {e}")))
+    RrArgs::try_parse_from(&argv).map_err(|e| Failure::Usage(format!("--rr: {e}")))
 }
 
 /// Check the transactions' flags before anything is measured.
 pub fn check(a: &LoadArgs) -> Result<(), Failure> {
-    rr::plan(&args(a, a.idle.ns)?).map(drop)
+    plan(&args(a, a.idle.ns)?).map(drop)
 }
 
 /// Start a phase's transactions in their own thread (unpinned, like the
@@ -65,7 +74,7 @@ pub fn start(
         }
         let ran = parsed
             .map_err(anyhow::Error::from)
-            .and_then(|p| Ok(rr::plan(&p)?))
+            .and_then(|p| Ok(plan(&p)?))
             .and_then(|plan| rr::measure(&plan, &stop));
         match ran {
             Ok(r) => {

@@ -2,7 +2,6 @@
 //! serve` and its clients (tcp, udp, rr, setup) and their glue, and `misura
 //! sweep`. The server and the clients are the `misura-throughput` library.
 
-pub mod client;
 pub mod rr;
 pub mod serve;
 pub mod setup;

@@ -4,7 +4,7 @@
 //!
 //! The flags and their glue; the test is `misura_throughput::setup`'s.
 
-use super::client::{self, ClientArgs, ClientsArg};
+use crate::shared::client_flags::{self as client, ClientArgs, ClientsArg};
 use crate::shared::exit::Failure;
 use crate::shared::output::Finished;
 use crate::shared::units::DurationArg;

@@ -14,8 +14,8 @@ mod tcp;
 mod udp;
 mod values;
 
-use crate::commands::throughput::client::{self, ClientArgs};
 use crate::commands::throughput::{rr as rr_test, tcp as tcp_test, udp as udp_test};
+use crate::shared::client_flags::{self as client, ClientArgs};
 use crate::shared::exit::Failure;
 use crate::shared::netns::NetnsArgs;
 use crate::shared::output::{CsvArgs, Finished, OutputArgs, Report};

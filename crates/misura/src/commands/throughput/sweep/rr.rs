@@ -2,8 +2,8 @@
 
 use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, ValueList};
-use crate::commands::throughput::client::{ClientArgs, DEFAULT_CLIENTS};
 use crate::commands::throughput::rr::{RrKnobs, RrPlan, RrShape, DEFAULT_BURST};
+use crate::shared::client_flags::{ClientArgs, DEFAULT_CLIENTS};
 use crate::shared::exit::Failure;
 use crate::shared::units::ByteSize;
 use misura_report::throughput::{RrReport, SweepFigures};

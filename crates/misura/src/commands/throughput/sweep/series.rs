@@ -2,7 +2,7 @@
 //! the per-test sweeps make of their runs.
 
 use super::values::{Knobs, ValueList};
-use crate::commands::throughput::client::{self, ClientArgs, ClientPlan};
+use crate::shared::client_flags::{self as client, ClientArgs, ClientPlan};
 use crate::shared::exit::Failure;
 use std::fmt::Display;
 

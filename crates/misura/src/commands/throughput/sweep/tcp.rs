@@ -2,10 +2,10 @@
 
 use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, OnOff, ValueList};
-use crate::commands::throughput::client::{ClientArgs, DEFAULT_CLIENTS};
 use crate::commands::throughput::tcp::{
     TcpKnobs, TcpPlan, TcpShape, DEFAULT_MSG_SIZE, DEFAULT_STREAMS,
 };
+use crate::shared::client_flags::{ClientArgs, DEFAULT_CLIENTS};
 use crate::shared::exit::Failure;
 use crate::shared::units::ByteSize;
 use misura_report::throughput::{SweepFigures, TcpReport};

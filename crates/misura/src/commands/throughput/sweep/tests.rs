@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::cli::{Cli, Command};
-use crate::commands::throughput::client::Direction;
+use crate::shared::client_flags::Direction;
 use clap::Parser;
 
 /// `misura ARGS…` parsed as main parses it; the sweep's flags.

@@ -1,6 +1,6 @@
 //! The flags every client of `misura serve` shares (`tcp`, `udp`, `rr`,
-//! `setup`, `sweep`): the target, the key file, output and namespace; and
-//! how a client test's report reaches main. The clients themselves are
+//! `setup`, `sweep`, and `load`'s flows): the target, the key file, output
+//! and namespace; and how a client test's report reaches main. The clients themselves are
 //! `misura_throughput::client`'s.
 //!
 //! Exit codes of the clients (crate::shared::exit): 0 the test ran to its end;
