@@ -15,10 +15,11 @@
 //! * [`core`]: one core's loop for one trial;
 //! * [`trial`]: a trial over all cores, merged exactly.
 //!
-//! The flags that choose and size it are the binary's
-//! (`crates/misura/src/shared/engine_args.rs`).
+//! [`args`]: the flags that choose and size it, as clap groups the binary
+//! flattens into its commands.
 #![forbid(unsafe_code)]
 
+pub mod args;
 pub mod core;
 pub mod flows;
 pub mod open;
@@ -26,6 +27,7 @@ pub mod streams;
 pub mod trial;
 pub mod tx;
 
+pub use args::{EngineArgs, EnginePorts};
 pub use flows::Flow;
 pub use open::{EngineChoice, EngineRequest};
 pub use streams::MAX_FLOWS;

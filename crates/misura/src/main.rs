@@ -114,7 +114,7 @@ fn measure(c: &Command, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     use commands::throughput as t;
     match c {
         Command::Oneway(a) => commands::oneway::run(a, stop),
-        Command::Calibrate(a) => commands::oneway::calibrate::run(a, stop),
+        Command::Calibrate(a) => commands::oneway::calibrate_run(a, stop),
         Command::Demo(a) => commands::demo::run(a, stop),
         Command::Reflect(a) => commands::reflect::run(a, stop),
         Command::Rtt(a) => commands::rtt::run(a, stop),

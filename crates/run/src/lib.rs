@@ -1,7 +1,8 @@
 //! What every measuring run shares, whichever library or command runs it:
 //! the kinds of failure and the exit codes they map to, the units of its
 //! parameters, its metadata, the warnings a result can carry, the host's
-//! fingerprint, the target it resolves, its key file, and progress on stderr.
+//! fingerprint and PTP clocks (and two of them tracked during a run), the
+//! target it resolves, its key file, and progress on stderr.
 //!
 //! The measuring libraries (`misura-throughput`, …) and the binary use it;
 //! it holds no command's code. Its printing macros never panic on a closed
@@ -45,7 +46,10 @@ pub mod files;
 pub mod host;
 pub mod keys;
 pub mod meta;
+pub mod outfile;
+pub mod phc_tracker;
 pub mod progress;
+pub mod ptp;
 pub mod target;
 pub mod units;
 pub mod warnings;

@@ -3,17 +3,16 @@
 
 pub mod busy_poll;
 pub mod client_flags;
-pub mod engine_args;
 pub mod http_client;
 pub mod netns;
-pub mod outfile;
-pub mod phc_tracker;
+pub mod oneway_output;
 pub mod output;
-pub mod ptp;
 pub mod stamping;
 pub mod status_line;
 pub mod store;
 
 // What every measuring run shares lives in the `misura-run` library (the
 // measuring libraries use it too); the binary reaches it by the same paths.
-pub use misura_run::{cpuload, exit, files, host, keys, meta, progress, target, units, warnings};
+pub use misura_run::{
+    cpuload, exit, files, host, keys, meta, outfile, progress, ptp, target, units, warnings,
+};

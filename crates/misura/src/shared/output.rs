@@ -5,11 +5,11 @@
 //! in the results store. A command only builds its report.
 
 use crate::shared::exit::Failure;
-use crate::shared::outfile::{self, RowLog};
+pub use crate::shared::outfile::open_rows;
+use crate::shared::outfile::{self, cannot_write};
 use anyhow::{Context, Result};
 use misura_report::{write_json, HostFingerprint, LoopTuning, Warning};
 pub use misura_run::exit::signal_reason;
-use std::fs::File;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -141,14 +141,6 @@ struct Export {
     path: PathBuf,
 }
 
-/// The error for an output file that cannot be opened (exit 6).
-fn cannot_write(what: &str, p: &std::path::Path, e: std::io::Error) -> Failure {
-    Failure::Output(format!(
-        "cannot write the {what} to {}: {e}; choose a writable path",
-        p.display()
-    ))
-}
-
 impl Export {
     /// Check the path is writable; nothing is created or changed until the
     /// result is written whole at the end.
@@ -162,14 +154,6 @@ impl Export {
     fn write(self, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), String> {
         outfile::replace(&self.path, f).map_err(|e| format!("{}: {e}", self.path.display()))
     }
-}
-
-/// Open a per-row log of a command (`--frames`) before it measures
-/// anything; it is written during the run, at least once a second.
-pub fn open_rows(path: &Option<PathBuf>, what: &str) -> Result<Option<RowLog>> {
-    let Some(p) = path else { return Ok(None) };
-    let f = File::create(p).map_err(|e| cannot_write(what, p, e))?;
-    Ok(Some(RowLog::new(p.clone(), f)))
 }
 
 impl Outputs {

@@ -5,12 +5,13 @@
 pub mod args;
 pub use args::DemoArgs;
 
-use crate::commands::oneway::calibrate;
-use crate::commands::oneway::plan::Pace;
-use crate::commands::oneway::{self, Calibration, Mode, Outputs, Request, SEED_SIZES};
+use crate::shared::oneway_output;
 use crate::shared::output::{Finished, RunReport};
 use anyhow::{Context, Result};
 use misura_lab::{Lab, LabGuard, Topology, PORT_RX, PORT_TX};
+use misura_oneway::calibrate;
+use misura_oneway::plan::Pace;
+use misura_oneway::{self as oneway, Calibration, Mode, Outputs, Request, SEED_SIZES};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -121,5 +122,5 @@ pub fn run(d: &DemoArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     }
     say("\ntaking the lab down; the bridge's report:\n");
     drop(guard);
-    Ok(oneway::finished(report))
+    Ok(oneway_output::finished(report))
 }

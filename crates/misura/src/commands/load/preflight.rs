@@ -7,7 +7,7 @@
 
 use crate::commands::load::args::LoadArgs;
 use crate::commands::rtt;
-use crate::commands::throughput::client::{Control, DEFAULT_PORT};
+use misura_throughput::client::{Control, DEFAULT_PORT};
 use crate::shared::units::DurationArg;
 use anyhow::{anyhow, Result};
 use std::net::{SocketAddr, UdpSocket};

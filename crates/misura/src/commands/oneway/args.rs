@@ -5,12 +5,12 @@
 //! [`Request`] the measurement works from, and `plan::resolve` checks that
 //! against the interfaces and the link.
 
-use super::mode::OnewayEngine;
-use super::plan::{Pace, Request};
-use super::tuning::Tuning;
 use crate::shared::units::{DurationArg, Ethertype, LinkRate, Load};
 use clap::{Args, ValueEnum};
 use misura_measure::{Pattern, SizeOrder};
+use misura_oneway::mode::OnewayEngine;
+use misura_oneway::plan::{Pace, Request};
+use misura_oneway::tuning::Tuning;
 use std::path::PathBuf;
 
 /// Flags shared by every command that sends test frames. The defaults
@@ -96,8 +96,8 @@ pub struct MeasureArgs {
     /// PTPv2 Sync messages (EtherType 0x88F7, payload sizes from 84) for NICs
     /// that stamp only PTP event messages in hardware (82576, 82599, X710:
     /// `ethtool -T` shows ptpv2-event but not all). auto picks PTP exactly then.
-    #[arg(long, value_enum, default_value_t = super::plan::FrameFormat::Auto)]
-    pub frame_format: super::plan::FrameFormat,
+    #[arg(long, value_enum, default_value_t = misura_oneway::plan::FrameFormat::Auto)]
+    pub frame_format: misura_oneway::plan::FrameFormat,
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
@@ -203,7 +203,7 @@ pub struct OnewayArgs {
     #[arg(long = "engine", value_enum, default_value_t = OnewayEngine::Auto)]
     pub engine_mode: OnewayEngine,
     #[command(flatten)]
-    pub engine: crate::shared::engine_args::EngineArgs,
+    pub engine: misura_engine::EngineArgs,
     /// Engine mode: every N-th frame of the rate is a latency frame, measured
     /// with TX/RX windows and kernel TX stamps (default 1000; 2 to 1000000).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=1_000_000))]

@@ -1,8 +1,8 @@
 //! `misura rfc2544` flags.
 
-use crate::shared::engine_args::EnginePorts;
 use crate::shared::units::{DurationArg, LinkRate, Load};
 use clap::{Args, ValueEnum};
+use misura_engine::EnginePorts;
 use std::path::PathBuf;
 
 /// One of the four tests.

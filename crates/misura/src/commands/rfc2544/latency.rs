@@ -6,10 +6,10 @@
 
 use super::args::Rfc2544Args;
 use super::sizes::SizeSpec;
-use crate::commands::oneway::mode::{LoadOptions, OnewayEngine};
-use crate::commands::oneway::{self, Calibration, Mode, Request};
 use anyhow::Result;
 use misura_engine::EngineChoice;
+use misura_oneway::mode::{LoadOptions, OnewayEngine};
+use misura_oneway::{self as oneway, Calibration, Mode, Request};
 use misura_report::rfc2544::LatencyResult;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;

@@ -12,7 +12,6 @@ pub mod sizes;
 
 pub use args::Rfc2544Args;
 
-use crate::commands::oneway::Calibration;
 use crate::shared::exit::Failure;
 use crate::shared::meta::{meta, now_rfc3339};
 use crate::shared::output::{Finished, Report};
@@ -21,6 +20,7 @@ use anyhow::Result;
 use args::Test;
 use misura_engine::{self as frames, EngineRequest};
 use misura_measure::wire_time::LinkModel;
+use misura_oneway::Calibration;
 use misura_report::rfc2544::{Rfc2544Config, Rfc2544Report, SizeReport};
 use phases::Ctx;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -35,8 +35,8 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let (trial_ns, short_ns) = a.durations()?;
     a.p.check_ports()?;
     let cpus = a.p.cpus()?;
-    let tx = crate::commands::oneway::plan::interface(&a.p.tx)?;
-    let rx = crate::commands::oneway::plan::interface(&a.p.rx)?;
+    let tx = misura_oneway::plan::interface(&a.p.tx)?;
+    let rx = misura_oneway::plan::interface(&a.p.rx)?;
     a.p.check_macs(&tx, &rx)?;
     let sizes = sizes::parse(&a.sizes, tx.mtu.min(rx.mtu) as usize)?;
     let (link_bps, link_source) = link_speed(a, &tx, &rx)?;
@@ -125,8 +125,8 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         },
         host,
         ports: vec![
-            crate::commands::oneway::ports::port_info("tx", &tx),
-            crate::commands::oneway::ports::port_info("rx", &rx),
+            misura_oneway::ports::port_info("tx", &tx),
+            misura_oneway::ports::port_info("rx", &rx),
         ],
         config: Rfc2544Config {
             tx: a.p.tx.clone(),

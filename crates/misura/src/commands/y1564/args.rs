@@ -1,9 +1,9 @@
 //! `misura y1564` flags, and the `--service` description.
 
-use crate::shared::engine_args::EnginePorts;
 use crate::shared::exit::Failure;
 use crate::shared::units::{duration_ns, rate_bps, DurationArg};
 use clap::Args;
+use misura_engine::EnginePorts;
 use misura_engine::MAX_FLOWS;
 use misura_report::y1564::ServiceConfig;
 

@@ -245,8 +245,8 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let (step_ns, perf_ns) = a.durations()?;
     a.p.check_ports()?;
     let cpus = a.p.cpus()?;
-    let tx = crate::commands::oneway::plan::interface(&a.p.tx)?;
-    let rx = crate::commands::oneway::plan::interface(&a.p.rx)?;
+    let tx = misura_oneway::plan::interface(&a.p.tx)?;
+    let rx = misura_oneway::plan::interface(&a.p.rx)?;
     a.p.check_macs(&tx, &rx)?;
     fits(&services, &tx, &rx, perf_ns)?;
     let engine = frames::open::open(&EngineRequest {
@@ -347,8 +347,8 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             &[&a.p.tx, &a.p.rx],
         ),
         ports: vec![
-            crate::commands::oneway::ports::port_info("tx", &tx),
-            crate::commands::oneway::ports::port_info("rx", &rx),
+            misura_oneway::ports::port_info("tx", &tx),
+            misura_oneway::ports::port_info("rx", &rx),
         ],
         config: Y1564Config {
             tx: a.p.tx.clone(),

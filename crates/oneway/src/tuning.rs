@@ -31,7 +31,7 @@ pub fn tune(t: &Tuning, netns: Option<String>, warnings: &mut Vec<Warning>) -> R
         tuning.rt_priority = Some(p);
     }
     if t.lock_memory {
-        tuning.memory_locked = crate::shared::host::lock_memory(warnings);
+        tuning.memory_locked = misura_run::host::lock_memory(warnings);
     }
     Ok(tuning)
 }

@@ -9,7 +9,6 @@
 use super::engine::{Ports, Stop, Turn};
 use super::mode::{LoadOptions, OnewayEngine};
 use super::plan::Resolved;
-use crate::shared::exit::Failure;
 use anyhow::{Context, Result};
 use crossbeam_queue::ArrayQueue;
 use misura_engine::open::Engine;
@@ -18,6 +17,7 @@ use misura_engine::{self as frames, EngineRequest, Flow, LatencyHook, TrialSpec}
 use misura_measure::oneway_session::{OnewayCounters, OnewayPlan, MEASURE_STREAM};
 use misura_measure::FrameRecord;
 use misura_report::load::OnewayLoad;
+use misura_run::exit::Failure;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Highest rate the per-frame loop is asked to carry by itself: above it,

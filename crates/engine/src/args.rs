@@ -1,10 +1,11 @@
-//! The frame engine's flags (`misura_engine`), shared by every command
-//! that drives it (each command names its own `--engine` choices).
+//! The frame engine's flags, shared by every command that drives it
+//! (each command names its own `--engine` choices): clap groups the
+//! binary flattens into its commands.
 
-use crate::shared::exit::Failure;
-use crate::shared::units::Ethertype;
+use super::open::EngineChoice;
 use clap::Args;
-use misura_engine::EngineChoice;
+use misura_run::exit::Failure;
+use misura_run::units::Ethertype;
 
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct EngineArgs {

@@ -155,6 +155,25 @@ impl RowLog {
     }
 }
 
+/// The error for an output file that cannot be opened (exit 6).
+pub fn cannot_write(what: &str, p: &std::path::Path, e: std::io::Error) -> crate::exit::Failure {
+    crate::exit::Failure::Output(format!(
+        "cannot write the {what} to {}: {e}; choose a writable path",
+        p.display()
+    ))
+}
+
+/// Open a per-row log of a command (`--frames`) before it measures
+/// anything; it is written during the run, at least once a second.
+pub fn open_rows(
+    path: &Option<PathBuf>,
+    what: &str,
+) -> Result<Option<RowLog>, crate::exit::Failure> {
+    let Some(p) = path else { return Ok(None) };
+    let f = File::create(p).map_err(|e| cannot_write(what, p, e))?;
+    Ok(Some(RowLog::new(p.clone(), f)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,9 +3,9 @@
 //! (`shared::phc_tracker`) so RX stamps can be converted into the TX clock.
 
 use super::ports::Stamping;
-use crate::shared::phc_tracker::{PhcConverter, PhcTracker};
-use crate::shared::warnings::Warn;
 use misura_report::{HardwareClocks, Warning};
+use misura_run::phc_tracker::{PhcConverter, PhcTracker};
+use misura_run::warnings::Warn;
 use misura_stats::Summary;
 use misura_sys::phc_cross::CrossMethod;
 use std::path::PathBuf;
@@ -72,11 +72,11 @@ impl Clocks {
         warnings: &mut Vec<Warning>,
     ) -> Option<HardwareClocks> {
         let (t, r) = self.phcs?;
-        let daemons = crate::shared::ptp::daemons();
+        let daemons = misura_run::ptp::daemons();
         let mut disciplined_by = Vec::new();
         for d in misura_sys::phc::list() {
             if misura_sys::phc::index(&d.name).is_some_and(|i| i == t || i == r) {
-                for x in crate::shared::ptp::disciplining(&d, &daemons) {
+                for x in misura_run::ptp::disciplining(&d, &daemons) {
                     if !disciplined_by.contains(&x) {
                         disciplined_by.push(x);
                     }

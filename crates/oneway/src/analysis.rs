@@ -3,12 +3,12 @@
 //! and shows progress. Memory is bounded: a fixed set of summaries whatever
 //! the number of frames.
 
-use crate::shared::outfile::RowLog;
-use crate::shared::phc_tracker::PhcConverter;
 use anyhow::{Context, Result};
 use crossbeam_queue::ArrayQueue;
 use misura_measure::{calibration, CalibrationLine, FrameRecord, LinkModel};
 use misura_report::frames;
+use misura_run::outfile::RowLog;
+use misura_run::phc_tracker::PhcConverter;
 use misura_stats::Summary;
 
 use std::sync::atomic::{AtomicBool, Ordering};

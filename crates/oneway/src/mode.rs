@@ -22,7 +22,7 @@ pub enum OnewayEngine {
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoadOptions {
     pub mode: OnewayEngine,
-    pub engine: crate::shared::engine_args::EngineArgs,
+    pub engine: misura_engine::EngineArgs,
     pub latency_every: Option<u64>,
     /// --cpu: core 0's CPU, the others after it.
     pub cpu: Option<usize>,

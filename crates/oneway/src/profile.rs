@@ -4,15 +4,15 @@
 //! Msl. Where it is kept, how it is made from a run, saved and read, and
 //! whether it fits the set-up it is used on.
 
-use crate::shared::exit::Failure;
-use crate::shared::host::fingerprint;
-use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_report::Warning;
 use misura_report::{
     CalibrationProfile, CalibrationUse, LoopTuning, OnewayConfig, OnewayReport, PortInfo,
     TimestampInfo, FORMAT_VERSION,
 };
+use misura_run::exit::Failure;
+use misura_run::host::fingerprint;
+use misura_run::warnings::Warn;
 use std::path::{Path, PathBuf};
 
 /// A calibration profile and where it came from.
@@ -90,19 +90,19 @@ pub fn prepare(path: &PathBuf) -> Result<()> {
 }
 
 pub fn save_profile(p: &CalibrationProfile, path: &PathBuf) -> Result<()> {
-    crate::shared::outfile::replace(path, |w| misura_report::write_json(p, w))
+    misura_run::outfile::replace(path, |w| misura_report::write_json(p, w))
         .map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())))?;
     Ok(())
 }
 
 pub fn read_profile(path: &Path) -> Result<CalibrationProfile> {
-    let text = crate::shared::files::read_string_bounded(path, crate::shared::files::PROFILE_MAX)
+    let text = misura_run::files::read_string_bounded(path, misura_run::files::PROFILE_MAX)
         .map_err(|e| {
-        Failure::Profile(format!(
-            "cannot read calibration profile {}: {e}; run `misura calibrate` first",
-            path.display()
-        ))
-    })?;
+            Failure::Profile(format!(
+                "cannot read calibration profile {}: {e}; run `misura calibrate` first",
+                path.display()
+            ))
+        })?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| Failure::Profile(format!("{} is not JSON: {e}", path.display())))?;
     if v.get("format").and_then(|f| f.as_str()) != Some("misura.calibration") {

@@ -6,11 +6,11 @@
 //! result records as `config`.
 
 use super::tuning::Tuning;
-use crate::shared::exit::Failure;
 use anyhow::Result;
 use misura_measure::oneway_session::OnewayPlan;
 use misura_measure::{LinkModel, Pattern, SizeOrder};
 use misura_report::OnewayConfig;
+use misura_run::exit::Failure;
 use misura_sys::iface::InterfaceInfo;
 use std::path::PathBuf;
 

@@ -10,11 +10,11 @@ use super::plan::Resolved;
 use super::ports::Stamping;
 use super::profile::{self, Calibration};
 use super::warmup::Warmup;
-use crate::shared::meta::meta;
-use crate::shared::warnings::Warn;
 use misura_measure::oneway_session::OnewayCounters;
 use misura_report::Warning;
 use misura_report::*;
+use misura_run::meta::meta;
+use misura_run::warnings::Warn;
 use misura_stats::Summary;
 use std::path::PathBuf;
 
@@ -59,8 +59,7 @@ impl Measured<'_> {
 pub fn report(m: Measured, mut warnings: Vec<Warning>) -> OnewayReport {
     let cfg = &m.resolved.config;
     let a = &m.analysis;
-    let host =
-        crate::shared::host::fingerprint_with_interfaces(m.tuning.clone(), &[&cfg.tx, &cfg.rx]);
+    let host = misura_run::host::fingerprint_with_interfaces(m.tuning.clone(), &[&cfg.tx, &cfg.rx]);
     warn_after_run(&m, &host, &mut warnings);
     let internal_fit = match m.mode {
         Mode::Calibrate => fit::internal_fit(a, cfg, &mut warnings),
@@ -73,7 +72,7 @@ pub fn report(m: Measured, mut warnings: Vec<Warning>) -> OnewayReport {
     }
     let (complete, stop_reason) = match (&m.loop_error, &m.stop) {
         (Some(e), _) | (None, Stop::Error(e)) => (false, format!("error: {e}")),
-        (None, Stop::Signal(s)) => (false, crate::shared::output::signal_reason(*s)),
+        (None, Stop::Signal(s)) => (false, misura_run::exit::signal_reason(*s)),
         (None, Stop::Finished) => (true, "finished".to_string()),
     };
     let (format, mode) = match m.mode {
@@ -121,7 +120,7 @@ fn warn_after_run(m: &Measured, host: &HostFingerprint, warnings: &mut Vec<Warni
             .into(),
         );
     }
-    warnings.extend(crate::shared::host::warnings_for(host, true));
+    warnings.extend(misura_run::host::warnings_for(host, true));
     if let Some(e) = &a.frames_error {
         warnings.push(
             Warn::LogWriteFailed {

@@ -4,10 +4,10 @@
 
 use super::engine::{Frames, Ports, BUF_LEN};
 use super::ports::Stamping;
-use crate::shared::warnings::Warn;
 use anyhow::{Context, Result};
 use misura_measure::oneway_session::{classify, Classified, OnewayPlan, WARMUP_STREAM};
 use misura_report::Warning;
+use misura_run::warnings::Warn;
 use misura_sys::clock::realtime_ns;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
