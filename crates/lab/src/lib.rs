@@ -24,6 +24,10 @@
 //!
 //! All work is done by running `ip` (iproute2) and `ip netns exec NS sysctl`
 //! (and `tc`, for a switch shaped to a known throughput limit: [`shape`]).
+//!
+//! Long: the lab's life cycle (preflight, build, verify the wiring, repair,
+//! tear down) is one transaction of `ip` calls over private helpers it shares;
+//! the routed and shaped topologies are their own modules.
 #![forbid(unsafe_code)]
 
 mod procs;

@@ -28,6 +28,10 @@
 //! as asked) and reads it back together with `tc -j -s qdisc show dev s2`
 //! (the truth about what is in place, and the counters): [`shape_of`]. All
 //! `tc` calls of misura are here.
+//!
+//! Long: the shape's grammar, the bound of each part named in its error, and
+//! the tc commands that apply and read it back belong together (its tests are
+//! in shape_tests.rs).
 
 use std::fmt;
 use std::path::PathBuf;

@@ -55,6 +55,9 @@
 //! known (the first reply, or no TX stamp reported in time), sequence,
 //! timestamp and mode are all zero: mode 0 is not a timestamp method, so a
 //! sender can tell "no follow-up" apart.
+//!
+//! Long: one state machine (650 lines) with its safety rules; the rest of the
+//! file tests each rule.
 
 use std::net::{IpAddr, SocketAddr};
 

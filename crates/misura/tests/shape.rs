@@ -1,4 +1,6 @@
-//! The binary's shape, kept: no import cycles between its files, no file
+//! The workspace's shape, kept: no import cycles between the files of a
+//! crate, no command of the binary importing another (what two commands
+//! share lives in a library or in `shared/`), and in every crate no file
 //! over 600 lines and no function over 150 lines unless the file says why at
 //! its top (a line `//! Long: …`). These read the sources as text; they are
 //! a guard for whoever changes the code next, not a parser.
@@ -13,6 +15,27 @@ fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
+/// `src/` of every crate of the workspace (the binary's among them).
+fn crate_srcs() -> Vec<PathBuf> {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&crates)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("src"))
+        .filter(|p| p.is_dir())
+        .collect();
+    out.sort();
+    out
+}
+
+/// `crates/wire/src` → `wire`.
+fn crate_name(src: &Path) -> String {
+    src.parent()
+        .and_then(|c| c.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
@@ -24,9 +47,9 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// `commands/rtt/mod.rs` → `commands::rtt`; `main.rs` → `crate`.
-fn module_of(p: &Path) -> String {
-    let rel = p.strip_prefix(src()).unwrap().with_extension("");
+/// `commands/rtt/mod.rs` → `commands::rtt`; `main.rs` or `lib.rs` → `crate`.
+fn module_of(src: &Path, p: &Path) -> String {
+    let rel = p.strip_prefix(src).unwrap().with_extension("");
     let mut parts: Vec<String> = rel
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
@@ -34,7 +57,7 @@ fn module_of(p: &Path) -> String {
     if parts.last().is_some_and(|l| l == "mod") {
         parts.pop();
     }
-    if parts == ["main"] {
+    if parts == ["main"] || parts == ["lib"] {
         return "crate".into();
     }
     parts.join("::")
@@ -91,11 +114,14 @@ fn paths_after<'a>(code: &'a str, prefix: &str) -> Vec<Vec<&'a str>> {
     out
 }
 
-fn graph() -> BTreeMap<String, BTreeSet<String>> {
+/// The imports between the files of the crate whose sources are `src`.
+fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut files = Vec::new();
-    rust_files(&src(), &mut files);
-    let modules: BTreeMap<String, PathBuf> =
-        files.iter().map(|p| (module_of(p), p.clone())).collect();
+    rust_files(src, &mut files);
+    let modules: BTreeMap<String, PathBuf> = files
+        .iter()
+        .map(|p| (module_of(src, p), p.clone()))
+        .collect();
     let longest_module = |parts: &[&str]| -> Option<String> {
         (1..=parts.len())
             .rev()
@@ -208,16 +234,121 @@ fn cycles(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     t.out
 }
 
+/// Import cycles known and left for later, by crate; this list only
+/// shrinks. `report`'s renderers and models import each other (issue 27
+/// part 2 splits the crate into models and rendering); in `measure` and
+/// `sys` a parent module and its children use each other's items; and
+/// `sys::packet`'s doc links `crate::udp`, which imports `packet` (the
+/// finder reads text, comments too).
+const KNOWN_CYCLES: &[(&str, &[&str])] = &[
+    (
+        "report",
+        &[
+            "html",
+            "latency_figures",
+            "load_figures",
+            "under_load_figures",
+        ],
+    ),
+    ("report", &["clock", "load", "model"]),
+    ("report", &["pacing", "throughput"]),
+    ("measure", &["load", "load::model"]),
+    ("sys", &["hostinfo", "timer"]),
+    ("sys", &["packet", "udp"]),
+    (
+        "sys",
+        &["ring", "ring::mmsg", "ring::probe", "ring::rx", "ring::tx"],
+    ),
+];
+
 #[test]
-fn no_import_cycles_between_the_binarys_files() {
-    let g = graph();
+fn no_import_cycles_between_the_files_of_a_crate() {
+    let g = graph(&src());
     assert!(
         g.len() > 20,
         "found only {} modules: is src/ where it was?",
         g.len()
     );
-    let c = cycles(&g);
-    assert!(c.is_empty(), "import cycles: {c:?}");
+    let mut found = Vec::new();
+    for src in crate_srcs() {
+        let name = crate_name(&src);
+        for c in cycles(&graph(&src)) {
+            let known = KNOWN_CYCLES
+                .iter()
+                .any(|(k, m)| *k == name && c.iter().map(String::as_str).eq(m.iter().copied()));
+            if !known {
+                found.push(format!("{name}: {c:?}"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "import cycles:\n  {}", found.join("\n  "));
+}
+
+/// Commands that still import another, with why; this list only shrinks.
+const COMMAND_IMPORTS_LEFT: &[(&str, &str, &str)] = &[
+    (
+        "archive",
+        "agent",
+        "both are being rewritten; the archive sinks move with the agent's library",
+    ),
+    (
+        "load",
+        "rtt",
+        "the STAMP session is driven from RttArgs; it becomes a library once the hardware-stamp work on rtt lands",
+    ),
+];
+
+/// The commands (folders under `commands/`) each command's files import.
+fn command_imports() -> BTreeMap<String, BTreeSet<String>> {
+    let g = graph(&src());
+    let command = |m: &str| -> Option<String> {
+        let mut parts = m.split("::");
+        (parts.next() == Some("commands"))
+            .then(|| parts.next().map(String::from))
+            .flatten()
+    };
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (m, targets) in &g {
+        let Some(from) = command(m) else { continue };
+        for t in targets {
+            if let Some(to) = command(t).filter(|to| *to != from) {
+                out.entry(from.clone()).or_default().insert(to);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_command_imports_another() {
+    let imports = command_imports();
+    assert!(
+        imports.keys().count() >= COMMAND_IMPORTS_LEFT.len(),
+        "the finder lost the commands it must still see: {imports:?}"
+    );
+    let mut wrong = Vec::new();
+    for (from, tos) in &imports {
+        for to in tos {
+            if !COMMAND_IMPORTS_LEFT
+                .iter()
+                .any(|(f, t, _)| f == from && t == to)
+            {
+                wrong.push(format!("commands::{from} imports commands::{to}"));
+            }
+        }
+    }
+    for (f, t, _) in COMMAND_IMPORTS_LEFT {
+        if !imports.get(*f).is_some_and(|tos| tos.contains(*t)) {
+            wrong.push(format!(
+                "commands::{f} no longer imports commands::{t}: take it off COMMAND_IMPORTS_LEFT"
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "move what two commands share into a library or shared/:\n  {}",
+        wrong.join("\n  ")
+    );
 }
 
 #[test]
@@ -284,17 +415,34 @@ fn functions(code: &str) -> Vec<(usize, String, usize)> {
     out
 }
 
+/// Long files whose reason cannot be written at their top yet, with it:
+/// they are being changed in place by work not landed yet.
+const LONG_FOR_NOW: &[(&str, &str)] = &[(
+    "sys/src/udp.rs",
+    "the UDP socket with its timestamping paths; being extended for hardware stamps, its own `//! Long:` line comes with that work",
+)];
+
 #[test]
 fn files_and_functions_stay_small_or_say_why() {
     let mut files = Vec::new();
-    rust_files(&src(), &mut files);
+    for src in crate_srcs() {
+        rust_files(&src, &mut files);
+    }
+    assert!(
+        files.len() > 200,
+        "found only {} files: are the crates where they were?",
+        files.len()
+    );
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let crates = crates.canonicalize().unwrap();
     let mut problems = Vec::new();
     for p in &files {
         let text = std::fs::read_to_string(p).unwrap();
-        if says_why_long(&text) {
+        let rel = p.canonicalize().unwrap();
+        let rel = rel.strip_prefix(&crates).unwrap().display().to_string();
+        if says_why_long(&text) || LONG_FOR_NOW.iter().any(|(f, _)| *f == rel) {
             continue;
         }
-        let rel = p.strip_prefix(src()).unwrap().display().to_string();
         let n = text.lines().count();
         if n > MAX_FILE_LINES {
             problems.push(format!("{rel}: {n} lines (over {MAX_FILE_LINES})"));

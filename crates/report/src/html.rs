@@ -5,6 +5,10 @@
 //! show every format misura writes (and a generic page for the ones it has no
 //! plots for), and it reads only the fields it draws. Nothing on the page
 //! refers to anything outside it: no scripts, fonts, style sheets or images.
+//!
+//! Long: the page for every kind of result, and `figures` (one arm per result
+//! format) choosing its plots; the split of `report` into models and rendering
+//! (issue 27 part 2) takes it apart.
 
 use crate::latency_figures::{
     cdf_extent, cdf_plot, fd_histogram_plot, page_unit, percentile_plot, percentile_unit, Dist,

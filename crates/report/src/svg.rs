@@ -4,6 +4,9 @@
 //!
 //! A [`Plot`] holds data in the units its axes show (the caller scales
 //! nanoseconds to µs, bit/s to Gbit/s); the writer only maps and draws.
+//!
+//! Long: the plot writer; `render` maps data to the page once and draws axes,
+//! bands, bars, lines and points with that one mapping.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};

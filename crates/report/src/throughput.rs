@@ -5,6 +5,10 @@
 //! (`throughput_bps` as the receiver measured it, or `transactions_per_s`)
 //! and keeps one entry per client connection in `clients` (one unless
 //! `--clients N`), the headline being the sum over clients.
+//!
+//! Long: the models of five results (tcp, udp, rr, setup, sweep) with their
+//! text and CSV forms; the split of `report` into models and rendering (issue
+//! 27 part 2) takes it apart.
 
 use crate::model::{HostFingerprint, Meta};
 use misura_stats::SummarySnapshot;

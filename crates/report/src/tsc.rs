@@ -2,6 +2,9 @@
 //! frequency against CLOCK_MONOTONIC_RAW and, with `--ntp`, against an NTP
 //! server by seed 003's minimum-RTT method; the TSC flags and the kernel's
 //! own calibration. Schema: `schema/clock-tsc.schema.json`.
+//!
+//! Long: `write_text` prints the report's sections in order, one `writeln!` per
+//! line of the output; cut, it would only pass the writer around.
 
 use std::io::{self, Write};
 

@@ -29,6 +29,9 @@
 //! [`Summary::record`] does not allocate. Magnitudes beyond one hour are
 //! clamped to one hour *for the histograms only* (min/max/mean/variance still
 //! see the true value) and counted in [`SummarySnapshot::clamped`].
+//!
+//! Long: one summary whose exact parts, Welford variance, HDR quantiles and
+//! merge depend on each other's invariants; its tests follow.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -131,6 +131,10 @@
 //! type table, so the authenticated offsets and the TLV type numbers and
 //! value layouts are from the RFC text (IANA "STAMP TLV Types" registry as
 //! created by RFC 8972 §5.2).
+//!
+//! Long: RFC 8762 with RFC 8972: sender and reflector packets in both modes and
+//! the TLVs, each with its byte diagram, checked parse and emit (tested in
+//! tests/).
 
 use core::ops::Range;
 
