@@ -65,10 +65,12 @@ unsafe fn call<T>(ifname: &str, what: &str, data: &mut T) -> Result<(), SysError
 
 // ---- link mode ------------------------------------------------------------
 
-/// `struct ethtool_cmd` (ETHTOOL_GSET).
+/// `struct ethtool_cmd` (ETHTOOL_GSET; the kernel fills it from
+/// get_link_ksettings for drivers that only have the new interface). The
+/// one copy: `iface` reads the speed with it too.
 #[repr(C)]
 #[derive(Default)]
-struct EthtoolCmd {
+pub(crate) struct EthtoolCmd {
     cmd: u32,
     supported: u32,
     advertising: u32,
@@ -88,6 +90,25 @@ struct EthtoolCmd {
     reserved: [u32; 2],
 }
 
+impl EthtoolCmd {
+    /// `ETHTOOL_GSET` on `fd`.
+    pub(crate) fn get(fd: &OwnedFd, ifname: &str) -> Result<EthtoolCmd, EthtoolErr> {
+        let mut c = EthtoolCmd {
+            cmd: sys::ETHTOOL_GSET,
+            ..Default::default()
+        };
+        // SAFETY: `EthtoolCmd` is the kernel's `struct ethtool_cmd` for ETHTOOL_GSET.
+        unsafe { sys::ethtool(fd, ifname, &mut c) }?;
+        Ok(c)
+    }
+
+    /// The speed as the kernel wrote it, both halves joined (Mb/s;
+    /// SPEED_UNKNOWN is `u32::MAX`, 0 or 0xffff from some drivers).
+    pub(crate) fn speed(&self) -> u32 {
+        ((self.speed_hi as u32) << 16) | self.speed as u32
+    }
+}
+
 /// Link speed, duplex and autonegotiation.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LinkMode {
@@ -101,13 +122,9 @@ pub struct LinkMode {
 
 /// `ETHTOOL_GSET`.
 pub fn link_mode(ifname: &str) -> Result<LinkMode, SysError> {
-    let mut c = EthtoolCmd {
-        cmd: sys::ETHTOOL_GSET,
-        ..Default::default()
-    };
-    // SAFETY: `EthtoolCmd` is the kernel's `struct ethtool_cmd`.
-    unsafe { call(ifname, "link settings", &mut c) }?;
-    let speed = ((c.speed_hi as u32) << 16) | c.speed as u32;
+    let fd = sys::control_socket()?;
+    let c = EthtoolCmd::get(&fd, ifname).map_err(|e| map_err(e, ifname, "link settings", &fd))?;
+    let speed = c.speed();
     Ok(LinkMode {
         speed_mbps: (speed != 0 && speed != u32::MAX && speed != 0xffff).then_some(speed),
         duplex: match c.duplex {

@@ -8,6 +8,7 @@
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
+use crate::ethtool::EthtoolCmd;
 use crate::sys::{self, EthtoolErr, IfReq};
 use crate::SysError;
 
@@ -134,39 +135,10 @@ pub fn require_up(name: &str) -> Result<InterfaceInfo, SysError> {
     Ok(info)
 }
 
-/// `struct ethtool_cmd` (ETHTOOL_GSET; the kernel fills it from
-/// get_link_ksettings for drivers that only have the new interface).
-#[repr(C)]
-#[derive(Default)]
-struct EthtoolCmd {
-    cmd: u32,
-    supported: u32,
-    advertising: u32,
-    speed: u16,
-    duplex: u8,
-    port: u8,
-    phy_address: u8,
-    transceiver: u8,
-    autoneg: u8,
-    mdio_support: u8,
-    maxtxpkt: u32,
-    maxrxpkt: u32,
-    speed_hi: u16,
-    eth_tp_mdix: u8,
-    eth_tp_mdix_ctrl: u8,
-    lp_advertising: u32,
-    reserved: [u32; 2],
-}
-
 fn ethtool_speed(fd: &OwnedFd, name: &str) -> Option<u64> {
-    let mut cmd = EthtoolCmd {
-        cmd: sys::ETHTOOL_GSET,
-        ..Default::default()
-    };
-    // SAFETY: `EthtoolCmd` is the kernel's `struct ethtool_cmd` for ETHTOOL_GSET.
-    match unsafe { sys::ethtool(fd, name, &mut cmd) } {
-        Ok(()) => {
-            let speed = ((cmd.speed_hi as u32) << 16) | cmd.speed as u32;
+    match EthtoolCmd::get(fd, name) {
+        Ok(cmd) => {
+            let speed = cmd.speed();
             // SPEED_UNKNOWN is (u32)-1; 0 means "no link / not reported".
             (speed != u32::MAX && speed != 0).then_some(speed as u64)
         }

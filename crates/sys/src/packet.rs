@@ -100,76 +100,91 @@ pub struct TxStamp {
     pub hardware_ns: Option<i64>,
 }
 
+/// A non-blocking `AF_PACKET`/`SOCK_RAW` socket bound to `ifname` and
+/// `ethertype` (host order), with the ifindex: the one opening of a packet
+/// socket, for [`PacketSocket::open`] and the rings. `what` names the socket
+/// in the permission error ("a raw packet socket", "a packet ring"). Errors
+/// as [`PacketSocket::open`].
+pub(crate) fn open_bound(
+    ifname: &str,
+    ethertype: u16,
+    what: &str,
+) -> Result<(OwnedFd, u32), SysError> {
+    let ifindex = crate::iface::interface_index(ifname)?;
+    // Protocol 0: the socket receives nothing until bind() names the
+    // ethertype together with the interface, so no frame of another
+    // interface slips in between socket() and bind().
+    // SAFETY: plain socket(2) call with constant arguments.
+    let raw = unsafe {
+        libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if raw < 0 {
+        let e = io::Error::last_os_error();
+        return Err(if is_perm(&e) {
+            SysError::NeedCapability {
+                cap: "CAP_NET_RAW",
+                what: format!("opening {what} on `{ifname}`"),
+            }
+        } else if e.raw_os_error() == Some(libc::EAFNOSUPPORT) {
+            SysError::Unsupported {
+                what: "raw packet sockets".into(),
+                why: "the kernel has no AF_PACKET support (CONFIG_PACKET)".into(),
+            }
+        } else {
+            SysError::io(format!("opening a raw packet socket on `{ifname}`"), e)
+        });
+    }
+    // SAFETY: `raw` was just returned by socket(2) and is owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+
+    // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
+    let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = ethertype.to_be();
+    sll.sll_ifindex = ifindex as i32;
+    // SAFETY: `sll` is a valid sockaddr_ll and its exact size is passed.
+    let rc = unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
+            size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        )
+    };
+    cvt(rc).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENODEV) | Some(libc::ENXIO) => SysError::NoSuchInterface {
+            name: ifname.into(),
+        },
+        _ => SysError::io(format!("binding the packet socket to `{ifname}`"), e),
+    })?;
+    // Binding to an interface that is not up succeeds but leaves ENETDOWN
+    // pending on the socket; report it now, clearly.
+    if crate::fd::get_int(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_ERROR).ok()
+        == Some(libc::ENETDOWN)
+    {
+        return Err(SysError::InterfaceDown {
+            name: ifname.to_string(),
+        });
+    }
+    Ok((fd, ifindex))
+}
+
 impl PacketSocket {
     /// Opens a non-blocking `AF_PACKET` raw socket bound to `ifname` and
     /// `ethertype` (host byte order, e.g. `0x88B5`).  Fails with
     /// `NoSuchInterface`, `NeedCapability { cap: "CAP_NET_RAW" }`, or
     /// `InterfaceDown` when the interface is administratively down.
     pub fn open(ifname: &str, ethertype: u16) -> Result<PacketSocket, SysError> {
-        let ifindex = crate::iface::interface_index(ifname)?;
-        // Protocol 0: the socket receives nothing until bind() names the
-        // ethertype together with the interface, so no frame of another
-        // interface slips in between socket() and bind().
-        // SAFETY: plain socket(2) call with constant arguments.
-        let raw = unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                0,
-            )
-        };
-        if raw < 0 {
-            let e = io::Error::last_os_error();
-            return Err(if is_perm(&e) {
-                SysError::NeedCapability {
-                    cap: "CAP_NET_RAW",
-                    what: format!("opening a raw packet socket on `{ifname}`"),
-                }
-            } else if e.raw_os_error() == Some(libc::EAFNOSUPPORT) {
-                SysError::Unsupported {
-                    what: "raw packet sockets".into(),
-                    why: "the kernel has no AF_PACKET support (CONFIG_PACKET)".into(),
-                }
-            } else {
-                SysError::io(format!("opening a raw packet socket on `{ifname}`"), e)
-            });
-        }
-        // SAFETY: `raw` was just returned by socket(2) and is owned by nobody else.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-
-        // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
-        let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = ethertype.to_be();
-        sll.sll_ifindex = ifindex as i32;
-        // SAFETY: `sll` is a valid sockaddr_ll and its exact size is passed.
-        let rc = unsafe {
-            libc::bind(
-                fd.as_raw_fd(),
-                &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
-                size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-            )
-        };
-        cvt(rc).map_err(|e| match e.raw_os_error() {
-            Some(libc::ENODEV) | Some(libc::ENXIO) => SysError::NoSuchInterface {
-                name: ifname.into(),
-            },
-            _ => SysError::io(format!("binding the packet socket to `{ifname}`"), e),
-        })?;
-        let sock = PacketSocket {
+        let (fd, ifindex) = open_bound(ifname, ethertype, "a raw packet socket")?;
+        Ok(PacketSocket {
             fd,
             ifindex,
             ifname: ifname.to_string(),
             ethertype,
-        };
-        // Binding to an interface that is not up succeeds but leaves
-        // ENETDOWN pending on the socket; report it now, clearly.
-        if sock.get_int(libc::SOL_SOCKET, libc::SO_ERROR).ok() == Some(libc::ENETDOWN) {
-            return Err(SysError::InterfaceDown {
-                name: ifname.to_string(),
-            });
-        }
-        Ok(sock)
+        })
     }
 
     /// The index of the bound interface.

@@ -28,11 +28,10 @@ pub use rx::{Fanout, FanoutMode, RingFrame, RingStats, RxRing, RxRingConfig};
 pub use tx::{TxCounters, TxRing, TxRingConfig};
 
 use std::io;
-use std::mem::{size_of, zeroed};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::mem::size_of;
+use std::os::fd::{AsRawFd, OwnedFd};
 
 use crate::cmsg::SOL_PACKET;
-use crate::error::is_perm;
 use crate::fd::cvt;
 use crate::SysError;
 
@@ -134,61 +133,11 @@ impl Drop for Mapping {
     }
 }
 
-/// A blocking-free `AF_PACKET`/`SOCK_RAW` socket bound to `ifname` and
-/// `ethertype` (host order), with the ifindex. Errors as
-/// [`crate::packet::PacketSocket::open`].
+/// A non-blocking packet socket bound to `ifname` and `ethertype`, with
+/// the ifindex: [`crate::packet::open_bound`], its permission error naming
+/// a packet ring.
 fn open_bound(ifname: &str, ethertype: u16) -> Result<(OwnedFd, u32), SysError> {
-    let ifindex = crate::iface::interface_index(ifname)?;
-    // Protocol 0 until bind: nothing arrives before the socket is bound to
-    // the interface and ethertype together.
-    // SAFETY: plain socket(2) call with constant arguments.
-    let raw = unsafe {
-        libc::socket(
-            libc::AF_PACKET,
-            libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            0,
-        )
-    };
-    if raw < 0 {
-        let e = io::Error::last_os_error();
-        return Err(if is_perm(&e) {
-            SysError::NeedCapability {
-                cap: "CAP_NET_RAW",
-                what: format!("opening a packet ring on `{ifname}`"),
-            }
-        } else {
-            SysError::io(format!("opening a raw packet socket on `{ifname}`"), e)
-        });
-    }
-    // SAFETY: `raw` was just returned by socket(2) and is owned by nobody else.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
-    let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
-    sll.sll_family = libc::AF_PACKET as u16;
-    sll.sll_protocol = ethertype.to_be();
-    sll.sll_ifindex = ifindex as i32;
-    // SAFETY: `sll` is a valid sockaddr_ll and its exact size is passed.
-    let rc = unsafe {
-        libc::bind(
-            fd.as_raw_fd(),
-            &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
-            size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-        )
-    };
-    cvt(rc).map_err(|e| match e.raw_os_error() {
-        Some(libc::ENODEV) | Some(libc::ENXIO) => SysError::NoSuchInterface {
-            name: ifname.into(),
-        },
-        _ => SysError::io(format!("binding the packet socket to `{ifname}`"), e),
-    })?;
-    if crate::fd::get_int(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_ERROR).ok()
-        == Some(libc::ENETDOWN)
-    {
-        return Err(SysError::InterfaceDown {
-            name: ifname.to_string(),
-        });
-    }
-    Ok((fd, ifindex))
+    crate::packet::open_bound(ifname, ethertype, "a packet ring")
 }
 
 /// An integer `SOL_PACKET` option, with an error naming it.
