@@ -12,7 +12,7 @@
 use std::os::fd::OwnedFd;
 
 use crate::error::is_perm;
-use crate::sys::{self, EthtoolErr};
+use crate::sys::{self, EthtoolCmd, EthtoolErr};
 use crate::SysError;
 
 const ETHTOOL_GCOALESCE: u32 = 0x0e;
@@ -64,50 +64,6 @@ unsafe fn call<T>(ifname: &str, what: &str, data: &mut T) -> Result<(), SysError
 }
 
 // ---- link mode ------------------------------------------------------------
-
-/// `struct ethtool_cmd` (ETHTOOL_GSET; the kernel fills it from
-/// get_link_ksettings for drivers that only have the new interface). The
-/// one copy: `iface` reads the speed with it too.
-#[repr(C)]
-#[derive(Default)]
-pub(crate) struct EthtoolCmd {
-    cmd: u32,
-    supported: u32,
-    advertising: u32,
-    speed: u16,
-    duplex: u8,
-    port: u8,
-    phy_address: u8,
-    transceiver: u8,
-    autoneg: u8,
-    mdio_support: u8,
-    maxtxpkt: u32,
-    maxrxpkt: u32,
-    speed_hi: u16,
-    eth_tp_mdix: u8,
-    eth_tp_mdix_ctrl: u8,
-    lp_advertising: u32,
-    reserved: [u32; 2],
-}
-
-impl EthtoolCmd {
-    /// `ETHTOOL_GSET` on `fd`.
-    pub(crate) fn get(fd: &OwnedFd, ifname: &str) -> Result<EthtoolCmd, EthtoolErr> {
-        let mut c = EthtoolCmd {
-            cmd: sys::ETHTOOL_GSET,
-            ..Default::default()
-        };
-        // SAFETY: `EthtoolCmd` is the kernel's `struct ethtool_cmd` for ETHTOOL_GSET.
-        unsafe { sys::ethtool(fd, ifname, &mut c) }?;
-        Ok(c)
-    }
-
-    /// The speed as the kernel wrote it, both halves joined (Mb/s;
-    /// SPEED_UNKNOWN is `u32::MAX`, 0 or 0xffff from some drivers).
-    pub(crate) fn speed(&self) -> u32 {
-        ((self.speed_hi as u32) << 16) | self.speed as u32
-    }
-}
 
 /// Link speed, duplex and autonegotiation.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

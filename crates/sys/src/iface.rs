@@ -8,8 +8,7 @@
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-use crate::ethtool::EthtoolCmd;
-use crate::sys::{self, EthtoolErr, IfReq};
+use crate::sys::{self, EthtoolCmd, EthtoolErr, IfReq};
 use crate::SysError;
 
 /// What misura needs to know about an interface.

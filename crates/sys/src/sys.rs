@@ -123,6 +123,50 @@ pub(crate) enum EthtoolErr {
     Os(io::Error),
 }
 
+/// `struct ethtool_cmd` (ETHTOOL_GSET; the kernel fills it from
+/// get_link_ksettings for drivers that only have the new interface). The
+/// one copy, for `ethtool` (link mode) and `iface` (speed).
+#[repr(C)]
+#[derive(Default)]
+pub(crate) struct EthtoolCmd {
+    cmd: u32,
+    supported: u32,
+    advertising: u32,
+    speed: u16,
+    pub(crate) duplex: u8,
+    port: u8,
+    phy_address: u8,
+    transceiver: u8,
+    pub(crate) autoneg: u8,
+    mdio_support: u8,
+    maxtxpkt: u32,
+    maxrxpkt: u32,
+    speed_hi: u16,
+    eth_tp_mdix: u8,
+    eth_tp_mdix_ctrl: u8,
+    lp_advertising: u32,
+    reserved: [u32; 2],
+}
+
+impl EthtoolCmd {
+    /// `ETHTOOL_GSET` on `fd`.
+    pub(crate) fn get(fd: &OwnedFd, ifname: &str) -> Result<EthtoolCmd, EthtoolErr> {
+        let mut c = EthtoolCmd {
+            cmd: ETHTOOL_GSET,
+            ..Default::default()
+        };
+        // SAFETY: `EthtoolCmd` is the kernel's `struct ethtool_cmd` for ETHTOOL_GSET.
+        unsafe { ethtool(fd, ifname, &mut c) }?;
+        Ok(c)
+    }
+
+    /// The speed as the kernel wrote it, both halves joined (Mb/s;
+    /// SPEED_UNKNOWN is `u32::MAX`, 0 or 0xffff from some drivers).
+    pub(crate) fn speed(&self) -> u32 {
+        ((self.speed_hi as u32) << 16) | self.speed as u32
+    }
+}
+
 /// Copies a NUL-terminated C string out of a fixed buffer.
 pub(crate) fn c_buf_to_string(buf: &[libc::c_char]) -> String {
     let bytes: Vec<u8> = buf
