@@ -259,6 +259,8 @@ const KNOWN_CYCLES: &[(&str, &[&str])] = &[
         "sys",
         &["ring", "ring::mmsg", "ring::probe", "ring::rx", "ring::tx"],
     ),
+    // Came with the PHC cross-timestamps (58d91ea), for their owner.
+    ("sys", &["phc", "phc_cross"]),
 ];
 
 #[test]
@@ -295,6 +297,11 @@ const COMMAND_IMPORTS_LEFT: &[(&str, &str, &str)] = &[
         "load",
         "rtt",
         "the STAMP session is driven from RttArgs; it becomes a library once the hardware-stamp work on rtt lands",
+    ),
+    (
+        "agent",
+        "rtt",
+        "the agent parses an rtt target's arguments with RttArgs' clap definition; they move with rtt's flags to a library or shared/",
     ),
 ];
 
@@ -417,10 +424,20 @@ fn functions(code: &str) -> Vec<(usize, String, usize)> {
 
 /// Long files whose reason cannot be written at their top yet, with it:
 /// they are being changed in place by work not landed yet.
-const LONG_FOR_NOW: &[(&str, &str)] = &[(
-    "sys/src/udp.rs",
-    "the UDP socket with its timestamping paths; being extended for hardware stamps, its own `//! Long:` line comes with that work",
-)];
+const LONG_FOR_NOW: &[(&str, &str)] = &[
+    (
+        "sys/src/udp.rs",
+        "the UDP socket with its timestamping paths; being extended for hardware stamps, its own `//! Long:` line comes with that work",
+    ),
+    (
+        "measure/src/stamp_sender.rs",
+        "grew past 600 lines with hardware stamps in rtt; its owner states why or splits it",
+    ),
+    (
+        "report/src/clock.rs",
+        "grew past 600 lines with PHCs in clock sources; its owner states why or splits it",
+    ),
+];
 
 #[test]
 fn files_and_functions_stay_small_or_say_why() {
