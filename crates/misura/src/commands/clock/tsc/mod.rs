@@ -1,10 +1,10 @@
 //! `misura clock tsc`: the TSC frequency against CLOCK_MONOTONIC_RAW and,
 //! with `--ntp`, against an NTP server by seed 003's minimum-RTT method.
-//! The estimators are in `misura_measure::tscfreq`; `raw` reads the clocks,
-//! `ntp` talks SNTP, and this file checks the flags and writes the report.
+//! The estimators are in `misura_measure::tscfreq`; `misura_clock::tsc::raw`
+//! reads the clocks, `::ntp` talks SNTP, and this file checks the flags and
+//! writes the report.
 
-mod ntp;
-mod raw;
+use misura_clock::tsc::{ntp, raw};
 
 use crate::shared::exit::Failure;
 use crate::shared::meta::{meta, now_rfc3339};

@@ -1,11 +1,11 @@
 //! The TSC against CLOCK_MONOTONIC_RAW: (TSC, RAW, TSC) reads, the tightest
 //! of each short time bin kept, and the estimates made from them.
 
-use crate::shared::progress::Progress;
 use misura_measure::tscfreq::{self, TightestPerBin, TscRawPair};
 use misura_report::tsc::{
     BoundedFrequency, FittedFrequency, RawEstimate, RawWindow, StabilityReport,
 };
+use misura_run::progress::Progress;
 use misura_sys::clock::monotonic_raw_ns;
 use misura_sys::tsc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,13 +13,13 @@ use std::time::Duration;
 
 /// TSC reads per bin: enough to catch an undisturbed bracket, short enough
 /// (~20 µs) not to monopolise the CPU.
-pub(super) const TRIES_PER_BIN: usize = 200;
+pub const TRIES_PER_BIN: usize = 200;
 /// Bins per stability window.
 const BINS_PER_WINDOW: i64 = 25;
 
 /// The tightest of `tries` (TSC, RAW, TSC) reads; reads whose two TSC
 /// values came from different CPUs (a migration) are dropped.
-pub(super) fn tight_pair(tries: usize, read: &mut u64) -> Option<TscRawPair> {
+pub fn tight_pair(tries: usize, read: &mut u64) -> Option<TscRawPair> {
     let mut best: Option<TscRawPair> = None;
     for _ in 0..tries {
         let (a, ca) = tsc::read_ordered();
@@ -42,7 +42,7 @@ pub(super) fn tight_pair(tries: usize, read: &mut u64) -> Option<TscRawPair> {
 }
 
 /// Sleep until CLOCK_MONOTONIC_RAW reaches `until_ns`, waking for a stop.
-pub(super) fn sleep_until_raw(until_ns: i64, stop: &AtomicUsize) {
+pub fn sleep_until_raw(until_ns: i64, stop: &AtomicUsize) {
     loop {
         let left = until_ns - monotonic_raw_ns();
         if left <= 0 || stop.load(Ordering::Relaxed) != 0 {
@@ -52,7 +52,7 @@ pub(super) fn sleep_until_raw(until_ns: i64, stop: &AtomicUsize) {
     }
 }
 
-pub(super) fn bounded(b: &tscfreq::BoundedFrequency) -> BoundedFrequency {
+pub fn bounded(b: &tscfreq::BoundedFrequency) -> BoundedFrequency {
     BoundedFrequency {
         frequency_hz: b.frequency_hz,
         bound_hz: b.bound_hz,
@@ -61,7 +61,7 @@ pub(super) fn bounded(b: &tscfreq::BoundedFrequency) -> BoundedFrequency {
     }
 }
 
-pub(super) fn fitted(f: &tscfreq::FittedFrequency) -> FittedFrequency {
+pub fn fitted(f: &tscfreq::FittedFrequency) -> FittedFrequency {
     FittedFrequency {
         frequency_hz: f.frequency_hz,
         ci95_hz: f.ci95_hz,
@@ -72,7 +72,7 @@ pub(super) fn fitted(f: &tscfreq::FittedFrequency) -> FittedFrequency {
 }
 
 /// The MONOTONIC_RAW estimate from the kept pairs.
-pub(super) fn estimate(
+pub fn estimate(
     pairs: &[TscRawPair],
     read: u64,
     windows: u32,
@@ -115,7 +115,7 @@ pub(super) fn estimate(
 
 /// A MONOTONIC_RAW run of `duration_ns`: the tightest pair of each bin,
 /// then one at the very end so the span is the duration.
-pub(super) fn run(
+pub fn run(
     duration_ns: i64,
     windows: u32,
     kernel_hz: Option<f64>,
@@ -161,7 +161,7 @@ fn format_mhz(hz: f64) -> String {
 
 /// A rough frequency (0.1 s against MONOTONIC_RAW) to turn ticks into
 /// nanoseconds for display when the kernel does not state its own.
-pub(super) fn quick_frequency() -> f64 {
+pub fn quick_frequency() -> f64 {
     let mut n = 0;
     let a = tight_pair(50, &mut n);
     std::thread::sleep(Duration::from_millis(100));

@@ -3,11 +3,11 @@
 //! from each reply, and the minimum-RTT estimate over them.
 
 use super::raw::{bounded, fitted, sleep_until_raw, tight_pair, TRIES_PER_BIN};
-use crate::shared::exit::Failure;
-use crate::shared::progress::Progress;
 use anyhow::{anyhow, Result};
 use misura_measure::tscfreq::{self, NtpExchange, TscRawPair};
 use misura_report::tsc::{Comparison, ExchangeRef, NtpFrequency, NtpReport};
+use misura_run::exit::Failure;
+use misura_run::progress::Progress;
 use misura_sys::clock::{monotonic_raw_ns, realtime_ns};
 use misura_sys::tsc;
 use misura_wire::sntp::{self, NtpTimestamp, ReplyError, SntpRepr};
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 const SPIN: Duration = Duration::from_millis(2);
 
 /// The SNTP run the flags ask for.
-pub(super) struct NtpPlan {
+pub struct NtpPlan {
     pub server: String,
     pub interval_ns: i64,
     pub count: u64,
@@ -30,7 +30,7 @@ pub(super) struct NtpPlan {
 
 /// What an NTP run gives: its report, and the (TSC, RAW) pairs read beside
 /// the requests for the MONOTONIC_RAW estimate over the same period.
-pub(super) struct NtpRun {
+pub struct NtpRun {
     pub report: NtpReport,
     pub pairs: Vec<TscRawPair>,
     pub read: u64,
@@ -337,7 +337,7 @@ impl<'a> Session<'a> {
 }
 
 /// One request every `interval_ns` until `count`, a signal, or a kiss of death.
-pub(super) fn run(
+pub fn run(
     plan: &NtpPlan,
     stop: &AtomicUsize,
     progress: &mut Progress,
