@@ -56,8 +56,8 @@
 //! timestamp and mode are all zero: mode 0 is not a timestamp method, so a
 //! sender can tell "no follow-up" apart.
 //!
-//! Long: one state machine (650 lines) with its safety rules; the rest of the
-//! file tests each rule.
+//! Long: one state machine with its safety rules, then a test for each rule
+//! (about half of the file).
 
 use std::net::{IpAddr, SocketAddr};
 

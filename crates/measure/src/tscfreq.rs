@@ -31,8 +31,8 @@
 //! timescale: a server whose clock runs fast by ε makes the TSC look slow by
 //! ε, and no client-side method can tell (the tests show it).
 //!
-//! Long: two estimators and their statistics take 436 lines; the rest are their
-//! tests on synthetic clocks.
+//! Long: two estimators and their statistics, then their tests on synthetic
+//! clocks (about a third of the file).
 
 use misura_stats::LinearFit;
 

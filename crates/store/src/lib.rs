@@ -6,8 +6,8 @@
 //! processes write at once; a database that is not misura's, or comes from a
 //! newer misura, is refused with a message and never written to.
 //!
-//! Long: the schema, its migrations and the queries (438 lines) with their
-//! tests on a scratch database.
+//! Long: the schema, its migrations and the queries, with their tests on a
+//! scratch database.
 #![forbid(unsafe_code)]
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};

@@ -50,8 +50,8 @@
 //! Sources: RFC 4330 §4–§5, RFC 5905 §6–§7 and Fig. 8. The reply in the
 //! tests is a real answer of chrony 4.3 in misura's lab.
 //!
-//! Long: the packet with its byte diagram and the NTP timestamp conversions
-//! (482 lines), then its parse and emit tests.
+//! Long: the packet with its byte diagram and the NTP timestamp conversions,
+//! then its parse and emit tests.
 
 use core::ops::Range;
 
