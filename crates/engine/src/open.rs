@@ -11,7 +11,7 @@
 
 use super::streams::MAX_CORES;
 use super::tx::{MmsgPath, TxPath, MMSG_BATCH};
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 use misura_sys::ring::{Fanout, FanoutMode, MmsgTx, RxRing, RxRingConfig, TxRing, TxRingConfig};
 use misura_sys::xdp::{XdpConfig, XdpSocket};
 use serde::Serialize;
@@ -81,18 +81,23 @@ pub struct Engine {
 
 /// Open the engine for `req`.
 pub fn open(req: &EngineRequest) -> Result<Engine> {
+    // A core count the host cannot give is a parameter it cannot run
+    // (exit 5), not a failure of the run (issue 29 item 12).
+    use misura_run::exit::Failure;
     if req.cores == 0 || req.cores > MAX_CORES {
-        bail!(
+        return Err(Failure::Params(format!(
             "--cores {}: use 1 to {MAX_CORES} (each core drives one transmit path and one receive ring)",
             req.cores
-        );
+        ))
+        .into());
     }
     let online = misura_sys::sched::online_cpus();
     if req.cores > online {
-        bail!(
+        return Err(Failure::Params(format!(
             "--cores {}: this host has {online} CPUs online; use at most {online}",
             req.cores
-        );
+        ))
+        .into());
     }
     let mut notes = Vec::new();
     if req.cores > 1 {

@@ -117,8 +117,9 @@ fn the_throughput_search_finds_the_shaped_rate() {
 
     // Bursts beyond this tester (64-byte frames at 100 Gb/s, 148.8 M
     // frames/s): the first is run again once (--tester-retries 1), the
-    // repeat is numbered 2, and the test ends as the tester's limit.
-    let v = json_of(&tester_cmd(
+    // repeat is numbered 2, and the test ends as the tester's limit: an
+    // inconclusive result, exit 8, never a figure for the SUT.
+    let o = tester_cmd(
         &lab,
         "rfc2544",
         &[
@@ -136,7 +137,14 @@ fn the_throughput_search_finds_the_shaped_rate() {
             "1",
             "--json",
         ],
-    ));
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(8),
+        "a result resting on the tester's limit is inconclusive: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
     schema_check(&v, "rfc2544.schema.json");
     assert_eq!(v["config"]["tester_retries"], 1);
     let b = &v["sizes"][0]["back_to_back"];
@@ -151,6 +159,25 @@ fn the_throughput_search_finds_the_shaped_rate() {
     let codes = warning_codes(&v);
     assert!(codes.contains(&"load.tester-repeated"), "{codes:?}");
     assert!(codes.contains(&"load.tester-limited"), "{codes:?}");
+    assert!(
+        !v["inconclusive"].as_array().unwrap().is_empty(),
+        "says why it is inconclusive"
+    );
+    // More cores than the host (or misura) has: a parameter this host
+    // cannot run, exit 5 naming the bound (issue 29 item 12: it was 1).
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // (clap refuses above 16 with the usage code before this.)
+    for cores in [online + 1].into_iter().filter(|&c| c <= 16) {
+        let n = cores.to_string();
+        let o = tester_cmd(
+            &lab,
+            "rfc2544",
+            &["--cores", &n, "--sizes", "64", "--tests", "b2b"],
+        );
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(5), "--cores {n}: {e}");
+        assert!(e.contains(&format!("--cores {n}")), "{e}");
+    }
 }
 
 fn warning_codes(v: &Value) -> Vec<&str> {
