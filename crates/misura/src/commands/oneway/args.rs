@@ -83,7 +83,7 @@ pub struct MeasureArgs {
     /// Seed for the Poisson pattern.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Write one CSV row per frame to this file (columns in the README).
+    /// Write one CSV row per frame to this file (its columns: docs/guide/oneway.md).
     #[arg(long, value_name = "FILE.csv")]
     pub frames: Option<PathBuf>,
     /// When the TX and RX ports have different PTP hardware clocks, how to

@@ -26,15 +26,21 @@ takes about 90 s.
 
 Examples:
   misura lab up --topology switch --shape 100M
-  misura y1564 --netns misura-tester --tx p1 --rx p2 --step-duration 5s --duration 30s \\
+  misura y1564 --netns misura-tester --tx p1 --rx p2 --trial 5s --duration 30s \\
       --service name=voice,frame=128,cir=10M,vlan=100,pcp=5,fd=2ms,fdv=1ms \\
       --service name=data,frame=1518,cir=50M,eir=20M,vlan=200")]
 pub struct Y1564Args {
     /// A service to test (1 to 8; see below).
     #[arg(long = "service", value_name = "SPEC", required = true)]
     pub services: Vec<String>,
-    /// Length of each configuration-test step (Y.1564 suggests 60 s; at most 1h).
-    #[arg(long, value_name = "DURATION", default_value = "60s", alias = "trial")]
+    /// Length of each configuration-test step, a trial as rfc2544 calls it
+    /// (Y.1564 suggests 60 s; at most 1h). --step-duration is the same.
+    #[arg(
+        long = "trial",
+        value_name = "DURATION",
+        default_value = "60s",
+        alias = "step-duration"
+    )]
     pub step_duration: DurationArg,
     /// Length of the performance test (Y.1564: 15 min; 0 to skip it; at most 24h).
     #[arg(long, value_name = "DURATION", default_value = "15m")]
@@ -186,12 +192,10 @@ pub fn check_link(
 impl Y1564Args {
     /// The step and performance-test lengths, checked against their bounds.
     pub fn durations(&self) -> Result<(i64, i64), Failure> {
-        let step = self
-            .step_duration
-            .at_least("--step-duration", 100_000_000)?;
+        let step = self.step_duration.at_least("--trial", 100_000_000)?;
         if step > MAX_STEP_NS {
             return Err(Failure::Usage(format!(
-                "--step-duration {} is too long: at most 1h (Y.1564 suggests 60s)",
+                "--trial {} is too long: at most 1h (Y.1564 suggests 60s)",
                 self.step_duration
             )));
         }
