@@ -111,7 +111,11 @@ impl Agent {
         let port = free_port();
         let child = misura()
             .args(["--store", dir.path("results.sqlite").to_str().unwrap()])
-            .args(["agent", "--config", dir.path("agent.toml").to_str().unwrap()])
+            .args([
+                "agent",
+                "--config",
+                dir.path("agent.toml").to_str().unwrap(),
+            ])
             .args(["--listen", &format!("127.0.0.1:{port}")])
             .args(extra)
             .stdout(Stdio::null())
@@ -151,7 +155,11 @@ impl Agent {
         self.signal("-TERM");
         let t = Instant::now();
         while self.child.try_wait().unwrap().is_none() {
-            assert!(t.elapsed() < limit, "agent still running {limit:?} after SIGTERM\n{}", self.log());
+            assert!(
+                t.elapsed() < limit,
+                "agent still running {limit:?} after SIGTERM\n{}",
+                self.log()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         t.elapsed()
@@ -175,8 +183,9 @@ fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
 
 /// (waiting, sent, dropped, last_error) of `sink` in `store`.
 fn sink_status(store: &Path, sink: &str) -> Option<(i64, i64, i64, String)> {
-    let c = rusqlite::Connection::open_with_flags(store, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .ok()?;
+    let c =
+        rusqlite::Connection::open_with_flags(store, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .ok()?;
     c.query_row(
         "SELECT (SELECT count(*) FROM outbox o WHERE o.id > s.acked), sent, dropped, coalesce(last_error, '') FROM sinks s WHERE name = ?1",
         [sink],
@@ -208,7 +217,9 @@ fn a_redirecting_sink_delivers_nothing_and_leaks_no_header() {
         sink.port
     );
     let mut agent = Agent::start("hostile-redirect", &config, &[]);
-    wait_for("3 POSTs refused", Duration::from_secs(20), || sink.count() >= 1 && sink_status(&agent.store(), "h").is_some_and(|s| s.0 >= 3));
+    wait_for("3 POSTs refused", Duration::from_secs(20), || {
+        sink.count() >= 1 && sink_status(&agent.store(), "h").is_some_and(|s| s.0 >= 3)
+    });
     let (waiting, sent, _, error) = sink_status(&agent.store(), "h").unwrap();
     agent.stop(Duration::from_secs(10));
     assert_eq!(sent, 0, "a redirect counted as delivered\n{}", agent.log());
@@ -243,14 +254,24 @@ fn outbox_bounds_hold_while_a_sink_is_down() {
     let (waiting, _, dropped, _) = sink_status(&agent.store(), "ch").unwrap();
     let c = rusqlite::Connection::open(agent.store()).unwrap();
     let logs: i64 = c
-        .query_row("SELECT count(*) FROM outbox WHERE probes IS NOT NULL", [], |r| r.get(0))
+        .query_row(
+            "SELECT count(*) FROM outbox WHERE probes IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     agent.stop(Duration::from_secs(10));
     eprintln!("waiting at most {worst} (now {waiting}), dropped {dropped}, per-probe logs kept {logs}, /metrics behind by at most {worst_lag}");
     assert!(dropped > 10, "{}", agent.log());
     assert!(worst <= 5, "waiting {worst} with max_waiting = 5");
-    assert!(logs <= 5, "{logs} per-probe logs kept for 5 waiting results");
-    assert!(worst_lag <= 4, "misura_sink_waiting behind the store by {worst_lag}");
+    assert!(
+        logs <= 5,
+        "{logs} per-probe logs kept for 5 waiting results"
+    );
+    assert!(
+        worst_lag <= 4,
+        "misura_sink_waiting behind the store by {worst_lag}"
+    );
 }
 
 #[test]
@@ -270,11 +291,21 @@ fn sigterm_does_not_wait_for_a_slow_sink_batch() {
     );
     let mut agent = Agent::start("hostile-sigterm", &config, &[]);
     // A batch under way (20 POSTs of 2.5 s each would take 50 s).
-    wait_for("a slow batch under way", Duration::from_secs(30), || slow.count() >= 2);
+    wait_for("a slow batch under way", Duration::from_secs(30), || {
+        slow.count() >= 2
+    });
     let took = agent.stop(Duration::from_secs(30));
     let (waiting, sent, ..) = sink_status(&agent.store(), "h").unwrap();
-    eprintln!("stopped {:.1} s after SIGTERM; sent {sent}, waiting {waiting}", took.as_secs_f64());
-    assert!(took < Duration::from_secs(6), "{:.1} s\n{}", took.as_secs_f64(), agent.log());
+    eprintln!(
+        "stopped {:.1} s after SIGTERM; sent {sent}, waiting {waiting}",
+        took.as_secs_f64()
+    );
+    assert!(
+        took < Duration::from_secs(6),
+        "{:.1} s\n{}",
+        took.as_secs_f64(),
+        agent.log()
+    );
     assert!(waiting > 0, "what was not delivered stays in the outbox");
 }
 
@@ -282,20 +313,51 @@ fn sigterm_does_not_wait_for_a_slow_sink_batch() {
 fn sink_and_target_fields_are_checked_as_their_commands_check_them() {
     let d = TempDir::new("hostile-check");
     let cases = [
-        (&format!("{}[[sink]]\nkind = \"http\"\nurl = \"http://127.0.0.1:1/\"\ntimeout = \"100h\"\n", rtt_target("t", "127.0.0.1:862")), "at most 60 s"),
-        (&rtt_target("t", "127.0.0.1:862").replace("timeout = \"200ms\"", "timeout = \"0s\""), "timeout"),
-        (&rtt_target("t", "127.0.0.1:862").replace("period = \"10ms\"", "period = \"1ns\""), "1 µs"),
-        (&rtt_target("t", "127.0.0.1:862").replace("period = \"10ms\"", "period = \"50ns\""), "1 µs"),
-        (&format!("{}sizes = [8]\n", rtt_target("t", "127.0.0.1:862")), "misura rtt"),
+        (
+            &format!(
+                "{}[[sink]]\nkind = \"http\"\nurl = \"http://127.0.0.1:1/\"\ntimeout = \"100h\"\n",
+                rtt_target("t", "127.0.0.1:862")
+            ),
+            "at most 60 s",
+        ),
+        (
+            &rtt_target("t", "127.0.0.1:862").replace("timeout = \"200ms\"", "timeout = \"0s\""),
+            "timeout",
+        ),
+        (
+            &rtt_target("t", "127.0.0.1:862").replace("period = \"10ms\"", "period = \"1ns\""),
+            "1 µs",
+        ),
+        (
+            &rtt_target("t", "127.0.0.1:862").replace("period = \"10ms\"", "period = \"50ns\""),
+            "1 µs",
+        ),
+        (
+            &format!("{}sizes = [8]\n", rtt_target("t", "127.0.0.1:862")),
+            "misura rtt",
+        ),
     ];
     for (text, want) in cases {
         std::fs::write(d.path("a.toml"), text).unwrap();
-        let o = run(&["agent", "--check", "--config", d.path("a.toml").to_str().unwrap()]);
+        let o = run(&[
+            "agent",
+            "--check",
+            "--config",
+            d.path("a.toml").to_str().unwrap(),
+        ]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && err.contains(want), "{text}\n→ {err}");
     }
     // rtt itself refuses the period it cannot keep, naming the bound.
-    let o = run(&["--no-store", "rtt", "127.0.0.1:9", "--period", "50ns", "--count", "3"]);
+    let o = run(&[
+        "--no-store",
+        "rtt",
+        "127.0.0.1:9",
+        "--period",
+        "50ns",
+        "--count",
+        "3",
+    ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(5), "{err}");
     assert!(err.contains("1 µs"), "{err}");
@@ -305,7 +367,10 @@ fn sink_and_target_fields_are_checked_as_their_commands_check_them() {
 fn a_stalled_template_server_holds_no_measurement() {
     let refl = LocalReflector::start(60);
     let stall = Server::start(|_| Answer::Stall(Duration::from_secs(30)));
-    let config = format!("[agent]\nname = \"a1\"\n{}", rtt_target("r", &refl.target()));
+    let config = format!(
+        "[agent]\nname = \"a1\"\n{}",
+        rtt_target("r", &refl.target())
+    );
     let url = stall.url();
     let mut agent = Agent::start(
         "hostile-template",
@@ -316,8 +381,15 @@ fn a_stalled_template_server_holds_no_measurement() {
     let m = agent.metrics();
     let runs = metric(&m, "misura_probes_sent_total{").unwrap_or(0.0) / 3.0;
     let took = agent.stop(Duration::from_secs(10));
-    eprintln!("{runs} runs in 13 s beside a stalled template server; stopped in {:.1} s", took.as_secs_f64());
-    assert!(runs >= 9.0, "{runs} runs in 13 s at a 1 s interval\n{}", agent.log());
+    eprintln!(
+        "{runs} runs in 13 s beside a stalled template server; stopped in {:.1} s",
+        took.as_secs_f64()
+    );
+    assert!(
+        runs >= 9.0,
+        "{runs} runs in 13 s at a 1 s interval\n{}",
+        agent.log()
+    );
     assert!(took < Duration::from_secs(4), "{:.1} s", took.as_secs_f64());
     assert!(agent.log().contains("within 10.0 s"), "{}", agent.log());
     assert!(!agent.log().contains("timeout: global"), "{}", agent.log());
@@ -331,7 +403,9 @@ fn a_refused_template_applies_once_its_cause_is_fixed() {
     let served = template.clone();
     let server = Server::start(move |req| {
         if req.to_ascii_lowercase().contains("if-none-match: \"v1\"") {
-            Answer::With("HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nConnection: close\r\n\r\n".into())
+            Answer::With(
+                "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nConnection: close\r\n\r\n".into(),
+            )
         } else {
             ok(&served, "\"v1\"")
         }
@@ -354,9 +428,11 @@ fn a_refused_template_applies_once_its_cause_is_fixed() {
     )
     .unwrap();
     agent.signal("-HUP");
-    wait_for("the fixed template applied", Duration::from_secs(15), || {
-        agent.log().contains("fleet template applied")
-    });
+    wait_for(
+        "the fixed template applied",
+        Duration::from_secs(15),
+        || agent.log().contains("fleet template applied"),
+    );
     agent.stop(Duration::from_secs(10));
     let _ = template;
 }
@@ -387,14 +463,21 @@ fn per_probe_logs_are_private_and_never_follow_a_symlink() {
     for p in &planted {
         let _ = std::fs::remove_file(p);
     }
-    assert_eq!(std::fs::read_to_string(victim.path("precious")).unwrap(), "keep me\n");
+    assert_eq!(
+        std::fs::read_to_string(victim.path("precious")).unwrap(),
+        "keep me\n"
+    );
     let dir = agent.dir.path("results.probes");
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700, "{}", dir.display());
     let c = rusqlite::Connection::open(agent.store()).unwrap();
     let with_probes: i64 = c
-        .query_row("SELECT count(*) FROM outbox WHERE length(probes) > 0", [], |r| r.get(0))
+        .query_row(
+            "SELECT count(*) FROM outbox WHERE length(probes) > 0",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert!(with_probes >= 4, "per-probe logs still reach the outbox");
 }

@@ -48,10 +48,8 @@ fn kept(store: &Path, sink: &str) -> (u64, u64) {
             r.get(0)
         })
         .unwrap_or(0);
-    let n = |q: &str| -> u64 {
-        c.query_row(q, [acked], |r| r.get::<_, i64>(0))
-            .unwrap_or(0) as u64
-    };
+    let n =
+        |q: &str| -> u64 { c.query_row(q, [acked], |r| r.get::<_, i64>(0)).unwrap_or(0) as u64 };
     (
         n("SELECT count(*) FROM outbox WHERE id <= ?1 OR ?1 < 0"),
         n("SELECT count(*) FROM outbox WHERE id > ?1"),
@@ -150,7 +148,10 @@ fn scenario(tag: &str, mode: &str, delay: &str) -> Vec<String> {
         let (acked, waiting) = kept(&store, db);
         let runs = acked + waiting;
         let rows = count(&ch, &format!("SELECT count() FROM {db}.misura_runs"));
-        let distinct = count(&ch, &format!("SELECT uniqExact(run_id) FROM {db}.misura_runs"));
+        let distinct = count(
+            &ch,
+            &format!("SELECT uniqExact(run_id) FROM {db}.misura_runs"),
+        );
         let probes = count(&ch, &format!("SELECT count() FROM {db}.misura_probes"));
         let line = format!(
             "{mode} {delay} s, {db}: runs kept {runs} ({acked} acknowledged), distinct run ids {distinct}, rows {rows}, probe rows {probes} (5 per run: {})",

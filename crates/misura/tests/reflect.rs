@@ -431,16 +431,29 @@ fn authenticated_reflector_on_the_hosts_lab() {
 fn hardware_stamps_without_a_nic_that_has_them_are_refused_clearly() {
     let refused = |args: &[&str]| {
         let o = misura()
-            .args(["--no-store", "reflect", "--port", "8697", "--duration", "1s"])
+            .args([
+                "--no-store",
+                "reflect",
+                "--port",
+                "8697",
+                "--duration",
+                "1s",
+            ])
             .args(args)
             .output()
             .unwrap();
-        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
     };
     let (code, err) = refused(&["--timestamps", "hardware"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--interface IF"), "{err}");
     let (code, err) = refused(&["--listen", "127.0.0.1", "--timestamps", "hardware"]);
     assert_ne!(code, Some(0), "{err}");
-    assert!(err.contains("`lo`") && err.contains("--timestamps kernel"), "{err}");
+    assert!(
+        err.contains("`lo`") && err.contains("--timestamps kernel"),
+        "{err}"
+    );
 }

@@ -26,6 +26,6 @@ pub mod summary;
 
 pub use fit::{FitError, LinearFit};
 pub use jitter::Rfc3550Jitter;
-pub use streaming_fit::{LineEstimate, StreamingLine};
 pub use sequence::{Arrival, SequenceCounts, SequenceTracker};
+pub use streaming_fit::{LineEstimate, StreamingLine};
 pub use summary::{pool_buckets, Bucket, Summary, SummarySnapshot};

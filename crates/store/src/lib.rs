@@ -512,10 +512,16 @@ fn service_headline(v: &serde_json::Value) -> Option<String> {
                 .map_or(String::new(), |i| format!(" (+{} over idle)", human_ns(i)));
             let rpm = f(&format!("/responsiveness/rpm_{what}"))
                 .map_or(String::new(), |r| format!(", {r:.0} RPM"));
-            Some(format!("loaded {what} RTT median {}{inflation}{rpm}", human_ns(med)))
+            Some(format!(
+                "loaded {what} RTT median {}{inflation}{rpm}",
+                human_ns(med)
+            ))
         }
         Some("misura.serve") => {
-            let tests = v.get("tests").and_then(|t| t.as_array()).map_or(0, |t| t.len());
+            let tests = v
+                .get("tests")
+                .and_then(|t| t.as_array())
+                .map_or(0, |t| t.len());
             let bps = f("/aggregate_throughput_bps").unwrap_or(0.0);
             Some(format!("{tests} test(s) served, {} in all", human_bps(bps)))
         }
@@ -565,7 +571,10 @@ mod tests {
                 r#"{{"format":"misura.y1564","pass":{pass},"inconclusive":{inc}}}"#
             ))
         };
-        assert_eq!(y(false, true).as_deref(), Some("Y.1564 INCONCLUSIVE (tester limit)"));
+        assert_eq!(
+            y(false, true).as_deref(),
+            Some("Y.1564 INCONCLUSIVE (tester limit)")
+        );
         assert_eq!(y(false, false).as_deref(), Some("Y.1564 FAIL"));
         assert_eq!(y(true, false).as_deref(), Some("Y.1564 PASS"));
     }
@@ -573,7 +582,10 @@ mod tests {
     #[test]
     fn load_setup_serve_and_reflect_have_readable_headlines() {
         let h = |j: &str| headline(j);
-        assert_eq!(h(r#"{"throughput_bps": 19131409.0}"#).as_deref(), Some("19.13 Mbit/s"));
+        assert_eq!(
+            h(r#"{"throughput_bps": 19131409.0}"#).as_deref(),
+            Some("19.13 Mbit/s")
+        );
         let load = r#"{"format":"misura.load","phases":[{"name":"idle"},{"name":"loaded",
             "network_rtt":{"median_ns":212500000.0}}],"inflation":{"network_rtt_ns":200000000.0},
             "responsiveness":{"rpm_network":282.4}}"#;
@@ -582,8 +594,12 @@ mod tests {
             Some("loaded network RTT median 212.50 ms (+200.00 ms over idle), 282 RPM")
         );
         let serve = r#"{"format":"misura.serve","tests":[{},{}],"aggregate_throughput_bps":9.4e8}"#;
-        assert_eq!(h(serve).as_deref(), Some("2 test(s) served, 940.00 Mbit/s in all"));
-        let reflect = r#"{"format":"misura.reflect","counters":{"replied":1000},"duration_s":10.2}"#;
+        assert_eq!(
+            h(serve).as_deref(),
+            Some("2 test(s) served, 940.00 Mbit/s in all")
+        );
+        let reflect =
+            r#"{"format":"misura.reflect","counters":{"replied":1000},"duration_s":10.2}"#;
         assert_eq!(h(reflect).as_deref(), Some("1000 replies in 10 s"));
         let setup = r#"{"format":"misura.setup","gaps":[{"setup_mean_ns":41000.0}]}"#;
         assert_eq!(h(setup).as_deref(), Some("set-up delay mean 41.00 µs"));

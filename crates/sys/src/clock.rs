@@ -5,20 +5,12 @@
 /// for the ids used here).
 #[inline]
 pub fn now_ns(clock: libc::clockid_t) -> i64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
-    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
-    if rc != 0 {
-        return 0;
-    }
-    timespec_ns(ts.tv_sec as i64, ts.tv_nsec as i64)
+    try_now_ns(clock).unwrap_or(0)
 }
 
 /// `clock_gettime(clock)` in nanoseconds, or the error (a PHC whose device
 /// went away, an invalid dynamic clock id) where [`now_ns`] would give 0.
+#[inline]
 pub fn try_now_ns(clock: libc::clockid_t) -> std::io::Result<i64> {
     let mut ts = libc::timespec {
         tv_sec: 0,

@@ -75,7 +75,12 @@ impl Client {
             let to = r
                 .headers()
                 .get("location")
-                .map(|v| String::from_utf8_lossy(v.as_bytes()).chars().take(300).collect())
+                .map(|v| {
+                    String::from_utf8_lossy(v.as_bytes())
+                        .chars()
+                        .take(300)
+                        .collect()
+                })
                 .unwrap_or_else(|| "no Location".to_string());
             return Err(format!(
                 "the server answered {status} redirecting to {to}: redirects are not followed (nothing was delivered there); configure the final URL"
@@ -93,7 +98,10 @@ impl Client {
             .read_to_vec()
             .map_err(|e| match e {
                 ureq::Error::Timeout(_) => format!("reading the response: {}", self.transport(e)),
-                e => format!("reading the response (at most {} bytes): {e}", self.max_body),
+                e => format!(
+                    "reading the response (at most {} bytes): {e}",
+                    self.max_body
+                ),
             })?;
         Ok(Reply { status, etag, body })
     }
@@ -155,7 +163,11 @@ mod tests {
                 .post(&url, &[("X-Api-Key", "secret")], b"INSERT")
                 .unwrap_err();
             assert!(e.contains(&code.to_string()) && e.contains(&other), "{e}");
-            assert!(rx.recv().unwrap().to_ascii_lowercase().contains("x-api-key"));
+            assert!(rx
+                .recv()
+                .unwrap()
+                .to_ascii_lowercase()
+                .contains("x-api-key"));
         }
         // The redirect's host saw nothing: no request, no key.
         assert!(other_rx.recv_timeout(Duration::from_millis(300)).is_err());

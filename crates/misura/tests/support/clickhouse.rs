@@ -122,4 +122,3 @@ impl Drop for ClickHouse {
         self.stop();
     }
 }
-

@@ -469,8 +469,12 @@ mod tests {
         // Nothing within the read timeout: the bound is named.
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let mut s = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        s.set_read_timeout(Some(std::time::Duration::from_millis(50))).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_millis(50)))
+            .unwrap();
         let e = proto::read_message(&mut s).unwrap_err();
-        assert!(format!("{e:#}").contains("10 s for a control message"), "{e:#}");
+        assert!(
+            format!("{e:#}").contains("10 s for a control message"),
+            "{e:#}"
+        );
     }
 }

@@ -88,7 +88,9 @@ impl Template {
             });
         match spawned {
             Ok(_) => self.under_way = Some(rx),
-            Err(e) => eprintln!("misura agent: fleet template: cannot start a thread for the request: {e}"),
+            Err(e) => eprintln!(
+                "misura agent: fleet template: cannot start a thread for the request: {e}"
+            ),
         }
     }
 
@@ -98,14 +100,14 @@ impl Template {
         let reply = match self.under_way.as_ref()?.try_recv() {
             Ok(r) => r,
             Err(mpsc::TryRecvError::Empty) => return None,
-            Err(mpsc::TryRecvError::Disconnected) => Err("the request's thread ended without an answer".into()),
+            Err(mpsc::TryRecvError::Disconnected) => {
+                Err("the request's thread ended without an answer".into())
+            }
         };
         self.under_way = None;
         Some(match local() {
             Ok(l) => self.accept(reply, &l),
-            Err(e) => Fetch::Failed(format!(
-                "the local configuration has errors: {e}"
-            )),
+            Err(e) => Fetch::Failed(format!("the local configuration has errors: {e}")),
         })
     }
 
@@ -184,10 +186,9 @@ fn join(mut local: Config, more: Vec<Target>, url: &str) -> Result<Config, Confi
         }
         local.targets.push(t);
     }
-    if let Some(e) = config::too_many_for_one_agent(
-        &format!("{url} with the local file"),
-        local.targets.len(),
-    ) {
+    if let Some(e) =
+        config::too_many_for_one_agent(&format!("{url} with the local file"), local.targets.len())
+    {
         return Err(e);
     }
     Ok(local)

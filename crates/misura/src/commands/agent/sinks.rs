@@ -258,7 +258,10 @@ impl Origin<'_> {
                 "linger",
                 &raw.linger,
                 1_000_000_000,
-                Some((3_600_000_000_000, "a batch waits no longer for more results")),
+                Some((
+                    3_600_000_000_000,
+                    "a batch waits no longer for more results",
+                )),
             )?,
             headers,
         })

@@ -7,9 +7,9 @@
 
 use crate::commands::load::args::LoadArgs;
 use crate::commands::rtt;
-use misura_throughput::client::{Control, DEFAULT_PORT};
 use crate::shared::units::DurationArg;
 use anyhow::{anyhow, Result};
+use misura_throughput::client::{Control, DEFAULT_PORT};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;

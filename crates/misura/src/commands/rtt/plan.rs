@@ -72,7 +72,9 @@ impl RttPlan {
             return Err(Failure::Params("the period must be positive".into()).into());
         }
         misura_measure::schedule::check_period(period_ns).map_err(|e| {
-            Failure::Params(format!("--period/--rate: {e}: use --period 1us or longer (--rate at most 1M)"))
+            Failure::Params(format!(
+                "--period/--rate: {e}: use --period 1us or longer (--rate at most 1M)"
+            ))
         })?;
         if period_ns > MAX_PERIOD_NS {
             return Err(Failure::Params(format!(

@@ -156,7 +156,11 @@ impl ClickHouse {
         let url = if params.is_empty() {
             self.url.clone()
         } else {
-            format!("{}{}{params}", self.url, if self.url.contains('?') { '&' } else { '?' })
+            format!(
+                "{}{}{params}",
+                self.url,
+                if self.url.contains('?') { '&' } else { '?' }
+            )
         };
         let r = self.client.post(&url, &[], body)?;
         if r.status != 200 {
@@ -204,7 +208,10 @@ impl ClickHouse {
                 self.db
             );
             let found = self.exec(q.as_bytes()).map_err(|e| {
-                format!("SELECT DISTINCT run_id FROM {}.{table} (which run ids it holds): {e}", self.db)
+                format!(
+                    "SELECT DISTINCT run_id FROM {}.{table} (which run ids it holds): {e}",
+                    self.db
+                )
             })?;
             have.extend(found.lines().map(str::to_string));
         }
@@ -251,7 +258,11 @@ impl ClickHouse {
         }
         self.exec_with(&format!("query={}", encode(&statement)), &body)
             .map_err(|e| format!("{statement} ({} rows): {e}", rows.len()))?;
-        let key = if table == "misura_probes" { "run_id, seq" } else { "run_id" };
+        let key = if table == "misura_probes" {
+            "run_id, seq"
+        } else {
+            "run_id"
+        };
         let query_id = format!("misura-{tag}-{table}");
         let mv = format!(
             "INSERT INTO {db}.{table} SELECT * FROM {staging} WHERE run_id NOT IN \
@@ -298,7 +309,10 @@ impl ClickHouse {
                     self.move_in(&tag, "misura_probes", &rows)?;
                     rows.clear();
                     if stop.load(Ordering::Relaxed) != 0 {
-                        return Err("the agent is stopping: the rest of the batch waits in the outbox".into());
+                        return Err(
+                            "the agent is stopping: the rest of the batch waits in the outbox"
+                                .into(),
+                        );
                     }
                 }
             }

@@ -60,7 +60,10 @@ impl HttpJson {
                     )
                 }
                 Err(e) => {
-                    return Delivery::failed(i, format!("POST of run {} to {}: {e}", p.run_id, self.url))
+                    return Delivery::failed(
+                        i,
+                        format!("POST of run {} to {}: {e}", p.run_id, self.url),
+                    )
                 }
             }
         }

@@ -170,7 +170,11 @@ impl RemoteWrite {
             ),
             Err(e) => Delivery::failed(
                 0,
-                format!("remote-write POST of {} results to {}: {e}", batch.len(), self.url),
+                format!(
+                    "remote-write POST of {} results to {}: {e}",
+                    batch.len(),
+                    self.url
+                ),
             ),
         }
     }

@@ -395,7 +395,11 @@ impl Origin<'_> {
         if let Err(e) = as_its_command(&target) {
             return Err(self.err(
                 t.kind.span(),
-                format!("target `{}`: `misura {}` would refuse it: {e}", target.name, target.kind.label()),
+                format!(
+                    "target `{}`: `misura {}` would refuse it: {e}",
+                    target.name,
+                    target.kind.label()
+                ),
             ));
         }
         Ok(target)
@@ -423,7 +427,12 @@ fn as_its_command(t: &Target) -> Result<(), String> {
         };
         let m = cmd
             // Past the subcommand's name; `--no-store` is misura's, not rtt's.
-            .try_get_matches_from(t.child_args().into_iter().skip(1).filter(|a| a != "--no-store"))
+            .try_get_matches_from(
+                t.child_args()
+                    .into_iter()
+                    .skip(1)
+                    .filter(|a| a != "--no-store"),
+            )
             .map_err(first_line)?;
         let a = RttArgs::from_arg_matches(&m).map_err(first_line)?;
         return a.check().map_err(|e| e.to_string());
