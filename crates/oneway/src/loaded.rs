@@ -79,8 +79,16 @@ pub fn decide(opts: Option<&LoadOptions>, r: &Resolved) -> Result<Option<Decided
 }
 
 /// Where the probe header's `stream` field sits in a frame (no VLAN tag:
-/// the kernel has taken it off before a socket filter runs).
-const STREAM_OFFSET: u32 = 14 + 12;
+/// the kernel has taken it off before a socket filter runs), after the
+/// PTPv2 Sync header when the probes travel inside PTP.
+fn stream_offset(ethertype: u16) -> u32 {
+    let envelope = if ethertype == misura_wire::ptp::ETHERTYPE_PTP {
+        misura_wire::ptp::SYNC_LEN as u32
+    } else {
+        0
+    };
+    14 + envelope + 12
+}
 
 struct Hook<'a> {
     turn: Turn<'a>,
@@ -141,7 +149,7 @@ pub fn open(ports: &Ports, r: &Resolved, opts: &LoadOptions, decided: Decided) -
     })?;
     ports
         .rx
-        .filter_u16(STREAM_OFFSET, MEASURE_STREAM)
+        .filter_u16(stream_offset(cfg.ethertype), MEASURE_STREAM)
         .context("giving the latency stream its own socket")?;
     Ok(engine)
 }
