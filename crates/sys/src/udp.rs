@@ -27,7 +27,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
 use crate::cmsg::{
-    CmsgBuf, Controls, CMSG_BUF, SOF_OPT_ID, SOF_OPT_TSONLY, SOF_OPT_TX_SWHW, SOF_RAW_HARDWARE,
+    recv_errqueue, recv_msg, CmsgBuf, SockAddrBuf, CMSG_BUF, SOF_OPT_ID, SOF_OPT_TSONLY, SOF_OPT_TX_SWHW, SOF_RAW_HARDWARE,
     SOF_RX_HARDWARE, SOF_RX_SOFTWARE, SOF_SOFTWARE, SOF_TX_HARDWARE, SOF_TX_SOFTWARE,
     SO_EE_ORIGIN_ICMP, SO_EE_ORIGIN_ICMP6, SO_EE_ORIGIN_TIMESTAMPING, SO_TIMESTAMPING_OLD,
 };
@@ -627,41 +627,22 @@ impl UdpTsSocket {
     ) -> Result<Option<UdpRecvMeta>, SysError> {
         let mut retried = false;
         loop {
-            // SAFETY: sockaddr_storage is plain old data; all-zero is valid.
-            let mut ss: libc::sockaddr_storage = unsafe { zeroed() };
-            let mut cmsg = CmsgBuf::new();
-            let mut iov = libc::iovec {
-                iov_base: buf.as_mut_ptr() as *mut libc::c_void,
-                iov_len: buf.len(),
-            };
-            // SAFETY: msghdr is plain old data; all-zero is a valid value.
-            let mut hdr: libc::msghdr = unsafe { zeroed() };
-            hdr.msg_name = &mut ss as *mut libc::sockaddr_storage as *mut libc::c_void;
-            hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-            hdr.msg_iov = &mut iov;
-            hdr.msg_iovlen = 1;
-            hdr.msg_control = cmsg.0.as_mut_ptr() as *mut libc::c_void;
-            hdr.msg_controllen = CMSG_BUF as _;
+            let mut ss = libc::sockaddr_storage::zeroed();
             // MSG_TRUNC makes recvmsg return the real length of a UDP datagram.
-            // SAFETY: every pointer in `hdr` refers to a live local buffer of
-            // the stated size (`ss`, `iov` -> `buf`, `cmsg`) for the whole call.
-            let n =
-                unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut hdr, libc::MSG_TRUNC | flags) };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if is_again(&e) {
-                    return Ok(None);
-                }
-                if is_icmp_pending(&e) && !retried {
+            let r = match recv_msg(self.fd.as_raw_fd(), buf, Some(&mut ss), libc::MSG_TRUNC | flags)
+            {
+                Ok(r) => r,
+                Err(e) if is_again(&e) => return Ok(None),
+                Err(e) if is_icmp_pending(&e) && !retried => {
                     retried = true;
                     continue;
                 }
-                return Err(SysError::io(format!("receiving on UDP {}", self.local), e));
-            }
-            let c = Controls::parse(&hdr);
-            let src = from_sockaddr(&ss, hdr.msg_namelen).unwrap_or(self.local);
+                Err(e) => return Err(SysError::io(format!("receiving on UDP {}", self.local), e)),
+            };
+            let c = r.controls;
+            let src = from_sockaddr(&ss, r.name_len).unwrap_or(self.local);
             return Ok(Some(UdpRecvMeta {
-                len: n as usize,
+                len: r.len,
                 src,
                 software_ns: c.software_ns,
                 hardware_ns: c.hardware_ns,
@@ -683,37 +664,14 @@ impl UdpTsSocket {
             // OPT_TSONLY: stamps carry no payload; ICMP errors carry the
             // offending datagram, which is dropped (truncated) here.
             let mut payload = [0u8; 64];
-            let mut cmsg = CmsgBuf::new();
-            let mut iov = libc::iovec {
-                iov_base: payload.as_mut_ptr() as *mut libc::c_void,
-                iov_len: payload.len(),
-            };
-            // SAFETY: msghdr is plain old data; all-zero is a valid value.
-            let mut hdr: libc::msghdr = unsafe { zeroed() };
-            hdr.msg_iov = &mut iov;
-            hdr.msg_iovlen = 1;
-            hdr.msg_control = cmsg.0.as_mut_ptr() as *mut libc::c_void;
-            hdr.msg_controllen = CMSG_BUF as _;
-            // SAFETY: every pointer in `hdr` refers to a live local buffer of
-            // the stated size (`iov` -> `payload`, `cmsg`) for the whole call.
-            let n = unsafe {
-                libc::recvmsg(
-                    self.fd.as_raw_fd(),
-                    &mut hdr,
-                    libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT,
-                )
-            };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if is_again(&e) {
-                    return Ok(None);
-                }
-                return Err(SysError::io(
+            let r = recv_errqueue(self.fd.as_raw_fd(), &mut payload).map_err(|e| {
+                SysError::io(
                     format!("reading the TX timestamp queue of UDP {}", self.local),
                     e,
-                ));
-            }
-            let c = Controls::parse(&hdr);
+                )
+            })?;
+            let Some(r) = r else { return Ok(None) };
+            let c = r.controls;
             let Some(err) = c.ext_err else {
                 // Every error-queue message of an IP socket carries one;
                 // skip anything else.
