@@ -15,6 +15,7 @@ use misura_engine::open::Engine;
 use misura_engine::EngineChoice;
 use misura_engine::{self as frames, EngineRequest, Flow, LatencyHook, TrialSpec};
 use misura_measure::oneway_session::{OnewayCounters, OnewayPlan, MEASURE_STREAM};
+use misura_measure::time::Span;
 use misura_measure::FrameRecord;
 use misura_report::load::OnewayLoad;
 use misura_run::exit::Failure;
@@ -114,9 +115,9 @@ impl LatencyHook for Hook<'_> {
 /// trial's length.
 pub fn latency_plan(mut plan: OnewayPlan, every: u64, duration_ns: i64) -> OnewayPlan {
     plan.period = plan.period.times(every);
-    plan.late_tolerance_ns = plan.period.as_ns() - 1;
+    plan.late_tolerance = plan.period.span() - Span::from_ns(1);
     plan.count = None;
-    plan.duration_ns = Some(duration_ns);
+    plan.duration = Some(Span::from_ns(duration_ns));
     plan.expected_frames = Some((duration_ns / plan.period.as_ns()) as u64);
     plan
 }
