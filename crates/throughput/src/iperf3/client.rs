@@ -13,9 +13,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// After the planned end, how long the server may take to ask for results.
-pub const END_TIMEOUT: Duration = STEP_TIMEOUT;
-
 /// What the client asks of the server.
 #[derive(Clone, Debug)]
 pub struct Iperf3Plan {
