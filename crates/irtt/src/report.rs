@@ -10,6 +10,7 @@ use std::io::{self, Write};
 /// `misura reflect --irtt` when it stops (format `misura.irtt-reflect`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReflectSummary {
+    #[serde(flatten)]
     pub meta: Meta,
     pub complete: bool,
     pub stop_reason: String,
@@ -104,6 +105,7 @@ impl From<&misura_wire::irtt_params::Params> for ParamsView {
 /// `misura rtt HOST --peer irtt` (format `misura.irtt-rtt`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RttSummary {
+    #[serde(flatten)]
     pub meta: Meta,
     pub complete: bool,
     pub stop_reason: String,
