@@ -272,15 +272,16 @@ impl Io<'_> {
                     continue;
                 }
             };
+            let user_rx = realtime_ns();
             let rx = m.software_ns.unwrap_or_else(|| {
                 tally.counts.rx_user_clock += 1;
-                realtime_ns()
+                user_rx
             });
             let d = &buf[..m.len.min(buf.len())];
             match irtt::parse(d, self.key, true) {
                 Ok(Packet::Echo { token }) if token == self.token => {
                     match irtt::parse_echo(d, self.layout) {
-                        Ok(e) => tally.reply(&e, rx),
+                        Ok(e) => tally.reply(&e, rx, user_rx),
                         Err(_) => tally.counts.malformed += 1,
                     }
                 }

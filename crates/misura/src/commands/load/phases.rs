@@ -30,9 +30,11 @@ struct RttCli {
 /// The probes of one phase, as `misura rtt` flags.
 pub(super) fn rtt_args(a: &LoadArgs, ns: i64, offset_ns: Option<f64>) -> Result<RttArgs, Failure> {
     let reflector = a.reflector.clone().unwrap_or_else(|| host_only(&a.host));
+    // irtt://HOST[:PORT]: an irtt server answers the probes.
+    let irtt = reflector.strip_prefix("irtt://").map(str::to_string);
     let mut argv: Vec<String> = vec![
         "rtt".into(),
-        reflector,
+        irtt.clone().unwrap_or(reflector),
         "--duration".into(),
         format!("{}ms", (ns / 1_000_000).max(1)),
         "--period".into(),
@@ -48,6 +50,9 @@ pub(super) fn rtt_args(a: &LoadArgs, ns: i64, offset_ns: Option<f64>) -> Result<
     }
     if let Some(k) = &a.key_file {
         argv.extend(["--key-file".into(), k.display().to_string()]);
+    }
+    if irtt.is_some() {
+        argv.extend(["--peer".into(), "irtt".into()]);
     }
     if let Some(o) = offset_ns {
         argv.extend(["--clock-offset-ns".into(), format!("{o}")]);

@@ -67,7 +67,8 @@ pub fn check_peers(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     let reflector = a.reflector.clone().unwrap_or_else(|| host.clone());
     let hint = "Start `misura reflect` there (port 862), or name another with --reflector \
                 HOST[:PORT]";
-    if let Err(e) = udp_refused(&reflector) {
+    // An irtt reflector (irtt://HOST) is checked by the short session below.
+    if let Some(Err(e)) = (!reflector.starts_with("irtt://")).then(|| udp_refused(&reflector)) {
         return Err(anyhow!(
             "checked before measuring: the probes' reflector {reflector}: {e}. {}",
             hint

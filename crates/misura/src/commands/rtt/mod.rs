@@ -149,6 +149,17 @@ pub struct Measured {
 
 /// One STAMP session as the flags say (`misura load` runs one per phase).
 pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
+    if a.peer == Some(crate::shared::irtt_probe::Peer::Irtt) && !a.l2 {
+        let report = crate::shared::irtt_probe::rtt_report(&irtt_probe(a), stop)?;
+        let target_name = report.config.target.clone();
+        let (frames_error, series) = (None, Vec::new());
+        return Ok(Measured {
+            report,
+            frames_error,
+            target_name,
+            series,
+        });
+    }
     if a.l2 && a.target.is_some() {
         return Err(Failure::Usage(
             "give either a HOST (STAMP over UDP) or --l2 --interface IF --peer MAC, not both"
