@@ -48,6 +48,7 @@
 
 pub mod control;
 pub mod ethernet;
+pub mod hwtstamp;
 pub mod probe;
 pub mod ptp;
 pub mod sntp;
