@@ -1,8 +1,7 @@
 //! The results of `misura clock sources`, `misura clock interference` and
 //! `misura clock timer`.
 
-use super::meta::{HostFingerprint, Meta};
-use super::warning::Warning;
+use super::run::Envelope;
 use misura_measure::clockstats::Gap;
 use misura_stats::{Bucket, SummarySnapshot};
 use serde::{Deserialize, Serialize};
@@ -118,14 +117,11 @@ pub struct PhcInfo {
 }
 
 /// The result of `misura clock sources`.
+pub type SourcesReport = Envelope<SourcesConfig, SourcesFigures>;
+
+/// The figures of a `SourcesReport`, inside its envelope.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SourcesReport {
-    #[serde(flatten)]
-    pub meta: Meta,
-    pub complete: bool,
-    pub stop_reason: String,
-    pub host: HostFingerprint,
-    pub config: SourcesConfig,
+pub struct SourcesFigures {
     pub clocksource: ClocksourceInfo,
     pub tsc: Option<TscInfo>,
     /// Number of /dev/ptpN clocks found.
@@ -141,7 +137,6 @@ pub struct SourcesReport {
     pub ptp_daemons: Vec<PtpDaemon>,
     pub sources: Vec<SourceRow>,
     pub elapsed_s: f64,
-    pub warnings: Vec<Warning>,
 }
 
 // ---------------------------------------------------------------- interference
@@ -190,20 +185,16 @@ pub struct InterferenceRun {
 }
 
 /// The result of `misura clock interference`.
+pub type InterferenceReport = Envelope<InterferenceConfig, InterferenceFigures>;
+
+/// The figures of a `InterferenceReport`, inside its envelope.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct InterferenceReport {
-    #[serde(flatten)]
-    pub meta: Meta,
-    pub complete: bool,
-    pub stop_reason: String,
-    pub host: HostFingerprint,
-    pub config: InterferenceConfig,
+pub struct InterferenceFigures {
     /// clock_getres of the clock (TSC: one tick), ns.
     pub resolution_ns: f64,
     /// TSC rate used to turn ticks into ns (clock TSC only).
     pub tsc_hz: Option<f64>,
     pub runs: Vec<InterferenceRun>,
-    pub warnings: Vec<Warning>,
 }
 
 // ---------------------------------------------------------------- timer
@@ -222,14 +213,11 @@ pub struct TimerConfig {
 }
 
 /// The result of `misura clock timer`.
+pub type TimerReport = Envelope<TimerConfig, TimerFigures>;
+
+/// The figures of a `TimerReport`, inside its envelope.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct TimerReport {
-    #[serde(flatten)]
-    pub meta: Meta,
-    pub complete: bool,
-    pub stop_reason: String,
-    pub host: HostFingerprint,
-    pub config: TimerConfig,
+pub struct TimerFigures {
     /// Wake-ups measured.
     pub wakeups: u64,
     /// Periods skipped because a wake-up came after the next target.
@@ -247,5 +235,4 @@ pub struct TimerReport {
     #[serde(default)]
     pub hdr: Vec<Bucket>,
     pub elapsed_s: f64,
-    pub warnings: Vec<Warning>,
 }

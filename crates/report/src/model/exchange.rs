@@ -2,7 +2,7 @@
 //! sequence on raw frames, phase by phase.
 
 use super::meta::{HostFingerprint, Meta};
-use super::warning::Warning;
+use super::run::{Envelope, StopReason};
 use misura_stats::SummarySnapshot;
 use serde::{Deserialize, Serialize};
 
@@ -36,14 +36,11 @@ pub struct Phase {
     pub hdr: Vec<misura_stats::Bucket>,
 }
 
+pub type ExchangeReport = Envelope<ExchangeConfig, ExchangeFigures>;
+
+/// The figures of a `ExchangeReport`, inside its envelope.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ExchangeReport {
-    #[serde(flatten)]
-    pub meta: Meta,
-    pub complete: bool,
-    pub stop_reason: String,
-    pub host: HostFingerprint,
-    pub config: ExchangeConfig,
+pub struct ExchangeFigures {
     pub cycles: u64,
     pub completed: u64,
     /// Cycles whose peer data frame did not arrive within the timeout.
@@ -72,7 +69,6 @@ pub struct ExchangeReport {
     /// Wire time of trigger + data at the link rate, when known (seed 002:
     /// (8+64+12+8+530)·8 bits ≈ 5 µs at 1 Gb/s).
     pub wire_time_ns: Option<f64>,
-    pub warnings: Vec<Warning>,
 }
 
 /// What `misura exchange --respond` counted when it stopped.
@@ -81,7 +77,7 @@ pub struct ResponderReport {
     #[serde(flatten)]
     pub meta: Meta,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     pub host: HostFingerprint,
     pub interface: String,
     pub peer: String,

@@ -14,6 +14,7 @@ pub mod pacing;
 pub mod reflect;
 pub mod rfc2544;
 pub mod rtt;
+pub mod run;
 pub mod serve;
 pub mod throughput;
 pub mod tsc;
@@ -23,4 +24,5 @@ pub mod y1564;
 
 pub use meta::*;
 pub use oneway::*;
+pub use run::{Envelope, StopReason};
 pub use warning::Warning;

@@ -1,6 +1,7 @@
 //! The result of `misura oneway` (and the calibration profile it writes).
 
 use super::meta::{HostFingerprint, Meta, PortInfo, TimestampInfo};
+use super::run::StopReason;
 use super::warning::Warning;
 use misura_measure::{CalibrationLine, LinkModel, Pattern, SizeOrder, SutVerdict};
 use misura_stats::{Bucket, SummarySnapshot};
@@ -191,7 +192,7 @@ pub struct OnewayReport {
     /// False when the run was interrupted or ended by an error: figures cover
     /// the frames measured until then.
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     pub host: HostFingerprint,
     pub ports: Vec<PortInfo>,
     pub timestamps: TimestampInfo,

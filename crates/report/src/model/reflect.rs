@@ -2,6 +2,7 @@
 //! how it listened, the timestamp sources it got, and its counters.
 
 use super::meta::{HostFingerprint, Meta};
+use super::run::StopReason;
 use misura_measure::reflector::Counters;
 use misura_stats::SummarySnapshot;
 use serde::{Deserialize, Serialize};
@@ -55,7 +56,7 @@ pub struct Summary {
     #[serde(flatten)]
     pub meta: Meta,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     pub host: HostFingerprint,
     pub transport: String,
     pub listen: String,

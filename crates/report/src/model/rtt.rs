@@ -1,7 +1,6 @@
 //! The result of `misura rtt`.
 
-use super::meta::{HostFingerprint, Meta};
-use super::warning::Warning;
+use super::run::Envelope;
 use misura_measure::Pattern;
 use misura_stats::{Bucket, SummarySnapshot};
 use serde::{Deserialize, Serialize};
@@ -166,14 +165,11 @@ pub struct RttSizeResult {
 }
 
 /// The result of `misura rtt`.
+pub type RttReport = Envelope<RttConfig, RttFigures>;
+
+/// The figures of a `RttReport`, inside its envelope.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RttReport {
-    #[serde(flatten)]
-    pub meta: Meta,
-    pub complete: bool,
-    pub stop_reason: String,
-    pub host: HostFingerprint,
-    pub config: RttConfig,
+pub struct RttFigures {
     pub timestamps: RttTimestamps,
     pub clock_offset: Option<OffsetReport>,
     pub totals: RttTotals,
@@ -181,5 +177,4 @@ pub struct RttReport {
     pub overall: RttLatencies,
     pub elapsed_s: f64,
     pub frames_file: Option<String>,
-    pub warnings: Vec<Warning>,
 }

@@ -8,6 +8,7 @@
 
 use super::meta::{HostFingerprint, Meta};
 pub use super::pacing::CpuUse;
+use super::run::{Envelope, StopReason};
 use super::warning::Warning;
 use misura_stats::SummarySnapshot;
 use serde::{Deserialize, Serialize};
@@ -129,7 +130,7 @@ pub struct TcpClientResult {
     pub client: u32,
     pub test_id: Option<u64>,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     pub elapsed_ns: u64,
     pub sent_bytes: u64,
     pub received_bytes: u64,
@@ -155,7 +156,7 @@ pub struct TcpReport {
     #[serde(flatten)]
     pub meta: Meta,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     /// Aggregate receiver-measured throughput, bit/s (sum over clients).
     pub throughput_bps: f64,
     pub retransmits: u64,
@@ -192,7 +193,7 @@ pub struct UdpClientResult {
     pub client: u32,
     pub test_id: Option<u64>,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     /// "server" (forward) or "client" (reverse): whose counts are below.
     pub receiver: String,
     pub elapsed_ns: u64,
@@ -234,7 +235,7 @@ pub struct UdpReport {
     #[serde(flatten)]
     pub meta: Meta,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     /// Aggregate receiver-measured throughput, bit/s (sum over clients).
     pub throughput_bps: f64,
     pub lost: u64,
@@ -266,7 +267,7 @@ pub struct RrClientResult {
     pub client: u32,
     pub test_id: Option<u64>,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     pub elapsed_ns: u64,
     pub transactions: u64,
     pub transactions_per_s: f64,
@@ -294,7 +295,7 @@ pub struct RrReport {
     #[serde(flatten)]
     pub meta: Meta,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     /// Sum over clients.
     pub transactions_per_s: f64,
     pub host: HostFingerprint,
@@ -340,16 +341,12 @@ pub struct SetupGap {
     pub handshake_mean_ns: Option<f64>,
 }
 
+pub type SetupReport = Envelope<SetupConfig, SetupFigures>;
+
+/// The figures of a `SetupReport`, inside its envelope.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SetupReport {
-    #[serde(flatten)]
-    pub meta: Meta,
-    pub complete: bool,
-    pub stop_reason: String,
-    pub host: HostFingerprint,
-    pub config: SetupConfig,
+pub struct SetupFigures {
     pub gaps: Vec<SetupGap>,
-    pub warnings: Vec<Warning>,
 }
 
 // ---------------------------------------------------------------- sweep
@@ -387,7 +384,7 @@ pub struct SweepReport {
     #[serde(flatten)]
     pub meta: Meta,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     pub host: HostFingerprint,
     /// "tcp", "udp" or "rr".
     pub test: String,

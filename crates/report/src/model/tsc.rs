@@ -3,18 +3,14 @@
 //! server by seed 003's minimum-RTT method; the TSC flags and the kernel's
 //! own calibration. Schema: `schema/clock-tsc.schema.json`.
 
-use super::meta::{HostFingerprint, Meta};
-use super::warning::Warning;
+use super::run::Envelope;
 use serde::{Deserialize, Serialize};
 
+pub type TscReport = Envelope<TscConfig, TscFigures>;
+
+/// The figures of a `TscReport`, inside its envelope.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct TscReport {
-    #[serde(flatten)]
-    pub meta: Meta,
-    pub complete: bool,
-    pub stop_reason: String,
-    pub host: HostFingerprint,
-    pub config: TscConfig,
+pub struct TscFigures {
     pub tsc: TscFacts,
     /// The estimate against CLOCK_MONOTONIC_RAW (None if too little was
     /// measured, e.g. interrupted at once).
@@ -22,7 +18,6 @@ pub struct TscReport {
     /// Seed 003's method, with `--ntp`.
     pub ntp: Option<NtpReport>,
     pub elapsed_s: f64,
-    pub warnings: Vec<Warning>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

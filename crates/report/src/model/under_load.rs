@@ -6,9 +6,8 @@
 //! inflation (loaded − idle) with its uncertainty, and responsiveness in
 //! round trips per minute.
 
-use super::meta::{HostFingerprint, Meta};
 use super::rtt::OffsetReport;
-use super::warning::Warning;
+use super::run::Envelope;
 use misura_stats::SummarySnapshot;
 use serde::{Deserialize, Serialize};
 
@@ -185,14 +184,11 @@ pub struct UnderLoadConfig {
     pub timestamps: String,
 }
 
+pub type UnderLoadReport = Envelope<UnderLoadConfig, UnderLoadFigures>;
+
+/// The figures of a `UnderLoadReport`, inside its envelope.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct UnderLoadReport {
-    #[serde(flatten)]
-    pub meta: Meta,
-    pub complete: bool,
-    pub stop_reason: String,
-    pub host: HostFingerprint,
-    pub config: UnderLoadConfig,
+pub struct UnderLoadFigures {
     /// Taken in the first idle phase, and used for every phase's one-way
     /// delays.
     pub clock_offset: Option<OffsetReport>,
@@ -202,5 +198,4 @@ pub struct UnderLoadReport {
     pub throughput_series: Vec<ThroughputPoint>,
     /// The probes' medians per 500 ms, every phase.
     pub latency_series: Vec<LatencyPoint>,
-    pub warnings: Vec<Warning>,
 }

@@ -7,6 +7,7 @@
 use super::load::{EngineFacts, LoadTrial};
 use super::meta::PortInfo;
 use super::meta::{HostFingerprint, Meta};
+use super::run::StopReason;
 use super::warning::Warning;
 use serde::{Deserialize, Serialize};
 
@@ -15,7 +16,7 @@ pub struct Y1564Report {
     #[serde(flatten)]
     pub meta: Meta,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     pub host: HostFingerprint,
     pub ports: Vec<PortInfo>,
     pub config: Y1564Config,

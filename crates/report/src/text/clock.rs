@@ -4,6 +4,7 @@
 pub use crate::figure::human_ns;
 use crate::model::clock::*;
 use crate::model::meta::HostFingerprint;
+use crate::model::run::StopReason;
 use crate::model::warning::Warning;
 use std::io::{self, Write};
 
@@ -36,7 +37,7 @@ fn write_host_line(h: &HostFingerprint, out: &mut dyn Write) -> io::Result<()> {
 
 fn write_end(
     complete: bool,
-    stop_reason: &str,
+    stop_reason: &StopReason,
     warnings: &[Warning],
     out: &mut dyn Write,
 ) -> io::Result<()> {

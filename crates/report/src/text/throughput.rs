@@ -3,6 +3,7 @@
 
 pub use super::throughput_csv::*;
 use crate::figure::human_ns;
+use crate::model::run::StopReason;
 use crate::model::throughput::*;
 use crate::model::warning::Warning;
 use std::io::{self, Write};
@@ -37,7 +38,7 @@ fn us(v: Option<i64>) -> String {
     v.map_or("-".into(), |x| format!("{:.1}", x as f64 / 1000.0))
 }
 
-fn status(complete: bool, reason: &str) -> String {
+fn status(complete: bool, reason: &StopReason) -> String {
     if complete {
         String::new()
     } else {
@@ -403,7 +404,7 @@ mod tests {
                 command: vec![],
             },
             complete: true,
-            stop_reason: "finished".into(),
+            stop_reason: StopReason::Finished,
             host: HostFingerprint::default(),
             test: "tcp".into(),
             parameter: "msg-size".into(),
