@@ -4,6 +4,7 @@
 pub mod busy_poll;
 pub mod client_flags;
 pub mod http_client;
+pub mod irtt_probe;
 pub mod netns;
 pub mod oneway_output;
 pub mod output;

@@ -3,7 +3,6 @@
 use crate::shared::units::{DurationArg, Ethertype, LinkRate};
 use clap::Args;
 use misura_measure::Pattern;
-use misura_wire::MacAddr;
 use std::path::PathBuf;
 
 /// Flags of `misura rtt`.
@@ -20,9 +19,13 @@ pub struct RttArgs {
     /// Interface for --l2.
     #[arg(long, value_name = "IF")]
     pub interface: Option<String>,
-    /// MAC address of the reflector for --l2.
-    #[arg(long, value_name = "MAC")]
-    pub peer: Option<MacAddr>,
+    /// MAC address of the reflector for --l2, or `irtt`: HOST[:PORT] is an
+    /// `irtt server` (port 2112 when none; see docs/guide/round-trips.md).
+    #[arg(long, value_name = "MAC|irtt")]
+    pub peer: Option<crate::shared::irtt_probe::Peer>,
+    /// With --peer irtt: irtt's HMAC-MD5 key, as `irtt server --hmac=KEY`.
+    #[arg(long, value_name = "KEY")]
+    pub irtt_hmac: Option<String>,
     /// Ethertype of raw probes (with --l2).
     #[arg(long, value_name = "HEX", default_value = "0x88B5")]
     pub ethertype: Ethertype,

@@ -78,7 +78,7 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted, Hardwa
             .into());
         }
         let iface = a.interface.as_deref().unwrap_or_default();
-        let peer = a.peer.ok_or_else(|| {
+        let peer = a.peer.and_then(|p| p.mac()).ok_or_else(|| {
             Failure::Usage("--l2 needs --peer MAC (the reflector's address)".into())
         })?;
         let ethertype = a.ethertype.value;
@@ -112,6 +112,9 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted, Hardwa
 }
 
 pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    if a.peer == Some(crate::shared::irtt_probe::Peer::Irtt) && !a.l2 {
+        return crate::shared::irtt_probe::run(&irtt_probe(a), stop);
+    }
     let Measured {
         report,
         frames_error,
@@ -265,4 +268,19 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
         target_name,
         series: std::mem::take(&mut collect.series),
     })
+}
+
+/// `misura rtt HOST --peer irtt`: the flags that mean something to irtt.
+fn irtt_probe(a: &RttArgs) -> crate::shared::irtt_probe::Probe<'_> {
+    crate::shared::irtt_probe::Probe {
+        target: a.target.as_deref().unwrap_or_default(),
+        period: a.period.as_ref().map(|p| p.std()).or(a
+            .rate
+            .map(|r| std::time::Duration::from_secs_f64(1.0 / r.max(1e-3)))),
+        count: a.count,
+        duration: a.duration.as_ref().map(|d| d.std()),
+        length: a.request.first().copied().unwrap_or(0),
+        key: a.irtt_hmac.as_deref(),
+        quiet: a.out.quiet,
+    }
 }
