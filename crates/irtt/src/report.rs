@@ -13,7 +13,7 @@ pub struct ReflectSummary {
     #[serde(flatten)]
     pub meta: Meta,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: misura_report::StopReason,
     pub listen: String,
     /// "authenticated (HMAC-MD5)" or "unauthenticated".
     pub mode: String,
@@ -108,7 +108,7 @@ pub struct RttSummary {
     #[serde(flatten)]
     pub meta: Meta,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: misura_report::StopReason,
     pub target: String,
     pub local: String,
     pub hmac: bool,

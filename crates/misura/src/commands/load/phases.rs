@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::Parser;
 use misura_report::rtt::RttReport;
 use misura_report::under_load::*;
-use misura_report::LoopTuning;
+use misura_report::{LoopTuning, StopReason};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -270,9 +270,9 @@ fn build(
         stop_reason: if sig != 0 {
             crate::shared::output::signal_reason(sig)
         } else if complete {
-            "finished".into()
+            StopReason::Finished
         } else {
-            "a phase or a flow did not complete (see warnings)".into()
+            StopReason::other("a phase or a flow did not complete (see warnings)")
         },
         host: crate::shared::host::fingerprint(LoopTuning {
             netns: a.ns.netns.clone(),
@@ -304,25 +304,27 @@ fn build(
                 ts.reflector_tx.as_deref().unwrap_or("unknown")
             ),
         },
-        clock_offset: idle.clock_offset.clone(),
-        inflation: inflation(phases.first(), loaded),
-        responsiveness: Responsiveness {
-            rpm_user: loaded.and_then(|l| l.user_rtt.median_ns).map(|m| 60e9 / m),
-            rpm_network: loaded
-                .and_then(|l| l.network_rtt.as_ref()?.median_ns)
-                .map(|m| 60e9 / m),
-            method: "60 s over the loaded phase's median RTT of misura's STAMP probes (not the HTTP procedure of draft-ietf-ippm-responsiveness)".into(),
+        body: UnderLoadFigures {
+            clock_offset: idle.clock_offset.clone(),
+            inflation: inflation(phases.first(), loaded),
+            responsiveness: Responsiveness {
+                rpm_user: loaded.and_then(|l| l.user_rtt.median_ns).map(|m| 60e9 / m),
+                rpm_network: loaded
+                    .and_then(|l| l.network_rtt.as_ref()?.median_ns)
+                    .map(|m| 60e9 / m),
+                method: "60 s over the loaded phase's median RTT of misura's STAMP probes (not the HTTP procedure of draft-ietf-ippm-responsiveness)".into(),
+            },
+            throughput_series: outcomes
+                .iter()
+                .flat_map(|o| o.series.iter())
+                .map(|p| ThroughputPoint {
+                    t_s: load_start_s + p.t_s,
+                    ..p.clone()
+                })
+                .collect(),
+            latency_series: Vec::new(),
+            phases,
         },
-        throughput_series: outcomes
-            .iter()
-            .flat_map(|o| o.series.iter())
-            .map(|p| ThroughputPoint {
-                t_s: load_start_s + p.t_s,
-                ..p.clone()
-            })
-            .collect(),
-        latency_series: Vec::new(),
-        phases,
         warnings,
     }
 }

@@ -1,28 +1,8 @@
-//! How a paced sender kept its schedule (`misura udp`): bursts, wake-ups,
-//! the measured wake-up margin, the spacing of the sends against the
-//! target gap, and the CPU the sending thread used.
+//! The text form of a paced sender's schedule and the CPU each end used; the
+//! result types are in `model::pacing`.
 
-use crate::throughput::CpuUse;
-use misura_measure::pacer::PacerFigures;
-use serde::{Deserialize, Serialize};
+use crate::model::pacing::*;
 use std::io::{self, Write};
-
-/// The pacer's figures for one sender.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Pacing {
-    /// Whose sending these are: "client" (forward) or "server" (reverse).
-    pub sender: String,
-    /// How the sender waited: "clock_nanosleep" (absolute sleeps on
-    /// CLOCK_MONOTONIC ending a measured margin early, the rest spun;
-    /// SO_TXTIME is not used).
-    pub method: String,
-    /// The sending thread's timer slack (PR_GET_TIMERSLACK), ns.
-    pub timer_slack_ns: Option<u64>,
-    /// Schedule, bursts, wake-ups, margin and spacing (the units are
-    /// datagrams), flattened into this object.
-    #[serde(flatten)]
-    pub figures: PacerFigures,
-}
 
 fn us(v: Option<i64>) -> String {
     v.map_or("-".into(), |x| format!("{:.1} µs", x as f64 / 1000.0))
@@ -78,6 +58,7 @@ pub fn write_cpu_text(who: &str, c: &CpuUse, out: &mut dyn Write) -> io::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use misura_measure::pacer::PacerFigures;
 
     #[test]
     fn text_names_the_figures() {

@@ -1,7 +1,7 @@
 //! The text lines about the PTP hardware clocks behind a run's hardware
 //! stamps: which clocks, how they were related, and how sure that is.
 
-use crate::model::HardwareClocks;
+use crate::model::meta::HardwareClocks;
 use std::io::{self, Write};
 
 /// One or two lines after the timestamp sources.

@@ -10,7 +10,7 @@
 //! from (the search's full-length trials, kernel stamps or user windows)
 //! and names the sizes where the tester, not the SUT, set the limit.
 
-use crate::html::{f, ns_words, push, s, time_unit, Figure};
+use crate::figure::{f, ns_words, push, s, time_unit, Figure};
 use crate::svg::{num, Mark, Plot, Scale};
 use serde_json::Value;
 

@@ -3,7 +3,7 @@
 //! axis with the loaded phase shaded, and each phase's latency
 //! distribution side by side.
 
-use crate::html::{push, Figure};
+use crate::figure::{push, Figure};
 use crate::svg::{Mark, Plot};
 use serde_json::Value;
 

@@ -1,6 +1,9 @@
-//! Human output: compact tables in microseconds.
+//! The text form of `misura oneway` (and of a calibration run): compact
+//! tables in microseconds, and the host and timestamp-source lines other
+//! commands print too.
 
-use crate::model::*;
+use crate::model::meta::*;
+use crate::model::oneway::*;
 use misura_measure::CalibrationLine;
 use misura_stats::SummarySnapshot;
 use std::io::{self, Write};
@@ -57,7 +60,7 @@ pub fn write_oneway(r: &OnewayReport, out: &mut dyn Write) -> io::Result<()> {
     )?;
     write_sources(&r.timestamps, out)?;
     if let Some(hc) = &r.timestamps.hardware_clocks {
-        crate::hardware::write_clocks(hc, out)?;
+        super::hardware::write_clocks(hc, out)?;
     }
     write_host(&r.host, out)?;
     let t = &r.totals;
@@ -144,7 +147,7 @@ pub fn write_oneway(r: &OnewayReport, out: &mut dyn Write) -> io::Result<()> {
         }
     }
     if let Some(l) = &r.load {
-        crate::load::write_oneway_load(l, out)?;
+        super::load::write_oneway_load(l, out)?;
     }
     if let Some(f) = &r.frames_file {
         writeln!(out, "\nper-frame log: {f}")?;
@@ -225,7 +228,7 @@ pub fn write_host(h: &HostFingerprint, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn busy_poll_text(b: Option<&crate::model::BusyPoll>) -> String {
+fn busy_poll_text(b: Option<&BusyPoll>) -> String {
     match b {
         None => String::new(),
         Some(b) => match (b.so_busy_poll_us, &b.so_busy_poll_error) {

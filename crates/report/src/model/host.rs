@@ -1,15 +1,18 @@
 //! `misura host check` and `misura host tune`: the check item model, the plan
-//! of safe changes, the state file that `--revert` reads, and their text
-//! forms. Pure: the binary reads the host and applies the changes.
+//! of safe changes and the state file that `--revert` reads (their text
+//! forms are in `text::host`). Pure: the binary reads the host and applies
+//! the changes.
 
+use super::meta::{HostFingerprint, Meta};
+use misura_wire::hwtstamp::{value_of, RX_FILTERS, TX_TYPES};
 use serde::{Deserialize, Serialize};
-
-use crate::{HostFingerprint, Meta};
 
 /// Format of `misura host check --json`.
 pub const CHECK_FORMAT: &str = "misura.host-check";
+
 /// Format of `misura host tune --json`.
 pub const TUNE_FORMAT: &str = "misura.host-tune";
+
 /// Format of the file `misura host tune --apply` writes and `--revert` reads.
 pub const STATE_FORMAT: &str = "misura.host-tune-state";
 
@@ -93,91 +96,10 @@ pub struct HostCheckReport {
     /// Each NIC hardware clock against the system clock (empty in results
     /// from before they were listed).
     #[serde(default)]
-    pub phcs: Vec<crate::clock::PhcInfo>,
+    pub phcs: Vec<super::clock::PhcInfo>,
     /// ptp4l, phc2sys, ts2phc or timemaster processes found running.
     #[serde(default)]
-    pub ptp_daemons: Vec<crate::clock::PtpDaemon>,
-}
-
-/// Human form: a table, each row followed by why it matters and the command.
-pub fn write_check_text(r: &HostCheckReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let h = &r.host;
-    writeln!(
-        out,
-        "host check: {} · Linux {} · {} · {} CPU(s){}{}",
-        h.hostname.as_deref().unwrap_or("?"),
-        h.kernel_release.as_deref().unwrap_or("?"),
-        h.preempt_model
-            .as_deref()
-            .unwrap_or("preemption model unknown"),
-        h.online_cpus,
-        if h.virtualized == Some(true) {
-            " · virtual machine"
-        } else {
-            ""
-        },
-        r.netns
-            .as_deref()
-            .map(|n| format!(" · netns {n}"))
-            .unwrap_or_default(),
-    )?;
-    let w_scope = r
-        .items
-        .iter()
-        .map(|i| i.scope.len())
-        .max()
-        .unwrap_or(5)
-        .max(5);
-    let w_item = r
-        .items
-        .iter()
-        .map(|i| i.item.len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    writeln!(
-        out,
-        "{:<15}  {:<w_scope$}  {:<w_item$}  state",
-        "verdict", "scope", "item"
-    )?;
-    for i in &r.items {
-        writeln!(
-            out,
-            "{:<15}  {:<w_scope$}  {:<w_item$}  {}",
-            i.verdict.as_str(),
-            i.scope,
-            i.item,
-            i.state
-        )?;
-        let pad = 15 + 2 + w_scope + 2;
-        match &i.command {
-            Some(c) => writeln!(out, "{:pad$}  why: {} · change: {}", "", i.why, c)?,
-            None => writeln!(out, "{:pad$}  why: {}", "", i.why)?,
-        }
-    }
-    let c = &r.counts;
-    writeln!(
-        out,
-        "{} ok, {} hurt precision, {} unknown, {} n/a{}",
-        c.ok,
-        c.hurts_precision,
-        c.unknown,
-        c.not_applicable,
-        if r.interfaces.is_empty() {
-            " (no interfaces checked: give --interface IF)"
-        } else {
-            ""
-        }
-    )?;
-    if r.phcs.is_empty() {
-        writeln!(
-            out,
-            "NIC clocks: none (no /dev/ptp*: no NIC hardware timestamps)"
-        )?;
-    } else {
-        writeln!(out, "NIC clocks:")?;
-    }
-    crate::clock::write_phcs(&r.phcs, &r.ptp_daemons, out)
+    pub ptp_daemons: Vec<super::clock::PtpDaemon>,
 }
 
 // ---- tune -------------------------------------------------------------------
@@ -270,36 +192,17 @@ pub fn command_for(
 
 /// `tx on, rx all` as linuxptp's `hwstamp_ctl` arguments (`-t 1 -r 1`).
 fn hwstamp_args(value: &str) -> String {
-    const TX: [&str; 4] = ["off", "on", "onestep-sync", "onestep-p2p"];
-    const RX: [&str; 13] = [
-        "none",
-        "all",
-        "some",
-        "ptpv1-l4-event",
-        "ptpv1-l4-sync",
-        "ptpv1-l4-delay-req",
-        "ptpv2-l4-event",
-        "ptpv2-l4-sync",
-        "ptpv2-l4-delay-req",
-        "ptpv2-l2-event",
-        "ptpv2-l2-sync",
-        "ptpv2-l2-delay-req",
-        "ptpv2-event",
-    ];
     let mut out = Vec::new();
     for part in value.split(',') {
         let part = part.trim();
         let (flag, word, names): (&str, &str, &[&str]) = if let Some(w) = part.strip_prefix("tx ") {
-            ("-t", w, &TX)
+            ("-t", w, &TX_TYPES)
         } else if let Some(w) = part.strip_prefix("rx ") {
-            ("-r", w, &RX)
+            ("-r", w, &RX_FILTERS)
         } else {
             continue;
         };
-        let n = names
-            .iter()
-            .position(|n| *n == word)
-            .map_or_else(|| word.to_string(), |i| i.to_string());
+        let n = value_of(word, names).map_or_else(|| word.to_string(), |i| i.to_string());
         out.push(format!("{flag} {n}"));
     }
     out.join(" ")
@@ -399,72 +302,6 @@ pub fn check_state(s: &TuneState) -> Result<(), String> {
             s.meta.format_version,
             crate::FORMAT_VERSION
         ));
-    }
-    Ok(())
-}
-
-/// Human form of a tune report.
-pub fn write_tune_text(r: &TuneReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let title = match r.action.as_str() {
-        "plan" => "plan of safe changes (nothing changed; --apply applies it)",
-        "apply" => "applied",
-        _ => "reverted",
-    };
-    writeln!(
-        out,
-        "host tune: {title}{}",
-        r.netns
-            .as_deref()
-            .map(|n| format!(" · netns {n}"))
-            .unwrap_or_default()
-    )?;
-    for e in &r.entries {
-        match e {
-            PlanEntry::Change { change: c, outcome } => {
-                let (from, to, cmd) = if r.action == "revert" {
-                    (&c.new, &c.old, &c.revert_command)
-                } else {
-                    (&c.old, &c.new, &c.command)
-                };
-                writeln!(
-                    out,
-                    "  {:<9} {:<34} {} → {}   $ {}",
-                    outcome,
-                    c.label(),
-                    from,
-                    to,
-                    cmd
-                )?;
-            }
-            PlanEntry::Already { scope, item, value } => writeln!(
-                out,
-                "  {:<9} {:<34} already {}",
-                "ok",
-                format!("{scope} {item}"),
-                value
-            )?,
-            PlanEntry::Skipped {
-                scope,
-                item,
-                reason,
-            } => writeln!(
-                out,
-                "  {:<9} {:<34} {}",
-                "skipped",
-                format!("{scope} {item}"),
-                reason
-            )?,
-        }
-    }
-    if let Some(f) = &r.state_file {
-        match r.action.as_str() {
-            "apply" => writeln!(
-                out,
-                "old values written to {f}; undo with: misura host tune --revert {f}"
-            )?,
-            "revert" => writeln!(out, "restored from {f}")?,
-            _ => {}
-        }
     }
     Ok(())
 }

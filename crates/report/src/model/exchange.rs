@@ -1,10 +1,10 @@
 //! The result of `misura exchange`: seed 002's trigger / full-duplex data
 //! sequence on raw frames, phase by phase.
 
-use crate::model::{HostFingerprint, Meta};
+use super::meta::{HostFingerprint, Meta};
+use super::run::{Envelope, StopReason};
 use misura_stats::SummarySnapshot;
 use serde::{Deserialize, Serialize};
-use std::io::{self, Write};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ExchangeConfig {
@@ -36,14 +36,11 @@ pub struct Phase {
     pub hdr: Vec<misura_stats::Bucket>,
 }
 
+pub type ExchangeReport = Envelope<ExchangeConfig, ExchangeFigures>;
+
+/// The figures of a `ExchangeReport`, inside its envelope.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ExchangeReport {
-    #[serde(flatten)]
-    pub meta: Meta,
-    pub complete: bool,
-    pub stop_reason: String,
-    pub host: HostFingerprint,
-    pub config: ExchangeConfig,
+pub struct ExchangeFigures {
     pub cycles: u64,
     pub completed: u64,
     /// Cycles whose peer data frame did not arrive within the timeout.
@@ -72,88 +69,6 @@ pub struct ExchangeReport {
     /// Wire time of trigger + data at the link rate, when known (seed 002:
     /// (8+64+12+8+530)·8 bits ≈ 5 µs at 1 Gb/s).
     pub wire_time_ns: Option<f64>,
-    pub warnings: Vec<crate::Warning>,
-}
-
-fn us(v: Option<i64>) -> String {
-    v.map_or("-".into(), |x| format!("{:.3}", x as f64 / 1000.0))
-}
-
-pub fn write_text(r: &ExchangeReport, out: &mut dyn Write) -> io::Result<()> {
-    let c = &r.config;
-    writeln!(
-        out,
-        "misura exchange: {} <-> {} on {}: trigger {} B, then {} B each way, every {:.3} ms{}",
-        c.interface,
-        c.peer,
-        c.netns.as_deref().unwrap_or("this namespace"),
-        c.trigger_bytes,
-        c.data_bytes,
-        c.period_ns as f64 / 1e6,
-        if r.complete {
-            String::new()
-        } else {
-            format!("  [PARTIAL: {}]", r.stop_reason)
-        }
-    )?;
-    writeln!(
-        out,
-        "cycles {}  completed {}  timeouts {}",
-        r.cycles, r.completed, r.timeouts
-    )?;
-    writeln!(
-        out,
-        "\n{:<10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9}   meaning",
-        "phase µs",
-        "Ave",
-        "median",
-        "Max",
-        "Min",
-        "Ave−Min",
-        format!(">{:.0}µs", c.threshold_ns as f64 / 1000.0),
-        "p99"
-    )?;
-    let mut phases = vec![("t1", &r.t1), ("t2", &r.t2), ("t3", &r.t3)];
-    if let Some(k) = &r.t3_kernel {
-        phases.push(("t3 kernel", k));
-    }
-    if let Some(h) = &r.t3_hardware {
-        phases.push(("t3 hw", h));
-    }
-    for (name, p) in phases {
-        let s = &p.summary;
-        writeln!(
-            out,
-            "{:<10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>9}   {}",
-            name,
-            s.mean_ns
-                .map_or("-".into(), |m| format!("{:.3}", m / 1000.0)),
-            us(s.median_ns),
-            us(s.max_ns),
-            us(s.min_ns),
-            s.mean_minus_min_ns
-                .map_or("-".into(), |m| format!("{:.3}", m / 1000.0)),
-            s.over_threshold,
-            us(s.p99_ns),
-            p.meaning
-        )?;
-    }
-    match (&r.phc, &r.hardware_note) {
-        (Some(phc), _) => writeln!(
-            out,
-            "NIC hardware stamps on ({phc}); cycles without them: {}",
-            r.hw_stamp_missing
-        )?,
-        (None, Some(n)) => writeln!(out, "NIC hardware stamps not used: {n}")?,
-        _ => {}
-    }
-    if let Some(w) = r.wire_time_ns {
-        writeln!(out, "\nwire time of trigger + data: {:.3} µs", w / 1000.0)?;
-    }
-    for w in &r.warnings {
-        writeln!(out, "warning: {w}")?;
-    }
-    Ok(())
 }
 
 /// What `misura exchange --respond` counted when it stopped.
@@ -162,7 +77,7 @@ pub struct ResponderReport {
     #[serde(flatten)]
     pub meta: Meta,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     pub host: HostFingerprint,
     pub interface: String,
     pub peer: String,
@@ -175,12 +90,4 @@ pub struct ResponderReport {
     pub peer_data_frames: u64,
     /// Frames of the ethertype that were neither.
     pub other_frames: u64,
-}
-
-pub fn write_responder_text(r: &ResponderReport, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(
-        out,
-        "misura exchange --respond: triggers {}, answered {}, peer data frames {}, other frames {}",
-        r.triggers, r.answered, r.peer_data_frames, r.other_frames
-    )
 }

@@ -5,7 +5,7 @@
 //! figures the run kind has: network and user RTT for `rtt`, kernel and
 //! user (Mul) one-way latency for `oneway`.
 
-use crate::html::Figure;
+use crate::figure::Figure;
 use crate::svg::{Mark, Plot};
 use serde_json::Value;
 

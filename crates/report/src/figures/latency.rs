@@ -9,7 +9,7 @@
 use crate::distribution::{
     cdf_points, freedman_diaconis, normalised, percentile_curve, Bin, Binning,
 };
-use crate::html::{ns_words, push, time_unit, Figure};
+use crate::figure::{bins, ns_words, push, time_unit, Figure};
 use crate::svg::{num, Mark, Plot, Scale};
 use serde_json::Value;
 
@@ -36,9 +36,9 @@ impl Dist {
         summary: Option<&Value>,
         shift: f64,
     ) -> Option<Dist> {
-        let hdr = crate::html::bins(group.get(hdr_key));
+        let hdr = bins(group.get(hdr_key));
         let (bins, full) = if hdr.is_empty() {
-            (crate::html::bins(group.get(display_key)), false)
+            (bins(group.get(display_key)), false)
         } else {
             (hdr, true)
         };
