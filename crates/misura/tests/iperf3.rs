@@ -518,3 +518,60 @@ fn hostile_iperf3_clients_within_serve_limits() {
         .keys()
         .any(|k| k.contains("client_version")));
 }
+
+#[test]
+#[ignore = "needs root (network namespaces) and iperf3"]
+fn misura_load_with_an_iperf3_server() {
+    need_root!();
+    require_tool("iperf3", INSTALL);
+    let mut lab = Lab::up("i3", "l", "hosts");
+    lab.server(2, "reflect");
+    lab.server(2, "serve");
+    let i3 = ip_exec(&lab.ns(2), &["iperf3", "-s", "-B", "198.18.0.2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    lab.children.push(i3);
+    wait_listening(&lab, 5201);
+    wait_listening(&lab, 5862);
+    let load = |extra: &[&str]| {
+        let mut args = vec![
+            "load",
+            "198.18.0.2",
+            "--duration",
+            "3s",
+            "--idle",
+            "1s",
+            "--period",
+            "20ms",
+        ];
+        args.extend_from_slice(extra);
+        json_of(&misura_h1(&lab, &args))
+    };
+    let theirs = load(&["--server", "iperf3://198.18.0.2"]);
+    let ours = load(&[]);
+    schema_check(&theirs, "load.schema.json");
+    assert_eq!(theirs["config"]["server"], "iperf3://198.18.0.2");
+    for v in [&theirs, &ours] {
+        assert_eq!(v["complete"], true, "{}", v["stop_reason"]);
+        let loaded = v["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "loaded")
+            .unwrap();
+        let flows = loaded["flows"].as_array().unwrap();
+        assert_eq!(flows.len(), 2, "up and down");
+        assert!(
+            flows
+                .iter()
+                .all(|f| f["throughput_bps"].as_f64().unwrap() > 1e8),
+            "{flows:?}"
+        );
+    }
+    eprintln!(
+        "load inflation: iperf3 server {} / misura serve {}",
+        theirs["inflation"], ours["inflation"]
+    );
+}

@@ -11,6 +11,11 @@ pub struct LoadArgs {
     /// `misura reflect` beside `misura serve`).
     #[arg(long, value_name = "HOST[:PORT]")]
     pub reflector: Option<String>,
+    /// The loaded phase's load from another server, as a URL:
+    /// iperf3://HOST[:PORT] (an `iperf3 -s`; up and down run as one iperf3
+    /// test, --bidir when both). The probes still go to --reflector/HOST.
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
     /// TCP streams from this host to the server during the loaded phase.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub up: u32,

@@ -41,11 +41,37 @@ pub struct Flow {
     pub kind: &'static str,
     pub streams: u32,
     argv: Vec<String>,
+    /// `--server iperf3://`: this flow's part of the one iperf3 test.
+    iperf3: Option<super::iperf3::Part>,
+}
+
+impl Flow {
+    pub(super) fn iperf3(
+        direction: &'static str,
+        kind: &'static str,
+        streams: u32,
+        part: super::iperf3::Part,
+    ) -> Flow {
+        Flow {
+            direction,
+            kind,
+            streams,
+            argv: vec![],
+            iperf3: Some(part),
+        }
+    }
 }
 
 /// The flows the flags ask for, checked by the commands' own parsers
 /// before anything is measured.
 pub fn plan(a: &LoadArgs) -> Result<Vec<Flow>, Failure> {
+    if let Some(url) = &a.server {
+        let planned = super::iperf3::plan(a, url)?;
+        return Ok(planned
+            .into_iter()
+            .map(|(d, k, n, p)| Flow::iperf3(d, k, n, p))
+            .collect());
+    }
     let secs = format!("{}ms", a.duration.ns / 1_000_000);
     let mut flows = Vec::new();
     for (direction, udp_rate, streams) in [("up", &a.udp_up, a.up), ("down", &a.udp_down, a.down)] {
@@ -80,6 +106,7 @@ pub fn plan(a: &LoadArgs) -> Result<Vec<Flow>, Failure> {
             kind,
             streams: if kind == "udp" { 1 } else { streams },
             argv,
+            iperf3: None,
         });
     }
     Ok(flows)
@@ -110,7 +137,13 @@ pub fn start(f: Flow, stop: &Arc<AtomicUsize>) -> JoinHandle<FlowOutcome> {
             series: Vec::new(),
             error: None,
         };
-        let ran = if f.kind == "tcp" {
+        let ran = if let Some(part) = &f.iperf3 {
+            super::iperf3::run(part, f.direction, &stop).map(|(bps, complete, error)| {
+                out.throughput.throughput_bps = bps;
+                out.throughput.complete = complete;
+                out.error = error;
+            })
+        } else if f.kind == "tcp" {
             run_tcp(&f, &stop, &mut out)
         } else {
             run_udp(&f, &stop, &mut out)

@@ -9,6 +9,7 @@ pub mod args;
 pub use args::LoadArgs;
 
 mod flows;
+mod iperf3;
 mod phases;
 mod preflight;
 mod progress;
@@ -110,6 +111,9 @@ pub fn run(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             .push(crate::shared::warnings::Warn::LoadThreadNotPinned { error: e.clone() }.into());
     }
     drop(busy);
+    if let Some(url) = &a.server {
+        report.config.server = url.clone(); // the load's server was another tool
+    }
     let target = report.config.server.clone();
     let report = Report::new(report, "load", target, write_text);
     Ok(match failed {

@@ -53,17 +53,21 @@ fn udp_refused(reflector: &str) -> Result<()> {
 pub fn check_peers(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     let host = super::phases::host_only(&a.host);
     let addr = crate::shared::target::resolve(&a.host, DEFAULT_PORT)?;
-    Control::connect(addr).map_err(|e| {
-        anyhow!(
-            "checked before measuring: {e:#}. Start `misura serve` on {host} (the load's \
+    // An iperf3 load needs misura serve only for --rr.
+    let serve = a.server.is_none() || a.rr;
+    if serve {
+        Control::connect(addr).map_err(|e| {
+            anyhow!(
+                "checked before measuring: {e:#}. Start `misura serve` on {host} (the load's \
              server{}), or give its port as HOST:PORT",
-            if a.rr {
-                " and the --rr transactions'"
-            } else {
-                ""
-            }
-        )
-    })?;
+                if a.rr {
+                    " and the --rr transactions'"
+                } else {
+                    ""
+                }
+            )
+        })?;
+    }
     let reflector = a.reflector.clone().unwrap_or_else(|| host.clone());
     let hint = "Start `misura reflect` there (port 862), or name another with --reflector \
                 HOST[:PORT]";
