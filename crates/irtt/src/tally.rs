@@ -196,3 +196,70 @@ impl Tally {
         self.counts.lost = self.counts.sent.saturating_sub(self.counts.answered);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use misura_wire::irtt::Time;
+    use misura_wire::irtt_params::{Clock, ReceivedStats};
+
+    fn layout(stamp_at: StampAt) -> Layout {
+        Layout {
+            hmac: false,
+            received_stats: ReceivedStats::Both,
+            stamp_at,
+            clock: Clock::Both,
+        }
+    }
+
+    fn echo(seqno: u32, rx: i64, tx: i64) -> Echo {
+        Echo {
+            seqno,
+            received_count: Some(seqno + 1),
+            receive: Time {
+                wall_ns: rx,
+                mono_ns: rx - 1000,
+            },
+            send: Time {
+                wall_ns: tx,
+                mono_ns: tx - 1000,
+            },
+            ..Echo::default()
+        }
+    }
+
+    #[test]
+    fn separates_processing_and_counts_every_reply_once() {
+        let mut t = Tally::new(layout(StampAt::Both));
+        t.sent(0, 1_000);
+        t.tx_stamp(0, 1_100);
+        t.sent(1, 2_000);
+        // Server: receive at 1_600, send at 1_700 (100 ns processing).
+        t.reply(&echo(0, 1_600, 1_700), 2_100, 2_300);
+        t.reply(&echo(0, 1_600, 1_700), 2_100, 2_300);
+        t.reply(&echo(7, 0, 0), 9_000, 9_000);
+        t.finish();
+        assert_eq!(t.rtt.max(), Some(1_000));
+        assert_eq!(t.user_rtt.max(), Some(1_300));
+        assert_eq!(t.server_processing.max(), Some(100));
+        assert_eq!(t.rtt_net.max(), Some(900));
+        assert_eq!((t.forward.max(), t.backward.max()), (Some(500), Some(400)));
+        let c = t.counts;
+        assert_eq!(
+            (c.sent, c.answered, c.duplicates, c.unmatched, c.lost),
+            (2, 1, 1, 1, 1)
+        );
+        assert_eq!(c.tx_user_clock, 0);
+        assert_eq!(t.server_received, Some(1));
+    }
+
+    #[test]
+    fn a_midpoint_gives_no_processing_time() {
+        let mut t = Tally::new(layout(StampAt::Midpoint));
+        t.sent(0, 1_000);
+        t.reply(&echo(0, 1_500, 1_500), 2_000, 2_000);
+        assert_eq!(t.server_processing.count(), 0);
+        assert_eq!(t.stamps.midpoint_wall, 1);
+        assert_eq!(t.counts.tx_user_clock, 1);
+    }
+}

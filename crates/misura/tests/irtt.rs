@@ -383,3 +383,60 @@ fn unsafe_sigint(pid: u32) {
         .unwrap();
     assert!(s.success());
 }
+
+#[test]
+#[ignore = "needs root and irtt"]
+fn misura_load_probes_an_irtt_reflector() {
+    require_root();
+    require_tool("irtt", INSTALL);
+    let mut lab = Lab::up("it", "l", "hosts");
+    irtt_server(&mut lab, 2112, &[]);
+    lab.server(2, "serve");
+    let t = Instant::now();
+    while !String::from_utf8_lossy(
+        &ip_exec(&lab.ns(2), &["ss", "-ltnH"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .contains(":5862 ")
+    {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "misura serve not listening after 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = misura()
+        .args(["--no-store", "load", "--netns", &lab.ns(1), H2])
+        .args(["--reflector", &format!("irtt://{H2}")])
+        .args([
+            "--duration",
+            "3s",
+            "--idle",
+            "1s",
+            "--up",
+            "1",
+            "--down",
+            "1",
+        ])
+        .args(["--json", "-q"])
+        .output()
+        .unwrap();
+    let v = json_of(&o);
+    schema_check(&v, "load.schema.json");
+    for p in v["phases"].as_array().unwrap() {
+        let sent = u(&p["sent"]);
+        assert!(sent >= 50, "{}: {sent} probes", p["name"]);
+        assert_eq!(
+            u(&p["received"]),
+            sent,
+            "{}: every probe answered",
+            p["name"]
+        );
+        assert!(
+            p["network_rtt"]["median_ns"].as_f64().unwrap_or(0.0) > 0.0,
+            "{p}"
+        );
+    }
+}
