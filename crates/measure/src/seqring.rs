@@ -1,6 +1,6 @@
 //! The one ring of things sent and not yet accounted for, shared by the
-//! one-way session's frames ([`crate::inflight`]) and the STAMP sender's
-//! probes ([`crate::stamp_client`]).
+//! one-way session's frames (`inflight.rs`) and the STAMP sender's
+//! probes (`stamp_client.rs`).
 //!
 //! Entries are numbered by a running index `k` (the one-way frames' own
 //! sequence number; the n-th probe of a STAMP session) and live in a fixed
