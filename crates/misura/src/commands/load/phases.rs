@@ -2,7 +2,6 @@
 
 use crate::commands::load::args::LoadArgs;
 use crate::commands::load::flows::{self, FlowOutcome};
-use crate::commands::rtt::{self, RttArgs};
 use crate::shared::exit::Failure;
 use crate::shared::meta::{meta, now_rfc3339};
 use anyhow::Result;
@@ -10,6 +9,7 @@ use clap::Parser;
 use misura_report::rtt::RttReport;
 use misura_report::under_load::*;
 use misura_report::LoopTuning;
+use misura_rtt::{self as rtt, RttArgs};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -6,9 +6,9 @@
 //! phases, as `up 0.00 Mbit/s` and an RPM of the idle path.
 
 use crate::commands::load::args::LoadArgs;
-use crate::commands::rtt;
 use crate::shared::units::DurationArg;
 use anyhow::{anyhow, Result};
+use misura_rtt as rtt;
 use misura_throughput::client::{Control, DEFAULT_PORT};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::AtomicUsize;

@@ -412,8 +412,8 @@ impl Origin<'_> {
 /// target its child would refuse is refused when the file is read, not by
 /// a failing child every interval.
 fn as_its_command(t: &Target) -> Result<(), String> {
-    use crate::commands::rtt::args::RttArgs;
     use clap::{Args, FromArgMatches};
+    use misura_rtt::RttArgs;
     if let TargetKind::Rtt { .. } = t.kind {
         // `misura rtt`'s own flags, parsed as its command line parses them.
         let cmd = RttArgs::augment_args(clap::Command::new("rtt").no_binary_name(true));
