@@ -286,13 +286,6 @@ fn no_import_cycles_between_the_files_of_a_crate() {
     assert!(found.is_empty(), "import cycles:\n  {}", found.join("\n  "));
 }
 
-/// Commands that still import another, with why; this list only shrinks.
-const COMMAND_IMPORTS_LEFT: &[(&str, &str, &str)] = &[(
-    "archive",
-    "agent",
-    "both are being rewritten; the archive sinks move with the agent's library",
-)];
-
 /// The command (folder under `commands/`) a module belongs to.
 fn command_of(m: &str) -> Option<String> {
     let mut parts = m.split("::");
@@ -327,28 +320,12 @@ fn no_command_imports_another() {
         binary.keys().collect::<Vec<_>>()
     );
     let mut wrong = Vec::new();
-    let mut seen = BTreeSet::new();
     for src in crate_srcs() {
         let name = crate_name(&src);
         for (from, tos) in command_imports(&graph(&src)) {
             for to in tos {
-                let left = name == "misura"
-                    && COMMAND_IMPORTS_LEFT
-                        .iter()
-                        .any(|(f, t, _)| *f == from && *t == to);
-                if left {
-                    seen.insert((from.clone(), to.clone()));
-                } else {
-                    wrong.push(format!("{name}: commands::{from} imports commands::{to}"));
-                }
+                wrong.push(format!("{name}: commands::{from} imports commands::{to}"));
             }
-        }
-    }
-    for (f, t, _) in COMMAND_IMPORTS_LEFT {
-        if !seen.contains(&(f.to_string(), t.to_string())) {
-            wrong.push(format!(
-                "commands::{f} no longer imports commands::{t}: take it off COMMAND_IMPORTS_LEFT"
-            ));
         }
     }
     assert!(

@@ -2,15 +2,13 @@
 //! store, exit codes, units, host facts, progress. No command's code lives here.
 
 pub mod client_flags;
-pub mod http_client;
 pub mod oneway_output;
 pub mod output;
 pub mod status_line;
-pub mod store;
 
 // What every measuring run shares lives in the `misura-run` library (the
 // measuring libraries use it too); the binary reaches it by the same paths.
 pub use misura_run::{
-    busy_poll, cpuload, exit, files, host, meta, netns, outfile, progress, ptp, stamping, target,
-    units, warnings,
+    busy_poll, cpuload, exit, files, host, meta, netns, outfile, progress, ptp, stamping, store,
+    target, units, warnings,
 };
