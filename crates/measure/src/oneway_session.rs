@@ -29,6 +29,7 @@
 
 use crate::inflight::{Arrival, InFlight, TxRecord, TxStampMatch};
 use crate::schedule::{Pattern, Poll, Schedule, SizeOrder, SizePlan};
+use crate::time::{Instant, Period, Span};
 use crate::window::FrameRecord;
 use misura_wire::probe::{self, ProbeRepr};
 use misura_wire::EthernetFrame;
@@ -94,7 +95,7 @@ pub struct OnewayPlan {
     /// The frames carry an 802.1Q tag (4 bytes more on the wire).
     pub vlan: bool,
     pub pattern: Pattern,
-    pub period_ns: i64,
+    pub period: Period,
     /// How late a frame may leave before it is postponed to the next period.
     pub late_tolerance_ns: i64,
     /// Seed of the Poisson schedule.
@@ -126,8 +127,6 @@ pub enum PlanError {
     NoSizes,
     #[error("payload size {0} is outside {min}..={max} bytes", min = probe::HEADER_LEN, max = probe::MAX_PAYLOAD)]
     BadSize(usize),
-    #[error("the period must be at least 1 ns, got {0}")]
-    BadPeriod(i64),
     #[error("the timeout must be positive, got {0} ns")]
     BadTimeout(i64),
 }
@@ -247,9 +246,6 @@ impl OnewaySession {
         {
             return Err(PlanError::BadSize(p));
         }
-        if plan.period_ns < 1 {
-            return Err(PlanError::BadPeriod(plan.period_ns));
-        }
         if plan.timeout_ns < 1 {
             return Err(PlanError::BadTimeout(plan.timeout_ns));
         }
@@ -265,9 +261,9 @@ impl OnewaySession {
         );
         let schedule = Schedule::new(
             plan.pattern,
-            plan.period_ns,
-            plan.late_tolerance_ns,
-            now.saturating_add(plan.start_delay_ns),
+            plan.period,
+            Span::from_ns(plan.late_tolerance_ns),
+            Instant::from_ns(now.saturating_add(plan.start_delay_ns)),
             plan.seed,
         );
         Ok(OnewaySession {
@@ -318,7 +314,7 @@ impl OnewaySession {
             self.c.stalls += 1;
             return None;
         }
-        match self.schedule.poll(now) {
+        match self.schedule.poll(Instant::from_ns(now)) {
             Poll::Send { .. } => {
                 let seq = self.ring.next_seq();
                 let t = Transmit {
@@ -528,7 +524,7 @@ impl OnewaySession {
                 earliest(e);
             }
             if !self.ring.is_full() {
-                earliest(self.schedule.next_due());
+                earliest(self.schedule.next_due().as_ns());
             }
         } else if self.ring.outstanding() > 0 {
             earliest(self.drain_until.saturating_add(1));

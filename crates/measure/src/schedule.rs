@@ -20,6 +20,8 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 use serde::{Deserialize, Serialize};
 
+use crate::time::{Instant, Period, Span};
+
 /// The shortest period a schedule keeps. Under it, one pass of a sending
 /// loop (a clock read, this schedule's answer, the wait, the send) outlasts
 /// the tolerance, so every frame is postponed and none ever leaves (50 ns
@@ -27,16 +29,16 @@ use serde::{Deserialize, Serialize};
 /// at (`misura rtt --period 1us` sends, postponing what it cannot keep).
 pub const MIN_PERIOD_NS: i64 = 1_000;
 
-/// Whether a schedule can keep `period_ns`: the reason, naming the bound,
-/// when it cannot.
-pub fn check_period(period_ns: i64) -> Result<(), String> {
-    if period_ns < MIN_PERIOD_NS {
-        return Err(format!(
+/// `period_ns` as a [`Period`] a schedule can keep: the reason, naming the
+/// bound, when it cannot (zero and negative periods included).
+pub fn check_period(period_ns: i64) -> Result<Period, String> {
+    match Period::new(period_ns) {
+        Some(p) if period_ns >= MIN_PERIOD_NS => Ok(p),
+        _ => Err(format!(
             "a period of {period_ns} ns is shorter than the shortest a schedule keeps, {} µs (one pass of the sending loop must fit in a period, or no frame ever leaves)",
             MIN_PERIOD_NS / 1_000
-        ));
+        )),
     }
-    Ok(())
 }
 
 /// The traffic pattern.
@@ -89,20 +91,20 @@ impl std::str::FromStr for Pattern {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Poll {
     /// Send one frame; `due` is its planned instant.
-    Send { due: i64 },
+    Send { due: Instant },
     /// Nothing to send before `until`.
-    Wait { until: i64 },
+    Wait { until: Instant },
 }
 
 /// A sending schedule on a caller-supplied clock.
 #[derive(Clone, Debug)]
 pub struct Schedule {
     pattern: Pattern,
-    period_ns: i64,
-    tolerance_ns: i64,
-    start_ns: i64,
+    period: Period,
+    tolerance: Span,
+    start: Instant,
     slot: u64,
-    due: i64,
+    due: Instant,
     burst_left: u32,
     rng: SmallRng,
     exp: Option<Exp<f64>>,
@@ -111,27 +113,26 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// A schedule whose first frame is due at `start_ns`. `tolerance_ns` is how
+    /// A schedule whose first frame is due at `start`. `tolerance` is how
     /// late a frame may leave before it is postponed (clamped to 0..period).
     pub fn new(
         pattern: Pattern,
-        period_ns: i64,
-        tolerance_ns: i64,
-        start_ns: i64,
+        period: Period,
+        tolerance: Span,
+        start: Instant,
         seed: u64,
     ) -> Schedule {
-        assert!(period_ns > 0, "period must be positive");
         let exp = match pattern {
-            Pattern::Poisson => Some(Exp::new(1.0 / period_ns as f64).expect("positive rate")),
+            Pattern::Poisson => Some(Exp::new(1.0 / period.as_ns() as f64).expect("positive rate")),
             _ => None,
         };
         Schedule {
             pattern,
-            period_ns,
-            tolerance_ns: tolerance_ns.clamp(0, period_ns - 1),
-            start_ns,
+            period,
+            tolerance: Span::from_ns(tolerance.as_ns().clamp(0, period.as_ns() - 1)),
+            start,
             slot: 0,
-            due: start_ns,
+            due: start,
             burst_left: pattern.frames_per_period(),
             rng: SmallRng::seed_from_u64(seed),
             exp,
@@ -141,7 +142,7 @@ impl Schedule {
     }
 
     /// The planned instant of the next frame.
-    pub fn next_due(&self) -> i64 {
+    pub fn next_due(&self) -> Instant {
         self.due
     }
 
@@ -155,18 +156,18 @@ impl Schedule {
         self.skipped_slots
     }
 
-    pub fn period_ns(&self) -> i64 {
-        self.period_ns
+    pub fn period(&self) -> Period {
+        self.period
     }
 
     /// Ask the schedule at `now`. A `Send` answer counts as sent: call once per
     /// frame actually handed to the socket.
-    pub fn poll(&mut self, now: i64) -> Poll {
+    pub fn poll(&mut self, now: Instant) -> Poll {
         if now < self.due {
             return Poll::Wait { until: self.due };
         }
         let burst_in_progress = self.burst_left < self.pattern.frames_per_period();
-        if !burst_in_progress && now > self.due + self.tolerance_ns {
+        if !burst_in_progress && now > self.due + self.tolerance {
             self.postpone(now);
             return Poll::Wait { until: self.due };
         }
@@ -179,15 +180,22 @@ impl Schedule {
         Poll::Send { due }
     }
 
+    /// The planned instant of the current slot on the periodic grid.
+    fn slot_due(&self) -> Instant {
+        self.start + self.period.span().saturating_mul(self.slot as i64)
+    }
+
     fn advance(&mut self) {
         self.slot += 1;
         self.due = match self.exp {
-            Some(exp) => self.due + (exp.sample(&mut self.rng).round() as i64).max(0),
-            None => self.start_ns + self.slot as i64 * self.period_ns,
+            Some(exp) => {
+                self.due + Span::from_ns((exp.sample(&mut self.rng).round() as i64).max(0))
+            }
+            None => self.slot_due(),
         };
     }
 
-    fn postpone(&mut self, now: i64) {
+    fn postpone(&mut self, now: Instant) {
         self.postponed += 1;
         match self.exp {
             Some(_) => {
@@ -198,10 +206,10 @@ impl Schedule {
             }
             None => {
                 // The first planned slot strictly after `now`.
-                let next = (now - self.start_ns) / self.period_ns + 1;
+                let next = (now - self.start).as_ns() / self.period.as_ns() + 1;
                 self.skipped_slots += next as u64 - self.slot;
                 self.slot = next as u64;
-                self.due = self.start_ns + self.slot as i64 * self.period_ns;
+                self.due = self.slot_due();
             }
         }
     }
@@ -259,10 +267,17 @@ mod tests {
 
     #[test]
     fn periods_shorter_than_the_bound_are_refused_naming_it() {
-        assert!(check_period(MIN_PERIOD_NS).is_ok());
+        assert_eq!(check_period(MIN_PERIOD_NS).unwrap().as_ns(), MIN_PERIOD_NS);
         let e = check_period(50).unwrap_err();
         assert!(e.contains("50 ns") && e.contains("1 µs"), "{e}");
         assert!(check_period(0).is_err() && check_period(-1).is_err());
+    }
+
+    /// A schedule on plain nanoseconds.
+    fn sched(pattern: Pattern, period: i64, tolerance: i64, start: i64, seed: u64) -> Schedule {
+        let period = Period::new(period).unwrap();
+        let (tolerance, start) = (Span::from_ns(tolerance), Instant::from_ns(start));
+        Schedule::new(pattern, period, tolerance, start, seed)
     }
 
     /// Drive a schedule with a virtual clock: the loop comes round every
@@ -276,7 +291,7 @@ mod tests {
             if let Some(pos) = stalls.iter().position(|&(at, _)| now >= at) {
                 now += stalls.remove(pos).1;
             }
-            match s.poll(now) {
+            match s.poll(Instant::from_ns(now)) {
                 Poll::Send { .. } => sent.push(now),
                 Poll::Wait { .. } => now += step,
             }
@@ -286,7 +301,7 @@ mod tests {
 
     #[test]
     fn periodic_on_time() {
-        let s = Schedule::new(Pattern::Periodic, 1000, 100, 0, 1);
+        let s = sched(Pattern::Periodic, 1000, 100, 0, 1);
         let (sent, s) = run(s, 10_000, 10, &[]);
         assert_eq!(sent, (0..10).map(|k| k * 1000).collect::<Vec<_>>());
         assert_eq!(s.postponed(), 0);
@@ -296,7 +311,7 @@ mod tests {
     fn late_frame_is_postponed_to_the_next_period_without_catch_up() {
         // Period 1 ms, tolerance 100 µs. The loop stalls from 2.9 ms for 450 µs,
         // so the frame planned at 3 ms cannot leave before 3.35 ms: too late.
-        let s = Schedule::new(Pattern::Periodic, 1_000_000, 100_000, 0, 1);
+        let s = sched(Pattern::Periodic, 1_000_000, 100_000, 0, 1);
         let (sent, s) = run(s, 10_000_000, 1_000, &[(2_900_000, 450_000)]);
         assert_eq!(s.postponed(), 1);
         assert_eq!(s.skipped_slots(), 1);
@@ -312,7 +327,7 @@ mod tests {
 
     #[test]
     fn lateness_within_tolerance_is_sent_and_keeps_the_grid() {
-        let s = Schedule::new(Pattern::Periodic, 1_000_000, 100_000, 0, 1);
+        let s = sched(Pattern::Periodic, 1_000_000, 100_000, 0, 1);
         let (sent, s) = run(s, 5_000_000, 1_000, &[(1_990_000, 50_000)]);
         assert_eq!(s.postponed(), 0);
         assert_eq!(sent, vec![0, 1_000_000, 2_040_000, 3_000_000, 4_000_000]);
@@ -320,7 +335,7 @@ mod tests {
 
     #[test]
     fn a_long_stall_skips_every_missed_period() {
-        let s = Schedule::new(Pattern::Periodic, 1_000, 0, 0, 1);
+        let s = sched(Pattern::Periodic, 1_000, 0, 0, 1);
         let (sent, s) = run(s, 20_000, 1, &[(5_500, 7_000)]);
         assert_eq!(s.postponed(), 1);
         // Frames 0..=5 on time, then the next one at the first period start after
@@ -332,7 +347,7 @@ mod tests {
 
     #[test]
     fn burst_sends_n_back_to_back_per_period() {
-        let s = Schedule::new(Pattern::Burst { frames: 3 }, 1000, 0, 0, 1);
+        let s = sched(Pattern::Burst { frames: 3 }, 1000, 0, 0, 1);
         let (sent, _) = run(s, 3000, 1, &[]);
         assert_eq!(sent, vec![0, 0, 0, 1000, 1000, 1000, 2000, 2000, 2000]);
     }
@@ -340,17 +355,17 @@ mod tests {
     #[test]
     fn poisson_mean_rate_matches_the_period() {
         let period = 10_000;
-        let mut s = Schedule::new(Pattern::Poisson, period, period, 0, 42);
-        let mut now = 0;
+        let mut s = sched(Pattern::Poisson, period, period, 0, 42);
+        let mut now = Instant::from_ns(0);
         let mut sent = 0u64;
         let mut gaps_sq = 0f64;
-        let mut last = 0i64;
+        let mut last = Instant::from_ns(0);
         // Jump the virtual clock straight to each due instant.
         while sent < 200_000 {
             match s.poll(now) {
                 Poll::Send { due } => {
                     if sent > 0 {
-                        gaps_sq += ((due - last) as f64).powi(2);
+                        gaps_sq += ((due - last).as_ns() as f64).powi(2);
                     }
                     last = due;
                     sent += 1;
@@ -358,7 +373,7 @@ mod tests {
                 Poll::Wait { until } => now = until,
             }
         }
-        let mean_gap = last as f64 / (sent - 1) as f64;
+        let mean_gap = last.as_ns() as f64 / (sent - 1) as f64;
         assert!(
             (mean_gap / period as f64 - 1.0).abs() < 0.01,
             "mean gap {mean_gap}"

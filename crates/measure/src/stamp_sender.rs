@@ -61,6 +61,7 @@ use misura_wire::stamp::{Mode, TimestampInfo};
 
 use crate::schedule::{Poll, Schedule};
 use crate::stamp_client::{ProbeRecord, Probes, Reply, ReplyMatch};
+use crate::time::{Instant, Span};
 
 /// Warm-up requests sent before the measurement.
 pub const WARMUP_PROBES: u32 = 8;
@@ -202,9 +203,6 @@ impl SessionSender {
         if config.layouts.is_empty() {
             return Err(ConfigError::NoRequestSizes);
         }
-        if config.period_ns <= 0 {
-            return Err(ConfigError::PeriodNotPositive(config.period_ns));
-        }
         let templates = config
             .layouts
             .iter()
@@ -220,7 +218,7 @@ impl SessionSender {
             })
             .collect::<Result<Vec<_>, _>>()?;
         // Room for twice the probes a timeout can hold, and some slack.
-        let capacity = ((config.timeout_ns as f64 / config.period_ns as f64) * 2.0 + 16.0)
+        let capacity = ((config.timeout_ns as f64 / config.period.as_ns() as f64) * 2.0 + 16.0)
             .min(MAX_IN_FLIGHT) as usize;
         let probes = Probes::new(
             capacity,
@@ -345,14 +343,14 @@ impl SessionSender {
 
     fn begin(&mut self, now: i64) {
         let start = now.saturating_add(START_DELAY_NS);
-        let period = self.config.period_ns;
+        let period = self.config.period;
         self.measurement_start = Some(start);
         self.phase = Phase::Sending {
             schedule: Schedule::new(
                 self.config.pattern,
                 period,
-                period - 1,
-                start,
+                period.span() - Span::from_ns(1),
+                Instant::from_ns(start),
                 self.config.seed,
             ),
             end: self.config.duration_ns.map(|d| start.saturating_add(d)),
@@ -374,7 +372,7 @@ impl SessionSender {
         if self.probes.is_full() {
             return None;
         }
-        match schedule.poll(now) {
+        match schedule.poll(Instant::from_ns(now)) {
             Poll::Send { .. } => {
                 let size_index = (sent % self.templates.len() as u64) as u16;
                 Some((self.probes.next_seq(), size_index))
@@ -519,7 +517,7 @@ impl SessionSender {
         match &self.phase {
             Phase::WarmUp(w) => Some(w.waiting.map_or(w.ready_at, |(_, deadline)| deadline)),
             Phase::Ready { since } => Some(*since),
-            Phase::Sending { schedule, .. } => Some(schedule.next_due()),
+            Phase::Sending { schedule, .. } => Some(schedule.next_due().as_ns()),
             Phase::Draining { until } => {
                 let end = until.saturating_add(1);
                 (self.probes.outstanding() > 0).then(|| {

@@ -28,3 +28,161 @@ impl TimestampSource {
         }
     }
 }
+
+/// An instant on the run's single timescale, in integer nanoseconds (the
+/// caller's clock: `measure` never reads one). Instants are compared and
+/// subtracted; the difference is a [`Span`].
+#[derive(
+    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Instant(i64);
+
+/// A signed length of time in integer nanoseconds: the difference of two
+/// [`Instant`]s, a timeout, a tolerance. Results carry it as `*_ns: i64`.
+#[derive(
+    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Span(i64);
+
+/// A positive [`Span`]: the period of a schedule. Only [`Period::new`] makes
+/// one, so whoever holds a `Period` need not check it again.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Period(Span);
+
+impl Instant {
+    pub const MIN: Instant = Instant(i64::MIN);
+    pub const MAX: Instant = Instant(i64::MAX);
+
+    pub const fn from_ns(ns: i64) -> Instant {
+        Instant(ns)
+    }
+
+    pub const fn as_ns(self) -> i64 {
+        self.0
+    }
+
+    /// `self + d`, held at the ends of the timescale.
+    pub const fn saturating_add(self, d: Span) -> Instant {
+        Instant(self.0.saturating_add(d.0))
+    }
+}
+
+impl Span {
+    pub const ZERO: Span = Span(0);
+    pub const MAX: Span = Span(i64::MAX);
+
+    pub const fn from_ns(ns: i64) -> Span {
+        Span(ns)
+    }
+
+    pub const fn as_ns(self) -> i64 {
+        self.0
+    }
+
+    pub const fn saturating_mul(self, k: i64) -> Span {
+        Span(self.0.saturating_mul(k))
+    }
+}
+
+impl Period {
+    /// `ns` as a period, `None` unless it is positive.
+    pub const fn new(ns: i64) -> Option<Period> {
+        if ns > 0 {
+            Some(Period(Span(ns)))
+        } else {
+            None
+        }
+    }
+
+    pub const fn span(self) -> Span {
+        self.0
+    }
+
+    pub const fn as_ns(self) -> i64 {
+        self.0 .0
+    }
+
+    /// The period `k` times over (`k` ≥ 1), held at the largest span.
+    pub fn times(self, k: u64) -> Period {
+        Period(
+            self.0
+                .saturating_mul(i64::try_from(k.max(1)).unwrap_or(i64::MAX)),
+        )
+    }
+}
+
+impl std::ops::Sub for Instant {
+    type Output = Span;
+    fn sub(self, rhs: Instant) -> Span {
+        Span(self.0 - rhs.0)
+    }
+}
+
+impl std::ops::Add<Span> for Instant {
+    type Output = Instant;
+    fn add(self, rhs: Span) -> Instant {
+        Instant(self.0 + rhs.0)
+    }
+}
+
+impl std::ops::Sub<Span> for Instant {
+    type Output = Instant;
+    fn sub(self, rhs: Span) -> Instant {
+        Instant(self.0 - rhs.0)
+    }
+}
+
+impl std::ops::AddAssign<Span> for Instant {
+    fn add_assign(&mut self, rhs: Span) {
+        self.0 += rhs.0;
+    }
+}
+
+impl std::ops::Add for Span {
+    type Output = Span;
+    fn add(self, rhs: Span) -> Span {
+        Span(self.0 + rhs.0)
+    }
+}
+
+impl std::ops::Sub for Span {
+    type Output = Span;
+    fn sub(self, rhs: Span) -> Span {
+        Span(self.0 - rhs.0)
+    }
+}
+
+impl From<Period> for Span {
+    fn from(p: Period) -> Span {
+        p.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instants_and_spans_do_the_arithmetic_of_nanoseconds() {
+        let a = Instant::from_ns(1_000);
+        let b = a + Span::from_ns(250);
+        assert_eq!(b.as_ns(), 1_250);
+        assert_eq!(b - a, Span::from_ns(250));
+        assert_eq!(a - b, Span::from_ns(-250));
+        assert_eq!(b - Span::from_ns(250), a);
+        assert!(Span::from_ns(1) > Span::ZERO && a < b);
+        assert_eq!(Instant::MAX.saturating_add(Span::from_ns(1)), Instant::MAX);
+    }
+
+    #[test]
+    fn a_period_is_positive_by_construction() {
+        assert_eq!(Period::new(0), None);
+        assert_eq!(Period::new(-5), None);
+        let p = Period::new(1_000).unwrap();
+        assert_eq!((p.as_ns(), p.span()), (1_000, Span::from_ns(1_000)));
+        assert_eq!(p.times(3).as_ns(), 3_000);
+        assert_eq!(Period::new(i64::MAX).unwrap().times(2).as_ns(), i64::MAX);
+    }
+}

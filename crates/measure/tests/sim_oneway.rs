@@ -45,7 +45,7 @@ fn sim_oneway_clean() {
         assert_eq!((c.postponed, c.skipped_slots, c.tx_stamps_again), (0, 0, 0));
         for (k, (r, f)) in o.records.iter().zip(&o.frames).enumerate() {
             // Each frame goes in its own slot, as soon as the loop comes round.
-            let due = o.first_due() + k as i64 * o.plan.period_ns;
+            let due = o.first_due() + k as i64 * o.plan.period.as_ns();
             assert!((0..US).contains(&(f.polled_at - due)), "frame {k} late");
             // The kernel stamps measure exactly the cable: 20 µs, 8 ns a byte, ≤ 2 µs jitter.
             assert_eq!(r.tx_kernel, Some(f.depart_host));
@@ -393,7 +393,7 @@ fn sim_oneway_overload_postpones_without_catch_up() {
         let mut skipped = 0;
         for &(k, resumed) in &o.disruptions {
             let k = k as usize;
-            let next = (resumed - o.first_due()).div_euclid(o.plan.period_ns) + 1;
+            let next = (resumed - o.first_due()).div_euclid(o.plan.period.as_ns()) + 1;
             assert_eq!(slot(&o, k + 1), next);
             skipped += (next - slot(&o, k) - 1) as u64;
         }

@@ -421,10 +421,6 @@ fn functions(code: &str) -> Vec<(usize, String, usize)> {
 /// they are being changed in place by work not landed yet.
 const LONG_FOR_NOW: &[(&str, &str)] = &[
     (
-        "sys/src/udp.rs",
-        "the UDP socket with its timestamping paths; being extended for hardware stamps, its own `//! Long:` line comes with that work",
-    ),
-    (
         "measure/src/stamp_sender.rs",
         "grew past 600 lines with hardware stamps in rtt; its owner states why or splits it",
     ),

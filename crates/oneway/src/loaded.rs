@@ -105,11 +105,11 @@ impl LatencyHook for Hook<'_> {
 /// The latency stream's plan: the one-way plan at 1/N of the rate, for the
 /// trial's length.
 pub fn latency_plan(mut plan: OnewayPlan, every: u64, duration_ns: i64) -> OnewayPlan {
-    plan.period_ns = plan.period_ns.saturating_mul(every as i64);
-    plan.late_tolerance_ns = plan.period_ns - 1;
+    plan.period = plan.period.times(every);
+    plan.late_tolerance_ns = plan.period.as_ns() - 1;
     plan.count = None;
     plan.duration_ns = Some(duration_ns);
-    plan.expected_frames = Some((duration_ns / plan.period_ns.max(1)) as u64);
+    plan.expected_frames = Some((duration_ns / plan.period.as_ns()) as u64);
     plan
 }
 

@@ -8,6 +8,7 @@
 use super::tuning::Tuning;
 use anyhow::Result;
 use misura_measure::oneway_session::OnewayPlan;
+use misura_measure::time::Period;
 use misura_measure::{LinkModel, Pattern, SizeOrder};
 use misura_report::OnewayConfig;
 use misura_run::exit::Failure;
@@ -139,6 +140,8 @@ pub struct Resolved {
     pub tx: InterfaceInfo,
     pub rx: InterfaceInfo,
     pub expected_frames: Option<u64>,
+    /// The sending period (`config.period_ns`), positive.
+    pub period: Period,
 }
 
 /// Check the request against the interfaces and the link.
@@ -153,7 +156,8 @@ pub fn resolve(req: &Request, default_sizes: &[usize], mode: Mode) -> Result<Res
     };
     let link = LinkModel::new(rate_bps, req.vlan);
     let fpp = req.pattern.frames_per_period();
-    let period_ns = period_ns(req.pace, &link, &sizes, fpp)?;
+    let period = period(req.pace, &link, &sizes, fpp)?;
+    let period_ns = period.as_ns();
     let offered_load = offered_load(&link, &sizes, period_ns, fpp)?;
     let rate_fps = 1e9 * fpp as f64 / period_ns as f64;
     let count = match (req.count, req.duration_ns) {
@@ -200,6 +204,7 @@ pub fn resolve(req: &Request, default_sizes: &[usize], mode: Mode) -> Result<Res
         tx,
         rx,
         expected_frames,
+        period,
     })
 }
 
@@ -290,7 +295,7 @@ fn interface_link_rate(
 }
 
 /// The sending period: given, from the rate, or from the offered load Γ.
-fn period_ns(pace: Pace, link: &LinkModel, sizes: &[usize], fpp: u32) -> Result<i64, Failure> {
+fn period(pace: Pace, link: &LinkModel, sizes: &[usize], fpp: u32) -> Result<Period, Failure> {
     let period_ns = match pace {
         Pace::Period(ns) => ns,
         Pace::Rate(r) => {
@@ -306,9 +311,8 @@ fn period_ns(pace: Pace, link: &LinkModel, sizes: &[usize], fpp: u32) -> Result<
             .map(|p| p * fpp as i64)
             .unwrap_or(1),
     };
-    if period_ns < 1 {
-        return Err(Failure::Params("the period must be at least 1 ns".into()));
-    }
+    let period = Period::new(period_ns)
+        .ok_or_else(|| Failure::Params("the period must be at least 1 ns".into()))?;
     // An hour between frames is already no measurement; beyond it a run
     // would only wait.
     const MAX_PERIOD_NS: i64 = 3_600_000_000_000;
@@ -319,7 +323,7 @@ fn period_ns(pace: Pace, link: &LinkModel, sizes: &[usize], fpp: u32) -> Result<
             fpp
         )));
     }
-    Ok(period_ns)
+    Ok(period)
 }
 
 /// The offered load Γ of this period, refused over the link's capacity.
@@ -356,7 +360,7 @@ pub fn session_plan(r: &Resolved, expect_tx_stamp: bool) -> OnewayPlan {
         order: cfg.order,
         vlan: cfg.link.vlan,
         pattern: cfg.pattern,
-        period_ns: cfg.period_ns,
+        period: r.period,
         late_tolerance_ns: cfg.late_tolerance_ns,
         seed: cfg.seed,
         start_delay_ns: 1_000_000,
@@ -384,20 +388,28 @@ mod tests {
     #[test]
     fn the_period_comes_from_the_rate_or_the_offered_load() {
         assert_eq!(
-            period_ns(Pace::Rate(2000.0), &GIGABIT, &[46], 1).unwrap(),
+            period(Pace::Rate(2000.0), &GIGABIT, &[46], 1)
+                .unwrap()
+                .as_ns(),
             500_000
         );
         // A burst of 4 at 1000 periods/s: one period per 4 frames.
         assert_eq!(
-            period_ns(Pace::Rate(1000.0), &GIGABIT, &[46], 4).unwrap(),
+            period(Pace::Rate(1000.0), &GIGABIT, &[46], 4)
+                .unwrap()
+                .as_ns(),
             4_000_000
         );
         assert_eq!(
-            period_ns(Pace::Period(1_000), &GIGABIT, &[46], 1).unwrap(),
+            period(Pace::Period(1_000), &GIGABIT, &[46], 1)
+                .unwrap()
+                .as_ns(),
             1_000
         );
         let sizes = [46, 1500];
-        let p = period_ns(Pace::Load(0.1), &GIGABIT, &sizes, 1).unwrap();
+        let p = period(Pace::Load(0.1), &GIGABIT, &sizes, 1)
+            .unwrap()
+            .as_ns();
         let gamma = offered_load(&GIGABIT, &sizes, p, 1).unwrap();
         assert!((gamma - 0.1).abs() < 1e-3, "Γ = {gamma}");
     }
@@ -414,7 +426,7 @@ mod tests {
             Pace::Period(7_200_000_000_000),
         ] {
             assert!(
-                matches!(period_ns(pace, &GIGABIT, &[46], 1), Err(Failure::Params(_))),
+                matches!(period(pace, &GIGABIT, &[46], 1), Err(Failure::Params(_))),
                 "{pace:?}"
             );
         }

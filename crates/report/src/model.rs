@@ -5,6 +5,8 @@ use misura_measure::{CalibrationLine, LinkModel, Pattern, SizeOrder, SutVerdict}
 use misura_stats::{Bucket, SummarySnapshot};
 use serde::{Deserialize, Serialize};
 
+pub use misura_sys::host::HostFacts;
+
 /// Format name, versions and provenance, common to every result file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Meta {
@@ -20,19 +22,14 @@ pub struct Meta {
     pub command: Vec<String>,
 }
 
-/// The host facts that affect timing precision, as found at run time.
+/// The host facts that affect timing precision, as found at run time:
+/// [`HostFacts`] (its fields first, at the top level of the JSON, as
+/// before they were one type) and what the run adds. Reads through to the
+/// facts (`h.hostname`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct HostFingerprint {
-    pub hostname: Option<String>,
-    pub kernel_release: Option<String>,
-    pub kernel_version: Option<String>,
-    pub preempt_model: Option<String>,
-    pub clocksource: Option<String>,
-    pub cpu_model: Option<String>,
-    pub online_cpus: usize,
-    pub governor: Option<String>,
-    pub virtualized: Option<bool>,
-    pub tsc_flags: Vec<String>,
+    #[serde(flatten)]
+    pub facts: HostFacts,
     /// What misura itself set up for the loop.
     pub tuning: LoopTuning,
     /// The interfaces the measurement used, with the settings that move
@@ -43,6 +40,19 @@ pub struct HostFingerprint {
     /// results older than it.
     #[serde(default)]
     pub load: Option<HostLoad>,
+}
+
+impl std::ops::Deref for HostFingerprint {
+    type Target = HostFacts;
+    fn deref(&self) -> &HostFacts {
+        &self.facts
+    }
+}
+
+impl std::ops::DerefMut for HostFingerprint {
+    fn deref_mut(&mut self) -> &mut HostFacts {
+        &mut self.facts
+    }
 }
 
 /// The host's CPU load from the start of a run to its result: what the

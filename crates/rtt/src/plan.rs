@@ -3,9 +3,11 @@
 use super::args::RttArgs;
 use anyhow::Result;
 use misura_measure::auth::StampKey;
+use misura_measure::schedule::{check_period, MIN_PERIOD_NS};
 use misura_measure::stamp_sender::{
     LayoutError, RequestLayout, SenderConfig, WARMUP_PROBES, WARMUP_WAIT_NS,
 };
+use misura_measure::time::Period;
 use misura_measure::Pattern;
 use misura_report::Warning;
 use misura_run::exit::Failure;
@@ -14,7 +16,7 @@ use misura_wire::stamp::Mode;
 
 /// The largest UDP payload over IPv4.
 const MAX_UDP_PAYLOAD: usize = 65_507;
-const DEFAULT_PERIOD_NS: i64 = 100_000_000;
+const DEFAULT_PERIOD: Period = Period::new(100_000_000).unwrap();
 /// The longest probe period: an hour.
 const MAX_PERIOD_NS: i64 = 3_600_000_000_000;
 const DEFAULT_COUNT: u64 = 100;
@@ -22,7 +24,7 @@ const DEFAULT_COUNT: u64 = 100;
 pub struct RttPlan {
     pub key: Option<StampKey>,
     pub pattern: Pattern,
-    pub period_ns: i64,
+    pub period: Period,
     pub timeout_ns: i64,
     pub threshold_ns: Option<i64>,
     pub duration_ns: Option<i64>,
@@ -52,8 +54,8 @@ impl RttPlan {
             Mode::Unauthenticated
         };
         let pattern = a.pattern;
-        let period_ns = match (&a.period, a.rate) {
-            (Some(p), _) => p.ns,
+        let period = match (&a.period, a.rate) {
+            (Some(p), _) => p.period("--period", MIN_PERIOD_NS)?,
             (None, Some(r)) if r > 0.0 && r.is_finite() => {
                 if 1e9 / r > MAX_PERIOD_NS as f64 {
                     return Err(Failure::Params(format!(
@@ -61,21 +63,15 @@ impl RttPlan {
                     ))
                     .into());
                 }
-                (1e9 / r).round() as i64
+                check_period((1e9 / r).round() as i64)
+                    .map_err(|e| Failure::Params(format!("--rate: {e}: use --rate 1M or lower")))?
             }
             (None, Some(r)) => {
                 return Err(Failure::Params(format!("--rate {r} must be positive")).into())
             }
-            (None, None) => DEFAULT_PERIOD_NS,
+            (None, None) => DEFAULT_PERIOD,
         };
-        if period_ns <= 0 {
-            return Err(Failure::Params("the period must be positive".into()).into());
-        }
-        misura_measure::schedule::check_period(period_ns).map_err(|e| {
-            Failure::Params(format!(
-                "--period/--rate: {e}: use --period 1us or longer (--rate at most 1M)"
-            ))
-        })?;
+        let period_ns = period.as_ns();
         if period_ns > MAX_PERIOD_NS {
             return Err(Failure::Params(format!(
                 "--period {:.0} s is longer than the longest allowed, 1 hour; for sparser probes, schedule runs with `misura agent`",
@@ -111,7 +107,7 @@ impl RttPlan {
         Ok(RttPlan {
             key,
             pattern,
-            period_ns,
+            period,
             timeout_ns,
             threshold_ns,
             duration_ns,
@@ -131,7 +127,7 @@ impl RttPlan {
             ssid,
             layouts: self.layouts.clone(),
             pattern: self.pattern,
-            period_ns: self.period_ns,
+            period: self.period,
             seed: a.seed,
             count: self.count,
             duration_ns: self.duration_ns,
@@ -150,7 +146,10 @@ impl RttPlan {
             .duration_ns
             .map(|d| d as f64 / 1e9)
             .into_iter()
-            .chain(self.count.map(|n| n as f64 * self.period_ns as f64 / 1e9))
+            .chain(
+                self.count
+                    .map(|n| n as f64 * self.period.as_ns() as f64 / 1e9),
+            )
             .fold(f64::INFINITY, f64::min);
         planned.is_finite().then_some(planned)
     }

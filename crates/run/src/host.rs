@@ -14,18 +14,8 @@ pub fn fingerprint(tuning: LoopTuning) -> HostFingerprint {
 /// uses (read in the calling thread's network namespace); an interface
 /// named twice is listed once.
 pub fn fingerprint_with_interfaces(tuning: LoopTuning, interfaces: &[&str]) -> HostFingerprint {
-    let h = misura_sys::host::host_facts();
     HostFingerprint {
-        hostname: h.hostname,
-        kernel_release: h.kernel_release,
-        kernel_version: h.kernel_version,
-        preempt_model: h.preempt_model,
-        clocksource: h.clocksource,
-        cpu_model: h.cpu_model,
-        online_cpus: h.online_cpus,
-        governor: h.governor,
-        virtualized: h.virtualized,
-        tsc_flags: h.tsc_flags,
+        facts: misura_sys::host::host_facts(),
         tuning,
         interfaces: {
             let mut seen: Vec<&str> = Vec::new();

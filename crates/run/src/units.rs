@@ -5,6 +5,7 @@
 //! is what results record as the configuration.
 
 use crate::exit::Failure;
+use misura_measure::time::{Period, Span};
 
 /// The leading number of `t` and the unit after it; `s` (what the user
 /// wrote) and `what` ("a duration: write e.g. …") name a bad number.
@@ -186,13 +187,26 @@ impl DurationArg {
     /// The duration, refusing zero and anything under `min_ns` with a
     /// message naming the flag.
     pub fn at_least(&self, flag: &str, min_ns: i64) -> Result<i64, Failure> {
-        if self.ns < min_ns.max(1) {
-            return Err(Failure::Params(format!(
+        self.period(flag, min_ns).map(Period::as_ns)
+    }
+
+    /// The duration as a [`Period`], positive by its type: the one check,
+    /// refusing zero and anything under `min_ns` with a message naming the
+    /// flag (exit 5).
+    pub fn period(&self, flag: &str, min_ns: i64) -> Result<Period, Failure> {
+        let min_ns = min_ns.max(1);
+        match Period::new(self.ns) {
+            Some(p) if self.ns >= min_ns => Ok(p),
+            _ => Err(Failure::Params(format!(
                 "{flag} {self} is too short: it must be at least {}",
-                misura_report::clock::human_ns(min_ns.max(1) as f64)
-            )));
+                misura_report::clock::human_ns(min_ns as f64)
+            ))),
         }
-        Ok(self.ns)
+    }
+
+    /// The duration as a [`Span`] (zero allowed).
+    pub fn span(&self) -> Span {
+        Span::from_ns(self.ns)
     }
 
     pub fn std(&self) -> std::time::Duration {
@@ -243,11 +257,19 @@ mod tests {
         let d: DurationArg = "1.5ms".parse().unwrap();
         assert_eq!((d.ns, d.to_string()), (1_500_000, "1.5ms".to_string()));
         assert!(d.at_least("--period", 1).is_ok());
+        assert_eq!(d.period("--period", 1_000).unwrap().as_ns(), 1_500_000);
+        assert_eq!(d.span(), Span::from_ns(1_500_000));
+        let e = d.period("--period", 2_000_000).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--period 1.5ms is too short: it must be at least 2.00 ms"
+        );
         let z: DurationArg = "0s".parse().unwrap();
         assert!(matches!(
             z.at_least("--timeout", 0),
             Err(Failure::Params(_))
         ));
+        assert!(matches!(z.period("--period", 0), Err(Failure::Params(_))));
         let b: ByteSize = "64K".parse().unwrap();
         assert_eq!((b.bytes, b.to_string()), (65536, "64K".to_string()));
         assert!("fast".parse::<DurationArg>().is_err());

@@ -1,13 +1,16 @@
 //! Control messages (`cmsg`) shared by the packet and UDP sockets: the
 //! `SO_TIMESTAMPING` constants, a control buffer, `struct
-//! sock_extended_err`, and one decoder.
+//! sock_extended_err`, one decoder, and the one `recvmsg(2)` both sockets
+//! read with ([`recv_msg`]), their error queues included ([`recv_errqueue`]).
 //!
 //! Control messages are decoded by type, as in quinn-udp: anything not
 //! recognised is skipped, and a missing timestamp is reported as `None`
 //! rather than an error, so the caller can record what it really got.
 
-use std::mem::size_of;
+use std::io;
+use std::mem::{size_of, zeroed};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::os::fd::RawFd;
 
 pub(crate) const SOL_PACKET: libc::c_int = 263;
 pub(crate) const PACKET_TX_TIMESTAMP: libc::c_int = 16;
@@ -164,5 +167,86 @@ impl Controls {
             cmsg = unsafe { libc::CMSG_NXTHDR(hdr, cmsg) };
         }
         out
+    }
+}
+
+/// A socket address the kernel may fill in on receive.
+///
+/// # Safety
+/// Plain old data: every bit pattern, all-zero included, is a valid value.
+pub(crate) unsafe trait SockAddrBuf: Copy {
+    /// All zero, for the kernel to fill.
+    fn zeroed() -> Self {
+        // SAFETY: the trait's contract: all-zero is a valid value.
+        unsafe { zeroed() }
+    }
+}
+// SAFETY: C structs of integers and byte arrays.
+unsafe impl SockAddrBuf for libc::sockaddr_storage {}
+// SAFETY: a C struct of integers and a byte array.
+unsafe impl SockAddrBuf for libc::sockaddr_ll {}
+
+/// What one [`recv_msg`] got.
+pub(crate) struct Received {
+    /// The return value of `recvmsg`: with `MSG_TRUNC`, the real length of
+    /// the datagram or frame (larger than the buffer if truncated).
+    pub(crate) len: usize,
+    /// Its control messages, decoded.
+    pub(crate) controls: Controls,
+    /// How much of the address buffer the kernel filled (0 without one).
+    pub(crate) name_len: libc::socklen_t,
+}
+
+/// One `recvmsg(2)` on `fd` into `buf`, with room for every control
+/// message we ask for ([`CMSG_BUF`]) and, when `name` is given, the
+/// sender's address written into it.  The errno as is on failure (EAGAIN
+/// included: the caller knows what an empty queue means to it).  Does not
+/// allocate.
+pub(crate) fn recv_msg<A: SockAddrBuf>(
+    fd: RawFd,
+    buf: &mut [u8],
+    name: Option<&mut A>,
+    flags: libc::c_int,
+) -> io::Result<Received> {
+    let mut cmsg = CmsgBuf::new();
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: msghdr is plain old data; all-zero is a valid value.
+    let mut hdr: libc::msghdr = unsafe { zeroed() };
+    if let Some(name) = name {
+        hdr.msg_name = name as *mut A as *mut libc::c_void;
+        hdr.msg_namelen = size_of::<A>() as libc::socklen_t;
+    }
+    hdr.msg_iov = &mut iov;
+    hdr.msg_iovlen = 1;
+    hdr.msg_control = cmsg.0.as_mut_ptr() as *mut libc::c_void;
+    hdr.msg_controllen = CMSG_BUF as _;
+    // SAFETY: every pointer in `hdr` refers to a live buffer of the stated
+    // size for the whole call (`name`, a plain-old-data address of
+    // `msg_namelen` bytes; `iov` -> `buf`; `cmsg`).
+    let n = unsafe { libc::recvmsg(fd, &mut hdr, flags) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(Received {
+        len: n as usize,
+        controls: Controls::parse(&hdr),
+        name_len: hdr.msg_namelen,
+    })
+}
+
+/// One message from the socket's error queue (`MSG_ERRQUEUE`, never
+/// blocks): a TX stamp (kernel or hardware, or both: `OPT_TX_SWHW` sends
+/// them in two messages) or a queued error, with its payload (the sent
+/// frame, or nothing with `OPT_TSONLY`) copied into `buf`, truncated to
+/// it.  `Ok(None)` when the queue is empty.  Does not allocate.
+pub(crate) fn recv_errqueue(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<Received>> {
+    let flags = libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT;
+    match recv_msg::<libc::sockaddr_storage>(fd, buf, None, flags) {
+        Ok(r) => Ok(Some(r)),
+        Err(e) if crate::fd::is_again(&e) => Ok(None),
+        Err(e) => Err(e),
     }
 }

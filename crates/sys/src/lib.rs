@@ -34,6 +34,7 @@
 
 mod cmsg;
 mod error;
+mod sockaddr;
 mod sys;
 
 pub mod clock;

@@ -17,7 +17,7 @@ use std::mem::{size_of, zeroed};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use crate::cmsg::{
-    CmsgBuf, Controls, CMSG_BUF, SOF_RAW_HARDWARE, SOF_RX_HARDWARE, SOF_RX_SOFTWARE, SOF_SOFTWARE,
+    recv_errqueue, recv_msg, SockAddrBuf, SOF_RAW_HARDWARE, SOF_RX_HARDWARE, SOF_RX_SOFTWARE, SOF_SOFTWARE,
     SOF_TX_HARDWARE, SOF_TX_SOFTWARE, SOL_PACKET, SO_EE_ORIGIN_TIMESTAMPING, SO_TIMESTAMPING_OLD,
 };
 use crate::error::is_perm;
@@ -444,46 +444,23 @@ impl PacketSocket {
     /// The frame is copied into `buf`; [`RecvMeta::len`] is its real length
     /// (larger than `buf.len()` if truncated).  Does not allocate.
     pub fn recv(&self, buf: &mut [u8]) -> Result<Option<RecvMeta>, SysError> {
-        // SAFETY: sockaddr_ll is plain old data; all-zero is a valid value.
-        let mut addr: libc::sockaddr_ll = unsafe { zeroed() };
-        let mut cmsg = CmsgBuf([0; CMSG_BUF]);
-        let mut iov = libc::iovec {
-            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
-            iov_len: buf.len(),
-        };
-        // SAFETY: msghdr is plain old data; all-zero is a valid value.
-        let mut hdr: libc::msghdr = unsafe { zeroed() };
-        hdr.msg_name = &mut addr as *mut libc::sockaddr_ll as *mut libc::c_void;
-        hdr.msg_namelen = size_of::<libc::sockaddr_ll>() as libc::socklen_t;
-        hdr.msg_iov = &mut iov;
-        hdr.msg_iovlen = 1;
-        hdr.msg_control = cmsg.0.as_mut_ptr() as *mut libc::c_void;
-        hdr.msg_controllen = CMSG_BUF as _;
+        let mut addr = libc::sockaddr_ll::zeroed();
         // MSG_TRUNC on a packet socket makes recvmsg return the real length.
-        // SAFETY: every pointer in `hdr` refers to a live local buffer of the
-        // stated size (`addr`, `iov` -> `buf`, `cmsg`) for the whole call.
-        let n = unsafe {
-            libc::recvmsg(
-                self.fd.as_raw_fd(),
-                &mut hdr,
-                libc::MSG_DONTWAIT | libc::MSG_TRUNC,
-            )
-        };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if is_again(&e) {
-                return Ok(None);
-            }
-            if e.raw_os_error() == Some(libc::ENETDOWN) {
+        let flags = libc::MSG_DONTWAIT | libc::MSG_TRUNC;
+        let got = recv_msg(self.fd.as_raw_fd(), buf, Some(&mut addr), flags);
+        let r = match got {
+            Ok(r) => r,
+            Err(e) if is_again(&e) => return Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::ENETDOWN) => {
                 return Err(SysError::InterfaceDown {
                     name: self.ifname.clone(),
-                });
+                })
             }
-            return Err(SysError::io(format!("receiving on `{}`", self.ifname), e));
-        }
-        let c = Controls::parse(&hdr);
+            Err(e) => return Err(SysError::io(format!("receiving on `{}`", self.ifname), e)),
+        };
+        let c = r.controls;
         Ok(Some(RecvMeta {
-            len: n as usize,
+            len: r.len,
             software_ns: c.software_ns,
             hardware_ns: c.hardware_ns,
             outgoing: addr.sll_pkttype == PACKET_OUTGOING,
@@ -496,37 +473,14 @@ impl PacketSocket {
     /// did not provide is `None`.  A non-timestamp error in the queue is
     /// returned as an error.  Does not allocate.
     pub fn recv_tx_timestamp(&self, buf: &mut [u8]) -> Result<Option<TxStamp>, SysError> {
-        let mut cmsg = CmsgBuf([0; CMSG_BUF]);
-        let mut iov = libc::iovec {
-            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
-            iov_len: buf.len(),
-        };
-        // SAFETY: msghdr is plain old data; all-zero is a valid value.
-        let mut hdr: libc::msghdr = unsafe { zeroed() };
-        hdr.msg_iov = &mut iov;
-        hdr.msg_iovlen = 1;
-        hdr.msg_control = cmsg.0.as_mut_ptr() as *mut libc::c_void;
-        hdr.msg_controllen = CMSG_BUF as _;
-        // SAFETY: every pointer in `hdr` refers to a live local buffer of the
-        // stated size (`iov` -> `buf`, `cmsg`) for the whole call.
-        let n = unsafe {
-            libc::recvmsg(
-                self.fd.as_raw_fd(),
-                &mut hdr,
-                libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT,
-            )
-        };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if is_again(&e) {
-                return Ok(None);
-            }
-            return Err(SysError::io(
+        let r = recv_errqueue(self.fd.as_raw_fd(), buf).map_err(|e| {
+            SysError::io(
                 format!("reading the TX timestamp queue of `{}`", self.ifname),
                 e,
-            ));
-        }
-        let c = Controls::parse(&hdr);
+            )
+        })?;
+        let Some(r) = r else { return Ok(None) };
+        let c = r.controls;
         if let Some(err) = c.ext_err {
             if err.ee_origin != SO_EE_ORIGIN_TIMESTAMPING && err.ee_errno != libc::ENOMSG as u32 {
                 return Err(SysError::io(
@@ -539,7 +493,7 @@ impl PacketSocket {
             }
         }
         Ok(Some(TxStamp {
-            len: (n as usize).min(buf.len()),
+            len: r.len.min(buf.len()),
             software_ns: c.software_ns,
             hardware_ns: c.hardware_ns,
         }))

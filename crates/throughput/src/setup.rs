@@ -2,13 +2,13 @@
 //! method, generalised): after an idle gap, the RTT of the first packet
 //! minus the RTT of the next one; plus the TCP handshake time.
 
-use crate::client::{self, ClientPlan, Control, Server};
+use crate::client::{self, ClientPlan, Server};
 use crate::proto;
 use anyhow::{anyhow, Context, Result};
 use misura_report::throughput::{SetupConfig, SetupGap, SetupReport, SetupSample};
 use misura_run::warnings::Warn;
 use misura_wire::control::Value;
-use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::net::{TcpStream, UdpSocket};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -69,23 +69,18 @@ fn sleep_unless_stopped(d: Duration, stop: &AtomicUsize) -> bool {
 /// then the handshake.
 fn sample(server: &Server, idle: Duration, stop: &AtomicUsize) -> Result<SetupSample> {
     let addr = server.addr;
-    let mut ctl = Control::connect(addr)?;
     let duration_ns = (idle + Duration::from_secs(5)).as_nanos() as u64;
-    ctl.check_limits(duration_ns, 1, 0)?;
     let req = client::request("rr-udp", duration_ns, 0)
         .with(proto::F_STREAMS, Value::U64(1))
         .with(proto::F_REQUEST_SIZE, Value::U64(16))
         .with(proto::F_RESPONSE_SIZE, Value::U64(16))
         .with(proto::F_BURST, Value::U64(1));
-    let acc = ctl.request(req, server.key.as_ref())?;
-    let data = SocketAddr::new(addr.ip(), acc.data_port);
-    let sock = UdpSocket::bind(if data.is_ipv6() {
-        "[::]:0"
-    } else {
-        "0.0.0.0:0"
-    })
-    .context("binding a UDP socket")?;
-    sock.connect(data).context("connecting the UDP socket")?;
+    let client::Opened {
+        mut ctl,
+        test_id,
+        data,
+    } = client::open_test(server, req, duration_ns, 1, 0)?;
+    let sock = client::connected_udp(data)?;
     let mut s = SetupSample {
         first_rtt_ns: None,
         second_rtt_ns: None,
@@ -100,8 +95,8 @@ fn sample(server: &Server, idle: Duration, stop: &AtomicUsize) -> Result<SetupSa
     }
     let r = (|| -> Result<(u64, u64)> {
         Ok((
-            transaction(&sock, acc.test_id, 0)?,
-            transaction(&sock, acc.test_id, 1)?,
+            transaction(&sock, test_id, 0)?,
+            transaction(&sock, test_id, 1)?,
         ))
     })();
     match r {

@@ -48,6 +48,9 @@
 
 pub mod control;
 pub mod ethernet;
+pub mod iperf3;
+pub mod irtt;
+pub mod irtt_params;
 pub mod probe;
 pub mod ptp;
 pub mod sntp;

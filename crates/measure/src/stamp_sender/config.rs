@@ -6,6 +6,7 @@ use misura_wire::WireError;
 use super::RequestLayout;
 use crate::auth::StampKey;
 use crate::schedule::Pattern;
+use crate::time::Period;
 
 /// How a session is configured.
 #[derive(Clone, Debug)]
@@ -18,7 +19,7 @@ pub struct SenderConfig {
     /// One layout per request size, all in the key's mode.
     pub layouts: Vec<RequestLayout>,
     pub pattern: Pattern,
-    pub period_ns: i64,
+    pub period: Period,
     /// Seed of the Poisson schedule.
     pub seed: u64,
     /// Stop sending after this many probes.
@@ -49,8 +50,6 @@ impl SenderConfig {
 pub enum ConfigError {
     #[error("no request size given")]
     NoRequestSizes,
-    #[error("the period must be positive (got {0} ns)")]
-    PeriodNotPositive(i64),
     #[error("the {size}-byte request layout is not in the session's mode (authenticated: a key)")]
     ModeMismatch { size: usize },
     #[error("building the {size}-byte request: {source}")]

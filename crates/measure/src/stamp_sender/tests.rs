@@ -5,7 +5,7 @@ use crate::reflector::{
     ClockState, Decision, Peer, Reflector, ReflectorConfig, RequestMeta, Stamp,
 };
 use crate::schedule::Pattern;
-use crate::time::TimestampSource;
+use crate::time::{Period, TimestampSource};
 use misura_wire::stamp::{self as wire_stamp, SenderRepr, StampTimestampFormat};
 use proptest::prelude::*;
 
@@ -26,7 +26,7 @@ fn config(sizes: &[usize], key: Option<StampKey>) -> SenderConfig {
             .map(|&s| RequestLayout::new(s, mode).unwrap())
             .collect(),
         pattern: Pattern::Periodic,
-        period_ns: 10 * MS,
+        period: Period::new(10 * MS).unwrap(),
         seed: 1,
         count: Some(5),
         duration_ns: None,

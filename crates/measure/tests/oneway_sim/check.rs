@@ -191,7 +191,7 @@ fn counters(o: &Outcome) {
 
 /// The slot of the periodic grid in which frame `k` was handed out.
 pub fn slot(o: &Outcome, k: usize) -> i64 {
-    (o.frames[k].polled_at - o.first_due()).div_euclid(o.plan.period_ns)
+    (o.frames[k].polled_at - o.first_due()).div_euclid(o.plan.period.as_ns())
 }
 
 /// Postponement without catch-up: never before the first slot, never two

@@ -58,7 +58,7 @@ pub fn plan() -> OnewayPlan {
         order: SizeOrder::Interleaved,
         vlan: false,
         pattern: Pattern::Periodic,
-        period_ns: 100 * US,
+        period: misura_measure::time::Period::new(100 * US).unwrap(),
         late_tolerance_ns: 100 * US - 1,
         seed: 7,
         start_delay_ns: MS,
@@ -424,7 +424,7 @@ impl Sim {
             }
             Stray::UnknownSeq => bytes = probe_frame(ETHERTYPE, SESSION, 0, 1 << 40, 46),
         }
-        let at = near + self.rng.random_range(0..self.plan.period_ns);
+        let at = near + self.rng.random_range(0..self.plan.period.as_ns());
         self.enqueue(at, What::Stray(kind), bytes, kind == Stray::Outgoing);
         // And a stamp of some other frame on the error queue.
         if self.chance(0.5) {

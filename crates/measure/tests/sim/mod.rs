@@ -242,7 +242,7 @@ pub fn run(s: Scenario) -> Outcome {
         ssid: 0x2a2a,
         layouts: vec![RequestLayout::new(s.size, mode).unwrap()],
         pattern: Pattern::Periodic,
-        period_ns: s.period_ns,
+        period: misura_measure::time::Period::new(s.period_ns).unwrap(),
         seed: s.seed,
         count: Some(s.count),
         duration_ns: None,

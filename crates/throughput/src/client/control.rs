@@ -2,7 +2,7 @@
 //! HELLO and the limits it announces, REQUEST → ACCEPT/REFUSE, DONE →
 //! RESULT and the server's figures in it.
 
-use super::base::CONNECT_TIMEOUT;
+use super::base::{Server, CONNECT_TIMEOUT};
 use crate::proto::{self, Fields};
 use anyhow::{anyhow, Context, Result};
 use misura_measure::auth::StampKey;
@@ -266,6 +266,43 @@ impl Control {
             .ok();
         let _ = proto::write_message(&mut self.stream, &m);
     }
+
+    /// `r` as it is, the server told (ERROR `reason`) when it failed: for
+    /// the data side of a test the client could not open.
+    pub fn told<T>(&mut self, r: Result<T>, reason: &str) -> Result<T> {
+        if r.is_err() {
+            self.error(reason);
+        }
+        r
+    }
+}
+
+/// A test the server accepted: its control connection, id and data address.
+pub struct Opened {
+    pub ctl: Control,
+    pub test_id: u64,
+    pub data: SocketAddr,
+}
+
+/// HELLO from `server`, the test checked against the limits it announced
+/// (`connections` data connections at `rate_bps`, 0 for none, for
+/// `duration_ns`), then `req` (a [`request`] with the test's fields) sent,
+/// signed with the server's key when it has one, and its ACCEPT read.
+pub fn open_test(
+    server: &Server,
+    req: Message,
+    duration_ns: u64,
+    connections: u64,
+    rate_bps: u64,
+) -> Result<Opened> {
+    let mut ctl = Control::connect(server.addr)?;
+    ctl.check_limits(duration_ns, connections, rate_bps)?;
+    let acc = ctl.request(req, server.key.as_ref())?;
+    Ok(Opened {
+        ctl,
+        test_id: acc.test_id,
+        data: SocketAddr::new(server.addr.ip(), acc.data_port),
+    })
 }
 
 /// The common head of a REQUEST.

@@ -6,7 +6,7 @@ use super::control::{connect_error, Refused};
 use crate::proto::{self, Fields};
 use anyhow::{Context, Result};
 use misura_wire::control::{Message, Value};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::time::Instant;
 
 /// Socket options of a TCP data connection.
@@ -87,4 +87,18 @@ pub fn granted_buffers(t: &TcpStream) -> (u64, u64) {
         s.send_buffer_size().unwrap_or(0) as u64,
         s.recv_buffer_size().unwrap_or(0) as u64,
     )
+}
+
+/// A UDP socket on an ephemeral port of the wildcard address of `data`'s
+/// family, connected to `data`: the data socket of `rr --proto udp` and
+/// `setup`.
+pub fn connected_udp(data: SocketAddr) -> Result<UdpSocket> {
+    let bind = if data.is_ipv6() {
+        "[::]:0"
+    } else {
+        "0.0.0.0:0"
+    };
+    let sock = UdpSocket::bind(bind).context("binding a UDP socket")?;
+    sock.connect(data).context("connecting the UDP socket")?;
+    Ok(sock)
 }

@@ -5,10 +5,10 @@ use super::loops::{crr_loop, tcp_loop, udp_loop, Loop};
 use super::plan::{RrKind, RrPlan};
 use crate::client::{self, Control, DoneFigures, TcpOpts};
 use crate::proto;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use misura_report::throughput::{CpuUse, RrClientResult};
 use misura_wire::control::Value;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 
 use std::sync::Mutex;
 use std::time::Instant;
@@ -79,23 +79,20 @@ pub(super) fn one_client(i: u32, run: &Run) -> Result<RrClientResult> {
 /// REQUEST the test; returns the test id and its data address.
 fn open(i: u32, run: &Run) -> Result<(Control, u64, SocketAddr)> {
     let p = run.plan;
-    let mut ctl = Control::connect(run.server.addr)?;
     // crr holds up to `burst` connections open at once.
     let connections = if p.kind == RrKind::Crr {
         p.t.burst as u64
     } else {
         1
     };
-    ctl.check_limits(p.duration_ns(), connections, 0)?;
     let req = client::request(p.kind.as_str(), p.duration_ns(), i)
         .with(proto::F_STREAMS, Value::U64(1))
         .with(proto::F_REQUEST_SIZE, Value::U64(p.t.request))
         .with(proto::F_RESPONSE_SIZE, Value::U64(p.t.response))
         .with(proto::F_BURST, Value::U64(p.t.burst as u64))
         .with(proto::F_NODELAY, Value::Bool(true));
-    let acc = ctl.request(req, run.server.key.as_ref())?;
-    let data = SocketAddr::new(run.server.addr.ip(), acc.data_port);
-    Ok((ctl, acc.test_id, data))
+    let t = client::open_test(run.server, req, p.duration_ns(), connections, 0)?;
+    Ok((t.ctl, t.test_id, t.data))
 }
 
 const NODELAY: TcpOpts = TcpOpts {
@@ -111,26 +108,15 @@ fn one_connection(
     test_id: u64,
     data: SocketAddr,
 ) -> Result<(Loop, Instant)> {
-    let s = match client::data_connection(data, test_id, &NODELAY) {
-        Ok(s) => s,
-        Err(e) => {
-            ctl.error("the client could not open its data connection");
-            return Err(e);
-        }
-    };
+    let s = client::data_connection(data, test_id, &NODELAY);
+    let s = ctl.told(s, "the client could not open its data connection")?;
     let dl = client::Deadline::new(run.plan.duration_ns());
     Ok((tcp_loop(s, &run.plan.t, dl.end, run.stop), dl.start))
 }
 
 /// rr-udp: a socket connected to the test's UDP port.
 fn datagrams(run: &Run, test_id: u64, data: SocketAddr) -> Result<(Loop, Instant)> {
-    let bind = if data.is_ipv6() {
-        "[::]:0"
-    } else {
-        "0.0.0.0:0"
-    };
-    let sock = UdpSocket::bind(bind).context("binding a UDP socket")?;
-    sock.connect(data).context("connecting the UDP socket")?;
+    let sock = client::connected_udp(data)?;
     let dl = client::Deadline::new(run.plan.duration_ns());
     Ok((
         udp_loop(&sock, test_id, &run.plan.t, dl.end, run.stop),

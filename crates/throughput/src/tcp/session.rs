@@ -13,7 +13,7 @@ use misura_report::throughput::{
 };
 use misura_run::progress::Progress;
 use misura_wire::control::Value;
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -46,8 +46,6 @@ pub(super) fn one_client(
 fn open(i: u32, run: &Run) -> Result<(Control, u64, Vec<TcpStream>)> {
     let p = run.plan;
     let opts = p.opts();
-    let mut ctl = Control::connect(run.server.addr)?;
-    ctl.check_limits(p.duration_ns(), p.streams as u64, 0)?;
     let req = client::request("tcp", p.duration_ns(), i)
         .with(proto::F_STREAMS, Value::U64(p.streams as u64))
         .with(proto::F_DIRECTION, Value::Str(p.direction.as_str().into()))
@@ -55,19 +53,12 @@ fn open(i: u32, run: &Run) -> Result<(Control, u64, Vec<TcpStream>)> {
         .with(proto::F_SNDBUF, Value::U64(opts.sndbuf.unwrap_or(0) as u64))
         .with(proto::F_RCVBUF, Value::U64(opts.rcvbuf.unwrap_or(0) as u64))
         .with(proto::F_NODELAY, Value::Bool(opts.nodelay));
-    let acc = ctl.request(req, run.server.key.as_ref())?;
-    let data_addr = SocketAddr::new(run.server.addr.ip(), acc.data_port);
-    let mut socks = Vec::new();
-    for _ in 0..p.streams {
-        match client::data_connection(data_addr, acc.test_id, &opts) {
-            Ok(s) => socks.push(s),
-            Err(e) => {
-                ctl.error("the client could not open its data connections");
-                return Err(e);
-            }
-        }
-    }
-    Ok((ctl, acc.test_id, socks))
+    let mut t = client::open_test(run.server, req, p.duration_ns(), p.streams as u64, 0)?;
+    let socks = (0..p.streams)
+        .map(|_| client::data_connection(t.data, t.test_id, &opts))
+        .collect();
+    let socks = t.ctl.told(socks, "the client could not open its data connections")?;
+    Ok((t.ctl, t.test_id, socks))
 }
 
 /// A data connection's local port and the buffers the kernel granted it.

@@ -46,8 +46,6 @@ pub(super) fn one_client(i: u32, run: &Run) -> Result<UdpClientResult> {
 /// told when that fails.
 fn open(i: u32, run: &Run) -> Result<(Control, u64, UdpSocket, SocketAddr)> {
     let p = run.plan;
-    let mut ctl = Control::connect(run.server.addr)?;
-    ctl.check_limits(p.duration_ns(), 1, p.rate_bps())?;
     let req = client::request("udp", p.duration_ns(), i)
         .with(proto::F_STREAMS, Value::U64(1))
         .with(
@@ -58,15 +56,10 @@ fn open(i: u32, run: &Run) -> Result<(Control, u64, UdpSocket, SocketAddr)> {
         .with(proto::F_RATE_BPS, Value::U64(p.rate_bps()))
         .with(proto::F_DF, Value::Bool(p.df))
         .with(proto::F_PACING_MODE, Value::Str(p.pacing.as_str().into()));
-    let acc = ctl.request(req, run.server.key.as_ref())?;
-    let data = SocketAddr::new(run.server.addr.ip(), acc.data_port);
-    match data_socket(data, p.df && !p.reverse) {
-        Ok(s) => Ok((ctl, acc.test_id, s, data)),
-        Err(e) => {
-            ctl.error("the client could not open its UDP socket");
-            Err(e)
-        }
-    }
+    let mut t = client::open_test(run.server, req, p.duration_ns(), 1, p.rate_bps())?;
+    let sock = data_socket(t.data, p.df && !p.reverse);
+    let sock = t.ctl.told(sock, "the client could not open its UDP socket")?;
+    Ok((t.ctl, t.test_id, sock, t.data))
 }
 
 /// The client's side of the datagrams: what it sent (forward) or received

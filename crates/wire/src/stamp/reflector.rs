@@ -1,0 +1,240 @@
+//! The Session-Reflector test packet: a view and a plain value.
+
+use super::error_estimate::ErrorEstimate;
+use super::layout::{
+    check_len, check_out, field, rd16, rd16x, rd32, rd8x, reflector_layout, Mode, HMAC_FIELD,
+};
+use super::tlv_repr::Tlvs;
+use crate::WireError;
+use core::ops::Range;
+
+/// A read/write view of a Session-Reflector test packet (see the module docs
+/// for the layouts). `new_checked` only checks the length for `mode`.
+#[derive(Debug, Clone)]
+pub struct StampReflectorPacket<T: AsRef<[u8]>> {
+    buffer: T,
+    mode: Mode,
+}
+
+impl<T: AsRef<[u8]>> StampReflectorPacket<T> {
+    pub fn new_unchecked(buffer: T, mode: Mode) -> Self {
+        StampReflectorPacket { buffer, mode }
+    }
+
+    pub fn new_checked(buffer: T, mode: Mode) -> Result<Self, WireError> {
+        check_len(buffer.as_ref().len(), mode.base_len())?;
+        Ok(Self::new_unchecked(buffer, mode))
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    fn l(&self) -> &'static field::Reflector {
+        reflector_layout(self.mode)
+    }
+
+    pub fn seq(&self) -> u32 {
+        rd32(self.buffer.as_ref(), self.l().seq.start)
+    }
+
+    /// The reflector's transmit timestamp.
+    pub fn timestamp(&self) -> [u8; 8] {
+        rd8x(self.buffer.as_ref(), self.l().timestamp.start)
+    }
+
+    pub fn error_estimate(&self) -> ErrorEstimate {
+        ErrorEstimate(rd16(self.buffer.as_ref(), self.l().error_estimate.start))
+    }
+
+    pub fn ssid(&self) -> u16 {
+        rd16(self.buffer.as_ref(), self.l().ssid.start)
+    }
+
+    /// When the reflector received the sender's packet (same format as
+    /// `timestamp`, i.e. the reflector's Error Estimate Z bit).
+    pub fn receive_timestamp(&self) -> [u8; 8] {
+        rd8x(self.buffer.as_ref(), self.l().receive_timestamp.start)
+    }
+
+    pub fn sender_seq(&self) -> u32 {
+        rd32(self.buffer.as_ref(), self.l().sender_seq.start)
+    }
+
+    pub fn sender_timestamp(&self) -> [u8; 8] {
+        rd8x(self.buffer.as_ref(), self.l().sender_timestamp.start)
+    }
+
+    pub fn sender_error_estimate(&self) -> ErrorEstimate {
+        ErrorEstimate(rd16(
+            self.buffer.as_ref(),
+            self.l().sender_error_estimate.start,
+        ))
+    }
+
+    /// TTL / Hop Limit of the sender's packet as received by the reflector.
+    pub fn sender_ttl(&self) -> u8 {
+        self.buffer.as_ref()[self.l().sender_ttl]
+    }
+
+    pub fn hmac(&self) -> Option<[u8; 16]> {
+        match self.mode {
+            Mode::Authenticated => Some(rd16x(self.buffer.as_ref(), HMAC_FIELD.start)),
+            Mode::Unauthenticated => None,
+        }
+    }
+
+    pub fn tlv_bytes(&self) -> &[u8] {
+        &self.buffer.as_ref()[self.mode.base_len()..]
+    }
+
+    pub fn tlvs(&self) -> Tlvs<'_> {
+        Tlvs::new(self.tlv_bytes())
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> StampReflectorPacket<T> {
+    fn put(&mut self, r: Range<usize>, v: &[u8]) {
+        self.buffer.as_mut()[r].copy_from_slice(v);
+    }
+
+    pub fn set_seq(&mut self, v: u32) {
+        self.put(self.l().seq.clone(), &v.to_be_bytes());
+    }
+
+    pub fn set_timestamp(&mut self, v: [u8; 8]) {
+        self.put(self.l().timestamp.clone(), &v);
+    }
+
+    pub fn set_error_estimate(&mut self, v: ErrorEstimate) {
+        self.put(self.l().error_estimate.clone(), &v.0.to_be_bytes());
+    }
+
+    pub fn set_ssid(&mut self, v: u16) {
+        self.put(self.l().ssid.clone(), &v.to_be_bytes());
+    }
+
+    pub fn set_receive_timestamp(&mut self, v: [u8; 8]) {
+        self.put(self.l().receive_timestamp.clone(), &v);
+    }
+
+    pub fn set_sender_seq(&mut self, v: u32) {
+        self.put(self.l().sender_seq.clone(), &v.to_be_bytes());
+    }
+
+    pub fn set_sender_timestamp(&mut self, v: [u8; 8]) {
+        self.put(self.l().sender_timestamp.clone(), &v);
+    }
+
+    pub fn set_sender_error_estimate(&mut self, v: ErrorEstimate) {
+        self.put(self.l().sender_error_estimate.clone(), &v.0.to_be_bytes());
+    }
+
+    pub fn set_sender_ttl(&mut self, v: u8) {
+        let at = self.l().sender_ttl;
+        self.buffer.as_mut()[at] = v;
+    }
+
+    /// Writes the HMAC field; does nothing in unauthenticated mode.
+    pub fn set_hmac(&mut self, v: [u8; 16]) {
+        if self.mode == Mode::Authenticated {
+            self.put(HMAC_FIELD, &v);
+        }
+    }
+
+    /// Zeroes every MBZ field of the base packet.
+    pub fn clear_mbz(&mut self) {
+        let b = self.buffer.as_mut();
+        match self.mode {
+            Mode::Unauthenticated => {
+                b[38..40].fill(0);
+                b[41..44].fill(0);
+            }
+            Mode::Authenticated => {
+                b[4..16].fill(0);
+                b[28..32].fill(0);
+                b[40..48].fill(0);
+                b[52..64].fill(0);
+                b[74..80].fill(0);
+                b[81..96].fill(0);
+            }
+        }
+    }
+
+    pub fn tlv_bytes_mut(&mut self) -> &mut [u8] {
+        let base = self.mode.base_len();
+        &mut self.buffer.as_mut()[base..]
+    }
+}
+
+/// A Session-Reflector base packet as a plain value.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ReflectorRepr {
+    pub seq: u32,
+    pub timestamp: [u8; 8],
+    pub error_estimate: ErrorEstimate,
+    pub ssid: u16,
+    pub receive_timestamp: [u8; 8],
+    pub sender_seq: u32,
+    pub sender_timestamp: [u8; 8],
+    pub sender_error_estimate: ErrorEstimate,
+    pub sender_ttl: u8,
+    /// `None`: unauthenticated mode; `Some`: authenticated, with this HMAC.
+    pub hmac: Option<[u8; 16]>,
+}
+
+impl ReflectorRepr {
+    pub fn mode(&self) -> Mode {
+        if self.hmac.is_some() {
+            Mode::Authenticated
+        } else {
+            Mode::Unauthenticated
+        }
+    }
+
+    pub fn parse(bytes: &[u8], mode: Mode) -> Result<Self, WireError> {
+        let p = StampReflectorPacket::new_checked(bytes, mode)?;
+        Ok(ReflectorRepr {
+            seq: p.seq(),
+            timestamp: p.timestamp(),
+            error_estimate: p.error_estimate(),
+            ssid: p.ssid(),
+            receive_timestamp: p.receive_timestamp(),
+            sender_seq: p.sender_seq(),
+            sender_timestamp: p.sender_timestamp(),
+            sender_error_estimate: p.sender_error_estimate(),
+            sender_ttl: p.sender_ttl(),
+            hmac: p.hmac(),
+        })
+    }
+
+    pub fn buffer_len(&self) -> usize {
+        self.mode().base_len()
+    }
+
+    /// Writes the base packet (MBZ zeroed) to the start of `buf` and returns
+    /// its length. Bytes beyond are untouched, as is all of `buf` on error.
+    pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
+        let n = self.buffer_len();
+        check_out(buf.len(), n)?;
+        let mut p = StampReflectorPacket::new_unchecked(&mut buf[..n], self.mode());
+        p.clear_mbz();
+        p.set_seq(self.seq);
+        p.set_timestamp(self.timestamp);
+        p.set_error_estimate(self.error_estimate);
+        p.set_ssid(self.ssid);
+        p.set_receive_timestamp(self.receive_timestamp);
+        p.set_sender_seq(self.sender_seq);
+        p.set_sender_timestamp(self.sender_timestamp);
+        p.set_sender_error_estimate(self.sender_error_estimate);
+        p.set_sender_ttl(self.sender_ttl);
+        if let Some(h) = self.hmac {
+            p.set_hmac(h);
+        }
+        Ok(n)
+    }
+}
