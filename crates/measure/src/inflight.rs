@@ -1,12 +1,13 @@
-//! Frames sent and not yet accounted for: a fixed ring indexed by sequence
-//! number, so matching a received frame to its TX window is one array access
-//! and memory stays bounded however long the run.
+//! Frames sent and not yet accounted for: the [`SeqRing`] indexed by
+//! sequence number, so matching a received frame to its TX window is one
+//! array access and memory stays bounded however long the run.
 //!
 //! A frame leaves the ring, in sequence order, when it is complete (received,
 //! and its kernel TX stamp read when TX stamps are expected) or when it has
 //! waited longer than the timeout (then it is lost, or received without a TX
 //! stamp). Nothing here allocates after construction.
 
+use crate::seqring::{RingCounts, SeqRing};
 use crate::window::FrameRecord;
 
 /// The TX side of a frame, recorded right after `send()`.
@@ -36,98 +37,69 @@ pub enum TxStampMatch {
     NotInFlight,
 }
 
-/// What became of a received frame.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Arrival {
-    /// Matched to its TX record.
-    Matched { reordered: bool },
-    /// Its sequence number was already received.
-    Duplicate,
-    /// It arrived after its record was closed (declared lost, or a duplicate
-    /// of a frame already accounted for).
-    Late,
-    /// A sequence number this run never sent.
-    Unknown,
-}
+/// What became of a received frame: [`crate::seqring::Arrival`] (one ring
+/// and one set of counters for the frames and for STAMP's probes).
+pub use crate::seqring::Arrival;
 
 #[derive(Copy, Clone, Debug, Default)]
 struct Slot {
     rec: FrameRecord,
-    received: bool,
     /// TX stamp messages matched so far.
     tx_stamps: u8,
 }
 
-/// The ring of frames in flight.
+/// The ring of frames in flight, indexed by sequence number.
 #[derive(Debug)]
 pub struct InFlight {
-    slots: Vec<Slot>,
-    mask: u64,
-    oldest: u64,
-    next_seq: u64,
+    ring: SeqRing<Slot>,
     expect_tx_stamp: bool,
     /// TX stamp messages a frame gets: 1, or 2 when software and hardware
     /// stamps come separately.
     stamps_per_frame: u8,
     /// The frame released last had every TX stamp it was waiting for.
     last_tx_complete: bool,
-    highest_rx: Option<u64>,
-    duplicates: u64,
-    late: u64,
-    unknown: u64,
-    reordered: u64,
 }
 
 impl InFlight {
     /// `capacity` is rounded up to a power of two. Sequence numbers start at
     /// `first_seq` and must be sent in order.
     pub fn new(capacity: usize, expect_tx_stamp: bool, first_seq: u64) -> InFlight {
-        let cap = capacity.max(2).next_power_of_two();
         InFlight {
-            slots: vec![Slot::default(); cap],
-            mask: cap as u64 - 1,
-            oldest: first_seq,
-            next_seq: first_seq,
+            ring: SeqRing::new(capacity, first_seq),
             expect_tx_stamp,
             stamps_per_frame: 1,
             last_tx_complete: true,
-            highest_rx: None,
-            duplicates: 0,
-            late: 0,
-            unknown: 0,
-            reordered: 0,
         }
     }
 
     pub fn capacity(&self) -> usize {
-        self.slots.len()
+        self.ring.capacity()
     }
 
     /// Frames sent and not yet released.
     pub fn outstanding(&self) -> u64 {
-        self.next_seq - self.oldest
+        self.ring.outstanding()
     }
 
     /// True when sending another frame would overwrite an unreleased one.
     pub fn is_full(&self) -> bool {
-        self.outstanding() >= self.slots.len() as u64
+        self.ring.is_full()
     }
 
     /// The sequence number the next frame must carry.
     pub fn next_seq(&self) -> u64 {
-        self.next_seq
+        self.ring.next_index()
     }
 
     /// Record a frame just sent. Its sequence number must be `next_seq()` and
     /// the ring must not be full.
     pub fn on_sent(&mut self, tx: TxRecord) {
         assert_eq!(
-            tx.seq, self.next_seq,
+            tx.seq,
+            self.next_seq(),
             "frames must be sent in sequence order"
         );
-        assert!(!self.is_full(), "in-flight ring full");
-        let slot = &mut self.slots[(tx.seq & self.mask) as usize];
-        *slot = Slot {
+        self.ring.push(Slot {
             rec: FrameRecord {
                 seq: tx.seq,
                 size_index: tx.size_index,
@@ -137,17 +109,8 @@ impl InFlight {
                 tx2: tx.tx2,
                 ..FrameRecord::default()
             },
-            received: false,
             tx_stamps: 0,
-        };
-        self.next_seq += 1;
-    }
-
-    fn live_slot(&mut self, seq: u64) -> Option<&mut Slot> {
-        if seq < self.oldest || seq >= self.next_seq {
-            return None;
-        }
-        Some(&mut self.slots[(seq & self.mask) as usize])
+        });
     }
 
     /// Attach the kernel/NIC TX stamp of frame `seq` (read from the error
@@ -162,7 +125,7 @@ impl InFlight {
         hardware: Option<i64>,
     ) -> TxStampMatch {
         let per = self.stamps_per_frame;
-        match self.live_slot(seq) {
+        match self.ring.get_mut(seq) {
             Some(slot) if slot.tx_stamps >= per => TxStampMatch::Again,
             // With two messages, a second of the same kind is a repeat.
             Some(slot)
@@ -201,44 +164,25 @@ impl InFlight {
         rx_kernel: Option<i64>,
         rx_hw: Option<i64>,
     ) -> Arrival {
-        if seq >= self.next_seq {
-            self.unknown += 1;
-            return Arrival::Unknown;
+        let arrival = self.ring.arrive(seq);
+        if let (Arrival::Matched { reordered }, Some(slot)) = (arrival, self.ring.get_mut(seq)) {
+            slot.rec.rx1 = rx1;
+            slot.rec.rx2 = rx2;
+            slot.rec.rx_kernel = rx_kernel;
+            slot.rec.rx_hw = rx_hw;
+            slot.rec.reordered = reordered;
         }
-        let highest = self.highest_rx;
-        let Some(slot) = self.live_slot(seq) else {
-            self.late += 1;
-            return Arrival::Late;
-        };
-        if slot.received {
-            self.duplicates += 1;
-            return Arrival::Duplicate;
-        }
-        let reordered = highest.is_some_and(|h| seq < h);
-        slot.received = true;
-        slot.rec.rx1 = rx1;
-        slot.rec.rx2 = rx2;
-        slot.rec.rx_kernel = rx_kernel;
-        slot.rec.rx_hw = rx_hw;
-        slot.rec.reordered = reordered;
-        if reordered {
-            self.reordered += 1;
-        }
-        self.highest_rx = Some(highest.map_or(seq, |h| h.max(seq)));
-        Arrival::Matched { reordered }
+        arrival
     }
 
     /// Release the oldest frame if it is complete, or if it has waited more
     /// than `timeout` since `TX2` (then it is lost, or kept without a TX stamp).
     pub fn pop_complete(&mut self, now: i64, timeout: i64) -> Option<FrameRecord> {
-        if self.oldest == self.next_seq {
-            return None;
-        }
-        let slot = &self.slots[(self.oldest & self.mask) as usize];
+        let (slot, received) = self.ring.oldest()?;
         let complete =
-            slot.received && (slot.tx_stamps >= self.stamps_per_frame || !self.expect_tx_stamp);
+            received && (slot.tx_stamps >= self.stamps_per_frame || !self.expect_tx_stamp);
         if complete || now - slot.rec.tx2 > timeout {
-            return Some(self.release());
+            return self.pop_any();
         }
         None
     }
@@ -246,24 +190,18 @@ impl InFlight {
     /// The first instant at which `pop_complete` gives up waiting for the
     /// oldest frame (`now − TX2 > timeout`), if any frame is in flight.
     pub fn oldest_deadline(&self, timeout: i64) -> Option<i64> {
-        (self.oldest < self.next_seq).then(|| {
-            let tx2 = self.slots[(self.oldest & self.mask) as usize].rec.tx2;
-            tx2.saturating_add(timeout).saturating_add(1)
-        })
+        self.ring
+            .oldest()
+            .map(|(slot, _)| slot.rec.tx2.saturating_add(timeout).saturating_add(1))
     }
 
     /// Release the oldest frame whatever its state (end of run).
     pub fn pop_any(&mut self) -> Option<FrameRecord> {
-        (self.oldest < self.next_seq).then(|| self.release())
-    }
-
-    fn release(&mut self) -> FrameRecord {
-        let slot = &self.slots[(self.oldest & self.mask) as usize];
+        let (slot, received) = self.ring.pop()?;
         let mut rec = slot.rec;
-        rec.lost = !slot.received;
+        rec.lost = !received;
         self.last_tx_complete = slot.tx_stamps >= self.stamps_per_frame;
-        self.oldest += 1;
-        rec
+        Some(rec)
     }
 
     /// TX stamp messages each frame gets (1 or 2; see [`TxStampMatch::Partial`]).
@@ -276,17 +214,22 @@ impl InFlight {
         self.last_tx_complete
     }
 
+    /// What the ring counted (duplicates, late, unknown, reordered).
+    pub fn counts(&self) -> RingCounts {
+        self.ring.counts()
+    }
+
     pub fn duplicates(&self) -> u64 {
-        self.duplicates
+        self.counts().duplicates
     }
     pub fn late(&self) -> u64 {
-        self.late
+        self.counts().late
     }
     pub fn unknown(&self) -> u64 {
-        self.unknown
+        self.counts().unknown
     }
     pub fn reordered(&self) -> u64 {
-        self.reordered
+        self.counts().reordered
     }
 }
 

@@ -23,6 +23,7 @@ pub mod ratelimit;
 pub mod reflector;
 pub mod rtt;
 pub mod schedule;
+pub mod seqring;
 pub mod stamp_client;
 pub mod stamp_sender;
 pub mod time;

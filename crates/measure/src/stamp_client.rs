@@ -1,5 +1,5 @@
 //! The STAMP Session-Sender's bookkeeping, without I/O: probes in flight in
-//! a fixed ring, matched to their replies, their kernel TX stamps and the
+//! the [`SeqRing`] the one-way frames use too, matched to their replies, their kernel TX stamps and the
 //! reflector's two-step Follow-Up Telemetry, and released in order when
 //! complete or timed out.
 //!
@@ -11,6 +11,7 @@
 //! for it). The last probe of a run waits for the timeout.
 
 use crate::rtt::ProbeTimes;
+use crate::seqring::{RingCounts, SeqRing};
 use serde::{Deserialize, Serialize};
 
 /// Everything known about one probe when it is released.
@@ -109,23 +110,13 @@ pub struct Reply {
     pub rx_hw: Option<i64>,
 }
 
-/// What became of a reply.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum ReplyMatch {
-    Matched {
-        reordered: bool,
-    },
-    Duplicate,
-    /// Its probe was already released (timed out).
-    Late,
-    /// A sequence number this session never sent.
-    Unknown,
-}
+/// What became of a reply: [`crate::seqring::Arrival`] (one ring and one
+/// set of counters for the probes and for the one-way frames).
+pub use crate::seqring::Arrival as ReplyMatch;
 
 #[derive(Copy, Clone, Debug, Default)]
 struct Slot {
     rec: ProbeRecord,
-    replied: bool,
     tx_stamped: bool,
     follow_up_closed: bool,
 }
@@ -133,8 +124,8 @@ struct Slot {
 impl Slot {
     /// A probe times out this long after its reply (waiting for its TX stamp
     /// or follow-up) or, unanswered, after it was sent.
-    fn since(&self) -> i64 {
-        if self.replied {
+    fn since(&self, replied: bool) -> i64 {
+        if replied {
             self.rec.rx2
         } else {
             self.rec.tx2
@@ -142,27 +133,20 @@ impl Slot {
     }
 }
 
-/// Probes in flight.
+/// Probes in flight: the [`SeqRing`] indexed by the probe's number k in the
+/// session (sequence numbers wrap at 2^32; k does not).
 #[derive(Debug)]
 pub struct Probes {
-    slots: Vec<Slot>,
-    mask: u64,
+    ring: SeqRing<Slot>,
     first_seq: u32,
-    oldest: u64,
-    next: u64,
     expect_tx_stamp: bool,
     /// The NIC stamps sends too: a probe's TX stamp is complete with the
     /// hardware one (which comes after the software one).
     expect_hw_tx_stamp: bool,
     expect_follow_up: bool,
     last_reply: Option<(u32, u64)>,
-    highest_replied: Option<u64>,
     /// Probes in flight that have no reply yet.
     unanswered: u64,
-    duplicates: u64,
-    late: u64,
-    unknown: u64,
-    reordered: u64,
     follow_ups: u64,
 }
 
@@ -173,33 +157,24 @@ impl Probes {
         expect_tx_stamp: bool,
         expect_follow_up: bool,
     ) -> Probes {
-        let cap = capacity.clamp(2, 1 << 20).next_power_of_two();
         Probes {
-            slots: vec![Slot::default(); cap],
-            mask: cap as u64 - 1,
+            ring: SeqRing::new(capacity.clamp(2, 1 << 20), 0),
             first_seq,
-            oldest: 0,
-            next: 0,
             expect_tx_stamp,
             expect_hw_tx_stamp: false,
             expect_follow_up,
             last_reply: None,
-            highest_replied: None,
             unanswered: 0,
-            duplicates: 0,
-            late: 0,
-            unknown: 0,
-            reordered: 0,
             follow_ups: 0,
         }
     }
 
     pub fn is_full(&self) -> bool {
-        self.next - self.oldest >= self.slots.len() as u64
+        self.ring.is_full()
     }
 
     pub fn outstanding(&self) -> u64 {
-        self.next - self.oldest
+        self.ring.outstanding()
     }
 
     /// Probes in flight whose reply has not come (yet): while none is, no
@@ -210,7 +185,7 @@ impl Probes {
 
     /// Sequence number of the next probe.
     pub fn next_seq(&self) -> u32 {
-        self.first_seq.wrapping_add(self.next as u32)
+        self.first_seq.wrapping_add(self.ring.next_index() as u32)
     }
 
     /// The reflector turned out not to fill Follow-Up Telemetry: stop waiting for it.
@@ -228,27 +203,23 @@ impl Probes {
         self.expect_hw_tx_stamp = on;
     }
 
-    /// Index k of a live probe with this sequence number.
-    fn index_of(&self, seq: u32) -> Option<u64> {
+    /// The index k of the probe sent with this sequence number: the latest
+    /// one sent, released or not; `u64::MAX` (never sent) when none was.
+    fn index_of(&self, seq: u32) -> u64 {
+        let next = self.ring.next_index();
         let off = seq.wrapping_sub(self.first_seq) as u64;
         // Sequence numbers wrap at 2^32; the live window is far smaller.
-        let base = self.next & !0xFFFF_FFFF;
-        let k = [base + off, base.wrapping_sub(1 << 32).wrapping_add(off)]
+        let base = next & !0xFFFF_FFFF;
+        [base + off, base.wrapping_sub(1 << 32).wrapping_add(off)]
             .into_iter()
-            .find(|&k| k < self.next)?;
-        (k >= self.oldest).then_some(k)
-    }
-
-    fn slot(&mut self, k: u64) -> &mut Slot {
-        &mut self.slots[(k & self.mask) as usize]
+            .find(|&k| k < next)
+            .unwrap_or(u64::MAX)
     }
 
     /// Record a probe just sent (the ring must not be full).
     pub fn on_sent(&mut self, size_index: u16, request_bytes: u16, tx1: i64, tx2: i64) -> u32 {
-        assert!(!self.is_full(), "probe ring full");
         let seq = self.next_seq();
-        let k = self.next;
-        *self.slot(k) = Slot {
+        self.ring.push(Slot {
             rec: ProbeRecord {
                 seq,
                 size_index,
@@ -258,8 +229,7 @@ impl Probes {
                 ..ProbeRecord::default()
             },
             ..Slot::default()
-        };
-        self.next += 1;
+        });
         self.unanswered += 1;
         seq
     }
@@ -269,10 +239,10 @@ impl Probes {
     /// in two reports of the same send, and the probe's TX stamp is
     /// complete once the NIC's is in (when it is expected).
     pub fn on_tx_stamp(&mut self, seq: u32, software: Option<i64>, hardware: Option<i64>) -> bool {
-        let Some(k) = self.index_of(seq) else {
+        let k = self.index_of(seq);
+        let Some(s) = self.ring.get_mut(k) else {
             return false;
         };
-        let s = self.slot(k);
         let fresh = (software.is_some() && s.rec.tx_kernel.is_none())
             || (hardware.is_some() && s.rec.tx_hw.is_none());
         if s.tx_stamped && !fresh {
@@ -286,19 +256,17 @@ impl Probes {
 
     /// A reply arrived.
     pub fn on_reply(&mut self, r: &Reply) -> ReplyMatch {
-        let Some(k) = self.index_of(r.sender_seq) else {
-            let off = r.sender_seq.wrapping_sub(self.first_seq) as u64;
-            if off < self.next.min(1 << 32) {
-                self.late += 1;
-                return ReplyMatch::Late;
-            }
-            self.unknown += 1;
-            return ReplyMatch::Unknown;
-        };
+        let k = self.index_of(r.sender_seq);
+        if self.ring.get(k).is_none() {
+            // Released already (late) or never sent (unknown).
+            return self.ring.arrive(k);
+        }
         // The follow-up refers to the reply sent just before this one.
         if let Some((fseq, fts)) = r.follow_up {
-            if let Some(pk) = self.follow_up_target(fseq) {
-                let s = self.slot(pk);
+            if let Some(s) = self
+                .follow_up_target(fseq)
+                .and_then(|pk| self.ring.get_mut(pk))
+            {
                 s.rec.reflector_tx = Some(fts);
                 s.rec.reflector_tx_precise = true;
                 s.follow_up_closed = true;
@@ -306,47 +274,42 @@ impl Probes {
             }
         }
         if let Some((_, pk)) = self.last_reply {
-            if pk >= self.oldest && pk != k {
-                self.slot(pk).follow_up_closed = true;
+            if let Some(s) = self.ring.get_mut(pk).filter(|_| pk != k) {
+                s.follow_up_closed = true;
             }
         }
-        let highest = self.highest_replied;
-        let s = self.slot(k);
-        if s.replied {
-            s.rec.duplicates = s.rec.duplicates.saturating_add(1);
-            self.duplicates += 1;
-            return ReplyMatch::Duplicate;
+        let arrival = self.ring.arrive(k);
+        let s = self.ring.get_mut(k).expect("a live probe");
+        match arrival {
+            ReplyMatch::Duplicate => s.rec.duplicates = s.rec.duplicates.saturating_add(1),
+            ReplyMatch::Matched { reordered } => {
+                s.rec.reflector_seq = Some(r.reflector_seq);
+                s.rec.reflector_rx = Some(r.reflector_rx);
+                if !s.rec.reflector_tx_precise {
+                    s.rec.reflector_tx = Some(r.reflector_tx);
+                }
+                s.rec.sender_ttl = Some(r.sender_ttl);
+                s.rec.response_bytes = r.response_bytes;
+                s.rec.rx2 = r.rx2;
+                s.rec.rx_kernel = r.rx_kernel;
+                s.rec.rx_hw = r.rx_hw;
+                s.rec.reordered = reordered;
+                self.unanswered -= 1;
+                self.last_reply = Some((r.reflector_seq, k));
+            }
+            ReplyMatch::Late | ReplyMatch::Unknown => {}
         }
-        let reordered = highest.is_some_and(|h| k < h);
-        s.replied = true;
-        s.rec.reflector_seq = Some(r.reflector_seq);
-        s.rec.reflector_rx = Some(r.reflector_rx);
-        if !s.rec.reflector_tx_precise {
-            s.rec.reflector_tx = Some(r.reflector_tx);
-        }
-        s.rec.sender_ttl = Some(r.sender_ttl);
-        s.rec.response_bytes = r.response_bytes;
-        s.rec.rx2 = r.rx2;
-        s.rec.rx_kernel = r.rx_kernel;
-        s.rec.rx_hw = r.rx_hw;
-        s.rec.reordered = reordered;
-        if reordered {
-            self.reordered += 1;
-        }
-        self.unanswered -= 1;
-        self.highest_replied = Some(highest.map_or(k, |h| h.max(k)));
-        self.last_reply = Some((r.reflector_seq, k));
-        ReplyMatch::Matched { reordered }
+        arrival
     }
 
     fn follow_up_target(&self, reflector_seq: u32) -> Option<u64> {
         match self.last_reply {
-            Some((rs, k)) if rs == reflector_seq && k >= self.oldest => Some(k),
+            Some((rs, k)) if rs == reflector_seq && k >= self.ring.oldest_index() => Some(k),
             // Stateless reflectors echo the sender's numbers.
             _ => {
-                let k = self.index_of(reflector_seq)?;
-                let s = &self.slots[(k & self.mask) as usize];
-                (s.replied && s.rec.reflector_seq == Some(reflector_seq)).then_some(k)
+                let k = self.index_of(reflector_seq);
+                let s = self.ring.get(k)?;
+                (self.ring.arrived(k) && s.rec.reflector_seq == Some(reflector_seq)).then_some(k)
             }
         }
     }
@@ -354,16 +317,13 @@ impl Probes {
     /// Release the oldest probe if complete, or if it waited longer than
     /// `timeout` (lost when unanswered).
     pub fn pop_complete(&mut self, now: i64, timeout: i64) -> Option<ProbeRecord> {
-        if self.oldest == self.next {
-            return None;
-        }
-        let (expect_tx, expect_fu) = (self.expect_tx_stamp, self.expect_follow_up);
+        let (s, replied) = self.ring.oldest()?;
         let expect_hw = self.expect_hw_tx_stamp;
-        let s = &self.slots[(self.oldest & self.mask) as usize];
-        let tx_done = !expect_tx || (s.tx_stamped && (s.rec.tx_hw.is_some() || !expect_hw));
-        let complete = s.replied && tx_done && (s.follow_up_closed || !expect_fu);
-        if complete || now - s.since() > timeout {
-            return self.release();
+        let tx_done =
+            !self.expect_tx_stamp || (s.tx_stamped && (s.rec.tx_hw.is_some() || !expect_hw));
+        let complete = replied && tx_done && (s.follow_up_closed || !self.expect_follow_up);
+        if complete || now - s.since(replied) > timeout {
+            return self.pop_any();
         }
         None
     }
@@ -371,40 +331,38 @@ impl Probes {
     /// The instant from which [`Probes::pop_complete`] releases the oldest
     /// probe even if it is incomplete, when one is in flight.
     pub fn oldest_expiry(&self, timeout: i64) -> Option<i64> {
-        (self.oldest < self.next).then(|| {
-            let s = &self.slots[(self.oldest & self.mask) as usize];
-            s.since().saturating_add(timeout).saturating_add(1)
-        })
+        self.ring
+            .oldest()
+            .map(|(s, replied)| s.since(replied).saturating_add(timeout).saturating_add(1))
     }
 
     /// Release the oldest probe whatever its state (end of run).
     pub fn pop_any(&mut self) -> Option<ProbeRecord> {
-        (self.oldest < self.next).then(|| self.release()).flatten()
-    }
-
-    fn release(&mut self) -> Option<ProbeRecord> {
-        let k = self.oldest;
-        let s = self.slots[(k & self.mask) as usize];
-        self.oldest += 1;
-        if !s.replied {
+        let (s, replied) = self.ring.pop()?;
+        if !replied {
             self.unanswered -= 1;
         }
         let mut rec = s.rec;
-        rec.lost = !s.replied;
+        rec.lost = !replied;
         Some(rec)
     }
 
+    /// What the ring counted (duplicates, late, unknown, reordered).
+    pub fn counts(&self) -> RingCounts {
+        self.ring.counts()
+    }
+
     pub fn duplicates(&self) -> u64 {
-        self.duplicates
+        self.counts().duplicates
     }
     pub fn late(&self) -> u64 {
-        self.late
+        self.counts().late
     }
     pub fn unknown(&self) -> u64 {
-        self.unknown
+        self.counts().unknown
     }
     pub fn reordered(&self) -> u64 {
-        self.reordered
+        self.counts().reordered
     }
     pub fn follow_ups(&self) -> u64 {
         self.follow_ups

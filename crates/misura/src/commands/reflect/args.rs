@@ -62,6 +62,15 @@ pub struct ReflectArgs {
     /// address (none for a wildcard), or --l2's.
     #[arg(long, value_name = "IF")]
     pub interface: Option<String>,
+    /// Answer `irtt client` (irtt's protocol, version 1 as in irtt 0.9)
+    /// instead of STAMP, on this UDP port (default irtt's 2112) of
+    /// --listen's address; --rate-limit and --max-sources bound it.
+    #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "2112")]
+    pub irtt: Option<u16>,
+    /// With --irtt: irtt's HMAC-MD5 key, as `irtt client --hmac=KEY` gives it
+    /// (at most 1024 bytes); requests without it (or with another) are dropped.
+    #[arg(long, value_name = "KEY", requires = "irtt")]
+    pub irtt_hmac: Option<String>,
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]

@@ -13,6 +13,7 @@
 pub mod args;
 pub use args::ReflectArgs;
 mod clock;
+mod irtt;
 mod l2;
 mod turn;
 mod udp;
@@ -139,6 +140,9 @@ fn stamping_interface(args: &ReflectArgs) -> Option<String> {
 }
 
 pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    if let Some(port) = args.irtt {
+        return irtt::run(args, port, stop);
+    }
     let s = setup(args)?;
     let started_at = crate::shared::meta::now_rfc3339();
     if let Some(cpu) = args.cpu {

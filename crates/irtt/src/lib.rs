@@ -1,0 +1,12 @@
+//! misura speaking irtt (the Isochronous Round-Trip Tester, protocol
+//! version 1, as Debian's irtt 0.9.0): a reflector that answers `irtt
+//! client` (`misura reflect --irtt`) and a client that probes `irtt
+//! server` (`misura rtt --peer irtt`).
+//!
+//! The packets are `misura_wire::irtt`'s. [`reflector`] decides without a
+//! clock or a socket; [`server`] is the I/O loop around a kernel-stamped
+//! UDP socket; [`report`] holds the results.
+
+pub mod reflector;
+pub mod report;
+pub mod server;

@@ -1,0 +1,232 @@
+//! The reflector core against packets built with the codec.
+
+use super::*;
+use misura_wire::irtt::{emit_close, emit_echo, emit_open, parse, parse_echo};
+use misura_wire::irtt_params::{Clock, ReceivedStats, StampAt};
+
+fn cfg(key: Option<&[u8]>) -> Config {
+    Config {
+        key: key.map(<[u8]>::to_vec),
+        max_sessions: 2,
+        rate_per_s: 1000,
+    }
+}
+
+fn want() -> Params {
+    Params {
+        protocol_version: 1,
+        duration_ns: 1_000_000_000,
+        interval_ns: 10_000_000,
+        length: 0,
+        received_stats: ReceivedStats::Both,
+        stamp_at: StampAt::Both,
+        clock: Clock::Both,
+        dscp: 46,
+        server_fill: "rand".into(),
+    }
+}
+
+fn addr(p: u16) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], p))
+}
+
+const RX: Time = Time {
+    wall_ns: 1_000,
+    mono_ns: 10,
+};
+const TX: Time = Time {
+    wall_ns: 1_400,
+    mono_ns: 410,
+};
+
+/// Opens a session; returns its token and the granted parameters.
+fn open(r: &mut Reflector, key: Option<&[u8]>, p: &Params, now: i64) -> (u64, Params, bool) {
+    let mut b = [0u8; 256];
+    let mut out = [0u8; 256];
+    let n = emit_open(None, p, false, key, &mut b).unwrap();
+    let Decision::Reply { len } =
+        r.handle(&b[..n], addr(1), RX, TX, now, 77 + now as u64, &mut out)
+    else {
+        panic!("no open reply")
+    };
+    match parse(&out[..len], key, true).unwrap() {
+        Packet::Open {
+            token: Some(t),
+            params,
+            close,
+        } => (t, params, close),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn echoes_with_the_stamps_and_stats_asked_for_never_longer_than_the_request() {
+    for key in [None, Some(&b"k"[..])] {
+        let mut r = Reflector::new(cfg(key));
+        let (t, granted, close) = open(&mut r, key, &want(), 0);
+        assert!(!close);
+        assert_eq!((granted.dscp, granted.server_fill.as_str()), (0, ""));
+        let layout = Layout::new(&granted, key.is_some());
+        let mut b = [0u8; 256];
+        let mut out = [0u8; 256];
+        for (i, seq) in [0u32, 1, 3, 3].into_iter().enumerate() {
+            let e = Echo {
+                token: t,
+                seqno: seq,
+                ..Echo::default()
+            };
+            let n = emit_echo(&layout, &e, false, 0, key, &mut b).unwrap();
+            let now = 20_000_000 * (i as i64 + 1);
+            let d = r.handle(&b[..n], addr(1), RX, TX, now, 0, &mut out);
+            let Decision::Reply { len } = d else {
+                panic!("{d:?}")
+            };
+            assert_eq!(len, n, "reply as long as the request");
+            parse(&out[..len], key, true).unwrap();
+            let got = parse_echo(&out[..len], &layout).unwrap();
+            assert_eq!((got.seqno, got.receive, got.send), (seq, RX, TX));
+            assert_eq!(got.received_count, Some(i as u32 + 1));
+            let want_window = [0b1, 0b11, 0b1101, 0b1101][i];
+            assert_eq!(got.received_window, Some(want_window));
+        }
+        // A request cut short gets no reply.
+        let e = Echo {
+            token: t,
+            seqno: 9,
+            ..Echo::default()
+        };
+        let n = emit_echo(&layout, &e, false, 0, key, &mut b).unwrap();
+        assert_eq!(
+            r.handle(&b[..n - 1], addr(1), RX, TX, 1_000_000_000, 0, &mut out),
+            Decision::Drop
+        );
+        // From another address: dropped.
+        assert_eq!(
+            r.handle(&b[..n], addr(2), RX, TX, 1_000_000_000, 0, &mut out),
+            Decision::Drop
+        );
+        let n = emit_close(t, key, &mut b).unwrap();
+        assert_eq!(
+            r.handle(&b[..n], addr(1), RX, TX, 1_000_000_000, 0, &mut out),
+            Decision::Drop
+        );
+        let c = r.counters();
+        // Cut short, a signed request fails its HMAC first.
+        let short = c.short_request + c.hmac_failures;
+        assert_eq!(
+            (c.replies, short, c.address_mismatch, c.closed),
+            (4, 1, 1, 1)
+        );
+        assert_eq!(r.sessions(), 0);
+    }
+}
+
+#[test]
+fn midpoint_and_single_clock_stamps() {
+    let mut r = Reflector::new(cfg(None));
+    let mut p = want();
+    p.stamp_at = StampAt::Midpoint;
+    p.clock = Clock::Monotonic;
+    p.length = 100;
+    let (t, granted, _) = open(&mut r, None, &p, 0);
+    let layout = Layout::new(&granted, false);
+    let mut b = [0u8; 256];
+    let mut out = [0u8; 256];
+    let n = emit_echo(
+        &layout,
+        &Echo {
+            token: t,
+            ..Echo::default()
+        },
+        false,
+        100,
+        None,
+        &mut b,
+    )
+    .unwrap();
+    let Decision::Reply { len } = r.handle(&b[..n], addr(1), RX, TX, 1, 0, &mut out) else {
+        panic!()
+    };
+    assert_eq!(len, 100);
+    let got = parse_echo(&out[..len], &layout).unwrap();
+    let mid = Time {
+        wall_ns: 0,
+        mono_ns: 210,
+    };
+    assert_eq!((got.receive, got.send), (mid, mid));
+}
+
+#[test]
+fn bounds_refuse_and_count_instead_of_growing() {
+    let mut r = Reflector::new(cfg(None));
+    let mut p = want();
+    p.interval_ns = 1;
+    p.length = 1 << 30;
+    let (_, g, _) = open(&mut r, None, &p, 0);
+    assert_eq!((g.interval_ns, g.length), (1_000_000, 9216));
+    open(&mut r, None, &want(), 1);
+    // The table holds 2: the third is refused with the close flag.
+    let (t, _, close) = open(&mut r, None, &want(), 2);
+    assert!(close && t == 0);
+    // Another protocol version: refused.
+    let mut v = want();
+    v.protocol_version = 2;
+    let (_, g, close) = open(&mut r, None, &v, IDLE_TIMEOUT_NS + 10);
+    assert!(close);
+    assert_eq!(g.protocol_version, 1);
+    // After the idle timeout the old sessions are gone and a new one fits.
+    let (_, _, close) = open(&mut r, None, &want(), IDLE_TIMEOUT_NS + 20);
+    assert!(!close);
+    let mut out = [0u8; 256];
+    for bad in [
+        &b"\x14\xa7\x5b"[..],
+        b"junkjunk",
+        b"\x14\xa7\x5b\x02abcdefgh",
+    ] {
+        assert_eq!(
+            r.handle(bad, addr(1), RX, TX, 0, 0, &mut out),
+            Decision::Drop
+        );
+    }
+    let mut with_hmac = [0u8; 64];
+    let n = emit_open(None, &want(), false, Some(b"x"), &mut with_hmac).unwrap();
+    assert_eq!(
+        r.handle(&with_hmac[..n], addr(1), RX, TX, 0, 1, &mut out),
+        Decision::Drop
+    );
+    let c = r.counters();
+    assert_eq!(
+        (c.refused, c.expired, c.malformed, c.hmac_failures),
+        (2, 2, 3, 1)
+    );
+}
+
+#[test]
+fn rate_limit_drops_a_flood_on_one_session() {
+    let mut r = Reflector::new(Config {
+        rate_per_s: 100,
+        ..cfg(None)
+    });
+    let (t, g, _) = open(&mut r, None, &want(), 0);
+    let layout = Layout::new(&g, false);
+    let mut b = [0u8; 256];
+    let mut out = [0u8; 256];
+    let n = emit_echo(
+        &layout,
+        &Echo {
+            token: t,
+            ..Echo::default()
+        },
+        false,
+        0,
+        None,
+        &mut b,
+    )
+    .unwrap();
+    let replies = (0..100)
+        .filter(|_| r.handle(&b[..n], addr(1), RX, TX, 5, 0, &mut out) != Decision::Drop)
+        .count();
+    // The burst is a tenth of a second's worth: 10.
+    assert_eq!(replies, 10);
+    assert_eq!(r.counters().rate_limited, 90);
+}
