@@ -75,6 +75,8 @@ command -v ethtool >/dev/null || peers+=(ethtool)
 command -v tcpdump >/dev/null || peers+=(tcpdump)
 command -v phc_ctl >/dev/null || peers+=(linuxptp)
 command -v cpio >/dev/null || peers+=(cpio)
+# The iperf3 peer tests (tests/iperf3.rs, issue 28).
+command -v iperf3 >/dev/null || peers+=(iperf3)
 # ---- NIC lab: QEMU 10 for its igb ports --------------------------------------
 # (scripts/nic-lab.sh --nic igb; Debian 12's QEMU 7.2 has no igb): fetched from
 # bookworm-backports into .tools/qemu/ by scripts/nic-lab/get-qemu.sh, with a
@@ -92,6 +94,7 @@ command -v zsh >/dev/null || peers+=(zsh)
 command -v fish >/dev/null || peers+=(fish)
 if ((${#peers[@]})) && $root && command -v apt-get >/dev/null; then
     echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections || true
+    echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections || true
     apt_install "${peers[@]}" >/dev/null \
         || echo "could not install ${peers[*]}: the tests that need them will fail" >&2
     # The chrony, prometheus, clickhouse-server and victoria-metrics packages

@@ -1,12 +1,14 @@
 //! misura speaking irtt (the Isochronous Round-Trip Tester, protocol
 //! version 1, as Debian's irtt 0.9.0): a reflector that answers `irtt
 //! client` (`misura reflect --irtt`) and a client that probes `irtt
-//! server` (`misura rtt --peer irtt`).
+//! server` (`misura rtt --peer irtt`, `misura load --reflector irtt://`).
 //!
 //! The packets are `misura_wire::irtt`'s. [`reflector`] decides without a
-//! clock or a socket; [`server`] is the I/O loop around a kernel-stamped
-//! UDP socket; [`report`] holds the results.
+//! clock or a socket; [`server`] and [`client`] are the I/O loops around
+//! a kernel-stamped UDP socket, [`tally`] the client's bookkeeping; [`report`] holds the results.
 
+pub mod client;
 pub mod reflector;
 pub mod report;
 pub mod server;
+pub mod tally;

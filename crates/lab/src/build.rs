@@ -155,22 +155,7 @@ impl Lab {
             txn.stop_processes(&[&t, &s]);
             delete_links(&t, &[PORT_TX, PORT_RX])?;
             delete_links(&s, &[SUT_P1, SUT_P2, BRIDGE])?;
-            ip(
-                Kind::Change,
-                &[
-                    "-n",
-                    &s,
-                    "link",
-                    "add",
-                    BRIDGE,
-                    "type",
-                    "bridge",
-                    "stp_state",
-                    "0",
-                    "forward_delay",
-                    "0",
-                ],
-            )?;
+            bridge(&s, "add")?;
             txn.undo.push(Undo::Link {
                 ns: s.clone(),
                 ifname: BRIDGE.to_string(),
@@ -203,22 +188,7 @@ impl Lab {
             let data = br.linkinfo.as_ref().and_then(|i| i.info_data.as_ref());
             let num = |k: &str| data.and_then(|d| d.get(k)).and_then(|v| v.as_u64());
             if num("stp_state") != Some(0) || num("forward_delay") != Some(0) {
-                ip(
-                    Kind::Change,
-                    &[
-                        "-n",
-                        &s,
-                        "link",
-                        "set",
-                        BRIDGE,
-                        "type",
-                        "bridge",
-                        "stp_state",
-                        "0",
-                        "forward_delay",
-                        "0",
-                    ],
-                )?;
+                bridge(&s, "set")?;
             }
         }
         configure_port(&s, &sl, SUT_P1, mac::S1, true)?;
@@ -385,4 +355,24 @@ pub(super) fn ensure_addrs(
         ip(Kind::Change, &args)?;
     }
     Ok(())
+}
+
+/// `ip -n NS link VERB br0 type bridge stp_state 0 forward_delay 0`: the
+/// SUT's bridge made (`add`) or set back (`set`) with STP off and no
+/// forward delay.
+fn bridge(ns: &str, verb: &str) -> Result<String, LabError> {
+    let args = [
+        "-n",
+        ns,
+        "link",
+        verb,
+        BRIDGE,
+        "type",
+        "bridge",
+        "stp_state",
+        "0",
+        "forward_delay",
+        "0",
+    ];
+    ip(Kind::Change, &args)
 }

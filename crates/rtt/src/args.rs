@@ -20,9 +20,13 @@ pub struct RttArgs {
     /// Interface for --l2.
     #[arg(long, value_name = "IF")]
     pub interface: Option<String>,
-    /// MAC address of the reflector for --l2.
-    #[arg(long, value_name = "MAC")]
-    pub peer: Option<MacAddr>,
+    /// MAC address of the reflector for --l2, or `irtt`: HOST[:PORT] is an
+    /// `irtt server` (port 2112 when none; see docs/guide/round-trips.md).
+    #[arg(long, value_name = "MAC|irtt")]
+    pub peer: Option<Peer>,
+    /// With --peer irtt: irtt's HMAC-MD5 key, as `irtt server --hmac=KEY`.
+    #[arg(long, value_name = "KEY")]
+    pub irtt_hmac: Option<String>,
     /// Ethertype of raw probes (with --l2).
     #[arg(long, value_name = "HEX", default_value = "0x88B5")]
     pub ethertype: Ethertype,
@@ -102,4 +106,33 @@ pub struct RttArgs {
     pub csv: misura_run::output_flags::CsvArgs,
     #[command(flatten)]
     pub ns: misura_run::netns::NetnsArgs,
+}
+
+/// `--peer`: the reflector's MAC address (with --l2), or `irtt` for an
+/// `irtt server` at HOST.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    Mac(MacAddr),
+    Irtt,
+}
+
+impl std::str::FromStr for Peer {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Peer, String> {
+        if s.eq_ignore_ascii_case("irtt") {
+            return Ok(Peer::Irtt);
+        }
+        s.parse().map(Peer::Mac).map_err(|e| {
+            format!("{e}: --peer takes the reflector's MAC address (with --l2) or `irtt` (an irtt server at HOST)")
+        })
+    }
+}
+
+impl Peer {
+    pub fn mac(self) -> Option<MacAddr> {
+        match self {
+            Peer::Mac(m) => Some(m),
+            Peer::Irtt => None,
+        }
+    }
 }

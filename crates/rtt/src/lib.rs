@@ -85,7 +85,7 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted, Hardwa
             .into());
         }
         let iface = a.interface.as_deref().unwrap_or_default();
-        let peer = a.peer.ok_or_else(|| {
+        let peer = a.peer.and_then(|p| p.mac()).ok_or_else(|| {
             Failure::Usage("--l2 needs --peer MAC (the reflector's address)".into())
         })?;
         let ethertype = a.ethertype.value;

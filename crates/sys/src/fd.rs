@@ -79,6 +79,19 @@ pub(crate) fn get_int(fd: RawFd, level: libc::c_int, name: libc::c_int) -> io::R
     cvt(rc).map(|_| value)
 }
 
+/// [`set_int`] and [`get_int`] as methods of every socket with a descriptor.
+pub(crate) trait IntOption: std::os::fd::AsRawFd {
+    fn set_int(&self, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+        set_int(self.as_raw_fd(), level, name, value)
+    }
+
+    fn get_int(&self, level: libc::c_int, name: libc::c_int) -> io::Result<libc::c_int> {
+        get_int(self.as_raw_fd(), level, name)
+    }
+}
+
+impl<T: std::os::fd::AsRawFd> IntOption for T {}
+
 /// Sets a socket buffer (`opt`: `SO_RCVBUF` or `SO_SNDBUF`) to `bytes`,
 /// forcing past `net.core.[rw]mem_max` with `force` (`SO_*BUFFORCE`) when
 /// the cap cut it and CAP_NET_ADMIN allows; returns the size the kernel

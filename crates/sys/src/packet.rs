@@ -11,7 +11,7 @@
 //! [`crate::udp`]): anything not recognised is skipped, and a missing
 //! timestamp is reported as `None` rather than an error.
 
-use crate::fd::{cvt, is_again};
+use crate::fd::{cvt, is_again, IntOption};
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -231,14 +231,6 @@ impl PacketSocket {
 
     pub fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
-    }
-
-    fn set_int(&self, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
-        crate::fd::set_int(self.fd.as_raw_fd(), level, name, value)
-    }
-
-    fn get_int(&self, level: libc::c_int, name: libc::c_int) -> io::Result<libc::c_int> {
-        crate::fd::get_int(self.fd.as_raw_fd(), level, name)
     }
 
     /// Turns on `SO_TIMESTAMPING`: software TX and RX stamps always, and

@@ -18,7 +18,7 @@
 //!   error once as the result of the next `send`/`recv`; those calls retry
 //!   once on the ICMP-derived errnos so the caller does not see it.
 
-use crate::fd::cvt;
+use crate::fd::{cvt, IntOption};
 use std::cell::Cell;
 use std::io;
 use std::mem::{size_of, zeroed};
@@ -224,14 +224,6 @@ impl UdpTsSocket {
     /// The raw file descriptor (for poll/epoll).
     pub fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
-    }
-
-    fn set_int(&self, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
-        crate::fd::set_int(self.fd.as_raw_fd(), level, name, value)
-    }
-
-    fn get_int(&self, level: libc::c_int, name: libc::c_int) -> io::Result<libc::c_int> {
-        crate::fd::get_int(self.fd.as_raw_fd(), level, name)
     }
 
     /// Switches `O_NONBLOCK`.  The socket starts non-blocking; when

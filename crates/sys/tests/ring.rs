@@ -7,8 +7,7 @@
 //! They need root and `ip`, so a plain `cargo test` lists them as ignored;
 //! run with `--include-ignored` without root, they fail saying so.
 
-use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use misura_sys::ring::{
@@ -22,82 +21,16 @@ const FRAME_LEN: usize = 60;
 const MAGIC: [u8; 4] = *b"MRNG";
 const BATCH: usize = 256;
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
+mod common;
+use common::{ip, Lab};
 
-/// A namespace with a veth pair `a` <-> `b`, both up; deleted on drop.
-struct Lab {
-    ns: String,
-    a: String,
-    b: String,
-}
-
-fn ip(args: &[&str]) -> Result<(), String> {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|e| format!("ip: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "ip {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
-impl Lab {
-    fn new() -> Lab {
-        assert!(
-            misura_sys::host::is_root(),
-            "the ring tests need root (network namespaces, CAP_NET_RAW): run the suite as \
-             root; a plain `cargo test` lists them as ignored"
-        );
-        let pid = std::process::id();
-        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-        let lab = Lab {
-            ns: format!("misura-ringtest-{pid}-{n}"),
-            a: format!("mr{}x{n}a", pid % 1_000_000),
-            b: format!("mr{}x{n}b", pid % 1_000_000),
-        };
-        ip(&["netns", "add", &lab.ns]).unwrap_or_else(|e| panic!("cannot create a namespace: {e}"));
-        ip(&[
-            "-n", &lab.ns, "link", "add", &lab.a, "type", "veth", "peer", "name", &lab.b,
-        ])
-        .expect("veth pair");
-        ip(&["-n", &lab.ns, "link", "set", &lab.a, "up"]).expect("a up");
-        ip(&["-n", &lab.ns, "link", "set", &lab.b, "up"]).expect("b up");
-        lab
-    }
-
-    /// Runs `f(a, b, ns)` in a fresh thread that has entered the namespace.
-    fn run<T: Send + 'static>(&self, f: impl FnOnce(&str, &str, &str) -> T + Send + 'static) -> T {
-        let (ns, a, b) = (self.ns.clone(), self.a.clone(), self.b.clone());
-        std::thread::spawn(move || {
-            netns::enter(&ns).expect("enter the test namespace");
-            wait_oper_up(&a);
-            wait_oper_up(&b);
-            f(&a, &b, &ns)
-        })
-        .join()
-        .unwrap_or_else(|p| std::panic::resume_unwind(p))
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        let _ = ip(&["-n", &self.ns, "link", "del", &self.a]);
-        let _ = ip(&["netns", "del", &self.ns]);
-    }
-}
-
-fn wait_oper_up(name: &str) {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while !iface::interface_info(name).expect("interface_info").oper_up {
-        assert!(Instant::now() < deadline, "{name} never came up");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+fn lab() -> Lab {
+    Lab::new(
+        "the ring tests need root (network namespaces, CAP_NET_RAW): run the suite as \
+         root; a plain `cargo test` lists them as ignored",
+        "ringtest",
+        "mr",
+    )
 }
 
 /// MAC addresses (destination b, source a).
@@ -246,7 +179,7 @@ fn check_exact(what: &str, c: &Collector, drops: u64, n: usize) {
 #[test]
 #[ignore = "needs root (network namespaces)"]
 fn tx_ring_to_rx_ring_100k_frames() {
-    let lab = Lab::new();
+    let lab = lab();
     lab.run(|a, b, _| {
         let m = macs(a, b);
         let mut rx = RxRing::open(b, ETHERTYPE, &RxRingConfig::default()).expect("rx ring");
@@ -271,7 +204,7 @@ fn tx_ring_to_rx_ring_100k_frames() {
 #[test]
 #[ignore = "needs root (network namespaces)"]
 fn mmsg_to_rx_ring_100k_frames() {
-    let lab = Lab::new();
+    let lab = lab();
     lab.run(|a, b, _| {
         let m = macs(a, b);
         let mut rx = RxRing::open(b, ETHERTYPE, &RxRingConfig::default()).expect("rx ring");
@@ -285,7 +218,7 @@ fn mmsg_to_rx_ring_100k_frames() {
 #[test]
 #[ignore = "needs root (network namespaces)"]
 fn qdisc_bypass_on_and_off() {
-    let lab = Lab::new();
+    let lab = lab();
     lab.run(|a, b, _| {
         let m = macs(a, b);
         let n = 20_000;
@@ -311,7 +244,7 @@ fn qdisc_bypass_on_and_off() {
 #[test]
 #[ignore = "needs root (network namespaces)"]
 fn fanout_load_balance_splits_exactly() {
-    let lab = Lab::new();
+    let lab = lab();
     lab.run(|a, b, _| {
         let m = macs(a, b);
         let cfg = RxRingConfig {
@@ -374,7 +307,7 @@ fn fanout_load_balance_splits_exactly() {
 fn fanout_cpu_follows_the_sending_cpu() {
     let cpus = misura_sys::sched::online_cpus();
     assert!(cpus >= 2, "needs 2 online CPUs, found {cpus}");
-    let lab = Lab::new();
+    let lab = lab();
     lab.run(|a, b, ns| {
         let cfg = RxRingConfig {
             fanout: Some(Fanout {
@@ -442,7 +375,7 @@ fn fanout_cpu_follows_the_sending_cpu() {
 #[test]
 #[ignore = "needs root (network namespaces)"]
 fn bad_input_is_named() {
-    let lab = Lab::new();
+    let lab = lab();
     lab.run(|a, b, _| {
         let no = "mr-nope-0";
         assert!(matches!(RxRing::open(no, ETHERTYPE, &RxRingConfig::default()), Err(SysError::NoSuchInterface { name }) if name == no));
@@ -498,7 +431,7 @@ fn blast(rx: Option<&mut RxRing>, mut burst: impl FnMut(u64) -> usize) -> (f64, 
 #[test]
 #[ignore = "needs root (network namespaces)"]
 fn one_second_blast_rates() {
-    let lab = Lab::new();
+    let lab = lab();
     lab.run(|a, b, _| {
         let m = macs(a, b);
         misura_sys::sched::pin_to_cpu(0).unwrap();
@@ -553,7 +486,7 @@ fn two_thread_blast(mut rx: RxRing, mut burst: impl FnMut(u64) -> usize + Send) 
 fn two_core_blast_rates() {
     let cpus = misura_sys::sched::online_cpus();
     assert!(cpus >= 2, "needs 2 online CPUs, found {cpus}");
-    let lab = Lab::new();
+    let lab = lab();
     lab.run(|a, b, ns| {
         let m = macs(a, b);
         for napi in [false, true] {
@@ -581,7 +514,7 @@ fn two_core_blast_rates() {
 #[ignore = "needs root (network namespaces)"]
 fn xdp_to_rx_ring_100k_frames() {
     use misura_sys::xdp::{XdpConfig, XdpSocket};
-    let lab = Lab::new();
+    let lab = lab();
     lab.run(|a, b, _| {
         let m = macs(a, b);
         let mut rx = RxRing::open(b, ETHERTYPE, &RxRingConfig::default()).expect("rx ring");

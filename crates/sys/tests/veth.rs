@@ -7,103 +7,26 @@
 //! that has entered the namespace ([`Lab::run`]).
 
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use misura_sys::packet::PacketSocket;
-use misura_sys::{clock, iface, netns, tsinfo, SysError};
+use misura_sys::{clock, iface, tsinfo, SysError};
 
 const ETHERTYPE: u16 = 0x88B5; // IEEE local experimental
 const ETH_P_ALL: u16 = 0x0003;
 const FRAME_LEN: usize = 60;
 const MAGIC: [u8; 4] = *b"MSYS";
 
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
+mod common;
+use common::Lab;
 
-/// A namespace with a veth pair `a` <-> `b`, both up.  Dropping it deletes
-/// the namespace (and with it the pair).
-struct Lab {
-    ns: String,
-    a: String,
-    b: String,
-}
-
-fn ip(args: &[&str]) -> Result<(), String> {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|e| format!("ip: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "ip {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
-impl Lab {
-    /// Fails the test, saying why, when the host cannot make namespaces.
-    fn new() -> Lab {
-        assert!(
-            misura_sys::host::is_root(),
-            "the veth tests need root (network namespaces): run the suite as root, \
-             `sudo bash scripts/test.sh`; a plain `cargo test` lists them as ignored"
-        );
-        let pid = std::process::id();
-        let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-        let lab = Lab {
-            ns: format!("misura-systest-{pid}-{n}"),
-            // interface names must be < 16 bytes
-            a: format!("ms{}x{n}a", pid % 1_000_000),
-            b: format!("ms{}x{n}b", pid % 1_000_000),
-        };
-        // From here on Drop cleans up, even if a step below panics.
-        ip(&["netns", "add", &lab.ns])
-            .unwrap_or_else(|e| panic!("cannot create a network namespace: {e}"));
-        ip(&[
-            "-n", &lab.ns, "link", "add", &lab.a, "type", "veth", "peer", "name", &lab.b,
-        ])
-        .expect("veth pair");
-        ip(&["-n", &lab.ns, "link", "set", &lab.a, "up"]).expect("a up");
-        ip(&["-n", &lab.ns, "link", "set", &lab.b, "up"]).expect("b up");
-        lab
-    }
-
-    /// Runs `f` in a fresh thread that has entered the lab's namespace.
-    fn run<T: Send + 'static>(&self, f: impl FnOnce(&str, &str) -> T + Send + 'static) -> T {
-        let (ns, a, b) = (self.ns.clone(), self.a.clone(), self.b.clone());
-        std::thread::spawn(move || {
-            netns::enter(&ns).expect("enter the test namespace");
-            wait_oper_up(&a);
-            wait_oper_up(&b);
-            f(&a, &b)
-        })
-        .join()
-        .unwrap_or_else(|p| std::panic::resume_unwind(p))
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        let _ = ip(&["-n", &self.ns, "link", "del", &self.a]);
-        let _ = ip(&["netns", "del", &self.ns]);
-    }
-}
-
-/// Bounded wait (2 s) for a veth end to report operstate up.
-fn wait_oper_up(name: &str) {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        let info = iface::interface_info(name).expect("interface_info");
-        if info.oper_up {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{name} never came up: {info:?}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+fn lab() -> Lab {
+    Lab::new(
+        "the veth tests need root (network namespaces): run the suite as root, \
+         `sudo bash scripts/test.sh`; a plain `cargo test` lists them as ignored",
+        "systest",
+        "ms",
+    )
 }
 
 fn frame(dst: [u8; 6], src: [u8; 6], seq: u32) -> [u8; FRAME_LEN] {
@@ -140,8 +63,8 @@ fn poll<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
 #[test]
 #[ignore = "needs root: network namespaces and veth pairs"]
 fn veth_interface_info() {
-    let lab = Lab::new();
-    lab.run(|a, b| {
+    let lab = lab();
+    lab.run(|a, b, _| {
         let ia = iface::interface_info(a).expect("info a");
         let ib = iface::interface_info(b).expect("info b");
         eprintln!("{ia:?}");
@@ -190,8 +113,8 @@ fn veth_interface_info() {
 #[test]
 #[ignore = "needs root: network namespaces and veth pairs"]
 fn veth_has_software_timestamping_only() {
-    let lab = Lab::new();
-    lab.run(|a, _| {
+    let lab = lab();
+    lab.run(|a, _, _| {
         let caps = tsinfo::get_ts_info(a).expect("ts info");
         eprintln!("{caps:?} {:?}", caps.describe());
         assert!(caps.sw_tx() && caps.sw_rx(), "{caps:?}");
@@ -210,8 +133,8 @@ fn veth_has_software_timestamping_only() {
 #[test]
 #[ignore = "needs root: network namespaces and veth pairs"]
 fn veth_refuses_hardware_timestamping() {
-    let lab = Lab::new();
-    lab.run(|a, _| match tsinfo::enable_hw_timestamping(a) {
+    let lab = lab();
+    lab.run(|a, _, _| match tsinfo::enable_hw_timestamping(a) {
         Err(e @ SysError::Unsupported { .. }) => {
             let msg = e.to_string();
             eprintln!("{msg}");
@@ -224,8 +147,8 @@ fn veth_refuses_hardware_timestamping() {
 #[test]
 #[ignore = "needs root: network namespaces and veth pairs"]
 fn packet_socket_on_missing_interface() {
-    let lab = Lab::new();
-    lab.run(|a, _| {
+    let lab = lab();
+    lab.run(|a, _, _| {
         match PacketSocket::open("ms-missing0", ETHERTYPE) {
             Err(SysError::NoSuchInterface { name }) => assert_eq!(name, "ms-missing0"),
             other => panic!("{other:?}"),
@@ -248,8 +171,8 @@ struct Roundtrip {
 #[test]
 #[ignore = "needs root: network namespaces and veth pairs"]
 fn veth_200_frames_with_software_timestamps() {
-    let lab = Lab::new();
-    let r = lab.run(|a, b| {
+    let lab = lab();
+    let r = lab.run(|a, b, _| {
         let mac_a = iface::interface_info(a).unwrap().mac;
         let mac_b = iface::interface_info(b).unwrap().mac;
         let tx = PacketSocket::open(a, ETHERTYPE).expect("tx socket");

@@ -12,6 +12,7 @@
 extern crate misura_run;
 
 pub mod client;
+pub mod iperf3;
 pub mod pacing;
 pub mod poll_window;
 pub mod proto;

@@ -159,6 +159,16 @@ fn set_packet_opt(
     })
 }
 
+/// `PACKET_VERSION`: the ring's frame layout, `TPACKET_V2` or `TPACKET_V3`.
+fn set_version(fd: &OwnedFd, version: libc::c_int) -> Result<(), SysError> {
+    let what = if version == TPACKET_V3 {
+        "PACKET_VERSION = TPACKET_V3"
+    } else {
+        "PACKET_VERSION = TPACKET_V2"
+    };
+    set_packet_opt(fd, PACKET_VERSION, what, version)
+}
+
 /// `setsockopt(fd, SOL_PACKET, name, &req)` for a ring request struct.
 fn set_ring<T>(fd: &OwnedFd, name: libc::c_int, req: &T, what: &str) -> Result<(), SysError> {
     // SAFETY: `req` is a valid, initialised `T` (a repr(C) tpacket_req*) and

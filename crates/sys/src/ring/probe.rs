@@ -7,8 +7,8 @@ use std::os::fd::{AsRawFd, OwnedFd};
 
 use super::rx::TpacketReq3;
 use super::{
-    open_bound, page_size, set_packet_opt, set_ring, PACKET_FANOUT, PACKET_QDISC_BYPASS,
-    PACKET_RX_RING, PACKET_TX_RING, PACKET_VERSION, TPACKET_V2, TPACKET_V3,
+    open_bound, page_size, set_packet_opt, set_ring, set_version, PACKET_FANOUT,
+    PACKET_QDISC_BYPASS, PACKET_RX_RING, PACKET_TX_RING, TPACKET_V2, TPACKET_V3,
 };
 use crate::cmsg::SOL_PACKET;
 use crate::sys::{self, EthtoolErr};
@@ -79,24 +79,14 @@ pub fn probe(ifname: &str) -> Capabilities {
 
 fn try_rx_ring(ifname: &str) -> Result<(), SysError> {
     let (fd, _) = open_bound(ifname, PROBE_ETHERTYPE)?;
-    set_packet_opt(
-        &fd,
-        PACKET_VERSION,
-        "PACKET_VERSION = TPACKET_V3",
-        TPACKET_V3,
-    )?;
+    set_version(&fd, TPACKET_V3)?;
     let req = TpacketReq3::one_page(page_size());
     set_ring(&fd, PACKET_RX_RING, &req, "a one-page TPACKET_V3 rx ring")
 }
 
 fn try_tx_ring(ifname: &str) -> Result<(), SysError> {
     let (fd, _) = open_bound(ifname, PROBE_ETHERTYPE)?;
-    set_packet_opt(
-        &fd,
-        PACKET_VERSION,
-        "PACKET_VERSION = TPACKET_V2",
-        TPACKET_V2,
-    )?;
+    set_version(&fd, TPACKET_V2)?;
     let page = page_size() as u32;
     // struct tpacket_req: one page of 2048-byte slots.
     let req: [u32; 4] = [page, 1, 2048, page / 2048];

@@ -22,9 +22,9 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 
 use super::{
-    check_range, open_bound, page_size, set_packet_opt, set_ring, Mapping, StampSource,
-    PACKET_FANOUT, PACKET_IGNORE_OUTGOING, PACKET_OUTGOING, PACKET_RX_RING, PACKET_STATISTICS,
-    PACKET_TIMESTAMP, PACKET_VERSION, TPACKET_V3,
+    check_range, open_bound, page_size, set_packet_opt, set_ring, set_version, Mapping,
+    StampSource, PACKET_FANOUT, PACKET_IGNORE_OUTGOING, PACKET_OUTGOING, PACKET_RX_RING,
+    PACKET_STATISTICS, PACKET_TIMESTAMP, TPACKET_V3,
 };
 use crate::cmsg::{
     SOF_RAW_HARDWARE, SOF_RX_HARDWARE, SOF_RX_SOFTWARE, SOF_SOFTWARE, SOL_PACKET,
@@ -258,12 +258,7 @@ impl RxRing {
     pub fn open(ifname: &str, ethertype: u16, cfg: &RxRingConfig) -> Result<RxRing, SysError> {
         validate(cfg)?;
         let (fd, _) = open_bound(ifname, ethertype)?;
-        set_packet_opt(
-            &fd,
-            PACKET_VERSION,
-            "PACKET_VERSION = TPACKET_V3",
-            TPACKET_V3,
-        )?;
+        set_version(&fd, TPACKET_V3)?;
         if cfg.ignore_outgoing {
             set_packet_opt(&fd, PACKET_IGNORE_OUTGOING, "PACKET_IGNORE_OUTGOING", 1)?;
         }

@@ -29,7 +29,7 @@ use std::sync::atomic::{fence, AtomicU32, Ordering};
 
 use super::{
     check_range, drop_all_received, open_bound, page_size, send_error, set_packet_opt, set_ring,
-    widen_send_buffer, Mapping, ETH_HLEN, PACKET_QDISC_BYPASS, PACKET_TX_RING, PACKET_VERSION,
+    set_version, widen_send_buffer, Mapping, ETH_HLEN, PACKET_QDISC_BYPASS, PACKET_TX_RING,
     TPACKET_V2,
 };
 use crate::SysError;
@@ -152,12 +152,7 @@ impl TxRing {
         let mtu = crate::iface::interface_info(ifname)?.mtu as usize;
         let (fd, _) = open_bound(ifname, ethertype)?;
         drop_all_received(&fd)?;
-        set_packet_opt(
-            &fd,
-            PACKET_VERSION,
-            "PACKET_VERSION = TPACKET_V2",
-            TPACKET_V2,
-        )?;
+        set_version(&fd, TPACKET_V2)?;
         if cfg.qdisc_bypass {
             set_packet_opt(&fd, PACKET_QDISC_BYPASS, "PACKET_QDISC_BYPASS", 1)?;
         }

@@ -1,8 +1,8 @@
 //! The parameter JSON a client sends after PARAM_EXCHANGE (iperf_api.c
 //! send_parameters / get_parameters).
 
-use super::{flag, object, string, uint, Iperf3Error};
-use super::{MAX_STREAMS, MAX_TCP_BLOCK, MAX_TIME_S, MAX_UDP_BLOCK, MAX_WINDOW};
+use super::codec::{flag, object, string, uint, Iperf3Error};
+use super::codec::{MAX_STREAMS, MAX_TCP_BLOCK, MAX_TIME_S, MAX_UDP_BLOCK, MAX_WINDOW};
 use serde_json::{Map, Value};
 
 /// Highest rate a parameter may ask for, bit/s (10 Tbit/s; iperf3 3.12's

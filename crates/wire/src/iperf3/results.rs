@@ -2,7 +2,7 @@
 //! send_results / get_results): the sender's CPU and, per stream, what the
 //! sender sent or the receiver received.
 
-use super::{object, short, string, Iperf3Error, MAX_STREAMS};
+use super::codec::{object, short, string, Iperf3Error, MAX_STREAMS};
 use serde_json::{Map, Value};
 
 /// One end's results.

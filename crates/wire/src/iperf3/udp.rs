@@ -12,7 +12,7 @@
 //! sequence number, u32 or, with `udp_counters_64bit`, u64. Sequence
 //! numbers start at 1.
 
-use super::Iperf3Error;
+use super::codec::Iperf3Error;
 
 /// The client's connect datagram ("9876").
 pub const CONNECT_MSG: [u8; 4] = *b"9876";

@@ -1,6 +1,7 @@
 //! `misura rtt`: the STAMP Session-Sender. The method (flags, plan,
 //! probing client, result) is the `misura-rtt` library; here the finished
-//! session is printed, exported and kept, and its exit code chosen.
+//! session is printed, exported and kept, and its exit code chosen, and
+//! `--peer irtt` goes to the irtt client (`shared/irtt_probe.rs`).
 
 use crate::shared::output::{Finished, Report};
 use anyhow::Result;
@@ -11,6 +12,9 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    if a.peer == Some(crate::shared::irtt_probe::Peer::Irtt) && !a.l2 {
+        return crate::shared::irtt_probe::run(&irtt_probe(a), stop);
+    }
     let Measured {
         report,
         frames_error,
@@ -30,4 +34,19 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         return Ok(Finished::with_code(report, crate::shared::exit::OUTPUT));
     }
     Ok(Finished::ok(report))
+}
+
+/// `misura rtt HOST --peer irtt`: the flags that mean something to irtt.
+fn irtt_probe(a: &RttArgs) -> crate::shared::irtt_probe::Probe<'_> {
+    crate::shared::irtt_probe::Probe {
+        target: a.target.as_deref().unwrap_or_default(),
+        period: a.period.as_ref().map(|p| p.std()).or(a
+            .rate
+            .map(|r| std::time::Duration::from_secs_f64(1.0 / r.max(1e-3)))),
+        count: a.count,
+        duration: a.duration.as_ref().map(|d| d.std()),
+        length: a.request.first().copied().unwrap_or(0),
+        key: a.irtt_hmac.as_deref(),
+        quiet: a.out.quiet,
+    }
 }

@@ -2,6 +2,7 @@
 //! serve` and its clients (tcp, udp, rr, setup) and their glue, and `misura
 //! sweep`. The server and the clients are the `misura-throughput` library.
 
+pub mod peer;
 pub mod rr;
 pub mod serve;
 pub mod setup;

@@ -59,6 +59,8 @@ pub struct TcpArgs {
     pub knobs: TcpKnobs,
     #[command(flatten)]
     pub shape: TcpShape,
+    #[command(flatten)]
+    pub peer: super::peer::PeerArgs,
 }
 
 /// The flags checked into a plan.
@@ -68,6 +70,9 @@ pub fn plan(a: &TcpArgs) -> Result<TcpPlan, Failure> {
 
 /// `misura tcp`: the report, exit code 1 when a client did not complete.
 pub fn run(args: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    if args.peer.peer.is_some() {
+        return super::peer::tcp(&plan(args)?, &args.peer, stop);
+    }
     let r = measure(&plan(args)?, stop)?;
     let (text, csv) = (write_tcp_text, write_tcp_csv);
     Ok(client::finished(

@@ -60,6 +60,8 @@ pub struct UdpArgs {
     pub knobs: UdpKnobs,
     #[command(flatten)]
     pub shape: UdpShape,
+    #[command(flatten)]
+    pub peer: super::peer::PeerArgs,
 }
 
 /// The flags checked into a plan.
@@ -69,6 +71,9 @@ pub fn plan(a: &UdpArgs) -> Result<UdpPlan, Failure> {
 
 /// `misura udp`: the report, exit code 1 when a client did not complete.
 pub fn run(args: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    if args.peer.peer.is_some() {
+        return super::peer::udp(&plan(args)?, &args.peer, stop);
+    }
     let r = measure(&plan(args)?, stop)?;
     let (text, csv) = (write_udp_text, write_udp_csv);
     let blocked = blocked_by_df(&r);

@@ -1,0 +1,295 @@
+//! The irtt client's I/O: the open handshake (irtt's retries, bounded),
+//! probes at the granted interval on a connected, kernel-stamped UDP
+//! socket, the replies matched in [`crate::tally`], a bounded wait for the
+//! last replies, and the close.
+
+use crate::tally::Tally;
+use anyhow::{bail, Context, Result};
+use misura_sys::clock::realtime_ns;
+use misura_sys::udp::UdpTsSocket;
+use misura_wire::irtt::{self, Echo, IrttError, Layout, Packet, MAX_PACKET_LEN};
+use misura_wire::irtt_params::Params;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// irtt's open retries: a request, then waits of 1, 2 and 4 s (7 s in all).
+pub const OPEN_WAITS: [Duration; 3] = [
+    Duration::from_secs(1),
+    Duration::from_secs(2),
+    Duration::from_secs(4),
+];
+/// Longest wait for the last replies after the last probe.
+pub const MAX_FINAL_WAIT: Duration = Duration::from_secs(4);
+/// Sent-probe ids whose kernel TX stamp may still come.
+const ID_RING: usize = 4096;
+
+/// What the client is asked for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub target: SocketAddr,
+    pub key: Option<Vec<u8>>,
+    /// The wanted parameters (the server may restrict them).
+    pub params: Params,
+    /// Stop after this many probes (else the granted duration).
+    pub count: Option<u64>,
+}
+
+/// A finished (or stopped) client run.
+pub struct Run {
+    pub local: SocketAddr,
+    pub granted: Params,
+    pub tally: Tally,
+    /// From the first probe to the end of the final wait.
+    pub elapsed: Duration,
+    /// The final wait's length.
+    pub final_wait: Duration,
+    /// Stopped by the caller before the end.
+    pub interrupted: bool,
+}
+
+fn socket(target: SocketAddr) -> Result<UdpTsSocket> {
+    let any: SocketAddr = if target.is_ipv4() {
+        "0.0.0.0:0".parse()?
+    } else {
+        "[::]:0".parse()?
+    };
+    let mut sock = UdpTsSocket::bind(any)?;
+    sock.connect(target)?;
+    sock.enable_stamps(false)
+        .context("enabling kernel stamps on the irtt client socket")?;
+    sock.set_nonblocking(false)?;
+    Ok(sock)
+}
+
+/// The handshake: the granted parameters and the token, or a clear error.
+fn open(
+    sock: &UdpTsSocket,
+    o: &Options,
+    stop: &dyn Fn() -> bool,
+    bad: &mut (u64, u64),
+) -> Result<(u64, Params)> {
+    let key = o.key.as_deref();
+    let mut out = [0u8; 512];
+    let n = irtt::emit_open(None, &o.params, false, key, &mut out)?;
+    let mut buf = vec![0u8; MAX_PACKET_LEN + 1];
+    for wait in OPEN_WAITS {
+        sock.send_to(&out[..n], o.target)?;
+        let until = Instant::now() + wait;
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            if stop() {
+                bail!("stopped during the irtt open handshake with {}", o.target);
+            }
+            sock.set_recv_timeout(left.min(Duration::from_millis(100)))?;
+            let m = match sock.recv_from(&mut buf) {
+                Ok(Some(m)) => m,
+                Ok(None) => continue,
+                // An ICMP port unreachable: nobody listens there.
+                Err(e) => bail!(
+                    "irtt open request to {}: {e} (is `irtt server` running there?)",
+                    o.target
+                ),
+            };
+            match irtt::parse(&buf[..m.len.min(buf.len())], key, true) {
+                Ok(Packet::Open {
+                    close: true,
+                    params,
+                    ..
+                }) => bail!(
+                    "the irtt server at {} refused the session (close flag in its open reply; it speaks protocol version {}, misura {}): it is full, or another version",
+                    o.target,
+                    params.protocol_version,
+                    irtt::PROTOCOL_VERSION
+                ),
+                Ok(Packet::Open {
+                    token: Some(t),
+                    params,
+                    ..
+                }) => return Ok((t, params)),
+                Err(IrttError::HmacMismatch | IrttError::HmacMissing | IrttError::HmacUnexpected) => bad.1 += 1,
+                _ => bad.0 += 1,
+            }
+        }
+    }
+    let total: Duration = OPEN_WAITS.iter().sum();
+    let hint = if bad.1 > 0 {
+        format!(
+            "; {} replies failed the HMAC check: give the server's key (--irtt-hmac)",
+            bad.1
+        )
+    } else if bad.0 > 0 {
+        format!("; {} malformed datagrams came back", bad.0)
+    } else if key.is_some() {
+        "; an irtt server with another --hmac key drops the requests unanswered: check the key"
+            .into()
+    } else {
+        "; an irtt server started with --hmac drops requests without its key: give it with --irtt-hmac KEY".into()
+    };
+    bail!(
+        "no irtt open reply from {} within {} s ({} open requests sent): is `irtt server` running there and UDP port {} open?{hint}",
+        o.target,
+        total.as_secs(),
+        OPEN_WAITS.len(),
+        o.target.port()
+    )
+}
+
+/// Runs one irtt session against `o.target` until the granted duration
+/// (or `o.count` probes) has passed, or `stop()`.
+pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
+    let sock = socket(o.target)?;
+    let local = sock.local_addr();
+    let mut bad = (0, 0);
+    let (token, granted) = open(&sock, o, stop, &mut bad)?;
+    let key = o.key.as_deref();
+    let layout = Layout::new(&granted, key.is_some());
+    let len = layout.packet_len(granted.length.max(0) as usize);
+    let mut tally = Tally::new(layout);
+    tally.counts.malformed += bad.0;
+    tally.counts.hmac_failures += bad.1;
+    let interval = Duration::from_nanos(granted.interval_ns.max(1) as u64);
+    let duration = Duration::from_nanos(granted.duration_ns.max(0) as u64);
+    let mut out = vec![0u8; MAX_PACKET_LEN];
+    let mut buf = vec![0u8; MAX_PACKET_LEN + 1];
+    let mut id_seq = vec![0u32; ID_RING];
+    let mut next_id: u32 = 1; // the open request was datagram 0
+    let start = Instant::now();
+    // The schedule's origin: moved forward when the client falls more than
+    // an interval behind, so it never sends a catch-up burst (irtt's server
+    // drops packets that come faster than its minimum interval).
+    let mut origin = start;
+    let mut seq: u32 = 0;
+    let mut interrupted = false;
+    let mut io = Io {
+        sock: &sock,
+        key,
+        layout: &layout,
+        token,
+    };
+    loop {
+        if stop() {
+            interrupted = true;
+            break;
+        }
+        let mut due = origin + interval * seq;
+        if due.duration_since(start) >= duration || o.count.is_some_and(|c| u64::from(seq) >= c) {
+            break;
+        }
+        let late = Instant::now().saturating_duration_since(due);
+        if late > interval {
+            origin += late;
+            due += late;
+        }
+        // Receive until this probe is due.
+        io.receive_until(due, &mut buf, &mut tally, stop)?;
+        let e = Echo {
+            token,
+            seqno: seq,
+            ..Echo::default()
+        };
+        let n = irtt::emit_echo(&layout, &e, false, len, key, &mut out)?;
+        let tx = realtime_ns();
+        if sock.send_to(&out[..n], o.target)? {
+            tally.sent(seq, tx);
+            id_seq[next_id as usize % ID_RING] = seq;
+            next_id = next_id.wrapping_add(1);
+        }
+        io.tx_stamps(&id_seq, &mut tally);
+        seq = seq.wrapping_add(1);
+    }
+    // The last replies: three times the largest RTT seen, at least
+    // 200 ms, at most 4 s (half a second when stopped), so the probes in
+    // flight are not counted lost.
+    let max = tally.rtt.max().unwrap_or(0).max(0) as u64;
+    let cap = if interrupted {
+        Duration::from_millis(500)
+    } else {
+        MAX_FINAL_WAIT
+    };
+    let final_wait = Duration::from_nanos(max.saturating_mul(3))
+        .max(Duration::from_millis(200))
+        .min(cap);
+    io.receive_until(Instant::now() + final_wait, &mut buf, &mut tally, &|| false)?;
+    io.tx_stamps(&id_seq, &mut tally);
+    let n = irtt::emit_close(token, key, &mut out)?;
+    let _ = sock.send_to(&out[..n], o.target);
+    tally.finish();
+    Ok(Run {
+        local,
+        granted,
+        tally,
+        elapsed: start.elapsed(),
+        final_wait,
+        interrupted: interrupted || stop(),
+    })
+}
+
+struct Io<'a> {
+    sock: &'a UdpTsSocket,
+    key: Option<&'a [u8]>,
+    layout: &'a Layout,
+    token: u64,
+}
+
+impl Io<'_> {
+    /// Receives replies until `until` (or `stop()`).
+    fn receive_until(
+        &mut self,
+        until: Instant,
+        buf: &mut [u8],
+        tally: &mut Tally,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<()> {
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            if stop() {
+                return Ok(());
+            }
+            if left.is_zero() {
+                break;
+            }
+            self.sock
+                .set_recv_timeout(left.min(Duration::from_millis(100)))?;
+            let m = match self.sock.recv_from(buf) {
+                Ok(Some(m)) => m,
+                Ok(None) => continue,
+                Err(_) => {
+                    // An ICMP error (e.g. port unreachable): counted by the
+                    // missing replies; do not spin.
+                    std::thread::sleep(Duration::from_millis(1).min(left));
+                    continue;
+                }
+            };
+            let rx = m.software_ns.unwrap_or_else(|| {
+                tally.counts.rx_user_clock += 1;
+                realtime_ns()
+            });
+            let d = &buf[..m.len.min(buf.len())];
+            match irtt::parse(d, self.key, true) {
+                Ok(Packet::Echo { token }) if token == self.token => {
+                    match irtt::parse_echo(d, self.layout) {
+                        Ok(e) => tally.reply(&e, rx),
+                        Err(_) => tally.counts.malformed += 1,
+                    }
+                }
+                Err(
+                    IrttError::HmacMismatch | IrttError::HmacMissing | IrttError::HmacUnexpected,
+                ) => tally.counts.hmac_failures += 1,
+                _ => tally.counts.malformed += 1,
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the kernel TX stamps queued so far.
+    fn tx_stamps(&mut self, id_seq: &[u32], tally: &mut Tally) {
+        for _ in 0..64 {
+            match self.sock.recv_tx_timestamp() {
+                Ok(Some(st)) => {
+                    if let Some(ns) = st.software_ns {
+                        tally.tx_stamp(id_seq[st.id as usize % ID_RING], ns);
+                    }
+                }
+                _ => break,
+            }
+        }
+    }
+}

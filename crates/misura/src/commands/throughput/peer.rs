@@ -1,0 +1,77 @@
+//! `--peer iperf3` of `misura tcp` and `misura udp`: the flags, and the
+//! glue to `misura_throughput::iperf3` (issue 28).
+
+use crate::shared::client_flags as client;
+use crate::shared::output::Finished;
+use anyhow::Result;
+use misura_report::throughput::{write_tcp_csv, write_tcp_text, write_udp_csv, write_udp_text};
+use misura_throughput::iperf3::{self, Iperf3Plan, Iperf3TcpReport, Iperf3UdpReport};
+use misura_throughput::tcp::TcpPlan;
+use misura_throughput::udp::UdpPlan;
+use std::io::Write;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+/// Speaking another tool's protocol to the server.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PeerArgs {
+    /// The server is another tool: `iperf3` (an `iperf3 -s`, default port
+    /// 5201). The result is the usual one, with the peer's own figures in
+    /// `peer` (docs/guide/throughput.md).
+    #[arg(long, value_name = "TOOL", value_parser = ["iperf3"])]
+    pub peer: Option<String>,
+    /// With --peer iperf3: the local port of the first data stream (as
+    /// iperf3's --cport); the next streams take the next ports.
+    #[arg(long, value_name = "PORT", requires = "peer")]
+    pub cport: Option<u16>,
+}
+
+fn tcp_text(r: &Iperf3TcpReport, w: &mut dyn Write) -> std::io::Result<()> {
+    write_tcp_text(&r.report, w)?;
+    r.peer.write_text(w)
+}
+
+fn tcp_csv(r: &Iperf3TcpReport, w: &mut dyn Write) -> std::io::Result<()> {
+    write_tcp_csv(&r.report, w)
+}
+
+fn udp_text(r: &Iperf3UdpReport, w: &mut dyn Write) -> std::io::Result<()> {
+    write_udp_text(&r.report, w)?;
+    r.peer.write_text(w)
+}
+
+fn udp_csv(r: &Iperf3UdpReport, w: &mut dyn Write) -> std::io::Result<()> {
+    write_udp_csv(&r.report, w)
+}
+
+/// `misura tcp --peer iperf3`, on the tcp flags' plan.
+pub fn tcp(plan: &TcpPlan, a: &PeerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    let p = Iperf3Plan::from_tcp(plan, a.cport, None)?;
+    let r = iperf3::run(&p, stop)?;
+    let rep = iperf3::tcp_report(&p, &r, &plan.client.netns);
+    let host = plan.client.host.clone();
+    Ok(client::finished(
+        rep.report.complete,
+        rep,
+        "tcp",
+        &host,
+        tcp_text,
+        tcp_csv,
+    ))
+}
+
+/// `misura udp --peer iperf3`, on the udp flags' plan.
+pub fn udp(plan: &UdpPlan, a: &PeerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    let p = Iperf3Plan::from_udp(plan, a.cport)?;
+    let r = iperf3::run(&p, stop)?;
+    let rep = iperf3::udp_report(&p, &r, &plan.client.netns);
+    let host = plan.client.host.clone();
+    Ok(client::finished(
+        rep.report.complete,
+        rep,
+        "udp",
+        &host,
+        udp_text,
+        udp_csv,
+    ))
+}

@@ -1,0 +1,131 @@
+//! iperf3's control connection, both ends: state bytes and length-prefixed
+//! JSON (`misura_wire::iperf3`), every read bounded by a deadline.
+
+use anyhow::{anyhow, bail, Context, Result};
+use misura_wire::iperf3::{self as wire, State};
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+/// How long a peer may take to send the next control message of the
+/// handshake (cookie, parameters, a state, results).
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The control connection.
+pub struct Ctrl {
+    pub s: TcpStream,
+}
+
+impl Ctrl {
+    pub fn new(s: TcpStream) -> Result<Ctrl> {
+        s.set_nodelay(true)?;
+        Ok(Ctrl { s })
+    }
+
+    /// Read exactly `buf.len()` bytes by `deadline`; `what` names the
+    /// message in the error.
+    pub fn read_exact_by(&mut self, buf: &mut [u8], deadline: Instant, what: &str) -> Result<()> {
+        let mut got = 0;
+        while got < buf.len() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                bail!(
+                    "the iperf3 peer stalled: {what} not complete after {} s ({got} of {} bytes; bound STEP_TIMEOUT)",
+                    STEP_TIMEOUT.as_secs(),
+                    buf.len()
+                );
+            }
+            self.s
+                .set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
+            match self.s.read(&mut buf[got..]) {
+                Ok(0) => bail!(
+                    "the iperf3 peer closed the control connection while sending {what} ({got} of {} bytes)",
+                    buf.len()
+                ),
+                Ok(n) => got += n,
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+                Err(e) => return Err(e).with_context(|| format!("reading {what} from the iperf3 peer")),
+            }
+        }
+        Ok(())
+    }
+
+    /// The next state byte, if one comes within `wait` (None: none yet).
+    pub fn poll_state(&mut self, wait: Duration) -> Result<Option<State>> {
+        let mut b = [0u8; 1];
+        self.s
+            .set_read_timeout(Some(wait.max(Duration::from_millis(1))))?;
+        match self.s.read(&mut b) {
+            Ok(0) => bail!("the iperf3 peer closed the control connection"),
+            Ok(_) => Ok(Some(State::from_byte(b[0])?)),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e).context("reading a state from the iperf3 peer"),
+        }
+    }
+
+    /// The next state byte, within [`STEP_TIMEOUT`].
+    pub fn read_state(&mut self, waiting_for: &str) -> Result<State> {
+        let mut b = [0u8; 1];
+        let what = format!("the state byte ({waiting_for})");
+        self.read_exact_by(&mut b, Instant::now() + STEP_TIMEOUT, &what)?;
+        Ok(State::from_byte(b[0])?)
+    }
+
+    /// The next state, which must be `want`; the peer's refusal or error
+    /// says what it was.
+    pub fn expect_state(&mut self, want: State) -> Result<()> {
+        match self.read_state(want.name())? {
+            s if s == want => Ok(()),
+            State::AccessDenied => bail!(
+                "the iperf3 server refused the test (ACCESS_DENIED: it is busy with another test)"
+            ),
+            State::ServerError => {
+                let mut b = [0u8; 8];
+                self.read_exact_by(
+                    &mut b,
+                    Instant::now() + STEP_TIMEOUT,
+                    "SERVER_ERROR's codes",
+                )?;
+                let code = i32::from_be_bytes(b[..4].try_into().unwrap());
+                let errno = i32::from_be_bytes(b[4..].try_into().unwrap());
+                bail!("the iperf3 server failed the test (SERVER_ERROR: iperf3 error {code}, errno {errno}; `iperf3 -s` prints why)")
+            }
+            s => bail!(
+                "the iperf3 peer sent {} where {} was due",
+                s.name(),
+                want.name()
+            ),
+        }
+    }
+
+    pub fn write_state(&mut self, s: State) -> Result<()> {
+        self.s
+            .write_all(&[s.byte()])
+            .with_context(|| format!("sending {} to the iperf3 peer", s.name()))
+    }
+
+    /// A JSON message, within [`STEP_TIMEOUT`] and `MAX_JSON_LEN`.
+    pub fn read_json(&mut self, what: &str) -> Result<Vec<u8>> {
+        let deadline = Instant::now() + STEP_TIMEOUT;
+        let mut len = [0u8; 4];
+        self.read_exact_by(&mut len, deadline, &format!("the length of {what}"))?;
+        let n = wire::json_len(len).map_err(|e| anyhow!("{what}: {e}"))?;
+        let mut body = vec![0u8; n];
+        self.read_exact_by(&mut body, deadline, what)?;
+        Ok(body)
+    }
+
+    pub fn write_json(&mut self, body: &str) -> Result<()> {
+        let f = wire::frame_json(body)?;
+        self.s
+            .write_all(&f)
+            .context("sending JSON to the iperf3 peer")
+    }
+}

@@ -1,0 +1,13 @@
+//! Speaking iperf3 (issue 28): misura as a client of `iperf3 -s` and as a
+//! server for `iperf3 -c`, over iperf3's own control protocol
+//! (`misura_wire::iperf3`). The client's result is misura's usual tcp/udp
+//! result with the peer's figures beside (`peer`).
+
+pub mod client;
+pub mod control;
+pub mod data;
+pub mod plan;
+pub mod report;
+
+pub use client::{run, Iperf3Plan, PeerRun};
+pub use report::{tcp_report, udp_report, Iperf3TcpReport, Iperf3UdpReport, PeerFigures};

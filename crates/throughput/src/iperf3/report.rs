@@ -1,0 +1,387 @@
+//! A run against an iperf3 server as misura's usual tcp/udp result, with
+//! the server's own figures beside misura's (`peer`).
+
+use super::client::{Iperf3Plan, PeerRun, StreamRow};
+use crate::client::bits_per_s;
+use misura_report::throughput::{
+    CpuUse, Endpoint, TcpClientResult, TcpConfig, TcpReport, TcpStreamResult, UdpClientResult,
+    UdpConfig, UdpReport,
+};
+use misura_report::LoopTuning;
+use misura_wire::iperf3::{Protocol, Results};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+
+/// What the iperf3 peer reported, as it sent it (iperf3's units).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PeerFigures {
+    /// "iperf3".
+    pub protocol: String,
+    /// The peer's part: "server" (misura was the client) or "client".
+    pub role: String,
+    /// What the peer said it is (`client_version`; iperf3 servers send no
+    /// version); unverified.
+    pub version: Option<String>,
+    /// Whether its results message came (false: the figures below are
+    /// missing and the run is partial).
+    pub results_received: bool,
+    /// Its CPU use over the test, % of one CPU (iperf3's cpu_util).
+    pub cpu_util_total_pct: Option<f64>,
+    pub cpu_util_user_pct: Option<f64>,
+    pub cpu_util_system_pct: Option<f64>,
+    pub congestion_used: Option<String>,
+    /// Its streams: bytes it sent (its senders) or received (its receivers).
+    pub streams: Vec<PeerStream>,
+    /// Sum over its streams.
+    pub bytes: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PeerStream {
+    pub id: i64,
+    /// "sent" or "received": what `bytes` counts.
+    pub counted: String,
+    pub bytes: u64,
+    /// TCP retransmits of a sending peer (null: not known).
+    pub retransmits: Option<i64>,
+    /// UDP receiver: jitter (ns), datagrams lost, highest sequence number.
+    pub jitter_ns: Option<u64>,
+    pub lost: Option<i64>,
+    pub packets: Option<i64>,
+    /// The stream's duration as the peer timed it, seconds.
+    pub seconds: Option<f64>,
+}
+
+impl PeerFigures {
+    pub fn of(
+        role: &str,
+        version: Option<String>,
+        r: Option<&Results>,
+        peer_sends: impl Fn(i64) -> bool,
+        udp: bool,
+    ) -> PeerFigures {
+        let Some(r) = r else {
+            return PeerFigures {
+                protocol: "iperf3".into(),
+                role: role.into(),
+                version,
+                ..Default::default()
+            };
+        };
+        PeerFigures {
+            protocol: "iperf3".into(),
+            role: role.into(),
+            version,
+            results_received: true,
+            cpu_util_total_pct: Some(r.cpu_util_total),
+            cpu_util_user_pct: Some(r.cpu_util_user),
+            cpu_util_system_pct: Some(r.cpu_util_system),
+            congestion_used: r.congestion_used.clone(),
+            bytes: r.bytes(),
+            streams: r
+                .streams
+                .iter()
+                .map(|s| {
+                    let sends = peer_sends(s.id);
+                    PeerStream {
+                        id: s.id,
+                        counted: if sends { "sent" } else { "received" }.into(),
+                        bytes: s.bytes,
+                        retransmits: (sends && s.retransmits >= 0).then_some(s.retransmits),
+                        jitter_ns: (udp && !sends).then_some((s.jitter * 1e9) as u64),
+                        lost: (udp && !sends).then_some(s.errors),
+                        packets: udp.then_some(s.packets),
+                        seconds: s.end_time.zip(s.start_time).map(|(e, b)| e - b),
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// The peer's count for a stream id.
+    pub fn stream(&self, id: i64) -> Option<&PeerStream> {
+        self.streams.iter().find(|s| s.id == id)
+    }
+
+    pub fn write_text(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        if !self.results_received {
+            return writeln!(w, "iperf3 {}: no results received", self.role);
+        }
+        writeln!(
+            w,
+            "iperf3 {} reported: {} bytes over {} streams, CPU {:.1} % (user {:.1}, system {:.1})",
+            self.role,
+            self.bytes,
+            self.streams.len(),
+            self.cpu_util_total_pct.unwrap_or(0.0),
+            self.cpu_util_user_pct.unwrap_or(0.0),
+            self.cpu_util_system_pct.unwrap_or(0.0)
+        )?;
+        for s in &self.streams {
+            write!(w, "  stream {:>3}: {} {} bytes", s.id, s.counted, s.bytes)?;
+            if let Some(r) = s.retransmits {
+                write!(w, ", {r} retransmits")?;
+            }
+            if let (Some(j), Some(l)) = (s.jitter_ns, s.lost) {
+                write!(w, ", jitter {:.3} ms, {l} lost", j as f64 / 1e6)?;
+            }
+            writeln!(w)?;
+        }
+        Ok(())
+    }
+}
+
+/// `misura tcp --peer iperf3`'s result: the tcp result and the peer's.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Iperf3TcpReport {
+    #[serde(flatten)]
+    pub report: TcpReport,
+    pub peer: PeerFigures,
+}
+
+/// `misura udp --peer iperf3`'s result.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Iperf3UdpReport {
+    #[serde(flatten)]
+    pub report: UdpReport,
+    pub peer: PeerFigures,
+}
+
+fn direction(p: &Iperf3Plan) -> &'static str {
+    match (p.params.bidirectional, p.params.reverse) {
+        (true, _) => "bidir",
+        (false, true) => "reverse",
+        _ => "forward",
+    }
+}
+
+fn endpoint(p: &Iperf3Plan, r: &PeerRun, netns: &Option<String>) -> Endpoint {
+    Endpoint {
+        server: p.host.clone(),
+        address: r.addr.to_string(),
+        netns: netns.clone(),
+        authenticated: false,
+        clients: 1,
+    }
+}
+
+fn host(netns: &Option<String>) -> misura_report::HostFingerprint {
+    misura_run::host::fingerprint(LoopTuning {
+        netns: netns.clone(),
+        ..Default::default()
+    })
+}
+
+/// The receiver's count of a stream: the peer's for what misura sent, ours
+/// for what it received (None when the peer's results did not come).
+fn receiver_bytes(s: &StreamRow, peer: &PeerFigures) -> Option<u64> {
+    if s.outcome.sender {
+        peer.stream(s.id).map(|x| x.bytes)
+    } else {
+        Some(s.outcome.bytes)
+    }
+}
+
+fn peer_figures(p: &Iperf3Plan, r: &PeerRun) -> PeerFigures {
+    let ours_send: Vec<i64> = r
+        .streams
+        .iter()
+        .filter(|s| s.outcome.sender)
+        .map(|s| s.id)
+        .collect();
+    let udp = p.params.protocol == Protocol::Udp;
+    PeerFigures::of(
+        "server",
+        None,
+        r.peer.as_ref(),
+        |id| !ours_send.contains(&id),
+        udp,
+    )
+}
+
+pub fn tcp_report(p: &Iperf3Plan, r: &PeerRun, netns: &Option<String>) -> Iperf3TcpReport {
+    let peer = peer_figures(p, r);
+    let el = r.elapsed_ns;
+    let streams: Vec<TcpStreamResult> = r
+        .streams
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let o = &s.outcome;
+            let info = o.info.unwrap_or_default();
+            let recv = receiver_bytes(s, &peer);
+            TcpStreamResult {
+                index: k as u32,
+                local_port: s.local_port,
+                sent_bytes: if o.sender { o.bytes } else { 0 },
+                received_bytes: if o.sender { 0 } else { o.bytes },
+                receiver_bytes: recv,
+                throughput_bps: bits_per_s(recv.unwrap_or(o.bytes), el),
+                sndbuf_granted: s.sndbuf,
+                rcvbuf_granted: s.rcvbuf,
+                retransmits: if o.sender { info.total_retrans } else { 0 },
+                rtt_us: info.rtt_us,
+                rttvar_us: info.rttvar_us,
+                min_rtt_us: info.min_rtt_us,
+                snd_cwnd: info.snd_cwnd,
+                pmtu: info.pmtu,
+            }
+        })
+        .collect();
+    let sum = |f: &dyn Fn(&TcpStreamResult) -> u64| streams.iter().map(f).sum::<u64>();
+    let fwd = sum(&|s| {
+        if s.sent_bytes > 0 || s.received_bytes == 0 {
+            s.receiver_bytes.unwrap_or(0)
+        } else {
+            0
+        }
+    });
+    let rev = sum(&|s| s.received_bytes);
+    let receiver = fwd + rev;
+    let rtts: Vec<f64> = streams
+        .iter()
+        .filter(|s| s.rtt_us > 0)
+        .map(|s| s.rtt_us as f64)
+        .collect();
+    let cpu = CpuUse::new(r.cpu_local.0, r.cpu_local.1, el.max(1));
+    let bidir = p.params.bidirectional;
+    let row = TcpClientResult {
+        client: 0,
+        test_id: None,
+        complete: r.complete,
+        stop_reason: r.stop_reason.clone(),
+        elapsed_ns: el,
+        sent_bytes: sum(&|s| s.sent_bytes),
+        received_bytes: rev,
+        receiver_bytes: receiver,
+        throughput_bps: bits_per_s(receiver, el),
+        forward_bps: bidir.then(|| bits_per_s(fwd, el)),
+        reverse_bps: bidir.then(|| bits_per_s(rev, el)),
+        retransmits: streams.iter().map(|s| s.retransmits as u64).sum(),
+        rtt_us_mean: (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64),
+        cpu_local: cpu,
+        cpu_remote: None,
+        service_demand_local_us_per_kb: cpu.us_per_kb(sum(&|s| s.sent_bytes) + rev),
+        service_demand_remote_us_per_kb: None,
+        server: None,
+        streams,
+    };
+    let window = p.params.window;
+    Iperf3TcpReport {
+        report: TcpReport {
+            meta: misura_run::meta::meta("misura.tcp", r.started_at.clone()),
+            complete: r.complete,
+            stop_reason: r.stop_reason.clone(),
+            throughput_bps: row.throughput_bps,
+            retransmits: row.retransmits,
+            host: host(netns),
+            config: TcpConfig {
+                endpoint: endpoint(p, r, netns),
+                streams: p.params.parallel,
+                direction: direction(p).into(),
+                msg_size: p.params.len.unwrap_or(128 * 1024),
+                sndbuf_requested: window,
+                rcvbuf_requested: window,
+                nodelay: p.params.nodelay,
+                duration_ns: p.params.time * 1_000_000_000,
+                interval_ns: None,
+                threads: "per-stream".into(),
+                busy_poll_ns: 0,
+            },
+            clients: vec![row],
+            intervals: vec![],
+            warnings: vec![],
+        },
+        peer,
+    }
+}
+
+pub fn udp_report(p: &Iperf3Plan, r: &PeerRun, netns: &Option<String>) -> Iperf3UdpReport {
+    let peer = peer_figures(p, r);
+    let el = r.elapsed_ns;
+    let (mut sent_p, mut sent_b, mut errs) = (0, 0, 0);
+    let (mut rx_p, mut rx_b, mut lost, mut reord) = (0u64, 0u64, 0u64, 0u64);
+    let mut jitter: Option<u64> = None;
+    for s in &r.streams {
+        let o = &s.outcome;
+        if o.sender {
+            sent_p += o.packets;
+            sent_b += o.bytes;
+            errs += o.send_errors;
+            if let Some(ps) = peer.stream(s.id) {
+                // iperf3's receiver: highest sequence number and losses.
+                let l = ps.lost.unwrap_or(0).max(0) as u64;
+                rx_p += (ps.packets.unwrap_or(0).max(0) as u64).saturating_sub(l);
+                rx_b += ps.bytes;
+                lost += l;
+                jitter = jitter.max(ps.jitter_ns);
+            }
+        } else {
+            rx_p += o.received_packets;
+            rx_b += o.bytes;
+            lost += o.lost;
+            reord += o.out_of_order;
+            sent_p += o.packets;
+            jitter = jitter.max(Some((o.jitter_s * 1e9) as u64));
+        }
+    }
+    let reverse = p.params.reverse && !p.params.bidirectional;
+    let rate = p.params.bandwidth.unwrap_or(1_000_000);
+    let len = p.params.len.unwrap_or(1460);
+    let row = UdpClientResult {
+        client: 0,
+        test_id: None,
+        complete: r.complete,
+        stop_reason: r.stop_reason.clone(),
+        receiver: if reverse { "client" } else { "server" }.into(),
+        elapsed_ns: el,
+        sent_packets: sent_p,
+        sent_bytes: sent_b,
+        send_errors: errs,
+        emsgsize_errors: 0,
+        received_packets: rx_p,
+        received_bytes: rx_b,
+        lost,
+        loss_ratio: if sent_p > 0 {
+            lost as f64 / sent_p as f64
+        } else {
+            0.0
+        },
+        duplicates: 0,
+        reordered: reord,
+        jitter_ns: jitter,
+        owd_min_ns: None,
+        owd_max_ns: None,
+        owd_variation_ns: None,
+        offered_bps: (rate * p.params.parallel as u64) as f64,
+        throughput_bps: bits_per_s(rx_b, el),
+        path_mtu: None,
+        cpu_local: CpuUse::new(r.cpu_local.0, r.cpu_local.1, el.max(1)),
+        cpu_remote: None,
+        pacing: None,
+        server: None,
+    };
+    Iperf3UdpReport {
+        report: UdpReport {
+            meta: misura_run::meta::meta("misura.udp", r.started_at.clone()),
+            complete: r.complete,
+            stop_reason: r.stop_reason.clone(),
+            throughput_bps: row.throughput_bps,
+            lost: row.lost,
+            loss_ratio: row.loss_ratio,
+            host: host(netns),
+            config: UdpConfig {
+                endpoint: endpoint(p, r, netns),
+                direction: direction(p).into(),
+                rate_bps: rate,
+                msg_size: len,
+                duration_ns: p.params.time * 1_000_000_000,
+                df: false,
+                pacing: "sleep".into(),
+            },
+            clients: vec![row],
+            warnings: vec![],
+        },
+        peer,
+    }
+}
