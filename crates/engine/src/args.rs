@@ -2,6 +2,7 @@
 //! (each command names its own `--engine` choices): clap groups the
 //! binary flattens into its commands.
 
+use super::format::FrameFormat;
 use super::open::EngineChoice;
 use clap::Args;
 use misura_run::exit::Failure;
@@ -50,6 +51,12 @@ pub struct EnginePorts {
     /// Ethertype of the test frames.
     #[arg(long, value_name = "HEX", default_value = "0x88B5")]
     pub ethertype: Ethertype,
+    /// Test frames as misura's own or inside PTPv2 Sync headers, which NICs
+    /// that stamp only PTP in hardware (Intel 82576, 82599, X710) stamp:
+    /// auto takes PTP where that gives NIC RX stamps and the frames are
+    /// 102 bytes or more.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = FrameFormat::Auto)]
+    pub frame_format: FrameFormat,
     /// Repeat a trial (rfc2544: a throughput search trial, a frame loss
     /// step, a back-to-back burst) or a configuration-test step (y1564)
     /// that the tester itself fell behind in (its loop descheduled

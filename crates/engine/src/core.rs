@@ -6,6 +6,7 @@
 
 use super::flows::FlowTemplate;
 use super::open::CoreIo;
+use super::rx_clock::CoreClock;
 use super::streams::{flow_core, MAX_CORES};
 use super::tx::TxPath;
 use anyhow::Result;
@@ -52,6 +53,13 @@ pub struct CoreCounts {
     pub rx: Vec<Vec<SequenceTracker>>,
     /// Sender user clock → kernel RX stamp, per flow.
     pub transit: Vec<Summary>,
+    /// Sender user clock → NIC RX stamp in system time, per flow.
+    pub transit_hw: Vec<Summary>,
+    /// NIC-stamped frames that came before the RX clock's model could
+    /// convert them (counted, not measured).
+    pub hardware_unconverted: u64,
+    /// The largest uncertainty of a NIC stamp's conversion, ns.
+    pub hardware_u95_ns: f64,
     pub stamped: u64,
     pub unstamped: u64,
     pub hardware_stamped: u64,
@@ -90,6 +98,7 @@ pub fn run(
     flows: &mut [CoreFlow],
     trial: &CoreTrial,
     mut latency: Option<&mut dyn LatencyHook>,
+    mut clock: Option<CoreClock>,
 ) -> Result<CoreCounts> {
     let nflows = flows.len();
     let mut c = CoreCounts {
@@ -98,6 +107,7 @@ pub fn run(
             .map(|_| (0..MAX_CORES).map(|_| SequenceTracker::new()).collect())
             .collect(),
         transit: (0..nflows).map(|_| Summary::new()).collect(),
+        transit_hw: (0..nflows).map(|_| Summary::new()).collect(),
         interval_sent: vec![vec![0; trial.intervals]; nflows],
         interval_received: vec![vec![0; trial.intervals]; nflows],
         ..CoreCounts::default()
@@ -121,7 +131,7 @@ pub fn run(
         if let Some(l) = latency.as_deref_mut() {
             l.turn(now, sending)?;
         }
-        let n = receive(io, trial, &mut c)?;
+        let n = receive(io, trial, &mut c, clock.as_mut(), now)?;
         if !sending {
             let latency_done = latency.as_deref().is_none_or(|l| l.finished(now));
             if now >= drain_until && latency_done {
@@ -133,6 +143,7 @@ pub fn run(
             }
         }
     }
+    c.hardware_u95_ns = clock.map_or(0.0, |k| k.u95_max);
     Ok(c)
 }
 
@@ -211,7 +222,13 @@ fn interval_of(trial: &CoreTrial, t: i64) -> Option<usize> {
     (k < trial.intervals).then_some(k)
 }
 
-fn receive(io: &mut CoreIo, trial: &CoreTrial, c: &mut CoreCounts) -> Result<usize> {
+fn receive(
+    io: &mut CoreIo,
+    trial: &CoreTrial,
+    c: &mut CoreCounts,
+    mut clock: Option<&mut CoreClock>,
+    now: i64,
+) -> Result<usize> {
     let session = trial.session_id;
     let n = io.rx.poll(0, |f: &RingFrame<'_>| {
         let d = f.data;
@@ -223,7 +240,19 @@ fn receive(io: &mut CoreIo, trial: &CoreTrial, c: &mut CoreCounts) -> Result<usi
                 return;
             }
         };
-        let Some(Ok(h)) = d.get(off..).map(ProbeHeader::new_checked) else {
+        // A load frame inside a PTPv2 Sync header (`--frame-format ptp`):
+        // the probe follows it.
+        let body = match d.get(off - 2..off) {
+            Some(&[0x88, 0xF7]) => match misura_wire::ptp::strip_misura_sync(&d[off..]) {
+                Ok(rest) => rest,
+                Err(_) => {
+                    c.malformed += 1;
+                    return;
+                }
+            },
+            _ => &d[off..],
+        };
+        let Ok(h) = ProbeHeader::new_checked(body) else {
             c.malformed += 1;
             return;
         };
@@ -257,8 +286,15 @@ fn receive(io: &mut CoreIo, trial: &CoreTrial, c: &mut CoreCounts) -> Result<usi
         }
         let fresh = matches!(t.record(h.seq()), Arrival::InOrder | Arrival::Reordered);
         let sent = h.sender_timestamp() as i64;
-        if let (Some(s), true) = (stamp, sent > 0) {
-            c.transit[flow].record(s - sent);
+        match (stamp, f.stamp, sent > 0) {
+            (Some(s), StampSource::Hardware, true) => {
+                match clock.as_deref_mut().and_then(|k| k.to_sys(s, now)) {
+                    Some(sys) => c.transit_hw[flow].record(sys - sent),
+                    None => c.hardware_unconverted += 1,
+                }
+            }
+            (Some(s), _, true) => c.transit[flow].record(s - sent),
+            _ => {}
         }
         if fresh {
             if let Some(k) = interval_of(trial, sent) {

@@ -23,7 +23,14 @@ pub struct FlowTemplate {
     pub frames: Vec<Vec<u8>>,
     /// Where the probe header starts in each frame.
     pub header_at: usize,
+    /// Where the PTPv2 Sync header starts, when the frames travel inside
+    /// PTP (its sequenceId follows the probe's).
+    pub ptp_at: Option<usize>,
 }
+
+/// Smallest payload P inside PTP: the Sync header and misura's header (a
+/// 102-byte frame with FCS).
+pub const PTP_MIN_PAYLOAD: usize = misura_wire::ptp::SYNC_LEN + probe::HEADER_LEN;
 
 impl FlowTemplate {
     /// Frames from `src` to `dst` for `flow`, sent as `stream` of `session`.
@@ -44,11 +51,20 @@ impl FlowTemplate {
             vlan: flow.vlan,
             ethertype,
         };
+        let ptp = ethertype == misura_wire::ptp::ETHERTYPE_PTP;
+        let envelope = if ptp { misura_wire::ptp::SYNC_LEN } else { 0 };
         let mut frames = Vec::with_capacity(flow.payloads.len());
         for (i, &p) in flow.payloads.iter().enumerate() {
+            if ptp && p < PTP_MIN_PAYLOAD {
+                bail!(
+                    "a {}-byte frame cannot carry misura's header inside a PTP Sync message: PTP-wrapped frames are {} bytes or more (FCS included); use larger --sizes or --frame-format misura",
+                    p + eth.header_len() + 4,
+                    PTP_MIN_PAYLOAD + eth.header_len() + 4
+                );
+            }
             let repr = ProbeRepr {
                 flags: ProbeFlags::SENDER_TIMESTAMP,
-                payload_len: p as u16,
+                payload_len: (p - envelope) as u16,
                 session_id,
                 stream,
                 size_index: i as u16,
@@ -58,13 +74,19 @@ impl FlowTemplate {
             };
             let mut buf =
                 vec![0u8; (eth.header_len() + p).max(misura_wire::ethernet::MIN_FRAME_LEN)];
-            let n = probe::emit_frame(&eth, &repr, &mut buf).context("building a load frame")?;
+            let n = if ptp {
+                misura_wire::ptp::emit_ptp_frame(&eth, &repr, &mut buf)
+            } else {
+                probe::emit_frame(&eth, &repr, &mut buf)
+            }
+            .context("building a load frame")?;
             buf.truncate(n);
             frames.push(buf);
         }
         Ok(FlowTemplate {
             frames,
-            header_at: eth.header_len(),
+            header_at: eth.header_len() + envelope,
+            ptp_at: ptp.then(|| eth.header_len()),
         })
     }
 
@@ -80,6 +102,9 @@ impl FlowTemplate {
         let mut h = ProbeHeader::new_unchecked(&mut dst[self.header_at..]);
         h.set_seq(seq);
         h.set_sender_timestamp(now as u64);
+        if let Some(at) = self.ptp_at {
+            misura_wire::ptp::set_sequence(&mut dst[at..self.header_at], seq);
+        }
         f.len()
     }
 }
@@ -108,5 +133,37 @@ mod tests {
         assert_eq!(p.size_index, 1);
         // A buffer too short is refused, not overrun.
         assert_eq!(t.write(1, 0, 0, &mut buf[..50]), 0);
+    }
+
+    #[test]
+    fn ptp_wrapped_frames_keep_their_size_and_carry_the_probe_after_a_sync() {
+        let flow = Flow {
+            rate_fps: 1000.0,
+            payloads: vec![PTP_MIN_PAYLOAD, 200],
+            vlan: None,
+        };
+        let mac = MacAddr([2, 0, 0, 0, 0, 1]);
+        let pt = misura_wire::ptp::ETHERTYPE_PTP;
+        let t = FlowTemplate::build(&flow, mac, mac, pt, 7, 0x123).unwrap();
+        let mut buf = [0u8; 256];
+        let n = t.write(1, 0x1_0005, 99, &mut buf);
+        assert_eq!(n, 14 + 200, "the frame's size is the one asked for");
+        let rest = misura_wire::ptp::strip_misura_sync(&buf[14..n]).unwrap();
+        let h = ProbeHeader::new_checked(rest).unwrap();
+        assert_eq!(
+            (h.stream(), h.seq(), h.sender_timestamp()),
+            (0x123, 0x1_0005, 99)
+        );
+        // The Sync's sequenceId follows the probe's, modulo 2^16.
+        assert_eq!(&buf[14 + 30..14 + 32], &[0, 5]);
+        // Too small a frame for the envelope is refused, naming the bound.
+        let small = Flow {
+            payloads: vec![46],
+            ..flow
+        };
+        let e = FlowTemplate::build(&small, mac, mac, pt, 7, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("102 bytes"), "{e}");
     }
 }

@@ -13,7 +13,9 @@
 //!   forced or the best path, and say why a better one was not used;
 //! * [`tx`]: one transmit interface over the three paths;
 //! * [`core`]: one core's loop for one trial;
-//! * [`trial`]: a trial over all cores, merged exactly.
+//! * [`trial`]: a trial over all cores, merged exactly;
+//! * [`rx_clock`]: the receive ring's hardware branch (NIC RX stamps,
+//!   the RX port's PTP clock tracked against system time).
 //!
 //! [`args`]: the flags that choose and size it, as clap groups the binary
 //! flattens into its commands.
@@ -22,13 +24,16 @@
 pub mod args;
 pub mod core;
 pub mod flows;
+pub mod format;
 pub mod open;
+pub mod rx_clock;
 pub mod streams;
 pub mod trial;
 pub mod tx;
 
 pub use args::{EngineArgs, EnginePorts};
 pub use flows::Flow;
+pub use format::FrameFormat;
 pub use open::{EngineChoice, EngineRequest};
 pub use streams::MAX_FLOWS;
 pub use trial::{run_trial, LatencyHook, TrialRun, TrialSpec};

@@ -9,6 +9,7 @@
 //! best path that cannot open is a note in the result, never a silent
 //! fall-back.
 
+use super::rx_clock::RxClock;
 use super::streams::MAX_CORES;
 use super::tx::{MmsgPath, TxPath, MMSG_BATCH};
 use anyhow::{anyhow, Result};
@@ -61,6 +62,9 @@ pub struct EngineRequest {
     /// Largest frame any trial will send, FCS excluded.
     pub max_frame: usize,
     pub qdisc_bypass: bool,
+    /// NIC RX stamps on the ring (the RX port's clock tracked against
+    /// system time); kept as kernel stamps, with a note, where the port
+    /// cannot give them.
     pub hardware_stamps: bool,
 }
 
@@ -77,6 +81,8 @@ pub struct Engine {
     /// Why a better path was not used, or what was changed from the request.
     pub notes: Vec<String>,
     pub qdisc_bypass: bool,
+    /// The RX port's PTP clock, when the rings take NIC stamps.
+    pub rx_clock: Option<RxClock>,
 }
 
 /// Open the engine for `req`.
@@ -100,6 +106,24 @@ pub fn open(req: &EngineRequest) -> Result<Engine> {
         .into());
     }
     let mut notes = Vec::new();
+    let rx_clock = if req.hardware_stamps {
+        let ptp = req.ethertype == misura_wire::ptp::ETHERTYPE_PTP;
+        match super::rx_clock::open(&req.rx, ptp) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                notes.push(format!(
+                    "no NIC RX stamps on the load frames ({e:#}): kernel software stamps used"
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let req = &EngineRequest {
+        hardware_stamps: rx_clock.is_some(),
+        ..req.clone()
+    };
     if req.cores > 1 {
         let caps = misura_sys::ring::probe(&req.rx);
         let queues = caps.rx_queues.unwrap_or(1);
@@ -148,6 +172,7 @@ pub fn open(req: &EngineRequest) -> Result<Engine> {
                     cores,
                     notes,
                     qdisc_bypass: req.qdisc_bypass,
+                    rx_clock,
                 });
             }
             Err(e) => {
@@ -243,6 +268,10 @@ impl Engine {
             .into(),
             tx_time: "user_clock".into(),
             notes: self.notes.clone(),
+            rx_clock: self
+                .rx_clock
+                .as_ref()
+                .map(|c| c.facts(misura_sys::clock::realtime_ns(), None)),
         }
     }
 }

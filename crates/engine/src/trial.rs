@@ -107,18 +107,20 @@ pub fn run_trial(
     }
     let cpu0 = misura_sys::rusage::process_cpu();
     let mut latency = latency;
+    let rx_clock = engine.rx_clock.as_ref();
     let results: Vec<Result<CoreCounts>> = std::thread::scope(|s| {
         let mut handles = Vec::new();
         for (i, (io, flows)) in engine.cores.iter_mut().zip(per_core.iter_mut()).enumerate() {
             let cpu = spec.cpus.get(i).copied();
             let hook = if i == 0 { latency.take() } else { None };
+            let clock = rx_clock.map(|c| c.core());
             let trial = &trial;
             handles.push(s.spawn(move || {
                 if let Some(cpu) = cpu {
                     misura_sys::sched::pin_to_cpu(cpu)?;
                 }
                 let hook = hook.map(|h| h as &mut dyn LatencyHook);
-                core::run(io, flows, trial, hook)
+                core::run(io, flows, trial, hook, clock)
             }));
         }
         handles
@@ -185,11 +187,13 @@ fn merge(
         .unwrap_or(0);
     let last = counts.iter().map(|c| c.last_send_ns).max().unwrap_or(0);
     let sending_ns = (last - first).max(0);
+    let hardware = counts.iter().any(|c| c.hardware_stamped > 0);
     let mut flows = Vec::with_capacity(spec.flows.len());
     for (fi, flow) in spec.flows.iter().enumerate() {
         let sent: u64 = counts.iter().map(|c| c.sent[fi]).sum();
         let (mut received, mut duplicates, mut reordered, mut too_old) = (0, 0, 0, 0);
         let mut transit = Summary::new();
+        let mut transit_hw = Summary::new();
         for rc in counts {
             for t in &rc.rx[fi] {
                 let k = t.counts();
@@ -199,6 +203,7 @@ fn merge(
                 too_old += k.too_old;
             }
             transit.merge(&rc.transit[fi]);
+            transit_hw.merge(&rc.transit_hw[fi]);
         }
         let skipped = per_core.iter().map(|p| p[fi].schedule.skipped()).sum();
         let lost = sent.saturating_sub(received);
@@ -226,6 +231,7 @@ fn merge(
             too_old,
             skipped,
             transit: transit.snapshot(),
+            transit_hardware: hardware.then(|| transit_hw.snapshot()),
         });
     }
     let mut out = LoadTrial {
@@ -239,6 +245,9 @@ fn merge(
         stamped: counts.iter().map(|c| c.stamped).sum(),
         hardware_stamped: counts.iter().map(|c| c.hardware_stamped).sum(),
         unstamped: counts.iter().map(|c| c.unstamped).sum(),
+        hardware_unconverted: counts.iter().map(|c| c.hardware_unconverted).sum(),
+        hardware_u95_ns: hardware
+            .then(|| counts.iter().map(|c| c.hardware_u95_ns).fold(0.0, f64::max)),
         foreign: counts.iter().map(|c| c.foreign).sum(),
         malformed: counts.iter().map(|c| c.malformed).sum(),
         ring_drops,

@@ -97,20 +97,20 @@ pub struct OnewayPlan {
     pub pattern: Pattern,
     pub period: Period,
     /// How late a frame may leave before it is postponed to the next period.
-    pub late_tolerance_ns: i64,
+    pub late_tolerance: Span,
     /// Seed of the Poisson schedule.
     pub seed: u64,
     /// The first frame is due this long after the session starts.
-    pub start_delay_ns: i64,
+    pub start_delay: Span,
     /// Stop sending after this many frames …
     pub count: Option<u64>,
     /// … or this long after the session started, whichever comes first.
-    pub duration_ns: Option<i64>,
+    pub duration: Option<Span>,
     /// The run's frame count or its estimate (splits sizes into blocks).
     pub expected_frames: Option<u64>,
     /// How long a frame may wait for its arrival (and TX stamp); also the
     /// drain after the last send.
-    pub timeout_ns: i64,
+    pub timeout: Span,
     /// The TX port returns kernel/NIC TX stamps on its error queue.
     pub expect_tx_stamp: bool,
     /// Frames in flight at most (rounded up to a power of two).
@@ -234,7 +234,7 @@ pub struct OnewaySession {
 
 impl OnewaySession {
     /// A session started at `now`; its first frame is due at
-    /// `now + plan.start_delay_ns`.
+    /// `now + plan.start_delay`.
     pub fn new(plan: &OnewayPlan, now: i64) -> Result<OnewaySession, PlanError> {
         if plan.sizes.is_empty() {
             return Err(PlanError::NoSizes);
@@ -246,8 +246,8 @@ impl OnewaySession {
         {
             return Err(PlanError::BadSize(p));
         }
-        if plan.timeout_ns < 1 {
-            return Err(PlanError::BadTimeout(plan.timeout_ns));
+        if plan.timeout < Span::from_ns(1) {
+            return Err(PlanError::BadTimeout(plan.timeout.as_ns()));
         }
         let frame_sizes = plan
             .sizes
@@ -262,8 +262,8 @@ impl OnewaySession {
         let schedule = Schedule::new(
             plan.pattern,
             plan.period,
-            Span::from_ns(plan.late_tolerance_ns),
-            Instant::from_ns(now.saturating_add(plan.start_delay_ns)),
+            plan.late_tolerance,
+            Instant::from_ns(now).saturating_add(plan.start_delay),
             plan.seed,
         );
         Ok(OnewaySession {
@@ -278,8 +278,8 @@ impl OnewaySession {
                 r
             },
             count: plan.count,
-            end_ns: plan.duration_ns.map(|d| now.saturating_add(d)),
-            timeout_ns: plan.timeout_ns,
+            end_ns: plan.duration.map(|d| now.saturating_add(d.as_ns())),
+            timeout_ns: plan.timeout.as_ns(),
             expect_tx_stamp: plan.expect_tx_stamp,
             c: OnewayCounters {
                 started_ns: now,

@@ -75,7 +75,7 @@ fn sim_oneway_loss() {
         assert_eq!((o.counters.late, o.counters.duplicates), (0, 0));
         // The last frame is lost: the run waits its whole timeout, no more.
         let waited = o.end_host - o.frames[999].tx2;
-        assert!(waited > o.plan.timeout_ns && waited < o.plan.timeout_ns + 5 * US);
+        assert!(waited > o.plan.timeout.as_ns() && waited < o.plan.timeout.as_ns() + 5 * US);
     }
 }
 
@@ -280,7 +280,7 @@ fn sim_oneway_late_frames_and_the_drain_timeout() {
         assert!(held.iter().all(|&k| k >= 970 || delivered(k)));
         assert!(!delivered(998) && !delivered(999));
         let waited = o.end_host - o.frames[999].tx2;
-        assert!(waited > o.plan.timeout_ns && waited < o.plan.timeout_ns + 5 * US);
+        assert!(waited > o.plan.timeout.as_ns() && waited < o.plan.timeout.as_ns() + 5 * US);
     }
 }
 
@@ -315,7 +315,7 @@ fn sim_oneway_stop_midway() {
         assert!(o.was_stopped);
         assert_eq!((o.counters.sent, o.lost()), (401, vec![400]));
         let waited = o.end_host - o.frames[400].tx2;
-        assert!(waited > o.plan.timeout_ns && waited < o.plan.timeout_ns + 5 * US);
+        assert!(waited > o.plan.timeout.as_ns() && waited < o.plan.timeout.as_ns() + 5 * US);
     }
 }
 
@@ -430,7 +430,7 @@ fn sim_oneway_duration_bound() {
         let mut p = plan();
         p.count = None;
         p.expected_frames = None;
-        p.duration_ns = Some(50 * MS);
+        p.duration = Some(misura_measure::time::Span::from_ns(50 * MS));
         let o = run(p, Faults::default(), seed);
         accounting(&o);
         // Slots from 1 ms to 50 ms, the one at 50 ms excluded.

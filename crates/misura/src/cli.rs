@@ -206,8 +206,12 @@ Each step and service is judged PASS or FAIL with the thresholds it missed;
 the exit code is 1 when any fails. A step the tester itself could not send (on
 every --tester-retries attempt) is INCONCLUSIVE, never FAIL; with no FAIL, the
 run is then inconclusive, exit 8. Frame delay is the load frames' transit from
-the sender's user clock (carried in each frame) to the kernel RX stamp: an upper
-bound that includes the tester's own send path.")]
+the sender's user clock (carried in each frame) to their RX stamp: the NIC's
+where the RX port has hardware stamps (its PTP clock tracked against system
+time; --frame-format auto wraps the frames in PTP where the NIC stamps only
+that), the kernel's otherwise. Each step says which (fd_source) and how many
+frames it covers; either way an upper bound that includes the tester's own
+send path.")]
     Y1564(Y1564Args),
     /// Serve throughput, request/response and set-up tests to many clients at once, within limits.
     #[command(long_about = crate::commands::throughput::serve::LONG_ABOUT)]

@@ -15,6 +15,7 @@ use misura_engine::open::Engine;
 use misura_engine::EngineChoice;
 use misura_engine::{self as frames, EngineRequest, Flow, LatencyHook, TrialSpec};
 use misura_measure::oneway_session::{OnewayCounters, OnewayPlan, MEASURE_STREAM};
+use misura_measure::time::Span;
 use misura_measure::FrameRecord;
 use misura_report::load::OnewayLoad;
 use misura_run::exit::Failure;
@@ -79,8 +80,16 @@ pub fn decide(opts: Option<&LoadOptions>, r: &Resolved) -> Result<Option<Decided
 }
 
 /// Where the probe header's `stream` field sits in a frame (no VLAN tag:
-/// the kernel has taken it off before a socket filter runs).
-const STREAM_OFFSET: u32 = 14 + 12;
+/// the kernel has taken it off before a socket filter runs), after the
+/// PTPv2 Sync header when the probes travel inside PTP.
+fn stream_offset(ethertype: u16) -> u32 {
+    let envelope = if ethertype == misura_wire::ptp::ETHERTYPE_PTP {
+        misura_wire::ptp::SYNC_LEN as u32
+    } else {
+        0
+    };
+    14 + envelope + 12
+}
 
 struct Hook<'a> {
     turn: Turn<'a>,
@@ -106,9 +115,9 @@ impl LatencyHook for Hook<'_> {
 /// trial's length.
 pub fn latency_plan(mut plan: OnewayPlan, every: u64, duration_ns: i64) -> OnewayPlan {
     plan.period = plan.period.times(every);
-    plan.late_tolerance_ns = plan.period.as_ns() - 1;
+    plan.late_tolerance = plan.period.span() - Span::from_ns(1);
     plan.count = None;
-    plan.duration_ns = Some(duration_ns);
+    plan.duration = Some(Span::from_ns(duration_ns));
     plan.expected_frames = Some((duration_ns / plan.period.as_ns()) as u64);
     plan
 }
@@ -141,7 +150,7 @@ pub fn open(ports: &Ports, r: &Resolved, opts: &LoadOptions, decided: Decided) -
     })?;
     ports
         .rx
-        .filter_u16(STREAM_OFFSET, MEASURE_STREAM)
+        .filter_u16(stream_offset(cfg.ethertype), MEASURE_STREAM)
         .context("giving the latency stream its own socket")?;
     Ok(engine)
 }

@@ -8,7 +8,7 @@
 use super::tuning::Tuning;
 use anyhow::Result;
 use misura_measure::oneway_session::OnewayPlan;
-use misura_measure::time::Period;
+use misura_measure::time::{Period, Span};
 use misura_measure::{LinkModel, Pattern, SizeOrder};
 use misura_report::OnewayConfig;
 use misura_run::exit::Failure;
@@ -361,13 +361,13 @@ pub fn session_plan(r: &Resolved, expect_tx_stamp: bool) -> OnewayPlan {
         vlan: cfg.link.vlan,
         pattern: cfg.pattern,
         period: r.period,
-        late_tolerance_ns: cfg.late_tolerance_ns,
+        late_tolerance: Span::from_ns(cfg.late_tolerance_ns),
         seed: cfg.seed,
-        start_delay_ns: 1_000_000,
+        start_delay: Span::from_ns(1_000_000),
         count: cfg.count,
-        duration_ns: cfg.duration_s.map(|d| (d * 1e9) as i64),
+        duration: cfg.duration_s.map(|d| Span::from_ns((d * 1e9) as i64)),
         expected_frames: r.expected_frames,
-        timeout_ns: cfg.timeout_ns,
+        timeout: Span::from_ns(cfg.timeout_ns),
         expect_tx_stamp,
         // Room for every frame in flight within the timeout, twice over.
         ring_capacity: ((cfg.rate_fps * cfg.timeout_ns as f64 / 1e9 * 2.0) as usize)

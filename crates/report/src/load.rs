@@ -27,6 +27,31 @@ pub struct EngineFacts {
     pub tx_time: String,
     /// Why a better path was not used, and other choices made for the user.
     pub notes: Vec<String>,
+    /// The RX port's PTP clock, when the ring took NIC stamps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_clock: Option<RxClockFacts>,
+}
+
+/// The RX port's PTP clock, tracked against system time so that the ring's
+/// NIC stamps can be set against the frames' user-clock send times.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RxClockFacts {
+    /// `/dev/ptpN`.
+    pub phc: String,
+    /// The port's hardware RX filter: "all" or "ptp_v2_event" (the load
+    /// frames then travel inside PTPv2 Sync headers).
+    pub rx_filter: String,
+    /// Cross-timestamp method (PTP_SYS_OFFSET_PRECISE, _EXTENDED, …).
+    pub method: Option<String>,
+    /// Cross-timestamp rounds taken, and those that failed.
+    pub rounds: u64,
+    pub read_errors: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// The clock's offset and drift against CLOCK_REALTIME.
+    pub fit: Option<misura_measure::phc_track::ClockFit>,
+    /// Largest ≈95 % uncertainty of a stamp's conversion to system time, ns.
+    pub u95_ns: Option<f64>,
 }
 
 /// One flow of a trial.
@@ -51,6 +76,11 @@ pub struct LoadFlow {
     /// Sender's user clock (written in the frame) to the kernel RX stamp,
     /// ns: an upper bound of each load frame's latency.
     pub transit: SummarySnapshot,
+    /// Sender's user clock to the NIC's RX stamp (converted from the RX
+    /// port's PTP clock to system time), ns, for the frames the NIC stamped;
+    /// absent without NIC RX stamps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transit_hardware: Option<SummarySnapshot>,
 }
 
 /// One trial.
@@ -66,6 +96,14 @@ pub struct LoadTrial {
     pub stamped: u64,
     pub hardware_stamped: u64,
     pub unstamped: u64,
+    /// NIC-stamped frames that came before the RX clock's model could
+    /// convert their stamps (counted, not in `transit_hardware`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hardware_unconverted: u64,
+    /// Largest ≈95 % uncertainty of a NIC stamp's conversion to system
+    /// time in `transit_hardware`, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware_u95_ns: Option<f64>,
     /// Frames of other sessions or tools; frames that are not misura's.
     pub foreign: u64,
     pub malformed: u64,
@@ -163,4 +201,8 @@ pub fn write_oneway_load(l: &OnewayLoad, out: &mut dyn Write) -> io::Result<()> 
         writeln!(out, "  note: {n}")?;
     }
     Ok(())
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -130,8 +130,9 @@ pub struct LatencyResult {
     pub rate_fps: f64,
     /// Tagged (latency-stream) frames measured.
     pub tagged_frames: u64,
-    /// Which figure min/median/p99.9 are taken from: "kernel" (kernel TX
-    /// and RX stamps) or "user" (the mean user latency Mul).
+    /// Which figure min/median/p99.9 are taken from: "hardware" (NIC TX and
+    /// RX stamps), "kernel" (kernel TX and RX stamps) or "user" (the mean
+    /// user latency Mul).
     pub source: String,
     pub min_ns: Option<i64>,
     pub median_ns: Option<i64>,
@@ -142,6 +143,19 @@ pub struct LatencyResult {
     pub kernel: Option<SummarySnapshot>,
     /// SUT latency Msl = Mul − Amil(P) − C, with a calibration.
     pub msl: Option<SummarySnapshot>,
+    /// NIC hardware RX − TX, and the SUT latency from it (with a
+    /// calibration that has a hardware line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware: Option<SummarySnapshot>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware_sut: Option<SummarySnapshot>,
+    /// Largest ≈95 % uncertainty of a hardware latency (the two ports'
+    /// clocks related through system time), ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware_u95_ns: Option<i64>,
+    /// The NIC clocks behind the hardware figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware_clocks: Option<crate::model::HardwareClocks>,
     pub load: LoadTrial,
 }
 

@@ -80,6 +80,18 @@ pub struct StepReport {
     pub fd_max_ns: Option<i64>,
     /// p99.9 − min of the frame delay.
     pub fdv_ns: Option<i64>,
+    /// The smallest frame delay, the RX stamps it rests on ("nic_hardware":
+    /// the RX port's PTP clock converted to system time; "kernel_software"),
+    /// how many frames it covers, and with NIC stamps the largest ≈95 %
+    /// uncertainty of a conversion, ns. Absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fd_min_ns: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fd_source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fd_frames: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fd_u95_ns: Option<f64>,
     pub pass: bool,
     /// The tester could not send the step on any attempt: its figures are
     /// the tester's limit, neither a PASS nor a FAIL of the SUT. False in

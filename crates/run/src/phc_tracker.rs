@@ -48,6 +48,50 @@ impl PhcConverter {
     pub fn rx_to_tx(&self, rx_hw: i64) -> Option<Converted> {
         self.0.lock().ok()?.pair.rx_to_tx(rx_hw)
     }
+
+    /// The RX clock's fit so far, evaluated at `at_sys`, and the tracker's
+    /// counts.
+    pub fn rx_fit(&self, at_sys: i64) -> (Option<misura_measure::phc_track::ClockFit>, TrackerEnd) {
+        match self.0.lock() {
+            Ok(s) => (s.pair.rx.describe(at_sys), s.end.clone()),
+            Err(_) => (None, TrackerEnd::default()),
+        }
+    }
+
+    /// The RX clock's model as it stands, for a hot loop that converts its
+    /// stamps to system time itself: never waits (`None` while the tracker
+    /// holds the lock, or before the clock has two points), so the loop
+    /// calls it now and then and keeps the last one.
+    pub fn rx_snapshot(&self) -> Option<ToSystem> {
+        let s = self.0.try_lock().ok()?;
+        let line = s.pair.rx.line()?;
+        Some(ToSystem {
+            line,
+            half_width_ns: s.pair.rx.median_half_width(),
+        })
+    }
+}
+
+/// One PHC's line against system time, copied out of the tracker: converts
+/// that clock's stamps to CLOCK_REALTIME without a lock.
+#[derive(Copy, Clone, Debug)]
+pub struct ToSystem {
+    line: misura_stats::streaming_fit::LineEstimate,
+    half_width_ns: i64,
+}
+
+impl ToSystem {
+    /// System time of a PHC stamp.
+    #[inline]
+    pub fn to_sys(&self, phc: i64) -> i64 {
+        misura_measure::phc_track::ClockTrack::to_sys(&self.line, phc)
+    }
+
+    /// ≈95 % uncertainty of [`ToSystem::to_sys`] at system time `sys`: twice
+    /// the fit's standard error there plus the median sandwich half-width.
+    pub fn u95_ns(&self, sys: i64) -> f64 {
+        2.0 * self.line.se_at(sys) + self.half_width_ns as f64
+    }
 }
 
 struct Clocks {

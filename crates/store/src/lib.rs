@@ -103,6 +103,23 @@ pub fn default_path(data_dir: Option<PathBuf>) -> PathBuf {
         .join("results.sqlite")
 }
 
+/// The database's `application_id` and `user_version`; reading them fails
+/// on a file that is not SQLite at all.
+fn header(conn: &Connection) -> rusqlite::Result<(i32, i32)> {
+    let app = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let ver = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    Ok((app, ver))
+}
+
+/// How many tables the database has (none: new, or being created).
+fn table_count(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+        [],
+        |r| r.get(0),
+    )
+}
+
 impl Store {
     /// Open (creating if needed) the store at `path`.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
@@ -127,21 +144,9 @@ impl Store {
         .map_err(open_err)?;
         conn.busy_timeout(Duration::from_secs(10))
             .map_err(open_err)?;
-        // Reading the header fails on a file that is not SQLite at all.
-        let app: i32 = conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(open_err)?;
-        let ver: i32 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(open_err)?;
+        let (app, ver) = header(&conn).map_err(open_err)?;
         if existed {
-            let tables: i64 = conn
-                .query_row(
-                    "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
-                    [],
-                    |r| r.get(0),
-                )
-                .map_err(open_err)?;
+            let tables = table_count(&conn).map_err(open_err)?;
             if app != APPLICATION_ID && (app != 0 || tables > 0) {
                 return Err(StoreError::Foreign { path: path.into() });
             }
@@ -184,22 +189,11 @@ impl Store {
             .map_err(open_err)?;
         conn.busy_timeout(Duration::from_secs(10))
             .map_err(open_err)?;
-        let app: i32 = conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(open_err)?;
-        let ver: i32 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(open_err)?;
+        let (app, ver) = header(&conn).map_err(open_err)?;
         if app != APPLICATION_ID {
             // A store another misura is creating has no tables yet, and its
             // application id is set in the same transaction as its tables.
-            let tables: i64 = conn
-                .query_row(
-                    "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
-                    [],
-                    |r| r.get(0),
-                )
-                .map_err(open_err)?;
+            let tables = table_count(&conn).map_err(open_err)?;
             if app == 0 && tables == 0 {
                 return Err(StoreError::Empty { path: path.into() });
             }

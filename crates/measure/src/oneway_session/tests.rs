@@ -13,13 +13,13 @@ fn plan() -> OnewayPlan {
         vlan: false,
         pattern: Pattern::Periodic,
         period: Period::new(MS).unwrap(),
-        late_tolerance_ns: MS - 1,
+        late_tolerance: Span::from_ns(MS - 1),
         seed: 1,
-        start_delay_ns: MS,
+        start_delay: Span::from_ns(MS),
         count: Some(3),
-        duration_ns: None,
+        duration: None,
         expected_frames: Some(3),
-        timeout_ns: 10 * MS,
+        timeout: Span::from_ns(10 * MS),
         expect_tx_stamp: true,
         ring_capacity: 16,
         tx_stamp_messages: 1,
@@ -282,7 +282,7 @@ fn stop_after_the_count_is_not_an_interruption() {
 fn the_duration_ends_sending_at_its_instant() {
     let mut p = plan();
     p.count = None;
-    p.duration_ns = Some(3 * MS);
+    p.duration = Some(Span::from_ns(3 * MS));
     p.expect_tx_stamp = false;
     let mut s = OnewaySession::new(&p, 0).unwrap();
     send_at(&mut s, MS);
@@ -324,7 +324,10 @@ fn plans_the_session_cannot_run_are_refused() {
     };
     assert_eq!(bad(|p| p.sizes.clear()), PlanError::NoSizes);
     assert_eq!(bad(|p| p.sizes = vec![46, 12]), PlanError::BadSize(12));
-    assert_eq!(bad(|p| p.timeout_ns = -1), PlanError::BadTimeout(-1));
+    assert_eq!(
+        bad(|p| p.timeout = Span::from_ns(-1)),
+        PlanError::BadTimeout(-1)
+    );
 }
 
 #[test]

@@ -212,7 +212,7 @@ fn schedule(o: &Outcome) {
     let c = &o.counters;
     assert!(c.postponed >= gaps);
     assert_eq!(c.postponed == 0, gaps == 0 && first == 0);
-    if o.plan.duration_ns.is_none() {
+    if o.plan.duration.is_none() {
         // Count-bound or stopped: the schedule is not asked after the last frame.
         assert_eq!(c.skipped_slots, skipped);
     } else {

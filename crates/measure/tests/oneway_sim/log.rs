@@ -100,6 +100,6 @@ impl Outcome {
 
     /// The first schedule slot: the session's start plus the start delay.
     pub fn first_due(&self) -> i64 {
-        self.started_host + self.plan.start_delay_ns
+        self.started_host + self.plan.start_delay.as_ns()
     }
 }

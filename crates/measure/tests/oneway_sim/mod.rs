@@ -12,6 +12,7 @@
 use misura_measure::oneway_session::{
     OnewayCounters, OnewayPlan, OnewaySession, RxMeta, Transmit, MEASURE_STREAM, WARMUP_STREAM,
 };
+use misura_measure::time::{Period, Span};
 use misura_measure::{Pattern, SizeOrder, TxStampMatch};
 use misura_wire::{emit_frame, EthernetRepr, MacAddr, ProbeFlags, ProbeHeader, ProbeRepr};
 use rand::rngs::SmallRng;
@@ -58,14 +59,14 @@ pub fn plan() -> OnewayPlan {
         order: SizeOrder::Interleaved,
         vlan: false,
         pattern: Pattern::Periodic,
-        period: misura_measure::time::Period::new(100 * US).unwrap(),
-        late_tolerance_ns: 100 * US - 1,
+        period: Period::new(100 * US).unwrap(),
+        late_tolerance: Span::from_ns(100 * US - 1),
         seed: 7,
-        start_delay_ns: MS,
+        start_delay: Span::from_ns(MS),
         count: Some(1000),
-        duration_ns: None,
+        duration: None,
         expected_frames: Some(1000),
-        timeout_ns: 2 * MS,
+        timeout: Span::from_ns(2 * MS),
         expect_tx_stamp: true,
         ring_capacity: 1024,
         tx_stamp_messages: 1,

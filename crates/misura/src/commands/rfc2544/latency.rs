@@ -2,12 +2,14 @@
 //! (the load at the rate, a latency stream of tagged frames inside it with
 //! their TX/RX windows and kernel stamps, and the SUT latency when a
 //! calibration is given), reported as RFC 8219 asks: at least 500 tagged
-//! frames; minimum, median, 99.9th percentile and PDV = p99.9 − min.
+//! frames; minimum, median, 99.9th percentile and PDV = p99.9 − min. On
+//! ports with NIC stamps (`--frame-format auto` wraps the frames in PTP
+//! where the NIC stamps only that) the figures are the hardware ones.
 
 use super::args::Rfc2544Args;
 use super::sizes::SizeSpec;
 use anyhow::Result;
-use misura_engine::EngineChoice;
+use misura_engine::{EngineChoice, FrameFormat};
 use misura_oneway::mode::{LoadOptions, OnewayEngine};
 use misura_oneway::{self as oneway, Calibration, Mode, Request};
 use misura_report::rfc2544::LatencyResult;
@@ -35,6 +37,14 @@ pub fn run(
     req.sizes = size.payloads();
     req.link_rate_bps = Some(link_bps);
     req.ethertype = a.p.ethertype.value;
+    // Auto takes PTP only where that gives NIC stamps and every frame of
+    // the size carries the envelope (a 64-byte frame cannot).
+    let format =
+        misura_engine::format::settle(a.p.frame_format, &a.p.rx, a.p.ethertype.value, &req.sizes);
+    req.frame_format = match format.format {
+        FrameFormat::Ptp => oneway::plan::FrameFormat::Ptp,
+        _ => oneway::plan::FrameFormat::Misura,
+    };
     req.quiet = true;
     req.tuning.cpu = a.p.cpu;
     req.load = Some(LoadOptions {
@@ -51,10 +61,19 @@ pub fn run(
     let mut outputs = oneway::Outputs { frames: None };
     let r = oneway::measure(&req, Mode::Oneway, calibration, &mut outputs, stop)?;
     let o = &r.overall;
-    let (source, fig) = match &o.kernel {
-        Some(k) if k.count > 0 => ("kernel", k),
+    // NIC stamps at both ends first (the RX clock converted to the TX
+    // clock when they differ), then kernel stamps, then the user clock.
+    let (source, fig) = match (&o.hardware, &o.kernel) {
+        (Some(h), _) if h.count > 0 => ("hardware", h),
+        (_, Some(k)) if k.count > 0 => ("kernel", k),
         _ => ("user", &o.mul),
     };
+    let hardware_u95_ns = r
+        .timestamps
+        .hardware_clocks
+        .as_ref()
+        .and_then(|c| c.per_frame_u95.as_ref())
+        .and_then(|u| u.max_ns);
     let pdv = match (fig.p999_ns, fig.min_ns) {
         (Some(p), Some(m)) => Some(p - m),
         _ => None,
@@ -74,8 +93,19 @@ pub fn run(
             mul: o.mul.clone(),
             kernel: o.kernel.clone(),
             msl: o.msl.clone(),
+            hardware: o.hardware.clone(),
+            hardware_sut: o.hardware_sut.clone(),
+            hardware_u95_ns,
+            hardware_clocks: r.timestamps.hardware_clocks.clone(),
             load,
         },
-        r.warnings,
+        r.warnings
+            .into_iter()
+            .chain(
+                format
+                    .note
+                    .map(|note| crate::shared::warnings::Warn::EngineFallback { note }.into()),
+            )
+            .collect(),
     ))
 }

@@ -89,15 +89,16 @@ fn measured(
     duration_ns: i64,
 ) -> rules::StepMeasured {
     let bits = s.frame_bytes as f64 * 8.0;
+    let (delay, _) = delay_of(f);
     rules::StepMeasured {
         offered_bps,
         received_bps: f.received as f64 * bits * 1e9 / duration_ns.max(1) as f64,
         frames_sent: f.sent,
         frames_lost: f.lost,
         // Nothing received leaves no delay to judge: FLR fails the step.
-        fd_mean_ns: f.transit.mean_ns.map_or(0, |v| v.round() as i64),
-        fd_max_ns: f.transit.max_ns.unwrap_or(0),
-        fdv_ns: match (f.transit.p999_ns, f.transit.min_ns) {
+        fd_mean_ns: delay.mean_ns.map_or(0, |v| v.round() as i64),
+        fd_max_ns: delay.max_ns.unwrap_or(0),
+        fdv_ns: match (delay.p999_ns, delay.min_ns) {
             (Some(p), Some(m)) => p - m,
             _ => 0,
         },
@@ -105,13 +106,30 @@ fn measured(
     }
 }
 
+/// The frame delays a step is judged on: NIC RX stamps where the ring had
+/// them (the frames the NIC stamped), kernel stamps otherwise.
+fn delay_of(f: &LoadFlow) -> (&misura_stats::SummarySnapshot, &'static str) {
+    match &f.transit_hardware {
+        Some(h) if h.count > 0 => (h, "nic_hardware"),
+        _ => (&f.transit, "kernel_software"),
+    }
+}
+
 fn step_report(
     label: &str,
     m: &rules::StepMeasured,
     v: rules::Verdict,
-    tester_limit: Option<String>,
+    run: &TrialRun,
+    flow: usize,
 ) -> StepReport {
+    let tester_limit = run.trial.tester_limit.clone();
+    let delay = run.trial.flows.get(flow).map(delay_of);
+    let hardware = delay.is_some_and(|(_, src)| src == "nic_hardware");
     StepReport {
+        fd_min_ns: delay.and_then(|(d, _)| d.min_ns),
+        fd_source: delay.map(|(_, src)| src.to_string()),
+        fd_frames: delay.map(|(d, _)| d.count),
+        fd_u95_ns: run.trial.hardware_u95_ns.filter(|_| hardware),
         label: label.into(),
         offered_bps: m.offered_bps,
         received_bps: m.received_bps,
@@ -210,7 +228,7 @@ fn config_step(
     }
     Ok(StepReport {
         spoiled_attempts: spoiled,
-        ..step_report(&step.label, &m, v, run.trial.tester_limit.clone())
+        ..step_report(&step.label, &m, v, &run, 0)
     })
 }
 
@@ -249,25 +267,32 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let rx = misura_oneway::plan::interface(&a.p.rx)?;
     a.p.check_macs(&tx, &rx)?;
     fits(&services, &tx, &rx, perf_ns)?;
+    let payloads: Vec<usize> = services
+        .iter()
+        .map(|s| s.frame_bytes - 18 - usize::from(s.vlan.is_some() || s.pcp.is_some()) * 4)
+        .collect();
+    let format = frames::format::settle(a.p.frame_format, &a.p.rx, a.p.ethertype.value, &payloads);
     let engine = frames::open::open(&EngineRequest {
         tx: a.p.tx.clone(),
         rx: a.p.rx.clone(),
-        ethertype: a.p.ethertype.value,
+        ethertype: format.ethertype,
         choice: a.p.engine,
         cores: a.p.engine_args.cores as usize,
         max_frame: services.iter().map(|s| s.frame_bytes).max().unwrap_or(64),
         qdisc_bypass: a.p.engine_args.qdisc_bypass,
-        hardware_stamps: false,
+        hardware_stamps: format.hardware_stamps,
     })?;
     let facts = engine.facts();
     let mut warnings: Vec<misura_report::Warning> = facts
         .notes
         .iter()
+        .chain(format.note.iter())
         .map(|n| Warn::EngineFallback { note: n.clone() }.into())
         .collect();
+    let hardware = engine.rx_clock.is_some();
     let mut ctx = Ctx {
         engine,
-        ethertype: a.p.ethertype.value,
+        ethertype: format.ethertype,
         dst: MacAddr(rx.mac),
         src: MacAddr(tx.mac),
         cpus,
@@ -317,6 +342,20 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     } else {
         None
     };
+    // The engine as it ends: its RX clock's fit over the whole run.
+    let mut facts = ctx.engine.facts();
+    if let Some(c) = facts.rx_clock.as_mut() {
+        c.u95_ns = reports
+            .iter()
+            .flat_map(|r| r.config_test.iter())
+            .chain(
+                performance
+                    .iter()
+                    .flat_map(|p| p.services.iter().map(|r| &r.step)),
+            )
+            .filter_map(|s| s.fd_u95_ns)
+            .reduce(f64::max);
+    }
     drop(ctx);
     let signal = stop.load(Ordering::Relaxed);
     let pass = signal == 0
@@ -357,9 +396,13 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             step_s: step_ns as f64 / 1e9,
             performance_s: perf_ns as f64 / 1e9,
             rate_basis: "Ethernet frames with FCS (no preamble or gap)".into(),
-            delay_source:
-                "sender's user clock in the frame to the kernel RX stamp (an upper bound)".into(),
-            ethertype: a.p.ethertype.value,
+            delay_source: if hardware {
+                "sender's user clock in the frame to the NIC RX stamp (the RX port's PTP clock converted to system time), for the frames the NIC stamped; the send side's host delay is in it"
+            } else {
+                "sender's user clock in the frame to the kernel RX stamp (an upper bound)"
+            }
+            .into(),
+            ethertype: format.ethertype,
             tester_retries: a.p.tester_retries,
         },
         engine: facts,
@@ -410,7 +453,7 @@ fn performance(
         let v = rules::judge_performance(&rule_spec(s), &m);
         rows.push(PerformanceRow {
             name: s.name.clone(),
-            step: step_report("performance", &m, v, run.trial.tester_limit.clone()),
+            step: step_report("performance", &m, v, &run, i),
             availability,
             unavailable_s,
         });
