@@ -77,6 +77,8 @@ command -v phc_ctl >/dev/null || peers+=(linuxptp)
 command -v cpio >/dev/null || peers+=(cpio)
 # The iperf3 peer tests (tests/iperf3.rs, issue 28).
 command -v iperf3 >/dev/null || peers+=(iperf3)
+# The irtt peer tests (tests/irtt.rs, issue 28).
+command -v irtt >/dev/null || peers+=(irtt)
 # ---- NIC lab: QEMU 10 for its igb ports --------------------------------------
 # (scripts/nic-lab.sh --nic igb; Debian 12's QEMU 7.2 has no igb): fetched from
 # bookworm-backports into .tools/qemu/ by scripts/nic-lab/get-qemu.sh, with a

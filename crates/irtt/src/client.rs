@@ -67,13 +67,16 @@ fn open(
     o: &Options,
     stop: &dyn Fn() -> bool,
     bad: &mut (u64, u64),
+    sends: &mut u32,
 ) -> Result<(u64, Params)> {
     let key = o.key.as_deref();
     let mut out = [0u8; 512];
     let n = irtt::emit_open(None, &o.params, false, key, &mut out)?;
     let mut buf = vec![0u8; MAX_PACKET_LEN + 1];
     for wait in OPEN_WAITS {
-        sock.send_to(&out[..n], o.target)?;
+        if sock.send_to(&out[..n], o.target)? {
+            *sends += 1;
+        }
         let until = Instant::now() + wait;
         while let Some(left) = until.checked_duration_since(Instant::now()) {
             if stop() {
@@ -139,7 +142,9 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
     let sock = socket(o.target)?;
     let local = sock.local_addr();
     let mut bad = (0, 0);
-    let (token, granted) = open(&sock, o, stop, &mut bad)?;
+    // Datagrams sent so far: the kernel numbers their TX stamps (OPT_ID) from 0.
+    let mut next_id: u32 = 0;
+    let (token, granted) = open(&sock, o, stop, &mut bad, &mut next_id)?;
     let key = o.key.as_deref();
     let layout = Layout::new(&granted, key.is_some());
     let len = layout.packet_len(granted.length.max(0) as usize);
@@ -150,8 +155,6 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
     let duration = Duration::from_nanos(granted.duration_ns.max(0) as u64);
     let mut out = vec![0u8; MAX_PACKET_LEN];
     let mut buf = vec![0u8; MAX_PACKET_LEN + 1];
-    let mut id_seq = vec![0u32; ID_RING];
-    let mut next_id: u32 = 1; // the open request was datagram 0
     let start = Instant::now();
     // The schedule's origin: moved forward when the client falls more than
     // an interval behind, so it never sends a catch-up burst (irtt's server
@@ -164,6 +167,7 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
         key,
         layout: &layout,
         token,
+        id_seq: vec![None; ID_RING],
     };
     loop {
         if stop() {
@@ -171,7 +175,8 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
             break;
         }
         let mut due = origin + interval * seq;
-        if due.duration_since(start) >= duration || o.count.is_some_and(|c| u64::from(seq) >= c) {
+        // The granted duration in probes: the schedule's shifts do not shorten it.
+        if interval * seq >= duration || o.count.is_some_and(|c| u64::from(seq) >= c) {
             break;
         }
         let late = Instant::now().saturating_duration_since(due);
@@ -190,10 +195,10 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
         let tx = realtime_ns();
         if sock.send_to(&out[..n], o.target)? {
             tally.sent(seq, tx);
-            id_seq[next_id as usize % ID_RING] = seq;
+            io.id_seq[next_id as usize % ID_RING] = Some(seq);
             next_id = next_id.wrapping_add(1);
         }
-        io.tx_stamps(&id_seq, &mut tally);
+        io.tx_stamps(&mut tally);
         seq = seq.wrapping_add(1);
     }
     // The last replies: three times the largest RTT seen, at least
@@ -209,7 +214,7 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
         .max(Duration::from_millis(200))
         .min(cap);
     io.receive_until(Instant::now() + final_wait, &mut buf, &mut tally, &|| false)?;
-    io.tx_stamps(&id_seq, &mut tally);
+    io.tx_stamps(&mut tally);
     let n = irtt::emit_close(token, key, &mut out)?;
     let _ = sock.send_to(&out[..n], o.target);
     tally.finish();
@@ -228,6 +233,8 @@ struct Io<'a> {
     key: Option<&'a [u8]>,
     layout: &'a Layout,
     token: u64,
+    /// The probe of each sent datagram, by OPT_ID.
+    id_seq: Vec<Option<u32>>,
 }
 
 impl Io<'_> {
@@ -246,9 +253,16 @@ impl Io<'_> {
             if left.is_zero() {
                 break;
             }
-            self.sock
-                .set_recv_timeout(left.min(Duration::from_millis(100)))?;
-            let m = match self.sock.recv_from(buf) {
+            // ppoll(2): woken on time for the next probe (a receive
+            // timeout would round up to the kernel's tick).
+            let ready = self.sock.wait(left.min(Duration::from_millis(100)))?;
+            if ready.error_queue {
+                self.tx_stamps(tally);
+            }
+            if !ready.data {
+                continue;
+            }
+            let m = match self.sock.recv_from_nowait(buf) {
                 Ok(Some(m)) => m,
                 Ok(None) => continue,
                 Err(_) => {
@@ -258,15 +272,16 @@ impl Io<'_> {
                     continue;
                 }
             };
+            let user_rx = realtime_ns();
             let rx = m.software_ns.unwrap_or_else(|| {
                 tally.counts.rx_user_clock += 1;
-                realtime_ns()
+                user_rx
             });
             let d = &buf[..m.len.min(buf.len())];
             match irtt::parse(d, self.key, true) {
                 Ok(Packet::Echo { token }) if token == self.token => {
                     match irtt::parse_echo(d, self.layout) {
-                        Ok(e) => tally.reply(&e, rx),
+                        Ok(e) => tally.reply(&e, rx, user_rx),
                         Err(_) => tally.counts.malformed += 1,
                     }
                 }
@@ -280,12 +295,14 @@ impl Io<'_> {
     }
 
     /// Reads the kernel TX stamps queued so far.
-    fn tx_stamps(&mut self, id_seq: &[u32], tally: &mut Tally) {
+    fn tx_stamps(&mut self, tally: &mut Tally) {
         for _ in 0..64 {
             match self.sock.recv_tx_timestamp() {
                 Ok(Some(st)) => {
                     if let Some(ns) = st.software_ns {
-                        tally.tx_stamp(id_seq[st.id as usize % ID_RING], ns);
+                        if let Some(seq) = self.id_seq[st.id as usize % ID_RING].take() {
+                            tally.tx_stamp(seq, ns);
+                        }
                     }
                 }
                 _ => break,

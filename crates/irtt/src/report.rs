@@ -10,9 +10,10 @@ use std::io::{self, Write};
 /// `misura reflect --irtt` when it stops (format `misura.irtt-reflect`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReflectSummary {
+    #[serde(flatten)]
     pub meta: Meta,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: misura_report::StopReason,
     pub listen: String,
     /// "authenticated (HMAC-MD5)" or "unauthenticated".
     pub mode: String,
@@ -104,9 +105,10 @@ impl From<&misura_wire::irtt_params::Params> for ParamsView {
 /// `misura rtt HOST --peer irtt` (format `misura.irtt-rtt`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RttSummary {
+    #[serde(flatten)]
     pub meta: Meta,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: misura_report::StopReason,
     pub target: String,
     pub local: String,
     pub hmac: bool,

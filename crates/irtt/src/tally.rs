@@ -56,6 +56,7 @@ pub struct Counts {
 struct Sent {
     seq: u32,
     tx_ns: i64,
+    user_tx_ns: i64,
     kernel: bool,
     live: bool,
 }
@@ -67,8 +68,10 @@ pub struct Tally {
     seq: SequenceTracker,
     pub counts: Counts,
     pub stamps: StampsSeen,
-    /// Client receive − client send.
+    /// Client receive − client send (kernel stamps).
     pub rtt: Summary,
+    /// The same on the user clock (before the send, after the receive).
+    pub user_rtt: Summary,
     /// The round trip without the server's processing time.
     pub rtt_net: Summary,
     /// Server send − server receive stamp.
@@ -91,6 +94,7 @@ impl Tally {
             counts: Counts::default(),
             stamps: StampsSeen::default(),
             rtt: Summary::new(),
+            user_rtt: Summary::new(),
             rtt_net: Summary::new(),
             server_processing: Summary::new(),
             forward: Summary::new(),
@@ -107,6 +111,7 @@ impl Tally {
         self.ring[seq as usize % RING] = Sent {
             seq,
             tx_ns,
+            user_tx_ns: tx_ns,
             kernel: false,
             live: true,
         };
@@ -121,8 +126,9 @@ impl Tally {
         }
     }
 
-    /// A reply received at `rx_ns` (client wall clock).
-    pub fn reply(&mut self, e: &Echo, rx_ns: i64) {
+    /// A reply received at `rx_ns` (the kernel's stamp, client wall
+    /// clock), read at `user_rx_ns` (the user clock after the receive).
+    pub fn reply(&mut self, e: &Echo, rx_ns: i64, user_rx_ns: i64) {
         let slot = self.ring[e.seqno as usize % RING];
         if !slot.live || slot.seq != e.seqno {
             self.counts.unmatched += 1;
@@ -148,6 +154,7 @@ impl Tally {
         self.server_window = e.received_window.or(self.server_window);
         let rtt = rx_ns - slot.tx_ns;
         self.rtt.record(rtt);
+        self.user_rtt.record(user_rx_ns - slot.user_tx_ns);
         let (r, s) = (e.receive, e.send);
         let mid = self.layout.stamp_at == StampAt::Midpoint;
         let seen = &mut self.stamps;

@@ -15,7 +15,7 @@
 //! A session has four phases:
 //!
 //! 1. **Warm-up**: [`SenderConfig::warmup_probes`] requests of the first
-//!    size, one at a time, each waiting up to [`SenderConfig::warmup_wait_ns`]
+//!    size, one at a time, each waiting up to [`SenderConfig::warmup_wait`]
 //!    for its reply. The first datagrams after enabling timestamps may come
 //!    back unstamped, and the replies tell what the reflector supports:
 //!    the session waits for two-step Follow-Up Telemetry (RFC 8972 §4.7)
@@ -218,7 +218,7 @@ impl SessionSender {
             })
             .collect::<Result<Vec<_>, _>>()?;
         // Room for twice the probes a timeout can hold, and some slack.
-        let capacity = ((config.timeout_ns as f64 / config.period.as_ns() as f64) * 2.0 + 16.0)
+        let capacity = ((config.timeout.as_ns() as f64 / config.period.as_ns() as f64) * 2.0 + 16.0)
             .min(MAX_IN_FLIGHT) as usize;
         let probes = Probes::new(
             capacity,
@@ -353,7 +353,10 @@ impl SessionSender {
                 Instant::from_ns(start),
                 self.config.seed,
             ),
-            end: self.config.duration_ns.map(|d| start.saturating_add(d)),
+            end: self
+                .config
+                .duration
+                .map(|d| start.saturating_add(d.as_ns())),
         };
     }
 
@@ -364,7 +367,7 @@ impl SessionSender {
         let sent = self.counters.sent;
         if self.config.count.is_some_and(|n| sent >= n) || end.is_some_and(|e| now >= e) {
             self.phase = Phase::Draining {
-                until: now.saturating_add(self.config.timeout_ns),
+                until: now.saturating_add(self.config.timeout.as_ns()),
             };
             return None;
         }
@@ -391,7 +394,7 @@ impl SessionSender {
         self.pending = None;
         match &mut self.phase {
             Phase::WarmUp(w) if t.warm_up => {
-                w.waiting = Some((seq, tx2.saturating_add(self.config.warmup_wait_ns)));
+                w.waiting = Some((seq, tx2.saturating_add(self.config.warmup_wait.as_ns())));
                 self.warm.sent += 1;
                 true
             }
@@ -480,7 +483,7 @@ impl SessionSender {
     /// The next probe to release at `now`, in sequence order: complete, or
     /// timed out, or anything left once the session is finished.
     pub fn poll_record(&mut self, now: i64) -> Option<ProbeRecord> {
-        let timeout = self.config.timeout_ns;
+        let timeout = self.config.timeout.as_ns();
         let rec = match self.phase {
             Phase::WarmUp(_) | Phase::Ready { .. } => None,
             Phase::Draining { until } if now > until => self.probes.pop_any(),
@@ -522,7 +525,7 @@ impl SessionSender {
                 let end = until.saturating_add(1);
                 (self.probes.outstanding() > 0).then(|| {
                     self.probes
-                        .oldest_expiry(self.config.timeout_ns)
+                        .oldest_expiry(self.config.timeout.as_ns())
                         .map_or(end, |e| e.min(end))
                 })
             }
@@ -548,7 +551,7 @@ impl SessionSender {
                 if let Phase::WarmUp(_) = self.phase {
                     self.settle_follow_up();
                 }
-                let drain = self.config.timeout_ns.min(STOP_DRAIN_MAX_NS);
+                let drain = self.config.timeout.as_ns().min(STOP_DRAIN_MAX_NS);
                 self.phase = Phase::Draining {
                     until: now.saturating_add(drain),
                 };

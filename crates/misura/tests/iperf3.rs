@@ -316,3 +316,205 @@ fn hostile_iperf3_servers_get_a_clear_error() {
         }
     }
 }
+
+/// `misura serve --iperf3` in h2, its report exported to `json`.
+fn misura_serve(lab: &Lab, json: &std::path::Path, extra: &[&str]) -> Child {
+    let ns2 = lab.ns(2);
+    let mut args = vec!["--no-store", "serve", "--netns", &ns2, "-q", "--iperf3"];
+    let j = json.to_str().unwrap();
+    args.extend_from_slice(&["--export-json", j]);
+    args.extend_from_slice(extra);
+    let c = misura()
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_listening(lab, 5201);
+    c
+}
+
+/// SIGINT to serve, then its exported report (within 10 s).
+fn serve_report(mut c: Child, json: &std::path::Path) -> Value {
+    let _ = Command::new("kill")
+        .args(["-INT", &c.id().to_string()])
+        .status();
+    let t = Instant::now();
+    while c.try_wait().unwrap().is_none() {
+        if t.elapsed() > Duration::from_secs(10) {
+            let _ = c.kill();
+            panic!("misura serve did not stop within 10 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    serde_json::from_slice(&std::fs::read(json).expect("serve's report")).unwrap()
+}
+
+#[test]
+#[ignore = "needs root (network namespaces) and iperf3"]
+fn iperf3_clients_against_misura_serve() {
+    need_root!();
+    require_tool("iperf3", INSTALL);
+    let lab = Lab::up("i3", "s", "hosts");
+    let json = lab.path("serve.json");
+    let serve = misura_serve(&lab, &json, &[]);
+    let cases: [&[&str]; 5] = [
+        &[],
+        &["-R"],
+        &["-P", "4"],
+        &["-u", "-b", "20M"],
+        &["-u", "-b", "20M", "-R"],
+    ];
+    let mut clients = Vec::new();
+    for extra in cases {
+        let mut argv = vec!["iperf3", "-c", "198.18.0.2", "-t", "2", "-J"];
+        argv.extend_from_slice(extra);
+        let o = ip_exec(&lab.ns(1), &argv).output().unwrap();
+        assert!(
+            o.status.success(),
+            "iperf3 -c {extra:?}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let v: Value = serde_json::from_slice(&o.stdout).expect("iperf3 -c JSON");
+        assert!(v.get("error").is_none(), "{extra:?}: {}", v["error"]);
+        clients.push(v);
+    }
+    let rep = serve_report(serve, &json);
+    schema_check(&rep, "serve.schema.json");
+    let tests = rep["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), cases.len(), "one record per iperf3 test");
+    for ((extra, c), t) in cases.iter().zip(&clients).zip(tests) {
+        assert_eq!(t["partial"], false, "{extra:?}: {}", t["partial_reason"]);
+        let end = &c["end"];
+        let reverse = extra.contains(&"-R");
+        if reverse {
+            // What the client says the server sent is misura's count.
+            assert_eq!(
+                u(&end["sum_sent"]["bytes"]),
+                u(&t["bytes_sent"]),
+                "{extra:?}"
+            );
+        } else {
+            assert_eq!(
+                u(&end["sum_received"]["bytes"]),
+                u(&t["bytes_received"]),
+                "{extra:?}"
+            );
+        }
+        let streams = if extra.contains(&"-P") { 4 } else { 1 };
+        assert_eq!(u(&t["streams"]), streams);
+        assert_eq!(t["kind"], if extra.contains(&"-u") { "udp" } else { "tcp" });
+        eprintln!(
+            "iperf3 -c {extra:?} -> misura serve: {:.2} Gbit/s (serve's receiver figure)",
+            t["throughput_bps"].as_f64().unwrap_or(0.0) / 1e9
+        );
+    }
+}
+
+/// A fake iperf3 client (python3 in h1) that misbehaves in one `mode`.
+const FAKE_CLIENT: &str = r#"
+import socket, struct, sys, time, json
+mode = sys.argv[1]
+c = socket.create_connection(("198.18.0.2", 5201))
+c.sendall(b"abcdefghijklmnopqrstuvwxyzabcdefghij\0")
+open(sys.argv[2], "w").close()
+if mode == "stall": time.sleep(30); sys.exit(0)
+assert c.recv(1) == b"\x09"
+if mode == "huge": c.sendall(struct.pack(">I", 0xffffffff)); time.sleep(5); sys.exit(0)
+p = {"tcp": True, "time": 1, "parallel": 1, "len": 1000, "client_version": "9" * 300 if mode == "version" else "99.9"}
+b = json.dumps(p).encode(); c.sendall(struct.pack(">I", len(b)) + b)
+s = c.recv(1)
+if s == b"\xfe": print("SERVER_ERROR", struct.unpack(">ii", c.recv(8)), flush=True); sys.exit(0)
+d = socket.create_connection(("198.18.0.2", 5201)); d.sendall(b"abcdefghijklmnopqrstuvwxyzabcdefghij\0")
+assert c.recv(2) == b"\x01\x02"
+t = time.time()
+while time.time() - t < 1: d.sendall(b"x" * 1000)
+c.sendall(b"\x04")
+assert c.recv(1) == b"\x0d"
+time.sleep(30)
+"#;
+
+#[test]
+#[ignore = "needs root (network namespaces) and iperf3"]
+fn hostile_iperf3_clients_within_serve_limits() {
+    need_root!();
+    require_tool("iperf3", INSTALL);
+    let lab = Lab::up("i3", "k", "hosts");
+    let json = lab.path("serve.json");
+    let serve = misura_serve(&lab, &json, &["--handshake-timeout", "2s"]);
+    let script = lab.path("fake.py");
+    std::fs::write(&script, FAKE_CLIENT).unwrap();
+    for mode in ["stall", "huge", "version", "noresults"] {
+        let t = Instant::now();
+        let marker = lab.path(&format!("{mode}.connected"));
+        let mut fake = ip_exec(
+            &lab.ns(1),
+            &[
+                "python3",
+                script.to_str().unwrap(),
+                mode,
+                marker.to_str().unwrap(),
+            ],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+        while !marker.exists() {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "{mode}: the fake client did not connect"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // The server must be free again within its bounds: a real client
+        // gets its test after the hostile one is dropped.
+        let o = loop {
+            std::thread::sleep(Duration::from_millis(300));
+            let o = ip_exec(&lab.ns(1), &["iperf3", "-c", "198.18.0.2", "-t", "1", "-J"])
+                .output()
+                .unwrap();
+            let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+            if o.status.success() && v.get("error").is_none() {
+                break v;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(25),
+                "{mode}: serve still busy after 25 s"
+            );
+        };
+        assert!(u(&o["end"]["sum_received"]["bytes"]) > 0);
+        let _ = fake.kill();
+        let out = fake.wait_with_output().unwrap();
+        if mode == "version" {
+            let said = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                said.contains("SERVER_ERROR"),
+                "a 300-byte version is refused: {said}"
+            );
+        }
+    }
+    let rep = serve_report(serve, &json);
+    let tests = rep["tests"].as_array().unwrap();
+    let partial: Vec<&Value> = tests.iter().filter(|t| t["partial"] == true).collect();
+    assert_eq!(
+        partial.len(),
+        1,
+        "the client that never sent results is kept, partial: {tests:?}"
+    );
+    assert!(partial[0]["partial_reason"]
+        .as_str()
+        .unwrap()
+        .contains("results"));
+    assert!(
+        u(&partial[0]["bytes_received"]) > 0,
+        "what it sent is counted"
+    );
+    assert_eq!(tests.len(), 5, "4 real tests and the partial one");
+    assert!(u(&rep["counters"]["handshake_timeouts"]) >= 1);
+    assert!(rep["counters"]["refusals"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .any(|k| k.contains("client_version")));
+}

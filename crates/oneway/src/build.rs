@@ -71,9 +71,9 @@ pub fn report(m: Measured, mut warnings: Vec<Warning>) -> OnewayReport {
         profile::check_timestamps(c, &timestamps, &mut warnings);
     }
     let (complete, stop_reason) = match (&m.loop_error, &m.stop) {
-        (Some(e), _) | (None, Stop::Error(e)) => (false, format!("error: {e}")),
+        (Some(e), _) | (None, Stop::Error(e)) => (false, StopReason::Error(e.to_string())),
         (None, Stop::Signal(s)) => (false, misura_run::exit::signal_reason(*s)),
-        (None, Stop::Finished) => (true, "finished".to_string()),
+        (None, Stop::Finished) => (true, StopReason::Finished),
     };
     let (format, mode) = match m.mode {
         Mode::Calibrate => ("misura.calibration-run", "calibrate"),

@@ -12,8 +12,8 @@
 //! for how much single probes vary.
 
 use crate::distribution::{normalised, quantile, quantile_ci95, Bin};
-use crate::html::s;
-use crate::latency_figures::{cdf_plot, percentile_plot, percentile_unit, Dist};
+use crate::figure::s;
+use crate::figures::latency::{cdf_plot, percentile_plot, percentile_unit, Dist};
 use crate::svg::esc;
 use serde_json::Value;
 use std::io::{self, Write};
@@ -118,7 +118,7 @@ pub fn run_distribution(v: &Value, label: &str) -> Option<(String, Dist)> {
                 label: label.to_string(),
                 bins: normalised(&bins),
                 full,
-                quoted: crate::latency_figures::quoted(summary, 0.0),
+                quoted: crate::figures::latency::quoted(summary, 0.0),
             },
         ));
     }
@@ -331,7 +331,7 @@ pub fn write_compare_html(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "</table>")?;
     let refs: Vec<&Dist> = dists.iter().collect();
     let mut figs = Vec::new();
-    crate::html::push(
+    crate::figure::push(
         &mut figs,
         percentile_plot(
             "compare-percentiles",
@@ -342,7 +342,7 @@ pub fn write_compare_html(runs: &[Run], out: &mut dyn Write) -> io::Result<()> {
         ),
         "Each run's distribution against percentile on one axis (1/(1 − p): 90 %, 99 %, 99.9 % … equally spaced), each line up to its own resolution 1 − 1/n; rings mark each run's median, p90, p99 and p99.9 as its text output quotes them (named on the first run's line).",
     );
-    crate::html::push(
+    crate::figure::push(
         &mut figs,
         cdf_plot(
             "compare-cdf",
@@ -420,9 +420,9 @@ pub fn figure_text(name: &str, x: f64) -> String {
         .any(|k| name.contains(k))
         || name == "Mul";
     if time {
-        crate::clock::human_ns(x)
+        crate::figure::human_ns(x)
     } else if name.contains("bit/s") {
-        crate::serve::human_bps(x)
+        crate::figure::human_bps(x)
     } else {
         format!("{x:.0}")
     }
@@ -503,7 +503,7 @@ mod tests {
         assert_eq!(figure_text("network RTT", 15_800.0), "15.80 µs");
         assert_eq!(
             figure_text("throughput bit/s", 19_131_409.0),
-            crate::serve::human_bps(19_131_409.0)
+            crate::figure::human_bps(19_131_409.0)
         );
     }
 }

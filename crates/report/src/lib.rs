@@ -5,40 +5,73 @@
 //! were actually obtained, the calibration used, statistics and fits. The
 //! exporters are pure functions `fn(&Report, &mut dyn Write)`; none of them
 //! opens a file or reads a clock.
+//!
+//! The crate is in two parts with no import between them in the other
+//! direction: `model` (the serde types, one module per command) and the
+//! renderers, which read the model or its JSON: `text` (human and CSV
+//! forms), `csv` and `frames` (tables), `html` (the page), `figures` (the
+//! plots a page shows), `compare`, `svg` and `metrics`. What every renderer
+//! shares (a figure, units, the JSON readers) is in `figure`. A command's
+//! types and text forms are also found together at the crate's top
+//! (`misura_report::clock::SourcesReport`, `…::clock::write_sources_text`).
 #![forbid(unsafe_code)]
 
-pub mod clock;
 pub mod compare;
 pub mod csv;
 pub mod distribution;
-pub mod exchange;
+pub mod figure;
+pub mod figures;
 pub mod frames;
-pub mod hardware;
-pub mod host;
 pub mod html;
-pub mod latency_figures;
-pub mod load;
-pub mod load_figures;
 pub mod metrics;
 pub mod model;
-pub mod pacing;
-pub mod reflect;
-pub mod rfc2544;
-pub mod rtt;
 pub mod series;
-pub mod serve;
 pub mod svg;
 pub mod text;
-pub mod throughput;
-pub mod tsc;
-pub mod under_load;
-pub mod under_load_figures;
-pub mod vs_load;
-pub mod warning;
-pub mod y1564;
 
+pub use figures::vs_load;
 pub use model::*;
-pub use warning::Warning;
+
+/// A command's result types and their text (and CSV) forms under one name,
+/// as they were before the crate was split into `model` and `text`.
+macro_rules! command {
+    ($($(#[$doc:meta])* $name:ident;)*) => {$(
+        $(#[$doc])*
+        pub mod $name {
+            pub use crate::model::$name::*;
+            pub use crate::text::$name::*;
+        }
+    )*};
+}
+
+command! {
+    /// `misura clock sources`, `clock interference` and `clock timer`.
+    clock;
+    /// `misura exchange` and its responder.
+    exchange;
+    /// `misura host check` and `host tune`.
+    host;
+    /// The load a one-way run was taken under, and the frame engine's facts.
+    load;
+    /// How a paced sender kept its schedule, and the CPU it used.
+    pacing;
+    /// `misura reflect`'s summary.
+    reflect;
+    /// `misura rfc2544`.
+    rfc2544;
+    /// `misura rtt`.
+    rtt;
+    /// `misura serve`.
+    serve;
+    /// `misura tcp`, `udp`, `rr`, `setup` and `sweep`.
+    throughput;
+    /// `misura tsc`.
+    tsc;
+    /// `misura load`.
+    under_load;
+    /// `misura y1564`.
+    y1564;
+}
 
 /// Version of the JSON result formats written by this build. A reader
 /// refuses files with a higher version.

@@ -30,7 +30,7 @@ pub struct RunFacts<'a> {
     pub sender: &'a SessionSender,
     pub collect: &'a Collector,
     pub started_at: String,
-    pub stop_reason: String,
+    pub stop_reason: misura_report::StopReason,
     pub elapsed_s: f64,
     pub icmp: u64,
     pub ssid: u16,
@@ -86,58 +86,60 @@ pub fn report(f: RunFacts<'_>) -> RttReport {
     let hw_used = g.hardware_tx || g.hardware_rx;
     RttReport {
         meta: meta("misura.rtt", f.started_at),
-        complete: f.stop_reason == "finished",
+        complete: f.stop_reason.is_finished(),
         stop_reason: f.stop_reason,
         host,
         config,
-        timestamps: RttTimestamps {
-            timescale: if hw_used {
-                "CLOCK_REALTIME, integer ns (client and reflector each on their own clock); the client's NIC stamps on its PTP hardware clock (client_phc)"
-            } else {
-                "CLOCK_REALTIME, integer ns (client and reflector each on their own clock)"
-            }
-            .into(),
-            client_tx: source(g.hardware_tx, g.software_tx),
-            client_rx: source(g.hardware_rx, g.software_rx),
-            reflector_rx: ti.map(|t| method_name(t.timestamp_in)),
-            reflector_tx: ti.map(|t| method_name(t.timestamp_out)),
-            reflector_sync: ti.map(|t| sync_name(t.sync_src_out)),
-            reflector_two_step: n.follow_ups > 0,
-            warmup_probes: u64::from(WARMUP_PROBES),
-            warmup_unstamped: sender.warm_up().unstamped,
-            client_interface: f.hw.interface.clone(),
-            client_phc: f
-                .hw
-                .phc_index
-                .filter(|_| hw_used)
-                .map(|i| format!("/dev/ptp{i}")),
-            hardware_note: f.hw.note.clone(),
+        body: RttFigures {
+            timestamps: RttTimestamps {
+                timescale: if hw_used {
+                    "CLOCK_REALTIME, integer ns (client and reflector each on their own clock); the client's NIC stamps on its PTP hardware clock (client_phc)"
+                } else {
+                    "CLOCK_REALTIME, integer ns (client and reflector each on their own clock)"
+                }
+                .into(),
+                client_tx: source(g.hardware_tx, g.software_tx),
+                client_rx: source(g.hardware_rx, g.software_rx),
+                reflector_rx: ti.map(|t| method_name(t.timestamp_in)),
+                reflector_tx: ti.map(|t| method_name(t.timestamp_out)),
+                reflector_sync: ti.map(|t| sync_name(t.sync_src_out)),
+                reflector_two_step: n.follow_ups > 0,
+                warmup_probes: u64::from(WARMUP_PROBES),
+                warmup_unstamped: sender.warm_up().unstamped,
+                client_interface: f.hw.interface.clone(),
+                client_phc: f
+                    .hw
+                    .phc_index
+                    .filter(|_| hw_used)
+                    .map(|i| format!("/dev/ptp{i}")),
+                hardware_note: f.hw.note.clone(),
+            },
+            clock_offset: offset,
+            totals: RttTotals {
+                sent: n.sent,
+                received: n.received,
+                lost: n.lost,
+                duplicates: n.duplicates,
+                late: n.late,
+                reordered: n.reordered,
+                unknown: n.unknown,
+                malformed_replies: n.malformed,
+                auth_failed: n.auth_failed,
+                follow_ups: n.follow_ups,
+                tx_stamp_missing: n.tx_stamp_missing,
+                rx_stamp_missing: n.rx_stamp_missing,
+                icmp_errors: f.icmp,
+                hw_tx_stamp_missing: n.hw_tx_stamp_missing,
+                hw_rx_stamp_missing: n.hw_rx_stamp_missing,
+                stamped_hardware: c.stamped[0],
+                stamped_kernel: c.stamped[1],
+                stamped_user: c.stamped[2],
+            },
+            overall: c.overall.latencies(),
+            per_size: per_size(plan, c, f.link_bps, f.tr.payload_overhead()),
+            elapsed_s: f.elapsed_s,
+            frames_file: f.a.frames.as_ref().map(|p| p.display().to_string()),
         },
-        clock_offset: offset,
-        totals: RttTotals {
-            sent: n.sent,
-            received: n.received,
-            lost: n.lost,
-            duplicates: n.duplicates,
-            late: n.late,
-            reordered: n.reordered,
-            unknown: n.unknown,
-            malformed_replies: n.malformed,
-            auth_failed: n.auth_failed,
-            follow_ups: n.follow_ups,
-            tx_stamp_missing: n.tx_stamp_missing,
-            rx_stamp_missing: n.rx_stamp_missing,
-            icmp_errors: f.icmp,
-            hw_tx_stamp_missing: n.hw_tx_stamp_missing,
-            hw_rx_stamp_missing: n.hw_rx_stamp_missing,
-            stamped_hardware: c.stamped[0],
-            stamped_kernel: c.stamped[1],
-            stamped_user: c.stamped[2],
-        },
-        overall: c.overall.latencies(),
-        per_size: per_size(plan, c, f.link_bps, f.tr.payload_overhead()),
-        elapsed_s: f.elapsed_s,
-        frames_file: f.a.frames.as_ref().map(|p| p.display().to_string()),
         warnings,
     }
 }

@@ -131,6 +131,13 @@ pub struct Measured {
 
 /// One STAMP session as the flags say (`misura load` runs one per phase).
 pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
+    if a.peer == Some(args::Peer::Irtt) && !a.l2 {
+        // The binary's irtt client answers --peer irtt; this is STAMP.
+        return Err(Failure::Usage(
+            "--peer irtt probes an irtt server, not a STAMP reflector: run it as `misura rtt HOST --peer irtt`".into(),
+        )
+        .into());
+    }
     if a.l2 && a.target.is_some() {
         return Err(Failure::Usage(
             "give either a HOST (STAMP over UDP) or --l2 --interface IF --peer MAC, not both"

@@ -7,7 +7,7 @@ use misura_measure::schedule::{check_period, MIN_PERIOD_NS};
 use misura_measure::stamp_sender::{
     LayoutError, RequestLayout, SenderConfig, WARMUP_PROBES, WARMUP_WAIT_NS,
 };
-use misura_measure::time::Period;
+use misura_measure::time::{Period, Span};
 use misura_measure::Pattern;
 use misura_report::Warning;
 use misura_run::exit::Failure;
@@ -130,12 +130,12 @@ impl RttPlan {
             period: self.period,
             seed: a.seed,
             count: self.count,
-            duration_ns: self.duration_ns,
-            timeout_ns: self.timeout_ns,
+            duration: self.duration_ns.map(Span::from_ns),
+            timeout: Span::from_ns(self.timeout_ns),
             warmup_probes: WARMUP_PROBES,
             // A path that is already loaded (a queue in the way) answers
             // later than 200 ms: the warm-up waits as long as a probe may.
-            warmup_wait_ns: WARMUP_WAIT_NS.max(self.timeout_ns),
+            warmup_wait: Span::from_ns(WARMUP_WAIT_NS.max(self.timeout_ns)),
             expect_tx_stamp: tx_stamps,
         }
     }

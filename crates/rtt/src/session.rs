@@ -352,8 +352,8 @@ impl<'t> Link<'t> {
         progress: &mut Progress,
         intervals: Option<Intervals>,
         t_start: i64,
-    ) -> Result<String> {
-        let mut stop_reason = "finished".to_string();
+    ) -> Result<misura_report::StopReason> {
+        let mut stop_reason = misura_report::StopReason::Finished;
         let mut next_interval = None;
         loop {
             progress.tick(|| c.progress());

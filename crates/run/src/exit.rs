@@ -33,9 +33,9 @@ pub const INCONCLUSIVE: i32 = 8;
 pub const INTERRUPTED_INT: i32 = 130;
 pub const INTERRUPTED_TERM: i32 = 143;
 
-/// The stop reason of a run a signal ended.
-pub fn signal_reason(signal: impl std::fmt::Display) -> String {
-    format!("interrupted by signal {signal}; partial results")
+/// The stop reason of a run a signal ended (its number).
+pub fn signal_reason(signal: impl TryInto<i64>) -> misura_report::StopReason {
+    misura_report::StopReason::interrupted(signal)
 }
 
 /// The exit code for an error chain: the first classifiable cause wins.

@@ -4,6 +4,7 @@
 use crate::error::is_perm;
 use crate::sys::{self, EthtoolErr, IfReq};
 use crate::SysError;
+use misura_wire::hwtstamp::{self, RX_FILTERS, TX_TYPES};
 
 const SOF_TX_HARDWARE: u32 = 1 << 0;
 const SOF_TX_SOFTWARE: u32 = 1 << 1;
@@ -35,26 +36,6 @@ const SOF_NAMES: [(u32, &str); 7] = [
     (SOF_SOFTWARE, "software-system-clock"),
     (1 << 5, "hardware-legacy-clock"),
     (SOF_RAW_HARDWARE, "hardware-raw-clock"),
-];
-
-const TX_TYPE_NAMES: [&str; 4] = ["off", "on", "onestep-sync", "onestep-p2p"];
-const RX_FILTER_NAMES: [&str; 16] = [
-    "none",
-    "all",
-    "some",
-    "ptpv1-l4-event",
-    "ptpv1-l4-sync",
-    "ptpv1-l4-delay-req",
-    "ptpv2-l4-event",
-    "ptpv2-l4-sync",
-    "ptpv2-l4-delay-req",
-    "ptpv2-l2-event",
-    "ptpv2-l2-sync",
-    "ptpv2-l2-delay-req",
-    "ptpv2-event",
-    "ptpv2-sync",
-    "ptpv2-delay-req",
-    "ntp-all",
 ];
 
 /// What `ETHTOOL_GET_TS_INFO` reports for an interface.
@@ -116,11 +97,11 @@ impl TimestampingCaps {
     }
     /// The supported `HWTSTAMP_TX_*` types by name (`off`, `on`, ...).
     pub fn describe_tx_types(&self) -> Vec<String> {
-        bit_names(self.tx_types, &TX_TYPE_NAMES)
+        bit_names(self.tx_types, &TX_TYPES)
     }
     /// The supported `HWTSTAMP_FILTER_*` by name (`none`, `all`, ...).
     pub fn describe_rx_filters(&self) -> Vec<String> {
-        bit_names(self.rx_filters, &RX_FILTER_NAMES)
+        bit_names(self.rx_filters, &RX_FILTERS)
     }
 }
 
@@ -218,34 +199,13 @@ impl HwTstampConfig {
     /// In the words `hwstamp_ctl` and `ethtool -T` use: `tx on, rx all`,
     /// `tx off, rx none`, `tx on, rx ptpv2-event`.
     pub fn describe(&self) -> String {
-        let name = |v: i32, names: &[&str]| {
-            usize::try_from(v)
-                .ok()
-                .and_then(|i| names.get(i))
-                .map_or_else(|| v.to_string(), |n| n.to_string())
-        };
-        format!(
-            "tx {}, rx {}",
-            name(self.tx_type, &TX_TYPE_NAMES),
-            name(self.rx_filter, &RX_FILTER_NAMES)
-        )
+        hwtstamp::describe(self.tx_type, self.rx_filter)
     }
 
     /// Reads [`HwTstampConfig::describe`]'s words back.
     pub fn parse(s: &str) -> Option<HwTstampConfig> {
-        let (tx, rx) = s.split_once(',')?;
-        let find = |w: &str, prefix: &str, names: &[&str]| {
-            let w = w.trim().strip_prefix(prefix)?.trim();
-            names
-                .iter()
-                .position(|n| *n == w)
-                .map(|i| i as i32)
-                .or_else(|| w.parse().ok())
-        };
-        Some(HwTstampConfig {
-            tx_type: find(tx, "tx ", &TX_TYPE_NAMES)?,
-            rx_filter: find(rx, "rx ", &RX_FILTER_NAMES)?,
-        })
+        let (tx_type, rx_filter) = hwtstamp::parse(s)?;
+        Some(HwTstampConfig { tx_type, rx_filter })
     }
 }
 

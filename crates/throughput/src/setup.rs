@@ -5,7 +5,8 @@
 use crate::client::{self, ClientPlan, Server};
 use crate::proto;
 use anyhow::{anyhow, Context, Result};
-use misura_report::throughput::{SetupConfig, SetupGap, SetupReport, SetupSample};
+use misura_report::throughput::{SetupConfig, SetupFigures, SetupGap, SetupReport, SetupSample};
+use misura_report::StopReason;
 use misura_run::warnings::Warn;
 use misura_wire::control::Value;
 use std::net::{TcpStream, UdpSocket};
@@ -178,7 +179,7 @@ pub fn measure(p: &SetupPlan, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
     Ok(SetupReport {
         meta: misura_run::meta::meta("misura.setup", started_at),
         complete,
-        stop_reason: client::run_reason(stop, complete, "some samples failed"),
+        stop_reason: client::run_reason(stop, complete, StopReason::other("some samples failed")),
         host: p.client.fingerprint(),
         config: SetupConfig {
             endpoint: p.client.endpoint(&server),
@@ -186,7 +187,7 @@ pub fn measure(p: &SetupPlan, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
             count: p.count,
             method: METHOD.into(),
         },
-        gaps: out,
+        body: SetupFigures { gaps: out },
         warnings,
     })
 }

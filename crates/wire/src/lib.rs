@@ -48,6 +48,7 @@
 
 pub mod control;
 pub mod ethernet;
+pub mod hwtstamp;
 pub mod iperf3;
 pub mod irtt;
 pub mod irtt_params;

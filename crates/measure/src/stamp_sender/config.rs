@@ -6,7 +6,7 @@ use misura_wire::WireError;
 use super::RequestLayout;
 use crate::auth::StampKey;
 use crate::schedule::Pattern;
-use crate::time::Period;
+use crate::time::{Period, Span};
 
 /// How a session is configured.
 #[derive(Clone, Debug)]
@@ -25,12 +25,12 @@ pub struct SenderConfig {
     /// Stop sending after this many probes.
     pub count: Option<u64>,
     /// Stop sending this long after the first probe was due.
-    pub duration_ns: Option<i64>,
+    pub duration: Option<Span>,
     /// A probe is given up (lost, or released without its missing stamps)
     /// this long after it was sent, or after its reply.
-    pub timeout_ns: i64,
+    pub timeout: Span,
     pub warmup_probes: u32,
-    pub warmup_wait_ns: i64,
+    pub warmup_wait: Span,
     /// The socket reports kernel (or NIC) TX stamps: wait for them.
     pub expect_tx_stamp: bool,
 }

@@ -5,7 +5,7 @@ use crate::reflector::{
     ClockState, Decision, Peer, Reflector, ReflectorConfig, RequestMeta, Stamp,
 };
 use crate::schedule::Pattern;
-use crate::time::{Period, TimestampSource};
+use crate::time::{Period, Span, TimestampSource};
 use misura_wire::stamp::{self as wire_stamp, SenderRepr, StampTimestampFormat};
 use proptest::prelude::*;
 
@@ -29,10 +29,10 @@ fn config(sizes: &[usize], key: Option<StampKey>) -> SenderConfig {
         period: Period::new(10 * MS).unwrap(),
         seed: 1,
         count: Some(5),
-        duration_ns: None,
-        timeout_ns: 50 * MS,
+        duration: None,
+        timeout: Span::from_ns(50 * MS),
         warmup_probes: 0,
-        warmup_wait_ns: WARMUP_WAIT_NS,
+        warmup_wait: Span::from_ns(WARMUP_WAIT_NS),
         expect_tx_stamp: false,
     }
 }
@@ -294,7 +294,7 @@ fn count_reached_drains_then_releases_the_unanswered_as_lost() {
 fn duration_ends_sending() {
     let mut c = config(&[72], None);
     c.count = None;
-    c.duration_ns = Some(25 * MS);
+    c.duration = Some(Span::from_ns(25 * MS));
     let mut s = SessionSender::new(c).unwrap();
     let mut buf = vec![0; 72];
     let start = started(&mut s, T0);
@@ -318,7 +318,7 @@ fn duration_ends_sending() {
 #[test]
 fn stop_drains_for_at_most_a_second() {
     let mut c = config(&[72], None);
-    c.timeout_ns = 5_000 * MS;
+    c.timeout = Span::from_ns(5_000 * MS);
     let mut s = SessionSender::new(c).unwrap();
     let mut buf = vec![0; 72];
     let start = started(&mut s, T0);

@@ -245,10 +245,10 @@ pub fn run(s: Scenario) -> Outcome {
         period: misura_measure::time::Period::new(s.period_ns).unwrap(),
         seed: s.seed,
         count: Some(s.count),
-        duration_ns: None,
-        timeout_ns: s.timeout_ns,
+        duration: None,
+        timeout: misura_measure::time::Span::from_ns(s.timeout_ns),
         warmup_probes: WARMUP_PROBES,
-        warmup_wait_ns: WARMUP_WAIT_NS,
+        warmup_wait: misura_measure::time::Span::from_ns(WARMUP_WAIT_NS),
         expect_tx_stamp: true,
     })
     .unwrap();

@@ -1,6 +1,7 @@
 //! Probing an `irtt server` (`misura rtt HOST --peer irtt`, and `misura
 //! load --reflector irtt://HOST`): the flags' meaning for irtt, and the
-//! result. The session is `misura_irtt::client`'s.
+//! result. The session is `misura_irtt::client`'s; rtt's flags and its
+//! STAMP session are `misura_rtt`'s.
 
 use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, Report};
@@ -14,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use misura_rtt::args::Peer;
+use misura_rtt::{Measured, RttArgs};
 
 /// Longest irtt session misura asks for.
 pub const MAX_DURATION: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -31,9 +33,50 @@ pub struct Probe<'a> {
     pub quiet: bool,
 }
 
-/// Runs the session; the result says which stamps the server returned
-/// and what misura can and cannot separate with them.
-pub fn run(p: &Probe<'_>, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+impl Probe<'_> {
+    /// `misura rtt HOST --peer irtt`: the flags that mean something to irtt.
+    pub fn of(a: &RttArgs) -> Probe<'_> {
+        Probe {
+            target: a.target.as_deref().unwrap_or_default(),
+            period: a
+                .period
+                .as_ref()
+                .map(|p| p.std())
+                .or(a.rate.map(|r| Duration::from_secs_f64(1.0 / r.max(1e-3)))),
+            count: a.count,
+            duration: a.duration.as_ref().map(|d| d.std()),
+            length: a.request.first().copied().unwrap_or(0),
+            key: a.irtt_hmac.as_deref(),
+            quiet: a.out.quiet,
+        }
+    }
+}
+
+/// One session of `misura rtt`'s flags as `misura load` runs one per
+/// phase: an irtt server's (`--peer irtt`, as an rtt result), else the
+/// STAMP session of `misura-rtt`.
+pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
+    if a.peer != Some(Peer::Irtt) || a.l2 {
+        return misura_rtt::measure(a, stop);
+    }
+    let report = rtt_report(&Probe::of(a), stop)?;
+    Ok(Measured {
+        target_name: report.config.target.clone(),
+        report,
+        frames_error: None,
+        series: Vec::new(),
+    })
+}
+
+/// One session: the parameters asked for, the server's address, and the run.
+struct Session {
+    params: Params,
+    target: std::net::SocketAddr,
+    started_at: String,
+    run: client::Run,
+}
+
+fn session(p: &Probe<'_>, stop: &Arc<AtomicUsize>) -> Result<Session> {
     let target = crate::shared::target::resolve(p.target, DEFAULT_PORT)?;
     let interval = p.period.unwrap_or(Duration::from_millis(100));
     if interval.is_zero() || interval > Duration::from_secs(15) {
@@ -102,6 +145,23 @@ pub fn run(p: &Probe<'_>, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     }
     let should_stop = || stop.load(Ordering::Relaxed) != 0;
     let run = client::run(&o, &should_stop)?;
+    Ok(Session {
+        params,
+        target,
+        started_at,
+        run,
+    })
+}
+
+/// Runs the session; the result says which stamps the server returned
+/// and what misura can and cannot separate with them.
+pub fn run(p: &Probe<'_>, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    let Session {
+        params,
+        target,
+        started_at,
+        run,
+    } = session(p, stop)?;
     let t = &run.tally;
     let (complete, stop_reason) = crate::shared::output::completion(stop);
     let snap = |s: &misura_stats::Summary| (s.count() > 0).then(|| s.snapshot());
@@ -143,4 +203,110 @@ pub fn run(p: &Probe<'_>, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         return Ok(Finished::with_code(report, crate::shared::exit::ERROR));
     }
     Ok(Finished::ok(report))
+}
+
+/// The session as `misura rtt`'s result, for `misura load --reflector
+/// irtt://HOST` (its phases compare rtt results): kernel RTT, the user
+/// RTT, the server's processing time as the turnaround and the RTT without
+/// it as the network RTT; no one-way figures (irtt gives no clock offset).
+pub fn rtt_report(p: &Probe<'_>, stop: &Arc<AtomicUsize>) -> Result<misura_report::rtt::RttReport> {
+    use misura_report::rtt::*;
+    let Session {
+        params,
+        target,
+        started_at,
+        run,
+    } = session(p, stop)?;
+    let t = &run.tally;
+    let c = &t.counts;
+    let (complete, stop_reason) = crate::shared::output::completion(stop);
+    let snap = |s: &misura_stats::Summary| (s.count() > 0).then(|| s.snapshot());
+    let latency = RttLatencies {
+        user_rtt: t.user_rtt.snapshot(),
+        kernel_rtt: snap(&t.rtt),
+        hardware_rtt: None,
+        turnaround: snap(&t.server_processing),
+        network_rtt: snap(&t.rtt_net),
+        forward: None,
+        backward: None,
+        jitter_rfc3550_ns: None,
+        ipdv: None,
+    };
+    let len = run.granted.length.max(0) as usize;
+    Ok(RttReport {
+        meta: crate::shared::meta::meta("misura.rtt", started_at),
+        complete: complete && !run.interrupted,
+        stop_reason,
+        host: crate::shared::host::fingerprint(Default::default()),
+        config: RttConfig {
+            transport: "irtt".into(),
+            target: target.to_string(),
+            local: run.local.to_string(),
+            interface: None,
+            frame_format: None,
+            netns: None,
+            authenticated: p.key.is_some(),
+            pattern: misura_measure::Pattern::Periodic,
+            period_ns: run.granted.interval_ns,
+            count: p.count,
+            duration_s: Some(params.duration_ns as f64 / 1e9),
+            request_sizes: vec![len],
+            response_size: Some(len),
+            timeout_ns: (run.final_wait.as_nanos() as i64).max(1),
+            threshold_ns: None,
+            link_rate_bps: None,
+            link_speed_source: "unknown".into(),
+            ssid: 0,
+            seed: 0,
+        },
+        body: RttFigures {
+            timestamps: RttTimestamps {
+                timescale: "CLOCK_REALTIME".into(),
+                client_tx: "kernel software".into(),
+                client_rx: "kernel software".into(),
+                reflector_rx: Some("irtt server: user space after the read".into()),
+                reflector_tx: Some("irtt server: user space before the write".into()),
+                reflector_sync: None,
+                reflector_two_step: false,
+                warmup_probes: 0,
+                warmup_unstamped: 0,
+                client_interface: None,
+                client_phc: None,
+                hardware_note: None,
+            },
+            clock_offset: None,
+            totals: RttTotals {
+                sent: c.sent,
+                received: c.answered,
+                lost: c.lost,
+                duplicates: c.duplicates,
+                reordered: c.reordered,
+                unknown: c.unmatched,
+                malformed_replies: c.malformed,
+                auth_failed: c.hmac_failures,
+                tx_stamp_missing: c.tx_user_clock,
+                rx_stamp_missing: c.rx_user_clock,
+                stamped_kernel: c.answered - c.tx_user_clock.min(c.answered),
+                ..Default::default()
+            },
+            per_size: vec![RttSizeResult {
+                request_bytes: len,
+                response_bytes: len,
+                sent: c.sent,
+                received: c.answered,
+                lost: c.lost,
+                latency: latency.clone(),
+                ideal: None,
+                histogram_network_rtt: Vec::new(),
+                histogram_user_rtt: Vec::new(),
+                hdr_network_rtt: t.rtt_net.hdr_buckets(),
+                hdr_user_rtt: t.user_rtt.hdr_buckets(),
+                hdr_kernel_rtt: t.rtt.hdr_buckets(),
+            }],
+            overall: latency,
+            elapsed_s: run.elapsed.as_secs_f64(),
+            frames_file: None,
+        },
+        warnings: Vec::new(),
+    })
 }

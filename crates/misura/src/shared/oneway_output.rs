@@ -19,10 +19,10 @@ pub fn finished(report: OnewayReport) -> Finished {
         .map(|w| w.text.clone());
     // A loop that failed mid-run: its figures up to then are the result,
     // and the exit status says it failed.
-    let failed = report
-        .stop_reason
-        .strip_prefix("error: ")
-        .map(str::to_string);
+    let failed = match &report.stop_reason {
+        misura_report::StopReason::Error(why) => Some(why.clone()),
+        _ => None,
+    };
     let report = Report::new(report, &mode, target, text::write_oneway)
         .with_csv(misura_report::csv::write_oneway_summary);
     match (failed, log_failed) {

@@ -198,9 +198,9 @@ impl Outputs {
 }
 
 /// (complete, stop_reason) from the stop flag.
-pub(crate) fn completion(stop: &AtomicUsize) -> (bool, String) {
+pub(crate) fn completion(stop: &AtomicUsize) -> (bool, misura_report::StopReason) {
     match stop.load(Ordering::Relaxed) {
-        0 => (true, "finished".into()),
+        0 => (true, misura_report::StopReason::Finished),
         s => (false, signal_reason(s)),
     }
 }

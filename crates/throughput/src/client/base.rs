@@ -127,7 +127,7 @@ pub fn interrupted(stop: &AtomicUsize) -> bool {
     stop.load(Ordering::Relaxed) != 0
 }
 
-pub fn signal_reason(stop: &AtomicUsize) -> String {
+pub fn signal_reason(stop: &AtomicUsize) -> misura_report::StopReason {
     misura_run::exit::signal_reason(stop.load(Ordering::Relaxed))
 }
 

@@ -8,7 +8,7 @@ use super::control::{done_message, Control, DoneFigures};
 use crate::proto::MESSAGE_TIMEOUT;
 use anyhow::Result;
 use misura_report::throughput::ServerFigures;
-use misura_report::Warning;
+use misura_report::{StopReason, Warning};
 use misura_run::warnings::Warn;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -82,7 +82,7 @@ pub trait ClientResult: Sized {
     /// Did the server accept this client's test?
     fn ran(&self) -> bool;
     fn complete(&self) -> bool;
-    fn stop_reason(&self) -> &str;
+    fn stop_reason(&self) -> &StopReason;
 }
 
 /// The clients' results, and what they make of the whole run.
@@ -91,7 +91,7 @@ pub struct Outcome<R> {
     pub clients: Vec<R>,
     pub warnings: Vec<Warning>,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
 }
 
 /// The clients' results in client order, with a warning for each one that
@@ -125,25 +125,25 @@ pub fn gather<R: ClientResult>(results: Vec<Result<R>>, stop: &AtomicUsize) -> R
     let first_incomplete = clients
         .iter()
         .find(|c| !c.complete())
-        .map(|c| c.stop_reason().to_string())
-        .unwrap_or_default();
+        .map(|c| c.stop_reason().clone())
+        .unwrap_or_else(|| StopReason::Other(String::new()));
     Ok(Outcome {
-        stop_reason: run_reason(stop, complete, &first_incomplete),
+        stop_reason: run_reason(stop, complete, first_incomplete),
         clients,
         warnings,
         complete,
     })
 }
 
-/// Why a whole run stopped: a signal, else "finished" when complete, else
+/// Why a whole run stopped: a signal, else finished when complete, else
 /// `otherwise`.
-pub fn run_reason(stop: &AtomicUsize, complete: bool, otherwise: &str) -> String {
+pub fn run_reason(stop: &AtomicUsize, complete: bool, otherwise: StopReason) -> StopReason {
     if interrupted(stop) {
         signal_reason(stop)
     } else if complete {
-        "finished".into()
+        StopReason::Finished
     } else {
-        otherwise.into()
+        otherwise
     }
 }
 
@@ -162,7 +162,7 @@ macro_rules! client_result {
             fn complete(&self) -> bool {
                 self.complete
             }
-            fn stop_reason(&self) -> &str {
+            fn stop_reason(&self) -> &misura_report::StopReason {
                 &self.stop_reason
             }
         }
@@ -186,20 +186,20 @@ pub fn end_reason(
     server: Option<&ServerFigures>,
     no_result: Option<&str>,
     stop: &AtomicUsize,
-) -> String {
+) -> StopReason {
     if let Some(e) = own_error {
-        e.to_string()
+        StopReason::other(e)
     } else if let Some(e) = no_result {
-        format!("no result from the server: {e}")
+        StopReason::other(format!("no result from the server: {e}"))
     } else if server.and_then(|s| s.partial).unwrap_or(false) {
-        format!(
+        StopReason::other(format!(
             "the server marked its figures partial: {}",
             server.and_then(|s| s.reason.clone()).unwrap_or_default()
-        )
+        ))
     } else if interrupted(stop) {
         signal_reason(stop)
     } else {
-        "finished".into()
+        StopReason::Finished
     }
 }
 
@@ -220,10 +220,10 @@ mod tests {
     use std::sync::atomic::Ordering;
 
     #[derive(Debug)]
-    struct Row(Option<u64>, bool, &'static str);
+    struct Row(Option<u64>, bool, StopReason);
     impl ClientResult for Row {
         fn not_run(_: u32, _: &anyhow::Error) -> Row {
-            Row(None, false, "did not run")
+            Row(None, false, StopReason::other("did not run"))
         }
         fn ran(&self) -> bool {
             self.0.is_some()
@@ -231,8 +231,8 @@ mod tests {
         fn complete(&self) -> bool {
             self.1
         }
-        fn stop_reason(&self) -> &str {
-            self.2
+        fn stop_reason(&self) -> &StopReason {
+            &self.2
         }
     }
 
@@ -245,7 +245,7 @@ mod tests {
         let some = || {
             vec![
                 Err(anyhow::anyhow!("refused")),
-                Ok(Row(Some(7), true, "finished")),
+                Ok(Row(Some(7), true, StopReason::Finished)),
             ]
         };
         let o = gather(some(), &stop).unwrap();
@@ -253,12 +253,16 @@ mod tests {
         assert_eq!(o.warnings[0].code, "client.did-not-run");
         assert_eq!(o.warnings[0].text, "client 0 did not run: refused");
         assert_eq!(o.clients.len(), 2);
-        assert_eq!((o.complete, o.stop_reason.as_str()), (false, "did not run"));
-        let all = gather(vec![Ok(Row(Some(7), true, "finished"))], &stop).unwrap();
-        assert_eq!((all.complete, all.stop_reason.as_str()), (true, "finished"));
+        let did_not_run = StopReason::other("did not run");
+        assert_eq!((o.complete, &o.stop_reason), (false, &did_not_run));
+        let all = gather(vec![Ok(Row(Some(7), true, StopReason::Finished))], &stop).unwrap();
+        assert_eq!(
+            (all.complete, &all.stop_reason),
+            (true, &StopReason::Finished)
+        );
         stop.store(2, Ordering::Relaxed);
         let o = gather(some(), &stop).unwrap();
-        assert!(o.stop_reason.starts_with("interrupted by signal 2"));
+        assert_eq!(o.stop_reason, StopReason::Interrupted { signal: 2 });
     }
 
     #[test]
@@ -269,17 +273,18 @@ mod tests {
             reason: Some("idle".into()),
             ..Default::default()
         };
-        assert_eq!(end_reason(None, None, None, &stop), "finished");
+        let words = |r: StopReason| r.to_string();
+        assert_eq!(end_reason(None, None, None, &stop), StopReason::Finished);
         assert_eq!(
-            end_reason(Some("lost"), Some(&partial), None, &stop),
+            words(end_reason(Some("lost"), Some(&partial), None, &stop)),
             "lost"
         );
         assert_eq!(
-            end_reason(None, None, Some("timed out"), &stop),
+            words(end_reason(None, None, Some("timed out"), &stop)),
             "no result from the server: timed out"
         );
         assert_eq!(
-            end_reason(None, Some(&partial), None, &stop),
+            words(end_reason(None, Some(&partial), None, &stop)),
             "the server marked its figures partial: idle"
         );
         assert_eq!(bits_per_s(1000, 1_000_000_000), 8000.0);

@@ -13,9 +13,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// After the planned end, how long the server may take to ask for results.
-pub const END_TIMEOUT: Duration = STEP_TIMEOUT;
-
 /// What the client asks of the server.
 #[derive(Clone, Debug)]
 pub struct Iperf3Plan {
@@ -43,7 +40,7 @@ pub struct PeerRun {
     pub addr: SocketAddr,
     pub started_at: String,
     pub complete: bool,
-    pub stop_reason: String,
+    pub stop_reason: misura_report::StopReason,
     /// TEST_RUNNING received → TEST_END sent.
     pub elapsed_ns: u64,
     pub streams: Vec<StreamRow>,
@@ -206,7 +203,7 @@ fn measure(
     // Until the planned end: watch the control connection.
     while reason.is_empty() && Instant::now() < end {
         if stop.load(Ordering::Relaxed) != 0 {
-            reason = crate::client::signal_reason(stop);
+            reason = crate::client::signal_reason(stop).to_string();
             break;
         }
         match c.poll_state(
@@ -266,9 +263,9 @@ fn measure(
         started_at,
         complete: reason.is_empty(),
         stop_reason: if reason.is_empty() {
-            "completed".into()
+            misura_report::StopReason::Finished
         } else {
-            reason
+            misura_report::StopReason::other(reason)
         },
         elapsed_ns,
         streams: rows,

@@ -14,12 +14,18 @@ pub const STEP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The control connection.
 pub struct Ctrl {
     pub s: TcpStream,
+    /// How long each step may take ([`STEP_TIMEOUT`]; a server's
+    /// --handshake-timeout).
+    pub step: Duration,
 }
 
 impl Ctrl {
     pub fn new(s: TcpStream) -> Result<Ctrl> {
         s.set_nodelay(true)?;
-        Ok(Ctrl { s })
+        Ok(Ctrl {
+            s,
+            step: STEP_TIMEOUT,
+        })
     }
 
     /// Read exactly `buf.len()` bytes by `deadline`; `what` names the
@@ -30,8 +36,8 @@ impl Ctrl {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 bail!(
-                    "the iperf3 peer stalled: {what} not complete after {} s ({got} of {} bytes; bound STEP_TIMEOUT)",
-                    STEP_TIMEOUT.as_secs(),
+                    "the iperf3 peer stalled: {what} not complete after {:.1} s ({got} of {} bytes)",
+                    self.step.as_secs_f64(),
                     buf.len()
                 );
             }
@@ -70,11 +76,11 @@ impl Ctrl {
         }
     }
 
-    /// The next state byte, within [`STEP_TIMEOUT`].
+    /// The next state byte, within a step's time.
     pub fn read_state(&mut self, waiting_for: &str) -> Result<State> {
         let mut b = [0u8; 1];
         let what = format!("the state byte ({waiting_for})");
-        self.read_exact_by(&mut b, Instant::now() + STEP_TIMEOUT, &what)?;
+        self.read_exact_by(&mut b, Instant::now() + self.step, &what)?;
         Ok(State::from_byte(b[0])?)
     }
 
@@ -88,11 +94,7 @@ impl Ctrl {
             ),
             State::ServerError => {
                 let mut b = [0u8; 8];
-                self.read_exact_by(
-                    &mut b,
-                    Instant::now() + STEP_TIMEOUT,
-                    "SERVER_ERROR's codes",
-                )?;
+                self.read_exact_by(&mut b, Instant::now() + self.step, "SERVER_ERROR's codes")?;
                 let code = i32::from_be_bytes(b[..4].try_into().unwrap());
                 let errno = i32::from_be_bytes(b[4..].try_into().unwrap());
                 bail!("the iperf3 server failed the test (SERVER_ERROR: iperf3 error {code}, errno {errno}; `iperf3 -s` prints why)")
@@ -111,9 +113,9 @@ impl Ctrl {
             .with_context(|| format!("sending {} to the iperf3 peer", s.name()))
     }
 
-    /// A JSON message, within [`STEP_TIMEOUT`] and `MAX_JSON_LEN`.
+    /// A JSON message, within a step's time and `MAX_JSON_LEN`.
     pub fn read_json(&mut self, what: &str) -> Result<Vec<u8>> {
-        let deadline = Instant::now() + STEP_TIMEOUT;
+        let deadline = Instant::now() + self.step;
         let mut len = [0u8; 4];
         self.read_exact_by(&mut len, deadline, &format!("the length of {what}"))?;
         let n = wire::json_len(len).map_err(|e| anyhow!("{what}: {e}"))?;

@@ -8,6 +8,7 @@ pub mod control;
 pub mod data;
 pub mod plan;
 pub mod report;
+pub mod server;
 
 pub use client::{run, Iperf3Plan, PeerRun};
 pub use report::{tcp_report, udp_report, Iperf3TcpReport, Iperf3UdpReport, PeerFigures};

@@ -45,7 +45,7 @@ fn not_run(i: u32, e: &anyhow::Error) -> RrClientResult {
         client: i,
         test_id: None,
         complete: false,
-        stop_reason: format!("{e:#}"),
+        stop_reason: misura_report::StopReason::other(format!("{e:#}")),
         elapsed_ns: 0,
         transactions: 0,
         transactions_per_s: 0.0,

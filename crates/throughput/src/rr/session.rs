@@ -54,7 +54,7 @@ pub(super) fn one_client(i: u32, run: &Run) -> Result<RrClientResult> {
     Ok(RrClientResult {
         client: i,
         test_id: Some(test_id),
-        complete: reason == "finished",
+        complete: reason.is_finished(),
         stop_reason: reason,
         elapsed_ns,
         transactions: l.transactions,

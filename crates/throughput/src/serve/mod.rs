@@ -98,6 +98,8 @@ pub struct Listen {
     pub netns: Option<String>,
     /// No line per test, no start line.
     pub quiet: bool,
+    /// `--iperf3 [PORT]`: also answer iperf3 clients on this port.
+    pub iperf3: Option<u16>,
 }
 
 /// Serve within `limits` until a signal sets `stop`, then the report.
@@ -133,8 +135,23 @@ pub fn serve(
             }
         );
     }
+    let iperf3 = match at.iperf3 {
+        Some(port) => {
+            let l = bind(&Listen { port, ..at.clone() })?;
+            if !at.quiet {
+                eprintln!("misura serve: answering iperf3 clients on {}", l.local_addr()?);
+            }
+            let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            Some((crate::iperf3::server::start(l, shared.clone(), flag.clone()), flag))
+        }
+        None => None,
+    };
     serve_until_stopped(&listener, &shared, at.quiet, stop);
     drop(listener);
+    if let Some((h, flag)) = iperf3 {
+        flag.store(true, Ordering::Relaxed);
+        let _ = h.join();
+    }
 
     // Stop: running tests end now (their peers see the connection close),
     // their threads record what was measured; wait briefly for that.

@@ -81,7 +81,7 @@ fn not_run(i: u32, e: &anyhow::Error) -> TcpClientResult {
         client: i,
         test_id: None,
         complete: false,
-        stop_reason: format!("{e:#}"),
+        stop_reason: misura_report::StopReason::other(format!("{e:#}")),
         elapsed_ns: 0,
         sent_bytes: 0,
         received_bytes: 0,

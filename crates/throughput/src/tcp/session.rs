@@ -403,7 +403,7 @@ fn client_row(
     TcpClientResult {
         client: i,
         test_id: Some(end.test_id),
-        complete: reason == "finished",
+        complete: reason.is_finished(),
         stop_reason: reason,
         elapsed_ns: t.elapsed_ns,
         sent_bytes: t.sent,

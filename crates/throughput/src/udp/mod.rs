@@ -111,7 +111,7 @@ fn nothing_arrived(p: &UdpPlan, c: &UdpClientResult) -> Option<Warning> {
 fn not_run(i: u32, e: &anyhow::Error) -> UdpClientResult {
     UdpClientResult {
         client: i,
-        stop_reason: format!("{e:#}"),
+        stop_reason: misura_report::StopReason::other(format!("{e:#}")),
         ..session::not_run_row()
     }
 }

@@ -33,7 +33,7 @@ pub(super) fn one_client(i: u32, run: &Run) -> Result<UdpClientResult> {
     Ok(UdpClientResult {
         client: i,
         test_id: Some(test_id),
-        complete: reason == "finished",
+        complete: reason.is_finished(),
         stop_reason: reason,
         path_mtu,
         cpu_remote: sv.and_then(|s| client::remote_cpu(s, flow.elapsed_ns)),
@@ -227,7 +227,7 @@ pub(super) fn not_run_row() -> UdpClientResult {
         client: 0,
         test_id: None,
         complete: false,
-        stop_reason: String::new(),
+        stop_reason: misura_report::StopReason::Other(String::new()),
         receiver: "server".into(),
         elapsed_ns: 0,
         sent_packets: 0,

@@ -290,3 +290,22 @@ pub(crate) fn short(v: &serde_json::Value) -> String {
         None => s,
     }
 }
+
+/// iperf3's error numbers (its `i_errno`, iperf_api.h) that a server sends
+/// after SERVER_ERROR; the client prints its own text for each.
+pub mod errno {
+    /// "test duration too long".
+    pub const DURATION: i32 = 5;
+    /// "number of parallel streams too large".
+    pub const NUM_STREAMS: i32 = 6;
+    /// "block size too large".
+    pub const BLOCK_SIZE: i32 = 7;
+    /// "not implemented yet".
+    pub const UNIMPLEMENTED: i32 = 13;
+    /// "total required bandwidth is larger than server limit".
+    pub const TOTAL_RATE: i32 = 27;
+    /// "protocol does not exist".
+    pub const PROTOCOL: i32 = 131;
+    /// "test authorization failed".
+    pub const AUTH_TEST: i32 = 142;
+}

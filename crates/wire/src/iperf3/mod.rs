@@ -58,7 +58,7 @@ mod results;
 mod udp;
 
 pub use codec::{
-    frame_json, json_len, Cookie, Iperf3Error, State, COOKIE_CHARS, COOKIE_LEN, DEFAULT_PORT,
+    errno, frame_json, json_len, Cookie, Iperf3Error, State, COOKIE_CHARS, COOKIE_LEN, DEFAULT_PORT,
     MAX_JSON_LEN, MAX_STREAMS, MAX_STRING, MAX_TCP_BLOCK, MAX_TIME_S, MAX_UDP_BLOCK, MAX_WINDOW,
 };
 pub use params::{Params, Protocol};

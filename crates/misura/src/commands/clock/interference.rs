@@ -11,7 +11,9 @@ use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_measure::clockstats::counter_rate_hz;
 use misura_measure::clockstats::StepTracker;
-use misura_report::clock::{InterferenceConfig, InterferenceReport, InterferenceRun};
+use misura_report::clock::{
+    InterferenceConfig, InterferenceFigures, InterferenceReport, InterferenceRun,
+};
 use misura_report::LoopTuning;
 use misura_report::Warning;
 use misura_sys::clock::monotonic_raw_ns;
@@ -360,12 +362,14 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished>
             bins_per_decade: plan.bins_per_decade,
             longest_gaps: plan.gaps,
         },
-        resolution_ns: plan.resolution_ns,
-        tsc_hz: match plan.source {
-            Source::Tsc(s) => Some(1e9 / s),
-            Source::Posix(_) => None,
+        body: InterferenceFigures {
+            resolution_ns: plan.resolution_ns,
+            tsc_hz: match plan.source {
+                Source::Tsc(s) => Some(1e9 / s),
+                Source::Posix(_) => None,
+            },
+            runs,
         },
-        runs,
         warnings,
     };
     Ok(Finished::ok(Report::new(

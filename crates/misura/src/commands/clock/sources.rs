@@ -9,7 +9,9 @@ use crate::shared::units::DurationArg;
 use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_measure::clockstats::{counter_rate_hz, StepTracker};
-use misura_report::clock::{ClocksourceInfo, SourceRow, SourcesConfig, SourcesReport, TscInfo};
+use misura_report::clock::{
+    ClocksourceInfo, SourceRow, SourcesConfig, SourcesFigures, SourcesReport, TscInfo,
+};
 use misura_report::LoopTuning;
 use misura_report::Warning;
 use misura_stats::Summary;
@@ -469,20 +471,22 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
                 "batches of {BATCH} back-to-back reads timed with CLOCK_MONOTONIC_RAW, the empty bracket ({bracket} ns) subtracted, divided by {BATCH}; median and p99 over the batches"
             ),
         },
-        clocksource: ClocksourceInfo { current: cs.current, available: cs.available },
-        tsc: misura_sys::tsc::AVAILABLE.then(|| TscInfo {
-            flags: tsc_flags.clone(),
-            measured_hz,
-            measured_over_ns: tsc_end.1 - tsc_start.1,
-            kernel_hz: kernel.as_ref().map(|k| k.0 * 1000.0),
-            kernel_source: kernel.map(|k| k.1),
-        }),
-        ptp_clocks: ptp.len() as u32,
-        ptp_note: ptp_note(&ptp),
-        phcs,
-        ptp_daemons,
-        sources,
-        elapsed_s: (monotonic_raw_ns() - t_start) as f64 / 1e9,
+        body: SourcesFigures {
+            clocksource: ClocksourceInfo { current: cs.current, available: cs.available },
+            tsc: misura_sys::tsc::AVAILABLE.then(|| TscInfo {
+                flags: tsc_flags.clone(),
+                measured_hz,
+                measured_over_ns: tsc_end.1 - tsc_start.1,
+                kernel_hz: kernel.as_ref().map(|k| k.0 * 1000.0),
+                kernel_source: kernel.map(|k| k.1),
+            }),
+            ptp_clocks: ptp.len() as u32,
+            ptp_note: ptp_note(&ptp),
+            phcs,
+            ptp_daemons,
+            sources,
+            elapsed_s: (monotonic_raw_ns() - t_start) as f64 / 1e9,
+        },
         warnings,
     };
     Ok(Finished::ok(Report::new(

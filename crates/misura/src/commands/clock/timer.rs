@@ -7,7 +7,7 @@ use crate::shared::progress::Progress;
 use crate::shared::units::DurationArg;
 use crate::shared::warnings::Warn;
 use anyhow::Result;
-use misura_report::clock::{TimerConfig, TimerReport};
+use misura_report::clock::{TimerConfig, TimerFigures, TimerReport};
 use misura_report::LoopTuning;
 use misura_report::Warning;
 use misura_stats::Summary;
@@ -252,14 +252,16 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             cpu_dma_latency_us,
             bins_per_decade: plan.bins_per_decade,
         },
-        wakeups: w.latency.count(),
-        missed_periods: w.missed,
-        interrupted_sleeps: w.interrupted,
-        latency: w.latency.snapshot(),
-        max_at_ns: w.max_at,
-        histogram: w.latency.log_histogram(plan.bins_per_decade),
-        hdr: w.latency.hdr_buckets(),
-        elapsed_s: w.elapsed_s,
+        body: TimerFigures {
+            wakeups: w.latency.count(),
+            missed_periods: w.missed,
+            interrupted_sleeps: w.interrupted,
+            latency: w.latency.snapshot(),
+            max_at_ns: w.max_at,
+            histogram: w.latency.log_histogram(plan.bins_per_decade),
+            hdr: w.latency.hdr_buckets(),
+            elapsed_s: w.elapsed_s,
+        },
         warnings,
     };
     Ok(Finished::ok(Report::new(

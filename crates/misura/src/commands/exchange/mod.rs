@@ -15,8 +15,8 @@ use crate::shared::output::{Finished, Report};
 use crate::shared::warnings::Warn;
 use anyhow::{Context, Result};
 use misura_report::exchange::*;
-use misura_report::LoopTuning;
 use misura_report::Warning;
+use misura_report::{LoopTuning, StopReason};
 use misura_stats::Summary;
 use misura_sys::clock::realtime_ns;
 use misura_sys::iface::InterfaceInfo;
@@ -289,7 +289,7 @@ fn initiate(
     }: &Timing,
     port: &Port,
     stop: &AtomicUsize,
-) -> Result<(Phases, String)> {
+) -> Result<(Phases, StopReason)> {
     let session = (realtime_ns() as u64 ^ std::process::id() as u64) as u32;
     let mut frames = Frames {
         trigger: port.frame(session, TRIGGER, a.trigger)?,
@@ -328,7 +328,7 @@ fn initiate(
             due = now + period_ns - (now - due) % period_ns;
         }
     }
-    Ok((p, "finished".into()))
+    Ok((p, StopReason::Finished))
 }
 
 /// The initiator's report: the phases, the wire time of the two frames and
@@ -338,7 +338,7 @@ fn initiator_report(
     port: &Port,
     p: &Phases,
     started_at: String,
-    stop_reason: String,
+    stop_reason: StopReason,
 ) -> ExchangeReport {
     let link = port
         .info
@@ -374,7 +374,7 @@ fn initiator_report(
     };
     ExchangeReport {
         meta: meta("misura.exchange", started_at),
-        complete: stop_reason == "finished",
+        complete: stop_reason.is_finished(),
         stop_reason,
         host: crate::shared::host::fingerprint(port.tuning.clone()),
         config: ExchangeConfig {
@@ -389,32 +389,34 @@ fn initiator_report(
             timeout_ns: a.timeout.ns,
             threshold_ns: a.threshold.ns,
         },
-        cycles: p.cycles,
-        completed: p.completed,
-        timeouts: p.timeouts,
-        t1: phase("trigger send() returned", &p.t1),
-        t2: phase("own data frame send() returned", &p.t2),
-        t3: phase("peer's data frame received (user clock)", &p.t3),
-        t3_kernel: (p.t3_kernel.count() > 0).then(|| {
-            phase(
-                "peer's data RX stamp − trigger TX stamp (kernel)",
-                &p.t3_kernel,
-            )
-        }),
-        t3_hardware: (p.t3_hardware.count() > 0).then(|| {
-            phase(
-                "peer's data RX stamp − trigger TX stamp (NIC hardware, one PTP clock)",
-                &p.t3_hardware,
-            )
-        }),
-        phc: port
-            .hw
-            .phc_index
-            .filter(|_| port.hw.enabled)
-            .map(|i| format!("/dev/ptp{i}")),
-        hardware_note: port.hw.note.clone(),
-        hw_stamp_missing: p.hw_missing,
-        wire_time_ns: wire,
+        body: ExchangeFigures {
+            cycles: p.cycles,
+            completed: p.completed,
+            timeouts: p.timeouts,
+            t1: phase("trigger send() returned", &p.t1),
+            t2: phase("own data frame send() returned", &p.t2),
+            t3: phase("peer's data frame received (user clock)", &p.t3),
+            t3_kernel: (p.t3_kernel.count() > 0).then(|| {
+                phase(
+                    "peer's data RX stamp − trigger TX stamp (kernel)",
+                    &p.t3_kernel,
+                )
+            }),
+            t3_hardware: (p.t3_hardware.count() > 0).then(|| {
+                phase(
+                    "peer's data RX stamp − trigger TX stamp (NIC hardware, one PTP clock)",
+                    &p.t3_hardware,
+                )
+            }),
+            phc: port
+                .hw
+                .phc_index
+                .filter(|_| port.hw.enabled)
+                .map(|i| format!("/dev/ptp{i}")),
+            hardware_note: port.hw.note.clone(),
+            hw_stamp_missing: p.hw_missing,
+            wire_time_ns: wire,
+        },
         warnings,
     }
 }

@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Parser;
 use misura_report::rtt::RttReport;
 use misura_report::under_load::*;
-use misura_report::LoopTuning;
+use misura_report::{LoopTuning, StopReason};
 use misura_rtt::{self as rtt, RttArgs};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -30,9 +30,11 @@ struct RttCli {
 /// The probes of one phase, as `misura rtt` flags.
 pub(super) fn rtt_args(a: &LoadArgs, ns: i64, offset_ns: Option<f64>) -> Result<RttArgs, Failure> {
     let reflector = a.reflector.clone().unwrap_or_else(|| host_only(&a.host));
+    // irtt://HOST[:PORT]: an irtt server answers the probes.
+    let irtt = reflector.strip_prefix("irtt://").map(str::to_string);
     let mut argv: Vec<String> = vec![
         "rtt".into(),
-        reflector,
+        irtt.clone().unwrap_or(reflector),
         "--duration".into(),
         format!("{}ms", (ns / 1_000_000).max(1)),
         "--period".into(),
@@ -48,6 +50,9 @@ pub(super) fn rtt_args(a: &LoadArgs, ns: i64, offset_ns: Option<f64>) -> Result<
     }
     if let Some(k) = &a.key_file {
         argv.extend(["--key-file".into(), k.display().to_string()]);
+    }
+    if irtt.is_some() {
+        argv.extend(["--peer".into(), "irtt".into()]);
     }
     if let Some(o) = offset_ns {
         argv.extend(["--clock-offset-ns".into(), format!("{o}")]);
@@ -92,7 +97,7 @@ fn probe(
     let args = rtt_args(a, ns, offset_ns)?;
     let start = t0.elapsed().as_secs_f64();
     let rr = super::rr::start(a, 0, ns, stop);
-    let m = rtt::measure(&args, stop);
+    let m = crate::shared::irtt_probe::measure(&args, stop);
     let rr = super::rr::join(rr);
     let m = m?;
     Ok(Probed {
@@ -132,7 +137,7 @@ pub fn measure(
         let probe_start = t0.elapsed().as_secs_f64();
         let probes = {
             let stop = stop.clone();
-            std::thread::spawn(move || rtt::measure(&args, &stop))
+            std::thread::spawn(move || crate::shared::irtt_probe::measure(&args, &stop))
         };
         std::thread::sleep(Duration::from_nanos(LOAD_LEAD_NS as u64));
         load_start_s = t0.elapsed().as_secs_f64();
@@ -265,9 +270,9 @@ fn build(
         stop_reason: if sig != 0 {
             crate::shared::output::signal_reason(sig)
         } else if complete {
-            "finished".into()
+            StopReason::Finished
         } else {
-            "a phase or a flow did not complete (see warnings)".into()
+            StopReason::other("a phase or a flow did not complete (see warnings)")
         },
         host: crate::shared::host::fingerprint(LoopTuning {
             netns: a.ns.netns.clone(),
@@ -299,25 +304,27 @@ fn build(
                 ts.reflector_tx.as_deref().unwrap_or("unknown")
             ),
         },
-        clock_offset: idle.clock_offset.clone(),
-        inflation: inflation(phases.first(), loaded),
-        responsiveness: Responsiveness {
-            rpm_user: loaded.and_then(|l| l.user_rtt.median_ns).map(|m| 60e9 / m),
-            rpm_network: loaded
-                .and_then(|l| l.network_rtt.as_ref()?.median_ns)
-                .map(|m| 60e9 / m),
-            method: "60 s over the loaded phase's median RTT of misura's STAMP probes (not the HTTP procedure of draft-ietf-ippm-responsiveness)".into(),
+        body: UnderLoadFigures {
+            clock_offset: idle.clock_offset.clone(),
+            inflation: inflation(phases.first(), loaded),
+            responsiveness: Responsiveness {
+                rpm_user: loaded.and_then(|l| l.user_rtt.median_ns).map(|m| 60e9 / m),
+                rpm_network: loaded
+                    .and_then(|l| l.network_rtt.as_ref()?.median_ns)
+                    .map(|m| 60e9 / m),
+                method: "60 s over the loaded phase's median RTT of misura's STAMP probes (not the HTTP procedure of draft-ietf-ippm-responsiveness)".into(),
+            },
+            throughput_series: outcomes
+                .iter()
+                .flat_map(|o| o.series.iter())
+                .map(|p| ThroughputPoint {
+                    t_s: load_start_s + p.t_s,
+                    ..p.clone()
+                })
+                .collect(),
+            latency_series: Vec::new(),
+            phases,
         },
-        throughput_series: outcomes
-            .iter()
-            .flat_map(|o| o.series.iter())
-            .map(|p| ThroughputPoint {
-                t_s: load_start_s + p.t_s,
-                ..p.clone()
-            })
-            .collect(),
-        latency_series: Vec::new(),
-        phases,
         warnings,
     }
 }

@@ -8,7 +8,6 @@
 use crate::commands::load::args::LoadArgs;
 use crate::shared::units::DurationArg;
 use anyhow::{anyhow, Result};
-use misura_rtt as rtt;
 use misura_throughput::client::{Control, DEFAULT_PORT};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::AtomicUsize;
@@ -67,7 +66,8 @@ pub fn check_peers(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     let reflector = a.reflector.clone().unwrap_or_else(|| host.clone());
     let hint = "Start `misura reflect` there (port 862), or name another with --reflector \
                 HOST[:PORT]";
-    if let Err(e) = udp_refused(&reflector) {
+    // An irtt reflector (irtt://HOST) is checked by the short session below.
+    if let Some(Err(e)) = (!reflector.starts_with("irtt://")).then(|| udp_refused(&reflector)) {
         return Err(anyhow!(
             "checked before measuring: the probes' reflector {reflector}: {e}. {}",
             hint
@@ -78,7 +78,7 @@ pub fn check_peers(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     if args.timeout.ns > short.ns {
         args.timeout = short;
     }
-    rtt::measure(&args, stop).map_err(|e| {
+    crate::shared::irtt_probe::measure(&args, stop).map_err(|e| {
         anyhow!(
             "checked before measuring: the probes' reflector {reflector}: {e:#}. {}",
             hint

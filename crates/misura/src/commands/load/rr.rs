@@ -85,7 +85,7 @@ pub fn start(
                     lost: c.map_or(0, |c| c.lost),
                     latency: c
                         .map_or_else(Percentiles::default, |c| Percentiles::of(&c.latency, 0.0)),
-                    error: (!r.complete).then(|| r.stop_reason.clone()),
+                    error: (!r.complete).then(|| r.stop_reason.to_string()),
                 }
             }
             Err(e) => failed(format!("{e:#}")),

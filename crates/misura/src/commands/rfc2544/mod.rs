@@ -22,6 +22,7 @@ use misura_engine::{self as frames, EngineRequest};
 use misura_measure::wire_time::LinkModel;
 use misura_oneway::Calibration;
 use misura_report::rfc2544::{Rfc2544Config, Rfc2544Report, SizeReport};
+use misura_report::StopReason;
 use phases::Ctx;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -119,7 +120,7 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         meta: meta("misura.rfc2544", started_at),
         complete: signal == 0,
         stop_reason: if signal == 0 {
-            "finished".into()
+            StopReason::Finished
         } else {
             crate::shared::output::signal_reason(signal as i32)
         },

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     if a.peer == Some(crate::shared::irtt_probe::Peer::Irtt) && !a.l2 {
-        return crate::shared::irtt_probe::run(&irtt_probe(a), stop);
+        return crate::shared::irtt_probe::run(&crate::shared::irtt_probe::Probe::of(a), stop);
     }
     let Measured {
         report,
@@ -34,19 +34,4 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         return Ok(Finished::with_code(report, crate::shared::exit::OUTPUT));
     }
     Ok(Finished::ok(report))
-}
-
-/// `misura rtt HOST --peer irtt`: the flags that mean something to irtt.
-fn irtt_probe(a: &RttArgs) -> crate::shared::irtt_probe::Probe<'_> {
-    crate::shared::irtt_probe::Probe {
-        target: a.target.as_deref().unwrap_or_default(),
-        period: a.period.as_ref().map(|p| p.std()).or(a
-            .rate
-            .map(|r| std::time::Duration::from_secs_f64(1.0 / r.max(1e-3)))),
-        count: a.count,
-        duration: a.duration.as_ref().map(|d| d.std()),
-        length: a.request.first().copied().unwrap_or(0),
-        key: a.irtt_hmac.as_deref(),
-        quiet: a.out.quiet,
-    }
 }

@@ -94,6 +94,11 @@ pub struct ServeArgs {
     /// UDP tests do not use it.
     #[arg(long, value_name = "DURATION", default_value = "5us")]
     pub busy_poll: DurationArg,
+    /// Also answer `iperf3 -c` clients on iperf3's own protocol, on this TCP
+    /// port (default 5201), one test at a time as iperf3 does, within the
+    /// limits above; their tests are in the report like misura's.
+    #[arg(long, value_name = "PORT", num_args = 0..=1, default_missing_value = "5201")]
+    pub iperf3: Option<u16>,
     /// The same as --export-json (the report of every test, per client, aggregate).
     #[arg(long, value_name = "FILE", hide = true)]
     pub report_json: Option<PathBuf>,
@@ -176,6 +181,7 @@ pub fn run(args: &ServeArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         port: args.port(),
         netns: args.ns.netns.clone(),
         quiet: args.out.quiet,
+        iperf3: args.iperf3,
     };
     let report = serve(&at, limits, key, stop)?;
     // Stopping is a server's normal end: its report is kept like any run's.

@@ -23,6 +23,7 @@ use misura_report::y1564::{
     PerformanceReport, PerformanceRow, ServiceConfig, ServiceReport, StepReport, Y1564Config,
     Y1564Report,
 };
+use misura_report::StopReason;
 use misura_wire::{MacAddr, VlanTag};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -377,7 +378,7 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         meta: meta("misura.y1564", started_at),
         complete: signal == 0,
         stop_reason: if signal == 0 {
-            "finished".into()
+            StopReason::Finished
         } else {
             crate::shared::output::signal_reason(signal as i32)
         },

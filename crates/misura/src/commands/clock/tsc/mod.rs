@@ -14,8 +14,8 @@ use crate::shared::units::DurationArg;
 use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_report::tsc::*;
-use misura_report::LoopTuning;
 use misura_report::Warning;
+use misura_report::{LoopTuning, StopReason};
 use misura_sys::tsc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -269,20 +269,22 @@ pub fn run(args: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     });
     let warnings = warnings(&facts, host.virtualized == Some(true), ntp.as_ref());
     let stop_reason = match stop.load(Ordering::Relaxed) {
-        0 => "finished".to_string(),
+        0 => StopReason::Finished,
         s => crate::shared::output::signal_reason(s),
     };
     let error = ntp.as_ref().and_then(|n| n.error.clone());
     let report = TscReport {
         meta: meta("misura.clock-tsc", started_at),
-        complete: stop_reason == "finished",
+        complete: stop_reason.is_finished(),
         stop_reason,
         host,
         config: plan.config(args.ns.netns.clone()),
-        tsc: facts,
-        raw,
-        ntp,
-        elapsed_s: wall.elapsed().as_secs_f64(),
+        body: TscFigures {
+            tsc: facts,
+            raw,
+            ntp,
+            elapsed_s: wall.elapsed().as_secs_f64(),
+        },
         warnings,
     };
     let target = args

@@ -23,8 +23,8 @@ use crate::shared::warnings::Warn;
 use anyhow::Result;
 use given::Given;
 use misura_report::throughput::{SweepFigures, SweepPoint, SweepReport};
-use misura_report::LoopTuning;
 use misura_report::Warning;
+use misura_report::{LoopTuning, StopReason};
 use series::Series;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -190,7 +190,11 @@ fn sweep<T, P>(
     Ok(SweepReport {
         meta: crate::shared::meta::meta("misura.sweep", started_at),
         complete,
-        stop_reason: client::run_reason(stop, complete, "some runs did not complete"),
+        stop_reason: client::run_reason(
+            stop,
+            complete,
+            StopReason::other("some runs did not complete"),
+        ),
         host: crate::shared::host::fingerprint(LoopTuning {
             netns: c.ns.netns.clone(),
             ..Default::default()

@@ -97,7 +97,7 @@ pub fn figures(r: &RrReport) -> SweepFigures {
             c.iter()
                 .filter_map(|c| c.service_demand_remote_us_per_transaction),
         ),
-        error: (!r.complete).then(|| r.stop_reason.clone()),
+        error: (!r.complete).then(|| r.stop_reason.to_string()),
         ..Default::default()
     }
 }

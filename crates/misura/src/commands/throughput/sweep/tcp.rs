@@ -108,7 +108,7 @@ pub fn figures(r: &TcpReport) -> SweepFigures {
         cpu_remote_pct: sum_opt(c.iter().map(|c| c.cpu_remote.map(|x| x.utilisation_pct))),
         service_demand_local: mean(c.iter().filter_map(|c| c.service_demand_local_us_per_kb)),
         service_demand_remote: mean(c.iter().filter_map(|c| c.service_demand_remote_us_per_kb)),
-        error: (!r.complete).then(|| r.stop_reason.clone()),
+        error: (!r.complete).then(|| r.stop_reason.to_string()),
         ..Default::default()
     }
 }

@@ -86,7 +86,7 @@ pub fn figures(r: &UdpReport) -> SweepFigures {
         cpu_remote_pct: sum_opt(c.iter().map(|c| c.cpu_remote.map(|x| x.utilisation_pct))),
         service_demand_local: mean(c.iter().filter_map(|c| c.cpu_local.us_per_kb(c.sent_bytes))),
         error: if !r.complete {
-            Some(r.stop_reason.clone())
+            Some(r.stop_reason.to_string())
         } else {
             r.warnings
                 .iter()

@@ -1,0 +1,86 @@
+//! What `misura reflect` reports when it stops (format `misura.reflect`):
+//! how it listened, the timestamp sources it got, and its counters.
+
+use super::meta::{HostFingerprint, Meta};
+use super::run::StopReason;
+use misura_measure::reflector::Counters;
+use misura_stats::SummarySnapshot;
+use serde::{Deserialize, Serialize};
+
+/// I/O events the core never sees.
+#[derive(Copy, Clone, Debug, Default, Serialize, Deserialize)]
+pub struct IoCounters {
+    pub recv_errors: u64,
+    /// Sends refused for a full socket buffer (the reply is dropped).
+    pub send_busy: u64,
+    pub send_errors: u64,
+    /// TX stamps read from the error queue and matched to a reply.
+    pub tx_stamps_matched: u64,
+    /// TX stamps that matched no pending reply (too late, ring overrun).
+    pub tx_stamps_unmatched: u64,
+    pub tx_stamp_errors: u64,
+    /// ICMP errors (e.g. port unreachable at a sender that went away).
+    pub icmp_errors: u64,
+    /// Frames the raw socket saw leaving (our own replies), skipped.
+    pub outgoing_skipped: u64,
+    /// With the NIC's stamps on: requests that came without its RX stamp
+    /// (their replies use the kernel's), and replies to NIC-stamped
+    /// requests whose NIC TX stamp never came (no follow-up for them).
+    #[serde(default)]
+    pub rx_hw_stamp_missing: u64,
+    #[serde(default)]
+    pub tx_hw_stamp_missing: u64,
+}
+
+/// The NIC's clock, when the reflector used its stamps.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct NicClockReport {
+    /// `/dev/ptpN`.
+    pub device: String,
+    /// PHC − CLOCK_REALTIME at the last look, and its half-width, ns.
+    pub offset_ns: Option<f64>,
+    pub offset_uncertainty_ns: Option<f64>,
+    /// PTP daemons that name the clock or its interface.
+    pub disciplined_by: Vec<String>,
+    /// The S bit of replies to NIC-stamped requests (PTP-disciplined).
+    pub synchronized: bool,
+    /// Their Error Estimate, ns (as last stated).
+    pub error_estimate_ns: u64,
+    /// Why the clock could not be read, when it could not.
+    pub error: Option<String>,
+}
+
+/// What `misura reflect` reports when it stops: its counters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Summary {
+    #[serde(flatten)]
+    pub meta: Meta,
+    pub complete: bool,
+    pub stop_reason: StopReason,
+    pub host: HostFingerprint,
+    pub transport: String,
+    pub listen: String,
+    pub mode: String,
+    pub stateful: bool,
+    pub rx_timestamps: String,
+    pub tx_timestamps: String,
+    pub clock_synchronized: bool,
+    pub duration_s: f64,
+    pub counters: Counters,
+    pub dropped: u64,
+    pub io: IoCounters,
+    /// The interface whose NIC was asked to stamp (None: not known).
+    #[serde(default)]
+    pub interface: Option<String>,
+    /// Why the NIC's stamps were not used, when they were not.
+    #[serde(default)]
+    pub hardware_note: Option<String>,
+    #[serde(default)]
+    pub nic_clock: Option<NicClockReport>,
+    /// The reflector's turnaround, TX − RX stamp of each reply, on the
+    /// NIC's stamps and on the kernel's (null when none).
+    #[serde(default)]
+    pub turnaround_nic: Option<SummarySnapshot>,
+    #[serde(default)]
+    pub turnaround_kernel: Option<SummarySnapshot>,
+}

@@ -1,0 +1,308 @@
+//! The text form of `misura oneway` (and of a calibration run): compact
+//! tables in microseconds, and the host and timestamp-source lines other
+//! commands print too.
+
+use crate::model::meta::*;
+use crate::model::oneway::*;
+use misura_measure::CalibrationLine;
+use misura_stats::SummarySnapshot;
+use std::io::{self, Write};
+
+fn us(ns: Option<i64>) -> String {
+    ns.map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0))
+}
+
+fn usf(ns: Option<f64>) -> String {
+    ns.map_or("-".into(), |v| format!("{:.3}", v / 1000.0))
+}
+
+fn yes(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+/// Write one oneway/calibrate result for a person to read.
+pub fn write_oneway(r: &OnewayReport, out: &mut dyn Write) -> io::Result<()> {
+    let c = &r.config;
+    let title = if r.mode == "calibrate" {
+        "misura calibrate"
+    } else {
+        "misura oneway"
+    };
+    writeln!(
+        out,
+        "{title}: {} -> {}{}  {}",
+        c.tx,
+        c.rx,
+        c.netns
+            .as_deref()
+            .map(|n| format!(" (netns {n})"))
+            .unwrap_or_default(),
+        if r.complete {
+            String::new()
+        } else {
+            format!("[PARTIAL: {}]", r.stop_reason)
+        }
+    )?;
+    writeln!(
+        out,
+        "schedule: {:?}, period {:.3} µs ({:.0} frames/s, offered load {:.4} %), link {} Mb/s ({}), ethertype {:#06x}",
+        c.pattern,
+        c.period_ns as f64 / 1000.0,
+        c.rate_fps,
+        c.offered_load * 100.0,
+        c.link.rate_bps / 1_000_000,
+        c.link_speed_source,
+        c.ethertype
+    )?;
+    write_sources(&r.timestamps, out)?;
+    if let Some(hc) = &r.timestamps.hardware_clocks {
+        super::hardware::write_clocks(hc, out)?;
+    }
+    write_host(&r.host, out)?;
+    let t = &r.totals;
+    writeln!(
+        out,
+        "frames: sent {}  received {}  lost {}  duplicates {}  late {}  reordered {}  postponed {}  foreign {}  malformed {}",
+        t.sent, t.received, t.lost, t.duplicates, t.late, t.reordered, t.postponed, t.foreign_frames, t.malformed_frames
+    )?;
+    writeln!(
+        out,
+        "loop: {:.0} frames/s over {:.2} s; send() takes {} µs (median TX window)",
+        r.loop_stats.achieved_rate_fps,
+        r.loop_stats.elapsed_s,
+        us(r.loop_stats.tx_window.as_ref().and_then(|s| s.median_ns))
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<8} {:<13} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}",
+        "P bytes",
+        "latency µs",
+        "count",
+        "min",
+        "median",
+        "p90",
+        "p99",
+        "p99.9",
+        "max",
+        "mean",
+        "stddev"
+    )?;
+    for s in &r.per_size {
+        write_latencies(&format!("{}", s.payload_bytes), &s.latency, out)?;
+    }
+    if r.per_size.len() > 1 {
+        write_latencies("all", &r.overall, out)?;
+    }
+    if let Some(fit) = &r.internal_fit {
+        writeln!(out)?;
+        writeln!(out, "calibration: mean internal latency Amil(P) = α + β·P, least squares over payload sizes, 95 % intervals (Student t, n−2 dof):")?;
+        write_line_table(
+            &[
+                ("user Mil", Some(&fit.user)),
+                ("kernel", fit.kernel.as_ref()),
+                ("hardware", fit.hardware.as_ref()),
+            ],
+            out,
+        )?;
+    }
+    if let Some(cal) = &r.calibration {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "calibration used: {} (made {})",
+            cal.profile, cal.created_at
+        )?;
+    }
+    if let Some(sut) = &r.sut {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "SUT latency Msl = Mul − Amil(P) − C, fitted as α' + β'·L over frame length L (byte time 8/R = {:.4} ns):",
+            sut.byte_time_ns
+        )?;
+        write_line_table(
+            &[
+                ("user Msl", sut.user.as_ref()),
+                ("kernel", sut.kernel.as_ref()),
+                ("hardware", sut.hardware.as_ref()),
+            ],
+            out,
+        )?;
+        if let Some(v) = sut.user_verdict {
+            writeln!(out, "verdict (user windows): {}", v.explain())?;
+        }
+        if let Some(v) = sut.kernel_verdict {
+            writeln!(out, "verdict (kernel stamps): {}", v.explain())?;
+        }
+        if let Some(v) = sut.hardware_verdict {
+            writeln!(out, "verdict (NIC hardware stamps): {}", v.explain())?;
+        }
+        if let Some(n) = &sut.note {
+            writeln!(out, "note: {n}")?;
+        }
+    }
+    if let Some(l) = &r.load {
+        super::load::write_oneway_load(l, out)?;
+    }
+    if let Some(f) = &r.frames_file {
+        writeln!(out, "\nper-frame log: {f}")?;
+    }
+    for w in &r.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}
+
+fn write_sources(ts: &TimestampInfo, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "timestamps: user windows on {}; kernel software TX {} RX {}; NIC hardware TX {} RX {}{}",
+        ts.user_clock,
+        yes(ts.kernel_software_tx),
+        yes(ts.kernel_software_rx),
+        yes(ts.hardware_tx),
+        yes(ts.hardware_rx),
+        ts.hardware_note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default()
+    )
+}
+
+/// One line about the host and how the loop ran.
+pub fn write_host(h: &HostFingerprint, out: &mut dyn Write) -> io::Result<()> {
+    let t = &h.tuning;
+    writeln!(
+        out,
+        "host: {} kernel {} ({}), clocksource {}, governor {}{}; loop {}{}{}{}",
+        h.hostname.as_deref().unwrap_or("?"),
+        h.kernel_release.as_deref().unwrap_or("?"),
+        h.preempt_model
+            .as_deref()
+            .unwrap_or("preemption model unknown"),
+        h.clocksource.as_deref().unwrap_or("?"),
+        h.governor.as_deref().unwrap_or("n/a"),
+        if h.virtualized == Some(true) {
+            ", virtual machine"
+        } else {
+            ""
+        },
+        t.cpu
+            .map(|c| format!("pinned to CPU {c}"))
+            .unwrap_or_else(|| "not pinned".into()),
+        t.rt_priority
+            .map(|p| format!(", SCHED_FIFO {p}"))
+            .unwrap_or_default(),
+        if t.memory_locked {
+            ", memory locked"
+        } else {
+            ""
+        },
+        busy_poll_text(t.busy_poll.as_ref())
+    )?;
+    if let Some(l) = &h.load {
+        let per_cpu: Vec<String> = l
+            .cpu_busy
+            .iter()
+            .map(|c| format!("CPU {} {:.0} %", c.cpu, c.busy * 100.0))
+            .collect();
+        writeln!(
+            out,
+            "host load over the run ({:.1} s, /proc/stat): {} busy (mean {:.0} %); misura used {:.2} CPUs{}",
+            l.window_s,
+            per_cpu.join(", "),
+            l.mean_busy * 100.0,
+            l.process_cpus,
+            if l.busy_threads > 0 {
+                format!(", {} busy thread(s) added (--cpu-load)", l.busy_threads)
+            } else {
+                String::new()
+            }
+        )?;
+    }
+    Ok(())
+}
+
+fn busy_poll_text(b: Option<&BusyPoll>) -> String {
+    match b {
+        None => String::new(),
+        Some(b) => match (b.so_busy_poll_us, &b.so_busy_poll_error) {
+            (Some(us), _) => format!(", busy-polling (SO_BUSY_POLL {us} µs)"),
+            (None, Some(e)) => format!(", busy-polling (no SO_BUSY_POLL: {e})"),
+            (None, None) => ", busy-polling".into(),
+        },
+    }
+}
+
+fn write_latencies(label: &str, l: &Latencies, out: &mut dyn Write) -> io::Result<()> {
+    let rows: [(&str, Option<&SummarySnapshot>); 11] = [
+        ("Mul", Some(&l.mul)),
+        ("Bul", Some(&l.bul)),
+        ("Wul", Some(&l.wul)),
+        ("kernel", l.kernel.as_ref()),
+        ("hardware", l.hardware.as_ref()),
+        ("Mil=Mul−C", l.mil.as_ref()),
+        ("kernel−C", l.kernel_internal.as_ref()),
+        ("Msl", l.msl.as_ref()),
+        ("kernel SUT", l.kernel_sut.as_ref()),
+        ("hardware−C", l.hardware_internal.as_ref()),
+        ("hardware SUT", l.hardware_sut.as_ref()),
+    ];
+    let mut first = true;
+    for (name, s) in rows {
+        let Some(s) = s else { continue };
+        if s.count == 0 {
+            continue;
+        }
+        writeln!(
+            out,
+            "{:<8} {:<13} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}",
+            if first { label } else { "" },
+            name,
+            s.count,
+            us(s.min_ns),
+            us(s.median_ns),
+            us(s.p90_ns),
+            us(s.p99_ns),
+            us(s.p999_ns),
+            us(s.max_ns),
+            usf(s.mean_ns),
+            usf(s.std_dev_ns)
+        )?;
+        first = false;
+    }
+    Ok(())
+}
+
+fn write_line_table(
+    lines: &[(&str, Option<&CalibrationLine>)],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "  {:<10} {:>4} {:>12} {:>10} {:>14} {:>12} {:>26} {:>28}",
+        "", "n", "a (µs)", "s_a (µs)", "b (ns/byte)", "s_b", "α 95 % (µs)", "β 95 % (ns/byte)"
+    )?;
+    for (name, line) in lines {
+        let Some(l) = line else { continue };
+        let f = &l.fit;
+        writeln!(
+            out,
+            "  {:<10} {:>4} {:>12.3} {:>10.3} {:>14.5} {:>12.5} {:>26} {:>28}",
+            name,
+            f.n,
+            f.a / 1000.0,
+            f.s_a / 1000.0,
+            f.b,
+            f.s_b,
+            format!("{:.3} ± {:.3}", f.a / 1000.0, f.a_ci95 / 1000.0),
+            format!("{:.5} ± {:.5}", f.b, f.b_ci95)
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,526 @@
+//! misura as an iperf3 server (`misura serve --iperf3 [PORT]`): answers
+//! `iperf3 -c` on iperf3's own protocol, one test at a time as iperf3 does
+//! (the UDP streams of two tests could not be told apart on the shared
+//! port), within serve's limits: streams, duration, rate, the handshake
+//! timeout for every control message and the idle timeout while data
+//! flows. Its tests go into serve's report like misura's own.
+
+use super::control::Ctrl;
+use super::data::{self, Sock, StreamOutcome, StreamSpec};
+use crate::serve::state::Shared;
+use anyhow::{bail, Result};
+use misura_report::serve::ServedTest;
+use misura_wire::iperf3::{
+    self as wire, errno, Cookie, Params, Protocol, Results, State, StreamResult,
+};
+use socket2::{Domain, Socket, Type};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The test running now: its cookie, and where its data connections go.
+struct Current {
+    cookie: Cookie,
+    data: Sender<TcpStream>,
+}
+
+/// Start answering iperf3 clients on `listener` until `stop`.
+pub fn start(listener: TcpListener, shared: Arc<Shared>, stop: Arc<AtomicBool>) -> JoinHandle<()> {
+    std::thread::Builder::new()
+        .name("iperf3-serve".into())
+        .spawn(move || accept_loop(listener, shared, stop))
+        .expect("spawning the iperf3 server thread")
+}
+
+fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: Arc<AtomicBool>) {
+    let _ = listener.set_nonblocking(false);
+    let current: Arc<Mutex<Option<Current>>> = Arc::new(Mutex::new(None));
+    let local = listener.local_addr().ok();
+    // Connections held at once (a thread each), at most --max-connections.
+    let held = Arc::new(AtomicUsize::new(0));
+    while !stop.load(Ordering::Relaxed) {
+        let (s, peer) = match listener.accept() {
+            Ok(x) => x,
+            Err(_) => continue, // SO_RCVTIMEO: look at the stop flag
+        };
+        if held.load(Ordering::Relaxed) >= shared.limits.max_connections {
+            shared.count(|c| c.connections_refused_full += 1);
+            continue; // dropped: closed at once
+        }
+        shared.count(|c| c.connections_accepted += 1);
+        held.fetch_add(1, Ordering::Relaxed);
+        let (shared, current, stop, held) =
+            (shared.clone(), current.clone(), stop.clone(), held.clone());
+        let local = local.unwrap_or(peer);
+        let _ = std::thread::Builder::new()
+            .name("iperf3-conn".into())
+            .spawn(move || {
+                let r = connection(s, peer, local, &shared, &current, &stop);
+                held.fetch_sub(1, Ordering::Relaxed);
+                if let Err(e) = r {
+                    if !shared.quiet {
+                        eprintln!("misura serve --iperf3: {peer}: {e:#}");
+                    }
+                }
+            });
+    }
+}
+
+/// A new connection: its cookie says whether it is a data connection of the
+/// running test or a new client.
+fn connection(
+    s: TcpStream,
+    peer: SocketAddr,
+    local: SocketAddr,
+    shared: &Arc<Shared>,
+    current: &Arc<Mutex<Option<Current>>>,
+    stop: &AtomicBool,
+) -> Result<()> {
+    let mut c = Ctrl::new(s)?;
+    let mut b = [0u8; wire::COOKIE_LEN];
+    let hs = shared.limits.handshake_timeout;
+    c.step = hs;
+    c.s.set_write_timeout(Some(hs))?;
+    if let Err(e) = c.read_exact_by(&mut b, Instant::now() + hs, "the cookie") {
+        shared.count(|x| x.handshake_timeouts += 1);
+        return Err(e);
+    }
+    let cookie = match Cookie::parse(&b) {
+        Ok(k) => k,
+        Err(e) => {
+            shared.count(|x| x.malformed += 1);
+            bail!("{e}");
+        }
+    };
+    let rx = {
+        let mut cur = current.lock().unwrap();
+        match cur.as_ref() {
+            Some(t) if t.cookie == cookie => {
+                let _ = t.data.send(c.s);
+                return Ok(());
+            }
+            Some(_) => {
+                // Busy, as iperf3 answers: ACCESS_DENIED.
+                shared.refused("busy: an iperf3 test is running");
+                let _ = c.write_state(State::AccessDenied);
+                return Ok(());
+            }
+            None => {
+                let (tx, rx) = channel();
+                *cur = Some(Current { cookie, data: tx });
+                rx
+            }
+        }
+    };
+    let r = test(&mut c, peer, local, shared, &rx, stop);
+    *current.lock().unwrap() = None;
+    r
+}
+
+/// Refuse the test as iperf3 would: SERVER_ERROR, its error number, errno 0.
+fn refuse(c: &mut Ctrl, shared: &Shared, code: i32, why: String) -> Result<()> {
+    shared.refused(&why);
+    c.write_state(State::ServerError)?;
+    let mut b = [0u8; 8];
+    b[..4].copy_from_slice(&code.to_be_bytes());
+    c.s.write_all(&b)?;
+    bail!("refused: {why}")
+}
+
+/// The parameters checked against serve's limits: the refusal's iperf3
+/// error number and text, if any.
+fn check(p: &Params, shared: &Shared) -> Option<(i32, String)> {
+    let l = &shared.limits;
+    let (send, recv) = p.senders();
+    let rate = p
+        .bandwidth
+        .unwrap_or(0)
+        .saturating_mul((send + recv) as u64);
+    match () {
+        _ if p.protocol == Protocol::Sctp => {
+            Some((errno::PROTOCOL, "iperf3 over SCTP is not served".into()))
+        }
+        _ if p.authtoken => Some((
+            errno::AUTH_TEST,
+            "iperf3 authentication (--username) is not served".into(),
+        )),
+        _ if p.num > 0 || p.blockcount > 0 || p.time == 0 => Some((
+            errno::UNIMPLEMENTED,
+            "iperf3 -n/-k (a byte or block count) is not served: use -t".into(),
+        )),
+        _ if (send + recv) as usize > l.max_streams => Some((
+            errno::NUM_STREAMS,
+            format!(
+                "{} streams is above --max-streams {}",
+                send + recv,
+                l.max_streams
+            ),
+        )),
+        _ if Duration::from_secs(p.time) > l.max_duration => Some((
+            errno::DURATION,
+            format!(
+                "{} s is above --max-duration {} s",
+                p.time,
+                l.max_duration.as_secs()
+            ),
+        )),
+        _ if rate > l.max_rate_bps => Some((
+            errno::TOTAL_RATE,
+            format!("{rate} bit/s is above --max-rate {}", l.max_rate_bps),
+        )),
+        _ => None,
+    }
+}
+
+/// One iperf3 test, from PARAM_EXCHANGE to IPERF_DONE.
+fn test(
+    c: &mut Ctrl,
+    peer: SocketAddr,
+    local: SocketAddr,
+    shared: &Arc<Shared>,
+    rx: &Receiver<TcpStream>,
+    stop: &AtomicBool,
+) -> Result<()> {
+    let hs = shared.limits.handshake_timeout;
+    c.write_state(State::ParamExchange)?;
+    let body = match c.read_json("the parameter message") {
+        Ok(b) => b,
+        Err(e) => {
+            let stalled = format!("{e}").contains("stalled");
+            shared.count(|x| {
+                if stalled {
+                    x.handshake_timeouts += 1
+                } else {
+                    x.malformed += 1
+                }
+            });
+            return Err(e);
+        }
+    };
+    let p = match Params::parse(&body) {
+        Ok(p) => p,
+        Err(e) => {
+            shared.count(|x| x.malformed += 1);
+            return refuse(c, shared, errno::UNIMPLEMENTED, e.to_string());
+        }
+    };
+    if let Some((code, why)) = check(&p, shared) {
+        return refuse(c, shared, code, why);
+    }
+    shared.count(|x| x.tests_accepted += 1);
+    let udp = p.protocol == Protocol::Udp;
+    let (send, recv) = p.senders();
+    let n = (send + recv) as usize;
+    let udp_sock = if udp { Some(udp_socket(local)?) } else { None };
+    c.write_state(State::CreateStreams)?;
+    // The client's senders connect first (the server receives on them).
+    let deadline = Instant::now() + hs;
+    let mut socks = Vec::new();
+    for k in 0..n {
+        let server_sends = k >= send as usize;
+        let sock = match &udp_sock {
+            Some(u) => Sock::Udp(udp_accept(u, local, deadline)?),
+            None => Sock::Tcp(
+                rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                    .map_err(|_| anyhow::anyhow!("the iperf3 client opened {k} of its {n} data streams within the handshake timeout ({} s)", hs.as_secs()))?,
+            ),
+        };
+        if let (Some(w), Sock::Tcp(t)) = (p.window, &sock) {
+            let s = socket2::SockRef::from(t);
+            let _ = s.set_send_buffer_size(w as usize);
+            let _ = s.set_recv_buffer_size(w as usize);
+        }
+        socks.push((sock, server_sends));
+    }
+    c.write_state(State::TestStart)?;
+    c.write_state(State::TestRunning)?;
+    run(c, &p, peer, socks, shared, stop)
+}
+
+fn udp_socket(local: SocketAddr) -> Result<Socket> {
+    let s = Socket::new(Domain::for_address(local), Type::DGRAM, None)?;
+    s.set_reuse_address(true)?;
+    s.set_reuse_port(true)?;
+    s.bind(&local.into())?;
+    Ok(s)
+}
+
+/// A UDP stream: the client's connect datagram on the shared port, a
+/// socket of its own connected to the client, the reply.
+fn udp_accept(listen: &Socket, local: SocketAddr, deadline: Instant) -> Result<UdpSocket> {
+    let u: &UdpSocket = &listen.try_clone()?.into();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            bail!("no iperf3 UDP connect message within the handshake timeout");
+        }
+        u.set_read_timeout(Some(left))?;
+        let mut b = [0u8; 64];
+        if let Ok((k, from)) = u.recv_from(&mut b) {
+            if wire::is_connect_msg(&b[..k]) {
+                let s = udp_socket(local)?;
+                s.connect(&from.into())?;
+                let s: UdpSocket = s.into();
+                s.send(&wire::CONNECT_REPLY)?;
+                return Ok(s);
+            }
+        }
+    }
+}
+
+/// The data phase and the results exchange.
+fn run(
+    c: &mut Ctrl,
+    p: &Params,
+    peer: SocketAddr,
+    socks: Vec<(Sock, bool)>,
+    shared: &Arc<Shared>,
+    stop: &AtomicBool,
+) -> Result<()> {
+    let l = &shared.limits;
+    let started_at = misura_run::meta::now_rfc3339();
+    let cpu0 = misura_sys::rusage::process_cpu();
+    let t0 = Instant::now();
+    let udp = p.protocol == Protocol::Udp;
+    let len = p.len.unwrap_or(if udp { 1460 } else { 128 * 1024 }) as usize;
+    let rate = p.bandwidth.unwrap_or(if udp { 1_000_000 } else { 0 });
+    let (stop_send, stop_recv) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let mut threads = Vec::new();
+    for (sock, sender) in socks {
+        let spec = StreamSpec {
+            sender,
+            len,
+            rate_bps: rate,
+            counters64: p.udp_counters_64bit,
+        };
+        let flag = if sender {
+            stop_send.clone()
+        } else {
+            stop_recv.clone()
+        };
+        threads.push((sender, data::start(sock, spec, flag)?));
+    }
+    // Until TEST_END: at most the test's time plus the idle timeout.
+    let limit = t0 + Duration::from_secs(p.time) + l.idle_timeout;
+    let mut reason = None;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            let _ = c.write_state(State::ServerTerminate);
+            reason = Some("the server stopped".to_string());
+            break;
+        }
+        if Instant::now() > limit {
+            let _ = c.write_state(State::ServerTerminate);
+            reason = Some(format!(
+                "no TEST_END within the test's {} s and --idle-timeout {} s",
+                p.time,
+                l.idle_timeout.as_secs()
+            ));
+            break;
+        }
+        match c.poll_state(Duration::from_millis(100)) {
+            Ok(None) => {}
+            Ok(Some(State::TestEnd)) => break,
+            Ok(Some(s)) => {
+                reason = Some(format!("the iperf3 client sent {}", s.name()));
+                break;
+            }
+            Err(e) => {
+                reason = Some(format!("{e:#}"));
+                break;
+            }
+        }
+    }
+    let elapsed = t0.elapsed();
+    stop_send.store(true, Ordering::Relaxed);
+    stop_recv.store(true, Ordering::Relaxed);
+    let outs: Vec<StreamOutcome> = threads
+        .into_iter()
+        .map(|(_, h)| h.join().map(|(_s, o)| o).unwrap_or_default())
+        .collect();
+    let (u, s) = misura_sys::rusage::process_cpu();
+    let cpu = (u.saturating_sub(cpu0.0), s.saturating_sub(cpu0.1));
+    let mut client: Option<Results> = None;
+    if reason.is_none() {
+        match exchange(c, p, &outs, elapsed, cpu) {
+            Ok(r) => client = Some(r),
+            Err(e) => reason = Some(format!("{e:#}")),
+        }
+    }
+    let rec = record(
+        p,
+        peer,
+        started_at,
+        elapsed,
+        &outs,
+        client.as_ref(),
+        cpu,
+        reason,
+    );
+    if !shared.quiet {
+        eprintln!(
+            "misura serve --iperf3: {} {} {} streams {:.3} s: received {} B, sent {} B{}",
+            rec.client,
+            rec.kind,
+            rec.streams,
+            elapsed.as_secs_f64(),
+            rec.bytes_received,
+            rec.bytes_sent,
+            rec.partial_reason
+                .as_ref()
+                .map(|r| format!(" (partial: {r})"))
+                .unwrap_or_default()
+        );
+    }
+    shared.results.lock().unwrap().push(rec);
+    Ok(())
+}
+
+fn exchange(
+    c: &mut Ctrl,
+    p: &Params,
+    outs: &[StreamOutcome],
+    elapsed: Duration,
+    cpu: (u64, u64),
+) -> Result<Results> {
+    c.write_state(State::ExchangeResults)?;
+    let body = c.read_json("the client's results message")?;
+    let theirs = Results::parse(&body)?;
+    c.write_json(&own_results(p, outs, elapsed, cpu).to_json())?;
+    c.write_state(State::DisplayResults)?;
+    // IPERF_DONE, or the client's close: either ends the test.
+    let mut b = [0u8; 1];
+    let _ = c.s.set_read_timeout(Some(Duration::from_secs(2)));
+    let _ = c.s.read(&mut b);
+    Ok(theirs)
+}
+
+fn own_results(p: &Params, outs: &[StreamOutcome], elapsed: Duration, cpu: (u64, u64)) -> Results {
+    let ns = elapsed.as_nanos().max(1) as f64;
+    let pct = |x: u64| 100.0 * x as f64 / ns;
+    let (send, _) = p.senders();
+    let server_sends = send < outs.len() as u32;
+    Results {
+        cpu_util_total: pct(cpu.0 + cpu.1),
+        cpu_util_user: pct(cpu.0),
+        cpu_util_system: pct(cpu.1),
+        sender_has_retransmits: if server_sends {
+            (p.protocol == Protocol::Tcp) as i64
+        } else {
+            -1
+        },
+        congestion_used: None,
+        streams: outs
+            .iter()
+            .enumerate()
+            .map(|(k, o)| StreamResult {
+                id: super::client::stream_id(k),
+                bytes: o.bytes,
+                retransmits: match (o.sender, o.info) {
+                    (true, Some(i)) if p.protocol == Protocol::Tcp => i.total_retrans as i64,
+                    _ => -1,
+                },
+                jitter: o.jitter_s,
+                errors: o.lost as i64,
+                packets: o.packets as i64,
+                start_time: Some(0.0),
+                end_time: Some(elapsed.as_secs_f64()),
+            })
+            .collect(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record(
+    p: &Params,
+    peer: SocketAddr,
+    started_at: String,
+    elapsed: Duration,
+    outs: &[StreamOutcome],
+    client: Option<&Results>,
+    cpu: (u64, u64),
+    reason: Option<String>,
+) -> ServedTest {
+    let rx: u64 = outs.iter().filter(|o| !o.sender).map(|o| o.bytes).sum();
+    let tx: u64 = outs.iter().filter(|o| o.sender).map(|o| o.bytes).sum();
+    let el = elapsed.as_nanos() as i64;
+    // The client's count of what it received from the server's senders.
+    let client_rx = client.map(|r| {
+        r.streams
+            .iter()
+            .filter(|s| outs.get(index_of(s.id)).is_some_and(|o| o.sender))
+            .map(|s| s.bytes)
+            .sum::<u64>()
+    });
+    let receiver = rx + client_rx.unwrap_or(0);
+    let udp = p.protocol == Protocol::Udp;
+    let lost: u64 = outs.iter().filter(|o| !o.sender).map(|o| o.lost).sum();
+    let rxp: u64 = outs
+        .iter()
+        .filter(|o| !o.sender)
+        .map(|o| o.received_packets)
+        .sum();
+    ServedTest {
+        test_id: 0,
+        client: peer.ip().to_canonical().to_string(),
+        client_name: Some(format!(
+            "iperf3 {}",
+            p.client_version
+                .clone()
+                .unwrap_or_else(|| "(no version)".into())
+        )),
+        kind: if udp { "udp" } else { "tcp" }.into(),
+        direction: match (p.bidirectional, p.reverse) {
+            (true, _) => "bidir",
+            (false, true) => "reverse",
+            _ => "forward",
+        }
+        .into(),
+        streams: p.parallel as u64,
+        msg_size: p.len.unwrap_or(0),
+        request_size: 0,
+        response_size: 0,
+        started_at,
+        requested_duration_ns: p.time as i64 * 1_000_000_000,
+        elapsed_ns: el,
+        bytes_received: rx,
+        bytes_sent: tx,
+        client_bytes_received: client_rx,
+        packets_received: rxp,
+        packets_sent: outs.iter().filter(|o| o.sender).map(|o| o.packets).sum(),
+        throughput_bps: (el > 0).then(|| receiver as f64 * 8e9 / el as f64),
+        transactions: 0,
+        transactions_per_s: None,
+        lost: udp.then_some(lost),
+        loss_ratio: (udp && rxp + lost > 0).then(|| lost as f64 / (rxp + lost) as f64),
+        duplicates: None,
+        reordered: udp.then(|| outs.iter().map(|o| o.out_of_order).sum()),
+        jitter_ns: udp.then(|| outs.iter().map(|o| o.jitter_s).fold(0.0, f64::max) * 1e9),
+        owd_min_ns: None,
+        owd_max_ns: None,
+        stream_bytes: outs.iter().filter(|o| !o.sender).map(|o| o.bytes).collect(),
+        sndbuf_granted: None,
+        rcvbuf_granted: None,
+        cpu_user_ns: cpu.0,
+        cpu_system_ns: cpu.1,
+        cpu_shared: false,
+        partial: reason.is_some(),
+        partial_reason: reason,
+    }
+}
+
+/// The index of iperf3's stream id (1, 3, 4, … → 0, 1, 2, …).
+fn index_of(id: i64) -> usize {
+    if id <= 1 {
+        0
+    } else {
+        id as usize - 2
+    }
+}
