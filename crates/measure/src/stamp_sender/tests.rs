@@ -5,6 +5,7 @@ use crate::reflector::{
     ClockState, Decision, Peer, Reflector, ReflectorConfig, RequestMeta, Stamp,
 };
 use crate::schedule::Pattern;
+use crate::stamp_client::ReplyMatch;
 use crate::time::{Period, Span, TimestampSource};
 use misura_wire::stamp::{self as wire_stamp, SenderRepr, StampTimestampFormat};
 use proptest::prelude::*;

@@ -27,7 +27,7 @@ pub struct EngineFacts {
     /// Why a better path was not used, and other choices made for the user.
     pub notes: Vec<String>,
     /// The RX port's PTP clock, when the ring took NIC stamps.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub rx_clock: Option<RxClockFacts>,
 }
 
@@ -45,7 +45,7 @@ pub struct RxClockFacts {
     /// Cross-timestamp rounds taken, and those that failed.
     pub rounds: u64,
     pub read_errors: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub last_error: Option<String>,
     /// The clock's offset and drift against CLOCK_REALTIME.
     pub fit: Option<misura_measure::phc_track::ClockFit>,
@@ -78,7 +78,7 @@ pub struct LoadFlow {
     /// Sender's user clock to the NIC's RX stamp (converted from the RX
     /// port's PTP clock to system time), ns, for the frames the NIC stamped;
     /// absent without NIC RX stamps.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub transit_hardware: Option<SummarySnapshot>,
 }
 
@@ -97,11 +97,11 @@ pub struct LoadTrial {
     pub unstamped: u64,
     /// NIC-stamped frames that came before the RX clock's model could
     /// convert their stamps (counted, not in `transit_hardware`).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default)]
     pub hardware_unconverted: u64,
     /// Largest ≈95 % uncertainty of a NIC stamp's conversion to system
     /// time in `transit_hardware`, ns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub hardware_u95_ns: Option<f64>,
     /// Frames of other sessions or tools; frames that are not misura's.
     pub foreign: u64,
@@ -150,8 +150,4 @@ pub struct OnewayLoad {
     /// Every N-th frame of the offered rate is a latency-stream frame.
     pub latency_every: u64,
     pub trial: LoadTrial,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }

@@ -147,16 +147,16 @@ pub struct LatencyResult {
     pub msl: Option<SummarySnapshot>,
     /// NIC hardware RX − TX, and the SUT latency from it (with a
     /// calibration that has a hardware line).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub hardware: Option<SummarySnapshot>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub hardware_sut: Option<SummarySnapshot>,
     /// Largest ≈95 % uncertainty of a hardware latency (the two ports'
     /// clocks related through system time), ns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub hardware_u95_ns: Option<i64>,
     /// The NIC clocks behind the hardware figures.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub hardware_clocks: Option<HardwareClocks>,
     pub load: LoadTrial,
 }

@@ -86,13 +86,13 @@ pub struct StepReport {
     /// the RX port's PTP clock converted to system time; "kernel_software"),
     /// how many frames it covers, and with NIC stamps the largest ≈95 %
     /// uncertainty of a conversion, ns. Absent in older results.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub fd_min_ns: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub fd_source: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub fd_frames: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub fd_u95_ns: Option<f64>,
     pub pass: bool,
     /// The tester could not send the step on any attempt: its figures are

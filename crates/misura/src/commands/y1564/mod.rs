@@ -256,18 +256,17 @@ fn fits(
     Ok(())
 }
 
-/// `misura y1564`.
-pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let started = std::time::Instant::now();
-    let started_at = now_rfc3339();
-    let services = a.services()?;
-    let (step_ns, perf_ns) = a.durations()?;
-    a.p.check_ports()?;
-    let cpus = a.p.cpus()?;
-    let tx = misura_oneway::plan::interface(&a.p.tx)?;
-    let rx = misura_oneway::plan::interface(&a.p.rx)?;
-    a.p.check_macs(&tx, &rx)?;
-    fits(&services, &tx, &rx, perf_ns)?;
+/// The frame engine for `services`, in the frame format settled for the
+/// RX port (PTP-wrapped where that gets NIC RX stamps), and the notes it
+/// gave as warnings.
+fn open_engine(
+    a: &Y1564Args,
+    services: &[ServiceConfig],
+) -> Result<(
+    frames::open::Engine,
+    frames::format::Settled,
+    Vec<misura_report::Warning>,
+)> {
     let payloads: Vec<usize> = services
         .iter()
         .map(|s| s.frame_bytes - 18 - usize::from(s.vlan.is_some() || s.pcp.is_some()) * 4)
@@ -283,13 +282,29 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         qdisc_bypass: a.p.engine_args.qdisc_bypass,
         hardware_stamps: format.hardware_stamps,
     })?;
-    let facts = engine.facts();
-    let mut warnings: Vec<misura_report::Warning> = facts
+    let warnings = engine
+        .facts()
         .notes
         .iter()
         .chain(format.note.iter())
         .map(|n| Warn::EngineFallback { note: n.clone() }.into())
         .collect();
+    Ok((engine, format, warnings))
+}
+
+/// `misura y1564`.
+pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+    let started = std::time::Instant::now();
+    let started_at = now_rfc3339();
+    let services = a.services()?;
+    let (step_ns, perf_ns) = a.durations()?;
+    a.p.check_ports()?;
+    let cpus = a.p.cpus()?;
+    let tx = misura_oneway::plan::interface(&a.p.tx)?;
+    let rx = misura_oneway::plan::interface(&a.p.rx)?;
+    a.p.check_macs(&tx, &rx)?;
+    fits(&services, &tx, &rx, perf_ns)?;
+    let (engine, format, mut warnings) = open_engine(a, &services)?;
     let hardware = engine.rx_clock.is_some();
     let mut ctx = Ctx {
         engine,
