@@ -1,10 +1,10 @@
-//! The agent's HTTP request parser (the binary's own module, included by
+//! The agent's HTTP request parser (misura-agent's own module, included by
 //! path): never a panic, a request never uses more bytes than it was given,
 //! and the answer to HEAD has no body.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../crates/misura/src/commands/agent/http/request.rs"]
+#[path = "../../crates/agent/src/http/request.rs"]
 #[allow(dead_code)]
 mod request;
 

@@ -1,6 +1,7 @@
 //! Probing an `irtt server` (`misura rtt HOST --peer irtt`, and `misura
 //! load --reflector irtt://HOST`): the flags' meaning for irtt, and the
-//! result. The session is `misura_irtt::client`'s.
+//! result. The session is `misura_irtt::client`'s; rtt's flags and its
+//! STAMP session are `misura_rtt`'s.
 
 use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, Report};
@@ -9,39 +10,12 @@ use misura_irtt::client::{self, Options};
 use misura_irtt::report::{separability, write_rtt, ParamsView, RttSummary};
 use misura_wire::irtt::{DEFAULT_PORT, MAX_KEY_LEN, MAX_PACKET_LEN, PROTOCOL_VERSION};
 use misura_wire::irtt_params::{Clock, Params, ReceivedStats, StampAt};
-use misura_wire::MacAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// `--peer`: the reflector's MAC address (with --l2), or `irtt` for an
-/// `irtt server` at HOST.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Peer {
-    Mac(MacAddr),
-    Irtt,
-}
-
-impl std::str::FromStr for Peer {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Peer, String> {
-        if s.eq_ignore_ascii_case("irtt") {
-            return Ok(Peer::Irtt);
-        }
-        s.parse().map(Peer::Mac).map_err(|e| {
-            format!("{e}: --peer takes the reflector's MAC address (with --l2) or `irtt` (an irtt server at HOST)")
-        })
-    }
-}
-
-impl Peer {
-    pub fn mac(self) -> Option<MacAddr> {
-        match self {
-            Peer::Mac(m) => Some(m),
-            Peer::Irtt => None,
-        }
-    }
-}
+pub use misura_rtt::args::Peer;
+use misura_rtt::{Measured, RttArgs};
 
 /// Longest irtt session misura asks for.
 pub const MAX_DURATION: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -57,6 +31,41 @@ pub struct Probe<'a> {
     pub length: usize,
     pub key: Option<&'a str>,
     pub quiet: bool,
+}
+
+impl Probe<'_> {
+    /// `misura rtt HOST --peer irtt`: the flags that mean something to irtt.
+    pub fn of(a: &RttArgs) -> Probe<'_> {
+        Probe {
+            target: a.target.as_deref().unwrap_or_default(),
+            period: a
+                .period
+                .as_ref()
+                .map(|p| p.std())
+                .or(a.rate.map(|r| Duration::from_secs_f64(1.0 / r.max(1e-3)))),
+            count: a.count,
+            duration: a.duration.as_ref().map(|d| d.std()),
+            length: a.request.first().copied().unwrap_or(0),
+            key: a.irtt_hmac.as_deref(),
+            quiet: a.out.quiet,
+        }
+    }
+}
+
+/// One session of `misura rtt`'s flags as `misura load` runs one per
+/// phase: an irtt server's (`--peer irtt`, as an rtt result), else the
+/// STAMP session of `misura-rtt`.
+pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
+    if a.peer != Some(Peer::Irtt) || a.l2 {
+        return misura_rtt::measure(a, stop);
+    }
+    let report = rtt_report(&Probe::of(a), stop)?;
+    Ok(Measured {
+        target_name: report.config.target.clone(),
+        report,
+        frames_error: None,
+        series: Vec::new(),
+    })
 }
 
 /// One session: the parameters asked for, the server's address, and the run.

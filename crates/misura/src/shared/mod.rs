@@ -1,19 +1,15 @@
 //! Plumbing shared by every command: run metadata, output, the results
 //! store, exit codes, units, host facts, progress. No command's code lives here.
 
-pub mod busy_poll;
 pub mod client_flags;
-pub mod http_client;
 pub mod irtt_probe;
-pub mod netns;
 pub mod oneway_output;
 pub mod output;
-pub mod stamping;
 pub mod status_line;
-pub mod store;
 
 // What every measuring run shares lives in the `misura-run` library (the
 // measuring libraries use it too); the binary reaches it by the same paths.
 pub use misura_run::{
-    cpuload, exit, files, host, keys, meta, outfile, progress, ptp, target, units, warnings,
+    busy_poll, cpuload, exit, files, host, meta, netns, outfile, progress, ptp, stamping, store,
+    target, units, warnings,
 };

@@ -5,36 +5,14 @@
 //! in the results store. A command only builds its report.
 
 use crate::shared::exit::Failure;
-pub use crate::shared::outfile::open_rows;
 use crate::shared::outfile::{self, cannot_write};
 use anyhow::{Context, Result};
 use misura_report::{write_json, HostFingerprint, LoopTuning, Warning};
 pub use misura_run::exit::signal_reason;
+pub use misura_run::output_flags::{CsvArgs, OutputArgs};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Output flags every measuring command has.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct OutputArgs {
-    /// Print the result as JSON on stdout instead of text.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the JSON result to FILE (checked writable before measuring).
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-    /// No progress or interval lines on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
-}
-
-/// The CSV export, for the commands whose result is a table.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct CsvArgs {
-    /// Also write the CSV summary to FILE (checked writable before measuring).
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-}
 
 type Writer<T> = fn(&T, &mut dyn Write) -> std::io::Result<()>;
 

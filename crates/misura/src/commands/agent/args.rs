@@ -1,6 +1,5 @@
-//! `misura agent`'s flags, and the local configuration file they name.
+//! `misura agent`'s flags (the `misura-agent` library takes them as `Options`).
 
-use super::config::{self, Config};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -35,11 +34,18 @@ pub struct AgentArgs {
     pub ns: crate::shared::netns::NetnsArgs,
 }
 
-/// The local configuration file, or an agent with no targets of its own
-/// when only --config-url is given.
-pub(super) fn load_local(args: &AgentArgs) -> Result<Config, config::ConfigError> {
-    match &args.config {
-        Some(path) => config::load_with(path, args.config_url.is_none()),
-        None => config::parse_local("", "(no --config)", false),
+impl AgentArgs {
+    /// The flags as the agent library takes them, with the store the
+    /// global flags chose.
+    pub fn options(&self) -> misura_agent::Options {
+        misura_agent::Options {
+            config: self.config.clone(),
+            config_url: self.config_url.clone(),
+            template_interval_ns: self.template_interval.ns,
+            listen: self.listen,
+            no_create: self.no_create,
+            netns: self.ns.netns.clone(),
+            store: crate::shared::store::config(),
+        }
     }
 }

@@ -64,7 +64,7 @@ pub fn run(c: &ArchiveCommand) -> Result<i32> {
         );
         return Ok(exit::OK);
     }
-    let now = crate::commands::agent::archive::now_ns();
+    let now = misura_agent::archive::now_ns();
     println!(
         "{:<20} {:>9} {:>16} {:>10} {:>9}  last error",
         "sink", "waiting", "oldest waiting", "sent", "dropped"

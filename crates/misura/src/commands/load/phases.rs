@@ -2,7 +2,6 @@
 
 use crate::commands::load::args::LoadArgs;
 use crate::commands::load::flows::{self, FlowOutcome};
-use crate::commands::rtt::{self, RttArgs};
 use crate::shared::exit::Failure;
 use crate::shared::meta::{meta, now_rfc3339};
 use anyhow::Result;
@@ -10,6 +9,7 @@ use clap::Parser;
 use misura_report::rtt::RttReport;
 use misura_report::under_load::*;
 use misura_report::{LoopTuning, StopReason};
+use misura_rtt::{self as rtt, RttArgs};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -97,7 +97,7 @@ fn probe(
     let args = rtt_args(a, ns, offset_ns)?;
     let start = t0.elapsed().as_secs_f64();
     let rr = super::rr::start(a, 0, ns, stop);
-    let m = rtt::measure(&args, stop);
+    let m = crate::shared::irtt_probe::measure(&args, stop);
     let rr = super::rr::join(rr);
     let m = m?;
     Ok(Probed {
@@ -137,7 +137,7 @@ pub fn measure(
         let probe_start = t0.elapsed().as_secs_f64();
         let probes = {
             let stop = stop.clone();
-            std::thread::spawn(move || rtt::measure(&args, &stop))
+            std::thread::spawn(move || crate::shared::irtt_probe::measure(&args, &stop))
         };
         std::thread::sleep(Duration::from_nanos(LOAD_LEAD_NS as u64));
         load_start_s = t0.elapsed().as_secs_f64();

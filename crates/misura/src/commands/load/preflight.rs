@@ -6,7 +6,6 @@
 //! phases, as `up 0.00 Mbit/s` and an RPM of the idle path.
 
 use crate::commands::load::args::LoadArgs;
-use crate::commands::rtt;
 use crate::shared::units::DurationArg;
 use anyhow::{anyhow, Result};
 use misura_throughput::client::{Control, DEFAULT_PORT};
@@ -83,7 +82,7 @@ pub fn check_peers(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
     if args.timeout.ns > short.ns {
         args.timeout = short;
     }
-    rtt::measure(&args, stop).map_err(|e| {
+    crate::shared::irtt_probe::measure(&args, stop).map_err(|e| {
         anyhow!(
             "checked before measuring: the probes' reflector {reflector}: {e:#}. {}",
             hint

@@ -134,7 +134,7 @@ pub fn hardware_for(interface: Option<&str>, mode: Timestamps, ptp: bool) -> Res
         Timestamps::Kernel | Timestamps::Hardware => try_hardware(interface, ptp),
     };
     if mode == Timestamps::Hardware && !hw.enabled {
-        return Err(crate::shared::exit::Failure::Params(format!(
+        return Err(crate::exit::Failure::Params(format!(
             "--timestamps hardware: {}; use --timestamps kernel to fall back to software stamps",
             hw.note
                 .as_deref()

@@ -13,8 +13,8 @@
 //! on the scheduler's: a stalled template server delays no measurement.
 
 use super::config::{self, Config, ConfigError, Target};
-use crate::shared::files::CONFIG_MAX;
-use crate::shared::http_client::Client;
+use crate::http_client::Client;
+use misura_run::files::CONFIG_MAX;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 /// The longest one template request may take, whole.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 
-type Reply = Result<crate::shared::http_client::Reply, String>;
+type Reply = Result<crate::http_client::Reply, String>;
 
 /// What one fetch brought.
 pub enum Fetch {
@@ -49,7 +49,7 @@ pub struct Template {
 impl Template {
     /// `cache` holds the last good copy; it is read now if present.
     pub fn new(url: &str, cache: PathBuf, interval: Duration) -> Template {
-        let text = crate::shared::files::read_string_bounded(&cache, CONFIG_MAX).ok();
+        let text = misura_run::files::read_string_bounded(&cache, CONFIG_MAX).ok();
         if text.is_some() {
             eprintln!(
                 "misura agent: fleet template: last good copy read from {}",
@@ -153,8 +153,7 @@ impl Template {
             Ok(c) => c,
             Err(e) => return Fetch::Failed(e.0),
         };
-        if let Err(e) =
-            crate::shared::outfile::replace(&self.cache, |w| w.write_all(text.as_bytes()))
+        if let Err(e) = misura_run::outfile::replace(&self.cache, |w| w.write_all(text.as_bytes()))
         {
             eprintln!(
                 "misura agent: fleet template: cannot keep a copy in {}: {e}",

@@ -4,9 +4,9 @@
 
 use super::collect::Collector;
 use super::transport::{Received, Transport};
-use crate::shared::progress::Progress;
 use anyhow::Result;
 use misura_measure::stamp_sender::SessionSender;
+use misura_run::progress::Progress;
 use misura_sys::clock::realtime_ns;
 use misura_sys::wake::WakeTimer;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -360,7 +360,7 @@ impl<'t> Link<'t> {
             c.tick();
             let sig = stop.load(Ordering::Relaxed);
             if sig != 0 && s.stop(realtime_ns()) {
-                stop_reason = crate::shared::output::signal_reason(sig);
+                stop_reason = misura_run::exit::signal_reason(sig);
             }
             self.transmit(s, realtime_ns())?;
             self.receive(s)?;

@@ -3,7 +3,7 @@
 //! order.
 
 use super::{AgentCounters, ErrorReason, TargetMetrics, ONEWAY_FIGURES, RTT_FIGURES};
-use crate::commands::agent::archive::SinkCounters;
+use crate::archive::SinkCounters;
 use misura_report::metrics::{Family, MetricType, Value};
 use std::collections::BTreeMap;
 

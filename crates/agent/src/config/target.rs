@@ -3,7 +3,7 @@
 //! which agents a template's targets select.
 
 use super::origin::{ConfigError, Origin};
-use crate::shared::units::DurationArg;
+use misura_run::units::DurationArg;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
 use toml::Spanned;
@@ -264,7 +264,7 @@ impl Origin<'_> {
                     }
                     ("udp", Some(r)) => {
                         r.get_ref()
-                            .parse::<crate::shared::units::LinkRate>()
+                            .parse::<misura_run::units::LinkRate>()
                             .map_err(|e| self.err(r.span(), format!("target `{name}`: rate: {e}")))?;
                         Some(r.into_inner())
                     }
@@ -412,8 +412,8 @@ impl Origin<'_> {
 /// target its child would refuse is refused when the file is read, not by
 /// a failing child every interval.
 fn as_its_command(t: &Target) -> Result<(), String> {
-    use crate::commands::rtt::args::RttArgs;
     use clap::{Args, FromArgMatches};
+    use misura_rtt::RttArgs;
     if let TargetKind::Rtt { .. } = t.kind {
         // `misura rtt`'s own flags, parsed as its command line parses them.
         let cmd = RttArgs::augment_args(clap::Command::new("rtt").no_binary_name(true));

@@ -3,7 +3,7 @@
 //! A run is kept after its result was printed and exported, so a store that
 //! cannot be opened or written costs a warning, never the result.
 
-use crate::shared::exit::Failure;
+use crate::exit::Failure;
 use anyhow::Result;
 use misura_store::{RunFacts, Store, StoreError};
 use serde_json::Value;

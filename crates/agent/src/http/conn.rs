@@ -4,7 +4,7 @@
 //! rather than a reset). Every state has a deadline counted from its start,
 //! not from the last byte, so a client dripping bytes cannot hold it.
 
-use crate::commands::agent::http::request::{self, Parse, MAX_HEAD};
+use crate::http::request::{self, Parse, MAX_HEAD};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, Shutdown, TcpStream};
 use std::time::{Duration, Instant};

@@ -3,8 +3,8 @@
 //! reaped. A child keeps a crashing or wedged measurement from taking the
 //! agent with it, and the kernel frees everything it held when it exits.
 
-use crate::commands::agent::config::Target;
-use crate::commands::agent::metrics::ErrorReason;
+use crate::config::Target;
+use crate::metrics::ErrorReason;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -5,8 +5,8 @@
 //! acknowledges the result.
 
 use super::delivery::Delivery;
-use crate::commands::agent::sinks::Sink;
-use crate::shared::http_client::Client;
+use crate::http_client::Client;
+use crate::sinks::Sink;
 use misura_store::outbox::Pending;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -2,16 +2,16 @@
 //! fleet template on SIGHUP and every --template-interval. A
 //! configuration with errors is refused and the running one kept.
 
-use super::args::load_local;
 use super::config::{self, Config};
 use super::fleet;
 use super::schedule::{reconcile, slots_for, Agent};
+use crate::load_local;
 
 impl Agent<'_> {
     /// SIGHUP: read the configuration again; one with errors is refused and
     /// the running one kept.
     pub(super) fn reload(&mut self) {
-        match load_local(self.args).and_then(|c| self.with_template(c)) {
+        match load_local(self.options).and_then(|c| self.with_template(c)) {
             Ok(c) => {
                 eprintln!("misura agent: reloaded: {} targets", c.targets.len());
                 if c.sinks != self.config.sinks || c.name != self.config.name {
@@ -54,9 +54,9 @@ impl Agent<'_> {
     /// Apply what the template request brought, when it has ended; a
     /// failure keeps the running configuration and is counted.
     pub(super) fn template_done(&mut self) {
-        let args = self.args;
+        let options = self.options;
         let Some(t) = &mut self.template else { return };
-        let Some(outcome) = t.poll(|| load_local(args)) else {
+        let Some(outcome) = t.poll(|| load_local(options)) else {
             return;
         };
         let applied = match outcome {

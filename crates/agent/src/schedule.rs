@@ -2,11 +2,11 @@
 //! to `parallel`, an exclusive throughput run alone), missed slots counted,
 //! and each finished run folded into the target's series and kept.
 
-use super::args::AgentArgs;
 use super::config::{self, Config, Target};
 use super::metrics::{AgentCounters, ErrorReason, TargetMetrics};
 use super::runner::{self, RunOutput};
 use super::{fleet, keep};
+use crate::Options;
 use misura_report::rtt::RttReport;
 use misura_report::OnewayReport;
 use std::collections::{BTreeMap, HashMap};
@@ -152,7 +152,7 @@ fn record(shared: &Shared, f: &Finished) {
 /// The scheduler's state: the configuration, one slot per target, the runs
 /// under way, and the channel their threads report on.
 pub(super) struct Agent<'a> {
-    pub(super) args: &'a AgentArgs,
+    pub(super) options: &'a Options,
     pub(super) config: Config,
     pub(super) shared: Shared,
     pub(super) slots: HashMap<String, Slot>,

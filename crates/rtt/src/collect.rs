@@ -2,12 +2,12 @@
 //! summaries per request size, overall and per `--interval`, the clock
 //! offset for one-way delays, and the per-probe log (`--frames`).
 
-use crate::shared::outfile::RowLog;
 use anyhow::Result;
 use misura_measure::rtt::{OffsetTracker, ProbeTimes};
 use misura_measure::stamp_client::ProbeRecord;
 use misura_measure::TimestampSource;
 use misura_report::rtt::{write_probe_row, RttLatencies, PROBES_HEADER};
+use misura_run::outfile::RowLog;
 use misura_stats::{Rfc3550Jitter, Summary, SummarySnapshot};
 use std::collections::VecDeque;
 use std::io::Write;

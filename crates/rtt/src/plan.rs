@@ -1,8 +1,6 @@
 //! `misura rtt`'s flags checked and resolved into what the session needs.
 
 use super::args::RttArgs;
-use crate::shared::exit::Failure;
-use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_measure::auth::StampKey;
 use misura_measure::schedule::{check_period, MIN_PERIOD_NS};
@@ -12,6 +10,8 @@ use misura_measure::stamp_sender::{
 use misura_measure::time::{Period, Span};
 use misura_measure::Pattern;
 use misura_report::Warning;
+use misura_run::exit::Failure;
+use misura_run::warnings::Warn;
 use misura_wire::stamp::Mode;
 
 /// The largest UDP payload over IPv4.
@@ -47,7 +47,7 @@ impl RttArgs {
 
 impl RttPlan {
     pub fn from_args(a: &RttArgs) -> Result<RttPlan> {
-        let key = crate::shared::keys::read_key(&a.key_file)?;
+        let key = misura_run::keys::read_key(&a.key_file)?;
         let mode = if key.is_some() {
             Mode::Authenticated
         } else {

@@ -28,8 +28,8 @@
 
 use super::delivery::Delivery;
 use super::figures;
-use crate::commands::agent::sinks::Sink;
-use crate::shared::http_client::Client;
+use crate::http_client::Client;
+use crate::sinks::Sink;
 use misura_store::outbox::Pending;
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -114,7 +114,7 @@ fn encode(s: &str) -> String {
 
 impl ClickHouse {
     pub fn new(sink: &Sink, create: bool) -> ClickHouse {
-        let crate::commands::agent::sinks::SinkKind::ClickHouse {
+        let crate::sinks::SinkKind::ClickHouse {
             database,
             user,
             password,

@@ -1,8 +1,9 @@
 //! Flags of `misura rtt`.
 
-use crate::shared::units::{DurationArg, Ethertype, LinkRate};
 use clap::Args;
 use misura_measure::Pattern;
+use misura_run::units::{DurationArg, Ethertype, LinkRate};
+use misura_wire::MacAddr;
 use std::path::PathBuf;
 
 /// Flags of `misura rtt`.
@@ -22,7 +23,7 @@ pub struct RttArgs {
     /// MAC address of the reflector for --l2, or `irtt`: HOST[:PORT] is an
     /// `irtt server` (port 2112 when none; see docs/guide/round-trips.md).
     #[arg(long, value_name = "MAC|irtt")]
-    pub peer: Option<crate::shared::irtt_probe::Peer>,
+    pub peer: Option<Peer>,
     /// With --peer irtt: irtt's HMAC-MD5 key, as `irtt server --hmac=KEY`.
     #[arg(long, value_name = "KEY")]
     pub irtt_hmac: Option<String>,
@@ -33,7 +34,7 @@ pub struct RttArgs {
     /// header (EtherType 0x88F7), for a NIC that stamps only PTP event
     /// messages in hardware; auto does so exactly there.
     #[arg(long, value_enum, default_value = "auto", value_name = "FORMAT")]
-    pub frame_format: crate::shared::stamping::FrameFormat,
+    pub frame_format: misura_run::stamping::FrameFormat,
     /// Authenticated mode: the reflector's HMAC-SHA-256 key file.
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<std::path::PathBuf>,
@@ -90,9 +91,9 @@ pub struct RttArgs {
     /// cheaper per datagram; for comparing with sockperf or ping -U).
     /// UDP only.
     #[arg(long, value_enum, default_value = "kernel", value_name = "CLOCK")]
-    pub timestamps: crate::shared::stamping::Timestamps,
+    pub timestamps: misura_run::stamping::Timestamps,
     #[command(flatten)]
-    pub load: crate::shared::cpuload::CpuLoadArgs,
+    pub load: misura_run::cpuload::CpuLoadArgs,
     /// Seed for the Poisson pattern.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -100,9 +101,38 @@ pub struct RttArgs {
     #[arg(long, value_name = "FILE.csv")]
     pub frames: Option<PathBuf>,
     #[command(flatten)]
-    pub out: crate::shared::output::OutputArgs,
+    pub out: misura_run::output_flags::OutputArgs,
     #[command(flatten)]
-    pub csv: crate::shared::output::CsvArgs,
+    pub csv: misura_run::output_flags::CsvArgs,
     #[command(flatten)]
-    pub ns: crate::shared::netns::NetnsArgs,
+    pub ns: misura_run::netns::NetnsArgs,
+}
+
+/// `--peer`: the reflector's MAC address (with --l2), or `irtt` for an
+/// `irtt server` at HOST.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    Mac(MacAddr),
+    Irtt,
+}
+
+impl std::str::FromStr for Peer {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Peer, String> {
+        if s.eq_ignore_ascii_case("irtt") {
+            return Ok(Peer::Irtt);
+        }
+        s.parse().map(Peer::Mac).map_err(|e| {
+            format!("{e}: --peer takes the reflector's MAC address (with --l2) or `irtt` (an irtt server at HOST)")
+        })
+    }
+}
+
+impl Peer {
+    pub fn mac(self) -> Option<MacAddr> {
+        match self {
+            Peer::Mac(m) => Some(m),
+            Peer::Irtt => None,
+        }
+    }
 }

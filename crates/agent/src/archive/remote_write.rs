@@ -13,8 +13,8 @@
 
 use super::delivery::Delivery;
 use super::figures;
-use crate::commands::agent::sinks::Sink;
-use crate::shared::http_client::Client;
+use crate::http_client::Client;
+use crate::sinks::Sink;
 use misura_store::outbox::Pending;
 use std::collections::BTreeMap;
 

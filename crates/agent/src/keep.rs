@@ -140,7 +140,7 @@ impl Keeper {
         while !self.unsaved.is_empty() {
             self.enforce_bounds();
             let Some(u) = self.unsaved.front() else { break };
-            let facts = crate::shared::store::facts(&u.kind, &u.target, &u.value);
+            let facts = misura_run::store::facts(&u.kind, &u.target, &u.value);
             let r = NewResult {
                 run_id: &u.run_id,
                 agent: &self.agent,
@@ -224,7 +224,7 @@ pub fn frames_file(dir: &Path, target: &str) -> std::io::Result<PathBuf> {
 const MAX_FRAMES: u64 = 256 << 20;
 
 pub fn read_frames(path: &Path) -> Option<String> {
-    let r = crate::shared::files::read_string_bounded(path, MAX_FRAMES);
+    let r = misura_run::files::read_string_bounded(path, MAX_FRAMES);
     let _ = std::fs::remove_file(path);
     match r {
         Ok(s) => Some(s),

@@ -5,16 +5,16 @@ use super::args::RttArgs;
 use super::collect::Collector;
 use super::plan::RttPlan;
 use super::transport::Transport;
-use crate::shared::meta::meta;
-use crate::shared::stamping::FrameFormat;
-use crate::shared::stamping::Hardware;
-use crate::shared::warnings::Warn;
 use misura_measure::rtt::{error_percent, seed_ideal_rtt_ns};
 use misura_measure::stamp_sender::{SessionSender, WARMUP_PROBES};
 use misura_measure::LinkModel;
 use misura_report::rtt::*;
 use misura_report::LoopTuning;
 use misura_report::Warning;
+use misura_run::meta::meta;
+use misura_run::stamping::FrameFormat;
+use misura_run::stamping::Hardware;
+use misura_run::warnings::Warn;
 use misura_stats::SummarySnapshot;
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::TimestampingGranted;
@@ -56,9 +56,9 @@ pub fn report(f: RunFacts<'_>) -> RttReport {
         skew_ppm: e.skew_ppm,
         windows: e.windows,
     }));
-    let host = crate::shared::host::fingerprint(f.tuning);
+    let host = misura_run::host::fingerprint(f.tuning);
     let mut warnings = plan.warnings.clone();
-    warnings.extend(crate::shared::host::warnings_for(&host, false));
+    warnings.extend(misura_run::host::warnings_for(&host, false));
     warnings.extend(session_warnings(sender, c, f.icmp));
     let n = sender.counters();
     if n.hw_tx_stamp_missing + n.hw_rx_stamp_missing > 0 {

@@ -282,8 +282,8 @@ impl Transport {
     /// `--busy-poll`: what was set up for spinning on this transport.
     pub fn busy_poll(&self) -> misura_report::BusyPoll {
         match self {
-            Transport::Udp(u) => crate::shared::busy_poll::ask(&u.sock),
-            Transport::L2(_) => crate::shared::busy_poll::raw(),
+            Transport::Udp(u) => misura_run::busy_poll::ask(&u.sock),
+            Transport::L2(_) => misura_run::busy_poll::raw(),
         }
     }
 
