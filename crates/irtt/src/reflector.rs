@@ -1,7 +1,7 @@
 //! The irtt reflector's decisions, with no clock and no socket: which
 //! datagrams open, echo on or close a session, what each reply holds, and
 //! the bounds (sessions, rate, length, idle time). The caller reads the
-//! clocks and hands in the stamps; [`crate::server`] is its I/O loop.
+//! clocks and hands in the stamps; the `server` module is its I/O loop.
 //!
 //! As irtt 0.9's server: the client's wanted parameters are granted
 //! except where a bound restricts them (the interval to the rate limit,

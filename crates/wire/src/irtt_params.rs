@@ -1,5 +1,5 @@
 //! irtt's negotiated test parameters: the payload of its open request and
-//! open reply (see [`crate::irtt`] for the packets around them).
+//! open reply (the packets around them are in the `irtt` module).
 //!
 //! Each parameter is a type number as an unsigned LEB128 varint, then its
 //! value as a zig-zag signed varint (Go's `encoding/binary` `PutUvarint` /
@@ -23,7 +23,7 @@
 //! Read from irtt 0.9.0's `params.go`, `time.go` and `defaults.go`; no
 //! code is taken from it.
 
-use crate::irtt::IrttError;
+use crate::irtt_error::IrttError;
 
 /// Most bytes of an encoded parameter block misura reads or writes (irtt
 /// writes at most 128).

@@ -51,6 +51,7 @@ pub mod ethernet;
 pub mod hwtstamp;
 pub mod iperf3;
 pub mod irtt;
+pub mod irtt_error;
 pub mod irtt_params;
 pub mod probe;
 pub mod ptp;

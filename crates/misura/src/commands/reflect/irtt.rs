@@ -2,7 +2,7 @@
 //! `misura_irtt::reflector`'s and the loop is `misura_irtt::server`'s;
 //! this file checks the flags, opens the socket and writes the summary.
 
-use super::ReflectArgs;
+use super::args::ReflectArgs;
 use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, Report};
 use anyhow::{Context, Result};
@@ -15,17 +15,23 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-pub fn run(args: &ReflectArgs, port: u16, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+/// `max_sources`: reflect's bound on --max-sources.
+pub fn run(
+    args: &ReflectArgs,
+    port: u16,
+    max_sources: usize,
+    stop: &Arc<AtomicUsize>,
+) -> Result<Finished> {
     if args.l2.is_some() || args.key_file.is_some() || args.stateful {
         return Err(Failure::Usage(
             "--irtt answers irtt over UDP: it takes no --l2, --key-file or --stateful (irtt's HMAC key is --irtt-hmac KEY)".into(),
         )
         .into());
     }
-    if args.rate_limit == 0 || args.max_sources == 0 || args.max_sources > super::MAX_SOURCES {
+    if args.rate_limit == 0 || args.max_sources == 0 || args.max_sources > max_sources {
         return Err(Failure::Usage(format!(
             "--rate-limit must be at least 1 and --max-sources 1 to {}",
-            super::MAX_SOURCES
+            max_sources
         ))
         .into());
     }

@@ -141,7 +141,7 @@ fn stamping_interface(args: &ReflectArgs) -> Option<String> {
 
 pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     if let Some(port) = args.irtt {
-        return irtt::run(args, port, stop);
+        return irtt::run(args, port, MAX_SOURCES, stop);
     }
     let s = setup(args)?;
     let started_at = crate::shared::meta::now_rfc3339();
