@@ -440,3 +440,41 @@ fn misura_load_probes_an_irtt_reflector() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs root"]
+fn a_peer_answering_junk_is_counted_and_named() {
+    require_root();
+    let lab = Lab::up("it", "j", "hosts");
+    // Answers every datagram with three that are not irtt replies: bad
+    // magic, a request (no reply flag), a reply cut short.
+    let script = format!(
+        "import socket,time\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n\
+         s.bind(('{H2}',2118))\nt=time.time()\nwhile time.time()-t<20:\n  \
+         s.settimeout(1)\n  try:\n    d,a=s.recvfrom(9999)\n  except OSError:\n    continue\n  \
+         for p in [b'junk', b'\\x14\\xa7\\x5b\\x01\\x01\\x02', b'\\x14\\xa7\\x5b\\x03\\x01']:\n    \
+         s.sendto(p,a)\n"
+    );
+    let mut peer = ip_exec(&lab.ns(2), &["python3", "-c", &script])
+        .spawn()
+        .unwrap();
+    wait_udp(&lab, 2118);
+    let o = misura()
+        .args(["--no-store", "rtt", "--netns", &lab.ns(1)])
+        .args([
+            &format!("{H2}:2118"),
+            "--peer",
+            "irtt",
+            "--count",
+            "5",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    let _ = peer.kill();
+    let _ = peer.wait();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    // Three open requests, three junk datagrams each.
+    assert!(err.contains("9 malformed datagrams came back"), "{err}");
+}
