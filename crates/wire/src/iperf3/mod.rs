@@ -58,8 +58,9 @@ mod results;
 mod udp;
 
 pub use codec::{
-    errno, frame_json, json_len, Cookie, Iperf3Error, State, COOKIE_CHARS, COOKIE_LEN, DEFAULT_PORT,
-    MAX_JSON_LEN, MAX_STREAMS, MAX_STRING, MAX_TCP_BLOCK, MAX_TIME_S, MAX_UDP_BLOCK, MAX_WINDOW,
+    errno, frame_json, json_len, Cookie, Iperf3Error, State, COOKIE_CHARS, COOKIE_LEN,
+    DEFAULT_PORT, MAX_JSON_LEN, MAX_STREAMS, MAX_STRING, MAX_TCP_BLOCK, MAX_TIME_S, MAX_UDP_BLOCK,
+    MAX_WINDOW,
 };
 pub use params::{Params, Protocol};
 pub use results::{Results, StreamResult};
