@@ -326,11 +326,11 @@ fn sink_and_target_fields_are_checked_as_their_commands_check_them() {
         ),
         (
             &rtt_target("t", "127.0.0.1:862").replace("period = \"10ms\"", "period = \"1ns\""),
-            "1 µs",
+            "1.00 µs",
         ),
         (
             &rtt_target("t", "127.0.0.1:862").replace("period = \"10ms\"", "period = \"50ns\""),
-            "1 µs",
+            "1.00 µs",
         ),
         (
             &format!("{}sizes = [8]\n", rtt_target("t", "127.0.0.1:862")),
@@ -360,7 +360,7 @@ fn sink_and_target_fields_are_checked_as_their_commands_check_them() {
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(5), "{err}");
-    assert!(err.contains("1 µs"), "{err}");
+    assert!(err.contains("1.00 µs"), "{err}");
 }
 
 #[test]
