@@ -300,32 +300,12 @@ fn stalled_handshake_times_out_with_a_clear_error() {
     require_root();
     let lab = Lab::up("it", "h", "hosts");
     // A peer that reads and never answers.
-    let mut silent = ip_exec(
-        &lab.ns(2),
-        &[
-            "python3",
-            "-c",
-            &format!("import socket,time\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\ns.bind(('{H2}',2116))\nt=time.time()\nwhile time.time()-t<20:\n  s.settimeout(1)\n  try: s.recv(9999)\n  except OSError: pass\n"),
-        ],
-    )
-    .spawn()
-    .unwrap();
-    wait_udp(&lab, 2116);
     let t = Instant::now();
-    let o = misura()
-        .args(["--no-store", "rtt", "--netns", &lab.ns(1)])
-        .args([
-            &format!("{H2}:2116"),
-            "--peer",
-            "irtt",
-            "--count",
-            "5",
-            "-q",
-        ])
-        .output()
-        .unwrap();
-    let _ = silent.kill();
-    let _ = silent.wait();
+    let o = rtt_against_script(
+        &lab,
+        2116,
+        "while time.time()-t<20:\n  s.settimeout(1)\n  try: s.recv(9999)\n  except OSError: pass\n",
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
@@ -448,21 +428,35 @@ fn a_peer_answering_junk_is_counted_and_named() {
     let lab = Lab::up("it", "j", "hosts");
     // Answers every datagram with three that are not irtt replies: bad
     // magic, a request (no reply flag), a reply cut short.
+    let o = rtt_against_script(
+        &lab,
+        2118,
+        "while time.time()-t<20:\n  s.settimeout(1)\n  try:\n    d,a=s.recvfrom(9999)\n  \
+         except OSError:\n    continue\n  \
+         for p in [b'junk', b'\\x14\\xa7\\x5b\\x01\\x01\\x02', b'\\x14\\xa7\\x5b\\x03\\x01']:\n    \
+         s.sendto(p,a)\n",
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    // Three open requests, three junk datagrams each.
+    assert!(err.contains("9 malformed datagrams came back"), "{err}");
+}
+
+/// `misura rtt --peer irtt` (5 probes) against a Python peer in h2 on
+/// `port`: `body` runs with the bound socket `s` and the start time `t`.
+fn rtt_against_script(lab: &Lab, port: u16, body: &str) -> std::process::Output {
     let script = format!(
         "import socket,time\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n\
-         s.bind(('{H2}',2118))\nt=time.time()\nwhile time.time()-t<20:\n  \
-         s.settimeout(1)\n  try:\n    d,a=s.recvfrom(9999)\n  except OSError:\n    continue\n  \
-         for p in [b'junk', b'\\x14\\xa7\\x5b\\x01\\x01\\x02', b'\\x14\\xa7\\x5b\\x03\\x01']:\n    \
-         s.sendto(p,a)\n"
+         s.bind(('{H2}',{port}))\nt=time.time()\n{body}"
     );
     let mut peer = ip_exec(&lab.ns(2), &["python3", "-c", &script])
         .spawn()
         .unwrap();
-    wait_udp(&lab, 2118);
+    wait_udp(lab, port);
     let o = misura()
         .args(["--no-store", "rtt", "--netns", &lab.ns(1)])
         .args([
-            &format!("{H2}:2118"),
+            &format!("{H2}:{port}"),
             "--peer",
             "irtt",
             "--count",
@@ -473,8 +467,5 @@ fn a_peer_answering_junk_is_counted_and_named() {
         .unwrap();
     let _ = peer.kill();
     let _ = peer.wait();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    // Three open requests, three junk datagrams each.
-    assert!(err.contains("9 malformed datagrams came back"), "{err}");
+    o
 }
