@@ -24,19 +24,7 @@ fn ip_exec(ns: &str, argv: &[&str]) -> Command {
 
 /// Wait (at most 10 s) until something listens on TCP `port` in h2.
 fn wait_listening(lab: &Lab, port: u16) {
-    let t = Instant::now();
-    let want = format!(":{port} ");
-    loop {
-        let o = ip_exec(&lab.ns(2), &["ss", "-ltnH"]).output().unwrap();
-        if String::from_utf8_lossy(&o.stdout).contains(&want) {
-            return;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "nothing listens on {port} in h2 after 10 s"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    lab.wait_port(2, "t", port);
 }
 
 /// `iperf3 -s -1 -J` in h2: serves one test and prints its JSON.

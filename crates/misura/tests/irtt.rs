@@ -27,19 +27,7 @@ fn ip_exec(ns: &str, argv: &[&str]) -> Command {
 
 /// Waits (at most 10 s) until something listens on UDP `port` in h2.
 fn wait_udp(lab: &Lab, port: u16) {
-    let t = Instant::now();
-    let want = format!(":{port} ");
-    loop {
-        let o = ip_exec(&lab.ns(2), &["ss", "-lunH"]).output().unwrap();
-        if String::from_utf8_lossy(&o.stdout).contains(&want) {
-            return;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "nothing listens on UDP {port} in h2 after 10 s"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    lab.wait_port(2, "u", port);
 }
 
 /// `irtt server` in h2 on `port`, killed with the lab.

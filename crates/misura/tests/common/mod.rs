@@ -508,3 +508,40 @@ pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+impl Lab {
+    /// A peer tool (`iperf3 -s`, `irtt server`) run in h{host}, killed with
+    /// the lab.
+    pub fn peer(&mut self, host: u8, argv: &[&str]) {
+        let c = Command::new("ip")
+            .args(["netns", "exec", &self.ns(host)])
+            .args(argv)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {argv:?} in h{host}: {e}"));
+        self.children.push(c);
+    }
+
+    /// Waits (at most 10 s) until something listens on `port` in h{host}:
+    /// `proto` "t" for TCP, "u" for UDP.
+    pub fn wait_port(&self, host: u8, proto: &str, port: u16) {
+        let t = std::time::Instant::now();
+        let want = format!(":{port} ");
+        let flags = format!("-l{proto}nH");
+        loop {
+            let o = Command::new("ip")
+                .args(["netns", "exec", &self.ns(host), "ss", &flags])
+                .output()
+                .unwrap();
+            if String::from_utf8_lossy(&o.stdout).contains(&want) {
+                return;
+            }
+            assert!(
+                t.elapsed() < std::time::Duration::from_secs(10),
+                "nothing listens on {proto} {port} in h{host} after 10 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
