@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 
 const INSTALL: &str = "apt-get install iperf3";
 
+#[path = "support/iperf3_client.rs"]
+mod iperf3_client;
+
 fn ip_exec(ns: &str, argv: &[&str]) -> Command {
     let mut c = Command::new("ip");
     c.args(["netns", "exec", ns]).args(argv);

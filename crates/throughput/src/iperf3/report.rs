@@ -34,6 +34,10 @@ pub struct PeerFigures {
     pub streams: Vec<PeerStream>,
     /// Sum over its streams.
     pub bytes: u64,
+    /// iperf3's `bandwidth` parameter of the test (`-b`, misura tcp|udp's
+    /// --rate), bit/s per stream; absent: TCP streams not paced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_bps: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -95,6 +99,7 @@ impl PeerFigures {
                     }
                 })
                 .collect(),
+            rate_bps: None,
         }
     }
 
@@ -117,6 +122,13 @@ impl PeerFigures {
             self.cpu_util_user_pct.unwrap_or(0.0),
             self.cpu_util_system_pct.unwrap_or(0.0)
         )?;
+        if let Some(r) = self.rate_bps {
+            writeln!(
+                w,
+                "  paced at {:.1} Mbit/s a stream (iperf3's bandwidth)",
+                r as f64 / 1e6
+            )?;
+        }
         for s in &self.streams {
             write!(w, "  stream {:>3}: {} {} bytes", s.id, s.counted, s.bytes)?;
             if let Some(r) = s.retransmits {
@@ -190,13 +202,16 @@ fn peer_figures(p: &Iperf3Plan, r: &PeerRun) -> PeerFigures {
         .map(|s| s.id)
         .collect();
     let udp = p.params.protocol == Protocol::Udp;
-    PeerFigures::of(
-        "server",
-        None,
-        r.peer.as_ref(),
-        |id| !ours_send.contains(&id),
-        udp,
-    )
+    PeerFigures {
+        rate_bps: p.params.bandwidth,
+        ..PeerFigures::of(
+            "server",
+            None,
+            r.peer.as_ref(),
+            |id| !ours_send.contains(&id),
+            udp,
+        )
+    }
 }
 
 pub fn tcp_report(p: &Iperf3Plan, r: &PeerRun, netns: &Option<String>) -> Iperf3TcpReport {

@@ -5,6 +5,7 @@ use crate::shared::client_flags as client;
 use crate::shared::output::Finished;
 use anyhow::Result;
 use misura_report::throughput::{write_tcp_csv, write_tcp_text, write_udp_csv, write_udp_text};
+use misura_run::units::LinkRate;
 use misura_throughput::iperf3::{self, Iperf3Plan, Iperf3TcpReport, Iperf3UdpReport};
 use misura_throughput::tcp::TcpPlan;
 use misura_throughput::udp::UdpPlan;
@@ -26,6 +27,17 @@ pub struct PeerArgs {
     pub cport: Option<u16>,
 }
 
+/// `misura tcp`'s pacing for `--peer iperf3` (iperf3's `-b`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct TcpPeerRate {
+    /// With --peer iperf3: pace each stream's sends at RATE (e.g. 50M,
+    /// 1 Mbit/s to 1.6 Tbit/s), per stream as `iperf3 -c -b` does; sent to
+    /// the server as iperf3's `bandwidth`. Without it the streams send as
+    /// fast as they go.
+    #[arg(long, value_name = "RATE", requires = "peer")]
+    pub rate: Option<LinkRate>,
+}
+
 fn tcp_text(r: &Iperf3TcpReport, w: &mut dyn Write) -> std::io::Result<()> {
     write_tcp_text(&r.report, w)?;
     r.peer.write_text(w)
@@ -45,8 +57,13 @@ fn udp_csv(r: &Iperf3UdpReport, w: &mut dyn Write) -> std::io::Result<()> {
 }
 
 /// `misura tcp --peer iperf3`, on the tcp flags' plan.
-pub fn tcp(plan: &TcpPlan, a: &PeerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let p = Iperf3Plan::from_tcp(plan, a.cport, None)?;
+pub fn tcp(
+    plan: &TcpPlan,
+    a: &PeerArgs,
+    rate: &TcpPeerRate,
+    stop: &Arc<AtomicUsize>,
+) -> Result<Finished> {
+    let p = Iperf3Plan::from_tcp(plan, a.cport, rate.rate.as_ref().map(|r| r.bps))?;
     let r = iperf3::run(&p, stop)?;
     let rep = iperf3::tcp_report(&p, &r, &plan.client.netns);
     let host = plan.client.host.clone();

@@ -61,6 +61,8 @@ pub struct TcpArgs {
     pub shape: TcpShape,
     #[command(flatten)]
     pub peer: super::peer::PeerArgs,
+    #[command(flatten)]
+    pub peer_rate: super::peer::TcpPeerRate,
 }
 
 /// The flags checked into a plan.
@@ -71,7 +73,7 @@ pub fn plan(a: &TcpArgs) -> Result<TcpPlan, Failure> {
 /// `misura tcp`: the report, exit code 1 when a client did not complete.
 pub fn run(args: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     if args.peer.peer.is_some() {
-        return super::peer::tcp(&plan(args)?, &args.peer, stop);
+        return super::peer::tcp(&plan(args)?, &args.peer, &args.peer_rate, stop);
     }
     let r = measure(&plan(args)?, stop)?;
     let (text, csv) = (write_tcp_text, write_tcp_csv);
