@@ -87,15 +87,21 @@ impl Iperf3Plan {
         })
     }
 
-    pub fn from_udp(p: &UdpPlan, cport: Option<u16>) -> Result<Iperf3Plan, Failure> {
+    /// `streams`: iperf3's -P, each stream at the plan's rate.
+    pub fn from_udp(p: &UdpPlan, cport: Option<u16>, streams: u32) -> Result<Iperf3Plan, Failure> {
         one_client(p.client.clients, p.client.key_file.is_some())?;
+        if !(1..=MAX_STREAMS).contains(&streams) {
+            return Err(Failure::Params(format!(
+                "--streams {streams} must be between 1 and {MAX_STREAMS} (iperf3's bound)"
+            )));
+        }
         Ok(Iperf3Plan {
             host: p.client.host.clone(),
             cport,
             params: Params {
                 protocol: Protocol::Udp,
                 time: seconds(p.duration_ns())?,
-                parallel: 1,
+                parallel: streams,
                 reverse: p.reverse,
                 len: Some(p.msg_size()),
                 bandwidth: Some(p.rate_bps()),

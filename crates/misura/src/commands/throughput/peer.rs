@@ -38,6 +38,16 @@ pub struct TcpPeerRate {
     pub rate: Option<LinkRate>,
 }
 
+/// `misura udp`'s parallel streams for `--peer iperf3` (iperf3's `-P`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct UdpPeerStreams {
+    /// With --peer iperf3: UDP streams at once (iperf3's -P, 1 to 128),
+    /// each opened with iperf3's UDP connect handshake and sent at --rate
+    /// (per stream, as iperf3's -b).
+    #[arg(long, value_name = "N", requires = "peer")]
+    pub streams: Option<u32>,
+}
+
 fn tcp_text(r: &Iperf3TcpReport, w: &mut dyn Write) -> std::io::Result<()> {
     write_tcp_text(&r.report, w)?;
     r.peer.write_text(w)
@@ -78,8 +88,13 @@ pub fn tcp(
 }
 
 /// `misura udp --peer iperf3`, on the udp flags' plan.
-pub fn udp(plan: &UdpPlan, a: &PeerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let p = Iperf3Plan::from_udp(plan, a.cport)?;
+pub fn udp(
+    plan: &UdpPlan,
+    a: &PeerArgs,
+    streams: &UdpPeerStreams,
+    stop: &Arc<AtomicUsize>,
+) -> Result<Finished> {
+    let p = Iperf3Plan::from_udp(plan, a.cport, streams.streams.unwrap_or(1))?;
     let r = iperf3::run(&p, stop)?;
     let rep = iperf3::udp_report(&p, &r, &plan.client.netns);
     let host = plan.client.host.clone();

@@ -62,6 +62,8 @@ pub struct UdpArgs {
     pub shape: UdpShape,
     #[command(flatten)]
     pub peer: super::peer::PeerArgs,
+    #[command(flatten)]
+    pub peer_streams: super::peer::UdpPeerStreams,
 }
 
 /// The flags checked into a plan.
@@ -72,7 +74,7 @@ pub fn plan(a: &UdpArgs) -> Result<UdpPlan, Failure> {
 /// `misura udp`: the report, exit code 1 when a client did not complete.
 pub fn run(args: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     if args.peer.peer.is_some() {
-        return super::peer::udp(&plan(args)?, &args.peer, stop);
+        return super::peer::udp(&plan(args)?, &args.peer, &args.peer_streams, stop);
     }
     let r = measure(&plan(args)?, stop)?;
     let (text, csv) = (write_udp_text, write_udp_csv);
