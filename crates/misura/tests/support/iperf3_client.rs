@@ -77,3 +77,58 @@ fn misura_udp_streams_against_iperf3_server() {
         "misura {mbps:.2} Mbit/s at 4 x 20M"
     );
 }
+
+/// `--peer auto`: an `iperf3 -s` (nothing on misura serve's 5862) is found
+/// by probing 5862 then 5201, or on the port given; `misura serve` greets
+/// first and is found on 5862; neither on a closed port is a clear error.
+#[test]
+#[ignore = "needs root (network namespaces) and iperf3"]
+fn peer_auto_finds_iperf3_and_misura_serve() {
+    need_root!();
+    require_tool("iperf3", INSTALL);
+    let mut lab = Lab::up("i3", "a", "hosts");
+    let auto = |lab: &Lab, args: &[&str], found: &str, schema: &str| {
+        let mut argv = args.to_vec();
+        argv.extend_from_slice(&["--peer", "auto", "--duration", "2s"]);
+        let o = misura_h1(lab, &argv);
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        let v = json_of(&o);
+        schema_check(&v, schema);
+        assert_eq!(v["complete"], true, "{args:?}: {}", v["stop_reason"]);
+        assert_eq!(v["config"]["found_by_probing"], found, "{args:?}");
+        let line = format!("peer found by probing: {found}");
+        assert!(err.contains(&line), "{args:?}: {err}");
+        let mbps = v["throughput_bps"].as_f64().unwrap() / 1e6;
+        eprintln!("--peer auto {args:?}: {} {mbps:.1} Mbit/s", err.trim());
+        v
+    };
+    for (args, schema) in [
+        (&["tcp", "198.18.0.2"][..], "tcp.schema.json"),
+        (
+            &["udp", "198.18.0.2:5201", "--rate", "10M"][..],
+            "udp.schema.json",
+        ),
+    ] {
+        let s = one_off_server(&lab);
+        let v = auto(&lab, args, "iperf3", schema);
+        let srv = server_json(s);
+        assert_eq!(v["config"]["address"], "198.18.0.2:5201");
+        let theirs = u(&srv["end"]["sum_received"]["bytes"]);
+        assert!(theirs > 0, "{args:?}: the iperf3 server received nothing");
+        assert_eq!(u(&v["peer"]["bytes"]), theirs, "{args:?}");
+    }
+    lab.server(2, "serve");
+    wait_listening(&lab, 5862);
+    let v = auto(&lab, &["tcp", "198.18.0.2"], "misura", "tcp.schema.json");
+    assert_eq!(v["config"]["address"], "198.18.0.2:5862");
+    assert!(v["peer"].is_null(), "no iperf3 figures from misura serve");
+    assert!(v["throughput_bps"].as_f64().unwrap() > 0.0);
+    let o = misura_h1(&lab, &["tcp", "198.18.0.2:5999", "--peer", "auto"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("found neither misura serve nor an iperf3 server"),
+        "{err}"
+    );
+    eprintln!("--peer auto on a closed port: {}", err.trim());
+}

@@ -55,6 +55,10 @@ pub struct Endpoint {
     pub authenticated: bool,
     /// Concurrent client connections (`--clients`).
     pub clients: u32,
+    /// With `--peer auto`: the server found by probing the port, "misura"
+    /// (misura serve) or "iperf3"; absent otherwise and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found_by_probing: Option<String>,
 }
 
 // ---------------------------------------------------------------- tcp

@@ -71,6 +71,7 @@ impl ClientPlan {
             netns: self.netns.clone(),
             authenticated: s.key.is_some(),
             clients: self.clients,
+            found_by_probing: None,
         }
     }
 }

@@ -61,6 +61,12 @@ pub fn stream_id(k: usize) -> i64 {
 
 /// Run the test; `Err` when it could not start.
 pub fn run(p: &Iperf3Plan, stop: &Arc<AtomicUsize>) -> Result<PeerRun> {
+    run_on(p, None, stop)
+}
+
+/// Run the test on `conn`, a control connection already open to the
+/// server (`--peer auto`'s probe), or on a new one.
+pub fn run_on(p: &Iperf3Plan, conn: Option<TcpStream>, stop: &Arc<AtomicUsize>) -> Result<PeerRun> {
     let addr = misura_run::target::resolve(&p.host, wire::DEFAULT_PORT)?;
     let started_at = misura_run::meta::now_rfc3339();
     let mut rnd = [0u8; wire::COOKIE_LEN - 1];
@@ -71,8 +77,11 @@ pub fn run(p: &Iperf3Plan, stop: &Arc<AtomicUsize>) -> Result<PeerRun> {
             .context("reading /dev/urandom for the iperf3 cookie")?;
     }
     let cookie = Cookie::from_random(&rnd);
-    let s = TcpStream::connect_timeout(&addr, crate::client::CONNECT_TIMEOUT)
-        .with_context(|| format!("connecting to the iperf3 server at {addr}"))?;
+    let s = match conn {
+        Some(s) => s,
+        None => TcpStream::connect_timeout(&addr, crate::client::CONNECT_TIMEOUT)
+            .with_context(|| format!("connecting to the iperf3 server at {addr}"))?,
+    };
     let mut c = Ctrl::new(s)?;
     c.s.set_write_timeout(Some(STEP_TIMEOUT))?;
     use std::io::Write;

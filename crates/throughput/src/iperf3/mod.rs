@@ -7,8 +7,9 @@ pub mod client;
 pub mod control;
 pub mod data;
 pub mod plan;
+pub mod probe;
 pub mod report;
 pub mod server;
 
-pub use client::{run, Iperf3Plan, PeerRun};
+pub use client::{run, run_on, Iperf3Plan, PeerRun};
 pub use report::{tcp_report, udp_report, Iperf3TcpReport, Iperf3UdpReport, PeerFigures};

@@ -174,6 +174,7 @@ fn endpoint(p: &Iperf3Plan, r: &PeerRun, netns: &Option<String>) -> Endpoint {
         netns: netns.clone(),
         authenticated: false,
         clients: 1,
+        found_by_probing: None,
     }
 }
 

@@ -1,15 +1,18 @@
-//! `--peer iperf3` of `misura tcp` and `misura udp`: the flags, and the
-//! glue to `misura_throughput::iperf3` (issue 28).
+//! `--peer iperf3|auto` of `misura tcp` and `misura udp`: the flags, and
+//! the glue to `misura_throughput::iperf3` (issue 28).
 
 use crate::shared::client_flags as client;
+use crate::shared::exit::Failure;
 use crate::shared::output::Finished;
 use anyhow::Result;
 use misura_report::throughput::{write_tcp_csv, write_tcp_text, write_udp_csv, write_udp_text};
 use misura_run::units::LinkRate;
+use misura_throughput::iperf3::probe::{self, Found};
 use misura_throughput::iperf3::{self, Iperf3Plan, Iperf3TcpReport, Iperf3UdpReport};
 use misura_throughput::tcp::TcpPlan;
 use misura_throughput::udp::UdpPlan;
 use std::io::Write;
+use std::net::TcpStream;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
@@ -18,8 +21,11 @@ use std::sync::Arc;
 pub struct PeerArgs {
     /// The server is another tool: `iperf3` (an `iperf3 -s`, default port
     /// 5201). The result is the usual one, with the peer's own figures in
-    /// `peer` (docs/guide/throughput.md).
-    #[arg(long, value_name = "TOOL", value_parser = ["iperf3"])]
+    /// `peer` (docs/guide/throughput.md). `auto` probes the port: misura
+    /// serve greets first, an iperf3 server waits for the client (without
+    /// a port: misura serve's 5862, then iperf3's 5201); the result's
+    /// `config.found_by_probing` names what it found.
+    #[arg(long, value_name = "TOOL", value_parser = ["iperf3", "auto"])]
     pub peer: Option<String>,
     /// With --peer iperf3: the local port of the first data stream (as
     /// iperf3's --cport); the next streams take the next ports.
@@ -48,6 +54,52 @@ pub struct UdpPeerStreams {
     pub streams: Option<u32>,
 }
 
+/// The server `--peer` chose.
+pub enum Chosen {
+    /// misura serve (`probed`: found by `--peer auto`).
+    Misura { probed: bool },
+    /// An iperf3 server, with the probe's control connection when kept.
+    Iperf3 {
+        conn: Option<TcpStream>,
+        probed: bool,
+    },
+}
+
+/// `--peer` resolved: none is misura serve, `auto` probes HOST (and says
+/// on stderr what it found). `iperf3_only`: an iperf3-only flag given,
+/// refused when the probe finds misura serve.
+pub fn choose(a: &PeerArgs, host: &str, iperf3_only: Option<&str>) -> Result<Chosen> {
+    match a.peer.as_deref() {
+        None => Ok(Chosen::Misura { probed: false }),
+        Some("iperf3") => Ok(Chosen::Iperf3 {
+            conn: None,
+            probed: false,
+        }),
+        _ => {
+            let f = probe::probe(host)?;
+            eprintln!(
+                "misura: peer found by probing: {} at {}",
+                f.name(),
+                f.addr()
+            );
+            match f {
+                Found::Misura(_) => match iperf3_only.or(a.cport.map(|_| "--cport")) {
+                    Some(flag) => Err(Failure::Usage(format!(
+                        "{flag} is for iperf3 servers, and --peer auto found misura serve at {host}"
+                    ))
+                    .into()),
+                    None => Ok(Chosen::Misura { probed: true }),
+                },
+                Found::Iperf3(_, conn) => Ok(Chosen::Iperf3 { conn, probed: true }),
+            }
+        }
+    }
+}
+
+fn probed(yes: bool, what: &str) -> Option<String> {
+    yes.then(|| what.to_string())
+}
+
 fn tcp_text(r: &Iperf3TcpReport, w: &mut dyn Write) -> std::io::Result<()> {
     write_tcp_text(&r.report, w)?;
     r.peer.write_text(w)
@@ -71,11 +123,13 @@ pub fn tcp(
     plan: &TcpPlan,
     a: &PeerArgs,
     rate: &TcpPeerRate,
+    (conn, found): (Option<TcpStream>, bool),
     stop: &Arc<AtomicUsize>,
 ) -> Result<Finished> {
     let p = Iperf3Plan::from_tcp(plan, a.cport, rate.rate.as_ref().map(|r| r.bps))?;
-    let r = iperf3::run(&p, stop)?;
-    let rep = iperf3::tcp_report(&p, &r, &plan.client.netns);
+    let r = iperf3::run_on(&p, conn, stop)?;
+    let mut rep = iperf3::tcp_report(&p, &r, &plan.client.netns);
+    rep.report.config.endpoint.found_by_probing = probed(found, "iperf3");
     let host = plan.client.host.clone();
     Ok(client::finished(
         rep.report.complete,
@@ -92,11 +146,13 @@ pub fn udp(
     plan: &UdpPlan,
     a: &PeerArgs,
     streams: &UdpPeerStreams,
+    (conn, found): (Option<TcpStream>, bool),
     stop: &Arc<AtomicUsize>,
 ) -> Result<Finished> {
     let p = Iperf3Plan::from_udp(plan, a.cport, streams.streams.unwrap_or(1))?;
-    let r = iperf3::run(&p, stop)?;
-    let rep = iperf3::udp_report(&p, &r, &plan.client.netns);
+    let r = iperf3::run_on(&p, conn, stop)?;
+    let mut rep = iperf3::udp_report(&p, &r, &plan.client.netns);
+    rep.report.config.endpoint.found_by_probing = probed(found, "iperf3");
     let host = plan.client.host.clone();
     Ok(client::finished(
         rep.report.complete,
@@ -106,4 +162,9 @@ pub fn udp(
         udp_text,
         udp_csv,
     ))
+}
+
+/// The result's note of a misura serve found by `--peer auto`.
+pub fn misura_found(found: bool) -> Option<String> {
+    probed(found, "misura")
 }

@@ -72,10 +72,17 @@ pub fn plan(a: &TcpArgs) -> Result<TcpPlan, Failure> {
 
 /// `misura tcp`: the report, exit code 1 when a client did not complete.
 pub fn run(args: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    if args.peer.peer.is_some() {
-        return super::peer::tcp(&plan(args)?, &args.peer, &args.peer_rate, stop);
-    }
-    let r = measure(&plan(args)?, stop)?;
+    use super::peer::{self, Chosen};
+    let plan = plan(args)?;
+    let only = args.peer_rate.rate.as_ref().map(|_| "--rate");
+    let found = match peer::choose(&args.peer, &args.c.host, only)? {
+        Chosen::Iperf3 { conn, probed } => {
+            return peer::tcp(&plan, &args.peer, &args.peer_rate, (conn, probed), stop)
+        }
+        Chosen::Misura { probed } => probed,
+    };
+    let mut r = measure(&plan, stop)?;
+    r.config.endpoint.found_by_probing = peer::misura_found(found);
     let (text, csv) = (write_tcp_text, write_tcp_csv);
     Ok(client::finished(
         r.complete,

@@ -73,10 +73,17 @@ pub fn plan(a: &UdpArgs) -> Result<UdpPlan, Failure> {
 
 /// `misura udp`: the report, exit code 1 when a client did not complete.
 pub fn run(args: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    if args.peer.peer.is_some() {
-        return super::peer::udp(&plan(args)?, &args.peer, &args.peer_streams, stop);
-    }
-    let r = measure(&plan(args)?, stop)?;
+    use super::peer::{self, Chosen};
+    let plan = plan(args)?;
+    let only = args.peer_streams.streams.map(|_| "--streams");
+    let found = match peer::choose(&args.peer, &args.c.host, only)? {
+        Chosen::Iperf3 { conn, probed } => {
+            return peer::udp(&plan, &args.peer, &args.peer_streams, (conn, probed), stop)
+        }
+        Chosen::Misura { probed } => probed,
+    };
+    let mut r = measure(&plan, stop)?;
+    r.config.endpoint.found_by_probing = peer::misura_found(found);
     let (text, csv) = (write_udp_text, write_udp_csv);
     let blocked = blocked_by_df(&r);
     if let Some(why) = &blocked {
