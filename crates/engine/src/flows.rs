@@ -57,7 +57,7 @@ impl FlowTemplate {
         for (i, &p) in flow.payloads.iter().enumerate() {
             if ptp && p < PTP_MIN_PAYLOAD {
                 bail!(
-                    "a {}-byte frame cannot carry misura's header inside a PTP Sync message: PTP-wrapped frames are {} bytes or more (FCS included); use larger --sizes or --frame-format misura",
+                    "a {}-byte frame cannot carry misura's header inside a PTP Sync message: PTP-wrapped frames are {} bytes or more (FCS included); use larger frames or --frame-format misura",
                     p + eth.header_len() + 4,
                     PTP_MIN_PAYLOAD + eth.header_len() + 4
                 );

@@ -291,6 +291,39 @@ fn y1564_passes_a_service_under_the_shape_and_fails_one_above_it() {
     }
 }
 
+/// The load frames inside PTPv2 Sync headers (for NICs that stamp only
+/// PTP; veth stamps in the kernel either way): every frame is read back as
+/// misura's, and a frame too small for the envelope is refused.
+#[test]
+#[ignore = "needs root: network namespaces and raw sockets"]
+fn y1564_carries_its_load_inside_ptp_when_asked() {
+    need_root!();
+    let _one = one_at_a_time();
+    let lab = shaped_lab("p");
+    let ptp = y1564(
+        &lab,
+        "name=ptp,frame=128,cir=2M,fd=50ms,fdv=50ms",
+        "1s",
+        &["--duration", "0s", "--frame-format", "ptp"],
+    );
+    let v: Value = serde_json::from_slice(&ptp.stdout).unwrap();
+    schema_check(&v, "y1564.schema.json");
+    assert_eq!(v["config"]["ethertype"], 0x88F7);
+    let first = &v["services"][0]["config_test"][0];
+    assert_eq!(first["frames_lost"], 0, "{first}");
+    assert_eq!(first["fd_source"], "kernel_software", "{first}");
+    assert_eq!(first["fd_frames"], first["frames_sent"], "{first}");
+    let o = y1564(
+        &lab,
+        "name=tiny,frame=64,cir=2M",
+        "1s",
+        &["--duration", "0s", "--frame-format", "ptp"],
+    );
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(5), "{e}");
+    assert!(e.contains("frame=102 or more"), "{e}");
+}
+
 #[test]
 fn bad_rfc2544_input_is_refused_naming_the_bound() {
     for (args, code, says) in [

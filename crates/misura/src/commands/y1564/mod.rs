@@ -272,6 +272,17 @@ fn open_engine(
         .map(|s| s.frame_bytes - 18 - usize::from(s.vlan.is_some() || s.pcp.is_some()) * 4)
         .collect();
     let format = frames::format::settle(a.p.frame_format, &a.p.rx, a.p.ethertype.value, &payloads);
+    if let Some(s) = services.iter().zip(&payloads).find(|(_, &p)| {
+        format.format == frames::FrameFormat::Ptp && p < frames::flows::PTP_MIN_PAYLOAD
+    }) {
+        return Err(crate::shared::exit::Failure::Params(format!(
+            "service {}: a {}-byte frame cannot carry misura's header inside a PTP Sync message (--frame-format ptp): give frame={} or more, or --frame-format misura",
+            s.0.name,
+            s.0.frame_bytes,
+            s.0.frame_bytes + frames::flows::PTP_MIN_PAYLOAD - s.1
+        ))
+        .into());
+    }
     let engine = frames::open::open(&EngineRequest {
         tx: a.p.tx.clone(),
         rx: a.p.rx.clone(),
