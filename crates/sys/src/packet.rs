@@ -17,8 +17,9 @@ use std::mem::{size_of, zeroed};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use crate::cmsg::{
-    recv_errqueue, recv_msg, SockAddrBuf, SOF_RAW_HARDWARE, SOF_RX_HARDWARE, SOF_RX_SOFTWARE, SOF_SOFTWARE,
-    SOF_TX_HARDWARE, SOF_TX_SOFTWARE, SOL_PACKET, SO_EE_ORIGIN_TIMESTAMPING, SO_TIMESTAMPING_OLD,
+    recv_errqueue, recv_msg, SockAddrBuf, SOF_RAW_HARDWARE, SOF_RX_HARDWARE, SOF_RX_SOFTWARE,
+    SOF_SOFTWARE, SOF_TX_HARDWARE, SOF_TX_SOFTWARE, SOL_PACKET, SO_EE_ORIGIN_TIMESTAMPING,
+    SO_TIMESTAMPING_OLD,
 };
 use crate::error::is_perm;
 use crate::SysError;

@@ -139,10 +139,16 @@ pub fn serve(
         Some(port) => {
             let l = bind(&Listen { port, ..at.clone() })?;
             if !at.quiet {
-                eprintln!("misura serve: answering iperf3 clients on {}", l.local_addr()?);
+                eprintln!(
+                    "misura serve: answering iperf3 clients on {}",
+                    l.local_addr()?
+                );
             }
             let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
-            Some((crate::iperf3::server::start(l, shared.clone(), flag.clone()), flag))
+            Some((
+                crate::iperf3::server::start(l, shared.clone(), flag.clone()),
+                flag,
+            ))
         }
         None => None,
     };

@@ -57,7 +57,9 @@ fn open(i: u32, run: &Run) -> Result<(Control, u64, Vec<TcpStream>)> {
     let socks = (0..p.streams)
         .map(|_| client::data_connection(t.data, t.test_id, &opts))
         .collect();
-    let socks = t.ctl.told(socks, "the client could not open its data connections")?;
+    let socks = t
+        .ctl
+        .told(socks, "the client could not open its data connections")?;
     Ok((t.ctl, t.test_id, socks))
 }
 

@@ -58,7 +58,9 @@ fn open(i: u32, run: &Run) -> Result<(Control, u64, UdpSocket, SocketAddr)> {
         .with(proto::F_PACING_MODE, Value::Str(p.pacing.as_str().into()));
     let mut t = client::open_test(run.server, req, p.duration_ns(), 1, p.rate_bps())?;
     let sock = data_socket(t.data, p.df && !p.reverse);
-    let sock = t.ctl.told(sock, "the client could not open its UDP socket")?;
+    let sock = t
+        .ctl
+        .told(sock, "the client could not open its UDP socket")?;
     Ok((t.ctl, t.test_id, sock, t.data))
 }
 
