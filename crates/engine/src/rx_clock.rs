@@ -128,17 +128,24 @@ impl CoreClock {
     #[inline]
     pub fn to_sys(&mut self, phc: i64, now: i64) -> Option<i64> {
         if now >= self.next_refresh {
-            if let Some(m) = self.converter.rx_snapshot() {
-                self.model = Some(m);
-                self.next_refresh = now + REFRESH_NS;
-            }
+            self.refresh(now);
         }
-        let m = self.model.as_ref()?;
-        let sys = m.to_sys(phc);
-        let u = m.u95_ns(sys);
-        if u > self.u95_max {
-            self.u95_max = u;
-        }
-        Some(sys)
+        Some(self.model.as_ref()?.to_sys(phc))
+    }
+
+    /// Copy the model out (never waiting: while the tracker holds it, try
+    /// again a millisecond later rather than on every frame), and note its
+    /// uncertainty over the span this copy will serve, once here instead
+    /// of per frame.
+    #[cold]
+    fn refresh(&mut self, now: i64) {
+        let Some(m) = self.converter.rx_snapshot() else {
+            self.next_refresh = now + 1_000_000;
+            return;
+        };
+        self.next_refresh = now + REFRESH_NS;
+        let u = m.u95_ns(now).max(m.u95_ns(self.next_refresh));
+        self.u95_max = self.u95_max.max(u);
+        self.model = Some(m);
     }
 }

@@ -54,9 +54,7 @@ impl Ctx<'_> {
             .zip(rates_bps)
             .map(|(s, &bps)| Flow {
                 rate_fps: bps / (s.frame_bytes as f64 * 8.0),
-                payloads: vec![
-                    s.frame_bytes - 18 - usize::from(s.vlan.is_some() || s.pcp.is_some()) * 4,
-                ],
+                payloads: vec![payload(s)],
                 vlan: (s.vlan.is_some() || s.pcp.is_some()).then(|| VlanTag {
                     pcp: s.pcp.unwrap_or(0),
                     dei: false,
@@ -256,6 +254,11 @@ fn fits(
     Ok(())
 }
 
+/// A service's payload P: its frame less Ethernet header, FCS and any tag.
+fn payload(s: &ServiceConfig) -> usize {
+    s.frame_bytes - 18 - usize::from(s.vlan.is_some() || s.pcp.is_some()) * 4
+}
+
 /// The frame engine for `services`, in the frame format settled for the
 /// RX port (PTP-wrapped where that gets NIC RX stamps), and the notes it
 /// gave as warnings.
@@ -267,10 +270,7 @@ fn open_engine(
     frames::format::Settled,
     Vec<misura_report::Warning>,
 )> {
-    let payloads: Vec<usize> = services
-        .iter()
-        .map(|s| s.frame_bytes - 18 - usize::from(s.vlan.is_some() || s.pcp.is_some()) * 4)
-        .collect();
+    let payloads: Vec<usize> = services.iter().map(payload).collect();
     let format = frames::format::settle(a.p.frame_format, &a.p.rx, a.p.ethertype.value, &payloads);
     if let Some(s) = services.iter().zip(&payloads).find(|(_, &p)| {
         format.format == frames::FrameFormat::Ptp && p < frames::flows::PTP_MIN_PAYLOAD
