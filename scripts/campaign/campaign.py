@@ -30,6 +30,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from fleet import FleetAttacks  # noqa: E402  (the agent's fleet attacks, issue 29)
+from iperf3_attacks import Iperf3Attacks  # noqa: E402  (issue 33)
+from irtt_attacks import IrttAttacks  # noqa: E402  (issue 33)
+from input_attacks import InputAttacks  # noqa: E402  (issue 33)
 H1, H2 = "198.18.0.1", "198.18.0.2"
 
 
@@ -37,7 +40,7 @@ def log(msg):
     print(f"campaign: {msg}", file=sys.stderr, flush=True)
 
 
-class Campaign(FleetAttacks):
+class Campaign(FleetAttacks, Iperf3Attacks, IrttAttacks, InputAttacks):
     def __init__(self, args):
         self.a = args
         self.misura = args.misura
@@ -420,7 +423,7 @@ class Campaign(FleetAttacks):
 
 # The parts of the campaign, in the order they run (and fuzz, last).
 PARTS = ["flood_and_spoof", "serve_attacks", "agent_http", "store_kills", "frames_kill", "hostile_args",
-         "fleet_attacks"]
+         "fleet_attacks", "iperf3_attacks", "irtt_attacks", "input_attacks"]
 
 
 def main():
