@@ -6,9 +6,8 @@ use misura_wire::irtt_params::{Clock, ReceivedStats, StampAt};
 
 fn cfg(key: Option<&[u8]>) -> Config {
     Config {
-        key: key.map(<[u8]>::to_vec),
-        max_sessions: 2,
-        rate_per_s: 1000,
+        opens_per_s: 1000,
+        ..Config::new(key.map(<[u8]>::to_vec), 2, 1000)
     }
 }
 
@@ -229,4 +228,109 @@ fn rate_limit_drops_a_flood_on_one_session() {
     // The burst is a tenth of a second's worth: 10.
     assert_eq!(replies, 10);
     assert_eq!(r.counters().rate_limited, 90);
+}
+
+/// An open request for `p` from `src` at `now`: the reflector's answer
+/// (its length) and the request's length.
+fn try_open(
+    r: &mut Reflector,
+    src: SocketAddr,
+    p: &Params,
+    now: i64,
+    token: u64,
+) -> (Decision, usize) {
+    let mut b = [0u8; 256];
+    let mut out = [0u8; 256];
+    let n = emit_open(None, p, false, None, &mut b).unwrap();
+    (r.handle(&b[..n], src, RX, TX, now, token, &mut out), n)
+}
+
+#[test]
+fn one_source_flooding_opens_cannot_fill_the_table() {
+    // Issue 33 item 3: 4096 opens from one address in 0.7 s filled the
+    // table and every real client was refused for 60 s.
+    let mut r = Reflector::new(Config::new(None, 4096, 10_000));
+    let flood = SocketAddr::from(([10, 0, 0, 1], 40_000));
+    let mut answered = 0;
+    for i in 0..4096i64 {
+        let now = i * 700_000_000 / 4096;
+        let (d, _) = try_open(&mut r, flood, &want(), now, 1000 + i as u64);
+        answered += usize::from(d != Decision::Drop);
+    }
+    assert_eq!(r.sessions(), SESSIONS_PER_SOURCE, "one source's sessions");
+    let c = *r.counters();
+    // The burst and 0.7 s of the per-source rate: 10 + 7 answers.
+    assert!(answered <= 17, "{answered} answers to the flood: {c:?}");
+    assert_eq!(c.opened, SESSIONS_PER_SOURCE as u64);
+    assert_eq!(c.refused_source_cap, answered as u64 - c.opened, "{c:?}");
+    assert_eq!(c.open_rate_limited, 4096 - answered as u64, "{c:?}");
+    // A real client from another address is served at once.
+    let (d, _) = try_open(&mut r, addr(9), &want(), 700_000_000, 7);
+    assert!(matches!(d, Decision::Reply { .. }));
+    assert_eq!(r.sessions(), SESSIONS_PER_SOURCE + 1);
+    // Opens that never echo are forgotten 5 s later, and the source may
+    // open again.
+    r.sweep(700_000_000 + UNUSED_TIMEOUT_NS + 1);
+    assert_eq!(r.sessions(), 0);
+    let (d, _) = try_open(&mut r, flood, &want(), 7_000_000_000, 9);
+    assert!(matches!(d, Decision::Reply { .. }), "{d:?}");
+}
+
+#[test]
+fn spoofed_sources_open_at_most_the_overall_rate() {
+    // 100 000 opens a second from 100 000 addresses for a second: the
+    // overall budget (a tenth of the table a second) answers 409 + 409.
+    let mut r = Reflector::new(Config::new(None, 4096, 10_000));
+    let mut answered = 0u64;
+    for i in 0..100_000u32 {
+        let src = SocketAddr::from((i.to_be_bytes(), 7));
+        let (d, _) = try_open(&mut r, src, &want(), i as i64 * 10_000, u64::from(i) + 1);
+        answered += u64::from(d != Decision::Drop);
+    }
+    assert!(answered <= 2 * 409 + 1, "{answered}");
+    assert!(r.sessions() <= 2 * 409 + 1);
+    // The rest: over the rate, or new sources beyond the 65 536 tracked.
+    let c = r.counters();
+    assert_eq!(c.open_rate_limited + c.open_unanswered, 100_000 - answered);
+    assert!(c.open_unanswered > 0, "{c:?}");
+}
+
+#[test]
+fn no_open_answer_is_longer_than_the_open_and_its_token() {
+    // A header-only open got a 20-byte refusal: nothing now.
+    let mut r = Reflector::new(cfg(None));
+    let mut out = [0u8; 256];
+    for req in [&b"\x14\xa7\x5b\x01"[..], b"\x14\xa7\x5b\x05"] {
+        assert_eq!(
+            r.handle(req, addr(3), RX, TX, 0, 5, &mut out),
+            Decision::Drop
+        );
+    }
+    assert_eq!(r.counters().open_unanswered, 2);
+    // A refusal (another version) is answered only with no more bytes than
+    // came in; a grant with at most the token's 8 more.
+    let mut v = want();
+    v.protocol_version = 2;
+    let (d, n) = try_open(&mut r, addr(3), &v, 1, 5);
+    let Decision::Reply { len } = d else {
+        panic!("{d:?}")
+    };
+    assert!(len <= n, "refusal {len} bytes to {n}");
+    let bare = Params {
+        protocol_version: 1,
+        clock: Clock::Both,
+        interval_ns: 1,
+        duration_ns: 1,
+        ..Params::default()
+    };
+    for (p, now) in [(want(), 2), (bare, 3)] {
+        let (d, n) = try_open(&mut r, addr(3), &p, now, 10 + now as u64);
+        match d {
+            Decision::Reply { len } => assert!(len <= n + TOKEN_LEN, "{len} to {n}"),
+            Decision::Drop => assert!(r.counters().open_unanswered > 2),
+        }
+    }
+    // `bare` asks for a 1 ns interval: the grant's (1 ms) encodes longer,
+    // so the answer would exceed the open plus its token: none.
+    assert_eq!(r.counters().open_unanswered, 3, "{:?}", r.counters());
 }

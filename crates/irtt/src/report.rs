@@ -45,8 +45,19 @@ pub fn write_reflect(s: &ReflectSummary, out: &mut dyn Write) -> io::Result<()> 
     )?;
     writeln!(
         out,
-        "  sessions: {} opened, {} closed, {} expired, {} refused, {} open-close, {} still open",
-        c.opened, c.closed, c.expired, c.refused, c.open_close, s.sessions_open
+        "  sessions: {} opened, {} closed, {} expired, {} refused, {} refused at the per-source cap, {} open-close, {} still open",
+        c.opened,
+        c.closed,
+        c.expired,
+        c.refused,
+        c.refused_source_cap,
+        c.open_close,
+        s.sessions_open
+    )?;
+    writeln!(
+        out,
+        "  opens dropped unanswered: {} over the open rate, {} whose answer would be longer than allowed",
+        c.open_rate_limited, c.open_unanswered
     )?;
     writeln!(
         out,

@@ -69,11 +69,7 @@ pub fn run(
             args.rate_limit, args.max_sources
         );
     }
-    let mut r = Reflector::new(Config {
-        key,
-        max_sessions: args.max_sources,
-        rate_per_s: args.rate_limit,
-    });
+    let mut r = Reflector::new(Config::new(key, args.max_sources, args.rate_limit));
     let deadline = args.duration.as_ref().map(|d| Instant::now() + d.std());
     let started = Instant::now();
     let should_stop =
