@@ -61,6 +61,11 @@ pub const MAX_BURST_TIME_NS: u64 = 10_000_000_000;
 pub const DEFAULT_QUEUE: u64 = 64 * 1024;
 /// The queueing discipline used.
 pub const QDISC: &str = "tbf";
+/// The queue of `--police` (tbf's limit), bytes: two full-size frames. A
+/// policer drops what exceeds its rate and bucket instead of queueing it;
+/// this kernel has no `act_police`, so a tbf whose queue holds only a
+/// couple of frames stands in for one.
+pub const POLICE_QUEUE: u64 = 3000;
 
 /// A throughput limit: tbf's rate, bucket and queue.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -267,6 +272,13 @@ impl Shape {
             queue_bytes,
             fq_codel: false,
         })
+    }
+
+    /// A policer at `rate_bps` (`--police`): the default bucket (1 ms at the
+    /// rate, at least one full-size frame) and a queue of [`POLICE_QUEUE`]
+    /// bytes, so what exceeds the rate is dropped, not delayed.
+    pub fn police(rate_bps: f64) -> Result<Shape, ShapeError> {
+        Shape::new(rate_bps, Some(POLICE_QUEUE as f64), None)
     }
 
     /// `RATE[,queue=BYTES][,burst=BYTES]` → a shape; `none` → `None` (remove).

@@ -45,6 +45,7 @@ Exit codes: 0 ok, 1 error, 2 bad usage, 3 missing privilege, 4 interface or
 namespace problem, 5 impossible measurement parameters, 6 output or results store
 not usable (or the run asked for is not in it), 7 calibration profile unusable,
 8 inconclusive (rfc2544, y1564: part of the result is the tester's own limit),
+9 FAIL (y1564: the SUT missed an acceptance criterion; misura itself worked),
 130/143 interrupted (partial results written).";
 
 #[derive(Parser, Debug)]
@@ -202,10 +203,15 @@ variation (FDV), loss ratio (FLR) and availability.
   performance test    all services at once at their CIR for --duration
                       (default 15 min), counted per second for availability
 
-Each step and service is judged PASS or FAIL with the thresholds it missed;
-the exit code is 1 when any fails. A step the tester itself could not send (on
-every --tester-retries attempt) is INCONCLUSIVE, never FAIL; with no FAIL, the
-run is then inconclusive, exit 8. Frame delay is the load frames' transit from
+Each step and service is judged PASS or FAIL with the thresholds it missed.
+Exit codes: 0 PASS, 9 FAIL (the SUT missed a criterion: the tool worked), 8
+INCONCLUSIVE, 1 misura failed. A step is judged at the rate the tester really
+sent: loss or delay beyond the criteria at or below CIR is a FAIL even when the
+tester fell short of the step's rate (the SUT failed at less); a step that
+passed but never reached its rate (on every --tester-retries attempt) is
+INCONCLUSIVE, never PASS. With no FAIL, such a run is inconclusive, exit 8.
+The Linux bridge of `misura lab up --topology switch` does not police, so its
+overshoot step FAILs (exit 9); `--police RATE` makes it a policer. Frame delay is the load frames' transit from
 the sender's user clock (carried in each frame) to their RX stamp: the NIC's
 where the RX port has hardware stamps (its PTP clock tracked against system
 time; --frame-format auto wraps the frames in PTP where the NIC stamps only

@@ -30,6 +30,11 @@ pub const PROFILE: i32 = 7;
 /// rfc2544, y1564: part of the result is the tester's own limit, not the
 /// SUT's (after `--tester-retries`); the result says which part.
 pub const INCONCLUSIVE: i32 = 8;
+/// y1564: the SUT failed a test on its own measurement (a step or the
+/// performance test missed its acceptance criteria). The tool worked: this
+/// is the device's verdict, not misura's failure (1) nor the tester's limit
+/// (8).
+pub const FAIL: i32 = 9;
 pub const INTERRUPTED_INT: i32 = 130;
 pub const INTERRUPTED_TERM: i32 = 143;
 

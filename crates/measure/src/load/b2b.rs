@@ -22,7 +22,7 @@
 //! the line rate) the buffer cannot be measured this way: the outcome says
 //! `line_rate_limited` instead of inventing a buffer.
 
-use super::{check_range, LoadError, MAX_RATE_FPS};
+use super::{check_range, proves_nothing, LoadError, MAX_RATE_FPS};
 use serde::Serialize;
 
 /// How a [`B2bSearch`] runs.
@@ -166,12 +166,19 @@ impl B2bSearch {
 
     /// What the pending burst did: `sent` frames left, `received` came back;
     /// `tester_limited` when the tester could not keep the line rate.
+    ///
+    /// A burst the tester could not send whole at the line rate is judged
+    /// by what it did send: if the SUT lost frames of it, a burst of `sent`
+    /// frames is too long (at the line rate its queue would only grow
+    /// faster), an upper bound like any lossy burst. Only a short burst the
+    /// SUT forwarded whole proves nothing ([`proves_nothing`]).
     pub fn record(&mut self, sent: u64, received: u64, tester_limited: bool) {
         let Some(req) = self.pending.take() else {
             return;
         };
         self.out.bursts += 1;
-        if tester_limited || sent < req.frames {
+        let short = tester_limited || sent < req.frames;
+        if proves_nothing(sent, received, short) {
             self.out.tester_limited = true;
             return;
         }
@@ -181,7 +188,8 @@ impl B2bSearch {
         if received >= sent {
             self.lo = Some(self.lo.map_or(req.frames, |l| l.max(req.frames)));
         } else {
-            self.hi = Some(self.hi.map_or(req.frames, |h| h.min(req.frames)));
+            let frames = sent.min(req.frames);
+            self.hi = Some(self.hi.map_or(frames, |h| h.min(frames)));
             if self.trial == 0 && self.lo.is_none() {
                 self.lo = Some(0); // nothing sent loses nothing: bisect from 0
             }

@@ -14,7 +14,9 @@ pub struct FlrPoint {
     pub sent: u64,
     pub received: u64,
     pub loss_ratio: f64,
-    /// The tester could not offer the rate: the loss is not the SUT's.
+    /// The tester could not offer the rate: a loss is then the SUT's at the
+    /// rate the tester did send, and no loss proves nothing at the step's
+    /// rate ([`super::proves_nothing`]).
     pub tester_limited: bool,
 }
 

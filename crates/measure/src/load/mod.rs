@@ -74,3 +74,13 @@ pub const MAX_RATE_FPS: f64 = 4e9;
 pub const MAX_LINK_BPS: f64 = 1.6e12;
 /// The longest trial accepted: one day (Y.1564's longest performance test).
 pub const MAX_TRIAL_NS: i64 = 86_400_000_000_000;
+
+/// Whether a trial the tester fell short in (`short`: it skipped slots, or
+/// sent less than asked) proves nothing about the SUT: it sent nothing, or
+/// the SUT forwarded all it was given, so the rates (or burst lengths)
+/// above what was sent stay undecided. A short trial in which the SUT lost
+/// frames is conclusive at what was sent: the SUT could not forward even
+/// that (issue 37; MLRsearch classifies a trial by its load the same way).
+pub fn proves_nothing(sent: u64, received: u64, short: bool) -> bool {
+    short && (sent == 0 || received >= sent)
+}

@@ -22,11 +22,19 @@
 //! * a lower bound only: `w` above it (capped at the maximum rate);
 //! * both: the middle, until `(upper − lower) / upper ≤ resolution`.
 //!
-//! A trial in which the tester could not offer the rate (the schedule
-//! skipped slots, or it achieved clearly less than offered) says nothing
-//! about the SUT: its loss is not charged, the maximum rate is lowered to
-//! what the tester achieved, bounds above it are forgotten, and the outcome
-//! says so ([`StoppedBy::TesterLimit`] when a target then ends at the cap).
+//! A trial is classified at the rate the tester really sent, its achieved
+//! rate `A`, as MLRsearch classifies a trial's load (draft-ietf-bmwg-
+//! mlrsearch-15 §5, FD.io CSIT): for each target, loss above the target's
+//! ratio makes `A` an upper bound, whatever the tester's shortfall (the SUT
+//! could not forward even the rate it was given); no more loss than that
+//! makes `A` a lower bound. The shortfall (the schedule skipped slots, or
+//! it achieved clearly less than offered) decides only what a trial cannot
+//! prove: a trial that fell short without losing leaves the rates above `A`
+//! undecided, so the maximum rate is lowered to `A` and the search goes on
+//! below it. It gives up on a target ([`StoppedBy::TesterLimit`]) only when
+//! what is still to be decided lies above that cap. Each bound keeps the
+//! trial that set it ([`Bound::lower_trial`], [`Bound::upper_trial`]), so a
+//! reader can check the verdict.
 
 use super::{check_range, LoadError, MAX_RATE_FPS, MAX_TRIAL_NS};
 use serde::Serialize;
@@ -152,7 +160,8 @@ pub struct TrialRecord {
     pub request: TrialRequest,
     pub result: TrialResult,
     pub loss_ratio: f64,
-    /// Not charged to the SUT: the tester could not offer the rate.
+    /// The tester could not offer the rate: the trial is classified at the
+    /// rate it achieved, and proves nothing above it.
     pub tester_limited: bool,
 }
 
@@ -163,6 +172,12 @@ pub struct Bound {
     pub loss_ratio: f64,
     pub lower_fps: Option<f64>,
     pub upper_fps: Option<f64>,
+    /// The trial (an index into [`SearchOutcome::trials`]) that set
+    /// `lower_fps`: its achieved rate, loss no more than the target's.
+    pub lower_trial: Option<usize>,
+    /// The trial that set `upper_fps`: its achieved rate, loss above the
+    /// target's.
+    pub upper_trial: Option<usize>,
     /// The full-length phase reached the resolution, or the target held at
     /// the maximum rate.
     pub found: bool,
@@ -197,9 +212,10 @@ impl SearchOutcome {
 
 #[derive(Copy, Clone, Debug)]
 struct PhaseBounds {
-    lower: Option<f64>,
-    /// The rate and its loss ratio.
-    upper: Option<(f64, f64)>,
+    /// The rate and the trial that set it.
+    lower: Option<(f64, usize)>,
+    /// The rate, its loss ratio and the trial that set it.
+    upper: Option<(f64, f64, usize)>,
     /// Relative expansion width; doubles on each expansion.
     width: f64,
 }
@@ -277,9 +293,16 @@ impl ThroughputSearch {
             }
             self.phase += 1;
         }
+        // A target left undecided above the tester's cap: its lower bound
+        // is at the cap and its upper bound (if any) is not within the
+        // resolution of it.
         let at_cap = self.bounds.iter().any(|b| {
             let last = b[b.len() - 1];
-            last.upper.is_none() && last.lower.is_some_and(|l| self.at_max(l))
+            let res = self.cfg.relative_resolution;
+            last.lower.is_some_and(|(l, _)| self.at_max(l))
+                && last
+                    .upper
+                    .is_none_or(|(u, _, _)| u - self.max_fps > res * u)
         });
         self.stopped = Some(
             if self.tester_capped && (at_cap || self.max_fps <= self.cfg.min_fps) {
@@ -291,8 +314,11 @@ impl ThroughputSearch {
         None
     }
 
+    /// A rate at the maximum, within what a trial that kept its rate may
+    /// fall short of it (half the resolution, as in
+    /// [`tester_limited`](Self::tester_limited)).
     fn at_max(&self, rate: f64) -> bool {
-        rate >= self.max_fps * (1.0 - 1e-9)
+        rate >= self.max_fps * (1.0 - 0.5 * self.cfg.relative_resolution)
     }
 
     /// The next rate for target `t` in phase `p`, or `None` when it is done.
@@ -306,23 +332,30 @@ impl ThroughputSearch {
         match (b.lower, b.upper) {
             (None, None) => {
                 // The final phase starts where the short one ended.
-                let start = (p > 0).then(|| self.bounds[t][p - 1].lower).flatten();
+                let start = (p > 0)
+                    .then(|| self.bounds[t][p - 1].lower.map(|l| l.0))
+                    .flatten();
                 Some(start.unwrap_or(max).clamp(min, max))
             }
-            (Some(l), Some((u, _))) => (u - l > res * u).then_some(0.5 * (l + u)),
-            (Some(l), None) => (!self.at_max(l)).then(|| (l * (1.0 + b.width)).min(max)),
-            (None, Some((u, loss))) => {
+            // Between the bounds, but never above what the tester reaches:
+            // a lower bound at the cap leaves the rest undecided.
+            (Some((l, _)), Some((u, _, _))) => {
+                (u - l > res * u && !self.at_max(l)).then(|| (0.5 * (l + u)).min(max))
+            }
+            (Some((l, _)), None) => (!self.at_max(l)).then(|| (l * (1.0 + b.width)).min(max)),
+            (None, Some((u, loss, _))) => {
                 if u <= min * (1.0 + 1e-9) {
                     return None;
                 }
                 let target = self.cfg.targets[t].loss_ratio;
                 let forwarded = u * (1.0 - loss) / (1.0 - target);
-                Some(forwarded.min(u * (1.0 - b.width)).max(min))
+                Some(forwarded.min(u * (1.0 - b.width)).min(max).max(min))
             }
         }
     }
 
-    /// The result of the pending trial.
+    /// The result of the pending trial, classified at its achieved rate
+    /// (module documentation).
     pub fn record(&mut self, r: TrialResult) -> Result<(), LoadError> {
         let Some(req) = self.pending.take() else {
             return Err(LoadError::Inconsistent {
@@ -331,23 +364,33 @@ impl ThroughputSearch {
             });
         };
         let tester_limited = self.tester_limited(&r);
-        let loss_ratio = if r.sent > 0 {
-            r.sent.saturating_sub(r.received) as f64 / r.sent as f64
-        } else {
-            0.0
-        };
+        let loss_ratio = loss_of(&r);
+        let index = self.trials.len();
         self.trials.push(TrialRecord {
             request: req,
             result: r,
             loss_ratio,
             tester_limited,
         });
-        if tester_limited {
-            self.cap_max(
-                r.achieved_fps
-                    .min(req.rate_fps * (1.0 - self.cfg.relative_resolution)),
-            );
+        if r.sent == 0 {
+            // Nothing sent proves nothing: the tester's limit alone.
+            self.cap_max(req.rate_fps * (1.0 - self.cfg.relative_resolution));
             return Ok(());
+        }
+        // The load the SUT was given: what the tester sent. Loss there is
+        // an upper bound at that rate; no loss a lower bound at it, but
+        // never above the rate asked for (an achieved rate a little over it
+        // is the schedule's rounding).
+        let sent_fps = if r.achieved_fps > 0.0 {
+            r.achieved_fps
+        } else {
+            req.rate_fps
+        };
+        let (upper_rate, lower_rate) = (sent_fps, sent_fps.min(req.rate_fps));
+        if tester_limited && self.loss_free_somewhere(loss_ratio) {
+            // Rates above what it sent stay undecided for a target it did
+            // not lose for: search below them.
+            self.cap_max(lower_rate);
         }
         let p = self
             .phases
@@ -356,22 +399,25 @@ impl ThroughputSearch {
             .unwrap_or(0);
         for (t, target) in self.cfg.targets.iter().enumerate() {
             let b = &mut self.bounds[t][p];
-            let rate = req.rate_fps;
             // A trial taken from a one-sided bound was an expansion: the
             // next one, if still needed, reaches twice as far.
             if b.lower.is_some() != b.upper.is_some() {
                 b.width = (b.width * 2.0).min(0.5);
             }
             if loss_ratio <= target.loss_ratio {
-                b.lower = Some(b.lower.map_or(rate, |l| l.max(rate)));
-                if b.upper.is_some_and(|(u, _)| u <= rate) {
+                let rate = lower_rate;
+                if b.lower.is_none_or(|(l, _)| rate >= l) {
+                    b.lower = Some((rate, index));
+                }
+                if b.upper.is_some_and(|(u, _, _)| u <= rate) {
                     b.upper = None; // a newer pass above an older fail wins
                 }
             } else {
-                if b.upper.is_none_or(|(u, _)| rate <= u) {
-                    b.upper = Some((rate, loss_ratio));
+                let rate = upper_rate;
+                if b.upper.is_none_or(|(u, _, _)| rate <= u) {
+                    b.upper = Some((rate, loss_ratio, index));
                 }
-                if b.lower.is_some_and(|l| l >= rate) {
+                if b.lower.is_some_and(|(l, _)| l >= rate) {
                     b.lower = None;
                 }
             }
@@ -379,29 +425,38 @@ impl ThroughputSearch {
         Ok(())
     }
 
-    /// Whether a trial says nothing about the SUT: the tester flagged it,
-    /// sent nothing, or achieved less than the rate by more than half the
-    /// resolution. A caller may run such a trial again before it
-    /// [`record`](Self::record)s it: recorded, it lowers the maximum rate.
+    /// Whether a trial says nothing certain about the SUT at the rate it
+    /// was asked for: the tester flagged it, sent nothing, or achieved less
+    /// than the rate by more than half the resolution. Such a trial is
+    /// still classified at the rate it achieved (see
+    /// [`needs_retry`](Self::needs_retry)).
     pub fn tester_limited(&self, r: &TrialResult) -> bool {
         let short_of_rate =
             r.achieved_fps < r.offered_fps * (1.0 - 0.5 * self.cfg.relative_resolution);
         r.tester_limited || short_of_rate || r.sent == 0
     }
 
-    /// The tester could not offer more than `fps`: search below it only.
+    /// Whether a caller should run a trial again before it
+    /// [`record`](Self::record)s it: the tester fell short and the trial
+    /// leaves a target undecided above what was sent (no loss beyond some
+    /// target's ratio), or sent nothing. A short trial that lost more than
+    /// every target allows is conclusive as it stands: the SUT could not
+    /// forward even the rate it was given.
+    pub fn needs_retry(&self, r: &TrialResult) -> bool {
+        self.tester_limited(r) && (r.sent == 0 || self.loss_free_somewhere(loss_of(r)))
+    }
+
+    /// Some target counts `loss_ratio` as no loss.
+    fn loss_free_somewhere(&self, loss_ratio: f64) -> bool {
+        self.cfg.targets.iter().any(|t| loss_ratio <= t.loss_ratio)
+    }
+
+    /// The tester could not offer more than `fps`: what lies above it is
+    /// not searched (the bounds already found there stay: they are facts
+    /// about the SUT).
     fn cap_max(&mut self, fps: f64) {
         self.tester_capped = true;
-        self.max_fps = fps.max(0.0).min(self.max_fps);
-        let max = self.max_fps;
-        for b in self.bounds.iter_mut().flatten() {
-            if b.lower.is_some_and(|l| l > max) {
-                b.lower = None;
-            }
-            if b.upper.is_some_and(|(u, _)| u > max) {
-                b.upper = None;
-            }
-        }
+        self.max_fps = fps.max(self.cfg.min_fps).min(self.max_fps);
     }
 
     /// The bounds so far (final once [`next`](Self::next_trial) returned `None`).
@@ -415,15 +470,17 @@ impl ThroughputSearch {
             .map(|(t, b)| {
                 let b = b[last];
                 let resolved = match (b.lower, b.upper) {
-                    (Some(l), Some((u, _))) => u - l <= self.cfg.relative_resolution * u,
-                    (Some(l), None) => self.at_max(l),
+                    (Some((l, _)), Some((u, _, _))) => u - l <= self.cfg.relative_resolution * u,
+                    (Some((l, _)), None) => self.at_max(l),
                     _ => false,
                 };
                 Bound {
                     name: t.name.clone(),
                     loss_ratio: t.loss_ratio,
-                    lower_fps: b.lower,
+                    lower_fps: b.lower.map(|l| l.0),
                     upper_fps: b.upper.map(|u| u.0),
+                    lower_trial: b.lower.map(|l| l.1),
+                    upper_trial: b.upper.map(|u| u.2),
                     found: resolved && self.phase >= last,
                 }
             })
@@ -434,5 +491,14 @@ impl ThroughputSearch {
             stopped_by: self.stopped,
             tester_max_fps: self.tester_capped.then_some(self.max_fps),
         }
+    }
+}
+
+/// `(sent − received) / sent`, 0 for nothing sent.
+fn loss_of(r: &TrialResult) -> f64 {
+    if r.sent > 0 {
+        r.sent.saturating_sub(r.received) as f64 / r.sent as f64
+    } else {
+        0.0
     }
 }

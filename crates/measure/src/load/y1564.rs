@@ -19,6 +19,13 @@
 //! time (15 min, 2 h, 24 h) and judges it like a 100 % CIR step plus the
 //! availability SAC. Every rate comparison allows [`IR_TOLERANCE`] for the
 //! policer's burst sizes (CBS/EBS) and the rate measurement's granularity.
+//!
+//! A step the tester could not send at its rate is judged at the rate it
+//! did send ([`StepMeasured::sent_bps`]; issue 37, as MLRsearch classifies a
+//! trial by its real load): loss or delay beyond the SAC there is a FAIL
+//! (the SUT failed at less than the step asked, and at most CIR for green
+//! traffic), as is traffic not policed; a step that passed without reaching
+//! its rate is inconclusive, never a PASS.
 
 use super::rate::{MAX_FRAME_BYTES, MIN_FRAME_BYTES};
 use super::{check_range, LoadError, MAX_LINK_BPS};
@@ -161,6 +168,9 @@ pub struct StepMeasured {
     pub fdv_ns: i64,
     /// Share of the test's time the service was available (performance test).
     pub available_ratio: Option<f64>,
+    /// The rate the tester really sent, when it fell short of
+    /// `offered_bps` (on every attempt); `None` when it kept the rate.
+    pub sent_bps: Option<f64>,
 }
 
 impl StepMeasured {
@@ -172,10 +182,13 @@ impl StepMeasured {
     }
 }
 
-/// Pass or fail, and why it failed.
+/// Pass, fail or inconclusive, and why it failed (or why no verdict).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Verdict {
     pub pass: bool,
+    /// No failure at the rate the tester sent, which fell short of the
+    /// step's: no verdict on the SUT (`pass` is false).
+    pub inconclusive: bool,
     pub reasons: Vec<String>,
 }
 
@@ -183,7 +196,24 @@ impl Verdict {
     fn from(reasons: Vec<String>) -> Verdict {
         Verdict {
             pass: reasons.is_empty(),
+            inconclusive: false,
             reasons,
+        }
+    }
+
+    /// The rules' failures at the rate sent, or, when there are none and
+    /// the tester fell short, an inconclusive verdict saying so.
+    fn at_sent(failures: Vec<String>, m: &StepMeasured) -> Verdict {
+        match m.sent_bps {
+            Some(sent) if failures.is_empty() => Verdict {
+                pass: false,
+                inconclusive: true,
+                reasons: vec![format!(
+                    "no failure at the {sent:.0} b/s the tester sent, short of the step's {:.0} b/s: no verdict at the step's rate",
+                    m.offered_bps
+                )],
+            },
+            _ => Verdict::from(failures),
         }
     }
 }
@@ -212,19 +242,43 @@ fn green(spec: &ServiceSpec, m: &StepMeasured, reasons: &mut Vec<String>) {
     }
 }
 
-/// The verdict of one configuration-test step.
+/// The green rules at the rate the tester sent (its shortfall's rate, or
+/// the offered rate).
+fn green_at_sent(spec: &ServiceSpec, m: &StepMeasured, reasons: &mut Vec<String>) {
+    let at = StepMeasured {
+        offered_bps: m.sent_bps.unwrap_or(m.offered_bps),
+        ..m.clone()
+    };
+    green(spec, &at, reasons);
+}
+
+/// The verdict of one configuration-test step, at the rate the tester sent
+/// (module documentation).
 pub fn judge_step(spec: &ServiceSpec, step: &Step, m: &StepMeasured) -> Verdict {
     let mut reasons = Vec::new();
     let top = spec.cir_bps + spec.eir_bps;
     let green_floor = spec.cir_bps * (1.0 - spec.thresholds.flr_ratio - IR_TOLERANCE);
     match step.kind {
-        StepKind::Cir => green(spec, m, &mut reasons),
+        StepKind::Cir => green_at_sent(spec, m, &mut reasons),
         StepKind::Eir | StepKind::Overshoot => {
-            if m.received_bps < green_floor {
-                reasons.push(format!(
-                    "IR {:.0} b/s below CIR less FLR allowance {:.0} b/s",
-                    m.received_bps, green_floor
-                ));
+            match m.sent_bps {
+                // Less than CIR sent: the green floor is what was sent.
+                Some(sent) if sent < spec.cir_bps => {
+                    let floor = sent * (1.0 - spec.thresholds.flr_ratio - IR_TOLERANCE);
+                    if m.received_bps < floor {
+                        reasons.push(format!(
+                            "IR {:.0} b/s below the {sent:.0} b/s sent (under CIR) less FLR allowance {floor:.0} b/s",
+                            m.received_bps
+                        ));
+                    }
+                }
+                _ if m.received_bps < green_floor => {
+                    reasons.push(format!(
+                        "IR {:.0} b/s below CIR less FLR allowance {:.0} b/s",
+                        m.received_bps, green_floor
+                    ));
+                }
+                _ => {}
             }
             if m.received_bps > top * (1.0 + IR_TOLERANCE) {
                 let what = if step.kind == StepKind::Overshoot {
@@ -239,13 +293,13 @@ pub fn judge_step(spec: &ServiceSpec, step: &Step, m: &StepMeasured) -> Verdict 
             }
         }
     }
-    Verdict::from(reasons)
+    Verdict::at_sent(reasons, m)
 }
 
 /// The verdict of the service performance test (all services at CIR).
 pub fn judge_performance(spec: &ServiceSpec, m: &StepMeasured) -> Verdict {
     let mut reasons = Vec::new();
-    green(spec, m, &mut reasons);
+    green_at_sent(spec, m, &mut reasons);
     match m.available_ratio {
         None => reasons.push("availability not measured".into()),
         Some(a) if a < spec.thresholds.availability_ratio => {
@@ -256,7 +310,7 @@ pub fn judge_performance(spec: &ServiceSpec, m: &StepMeasured) -> Verdict {
         }
         Some(_) => {}
     }
-    Verdict::from(reasons)
+    Verdict::at_sent(reasons, m)
 }
 
 #[cfg(test)]
@@ -353,5 +407,53 @@ mod tests {
             },
         );
         assert!(!perf.pass && perf.reasons[0].starts_with("availability"));
+    }
+
+    /// Issue 37: a step judged at the rate the tester really sent.
+    #[test]
+    fn a_short_step_fails_on_loss_and_is_inconclusive_on_a_pass() {
+        let s = spec();
+        let steps = config_test_steps(&s).unwrap();
+        let cir100 = &steps[3];
+        // Sent 60 of the 100 Mb/s asked for, and the SUT lost 5 % of it.
+        let lossy = StepMeasured {
+            offered_bps: 100e6,
+            sent_bps: Some(60e6),
+            received_bps: 57e6,
+            frames_sent: 100_000,
+            frames_lost: 5_000,
+            ..StepMeasured::default()
+        };
+        let v = judge_step(&s, cir100, &lossy);
+        assert!(!v.pass && !v.inconclusive, "{v:?}");
+        assert!(v.reasons.iter().any(|r| r.starts_with("FLR")), "{v:?}");
+        // The same shortfall with nothing lost: no verdict at 100 Mb/s.
+        let clean = StepMeasured {
+            received_bps: 60e6,
+            frames_lost: 0,
+            ..lossy.clone()
+        };
+        let v = judge_step(&s, cir100, &clean);
+        assert!(!v.pass && v.inconclusive, "{v:?}");
+        // The overshoot sent short of CIR + EIR but above it still: the
+        // SUT let more than CIR + EIR through, a FAIL.
+        let overshoot = &steps[5];
+        let unpoliced = StepMeasured {
+            offered_bps: 187.5e6,
+            sent_bps: Some(170e6),
+            received_bps: 170e6,
+            frames_sent: 100_000,
+            ..StepMeasured::default()
+        };
+        let v = judge_step(&s, overshoot, &unpoliced);
+        assert!(!v.pass && !v.inconclusive && v.reasons[0].contains("not policed"));
+        // Sent 140 Mb/s of 187.5, policed at 150: policing is not shown.
+        let policed = StepMeasured {
+            sent_bps: Some(140e6),
+            received_bps: 140e6,
+            ..unpoliced
+        };
+        let v = judge_step(&s, overshoot, &policed);
+        assert!(v.inconclusive, "{v:?}");
     }
 }

@@ -112,6 +112,15 @@ pub struct RateBound {
     /// before it was kept.
     #[serde(default)]
     pub tester_limited: bool,
+    /// The trial that set `lower_fps` (its achieved rate, no more loss
+    /// than the goal's), so a reader can check the bound. Absent when no
+    /// trial set it, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lower_trial: Option<TrialRow>,
+    /// The trial that set `upper_fps` (its achieved rate, more loss than
+    /// the goal allows, whatever the tester's shortfall).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upper_trial: Option<TrialRow>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -27,6 +27,12 @@ burst if larger) is what may wait before frames drop; burst (default 1 ms at
 RATE, at least 1600 bytes) what may leave back to back. `--shape none` removes
 it; without --shape a shape in place stays. `misura lab status` shows it.
 
+--police RATE (switch only) makes the bridge a policer at RATE instead: the
+Linux bridge forwards whatever it is given, and Y.1564's overshoot step fails
+on it. This kernel has no act_police, so it is a tbf whose queue holds two
+full-size frames (3000 bytes): what exceeds RATE and its 1 ms bucket is
+dropped, not queued. A Y.1564 service with cir=RATE passes on it.
+
 On the routed topology --shape puts the same bucket on both router ports'
 egress (towards h2 and towards h1), the queue in the middle of the path where
 latency under load shows it: queue=BYTES a plain tbf queue (a large one is
@@ -36,6 +42,7 @@ bufferbloat: 500K at 20M is 200 ms), or ,qdisc=fq_codel a well-managed queue
 Examples:
   misura lab up --topology switch
   misura lab up --topology switch --shape 100M,queue=64K
+  misura lab up --topology switch --police 50M
   misura lab up --topology routed --shape 20M,queue=500K
   misura lab up --topology routed --shape 20M,qdisc=fq_codel")]
     Up(LabArgs),
@@ -81,8 +88,41 @@ pub struct LabArgs {
     /// RATE[,queue=BYTES][,burst=BYTES][,qdisc=fq_codel], e.g. 20M,queue=32K, or none.
     #[arg(long, value_name = "RATE[,queue=BYTES][,burst=BYTES][,qdisc=fq_codel]")]
     pub shape: Option<ShapeArg>,
+    /// Make the switch a policer at RATE (bit/s, e.g. 50M): tbf with a
+    /// two-frame queue, as this kernel has no act_police.
+    #[arg(long, value_name = "RATE", conflicts_with = "shape")]
+    pub police: Option<PoliceArg>,
     #[command(flatten)]
     pub prefix: LabPrefix,
+}
+
+impl LabArgs {
+    /// The shape asked for, by --shape or --police.
+    pub fn shape(&self) -> Option<Option<Shape>> {
+        match (&self.shape, &self.police) {
+            (Some(s), _) => Some(s.0),
+            (None, Some(p)) => Some(Some(p.0)),
+            (None, None) => None,
+        }
+    }
+}
+
+/// `--police RATE`: a policer-like shape (see [`Shape::police`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoliceArg(pub Shape);
+
+impl std::str::FromStr for PoliceArg {
+    type Err = Failure;
+    fn from_str(s: &str) -> Result<Self, Failure> {
+        let rate = misura_lab::shape::parse_rate(s).map_err(|why| {
+            Failure::Usage(format!(
+                "police rate `{s}`: {why}; write a rate in bit/s, e.g. 50M"
+            ))
+        })?;
+        Shape::police(rate)
+            .map(PoliceArg)
+            .map_err(|e| Failure::Params(format!("police {e}")))
+    }
 }
 
 /// `--shape`: a throughput limit, or `none` to remove one.

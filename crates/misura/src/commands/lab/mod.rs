@@ -12,17 +12,27 @@ pub fn run(cmd: &LabCommand) -> Result<()> {
     match cmd {
         LabCommand::Up(a) => {
             let topology = Topology::from(a.topology);
-            if let Some(sh) = &a.shape {
+            let shape = a.shape();
+            if let Some(sh) = &shape {
                 // The lab's rule, checked before anything is built.
-                misura_lab::check_shape(topology, sh.0.as_ref())
+                misura_lab::check_shape(topology, sh.as_ref())
                     .map_err(|e| Failure::Usage(e.to_string()))?;
             }
             let lab = Lab::new(&a.prefix.prefix)?;
             let mut status = lab.up(topology)?;
             print_stopped(&status.stopped);
-            if let Some(shape) = &a.shape {
-                lab.set_shape(topology, shape.0.as_ref())?;
+            if let Some(shape) = &shape {
+                lab.set_shape(topology, shape.as_ref())?;
                 status = lab.status()?;
+            }
+            if let Some(p) = &a.police {
+                println!(
+                    "policer at {}: tbf with a {}-byte queue (two full-size frames) and a {}-byte bucket: \
+                     what exceeds the rate is dropped, not queued (this kernel has no act_police)",
+                    misura_lab::shape::format_rate(p.0.rate_bps),
+                    p.0.queue_bytes,
+                    p.0.burst_bytes
+                );
             }
             print_status(&status);
             println!("\nnext:");

@@ -7,7 +7,7 @@ use super::args::Rfc2544Args;
 use super::sizes::SizeSpec;
 use anyhow::{anyhow, Result};
 use misura_engine::{self as frames, open::Engine, EngineRequest, Flow, TrialSpec};
-use misura_measure::load::{b2b, flr, search};
+use misura_measure::load::{self, b2b, flr, search};
 use misura_report::load::LoadTrial;
 use misura_report::rfc2544::{BackToBack, RateBound, SizeReport, ThroughputResult, TrialRow};
 use misura_wire::MacAddr;
@@ -18,11 +18,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// this is lost for the tester too).
 const DRAIN_NS: i64 = 250_000_000;
 
-/// Search trials in a row the tester could not send (each on every
-/// attempt), each at or below what it reached before, after which the
-/// search stops as the tester's limit: lowering the rate further would only
-/// follow a busy host down (a 2-vCPU VM under a build went from 125 k to
-/// 1.5 k frames/s this way, 66 trials, every one the tester's).
+/// Search trials in a row that the tester could not send (each on every
+/// attempt) and that proved nothing (no loss beyond a goal at the rate it
+/// did send), after which the search stops as the tester's limit: lowering
+/// the rate further would only follow a busy host down (a 2-vCPU VM under a
+/// build went from 125 k to 1.5 k frames/s this way, 66 trials, every one
+/// the tester's). A short trial in which the SUT lost more than the goals
+/// allow is conclusive (an upper bound at the rate sent) and never counts.
 const LIMITED_IN_A_ROW: u32 = 3;
 
 /// What every trial of a run shares.
@@ -210,6 +212,8 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
     };
     let mut limited_in_a_row = 0;
     let mut gave_up = false;
+    // The row of each trial the search recorded, in its order.
+    let mut recorded = Vec::new();
     while let Some(req) = srch.next_trial() {
         if ctx.stopped() {
             break;
@@ -224,28 +228,32 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
             search::Phase::Short => "short",
             search::Phase::Final => "final",
         };
-        // A trial the tester fell behind in is run again before the search
-        // sees it: one descheduled moment never becomes the ceiling.
+        // A trial the tester fell behind in without the SUT losing is run
+        // again before the search sees it: one descheduled moment never
+        // becomes the ceiling. One in which the SUT lost beyond every goal
+        // stands: it is an upper bound at the rate the tester did send.
         let (t, attempt) = ctx.trial_retried(
             size,
             (phase, req.rate_fps, req.duration_ns, None),
             &mut rows,
-            |t| srch.tester_limited(&result(t)),
+            |t| srch.needs_retry(&result(t)),
         )?;
         note_tester_max(s, &t);
         rows.push(attempt_row(phase, &t, attempt));
-        if srch.tester_limited(&result(&t)) {
+        if srch.needs_retry(&result(&t)) {
             limited_in_a_row += 1;
         } else {
             limited_in_a_row = 0;
         }
         srch.record(result(&t)).map_err(load_err)?;
+        recorded.push(rows.len() - 1);
     }
     let o = srch.outcome();
     if let Some(m) = o.tester_max_fps {
         s.tester_max_fps = Some(s.tester_max_fps.map_or(m, |x| x.max(m)));
     }
     let capped = o.tester_max_fps.is_some();
+    let evidence = |i: Option<usize>| i.and_then(|i| recorded.get(i)).map(|&r| rows[r].clone());
     let bound = |name: &str| {
         let b = o.bound(name);
         let lower = b.and_then(|b| b.lower_fps).unwrap_or(0.0);
@@ -261,6 +269,8 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
             // attempt), and no trial showed the SUT losing there: the
             // SUT's rate is not known.
             tester_limited: capped && (upper.is_none() || !found),
+            lower_trial: evidence(b.and_then(|b| b.lower_trial)),
+            upper_trial: evidence(b.and_then(|b| b.upper_trial)),
         }
     };
     let stopped_by = match (ctx.stopped(), o.stopped_by) {
@@ -271,9 +281,10 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
         (false, Some(search::StoppedBy::TesterLimit)) => "tester_limit",
         (false, None) => "unfinished",
     };
+    let (ndr, pdr) = (bound("NDR"), bound("PDR"));
     Ok(ThroughputResult {
-        ndr: bound("NDR"),
-        pdr: bound("PDR"),
+        ndr,
+        pdr,
         pdr_ratio: a.pdr.share,
         stopped_by: stopped_by.into(),
         trials: rows,
@@ -289,19 +300,19 @@ pub fn frame_loss(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
     let mut rows = Vec::new();
     let mut limited_in_a_row = 0;
     while let Some((percent, rate, duration)) = plan.next_trial() {
-        // Steps the tester cannot send say nothing of the SUT; after three
-        // in a row the rest would only repeat it.
+        // Steps the tester cannot send, in which the SUT lost nothing, say
+        // nothing of the SUT; after three in a row the rest would only
+        // repeat it. A short step with loss stands: the SUT's loss at the
+        // rate the tester did send.
         if ctx.stopped() || limited_in_a_row >= LIMITED_IN_A_ROW {
             break;
         }
         let phase = format!("{percent:.0}%");
         let (t, attempt) =
-            ctx.trial_retried(size, (&phase, rate, duration, None), &mut rows, |t| {
-                t.tester_limit.is_some()
-            })?;
+            ctx.trial_retried(size, (&phase, rate, duration, None), &mut rows, undecided)?;
         note_tester_max(s, &t);
         rows.push(attempt_row(&phase, &t, attempt));
-        limited_in_a_row = if t.tester_limit.is_some() {
+        limited_in_a_row = if undecided(&t) {
             limited_in_a_row + 1
         } else {
             0
@@ -342,14 +353,19 @@ pub fn back_to_back(
         // sent again, up to --tester-retries times; each attempt is listed.
         let phase = format!("burst {}", req.frames);
         let is_short = |t: &LoadTrial| t.tester_limit.is_some() || t.sent() < req.frames;
+        // A short burst the SUT lost frames of stands (the burst it was
+        // given was already too long); a short one it forwarded whole
+        // proves nothing and is sent again.
+        let proves_nothing =
+            |t: &LoadTrial| load::proves_nothing(t.sent(), t.received(), is_short(t));
         let (t, attempt) = ctx.trial_retried(
             size,
             (&phase, req.rate_fps, 0, Some(req.frames)),
             &mut bursts,
-            is_short,
+            proves_nothing,
         )?;
         let short = is_short(&t);
-        if short {
+        if proves_nothing(&t) {
             tester_limited = true;
             limit = Some(format!(
                 "a {}-frame burst left at {:.0} frames/s, below the line rate {:.0}: the tester cannot send back-to-back bursts of this size",
@@ -400,6 +416,12 @@ fn rows_and_repeats(s: &SizeReport) -> Vec<(&TrialRow, bool)> {
         .flatten()
         .flat_map(misura_report::rfc2544::with_repeats)
         .collect()
+}
+
+/// A trial the tester fell short in, in which the SUT lost nothing: it
+/// proves nothing about the rate asked for.
+fn undecided(t: &LoadTrial) -> bool {
+    load::proves_nothing(t.sent(), t.received(), t.tester_limit.is_some())
 }
 
 /// One sentence for the size's warning when the tester limited any trial
@@ -477,7 +499,7 @@ pub fn inconclusive(s: &SizeReport) -> Vec<String> {
         .frame_loss
         .iter()
         .flat_map(|rows| misura_report::rfc2544::standing(rows))
-        .filter(|r| r.tester_limit.is_some())
+        .filter(|r| load::proves_nothing(r.sent, r.received, r.tester_limit.is_some()))
         .collect();
     if let Some(first) = loss.first() {
         why.push(format!(

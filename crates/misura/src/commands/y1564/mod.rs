@@ -81,15 +81,19 @@ impl Ctx<'_> {
     }
 }
 
+/// What a step measured; `short` when the tester fell short of the rate
+/// (on every attempt), so the step is judged at the rate it did send.
 fn measured(
     s: &ServiceConfig,
     offered_bps: f64,
     f: &LoadFlow,
     duration_ns: i64,
+    short: bool,
 ) -> rules::StepMeasured {
     let bits = s.frame_bytes as f64 * 8.0;
     let (delay, _) = delay_of(f);
     rules::StepMeasured {
+        sent_bps: short.then(|| f.achieved_fps * bits),
         offered_bps,
         received_bps: f.received as f64 * bits * 1e9 / duration_ns.max(1) as f64,
         frames_sent: f.sent,
@@ -142,10 +146,11 @@ fn step_report(
         fd_mean_ns: (m.frames_sent > m.frames_lost).then_some(m.fd_mean_ns as f64),
         fd_max_ns: (m.frames_sent > m.frames_lost).then_some(m.fd_max_ns),
         fdv_ns: (m.frames_sent > m.frames_lost).then_some(m.fdv_ns),
-        pass: v.pass && tester_limit.is_none(),
-        // The tester could not send the step (on every attempt): what it
-        // measured is the tester's limit, no verdict on the SUT.
-        inconclusive: tester_limit.is_some(),
+        // Judged at the rate the tester sent: a failure there is the SUT's
+        // even when the tester fell short; a pass short of the rate is no
+        // verdict (rules::judge_step).
+        pass: v.pass,
+        inconclusive: v.inconclusive,
         reasons: v.reasons,
         tester_limit,
         spoiled_attempts: Vec::new(),
@@ -219,7 +224,13 @@ fn config_step(
         .flows
         .first()
         .ok_or_else(|| anyhow!("a trial without its flow"))?;
-    let m = measured(s, step.rate_bps, f, step_ns);
+    let m = measured(
+        s,
+        step.rate_bps,
+        f,
+        step_ns,
+        run.trial.tester_limit.is_some(),
+    );
     let v = rules::judge_step(spec, step, &m);
     if let Some(w) = &run.trial.tester_limit {
         let why = format!("service {} {}: {w}", s.name, step.label);
@@ -446,7 +457,8 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     } else if inconclusive {
         crate::shared::exit::INCONCLUSIVE
     } else {
-        crate::shared::exit::ERROR
+        // The SUT's own failure: the tool worked (exit 9, not 1).
+        crate::shared::exit::FAIL
     };
     Ok(Finished::with_code(
         Report::new(report, "y1564", target, misura_report::y1564::write_text),
@@ -475,7 +487,7 @@ fn performance(
         let (availability, unavailable_s) = availability::availability(&run.intervals[i]);
         let m = rules::StepMeasured {
             available_ratio: Some(availability),
-            ..measured(s, s.cir_bps, f, perf_ns)
+            ..measured(s, s.cir_bps, f, perf_ns, run.trial.tester_limit.is_some())
         };
         let v = rules::judge_performance(&rule_spec(s), &m);
         rows.push(PerformanceRow {
