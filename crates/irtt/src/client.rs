@@ -1,16 +1,19 @@
 //! The irtt client's I/O: the open handshake (irtt's retries, bounded),
 //! probes at the granted interval on a connected, kernel-stamped UDP
 //! socket, the replies matched in [`crate::tally`], a bounded wait for the
-//! last replies, and the close.
+//! last replies, and the close. A grant outside the request
+//! ([`crate::grant`]) ends the session before a probe is sent.
 
+use crate::error::{socket as sockerr, Error};
 use crate::tally::Tally;
-use anyhow::{bail, Context, Result};
 use misura_sys::clock::realtime_ns;
 use misura_sys::udp::UdpTsSocket;
 use misura_wire::irtt::{self, Echo, IrttError, Layout, Packet, MAX_PACKET_LEN};
 use misura_wire::irtt_params::Params;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
+
+type Result<T> = std::result::Result<T, Error>;
 
 /// irtt's open retries: a request, then waits of 1, 2 and 4 s (7 s in all).
 pub const OPEN_WAITS: [Duration; 3] = [
@@ -45,19 +48,23 @@ pub struct Run {
     pub final_wait: Duration,
     /// Stopped by the caller before the end.
     pub interrupted: bool,
+    /// The grant means fewer probes than asked: why, in words.
+    pub short: Option<String>,
 }
 
 fn socket(target: SocketAddr) -> Result<UdpTsSocket> {
     let any: SocketAddr = if target.is_ipv4() {
-        "0.0.0.0:0".parse()?
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
     } else {
-        "[::]:0".parse()?
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
     };
-    let mut sock = UdpTsSocket::bind(any)?;
-    sock.connect(target)?;
+    let mut sock = UdpTsSocket::bind(any).map_err(sockerr("binding the irtt client socket"))?;
+    sock.connect(target)
+        .map_err(sockerr("connecting the irtt client socket"))?;
     sock.enable_stamps(false)
-        .context("enabling kernel stamps on the irtt client socket")?;
-    sock.set_nonblocking(false)?;
+        .map_err(sockerr("enabling kernel stamps on the irtt client socket"))?;
+    sock.set_nonblocking(false)
+        .map_err(sockerr("making the irtt client socket blocking"))?;
     Ok(sock)
 }
 
@@ -74,41 +81,50 @@ fn open(
     let n = irtt::emit_open(None, &o.params, false, key, &mut out)?;
     let mut buf = vec![0u8; MAX_PACKET_LEN + 1];
     for wait in OPEN_WAITS {
-        if sock.send_to(&out[..n], o.target)? {
+        if sock
+            .send_to(&out[..n], o.target)
+            .map_err(sockerr("sending the irtt open request"))?
+        {
             *sends += 1;
         }
         let until = Instant::now() + wait;
         while let Some(left) = until.checked_duration_since(Instant::now()) {
             if stop() {
-                bail!("stopped during the irtt open handshake with {}", o.target);
+                return Err(Error::Stopped { target: o.target });
             }
-            sock.set_recv_timeout(left.min(Duration::from_millis(100)))?;
+            sock.set_recv_timeout(left.min(Duration::from_millis(100)))
+                .map_err(sockerr("setting the irtt client's receive timeout"))?;
             let m = match sock.recv_from(&mut buf) {
                 Ok(Some(m)) => m,
                 Ok(None) => continue,
                 // An ICMP port unreachable: nobody listens there.
-                Err(e) => bail!(
-                    "irtt open request to {}: {e} (is `irtt server` running there?)",
-                    o.target
-                ),
+                Err(source) => {
+                    return Err(Error::Unreachable {
+                        target: o.target,
+                        source,
+                    })
+                }
             };
             match irtt::parse(&buf[..m.len.min(buf.len())], key, true) {
                 Ok(Packet::Open {
                     close: true,
                     params,
                     ..
-                }) => bail!(
-                    "the irtt server at {} refused the session (close flag in its open reply; it speaks protocol version {}, misura {}): it is full, or another version",
-                    o.target,
-                    params.protocol_version,
-                    irtt::PROTOCOL_VERSION
-                ),
+                }) => {
+                    return Err(Error::Refused {
+                        target: o.target,
+                        version: params.protocol_version,
+                        ours: irtt::PROTOCOL_VERSION,
+                    })
+                }
                 Ok(Packet::Open {
                     token: Some(t),
                     params,
                     ..
                 }) => return Ok((t, params)),
-                Err(IrttError::HmacMismatch | IrttError::HmacMissing | IrttError::HmacUnexpected) => bad.1 += 1,
+                Err(
+                    IrttError::HmacMismatch | IrttError::HmacMissing | IrttError::HmacUnexpected,
+                ) => bad.1 += 1,
                 _ => bad.0 += 1,
             }
         }
@@ -116,7 +132,7 @@ fn open(
     let total: Duration = OPEN_WAITS.iter().sum();
     let hint = if bad.1 > 0 {
         format!(
-            "; {} replies failed the HMAC check: give the server's key (--irtt-hmac)",
+            "; {} replies failed the HMAC check: give the server's HMAC key",
             bad.1
         )
     } else if bad.0 > 0 {
@@ -125,15 +141,15 @@ fn open(
         "; an irtt server with another --hmac key drops the requests unanswered: check the key"
             .into()
     } else {
-        "; an irtt server started with --hmac drops requests without its key: give it with --irtt-hmac KEY".into()
+        "; an irtt server started with --hmac=KEY drops requests without its key: give its key"
+            .into()
     };
-    bail!(
-        "no irtt open reply from {} within {} s ({} open requests sent): is `irtt server` running there and UDP port {} open?{hint}",
-        o.target,
-        total.as_secs(),
-        OPEN_WAITS.len(),
-        o.target.port()
-    )
+    Err(Error::NoOpenReply {
+        target: o.target,
+        waited_s: total.as_secs(),
+        sent: OPEN_WAITS.len(),
+        hint,
+    })
 }
 
 /// Runs one irtt session against `o.target` until the granted duration
@@ -146,6 +162,14 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
     let mut next_id: u32 = 0;
     let (token, granted) = open(&sock, o, stop, &mut bad, &mut next_id)?;
     let key = o.key.as_deref();
+    let mut out = vec![0u8; MAX_PACKET_LEN];
+    if let Err(e) = crate::grant::check(o.target, &o.params, &granted) {
+        // Nothing is sent at the grant: the session is closed at once.
+        let n = irtt::emit_close(token, key, &mut out)?;
+        let _ = sock.send_to(&out[..n], o.target);
+        return Err(e);
+    }
+    let short = crate::grant::shortfall(&o.params, &granted, o.count);
     let layout = Layout::new(&granted, key.is_some());
     let len = layout.packet_len(granted.length.max(0) as usize);
     let mut tally = Tally::new(layout);
@@ -153,7 +177,6 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
     tally.counts.hmac_failures += bad.1;
     let interval = Duration::from_nanos(granted.interval_ns.max(1) as u64);
     let duration = Duration::from_nanos(granted.duration_ns.max(0) as u64);
-    let mut out = vec![0u8; MAX_PACKET_LEN];
     let mut buf = vec![0u8; MAX_PACKET_LEN + 1];
     let start = Instant::now();
     // The schedule's origin: moved forward when the client falls more than
@@ -193,7 +216,10 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
         };
         let n = irtt::emit_echo(&layout, &e, false, len, key, &mut out)?;
         let tx = realtime_ns();
-        if sock.send_to(&out[..n], o.target)? {
+        if sock
+            .send_to(&out[..n], o.target)
+            .map_err(sockerr("sending an irtt probe"))?
+        {
             tally.sent(seq, tx);
             io.id_seq[next_id as usize % ID_RING] = Some(seq);
             next_id = next_id.wrapping_add(1);
@@ -225,6 +251,7 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
         elapsed: start.elapsed(),
         final_wait,
         interrupted: interrupted || stop(),
+        short,
     })
 }
 
@@ -255,7 +282,10 @@ impl Io<'_> {
             }
             // ppoll(2): woken on time for the next probe (a receive
             // timeout would round up to the kernel's tick).
-            let ready = self.sock.wait(left.min(Duration::from_millis(100)))?;
+            let ready = self
+                .sock
+                .wait(left.min(Duration::from_millis(100)))
+                .map_err(sockerr("waiting for irtt replies"))?;
             if ready.error_queue {
                 self.tx_stamps(tally);
             }

@@ -8,6 +8,9 @@
 //! a kernel-stamped UDP socket, [`tally`] the client's bookkeeping; [`report`] holds the results.
 
 pub mod client;
+pub mod error;
+pub mod grant;
+pub mod probe;
 pub mod reflector;
 pub mod report;
 pub mod server;

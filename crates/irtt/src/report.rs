@@ -144,6 +144,10 @@ pub struct RttSummary {
     /// The round trip without the server's processing time.
     pub rtt_minus_server_processing: Option<SummarySnapshot>,
     pub server_processing: Option<SummarySnapshot>,
+    /// The server processing times that cannot be (negative, or longer
+    /// than their round trip): kept out of the two figures above.
+    #[serde(default)]
+    pub implausible_server_processing: Option<SummarySnapshot>,
     /// Server receive (wall) − client send: one way, on two clocks.
     pub forward_wall: Option<SummarySnapshot>,
     /// Client receive − server send (wall): one way, on two clocks.
@@ -251,6 +255,16 @@ pub fn write_rtt(s: &RttSummary, out: &mut dyn Write) -> io::Result<()> {
         row("RTT − server processing", &s.rtt_minus_server_processing)
     )?;
     write!(out, "{}", row("server processing", &s.server_processing))?;
+    if s.counts.implausible_processing > 0 {
+        write!(
+            out,
+            "{}",
+            row(
+                "impossible server processing (left out)",
+                &s.implausible_server_processing
+            )
+        )?;
+    }
     write!(out, "{}", row("forward (two wall clocks)", &s.forward_wall))?;
     write!(
         out,

@@ -50,6 +50,11 @@ pub struct Counts {
     pub tx_user_clock: u64,
     /// Replies without a kernel RX stamp: the user clock after the receive stood in.
     pub rx_user_clock: u64,
+    /// Replies whose server processing time cannot be: negative, or longer
+    /// than the round trip it is part of. Kept out of the processing time
+    /// and of the round trip without it.
+    #[serde(default)]
+    pub implausible_processing: u64,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -74,8 +79,11 @@ pub struct Tally {
     pub user_rtt: Summary,
     /// The round trip without the server's processing time.
     pub rtt_net: Summary,
-    /// Server send − server receive stamp.
+    /// Server send − server receive stamp, where it is possible.
     pub server_processing: Summary,
+    /// The processing times that cannot be (negative, or longer than
+    /// their round trip), named and kept out of the two figures above.
+    pub implausible_processing: Summary,
     /// Server receive (wall) − client send.
     pub forward: Summary,
     /// Client receive − server send (wall).
@@ -97,6 +105,7 @@ impl Tally {
             user_rtt: Summary::new(),
             rtt_net: Summary::new(),
             server_processing: Summary::new(),
+            implausible_processing: Summary::new(),
             forward: Summary::new(),
             backward: Summary::new(),
             server_received: None,
@@ -179,9 +188,19 @@ impl Tally {
         } else {
             None
         };
-        if let Some(p) = processing {
-            self.server_processing.record(p);
-            self.rtt_net.record(rtt - p);
+        // A processing time that is negative or longer than the round
+        // trip it sits in is the server's error (or a lie): counted and
+        // named, never subtracted.
+        match processing {
+            Some(p) if (0..=rtt).contains(&p) => {
+                self.server_processing.record(p);
+                self.rtt_net.record(rtt - p);
+            }
+            Some(p) => {
+                self.counts.implausible_processing += 1;
+                self.implausible_processing.record(p);
+            }
+            None => {}
         }
         if r.wall_ns != 0 {
             self.forward.record(r.wall_ns - slot.tx_ns);
@@ -251,6 +270,30 @@ mod tests {
         );
         assert_eq!(c.tx_user_clock, 0);
         assert_eq!(t.server_received, Some(1));
+    }
+
+    #[test]
+    fn impossible_processing_is_named_and_kept_out() {
+        // Issue 33 item 9: a server claiming -1 s, or more than the RTT.
+        let mut t = Tally::new(layout(StampAt::Both));
+        for (seq, (rx, tx)) in [
+            (1_600, 1_700),
+            (1_600, 1_600 - 1_000_000_000),
+            (1_100, 9_000),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            t.sent(seq as u32, 1_000);
+            t.reply(&echo(seq as u32, rx, tx), 2_000, 2_000);
+        }
+        assert_eq!(t.counts.answered, 3);
+        assert_eq!(t.rtt.count(), 3, "the RTT itself is misura's own");
+        assert_eq!(t.server_processing.count(), 1);
+        assert_eq!(t.rtt_net.min(), Some(900), "never negative");
+        assert_eq!(t.counts.implausible_processing, 2);
+        assert_eq!(t.implausible_processing.min(), Some(-1_000_000_000));
+        assert_eq!(t.implausible_processing.max(), Some(7_900));
     }
 
     #[test]

@@ -457,3 +457,167 @@ fn rtt_against_script(lab: &Lab, port: u16, body: &str) -> std::process::Output 
     let _ = peer.wait();
     o
 }
+
+/// A hostile irtt server in Python (issue 33 items 8 and 9): it grants
+/// what the client asked with `grant` (irtt parameter type → value)
+/// written over it, and answers each echo with receive and send stamps
+/// `proc_ns` apart on both clocks; it prints how many echoes came.
+fn hostile_server(grant: &str, proc_ns: i64) -> String {
+    format!(
+        "import struct\nGRANT={{{grant}}}\nPROC={proc_ns}\nechoes=0\n\
+         def uv(n):\n  b=b''\n  while True:\n    c=n&0x7f; n>>=7\n    \
+         if n: b+=bytes([c|0x80])\n    else: return b+bytes([c])\n\
+         def zz(v): return v*2 if v>=0 else -2*v-1\n\
+         def rd(b,i):\n  n=0; k=0\n  while True:\n    c=b[i]; i+=1; n|=(c&0x7f)<<k; k+=7\n    \
+         if c<0x80: return n,i\n\
+         def params(b):\n  p={{}}; i=0\n  while i<len(b):\n    t,i=rd(b,i); v,i=rd(b,i)\n    \
+         p[t]=(v>>1) if v%2==0 else -((v+1)>>1)\n  return p\n\
+         while time.time()-t<30:\n  s.settimeout(1)\n  try:\n    d,a=s.recvfrom(9999)\n  \
+         except OSError:\n    continue\n  \
+         if d[:3]!=b'\\x14\\xa7\\x5b': continue\n  f=d[3]\n  \
+         if f&1:\n    p=params(d[4:]); p.update(GRANT)\n    \
+         body=b''.join(uv(k)+uv(zz(v)) for k,v in sorted(p.items()) if v)\n    \
+         s.sendto(b'\\x14\\xa7\\x5b\\x03'+struct.pack('<Q',0x1234567)+body,a)\n  \
+         elif f==0 and len(d)>=60:\n    echoes+=1\n    r=bytearray(d); r[3]=2\n    \
+         w=time.time_ns(); m=time.monotonic_ns()\n    \
+         struct.pack_into('<qqqq',r,28,w,m,w+PROC,m+PROC)\n    s.sendto(bytes(r),a)\n    \
+         print(echoes, flush=True)\n"
+    )
+}
+
+/// `misura rtt --peer irtt` with `args` against [`hostile_server`] on
+/// `port`: misura's output, how long it took, and the echoes the server saw.
+fn rtt_against_hostile(
+    lab: &Lab,
+    port: u16,
+    server: &str,
+    args: &[&str],
+) -> (std::process::Output, Duration, u64) {
+    let script = format!(
+        "import socket,time\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n\
+         s.bind(('{H2}',{port}))\nt=time.time()\n{server}"
+    );
+    let mut peer = ip_exec(&lab.ns(2), &["python3", "-c", &script])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_udp(lab, port);
+    let t = Instant::now();
+    let mut c = misura()
+        .args(["--no-store", "rtt", "--netns", &lab.ns(1)])
+        .args([&format!("{H2}:{port}"), "--peer", "irtt", "--json", "-q"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The attack before the fix ran until killed: 20 s is the bound.
+    while c.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = c.kill();
+    let o = c.wait_with_output().unwrap();
+    let took = t.elapsed();
+    let _ = peer.kill();
+    let out = peer.wait_with_output().unwrap();
+    let echoes = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(0);
+    (o, took, echoes)
+}
+
+#[test]
+#[ignore = "needs root"]
+fn a_grant_past_the_request_ends_the_session() {
+    require_root();
+    let lab = Lab::up("it", "g", "hosts");
+    // (grant, misura's args, what the error names): a duration of 10^18 ns
+    // for 2 s ran until killed; an interval of 1 ns for 10 ms sent 95 000
+    // probes a second; 3 600 s sent 1 of 5 and said "finished".
+    let cases: [(&str, &[&str], &[&str]); 3] = [
+        (
+            "2: 10**18",
+            &["--duration", "2s", "--period", "10ms"],
+            &["duration", "2s", "1000000000s"],
+        ),
+        (
+            "3: 1",
+            &["--count", "200", "--period", "10ms"],
+            &["interval", "1ns", "10ms", "faster"],
+        ),
+        (
+            "3: 3600 * 10**9",
+            &["--count", "5", "--period", "10ms"],
+            &["interval", "3600s", "15 s maximum"],
+        ),
+    ];
+    for (i, (grant, args, names)) in cases.into_iter().enumerate() {
+        let port = 2120 + i as u16;
+        let (o, took, echoes) = rtt_against_hostile(&lab, port, &hostile_server(grant, 1000), args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        eprintln!(
+            "grant {grant}: exit {:?} after {took:?}, {echoes} probes: {err}",
+            o.status.code()
+        );
+        assert_eq!(o.status.code(), Some(5), "grant {grant}: {err}");
+        for n in names {
+            assert!(err.contains(n), "grant {grant}: {n:?} not in {err}");
+        }
+        assert_eq!(echoes, 0, "grant {grant}: probes sent at a refused grant");
+        assert!(
+            took < Duration::from_secs(5),
+            "grant {grant}: took {took:?}"
+        );
+    }
+    // A restriction within the request (1 s for 10 ms, 5 probes in 50 ms:
+    // one probe) runs, and is not "finished".
+    let (o, _, echoes) = rtt_against_hostile(
+        &lab,
+        2124,
+        &hostile_server("3: 10**9", 1000),
+        &["--count", "5", "--period", "10ms"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v = json_of(&o);
+    schema_check(&v, "irtt.schema.json");
+    assert_eq!(echoes, 1, "{v}");
+    assert_eq!(v["complete"], false, "{v}");
+    let why = v["stop_reason"].as_str().unwrap_or_default();
+    assert!(why.contains("1 of the 5"), "{why}");
+}
+
+#[test]
+#[ignore = "needs root"]
+fn impossible_server_processing_is_flagged_and_kept_out() {
+    require_root();
+    let lab = Lab::up("it", "p", "hosts");
+    // −1 s, and 10 s (longer than any round trip here).
+    for (port, proc_ns) in [(2125u16, -1_000_000_000i64), (2126, 10_000_000_000)] {
+        let (o, _, echoes) = rtt_against_hostile(
+            &lab,
+            port,
+            &hostile_server("", proc_ns),
+            &["--count", "5", "--period", "10ms"],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        let v = json_of(&o);
+        schema_check(&v, "irtt.schema.json");
+        eprintln!(
+            "processing {proc_ns} ns: {}",
+            v["implausible_server_processing"]
+        );
+        assert_eq!(echoes, 5);
+        assert_eq!(u(&v["counts"]["answered"]), 5, "{v}");
+        assert_eq!(u(&v["counts"]["implausible_processing"]), 5, "{v}");
+        assert!(v["server_processing"].is_null(), "{v}");
+        assert!(v["rtt_minus_server_processing"].is_null(), "{v}");
+        assert_eq!(v["implausible_server_processing"]["min_ns"], proc_ns, "{v}");
+        assert!(v["rtt"]["median_ns"].as_i64().unwrap() > 0, "{v}");
+        assert!(err.contains("cannot be"), "{err}");
+        assert!(v["not_separable"].to_string().contains("cannot be"), "{v}");
+    }
+}

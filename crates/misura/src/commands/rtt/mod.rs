@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     if a.peer == Some(crate::shared::irtt_probe::Peer::Irtt) && !a.l2 {
-        return crate::shared::irtt_probe::run(&crate::shared::irtt_probe::Probe::of(a), stop);
+        return crate::shared::irtt_probe::run(a, stop);
     }
     let Measured {
         report,

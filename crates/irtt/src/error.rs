@@ -1,0 +1,87 @@
+//! The irtt client's errors, typed: what went wrong, with the values, and
+//! the class the caller turns into an exit code. No message names a
+//! command-line flag; the binary adds those.
+
+use misura_sys::SysError;
+use misura_wire::irtt::IrttError;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// What kind of failure an [`Error`] is, for the caller's exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// The request itself is out of range (the caller's input).
+    Usage,
+    /// The server granted something outside the request.
+    Params,
+    /// Anything else: the network, the peer's silence or refusal.
+    Error,
+}
+
+/// An irtt client session that could not run, or not to the end.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("the probe period {period:?} is out of irtt's range: give 1 ns to {max:?} (an irtt server may raise it; irtt's own minimum is 10 ms)")]
+    PeriodOutOfRange { period: Duration, max: Duration },
+    #[error("the irtt session would last {duration:?}: ask for at least one probe and at most {} days", max.as_secs() / 86_400)]
+    DurationOutOfRange { duration: Duration, max: Duration },
+    #[error("an irtt packet of {length} bytes is over the limit here of {max} bytes")]
+    PacketTooLong { length: usize, max: usize },
+    #[error("the irtt HMAC key has {len} bytes; give 1 to {max}")]
+    KeyLength { len: usize, max: usize },
+    /// The grant is outside the request (the grant module says what may be granted).
+    #[error("the irtt server at {target} granted {param} {granted}, outside the {requested} asked for ({why}): the session is ended, nothing measured")]
+    Grant {
+        target: SocketAddr,
+        param: &'static str,
+        requested: String,
+        granted: String,
+        why: &'static str,
+    },
+    #[error("the irtt server at {target} refused the session (close flag in its open reply; it speaks protocol version {version}, misura {ours}): it is full, limits opens from this address, or speaks another version")]
+    Refused {
+        target: SocketAddr,
+        version: i64,
+        ours: i64,
+    },
+    #[error("no irtt open reply from {target} within {waited_s} s ({sent} open requests sent): is `irtt server` running there and UDP port {} open?{hint}", target.port())]
+    NoOpenReply {
+        target: SocketAddr,
+        waited_s: u64,
+        sent: usize,
+        hint: String,
+    },
+    #[error("stopped during the irtt open handshake with {target}")]
+    Stopped { target: SocketAddr },
+    #[error("irtt open request to {target}: {source} (is `irtt server` running there?)")]
+    Unreachable {
+        target: SocketAddr,
+        source: SysError,
+    },
+    #[error("{what}: {source}")]
+    Socket {
+        what: &'static str,
+        source: SysError,
+    },
+    #[error("building an irtt packet: {0}")]
+    Wire(#[from] IrttError),
+}
+
+impl Error {
+    /// The class the caller's exit code follows.
+    pub fn class(&self) -> Class {
+        match self {
+            Error::PeriodOutOfRange { .. }
+            | Error::DurationOutOfRange { .. }
+            | Error::PacketTooLong { .. }
+            | Error::KeyLength { .. } => Class::Usage,
+            Error::Grant { .. } => Class::Params,
+            _ => Class::Error,
+        }
+    }
+}
+
+/// `Result::map_err` for a socket call: names what was being done.
+pub(crate) fn socket(what: &'static str) -> impl FnOnce(SysError) -> Error {
+    move |source| Error::Socket { what, source }
+}
