@@ -171,7 +171,8 @@ mod tests {
 
     #[test]
     fn a_grant_past_the_request_names_both_values() {
-        let cases: [(fn(&mut Params), &str); 7] = [
+        type Change = fn(&mut Params);
+        let cases: [(Change, &str); 7] = [
             (|g| g.duration_ns = 1_000_000_000_000_000_000, "duration"),
             (|g| g.interval_ns = 1, "interval"),
             (|g| g.interval_ns = 3_600_000_000_000, "interval"),

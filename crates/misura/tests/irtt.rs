@@ -621,3 +621,65 @@ fn impossible_server_processing_is_flagged_and_kept_out() {
         assert!(v["not_separable"].to_string().contains("cannot be"), "{v}");
     }
 }
+
+/// An attacker in h1 at 198.18.0.10 (issue 33 item 3): 4 096 valid opens
+/// from one port in about 0.7 s, then 1 000 header-only (4-byte) opens;
+/// prints the replies to each kind and the most bytes a reply had over
+/// its open, as JSON.
+const OPEN_FLOOD: &str = "import socket,time,json\n\
+def uv(n):\n  b=b''\n  while True:\n    c=n&0x7f; n>>=7\n    \
+if n: b+=bytes([c|0x80])\n    else: return b+bytes([c])\n\
+p=b''.join(uv(t)+uv(2*v) for t,v in [(1,1),(2,60*10**9),(3,10**9),(5,3),(6,3),(7,3)])\n\
+op=b'\\x14\\xa7\\x5b\\x01'+p\n\
+s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.bind(('198.18.0.10',0))\n\
+s.setblocking(False)\nr={'full':0,'short':0,'over':-9999}\n\
+def drain(kind,n):\n  while True:\n    try: d=s.recv(9999)\n    except OSError: return\n    \
+r[kind]+=1; r['over']=max(r['over'],len(d)-n)\n\
+t=time.time()\nfor i in range(4096):\n  s.sendto(op,(H2,PORT)); drain('full',len(op))\n  \
+time.sleep(max(0,t+0.7*i/4096-time.time()))\n\
+time.sleep(0.2); drain('full',len(op))\n\
+for i in range(1000):\n  s.sendto(b'\\x14\\xa7\\x5b\\x01',(H2,PORT)); time.sleep(0.0002)\n\
+time.sleep(0.2); drain('short',4)\nprint(json.dumps(r))\n";
+
+#[test]
+#[ignore = "needs root and irtt"]
+fn one_source_cannot_exhaust_the_reflector() {
+    require_root();
+    require_tool("irtt", INSTALL);
+    let lab = Lab::up("it", "x", "hosts");
+    let ns1 = lab.ns(1);
+    let add = ip_exec(&ns1, &["ip", "addr", "add", "198.18.0.10/24", "dev", "m0"])
+        .status()
+        .unwrap();
+    assert!(add.success());
+    let r = misura_reflect(&lab, 2127, 8, &[]);
+    let script = OPEN_FLOOD
+        .replace("H2", &format!("'{H2}'"))
+        .replace("PORT", "2127");
+    let o = ip_exec(&ns1, &["python3", "-c", &script]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let a: Value = serde_json::from_slice(&o.stdout).unwrap();
+    // A real client from another address right after: served in full.
+    let s = irtt_client(&lab, 2127, &[]);
+    let v = reflect_json(r);
+    schema_check(&v, "irtt-reflect.schema.json");
+    let c = &v["counters"];
+    eprintln!(
+        "attacker saw {a}; client {}/{}; reflector {c}",
+        s["packets_received"], s["packets_sent"]
+    );
+    assert_eq!(u(&s["packets_received"]), u(&s["packets_sent"]), "{s}");
+    assert!(u(&s["packets_sent"]) >= 150, "{s}");
+    // The flood got at most the per-source burst and rate, 8 sessions.
+    assert!(u(&a["full"]) <= 20, "{a}");
+    assert_eq!(u(&a["short"]), 0, "4-byte opens answered: {a}");
+    assert!(
+        a["over"].as_i64().unwrap() <= 8,
+        "a reply over its open + token: {a}"
+    );
+    assert_eq!(u(&c["opened"]), 8 + 1, "{c}");
+    assert!(u(&c["open_rate_limited"]) >= 4000, "{c}");
+    // Every other open: over the rate, or (4-byte ones) unanswered.
+    let dropped = u(&c["open_unanswered"]) + u(&c["open_rate_limited"]);
+    assert_eq!(dropped + u(&a["full"]), 4096 + 1000, "{c}");
+}
