@@ -88,6 +88,9 @@ pub struct Analysis {
     pub rx_stamp_missing: u64,
     /// Received frames lacking a hardware TX or RX stamp (when expected).
     pub hw_stamp_missing: u64,
+    /// Received frames whose kernel RX stamp precedes the return of their
+    /// `send()` (TX2): they crossed the path inside `send()`.
+    pub rx_inside_send: u64,
     /// The ≈95 % uncertainty of each converted hardware latency.
     pub hw_u95: Summary,
     pub frames_error: Option<String>,
@@ -208,6 +211,7 @@ fn consume(
         tx_stamp_missing: 0,
         rx_stamp_missing: 0,
         hw_stamp_missing: 0,
+        rx_inside_send: 0,
         hw_u95: Summary::new(),
         frames_error: None,
     };
@@ -229,8 +233,10 @@ fn consume(
                 if f.tx_kernel.is_none() {
                     a.tx_stamp_missing += 1;
                 }
-                if f.rx_kernel.is_none() {
-                    a.rx_stamp_missing += 1;
+                match f.rx_kernel {
+                    None => a.rx_stamp_missing += 1,
+                    Some(rx) if rx < f.tx2 => a.rx_inside_send += 1,
+                    Some(_) => {}
                 }
                 if plan.hardware_expected && (f.tx_hw.is_none() || f.rx_hw.is_none()) {
                     a.hw_stamp_missing += 1;

@@ -3,6 +3,7 @@
 //! actually used, and the frame accounting.
 
 use super::analysis::{Analysis, Group};
+use super::consistency::{self, Evidence};
 use super::engine::Stop;
 use super::fit;
 use super::plan::Mode;
@@ -65,7 +66,23 @@ pub fn report(m: Measured, mut warnings: Vec<Warning>) -> OnewayReport {
         Mode::Calibrate => fit::internal_fit(a, cfg, &mut warnings),
         Mode::Oneway => None,
     };
-    let sut = m.calibration.map(|_| fit::sut_fit(a, cfg));
+    let sut = m.calibration.map(|_| {
+        let mut sut = fit::sut_fit(a, cfg);
+        sut.consistency = consistency::check(&sut, &evidence(&m));
+        if let Some(c) = sut
+            .consistency
+            .as_ref()
+            .filter(|c| !c.disagreements.is_empty())
+        {
+            warnings.push(
+                Warn::SutEstimatesDisagree {
+                    detail: consistency::describe(c),
+                }
+                .into(),
+            );
+        }
+        sut
+    });
     let timestamps = timestamps(&m);
     if let Some(c) = m.calibration {
         profile::check_timestamps(c, &timestamps, &mut warnings);
@@ -102,6 +119,23 @@ pub fn report(m: Measured, mut warnings: Vec<Warning>) -> OnewayReport {
         load: m.load,
         warnings,
         config: m.resolved.config,
+    }
+}
+
+/// What the run shows beside the SUT fits, for comparing them.
+fn evidence(m: &Measured) -> Evidence {
+    let a = &m.analysis;
+    Evidence {
+        rx_stamped: a.received - a.rx_stamp_missing,
+        rx_inside_send: a.rx_inside_send,
+        mul_median_ns: a.overall.mul.quantile(0.5),
+        kernel_median_ns: a.overall.kernel.quantile(0.5),
+        loop_pinned: m.tuning.cpu.is_some(),
+        profile_mismatches: m
+            .calibration_use
+            .as_ref()
+            .map(|c| c.mismatches.clone())
+            .unwrap_or_default(),
     }
 }
 
@@ -222,6 +256,7 @@ fn totals(m: &Measured) -> Totals {
         tx_stamps_again: c.tx_stamps_again,
         stalls: c.stalls,
         hw_stamp_missing: a.hw_stamp_missing,
+        rx_inside_send: a.rx_inside_send,
     }
 }
 

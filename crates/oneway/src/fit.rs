@@ -99,5 +99,6 @@ pub fn sut_fit(a: &Analysis, cfg: &OnewayConfig) -> SutResult {
         kernel,
         hardware,
         note,
+        consistency: None,
     }
 }

@@ -15,6 +15,7 @@ pub mod analysis;
 pub mod build;
 pub mod calibrate;
 mod clocks;
+pub mod consistency;
 pub mod engine;
 pub mod fit;
 pub mod loaded;

@@ -122,6 +122,12 @@ pub enum Warn {
         error: String,
     },
     CalibrationFitImpossible,
+    /// Two estimates of the SUT's latency (user windows, kernel or NIC
+    /// stamps) whose 95 % intervals do not overlap; the text is
+    /// `misura_oneway::consistency::describe`'s.
+    SutEstimatesDisagree {
+        detail: String,
+    },
     // ---- round trips and exchanges --------------------------------------
     RequestPadded {
         from: usize,
@@ -222,6 +228,7 @@ impl Warn {
             Postponed { .. } => "schedule.postponed",
             CalibrationFitFailed { .. } => "calibration.fit-failed",
             CalibrationFitImpossible => "calibration.fit-impossible",
+            SutEstimatesDisagree { .. } => "sut.estimates-disagree",
             RequestPadded { .. } => "stamp.request-padded",
             ReflectorWithoutFollowUp => "stamp.no-follow-up",
             RequestsWithoutFollowUp => "stamp.request-too-small-for-follow-up",
@@ -306,6 +313,7 @@ impl fmt::Display for Warn {
             Postponed { count } => write!(f, "{count} frames were postponed to the next period (the loop came round late): the host could not keep the schedule"),
             CalibrationFitFailed { error } => write!(f, "calibration fit failed: {error}"),
             CalibrationFitImpossible => write!(f, "calibration fit impossible: some payload size has no received frame"),
+            SutEstimatesDisagree { detail } => write!(f, "{detail}"),
             RequestPadded { from, to } => write!(f, "request padded from {from} to {to} bytes: a reflector never answers with more than it received (RFC 8762 symmetric size), so a {to}-byte response needs a {to}-byte request"),
             ReflectorWithoutFollowUp => write!(f, "the reflector does not fill Follow-Up Telemetry: its transmit time is the reply's own Timestamp field, taken before sending, so the turnaround misses its send path and the network RTT still contains it (slightly high)"),
             RequestsWithoutFollowUp => write!(f, "requests carry no Follow-Up Telemetry TLV (too small): the reflector's transmit time is its reply Timestamp field, taken before sending"),

@@ -73,6 +73,11 @@ pub struct Totals {
     /// delivers none counts every frame here).
     #[serde(default)]
     pub hw_stamp_missing: u64,
+    /// Received frames whose kernel RX stamp precedes the return of their
+    /// `send()`: they crossed the path inside `send()` (veth, a software
+    /// SUT), where the user windows cannot place them.
+    #[serde(default)]
+    pub rx_inside_send: u64,
 }
 
 /// The latency quantities of one group of frames.
@@ -169,6 +174,91 @@ pub struct SutResult {
     pub hardware_verdict: Option<SutVerdict>,
     /// Why a fit is missing, when it is.
     pub note: Option<String>,
+    /// Whether the estimates (user windows, kernel stamps, NIC stamps)
+    /// agree, and which one the headline verdict rests on. Null in results
+    /// written before it existed, and when no fit could be made.
+    #[serde(default)]
+    pub consistency: Option<SutConsistency>,
+}
+
+/// Where an estimate of the SUT's latency comes from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SutSource {
+    /// The user windows: `Msl = Mul − Amil(P) − C`.
+    User,
+    /// The kernel's software stamps.
+    Kernel,
+    /// The NICs' hardware stamps.
+    Hardware,
+}
+
+impl SutSource {
+    /// The words the text uses: "user windows", "kernel stamps", …
+    pub fn words(self) -> &'static str {
+        match self {
+            SutSource::User => "user windows",
+            SutSource::Kernel => "kernel stamps",
+            SutSource::Hardware => "NIC hardware stamps",
+        }
+    }
+}
+
+/// Do two estimates agree: "consistent" (every pair's 95 % intervals
+/// overlap), "inconsistent" (some pair's do not), or "single" (one
+/// estimate, nothing to compare).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SutAgreement {
+    Consistent,
+    Inconsistent,
+    Single,
+}
+
+/// One figure of one estimate with its 95 % interval `value ± ci95`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SutEstimate {
+    pub source: SutSource,
+    pub value: f64,
+    pub ci95: f64,
+}
+
+/// Two estimates of one quantity whose 95 % intervals do not overlap.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SutDisagreement {
+    /// "alpha_ns" (the fit's intercept α', the latency at L = 0) or
+    /// "beta_ns_per_byte" (its slope β', which the verdict reads).
+    pub quantity: String,
+    pub first: SutEstimate,
+    pub second: SutEstimate,
+    /// The distance between the two intervals' nearest ends (> 0).
+    pub gap: f64,
+}
+
+/// A reason, found in this run, why the estimates can differ.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SutCause {
+    /// Stable identifier (e.g. `received-inside-send`).
+    pub code: String,
+    pub text: String,
+}
+
+/// The SUT's estimates compared, and the one the verdict rests on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SutConsistency {
+    pub agreement: SutAgreement,
+    /// The estimate the headline verdict rests on: the timestamps nearest
+    /// the wire the run has (hardware, then kernel, then user windows).
+    pub rests_on: SutSource,
+    /// That estimate's verdict.
+    pub verdict: SutVerdict,
+    /// That estimate's SUT latency at L = 0 (α'), with its 95 % interval.
+    pub latency: SutEstimate,
+    /// Pairs of estimates whose 95 % intervals do not overlap.
+    pub disagreements: Vec<SutDisagreement>,
+    /// What this run shows about why they can differ (empty when they agree
+    /// or nothing was found).
+    pub causes: Vec<SutCause>,
 }
 
 /// How fast the loop ran.

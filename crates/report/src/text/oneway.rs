@@ -142,6 +142,9 @@ pub fn write_oneway(r: &OnewayReport, out: &mut dyn Write) -> io::Result<()> {
         if let Some(v) = sut.hardware_verdict {
             writeln!(out, "verdict (NIC hardware stamps): {}", v.explain())?;
         }
+        if let Some(c) = &sut.consistency {
+            write_headline(c, out)?;
+        }
         if let Some(n) = &sut.note {
             writeln!(out, "note: {n}")?;
         }
@@ -156,6 +159,41 @@ pub fn write_oneway(r: &OnewayReport, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "warning: {w}")?;
     }
     Ok(())
+}
+
+/// The verdict the run stands by, the estimate it rests on, and whether
+/// the others agree with it.
+fn write_headline(c: &SutConsistency, out: &mut dyn Write) -> io::Result<()> {
+    let agree = match c.agreement {
+        SutAgreement::Single => "the only estimate this run has".to_string(),
+        SutAgreement::Consistent => "the other estimates agree within their 95 % intervals".into(),
+        SutAgreement::Inconsistent => {
+            let mut others: Vec<&str> = Vec::new();
+            for d in &c.disagreements {
+                for e in [&d.first, &d.second] {
+                    if e.source != c.rests_on && !others.contains(&e.source.words()) {
+                        others.push(e.source.words());
+                    }
+                }
+            }
+            if others.is_empty() {
+                "the other estimates disagree with each other (see the warning)".into()
+            } else {
+                format!(
+                    "the {} disagree (see the warning)",
+                    others.join(" and the ")
+                )
+            }
+        }
+    };
+    writeln!(
+        out,
+        "verdict: {}, resting on the {} (SUT latency α' {:.3} ± {:.3} µs); {agree}",
+        c.verdict.explain().split(':').next().unwrap_or_default(),
+        c.rests_on.words(),
+        c.latency.value / 1000.0,
+        c.latency.ci95 / 1000.0,
+    )
 }
 
 fn write_sources(ts: &TimestampInfo, out: &mut dyn Write) -> io::Result<()> {
