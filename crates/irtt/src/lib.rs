@@ -7,6 +7,8 @@
 //! clock or a socket; [`server`] and [`client`] are the I/O loops around
 //! a kernel-stamped UDP socket, [`tally`] the client's bookkeeping; [`report`] holds the results.
 
+#![forbid(unsafe_code)]
+
 pub mod client;
 pub mod error;
 pub mod grant;

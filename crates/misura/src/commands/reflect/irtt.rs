@@ -62,14 +62,15 @@ pub fn run(
     } else {
         "user clock read after the receive (the kernel gave no RX stamps)"
     };
+    let cfg = Config::new(key, args.max_sources, args.rate_limit);
     let send_stamps = "user clock (CLOCK_REALTIME / CLOCK_MONOTONIC) read just before the reply is built, as irtt's server";
     if !args.out.quiet {
         eprintln!(
-            "misura reflect: irtt on {listen}, {mode}; rate limit {}/s per session, at most {} sessions; receive stamps: {receive_stamps}",
-            args.rate_limit, args.max_sources
+            "misura reflect: irtt on {listen}, {mode}; rate limit {}/s per session, at most {} sessions ({} per address); opens at most {}/s per address and {}/s in all; receive stamps: {receive_stamps}",
+            args.rate_limit, args.max_sources, cfg.sessions_per_source, cfg.opens_per_source_per_s, cfg.opens_per_s
         );
     }
-    let mut r = Reflector::new(Config::new(key, args.max_sources, args.rate_limit));
+    let mut r = Reflector::new(cfg);
     let deadline = args.duration.as_ref().map(|d| Instant::now() + d.std());
     let started = Instant::now();
     let should_stop =
