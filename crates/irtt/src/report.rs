@@ -204,6 +204,9 @@ pub fn separability(
             .push("a stamp on every reply: some replies came without the negotiated stamps".into());
     }
     match server_count {
+        Some(c) if u64::from(c) > sent => cannot.push(format!(
+            "loss by direction: the server claims {c} probes received of {sent} sent, which cannot be"
+        )),
         Some(c) => can.push(format!(
             "loss by direction: the server counted {c} probes received of {sent} sent"
         )),

@@ -55,6 +55,10 @@ pub struct Counts {
     /// and of the round trip without it.
     #[serde(default)]
     pub implausible_processing: u64,
+    /// Replies whose server received count is more than misura had sent
+    /// by then: the count is not taken.
+    #[serde(default)]
+    pub implausible_received_count: u64,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -159,7 +163,14 @@ impl Tally {
         if !slot.kernel {
             self.counts.tx_user_clock += 1;
         }
-        self.server_received = e.received_count.or(self.server_received);
+        // The server cannot have received more probes than were sent.
+        match e.received_count {
+            Some(c) if u64::from(c) > self.counts.sent => {
+                self.counts.implausible_received_count += 1
+            }
+            Some(c) => self.server_received = Some(c),
+            None => {}
+        }
         self.server_window = e.received_window.or(self.server_window);
         let rtt = rx_ns - slot.tx_ns;
         self.rtt.record(rtt);
@@ -294,6 +305,13 @@ mod tests {
         assert_eq!(t.counts.implausible_processing, 2);
         assert_eq!(t.implausible_processing.min(), Some(-1_000_000_000));
         assert_eq!(t.implausible_processing.max(), Some(7_900));
+        // A received count past what was sent is not taken.
+        t.sent(3, 1_000);
+        let mut e = echo(3, 1_600, 1_700);
+        e.received_count = Some(4_000_000_000);
+        t.reply(&e, 2_000, 2_000);
+        assert_eq!(t.counts.implausible_received_count, 1);
+        assert_eq!(t.server_received, Some(3));
     }
 
     #[test]

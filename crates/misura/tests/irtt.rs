@@ -462,7 +462,7 @@ fn rtt_against_script(lab: &Lab, port: u16, body: &str) -> std::process::Output 
 /// what the client asked with `grant` (irtt parameter type → value)
 /// written over it, and answers each echo with receive and send stamps
 /// `proc_ns` apart on both clocks; it prints how many echoes came.
-fn hostile_server(grant: &str, proc_ns: i64) -> String {
+fn hostile_server(grant: &str, proc_ns: i64, count: &str) -> String {
     format!(
         "import struct\nGRANT={{{grant}}}\nPROC={proc_ns}\nechoes=0\n\
          def uv(n):\n  b=b''\n  while True:\n    c=n&0x7f; n>>=7\n    \
@@ -480,7 +480,7 @@ fn hostile_server(grant: &str, proc_ns: i64) -> String {
          s.sendto(b'\\x14\\xa7\\x5b\\x03'+struct.pack('<Q',0x1234567)+body,a)\n  \
          elif f==0 and len(d)>=60:\n    echoes+=1\n    r=bytearray(d); r[3]=2\n    \
          w=time.time_ns(); m=time.monotonic_ns()\n    \
-         struct.pack_into('<qqqq',r,28,w,m,w+PROC,m+PROC)\n    s.sendto(bytes(r),a)\n    \
+         struct.pack_into('<I8xqqqq',r,16,{count},w,m,w+PROC,m+PROC)\n    s.sendto(bytes(r),a)\n    \
          print(echoes, flush=True)\n"
     )
 }
@@ -555,7 +555,8 @@ fn a_grant_past_the_request_ends_the_session() {
     ];
     for (i, (grant, args, names)) in cases.into_iter().enumerate() {
         let port = 2120 + i as u16;
-        let (o, took, echoes) = rtt_against_hostile(&lab, port, &hostile_server(grant, 1000), args);
+        let (o, took, echoes) =
+            rtt_against_hostile(&lab, port, &hostile_server(grant, 1000, "echoes"), args);
         let err = String::from_utf8_lossy(&o.stderr);
         eprintln!(
             "grant {grant}: exit {:?} after {took:?}, {echoes} probes: {err}",
@@ -576,7 +577,7 @@ fn a_grant_past_the_request_ends_the_session() {
     let (o, _, echoes) = rtt_against_hostile(
         &lab,
         2124,
-        &hostile_server("3: 10**9", 1000),
+        &hostile_server("3: 10**9", 1000, "echoes"),
         &["--count", "5", "--period", "10ms"],
     );
     let err = String::from_utf8_lossy(&o.stderr);
@@ -599,7 +600,7 @@ fn impossible_server_processing_is_flagged_and_kept_out() {
         let (o, _, echoes) = rtt_against_hostile(
             &lab,
             port,
-            &hostile_server("", proc_ns),
+            &hostile_server("", proc_ns, "4000000000"),
             &["--count", "5", "--period", "10ms"],
         );
         let err = String::from_utf8_lossy(&o.stderr);
@@ -619,6 +620,9 @@ fn impossible_server_processing_is_flagged_and_kept_out() {
         assert!(v["rtt"]["median_ns"].as_i64().unwrap() > 0, "{v}");
         assert!(err.contains("cannot be"), "{err}");
         assert!(v["not_separable"].to_string().contains("cannot be"), "{v}");
+        // It also claims 4 000 000 000 probes received of 5 sent.
+        assert_eq!(u(&v["counts"]["implausible_received_count"]), 5, "{v}");
+        assert!(v["server_received_count"].is_null(), "{v}");
     }
 }
 
