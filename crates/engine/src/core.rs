@@ -42,13 +42,26 @@ pub struct CoreFlow {
     /// burst at the line rate), then stop.
     pub burst: Option<u64>,
     pub next_seq: u64,
+    /// When this flow last had its turn (ns): a turn long after it is a
+    /// tester that was descheduled, whose catch-up leaves back to back.
+    pub last_turn_ns: i64,
 }
+
+/// A turn this long after the last (and at least two slots of the flow's
+/// rate) follows a moment the sender was not running: the frames it sends
+/// beyond one were due before and leave as a burst ([`CoreCounts::catch_up`]).
+/// A sender that keeps up, even at the line rate, turns far more often.
+pub const DESCHEDULED_NS: i64 = 200_000;
 
 /// What one core counted.
 #[derive(Default)]
 pub struct CoreCounts {
     /// Frames the kernel took, per flow.
     pub sent: Vec<u64>,
+    /// Frames per flow that left back to back in catch-up after the sender
+    /// was descheduled (beyond the first of each such turn): what the
+    /// tester's own bursts may have cost at a SUT with a small bucket.
+    pub catch_up: Vec<u64>,
     /// Received per (flow, sending core): the sequence trackers.
     pub rx: Vec<Vec<SequenceTracker>>,
     /// Sender user clock → kernel RX stamp, per flow.
@@ -103,6 +116,7 @@ pub fn run(
     let nflows = flows.len();
     let mut c = CoreCounts {
         sent: vec![0; nflows],
+        catch_up: vec![0; nflows],
         rx: (0..nflows)
             .map(|_| (0..MAX_CORES).map(|_| SequenceTracker::new()).collect())
             .collect(),
@@ -165,6 +179,8 @@ fn send_turn(
 ) -> Result<()> {
     for (fi, f) in flows.iter_mut().enumerate() {
         let mut due = f.schedule.due(now).min(BATCH);
+        // The turn before this one, for the catch-up count below.
+        let last_turn_ns = std::mem::replace(&mut f.last_turn_ns, now);
         if let Some(b) = f.burst {
             due = due.min(b - f.next_seq.min(b));
         }
@@ -199,6 +215,11 @@ fn send_turn(
             c.last_send_ns = now;
         }
         c.sent[fi] += took;
+        let gap = now - last_turn_ns;
+        let slot_ns = 1e9 / f.schedule.offered_fps().max(1e-9);
+        if last_turn_ns > 0 && gap > DESCHEDULED_NS && gap as f64 > 2.0 * slot_ns {
+            c.catch_up[fi] += took.saturating_sub(1);
+        }
         if let Some(k) = interval_of(trial, now) {
             c.interval_sent[fi][k] += took;
         }

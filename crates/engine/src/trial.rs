@@ -84,6 +84,7 @@ pub fn run_trial(
                 )
                 .map_err(|e| anyhow!("flow {fi}: {e}"))?,
                 burst: spec.burst.map(|b| share(b, c, ncores)),
+                last_turn_ns: 0,
                 next_seq: 0,
             });
         }
@@ -206,6 +207,7 @@ fn merge(
             transit_hw.merge(&rc.transit_hw[fi]);
         }
         let skipped = per_core.iter().map(|p| p[fi].schedule.skipped()).sum();
+        let catch_up_frames = counts.iter().map(|c| c.catch_up[fi]).sum();
         let lost = sent.saturating_sub(received);
         // A burst's rate is over its own span: n frames leave in n − 1
         // gaps; too short a burst to time keeps the rate it was offered.
@@ -230,6 +232,7 @@ fn merge(
             reordered,
             too_old,
             skipped,
+            catch_up_frames,
             transit: transit.snapshot(),
             transit_hardware: hardware.then(|| transit_hw.snapshot()),
         });

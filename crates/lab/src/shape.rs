@@ -66,6 +66,11 @@ pub const QDISC: &str = "tbf";
 /// this kernel has no `act_police`, so a tbf whose queue holds only a
 /// couple of frames stands in for one.
 pub const POLICE_QUEUE: u64 = 3000;
+/// The smallest bucket of `--police`, bytes: MEF 10.3's least committed
+/// burst size for a CIR above 0, eight 1522-byte frames. A tester that
+/// fell behind catches up with at most eight frames back to back (the
+/// frame engine's `CATCH_UP_FRAMES`), which a bucket this large passes.
+pub const POLICE_MIN_BUCKET: u64 = 12_176;
 
 /// A throughput limit: tbf's rate, bucket and queue.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -274,11 +279,19 @@ impl Shape {
         })
     }
 
-    /// A policer at `rate_bps` (`--police`): the default bucket (1 ms at the
-    /// rate, at least one full-size frame) and a queue of [`POLICE_QUEUE`]
+    /// A policer at `rate_bps` (`--police`): a bucket of 1 ms at the rate
+    /// or [`POLICE_MIN_BUCKET`] if larger, and a queue of [`POLICE_QUEUE`]
     /// bytes, so what exceeds the rate is dropped, not delayed.
     pub fn police(rate_bps: f64) -> Result<Shape, ShapeError> {
-        Shape::new(rate_bps, Some(POLICE_QUEUE as f64), None)
+        let bucket =
+            bytes_in(rate_bps.max(0.0) as u64, DEFAULT_BURST_TIME_NS).max(POLICE_MIN_BUCKET);
+        let max = bytes_in(rate_bps.max(0.0) as u64, MAX_BURST_TIME_NS);
+        // At the lowest rates 10 s of traffic is less than the MEF bucket.
+        Shape::new(
+            rate_bps,
+            Some(POLICE_QUEUE as f64),
+            Some(bucket.min(max.max(MIN_BURST)) as f64),
+        )
     }
 
     /// `RATE[,queue=BYTES][,burst=BYTES]` → a shape; `none` → `None` (remove).

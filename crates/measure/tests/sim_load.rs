@@ -37,6 +37,7 @@ fn search(sut: &ModelSut, cfg: SearchConfig) -> SearchOutcome {
             sent,
             received,
             tester_limited: false,
+            catch_up_frames: 0,
         })
         .unwrap();
     }
@@ -139,6 +140,7 @@ fn slow_sender_trial(
         sent: f.sent,
         received: received.min(f.sent),
         tester_limited: f.tester_limited,
+        catch_up_frames: 0,
     }
 }
 
@@ -246,6 +248,7 @@ fn a_loss_free_short_trial_leaves_the_rates_above_it_undecided() {
         sent: 200_000,
         received: 200_000,
         tester_limited: true,
+        catch_up_frames: 0,
     };
     assert!(s.needs_retry(&r));
     let nothing = TrialResult {
@@ -350,6 +353,7 @@ fn measure(sut: &ModelSut, spec: &ServiceSpec, rate_bps: f64) -> StepMeasured {
         fdv_ns: fd_max_ns - fd_mean_ns,
         available_ratio: Some(1.0),
         sent_bps: None,
+        catch_up_frames: 0,
     }
 }
 
@@ -438,7 +442,7 @@ proptest! {
             let loss = answers[calls % answers.len()];
             let sent = 1_000_000u64;
             let received = sent - (sent as f64 * loss) as u64;
-            s.record(TrialResult { offered_fps: req.rate_fps, achieved_fps: req.rate_fps, sent, received, tester_limited: false }).unwrap();
+            s.record(TrialResult { offered_fps: req.rate_fps, achieved_fps: req.rate_fps, sent, received, tester_limited: false, catch_up_frames: 0 }).unwrap();
         }
         let o = s.outcome();
         prop_assert!(o.stopped_by.is_some());

@@ -178,7 +178,8 @@ impl B2bSearch {
         };
         self.out.bursts += 1;
         let short = tester_limited || sent < req.frames;
-        if proves_nothing(sent, received, short) {
+        // A burst leaves back to back by design: none of it is catch-up.
+        if proves_nothing(sent, received, short, 0) {
             self.out.tester_limited = true;
             return;
         }

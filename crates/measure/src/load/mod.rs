@@ -77,10 +77,13 @@ pub const MAX_TRIAL_NS: i64 = 86_400_000_000_000;
 
 /// Whether a trial the tester fell short in (`short`: it skipped slots, or
 /// sent less than asked) proves nothing about the SUT: it sent nothing, or
-/// the SUT forwarded all it was given, so the rates (or burst lengths)
-/// above what was sent stay undecided. A short trial in which the SUT lost
-/// frames is conclusive at what was sent: the SUT could not forward even
-/// that (issue 37; MLRsearch classifies a trial by its load the same way).
-pub fn proves_nothing(sent: u64, received: u64, short: bool) -> bool {
-    short && (sent == 0 || received >= sent)
+/// the SUT lost no more than the `catch_up` frames the tester itself sent
+/// back to back after being descheduled (a policer's small bucket may drop
+/// those for the tester's burstiness alone), so the rates (or burst
+/// lengths) above what was sent stay undecided. A short trial in which the
+/// SUT lost more is conclusive at what was sent: the SUT could not forward
+/// even that (issue 37; MLRsearch classifies a trial by its load the same
+/// way).
+pub fn proves_nothing(sent: u64, received: u64, short: bool, catch_up: u64) -> bool {
+    short && (sent == 0 || sent.saturating_sub(received) <= catch_up)
 }

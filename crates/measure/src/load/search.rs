@@ -152,6 +152,10 @@ pub struct TrialResult {
     pub received: u64,
     /// The sender skipped slots (see [`super::rate::RateSchedule`]).
     pub tester_limited: bool,
+    /// Frames the sender sent back to back catching up after it was
+    /// descheduled: in a trial it fell short in, loss up to this many may
+    /// be its own bursts', not the SUT's ([`super::proves_nothing`]).
+    pub catch_up_frames: u64,
 }
 
 /// One trial as the outcome reports it.
@@ -387,7 +391,10 @@ impl ThroughputSearch {
             req.rate_fps
         };
         let (upper_rate, lower_rate) = (sent_fps, sent_fps.min(req.rate_fps));
-        if tester_limited && self.loss_free_somewhere(loss_ratio) {
+        // A short trial whose loss the tester's own catch-up bursts may
+        // explain decides nothing for a target it lost for.
+        let excused = tester_limited && r.sent.saturating_sub(r.received) <= r.catch_up_frames;
+        if tester_limited && (excused || self.loss_free_somewhere(loss_ratio)) {
             // Rates above what it sent stay undecided for a target it did
             // not lose for: search below them.
             self.cap_max(lower_rate);
@@ -412,7 +419,7 @@ impl ThroughputSearch {
                 if b.upper.is_some_and(|(u, _, _)| u <= rate) {
                     b.upper = None; // a newer pass above an older fail wins
                 }
-            } else {
+            } else if !excused {
                 let rate = upper_rate;
                 if b.upper.is_none_or(|(u, _, _)| rate <= u) {
                     b.upper = Some((rate, loss_ratio, index));
@@ -443,7 +450,9 @@ impl ThroughputSearch {
     /// every target allows is conclusive as it stands: the SUT could not
     /// forward even the rate it was given.
     pub fn needs_retry(&self, r: &TrialResult) -> bool {
-        self.tester_limited(r) && (r.sent == 0 || self.loss_free_somewhere(loss_of(r)))
+        self.tester_limited(r)
+            && (super::proves_nothing(r.sent, r.received, true, r.catch_up_frames)
+                || self.loss_free_somewhere(loss_of(r)))
     }
 
     /// Some target counts `loss_ratio` as no loss.

@@ -171,6 +171,18 @@ pub struct StepMeasured {
     /// The rate the tester really sent, when it fell short of
     /// `offered_bps` (on every attempt); `None` when it kept the rate.
     pub sent_bps: Option<f64>,
+    /// Frames the tester sent back to back catching up after it was
+    /// descheduled: loss up to this many in a short step may be its own
+    /// bursts' at a policer, not the SUT's (no FAIL on loss then).
+    pub catch_up_frames: u64,
+}
+
+impl StepMeasured {
+    /// The tester fell short and the SUT lost no more than the tester's own
+    /// catch-up bursts: the loss may be the tester's.
+    fn loss_may_be_the_testers(&self) -> bool {
+        self.sent_bps.is_some() && self.frames_lost <= self.catch_up_frames
+    }
 }
 
 impl StepMeasured {
@@ -208,21 +220,31 @@ impl Verdict {
             Some(sent) if failures.is_empty() => Verdict {
                 pass: false,
                 inconclusive: true,
-                reasons: vec![format!(
-                    "no failure at the {sent:.0} b/s the tester sent, short of the step's {:.0} b/s: no verdict at the step's rate",
-                    m.offered_bps
-                )],
+                reasons: vec![if m.frames_lost > 0 {
+                    format!(
+                        "the tester sent {sent:.0} b/s, short of the step's {:.0} b/s, and the {} frames lost are no more than the {} it sent back to back catching up: no verdict at the step's rate",
+                        m.offered_bps, m.frames_lost, m.catch_up_frames
+                    )
+                } else {
+                    format!(
+                        "no failure at the {sent:.0} b/s the tester sent, short of the step's {:.0} b/s: no verdict at the step's rate",
+                        m.offered_bps
+                    )
+                }],
             },
             _ => Verdict::from(failures),
         }
     }
 }
 
-/// The green-traffic rules: IR, FLR, FD, FDV against the SAC.
+/// The green-traffic rules: IR, FLR, FD, FDV against the SAC (IR and FLR
+/// only where the loss is the SUT's, see
+/// [`StepMeasured::loss_may_be_the_testers`]).
 fn green(spec: &ServiceSpec, m: &StepMeasured, reasons: &mut Vec<String>) {
     let t = &spec.thresholds;
     let floor = m.offered_bps * (1.0 - t.flr_ratio - IR_TOLERANCE);
-    if m.received_bps < floor {
+    let loss_judged = !m.loss_may_be_the_testers();
+    if loss_judged && m.received_bps < floor {
         reasons.push(format!(
             "IR {:.0} b/s below {:.0} b/s (offered less FLR allowance)",
             m.received_bps, floor
@@ -231,7 +253,7 @@ fn green(spec: &ServiceSpec, m: &StepMeasured, reasons: &mut Vec<String>) {
     if m.frames_sent == 0 {
         reasons.push("no frames sent".into());
     }
-    if m.flr() > t.flr_ratio {
+    if loss_judged && m.flr() > t.flr_ratio {
         reasons.push(format!("FLR {:.6} above {:.6}", m.flr(), t.flr_ratio));
     }
     if m.fd_mean_ns > t.fd_ns {
@@ -262,6 +284,8 @@ pub fn judge_step(spec: &ServiceSpec, step: &Step, m: &StepMeasured) -> Verdict 
         StepKind::Cir => green_at_sent(spec, m, &mut reasons),
         StepKind::Eir | StepKind::Overshoot => {
             match m.sent_bps {
+                // What was lost may be the tester's own bursts.
+                Some(_) if m.loss_may_be_the_testers() => {}
                 // Less than CIR sent: the green floor is what was sent.
                 Some(sent) if sent < spec.cir_bps => {
                     let floor = sent * (1.0 - spec.thresholds.flr_ratio - IR_TOLERANCE);
@@ -455,5 +479,28 @@ mod tests {
         };
         let v = judge_step(&s, overshoot, &policed);
         assert!(v.inconclusive, "{v:?}");
+        // A short step whose few lost frames are no more than the tester's
+        // own catch-up bursts: no FAIL on loss, no verdict.
+        let bursty = StepMeasured {
+            received_bps: 59.9e6,
+            frames_lost: 20,
+            catch_up_frames: 300,
+            ..lossy.clone()
+        };
+        let v = judge_step(&s, cir100, &bursty);
+        assert!(
+            v.inconclusive && v.reasons[0].contains("catching up"),
+            "{v:?}"
+        );
+        // ... but loss beyond them is the SUT's.
+        let v = judge_step(
+            &s,
+            cir100,
+            &StepMeasured {
+                catch_up_frames: 300,
+                ..lossy
+            },
+        );
+        assert!(!v.pass && !v.inconclusive, "{v:?}");
     }
 }

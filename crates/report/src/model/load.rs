@@ -72,6 +72,12 @@ pub struct LoadFlow {
     pub too_old: u64,
     /// Schedule slots skipped because the tester fell behind.
     pub skipped: u64,
+    /// Frames that left back to back in catch-up after the tester was
+    /// descheduled: what its own bursts may have cost at a SUT with a small
+    /// bucket, so a trial the tester fell short in is charged to the SUT
+    /// only for loss beyond these. 0 in older results.
+    #[serde(default)]
+    pub catch_up_frames: u64,
     /// Sender's user clock (written in the frame) to the kernel RX stamp,
     /// ns: an upper bound of each load frame's latency.
     pub transit: SummarySnapshot,
@@ -126,6 +132,9 @@ impl LoadTrial {
     }
     pub fn lost(&self) -> u64 {
         self.flows.iter().map(|f| f.lost).sum()
+    }
+    pub fn catch_up_frames(&self) -> u64 {
+        self.flows.iter().map(|f| f.catch_up_frames).sum()
     }
     pub fn offered_fps(&self) -> f64 {
         self.flows.iter().map(|f| f.offered_fps).sum()

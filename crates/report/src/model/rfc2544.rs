@@ -90,6 +90,11 @@ pub struct TrialRow {
     pub loss_ratio: f64,
     pub duration_s: f64,
     pub tester_limit: Option<String>,
+    /// Frames the tester sent back to back catching up after it was
+    /// descheduled (a trial it fell short in is charged to the SUT only for
+    /// loss beyond these). 0 in older results.
+    #[serde(default)]
+    pub catch_up_frames: u64,
 }
 
 fn first_attempt() -> u32 {

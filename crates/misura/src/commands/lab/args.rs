@@ -30,8 +30,9 @@ it; without --shape a shape in place stays. `misura lab status` shows it.
 --police RATE (switch only) makes the bridge a policer at RATE instead: the
 Linux bridge forwards whatever it is given, and Y.1564's overshoot step fails
 on it. This kernel has no act_police, so it is a tbf whose queue holds two
-full-size frames (3000 bytes): what exceeds RATE and its 1 ms bucket is
-dropped, not queued. A Y.1564 service with cir=RATE passes on it.
+full-size frames (3000 bytes): what exceeds RATE and its bucket (MEF 10.3's
+smallest CBS, 12176 bytes, or 1 ms at RATE if larger) is dropped, not queued.
+A Y.1564 service with cir=RATE passes on it.
 
 On the routed topology --shape puts the same bucket on both router ports'
 egress (towards h2 and towards h1), the queue in the middle of the path where

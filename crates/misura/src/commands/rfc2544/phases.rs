@@ -159,6 +159,7 @@ fn attempt_row(phase: &str, t: &LoadTrial, attempt: u32) -> TrialRow {
         loss_ratio: t.loss_ratio(),
         duration_s: t.duration_ns as f64 / 1e9,
         tester_limit: t.tester_limit.clone(),
+        catch_up_frames: t.catch_up_frames(),
     }
 }
 
@@ -209,6 +210,7 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
         sent: t.sent(),
         received: t.received(),
         tester_limited: t.tester_limit.is_some(),
+        catch_up_frames: t.catch_up_frames(),
     };
     let mut limited_in_a_row = 0;
     let mut gave_up = false;
@@ -357,7 +359,7 @@ pub fn back_to_back(
         // given was already too long); a short one it forwarded whole
         // proves nothing and is sent again.
         let proves_nothing =
-            |t: &LoadTrial| load::proves_nothing(t.sent(), t.received(), is_short(t));
+            |t: &LoadTrial| load::proves_nothing(t.sent(), t.received(), is_short(t), 0);
         let (t, attempt) = ctx.trial_retried(
             size,
             (&phase, req.rate_fps, 0, Some(req.frames)),
@@ -421,7 +423,12 @@ fn rows_and_repeats(s: &SizeReport) -> Vec<(&TrialRow, bool)> {
 /// A trial the tester fell short in, in which the SUT lost nothing: it
 /// proves nothing about the rate asked for.
 fn undecided(t: &LoadTrial) -> bool {
-    load::proves_nothing(t.sent(), t.received(), t.tester_limit.is_some())
+    load::proves_nothing(
+        t.sent(),
+        t.received(),
+        t.tester_limit.is_some(),
+        t.catch_up_frames(),
+    )
 }
 
 /// One sentence for the size's warning when the tester limited any trial
@@ -499,7 +506,14 @@ pub fn inconclusive(s: &SizeReport) -> Vec<String> {
         .frame_loss
         .iter()
         .flat_map(|rows| misura_report::rfc2544::standing(rows))
-        .filter(|r| load::proves_nothing(r.sent, r.received, r.tester_limit.is_some()))
+        .filter(|r| {
+            load::proves_nothing(
+                r.sent,
+                r.received,
+                r.tester_limit.is_some(),
+                r.catch_up_frames,
+            )
+        })
         .collect();
     if let Some(first) = loss.first() {
         why.push(format!(

@@ -94,6 +94,7 @@ fn measured(
     let (delay, _) = delay_of(f);
     rules::StepMeasured {
         sent_bps: short.then(|| f.achieved_fps * bits),
+        catch_up_frames: f.catch_up_frames,
         offered_bps,
         received_bps: f.received as f64 * bits * 1e9 / duration_ns.max(1) as f64,
         frames_sent: f.sent,
