@@ -33,6 +33,7 @@ Run as root: scripts/verdicts.sh [--quick] [--repeats N] [--json FILE].
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -68,6 +69,8 @@ class Matrix:
         self.a = a
         self.prefix = f"misura-v{os.getpid() % 100000}-"
         self.work = tempfile.mkdtemp(prefix="misura-verdicts-")
+        # --no-store on every run; a scratch home all the same, so nothing
+        # of the user's is ever touched.
         self.env = dict(os.environ, HOME=self.work, XDG_DATA_HOME=os.path.join(self.work, "data"))
         self.rows = []
 
@@ -199,6 +202,7 @@ def main():
                         m.one(sut, size, host)
     finally:
         m.down()
+        shutil.rmtree(m.work, ignore_errors=True)
     ok = m.table()
     log(f"{time.monotonic() - started:.0f} s")
     if a.json:

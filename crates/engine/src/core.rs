@@ -45,12 +45,16 @@ pub struct CoreFlow {
     /// When this flow last had its turn (ns): a turn long after it is a
     /// tester that was descheduled, whose catch-up leaves back to back.
     pub last_turn_ns: i64,
+    /// Frames still to send of the backlog found when the sender came back
+    /// from being descheduled ([`CoreCounts::catch_up`]).
+    pub catch_up_left: u64,
 }
 
 /// A turn this long after the last (and at least two slots of the flow's
-/// rate) follows a moment the sender was not running: the frames it sends
-/// beyond one were due before and leave as a burst ([`CoreCounts::catch_up`]).
-/// A sender that keeps up, even at the line rate, turns far more often.
+/// rate) follows a moment the sender was not running: the frames then due
+/// (at most the schedule's backlog) were due before and leave back to back
+/// as a burst ([`CoreCounts::catch_up`]). A sender that keeps up, even at
+/// the line rate, turns far more often.
 pub const DESCHEDULED_NS: i64 = 200_000;
 
 /// What one core counted.
@@ -59,7 +63,7 @@ pub struct CoreCounts {
     /// Frames the kernel took, per flow.
     pub sent: Vec<u64>,
     /// Frames per flow that left back to back in catch-up after the sender
-    /// was descheduled (beyond the first of each such turn): what the
+    /// was descheduled (the backlog found on coming back): what the
     /// tester's own bursts may have cost at a SUT with a small bucket.
     pub catch_up: Vec<u64>,
     /// Received per (flow, sending core): the sequence trackers.
@@ -178,9 +182,15 @@ fn send_turn(
     c: &mut CoreCounts,
 ) -> Result<()> {
     for (fi, f) in flows.iter_mut().enumerate() {
-        let mut due = f.schedule.due(now).min(BATCH);
-        // The turn before this one, for the catch-up count below.
+        let backlog = f.schedule.due(now);
+        let mut due = backlog.min(BATCH);
+        // Back from being descheduled: what is due now leaves as a burst.
         let last_turn_ns = std::mem::replace(&mut f.last_turn_ns, now);
+        let slot_ns = 1e9 / f.schedule.offered_fps().max(1e-9);
+        let gap = now - last_turn_ns;
+        if last_turn_ns > 0 && gap > DESCHEDULED_NS && gap as f64 > 2.0 * slot_ns {
+            f.catch_up_left = backlog;
+        }
         if let Some(b) = f.burst {
             due = due.min(b - f.next_seq.min(b));
         }
@@ -215,11 +225,9 @@ fn send_turn(
             c.last_send_ns = now;
         }
         c.sent[fi] += took;
-        let gap = now - last_turn_ns;
-        let slot_ns = 1e9 / f.schedule.offered_fps().max(1e-9);
-        if last_turn_ns > 0 && gap > DESCHEDULED_NS && gap as f64 > 2.0 * slot_ns {
-            c.catch_up[fi] += took.saturating_sub(1);
-        }
+        let caught_up = took.min(f.catch_up_left);
+        f.catch_up_left -= caught_up;
+        c.catch_up[fi] += caught_up;
         if let Some(k) = interval_of(trial, now) {
             c.interval_sent[fi][k] += took;
         }

@@ -85,6 +85,7 @@ pub fn run_trial(
                 .map_err(|e| anyhow!("flow {fi}: {e}"))?,
                 burst: spec.burst.map(|b| share(b, c, ncores)),
                 last_turn_ns: 0,
+                catch_up_left: 0,
                 next_seq: 0,
             });
         }

@@ -258,6 +258,21 @@ fn a_loss_free_short_trial_leaves_the_rates_above_it_undecided() {
         ..r
     };
     assert!(s.needs_retry(&nothing), "nothing sent proves nothing");
+    // A trial that kept its rate but lost no more than the tester's own
+    // catch-up bursts: the loss may be the tester's.
+    let bursty = TrialResult {
+        offered_fps: req.rate_fps,
+        achieved_fps: req.rate_fps,
+        sent: 1_000_000,
+        received: 999_990,
+        tester_limited: false,
+        catch_up_frames: 16,
+    };
+    assert!(s.needs_retry(&bursty));
+    assert!(!s.needs_retry(&TrialResult {
+        catch_up_frames: 9,
+        ..bursty
+    }));
     s.record(r).unwrap();
     assert_eq!(s.outcome().tester_max_fps, Some(2e5));
     let ndr = s.outcome().bound("NDR").cloned().unwrap();

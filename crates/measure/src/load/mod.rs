@@ -75,15 +75,16 @@ pub const MAX_LINK_BPS: f64 = 1.6e12;
 /// The longest trial accepted: one day (Y.1564's longest performance test).
 pub const MAX_TRIAL_NS: i64 = 86_400_000_000_000;
 
-/// Whether a trial the tester fell short in (`short`: it skipped slots, or
-/// sent less than asked) proves nothing about the SUT: it sent nothing, or
-/// the SUT lost no more than the `catch_up` frames the tester itself sent
-/// back to back after being descheduled (a policer's small bucket may drop
-/// those for the tester's burstiness alone), so the rates (or burst
-/// lengths) above what was sent stay undecided. A short trial in which the
-/// SUT lost more is conclusive at what was sent: the SUT could not forward
-/// even that (issue 37; MLRsearch classifies a trial by its load the same
-/// way).
+/// Whether a trial proves nothing about the SUT: the tester fell short
+/// (`short`: it skipped slots, or sent less than asked) and sent nothing or
+/// the SUT lost nothing, so the rates (or burst lengths) above what was
+/// sent stay undecided; or, short or not, the SUT lost no more than the
+/// `catch_up` frames the tester itself sent back to back after being
+/// descheduled (a policer's small bucket may drop those for the tester's
+/// burstiness alone). A short trial in which the SUT lost more is
+/// conclusive at what was sent: the SUT could not forward even that (issue
+/// 37; MLRsearch classifies a trial by its load the same way).
 pub fn proves_nothing(sent: u64, received: u64, short: bool, catch_up: u64) -> bool {
-    short && (sent == 0 || sent.saturating_sub(received) <= catch_up)
+    let lost = sent.saturating_sub(received);
+    (short && (sent == 0 || lost == 0)) || (lost > 0 && lost <= catch_up)
 }

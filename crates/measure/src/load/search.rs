@@ -393,8 +393,9 @@ impl ThroughputSearch {
         let (upper_rate, lower_rate) = (sent_fps, sent_fps.min(req.rate_fps));
         // A short trial whose loss the tester's own catch-up bursts may
         // explain decides nothing for a target it lost for.
-        let excused = tester_limited && r.sent.saturating_sub(r.received) <= r.catch_up_frames;
-        if tester_limited && (excused || self.loss_free_somewhere(loss_ratio)) {
+        let lost = r.sent.saturating_sub(r.received);
+        let excused = lost > 0 && lost <= r.catch_up_frames;
+        if excused || (tester_limited && self.loss_free_somewhere(loss_ratio)) {
             // Rates above what it sent stay undecided for a target it did
             // not lose for: search below them.
             self.cap_max(lower_rate);
@@ -450,9 +451,9 @@ impl ThroughputSearch {
     /// every target allows is conclusive as it stands: the SUT could not
     /// forward even the rate it was given.
     pub fn needs_retry(&self, r: &TrialResult) -> bool {
-        self.tester_limited(r)
-            && (super::proves_nothing(r.sent, r.received, true, r.catch_up_frames)
-                || self.loss_free_somewhere(loss_of(r)))
+        let short = self.tester_limited(r);
+        super::proves_nothing(r.sent, r.received, short, r.catch_up_frames)
+            || (short && self.loss_free_somewhere(loss_of(r)))
     }
 
     /// Some target counts `loss_ratio` as no loss.

@@ -178,10 +178,10 @@ pub struct StepMeasured {
 }
 
 impl StepMeasured {
-    /// The tester fell short and the SUT lost no more than the tester's own
-    /// catch-up bursts: the loss may be the tester's.
+    /// The SUT lost no more than the tester's own catch-up bursts: the loss
+    /// may be the tester's (at a policer with a small bucket).
     fn loss_may_be_the_testers(&self) -> bool {
-        self.sent_bps.is_some() && self.frames_lost <= self.catch_up_frames
+        self.frames_lost > 0 && self.frames_lost <= self.catch_up_frames
     }
 }
 
@@ -214,25 +214,30 @@ impl Verdict {
     }
 
     /// The rules' failures at the rate sent, or, when there are none and
-    /// the tester fell short, an inconclusive verdict saying so.
+    /// the tester fell short or its own bursts may explain the loss, an
+    /// inconclusive verdict saying so.
     fn at_sent(failures: Vec<String>, m: &StepMeasured) -> Verdict {
-        match m.sent_bps {
-            Some(sent) if failures.is_empty() => Verdict {
-                pass: false,
-                inconclusive: true,
-                reasons: vec![if m.frames_lost > 0 {
-                    format!(
-                        "the tester sent {sent:.0} b/s, short of the step's {:.0} b/s, and the {} frames lost are no more than the {} it sent back to back catching up: no verdict at the step's rate",
-                        m.offered_bps, m.frames_lost, m.catch_up_frames
-                    )
-                } else {
-                    format!(
-                        "no failure at the {sent:.0} b/s the tester sent, short of the step's {:.0} b/s: no verdict at the step's rate",
-                        m.offered_bps
-                    )
-                }],
-            },
-            _ => Verdict::from(failures),
+        let sent = m.sent_bps.unwrap_or(m.offered_bps);
+        let why = if m.loss_may_be_the_testers() {
+            format!(
+                "the {} frames lost are no more than the {} the tester sent back to back catching up after it was descheduled (at {sent:.0} b/s of the step's {:.0} b/s): no verdict",
+                m.frames_lost, m.catch_up_frames, m.offered_bps
+            )
+        } else if m.sent_bps.is_some() {
+            format!(
+                "no failure at the {sent:.0} b/s the tester sent, short of the step's {:.0} b/s: no verdict at the step's rate",
+                m.offered_bps
+            )
+        } else {
+            return Verdict::from(failures);
+        };
+        if !failures.is_empty() {
+            return Verdict::from(failures);
+        }
+        Verdict {
+            pass: false,
+            inconclusive: true,
+            reasons: vec![why],
         }
     }
 }
@@ -285,7 +290,7 @@ pub fn judge_step(spec: &ServiceSpec, step: &Step, m: &StepMeasured) -> Verdict 
         StepKind::Eir | StepKind::Overshoot => {
             match m.sent_bps {
                 // What was lost may be the tester's own bursts.
-                Some(_) if m.loss_may_be_the_testers() => {}
+                _ if m.loss_may_be_the_testers() => {}
                 // Less than CIR sent: the green floor is what was sent.
                 Some(sent) if sent < spec.cir_bps => {
                     let floor = sent * (1.0 - spec.thresholds.flr_ratio - IR_TOLERANCE);
@@ -492,6 +497,14 @@ mod tests {
             v.inconclusive && v.reasons[0].contains("catching up"),
             "{v:?}"
         );
+        // The same when the tester kept the rate but was descheduled now
+        // and then: its catch-up bursts may be what a small bucket dropped.
+        let kept = StepMeasured {
+            sent_bps: None,
+            ..bursty.clone()
+        };
+        let v = judge_step(&s, cir100, &kept);
+        assert!(v.inconclusive && !v.pass, "{v:?}");
         // ... but loss beyond them is the SUT's.
         let v = judge_step(
             &s,

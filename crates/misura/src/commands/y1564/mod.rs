@@ -206,7 +206,7 @@ fn config_step(
         );
         let run = ctx.run(&[s], &[step.rate_bps], step_ns, false)?;
         let stopped = ctx.stop.load(Ordering::Relaxed) != 0;
-        match &run.trial.tester_limit {
+        match spoiled_by(&run) {
             Some(w) if spoiled.len() < retries as usize && !stopped => {
                 let why = format!(
                     "service {} {} attempt {}: {w}",
@@ -240,6 +240,19 @@ fn config_step(
     Ok(StepReport {
         spoiled_attempts: spoiled,
         ..step_report(&step.label, &m, v, &run, 0)
+    })
+}
+
+/// Why a step's run says nothing certain and is worth running again: the
+/// tester fell short, or the SUT lost no more than the tester's own
+/// catch-up bursts (which a policer's small bucket may drop).
+fn spoiled_by(run: &TrialRun) -> Option<String> {
+    let t = &run.trial;
+    t.tester_limit.clone().or_else(|| {
+        let (lost, catch_up) = (t.lost(), t.catch_up_frames());
+        (lost > 0 && lost <= catch_up).then(|| {
+            format!("{lost} frames lost, no more than the {catch_up} the tester sent back to back catching up after it was descheduled")
+        })
     })
 }
 
