@@ -15,6 +15,22 @@ fn gap(a: f64, ca: f64, b: f64, cb: f64) -> Option<f64> {
     (g > 0.0).then_some(g)
 }
 
+/// A calibration line's 95 % half-width at payload `x`, from its points:
+/// `t·s·√(1/n + (x − x̄)²/Sxx)`.
+fn ci95_at(line: &Value, x: f64) -> f64 {
+    let xs: Vec<f64> = line["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| f(&p["payload_bytes"]))
+        .collect();
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let sxx: f64 = xs.iter().map(|v| (v - mean).powi(2)).sum();
+    let fit = &line["fit"];
+    f(&fit["t95"]) * (f(&fit["residual_variance"]) * (1.0 / n + (x - mean).powi(2) / sxx)).sqrt()
+}
+
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
@@ -26,37 +42,27 @@ fn the_bridges_result_says_whether_its_estimates_agree_and_what_the_verdict_rest
     let lab = Lab::up("oc", "a", "direct");
     let profile = lab.path("cal.json");
     let profile = profile.to_str().unwrap();
+    // Calibration and measurement alike, pinned as the guide says.
+    let alike = ["--count", "2100", "--rate", "4000", "--cpu", "1"];
     let o = lab
-        .between_ports(
-            "calibrate",
-            &[
-                "--count",
-                "2100",
-                "--rate",
-                "4000",
-                "--cpu",
-                "1",
-                "--profile",
-                profile,
-            ],
-        )
+        .between_ports("calibrate", &[&alike[..], &["--profile", profile]].concat())
         .output()
         .expect("running misura calibrate");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     lab.topology("switch");
     let json = lab.path("sut.json");
-    let o = lab.oneway(&[
-        "--count",
-        "2100",
-        "--rate",
-        "4000",
-        "--cpu",
-        "1",
-        "--calibration",
-        profile,
-        "--export-json",
-        json.to_str().unwrap(),
-    ]);
+    let o = lab.oneway(
+        &[
+            &alike[..],
+            &[
+                "--calibration",
+                profile,
+                "--export-json",
+                json.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -69,36 +75,45 @@ fn the_bridges_result_says_whether_its_estimates_agree_and_what_the_verdict_rest
     assert_eq!(c["rests_on"], "kernel", "{c}");
     assert_eq!(c["verdict"], sut["kernel_verdict"]);
     let (kfit, ufit) = (&sut["kernel"]["fit"], &sut["user"]["fit"]);
+    // Each interval: the SUT fit's and the calibration line's, in
+    // quadrature; α' at L = 0, that is at payload −18 for the calibration.
+    let cal = &v["calibration"];
+    let interval = |fit: &Value, cal: &Value, q: &str| match q {
+        "alpha_ns" => f(&fit["a_ci95"]).hypot(ci95_at(cal, -18.0)),
+        _ => f(&fit["b_ci95"]).hypot(f(&cal["fit"]["b_ci95"])),
+    };
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(1.0);
     assert_eq!(f(&c["latency"]["value"]), f(&kfit["a"]));
-    assert_eq!(f(&c["latency"]["ci95"]), f(&kfit["a_ci95"]));
+    let kci = interval(kfit, &cal["kernel"], "alpha_ns");
+    assert!(
+        close(f(&c["latency"]["ci95"]), kci),
+        "{} against {kci}",
+        c["latency"]
+    );
+    assert!(f(&c["latency"]["calibration_ci95"]) > 0.0);
 
     // The disagreements are exactly the pairs of intervals that are apart.
     let mut want = Vec::new();
-    for (q, a, b) in [
-        ("alpha_ns", "a", "a_ci95"),
-        ("beta_ns_per_byte", "b", "b_ci95"),
-    ] {
-        if let Some(g) = gap(f(&kfit[a]), f(&kfit[b]), f(&ufit[a]), f(&ufit[b])) {
-            want.push((q.to_string(), g));
+    for (q, value) in [("alpha_ns", "a"), ("beta_ns_per_byte", "b")] {
+        let k = (f(&kfit[value]), interval(kfit, &cal["kernel"], q));
+        let u = (f(&ufit[value]), interval(ufit, &cal["user"], q));
+        if let Some(g) = gap(k.0, k.1, u.0, u.1) {
+            want.push((q, g, k, u));
         }
     }
-    let got: Vec<(String, f64)> = c["disagreements"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            assert_eq!(d["first"]["source"], "kernel", "{d}");
-            assert_eq!(d["second"]["source"], "user", "{d}");
-            (d["quantity"].as_str().unwrap().to_string(), f(&d["gap"]))
-        })
-        .collect();
+    let got = c["disagreements"].as_array().unwrap();
     assert_eq!(got.len(), want.len(), "{got:?} against the fits' {want:?}");
-    for ((q, g), (wq, wg)) in got.iter().zip(&want) {
-        assert_eq!(q, wq);
-        assert!(
-            (g - wg).abs() < 1e-6 * wg.max(1.0),
-            "{q}: gap {g} against {wg}"
-        );
+    for (d, (q, g, k, u)) in got.iter().zip(&want) {
+        assert_eq!(d["quantity"], *q);
+        assert!(close(f(&d["gap"]), *g), "{d}: gap against {g}");
+        for (e, source, (value, ci)) in [(&d["first"], "kernel", k), (&d["second"], "user", u)] {
+            assert_eq!(e["source"], source, "{d}");
+            assert_eq!(f(&e["value"]), *value, "{d}");
+            assert!(
+                close(f(&e["ci95"]), *ci),
+                "{d}: {source} interval against {ci}"
+            );
+        }
     }
 
     // Agreement, warning and text line say the same.
@@ -137,13 +152,9 @@ fn the_bridges_result_says_whether_its_estimates_agree_and_what_the_verdict_rest
         .collect();
     if apart {
         let w = warning.unwrap()["text"].as_str().unwrap();
-        if want.iter().any(|(q, _)| q == "alpha_ns") {
-            for fit in [kfit, ufit] {
-                let fig = format!(
-                    "{:.3} ± {:.3} µs",
-                    f(&fit["a"]) / 1000.0,
-                    f(&fit["a_ci95"]) / 1000.0
-                );
+        for (_, _, k, u) in want.iter().filter(|w| w.0 == "alpha_ns") {
+            for (value, ci) in [k, u] {
+                let fig = format!("{:.3} ± {:.3} µs", value / 1000.0, ci / 1000.0);
                 assert!(w.contains(&fig), "{fig} not in {w}");
             }
         }
@@ -163,9 +174,9 @@ fn the_bridges_result_says_whether_its_estimates_agree_and_what_the_verdict_rest
     eprintln!(
         "user α' {:.3} ± {:.3} µs, kernel α' {:.3} ± {:.3} µs, {} of {received} received inside send(): {}",
         f(&ufit["a"]) / 1000.0,
-        f(&ufit["a_ci95"]) / 1000.0,
+        interval(ufit, &cal["user"], "alpha_ns") / 1000.0,
         f(&kfit["a"]) / 1000.0,
-        f(&kfit["a_ci95"]) / 1000.0,
+        kci / 1000.0,
         inside,
         c["agreement"]
     );

@@ -3,7 +3,7 @@
 //! actually used, and the frame accounting.
 
 use super::analysis::{Analysis, Group};
-use super::consistency::{self, Evidence};
+use super::consistency::{self, Conditions, Evidence};
 use super::engine::Stop;
 use super::fit;
 use super::plan::Mode;
@@ -68,7 +68,8 @@ pub fn report(m: Measured, mut warnings: Vec<Warning>) -> OnewayReport {
     };
     let sut = m.calibration.map(|_| {
         let mut sut = fit::sut_fit(a, cfg);
-        sut.consistency = consistency::check(&sut, &evidence(&m));
+        sut.consistency =
+            consistency::check(&sut, m.calibration_use.as_ref(), &evidence(&m, &host));
         if let Some(c) = sut
             .consistency
             .as_ref()
@@ -123,14 +124,21 @@ pub fn report(m: Measured, mut warnings: Vec<Warning>) -> OnewayReport {
 }
 
 /// What the run shows beside the SUT fits, for comparing them.
-fn evidence(m: &Measured) -> Evidence {
+fn evidence(m: &Measured, host: &HostFingerprint) -> Evidence {
     let a = &m.analysis;
     Evidence {
         rx_stamped: a.received - a.rx_stamp_missing,
         rx_inside_send: a.rx_inside_send,
         mul_median_ns: a.overall.mul.quantile(0.5),
         kernel_median_ns: a.overall.kernel.quantile(0.5),
-        loop_pinned: m.tuning.cpu.is_some(),
+        run: Conditions {
+            pinned: m.tuning.cpu.is_some(),
+            host_busy: host.load.as_ref().map(|l| l.mean_busy),
+        },
+        calibration: m.calibration.map(|c| Conditions {
+            pinned: c.profile.host.tuning.cpu.is_some(),
+            host_busy: c.profile.host.load.as_ref().map(|l| l.mean_busy),
+        }),
         profile_mismatches: m
             .calibration_use
             .as_ref()

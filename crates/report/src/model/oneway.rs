@@ -220,7 +220,11 @@ pub enum SutAgreement {
 pub struct SutEstimate {
     pub source: SutSource,
     pub value: f64,
+    /// The SUT fit's own interval and the calibration line's (at the same
+    /// point), added in quadrature.
     pub ci95: f64,
+    /// The calibration line's part of it.
+    pub calibration_ci95: f64,
 }
 
 /// Two estimates of one quantity whose 95 % intervals do not overlap.
