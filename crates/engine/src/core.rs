@@ -48,6 +48,11 @@ pub struct CoreFlow {
     /// Frames still to send of the backlog found when the sender came back
     /// from being descheduled ([`CoreCounts::catch_up`]).
     pub catch_up_left: u64,
+    /// The last turn sent everything then due: the sender was keeping up.
+    /// A sender that never keeps up (asked for more than it can send) sends
+    /// as fast as it can all along, and its frames after a gap are no burst
+    /// beside the others.
+    pub kept_up: bool,
 }
 
 /// A turn this long after the last (and at least two slots of the flow's
@@ -188,7 +193,7 @@ fn send_turn(
         let last_turn_ns = std::mem::replace(&mut f.last_turn_ns, now);
         let slot_ns = 1e9 / f.schedule.offered_fps().max(1e-9);
         let gap = now - last_turn_ns;
-        if last_turn_ns > 0 && gap > DESCHEDULED_NS && gap as f64 > 2.0 * slot_ns {
+        if f.kept_up && last_turn_ns > 0 && gap > DESCHEDULED_NS && gap as f64 > 2.0 * slot_ns {
             f.catch_up_left = backlog;
         }
         if let Some(b) = f.burst {
@@ -205,6 +210,7 @@ fn send_turn(
             queued += 1;
         }
         if queued == 0 {
+            f.kept_up = backlog == 0;
             continue;
         }
         let flushed = tx.flush()? as u64;
@@ -225,6 +231,7 @@ fn send_turn(
             c.last_send_ns = now;
         }
         c.sent[fi] += took;
+        f.kept_up = took >= backlog;
         let caught_up = took.min(f.catch_up_left);
         f.catch_up_left -= caught_up;
         c.catch_up[fi] += caught_up;

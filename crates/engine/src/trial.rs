@@ -86,6 +86,7 @@ pub fn run_trial(
                 burst: spec.burst.map(|b| share(b, c, ncores)),
                 last_turn_ns: 0,
                 catch_up_left: 0,
+                kept_up: true,
                 next_seq: 0,
             });
         }

@@ -481,3 +481,40 @@ proptest! {
         prop_assert!(b.found, "{b:?}");
     }
 }
+
+/// A trial whose loss the tester's own catch-up bursts may explain decides
+/// nothing, and the search never asks for its rate again: it goes below
+/// (undecided above, as the tester's limit), each such trial one a caller
+/// counts towards giving up (rfc2544 stops after three in a row).
+#[test]
+fn an_excused_trial_is_not_asked_for_again() {
+    let mut cfg = SearchConfig::rfc2544(10.0, 1e5);
+    cfg.short_trial_ns = cfg.final_trial_ns;
+    let mut s = ThroughputSearch::new(cfg).unwrap();
+    let mut rates = Vec::new();
+    for _ in 0..10 {
+        let Some(req) = s.next_trial() else { break };
+        rates.push(req.rate_fps);
+        let sent = (req.rate_fps * 60.0) as u64;
+        // Loses 10 frames at every rate, always within 50 catch-up frames.
+        let r = TrialResult {
+            offered_fps: req.rate_fps,
+            achieved_fps: req.rate_fps,
+            sent,
+            received: sent - 10,
+            tester_limited: false,
+            catch_up_frames: 50,
+        };
+        assert!(s.needs_retry(&r));
+        s.record(r).unwrap();
+    }
+    assert_eq!(rates.len(), 10);
+    assert!(rates.windows(2).all(|w| w[1] < w[0]), "{rates:?}");
+    let o = s.outcome();
+    let ndr = o.bound("NDR").unwrap();
+    assert!(
+        ndr.lower_fps.is_none() && ndr.upper_fps.is_none(),
+        "{ndr:?}"
+    );
+    assert!(o.tester_max_fps.is_some_and(|m| m < rates[9]));
+}

@@ -395,7 +395,11 @@ impl ThroughputSearch {
         // explain decides nothing for a target it lost for.
         let lost = r.sent.saturating_sub(r.received);
         let excused = lost > 0 && lost <= r.catch_up_frames;
-        if excused || (tester_limited && self.loss_free_somewhere(loss_ratio)) {
+        if excused {
+            // Undecided at this rate and above: search below it (asking for
+            // it again would only repeat the trial).
+            self.cap_max(lower_rate * (1.0 - self.cfg.relative_resolution));
+        } else if tester_limited && self.loss_free_somewhere(loss_ratio) {
             // Rates above what it sent stay undecided for a target it did
             // not lose for: search below them.
             self.cap_max(lower_rate);
