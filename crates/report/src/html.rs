@@ -107,6 +107,25 @@ fn words(v: &Value) -> Vec<String> {
                 ));
             }
         }
+        if let Some(c) = sut.get("consistency").filter(|x| !x.is_null()) {
+            let words = |src: Option<&str>| match src {
+                Some("hardware") => "NIC hardware stamps",
+                Some("kernel") => "kernel stamps",
+                _ => "user windows",
+            };
+            w.push(format!(
+                "Verdict: {}, resting on the {} (SUT latency α' {} ± {} ns); {}.",
+                s(c, "/verdict").unwrap_or("?").replace('_', "-"),
+                words(s(c, "/rests_on")),
+                num(f(c, "/latency/value").unwrap_or(f64::NAN)),
+                num(f(c, "/latency/ci95").unwrap_or(f64::NAN)),
+                match s(c, "/agreement") {
+                    Some("inconsistent") => "the estimates disagree (see the warnings)",
+                    Some("consistent") => "the estimates agree within their 95 % intervals",
+                    _ => "the only estimate",
+                }
+            ));
+        }
         if let Some(n) = s(sut, "/note") {
             w.push(format!("SUT fit: {n}."));
         }
