@@ -6,12 +6,12 @@
 //! ports with NIC stamps (`--frame-format auto` wraps the frames in PTP
 //! where the NIC stamps only that) the figures are the hardware ones.
 
-use super::args::Rfc2544Args;
-use super::sizes::SizeSpec;
+use super::plan::Plan;
+use super::size::SizeSpec;
 use anyhow::Result;
 use misura_engine::{EngineChoice, FrameFormat};
 use misura_oneway::mode::{LoadOptions, OnewayEngine};
-use misura_oneway::{self as oneway, Calibration, Mode, Request};
+use misura_oneway::{self as oneway, Mode, Request};
 use misura_report::rfc2544::LatencyResult;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -21,45 +21,49 @@ pub const MIN_TAGGED: u64 = 500;
 
 /// Run the latency trial for `size` at `rate_fps`.
 pub fn run(
-    a: &Rfc2544Args,
+    plan: &Plan,
     size: &SizeSpec,
     rate_fps: f64,
-    link_bps: u64,
-    calibration: Option<&Calibration>,
     stop: &Arc<AtomicUsize>,
 ) -> Result<(LatencyResult, Vec<misura_report::Warning>)> {
-    let frames = (rate_fps * a.latency_trial.ns as f64 / 1e9) as u64;
+    let frames = (rate_fps * plan.latency_trial_ns as f64 / 1e9) as u64;
     let every = (frames / (2 * MIN_TAGGED)).clamp(2, 1_000_000);
-    let mut req = Request::new(&a.p.tx, &a.p.rx);
-    req.netns = a.ns.netns.clone();
+    let ethertype = plan.engine.ethertype;
+    let mut req = Request::new(&plan.tx, &plan.rx);
+    req.netns = plan.netns.clone();
     req.pace = oneway::plan::Pace::Rate(rate_fps);
-    req.duration_ns = Some(a.latency_trial.ns);
+    req.duration_ns = Some(plan.latency_trial_ns);
     req.sizes = size.payloads();
-    req.link_rate_bps = Some(link_bps);
-    req.ethertype = a.p.ethertype.value;
+    req.link_rate_bps = Some(plan.link.rate_bps);
+    req.ethertype = ethertype;
     // Auto takes PTP only where that gives NIC stamps and every frame of
     // the size carries the envelope (a 64-byte frame cannot).
-    let format =
-        misura_engine::format::settle(a.p.frame_format, &a.p.rx, a.p.ethertype.value, &req.sizes);
+    let format = misura_engine::format::settle(plan.frame_format, &plan.rx, ethertype, &req.sizes);
     req.frame_format = match format.format {
         FrameFormat::Ptp => oneway::plan::FrameFormat::Ptp,
         _ => oneway::plan::FrameFormat::Misura,
     };
     req.quiet = true;
-    req.tuning.cpu = a.p.cpu;
+    req.tuning.cpu = plan.cpu;
     req.load = Some(LoadOptions {
-        mode: match a.p.engine {
+        mode: match plan.engine_choice {
             EngineChoice::Auto => OnewayEngine::Auto,
             EngineChoice::Packet => OnewayEngine::Packet,
             EngineChoice::Mmap => OnewayEngine::Mmap,
             EngineChoice::Xdp => OnewayEngine::Xdp,
         },
-        engine: a.p.engine_args.clone(),
+        engine: plan.engine_args.clone(),
         latency_every: Some(every),
-        cpu: a.p.cpu,
+        cpu: plan.cpu,
     });
     let mut outputs = oneway::Outputs { frames: None };
-    let r = oneway::measure(&req, Mode::Oneway, calibration, &mut outputs, stop)?;
+    let r = oneway::measure(
+        &req,
+        Mode::Oneway,
+        plan.calibration.as_ref(),
+        &mut outputs,
+        stop,
+    )?;
     let o = &r.overall;
     // NIC stamps at both ends first (the RX clock converted to the TX
     // clock when they differ), then kernel stamps, then the user clock.
@@ -104,7 +108,7 @@ pub fn run(
             .chain(
                 format
                     .note
-                    .map(|note| crate::shared::warnings::Warn::EngineFallback { note }.into()),
+                    .map(|note| misura_run::warnings::Warn::EngineFallback { note }.into()),
             )
             .collect(),
     ))

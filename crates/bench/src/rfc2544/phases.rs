@@ -3,15 +3,13 @@
 //! the buffer time) are `misura_measure::load`'s; this file runs the
 //! trials they ask for and lists them.
 
-use super::args::Rfc2544Args;
-use super::sizes::SizeSpec;
+use super::plan::Ctx;
+use super::size::SizeSpec;
 use anyhow::{anyhow, Result};
-use misura_engine::{self as frames, open::Engine, EngineRequest, Flow, TrialSpec};
+use misura_engine::{self as frames, Flow, TrialSpec};
 use misura_measure::load::{self, b2b, flr, search};
 use misura_report::load::LoadTrial;
 use misura_report::rfc2544::{BackToBack, RateBound, SizeReport, ThroughputResult, TrialRow};
-use misura_wire::MacAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// How long a trial keeps receiving after its last send (RFC 2544 §23
 /// waits 2 s for stragglers before the next trial; a frame later than
@@ -27,35 +25,7 @@ const DRAIN_NS: i64 = 250_000_000;
 /// allow is conclusive (an upper bound at the rate sent) and never counts.
 const LIMITED_IN_A_ROW: u32 = 3;
 
-/// What every trial of a run shares.
-pub struct Ctx<'a> {
-    pub a: &'a Rfc2544Args,
-    pub engine: Option<Engine>,
-    pub req: EngineRequest,
-    pub dst: MacAddr,
-    pub src: MacAddr,
-    pub trial_ns: i64,
-    pub short_ns: i64,
-    pub stop: &'a AtomicUsize,
-    /// The same flag, for the latency trial (`misura oneway`'s measure).
-    pub stop_arc: &'a std::sync::Arc<AtomicUsize>,
-    pub cpus: Vec<usize>,
-    pub status: &'a crate::shared::status_line::StatusLine,
-    /// "size 1/3", for the progress line.
-    pub size_no: String,
-}
-
 impl Ctx<'_> {
-    /// Open the engine again after the latency trial closed it.
-    pub fn reopen(&mut self) -> Result<()> {
-        self.engine = Some(frames::open::open(&self.req)?);
-        Ok(())
-    }
-
-    fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed) != 0
-    }
-
     /// A trial, run again while `spoiled` says the tester itself fell
     /// behind in it, up to `--tester-retries` times: each spoiled attempt
     /// goes into `rows` (numbered); the one that stands is returned with
@@ -71,7 +41,7 @@ impl Ctx<'_> {
         let (phase, rate_fps, duration_ns, burst) = what;
         let mut attempt = 1;
         loop {
-            self.status.step(
+            self.progress.step(
                 format!(
                     "{} {} B {phase} trial{} at {:.0} frames/s",
                     self.size_no,
@@ -87,7 +57,7 @@ impl Ctx<'_> {
                 None,
             );
             let t = self.trial(size, rate_fps, duration_ns, burst)?;
-            if !spoiled(&t) || attempt > self.a.p.tester_retries || self.stopped() {
+            if !spoiled(&t) || attempt > self.plan.tester_retries || self.stopped() {
                 return Ok((t, attempt));
             }
             rows.push(attempt_row(phase, &t, attempt));
@@ -131,13 +101,13 @@ impl Ctx<'_> {
             },
             catch_up_frames: frames::CATCH_UP_FRAMES,
             session_id: fresh_session(),
-            ethertype: self.req.ethertype,
-            dst: self.dst,
-            src: self.src,
-            cpus: self.cpus.clone(),
+            ethertype: self.plan.engine.ethertype,
+            dst: self.plan.dst,
+            src: self.plan.src,
+            cpus: self.plan.cpus.clone(),
             interval_ns: None,
         };
-        Ok(frames::run_trial(engine, &spec, None, self.stop)?.trial)
+        Ok(frames::run_trial(engine, &spec, None, self.stop.as_ref())?.trial)
     }
 }
 
@@ -176,13 +146,13 @@ fn note_tester_max(s: &mut SizeReport, t: &LoadTrial) {
 }
 
 fn load_err(e: misura_measure::load::LoadError) -> anyhow::Error {
-    crate::shared::exit::Failure::Params(e.to_string()).into()
+    misura_run::exit::Failure::Params(e.to_string()).into()
 }
 
 /// §26.1: NDR and PDR by the search.
 pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<ThroughputResult> {
     let started = std::time::Instant::now();
-    let a = ctx.a;
+    let plan = ctx.plan;
     let line = s.line_rate_fps;
     let mut srch = search::ThroughputSearch::new(search::SearchConfig {
         min_fps: (line * 1e-4).max(1.0),
@@ -194,13 +164,13 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
             },
             search::LossTarget {
                 name: "PDR".into(),
-                loss_ratio: a.pdr.share,
+                loss_ratio: plan.pdr,
             },
         ],
-        short_trial_ns: ctx.short_ns,
-        final_trial_ns: ctx.trial_ns,
-        relative_resolution: a.resolution.share,
-        max_trials: a.max_trials,
+        short_trial_ns: plan.short_ns,
+        final_trial_ns: plan.trial_ns,
+        relative_resolution: plan.resolution,
+        max_trials: plan.max_trials,
     })
     .map_err(load_err)?;
     let mut rows = Vec::new();
@@ -287,7 +257,7 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
     Ok(ThroughputResult {
         ndr,
         pdr,
-        pdr_ratio: a.pdr.share,
+        pdr_ratio: plan.pdr,
         stopped_by: stopped_by.into(),
         trials: rows,
         elapsed_s: started.elapsed().as_secs_f64(),
@@ -298,7 +268,7 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
 /// successive steps lose nothing (or three in a row the tester could not
 /// send: the result is then inconclusive).
 pub fn frame_loss(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<Vec<TrialRow>> {
-    let mut plan = flr::FlrPlan::new(s.line_rate_fps, 10.0, ctx.trial_ns).map_err(load_err)?;
+    let mut plan = flr::FlrPlan::new(s.line_rate_fps, 10.0, ctx.plan.trial_ns).map_err(load_err)?;
     let mut rows = Vec::new();
     let mut limited_in_a_row = 0;
     while let Some((percent, rate, duration)) = plan.next_trial() {
@@ -334,13 +304,14 @@ pub fn back_to_back(
     s: &mut SizeReport,
     throughput_fps: Option<f64>,
 ) -> Result<BackToBack> {
-    let a = ctx.a;
     let line = s.line_rate_fps;
-    let max_burst = ((a.b2b_max_burst.ns as f64 / 1e9) * line).ceil().max(2.0) as u64;
+    let max_burst = ((ctx.plan.b2b_max_burst_ns as f64 / 1e9) * line)
+        .ceil()
+        .max(2.0) as u64;
     let mut srch = b2b::B2bSearch::new(b2b::B2bConfig {
         line_fps: line,
         max_burst_frames: max_burst,
-        trials: a.b2b_trials,
+        trials: ctx.plan.b2b_trials,
         resolution_frames: 1,
     })
     .map_err(load_err)?;

@@ -134,3 +134,10 @@ mod tests {
         assert!(l.ends_with("about 60 s left in the run"), "{l}");
     }
 }
+
+/// The benchmarks' progress (rfc2544's trials, y1564's steps) is this line.
+impl misura_bench::Progress for StatusLine {
+    fn step(&self, what: String, length: Duration, after: Option<Duration>) {
+        StatusLine::step(self, what, length, after);
+    }
+}

@@ -1,13 +1,12 @@
 //! `misura rfc2544`: RFC 2544's four tests per frame size on the frame
-//! engine: throughput by an NDR/PDR search (`phases`), latency at the
-//! throughput rate (`latency`), frame loss rate and back-to-back
-//! (`phases`). Each trial's offered and achieved rates, loss and the
-//! tester's own limits go into the result; a rate the tester could not
-//! send is never counted as the SUT's loss.
+//! engine. The flags resolve into `misura_bench::rfc2544::Plan` here (sizes
+//! against the MTU, durations, the link speed, the calibration profile) and
+//! the engine is opened; the method (the search, the latency trial, frame
+//! loss, back-to-back, each trial classified at the rate the tester sent)
+//! is `misura_bench::rfc2544`'s; the result, its exit code and the printing
+//! are this command's.
 
 pub mod args;
-pub mod latency;
-pub mod phases;
 pub mod sizes;
 
 pub use args::Rfc2544Args;
@@ -18,12 +17,12 @@ use crate::shared::output::{Finished, Report};
 use crate::shared::warnings::Warn;
 use anyhow::Result;
 use args::Test;
+use misura_bench::rfc2544::{self as bench, inconclusive};
 use misura_engine::{self as frames, EngineRequest};
 use misura_measure::wire_time::LinkModel;
 use misura_oneway::Calibration;
-use misura_report::rfc2544::{Rfc2544Config, Rfc2544Report, SizeReport};
+use misura_report::rfc2544::{Rfc2544Config, Rfc2544Report};
 use misura_report::StopReason;
-use phases::Ctx;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -71,45 +70,40 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     for n in &facts.notes {
         warnings.push(Warn::EngineFallback { note: n.clone() }.into());
     }
-    let status = crate::shared::status_line::StatusLine::new(a.out.quiet);
-    let mut ctx = Ctx {
-        a,
-        engine: Some(engine),
-        req,
-        dst: misura_wire::MacAddr(rx.mac),
-        src: misura_wire::MacAddr(tx.mac),
+    let plan = bench::Plan {
+        tx: a.p.tx.clone(),
+        rx: a.p.rx.clone(),
+        netns: a.ns.netns.clone(),
+        tests: bench::Tests {
+            throughput: tests.contains(&Test::Throughput),
+            latency: tests.contains(&Test::Latency),
+            loss: tests.contains(&Test::Loss),
+            b2b: tests.contains(&Test::B2b),
+        },
+        link,
         trial_ns,
         short_ns,
-        stop: stop.as_ref(),
-        stop_arc: stop,
+        resolution: a.resolution.share,
+        pdr: a.pdr.share,
+        max_trials: a.max_trials,
+        latency_trial_ns: a.latency_trial.ns,
+        b2b_trials: a.b2b_trials,
+        b2b_max_burst_ns: a.b2b_max_burst.ns,
+        tester_retries: a.p.tester_retries,
+        engine: req,
+        engine_choice: a.p.engine,
+        engine_args: a.p.engine_args.clone(),
+        frame_format: a.p.frame_format,
+        cpu: a.p.cpu,
         cpus,
-        status: &status,
-        size_no: String::new(),
+        dst: misura_wire::MacAddr(rx.mac),
+        src: misura_wire::MacAddr(tx.mac),
+        calibration,
     };
-    let mut out = Vec::new();
-    for (i, size) in sizes.iter().enumerate() {
-        if stop.load(Ordering::Relaxed) != 0 {
-            break;
-        }
-        ctx.size_no = format!("size {}/{}:", i + 1, sizes.len());
-        let s = one_size(
-            &mut ctx,
-            size,
-            &tests,
-            &link,
-            calibration.as_ref(),
-            &mut warnings,
-        )?;
-        if let Some(why) = phases::repeat_note(&s) {
-            warnings.push(Warn::TesterRepeated { why }.into());
-        }
-        if let Some(why) = phases::tester_note(&s) {
-            warnings.push(Warn::TesterLimited { why }.into());
-        }
-        out.push(s);
-    }
+    let status = crate::shared::status_line::StatusLine::new(a.out.quiet);
+    let out = bench::measure(&plan, &sizes, engine, &status, stop, &mut warnings)?;
     drop(status);
-    let inconclusive: Vec<String> = out.iter().flat_map(phases::inconclusive).collect();
+    let inconclusive: Vec<String> = out.iter().flat_map(inconclusive).collect();
     // The latency trials repeat the engine's notes: keep each warning once.
     let mut seen = std::collections::HashSet::new();
     warnings.retain(|w| seen.insert((w.code.clone(), w.text.clone())));
@@ -187,60 +181,4 @@ fn link_speed(
             ))),
         },
     }
-}
-
-/// The tests asked for, on one frame size.
-fn one_size(
-    ctx: &mut Ctx,
-    size: &sizes::SizeSpec,
-    tests: &[Test],
-    link: &LinkModel,
-    calibration: Option<&Calibration>,
-    warnings: &mut Vec<misura_report::Warning>,
-) -> Result<SizeReport> {
-    let mut s = SizeReport {
-        label: size.label.clone(),
-        frame_bytes: size.frames.clone(),
-        line_rate_fps: size.line_rate_fps(link),
-        tester_max_fps: None,
-        throughput: None,
-        latency: None,
-        frame_loss: None,
-        back_to_back: None,
-    };
-    let need_rate = tests.contains(&Test::Throughput) || tests.contains(&Test::Latency);
-    if need_rate {
-        s.throughput = Some(phases::throughput(ctx, size, &mut s)?);
-    }
-    if tests.contains(&Test::Latency) && ctx.stop.load(Ordering::Relaxed) == 0 {
-        let rate = s.throughput.as_ref().map_or(0.0, |t| t.ndr.lower_fps);
-        if rate > 0.0 {
-            // The latency trial opens its own rings: close ours first.
-            ctx.engine = None;
-            ctx.status.step(
-                format!(
-                    "{} {} B latency trial at {rate:.0} frames/s",
-                    ctx.size_no, size.label
-                ),
-                ctx.a.latency_trial.std(),
-                None,
-            );
-            let (l, w) = latency::run(ctx.a, size, rate, link.rate_bps, calibration, ctx.stop_arc)?;
-            warnings.extend(w);
-            s.latency = Some(l);
-            ctx.reopen()?;
-        }
-    }
-    if tests.contains(&Test::Loss) && ctx.stop.load(Ordering::Relaxed) == 0 {
-        s.frame_loss = Some(phases::frame_loss(ctx, size, &mut s)?);
-    }
-    if tests.contains(&Test::B2b) && ctx.stop.load(Ordering::Relaxed) == 0 {
-        let thr = s
-            .throughput
-            .as_ref()
-            .filter(|t| t.ndr.found)
-            .map(|t| t.ndr.lower_fps);
-        s.back_to_back = Some(phases::back_to_back(ctx, size, &mut s, thr)?);
-    }
-    Ok(s)
 }

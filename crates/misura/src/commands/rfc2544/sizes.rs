@@ -1,48 +1,15 @@
-//! Frame sizes as RFC 2544 names them (Ethernet frames with FCS), and IMIX.
+//! `--sizes`: frame sizes as RFC 2544 names them (Ethernet frames with
+//! FCS), and IMIX, checked against the ports' MTU.
 
 use crate::shared::exit::Failure;
-use misura_measure::wire_time::LinkModel;
 use misura_wire::probe::HEADER_LEN;
 
-/// Ethernet header (14) and FCS (4): frame size − payload P.
-pub const FRAME_OVERHEAD: usize = 18;
+pub use misura_bench::rfc2544::{SizeSpec, FRAME_OVERHEAD};
+
 /// Largest frame accepted: a 9000-byte jumbo payload.
 pub const MAX_FRAME: usize = 9018;
 /// IMIX: 7 × 64, 4 × 570, 1 × 1518 (the classic "simple IMIX").
 pub const IMIX: [(usize, usize); 3] = [(64, 7), (570, 4), (1518, 1)];
-
-/// One size of the run.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SizeSpec {
-    pub label: String,
-    /// Frame sizes (FCS included) cycled frame by frame.
-    pub frames: Vec<usize>,
-}
-
-impl SizeSpec {
-    /// misura's payload P of each frame.
-    pub fn payloads(&self) -> Vec<usize> {
-        self.frames.iter().map(|f| f - FRAME_OVERHEAD).collect()
-    }
-
-    /// The link's highest frame rate for this mix: one over the mean slot
-    /// (frame, preamble and inter-frame gap).
-    pub fn line_rate_fps(&self, link: &LinkModel) -> f64 {
-        let ps: f64 = self
-            .payloads()
-            .iter()
-            .map(|&p| link.slot_time_ps(p) as f64)
-            .sum::<f64>()
-            / self.frames.len() as f64;
-        1e12 / ps
-    }
-
-    /// Bits per second of frames (FCS included) at `fps`.
-    pub fn frame_bps(&self, fps: f64) -> f64 {
-        let mean = self.frames.iter().sum::<usize>() as f64 / self.frames.len() as f64;
-        fps * mean * 8.0
-    }
-}
 
 /// Parse `--sizes` against the ports' MTU.
 pub fn parse(items: &[String], mtu: usize) -> Result<Vec<SizeSpec>, Failure> {
@@ -104,6 +71,7 @@ pub fn parse(items: &[String], mtu: usize) -> Result<Vec<SizeSpec>, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use misura_measure::wire_time::LinkModel;
 
     #[test]
     fn sizes_and_imix_parse_and_carry_their_line_rate() {

@@ -1,0 +1,31 @@
+//! misura's device benchmarks on the frame engine: RFC 2544's four tests
+//! per frame size ([`rfc2544`]) and ITU-T Y.1564's configuration and
+//! performance tests ([`y1564`]). Each takes a complete plan (the binary
+//! resolves the command line into it once), drives the engine trial by
+//! trial as `misura_measure::load`'s decisions ask, and returns the figures
+//! for the binary to wrap into its result; it never prints. Progress goes
+//! through [`Progress`], which the binary draws as its status line.
+//!
+//! Errors are `anyhow`'s here because everything this crate calls that can
+//! fail (the engine's trials, the one-way measurement behind RFC 2544's
+//! latency trial) speaks `anyhow`; the exit class of a bad plan is the
+//! `misura_run::exit::Failure` inside, as for those crates.
+
+#![forbid(unsafe_code)]
+
+pub mod rfc2544;
+pub mod y1564;
+
+use std::time::Duration;
+
+/// Where a benchmark says which trial or step runs.
+pub trait Progress {
+    /// `what` runs now for `length`; `after` is the run's planned time
+    /// after it, when known.
+    fn step(&self, what: String, length: Duration, after: Option<Duration>);
+}
+
+/// No progress shown (tests, `--quiet`).
+impl Progress for () {
+    fn step(&self, _: String, _: Duration, _: Option<Duration>) {}
+}
