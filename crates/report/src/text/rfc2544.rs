@@ -82,6 +82,7 @@ pub fn write_text(r: &Rfc2544Report, out: &mut dyn Write) -> io::Result<()> {
                             "the tester could not send steadily at any rate tried".into()
                         }
                     )?;
+                    write_evidence(out, b)?;
                     continue;
                 }
                 writeln!(
@@ -93,6 +94,7 @@ pub fn write_text(r: &Rfc2544Report, out: &mut dyn Write) -> io::Result<()> {
                     b.lower_bps / 1e6,
                     fps(b.upper_fps)
                 )?;
+                write_evidence(out, b)?;
             }
             writeln!(
                 out,
@@ -161,6 +163,31 @@ pub fn write_text(r: &Rfc2544Report, out: &mut dyn Write) -> io::Result<()> {
     }
     for w in &r.warnings {
         writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}
+
+/// The trials that set a bound (issue 37): each at the rate the tester
+/// really sent, so a reader can check the verdict.
+fn write_evidence(out: &mut dyn Write, b: &RateBound) -> io::Result<()> {
+    for (side, t) in [("lower", &b.lower_trial), ("upper", &b.upper_trial)] {
+        if let Some(t) = t {
+            writeln!(
+                out,
+                "      {side} bound from the {} trial: offered {}frames/s, sent {}frames/s ({} frames), received {}, loss {:.4} %{}",
+                t.phase,
+                fps(t.offered_fps),
+                fps(t.achieved_fps),
+                t.sent,
+                t.received,
+                100.0 * t.loss_ratio,
+                if t.tester_limit.is_some() {
+                    " (the tester fell short: classified at the rate it sent)"
+                } else {
+                    ""
+                }
+            )?;
+        }
     }
     Ok(())
 }
