@@ -6,7 +6,7 @@ use super::format::FrameFormat;
 use super::open::EngineChoice;
 use clap::Args;
 use misura_run::exit::Failure;
-use misura_run::units::Ethertype;
+use misura_run::units::{DurationArg, Ethertype};
 
 #[derive(Args, Debug, Clone, PartialEq)]
 pub struct EngineArgs {
@@ -127,5 +127,43 @@ impl EnginePorts {
             }
         }
         Ok(())
+    }
+}
+
+/// `--trial`: the length of a full trial, one flag for both commands that
+/// drive the engine in trials (rfc2544's confirmation trials and frame
+/// loss steps, y1564's configuration-test steps), with one set of bounds.
+#[derive(Args, Debug, Clone)]
+pub struct TrialArgs {
+    /// Length of a full trial: rfc2544's confirmation trials and frame loss
+    /// steps, y1564's configuration-test steps (RFC 2544 asks at least 60 s,
+    /// Y.1564 suggests 60 s; 10 ms to 24 h). --step-duration is the same.
+    #[arg(
+        long = "trial",
+        value_name = "DURATION",
+        default_value = "60s",
+        alias = "step-duration"
+    )]
+    pub trial: DurationArg,
+}
+
+/// The shortest `--trial` accepted, ns.
+pub const MIN_TRIAL_NS: i64 = 10_000_000;
+/// The longest `--trial` accepted: a day (a longer trial only delays the
+/// result), ns.
+pub const MAX_TRIAL_NS: i64 = 86_400_000_000_000;
+
+impl TrialArgs {
+    /// The trial's length, ns, within [`MIN_TRIAL_NS`]..=[`MAX_TRIAL_NS`]
+    /// (exit 5 below, 2 above, naming the flag and the bound).
+    pub fn ns(&self) -> Result<i64, Failure> {
+        let ns = self.trial.at_least("--trial", MIN_TRIAL_NS)?;
+        if ns > MAX_TRIAL_NS {
+            return Err(Failure::Usage(format!(
+                "--trial {} is too long: at most 24h",
+                self.trial
+            )));
+        }
+        Ok(ns)
     }
 }

@@ -31,7 +31,7 @@ pub mod streams;
 pub mod trial;
 pub mod tx;
 
-pub use args::{EngineArgs, EnginePorts};
+pub use args::{EngineArgs, EnginePorts, TrialArgs};
 pub use flows::Flow;
 pub use format::FrameFormat;
 pub use open::{EngineChoice, EngineRequest};

@@ -414,7 +414,7 @@ fn impossible_setups_are_refused() {
                 "--service",
                 ok,
             ][..],
-            "at most 1h",
+            "at most 24h",
         ),
         (
             &[

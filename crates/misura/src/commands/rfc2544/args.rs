@@ -58,15 +58,8 @@ pub struct Rfc2544Args {
         default_value = "throughput,latency,loss,b2b"
     )]
     pub tests: Vec<Test>,
-    /// Length of a full trial (the search's confirmation trials, the loss
-    /// steps); RFC 2544 asks at least 60 s; at most 24h.
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "60s",
-        alias = "step-duration"
-    )]
-    pub trial: DurationArg,
+    #[command(flatten)]
+    pub trial: misura_engine::TrialArgs,
     /// Length of the search's short trials, which bracket the rate first.
     #[arg(long, value_name = "DURATION", default_value = "1s")]
     pub short_trial: DurationArg,
@@ -109,10 +102,9 @@ impl Rfc2544Args {
     /// The full and short trial lengths, every duration checked against
     /// its bounds.
     pub fn durations(&self) -> Result<(i64, i64), crate::shared::exit::Failure> {
-        let trial_ns = self.trial.at_least("--trial", 10_000_000)?;
+        let trial_ns = self.trial.ns()?;
         let short_ns = self.short_trial.at_least("--short-trial", 10_000_000)?;
         for (flag, d) in [
-            ("--trial", &self.trial),
             ("--short-trial", &self.short_trial),
             ("--latency-trial", &self.latency_trial),
             ("--b2b-max-burst", &self.b2b_max_burst),
@@ -143,7 +135,7 @@ impl Rfc2544Args {
         if short_ns > trial_ns {
             return Err(crate::shared::exit::Failure::Usage(format!(
                 "--short-trial {} is longer than --trial {}: short trials bracket the rate before full-length ones",
-                self.short_trial, self.trial
+                self.short_trial, self.trial.trial
             )));
         }
         Ok((trial_ns, short_ns))

@@ -33,15 +33,8 @@ pub struct Y1564Args {
     /// A service to test (1 to 8; see below).
     #[arg(long = "service", value_name = "SPEC", required = true)]
     pub services: Vec<String>,
-    /// Length of each configuration-test step, a trial as rfc2544 calls it
-    /// (Y.1564 suggests 60 s; at most 1h). --step-duration is the same.
-    #[arg(
-        long = "trial",
-        value_name = "DURATION",
-        default_value = "60s",
-        alias = "step-duration"
-    )]
-    pub step_duration: DurationArg,
+    #[command(flatten)]
+    pub trial: misura_engine::TrialArgs,
     /// Length of the performance test (Y.1564: 15 min; 0 to skip it; at most 24h).
     #[arg(long, value_name = "DURATION", default_value = "15m")]
     pub duration: DurationArg,
@@ -149,8 +142,6 @@ pub fn parse_service(spec: &str) -> Result<ServiceConfig, Failure> {
     Ok(s)
 }
 
-/// Longest configuration-test step: an hour (Y.1564 suggests 60 s).
-pub const MAX_STEP_NS: i64 = 3_600_000_000_000;
 /// Longest performance test: a day (Y.1564 names 15 min, 2 h and 24 h).
 pub const MAX_PERFORMANCE_NS: i64 = 86_400_000_000_000;
 
@@ -192,13 +183,7 @@ pub fn check_link(
 impl Y1564Args {
     /// The step and performance-test lengths, checked against their bounds.
     pub fn durations(&self) -> Result<(i64, i64), Failure> {
-        let step = self.step_duration.at_least("--trial", 100_000_000)?;
-        if step > MAX_STEP_NS {
-            return Err(Failure::Usage(format!(
-                "--trial {} is too long: at most 1h (Y.1564 suggests 60s)",
-                self.step_duration
-            )));
-        }
+        let step = self.trial.ns()?;
         if self.duration.ns > MAX_PERFORMANCE_NS {
             return Err(Failure::Usage(format!(
                 "--duration {} is too long: at most 24h",
