@@ -344,3 +344,56 @@ fn write_line_table(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use misura_measure::SutVerdict;
+
+    fn estimate(source: SutSource, value: f64, ci95: f64) -> SutEstimate {
+        SutEstimate {
+            source,
+            value,
+            ci95,
+            calibration_ci95: 0.0,
+        }
+    }
+
+    fn headline(c: &SutConsistency) -> String {
+        let mut out = Vec::new();
+        write_headline(c, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The line names the verdict, the estimate it rests on with its
+    /// figure, and whether the others agree.
+    #[test]
+    fn the_headline_names_its_basis_and_the_disagreement() {
+        let kernel = estimate(SutSource::Kernel, 1400.3, 11.8);
+        let mut c = SutConsistency {
+            agreement: SutAgreement::Inconsistent,
+            rests_on: SutSource::Kernel,
+            verdict: SutVerdict::CutThrough,
+            latency: kernel.clone(),
+            disagreements: vec![SutDisagreement {
+                quantity: "alpha_ns".into(),
+                first: kernel,
+                second: estimate(SutSource::User, 352.0, 17.0),
+                gap: 1019.5,
+            }],
+            causes: vec![],
+        };
+        assert_eq!(
+            headline(&c),
+            "verdict: cut-through, resting on the kernel stamps (SUT latency α' 1.400 ± 0.012 \
+             µs); the user windows disagree (see the warning)\n"
+        );
+        c.agreement = SutAgreement::Consistent;
+        c.disagreements.clear();
+        c.verdict = SutVerdict::StoreAndForward;
+        assert!(
+            headline(&c).starts_with("verdict: store-and-forward, resting on the kernel stamps")
+        );
+        assert!(headline(&c).ends_with("the other estimates agree within their 95 % intervals\n"));
+    }
+}
