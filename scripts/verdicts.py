@@ -15,8 +15,9 @@ N times, and classifies each run against the SUT's known limit:
   R / (8 (L - 4)) frames/s, plus the queue's share Q / ((L - 4) T) when it
   starts empty: the truth lies between the two; the error is printed against
   the queue-corrected one.
-* policer: `misura lab up --police 50M` (tbf with a 3000-byte queue): the
-  same formula with the queue and the bucket, a few frames.
+* policer: what `misura lab up --police 50M` builds (tbf with a 3000-byte
+  queue and MEF's 12176-byte bucket): the same formula with the queue and
+  the bucket, a few frames.
 * none: the bare bridge, whose limit is not known in advance (only found /
   inconclusive is counted; an NDR is never "wrong" there).
 
@@ -46,7 +47,9 @@ TOLERANCE = 0.02
 SUTS = {
     # name: (lab flags, rate bit/s, queue + bucket bytes)
     "shaper": (["--shape", "100M,queue=1M"], 100e6, 1024 * 1024),
-    "policer": (["--police", "50M"], 50e6, 3000 + 12176),
+    # what `misura lab up --police 50M` builds, written as a shape so that
+    # a misura from before --police can be measured the same way
+    "policer": (["--shape", "50M,queue=3000,burst=12176"], 50e6, 3000 + 12176),
     "none": (["--shape", "none"], None, 0),
 }
 
