@@ -222,6 +222,7 @@ fn step_report(
         received_bps: m.received_bps,
         frames_sent: m.frames_sent,
         frames_lost: m.frames_lost,
+        catch_up_frames: m.catch_up_frames,
         flr: if m.frames_sent > 0 {
             m.frames_lost as f64 / m.frames_sent as f64
         } else {

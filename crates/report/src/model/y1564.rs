@@ -77,6 +77,12 @@ pub struct StepReport {
     pub received_bps: f64,
     pub frames_sent: u64,
     pub frames_lost: u64,
+    /// Frames the tester sent back to back catching up after it was
+    /// descheduled: a loss (or a green floor missed by) no more than these
+    /// may be its own bursts' at a policer, and is no verdict. 0 in older
+    /// results.
+    #[serde(default)]
+    pub catch_up_frames: u64,
     pub flr: f64,
     pub fd_mean_ns: Option<f64>,
     pub fd_max_ns: Option<i64>,
