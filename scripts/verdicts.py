@@ -21,9 +21,12 @@ N times, and classifies each run against the SUT's known limit:
 * none: the bare bridge, whose limit is not known in advance (only found /
   inconclusive is counted; an NDR is never "wrong" there).
 
-found: exit 0 with NDR found; inconclusive: exit 8; wrong: an NDR found
-outside [R / (8 (L - 4)) - tol, queue-corrected truth + tol] (tol: 2 %, four
-times the resolution: tbf's own timer granularity), or any other exit code.
+found: the NDR found and not resting on the tester (the run may still exit 8
+when its PDR does); inconclusive: the NDR rests on the tester (exit 8);
+wrong: an NDR found outside [R / (8 (L - 4)) - tol, queue-corrected truth +
+tol] (tol: 2 %, four times the resolution: tbf's own timer granularity), an
+NDR neither found nor said to be the tester's, or misura failing (any exit
+other than 0 and 8).
 The host is idle, or runs one busy loop per CPU beside the tester.
 
 Targets (issue 37): wrong is 0 in every cell; found in at least 95 % of the
@@ -112,23 +115,33 @@ class Matrix:
         try:
             s = json.loads(r.stdout)["sizes"][0]
             t = s["throughput"]
-            row.update(ndr=t["ndr"]["lower_fps"] if t["ndr"]["found"] else None,
+            # Each trial, for reading a verdict back (--json).
+            row["trial_rows"] = [[x["phase"], x["attempt"], round(x["offered_fps"]), round(x["achieved_fps"]),
+                                  x["sent"], x["received"], x.get("catch_up_frames", 0),
+                                  x["tester_limit"] is not None] for x in t["trials"]]
+            ndr = t["ndr"]
+            # The NDR's own verdict: found (not resting on the tester), or
+            # inconclusive. The exit code may be 8 for the PDR alone.
+            row.update(ndr=ndr["lower_fps"] if ndr["found"] and not ndr.get("tester_limited") else None,
+                       ndr_inconclusive=bool(ndr.get("tester_limited")),
                        tester_max=max([x["achieved_fps"] for x in t["trials"]] + [0.0]),
                        trials=len(t["trials"]), stopped_by=t["stopped_by"])
         except (ValueError, KeyError, IndexError, TypeError):
             row["stderr"] = r.stderr.strip()[-400:]
         tr = truth(sut, size)
-        if r.returncode == 8:
-            row["class"] = "inconclusive"
-        elif r.returncode == 0 and row["ndr"] is not None:
+        if r.returncode not in (0, 8) or "stderr" in row:
+            row["class"] = "wrong"  # misura failed: no verdict at all
+        elif row["ndr"] is not None:
             row["class"] = "found"
             if tr is not None:
                 lo, hi = tr
                 row["error"] = row["ndr"] / hi - 1
                 if not lo * (1 - TOLERANCE) <= row["ndr"] <= hi * (1 + TOLERANCE):
                     row["class"] = "wrong"
+        elif row.get("ndr_inconclusive") or r.returncode == 8:
+            row["class"] = "inconclusive"
         else:
-            row["class"] = "wrong"
+            row["class"] = "wrong"  # neither found nor said to be the tester's
         log(f"{sut} {size} B {host}: {row['class']} exit {r.returncode} NDR {row['ndr']} "
             f"(truth {'-' if tr is None else f'{tr[0]:.0f}..{tr[1]:.0f}'}) in {seconds:.0f} s")
         self.rows.append(row)
