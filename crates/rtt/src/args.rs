@@ -21,7 +21,7 @@ pub struct RttArgs {
     #[arg(long, value_name = "IF")]
     pub interface: Option<String>,
     /// MAC address of the reflector for --l2, or `irtt`: HOST[:PORT] is an
-    /// `irtt server` (port 2112 when none; see docs/guide/round-trips.md).
+    /// `irtt server` (port 2112 when none; see docs/guide/rtt.md).
     #[arg(long, value_name = "MAC|irtt")]
     pub peer: Option<Peer>,
     /// With --peer irtt: irtt's HMAC-MD5 key, as `irtt server --hmac=KEY`.
