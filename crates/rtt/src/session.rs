@@ -323,12 +323,33 @@ impl<'t> Link<'t> {
         Ok(())
     }
 
+    /// Whether an ICMP error (port or host unreachable) came back for a
+    /// probe: the error queue is read for it (TX stamps met on the way go
+    /// to the session), so it is asked only while no reply has come.
+    fn unreachable(&mut self) -> Result<bool> {
+        if matches!(self.tr, Transport::L2(_)) {
+            // Raw frames draw no ICMP error.
+            return Ok(false);
+        }
+        // Not `s.on_tx_stamp` here: stamps read now would be the warm-up's,
+        // which the session does not use, and are dropped after it anyway.
+        self.tr.poll_tx(usize::MAX, |_, _, _| {})?;
+        self.icmp += self.tr.take_icmp_errors();
+        Ok(self.icmp > 0)
+    }
+
     /// The warm-up, until the session has settled what the reflector does
     /// or the user stops (the measurement loop then ends the session).
     pub fn warm_up(&mut self, s: &mut SessionSender, stop: &AtomicUsize) -> Result<()> {
         while s.is_warming_up() && stop.load(Ordering::Relaxed) == 0 {
             self.transmit(s, realtime_ns())?;
             self.receive(s)?;
+            if s.warm_up().replies == 0 && self.unreachable()? {
+                // Nothing listens there: the remaining warm-up probes
+                // would each wait their timeout for a reply that cannot
+                // come (8 s with the defaults). The caller says why.
+                break;
+            }
             self.sleep(s, realtime_ns())?;
         }
         self.icmp += self.tr.take_icmp_errors();

@@ -21,14 +21,22 @@ fn number_and_unit<'a>(t: &'a str, s: &str, what: &str) -> Result<(f64, &'a str)
 }
 
 /// "500us", "1.5ms", "30s", "5m", "24h", "100ns", "250µs" → nanoseconds.
+/// A number needs its unit: `5` could be 5 s or 5 ms, and was once read as
+/// 5 s while its writer meant a 5 ms period (issue 36). Zero alone is zero.
 pub fn duration_ns(s: &str) -> Result<i64, Failure> {
     let t = s.trim();
     let (v, unit) = number_and_unit(t, s, "a duration: write e.g. 500us, 1ms, 30s, 5m or 24h")?;
     let scale = match unit.trim() {
+        "" if v == 0.0 => 1.0,
+        "" => {
+            return Err(Failure::Usage(format!(
+                "`{s}` has no time unit: write `{t}ms` for {t} milliseconds or `{t}s` for {t} seconds (units: ns, us, ms, s, m, h)"
+            )))
+        }
         "ns" => 1.0,
         "us" | "µs" => 1e3,
         "ms" => 1e6,
-        "s" | "" => 1e9,
+        "s" => 1e9,
         "m" | "min" => 60e9,
         "h" => 3600e9,
         other => {
@@ -223,7 +231,14 @@ mod tests {
         assert_eq!(duration_ns("500us").unwrap(), 500_000);
         assert_eq!(duration_ns("1.5ms").unwrap(), 1_500_000);
         assert_eq!(duration_ns("24h").unwrap(), 86_400_000_000_000);
-        assert_eq!(duration_ns("2").unwrap(), 2_000_000_000);
+        assert_eq!(duration_ns("0").unwrap(), 0);
+        let e = duration_ns("5").unwrap_err();
+        assert!(matches!(e, Failure::Usage(_)));
+        assert_eq!(
+            e.to_string(),
+            "`5` has no time unit: write `5ms` for 5 milliseconds or `5s` for 5 seconds (units: ns, us, ms, s, m, h)"
+        );
+        assert!(duration_ns("1.5").is_err());
         assert!(duration_ns("fast").is_err());
         assert!(duration_ns("3 weeks").is_err());
     }

@@ -15,6 +15,32 @@ fn usf(v: Option<f64>) -> String {
     v.map_or("-".into(), |x| format!("{:.3}", x / 1000.0))
 }
 
+/// The schedule as run: pattern, period, how many probes or how long, and
+/// how long a reply is waited for (a period given as `--period 5` once ran
+/// 5 s apart with nothing in the output to show it).
+fn schedule(c: &RttConfig) -> String {
+    let pattern = match c.pattern {
+        misura_measure::Pattern::Periodic => "periodic".to_string(),
+        misura_measure::Pattern::Burst { frames } => format!("bursts of {frames}"),
+        misura_measure::Pattern::Poisson => "Poisson (mean gap)".to_string(),
+    };
+    let period = human_ns(c.period_ns as f64);
+    let length = match (c.count, c.duration_s) {
+        (Some(n), Some(d)) => format!("{n} probes or {d} s, whichever ends first"),
+        (Some(n), None) => {
+            let per = c.pattern.frames_per_period().max(1) as f64;
+            let s = n as f64 / per * c.period_ns as f64;
+            format!("{n} probes (about {})", human_ns(s))
+        }
+        (None, Some(d)) => format!("for {d} s"),
+        (None, None) => "until stopped".to_string(),
+    };
+    format!(
+        "schedule: {pattern}, every {period}, {length}; reply timeout {}",
+        human_ns(c.timeout_ns as f64)
+    )
+}
+
 /// Human output.
 pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
     let c = &r.config;
@@ -40,6 +66,7 @@ pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
             format!("  [PARTIAL: {}]", r.stop_reason)
         }
     )?;
+    writeln!(out, "{}", schedule(c))?;
     let t = &r.timestamps;
     writeln!(
         out,

@@ -1,0 +1,99 @@
+//! What a new user meets in the first hour (issue 36): a duration without a
+//! unit is refused, naming the reading and the fix; rtt's header shows the
+//! schedule it runs; rtt against a port nothing listens on fails as soon as
+//! the ICMP port unreachable comes back. On loopback, no root needed.
+
+#[macro_use]
+mod common;
+
+use common::*;
+use std::time::{Duration, Instant};
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A UDP port nothing listens on (bound, read, closed again).
+fn closed_udp_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .expect("binding 127.0.0.1:0")
+        .port()
+}
+
+#[test]
+fn a_duration_without_a_unit_is_refused_by_every_command() {
+    // One duration flag of several commands, each with a bare number.
+    let cases: [&[&str]; 5] = [
+        &["rtt", "127.0.0.1", "--period", "5"],
+        &["rtt", "127.0.0.1", "--timeout", "2"],
+        &["tcp", "127.0.0.1", "--duration", "10"],
+        &["setup", "127.0.0.1", "--idle", "0s,1"],
+        &["clock", "interference", "--duration", "3"],
+    ];
+    for args in cases {
+        let o = run(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("has no time unit"), "{args:?}: {err}");
+        assert!(err.contains("ms` for"), "the fix is named: {args:?}: {err}");
+    }
+    // Zero needs no unit: it is zero in any.
+    let o = run(&["rtt", "127.0.0.1:1", "--timeout", "0", "--count", "1"]);
+    assert!(!stderr(&o).contains("has no time unit"), "{}", stderr(&o));
+}
+
+#[test]
+fn rtt_fails_fast_on_port_unreachable() {
+    let port = closed_udp_port();
+    let t = Instant::now();
+    let o = run(&[
+        "rtt",
+        &format!("127.0.0.1:{port}"),
+        "--count",
+        "3",
+        "--no-store",
+    ]);
+    let took = t.elapsed();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("ICMP port unreachable"), "{err}");
+    // Before: the 8 warm-up probes each waited out the 1 s timeout.
+    assert!(took < Duration::from_secs(2), "took {took:?}: {err}");
+}
+
+#[test]
+fn rtt_header_shows_the_schedule() {
+    // A reflector on loopback for the run.
+    let port = closed_udp_port();
+    let mut r = misura()
+        .args(["reflect", "--listen", "127.0.0.1", "--port"])
+        .arg(port.to_string())
+        .args(["--duration", "20s", "-q", "--no-store"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starting misura reflect");
+    std::thread::sleep(Duration::from_millis(300));
+    let o = run(&[
+        "rtt",
+        &format!("127.0.0.1:{port}"),
+        "--count",
+        "20",
+        "--period",
+        "2ms",
+        "--no-store",
+    ]);
+    let _ = r.kill();
+    let _ = r.wait();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("schedule:"))
+        .unwrap_or_else(|| panic!("no schedule line in:\n{out}"));
+    assert_eq!(
+        line,
+        "schedule: periodic, every 2.00 ms, 20 probes (about 40.00 ms); reply timeout 1.00 s"
+    );
+}
