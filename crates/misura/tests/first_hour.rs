@@ -97,3 +97,77 @@ fn rtt_header_shows_the_schedule() {
         "schedule: periodic, every 2.00 ms, 20 probes (about 40.00 ms); reply timeout 1.00 s"
     );
 }
+
+/// The `misura calibrate …` a calibration mismatch suggests, from stderr.
+fn suggested_calibrate(stderr: &str) -> Vec<String> {
+    let start = stderr
+        .find("(misura calibrate")
+        .unwrap_or_else(|| panic!("no suggested command in: {stderr}"));
+    let rest = &stderr[start + 1..];
+    let end = rest.find("), or pass").expect("the suggestion's end");
+    rest[..end].split_whitespace().map(str::to_string).collect()
+}
+
+/// Every command a calibration mismatch suggests runs as pasted, on the
+/// set-up that found the mismatch: swapped ports in the tester's namespace,
+/// then a link speed given by hand. After each paste the run that
+/// mismatched uses the new profile without complaint.
+#[test]
+#[ignore = "needs root: network namespaces and raw sockets"]
+fn a_calibration_mismatch_suggests_a_command_that_runs_as_pasted() {
+    need_root!();
+    let lab = Lab::up("fh", "c", "direct");
+    let t = lab.tester();
+    let profile = lab.dir.join("cal.json");
+    let p = profile.to_str().unwrap();
+    // Short runs: the suggestion is the set-up; these only shorten it.
+    let short = ["--count", "700", "--rate", "4000", "--no-store", "-q"];
+    let o = misura()
+        .args([
+            "calibrate",
+            "--netns",
+            &t,
+            "--tx",
+            "p1",
+            "--rx",
+            "p2",
+            "--profile",
+            p,
+        ])
+        .args(short)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for setup in [
+        &["--tx", "p2", "--rx", "p1"][..],
+        &["--tx", "p1", "--rx", "p2", "--link-speed", "1G"][..],
+    ] {
+        let oneway = || {
+            misura()
+                .args(["oneway", "--netns", &t])
+                .args(setup)
+                .args(["--calibration", p, "--count", "20", "--no-store", "-q"])
+                .output()
+                .unwrap()
+        };
+        let o = oneway();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(7), "{setup:?}: {err}");
+        let cmd = suggested_calibrate(&err);
+        assert_eq!(&cmd[..2], ["misura", "calibrate"], "{cmd:?}");
+        let pasted = misura().args(&cmd[1..]).args(short).output().unwrap();
+        assert_eq!(
+            pasted.status.code(),
+            Some(0),
+            "pasted {cmd:?}: {}",
+            stderr(&pasted)
+        );
+        let again = oneway();
+        assert_eq!(
+            again.status.code(),
+            Some(0),
+            "{setup:?} after {cmd:?}: {}",
+            stderr(&again)
+        );
+    }
+}

@@ -23,6 +23,7 @@ pub mod mode;
 pub mod plan;
 pub mod ports;
 pub mod profile;
+pub mod recalibrate;
 pub mod tuning;
 pub mod warmup;
 

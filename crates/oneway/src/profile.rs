@@ -141,11 +141,10 @@ pub fn check(
         .mismatches(&host_now, ports, cfg.ethertype, &cfg.link);
     if !mism.is_empty() && !c.accept_mismatch {
         return Err(Failure::Profile(format!(
-            "calibration profile {} was made on another set-up: {}. Calibrate this set-up (misura calibrate --tx {} --rx {}), or pass --accept-profile-mismatch to use it anyway",
+            "calibration profile {} was made on another set-up: {}. Calibrate this set-up ({}), or pass --accept-profile-mismatch to use it anyway",
             c.path.display(),
             mism.join("; "),
-            cfg.tx,
-            cfg.rx
+            crate::recalibrate::calibrate_command(cfg, &c.path)
         ))
         .into());
     }
