@@ -44,7 +44,8 @@
 # Accelerator: --accel (or MISURA_NIC_ACCEL) auto tries KVM if /dev/kvm is
 # usable, with a short boot timeout (MISURA_NIC_KVM_BOOT_TIMEOUT, 20 s), then
 # falls back to TCG (emulation, about 10 s to boot) and says so. A KVM guest
-# that did not boot is remembered in the cache (kvm-hangs-*, per host kernel
+# that did not boot, or that QEMU could not start (nested KVM refusing an MSR),
+# is remembered in the cache (kvm-hangs-*, per host kernel
 # and QEMU version; delete it to try KVM again), so auto pays the timeout once
 # per checkout, not every boot. CI can set MISURA_NIC_ACCEL=tcg.
 #
@@ -155,16 +156,21 @@ fi
 busybox=/bin/busybox
 [ -x "$busybox" ] || need_pkg /bin/busybox busybox-static
 bash=$(command -v bash)
+# The guest's kernel: the newest in /boot with its modules, else the one
+# scripts/nic-lab/get-kernel.sh unpacked into the cache (nothing installed).
 kver=${MISURA_NIC_KERNEL_VERSION:-}
-if [ -z "$kver" ]; then
-    for k in $(ls /boot/vmlinuz-* 2>/dev/null | sed 's|.*/vmlinuz-||' | sort -V); do
-        [ -f "/lib/modules/$k/modules.dep" ] && kver=$k
+kroot=""
+for r in / "${MISURA_NIC_CACHE:-$repo/target/nic-lab}/kernel/"; do
+    for k in $(ls "${r}boot"/vmlinuz-* 2>/dev/null | sed 's|.*/vmlinuz-||' | sort -V); do
+        [ -n "${MISURA_NIC_KERNEL_VERSION:-}" ] && [ "$k" != "$MISURA_NIC_KERNEL_VERSION" ] && continue
+        [ -f "${r}lib/modules/$k/modules.dep" ] && kver=$k kroot=$r
     done
-fi
-[ -n "$kver" ] || need_pkg "a kernel in /boot with its modules in /lib/modules" linux-image-amd64
-kernel=/boot/vmlinuz-$kver
+    [ -n "$kroot" ] && break
+done
+[ -n "$kroot" ] || die "no kernel with its modules: none in /boot${MISURA_NIC_KERNEL_VERSION:+ (version $MISURA_NIC_KERNEL_VERSION)}; run scripts/nic-lab/get-kernel.sh (unpacks Debian's linux-image-amd64 into the lab's cache, installing nothing)"
+kernel=${kroot}boot/vmlinuz-$kver
 [ -r "$kernel" ] || die "cannot read $kernel (run as root, or make it readable)"
-moddir=/lib/modules/$kver
+moddir=${kroot}lib/modules/$kver
 tools=()
 for t in ip:iproute2 tc:iproute2 ethtool:ethtool tcpdump:tcpdump phc_ctl:linuxptp ptp4l:linuxptp phc2sys:linuxptp hwstamp_ctl:linuxptp; do
     p=$(PATH="/usr/sbin:/sbin:$PATH" command -v "${t%%:*}") || need_pkg "${t%%:*}" "${t#*:}"
@@ -186,7 +192,7 @@ for m in "${want_mods[@]}"; do
     if [ -z "$rel" ]; then
         # Built into the kernel: nothing to load.
         grep -qE "/$m\.ko" "$moddir/modules.builtin" 2>/dev/null && continue
-        die "kernel $kver has no module $m (modules.dep): install linux-image-amd64"
+        die "kernel $kver ($kernel) has no module $m (modules.dep): give Debian's kernel (scripts/nic-lab/get-kernel.sh, or MISURA_NIC_KERNEL_VERSION)"
     fi
     add_mod "$rel"
 done
@@ -458,7 +464,10 @@ console="$work/console.log"
 
 # boot ACCEL BOOT_TIMEOUT: 0 once the script ran (or was killed) and the guest
 # is off, 1 if the guest did not boot in time (QEMU killed), 2 if it failed
-# after booting, 3 if QEMU ended before the guest booted.
+# after booting, 3 if QEMU ended before the guest booted. Called with its
+# stderr into $work/shell.log: bash reports a QEMU that aborted or was killed
+# with a job line of its whole command (300 characters, issue 36) whenever
+# it notices; what is meant for the user goes to fd 3, the real stderr.
 boot() {
     local acc=$1 limit=$2 cpu=max
     boot_limit=$limit
@@ -478,7 +487,7 @@ boot() {
     while kill -0 "$qpid" 2>/dev/null; do
         now=$(date +%s)
         if $verbose; then
-            tail -c +$((tail_from + 1)) "$console" >&2
+            tail -c +$((tail_from + 1)) "$console" >&3
             tail_from=$(stat -c %s "$console")
         fi
         if [ -z "$booted" ]; then
@@ -493,7 +502,7 @@ boot() {
         fi
         # The whole run: boot, set-up (60 s), the script and its kill (+30 s).
         if ((now - start >= limit + 60 + timeout_s + 30)); then
-            echo "$prog: the guest ran past every bound ($((now - start)) s): killed" >&2
+            echo "$prog: the guest ran past every bound ($((now - start)) s): killed" >&3
             kill -9 "$qpid" 2>/dev/null; wait "$qpid" 2>/dev/null; qpid=""
             return 2
         fi
@@ -517,7 +526,7 @@ auto)
     if ! kvm_usable; then
         accel_used=tcg accel_why="/dev/kvm missing or not usable"
     elif [ -e "$kvm_note" ]; then
-        accel_used=tcg accel_why="a KVM guest did not boot here before ($(cat "$kvm_note"); remembered in $kvm_note, delete it to try KVM again)"
+        accel_used=tcg accel_why="KVM failed here before ($(cat "$kvm_note"); remembered in $kvm_note, delete it to try KVM again)"
     else
         accel_used=kvm accel_why="/dev/kvm usable (falls back to TCG if the guest does not boot in ${kvm_boot_timeout} s)"
     fi
@@ -527,10 +536,11 @@ with=""
 $unlatch && with=", with the igb RX unlatch workaround"
 echo "$prog: $nic ports ($qemu_version$with), topology $topology${netem:+, netem '$netem'}${tbf:+, tbf '$tbf_args'}; accelerator $accel_used: $accel_why" >&2
 
+exec 3>&2
 t0=$(date +%s.%N)
 status=0
 if [ "$accel_used" = kvm ]; then
-    boot kvm "$kvm_boot_timeout" || status=$?
+    boot kvm "$kvm_boot_timeout" 2>>"$work/shell.log" || status=$?
     if ((status == 1)) && [ "$accel" = auto ]; then
         echo "$(date -u +%FT%TZ): no NICLAB-BOOTED within ${kvm_boot_timeout} s" > "$kvm_note"
         echo "$prog: the KVM guest did not boot within ${kvm_boot_timeout} s: falling back to TCG (remembered in $kvm_note)" >&2
@@ -538,16 +548,21 @@ if [ "$accel_used" = kvm ]; then
         mv "$console" "$work/console-kvm.log"
         t0=$(date +%s.%N)
         status=0
-        boot tcg "$tcg_boot_timeout" || status=$?
+        boot tcg "$tcg_boot_timeout" 2>>"$work/shell.log" || status=$?
     elif ((status == 3)) && [ "$accel" = auto ]; then
-        echo "$prog: QEMU could not start a KVM guest ($(grep -v 'not connected to host network' "$work/qemu.log" | head -n 1)): falling back to TCG" >&2
+        # Remembered like a hang (nested KVM that refuses an MSR does so
+        # every time), so later runs go straight to TCG.
+        why=$(grep -v 'not connected to host network' "$work/qemu.log" | head -n 1 | cut -c1-200)
+        echo "$(date -u +%FT%TZ): QEMU could not start a KVM guest: $why" > "$kvm_note"
+        echo "$prog: QEMU could not start a KVM guest ($why): falling back to TCG (remembered in $kvm_note)" >&2
         accel_used=tcg accel_why="QEMU could not start a KVM guest"
+        mv "$work/qemu.log" "$work/qemu-kvm.log"
         t0=$(date +%s.%N)
         status=0
-        boot tcg "$tcg_boot_timeout" || status=$?
+        boot tcg "$tcg_boot_timeout" 2>>"$work/shell.log" || status=$?
     fi
 else
-    boot tcg "$tcg_boot_timeout" || status=$?
+    boot tcg "$tcg_boot_timeout" 2>>"$work/shell.log" || status=$?
 fi
 total_s=$(since "$t0")
 cp "$console" "$out/console.log"

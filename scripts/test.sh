@@ -70,7 +70,10 @@ command -v setcap >/dev/null || peers+=(libcap2-bin)
 # emulated Intel NICs, built from Debian's kernel, busybox and these tools.
 command -v qemu-system-x86_64 >/dev/null || peers+=(qemu-system-x86)
 [ -x /bin/busybox ] || peers+=(busybox-static)
-ls /boot/vmlinuz-* >/dev/null 2>&1 || peers+=(linux-image-amd64)
+# Its kernel is the host's from /boot, or Debian's unpacked into the lab's
+# cache by scripts/nic-lab/get-kernel.sh (below; depmod from kmod), never a
+# kernel package installed on the host with its boot-loader triggers.
+PATH="/usr/sbin:/sbin:$PATH" command -v depmod >/dev/null || peers+=(kmod)
 command -v ethtool >/dev/null || peers+=(ethtool)
 command -v tcpdump >/dev/null || peers+=(tcpdump)
 command -v phc_ctl >/dev/null || peers+=(linuxptp)
@@ -102,6 +105,11 @@ if ((${#peers[@]})) && $root && command -v apt-get >/dev/null; then
     # The chrony, prometheus, clickhouse-server and victoria-metrics packages
     # start system daemons; the tests run their own.
     systemctl stop chrony prometheus prometheus-node-exporter clickhouse-server victoria-metrics 2>/dev/null || true
+fi
+# The NIC lab's guest kernel when /boot has none (after kmod, for depmod).
+if $root && command -v apt-get >/dev/null && ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
+    bash scripts/nic-lab/get-kernel.sh >/dev/null \
+        || echo "no kernel for the NIC lab's guest (scripts/nic-lab/get-kernel.sh): the NIC lab tests will fail" >&2
 fi
 if [ ! -x .tools/venv/bin/python ] || ! .tools/venv/bin/python -c "import scapy.contrib.stamp" 2>/dev/null; then
     python3 -m venv .tools/venv && .tools/venv/bin/pip install -q scapy || echo "scapy not installed: its test will fail" >&2

@@ -12,7 +12,9 @@
 # firmware (SeaBIOS, iPXE) comes from the system's seabios and ipxe-qemu, as
 # Debian 12's qemu-system-x86 installs them; nic-lab.sh passes
 # -L .tools/qemu/usr/share/qemu before them. Needs apt-get, dpkg and network
-# access to deb.debian.org (or the mirror apt uses; MISURA_QEMU_MIRROR).
+# access to the Debian mirror this machine's apt sources name (the first deb
+# line or stanza of a Debian release, not security; deb.debian.org if none),
+# through apt's own proxy settings; MISURA_QEMU_MIRROR overrides it.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,7 +22,31 @@ prog=get-qemu
 dest="$repo/.tools/qemu"
 apt_dir="$repo/.tools/qemu-apt"
 bin="$dest/usr/bin/qemu-system-x86_64"
-mirror=${MISURA_QEMU_MIRROR:-http://deb.debian.org/debian}
+# The Debian mirror this machine's apt is configured with (a site's local
+# mirror or caching proxy), from a deb line or stanza of a Debian suite that is
+# not the security archive; deb.debian.org when none is found.
+system_mirror() {
+    local f
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -r "$f" ] || continue
+        awk '$1 == "deb" { i = 2; if ($2 ~ /^\[/) while (i <= NF && $i !~ /\]$/) i++; if ($2 ~ /^\[/) i++;
+                           if ($(i+1) ~ /^(bookworm|trixie|forky|sid|stable|testing|unstable)(-updates)?$/ && $i !~ /security/) print $i }' "$f"
+    done
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ -r "$f" ] || continue
+        # deb822: one stanza per paragraph; its URIs if its Suites name a release.
+        awk 'BEGIN { RS = ""; FS = "\n" }
+             { u = ""; s = 0
+               for (i = 1; i <= NF; i++) {
+                   if ($i ~ /^URIs:/) { u = $i; sub(/^URIs:[ \t]*/, "", u) }
+                   if ($i ~ /^Suites:.*(bookworm|trixie|forky|sid|stable|testing|unstable)([ \t]|-updates|$)/ && $i !~ /-security/) s = 1
+               }
+               if (s && u != "" && u !~ /security/) { split(u, a, /[ \t]+/); print a[1] } }' "$f"
+    done
+}
+mirror=${MISURA_QEMU_MIRROR:-$(system_mirror | grep -m1 -E '^(https?|file|ftp)://' || true)}
+mirror=${mirror:-http://deb.debian.org/debian}
+mirror=${mirror%/}
 force=false
 case "${1:-}" in
 --force) force=true ;;
