@@ -17,14 +17,18 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 prog=get-kernel
 dest="${MISURA_NIC_CACHE:-$repo/target/nic-lab}/kernel"
+die() { echo "$prog: $1" >&2; exit "${2:-1}"; }
 force=false
-case "${1:-}" in
---force) force=true ;;
-"") ;;
--h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-*) echo "$prog: unknown argument \`$1' (see --help)" >&2; exit 2 ;;
-esac
-die() { echo "$prog: $*" >&2; exit 1; }
+for arg in "$@"; do
+    if [ "$arg" = --force ]; then
+        force=true
+    elif [ "$arg" = -h ] || [ "$arg" = --help ]; then
+        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+    else
+        die "unknown argument \`$arg' (see --help)" 2
+    fi
+done
 
 # The kernel versions under a root that have a vmlinuz and a modules.dep.
 kernels() {
