@@ -246,6 +246,19 @@ impl Lab {
             ensure_addrs(ns, HOST_IF, &[(v4, 24, false), (v6, 64, true)])?;
             ensure_up(ns, l, "lo")?;
         }
+        self.remove_router(txn)
+    }
+
+    /// Rewired from routed to hosts: the router's ports went with the hosts'
+    /// old cables, so its namespace is empty; it goes too (issue 36: an
+    /// empty `{prefix}r` stayed behind). One without our marker is left.
+    fn remove_router(&self, txn: &mut Txn) -> Result<(), LabError> {
+        let r = self.router_ns();
+        if let NsState::Ours(_) = ns_state(&r, &netns_list()?) {
+            txn.stop_processes(&[&r]);
+            ip(Kind::Change, &["netns", "del", &r])?;
+            remove_marker(&r);
+        }
         Ok(())
     }
 }

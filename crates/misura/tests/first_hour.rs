@@ -171,3 +171,34 @@ fn a_calibration_mismatch_suggests_a_command_that_runs_as_pasted() {
         );
     }
 }
+
+/// Rewiring the lab from routed to hosts removes the router's namespace,
+/// which the rewiring left without ports; `lab status` names the lab by its
+/// namespaces' pattern, not by the bare prefix.
+#[test]
+#[ignore = "needs root: network namespaces"]
+fn routed_to_hosts_leaves_no_router_namespace() {
+    need_root!();
+    let lab = Lab::new("fh", "r");
+    let router = format!("{}r", lab.prefix);
+    let exists = |ns: &str| std::path::Path::new("/run/netns").join(ns).exists();
+    lab.topology("routed");
+    assert!(exists(&router), "routed builds {router}");
+    lab.topology("hosts");
+    assert!(
+        !exists(&router),
+        "{router} stayed after lab up --topology hosts"
+    );
+    assert!(exists(&lab.ns(1)) && exists(&lab.ns(2)));
+    let o = run(&["lab", "status", "--prefix", &lab.prefix]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let first = out.lines().next().unwrap_or_default().to_string();
+    assert_eq!(
+        first,
+        format!(
+            "lab, namespaces {0}*: tester not built; hosts cabled to each other ({0}h1 — {0}h2)",
+            lab.prefix
+        ),
+        "{out}"
+    );
+}

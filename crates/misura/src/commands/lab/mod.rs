@@ -67,21 +67,22 @@ pub fn run(cmd: &LabCommand) -> Result<()> {
 }
 
 fn print_status(s: &misura_lab::LabStatus) {
-    let tester = s
-        .tester
-        .map(|t| t.to_string())
-        .unwrap_or_else(|| "not built".into());
+    // The prefix is a stem (`misura-`): shown as the namespaces' pattern,
+    // never alone (issue 36: `lab misura-: tester topology direct`).
+    let tester = s.tester.map_or_else(
+        || "not built".to_string(),
+        |t| format!("{t} topology ({}tester)", s.prefix),
+    );
+    let hosts = if s.routed {
+        format!("routed ({0}h1 — {0}r — {0}h2)", s.prefix)
+    } else if s.hosts {
+        format!("cabled to each other ({0}h1 — {0}h2)", s.prefix)
+    } else {
+        "not built".to_string()
+    };
     println!(
-        "lab {}: tester topology {}, hosts {}",
-        s.prefix,
-        tester,
-        if s.routed {
-            "routed (h1 — router — h2)"
-        } else if s.hosts {
-            "up"
-        } else {
-            "not built"
-        }
+        "lab, namespaces {}*: tester {tester}; hosts {hosts}",
+        s.prefix
     );
     for ns in &s.namespaces {
         println!(
