@@ -148,10 +148,10 @@ Examples:
     /// Latency under load: idle, loaded (TCP or UDP through misura serve), idle; RPM.
     #[command(long_about = crate::commands::load::LONG_ABOUT)]
     Load(crate::commands::load::LoadArgs),
-    /// Seed 002's exchange: a trigger frame, then both ends send data frames at once; time each phase.
+    /// The raw-frame exchange of Ichiki (2022): a trigger frame, then both ends send data frames at once; time each phase.
     #[command(long_about = "\
 Reproduce the request/response sequence of a real-time exchange on raw
-Ethernet frames (seed 002): the initiator sends a trigger of S1 bytes and at
+Ethernet frames (Ichiki, 2022): the initiator sends a trigger of S1 bytes and at
 once its own data frame of S2 bytes; the responder answers each trigger with
 its S2-byte data frame, so both directions carry data at the same time.
 The initiator times each cycle from just before the trigger's send():
@@ -234,7 +234,7 @@ send path.")]
     /// Set-up delay of a new path: first-packet RTT minus the next, after idle gaps; TCP handshake time.
     #[command(long_about = crate::commands::throughput::setup::LONG_ABOUT)]
     Setup(crate::commands::throughput::setup::SetupArgs),
-    /// Run tcp, udp or rr across a parameter list or range and tabulate (seed 001's curves).
+    /// Run tcp, udp or rr across a parameter list or range and tabulate (the curves of Alborghetti et al., INFN 1998).
     #[command(long_about = crate::commands::throughput::sweep::LONG_ABOUT)]
     Sweep(crate::commands::throughput::sweep::SweepArgs),
     /// A self-contained HTML page (and SVG/PNG plots) of a stored run or a result file.

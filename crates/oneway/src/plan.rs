@@ -271,7 +271,7 @@ fn payload_sizes(
     }
     if mode == Mode::Calibrate && sizes.len() < 7 {
         return Err(Failure::Params(format!(
-            "calibration needs at least 7 payload sizes for a trustworthy fit, got {}: omit --sizes for the seed's {:?}",
+            "calibration needs at least 7 payload sizes for a trustworthy fit, got {}: omit --sizes for the seven sizes of Cena et al.: {:?}",
             sizes.len(),
             SEED_SIZES
         )));

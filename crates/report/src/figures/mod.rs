@@ -63,7 +63,7 @@ fn interference(v: &Value, out: &mut Vec<Figure>) {
         push(
             out,
             histogram_plot(&format!("interference-{i}"), &format!("Clock read steps, {label}"), "step between reads", &[(&label, b.clone())], true, Some(unit)),
-            &format!("Time between consecutive clock reads, {label} (seed 000 Fig. 2): the spike is the read cost, the long tail is interference (interrupts, preemption, the hypervisor)."),
+            &format!("Time between consecutive clock reads, {label} (Cena, Cibrario Bertolotti and Valenzano, Fig. 2): the spike is the read cost, the long tail is interference (interrupts, preemption, the hypervisor)."),
         );
         cdf.push((label, b));
     }
@@ -96,7 +96,7 @@ fn timer(v: &Value, out: &mut Vec<Figure>) {
             true,
             None,
         ),
-        "How late the thread woke after each timer expiry (seed 000 Fig. 2).",
+        "How late the thread woke after each timer expiry (Cena, Cibrario Bertolotti and Valenzano, Fig. 2).",
     );
     let d: Vec<Dist> = Dist::of(
         "wake-up latency",
@@ -134,7 +134,7 @@ fn exchange(v: &Value, out: &mut Vec<Figure>) {
         "Exchange",
         "time from the trigger's send()",
         &dists,
-        "Each phase is timed from the trigger's send() call (seed 002)",
+        "Each phase is timed from the trigger's send() call (Ichiki, 2022)",
     );
 }
 

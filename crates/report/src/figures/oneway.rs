@@ -21,7 +21,7 @@ pub fn oneway_figures(v: &Value, out: &mut Vec<Figure>) {
     let (q, kl, quantity, what) = if calibrating {
         ("Mil", "kernel − C", "internal latency", "Mil = Mul − C is the tester's internal latency, the wire time C removed; kernel − C the same from the kernel software stamps")
     } else {
-        ("Mul", "kernel", "one-way latency", "Mul is the mean of the best- and worst-case user latency (seed 000); kernel is the kernel software stamps' RX − TX")
+        ("Mul", "kernel", "one-way latency", "Mul is the mean of the best- and worst-case user latency (Cena, Cibrario Bertolotti and Valenzano); kernel is the kernel software stamps' RX − TX")
     };
     let groups: Vec<(String, Vec<Dist>)> = sizes
         .iter()
@@ -71,7 +71,7 @@ pub fn oneway_figures(v: &Value, out: &mut Vec<Figure>) {
             push(
                 out,
                 fit_plot(&format!("calibration-fit-{k}"), &format!("Calibration Amil(P) = α + β·P ({what})"), line, "mean internal latency Amil", None),
-                "The tester's internal latency per payload size and its least-squares line with the 95 % confidence band (seed 000 Fig. 5).",
+                "The tester's internal latency per payload size and its least-squares line with the 95 % confidence band (Cena, Cibrario Bertolotti and Valenzano, Fig. 5).",
             );
         }
     }
@@ -84,7 +84,7 @@ pub fn oneway_figures(v: &Value, out: &mut Vec<Figure>) {
             push(
                 out,
                 fit_plot(&format!("sut-fit-{k}"), &format!("SUT latency over frame length ({what}): {verdict}"), line, "mean SUT latency Msl", Some((byte_time, "slope 8/R: store-and-forward"))),
-                "The SUT's latency per frame length with its fitted line; a store-and-forward device follows the dashed slope of one byte time per byte, a cut-through one stays flat (seed 000 Fig. 6).",
+                "The SUT's latency per frame length with its fitted line; a store-and-forward device follows the dashed slope of one byte time per byte, a cut-through one stays flat (Cena, Cibrario Bertolotti and Valenzano, Fig. 6).",
             );
         }
     }

@@ -102,7 +102,7 @@ pub fn sweep_figures(v: &Value, out: &mut Vec<Figure>) {
             "throughput (Gbit/s)",
             &[("throughput_bps", "throughput", 1e9)],
         ),
-        "Throughput at each point of the sweep (seed 001).",
+        "Throughput at each point of the sweep (Alborghetti et al., INFN 1998).",
     );
     push(
         out,

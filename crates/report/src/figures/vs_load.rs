@@ -119,7 +119,7 @@ pub fn figures(points: &[LoadPoint]) -> Vec<Figure> {
             Figure {
                 plot,
                 caption: format!(
-                    "{label} of {} runs against the CPU load each recorded (host.load.mean_busy, /proc/stat over the run): seed 003's Fig. 6.",
+                    "{label} of {} runs against the CPU load each recorded (host.load.mean_busy, /proc/stat over the run): Fig. 6 of Li et al. (2006).",
                     pts.len()
                 ),
             }

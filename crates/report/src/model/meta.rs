@@ -58,7 +58,7 @@ impl std::ops::DerefMut for HostFingerprint {
 
 /// The host's CPU load from the start of a run to its result: what the
 /// CPUs did meanwhile (everything on the host), and what the run itself
-/// added. Seed 003's Fig. 6 (RTT against CPU load) is drawn from it.
+/// added. Fig. 6 of Li, Zhang, Xie and Yang (2006) (RTT against CPU load) is drawn from it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostLoad {
     /// Length of the window, seconds.

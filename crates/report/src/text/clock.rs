@@ -134,7 +134,7 @@ pub fn write_sources_text(r: &SourcesReport, out: &mut dyn Write) -> io::Result<
     )?;
     writeln!(
         out,
-        "seed 003 (2011): TSC 37 ns a read, gettimeofday() 430 ns."
+        "Li et al. (2006): TSC 37 ns a read, gettimeofday() 430 ns."
     )?;
     write_end(r.complete, &r.stop_reason, &r.warnings, out)
 }

@@ -129,7 +129,7 @@ pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
     }
     let with_ideal: Vec<&RttSizeResult> = r.per_size.iter().filter(|s| s.ideal.is_some()).collect();
     if !with_ideal.is_empty() {
-        writeln!(out, "\nideal RTT of the link (request + reply wire time) and how far each median is above it (seed 003, Table 2):")?;
+        writeln!(out, "\nideal RTT of the link (request + reply wire time) and how far each median is above it (Li et al. 2006, Table 2):")?;
         writeln!(
             out,
             "{:<10} {:>12} {:>14} {:>20} {:>20} {:>20}",

@@ -72,7 +72,10 @@ pub fn write_text(r: &ServeReport, out: &mut dyn Write) -> io::Result<()> {
         human_bps(r.aggregate_throughput_bps)
     )?;
     if !r.by_msg_size.is_empty() {
-        writeln!(out, "throughput by message size (seed 001, Tables 4-5):")?;
+        writeln!(
+            out,
+            "throughput by message size (Alborghetti et al., INFN 1998, Tables 4-5):"
+        )?;
         let names: Vec<&String> = {
             let mut v: Vec<&String> = r
                 .by_msg_size

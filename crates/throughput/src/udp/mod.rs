@@ -84,7 +84,7 @@ pub fn blocked_by_df(r: &UdpReport) -> Option<String> {
 }
 
 /// A warning for a client whose datagrams all went missing, saying why
-/// when don't-fragment explains it (seed 001, Fig. 16).
+/// when don't-fragment explains it (Alborghetti et al., INFN 1998, Fig. 16).
 fn nothing_arrived(p: &UdpPlan, c: &UdpClientResult) -> Option<Warning> {
     if c.test_id.is_none() || c.received_packets != 0 || c.sent_packets + c.send_errors == 0 {
         return None;

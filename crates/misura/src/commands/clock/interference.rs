@@ -24,7 +24,7 @@ use std::time::Duration;
 
 /// Long help for the subcommand (shown by `--help`).
 pub const LONG_ABOUT: &str = "\
-Seed 000's interference test: a tight loop reads a clock as fast as it can
+The interference test of Cena, Cibrario Bertolotti and Valenzano: a tight loop reads a clock as fast as it can
 for --duration; every non-zero step between consecutive reads goes into a log
 histogram (buckets from the resolution up to seconds), and the longest steps
 are kept with their offsets from the start. A step of a few tens of ns is the

@@ -12,7 +12,7 @@ pub enum ClockCommand {
     /// Every usable time source: read cost, resolution, smallest step, monotonicity.
     #[command(long_about = crate::commands::clock::sources::LONG_ABOUT)]
     Sources(crate::commands::clock::sources::SourcesArgs),
-    /// Seed 000's interference test: histogram of the steps between consecutive clock reads.
+    /// The interference test of Cena, Cibrario Bertolotti and Valenzano: histogram of the steps between consecutive clock reads.
     #[command(long_about = crate::commands::clock::interference::LONG_ABOUT)]
     Interference(crate::commands::clock::interference::InterferenceArgs),
     /// The TSC's frequency and stability, against CLOCK_MONOTONIC_RAW or an NTP server.

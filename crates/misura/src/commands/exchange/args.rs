@@ -13,7 +13,7 @@ pub struct ExchangeArgs {
     /// MAC address of the peer (only its frames are answered or counted).
     #[arg(long, value_name = "MAC")]
     pub peer: MacAddr,
-    /// Be the responder (the seed's slave): answer each trigger with a data frame.
+    /// Be the responder (Ichiki's slave): answer each trigger with a data frame.
     #[arg(long)]
     pub respond: bool,
     /// S1: trigger frame size in bytes, destination address through FCS.

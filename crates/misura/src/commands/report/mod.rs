@@ -75,7 +75,7 @@ pub struct ReportArgs {
     pub inputs: Vec<String>,
     /// Draw latency against the host CPU load each run recorded (rtt:
     /// network and user RTT; oneway: kernel and user one-way latency), one
-    /// point per run: seed 003's Fig. 6 from stored runs.
+    /// point per run: Fig. 6 of Li, Zhang, Xie and Yang (2006) from stored runs.
     #[arg(long)]
     pub vs_load: bool,
     /// Write the HTML page here ("-" for standard output).

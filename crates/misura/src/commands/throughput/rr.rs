@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 /// Long help for the subcommand (shown by `--help`).
 pub const LONG_ABOUT: &str = "Request/response transactions against `misura serve` (netperf TCP_RR, UDP_RR and \
-TCP_CRR; seed 004).
+TCP_CRR; the benchmark of Gupta and Dave).
 
 The client writes a --request byte request, the server answers with --response bytes, and so on for \
 --duration, with --burst transactions in flight. Reported: transactions per second \

@@ -36,7 +36,7 @@ duration (--max-duration), rate (--max-rate), streams (--max-streams), tests per
 requests must carry an HMAC-SHA-256 over the server's nonce and a timestamp within --auth-window.
 
 On each test end one line is printed (client, kind, direction, streams, duration, receiver throughput \
-or transactions/s, loss); on SIGINT/SIGTERM the per-client table and the aggregate (seed 001, Tables \
+or transactions/s, loss); on SIGINT/SIGTERM the per-client table and the aggregate (Alborghetti et al., INFN 1998, Tables \
 4-5) are printed and, with --export-json FILE, written as JSON (format \"misura.serve\").
 
 Examples:

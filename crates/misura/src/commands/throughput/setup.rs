@@ -15,7 +15,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 /// Long help for the subcommand (shown by `--help`).
-pub const LONG_ABOUT: &str = "Set-up delay of a path after idle gaps (seed 001's method, generalised), and the TCP handshake time.
+pub const LONG_ABOUT: &str = "Set-up delay of a path after idle gaps (the method of Alborghetti et al., INFN 1998, generalised), and the TCP handshake time.
 
 For every --idle gap, --count times: misura asks `misura serve` for a UDP request/response test \
 (rr-udp, 16-byte datagrams), sends nothing to the server for the gap, then times two transactions \

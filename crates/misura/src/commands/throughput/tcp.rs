@@ -16,7 +16,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 /// Long help for the subcommand (shown by `--help`).
-pub const LONG_ABOUT: &str = "TCP throughput against `misura serve` (seed 001's TCP studies).
+pub const LONG_ABOUT: &str = "TCP throughput against `misura serve` (the TCP studies of Alborghetti et al., INFN 1998).
 
 The client opens --streams data connections to the server and, for --duration, writes --msg-size \
 chunks (forward), or reads what the server writes (--reverse), or both at once on every connection \

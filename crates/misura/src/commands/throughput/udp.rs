@@ -14,7 +14,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 /// Long help for the subcommand (shown by `--help`).
-pub const LONG_ABOUT: &str = "Paced UDP against `misura serve` (seed 001's UDP studies, seed 004's iperf figures).
+pub const LONG_ABOUT: &str = "Paced UDP against `misura serve` (the UDP studies of Alborghetti et al., INFN 1998; the iperf figures of Gupta and Dave).
 
 The sender (the client; the server with --reverse) sends --msg-size datagrams (UDP payload, at \
 least 24 bytes) at --rate for --duration, each carrying the test id, a sequence number and its send \
@@ -37,7 +37,7 @@ SO_TXTIME is not used. --pacing spin instead sends every datagram at its own tim
 whole CPU, for the most even spacing.
 
 --df sets don't-fragment (IP_MTU_DISCOVER = IP_PMTUDISC_DO): a datagram above the path MTU then \
-cannot leave (EMSGSIZE) or is dropped on the way, so nothing arrives (seed 001, Fig. 16). misura \
+cannot leave (EMSGSIZE) or is dropped on the way, so nothing arrives (Alborghetti et al., INFN 1998, Fig. 16). misura \
 says so plainly and reports the path MTU the kernel holds (IP_MTU).
 
 Exit codes: 0 done, 1 server unreachable / refused (its reason is printed) / lost during the test \

@@ -33,7 +33,7 @@ of --windows windows and their spread (stability, ppm), the kernel's own calibra
 where it says (and how far the measurement is from it), and the TSC flags with what \
 they mean.
 
-With --ntp SERVER (seed 003, Li et al. 2006): an SNTP request about every --interval; \
+With --ntp SERVER (Li, Zhang, Xie and Yang, 2006): an SNTP request about every --interval; \
 the TSC is read at send (s) and at receive (r), the server's Receive Timestamp (ts) \
 is taken from the reply. Exchanges with the minimum round trip have the same one-way \
 delay, so f = (s_j − s_i)/(ts_j − ts_i) for two of them far apart. misura keeps the \
@@ -58,7 +58,7 @@ pub struct TscArgs {
     #[arg(long, default_value_t = 10)]
     pub windows: u32,
     /// NTP server (name or address, optional :PORT, default 123): estimate
-    /// the frequency by seed 003's method.
+    /// the frequency by the method of Li, Zhang, Xie and Yang (2006).
     #[arg(long, value_name = "SERVER[:PORT]")]
     pub ntp: Option<String>,
     /// Time between SNTP requests. Public servers ask for no more than one

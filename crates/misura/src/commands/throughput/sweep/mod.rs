@@ -30,7 +30,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 /// Long help for the subcommand (shown by `--help`).
-pub const LONG_ABOUT: &str = "Run one test across a list or range of one parameter and tabulate the results (seed 001's curves).
+pub const LONG_ABOUT: &str = "Run one test across a list or range of one parameter and tabulate the results (the curves of Alborghetti et al., INFN 1998).
 
   misura sweep tcp|udp|rr HOST --PARAM LIST [other flags of that test]
 
