@@ -15,6 +15,9 @@ pub struct CalibrationRun {
     pub saved: Option<PathBuf>,
     /// `--tx … --rx … [--netns …]` for the hint.
     pub ports: String,
+    /// `TX->RX`, the results store's target, as `oneway`'s (history once
+    /// showed calibrate's as `--tx p1 --rx p2 --netns…` beside `p1->p2`).
+    pub target: String,
 }
 
 /// Run a calibration, saving the profile at `profile` (default: the user's
@@ -59,6 +62,7 @@ pub fn calibrate(
             .unwrap_or_default()
     );
     Ok(CalibrationRun {
+        target: format!("{}->{}", req.tx, req.rx),
         report,
         saved,
         ports,

@@ -72,6 +72,6 @@ impl RunReport for CalibrationRun {
         serde_json::to_value(&self.report)
     }
     fn store_key(&self) -> (&str, &str) {
-        (&self.report.mode, &self.ports)
+        (&self.report.mode, &self.target)
     }
 }

@@ -38,15 +38,23 @@ pub fn history(a: &HistoryArgs) -> Result<i32> {
             .collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
     } else {
+        // As wide as the longest command listed (clock-interference, 18,
+        // overflowed a fixed 12).
+        let cw = runs
+            .iter()
+            .map(|r| r.facts.subcommand.chars().count())
+            .chain([7])
+            .max()
+            .unwrap_or(7);
         writeln!(
             out,
-            "{:>6}  {:<27} {:<12} {:<24} {:<10} {}",
+            "{:>6}  {:<27} {:<cw$} {:<24} {:<10} {}",
             "run", "started (UTC)", "command", "target", "host", "headline"
         )?;
         for r in &runs {
             writeln!(
                 out,
-                "{:>6}  {:<27} {:<12} {:<24} {:<10} {}{}",
+                "{:>6}  {:<27} {:<cw$} {:<24} {:<10} {}{}",
                 r.id,
                 r.facts.started_at,
                 r.facts.subcommand,
