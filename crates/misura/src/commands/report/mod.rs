@@ -163,26 +163,66 @@ fn which(name: &str) -> Option<PathBuf> {
     })
 }
 
+const NO_CONVERTER: &str = "--png needs an SVG converter: install rsvg-convert (librsvg2-bin), chromium or imagemagick, or use --svg";
+
+/// Whether [`svg_to_png`] finds a converter.
+fn has_png_converter() -> bool {
+    [
+        "rsvg-convert",
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "convert",
+    ]
+    .iter()
+    .any(|c| which(c).is_some())
+}
+
 /// SVG to PNG with the first converter found: rsvg-convert, Chromium,
 /// ImageMagick. misura does not rasterise itself.
 fn svg_to_png(svg: &Path, png: &Path, w: f64, h: f64) -> Result<()> {
     let status = if let Some(rsvg) = which("rsvg-convert") {
-        Command::new(rsvg).args(["-z", "2", "-o"]).arg(png).arg(svg).output()
-    } else if let Some(chromium) = which("chromium").or_else(|| which("chromium-browser")).or_else(|| which("google-chrome")) {
-        let profile = std::env::temp_dir().join(format!("misura-report-chromium-{}", std::process::id()));
+        Command::new(rsvg)
+            .args(["-z", "2", "-o"])
+            .arg(png)
+            .arg(svg)
+            .output()
+    } else if let Some(chromium) = which("chromium")
+        .or_else(|| which("chromium-browser"))
+        .or_else(|| which("google-chrome"))
+    {
+        let profile =
+            std::env::temp_dir().join(format!("misura-report-chromium-{}", std::process::id()));
         let out = Command::new(chromium)
-            .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars"])
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--hide-scrollbars",
+            ])
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg(format!("--screenshot={}", png.display()))
-            .arg(format!("--window-size={},{}", w.ceil() as u32, h.ceil() as u32))
+            .arg(format!(
+                "--window-size={},{}",
+                w.ceil() as u32,
+                h.ceil() as u32
+            ))
             .arg(format!("file://{}", svg.canonicalize()?.display()))
             .output();
         let _ = std::fs::remove_dir_all(&profile);
         out
     } else if let Some(convert) = which("convert") {
-        Command::new(convert).args(["-density", "144"]).arg(svg).arg(png).output()
+        Command::new(convert)
+            .args(["-density", "144"])
+            .arg(svg)
+            .arg(png)
+            .output()
     } else {
-        return Err(Failure::Usage("--png needs an SVG converter: install rsvg-convert (librsvg2-bin), chromium or imagemagick, or use --svg".into()).into());
+        return Err(Failure::Usage(NO_CONVERTER.into()).into());
     }
     .with_context(|| format!("converting {} to PNG", svg.display()))?;
     if !status.status.success() || !png.exists() {
@@ -333,9 +373,16 @@ pub fn run(args: &ReportArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         (None, None, None) => Some(PathBuf::from(format!("misura-report-{name}.html"))),
         (h, _, _) => h.clone(),
     };
+    // No converter: refused before anything is written.
+    if args.png.is_some() && !figs.is_empty() && !has_png_converter() {
+        return Err(Failure::Usage(NO_CONVERTER.into()).into());
+    }
+    // What was written, for the error when a later output fails.
+    let mut written = Vec::new();
     if let Some(path) = html_out {
         if let Some(m) = write_html(&v, &figs, &path)? {
             say(m);
+            written.push(path.display().to_string());
         }
     }
     if let Some(dir) = &args.svg {
@@ -345,9 +392,20 @@ pub fn run(args: &ReportArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
             figs.len(),
             dir.display()
         ));
+        written.push(format!("{} SVG plots in {}", figs.len(), dir.display()));
     }
     if let Some(dir) = &args.png {
-        write_pngs(&figs, dir, stop)?;
+        write_pngs(&figs, dir, stop).map_err(|e| {
+            let kept = if written.is_empty() {
+                "nothing else was written".to_string()
+            } else {
+                format!("already written: {}", written.join(", "))
+            };
+            e.context(format!(
+                "writing the PNG plots to {} ({kept})",
+                dir.display()
+            ))
+        })?;
         say(format!(
             "wrote {} PNG plots to {}",
             figs.len(),
