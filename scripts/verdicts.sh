@@ -6,6 +6,7 @@
 #   scripts/verdicts.sh --quick         the CI matrix: the shaper at 1518 and 512 B, 3 runs
 #   scripts/verdicts.sh --suts policer --sizes 1518 --hosts idle,busy --repeats 10
 #   scripts/verdicts.sh --misura target/debug/misura --json runs.json
+#   scripts/verdicts.sh --quick --baseline OLD/misura     an older build, run for run beside this one
 # Everything runs inside network namespaces it makes (misura-v<pid>-*) and removes.
 set -euo pipefail
 exec python3 "$(dirname "$0")/verdicts.py" "$@"

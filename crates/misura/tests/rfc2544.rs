@@ -487,11 +487,11 @@ fn the_quick_verdict_matrix_finds_every_ndr() {
     for size in ["1518", "512"] {
         let row = table
             .lines()
-            .find(|l| l.starts_with("shaper") && l.split_whitespace().nth(1) == Some(size))
+            .find(|l| l.starts_with("misura") && l.split_whitespace().nth(2) == Some(size))
             .unwrap_or_else(|| panic!("no {size} B row: {table}"));
         let cols: Vec<&str> = row.split_whitespace().collect();
-        // SUT size host runs found incon wrong
-        assert_eq!((cols[3], cols[4], cols[6]), ("3", "3", "0"), "{row}");
+        // binary SUT size host runs found incon wrong
+        assert_eq!((cols[4], cols[5], cols[7]), ("3", "3", "0"), "{row}");
     }
 }
 
