@@ -1,13 +1,83 @@
 """The campaign's attacks on the misura's own protocol client, calibration and stored-run inputs (issue 33 items 7, 9-12, 13). Mixed into campaign.Campaign; each attack
 adds its row with self.row(...), as fleet.py's do."""
 
+import json
+import os
+import signal
+import subprocess
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROFILE = os.path.join(HERE, "..", "..", "crates", "report", "tests", "fixtures", "profile.json")
+
 
 class InputAttacks:
     def input_attacks(self):
-        attacks = []
+        attacks = [self.ia_profile_beyond_physics, self.ia_fifo_inputs]
         for attack in attacks:
             try:
                 attack()
             except Exception as e:  # one attack's failure is its row, not the campaign's end
                 self.row(attack.__name__, "-", False, (None, None), (None, None),
                          f"attack failed: {e!r}", False)
+
+    def ia_run(self, args, limit=20, term_after=None):
+        """misura ARGS: (exit code or "hung", stderr, seconds). With term_after,
+        SIGTERM is sent then; a process still there `limit` s later is killed."""
+        t = time.monotonic()
+        p = subprocess.Popen([self.misura, "--no-store"] + args, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, env=self.env)
+        try:
+            if term_after is not None:
+                try:
+                    p.wait(timeout=term_after)
+                except subprocess.TimeoutExpired:
+                    p.send_signal(signal.SIGTERM)
+            _, err = p.communicate(timeout=limit)
+            return p.returncode, err.decode(errors="replace"), time.monotonic() - t
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            return "hung", "", time.monotonic() - t
+
+    # item 10
+    def ia_profile_beyond_physics(self):
+        spoils = [("user.alpha_ns", ("user", "alpha_ns"), 1e308),
+                  ("kernel.beta_ns_per_byte", ("kernel", "beta_ns_per_byte"), 1e15),
+                  ("link.rate_bps", ("link", "rate_bps"), 0)]
+        failed = []
+        for field, (a, b), v in spoils:
+            with open(PROFILE) as f:
+                p = json.load(f)
+            p[a][b] = v
+            path = os.path.join(self.work, "ia-profile.json")
+            with open(path, "w") as f:
+                json.dump(p, f)
+            code, err, _ = self.ia_run(["oneway", "--tx", "lo", "--rx", "lo",
+                                        "--calibration", path])
+            if code != 7 or f"{field} = " not in err:
+                failed.append(f"{field}={v} → {code}")
+        self.row("calibration profile beyond physics (α=1e308, β=1e15, rate 0)", "-", True,
+                 (None, None), (None, None),
+                 f"{len(spoils) - len(failed)}/{len(spoils)} refused, exit 7 naming the field",
+                 not failed, "; ".join(failed) or "before: α=1e308 gave SUT latency i64::MIN, exit 0")
+
+    # item 11
+    def ia_fifo_inputs(self):
+        fifo = os.path.join(self.work, "ia-fifo")
+        if not os.path.exists(fifo):
+            os.mkfifo(fifo)
+        cases = [["oneway", "--tx", "lo", "--rx", "lo", "--calibration", fifo],
+                 ["rtt", "127.0.0.1", "--key-file", fifo],
+                 ["agent", "--config", fifo],
+                 ["report", fifo, "--html", "/dev/null"]]
+        failed, worst = [], 0.0
+        for c in cases:
+            code, err, secs = self.ia_run(c, limit=5, term_after=3)
+            worst = max(worst, secs)
+            if code in (0, "hung", None) or "FIFO" not in err:
+                failed.append(f"{c[0]} → {code}")
+        self.row("a FIFO as --calibration, --key-file, --config, report's file", "-", True,
+                 (None, None), (None, None),
+                 f"{len(cases) - len(failed)}/{len(cases)} refused naming the FIFO, slowest {worst:.2f} s",
+                 not failed, "; ".join(failed) or "before: blocked in open(), SIGTERM ignored")

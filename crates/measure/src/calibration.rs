@@ -69,6 +69,116 @@ impl CalibrationLine {
     }
 }
 
+/// The largest internal latency, at any payload, a tester's PC can have for
+/// a profile to mean anything: 1 s (a loaded tester measures tens of µs).
+pub const MAX_INTERNAL_NS: f64 = 1e9;
+/// The largest |β|: 100 µs per payload byte, the byte time of an 80 kbit/s
+/// link (a PC copies a byte in under a nanosecond; 10 Mbit/s takes 800 ns).
+pub const MAX_NS_PER_BYTE: f64 = 1e5;
+/// The most payload sizes (points of a line) a profile may hold.
+pub const MAX_POINTS: usize = 4096;
+/// The largest payload or frame a point may name (bytes).
+pub const MAX_POINT_BYTES: usize = 65_535;
+
+/// A calibration value outside what a cable and a PC can give: read from a
+/// profile, it would turn every SUT latency into nonsense (α = 1e308 made
+/// it i64::MIN, issue 33 item 10).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{field} = {value} is outside what a cable and a PC can give ({bound})")]
+pub struct OutOfBounds {
+    /// The field, as the profile's JSON names it (`kernel.alpha_ns`).
+    pub field: String,
+    pub value: String,
+    /// The bound it broke, in words.
+    pub bound: String,
+}
+
+/// `v` finite and within `lo..=hi`, else [`OutOfBounds`] naming `field`.
+pub fn within(field: &str, v: f64, lo: f64, hi: f64, unit: &str) -> Result<(), OutOfBounds> {
+    if v.is_finite() && (lo..=hi).contains(&v) {
+        return Ok(());
+    }
+    Err(OutOfBounds {
+        field: field.to_string(),
+        value: if v.is_finite() && v.abs() < 1e9 {
+            format!("{v}")
+        } else {
+            format!("{v:e}")
+        },
+        bound: format!("a finite number from {lo} to {hi} {unit}"),
+    })
+}
+
+impl CalibrationLine {
+    /// Every value of the line within what a tester on a cable can give,
+    /// else the first that is not, named as `{name}.field`.
+    pub fn check_bounds(&self, name: &str) -> Result<(), OutOfBounds> {
+        let (t, b) = (MAX_INTERNAL_NS, MAX_NS_PER_BYTE);
+        let f = &self.fit;
+        let field = |x: &str| format!("{name}.{x}");
+        within(&field("alpha_ns"), self.alpha_ns, -t, t, "ns")?;
+        within(
+            &field("beta_ns_per_byte"),
+            self.beta_ns_per_byte,
+            -b,
+            b,
+            "ns per byte",
+        )?;
+        within(&field("fit.a"), f.a, -t, t, "ns")?;
+        within(&field("fit.b"), f.b, -b, b, "ns per byte")?;
+        within(&field("fit.s_a"), f.s_a, 0.0, t, "ns")?;
+        within(&field("fit.a_ci95"), f.a_ci95, 0.0, t, "ns")?;
+        within(&field("fit.s_b"), f.s_b, 0.0, b, "ns per byte")?;
+        within(&field("fit.b_ci95"), f.b_ci95, 0.0, b, "ns per byte")?;
+        within(
+            &field("fit.residual_variance"),
+            f.residual_variance,
+            0.0,
+            t * t,
+            "ns²",
+        )?;
+        // Student's t(0.975) is 12.7 at one degree of freedom, 1.96 at many.
+        within(&field("fit.t95"), f.t95, 0.0, 1e3, "")?;
+        within(&field("fit.r_squared"), f.r_squared, -1e-9, 1.0 + 1e-9, "")?;
+        if self.points.len() > MAX_POINTS || f.n > MAX_POINTS || f.dof > MAX_POINTS {
+            return Err(OutOfBounds {
+                field: field("points"),
+                value: format!("{} points (n {}, dof {})", self.points.len(), f.n, f.dof),
+                bound: format!("at most {MAX_POINTS}"),
+            });
+        }
+        for (i, p) in self.points.iter().enumerate() {
+            let at = |x: &str| field(&format!("points[{i}].{x}"));
+            for (x, v) in [
+                ("payload_bytes", p.payload_bytes),
+                ("frame_bytes", p.frame_bytes),
+            ] {
+                if v > MAX_POINT_BYTES {
+                    return Err(OutOfBounds {
+                        field: at(x),
+                        value: v.to_string(),
+                        bound: format!("at most {MAX_POINT_BYTES} bytes"),
+                    });
+                }
+            }
+            within(&at("mean_ns"), p.mean_ns, -t, t, "ns")?;
+            if let Some(sd) = p.std_dev_ns {
+                within(&at("std_dev_ns"), sd, 0.0, t, "ns")?;
+            }
+        }
+        // The line at the largest frame stays within the bound too: α and
+        // β each within theirs can still add up past it.
+        let top = MAX_POINT_BYTES as f64;
+        within(
+            &field("alpha_ns + beta_ns_per_byte · 65535"),
+            self.at(top),
+            -2.0 * t,
+            2.0 * t,
+            "ns",
+        )
+    }
+}
+
 /// Internal latency of one frame on a cable: `Mil = Mul0 − C`, in ns.
 pub fn internal_latency(mul0_ns: i64, wire_time_ps: u64) -> i64 {
     mul0_ns - ps_to_ns(wire_time_ps)
@@ -123,6 +233,36 @@ pub fn sut_verdict(fit: &LinearFit, byte_time_ns: f64) -> SutVerdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_beyond_a_cable_and_a_pc_are_refused_naming_the_field() {
+        let good =
+            CalibrationLine::internal(points(|p| 11_730.0 + 28.0 * p as f64, &NOISE)).unwrap();
+        assert_eq!(good.check_bounds("kernel"), Ok(()));
+        for (set, field) in [
+            (
+                (|l: &mut CalibrationLine| l.alpha_ns = 1e308) as fn(&mut CalibrationLine),
+                "kernel.alpha_ns",
+            ),
+            (|l| l.beta_ns_per_byte = 1e15, "kernel.beta_ns_per_byte"),
+            (|l| l.alpha_ns = f64::NAN, "kernel.alpha_ns"),
+            (|l| l.fit.a_ci95 = -1.0, "kernel.fit.a_ci95"),
+            (
+                |l| l.points[0].mean_ns = f64::INFINITY,
+                "kernel.points[0].mean_ns",
+            ),
+            (
+                |l| l.points[1].payload_bytes = usize::MAX,
+                "kernel.points[1].payload_bytes",
+            ),
+        ] {
+            let mut l = good.clone();
+            set(&mut l);
+            let e = l.check_bounds("kernel").unwrap_err();
+            assert_eq!(e.field, field, "{e}");
+            assert!(e.to_string().contains("outside what a cable"), "{e}");
+        }
+    }
 
     fn points(f: impl Fn(usize) -> f64, jitter: &[f64]) -> Vec<SizePoint> {
         [46usize, 64, 128, 256, 512, 1024, 1500]

@@ -5,6 +5,7 @@
 //! whether it fits the set-up it is used on.
 
 use anyhow::Result;
+use misura_measure::calibration;
 use misura_report::Warning;
 use misura_report::{
     CalibrationProfile, CalibrationUse, LoopTuning, OnewayConfig, OnewayReport, PortInfo,
@@ -123,8 +124,63 @@ pub fn read_profile(path: &Path) -> Result<CalibrationProfile> {
         ))
         .into());
     }
-    serde_json::from_value(v)
-        .map_err(|e| Failure::Profile(format!("{} is damaged: {e}", path.display())).into())
+    let p: CalibrationProfile = serde_json::from_value(v)
+        .map_err(|e| Failure::Profile(format!("{} is damaged: {e}", path.display())))?;
+    check_bounds(&p).map_err(|e| {
+        Failure::Profile(format!(
+            "{}: {e}; this is no tester's calibration: run `misura calibrate` again",
+            path.display()
+        ))
+    })?;
+    Ok(p)
+}
+
+/// Every number of a profile within what a cable and a PC can give (issue
+/// 33, item 10: α = 1e308 gave an SUT latency of i64::MIN with exit 0).
+fn check_bounds(p: &CalibrationProfile) -> Result<(), calibration::OutOfBounds> {
+    p.user.check_bounds("user")?;
+    for (name, line) in [("kernel", &p.kernel), ("hardware", &p.hardware)] {
+        if let Some(l) = line {
+            l.check_bounds(name)?;
+        }
+    }
+    // 1 kbit/s to 1.6 Tbit/s: beyond any Ethernet port, and never 0.
+    calibration::within(
+        "link.rate_bps",
+        p.link.rate_bps as f64,
+        1e3,
+        1.6e12,
+        "bit/s",
+    )?;
+    // The frame rate of 1.6 Tbit/s in 84-byte slots is 2.4e9 frames/s.
+    calibration::within("rate_fps", p.rate_fps, 0.0, 1e10, "frames/s")?;
+    calibration::within(
+        "offered_load",
+        p.offered_load,
+        0.0,
+        1.0,
+        "(a share of the link)",
+    )?;
+    if p.sizes.len() > calibration::MAX_POINTS {
+        return Err(calibration::OutOfBounds {
+            field: "sizes".into(),
+            value: format!("{} sizes", p.sizes.len()),
+            bound: format!("at most {}", calibration::MAX_POINTS),
+        });
+    }
+    if let Some((i, s)) = p
+        .sizes
+        .iter()
+        .enumerate()
+        .find(|(_, s)| **s > calibration::MAX_POINT_BYTES)
+    {
+        return Err(calibration::OutOfBounds {
+            field: format!("sizes[{i}]"),
+            value: s.to_string(),
+            bound: format!("at most {} bytes", calibration::MAX_POINT_BYTES),
+        });
+    }
+    Ok(())
 }
 
 /// Check the profile against this set-up (host, ports, ethertype, link):

