@@ -239,7 +239,7 @@ pub fn write_rr_text(r: &RrReport, out: &mut dyn Write) -> io::Result<()> {
     let c = &r.config;
     writeln!(
         out,
-        "misura rr -> {} ({}, request {} B, response {} B, burst {}{}){}",
+        "misura rr -> {} ({}, request {} B, response {} B, burst {}{}, for {}){}",
         c.endpoint.address,
         c.kind,
         c.request_size,
@@ -250,8 +250,12 @@ pub fn write_rr_text(r: &RrReport, out: &mut dyn Write) -> io::Result<()> {
         } else {
             String::new()
         },
+        crate::figure::human_ns(c.duration_ns as f64),
         status(r.complete, &r.stop_reason)
     )?;
+    // The host line (and its load over the run), as rtt and oneway print it:
+    // transaction rates spread widely with the host's load and on a VM.
+    super::oneway::write_host(&r.host, out)?;
     writeln!(
         out,
         "{:>6} {:>10} {:>12} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8} {:>11} {:>11}",

@@ -19,12 +19,17 @@ pub use plan::{RrKind, RrKnobs, RrPlan, RrProto, RrShape, DEFAULT_BURST};
 pub fn measure(p: &RrPlan, stop: &Arc<AtomicUsize>) -> Result<RrReport> {
     let ran = client::run_all(p, &p.client, stop, session::one_client)?;
     let o = ran.outcome;
+    // As rtt and oneway: the host's load over the run and what on this host
+    // spreads the figures (a VM's hypervisor above all), printed and kept.
+    let host = p.client.fingerprint();
+    let mut warnings = o.warnings;
+    warnings.extend(misura_run::host::warnings_for(&host, false));
     Ok(RrReport {
         meta: misura_run::meta::meta("misura.rr", ran.started_at),
         complete: o.complete,
         stop_reason: o.stop_reason,
         transactions_per_s: o.clients.iter().map(|c| c.transactions_per_s).sum(),
-        host: p.client.fingerprint(),
+        host,
         config: RrConfig {
             endpoint: p.client.endpoint(&ran.server),
             kind: p.kind.as_str().into(),
@@ -35,7 +40,7 @@ pub fn measure(p: &RrPlan, stop: &Arc<AtomicUsize>) -> Result<RrReport> {
             timeout_ns: p.t.timeout.as_nanos() as u64,
         },
         clients: o.clients,
-        warnings: o.warnings,
+        warnings,
     })
 }
 
