@@ -13,7 +13,7 @@ PROFILE = os.path.join(HERE, "..", "..", "crates", "report", "tests", "fixtures"
 
 class InputAttacks:
     def input_attacks(self):
-        attacks = [self.ia_profile_beyond_physics, self.ia_fifo_inputs]
+        attacks = [self.ia_profile_beyond_physics, self.ia_fifo_inputs, self.ia_dripping_server]
         for attack in attacks:
             try:
                 attack()
@@ -81,3 +81,53 @@ class InputAttacks:
                  (None, None), (None, None),
                  f"{len(cases) - len(failed)}/{len(cases)} refused naming the FIFO, slowest {worst:.2f} s",
                  not failed, "; ".join(failed) or "before: blocked in open(), SIGTERM ignored")
+
+    # item 7
+    def ia_dripping_server(self):
+        """A fake misura server drips a valid HELLO a byte a second: the
+        client must give up within the message deadline (10 s), and end at
+        once on SIGTERM."""
+        import socket
+        import struct
+        import threading
+        hello = bytes.fromhex("4d535243") + b"\x01\x01" + b"\x00\x00" + struct.pack(">I", 0)
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(8)
+        port = srv.getsockname()[1]
+        done = threading.Event()
+
+        def drip(c):
+            for b in hello * 100:
+                if done.is_set():
+                    break
+                try:
+                    c.send(bytes([b]))
+                except OSError:
+                    break
+                time.sleep(1)
+            c.close()
+
+        def serve():
+            srv.settimeout(0.5)
+            while not done.is_set():
+                try:
+                    c, _ = srv.accept()
+                except OSError:
+                    continue
+                threading.Thread(target=drip, args=(c,), daemon=True).start()
+
+        threading.Thread(target=serve, daemon=True).start()
+        try:
+            args = ["tcp", f"127.0.0.1:{port}", "--duration", "1s"]
+            code, err, alone = self.ia_run(args, limit=30)
+            code2, _, termed = self.ia_run(args, limit=10, term_after=2)
+        finally:
+            done.set()
+            srv.close()
+        after_term = termed - 2
+        ok = code not in (0, "hung") and alone < 15 and code2 != "hung" and after_term < 1
+        self.row("misura server dripping HELLO 1 byte/s", "1 B/s", True, (None, None), (None, None),
+                 f"gave up after {alone:.1f} s (exit {code}); SIGTERM at 2 s: ended {after_term:.2f} s later",
+                 ok, "before: read past 70 s, SIGTERM ignored")
+

@@ -146,3 +146,79 @@ fn within(mut c: std::process::Command, limit: Duration) -> (Option<i32>, String
     }
     (code, e)
 }
+
+/// A fake misura server on loopback that drips a valid HELLO one byte every
+/// `every`; its address.
+fn dripping_server(every: Duration) -> std::net::SocketAddr {
+    use misura_wire::control::{Message, Value};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let hello = Message::new(misura_wire::test_control::HELLO)
+        .with(misura_wire::test_control::F_VERSION, Value::U64(1))
+        .with(
+            misura_wire::test_control::F_NONCE,
+            Value::Bytes(vec![0; 16]),
+        );
+    let mut bytes = Vec::new();
+    hello.emit(&mut bytes).unwrap();
+    std::thread::spawn(move || {
+        for c in l.incoming().take(4) {
+            let Ok(mut c) = c else { continue };
+            let bytes = bytes.clone();
+            std::thread::spawn(move || {
+                use std::io::Write;
+                for b in bytes {
+                    if c.write_all(&[b]).is_err() {
+                        return;
+                    }
+                    std::thread::sleep(every);
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Item 7: a server dripping HELLO a byte at a time held `misura tcp` past
+/// 70 s, deaf to SIGTERM. Now a control message has one deadline for the
+/// whole of it (10 s), and SIGTERM ends the wait at once.
+#[test]
+fn a_dripping_server_holds_no_client() {
+    let addr = dripping_server(Duration::from_secs(1)).to_string();
+    let t = Instant::now();
+    let mut c = misura();
+    c.args(["--no-store", "tcp", &addr, "--duration", "1s"]);
+    let (code, e) = within(c, Duration::from_secs(40));
+    assert!(code.is_some_and(|c| c != 0), "{code:?}: {e}");
+    assert!(e.contains("did not arrive within 10.0 s"), "{e}");
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(15), "{took:?}");
+
+    // SIGTERM 2 s into the drip: the client ends within a second of it.
+    let addr = dripping_server(Duration::from_secs(1)).to_string();
+    let mut child = misura()
+        .args(["--no-store", "tcp", &addr, "--duration", "1s"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let sent = Instant::now();
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if sent.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let after = sent.elapsed();
+    assert!(status.is_some(), "still running 20 s after SIGTERM");
+    assert!(after < Duration::from_secs(1), "{after:?} after SIGTERM");
+}

@@ -7,7 +7,79 @@ use anyhow::{Context, Result};
 use misura_wire::control::{self, Message, Value};
 pub use misura_wire::test_control::*;
 use std::io::{Read, Write};
-use std::time::Duration;
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The run's SIGINT/SIGTERM flag, once a client has given it
+/// ([`stop_reads_on`]): a client's wait for a control message ends on it.
+static STOP: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
+
+/// Make every [`read_message_within`] of this process end when `stop` is
+/// set (a signal's number): a server dripping its messages cannot hold a
+/// client past SIGTERM (issue 33, item 7). The first flag given stays.
+pub fn stop_reads_on(stop: &Arc<AtomicUsize>) {
+    let _ = STOP.set(stop.clone());
+}
+
+fn stopped() -> bool {
+    STOP.get().is_some_and(|s| s.load(Ordering::Relaxed) != 0)
+}
+
+/// How often a waiting read looks at the stop flag.
+const STOP_POLL: Duration = Duration::from_millis(100);
+
+/// Read one control message whole within `wait` from now: the header and
+/// the payload together, however the peer slices them (a read timeout per
+/// `read()` alone let a server dripping a byte every 4 s hold a client for
+/// days), and at most [`STOP_POLL`] past a SIGINT/SIGTERM.
+pub fn read_message_within(stream: &TcpStream, wait: Duration) -> Result<Message> {
+    read_message(&mut Deadline {
+        stream,
+        until: Instant::now() + wait,
+        wait,
+    })
+}
+
+/// A stream whose reads end at one deadline (TimedOut) or on the stop flag.
+struct Deadline<'a> {
+    stream: &'a TcpStream,
+    until: Instant,
+    wait: Duration,
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            if stopped() {
+                // Not ErrorKind::Interrupted: read_exact would retry that.
+                return Err(std::io::Error::other(
+                    "stopped by a signal (SIGINT/SIGTERM) while waiting for a control message",
+                ));
+            }
+            let left = self.until.saturating_duration_since(Instant::now());
+            if left < Duration::from_millis(1) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!(
+                        "the whole control message did not arrive within {:.1} s (a peer too slow, or dripping it)",
+                        self.wait.as_secs_f64()
+                    ),
+                ));
+            }
+            self.stream.set_read_timeout(Some(left.min(STOP_POLL)))?;
+            match (&mut &*self.stream).read(buf) {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                r => return r,
+            }
+        }
+    }
+}
 
 /// Read one control message from a blocking stream with a read timeout
 /// already set. The header is checked before the payload is read, so a

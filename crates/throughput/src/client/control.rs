@@ -107,8 +107,8 @@ impl Control {
         stream.set_nodelay(true).ok();
         stream.set_read_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
         stream.set_write_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
-        let mut s = stream;
-        let m = proto::read_message(&mut s).with_context(|| {
+        let s = stream;
+        let m = proto::read_message_within(&s, proto::MESSAGE_TIMEOUT).with_context(|| {
             format!("{addr} did not greet like misura serve (no HELLO): is it another service?")
         })?;
         if m.typ == proto::REFUSE {
@@ -207,7 +207,7 @@ impl Control {
         }
         proto::write_message(&mut self.stream, &req)
             .with_context(|| format!("sending the request to {}", self.addr))?;
-        let m = proto::read_message(&mut self.stream)
+        let m = proto::read_message_within(&self.stream, proto::MESSAGE_TIMEOUT)
             .with_context(|| format!("waiting for {} to accept the test", self.addr))?;
         match m.typ {
             proto::ACCEPT => Ok(Accept {
@@ -243,10 +243,8 @@ impl Control {
     /// Send DONE with this side's figures and wait up to `wait` for RESULT.
     pub fn done(&mut self, done: &Message, wait: Duration) -> Result<ServerFigures> {
         proto::write_message(&mut self.stream, done).context("sending DONE")?;
-        self.stream
-            .set_read_timeout(Some(wait.max(Duration::from_millis(100))))
-            .ok();
-        let m = proto::read_message(&mut self.stream).context("waiting for the server's RESULT")?;
+        let m = proto::read_message_within(&self.stream, wait.max(Duration::from_millis(100)))
+            .context("waiting for the server's RESULT")?;
         match m.typ {
             proto::RESULT => Ok(server_figures(&m)),
             proto::ERROR | proto::REFUSE => Err(anyhow!(

@@ -66,8 +66,7 @@ fn data_connection_once(addr: SocketAddr, test_id: u64, o: &TcpOpts) -> Result<(
     .context("opening a data connection")?;
     // The server greets every connection, data connections too: take the
     // HELLO off the stream so it is not counted as test data.
-    t.set_read_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
-    let hello = proto::read_message(&mut t)
+    let hello = proto::read_message_within(&t, proto::MESSAGE_TIMEOUT)
         .context("waiting for the server's HELLO on a data connection")?;
     if hello.typ == proto::REFUSE {
         let reason = hello

@@ -58,6 +58,7 @@ pub fn run_all<P: Sync, R: ClientResult + Send>(
     stop: &Arc<AtomicUsize>,
     one: impl Fn(u32, &Run<P>) -> Result<R> + Sync,
 ) -> Result<Ran<R>> {
+    crate::proto::stop_reads_on(stop);
     let server = client.resolve()?;
     let started_at = misura_run::meta::now_rfc3339();
     let run = Run {
