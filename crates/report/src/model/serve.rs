@@ -87,6 +87,10 @@ pub struct ServedTest {
     /// The test did not end normally (peer vanished, idle timeout, stop).
     pub partial: bool,
     pub partial_reason: Option<String>,
+    /// The client's figures that failed the check against what the server
+    /// counted (`peer.implausible`): named, and left out of the figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<super::Warning>,
 }
 
 /// One client's row: seed 001's "throughput a Milano / Roma / Torino".
@@ -268,6 +272,7 @@ mod tests {
             cpu_shared: false,
             partial: false,
             partial_reason: None,
+            warnings: vec![],
         }
     }
 

@@ -9,9 +9,14 @@ use anyhow::{bail, Context, Result};
 use misura_wire::iperf3::{self as wire, Cookie, Params, Protocol, Results, State, StreamResult};
 use socket2::{Domain, SockAddr, Socket, Type};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// After the test's time, how long the server has for the whole results
+/// exchange; then the run ends, partial, with what this end counted.
+pub const FINISH_GRACE: Duration = Duration::from_secs(10);
 
 /// What the client asks of the server.
 #[derive(Clone, Debug)]
@@ -200,7 +205,7 @@ fn measure(
             counters64: p.params.udp_counters_64bit,
         };
         let flag = if sender { &stop_send } else { &stop_recv };
-        match data::start(sock, spec, flag.clone()) {
+        match data::start(sock, spec, flag.clone(), Arc::new(AtomicU64::new(0))) {
             Ok(h) => threads.push(Some(h)),
             Err(e) => {
                 reason = format!("could not start a stream thread: {e}");
@@ -225,6 +230,11 @@ fn measure(
     }
     stop_send.store(true, Ordering::Relaxed);
     let elapsed_ns = t0.elapsed().as_nanos() as u64;
+    // From here the results exchange: bounded by the test's end plus
+    // FINISH_GRACE in all, however the server drips or never stops sending,
+    // and a signal ends it at once.
+    c.until = Some(Instant::now().max(end) + FINISH_GRACE);
+    c.abort = Some(stop.clone());
     let mut kept = Vec::new();
     for (row, h) in rows.iter_mut().zip(&mut threads) {
         if row_is_sender(row, p) {

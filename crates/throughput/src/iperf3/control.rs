@@ -5,7 +5,12 @@ use anyhow::{anyhow, bail, Context, Result};
 use misura_wire::iperf3::{self as wire, State};
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// How often a read waiting on the peer looks at `Ctrl::abort`.
+const ABORT_TICK: Duration = Duration::from_millis(100);
 
 /// How long a peer may take to send the next control message of the
 /// handshake (cookie, parameters, a state, results).
@@ -17,6 +22,12 @@ pub struct Ctrl {
     /// How long each step may take ([`STEP_TIMEOUT`]; a server's
     /// --handshake-timeout).
     pub step: Duration,
+    /// No read goes past this instant, whatever each step allows (the
+    /// client's end of test plus its grace).
+    pub until: Option<Instant>,
+    /// A signal's flag (non-zero: stop): every read gives up within
+    /// [`ABORT_TICK`] once it is set.
+    pub abort: Option<Arc<AtomicUsize>>,
 }
 
 impl Ctrl {
@@ -25,6 +36,8 @@ impl Ctrl {
         Ok(Ctrl {
             s,
             step: STEP_TIMEOUT,
+            until: None,
+            abort: None,
         })
     }
 
@@ -32,9 +45,20 @@ impl Ctrl {
     /// message in the error.
     pub fn read_exact_by(&mut self, buf: &mut [u8], deadline: Instant, what: &str) -> Result<()> {
         let mut got = 0;
+        let deadline = self.until.map_or(deadline, |u| u.min(deadline));
         while got < buf.len() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            if self
+                .abort
+                .as_ref()
+                .is_some_and(|a| a.load(Ordering::Relaxed) != 0)
+            {
+                bail!("stopped by a signal while waiting for {what} from the iperf3 peer");
+            }
+            let mut left = deadline.saturating_duration_since(Instant::now());
+            if self.abort.is_some() {
+                left = left.min(ABORT_TICK);
+            }
+            if deadline <= Instant::now() {
                 bail!(
                     "the iperf3 peer stalled: {what} not complete after {:.1} s ({got} of {} bytes)",
                     self.step.as_secs_f64(),

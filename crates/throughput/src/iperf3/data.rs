@@ -7,7 +7,7 @@ use misura_sys::tcpinfo::TcpInfo;
 use misura_wire::iperf3::UdpHeader;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpStream, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -58,8 +58,17 @@ pub struct StreamOutcome {
 pub type Running = JoinHandle<(Sock, StreamOutcome)>;
 
 /// Start a stream's thread; it runs until `stop` (senders) or the peer's
-/// end of stream / `stop` (receivers).
-pub fn start(sock: Sock, spec: StreamSpec, stop: Arc<AtomicBool>) -> std::io::Result<Running> {
+/// end of stream / `stop` (receivers). `stop` is seen within one read or
+/// write (at most [`TICK`]), whatever the peer sends: a trickle or an
+/// endless stream cannot keep the thread. Every byte moved is added to
+/// `moved`, shared by the test's streams, so the caller sees the data go
+/// idle.
+pub fn start(
+    sock: Sock,
+    spec: StreamSpec,
+    stop: Arc<AtomicBool>,
+    moved: Arc<AtomicU64>,
+) -> std::io::Result<Running> {
     std::thread::Builder::new()
         .name("iperf3-stream".into())
         .spawn(move || {
@@ -70,10 +79,10 @@ pub fn start(sock: Sock, spec: StreamSpec, stop: Arc<AtomicBool>) -> std::io::Re
             };
             let mut sock = sock;
             let r = match (&mut sock, spec.sender) {
-                (Sock::Tcp(s), true) => tcp_send(s, &spec, &stop, &mut o),
-                (Sock::Tcp(s), false) => tcp_recv(s, &spec, &stop, &mut o),
-                (Sock::Udp(s), true) => udp_send(s, &spec, &stop, &mut o),
-                (Sock::Udp(s), false) => udp_recv(s, &spec, &stop, &mut o),
+                (Sock::Tcp(s), true) => tcp_send(s, &spec, &stop, &mut o, &moved),
+                (Sock::Tcp(s), false) => tcp_recv(s, &spec, &stop, &mut o, &moved),
+                (Sock::Udp(s), true) => udp_send(s, &spec, &stop, &mut o, &moved),
+                (Sock::Udp(s), false) => udp_recv(s, &spec, &stop, &mut o, &moved),
             };
             o.elapsed = t0.elapsed();
             if let Sock::Tcp(s) = &sock {
@@ -126,13 +135,17 @@ fn tcp_send(
     spec: &StreamSpec,
     stop: &AtomicBool,
     o: &mut StreamOutcome,
+    moved: &AtomicU64,
 ) -> std::io::Result<()> {
     s.set_write_timeout(Some(TICK))?;
     let buf = payload(spec.len);
     let t0 = Instant::now();
     while pace(spec, t0, o.bytes, stop) {
         match s.write(&buf) {
-            Ok(n) => o.bytes += n as u64,
+            Ok(n) => {
+                o.bytes += n as u64;
+                moved.fetch_add(n as u64, Ordering::Relaxed);
+            }
             Err(e) if transient(&e) => {}
             Err(e) => return Err(e),
         }
@@ -145,22 +158,25 @@ fn tcp_recv(
     spec: &StreamSpec,
     stop: &AtomicBool,
     o: &mut StreamOutcome,
+    moved: &AtomicU64,
 ) -> std::io::Result<()> {
     s.set_read_timeout(Some(TICK))?;
     let mut buf = vec![0u8; spec.len.max(64 * 1024)];
-    loop {
+    // The flag is looked at before every read, not only when one times
+    // out: a peer sending a byte every 30 ms never lets a read time out.
+    while !stop.load(Ordering::Relaxed) {
         match s.read(&mut buf) {
             Ok(0) => return Ok(()),
-            Ok(n) => o.bytes += n as u64,
-            Err(e) if transient(&e) => {
-                if stop.load(Ordering::Relaxed) {
-                    return Ok(());
-                }
+            Ok(n) => {
+                o.bytes += n as u64;
+                moved.fetch_add(n as u64, Ordering::Relaxed);
             }
+            Err(e) if transient(&e) => {}
             Err(e) if e.kind() == ErrorKind::ConnectionReset => return Ok(()),
             Err(e) => return Err(e),
         }
     }
+    Ok(())
 }
 
 fn wall_clock() -> (u32, u32) {
@@ -175,6 +191,7 @@ fn udp_send(
     spec: &StreamSpec,
     stop: &AtomicBool,
     o: &mut StreamOutcome,
+    moved: &AtomicU64,
 ) -> std::io::Result<()> {
     s.set_write_timeout(Some(TICK))?;
     let mut buf = payload(spec.len.max(UdpHeader::len(spec.counters64)));
@@ -192,6 +209,7 @@ fn udp_send(
             Ok(n) => {
                 o.bytes += n as u64;
                 o.packets += 1;
+                moved.fetch_add(n as u64, Ordering::Relaxed);
             }
             Err(e) if transient(&e) => {}
             // ENOBUFS / ECONNREFUSED from a receiver gone: counted, not fatal.
@@ -210,11 +228,14 @@ fn udp_recv(
     spec: &StreamSpec,
     stop: &AtomicBool,
     o: &mut StreamOutcome,
+    moved: &AtomicU64,
 ) -> std::io::Result<()> {
     s.set_read_timeout(Some(TICK))?;
     let mut buf = vec![0u8; 65_536];
     let mut prev_transit: Option<f64> = None;
-    loop {
+    // As tcp_recv: the flag before every datagram (an endless flood never
+    // lets a read time out).
+    while !stop.load(Ordering::Relaxed) {
         match s.recv(&mut buf) {
             Ok(n) => {
                 let Ok(h) = UdpHeader::parse(&buf[..n], spec.counters64) else {
@@ -222,6 +243,7 @@ fn udp_recv(
                 };
                 o.bytes += n as u64;
                 o.received_packets += 1;
+                moved.fetch_add(n as u64, Ordering::Relaxed);
                 if h.seq > o.packets {
                     o.lost += h.seq - o.packets - 1;
                     o.packets = h.seq;
@@ -236,13 +258,10 @@ fn udp_recv(
                 }
                 prev_transit = Some(transit);
             }
-            Err(e) if transient(&e) => {
-                if stop.load(Ordering::Relaxed) {
-                    return Ok(());
-                }
-            }
+            Err(e) if transient(&e) => {}
             Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
             Err(e) => return Err(e),
         }
     }
+    Ok(())
 }

@@ -3,6 +3,7 @@
 
 use super::client::{Iperf3Plan, PeerRun, StreamRow};
 use crate::client::bits_per_s;
+use misura_report::model::Warning;
 use misura_report::throughput::{
     CpuUse, Endpoint, TcpClientResult, TcpConfig, TcpReport, TcpStreamResult, UdpClientResult,
     UdpConfig, UdpReport,
@@ -38,6 +39,106 @@ pub struct PeerFigures {
     /// --rate), bit/s per stream; absent: TCP streams not paced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_bps: Option<u64>,
+    /// The peer's figures that failed the check against what this end
+    /// counted or against physics, each named; they are kept here as sent
+    /// but out of the headline figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub implausible: Vec<String>,
+    /// Stream ids whose peer count failed the check.
+    #[serde(skip)]
+    pub rejected_streams: Vec<i64>,
+}
+
+/// Faster than any one host moves data today (1.6 Tbit/s): a peer's byte
+/// count that would need more over the test's time is not believed.
+pub const MAX_PLAUSIBLE_BPS: f64 = 1.6e12;
+
+/// A CPU figure above this (% of one CPU: 4 096 CPUs) is not believed.
+const MAX_CPU_PCT: f64 = 409_600.0;
+
+/// One stream as this end counted it: whether this end sent on it, and
+/// its bytes.
+pub struct OwnCount {
+    pub sent: bool,
+    pub bytes: u64,
+}
+
+/// The peer's results checked against this end's counts (`own`, by stream
+/// id) and physics over `elapsed_ns`: each failing figure named, the
+/// streams whose count failed, whether the CPU figures failed.
+pub fn vet(
+    r: &Results,
+    own: &dyn Fn(i64) -> Option<OwnCount>,
+    elapsed_ns: u64,
+    tcp: bool,
+) -> (Vec<String>, Vec<i64>, bool) {
+    let mut why = Vec::new();
+    let mut bad = Vec::new();
+    // The most bytes anything could move in the test's time (plus a
+    // second of slack for the two ends' clocks).
+    let most = MAX_PLAUSIBLE_BPS / 8.0 * (elapsed_ns as f64 / 1e9 + 1.0);
+    for st in &r.streams {
+        let b = st.bytes;
+        let fail = match own(st.id) {
+            None => Some(format!("stream {}: the test has no such stream", st.id)),
+            Some(o) if o.sent && b > o.bytes => Some(format!(
+                "stream {}: {b} bytes received, more than the {} bytes this end sent",
+                st.id, o.bytes
+            )),
+            Some(o) if !o.sent && tcp && b < o.bytes => Some(format!(
+                "stream {}: {b} bytes sent, fewer than the {} bytes this end received",
+                st.id, o.bytes
+            )),
+            _ if b as f64 > most => Some(format!(
+                "stream {}: {b} bytes in {:.3} s is above {:.1} Tbit/s",
+                st.id,
+                elapsed_ns as f64 / 1e9,
+                MAX_PLAUSIBLE_BPS / 1e12
+            )),
+            _ if !tcp && (st.packets < 0 || st.errors < 0) => Some(format!(
+                "stream {}: a negative datagram count ({} packets, {} lost)",
+                st.id, st.packets, st.errors
+            )),
+            _ if !tcp && st.errors > st.packets => Some(format!(
+                "stream {}: {} datagrams lost of {} sent",
+                st.id, st.errors, st.packets
+            )),
+            _ => None,
+        };
+        if let Some(f) = fail {
+            why.push(f);
+            bad.push(st.id);
+        }
+    }
+    let cpu = [
+        ("cpu_util_total", r.cpu_util_total),
+        ("cpu_util_user", r.cpu_util_user),
+        ("cpu_util_system", r.cpu_util_system),
+    ];
+    let mut cpu_bad = false;
+    for (name, v) in cpu {
+        if !v.is_finite() || !(0.0..=MAX_CPU_PCT).contains(&v) {
+            why.push(format!("{name} {v} % is not a CPU use"));
+            cpu_bad = true;
+        }
+    }
+    (why, bad, cpu_bad)
+}
+
+/// The warning for a peer's failing figures, also written to stderr.
+pub fn implausible_warning(who: &str, why: &[String]) -> Option<Warning> {
+    if why.is_empty() {
+        return None;
+    }
+    let text = format!(
+        "the {who}'s figures failed the check against this end's counts and physics, and are left out of the headline figures: {}",
+        why.join("; ")
+    );
+    eprintln!("misura: warning: {text}");
+    Some(Warning {
+        code: "peer.implausible".into(),
+        text,
+    })
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -77,11 +178,18 @@ impl PeerFigures {
             role: role.into(),
             version,
             results_received: true,
+            implausible: vec![],
+            rejected_streams: vec![],
             cpu_util_total_pct: Some(r.cpu_util_total),
             cpu_util_user_pct: Some(r.cpu_util_user),
             cpu_util_system_pct: Some(r.cpu_util_system),
             congestion_used: r.congestion_used.clone(),
-            bytes: r.bytes(),
+            // Checked: a peer's counts may sum past 2^64.
+            bytes: r
+                .streams
+                .iter()
+                .try_fold(0u64, |a, s| a.checked_add(s.bytes))
+                .unwrap_or(u64::MAX),
             streams: r
                 .streams
                 .iter()
@@ -189,6 +297,9 @@ fn host(netns: &Option<String>) -> misura_report::HostFingerprint {
 /// for what it received (None when the peer's results did not come).
 fn receiver_bytes(s: &StreamRow, peer: &PeerFigures) -> Option<u64> {
     if s.outcome.sender {
+        if peer.rejected_streams.contains(&s.id) {
+            return None;
+        }
         peer.stream(s.id).map(|x| x.bytes)
     } else {
         Some(s.outcome.bytes)
@@ -203,7 +314,7 @@ fn peer_figures(p: &Iperf3Plan, r: &PeerRun) -> PeerFigures {
         .map(|s| s.id)
         .collect();
     let udp = p.params.protocol == Protocol::Udp;
-    PeerFigures {
+    let mut f = PeerFigures {
         rate_bps: p.params.bandwidth,
         ..PeerFigures::of(
             "server",
@@ -212,7 +323,24 @@ fn peer_figures(p: &Iperf3Plan, r: &PeerRun) -> PeerFigures {
             |id| !ours_send.contains(&id),
             udp,
         )
+    };
+    if let Some(res) = &r.peer {
+        let own = |id: i64| {
+            r.streams.iter().find(|s| s.id == id).map(|s| OwnCount {
+                sent: s.outcome.sender,
+                bytes: s.outcome.bytes,
+            })
+        };
+        let (why, bad, cpu_bad) = vet(res, &own, r.elapsed_ns, !udp);
+        if cpu_bad {
+            f.cpu_util_total_pct = None;
+            f.cpu_util_user_pct = None;
+            f.cpu_util_system_pct = None;
+        }
+        f.implausible = why;
+        f.rejected_streams = bad;
     }
+    f
 }
 
 pub fn tcp_report(p: &Iperf3Plan, r: &PeerRun, netns: &Option<String>) -> Iperf3TcpReport {
@@ -306,7 +434,9 @@ pub fn tcp_report(p: &Iperf3Plan, r: &PeerRun, netns: &Option<String>) -> Iperf3
             },
             clients: vec![row],
             intervals: vec![],
-            warnings: vec![],
+            warnings: implausible_warning("iperf3 server", &peer.implausible)
+                .into_iter()
+                .collect(),
         },
         peer,
     }
@@ -324,12 +454,16 @@ pub fn udp_report(p: &Iperf3Plan, r: &PeerRun, netns: &Option<String>) -> Iperf3
             sent_p += o.packets;
             sent_b += o.bytes;
             errs += o.send_errors;
-            if let Some(ps) = peer.stream(s.id) {
+            let ps = peer
+                .stream(s.id)
+                .filter(|ps| !peer.rejected_streams.contains(&ps.id));
+            if let Some(ps) = ps {
                 // iperf3's receiver: highest sequence number and losses.
                 let l = ps.lost.unwrap_or(0).max(0) as u64;
-                rx_p += (ps.packets.unwrap_or(0).max(0) as u64).saturating_sub(l);
-                rx_b += ps.bytes;
-                lost += l;
+                rx_p =
+                    rx_p.saturating_add((ps.packets.unwrap_or(0).max(0) as u64).saturating_sub(l));
+                rx_b = rx_b.saturating_add(ps.bytes);
+                lost = lost.saturating_add(l);
                 jitter = jitter.max(ps.jitter_ns);
             }
         } else {
@@ -396,7 +530,9 @@ pub fn udp_report(p: &Iperf3Plan, r: &PeerRun, netns: &Option<String>) -> Iperf3
                 pacing: "sleep".into(),
             },
             clients: vec![row],
-            warnings: vec![],
+            warnings: implausible_warning("iperf3 server", &peer.implausible)
+                .into_iter()
+                .collect(),
         },
         peer,
     }

@@ -7,6 +7,7 @@
 
 use super::control::Ctrl;
 use super::data::{self, Sock, StreamOutcome, StreamSpec};
+use super::report::{implausible_warning, vet, OwnCount};
 use crate::serve::state::Shared;
 use anyhow::{bail, Result};
 use misura_report::serve::ServedTest;
@@ -16,7 +17,7 @@ use misura_wire::iperf3::{
 use socket2::{Domain, Socket, Type};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -25,7 +26,22 @@ use std::time::{Duration, Instant};
 /// The test running now: its cookie, and where its data connections go.
 struct Current {
     cookie: Cookie,
-    data: Sender<TcpStream>,
+    data: Sender<(TcpStream, Slot)>,
+    /// Data connections the test takes (its streams; 0 until the
+    /// parameters are known) and those it has been given: one beyond is
+    /// closed at once, so the cookie opens no more than the test's streams.
+    expected: usize,
+    arrived: usize,
+}
+
+/// One socket held against `--max-connections`: released when the socket
+/// is (a data connection's slot travels with it to the end of its test).
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Start answering iperf3 clients on `listener` until `stop`.
@@ -45,7 +61,10 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: Arc<AtomicBool>
     while !stop.load(Ordering::Relaxed) {
         let (s, peer) = match listener.accept() {
             Ok(x) => x,
-            Err(_) => continue, // SO_RCVTIMEO: look at the stop flag
+            Err(e) => {
+                crate::serve::accept_failed(&e, shared.quiet, "misura serve --iperf3");
+                continue;
+            }
         };
         if held.load(Ordering::Relaxed) >= shared.limits.max_connections {
             shared.count(|c| c.connections_refused_full += 1);
@@ -53,14 +72,13 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: Arc<AtomicBool>
         }
         shared.count(|c| c.connections_accepted += 1);
         held.fetch_add(1, Ordering::Relaxed);
-        let (shared, current, stop, held) =
-            (shared.clone(), current.clone(), stop.clone(), held.clone());
+        let slot = Slot(held.clone());
+        let (shared, current, stop) = (shared.clone(), current.clone(), stop.clone());
         let local = local.unwrap_or(peer);
         let _ = std::thread::Builder::new()
             .name("iperf3-conn".into())
             .spawn(move || {
-                let r = connection(s, peer, local, &shared, &current, &stop);
-                held.fetch_sub(1, Ordering::Relaxed);
+                let r = connection(s, slot, peer, local, &shared, &current, &stop);
                 if let Err(e) = r {
                     if !shared.quiet {
                         eprintln!("misura serve --iperf3: {peer}: {e:#}");
@@ -74,6 +92,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: Arc<AtomicBool>
 /// running test or a new client.
 fn connection(
     s: TcpStream,
+    slot: Slot,
     peer: SocketAddr,
     local: SocketAddr,
     shared: &Arc<Shared>,
@@ -98,9 +117,17 @@ fn connection(
     };
     let rx = {
         let mut cur = current.lock().unwrap();
-        match cur.as_ref() {
+        match cur.as_mut() {
             Some(t) if t.cookie == cookie => {
-                let _ = t.data.send(c.s);
+                if t.arrived >= t.expected {
+                    shared.count(|x| x.connections_refused_full += 1);
+                    bail!(
+                        "a data connection beyond the test's {} streams: closed",
+                        t.expected
+                    );
+                }
+                t.arrived += 1;
+                let _ = t.data.send((c.s, slot));
                 return Ok(());
             }
             Some(_) => {
@@ -111,12 +138,17 @@ fn connection(
             }
             None => {
                 let (tx, rx) = channel();
-                *cur = Some(Current { cookie, data: tx });
+                *cur = Some(Current {
+                    cookie,
+                    data: tx,
+                    expected: 0,
+                    arrived: 0,
+                });
                 rx
             }
         }
     };
-    let r = test(&mut c, peer, local, shared, &rx, stop);
+    let r = test(&mut c, peer, local, shared, &rx, current, stop);
     *current.lock().unwrap() = None;
     r
 }
@@ -147,6 +179,10 @@ fn check(p: &Params, shared: &Shared) -> Option<(i32, String)> {
         _ if p.authtoken => Some((
             errno::AUTH_TEST,
             "iperf3 authentication (--username) is not served".into(),
+        )),
+        _ if p.len == Some(0) => Some((
+            errno::BLOCK_SIZE,
+            "a block size (-l) of 0 bytes: give at least 1".into(),
         )),
         _ if p.num > 0 || p.blockcount > 0 || p.time == 0 => Some((
             errno::UNIMPLEMENTED,
@@ -182,7 +218,8 @@ fn test(
     peer: SocketAddr,
     local: SocketAddr,
     shared: &Arc<Shared>,
-    rx: &Receiver<TcpStream>,
+    rx: &Receiver<(TcpStream, Slot)>,
+    current: &Mutex<Option<Current>>,
     stop: &AtomicBool,
 ) -> Result<()> {
     let hs = shared.limits.handshake_timeout;
@@ -216,18 +253,28 @@ fn test(
     let (send, recv) = p.senders();
     let n = (send + recv) as usize;
     let udp_sock = if udp { Some(udp_socket(local)?) } else { None };
+    if !udp {
+        if let Some(t) = current.lock().unwrap().as_mut() {
+            t.expected = n;
+        }
+    }
     c.write_state(State::CreateStreams)?;
     // The client's senders connect first (the server receives on them).
     let deadline = Instant::now() + hs;
     let mut socks = Vec::new();
+    // The data connections' slots, held until the test ends.
+    let mut slots = Vec::new();
     for k in 0..n {
         let server_sends = k >= send as usize;
         let sock = match &udp_sock {
-            Some(u) => Sock::Udp(udp_accept(u, local, deadline)?),
-            None => Sock::Tcp(
-                rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                    .map_err(|_| anyhow::anyhow!("the iperf3 client opened {k} of its {n} data streams within the handshake timeout ({} s)", hs.as_secs()))?,
-            ),
+            Some(u) => Sock::Udp(udp_accept(u, local, peer, deadline)?),
+            None => {
+                let (t, slot) = rx
+                    .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                    .map_err(|_| anyhow::anyhow!("the iperf3 client opened {k} of its {n} data streams within the handshake timeout ({} s)", hs.as_secs()))?;
+                slots.push(slot);
+                Sock::Tcp(t)
+            }
         };
         if let (Some(w), Sock::Tcp(t)) = (p.window, &sock) {
             let s = socket2::SockRef::from(t);
@@ -238,7 +285,9 @@ fn test(
     }
     c.write_state(State::TestStart)?;
     c.write_state(State::TestRunning)?;
-    run(c, &p, peer, socks, shared, stop)
+    let r = run(c, &p, peer, socks, shared, stop);
+    drop(slots);
+    r
 }
 
 fn udp_socket(local: SocketAddr) -> Result<Socket> {
@@ -250,8 +299,15 @@ fn udp_socket(local: SocketAddr) -> Result<Socket> {
 }
 
 /// A UDP stream: the client's connect datagram on the shared port, a
-/// socket of its own connected to the client, the reply.
-fn udp_accept(listen: &Socket, local: SocketAddr, deadline: Instant) -> Result<UdpSocket> {
+/// socket of its own connected to the client, the reply. Only a datagram
+/// from the control connection's address counts (as misura's own UDP path
+/// does): a connect message sprayed from elsewhere cannot take the stream.
+fn udp_accept(
+    listen: &Socket,
+    local: SocketAddr,
+    peer: SocketAddr,
+    deadline: Instant,
+) -> Result<UdpSocket> {
     let u: &UdpSocket = &listen.try_clone()?.into();
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -261,6 +317,9 @@ fn udp_accept(listen: &Socket, local: SocketAddr, deadline: Instant) -> Result<U
         u.set_read_timeout(Some(left))?;
         let mut b = [0u8; 64];
         if let Ok((k, from)) = u.recv_from(&mut b) {
+            if from.ip().to_canonical() != peer.ip().to_canonical() {
+                continue; // not the client's address: not its stream
+            }
             if wire::is_connect_msg(&b[..k]) {
                 let s = udp_socket(local)?;
                 s.connect(&from.into())?;
@@ -292,6 +351,7 @@ fn run(
         Arc::new(AtomicBool::new(false)),
         Arc::new(AtomicBool::new(false)),
     );
+    let moved = Arc::new(AtomicU64::new(0));
     let mut threads = Vec::new();
     for (sock, sender) in socks {
         let spec = StreamSpec {
@@ -305,12 +365,25 @@ fn run(
         } else {
             stop_recv.clone()
         };
-        threads.push((sender, data::start(sock, spec, flag)?));
+        threads.push((sender, data::start(sock, spec, flag, moved.clone())?));
     }
-    // Until TEST_END: at most the test's time plus the idle timeout.
+    // Until TEST_END: at most the test's time plus the idle timeout, and
+    // no longer than the idle timeout without a byte on any stream.
     let limit = t0 + Duration::from_secs(p.time) + l.idle_timeout;
+    let (mut seen, mut last_data) = (0u64, Instant::now());
     let mut reason = None;
     loop {
+        let m = moved.load(Ordering::Relaxed);
+        if m != seen {
+            (seen, last_data) = (m, Instant::now());
+        } else if last_data.elapsed() > l.idle_timeout {
+            let _ = c.write_state(State::ServerTerminate);
+            reason = Some(format!(
+                "no data on any stream for --idle-timeout {} s",
+                l.idle_timeout.as_secs()
+            ));
+            break;
+        }
         if stop.load(Ordering::Relaxed) {
             let _ = c.write_state(State::ServerTerminate);
             reason = Some("the server stopped".to_string());
@@ -451,15 +524,31 @@ fn record(
     let rx: u64 = outs.iter().filter(|o| !o.sender).map(|o| o.bytes).sum();
     let tx: u64 = outs.iter().filter(|o| o.sender).map(|o| o.bytes).sum();
     let el = elapsed.as_nanos() as i64;
+    // The client's figures checked against what this end counted: a
+    // failing one is named and kept out of the figures below.
+    let own = |id: i64| {
+        (id >= 1 && id != 2)
+            .then(|| outs.get(index_of(id)))
+            .flatten()
+            .map(|o| OwnCount {
+                sent: o.sender,
+                bytes: o.bytes,
+            })
+    };
+    let (why, bad, _cpu) = client.map_or((vec![], vec![], false), |r| {
+        vet(r, &own, el as u64, p.protocol == Protocol::Tcp)
+    });
+    let warning = implausible_warning(&format!("iperf3 client {}", peer.ip()), &why);
     // The client's count of what it received from the server's senders.
     let client_rx = client.map(|r| {
         r.streams
             .iter()
+            .filter(|s| !bad.contains(&s.id))
             .filter(|s| outs.get(index_of(s.id)).is_some_and(|o| o.sender))
-            .map(|s| s.bytes)
-            .sum::<u64>()
+            .try_fold(0u64, |a, s| a.checked_add(s.bytes))
+            .unwrap_or(u64::MAX)
     });
-    let receiver = rx + client_rx.unwrap_or(0);
+    let receiver = rx.saturating_add(client_rx.unwrap_or(0));
     let udp = p.protocol == Protocol::Udp;
     let lost: u64 = outs.iter().filter(|o| !o.sender).map(|o| o.lost).sum();
     let rxp: u64 = outs
@@ -513,6 +602,7 @@ fn record(
         cpu_shared: false,
         partial: reason.is_some(),
         partial_reason: reason,
+        warnings: warning.into_iter().collect(),
     }
 }
 

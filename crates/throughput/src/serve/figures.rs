@@ -144,6 +144,7 @@ pub(super) fn figures_of(t: &Test, f: &UdpFigures, done: &Message, cpu: (u64, u6
         cpu_shared: t.cpu_shared.load(Ordering::Relaxed),
         partial: partial_reason.is_some(),
         partial_reason,
+        warnings: vec![],
     }
 }
 
