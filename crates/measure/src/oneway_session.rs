@@ -157,8 +157,9 @@ pub struct RxMeta {
 pub enum Received {
     /// A measured probe of this session, matched (or not) by the ring.
     Probe(Arrival),
-    /// A probe of this session from another stream (a late warm-up frame):
-    /// ignored.
+    /// A probe of this session from another stream (a late warm-up frame,
+    /// or one forged as such): not measured, counted as foreign (issue 33,
+    /// item 12: it was counted nowhere).
     OtherStream,
     Foreign,
     Malformed,
@@ -439,7 +440,10 @@ impl OnewaySession {
                 stream: MEASURE_STREAM,
                 seq,
             } => Received::Probe(self.on_received(seq, meta)),
-            Classified::Probe { .. } => Received::OtherStream,
+            Classified::Probe { .. } => {
+                self.c.foreign += 1;
+                Received::OtherStream
+            }
             Classified::Foreign => {
                 self.c.foreign += 1;
                 Received::Foreign
