@@ -202,3 +202,58 @@ fn routed_to_hosts_leaves_no_router_namespace() {
         "{out}"
     );
 }
+
+/// A client that reads serve's HELLO and leaves (as `misura load` checks the
+/// server before its first phase) is no malformed connection; one that sends
+/// bytes that are no message still is.
+#[test]
+fn a_connection_that_only_looks_is_not_malformed() {
+    use std::io::{Read, Write};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free TCP port")
+        .port();
+    let serve = misura()
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "-q",
+            "--no-store",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting misura serve");
+    let connect = || {
+        for _ in 0..50 {
+            if let Ok(s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("misura serve did not listen on {port}");
+    };
+    let mut hello = [0u8; 16];
+    let mut looks = connect();
+    looks.read_exact(&mut hello).expect("serve's HELLO");
+    drop(looks);
+    let mut garbles = connect();
+    garbles.read_exact(&mut hello).expect("serve's HELLO");
+    garbles.write_all(&[0x5a; 64]).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    drop(garbles);
+    std::thread::sleep(Duration::from_millis(300));
+    // SIGTERM: serve prints its counts and exits.
+    let _ = std::process::Command::new("kill")
+        .arg(serve.id().to_string())
+        .status();
+    let out = serve.wait_with_output().expect("serve's output");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &stderr(&out);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("connections:"))
+        .unwrap_or_else(|| panic!("no connections line in:\n{text}"));
+    assert!(line.starts_with("connections: 2 accepted"), "{line}");
+    assert!(line.contains(" 1 malformed"), "{line}");
+}

@@ -119,7 +119,7 @@ fn handle(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr, conn_id: u6
     if proto::write_message(&mut &stream, &hello).is_err() {
         return;
     }
-    let first = proto::read_message(&mut Progress {
+    let mut reader = Progress {
         r: DeadlineReader {
             stream: &stream,
             until: Instant::now() + l.handshake_timeout,
@@ -127,7 +127,12 @@ fn handle(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr, conn_id: u6
         shared,
         id: conn_id,
         marked: false,
-    });
+    };
+    let first = proto::read_message(&mut reader);
+    // Closed after the HELLO without a byte: a peer that only checked the
+    // server is there (`misura load` does, before its first phase), not a
+    // malformed one (issue 36: every load run left "1 malformed").
+    let looked_only = !reader.marked;
     let evicted = {
         let mut t = shared.table.lock().unwrap();
         t.unpend(conn_id);
@@ -139,7 +144,7 @@ fn handle(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr, conn_id: u6
         Err(e) => {
             if timed_out(&e) {
                 shared.count(|c| c.handshake_timeouts += 1);
-            } else {
+            } else if !looked_only {
                 shared.count(|c| c.malformed += 1);
             }
             return;
