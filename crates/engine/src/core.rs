@@ -62,6 +62,20 @@ pub struct CoreFlow {
 /// the line rate, turns far more often.
 pub const DESCHEDULED_NS: i64 = 200_000;
 
+/// A core with nothing due for longer than this sleeps until just before
+/// its next slot instead of spinning: at the rates a device under test
+/// forwards (an RFC 2544 search near a few thousand frames/s) a spinning
+/// loop competes with every other runnable task for its CPU and is
+/// descheduled for whole time slices, while a sleeping one is woken by its
+/// timer ahead of them (the scheduler favours a task that slept) and keeps
+/// its schedule. Faster flows never wait this long and spin as before.
+pub const IDLE_SLEEP_MIN_NS: i64 = 40_000;
+/// How long before its next slot a sleeping core wakes (its timer's slack
+/// is set to 1 µs, so this covers the wake-up itself).
+pub const WAKE_EARLY_NS: i64 = 20_000;
+/// The longest such sleep: the receive ring is read at least this often.
+pub const MAX_IDLE_SLEEP_NS: i64 = 1_000_000;
+
 /// What one core counted.
 #[derive(Default)]
 pub struct CoreCounts {
@@ -137,6 +151,10 @@ pub fn run(
     };
     let mut sending = true;
     let mut drain_until = i64::MAX;
+    // Sleeps between slots end within a µs of when asked (the default 50
+    // µs slack would make every early wake-up a late one). Without it the
+    // core spins, as before.
+    let can_sleep = latency.is_none() && misura_sys::timer::set_timer_slack_ns(1_000).is_ok();
     loop {
         let now = realtime_ns();
         if sending
@@ -155,6 +173,16 @@ pub fn run(
             l.turn(now, sending)?;
         }
         let n = receive(io, trial, &mut c, clock.as_mut(), now)?;
+        if sending && can_sleep && n == 0 {
+            if let Some(next) = next_due_ns(flows) {
+                let wake = (next - WAKE_EARLY_NS)
+                    .min(now + MAX_IDLE_SLEEP_NS)
+                    .min(trial.end_ns);
+                if next - now > IDLE_SLEEP_MIN_NS && wake > now {
+                    misura_sys::timer::sleep_until_realtime(wake)?;
+                }
+            }
+        }
         if !sending {
             let latency_done = latency.as_deref().is_none_or(|l| l.finished(now));
             if now >= drain_until && latency_done {
@@ -168,6 +196,20 @@ pub fn run(
     }
     c.hardware_u95_ns = clock.map_or(0.0, |k| k.u95_max);
     Ok(c)
+}
+
+/// When the earliest next slot of the flows still sending is due (none for
+/// a burst, whose frames are all due at once).
+fn next_due_ns(flows: &[CoreFlow]) -> Option<i64> {
+    flows
+        .iter()
+        .map(|f| match f.burst {
+            Some(_) => None,
+            None => Some(f.schedule.due_ns(f.schedule.next_slot())),
+        })
+        .collect::<Option<Vec<i64>>>()?
+        .into_iter()
+        .min()
 }
 
 fn bursts_done(flows: &[CoreFlow]) -> bool {

@@ -34,6 +34,11 @@ pub fn sleep_until(clock: libc::clockid_t, target_ns: i64) -> Result<Wake, SysEr
     }
 }
 
+/// [`sleep_until`] on `CLOCK_REALTIME`, the clock the frame engine paces on.
+pub fn sleep_until_realtime(target_ns: i64) -> Result<Wake, SysError> {
+    sleep_until(libc::CLOCK_REALTIME, target_ns)
+}
+
 /// [`sleep_until`] on `CLOCK_MONOTONIC`, cyclictest's default clock.
 pub fn sleep_until_monotonic(target_ns: i64) -> Result<Wake, SysError> {
     sleep_until(libc::CLOCK_MONOTONIC, target_ns)
