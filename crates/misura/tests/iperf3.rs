@@ -19,6 +19,9 @@ const INSTALL: &str = "apt-get install iperf3";
 #[path = "support/iperf3_client.rs"]
 mod iperf3_client;
 
+#[path = "support/iperf3_attacks.rs"]
+mod iperf3_attacks;
+
 fn ip_exec(ns: &str, argv: &[&str]) -> Command {
     let mut c = Command::new("ip");
     c.args(["netns", "exec", ns]).args(argv);
