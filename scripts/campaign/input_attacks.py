@@ -13,7 +13,8 @@ PROFILE = os.path.join(HERE, "..", "..", "crates", "report", "tests", "fixtures"
 
 class InputAttacks:
     def input_attacks(self):
-        attacks = [self.ia_profile_beyond_physics, self.ia_fifo_inputs, self.ia_dripping_server]
+        attacks = [self.ia_profile_beyond_physics, self.ia_fifo_inputs, self.ia_dripping_server,
+                   self.ia_lying_server]
         for attack in attacks:
             try:
                 attack()
@@ -130,4 +131,94 @@ class InputAttacks:
         self.row("misura server dripping HELLO 1 byte/s", "1 B/s", True, (None, None), (None, None),
                  f"gave up after {alone:.1f} s (exit {code}); SIGTERM at 2 s: ended {after_term:.2f} s later",
                  ok, "before: read past 70 s, SIGTERM ignored")
+
+
+    # item 9
+    def ia_lying_server(self):
+        """A fake misura server takes a tcp test and answers DONE with 2^63
+        bytes in 1 ns, and stream counts whose sum wraps past 2^64."""
+        import socket
+        import struct
+        import threading
+
+        def msg(typ, fields):
+            body = b""
+            for fid, kind, val in fields:
+                v = struct.pack(">Q", val) if kind == 1 else val
+                body += struct.pack(">HBH", fid, kind, len(v)) + v
+            return struct.pack(">IBBHI", 0x4D535243, 1, typ, len(fields), len(body)) + body
+
+        def read(c):
+            h = b""
+            while len(h) < 12:
+                b = c.recv(12 - len(h))
+                if not b:
+                    return None
+                h += b
+            typ, n = h[5], struct.unpack(">I", h[8:12])[0]
+            while n:
+                b = c.recv(min(n, 65536))
+                if not b:
+                    return None
+                n -= len(b)
+            return typ
+
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(16)
+        port = srv.getsockname()[1]
+        U64, BYTES = 1, 6
+        result = msg(6, [(30, U64, 1 << 63), (32, U64, 1),
+                         (41, BYTES, struct.pack(">QQ", 2**64 - 6, 2**64 - 6))])
+
+        def one(c):
+            try:
+                c.sendall(msg(1, [(1, U64, 1), (2, BYTES, bytes(16))]))
+                t = read(c)
+                if t == 2:
+                    c.sendall(msg(3, [(18, U64, 7), (19, U64, port)]))
+                    if read(c) == 5:
+                        c.sendall(result)
+                elif t == 8:
+                    while c.recv(1 << 16):
+                        pass
+            except OSError:
+                pass
+            c.close()
+
+        def serve():
+            srv.settimeout(0.5)
+            for _ in range(40):
+                try:
+                    c, _ = srv.accept()
+                except OSError:
+                    continue
+                threading.Thread(target=one, args=(c,), daemon=True).start()
+
+        threading.Thread(target=serve, daemon=True).start()
+        seen = []
+        ok = True
+        try:
+            for extra in ([], ["--bidir"]):
+                r = subprocess.run([self.misura, "--no-store", "tcp", "--json", f"127.0.0.1:{port}",
+                                    "--duration", "1s", "--streams", "2"] + extra,
+                                   capture_output=True, timeout=30, env=self.env)
+                try:
+                    j = json.loads(r.stdout)
+                except ValueError:
+                    ok = False
+                    seen.append(f"{' '.join(extra) or 'forward'}: no result (exit {r.returncode})")
+                    continue
+                c = j["clients"][0]
+                flagged = "peer.implausible" in json.dumps(j.get("warnings", []))
+                good = j["throughput_bps"] < 1.6e12 and flagged and \
+                    c["receiver_bytes"] <= c["sent_bytes"] + c["received_bytes"]
+                ok = ok and good
+                seen.append(f"{' '.join(extra) or 'forward'}: {j['throughput_bps']:.3g} bit/s, "
+                            f"receiver {c['receiver_bytes']} B, {'flagged' if flagged else 'not flagged'}")
+        finally:
+            srv.close()
+        self.row("misura server claiming 2^63 B in 1 ns, stream sum past 2^64", "-", True,
+                 (None, None), (None, None), "; ".join(seen), ok,
+                 "before: 1.48e29 bit/s, exit 0, no warning")
 

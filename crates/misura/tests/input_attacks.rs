@@ -222,3 +222,92 @@ fn a_dripping_server_holds_no_client() {
     assert!(status.is_some(), "still running 20 s after SIGTERM");
     assert!(after < Duration::from_secs(1), "{after:?} after SIGTERM");
 }
+
+/// A fake misura server that takes a tcp test honestly and answers DONE
+/// with `result`'s fields; its address.
+fn lying_server(result: misura_wire::control::Message) -> std::net::SocketAddr {
+    use misura_wire::control::{Message, Value};
+    use misura_wire::test_control as tc;
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for c in l.incoming().take(16) {
+            let Ok(mut c) = c else { continue };
+            let result = result.clone();
+            std::thread::spawn(move || {
+                let hello = Message::new(tc::HELLO)
+                    .with(tc::F_VERSION, Value::U64(tc::PROTOCOL_VERSION))
+                    .with(tc::F_NONCE, Value::Bytes(vec![0; 16]));
+                common::control_send(&mut c, &hello);
+                match common::control_read(&mut c) {
+                    Some(m) if m.typ == tc::REQUEST => {
+                        let acc = Message::new(tc::ACCEPT)
+                            .with(tc::F_TEST_ID, Value::U64(7))
+                            .with(tc::F_DATA_PORT, Value::U64(addr.port() as u64));
+                        common::control_send(&mut c, &acc);
+                        if common::control_read(&mut c).is_some_and(|m| m.typ == tc::DONE) {
+                            common::control_send(&mut c, &result);
+                        }
+                    }
+                    Some(m) if m.typ == tc::DATA => {
+                        let _ = std::io::copy(&mut c, &mut std::io::sink());
+                    }
+                    _ => {}
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Item 9: a misura server's RESULT claiming 2^63 bytes in 1 ns (1.48e29
+/// bit/s before), and stream counts whose sum wraps past 2^64 (`--bidir`
+/// wrapped), is named in a peer.implausible warning and kept out of the
+/// headline figures, which rest on this client's own counts.
+#[test]
+fn a_misura_servers_impossible_figures_stay_out_of_the_headline() {
+    use misura_wire::control::{Message, Value};
+    use misura_wire::test_control as tc;
+    let mut huge = Vec::new();
+    for _ in 0..2 {
+        huge.extend_from_slice(&(u64::MAX - 5).to_be_bytes());
+    }
+    let result = Message::new(tc::RESULT)
+        .with(tc::F_BYTES, Value::U64(1 << 63))
+        .with(tc::F_ELAPSED_NS, Value::U64(1))
+        .with(tc::F_STREAM_BYTES, Value::Bytes(huge));
+    for direction in [&[][..], &["--bidir"]] {
+        let addr = lying_server(result.clone()).to_string();
+        let mut c = misura();
+        c.args([
+            "--no-store",
+            "tcp",
+            "--json",
+            &addr,
+            "--duration",
+            "1s",
+            "--streams",
+            "2",
+        ])
+        .args(direction);
+        let o = c.output().unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|_| panic!("{direction:?}: no JSON: {e}"));
+        let tput = j["throughput_bps"].as_f64().unwrap();
+        assert!(tput > 0.0 && tput < 1.6e12, "{direction:?}: {tput}");
+        let client = &j["clients"][0];
+        let rx = client["receiver_bytes"].as_u64().unwrap();
+        let moved =
+            client["sent_bytes"].as_u64().unwrap() + client["received_bytes"].as_u64().unwrap();
+        assert!(rx <= moved, "{direction:?}: {rx} > {moved}");
+        for s in client["streams"].as_array().unwrap() {
+            assert!(s["throughput_bps"].as_f64().unwrap() < 1.6e12, "{s}");
+        }
+        let w = j["warnings"].to_string();
+        assert!(
+            w.contains("peer.implausible") && w.contains("bytes received 9223372036854775808"),
+            "{direction:?}: {w}"
+        );
+    }
+}

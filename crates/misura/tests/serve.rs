@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::{free_port, misura};
+use common::{control_read as read, control_send as send, free_port, misura};
 use misura_measure::auth::{hmac16, StampKey};
-use misura_wire::control::{self, Message, Value};
+use misura_wire::control::{Message, Value};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream, UdpSocket};
 use std::process::{Child, Command, Stdio};
@@ -133,21 +133,6 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn read(s: &mut TcpStream) -> Option<Message> {
-    let mut h = [0u8; control::HEADER_LEN];
-    s.read_exact(&mut h).ok()?;
-    let header = control::parse_header(&h).ok()?;
-    let mut p = vec![0u8; header.payload_len];
-    s.read_exact(&mut p).ok()?;
-    control::parse_payload(&header, &p).ok()
-}
-
-fn send(s: &mut TcpStream, m: &Message) {
-    let mut b = Vec::new();
-    m.emit(&mut b).unwrap();
-    s.write_all(&b).unwrap();
 }
 
 fn closed_within(s: &mut TcpStream, d: Duration) -> bool {

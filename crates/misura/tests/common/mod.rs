@@ -545,3 +545,23 @@ impl Lab {
         }
     }
 }
+
+/// Read one misura control message off `s` (tests' fake peers and clients).
+pub fn control_read(s: &mut std::net::TcpStream) -> Option<misura_wire::control::Message> {
+    use misura_wire::control;
+    use std::io::Read;
+    let mut h = [0u8; control::HEADER_LEN];
+    s.read_exact(&mut h).ok()?;
+    let header = control::parse_header(&h).ok()?;
+    let mut p = vec![0u8; header.payload_len];
+    s.read_exact(&mut p).ok()?;
+    control::parse_payload(&header, &p).ok()
+}
+
+/// Write one misura control message to `s`.
+pub fn control_send(s: &mut std::net::TcpStream, m: &misura_wire::control::Message) {
+    use std::io::Write;
+    let mut b = Vec::new();
+    m.emit(&mut b).unwrap();
+    s.write_all(&b).unwrap();
+}

@@ -7,12 +7,14 @@ mod base;
 mod control;
 mod data;
 pub(crate) mod run;
+mod vet;
 
 pub use base::*;
 pub use control::*;
 pub use data::*;
 pub(crate) use run::client_result;
 pub use run::*;
+pub use vet::*;
 
 #[cfg(test)]
 mod tests {

@@ -320,10 +320,17 @@ struct Receiver {
     reverse_bps: Option<f64>,
 }
 
-fn receiver(p: &TcpPlan, t: &Totals, sv: Option<&ServerFigures>) -> Receiver {
-    let server_elapsed = sv.and_then(|s| s.elapsed_ns).filter(|e| *e > 0);
-    let forward_bytes = sv.and_then(|s| s.bytes).unwrap_or(0);
-    let forward = client::bits_per_s(forward_bytes, server_elapsed.unwrap_or(t.elapsed_ns));
+/// The server's count is used only as far as it passed the check
+/// ([`client::received_by_server`]); a count that failed gives way to this
+/// client's own count of what it sent, over its own time.
+fn receiver(p: &TcpPlan, t: &Totals, sv: Option<&ServerFigures>, v: &client::Vetted) -> Receiver {
+    let claimed = sv.is_some_and(|s| s.bytes.is_some());
+    let (forward_bytes, forward_ns) = match v.bytes {
+        Some(b) => (b, v.elapsed_ns.unwrap_or(t.elapsed_ns)),
+        None if claimed => (t.sent, t.elapsed_ns),
+        None => (0, t.elapsed_ns),
+    };
+    let forward = client::bits_per_s(forward_bytes, forward_ns);
     let reverse = client::bits_per_s(t.received, t.elapsed_ns);
     match p.direction {
         Direction::Forward => Receiver {
@@ -339,7 +346,7 @@ fn receiver(p: &TcpPlan, t: &Totals, sv: Option<&ServerFigures>) -> Receiver {
             reverse_bps: None,
         },
         Direction::Bidir => Receiver {
-            bytes: forward_bytes + t.received,
+            bytes: forward_bytes.saturating_add(t.received),
             throughput_bps: forward + reverse,
             forward_bps: Some(forward),
             reverse_bps: Some(reverse),
@@ -354,18 +361,18 @@ fn stream_rows(
     outcomes: &[StreamOutcome],
     granted: &[Granted],
     elapsed_ns: u64,
-    sv: Option<&ServerFigures>,
+    v: &client::Vetted,
 ) -> Vec<TcpStreamResult> {
     outcomes
         .iter()
         .zip(granted)
         .enumerate()
         .map(|(k, (o, g))| {
-            let server_count = sv.and_then(|s| s.stream_bytes.get(k).copied());
+            let server_count = v.stream_bytes.get(k).copied().flatten();
             let recv = match p.direction {
                 Direction::Forward => server_count,
                 Direction::Reverse => Some(o.received),
-                Direction::Bidir => server_count.map(|f| f + o.received),
+                Direction::Bidir => server_count.map(|f| f.saturating_add(o.received)),
             };
             let info = o.info.unwrap_or_default();
             TcpStreamResult {
@@ -397,7 +404,8 @@ fn client_row(
     end: End,
 ) -> TcpClientResult {
     let sv = end.server.as_ref();
-    let rx = receiver(run.plan, t, sv);
+    let v = vetted(sv, t, outcomes);
+    let rx = receiver(run.plan, t, sv, &v);
     let infos: Vec<_> = outcomes.iter().filter_map(|o| o.info).collect();
     let cpu_remote = sv.and_then(|s| client::remote_cpu(s, t.elapsed_ns));
     let reason = client::end_reason(t.error.as_deref(), sv, end.no_result.as_deref(), run.stop);
@@ -417,11 +425,18 @@ fn client_row(
         retransmits: infos.iter().map(|t| t.total_retrans as u64).sum(),
         rtt_us_mean: (!infos.is_empty())
             .then(|| infos.iter().map(|t| t.rtt_us as f64).sum::<f64>() / infos.len() as f64),
-        streams: stream_rows(run.plan, outcomes, granted, t.elapsed_ns, sv),
+        streams: stream_rows(run.plan, outcomes, granted, t.elapsed_ns, &v),
         cpu_local: t.cpu_local,
         cpu_remote,
         service_demand_local_us_per_kb: t.cpu_local.us_per_kb(moved),
         service_demand_remote_us_per_kb: cpu_remote.and_then(|c| c.us_per_kb(moved)),
         server: end.server,
     }
+}
+
+/// The server's figures checked against this client's counts.
+fn vetted(sv: Option<&ServerFigures>, t: &Totals, outcomes: &[StreamOutcome]) -> client::Vetted {
+    let sent: Vec<u64> = outcomes.iter().map(|o| o.sent).collect();
+    sv.map(|s| client::received_by_server(s, t.sent, &sent, t.elapsed_ns))
+        .unwrap_or_default()
 }
