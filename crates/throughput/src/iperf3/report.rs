@@ -537,3 +537,60 @@ pub fn udp_report(p: &Iperf3Plan, r: &PeerRun, netns: &Option<String>) -> Iperf3
         peer,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use misura_wire::iperf3::StreamResult;
+
+    fn results(bytes: u64, cpu: f64) -> Results {
+        Results {
+            cpu_util_total: cpu,
+            cpu_util_user: cpu,
+            cpu_util_system: 0.0,
+            sender_has_retransmits: -1,
+            congestion_used: None,
+            streams: vec![StreamResult {
+                id: 1,
+                bytes,
+                retransmits: -1,
+                jitter: 0.0,
+                errors: 0,
+                packets: 0,
+                start_time: Some(0.0),
+                end_time: Some(1.0),
+            }],
+        }
+    }
+
+    #[test]
+    fn a_peer_count_is_checked_against_ours_and_physics() {
+        let sent = |_: i64| {
+            Some(OwnCount {
+                sent: true,
+                bytes: 1000,
+            })
+        };
+        let recv = |_: i64| {
+            Some(OwnCount {
+                sent: false,
+                bytes: 1000,
+            })
+        };
+        let (why, bad, cpu) = vet(&results(1000, 5.0), &sent, 1_000_000_000, true);
+        assert!(why.is_empty() && bad.is_empty() && !cpu, "{why:?}");
+        let (why, bad, _) = vet(&results(1001, 5.0), &sent, 1_000_000_000, true);
+        assert_eq!(bad, [1]);
+        assert!(why[0].contains("more than the 1000 bytes this end sent"));
+        // Sent: at least what this end received, at most 1.6 Tbit/s.
+        let (_, bad, _) = vet(&results(999, 5.0), &recv, 1_000_000_000, true);
+        assert_eq!(bad, [1]);
+        let (why, bad, _) = vet(&results(1 << 53, 5.0), &recv, 1_000_000_000, true);
+        assert_eq!(bad, [1], "{why:?}");
+        let (why, _, cpu) = vet(&results(1000, -1.0), &sent, 1_000_000_000, true);
+        assert!(cpu && why.iter().any(|w| w.contains("cpu_util_total -1")));
+        let none = |_: i64| None;
+        let (_, bad, _) = vet(&results(1, 5.0), &none, 1_000_000_000, true);
+        assert_eq!(bad, [1], "a stream the test does not have");
+    }
+}

@@ -371,15 +371,24 @@ fn run(
     // no longer than the idle timeout without a byte on any stream.
     let limit = t0 + Duration::from_secs(p.time) + l.idle_timeout;
     let (mut seen, mut last_data) = (0u64, Instant::now());
+    // A stream paced slower than a block per --idle-timeout (-b 1k -l 1460)
+    // is not idle between its blocks: twice its interval then.
+    let block_every = if rate > 0 {
+        Duration::from_secs_f64((2.0 * len as f64 * 8.0 / rate as f64).min(1e6))
+    } else {
+        Duration::ZERO
+    };
+    let idle = l.idle_timeout.max(block_every);
     let mut reason = None;
     loop {
         let m = moved.load(Ordering::Relaxed);
         if m != seen {
             (seen, last_data) = (m, Instant::now());
-        } else if last_data.elapsed() > l.idle_timeout {
+        } else if last_data.elapsed() > idle {
             let _ = c.write_state(State::ServerTerminate);
             reason = Some(format!(
-                "no data on any stream for --idle-timeout {} s",
+                "no data on any stream for {:.1} s (--idle-timeout {} s)",
+                idle.as_secs_f64(),
                 l.idle_timeout.as_secs()
             ));
             break;
