@@ -45,6 +45,8 @@ pub enum StoreError {
     Empty { path: PathBuf },
     #[error("run {0} is not in the store (see `misura history`)")]
     NoSuchRun(i64),
+    #[error("the stored result of run {id} is {bytes} bytes, over the {limit}-byte bound on what is read of one run (a run this large was not written by misura, or its histograms hold far more buckets than any run needs); read it with `sqlite3` if you must")]
+    RowTooLarge { id: i64, bytes: u64, limit: u64 },
     #[error("the stored result of run {id} is not valid JSON: {source}")]
     BadJson {
         id: i64,
@@ -96,6 +98,12 @@ pub struct Store {
 }
 
 /// Default location: `$XDG_DATA_HOME/misura/results.sqlite`.
+/// The most bytes of one stored result that `history`, `show`, `compare`
+/// and `report` read (issue 33, item 13: a 490 MB row took 5.0 GB to
+/// report, and `history` over large rows 2.6 GB). misura's own results are
+/// far smaller: a histogram's buckets are bounded by its precision.
+pub const MAX_ROW_BYTES: u64 = 32 * 1024 * 1024;
+
 pub fn default_path(data_dir: Option<PathBuf>) -> PathBuf {
     data_dir
         .unwrap_or_else(|| PathBuf::from("."))
@@ -273,9 +281,11 @@ impl Store {
     /// Runs matching `f`, newest first.
     pub fn list(&self, f: &Filter) -> Result<Vec<RunSummary>, StoreError> {
         let mut sql = String::from(
-            "SELECT id, started_at, subcommand, target, sizes, timestamp_source, host, complete, result FROM runs WHERE 1=1",
+            "SELECT id, started_at, subcommand, target, sizes, timestamp_source, host, complete, \
+             CASE WHEN length(CAST(result AS BLOB)) <= CAST(?1 AS INTEGER) THEN result END, length(CAST(result AS BLOB)) \
+             FROM runs WHERE 1=1",
         );
-        let mut args: Vec<String> = Vec::new();
+        let mut args: Vec<String> = vec![MAX_ROW_BYTES.to_string()];
         if let Some(s) = &f.subcommand {
             args.push(s.clone());
             sql += &format!(" AND subcommand = ?{}", args.len());
@@ -298,7 +308,9 @@ impl Store {
         }
         let mut stmt = self.conn.prepare(&sql)?;
         let rows = stmt.query_map(rusqlite::params_from_iter(args.iter()), |r| {
-            let result: String = r.get(8)?;
+            // A row over the bound is not read: its size is the headline.
+            let result: Option<String> = r.get(8)?;
+            let bytes: i64 = r.get(9)?;
             Ok(RunSummary {
                 id: r.get(0)?,
                 facts: RunFacts {
@@ -310,7 +322,12 @@ impl Store {
                     host: r.get(6)?,
                     complete: r.get(7)?,
                 },
-                headline: headline(&result),
+                headline: match result {
+                    Some(r) => headline(&r),
+                    None => Some(format!(
+                        "({bytes}-byte result, over the {MAX_ROW_BYTES}-byte bound: not read)"
+                    )),
+                },
             })
         })?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
@@ -321,8 +338,10 @@ impl Store {
         let row = self
             .conn
             .query_row(
-                "SELECT started_at, subcommand, target, sizes, timestamp_source, host, complete, result FROM runs WHERE id = ?1",
-                params![id],
+                "SELECT started_at, subcommand, target, sizes, timestamp_source, host, complete, \
+                 CASE WHEN length(CAST(result AS BLOB)) <= ?2 THEN result END, length(CAST(result AS BLOB)) \
+                 FROM runs WHERE id = ?1",
+                params![id, MAX_ROW_BYTES as i64],
                 |r| {
                     Ok((
                         RunFacts {
@@ -334,12 +353,18 @@ impl Store {
                             host: r.get(5)?,
                             complete: r.get(6)?,
                         },
-                        r.get::<_, String>(7)?,
+                        r.get::<_, Option<String>>(7)?,
+                        r.get::<_, i64>(8)?,
                     ))
                 },
             )
             .optional()?;
-        let (facts, text) = row.ok_or(StoreError::NoSuchRun(id))?;
+        let (facts, text, bytes) = row.ok_or(StoreError::NoSuchRun(id))?;
+        let text = text.ok_or(StoreError::RowTooLarge {
+            id,
+            bytes: bytes.max(0) as u64,
+            limit: MAX_ROW_BYTES,
+        })?;
         let v = serde_json::from_str(&text).map_err(|source| StoreError::BadJson { id, source })?;
         Ok((facts, v))
     }

@@ -192,3 +192,44 @@ fn concurrent_writers_all_succeed() {
     }
     assert_eq!(Store::open(&p).unwrap().count().unwrap(), 200);
 }
+
+#[test]
+fn a_row_over_the_bound_is_named_not_read() {
+    let p = tmp("large");
+    let s = Store::open(&p).unwrap();
+    let small = s
+        .save(
+            &facts("rtt", "a", "2026-11-22T01:00:00Z"),
+            &serde_json::json!({"format": "misura.tcp", "throughput_bps": 1e9}),
+        )
+        .unwrap();
+    // A histogram of far too many buckets, just over the bound.
+    let n = MAX_ROW_BYTES as usize / 15;
+    let buckets: Vec<_> = (0..n)
+        .map(|i| serde_json::json!({"lo": i, "n": 1}))
+        .collect();
+    let big = s
+        .save(
+            &facts("rtt", "b", "2026-11-22T02:00:00Z"),
+            &serde_json::json!({"format": "misura.rtt", "histogram": buckets}),
+        )
+        .unwrap();
+    drop(buckets);
+    let all = s.list(&Filter::default()).unwrap();
+    let h = all.iter().find(|r| r.id == big).unwrap().headline.clone();
+    assert!(
+        h.as_deref()
+            .is_some_and(|h| h.contains("over the") && h.contains("not read")),
+        "{h:?}"
+    );
+    assert!(all.iter().any(|r| r.id == small && r.headline.is_some()));
+    match s.get(big) {
+        Err(StoreError::RowTooLarge { id, bytes, limit }) => {
+            assert_eq!((id, limit), (big, MAX_ROW_BYTES));
+            assert!(bytes > MAX_ROW_BYTES);
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    assert!(s.get(small).is_ok());
+    let _ = std::fs::remove_dir_all(p.parent().unwrap());
+}
