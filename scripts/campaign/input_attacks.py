@@ -14,7 +14,7 @@ PROFILE = os.path.join(HERE, "..", "..", "crates", "report", "tests", "fixtures"
 class InputAttacks:
     def input_attacks(self):
         attacks = [self.ia_profile_beyond_physics, self.ia_fifo_inputs, self.ia_dripping_server,
-                   self.ia_lying_server]
+                   self.ia_lying_server, self.ia_huge_stored_rows]
         for attack in attacks:
             try:
                 attack()
@@ -221,4 +221,49 @@ class InputAttacks:
         self.row("misura server claiming 2^63 B in 1 ns, stream sum past 2^64", "-", True,
                  (None, None), (None, None), "; ".join(seen), ok,
                  "before: 1.48e29 bit/s, exit 0, no warning")
+
+
+    # item 13
+    def ia_huge_stored_rows(self):
+        """Three stored runs of 27 MB each (10^6 histogram buckets): history
+        and report must stay bounded and say which row is over the bound."""
+        import resource
+        import sqlite3
+        store = os.path.join(self.work, "ia-store.sqlite")
+        r = subprocess.run([self.misura, "--store", store, "clock", "sources"],
+                           capture_output=True, timeout=60, env=self.env)
+        db = sqlite3.connect(store)
+        row = db.execute("SELECT started_at, subcommand, target, sizes, timestamp_source, host, "
+                         "complete, format, format_version, result FROM runs "
+                         "ORDER BY id DESC LIMIT 1").fetchone()
+        if row is None:
+            raise RuntimeError(f"no run stored: {r.stderr.decode()[-200:]}")
+        buckets = ",".join('{"lower_ns":%d,"count":1}' % i for i in range(10**6))
+        big = row[9][:-1] + ',"histogram":[' + buckets + ']}'
+        for _ in range(3):
+            db.execute("INSERT INTO runs (started_at, subcommand, target, sizes, timestamp_source, "
+                       "host, complete, format, format_version, result) VALUES "
+                       "(?,?,?,?,?,?,?,?,?,?)", row[:9] + (big,))
+        db.commit()
+        big_id = db.execute("SELECT max(id) FROM runs").fetchone()[0]
+        db.close()
+        out = []
+        ok = True
+        html = os.path.join(self.work, "ia-report.html")
+        for args in (["history"], ["report", str(big_id), "--html", html]):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            t = time.monotonic()
+            r = subprocess.run([self.misura, "--store", store] + args, capture_output=True,
+                               timeout=120, env=self.env)
+            secs = time.monotonic() - t
+            rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            said = b"over the" in r.stdout + r.stderr
+            size = os.path.getsize(html) if os.path.exists(html) else 0
+            out.append(f"{args[0]}: {secs:.2f} s, max RSS {max(rss, before) / 1024:.0f} MB, exit "
+                       f"{r.returncode}, {'names the bound' if said else 'silent'}"
+                       + (f", {size / 1e6:.0f} MB HTML" if args[0] == "report" else ""))
+            ok = ok and said and secs < 10 and size < 10**7
+        self.row("stored runs of 27 MB (10^6 buckets): history, report", "-", True,
+                 (None, None), (None, None), "; ".join(out), ok,
+                 "before: history 7.1 s / 875 MB; report 6.0 s / 1.07 GB, 112 MB HTML")
 

@@ -100,9 +100,11 @@ pub struct Store {
 /// Default location: `$XDG_DATA_HOME/misura/results.sqlite`.
 /// The most bytes of one stored result that `history`, `show`, `compare`
 /// and `report` read (issue 33, item 13: a 490 MB row took 5.0 GB to
-/// report, and `history` over large rows 2.6 GB). misura's own results are
-/// far smaller: a histogram's buckets are bounded by its precision.
-pub const MAX_ROW_BYTES: u64 = 32 * 1024 * 1024;
+/// report, and `history` over large rows 2.6 GB; a row parses into about
+/// 30 times its size, so 8 MiB is at most some 250 MB, one row at a time).
+/// misura's own results are far smaller: a histogram's buckets are bounded
+/// by its precision.
+pub const MAX_ROW_BYTES: u64 = 8 * 1024 * 1024;
 
 pub fn default_path(data_dir: Option<PathBuf>) -> PathBuf {
     data_dir
