@@ -27,8 +27,20 @@ pub fn measure(p: &UdpPlan, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
         .filter_map(|c| nothing_arrived(p, c))
         .collect();
     o.warnings.extend(dropped);
-    let sent: u64 = o.clients.iter().map(|c| c.sent_packets).sum();
-    let lost: u64 = o.clients.iter().map(|c| c.lost).sum();
+    // The server's figures that failed the check (issue 33, item 9), named.
+    for c in &o.clients {
+        let Some(sv) = &c.server else { continue };
+        let forward = (c.receiver == "server").then_some((c.sent_packets, c.sent_bytes));
+        let v = client::udp_server_figures(sv, forward, c.elapsed_ns);
+        let who = format!("misura server (client {})", c.client);
+        o.warnings
+            .extend(crate::iperf3::report::implausible_warning(&who, &v.why));
+    }
+    let sent: u64 = o
+        .clients
+        .iter()
+        .fold(0, |a, c| a.saturating_add(c.sent_packets));
+    let lost: u64 = o.clients.iter().fold(0, |a, c| a.saturating_add(c.lost));
     Ok(UdpReport {
         meta: misura_run::meta::meta("misura.udp", ran.started_at),
         complete: o.complete,

@@ -151,13 +151,19 @@ fn client_receives(
     r: &RecvStats,
     sv: Option<&ServerFigures>,
 ) -> UdpClientResult {
-    let sent = sv.and_then(|s| s.packets_sent).unwrap_or(r.packets);
+    let v = sv
+        .map(|s| client::udp_server_figures(s, None, f.elapsed_ns))
+        .unwrap_or_default();
+    let sent = v.packets_sent.unwrap_or(r.packets);
     let c = r.seq.as_ref().unwrap().counts();
     let lost = sent.saturating_sub(r.packets);
     UdpClientResult {
         receiver: "client".into(),
         sent_packets: sent,
-        sent_bytes: sv.and_then(|s| s.bytes_sent).unwrap_or(sent * p.msg_size()),
+        sent_bytes: sv
+            .and_then(|s| s.bytes_sent)
+            .filter(|_| v.packets_sent.is_some())
+            .unwrap_or(sent.saturating_mul(p.msg_size())),
         received_packets: r.packets,
         received_bytes: r.bytes,
         lost,
@@ -176,15 +182,18 @@ fn client_receives(
 
 /// Forward: the server is the receiver.
 fn server_receives(p: &UdpPlan, f: &Flow, sv: Option<&ServerFigures>) -> UdpClientResult {
-    let received = sv.and_then(|s| s.packets).unwrap_or(0);
-    let rbytes = sv.and_then(|s| s.bytes).unwrap_or(received * p.msg_size());
+    let v = sv
+        .map(|s| client::udp_server_figures(s, Some((f.sent.packets, f.sent.bytes)), f.elapsed_ns))
+        .unwrap_or_default();
+    let received = v.packets.unwrap_or(0);
+    let rbytes = v
+        .bytes
+        .unwrap_or(received.saturating_mul(p.msg_size()))
+        .min(f.sent.bytes);
     let lost = f.sent.packets.saturating_sub(received);
     // Receiver rate over the sender's sending time when the server's own
     // span is not known.
-    let relapsed = sv
-        .and_then(|s| s.elapsed_ns)
-        .filter(|e| *e > 0)
-        .unwrap_or(f.elapsed_ns);
+    let relapsed = v.elapsed_ns.unwrap_or(f.elapsed_ns);
     UdpClientResult {
         receiver: "server".into(),
         sent_packets: f.sent.packets,
@@ -202,7 +211,7 @@ fn server_receives(p: &UdpPlan, f: &Flow, sv: Option<&ServerFigures>) -> UdpClie
         owd_max_ns: sv.and_then(|s| s.owd_max_ns),
         owd_variation_ns: sv
             .and_then(|s| s.owd_min_ns.zip(s.owd_max_ns))
-            .map(|(a, b)| b - a),
+            .and_then(|(a, b)| b.checked_sub(a)),
         throughput_bps: if received > 0 {
             client::bits_per_s(rbytes, relapsed)
         } else {
