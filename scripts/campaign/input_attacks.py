@@ -14,7 +14,8 @@ PROFILE = os.path.join(HERE, "..", "..", "crates", "report", "tests", "fixtures"
 class InputAttacks:
     def input_attacks(self):
         attacks = [self.ia_profile_beyond_physics, self.ia_fifo_inputs, self.ia_dripping_server,
-                   self.ia_lying_server, self.ia_huge_stored_rows]
+                   self.ia_lying_server, self.ia_huge_stored_rows,
+                   self.ia_forged_warmup_frames]
         for attack in attacks:
             try:
                 attack()
@@ -266,4 +267,56 @@ class InputAttacks:
         self.row("stored runs of 27 MB (10^6 buckets): history, report", "-", True,
                  (None, None), (None, None), "; ".join(out), ok,
                  "before: history 7.1 s / 875 MB; report 6.0 s / 1.07 GB, 112 MB HTML")
+
+
+    # item 12
+    def ia_forged_warmup_frames(self):
+        """On a veth cable of its own, oneway measures for 3 s while an
+        attacker on the cable learns the session id from one probe and sends
+        200 frames of that session marked as the warm-up stream (0xFFFF)."""
+        ns = f"misura-ia-{os.getpid()}"
+        subprocess.run(["ip", "netns", "add", ns], check=True)
+        try:
+            for cmd in (["link", "add", "iatx", "type", "veth", "peer", "name", "iarx"],
+                        ["link", "set", "iatx", "up"], ["link", "set", "iarx", "up"]):
+                subprocess.run(["ip", "-n", ns] + cmd, check=True)
+            forger = r"""
+import socket, struct, sys, time
+rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x88B5))
+rx.bind(("iarx", 0)); rx.settimeout(5)
+tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+tx.bind(("iatx", 0))
+while True:
+    f = rx.recv(2048)
+    if f[14:18] == b"MSRA" and struct.unpack(">H", f[26:28])[0] == 0:
+        break
+session = f[22:26]
+sent = 0
+for i in range(200):
+    h = b"MSRA" + bytes([1, 0]) + struct.pack(">H", 46) + session + struct.pack(">HHQQQ", 0xFFFF, 0, 10**6 + i, 0, 0)
+    tx.send(f[:14] + h + bytes(46 - len(h)))
+    sent += 1
+    time.sleep(0.002)
+print(sent)
+"""
+            atk = subprocess.Popen(["ip", "netns", "exec", ns, "python3", "-c", forger],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            r = subprocess.run([self.misura, "--no-store", "oneway", "--netns", ns, "--tx", "iatx",
+                                "--rx", "iarx", "--duration", "3s", "--period", "1ms", "--json"],
+                               capture_output=True, timeout=60, env=self.env)
+            out, err = atk.communicate(timeout=30)
+            forged = int(out or b"0")
+            try:
+                j = json.loads(r.stdout)
+            except ValueError:
+                raise RuntimeError(f"oneway gave no result (exit {r.returncode}): "
+                                   f"{r.stderr.decode()[-300:]}")
+            foreign = j.get("totals", {}).get("foreign_frames")
+            ok = forged > 0 and isinstance(foreign, int) and foreign >= forged
+            self.row("forged frames of the session on the warm-up stream", "500/s", True,
+                     (None, None), (None, None),
+                     f"{forged} forged, foreign counted {foreign}", ok,
+                     "before: counted nowhere (foreign 0)")
+        finally:
+            subprocess.run(["ip", "netns", "del", ns])
 
