@@ -10,6 +10,7 @@ pub mod plan;
 pub mod probe;
 pub mod report;
 pub mod server;
+mod server_end;
 
 pub use client::{run, run_on, Iperf3Plan, PeerRun};
 pub use report::{tcp_report, udp_report, Iperf3TcpReport, Iperf3UdpReport, PeerFigures};

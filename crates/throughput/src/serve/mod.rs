@@ -9,6 +9,7 @@
 //! pushes out its own members, not the next legitimate client, who speaks
 //! within one round trip). The accept loop never blocks on a peer.
 
+pub mod accept;
 pub mod conn;
 mod control;
 mod data;
@@ -198,26 +199,7 @@ fn serve_until_stopped(
     while stop.load(Ordering::Relaxed) == 0 {
         match listener.accept() {
             Ok((stream, peer)) => conn::admit(shared, stream, peer),
-            Err(e) => accept_failed(&e, quiet, "misura serve"),
+            Err(e) => accept::accept_failed(&e, quiet, "misura serve"),
         }
     }
-}
-
-/// After a failed accept(): nothing when it only timed out (SO_RCVTIMEO,
-/// to look at the stop flag); otherwise (EMFILE/ENFILE and the like, the
-/// connection still in the backlog) say so and rest 100 ms instead of
-/// spinning on the same error.
-pub(crate) fn accept_failed(e: &std::io::Error, quiet: bool, who: &str) {
-    if matches!(
-        e.kind(),
-        std::io::ErrorKind::WouldBlock
-            | std::io::ErrorKind::TimedOut
-            | std::io::ErrorKind::Interrupted
-    ) {
-        return;
-    }
-    if !quiet {
-        eprintln!("{who}: accept: {e}");
-    }
-    std::thread::sleep(Duration::from_millis(100));
 }
