@@ -82,18 +82,6 @@ command -v cpio >/dev/null || peers+=(cpio)
 command -v iperf3 >/dev/null || peers+=(iperf3)
 # The irtt peer tests (tests/irtt.rs, issue 28).
 command -v irtt >/dev/null || peers+=(irtt)
-# ---- NIC lab: QEMU 10 for its igb ports --------------------------------------
-# (scripts/nic-lab.sh --nic igb; Debian 12's QEMU 7.2 has no igb): fetched from
-# bookworm-backports into .tools/qemu/ by scripts/nic-lab/get-qemu.sh, with a
-# private sources list (the machine's apt sources are left alone); skipped
-# when already there. CI boots the guests with TCG at once: KVM, nested in a
-# cloud VM, hangs at boot (20 s lost per QEMU version and checkout).
-if $root && command -v apt-get >/dev/null; then
-    bash scripts/nic-lab/get-qemu.sh >/dev/null \
-        || echo "QEMU 10 not fetched (scripts/nic-lab/get-qemu.sh): the igb NIC lab tests will fail" >&2
-fi
-[ "${CI:-}" = true ] && export MISURA_NIC_ACCEL="${MISURA_NIC_ACCEL:-tcg}"
-# ---- end of the NIC lab's block ---------------------------------------------
 # The completions' test (tests/install.rs) loads them in zsh and fish.
 command -v zsh >/dev/null || peers+=(zsh)
 command -v fish >/dev/null || peers+=(fish)
@@ -106,6 +94,20 @@ if ((${#peers[@]})) && $root && command -v apt-get >/dev/null; then
     # start system daemons; the tests run their own.
     systemctl stop chrony prometheus prometheus-node-exporter clickhouse-server victoria-metrics 2>/dev/null || true
 fi
+# ---- NIC lab: QEMU 10 for its igb ports --------------------------------------
+# (after the peers above: the fetched QEMU runs on the libraries Debian's
+# qemu-system-x86 brings, so on a machine without it the fetch failed)
+# (scripts/nic-lab.sh --nic igb; Debian 12's QEMU 7.2 has no igb): fetched from
+# bookworm-backports into .tools/qemu/ by scripts/nic-lab/get-qemu.sh, with a
+# private sources list (the machine's apt sources are left alone); skipped
+# when already there. CI boots the guests with TCG at once: KVM, nested in a
+# cloud VM, hangs at boot (20 s lost per QEMU version and checkout).
+if $root && command -v apt-get >/dev/null; then
+    bash scripts/nic-lab/get-qemu.sh >/dev/null \
+        || echo "QEMU 10 not fetched (scripts/nic-lab/get-qemu.sh): the igb NIC lab tests will fail" >&2
+fi
+[ "${CI:-}" = true ] && export MISURA_NIC_ACCEL="${MISURA_NIC_ACCEL:-tcg}"
+# ---- end of the NIC lab's block ---------------------------------------------
 # The NIC lab's guest kernel when /boot has none (after kmod, for depmod).
 if $root && command -v apt-get >/dev/null && ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
     bash scripts/nic-lab/get-kernel.sh >/dev/null \
