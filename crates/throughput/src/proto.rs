@@ -30,33 +30,50 @@ fn stopped() -> bool {
 /// How often a waiting read looks at the stop flag.
 const STOP_POLL: Duration = Duration::from_millis(100);
 
+/// How long a read goes on once the stop flag is set: a run stopped by
+/// SIGINT still sends DONE and takes the server's RESULT (on any sane
+/// path within milliseconds) for its partial figures, while a server that
+/// drips or says nothing holds it no longer than this.
+const STOP_GRACE: Duration = Duration::from_millis(500);
+
 /// Read one control message whole within `wait` from now: the header and
 /// the payload together, however the peer slices them (a read timeout per
 /// `read()` alone let a server dripping a byte every 4 s hold a client for
-/// days), and at most [`STOP_POLL`] past a SIGINT/SIGTERM.
+/// days), and at most [`STOP_GRACE`] (plus one [`STOP_POLL`]) past a
+/// SIGINT/SIGTERM.
 pub fn read_message_within(stream: &TcpStream, wait: Duration) -> Result<Message> {
     read_message(&mut Deadline {
         stream,
         until: Instant::now() + wait,
         wait,
+        stop_until: None,
     })
 }
 
-/// A stream whose reads end at one deadline (TimedOut) or on the stop flag.
+/// A stream whose reads end at one deadline (TimedOut), or a short grace
+/// after the stop flag is set.
 struct Deadline<'a> {
     stream: &'a TcpStream,
     until: Instant,
     wait: Duration,
+    /// Set when the stop flag was first seen: the grace's end.
+    stop_until: Option<Instant>,
 }
 
 impl Read for Deadline<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         loop {
             if stopped() {
-                // Not ErrorKind::Interrupted: read_exact would retry that.
-                return Err(std::io::Error::other(
-                    "stopped by a signal (SIGINT/SIGTERM) while waiting for a control message",
-                ));
+                let end = *self
+                    .stop_until
+                    .get_or_insert_with(|| Instant::now() + STOP_GRACE);
+                if Instant::now() >= end {
+                    // Not ErrorKind::Interrupted: read_exact would retry that.
+                    return Err(std::io::Error::other(
+                        "stopped by a signal (SIGINT/SIGTERM) while waiting for a control message",
+                    ));
+                }
+                self.until = self.until.min(end);
             }
             let left = self.until.saturating_duration_since(Instant::now());
             if left < Duration::from_millis(1) {
