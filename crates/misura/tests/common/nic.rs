@@ -90,13 +90,24 @@ impl NicLab {
         require_tool("phc_ctl", "apt-get install linuxptp");
         require_tool("cpio", "apt-get install cpio");
         require_tool("strip", "apt-get install binutils");
-        let kernel = std::fs::read_dir("/boot")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|e| e.file_name().to_string_lossy().starts_with("vmlinuz-"));
-        if !kernel {
-            require_file("/boot/vmlinuz-*", "apt-get install linux-image-amd64");
+        // The guest's kernel: the host's in /boot, or the one
+        // scripts/nic-lab/get-kernel.sh unpacked into the lab's cache (as
+        // scripts/nic-lab.sh looks for it; nothing installed on the host).
+        let cache = std::env::var("MISURA_NIC_CACHE").unwrap_or_else(|_| {
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/nic-lab").into()
+        });
+        let has_vmlinuz = |dir: &str| {
+            std::fs::read_dir(dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("vmlinuz-"))
+        };
+        if !has_vmlinuz("/boot") && !has_vmlinuz(&format!("{cache}/kernel/boot")) {
+            require_file(
+                "/boot/vmlinuz-*",
+                "run scripts/nic-lab/get-kernel.sh (it unpacks Debian's linux-image-amd64 into target/nic-lab/kernel, installing nothing)",
+            );
         }
         NicLab {
             topology,
