@@ -158,6 +158,10 @@ fn needs(cmd: &str) -> Needs {
     }
 }
 
+/// The longest one README example may take (the slowest, y1564's, is
+/// skipped here; the others take seconds).
+const EXAMPLE_LIMIT: Duration = Duration::from_secs(120);
+
 /// Runs examples through `sh -c` (redirections and `~` as a reader's shell
 /// has them), `misura` being this build with the scratch home.
 struct Runner {
@@ -188,8 +192,35 @@ impl Runner {
         c
     }
 
+    /// An example run to its end, but never past [`EXAMPLE_LIMIT`]: its
+    /// output goes to files (a pipe could be held open by something it
+    /// started), and one that overruns is killed and fails its row.
     fn run(&self, cmd: &str) -> Output {
-        self.shell(cmd).output().expect("running sh")
+        let (out, err) = (self.dir.join("example.out"), self.dir.join("example.err"));
+        let mut child = self
+            .shell(cmd)
+            .stdout(std::fs::File::create(&out).expect("an example's stdout file"))
+            .stderr(std::fs::File::create(&err).expect("an example's stderr file"))
+            .spawn()
+            .expect("running sh");
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(st) = child.try_wait().expect("waiting for an example") {
+                break st;
+            }
+            if t0.elapsed() > EXAMPLE_LIMIT {
+                let _ = child.kill();
+                let st = child.wait().expect("reaping an example");
+                std::fs::write(&err, format!("killed after {EXAMPLE_LIMIT:?}")).ok();
+                break st;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        Output {
+            status,
+            stdout: std::fs::read(&out).unwrap_or_default(),
+            stderr: std::fs::read(&err).unwrap_or_default(),
+        }
     }
 
     /// A server example: it must still run after a second.
