@@ -138,7 +138,13 @@ fn a_starved_tester_makes_rfc2544_inconclusive_never_an_ndr() {
     let loss = v["sizes"][0]["frame_loss"].as_array().unwrap();
     for list in [rows, loss] {
         for w in list.windows(2) {
-            if w[0]["attempt"] == 1 && w[0]["tester_limit"].is_string() {
+            // A short trial that lost nothing (or no more than the tester's
+            // own catch-up bursts) proves nothing and is run again; one in
+            // which the SUT lost more is an upper bound where it stands
+            // (issue 37).
+            let lost = w[0]["sent"].as_u64().unwrap() - w[0]["received"].as_u64().unwrap();
+            let excused = lost <= w[0]["catch_up_frames"].as_u64().unwrap_or(0);
+            if w[0]["attempt"] == 1 && w[0]["tester_limit"].is_string() && excused {
                 assert_eq!(w[1]["attempt"], 2, "{list:?}");
             }
         }

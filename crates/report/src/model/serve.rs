@@ -89,7 +89,8 @@ pub struct ServedTest {
     pub partial_reason: Option<String>,
     /// The client's figures that failed the check against what the server
     /// counted (`peer.implausible`): named, and left out of the figures.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Empty when none failed, and in older results.
+    #[serde(default)]
     pub warnings: Vec<super::Warning>,
 }
 
