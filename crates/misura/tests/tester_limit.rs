@@ -148,21 +148,35 @@ fn a_starved_tester_makes_rfc2544_inconclusive_never_an_ndr() {
                 assert_eq!(w[1]["attempt"], 2, "{list:?}");
             }
         }
+        // Trials that proved nothing stop either list after three in a row
+        // (each run once more); the loss plan has at most its ten steps.
+        let undecided = list
+            .iter()
+            .filter(|r| {
+                r["tester_limit"].is_string()
+                    && r["sent"].as_u64().unwrap() - r["received"].as_u64().unwrap()
+                        <= r["catch_up_frames"].as_u64().unwrap_or(0)
+            })
+            .count();
         assert!(
-            list.len() <= 3 * 2,
+            undecided <= 3 * 2,
             "went on after the tester's limit: {list:?}"
         );
+        assert!(list.len() <= 10 * 2, "{list:?}");
     }
-    // A loss step the tester could not send is not a 0 % loss of the SUT.
-    assert!(
-        loss.iter().all(|r| r["tester_limit"].is_string()),
-        "{loss:?}"
-    );
-    assert!(
-        why.iter()
-            .any(|w| w.as_str().unwrap().contains("frame loss")),
-        "{why:?}"
-    );
+    // A loss step the tester could not send is the SUT's loss at the rate
+    // it did send when the SUT lost frames of it (issue 37), never a 0 %
+    // loss; one in which it lost nothing would be inconclusive.
+    for r in loss {
+        assert!(r["tester_limit"].is_string(), "{r}");
+        let lost = r["sent"].as_u64().unwrap() > r["received"].as_u64().unwrap();
+        assert!(
+            lost || why
+                .iter()
+                .any(|w| w.as_str().unwrap().contains("frame loss")),
+            "{r} {why:?}"
+        );
+    }
     // The history headline and `show` say inconclusive, never an NDR.
     let h = stdout(&run(&["history", "--subcommand", "rfc2544", "--json"]));
     let head = h[0]["headline"].as_str().unwrap_or("");
