@@ -103,6 +103,16 @@ class Campaign(FleetAttacks, Iperf3Attacks, IrttAttacks, InputAttacks):
                               served=served, ok=bool(ok), note=note))
         log(f"{'ok  ' if ok else 'FAIL'} {attack}: {served} {note}")
 
+    def run_attacks(self, attacks):
+        """Each attack in turn; one that raises is its own failed row, not
+        the campaign's end (every part's loop)."""
+        for attack in attacks:
+            try:
+                attack()
+            except Exception as e:
+                self.row(attack.__name__, "-", False, (None, None), (None, None),
+                         f"attack failed: {e!r}", False)
+
     def lab_up(self):
         r = self.run([self.misura, "--no-store", "lab", "up", "--topology", "hosts",
                       "--prefix", self.prefix])

@@ -88,12 +88,7 @@ class FleetAttacks:
         # and tests/fleet_exactly_once.rs cover them).
         if not self.a.quick:
             attacks += [self.template_stall, self.ch_lost_reply]
-        for attack in attacks:
-            try:
-                attack()
-            except Exception as e:  # one attack's failure is its row, not the campaign's end
-                self.row(attack.__name__, "-", False, (None, None), (None, None),
-                         f"attack failed: {e!r}", False)
+        self.run_attacks(attacks)
         refl.send_signal(signal.SIGINT)
 
     def sink_redirect(self):

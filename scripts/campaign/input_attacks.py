@@ -16,12 +16,7 @@ class InputAttacks:
         attacks = [self.ia_profile_beyond_physics, self.ia_fifo_inputs, self.ia_dripping_server,
                    self.ia_lying_server, self.ia_huge_stored_rows,
                    self.ia_forged_warmup_frames]
-        for attack in attacks:
-            try:
-                attack()
-            except Exception as e:  # one attack's failure is its row, not the campaign's end
-                self.row(attack.__name__, "-", False, (None, None), (None, None),
-                         f"attack failed: {e!r}", False)
+        self.run_attacks(attacks)
 
     def ia_run(self, args, limit=20, term_after=None):
         """misura ARGS: (exit code or "hung", stderr, seconds). With term_after,

@@ -429,12 +429,7 @@ class Iperf3Attacks:
     def iperf3_attacks(self):
         attacks = [self.i3_trickle, self.i3_extra, self.i3_emfile, self.i3_len0, self.i3_udp_spoof,
                    self.i3_claims_server, self.i3_client_hang, self.i3_client_claims]
-        for attack in attacks:
-            try:
-                attack()
-            except Exception as e:  # one attack's failure is its row, not the campaign's end
-                self.row(attack.__name__, "-", False, (None, None), (None, None),
-                         f"attack failed: {e!r}", False)
+        self.run_attacks(attacks)
 
 
 if __name__ == "__main__":

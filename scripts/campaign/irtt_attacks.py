@@ -90,12 +90,7 @@ while time.time() - t < 25:
 class IrttAttacks:
     def irtt_attacks(self):
         attacks = [self.irtt_open_flood, self.irtt_hostile_grants, self.irtt_impossible_processing]
-        for attack in attacks:
-            try:
-                attack()
-            except Exception as e:  # one attack's failure is its row, not the campaign's end
-                self.row(attack.__name__, "-", False, (None, None), (None, None),
-                         f"attack failed: {e!r}", False)
+        self.run_attacks(attacks)
 
     # --- plumbing -------------------------------------------------------
     def irtt_rtt(self, port, extra, timeout=20):

@@ -200,16 +200,15 @@ pub fn run(
 
 /// When the earliest next slot of the flows still sending is due (none for
 /// a burst, whose frames are all due at once).
+/// Called on every idle turn of the loop, so it allocates nothing.
 fn next_due_ns(flows: &[CoreFlow]) -> Option<i64> {
-    flows
-        .iter()
-        .map(|f| match f.burst {
-            Some(_) => None,
-            None => Some(f.schedule.due_ns(f.schedule.next_slot())),
-        })
-        .collect::<Option<Vec<i64>>>()?
-        .into_iter()
-        .min()
+    let mut next: Option<i64> = None;
+    for f in flows {
+        f.burst.is_none().then_some(())?;
+        let due = f.schedule.due_ns(f.schedule.next_slot());
+        next = Some(next.map_or(due, |n| n.min(due)));
+    }
+    next
 }
 
 fn bursts_done(flows: &[CoreFlow]) -> bool {
