@@ -78,13 +78,14 @@ pub const MAX_TRIAL_NS: i64 = 86_400_000_000_000;
 /// Whether a trial proves nothing about the SUT: the tester fell short
 /// (`short`: it skipped slots, or sent less than asked) and sent nothing or
 /// the SUT lost nothing, so the rates (or burst lengths) above what was
-/// sent stay undecided; or, short or not, the SUT lost no more than the
-/// `catch_up` frames the tester itself sent back to back after being
-/// descheduled (a policer's small bucket may drop those for the tester's
-/// burstiness alone). A short trial in which the SUT lost more is
-/// conclusive at what was sent: the SUT could not forward even that (issue
-/// 37; MLRsearch classifies a trial by its load the same way).
+/// sent stay undecided; or the SUT lost no more than the `catch_up` frames
+/// the short tester sent back to back after being descheduled (a policer's
+/// small bucket may drop those for the tester's burstiness alone). A short
+/// trial in which the SUT lost more is conclusive at what was sent: the SUT
+/// could not forward even that (issue 37; MLRsearch classifies a trial by
+/// its load the same way). A trial that was not short proves what it
+/// shows, loss or none: the tester kept its rate.
 pub fn proves_nothing(sent: u64, received: u64, short: bool, catch_up: u64) -> bool {
     let lost = sent.saturating_sub(received);
-    (short && (sent == 0 || lost == 0)) || (lost > 0 && lost <= catch_up)
+    short && (sent == 0 || lost == 0 || lost <= catch_up)
 }

@@ -392,9 +392,11 @@ impl ThroughputSearch {
         };
         let (upper_rate, lower_rate) = (sent_fps, sent_fps.min(req.rate_fps));
         // A short trial whose loss the tester's own catch-up bursts may
-        // explain decides nothing for a target it lost for.
+        // explain decides nothing for a target it lost for. A trial that
+        // kept its rate (within half the resolution) is the SUT's at that
+        // rate, bursts and all: its loss is an upper bound.
         let lost = r.sent.saturating_sub(r.received);
-        let excused = lost > 0 && lost <= r.catch_up_frames;
+        let excused = tester_limited && lost > 0 && lost <= r.catch_up_frames;
         if excused {
             // Undecided at this rate and above: search below it (asking for
             // it again would only repeat the trial).
