@@ -269,6 +269,8 @@ impl Session {
                     client_rx: "kernel software".into(),
                     reflector_rx: Some("irtt server: user space after the read".into()),
                     reflector_tx: Some("irtt server: user space before the write".into()),
+                    reflector_rx_methods: Default::default(),
+                    reflector_tx_methods: Default::default(),
                     reflector_sync: None,
                     reflector_two_step: false,
                     warmup_probes: 0,

@@ -51,7 +51,9 @@
 //! Follow-Up Telemetry TLV (RFC 8972 §4.7), filled when the request has
 //! one: the sequence number of the previous reply to the same source
 //! (address and port, or MAC), its precise transmit stamp in the request's
-//! format and how it was taken (HW assist or SW local). When nothing is
+//! format and how it was taken (HW assist or SW local), always on the clock
+//! of that reply's RX stamp (a NIC-stamped request's reply follows up with
+//! the NIC's TX stamp, any other with the kernel's). When nothing is
 //! known (the first reply, or no TX stamp reported in time), sequence,
 //! timestamp and mode are all zero: mode 0 is not a timestamp method, so a
 //! sender can tell "no follow-up" apart.
@@ -287,8 +289,18 @@ impl Counters {
 #[derive(Copy, Clone, Debug)]
 struct PeerState {
     last_ns: i64,
-    /// The last reply's sequence number and, once reported, its TX stamp.
-    last_reply: Option<(u32, Option<Stamp>)>,
+    /// The last reply sent to this peer.
+    last_reply: Option<LastReply>,
+}
+
+#[derive(Copy, Clone, Debug)]
+struct LastReply {
+    seq: u32,
+    /// Its request's RX stamp was the NIC's (on the NIC's clock), not the
+    /// system clock's: only a TX stamp on the same clock may follow up.
+    rx_on_nic: bool,
+    /// Its TX stamp, once reported.
+    tx: Option<Stamp>,
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -462,7 +474,9 @@ impl Reflector {
         };
         let has_follow_up = has_tlv(request, mode, tlv_type::FOLLOW_UP_TELEMETRY);
         let follow_up = match peer.last_reply {
-            Some((seq, Some(tx))) => {
+            Some(LastReply {
+                seq, tx: Some(tx), ..
+            }) => {
                 if has_follow_up {
                     self.counters.follow_ups += 1;
                 }
@@ -506,7 +520,11 @@ impl Reflector {
             let tag = hmac16(key, &[&reply[covered]]);
             reply[HMAC_FIELD].copy_from_slice(&tag);
         }
-        peer.last_reply = Some((reply_seq, None));
+        peer.last_reply = Some(LastReply {
+            seq: reply_seq,
+            rx_on_nic: meta.rx.source == TimestampSource::NicHardware,
+            tx: None,
+        });
         if meta.rx.source == TimestampSource::UserClock {
             self.counters.rx_user_clock += 1;
         }
@@ -520,19 +538,36 @@ impl Reflector {
     /// Records the precise transmit stamp of the reply `reply_seq` sent to
     /// `src`; the next reply to `src` carries it in its Follow-Up Telemetry
     /// TLV. Ignored unless it is the last reply sent to `src` (a late stamp
-    /// of an older reply would be misattributed).
-    pub fn on_tx_stamp(&mut self, src: Peer, reply_seq: u32, tx_ns: i64, method: TimestampSource) {
-        if let Some(p) = self.peers.map.get_mut(&src) {
-            if let Some((seq, stamp)) = &mut p.last_reply {
-                if *seq == reply_seq {
-                    *stamp = Some(Stamp {
-                        ns: tx_ns,
-                        source: method,
-                    });
-                    self.counters.tx_stamps += 1;
-                }
-            }
+    /// of an older reply would be misattributed), and unless it is on the
+    /// clock of that reply's RX stamp: the NIC's for a NIC-stamped request,
+    /// the system clock's otherwise. A send may report the kernel's and the
+    /// NIC's TX stamps apart, and the sender subtracts the reply's RX stamp
+    /// from this one: across two clocks that would be their offset (seconds
+    /// for a PHC on TAI), not a turnaround. True when it was taken.
+    pub fn on_tx_stamp(
+        &mut self,
+        src: Peer,
+        reply_seq: u32,
+        tx_ns: i64,
+        method: TimestampSource,
+    ) -> bool {
+        let Some(last) = self
+            .peers
+            .map
+            .get_mut(&src)
+            .and_then(|p| p.last_reply.as_mut())
+        else {
+            return false;
+        };
+        if last.seq != reply_seq || last.rx_on_nic != (method == TimestampSource::NicHardware) {
+            return false;
         }
+        last.tx = Some(Stamp {
+            ns: tx_ns,
+            source: method,
+        });
+        self.counters.tx_stamps += 1;
+        true
     }
 }
 

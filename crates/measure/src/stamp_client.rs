@@ -40,6 +40,15 @@ pub struct ProbeRecord {
     pub reflector_tx: Option<i64>,
     /// `reflector_tx` is the precise (follow-up) stamp.
     pub reflector_tx_precise: bool,
+    /// How the reflector took `reflector_rx`, as its reply's Timestamp
+    /// Information TLV said (an RFC 8972 timestamp method; 0 when the reply
+    /// stated none).
+    #[serde(default)]
+    pub reflector_rx_method: u8,
+    /// How it took `reflector_tx`: the follow-up's mode for the precise
+    /// stamp, else the TLV's Timestamp Out (0 when not stated).
+    #[serde(default)]
+    pub reflector_tx_method: u8,
     /// TTL / hop limit of the request as the reflector saw it.
     pub sender_ttl: Option<u8>,
     pub lost: bool,
@@ -105,6 +114,14 @@ pub struct Reply {
     /// Follow-Up Telemetry: (sequence number of the previous reply, its
     /// precise transmit stamp), when present and filled in.
     pub follow_up: Option<(u32, i64)>,
+    /// The follow-up stamp's timestamp method (the TLV's mode).
+    pub follow_up_method: u8,
+    /// The reply's Timestamp Information TLV: how the reflector took its
+    /// RX stamp and the reply's Timestamp (RFC 8972 timestamp methods; 0
+    /// when the reply stated none). Per reply: a NIC may stamp some
+    /// requests and not others.
+    pub reflector_rx_method: u8,
+    pub reflector_tx_method: u8,
     pub rx2: i64,
     pub rx_kernel: Option<i64>,
     pub rx_hw: Option<i64>,
@@ -269,6 +286,7 @@ impl Probes {
             {
                 s.rec.reflector_tx = Some(fts);
                 s.rec.reflector_tx_precise = true;
+                s.rec.reflector_tx_method = r.follow_up_method;
                 s.follow_up_closed = true;
                 self.follow_ups += 1;
             }
@@ -285,8 +303,10 @@ impl Probes {
             ReplyMatch::Matched { reordered } => {
                 s.rec.reflector_seq = Some(r.reflector_seq);
                 s.rec.reflector_rx = Some(r.reflector_rx);
+                s.rec.reflector_rx_method = r.reflector_rx_method;
                 if !s.rec.reflector_tx_precise {
                     s.rec.reflector_tx = Some(r.reflector_tx);
+                    s.rec.reflector_tx_method = r.reflector_tx_method;
                 }
                 s.rec.sender_ttl = Some(r.sender_ttl);
                 s.rec.response_bytes = r.response_bytes;
@@ -382,6 +402,9 @@ mod tests {
             sender_ttl: 64,
             response_bytes: 44,
             follow_up: fu,
+            follow_up_method: 2,
+            reflector_rx_method: 2,
+            reflector_tx_method: 2,
             rx2,
             rx_kernel: Some(rx2 - 100),
             rx_hw: None,
@@ -447,6 +470,44 @@ mod tests {
         let r1 = p.pop_complete(1_004_000, 1_000_000).unwrap();
         assert!(!r1.lost && !r1.reflector_tx_precise);
         assert_eq!(p.follow_ups(), 1);
+    }
+
+    /// Each probe keeps how the reflector took its stamps, as its own
+    /// reply said (RX), or the follow-up that completed it (TX).
+    #[test]
+    fn each_probe_keeps_the_reflectors_methods_of_its_stamps() {
+        let (hw, sw) = (1, 2);
+        let mut p = Probes::new(16, 0, false, true);
+        let a = p.on_sent(0, 44, 0, 1);
+        p.on_reply(&Reply {
+            reflector_rx_method: hw,
+            ..reply(a, 100, None)
+        });
+        let b = p.on_sent(0, 44, 200, 201);
+        p.on_reply(&Reply {
+            reflector_rx_method: sw,
+            follow_up_method: hw,
+            ..reply(b, 300, Some((a, 50)))
+        });
+        let ra = p.pop_complete(301, 1_000).unwrap();
+        assert_eq!(
+            (
+                ra.reflector_rx_method,
+                ra.reflector_tx_method,
+                ra.reflector_tx_precise
+            ),
+            (hw, hw, true)
+        );
+        let rb = p.pop_complete(10_000, 1_000).unwrap();
+        assert_eq!(
+            (
+                rb.reflector_rx_method,
+                rb.reflector_tx_method,
+                rb.reflector_tx_precise
+            ),
+            (sw, sw, false),
+            "no follow-up: the reply's Timestamp Out"
+        );
     }
 
     #[test]

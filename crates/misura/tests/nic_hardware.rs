@@ -375,6 +375,31 @@ fn raw_probes_ptp_wrapped_give_a_hardware_rtt_and_a_nic_turnaround() {
         med > 0 && med < 50_000_000,
         "NIC turnaround median {med} ns"
     );
+
+    // The client learnt the reflector's stamps from every reply (issue 36
+    // item 11): the 82576 stamps some requests on receive and not others,
+    // each reply said which, and the result counts both; a reply's TX stamp
+    // is on its RX stamp's clock, so no more NIC TX than NIC RX stamps.
+    let count = |m: &Value, k: &str| m[k].as_u64().unwrap_or(0);
+    let (rx, tx) = (&t["reflector_rx_methods"], &t["reflector_tx_methods"]);
+    let (rx_nic, rx_sw) = (count(rx, "NIC hardware"), count(rx, "software"));
+    let (tx_nic, tx_sw) = (count(tx, "NIC hardware"), count(tx, "software"));
+    eprintln!(
+        "reflector_rx {} {rx}; reflector_tx {} {tx}",
+        t["reflector_rx"], t["reflector_tx"]
+    );
+    assert_eq!(rx_nic + rx_sw, received, "{t}");
+    assert_eq!(tx_nic + tx_sw, received, "{t}");
+    let refl_nic_rx =
+        c["received"].as_u64().unwrap() - refl["io"]["rx_hw_stamp_missing"].as_u64().unwrap();
+    assert!(
+        rx_nic > 0 && rx_nic <= refl_nic_rx,
+        "{rx_nic} replies said NIC RX; the reflector NIC-stamped {refl_nic_rx} requests"
+    );
+    assert!(tx_nic <= rx_nic && tx_nic > 0, "{t}");
+    let rx_name = t["reflector_rx"].as_str().unwrap();
+    assert!(rx_name.contains("NIC hardware"), "{t}");
+    assert_eq!(rx_name.contains("software"), rx_sw > 0, "{t}");
 }
 
 /// `ethtool -c` and `-k` (and SIOCGHWTSTAMP through misura's plan) before,

@@ -129,6 +129,24 @@ fn raw_ethernet_round_trips() {
         assert_eq!(v["totals"]["received"], 100, "{format}: {}", v["totals"]);
         assert_eq!(v["totals"]["malformed_replies"], 0);
         check_probes(&csv, true);
+        // The reflector's stamp source, as each raw reply stated it (issue
+        // 36 item 11): on veth its kernel's, for every probe, counted.
+        let t = &v["timestamps"];
+        let n = v["totals"]["received"].clone();
+        assert_eq!(t["reflector_rx"], "software", "{format}: {t}");
+        assert_eq!(t["reflector_tx"], "software", "{format}: {t}");
+        assert_eq!(
+            t["reflector_rx_methods"],
+            serde_json::json!({ "software": n }),
+            "{t}"
+        );
+        assert_eq!(
+            t["reflector_tx_methods"],
+            serde_json::json!({ "software": n }),
+            "{t}"
+        );
+        assert_eq!(t["reflector_two_step"], true, "{t}");
+        schema_check(&v, "rtt.schema.json");
     }
 }
 

@@ -430,6 +430,9 @@ fn out_of_range_values_fail() {
         ("/config/pattern", json!({ "kind": "burst" })),
         ("/timestamps/client_tx", json!("hardware")),
         ("/timestamps/reflector_rx", json!("software")), // without reflector_tx and reflector_sync
+        ("/timestamps/reflector_tx", json!("software and")),
+        ("/timestamps/reflector_rx_methods", json!({ "hardware": 3 })),
+        ("/timestamps/reflector_rx_methods", json!({ "software": 0 })),
         ("/clock_offset/uncertainty_ns", json!(-1.0)),
         ("/totals/lost", json!(-1)),
         ("/per_size/0/request_bytes", json!(40)),
@@ -615,6 +618,30 @@ fn other_valid_shapes_validate_and_round_trip() {
                     ("/timestamps/reflector_sync", json!("PTP-synchronised")),
                     ("/timestamps/reflector_two_step", json!(true)),
                     ("/totals/follow_ups", json!(30)),
+                ],
+            ),
+        ),
+        (
+            "a reflector whose NIC stamped some requests and not others",
+            with_all(
+                &t,
+                &[
+                    (
+                        "/timestamps/reflector_rx",
+                        json!("software and NIC hardware"),
+                    ),
+                    (
+                        "/timestamps/reflector_tx",
+                        json!("software and NIC hardware"),
+                    ),
+                    (
+                        "/timestamps/reflector_rx_methods",
+                        json!({ "software": 21, "NIC hardware": 9 }),
+                    ),
+                    (
+                        "/timestamps/reflector_tx_methods",
+                        json!({ "software": 21, "NIC hardware": 9 }),
+                    ),
                 ],
             ),
         ),

@@ -19,6 +19,7 @@ use misura_stats::SummarySnapshot;
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::TimestampingGranted;
 use misura_wire::stamp;
+use std::collections::BTreeMap;
 
 /// What the run found out besides the probes.
 pub struct RunFacts<'a> {
@@ -100,8 +101,19 @@ pub fn report(f: RunFacts<'_>) -> RttReport {
                 .into(),
                 client_tx: source(g.hardware_tx, g.software_tx),
                 client_rx: source(g.hardware_rx, g.software_rx),
-                reflector_rx: ti.map(|t| method_name(t.timestamp_in)),
-                reflector_tx: ti.map(|t| method_name(t.timestamp_out)),
+                // What the measured replies said, each its own (a NIC may
+                // stamp some requests and not others): the warm-up's
+                // Timestamp Information only when none did. All three named
+                // or none, as from one TLV: a reflector that sends none is
+                // not named by its follow-ups alone.
+                reflector_rx: ti.map(|t| {
+                    methods_named(&c.reflector_rx).unwrap_or_else(|| method_name(t.timestamp_in))
+                }),
+                reflector_tx: ti.map(|t| {
+                    methods_named(&c.reflector_tx).unwrap_or_else(|| method_name(t.timestamp_out))
+                }),
+                reflector_rx_methods: by_name(&c.reflector_rx),
+                reflector_tx_methods: by_name(&c.reflector_tx),
                 reflector_sync: ti.map(|t| sync_name(t.sync_src_out)),
                 reflector_two_step: n.follow_ups > 0,
                 warmup_probes: u64::from(WARMUP_PROBES),
@@ -257,6 +269,19 @@ fn session_warnings(sender: &SessionSender, c: &Collector, icmp: u64) -> Vec<War
     warnings.into_iter().map(Warning::from).collect()
 }
 
+/// Each timestamp method the replies stated, the most frequent first
+/// (ties in code order), joined by " and "; `None` when none stated one.
+fn methods_named(counts: &BTreeMap<u8, u64>) -> Option<String> {
+    let mut seen: Vec<(u8, u64)> = counts.iter().map(|(&m, &n)| (m, n)).collect();
+    seen.sort_by_key(|&(m, n)| (std::cmp::Reverse(n), m));
+    let names: Vec<String> = seen.into_iter().map(|(m, _)| method_name(m)).collect();
+    (!names.is_empty()).then(|| names.join(" and "))
+}
+
+fn by_name(counts: &BTreeMap<u8, u64>) -> BTreeMap<String, u64> {
+    counts.iter().map(|(&m, &n)| (method_name(m), n)).collect()
+}
+
 fn method_name(m: u8) -> String {
     match m {
         stamp::timestamp_method::HW_ASSIST => "NIC hardware".into(),
@@ -272,5 +297,29 @@ fn sync_name(s: u8) -> String {
         stamp::sync_source::PTP => "PTP-synchronised".into(),
         stamp::sync_source::LOCAL_FREE_RUNNING => "free-running".into(),
         other => format!("sync source {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stamp::timestamp_method::{HW_ASSIST, SW_LOCAL};
+
+    /// A reflector whose NIC stamped some requests and not others is named
+    /// with both methods, the commoner first, and counted per method.
+    #[test]
+    fn the_reflectors_methods_are_named_as_its_replies_stated_them() {
+        let mixed = BTreeMap::from([(HW_ASSIST, 44), (SW_LOCAL, 156)]);
+        assert_eq!(
+            methods_named(&mixed).as_deref(),
+            Some("software and NIC hardware")
+        );
+        assert_eq!(
+            by_name(&mixed),
+            BTreeMap::from([("NIC hardware".into(), 44), ("software".into(), 156)])
+        );
+        let nic = BTreeMap::from([(HW_ASSIST, 200)]);
+        assert_eq!(methods_named(&nic).as_deref(), Some("NIC hardware"));
+        assert_eq!(methods_named(&BTreeMap::new()), None);
     }
 }

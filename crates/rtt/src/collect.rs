@@ -9,7 +9,7 @@ use misura_measure::TimestampSource;
 use misura_report::rtt::{write_probe_row, RttLatencies, PROBES_HEADER};
 use misura_run::outfile::RowLog;
 use misura_stats::{Rfc3550Jitter, Summary, SummarySnapshot};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 
 /// Streaming summaries of one group of probes.
@@ -107,6 +107,10 @@ pub struct Collector {
     /// Received probes by the source of their client stamps: NIC
     /// hardware, kernel software, user clock.
     pub stamped: [u64; 3],
+    /// Received probes by the reflector's RX and TX timestamp methods
+    /// (RFC 8972 codes) as their replies stated them; unstated (0) left out.
+    pub reflector_rx: BTreeMap<u8, u64>,
+    pub reflector_tx: BTreeMap<u8, u64>,
 }
 
 /// Points an interval series keeps (a day at 1 s).
@@ -147,6 +151,8 @@ impl Collector {
             series: Vec::new(),
             bins: None,
             stamped: [0; 3],
+            reflector_rx: BTreeMap::new(),
+            reflector_tx: BTreeMap::new(),
         })
     }
 
@@ -160,6 +166,14 @@ impl Collector {
                 TimestampSource::KernelSoftware => 1,
                 TimestampSource::UserClock => 2,
             }] += 1;
+            for (counts, method) in [
+                (&mut self.reflector_rx, rec.reflector_rx_method),
+                (&mut self.reflector_tx, rec.reflector_tx_method),
+            ] {
+                if method != 0 {
+                    *counts.entry(method).or_default() += 1;
+                }
+            }
             self.tracker.update(&t);
             self.one_way(&t)
         };

@@ -315,13 +315,17 @@ fn follow_up_carries_the_previous_reply_and_its_stamp() {
     assert_eq!(r.counters().follow_ups, 1);
     assert_eq!(r.counters().tx_stamps, 1);
     // Reply 11's stamp was not reported: the next follow-up is empty.
-    let Decision::Reply { len, .. } = r.handle(
-        &req(12),
-        &meta(a, NOW),
-        NOW,
-        &ClockState::FREE_RUNNING,
-        &mut out,
-    ) else {
+    // Request 12 has the NIC's RX stamp.
+    let nic_rx = RequestMeta {
+        rx: Stamp {
+            ns: NOW,
+            source: TimestampSource::NicHardware,
+        },
+        ..meta(a, NOW)
+    };
+    let Decision::Reply { len, .. } =
+        r.handle(&req(12), &nic_rx, NOW, &ClockState::FREE_RUNNING, &mut out)
+    else {
         panic!()
     };
     let TlvRepr::FollowUpTelemetry { mode, .. } = tlvs_of(&out[..len], Mode::Unauthenticated)[1]
@@ -329,8 +333,10 @@ fn follow_up_carries_the_previous_reply_and_its_stamp() {
         panic!()
     };
     assert_eq!(mode, 0);
-    // A hardware stamp says HW assist.
-    r.on_tx_stamp(a, 12, NOW + 5, TimestampSource::NicHardware);
+    // A hardware stamp says HW assist; the kernel's TX stamp of the same
+    // send is on another clock than the NIC's RX stamp, and refused.
+    assert!(!r.on_tx_stamp(a, 12, NOW + 4, TimestampSource::KernelSoftware));
+    assert!(r.on_tx_stamp(a, 12, NOW + 5, TimestampSource::NicHardware));
     let Decision::Reply { len, .. } = r.handle(
         &req(13),
         &meta(a, NOW),

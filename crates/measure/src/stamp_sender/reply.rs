@@ -47,6 +47,7 @@ pub fn decode_reply(
     let fmt = r.error_estimate.format();
     let mut info = ReplyInfo::default();
     let mut follow_up = None;
+    let mut follow_up_method = 0;
     let tlv_area = packet.get(mode.base_len()..).unwrap_or(&[]);
     for t in Tlvs::new(tlv_area).flatten() {
         match t {
@@ -61,13 +62,14 @@ pub fn decode_reply(
                 flags,
                 seq,
                 timestamp,
-                mode: _,
+                mode,
             } => {
                 let understood = !flags.contains(TlvFlags::U);
                 info.follow_up_supported = Some(understood);
                 // All zero: the reflector knows no earlier transmit stamp.
                 if understood && timestamp != [0; 8] {
                     follow_up = Some((seq, stamp::from_wire(timestamp, fmt)));
+                    follow_up_method = mode;
                 }
             }
             _ => {}
@@ -81,6 +83,9 @@ pub fn decode_reply(
         sender_ttl: r.sender_ttl,
         response_bytes: u16::try_from(packet.len()).unwrap_or(u16::MAX),
         follow_up,
+        follow_up_method,
+        reflector_rx_method: info.timestamp_info.map_or(0, |t| t.timestamp_in),
+        reflector_tx_method: info.timestamp_info.map_or(0, |t| t.timestamp_out),
         rx2,
         rx_kernel,
         rx_hw,
@@ -147,6 +152,9 @@ mod tests {
                 sender_ttl: 63,
                 response_bytes: 72,
                 follow_up: Some((76, T - 3_000)),
+                follow_up_method: 2,
+                reflector_rx_method: timestamp_method::SW_LOCAL,
+                reflector_tx_method: timestamp_method::SW_LOCAL,
                 rx2: T + 2_000,
                 rx_kernel: Some(T + 1_900),
                 rx_hw: None,

@@ -14,7 +14,9 @@ pub struct IoCounters {
     /// Sends refused for a full socket buffer (the reply is dropped).
     pub send_busy: u64,
     pub send_errors: u64,
-    /// TX stamps read from the error queue and matched to a reply.
+    /// TX stamps read from the error queue, matched to a reply and on the
+    /// clock of its request's RX stamp (of a send's kernel and NIC
+    /// reports, the one taken).
     pub tx_stamps_matched: u64,
     /// TX stamps that matched no pending reply (too late, ring overrun).
     pub tx_stamps_unmatched: u64,

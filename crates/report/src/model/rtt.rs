@@ -4,6 +4,7 @@ use super::run::Envelope;
 use misura_measure::Pattern;
 use misura_stats::{Bucket, SummarySnapshot};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The run's configuration after resolution.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -41,9 +42,22 @@ pub struct RttTimestamps {
     /// Client TX / RX: "NIC hardware", "kernel software" or "user clock".
     pub client_tx: String,
     pub client_rx: String,
-    /// As the reflector's Timestamp Information TLV named them, if it sent one.
+    /// As the reflector's Timestamp Information TLVs named them, if it sent
+    /// any: each method its replies stated, the most frequent first, joined
+    /// by " and " ("NIC hardware and software" when its NIC stamped some
+    /// requests and not others). TX: how the TX stamps used were taken (the
+    /// follow-up's for a precise one).
     pub reflector_rx: Option<String>,
     pub reflector_tx: Option<String>,
+    /// Received probes by the reflector's RX timestamp method, as each
+    /// reply stated it (`{"NIC hardware": 44, "software": 156}`); empty when
+    /// no reply did.
+    #[serde(default)]
+    pub reflector_rx_methods: BTreeMap<String, u64>,
+    /// Received probes by how the reflector's TX stamp the client used was
+    /// taken, as for `reflector_rx_methods`.
+    #[serde(default)]
+    pub reflector_tx_methods: BTreeMap<String, u64>,
     pub reflector_sync: Option<String>,
     /// The reflector filled Follow-Up Telemetry (precise two-step TX stamps).
     pub reflector_two_step: bool,

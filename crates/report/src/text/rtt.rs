@@ -73,8 +73,8 @@ pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
         "timestamps: client TX {} / RX {}; reflector RX {} / TX {}{}; reflector clock {}",
         t.client_tx,
         t.client_rx,
-        t.reflector_rx.as_deref().unwrap_or("not stated"),
-        t.reflector_tx.as_deref().unwrap_or("not stated"),
+        reflector_methods(&t.reflector_rx, &t.reflector_rx_methods),
+        reflector_methods(&t.reflector_tx, &t.reflector_tx_methods),
         if t.reflector_two_step {
             " (precise two-step follow-up)"
         } else {
@@ -270,6 +270,26 @@ pub fn write_csv(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
 /// NIC's (`tx_hw_ns`, `rx_hw_ns`, on its PTP clock); `hw_stamped` is 1 when
 /// `network_rtt_ns` and the one-way delays are on the NIC's stamps, 0 when
 /// on the kernel's (or, without kernel stamps, none).
+/// The reflector's stamps as named, with each method's count of replies
+/// when they were mixed ("software (156) and NIC hardware (44)").
+fn reflector_methods(
+    named: &Option<String>,
+    counts: &std::collections::BTreeMap<String, u64>,
+) -> String {
+    match named {
+        None => "not stated".into(),
+        Some(n) if counts.len() < 2 => n.clone(),
+        Some(n) => n
+            .split(" and ")
+            .map(|m| match counts.get(m) {
+                Some(c) => format!("{m} ({c})"),
+                None => m.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(" and "),
+    }
+}
+
 pub const PROBES_HEADER: &str = "seq,request_bytes,response_bytes,tx1_ns,tx2_ns,tx_kernel_ns,reflector_rx_ns,reflector_tx_ns,reflector_tx_precise,rx_kernel_ns,rx2_ns,user_rtt_ns,kernel_rtt_ns,turnaround_ns,network_rtt_ns,forward_ns,backward_ns,sender_ttl,lost,reordered,duplicates,tx_hw_ns,rx_hw_ns,hardware_rtt_ns,hw_stamped";
 
 struct Cell(Option<i64>);

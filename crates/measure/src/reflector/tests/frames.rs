@@ -159,6 +159,83 @@ fn ptp_wrapped_request_gets_a_ptp_wrapped_reply_of_its_size() {
     );
 }
 
+/// The reflector's stamp source travels in a raw (here PTP-wrapped)
+/// reply as over UDP, and the sender's decoder reads it out of the reply's
+/// STAMP packet: the Timestamp Information TLV names each request's RX
+/// stamp (HW assist for a NIC-stamped one, SW local for a kernel-stamped
+/// one), and the follow-up carries the previous reply's TX stamp on the
+/// clock of that reply's RX stamp, with its mode: of a send's two TX
+/// reports the one on the other clock is refused. Every reply is as long
+/// as its request.
+#[test]
+fn raw_replies_carry_the_reflectors_stamp_source_to_the_sender() {
+    use crate::stamp_sender::{decode_reply, stamp_request, RequestLayout};
+    let (mut r, c, ours) = l2_reflector();
+    let mode = Mode::Unauthenticated;
+    let peer = Peer::L2(MacAddr([2, 0, 0, 0, 0, 1]));
+    let layout = RequestLayout::new(RequestLayout::default_size(mode), mode).unwrap();
+    assert!(layout.follow_up && layout.timestamp_info);
+    let template = layout.template(7).unwrap();
+    // (the request's RX stamp source, the TX reports of its reply's send)
+    let sends = [
+        (TimestampSource::NicHardware, NOW + 1_000),
+        (TimestampSource::KernelSoftware, NOW + 2_000),
+        (TimestampSource::NicHardware, NOW + 3_000),
+    ];
+    let mut decoded = Vec::new();
+    for (seq, &(source, t)) in sends.iter().enumerate() {
+        let mut req = template.clone();
+        stamp_request(&mut req, mode, seq as u32, t - 500, None);
+        let f = ptp_request(&req, [2, 0, 0, 0, 0, 1]);
+        let m = RequestMeta {
+            rx: Stamp { ns: t, source },
+            ..meta(src(1, 1), t)
+        };
+        let mut out = [0xa5u8; 2000];
+        let Decision::Reply { len, reply_seq } =
+            r.handle_l2_frame(&f, 0x88b5, ours, &m, t + 100, &c, &mut out)
+        else {
+            panic!("{:?}", r.counters())
+        };
+        assert_eq!(len, f.len(), "a reply as long as its request");
+        let at = l2::STAMP_OFFSET + ptp::SYNC_LEN;
+        let (reply, _) = decode_reply(&out[at..at + req.len()], mode, t + 900, Some(t + 800), None)
+            .expect("the sender decodes the raw reply's STAMP packet");
+        decoded.push(reply);
+        // The kernel's TX report, then the NIC's: one is on the RX clock.
+        let kernel = r.on_tx_stamp(peer, reply_seq, t + 200, TimestampSource::KernelSoftware);
+        let nic = r.on_tx_stamp(peer, reply_seq, t + 250, TimestampSource::NicHardware);
+        assert_eq!(
+            (kernel, nic),
+            if source == TimestampSource::NicHardware {
+                (false, true)
+            } else {
+                (true, false)
+            },
+            "request {seq}: only the TX stamp on its RX stamp's clock"
+        );
+    }
+    let rx: Vec<u8> = decoded.iter().map(|d| d.reflector_rx_method).collect();
+    assert_eq!(
+        rx,
+        [
+            timestamp_method::HW_ASSIST,
+            timestamp_method::SW_LOCAL,
+            timestamp_method::HW_ASSIST
+        ]
+    );
+    // Replies 1 and 2 follow up 0 (the NIC's stamp) and 1 (the kernel's).
+    assert_eq!(decoded[0].follow_up, None);
+    assert_eq!(
+        (decoded[1].follow_up, decoded[1].follow_up_method),
+        (Some((0, NOW + 1_250)), timestamp_method::HW_ASSIST)
+    );
+    assert_eq!(
+        (decoded[2].follow_up, decoded[2].follow_up_method),
+        (Some((1, NOW + 2_200)), timestamp_method::SW_LOCAL)
+    );
+}
+
 #[test]
 fn foreign_ptp_frames_are_counted_and_never_answered() {
     let mut r = Reflector::new(cfg());

@@ -184,10 +184,14 @@ fn drain_l2_tx(
                 };
                 match (reply_of(frame), stamp) {
                     (Some((peer, seq)), Some((ns, src))) => {
-                        lp.reflector.on_tx_stamp(peer, seq, ns, src);
-                        lp.io.tx_stamps_matched += 1;
                         // A send may report the kernel's and the NIC's TX
-                        // stamps apart: the one on the RX stamp's clock.
+                        // stamps apart: only the one on the RX stamp's clock
+                        // follows up (the reflector core refuses the other,
+                        // as the UDP loop never offers it) and makes a
+                        // turnaround.
+                        if lp.reflector.on_tx_stamp(peer, seq, ns, src) {
+                            lp.io.tx_stamps_matched += 1;
+                        }
                         let slot = &mut pending[seq as usize % PENDING];
                         if let Some(p) = slot
                             .filter(|p| p.peer == peer && p.reply_seq == seq && p.rx.source == src)
