@@ -12,8 +12,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const CHRONYD: &str = "/usr/sbin/chronyd";
-
 /// Validate against schema/clock-tsc.schema.json.
 fn assert_schema_valid(v: &Value) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema/clock-tsc.schema.json");
@@ -208,15 +206,7 @@ impl ChronyLab {
             "lab up: {}",
             String::from_utf8_lossy(&o.stderr)
         );
-        let conf = lab.dir.join("chrony.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "local stratum 1\nallow 198.18.0.0/24\nbindaddress 198.18.0.2\nport 123\ncmdport 0\npidfile {0}/chronyd.pid\ndriftfile {0}/drift\n",
-                lab.dir.display()
-            ),
-        )
-        .unwrap();
+        let conf = chrony_conf(&lab.dir);
         let child = Command::new("ip")
             .args(["netns", "exec", &lab.ns(2), CHRONYD, "-d", "-x", "-f"])
             .arg(&conf)

@@ -501,6 +501,26 @@ impl Drop for LocalReflector {
     }
 }
 
+/// chronyd, which serves NTP from a lab namespace in the tests.
+pub const CHRONYD: &str = "/usr/sbin/chronyd";
+
+/// A chrony.conf in `dir` for chronyd serving NTP on the hosts lab's far
+/// address, 198.18.0.2 (`local stratum 1`, no command port, its files in
+/// `dir`); run it as `CHRONYD -d -x -f CONF` (`-x`: it never sets the
+/// clock) in the far host's namespace.
+pub fn chrony_conf(dir: &Path) -> PathBuf {
+    let conf = dir.join("chrony.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "local stratum 1\nallow 198.18.0.0/24\nbindaddress 198.18.0.2\nport 123\ncmdport 0\npidfile {0}/chronyd.pid\ndriftfile {0}/drift\n",
+            dir.display()
+        ),
+    )
+    .expect("writing chrony.conf");
+    conf
+}
+
 /// Held by tests that load the CPUs (the frame engine at full rate): on a
 /// 2-vCPU machine two of them at once would each find the tester limited
 /// by the other. `let _one = one_at_a_time();` at the test's top.
