@@ -111,6 +111,7 @@ pub fn run_trial(
     let cpu0 = misura_sys::rusage::process_cpu();
     let mut latency = latency;
     let rx_clock = engine.rx_clock.as_ref();
+    let nice = engine.nice;
     let results: Vec<Result<CoreCounts>> = std::thread::scope(|s| {
         let mut handles = Vec::new();
         for (i, (io, flows)) in engine.cores.iter_mut().zip(per_core.iter_mut()).enumerate() {
@@ -121,6 +122,9 @@ pub fn run_trial(
             handles.push(s.spawn(move || {
                 if let Some(cpu) = cpu {
                     misura_sys::sched::pin_to_cpu(cpu)?;
+                }
+                if nice != 0 {
+                    misura_sys::sched::set_nice(nice)?;
                 }
                 let hook = hook.map(|h| h as &mut dyn LatencyHook);
                 core::run(io, flows, trial, hook, clock)

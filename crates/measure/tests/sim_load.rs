@@ -11,7 +11,7 @@ use misura_measure::load::flr::FlrPlan;
 use misura_measure::load::model::{LossKnee, ModelSut};
 use misura_measure::load::rate::{line_rate_fps, RateSchedule};
 use misura_measure::load::search::{
-    LossTarget, SearchConfig, SearchOutcome, StoppedBy, ThroughputSearch, TrialResult,
+    LossTarget, SearchConfig, SearchOutcome, StoppedBy, ThroughputSearch, TrialResult, MAX_AIM,
 };
 use misura_measure::load::y1564::{
     config_test_steps, judge_performance, judge_step, ServiceSpec, StepMeasured, Thresholds,
@@ -566,4 +566,65 @@ fn a_kept_rate_with_loss_is_an_upper_bound_despite_catch_up() {
     assert!(ndr.found, "{ndr:?}");
     let (l, u) = (ndr.lower_fps.unwrap(), ndr.upper_fps.unwrap());
     assert!(l <= 8480.0 && u > 8480.0 && u - l <= 0.005 * u, "{ndr:?}");
+}
+
+/// A busy host's tester sends 2 % less than asked: the next attempt asks
+/// for 2 % more (never more than MAX_AIM above the load), and an attempt
+/// that then sends the load is not short, though the tester flagged that it
+/// could not keep the higher rate it was asked for.
+#[test]
+fn a_short_tester_is_aimed_above_the_load_it_should_send() {
+    let mut cfg = SearchConfig::rfc2544(10.0, 1e6);
+    cfg.relative_resolution = 0.005;
+    let mut s = ThroughputSearch::new(cfg).unwrap();
+    // The first trial, at the maximum, loses half: the next is below it.
+    let first = s.next_trial().unwrap().rate_fps;
+    s.record(TrialResult {
+        offered_fps: first,
+        achieved_fps: first,
+        sent: 1_000_000,
+        received: 500_000,
+        tester_limited: false,
+        catch_up_frames: 0,
+    })
+    .unwrap();
+    let load = s.next_trial().unwrap().rate_fps;
+    assert!(load < first / MAX_AIM, "{load}");
+    let short = TrialResult {
+        offered_fps: load,
+        achieved_fps: load * 0.98,
+        sent: 98_000,
+        received: 98_000,
+        tester_limited: true,
+        catch_up_frames: 0,
+    };
+    assert!(s.tester_limited(&short) && s.needs_retry(&short));
+    let aimed = s.aimed_fps(&short);
+    assert!(
+        (aimed - load / 0.98).abs() < 1e-6 * load,
+        "{aimed} for {load}"
+    );
+    // Far behind: at most 5 % above the load.
+    let far = TrialResult {
+        achieved_fps: load * 0.5,
+        ..short
+    };
+    assert!(s.aimed_fps(&far) <= (load * MAX_AIM).min(1e6) + 1e-6);
+    let reached = TrialResult {
+        offered_fps: aimed,
+        achieved_fps: load * 0.999,
+        sent: 99_900,
+        received: 99_900,
+        tester_limited: true,
+        catch_up_frames: 0,
+    };
+    assert!(!s.tester_limited(&reached) && !s.needs_retry(&reached));
+    // Asked for the load itself, the tester's flag still makes it short.
+    assert!(s.tester_limited(&TrialResult {
+        offered_fps: load,
+        ..reached
+    }));
+    s.record(reached).unwrap();
+    let o = s.outcome();
+    assert!(o.tester_max_fps.is_none(), "{o:?}");
 }

@@ -38,7 +38,19 @@ impl Ctx<'_> {
         rows: &mut Vec<TrialRow>,
         spoiled: impl Fn(&LoadTrial) -> bool,
     ) -> Result<(LoadTrial, u32)> {
-        let (phase, rate_fps, duration_ns, burst) = what;
+        self.trial_aimed(size, what, rows, |t| spoiled(t).then_some(what.1))
+    }
+
+    /// [`trial_retried`](Self::trial_retried), each later attempt at the
+    /// rate `retry` gives for the spoiled one before it (`None`: it stands).
+    pub fn trial_aimed(
+        &mut self,
+        size: &SizeSpec,
+        what: (&str, f64, i64, Option<u64>),
+        rows: &mut Vec<TrialRow>,
+        retry: impl Fn(&LoadTrial) -> Option<f64>,
+    ) -> Result<(LoadTrial, u32)> {
+        let (phase, mut rate_fps, duration_ns, burst) = what;
         let mut attempt = 1;
         loop {
             self.progress.step(
@@ -46,21 +58,28 @@ impl Ctx<'_> {
                     "{} {} B {phase} trial{} at {:.0} frames/s",
                     self.size_no,
                     size.label,
-                    if attempt > 1 {
-                        format!(" (attempt {attempt})")
-                    } else {
-                        String::new()
+                    match attempt {
+                        1 => String::new(),
+                        _ if rate_fps > what.1 => format!(
+                            " (attempt {attempt}, asking {rate_fps:.0} to send {:.0})",
+                            what.1
+                        ),
+                        _ => format!(" (attempt {attempt})"),
                     },
-                    rate_fps
+                    what.1
                 ),
                 std::time::Duration::from_nanos(duration_ns.max(0) as u64),
                 None,
             );
             let t = self.trial(size, rate_fps, duration_ns, burst)?;
-            if !spoiled(&t) || attempt > self.plan.tester_retries || self.stopped() {
+            let next = retry(&t);
+            let Some(next) =
+                next.filter(|_| attempt <= self.plan.tester_retries && !self.stopped())
+            else {
                 return Ok((t, attempt));
-            }
+            };
             rows.push(attempt_row(phase, &t, attempt));
+            rate_fps = next;
             attempt += 1;
         }
     }
@@ -204,11 +223,17 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
         // again before the search sees it: one descheduled moment never
         // becomes the ceiling. One in which the SUT lost beyond every goal
         // stands: it is an upper bound at the rate the tester did send.
-        let (t, attempt) = ctx.trial_retried(
+        // The attempt after a short one asks for more, by what the tester
+        // fell short (at most 5 %), so that it sends the load the search
+        // wants (ThroughputSearch::aimed_fps).
+        let (t, attempt) = ctx.trial_aimed(
             size,
             (phase, req.rate_fps, req.duration_ns, None),
             &mut rows,
-            |t| srch.needs_retry(&result(t)),
+            |t| {
+                let r = result(t);
+                srch.needs_retry(&r).then(|| srch.aimed_fps(&r))
+            },
         )?;
         note_tester_max(s, &t);
         rows.push(attempt_row(phase, &t, attempt));
