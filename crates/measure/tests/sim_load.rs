@@ -628,3 +628,40 @@ fn a_short_tester_is_aimed_above_the_load_it_should_send() {
     let o = s.outcome();
     assert!(o.tester_max_fps.is_none(), "{o:?}");
 }
+
+/// A busy host's tester that once sent 28 000 frames/s and now falls short
+/// of 25 285 (sending 25 056, no loss) does not cap the search at 25 056:
+/// it reached more before, so the rates between stay to be searched (a run
+/// with one busy loop per CPU stopped at the tester's "limit" that way).
+#[test]
+fn a_short_trial_never_caps_below_what_the_tester_reached() {
+    let mut cfg = SearchConfig::rfc2544(10.0, 2e6);
+    cfg.short_trial_ns = cfg.final_trial_ns;
+    cfg.relative_resolution = 0.005;
+    let mut s = ThroughputSearch::new(cfg).unwrap();
+    let first = s.next_trial().unwrap().rate_fps;
+    s.record(TrialResult {
+        offered_fps: first,
+        achieved_fps: 27_894.0,
+        sent: 83_681,
+        received: 75_854,
+        tester_limited: true,
+        catch_up_frames: 0,
+    })
+    .unwrap();
+    let load = s.next_trial().unwrap().rate_fps;
+    assert!(load < 27_894.0, "{load}");
+    let short = TrialResult {
+        offered_fps: load,
+        achieved_fps: load * 0.99,
+        sent: 75_000,
+        received: 75_000,
+        tester_limited: true,
+        catch_up_frames: 0,
+    };
+    assert!(s.needs_retry(&short));
+    s.record(short).unwrap();
+    let next = s.next_trial().expect("the search goes on above the short trial");
+    assert!(next.rate_fps > load * 0.99, "{next:?}");
+    assert!(s.outcome().tester_max_fps.is_none_or(|m| m >= 27_894.0));
+}

@@ -30,8 +30,9 @@
 //! makes `A` a lower bound. The shortfall (the schedule skipped slots, or
 //! it achieved clearly less than offered) decides only what a trial cannot
 //! prove: a trial that fell short without losing leaves the rates above `A`
-//! undecided, so the maximum rate is lowered to `A` and the search goes on
-//! below it. Before that, a caller may try again asking for more than the
+//! undecided, so the maximum rate is lowered to `A` (never below the highest
+//! rate an earlier trial sent: what the tester once reached it may reach
+//! again) and the search goes on below it. Before that, a caller may try again asking for more than the
 //! load it wants, by the ratio the tester fell short
 //! ([`ThroughputSearch::aimed_fps`], at most [`MAX_AIM`]): a trial is short
 //! only if what it sent falls short of the load the search asked for. It gives up on a target ([`StoppedBy::TesterLimit`]) only when
@@ -243,6 +244,9 @@ pub struct ThroughputSearch {
     phase: usize,
     max_fps: f64,
     tester_capped: bool,
+    /// The highest rate any trial sent so far: the tester reached it, so a
+    /// short trial never caps the search below it.
+    highest_sent_fps: f64,
     pending: Option<TrialRequest>,
     trials: Vec<TrialRecord>,
     stopped: Option<StoppedBy>,
@@ -267,6 +271,7 @@ impl ThroughputSearch {
             phase: 0,
             max_fps: cfg.max_fps,
             tester_capped: false,
+            highest_sent_fps: 0.0,
             pending: None,
             trials: Vec::new(),
             stopped: None,
@@ -412,9 +417,12 @@ impl ThroughputSearch {
             self.cap_max(lower_rate * (1.0 - self.cfg.relative_resolution));
         } else if tester_limited && self.loss_free_somewhere(loss_ratio) {
             // Rates above what it sent stay undecided for a target it did
-            // not lose for: search below them.
-            self.cap_max(lower_rate);
+            // not lose for: search below them, unless an earlier trial sent
+            // more (a busy host's tester falls short now and then; what it
+            // once reached it may reach again).
+            self.cap_max(lower_rate.max(self.highest_sent_fps));
         }
+        self.highest_sent_fps = self.highest_sent_fps.max(sent_fps);
         let p = self
             .phases
             .iter()
