@@ -61,7 +61,7 @@ pub fn write_tcp_text(r: &TcpReport, out: &mut dyn Write) -> io::Result<()> {
     let c = &r.config;
     writeln!(
         out,
-        "misura tcp -> {} ({}, {} stream{}{}{}, {} B messages{}{}){}",
+        "misura tcp -> {} ({}, {} stream{}{}{}, {} B messages{}{}, for {}){}",
         c.endpoint.address,
         c.direction,
         c.streams,
@@ -86,6 +86,7 @@ pub fn write_tcp_text(r: &TcpReport, out: &mut dyn Write) -> io::Result<()> {
         } else {
             String::new()
         },
+        human_ns(c.duration_ns as f64),
         status(r.complete, &r.stop_reason)
     )?;
     for l in &r.intervals {
@@ -163,7 +164,7 @@ pub fn write_udp_text(r: &UdpReport, out: &mut dyn Write) -> io::Result<()> {
     let c = &r.config;
     writeln!(
         out,
-        "misura udp -> {} ({}, {} B datagrams at {}{}{}){}",
+        "misura udp -> {} ({}, {} B datagrams at {}{}{}, for {}){}",
         c.endpoint.address,
         c.direction,
         c.msg_size,
@@ -174,6 +175,7 @@ pub fn write_udp_text(r: &UdpReport, out: &mut dyn Write) -> io::Result<()> {
         } else {
             String::new()
         },
+        human_ns(c.duration_ns as f64),
         status(r.complete, &r.stop_reason)
     )?;
     writeln!(
