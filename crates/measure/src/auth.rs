@@ -9,6 +9,7 @@
 use core::fmt;
 
 use hmac::{Hmac, Mac};
+use misura_wire::stamp;
 use sha2::Sha256;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -116,6 +117,18 @@ pub fn verify16(key: &StampKey, parts: &[&[u8]], tag: &[u8]) -> bool {
         m.update(p);
     }
     m.verify_truncated_left(tag).is_ok()
+}
+
+/// Writes an authenticated reply's HMACs: the HMAC TLV's (RFC 8972 §4.8),
+/// if it has one, then the base packet's.
+pub(crate) fn sign_reply(key: &StampKey, mode: stamp::Mode, reply: &mut [u8]) {
+    if let Some(c) = stamp::tlv_hmac_covered(reply, mode) {
+        let tag = hmac16(key, &[&reply[c.seq.clone()], &reply[c.tlvs.clone()]]);
+        reply[c.hmac].copy_from_slice(&tag);
+    }
+    let covered = stamp::hmac_covered(mode).expect("authenticated mode has an HMAC field");
+    let tag = hmac16(key, &[&reply[covered]]);
+    reply[stamp::HMAC_FIELD].copy_from_slice(&tag);
 }
 
 #[cfg(test)]

@@ -71,7 +71,7 @@ use misura_wire::stamp::{
 };
 use serde::Serialize;
 
-use crate::auth::{hmac16, verify16, StampKey};
+use crate::auth::{sign_reply, verify16, StampKey};
 use crate::ratelimit::{Admit, BoundedMap, PerAddressCap, Room, SourceLimiter};
 use crate::time::TimestampSource;
 
@@ -511,14 +511,7 @@ impl Reflector {
             return Decision::Drop(DropReason::Malformed);
         };
         if let Some(key) = &self.config.key {
-            let reply = &mut out[..len];
-            if let Some(c) = tlv_hmac_covered(reply, mode) {
-                let tag = hmac16(key, &[&reply[c.seq.clone()], &reply[c.tlvs.clone()]]);
-                reply[c.hmac].copy_from_slice(&tag);
-            }
-            let covered = stamp::hmac_covered(mode).expect("authenticated mode has an HMAC field");
-            let tag = hmac16(key, &[&reply[covered]]);
-            reply[HMAC_FIELD].copy_from_slice(&tag);
+            sign_reply(key, mode, &mut out[..len]);
         }
         peer.last_reply = Some(LastReply {
             seq: reply_seq,

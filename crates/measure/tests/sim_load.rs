@@ -661,7 +661,9 @@ fn a_short_trial_never_caps_below_what_the_tester_reached() {
     };
     assert!(s.needs_retry(&short));
     s.record(short).unwrap();
-    let next = s.next_trial().expect("the search goes on above the short trial");
+    let next = s
+        .next_trial()
+        .expect("the search goes on above the short trial");
     assert!(next.rate_fps > load * 0.99, "{next:?}");
     assert!(s.outcome().tester_max_fps.is_none_or(|m| m >= 27_894.0));
 }

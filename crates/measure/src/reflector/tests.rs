@@ -1,4 +1,5 @@
 use super::*;
+use crate::auth::hmac16;
 use misura_wire::ethernet::{EthernetFrame, EthernetRepr};
 use misura_wire::probe::{self, ProbeFlags, ProbeRepr};
 use misura_wire::ptp;
