@@ -1,4 +1,4 @@
-//! The irtt client's errors, typed: what went wrong, with the values, and
+//! The irtt client's and reflector's errors, typed: what went wrong, with the values, and
 //! the class the caller turns into an exit code. No message names a
 //! command-line flag; the binary adds those.
 
@@ -18,7 +18,7 @@ pub enum Class {
     Error,
 }
 
-/// An irtt client session that could not run, or not to the end.
+/// An irtt client session or reflector that could not run, or not to the end.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("the probe period {period:?} is out of irtt's range: give 1 ns to {max:?} (an irtt server may raise it; irtt's own minimum is 10 ms)")]
@@ -63,6 +63,24 @@ pub enum Error {
         what: &'static str,
         source: SysError,
     },
+    #[error("irtt reflector bounds: {rate_limit} replies per second per session (at least 1) and {max_sessions} sessions (1 to {most})")]
+    ReflectBounds {
+        rate_limit: u64,
+        max_sessions: usize,
+        most: usize,
+    },
+    #[error("listening on UDP {addr}")]
+    Listen {
+        addr: SocketAddr,
+        #[source]
+        source: SysError,
+    },
+    #[error("enabling kernel stamps on UDP {addr}")]
+    Stamps {
+        addr: SocketAddr,
+        #[source]
+        source: SysError,
+    },
     #[error("building an irtt packet: {0}")]
     Wire(#[from] IrttError),
 }
@@ -74,7 +92,8 @@ impl Error {
             Error::PeriodOutOfRange { .. }
             | Error::DurationOutOfRange { .. }
             | Error::PacketTooLong { .. }
-            | Error::KeyLength { .. } => Class::Usage,
+            | Error::KeyLength { .. }
+            | Error::ReflectBounds { .. } => Class::Usage,
             Error::Grant { .. } => Class::Params,
             _ => Class::Error,
         }

@@ -5,7 +5,8 @@
 //!
 //! The packets are `misura_wire::irtt`'s. [`reflector`] decides without a
 //! clock or a socket; [`server`] and [`client`] are the I/O loops around
-//! a kernel-stamped UDP socket, [`tally`] the client's bookkeeping; [`report`] holds the results.
+//! a kernel-stamped UDP socket, [`reflect`] the reflector's run around
+//! [`server`]'s loop, [`tally`] the client's bookkeeping; [`report`] holds the results.
 
 #![forbid(unsafe_code)]
 
@@ -13,6 +14,7 @@ pub mod client;
 pub mod error;
 pub mod grant;
 pub mod probe;
+pub mod reflect;
 pub mod reflector;
 pub mod report;
 pub mod server;

@@ -9,7 +9,8 @@
 //! loop that joins them ([`session`]), the summaries ([`collect`]) and the
 //! result ([`assemble`]): [`measure`] runs one session and returns its
 //! report. The binary (`commands/rtt`) prints, exports, stores and exits;
-//! `misura load` runs one session per phase.
+//! `misura load` runs one session per phase. [`reflect`] is the other end,
+//! `misura reflect`'s STAMP Session-Reflector and raw-probe reflector.
 #![forbid(unsafe_code)]
 
 #[macro_use]
@@ -22,6 +23,7 @@ mod assemble;
 mod collect;
 pub use collect::IntervalPoint;
 mod plan;
+pub mod reflect;
 mod session;
 pub mod transport;
 

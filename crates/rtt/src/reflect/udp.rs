@@ -5,11 +5,11 @@
 
 use super::clock::{reply_timestamp, rx_stamp};
 use super::turn::Loop;
-use crate::shared::stamping::{Hardware, Timestamps};
 use anyhow::{Context, Result};
 use misura_measure::reflector::{Decision, Peer, RequestMeta, Stamp};
 use misura_measure::TimestampSource;
 use misura_report::BusyPoll;
+use misura_run::stamping::{Hardware, Timestamps};
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::TimestampingGranted;
 use misura_sys::udp::UdpTsSocket;
@@ -35,7 +35,7 @@ pub fn open(
     let sock = UdpTsSocket::bind(addr).with_context(|| format!("listening on UDP {addr}"))?;
     // The reflector answers from the address a request came to (pktinfo)
     // and reports its TTL.
-    let granted = crate::shared::stamping::enable(&sock, stamps, hw, true)
+    let granted = misura_run::stamping::enable(&sock, stamps, hw, true)
         .with_context(|| format!("setting up the stamps and control messages on UDP {addr}"))?;
     // A deep queue rides out a flood's bursts (and moments the loop is off
     // the CPU) instead of dropping real requests with the flood's.
@@ -50,7 +50,7 @@ pub fn open(
 /// non-blocking receives with `SO_BUSY_POLL` asked for when `busy_poll`.
 pub fn wait_mode(sock: &UdpTsSocket, busy_poll: bool) -> Result<Option<BusyPoll>> {
     if busy_poll {
-        return Ok(Some(crate::shared::busy_poll::ask(sock)));
+        return Ok(Some(misura_run::busy_poll::ask(sock)));
     }
     sock.set_nonblocking(false)?;
     sock.set_recv_timeout(STOP_CHECK)?;

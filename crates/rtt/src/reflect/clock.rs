@@ -85,7 +85,7 @@ impl Clocks {
                 .find(|d| d.dev.display().to_string() == device);
             let disciplined_by = dev
                 .as_ref()
-                .map(|d| crate::shared::ptp::disciplining(d, &crate::shared::ptp::daemons()))
+                .map(|d| misura_run::ptp::disciplining(d, &misura_run::ptp::daemons()))
                 .unwrap_or_default();
             let (phc, error) = match PhcClock::open(std::path::Path::new(&device)) {
                 Ok(c) => (Some(c), None),
@@ -133,7 +133,7 @@ impl Clocks {
 impl Nic {
     fn read(&mut self, system: &ClockState) {
         if let Some(phc) = &self.phc {
-            self.offset = crate::shared::ptp::offset_now(phc, OFFSET_READS);
+            self.offset = misura_run::ptp::offset_now(phc, OFFSET_READS);
             if self.offset.is_none() {
                 self.error = Some(format!("{} could not be read", self.device));
             }

@@ -5,10 +5,10 @@
 
 use super::clock::{reply_timestamp, rx_stamp};
 use super::turn::{Loop, BATCH, BUF_LEN};
-use crate::shared::stamping::FrameFormat;
 use anyhow::{Context, Result};
 use misura_measure::reflector::{Decision, Peer, RequestMeta, Stamp};
 use misura_measure::TimestampSource;
+use misura_run::stamping::FrameFormat;
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::{PacketSocket, TimestampingGranted};
 use misura_wire::{ptp, EthernetFrame, MacAddr};

@@ -1,0 +1,133 @@
+//! `misura reflect --irtt`'s method: the plan (its bounds checked once, in
+//! [`ReflectPlan::new`]), the kernel-stamped socket, [`crate::server`]'s
+//! loop around [`crate::reflector`], and the [`ReflectSummary`]. What is
+//! announced before the loop goes back to the caller as a [`Ready`].
+
+use crate::error::Error;
+use crate::reflector::{Config, Reflector};
+use crate::report::ReflectSummary;
+use misura_sys::udp::UdpTsSocket;
+use misura_wire::irtt::MAX_KEY_LEN;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Where the send stamps in the replies come from.
+const SEND_STAMPS: &str = "user clock (CLOCK_REALTIME / CLOCK_MONOTONIC) read just before the reply is built, as irtt's server";
+
+/// An irtt reflector run, its bounds checked.
+#[derive(Debug, Clone)]
+pub struct ReflectPlan {
+    addr: SocketAddr,
+    key: Option<Vec<u8>>,
+    max_sessions: usize,
+    rate_limit: u64,
+    duration: Option<Duration>,
+}
+
+impl ReflectPlan {
+    /// A reflector on `addr`, with irtt's HMAC `key`, at most
+    /// `max_sessions` (1 to `most`) sessions, each answered at most
+    /// `rate_limit` (≥ 1) times a second, for `duration` or until stopped.
+    pub fn new(
+        addr: SocketAddr,
+        key: Option<Vec<u8>>,
+        max_sessions: usize,
+        rate_limit: u64,
+        duration: Option<Duration>,
+        most: usize,
+    ) -> Result<ReflectPlan, Error> {
+        if rate_limit == 0 || max_sessions == 0 || max_sessions > most {
+            return Err(Error::ReflectBounds {
+                rate_limit,
+                max_sessions,
+                most,
+            });
+        }
+        if let Some(k) = &key {
+            if k.is_empty() || k.len() > MAX_KEY_LEN {
+                return Err(Error::KeyLength {
+                    len: k.len(),
+                    max: MAX_KEY_LEN,
+                });
+            }
+        }
+        Ok(ReflectPlan {
+            addr,
+            key,
+            max_sessions,
+            rate_limit,
+            duration,
+        })
+    }
+}
+
+/// What the reflector is about to serve, before its loop starts.
+pub struct Ready<'a> {
+    pub listen: &'a str,
+    /// "authenticated (HMAC-MD5)" or "unauthenticated".
+    pub mode: &'static str,
+    /// Where the receive stamps come from, in words.
+    pub receive_stamps: &'static str,
+    pub config: &'a Config,
+}
+
+/// Answers `irtt client` until `stop` is set (to a signal's number) or the
+/// plan's duration has passed; `ready` hears of it once the socket is open.
+pub fn run(
+    plan: &ReflectPlan,
+    stop: &AtomicUsize,
+    ready: &mut dyn FnMut(&Ready<'_>),
+) -> Result<ReflectSummary, Error> {
+    let started_at = misura_run::meta::now_rfc3339();
+    let addr = plan.addr;
+    let sock = UdpTsSocket::bind(addr).map_err(|source| Error::Listen { addr, source })?;
+    let granted = sock
+        .enable_stamps(false)
+        .map_err(|source| Error::Stamps { addr, source })?;
+    let listen = sock.local_addr().to_string();
+    let mode = if plan.key.is_some() {
+        "authenticated (HMAC-MD5)"
+    } else {
+        "unauthenticated"
+    };
+    let receive_stamps = if granted.software_rx {
+        "kernel software RX stamp (wall: CLOCK_REALTIME; monotonic: the same instant on CLOCK_MONOTONIC since the reflector started)"
+    } else {
+        "user clock read after the receive (the kernel gave no RX stamps)"
+    };
+    let cfg = Config::new(plan.key.clone(), plan.max_sessions, plan.rate_limit);
+    ready(&Ready {
+        listen: &listen,
+        mode,
+        receive_stamps,
+        config: &cfg,
+    });
+    let mut r = Reflector::new(cfg);
+    let deadline = plan.duration.map(|d| Instant::now() + d);
+    let started = Instant::now();
+    let should_stop =
+        || stop.load(Ordering::Relaxed) != 0 || deadline.is_some_and(|d| Instant::now() >= d);
+    let served = crate::server::run(&sock, &mut r, &should_stop);
+    // A reflector runs until it is stopped: a signal is its normal end.
+    let stop_reason = match stop.load(Ordering::Relaxed) {
+        0 => misura_report::StopReason::Finished,
+        s => misura_run::exit::signal_reason(s),
+    };
+    Ok(ReflectSummary {
+        meta: misura_run::meta::meta("misura.irtt-reflect", started_at),
+        complete: true,
+        stop_reason,
+        listen,
+        mode: mode.into(),
+        receive_stamps: receive_stamps.into(),
+        send_stamps: SEND_STAMPS.into(),
+        max_sessions: plan.max_sessions,
+        rate_limit_per_s: plan.rate_limit,
+        duration_s: started.elapsed().as_secs_f64(),
+        counters: *r.counters(),
+        io: served.io,
+        sessions_open: r.sessions(),
+        turnaround_kernel: (served.turnaround.count() > 0).then(|| served.turnaround.snapshot()),
+    })
+}

@@ -1,0 +1,320 @@
+//! `misura reflect`'s method: the STAMP Session-Reflector (UDP) and the
+//! raw-probe reflector.
+//!
+//! The decisions (checks, limits, the reply's bytes, follow-ups, HMACs) are
+//! all in `misura_measure::reflector`; this module is the I/O loop around
+//! it: receive with the kernel's RX stamp, read the user clock, let the core
+//! decide, send, then read the reply's TX stamp back from the error queue
+//! and hand it to the core for the next reply's Follow-Up Telemetry TLV.
+//!
+//! Nothing a peer sends can stop the loop: every receive, send and
+//! error-queue failure is counted and the loop goes on. Only setting the
+//! socket up can fail. The caller builds a [`ReflectPlan`] once (its bounds
+//! are checked in [`ReflectPlan::check`], with typed [`PlanError`]s), and
+//! [`run`] returns the [`Summary`]; what is announced before the loop goes
+//! back to the caller as a [`Ready`].
+
+pub mod clock;
+mod l2;
+mod turn;
+mod udp;
+
+use anyhow::Result;
+use misura_measure::auth::StampKey;
+use misura_measure::reflector::{Reflector, ReflectorConfig};
+use misura_report::reflect::{IoCounters, NicClockReport, Summary};
+use misura_run::stamping::{FrameFormat, Hardware, Timestamps};
+use misura_sys::packet::TimestampingGranted;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use turn::Loop;
+
+/// Most sources a reflector may be asked to track (its tables grow on
+/// demand up to this; issue 13, finding 5).
+pub const MAX_SOURCES: usize = 1_000_000;
+
+/// What the reflector listens to.
+#[derive(Debug, Clone)]
+pub enum Listen {
+    /// STAMP over UDP on this address and port.
+    Udp { ip: IpAddr, port: u16 },
+    /// misura's raw probes on this interface, on misura's `ethertype`,
+    /// PTP's, or both (the plan's `frame_format`).
+    L2 { interface: String, ethertype: u16 },
+}
+
+/// A reflector run, resolved once from the caller's request.
+#[derive(Debug, Clone)]
+pub struct ReflectPlan {
+    pub listen: Listen,
+    /// The raw probes answered (meaningful with [`Listen::L2`] only).
+    pub frame_format: FrameFormat,
+    /// Authenticated mode's key.
+    pub key: Option<StampKey>,
+    /// Number replies per session (RFC 8762 §4.3.1) instead of echoing.
+    pub stateful: bool,
+    /// Replies per second allowed per source address.
+    pub rate_limit: u64,
+    /// Most sources tracked at once.
+    pub max_sources: usize,
+    /// Stop after this long; `None`: until stopped.
+    pub duration: Option<Duration>,
+    /// Pin the loop to this CPU.
+    pub cpu: Option<usize>,
+    /// Spin on the socket instead of sleeping.
+    pub busy_poll: bool,
+    /// The clock of the reflector's stamps.
+    pub timestamps: Timestamps,
+    /// The interface whose NIC stamps, when the caller names one.
+    pub interface: Option<String>,
+    /// The network namespace the run is in (for the host fingerprint).
+    pub netns: Option<String>,
+}
+
+/// A plan that cannot run, with what was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("the rate limit must be at least 1 reply per second")]
+    NoRate,
+    #[error("PTP-wrapped probes are for the raw-probe reflector; STAMP over UDP has no PTP form")]
+    PtpOverUdp,
+    #[error("the user clock's stamps are for STAMP over UDP; the raw-probe reflector always takes kernel stamps")]
+    UserStampsOnL2,
+    #[error("at least 1 source must be tracked")]
+    NoSources,
+    #[error("{asked} sources is over the limit of {max} tracked at once")]
+    TooManySources { asked: usize, max: usize },
+    #[error("NIC hardware stamps on a wildcard address: no interface is known to stamp")]
+    HardwareOnWildcard,
+}
+
+impl ReflectPlan {
+    /// The plan's bounds, in the order a caller reports them.
+    pub fn check(&self) -> Result<(), PlanError> {
+        if self.rate_limit == 0 {
+            return Err(PlanError::NoRate);
+        }
+        let l2 = matches!(self.listen, Listen::L2 { .. });
+        if !l2 && self.frame_format == FrameFormat::Ptp {
+            return Err(PlanError::PtpOverUdp);
+        }
+        if l2 && self.timestamps == Timestamps::User {
+            return Err(PlanError::UserStampsOnL2);
+        }
+        if self.max_sources == 0 {
+            return Err(PlanError::NoSources);
+        }
+        if self.max_sources > MAX_SOURCES {
+            return Err(PlanError::TooManySources {
+                asked: self.max_sources,
+                max: MAX_SOURCES,
+            });
+        }
+        Ok(())
+    }
+
+    fn config(&self) -> ReflectorConfig {
+        ReflectorConfig {
+            key: self.key.clone(),
+            stateful: self.stateful,
+            rate_per_s: self.rate_limit,
+            // A tenth of a second's worth back to back.
+            burst: (self.rate_limit / 10).max(1),
+            max_sources: self.max_sources,
+            listen_port: match self.listen {
+                Listen::Udp { port, .. } => Some(port),
+                Listen::L2 { .. } => None,
+            },
+        }
+    }
+
+    /// The interface whose NIC stamps the reflector's datagrams: the one
+    /// named, else the raw probes', else the one holding the listening
+    /// address (a wildcard has none).
+    fn stamping_interface(&self) -> Option<String> {
+        if let Some(i) = &self.interface {
+            return Some(i.clone());
+        }
+        match &self.listen {
+            Listen::L2 { interface, .. } => Some(interface.clone()),
+            Listen::Udp { ip, .. } if ip.is_unspecified() => None,
+            Listen::Udp { ip, .. } => misura_run::stamping::address_interface(*ip),
+        }
+    }
+}
+
+/// What the reflector is about to serve, before its loop starts.
+pub struct Ready<'a> {
+    /// "STAMP over UDP" or "raw Ethernet".
+    pub what: &'static str,
+    pub listen: &'a str,
+    /// "authenticated" or "unauthenticated".
+    pub mode: &'static str,
+    pub stateful: bool,
+    pub granted: &'a TimestampingGranted,
+    pub clocks: &'a clock::Clocks,
+    pub hardware: &'a Hardware,
+}
+
+/// The sockets a reflector serves: raw probes' (one per EtherType, on
+/// misura's EtherType and the interface's MAC) or one UDP socket.
+enum Opened {
+    L2(
+        Vec<misura_sys::packet::PacketSocket>,
+        u16,
+        misura_wire::MacAddr,
+    ),
+    Udp(misura_sys::udp::UdpTsSocket),
+}
+
+/// Where the RX and TX stamps come from, in words.
+pub fn source_names(g: &TimestampingGranted) -> (&'static str, &'static str) {
+    let rx = if g.hardware_rx {
+        "NIC hardware"
+    } else if g.software_rx {
+        "kernel software"
+    } else {
+        "user clock"
+    };
+    let tx = if g.hardware_tx {
+        "NIC hardware"
+    } else if g.software_tx {
+        "kernel software"
+    } else {
+        "user clock (no follow-up stamps)"
+    };
+    (rx, tx)
+}
+
+/// Runs the reflector until `stop` is set (to a signal's number) or the
+/// plan's duration has passed; `ready` hears of it once the socket is open.
+pub fn run(
+    plan: &ReflectPlan,
+    stop: &AtomicUsize,
+    ready: &mut dyn FnMut(&Ready<'_>),
+) -> Result<Summary> {
+    plan.check()?;
+    let config = plan.config();
+    let deadline = plan.duration.map(|d| Instant::now() + d);
+    let started_at = misura_run::meta::now_rfc3339();
+    if let Some(cpu) = plan.cpu {
+        misura_sys::sched::pin_to_cpu(cpu)?;
+    }
+    let mode = if config.key.is_some() {
+        "authenticated"
+    } else {
+        "unauthenticated"
+    };
+    let stateful = config.stateful;
+    let iface = plan.stamping_interface();
+    if iface.is_none() && plan.timestamps == Timestamps::Hardware {
+        return Err(PlanError::HardwareOnWildcard.into());
+    }
+    // Raw probes may come PTP-wrapped: a NIC that stamps only PTP event
+    // messages then stamps those.
+    let ptp = matches!(plan.listen, Listen::L2 { .. }) && plan.frame_format != FrameFormat::Misura;
+    let hw = misura_run::stamping::hardware_for(iface.as_deref(), plan.timestamps, ptp)?;
+    let mut lp = Loop {
+        reflector: Reflector::new(config),
+        clocks: clock::Clocks::new(hw.phc_index.filter(|_| hw.enabled)),
+        io: IoCounters::default(),
+        stop,
+        deadline,
+        busy_poll: plan.busy_poll,
+        turnaround_nic: misura_stats::Summary::new(),
+        turnaround_kernel: misura_stats::Summary::new(),
+    };
+    let started = Instant::now();
+    let mut busy = plan.busy_poll.then(misura_run::busy_poll::raw);
+    let (opened, listen, granted) = match &plan.listen {
+        Listen::L2 {
+            interface: ifname,
+            ethertype,
+        } => {
+            let types = l2::ethertypes(plan.frame_format, *ethertype);
+            let (socks, mac, granted) = l2::open(ifname, &types, hw.enabled)?;
+            let names: Vec<String> = types
+                .iter()
+                .map(|&t| match t {
+                    misura_wire::ptp::ETHERTYPE_PTP => "PTP-wrapped 0x88F7".to_string(),
+                    t => format!("0x{t:04X}"),
+                })
+                .collect();
+            let listen = format!("{ifname} ({mac}, ethertype {})", names.join(" and "));
+            (Opened::L2(socks, *ethertype, mac), listen, granted)
+        }
+        Listen::Udp { ip, port } => {
+            let (sock, granted) = udp::open(*ip, *port, plan.timestamps, &hw)?;
+            busy = udp::wait_mode(&sock, plan.busy_poll)?;
+            let listen = sock.local_addr().to_string();
+            (Opened::Udp(sock), listen, granted)
+        }
+    };
+    ready(&Ready {
+        what: match opened {
+            Opened::L2(..) => "raw Ethernet",
+            Opened::Udp(_) => "STAMP over UDP",
+        },
+        listen: &listen,
+        mode,
+        stateful,
+        granted: &granted,
+        clocks: &lp.clocks,
+        hardware: &hw,
+    });
+    let transport = match &opened {
+        Opened::L2(socks, ethertype, mac) => {
+            l2::run(&mut lp, socks, *ethertype, *mac, granted.hardware_rx);
+            "l2"
+        }
+        Opened::Udp(sock) => {
+            udp::run(&mut lp, sock, &granted);
+            "udp"
+        }
+    };
+    let (rx, tx) = source_names(&granted);
+    let nic = lp.clocks.nic.as_ref();
+    let snap = |s: &misura_stats::Summary| (s.count() > 0).then(|| s.snapshot());
+    let counters = *lp.reflector.counters();
+    // A reflector runs until it is stopped: a signal is its normal end.
+    let stop_reason = match stop.load(Ordering::Relaxed) {
+        0 => misura_report::StopReason::Finished,
+        s => misura_run::exit::signal_reason(s),
+    };
+    Ok(Summary {
+        meta: misura_run::meta::meta("misura.reflect", started_at),
+        complete: true,
+        stop_reason,
+        host: misura_run::host::fingerprint(misura_report::LoopTuning {
+            netns: plan.netns.clone(),
+            cpu: plan.cpu,
+            busy_poll: busy,
+            ..Default::default()
+        }),
+        transport: transport.into(),
+        listen,
+        mode: mode.into(),
+        stateful,
+        rx_timestamps: rx.into(),
+        tx_timestamps: tx.into(),
+        clock_synchronized: lp.clocks.system.synchronized,
+        duration_s: started.elapsed().as_secs_f64(),
+        counters,
+        dropped: counters.dropped(),
+        io: lp.io,
+        interface: hw.interface.clone(),
+        hardware_note: hw.note.clone(),
+        nic_clock: nic.map(|n| NicClockReport {
+            device: n.device.clone(),
+            offset_ns: n.offset.map(|o| o.0),
+            offset_uncertainty_ns: n.offset.map(|o| o.1),
+            disciplined_by: n.disciplined_by.clone(),
+            synchronized: n.state.synchronized,
+            error_estimate_ns: n.state.uncertainty_ns,
+            error: n.error.clone(),
+        }),
+        turnaround_nic: snap(&lp.turnaround_nic),
+        turnaround_kernel: snap(&lp.turnaround_kernel),
+    })
+}
