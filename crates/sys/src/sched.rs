@@ -170,6 +170,33 @@ pub fn unlock_memory() -> Result<(), SysError> {
     Ok(())
 }
 
+/// The nice value engine threads ask for: the highest weight the fair
+/// scheduler gives (`nice -20`).
+pub const ENGINE_NICE: i32 = -20;
+
+/// Gives the calling thread the fair scheduler's nice value `nice`
+/// (`setpriority(PRIO_PROCESS, 0, nice)`: on Linux, the calling thread
+/// only). `Ok(false)` when not allowed (no CAP_SYS_NICE and `ulimit -e`
+/// below it): the thread runs on at the nice value it had.
+pub fn set_nice(nice: i32) -> Result<bool, SysError> {
+    if !(-20..=19).contains(&nice) {
+        return Err(SysError::invalid(format!(
+            "nice value {nice}: it must be -20..=19"
+        )));
+    }
+    // SAFETY: setpriority has no memory-safety preconditions; who 0 with
+    // PRIO_PROCESS is the calling thread on Linux.
+    let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
+    if rc < 0 {
+        let e = std::io::Error::last_os_error();
+        if is_perm(&e) {
+            return Ok(false);
+        }
+        return Err(SysError::io(format!("setting nice {nice}"), e));
+    }
+    Ok(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,31 +266,4 @@ mod tests {
             Err(e) => panic!("{e}"),
         }
     }
-}
-
-/// The nice value engine threads ask for: the highest weight the fair
-/// scheduler gives (`nice -20`).
-pub const ENGINE_NICE: i32 = -20;
-
-/// Gives the calling thread the fair scheduler's nice value `nice`
-/// (`setpriority(PRIO_PROCESS, 0, nice)`: on Linux, the calling thread
-/// only). `Ok(false)` when not allowed (no CAP_SYS_NICE and `ulimit -e`
-/// below it): the thread runs on at the nice value it had.
-pub fn set_nice(nice: i32) -> Result<bool, SysError> {
-    if !(-20..=19).contains(&nice) {
-        return Err(SysError::invalid(format!(
-            "nice value {nice}: it must be -20..=19"
-        )));
-    }
-    // SAFETY: setpriority has no memory-safety preconditions; who 0 with
-    // PRIO_PROCESS is the calling thread on Linux.
-    let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
-    if rc < 0 {
-        let e = std::io::Error::last_os_error();
-        if is_perm(&e) {
-            return Ok(false);
-        }
-        return Err(SysError::io(format!("setting nice {nice}"), e));
-    }
-    Ok(true)
 }

@@ -72,10 +72,8 @@ impl Ctx<'_> {
                 None,
             );
             let t = self.trial(size, rate_fps, duration_ns, burst)?;
-            let next = retry(&t);
-            let Some(next) =
-                next.filter(|_| attempt <= self.plan.tester_retries && !self.stopped())
-            else {
+            let more = attempt <= self.plan.tester_retries && !self.stopped();
+            let Some(next) = retry(&t).filter(|_| more) else {
                 return Ok((t, attempt));
             };
             rows.push(attempt_row(phase, &t, attempt));
@@ -225,15 +223,12 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
         // stands: it is an upper bound at the rate the tester did send.
         // The attempt after a short one asks for more, by what the tester
         // fell short (at most 5 %), so that it sends the load the search
-        // wants (ThroughputSearch::aimed_fps).
+        // wants (ThroughputSearch::retry_fps).
         let (t, attempt) = ctx.trial_aimed(
             size,
             (phase, req.rate_fps, req.duration_ns, None),
             &mut rows,
-            |t| {
-                let r = result(t);
-                srch.needs_retry(&r).then(|| srch.aimed_fps(&r))
-            },
+            |t| srch.retry_fps(&result(t)),
         )?;
         note_tester_max(s, &t);
         rows.push(attempt_row(phase, &t, attempt));

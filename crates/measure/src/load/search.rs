@@ -30,13 +30,15 @@
 //! makes `A` a lower bound. The shortfall (the schedule skipped slots, or
 //! it achieved clearly less than offered) decides only what a trial cannot
 //! prove: a trial that fell short without losing leaves the rates above `A`
-//! undecided, so the maximum rate is lowered to `A` (never below the highest
-//! rate an earlier trial sent: what the tester once reached it may reach
-//! again) and the search goes on below it. Before that, a caller may try again asking for more than the
-//! load it wants, by the ratio the tester fell short
-//! ([`ThroughputSearch::aimed_fps`], at most [`MAX_AIM`]): a trial is short
-//! only if what it sent falls short of the load the search asked for. It gives up on a target ([`StoppedBy::TesterLimit`]) only when
-//! what is still to be decided lies above that cap. Each bound keeps the
+//! undecided, so the maximum rate is lowered to `A` (never below the
+//! highest rate an earlier trial sent: what the tester once reached it may
+//! reach again) and the search goes on below it. Before that, a caller may
+//! try again asking for more than the load it wants, by the ratio the
+//! tester fell short ([`ThroughputSearch::retry_fps`], at most
+//! [`MAX_AIM`]): a trial is short only if what it sent falls short of the
+//! load the search asked for. It gives up on a target
+//! ([`StoppedBy::TesterLimit`]) only when what is still to be decided lies
+//! above that cap. Each bound keeps the
 //! trial that set it ([`Bound::lower_trial`], [`Bound::upper_trial`]), so a
 //! reader can check the verdict.
 
@@ -468,8 +470,13 @@ impl ThroughputSearch {
     /// it sent still falls short of that load: the tester's own flag says
     /// then only that it could not send the higher rate it was asked for.
     pub fn tester_limited(&self, r: &TrialResult) -> bool {
-        let load = self.pending.map_or(r.offered_fps, |p| p.rate_fps);
-        self.short_of(load, r)
+        self.short_of(self.load_of(r), r)
+    }
+
+    /// The load the pending request wants (what `r` was asked for, with
+    /// none pending).
+    fn load_of(&self, r: &TrialResult) -> f64 {
+        self.pending.map_or(r.offered_fps, |p| p.rate_fps)
     }
 
     fn short_of(&self, load_fps: f64, r: &TrialResult) -> bool {
@@ -487,15 +494,19 @@ impl ThroughputSearch {
     /// 1-3 % less than asked then gives the search the load it wanted; the
     /// trial is still classified at what it sent.
     pub fn aimed_fps(&self, r: &TrialResult) -> f64 {
-        let load = self.pending.map_or(r.offered_fps, |p| p.rate_fps);
         let ratio = if r.achieved_fps > 0.0 {
             (r.offered_fps / r.achieved_fps).clamp(1.0, MAX_AIM)
         } else {
             1.0
         };
-        (load * ratio)
-            .min(self.cfg.max_fps)
-            .max(load.min(self.cfg.max_fps))
+        (self.load_of(r) * ratio).min(self.cfg.max_fps)
+    }
+
+    /// The rate of the next attempt at the pending request when attempt
+    /// `r` [needs a retry](Self::needs_retry), [aimed](Self::aimed_fps);
+    /// `None` when it stands.
+    pub fn retry_fps(&self, r: &TrialResult) -> Option<f64> {
+        self.needs_retry(r).then(|| self.aimed_fps(r))
     }
 
     /// Whether a caller should run a trial again before it
