@@ -1,7 +1,17 @@
-//! Measuring the host's clocks: the frequency of the CPU's time-stamp
-//! counter against CLOCK_MONOTONIC_RAW and against an NTP server
-//! ([`tsc`]). The flags, the report's facts and warnings, and the printing
-//! are the binary's (`misura clock`).
+//! Measuring the host's clocks: every time source's read cost and steps
+//! ([`sources`]), the steps of a tight loop of reads ([`interference`]),
+//! the wake-up latency of periodic sleeps ([`timer`]) and the frequency of
+//! the CPU's time-stamp counter against CLOCK_MONOTONIC_RAW and against an
+//! NTP server ([`tsc`]). Each takes a plan checked once (typed
+//! [`PlanError`]s that name no flag) and returns its report; the flags and
+//! the printing are the binary's (`misura clock`).
 #![forbid(unsafe_code)]
 
+pub mod error;
+mod finish;
+pub mod interference;
+pub mod sources;
+pub mod timer;
 pub mod tsc;
+
+pub use error::{Knob, PlanError};

@@ -128,12 +128,7 @@ fn measure(c: &Command, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         Command::Rr(a) => t::rr::run(a, stop),
         Command::Setup(a) => t::setup::run(a, stop),
         Command::Sweep(a) => t::sweep::run(a, stop),
-        Command::Clock(ClockCommand::Sources(a)) => commands::clock::sources::run(a, stop),
-        Command::Clock(ClockCommand::Interference(a)) => {
-            commands::clock::interference::run(a, stop)
-        }
-        Command::Clock(ClockCommand::Timer(a)) => commands::clock::timer::run(a, stop),
-        Command::Clock(ClockCommand::Tsc(a)) => commands::clock::tsc::run(a, stop),
+        Command::Clock(c) => commands::clock::run(c, stop),
         Command::Host(HostCommand::Check(a)) => commands::host::check::check(a),
         Command::Host(HostCommand::Tune(a)) => commands::host::tune::tune(a),
         _ => unreachable!("flags() lists every measuring command"),

@@ -7,7 +7,7 @@
 use crate::shared::exit::Failure;
 use crate::shared::outfile::{self, cannot_write};
 use anyhow::{Context, Result};
-use misura_report::{write_json, HostFingerprint, LoopTuning, Warning};
+use misura_report::write_json;
 pub use misura_run::exit::signal_reason;
 pub use misura_run::output_flags::{CsvArgs, OutputArgs};
 use std::io::Write;
@@ -203,25 +203,4 @@ pub(crate) fn completion(stop: &AtomicUsize) -> (bool, misura_report::StopReason
         0 => (true, misura_report::StopReason::Finished),
         s => (false, signal_reason(s)),
     }
-}
-
-/// The host fingerprint and its warnings, without the pinning and memory
-/// warnings when the command does not pin or lock.
-pub(crate) fn host_and_warnings(
-    tuning: LoopTuning,
-    loop_matters: bool,
-) -> (HostFingerprint, Vec<Warning>) {
-    let host = crate::shared::host::fingerprint(tuning);
-    let warnings = crate::shared::host::warnings_for(&host, loop_matters);
-    (host, warnings)
-}
-
-/// The same for a loop that tried to lock its memory: without "memory not
-/// locked", which [`crate::shared::host::lock_memory`] already reported
-/// with the kernel's reason when the lock was refused.
-pub(crate) fn host_and_warnings_after_lock(tuning: LoopTuning) -> (HostFingerprint, Vec<Warning>) {
-    let (host, mut warnings) = host_and_warnings(tuning, true);
-    let not_locked = crate::shared::warnings::Warn::MemoryNotLocked.code();
-    warnings.retain(|w| w.code != not_locked);
-    (host, warnings)
 }

@@ -1,67 +1,23 @@
-//! `misura clock timer`: wake-up latency of periodic absolute sleeps, the
-//! way cyclictest (rt-tests) measures it.
+//! `misura clock timer`'s method: wake-up latency of periodic absolute
+//! sleeps, the way cyclictest (rt-tests) measures it.
 
-use crate::shared::exit::Failure;
-use crate::shared::output::{completion, host_and_warnings_after_lock, Finished, Report};
-use crate::shared::progress::Progress;
-use crate::shared::units::DurationArg;
-use crate::shared::warnings::Warn;
+use crate::error::{Knob, PlanError};
+use crate::finish::{completion, host_and_warnings_after_lock};
 use anyhow::Result;
 use misura_report::clock::{TimerConfig, TimerFigures, TimerReport};
 use misura_report::LoopTuning;
 use misura_report::Warning;
+use misura_run::progress::Progress;
+use misura_run::warnings::Warn;
 use misura_stats::Summary;
 use misura_sys::clock::monotonic_ns;
 use misura_sys::timer::{sleep_until_monotonic, Wake};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-/// Long help for the subcommand (shown by `--help`).
-pub const LONG_ABOUT: &str = "\
-Wake-up latency of periodic absolute sleeps, measured as cyclictest does:
-clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) to next = start + k·interval,
-then latency = wake time − next. A wake-up later than the following target
-skips the periods it missed (counted), as cyclictest does. Memory is locked
-(mlockall, like cyclictest -m) and, as cyclictest does, /dev/cpu_dma_latency
-is held at 0 µs so the CPUs stay out of deep idle states (--allow-deep-idle:
-not, like cyclictest --laptop); --rt-priority runs the loop under SCHED_FIFO
-(needs CAP_SYS_NICE) and --cpu pins it. Reports min / mean / percentiles / max,
-where the worst wake-up happened, and a log histogram. Memory is bounded.
-
-The same measurement with cyclictest, for comparison (scripts/bench-timer.sh):
-  cyclictest -m -q -D 10 -i 1000 -p 80 -a 1 -t 1 -h 1000
-
-Examples:
-  misura clock timer
-  misura clock timer --duration 60s --interval 200us --rt-priority 80 --cpu 1 --json";
-
-#[derive(clap::Args, Debug, Clone)]
-pub struct TimerArgs {
-    /// Length of the run (e.g. 10s, 1m).
-    #[arg(long, default_value = "10s", value_name = "DURATION")]
-    pub duration: DurationArg,
-    /// Period of the wake-ups (e.g. 1ms, 200us).
-    #[arg(long, default_value = "1ms", value_name = "DURATION")]
-    pub interval: DurationArg,
-    /// Run the loop under SCHED_FIFO at this priority (1..=99); needs CAP_SYS_NICE.
-    #[arg(long, value_name = "P")]
-    pub rt_priority: Option<i32>,
-    /// Pin the loop to this CPU.
-    #[arg(long, value_name = "N")]
-    pub cpu: Option<usize>,
-    /// Do not hold /dev/cpu_dma_latency at 0 µs during the run (cyclictest --laptop).
-    #[arg(long)]
-    pub allow_deep_idle: bool,
-    /// Histogram buckets per decade (log scale).
-    #[arg(long, default_value_t = 5, value_name = "N")]
-    pub bins_per_decade: u32,
-    #[command(flatten)]
-    pub out: crate::shared::output::OutputArgs,
-}
-
 /// The run the flags ask for, checked.
-struct Plan {
+#[derive(Debug, Clone)]
+pub struct TimerPlan {
     duration_ns: i64,
     interval_ns: i64,
     rt_priority: Option<i32>,
@@ -71,35 +27,50 @@ struct Plan {
     bins_per_decade: u32,
 }
 
-impl Plan {
-    fn new(args: &TimerArgs) -> Result<Plan> {
-        let duration_ns = args.duration.not_under("--duration", 1_000_000)?;
-        let interval_ns = args.interval.not_under("--interval", 1_000)?;
-        if interval_ns > duration_ns {
-            return Err(Failure::Params(format!(
-                "--interval {} is longer than --duration {}",
-                args.interval, args.duration
-            ))
-            .into());
+/// The shortest run.
+pub const MIN_DURATION_NS: i64 = 1_000_000;
+/// The shortest period of the wake-ups.
+pub const MIN_INTERVAL_NS: i64 = 1_000;
+
+impl TimerPlan {
+    /// `limit_idle`: hold /dev/cpu_dma_latency at 0 µs during the run;
+    /// `bins_per_decade` is clamped to what the histogram takes.
+    pub fn new(
+        duration_ns: i64,
+        interval_ns: i64,
+        rt_priority: Option<i32>,
+        cpu: Option<usize>,
+        limit_idle: bool,
+        bins_per_decade: u32,
+    ) -> Result<TimerPlan, PlanError> {
+        let too_short = |knob, min_ns| PlanError::TooShort { knob, min_ns };
+        if duration_ns < MIN_DURATION_NS {
+            return Err(too_short(Knob::Duration, MIN_DURATION_NS));
         }
-        if let Some(p) = args.rt_priority {
+        if interval_ns < MIN_INTERVAL_NS {
+            return Err(too_short(Knob::Interval, MIN_INTERVAL_NS));
+        }
+        if interval_ns > duration_ns {
+            return Err(PlanError::IntervalOverDuration);
+        }
+        if let Some(p) = rt_priority {
             if !(1..=99).contains(&p) {
-                return Err(Failure::Usage(format!(
-                    "--rt-priority {p}: SCHED_FIFO priorities are 1..=99"
-                ))
-                .into());
+                return Err(PlanError::RtPriority { asked: p });
             }
         }
-        Ok(Plan {
+        Ok(TimerPlan {
             duration_ns,
             interval_ns,
-            rt_priority: args.rt_priority,
-            cpu: args.cpu,
-            limit_idle: !args.allow_deep_idle,
-            bins_per_decade: args
-                .bins_per_decade
-                .clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE),
+            rt_priority,
+            cpu,
+            limit_idle,
+            bins_per_decade: bins_per_decade.clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE),
         })
+    }
+
+    /// The run's length (ns).
+    pub fn duration_ns(&self) -> i64 {
+        self.duration_ns
     }
 }
 
@@ -112,8 +83,8 @@ struct Tuned {
 
 /// Lock memory, hold the CPUs out of deep idle states, pin, raise the
 /// priority; what cannot be had is a warning, except pinning and priority.
-fn tune(plan: &Plan, warnings: &mut Vec<Warning>) -> Result<Tuned> {
-    let memory_locked = crate::shared::host::lock_memory(warnings);
+fn tune(plan: &TimerPlan, warnings: &mut Vec<Warning>) -> Result<Tuned> {
+    let memory_locked = misura_run::host::lock_memory(warnings);
     // As cyclictest: keep the CPUs out of deep idle states while measuring,
     // or every wake-up pays the exit latency of the idle state.
     let dma_latency = if plan.limit_idle {
@@ -156,7 +127,7 @@ struct Wakeups {
 
 /// Sleep to each target start + k·interval and record how late the wake-up
 /// was; a wake-up past later targets skips them (counted as missed).
-fn wake_loop(plan: &Plan, stop: &AtomicUsize, progress: &mut Progress) -> Result<Wakeups> {
+fn wake_loop(plan: &TimerPlan, stop: &AtomicUsize, progress: &mut Progress) -> Result<Wakeups> {
     let mut w = Wakeups {
         latency: Summary::new(),
         missed: 0,
@@ -206,16 +177,14 @@ fn wake_loop(plan: &Plan, stop: &AtomicUsize, progress: &mut Progress) -> Result
     Ok(w)
 }
 
-pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let plan = Plan::new(args)?;
-    let started_at = crate::shared::meta::now_rfc3339();
+/// Tune the thread, run the wake-ups (progress on stderr unless `quiet`)
+/// and make the report.
+pub fn measure(plan: &TimerPlan, stop: &AtomicUsize, quiet: bool) -> Result<TimerReport> {
+    let started_at = misura_run::meta::now_rfc3339();
     let mut warnings = Vec::new();
-    let tuned = tune(&plan, &mut warnings)?;
-    let mut progress = Progress::new(
-        args.out.quiet,
-        Some(Duration::from_nanos(plan.duration_ns as u64)),
-    );
-    let w = wake_loop(&plan, stop, &mut progress)?;
+    let tuned = tune(plan, &mut warnings)?;
+    let mut progress = Progress::new(quiet, Some(Duration::from_nanos(plan.duration_ns as u64)));
+    let w = wake_loop(plan, stop, &mut progress)?;
     let cpu_dma_latency_us = tuned.dma_latency.as_ref().map(|_| 0);
     drop(tuned.dma_latency);
     progress.done();
@@ -238,8 +207,8 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     if w.missed > 0 {
         warnings.push(Warn::MissedPeriods { missed: w.missed }.into());
     }
-    let report = TimerReport {
-        meta: crate::shared::meta::meta("misura.clock-timer", started_at),
+    Ok(TimerReport {
+        meta: misura_run::meta::meta("misura.clock-timer", started_at),
         complete,
         stop_reason,
         host,
@@ -263,11 +232,5 @@ pub fn run(args: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             elapsed_s: w.elapsed_s,
         },
         warnings,
-    };
-    Ok(Finished::ok(Report::new(
-        report,
-        "clock-timer",
-        "this host",
-        misura_report::clock::write_timer_text,
-    )))
+    })
 }

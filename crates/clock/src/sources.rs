@@ -1,59 +1,48 @@
-//! `misura clock sources`: seed 003's Table 1 for today's machine — every
-//! time source with its read cost, resolution, smallest step and
+//! `misura clock sources`' method: seed 003's Table 1 for today's machine —
+//! every time source with its read cost, resolution, smallest step and
 //! monotonicity.
 
-use crate::shared::exit::Failure;
-use crate::shared::output::{completion, host_and_warnings, Finished, Report};
-use crate::shared::progress::Progress;
-use crate::shared::units::DurationArg;
-use crate::shared::warnings::Warn;
-use anyhow::Result;
+use crate::error::{Knob, PlanError};
+use crate::finish::{completion, host_and_warnings};
 use misura_measure::clockstats::{counter_rate_hz, StepTracker};
 use misura_report::clock::{
     ClocksourceInfo, SourceRow, SourcesConfig, SourcesFigures, SourcesReport, TscInfo,
 };
 use misura_report::LoopTuning;
 use misura_report::Warning;
+use misura_run::progress::Progress;
+use misura_run::warnings::Warn;
 use misura_stats::Summary;
 use misura_sys::clock::{monotonic_raw_ns, now_ns, resolution_ns};
 use misura_sys::clocks::{gettimeofday_ns, PosixClock, POSIX_CLOCKS};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-/// Long help for the subcommand (shown by `--help`).
-pub const LONG_ABOUT: &str = "\
-Every usable time source of this machine, with what it costs to read and how
-finely it resolves: CLOCK_MONOTONIC, _RAW, _COARSE, CLOCK_REALTIME, _COARSE,
-CLOCK_TAI, CLOCK_BOOTTIME, gettimeofday(), the TSC (RDTSC and RDTSCP, with
-the CPU's TSC flags and its rate measured against CLOCK_MONOTONIC_RAW), the
-kernel's clocksource, and each NIC hardware clock /dev/ptpN with its interface:
-its read cost, its offset and drift against CLOCK_REALTIME (nine rounds of
-cross-timestamps 25 ms apart, PTP_SYS_OFFSET_PRECISE/_EXTENDED/PTP_SYS_OFFSET
-as the driver answers, fitted to a line), and whether ptp4l or phc2sys run
-and name it. A clock that cannot be read is listed with why.
-
-Table 1 of Li, Zhang, Xie and Yang (2006) for today's machine (2011: TSC 37 ns a read, gettimeofday
-430 ns). Per source: read cost (batches of 32 back-to-back reads timed with
-CLOCK_MONOTONIC_RAW, the empty bracket subtracted; median and p99 of the
-per-read cost), resolution (clock_getres), smallest non-zero step between
-consecutive reads, reads that returned the same value, and monotonicity
-violations (a read lower than the one before). About 2 s at most (--budget).
-
-Examples:
-  misura clock sources
-  misura clock sources --reads 200000 --json";
-
-#[derive(clap::Args, Debug, Clone)]
-pub struct SourcesArgs {
+/// The table the flags ask for, checked.
+#[derive(Debug, Clone)]
+pub struct SourcesPlan {
     /// Reads per source (rounded up to whole batches of 32).
-    #[arg(long, default_value_t = 1_000_000, value_name = "N")]
     pub reads: u64,
-    /// Time allowed for the whole table; each source gets an equal share.
-    #[arg(long, default_value = "2s", value_name = "DURATION")]
-    pub budget: DurationArg,
-    #[command(flatten)]
-    pub out: crate::shared::output::OutputArgs,
+    /// Time allowed for the whole table (ns); each source gets an equal share.
+    pub budget_ns: i64,
+}
+
+/// The shortest budget for the whole table.
+pub const MIN_BUDGET_NS: i64 = 10_000_000;
+
+impl SourcesPlan {
+    pub fn new(reads: u64, budget_ns: i64) -> Result<SourcesPlan, PlanError> {
+        if reads == 0 {
+            return Err(PlanError::NoReads);
+        }
+        if budget_ns < MIN_BUDGET_NS {
+            return Err(PlanError::TooShort {
+                knob: Knob::Budget,
+                min_ns: MIN_BUDGET_NS,
+            });
+        }
+        Ok(SourcesPlan { reads, budget_ns })
+    }
 }
 
 // ------------------------------------------------------- the table
@@ -70,7 +59,7 @@ struct Measured {
 
 /// Times batches of back-to-back reads with CLOCK_MONOTONIC_RAW, and follows
 /// the steps inside each batch. Stops at `reads`, at `deadline` (raw ns) or on a signal.
-fn measure<F: FnMut() -> i64>(
+fn read_batches<F: FnMut() -> i64>(
     mut read: F,
     reads: u64,
     deadline: i64,
@@ -180,7 +169,7 @@ impl Reader<'_> {
     }
 
     fn measure<F: FnMut() -> i64>(&self, read: F) -> Measured {
-        measure(
+        read_batches(
             read,
             self.reads,
             monotonic_raw_ns() + self.per_source_ns,
@@ -409,25 +398,24 @@ fn tsc_warnings(tsc_flags: &[String]) -> Vec<Warning> {
         .collect()
 }
 
-pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    if args.reads == 0 {
-        return Err(Failure::Params("--reads 0: give at least one read per source".into()).into());
-    }
-    let budget_ns = args.budget.not_under("--budget", 10_000_000)?;
-    let started_at = crate::shared::meta::now_rfc3339();
+/// Read every source within the plan's budget (progress on stderr unless
+/// `quiet`) and make the table.
+pub fn measure(plan: &SourcesPlan, stop: &AtomicUsize, quiet: bool) -> SourcesReport {
+    let budget_ns = plan.budget_ns;
+    let started_at = misura_run::meta::now_rfc3339();
     let t_start = monotonic_raw_ns();
     let tsc_start = (misura_sys::tsc::read(), monotonic_raw_ns());
     let ptp = ptp_devices();
     let n_sources =
         POSIX_CLOCKS.len() + 1 + if misura_sys::tsc::AVAILABLE { 2 } else { 0 } + ptp.len();
     let reader = Reader {
-        reads: args.reads,
+        reads: plan.reads,
         per_source_ns: budget_ns / n_sources as i64,
         stop,
     };
     let bracket = bracket_ns();
     let tsc_flags = misura_sys::tsc::flags();
-    let mut progress = Progress::new(args.out.quiet, Some(Duration::from_nanos(budget_ns as u64)));
+    let mut progress = Progress::new(quiet, Some(Duration::from_nanos(budget_ns as u64)));
     let pending = reader.read_all(&ptp, &tsc_flags, &mut progress);
     progress.done();
     let tsc_end = (misura_sys::tsc::read(), monotonic_raw_ns());
@@ -444,7 +432,7 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
 
     // Each NIC clock against the system clock, and who disciplines it.
     let (phcs, ptp_daemons) = if stop.load(Ordering::Relaxed) == 0 {
-        crate::shared::ptp::survey(crate::shared::ptp::Effort::QUICK)
+        misura_run::ptp::survey(misura_run::ptp::Effort::QUICK)
     } else {
         (Vec::new(), Vec::new())
     };
@@ -457,13 +445,13 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     } else {
         None
     };
-    let report = SourcesReport {
-        meta: crate::shared::meta::meta("misura.clock-sources", started_at),
+    SourcesReport {
+        meta: misura_run::meta::meta("misura.clock-sources", started_at),
         complete,
         stop_reason,
         host,
         config: SourcesConfig {
-            reads_per_source: args.reads,
+            reads_per_source: plan.reads,
             batch: BATCH as u32,
             time_per_source_ns: reader.per_source_ns,
             cost_method: format!(
@@ -487,11 +475,5 @@ pub fn run(args: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             elapsed_s: (monotonic_raw_ns() - t_start) as f64 / 1e9,
         },
         warnings,
-    };
-    Ok(Finished::ok(Report::new(
-        report,
-        "clock-sources",
-        "this host",
-        misura_report::clock::write_sources_text,
-    )))
+    }
 }

@@ -1,13 +1,9 @@
-//! `misura clock interference`: seed 000's experiment — a tight loop of
-//! clock reads; the steps between consecutive reads show when the kernel,
-//! the hardware or other threads took the CPU away.
+//! `misura clock interference`'s method: seed 000's experiment — a tight
+//! loop of clock reads; the steps between consecutive reads show when the
+//! kernel, the hardware or other threads took the CPU away.
 
-use crate::shared::cpuload::BusyThreads;
-use crate::shared::exit::Failure;
-use crate::shared::output::{completion, host_and_warnings_after_lock, Finished, Report};
-use crate::shared::progress::Progress;
-use crate::shared::units::DurationArg;
-use crate::shared::warnings::Warn;
+use crate::error::{Knob, PlanError};
+use crate::finish::{completion, host_and_warnings_after_lock};
 use anyhow::Result;
 use misura_measure::clockstats::counter_rate_hz;
 use misura_measure::clockstats::StepTracker;
@@ -16,110 +12,18 @@ use misura_report::clock::{
 };
 use misura_report::LoopTuning;
 use misura_report::Warning;
+use misura_run::cpuload::BusyThreads;
+use misura_run::progress::Progress;
+use misura_run::warnings::Warn;
 use misura_sys::clock::monotonic_raw_ns;
 use misura_sys::clock::{now_ns, resolution_ns};
+use misura_sys::clocks::PosixClock;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-/// Long help for the subcommand (shown by `--help`).
-pub const LONG_ABOUT: &str = "\
-The interference test of Cena, Cibrario Bertolotti and Valenzano: a tight loop reads a clock as fast as it can
-for --duration; every non-zero step between consecutive reads goes into a log
-histogram (buckets from the resolution up to seconds), and the longest steps
-are kept with their offsets from the start. A step of a few tens of ns is the
-read itself; anything longer is time the loop did not run: interrupts, the
-scheduler, the hypervisor, SMIs. Memory is bounded (no per-read storage).
-
---load N starts N busy threads for the run, pinned round-robin to all online
-CPUs starting with the CPU after the measuring one (so the measuring CPU gets
-a load thread last, when N reaches the number of CPUs), and stops them after.
---compare (with --load) runs idle first, then loaded, and shows both side by side.
-
-Examples:
-  misura clock interference --duration 5s
-  misura clock interference --duration 5s --load 2 --compare --cpu 1
-  misura clock interference --clock tsc --json";
-
-#[derive(clap::Args, Debug, Clone)]
-pub struct InterferenceArgs {
-    /// Length of each run (e.g. 5s, 500ms).
-    #[arg(long, default_value = "5s", value_name = "DURATION")]
-    pub duration: DurationArg,
-    /// Busy threads to run beside the loop (0: idle).
-    #[arg(long, default_value_t = 0, value_name = "N")]
-    pub load: u32,
-    /// Run idle, then with --load N, and show both side by side.
-    #[arg(long, requires = "load")]
-    pub compare: bool,
-    /// The clock to read.
-    #[arg(
-        long,
-        value_enum,
-        ignore_case = true,
-        default_value = "monotonic",
-        value_name = "NAME"
-    )]
-    pub clock: ClockName,
-    /// Pin the reading loop to this CPU.
-    #[arg(long, value_name = "N")]
-    pub cpu: Option<usize>,
-    /// How many of the longest gaps to report.
-    #[arg(long, default_value_t = 10, value_name = "N")]
-    pub gaps: usize,
-    /// Histogram buckets per decade (log scale).
-    #[arg(long, default_value_t = 3, value_name = "N")]
-    pub bins_per_decade: u32,
-    #[command(flatten)]
-    pub out: crate::shared::output::OutputArgs,
-}
-
-/// The clocks the loop can read: the POSIX clocks by their `<time.h>` names
-/// without `CLOCK_` (which may be written too), and the TSC.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClockName {
-    #[value(name = "monotonic", alias = "clock_monotonic")]
-    Monotonic,
-    #[value(name = "monotonic_raw", alias = "clock_monotonic_raw")]
-    MonotonicRaw,
-    #[value(name = "monotonic_coarse", alias = "clock_monotonic_coarse")]
-    MonotonicCoarse,
-    #[value(name = "realtime", alias = "clock_realtime")]
-    Realtime,
-    #[value(name = "realtime_coarse", alias = "clock_realtime_coarse")]
-    RealtimeCoarse,
-    #[value(name = "tai", alias = "clock_tai")]
-    Tai,
-    #[value(name = "boottime", alias = "clock_boottime")]
-    Boottime,
-    /// The CPU's time-stamp counter (x86-64), scaled by its measured rate.
-    #[value(name = "tsc")]
-    Tsc,
-}
-
-impl ClockName {
-    /// The POSIX clock, `None` for the TSC.
-    fn posix(self) -> Option<misura_sys::clocks::PosixClock> {
-        let short = match self {
-            ClockName::Monotonic => "monotonic",
-            ClockName::MonotonicRaw => "monotonic_raw",
-            ClockName::MonotonicCoarse => "monotonic_coarse",
-            ClockName::Realtime => "realtime",
-            ClockName::RealtimeCoarse => "realtime_coarse",
-            ClockName::Tai => "tai",
-            ClockName::Boottime => "boottime",
-            ClockName::Tsc => return None,
-        };
-        misura_sys::clocks::POSIX_CLOCKS
-            .iter()
-            .copied()
-            .find(|c| c.short == short)
-    }
-}
-
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 enum Source {
-    Posix(misura_sys::clocks::PosixClock),
+    Posix(PosixClock),
     /// TSC ticks turned into ns at this many ns per tick.
     Tsc(f64),
 }
@@ -161,22 +65,51 @@ fn read_loop<F: FnMut() -> i64>(
 }
 
 /// The runs the flags ask for, the clock resolved (the TSC's rate measured).
-struct Plan {
+#[derive(Debug, Clone)]
+pub struct InterferencePlan {
     duration_ns: i64,
     clock_name: String,
     source: Source,
     resolution_ns: f64,
     /// (label, load threads) of each run, in order.
     runs: Vec<(&'static str, u32)>,
+    load: u32,
+    compare: bool,
     cpu: Option<usize>,
     gaps: usize,
     bins_per_decade: u32,
 }
 
-impl Plan {
-    fn new(args: &InterferenceArgs) -> Result<Plan> {
-        let duration_ns = args.duration.not_under("--duration", 1_000_000)?;
-        let (clock_name, source, resolution_ns) = match args.clock.posix() {
+/// The shortest run.
+pub const MIN_DURATION_NS: i64 = 1_000_000;
+
+/// What the flags ask of `misura clock interference`, before it is checked.
+#[derive(Debug, Clone)]
+pub struct InterferenceRequest {
+    pub duration_ns: i64,
+    /// The POSIX clock to read; `None` for the TSC.
+    pub clock: Option<PosixClock>,
+    /// Busy threads beside the loop (0: idle).
+    pub load: u32,
+    /// Idle first, then loaded.
+    pub compare: bool,
+    pub cpu: Option<usize>,
+    /// How many of the longest gaps to report.
+    pub gaps: usize,
+    pub bins_per_decade: u32,
+}
+
+impl InterferencePlan {
+    /// The request checked, in the order the flags were always checked; with
+    /// the TSC, its rate measured against CLOCK_MONOTONIC_RAW (0.1 s).
+    pub fn new(r: &InterferenceRequest) -> Result<InterferencePlan, PlanError> {
+        if r.duration_ns < MIN_DURATION_NS {
+            return Err(PlanError::TooShort {
+                knob: Knob::Duration,
+                min_ns: MIN_DURATION_NS,
+            });
+        }
+        let (clock_name, source, resolution_ns) = match r.clock {
             Some(c) => (
                 c.name.to_string(),
                 Source::Posix(c),
@@ -184,43 +117,35 @@ impl Plan {
             ),
             None => {
                 if !misura_sys::tsc::AVAILABLE {
-                    return Err(Failure::Params(
-                        "--clock tsc: this build has no TSC (x86-64 only)".into(),
-                    )
-                    .into());
+                    return Err(PlanError::NoTsc);
                 }
-                let hz = tsc_rate_over(Duration::from_millis(100)).ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "cannot measure the TSC rate: CLOCK_MONOTONIC_RAW did not advance"
-                    )
-                })?;
+                let hz =
+                    tsc_rate_over(Duration::from_millis(100)).ok_or(PlanError::TscRateUnknown)?;
                 ("TSC".to_string(), Source::Tsc(1e9 / hz), 1e9 / hz)
             }
         };
-        let max_load = crate::shared::cpuload::max_busy_threads();
-        if args.load > max_load {
-            return Err(Failure::Params(format!(
-                "--load {} is more than this host can run usefully: at most {max_load} busy threads (4 per online CPU); more only queue behind each other",
-                args.load
-            ))
-            .into());
+        let max = misura_run::cpuload::max_busy_threads();
+        if r.load > max {
+            return Err(PlanError::TooMuchLoad { asked: r.load, max });
         }
-        if args.load == 0 && args.compare {
-            return Err(Failure::Usage("--compare needs --load N with N ≥ 1".into()).into());
+        if r.load == 0 && r.compare {
+            return Err(PlanError::CompareWithoutLoad);
         }
-        Ok(Plan {
-            duration_ns,
+        Ok(InterferencePlan {
+            duration_ns: r.duration_ns,
             clock_name,
             source,
             resolution_ns,
-            runs: match (args.load, args.compare) {
+            runs: match (r.load, r.compare) {
                 (0, _) => vec![("idle", 0)],
                 (n, false) => vec![("loaded", n)],
                 (n, true) => vec![("idle", 0), ("loaded", n)],
             },
-            cpu: args.cpu,
-            gaps: args.gaps,
-            bins_per_decade: args
+            load: r.load,
+            compare: r.compare,
+            cpu: r.cpu,
+            gaps: r.gaps,
+            bins_per_decade: r
                 .bins_per_decade
                 .clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE),
         })
@@ -254,7 +179,7 @@ impl Plan {
 
 /// One run: start its load threads, read the clock, stop them.
 fn one_run(
-    plan: &Plan,
+    plan: &InterferencePlan,
     (label, n): (&str, u32),
     cpus: &[usize],
     stop: &AtomicUsize,
@@ -304,25 +229,30 @@ fn place_loop(cpu: Option<usize>, warnings: &mut Vec<Warning>) -> Result<(Vec<us
     if let Some(cpu) = cpu {
         misura_sys::sched::pin_to_cpu(cpu)?;
     }
-    let memory_locked = crate::shared::host::lock_memory(warnings);
+    let memory_locked = misura_run::host::lock_memory(warnings);
     Ok((allowed, memory_locked))
 }
 
-pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let plan = Plan::new(args)?;
-    let started_at = crate::shared::meta::now_rfc3339();
+/// Pin the loop, run idle and/or loaded (progress on stderr unless
+/// `quiet`) and make the report.
+pub fn measure(
+    plan: &InterferencePlan,
+    stop: &AtomicUsize,
+    quiet: bool,
+) -> Result<InterferenceReport> {
+    let started_at = misura_run::meta::now_rfc3339();
     let mut warnings = Vec::new();
     let (allowed, memory_locked) = place_loop(plan.cpu, &mut warnings)?;
     let total =
         Duration::from_nanos((plan.duration_ns as u64).saturating_mul(plan.runs.len() as u64));
-    let mut progress = Progress::new(args.out.quiet, Some(total));
+    let mut progress = Progress::new(quiet, Some(total));
     let mut runs = Vec::new();
     for &r in &plan.runs {
         if stop.load(Ordering::Relaxed) != 0 {
             break;
         }
         runs.push(one_run(
-            &plan,
+            plan,
             r,
             &allowed,
             stop,
@@ -348,17 +278,17 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished>
             .into(),
         );
     }
-    let report = InterferenceReport {
-        meta: crate::shared::meta::meta("misura.clock-interference", started_at),
+    Ok(InterferenceReport {
+        meta: misura_run::meta::meta("misura.clock-interference", started_at),
         complete,
         stop_reason,
         host,
         config: InterferenceConfig {
-            clock: plan.clock_name,
+            clock: plan.clock_name.clone(),
             duration_ns: plan.duration_ns,
             cpu: plan.cpu,
-            load_threads: args.load,
-            compare: args.compare,
+            load_threads: plan.load,
+            compare: plan.compare,
             bins_per_decade: plan.bins_per_decade,
             longest_gaps: plan.gaps,
         },
@@ -371,13 +301,7 @@ pub fn run(args: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished>
             runs,
         },
         warnings,
-    };
-    Ok(Finished::ok(Report::new(
-        report,
-        "clock-interference",
-        "this host",
-        misura_report::clock::write_interference_text,
-    )))
+    })
 }
 
 /// The TSC rate (Hz) against CLOCK_MONOTONIC_RAW over `window`: both read
@@ -393,28 +317,4 @@ fn tsc_rate_over(window: Duration) -> Option<f64> {
     std::thread::sleep(window);
     let (t1, r1) = take();
     counter_rate_hz(t0, r0, t1, r1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::ValueEnum;
-
-    #[test]
-    fn clock_names_are_the_posix_short_names_or_tsc() {
-        for c in ClockName::value_variants() {
-            let name = c.to_possible_value().unwrap().get_name().to_string();
-            match c.posix() {
-                Some(p) => assert_eq!(p.short, name),
-                None => assert_eq!(name, "tsc"),
-            }
-        }
-        // As `misura_sys::clocks::by_name` took them: any case, with CLOCK_.
-        assert_eq!(
-            ClockName::from_str("CLOCK_MONOTONIC_RAW", true),
-            Ok(ClockName::MonotonicRaw)
-        );
-        assert_eq!(ClockName::from_str("Tai", true), Ok(ClockName::Tai));
-        assert!(ClockName::from_str("sundial", true).is_err());
-    }
 }
