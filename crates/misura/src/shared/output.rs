@@ -12,7 +12,6 @@ pub use misura_run::exit::signal_reason;
 pub use misura_run::output_flags::{CsvArgs, OutputArgs};
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 type Writer<T> = fn(&T, &mut dyn Write) -> std::io::Result<()>;
 
@@ -194,13 +193,5 @@ impl Outputs {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
             other => other.context("writing the result to stdout"),
         }
-    }
-}
-
-/// (complete, stop_reason) from the stop flag.
-pub(crate) fn completion(stop: &AtomicUsize) -> (bool, misura_report::StopReason) {
-    match stop.load(Ordering::Relaxed) {
-        0 => (true, misura_report::StopReason::Finished),
-        s => (false, signal_reason(s)),
     }
 }
