@@ -5,7 +5,7 @@
 #   sudo scripts/bench-rtt.sh [--count N] [--period-ms P] [--out FILE]
 #                             [--cpu C] [--server-cpu S] [--hog-cpus LIST]
 #                             [--misura PATH] [--rows all|pinned|phases]
-#                             [--repeats R]
+#                             [--repeats R] [--prefix misura-NAME-]
 #
 # --rows pinned runs only the pinned rows below, --rows phases only the
 # idle/loaded phases; all (the default) runs both.
@@ -41,8 +41,8 @@
 # --out bench-rtt.json, --cpu 1 (clients), --server-cpu: the other CPU (0),
 # --hog-cpus: every online CPU, misura from target/release/misura.
 #
-# Builds its own lab (misura lab up --topology hosts --prefix misura-bench-:
-# namespaces misura-bench-h1 198.18.0.1 and misura-bench-h2 198.18.0.2, never
+# Builds its own lab (misura lab up --topology hosts --prefix misura-bench-,
+# or --prefix's: namespaces misura-bench-h1 198.18.0.1 and misura-bench-h2 198.18.0.2, never
 # the user's misura-* lab) and measures the round trip h1 -> h2 -> h1 with,
 # one tool at a time, each server started just before its client and stopped
 # after it:
@@ -78,8 +78,6 @@ set -euo pipefail
 
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 PREFIX=misura-bench-
-H1_NS=${PREFIX}h1
-H2_NS=${PREFIX}h2
 H2_ADDR=198.18.0.2
 SOCKPERF_PORT=11111
 IRTT_PORT=2112
@@ -108,6 +106,7 @@ while (($#)); do
         --misura) MISURA=${2:?--misura needs a path}; shift 2 ;;
         --rows) ROWS=${2:?--rows needs all, pinned or phases}; shift 2 ;;
         --repeats) REPEATS=${2:?--repeats needs a number}; shift 2 ;;
+        --prefix) PREFIX=${2:?--prefix needs a value, e.g. misura-bench-}; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -122,6 +121,9 @@ isnum "$PERIOD_MS" && ((PERIOD_MS >= 2 && PERIOD_MS <= 1000)) || die "--period-m
 isnum "$CPU" || die "--cpu must be a CPU number"
 case "$ROWS" in all|pinned|phases) ;; *) die "--rows must be all, pinned or phases" ;; esac
 isnum "$REPEATS" && ((REPEATS >= 1 && REPEATS <= 20)) || die "--repeats must be 1..20"
+[[ "$PREFIX" =~ ^misura-[a-z0-9-]{1,16}$ ]] || die "--prefix must be misura- and 1..16 of a-z, 0-9, - (the lab's namespaces are PREFIXh1, PREFIXh2)"
+H1_NS=${PREFIX}h1
+H2_NS=${PREFIX}h2
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces): sudo $0 $*"
 NCPU=$(nproc)
 ((CPU < NCPU)) || die "--cpu $CPU: only $NCPU CPUs online"

@@ -82,6 +82,9 @@ command -v cpio >/dev/null || peers+=(cpio)
 command -v iperf3 >/dev/null || peers+=(iperf3)
 # The irtt peer tests (tests/irtt.rs, issue 28).
 command -v irtt >/dev/null || peers+=(irtt)
+# The round-trip benchmark's and tracer's smoke (tests/bench_rtt.rs, issue 35).
+command -v sockperf >/dev/null || peers+=(sockperf)
+command -v bpftrace >/dev/null || peers+=(bpftrace)
 # The completions' test (tests/install.rs) loads them in zsh and fish.
 command -v zsh >/dev/null || peers+=(zsh)
 command -v fish >/dev/null || peers+=(fish)

@@ -6,18 +6,26 @@
 #
 #   sudo scripts/trace-rtt.sh [--cpu C] [--server-cpu S] [--misura PATH]
 #                             [--seconds N] [--busy-poll]
+#                             [--rtt-args 'FLAGS'] [--reflect-args 'FLAGS']
+#                             [--prefix misura-NAME-]
 #
 # Defaults: both ends on CPU 1 (--server-cpu 1: same CPU), 3 s of tracing
 # in the middle of a 1000/s run, misura from target/release/misura. With
-# --busy-poll both misura ends spin (sockperf: --nonblocked). Prints one
+# --busy-poll both misura ends spin (sockperf: --nonblocked). --rtt-args
+# and --reflect-args add flags to misura's client and reflector (e.g.
+# '--timestamps user' on one end, to see what its stamps cost). Prints one
 # table per tool: per round trip (divided by the client's sends), each
 # system call at each end with how often it ran and its mean time in µs
 # (tracing adds about 1 µs to each), the wake-ups and switches of each
-# end. Builds its own lab (prefix misura-trace-) and removes it on exit.
+# end. Then the round trip step by step on one time axis for both tools
+# (scripts/trace_rtt_timeline.py): each client send followed through the
+# veth driver, the reflector's socket, its wake-up, receive, send and TX
+# stamp, back to the client's receive, with the median µs of each step.
+# Builds its own lab (prefix misura-trace-) and removes it on exit.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 PREFIX=misura-trace-
-CPU=1; SCPU=1; SECONDS_TRACED=3; BUSY=0; MISURA="$REPO/target/release/misura"
+CPU=1; SCPU=1; SECONDS_TRACED=3; BUSY=0; RTT_ARGS=; REFLECT_ARGS=; MISURA="$REPO/target/release/misura"
 while (($#)); do
     case "$1" in
         --cpu) CPU=$2; shift 2 ;;
@@ -25,10 +33,14 @@ while (($#)); do
         --seconds) SECONDS_TRACED=$2; shift 2 ;;
         --misura) MISURA=$2; shift 2 ;;
         --busy-poll) BUSY=1; shift ;;
+        --rtt-args) RTT_ARGS=$2; shift 2 ;;
+        --prefix) PREFIX=$2; shift 2 ;;
+        --reflect-args) REFLECT_ARGS=$2; shift 2 ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
 done
+[[ "$PREFIX" =~ ^misura-[a-z0-9-]{1,16}$ ]] || { echo "--prefix must be misura- and 1..16 of a-z, 0-9, -" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "trace-rtt: needs root (namespaces, bpftrace)" >&2; exit 1; }
 [[ "$SECONDS_TRACED" =~ ^[0-9]+$ ]] && ((SECONDS_TRACED >= 1 && SECONDS_TRACED <= 60)) || { echo "--seconds must be 1..60" >&2; exit 2; }
 need=()
@@ -54,21 +66,10 @@ trap cleanup EXIT
 H1=${PREFIX}h1; H2=${PREFIX}h2; ADDR=198.18.0.2
 RUN_S=$((SECONDS_TRACED + 4))
 
-cat >"$WORK/count.bt" <<'BT'
-tracepoint:raw_syscalls:sys_enter /pid == $1 || pid == $2/ { @t[tid] = nsecs; @nr[tid] = args->id; }
-tracepoint:raw_syscalls:sys_exit /(pid == $1 || pid == $2) && @t[tid]/ {
-  $who = pid == $1 ? "client" : "server";
-  @calls[$who, @nr[tid], args->ret < 0 ? args->ret : 0] = count();
-  @ns[$who, @nr[tid], args->ret < 0 ? args->ret : 0] = sum(nsecs - @t[tid]);
-  delete(@t[tid]);
-}
-tracepoint:sched:sched_wakeup /args->pid == $1 || args->pid == $2/ { @wake[args->pid == $1 ? "client" : "server"] = count(); }
-tracepoint:sched:sched_switch /args->prev_pid == $1 || args->prev_pid == $2/ {
-  @switch[args->prev_pid == $1 ? "client" : "server", args->prev_state == 0 ? "preempted" : "slept"] = count();
-}
-interval:s:$3 { exit(); }
-END { clear(@t); clear(@nr); }
-BT
+# One bpftrace program counts each end's system calls, wake-ups and
+# switches, and follows every probe through the kernel (trace_rtt_timeline.py
+# writes it and reads its histograms back).
+python3 "$REPO/scripts/trace_rtt_timeline.py" bt >"$WORK/count.bt"
 
 # trace TOOL CLIENT_PID SERVER_PID
 trace() {
@@ -80,9 +81,9 @@ pid_of() { pgrep -f "$1" | head -n1; }
 bp=(); nb=()
 ((BUSY)) && bp=(--busy-poll) && nb=(--nonblocked)
 # misura
-ip netns exec "$H2" taskset -c "$SCPU" "$MISURA" reflect --listen "$ADDR" --port 8620 --cpu "$SCPU" -q --no-store "${bp[@]}" >/dev/null 2>&1 &
+ip netns exec "$H2" taskset -c "$SCPU" "$MISURA" reflect --listen "$ADDR" --port 8620 --cpu "$SCPU" -q --no-store "${bp[@]}" $REFLECT_ARGS >/dev/null 2>&1 &
 PIDS+=($!); sleep 0.5
-ip netns exec "$H1" taskset -c "$CPU" "$MISURA" rtt "$ADDR:8620" --count $((RUN_S * 1000)) --period 1ms --cpu "$CPU" -q --no-store --json "${bp[@]}" >"$WORK/misura.json" 2>&1 &
+ip netns exec "$H1" taskset -c "$CPU" "$MISURA" rtt "$ADDR:8620" --count $((RUN_S * 1000)) --period 1ms --cpu "$CPU" -q --no-store --json "${bp[@]}" $RTT_ARGS >"$WORK/misura.json" 2>&1 &
 PIDS+=($!); sleep 1.5
 MB=$(basename "$MISURA")
 trace misura "$(pid_of "$MB rtt $ADDR")" "$(pid_of "$MB reflect --listen $ADDR")"
@@ -102,6 +103,7 @@ NAMES = {0: "read", 1: "write", 7: "poll", 44: "sendto", 45: "recvfrom", 46: "se
          232: "epoll_wait", 270: "pselect6", 271: "ppoll", 281: "epoll_pwait", 35: "nanosleep",
          230: "clock_nanosleep", 228: "clock_gettime", 305: "clock_adjtime", 24: "sched_yield", 23: "select",
          15: "rt_sigreturn", 223: "timer_settime"}
+END = {"1": "client", "2": "server"}
 def parse(path):
     calls, ns, other = {}, {}, {}
     for line in open(path, encoding="utf-8", errors="replace"):
@@ -109,10 +111,13 @@ def parse(path):
         if not m:
             continue
         kind, key, v = m.group(1), [k.strip() for k in m.group(2).split(",")], int(m.group(3))
-        if kind in ("calls", "ns"):
+        key[0] = END.get(key[0], key[0])
+        if kind in ("calls", "call_ns"):
             (calls if kind == "calls" else ns)[(key[0], int(key[1]), int(key[2]))] = v
-        else:
-            other[(kind,) + tuple(key)] = v
+        elif kind == "wakes":
+            other[("wake", key[0])] = v
+        elif kind == "switches":
+            other[("switch", key[0], "preempted" if key[1] == "1" else "slept")] = v
     return calls, ns, other
 print(f"per round trip; client on CPU {cpu}, server on CPU {scpu}{', busy-polling' if busy else ''}; mean time per call in µs (traced: ~1 µs added per call)")
 for tool, send in (("misura", 46), ("sockperf", 44)):
@@ -134,4 +139,5 @@ for tool, send in (("misura", 46), ("sockperf", 44)):
     for (kind, *key), n in sorted(other.items()):
         print(f"  {key[0]:<7} {kind + (' ' + key[1] if len(key) > 1 else ''):<21} {n / sends:7.2f}")
 PY
+python3 "$REPO/scripts/trace_rtt_timeline.py" report "$WORK" misura sockperf
 echo "raw traces: $WORK"
