@@ -2,9 +2,22 @@
 //! a token bucket per source address in a table of fixed capacity, so a
 //! flood of spoofed sources can neither exhaust memory nor starve the
 //! sources already being served. Time is passed in.
+//!
+//! The tables hash with foldhash's quality hasher, seeded at random per
+//! table, rather than std's SipHash: a reply looks a source up about ten
+//! times (limiter, peers, sessions), and SipHash made those lookups the
+//! largest part of the reflector's own time per request (`perf` on
+//! `misura reflect`, docs/own-cost.md). A random seed keeps the keys,
+//! which a peer chooses, from being aimed at one bucket; the tables are
+//! bounded besides.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::hash::Hash;
+
+/// A map whose hasher is seeded at random when it is made.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::quality::RandomState>;
+/// A set whose hasher is seeded at random when it is made.
+type HashSet<K> = std::collections::HashSet<K, foldhash::quality::RandomState>;
 
 #[derive(Copy, Clone, Debug)]
 struct Bucket {
@@ -51,8 +64,8 @@ impl<K: Hash + Eq + Copy, V> BoundedMap<K, V> {
             probation_cap: (capacity / 2).max(1),
             idle_ns,
             // Grown on demand: a large bound costs nothing until used.
-            map: HashMap::new(),
-            probation: HashSet::new(),
+            map: HashMap::default(),
+            probation: HashSet::default(),
             arrivals: VecDeque::new(),
         }
     }
@@ -67,8 +80,11 @@ impl<K: Hash + Eq + Copy, V> BoundedMap<K, V> {
     /// key, if any, was evicted for it.
     pub(crate) fn room_for(&mut self, key: &K, now: i64, last_ns: impl Fn(&V) -> i64) -> Room<K> {
         if self.map.contains_key(key) {
-            // Seen again: off probation.
-            self.probation.remove(key);
+            // Seen again: off probation (a set of strays only, once the
+            // peers that keep talking are promoted: a lookup spared).
+            if !self.probation.is_empty() {
+                self.probation.remove(key);
+            }
             return Room::Have;
         }
         let mut evicted = None;
@@ -149,7 +165,7 @@ impl<A: Hash + Eq + Copy, K: Eq + Copy> PerAddressCap<A, K> {
     pub(crate) fn new(cap: usize) -> Self {
         PerAddressCap {
             cap: cap.max(1),
-            keys: HashMap::new(),
+            keys: HashMap::default(),
         }
     }
 

@@ -11,15 +11,35 @@ mod common;
 
 use std::process::{Command, Output};
 
-fn script(name: &str, args: &[&str]) -> Output {
+/// `bash scripts/NAME ARGS` (at most 10 minutes), which must succeed; its
+/// stdout, printed.
+fn script(name: &str, args: &[&str]) -> String {
     let path = format!("{}/../../scripts/{name}", env!("CARGO_MANIFEST_DIR"));
-    Command::new("timeout")
+    let o: Output = Command::new("timeout")
         .arg("600")
         .arg("bash")
         .arg(&path)
         .args(args)
         .output()
-        .unwrap_or_else(|e| panic!("running {path}: {e}"))
+        .unwrap_or_else(|e| panic!("running {path}: {e}"));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    println!("{text}");
+    assert!(
+        o.status.success(),
+        "{name} failed: {}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    text
+}
+
+/// The line of `text` that starts with `head`, and what follows `head`.
+fn row<'t>(text: &'t str, head: &str) -> &'t str {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(head))
+        .unwrap_or_else(|| panic!("no row `{head}` in:\n{text}"));
+    &line[head.len()..]
 }
 
 fn prefix(family: &str) -> String {
@@ -44,7 +64,7 @@ fn bench_rtt_prints_every_pinned_row_beside_sockperf() {
     let dir = common::TempDir::new("bench-rtt");
     let out = dir.0.join("bench-rtt.json");
     let pre = prefix("br");
-    let o = script(
+    let text = script(
         "bench-rtt.sh",
         &[
             "--rows",
@@ -61,15 +81,7 @@ fn bench_rtt_prints_every_pinned_row_beside_sockperf() {
             out.to_str().unwrap(),
         ],
     );
-    let text = String::from_utf8_lossy(&o.stdout);
-    println!("{text}");
-    assert!(
-        o.status.success(),
-        "bench-rtt.sh failed: {}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-    for row in [
+    for head in [
         "same CPU, misura sleeping",
         "same CPU, misura client spinning",
         "same CPU, sleeping, user clock only",
@@ -79,18 +91,15 @@ fn bench_rtt_prints_every_pinned_row_beside_sockperf() {
         "split CPUs, both ends spinning",
         "split CPUs, sleeping, user clock only",
     ] {
-        let line = text
-            .lines()
-            .find(|l| l.starts_with(row))
-            .unwrap_or_else(|| panic!("no row `{row}` in:\n{text}"));
+        let line = row(&text, head);
         // sockperf p50, misura p50 and their ratio, as numbers.
-        let nums: Vec<f64> = line[row.len()..]
+        let nums: Vec<f64> = line
             .split_whitespace()
             .take(3)
             .filter_map(|w| w.trim_end_matches('x').parse().ok())
             .collect();
-        assert_eq!(nums.len(), 3, "row `{row}` lacks a figure: {line}");
-        assert!(nums.iter().all(|v| *v > 0.0), "row `{row}`: {line}");
+        assert_eq!(nums.len(), 3, "row `{head}` lacks a figure: {line}");
+        assert!(nums.iter().all(|v| *v > 0.0), "row `{head}`: {line}");
     }
     let pinned = dir.0.join("bench-rtt-pinned.json");
     let v: serde_json::Value =
@@ -108,7 +117,7 @@ fn trace_rtt_follows_each_round_trip_for_both_tools() {
     common::require_tool("bpftrace", "apt-get install bpftrace");
     let _one = common::one_at_a_time();
     let pre = prefix("tr");
-    let o = script(
+    let text = script(
         "trace-rtt.sh",
         &[
             "--seconds",
@@ -119,24 +128,13 @@ fn trace_rtt_follows_each_round_trip_for_both_tools() {
             &pre,
         ],
     );
-    let text = String::from_utf8_lossy(&o.stdout);
-    println!("{text}");
-    assert!(
-        o.status.success(),
-        "trace-rtt.sh failed: {}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
     for step in [
         "| veth hand-over (the request's RX stamp is taken here) |",
         "| the reflector's own work (parse, build the reply) |",
         "| **send to the reply's receive, median (round trips)** |",
     ] {
-        let line = text
-            .lines()
-            .find(|l| l.starts_with(step))
-            .unwrap_or_else(|| panic!("no step `{step}` in:\n{text}"));
-        let cells: Vec<&str> = line[step.len()..]
+        let line = row(&text, step);
+        let cells: Vec<&str> = line
             .split('|')
             .map(str::trim)
             .filter(|c| !c.is_empty())
@@ -152,10 +150,7 @@ fn trace_rtt_follows_each_round_trip_for_both_tools() {
         }
     }
     // The client's kernel TX stamp is on misura's timeline, not sockperf's.
-    let queued = text
-        .lines()
-        .find(|l| l.starts_with("| client's TX stamp queued"))
-        .expect("the TX-stamp row");
+    let queued = row(&text, "| client's TX stamp queued");
     assert!(queued.trim_end().ends_with("| - |"), "{queued}");
     no_namespaces_left(&pre);
 }

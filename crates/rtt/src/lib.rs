@@ -40,7 +40,7 @@ use misura_run::stamping::{FrameFormat, Hardware, Timestamps};
 use misura_run::warnings::Warn;
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::TimestampingGranted;
-use misura_sys::udp::UdpTsSocket;
+use misura_sys::udp::{ReceiveInfo, UdpTsSocket};
 use plan::RttPlan;
 use session::{Intervals, Link};
 use std::net::{IpAddr, SocketAddr};
@@ -116,7 +116,7 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted, Hardwa
     let dev = misura_run::stamping::route_interface(target.ip());
     let hw = misura_run::stamping::hardware(dev.as_deref(), a.timestamps)?;
     // The client reads neither the reply's TTL nor the address it came to.
-    let g = misura_run::stamping::enable(&sock, a.timestamps, &hw, false)?;
+    let g = misura_run::stamping::enable(&sock, a.timestamps, &hw, ReceiveInfo::NONE)?;
     Ok((Transport::udp(sock, target), g, hw))
 }
 

@@ -16,7 +16,7 @@
 use anyhow::Result;
 use clap::ValueEnum;
 use misura_sys::packet::TimestampingGranted;
-use misura_sys::udp::UdpTsSocket;
+use misura_sys::udp::{ReceiveInfo, UdpTsSocket};
 
 /// Which clock stamps a UDP socket's datagrams.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -224,19 +224,19 @@ fn switch_on(
 
 /// Turns on what `mode` asks for (hardware stamps only when `hw` was
 /// enabled) and the control messages either way (the TTL and pktinfo
-/// ones only when `receive_info`: a reader that uses them); says what the
-/// kernel granted.
+/// ones as `info` says: only those the reader uses); says what the kernel
+/// granted.
 pub fn enable(
     sock: &UdpTsSocket,
     mode: Timestamps,
     hw: &Hardware,
-    receive_info: bool,
+    info: ReceiveInfo,
 ) -> Result<TimestampingGranted> {
     let granted = match mode {
         Timestamps::User => TimestampingGranted::NONE,
         _ => sock.enable_stamps(hw.enabled)?,
     };
-    sock.enable_control_messages(receive_info)?;
+    sock.enable_control_messages(info)?;
     Ok(granted)
 }
 

@@ -323,7 +323,7 @@ impl UdpTsSocket {
         want_hardware: bool,
     ) -> Result<TimestampingGranted, SysError> {
         let granted = self.enable_stamps(want_hardware)?;
-        self.enable_control_messages(true)?;
+        self.enable_control_messages(ReceiveInfo::ALL)?;
         Ok(granted)
     }
 
@@ -363,13 +363,14 @@ impl UdpTsSocket {
         })
     }
 
-    /// `IP_RECVERR` / `IPV6_RECVERR` (ICMP errors on the error queue) and,
-    /// when `receive_info`, the TTL / hop limit and pktinfo control
-    /// messages, without kernel timestamps. A reader that uses neither (a
-    /// connected client) leaves `receive_info` off: each costs every
-    /// receive a control message copied out.
-    pub fn enable_control_messages(&self, receive_info: bool) -> Result<(), SysError> {
-        let [err, ttl, info] = if self.is_v6() {
+    /// `IP_RECVERR` / `IPV6_RECVERR` (ICMP errors on the error queue) and
+    /// the TTL / hop limit and pktinfo control messages that `info` asks
+    /// for, without kernel timestamps. Each costs every receive a control
+    /// message copied out, so a reader asks only for what it uses (a
+    /// connected client: neither; a reflector bound to one address: the TTL,
+    /// its replies leaving from that address anyway).
+    pub fn enable_control_messages(&self, info: ReceiveInfo) -> Result<(), SysError> {
+        let [err, ttl, pktinfo] = if self.is_v6() {
             [
                 (libc::IPPROTO_IPV6, libc::IPV6_RECVERR, "IPV6_RECVERR"),
                 (
@@ -390,11 +391,14 @@ impl UdpTsSocket {
                 (libc::IPPROTO_IP, libc::IP_PKTINFO, "IP_PKTINFO"),
             ]
         };
-        if receive_info {
-            self.set_options_on(&[ttl, info, err])
-        } else {
-            self.set_options_on(&[err])
+        self.set_options_on(&[err])?;
+        if info.ttl {
+            self.set_options_on(&[ttl])?;
         }
+        if info.pktinfo {
+            self.set_options_on(&[pktinfo])?;
+        }
+        Ok(())
     }
 
     /// Sets each boolean socket option of `opts` to 1.
@@ -405,6 +409,30 @@ impl UdpTsSocket {
         }
         Ok(())
     }
+}
+
+/// The control messages besides stamps a receive carries
+/// ([`UdpTsSocket::enable_control_messages`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReceiveInfo {
+    /// The request's TTL / hop limit (a STAMP reflector reports it).
+    pub ttl: bool,
+    /// The address the datagram was sent to (`IP_PKTINFO`): what a socket
+    /// on the wildcard address answers from.
+    pub pktinfo: bool,
+}
+
+impl ReceiveInfo {
+    /// Neither.
+    pub const NONE: ReceiveInfo = ReceiveInfo {
+        ttl: false,
+        pktinfo: false,
+    };
+    /// Both.
+    pub const ALL: ReceiveInfo = ReceiveInfo {
+        ttl: true,
+        pktinfo: true,
+    };
 }
 
 /// What [`UdpTsSocket::wait`] found ready (both false: the time ran out).

@@ -12,7 +12,7 @@ use misura_report::BusyPoll;
 use misura_run::stamping::{Hardware, Timestamps};
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::TimestampingGranted;
-use misura_sys::udp::UdpTsSocket;
+use misura_sys::udp::{ReceiveInfo, UdpTsSocket};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
@@ -33,9 +33,15 @@ pub fn open(
 ) -> Result<(UdpTsSocket, TimestampingGranted)> {
     let addr = SocketAddr::new(ip, port);
     let sock = UdpTsSocket::bind(addr).with_context(|| format!("listening on UDP {addr}"))?;
-    // The reflector answers from the address a request came to (pktinfo)
-    // and reports its TTL.
-    let granted = misura_run::stamping::enable(&sock, stamps, hw, true)
+    // The reflector reports each request's TTL. On the wildcard address it
+    // answers from the address the request came to (pktinfo); bound to one
+    // address it answers from that one, so it does not ask (a control
+    // message less copied out on every receive).
+    let info = ReceiveInfo {
+        ttl: true,
+        pktinfo: ip.is_unspecified(),
+    };
+    let granted = misura_run::stamping::enable(&sock, stamps, hw, info)
         .with_context(|| format!("setting up the stamps and control messages on UDP {addr}"))?;
     // A deep queue rides out a flood's bursts (and moments the loop is off
     // the CPU) instead of dropping real requests with the flood's.
