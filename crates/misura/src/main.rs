@@ -129,8 +129,8 @@ fn measure(c: &Command, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         Command::Setup(a) => t::setup::run(a, stop),
         Command::Sweep(a) => t::sweep::run(a, stop),
         Command::Clock(c) => commands::clock::run(c, stop),
-        Command::Host(HostCommand::Check(a)) => commands::host::check::check(a),
-        Command::Host(HostCommand::Tune(a)) => commands::host::tune::tune(a),
+        Command::Host(HostCommand::Check(a)) => commands::host::check(a),
+        Command::Host(HostCommand::Tune(a)) => commands::host::tune(a),
         _ => unreachable!("flags() lists every measuring command"),
     }
 }

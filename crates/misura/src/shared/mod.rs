@@ -10,6 +10,6 @@ pub mod status_line;
 // What every measuring run shares lives in the `misura-run` library (the
 // measuring libraries use it too); the binary reaches it by the same paths.
 pub use misura_run::{
-    cpuload, exit, files, host, meta, netns, outfile, progress, ptp, stamping, store, target,
-    units, warnings,
+    cpuload, exit, files, host, meta, netns, outfile, progress, stamping, store, target, units,
+    warnings,
 };

@@ -1,7 +1,6 @@
 //! What the host check and the host tune both read: interface names and
 //! how to say that a reading is missing.
 
-use anyhow::Result;
 use misura_sys::hostinfo::{self, Reading};
 use misura_sys::SysError;
 
@@ -25,7 +24,7 @@ pub fn sys_state(e: &SysError) -> String {
 
 /// The interfaces to look at: those named, after checking that they exist,
 /// or every interface of the namespace but lo.
-pub fn resolve_interfaces(named: &[String]) -> Result<Vec<String>> {
+pub fn resolve_interfaces(named: &[String]) -> Result<Vec<String>, SysError> {
     if named.is_empty() {
         let mut all: Vec<String> = hostinfo::interface_names()
             .into_iter()

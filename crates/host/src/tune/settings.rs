@@ -1,7 +1,7 @@
 //! Reading and writing the settings the plan changes, in the words the
 //! plan and the state file use ("on"/"off", numbers, sysfs text).
 
-use crate::commands::host::readings::{missing, sys_state};
+use crate::readings::{missing, sys_state};
 use misura_report::host::SettingKind;
 use misura_sys::hostinfo::{self, Reading};
 use misura_sys::{ethtool, tsinfo, SysError};

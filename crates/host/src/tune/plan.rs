@@ -4,7 +4,7 @@
 //! then each interface (EEE, coalescing, offloads, hardware timestamping).
 
 use super::settings::current;
-use crate::commands::host::readings::{missing, sys_state};
+use crate::readings::{missing, sys_state};
 use misura_report::host::{self as model, PlanEntry, SettingKind};
 use misura_sys::ethtool;
 use misura_sys::hostinfo::{self, Reading};

@@ -2,7 +2,7 @@
 //! clocksource, the memlock limit, timer slack, irqbalance.
 
 use super::item::{cmdline_params, item};
-use crate::commands::host::readings::missing;
+use crate::readings::missing;
 use misura_report::host::{CheckItem, Verdict};
 use misura_sys::hostinfo::{self, Reading};
 

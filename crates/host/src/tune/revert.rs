@@ -1,19 +1,25 @@
-//! `--revert FILE`: restore the values an earlier `--apply` recorded, last
-//! change first.
+//! Reverting: restore the values an earlier apply recorded, last change
+//! first.
 
-use super::args::{need_root, tune_report, TuneArgs};
 use super::settings::{current, set_and_check};
-use crate::shared::exit;
-use anyhow::{Context, Result};
+use super::error::TuneError;
 use misura_report::host::{self as model, Change, PlanEntry, TuneReport, TuneState};
 use std::path::Path;
 
-fn read_state(file: &Path) -> Result<TuneState> {
-    let text = crate::shared::files::read_string_bounded(file, crate::shared::files::CONFIG_MAX)
-        .with_context(|| format!("cannot read the tune state file {}", file.display()))?;
-    let state: TuneState = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not a misura host tune state file", file.display()))?;
-    model::check_state(&state).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+fn read_state(file: &Path) -> Result<TuneState, TuneError> {
+    let text = misura_run::files::read_string_bounded(file, misura_run::files::CONFIG_MAX)
+        .map_err(|source| TuneError::ReadState {
+            path: file.to_path_buf(),
+            source,
+        })?;
+    let state: TuneState = serde_json::from_str(&text).map_err(|source| TuneError::NotState {
+        path: file.to_path_buf(),
+        source,
+    })?;
+    model::check_state(&state).map_err(|reason| TuneError::BadState {
+        path: file.to_path_buf(),
+        reason,
+    })?;
     Ok(state)
 }
 
@@ -43,10 +49,21 @@ fn restore(c: &Change) -> PlanEntry {
     }
 }
 
-pub(super) fn revert(args: &TuneArgs, file: &Path) -> Result<crate::shared::output::Finished> {
-    need_root("misura host tune --revert")?;
+/// A revert's report, and how many changes could not be restored (each a
+/// `Skipped` entry saying why). A state file that records no changes
+/// gives a report without entries.
+#[derive(Debug)]
+pub struct Reverted {
+    pub report: TuneReport,
+    pub failed: usize,
+}
+
+/// Restore every change recorded in `file`, in the namespace `netns` or,
+/// without one, the namespace the state file names (entered here; root is
+/// the caller's to check).
+pub fn revert(file: &Path, netns: Option<String>) -> Result<Reverted, TuneError> {
     let state = read_state(file)?;
-    let netns = args.ns.netns.clone().or_else(|| state.netns.clone());
+    let netns = netns.or_else(|| state.netns.clone());
     if let Some(ns) = &netns {
         misura_sys::netns::enter(ns)?;
     }
@@ -62,18 +79,12 @@ pub(super) fn revert(args: &TuneArgs, file: &Path) -> Result<crate::shared::outp
         .collect();
     interfaces.dedup();
     let report = TuneReport {
-        meta: crate::shared::meta::meta(model::TUNE_FORMAT, crate::shared::meta::now_rfc3339()),
+        meta: misura_run::meta::meta(model::TUNE_FORMAT, misura_run::meta::now_rfc3339()),
         action: "revert".into(),
         netns,
         interfaces,
         entries,
         state_file: Some(file.display().to_string()),
     };
-    if state.changes.is_empty() && !args.out.json {
-        eprintln!("(the state file records no changes: nothing to restore)");
-    }
-    Ok(tune_report(
-        report,
-        if failed == 0 { exit::OK } else { exit::ERROR },
-    ))
+    Ok(Reverted { report, failed })
 }

@@ -1,7 +1,7 @@
 //! The CPUs: frequency governor, boost, idle states, SMT, isolation.
 
 use super::item::{cmdline_params, item};
-use crate::commands::host::readings::missing;
+use crate::readings::missing;
 use misura_report::host::{CheckItem, Verdict};
 use misura_sys::hostinfo::{self, Reading};
 

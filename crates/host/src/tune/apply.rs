@@ -2,8 +2,7 @@
 //! file, written again after every change so an interruption loses nothing.
 
 use super::settings::{current, set_and_check};
-use crate::shared::exit::Failure;
-use anyhow::Result;
+use super::error::TuneError;
 use misura_report::host::{self as model, PlanEntry, TuneState};
 use std::path::{Path, PathBuf};
 
@@ -17,16 +16,14 @@ pub(super) fn default_state_file(started_at: &str) -> PathBuf {
     base.join("misura").join(format!("host-tune-{stamp}Z.json"))
 }
 
-fn write_state(path: &Path, state: &TuneState) -> Result<()> {
+fn write_state(path: &Path, state: &TuneState) -> Result<(), TuneError> {
     let mut buf = Vec::new();
-    misura_report::write_json(state, &mut buf)?;
-    crate::shared::outfile::replace(path, |w| w.write_all(&buf)).map_err(|e| {
-        Failure::Output(format!(
-            "cannot write the tune state file {}: {e}",
-            path.display()
-        ))
-        .into()
-    })
+    misura_report::write_json(state, &mut buf)
+        .and_then(|()| misura_run::outfile::replace(path, |w| w.write_all(&buf)))
+        .map_err(|error| TuneError::WriteState {
+            path: path.to_path_buf(),
+            error,
+        })
 }
 
 /// Apply every `Change` of `entries`, marking it applied or turning it into
@@ -37,13 +34,15 @@ pub(super) fn apply(
     path: &Path,
     netns: Option<String>,
     started_at: String,
-) -> Result<()> {
+) -> Result<(), TuneError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Failure::Output(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(|error| TuneError::CreateDir {
+            dir: dir.to_path_buf(),
+            error,
+        })?;
     }
     let mut state = TuneState {
-        meta: crate::shared::meta::meta(model::STATE_FORMAT, started_at),
+        meta: misura_run::meta::meta(model::STATE_FORMAT, started_at),
         netns,
         changes: Vec::new(),
     };

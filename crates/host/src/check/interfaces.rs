@@ -2,7 +2,7 @@
 //! offloads, IRQ affinity, timestamping and the PTP clock.
 
 use super::item::item;
-use crate::commands::host::readings::{missing, sys_state};
+use crate::readings::{missing, sys_state};
 use misura_report::host::{CheckItem, Verdict};
 use misura_sys::hostinfo::{self, Reading};
 use misura_sys::iface::InterfaceInfo;
