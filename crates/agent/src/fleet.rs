@@ -51,7 +51,7 @@ impl Template {
     pub fn new(url: &str, cache: PathBuf, interval: Duration) -> Template {
         let text = misura_run::files::read_string_bounded(&cache, CONFIG_MAX).ok();
         if text.is_some() {
-            eprintln!(
+            log::info!(
                 "misura agent: fleet template: last good copy read from {}",
                 cache.display()
             );
@@ -88,7 +88,7 @@ impl Template {
             });
         match spawned {
             Ok(_) => self.under_way = Some(rx),
-            Err(e) => eprintln!(
+            Err(e) => log::error!(
                 "misura agent: fleet template: cannot start a thread for the request: {e}"
             ),
         }
@@ -155,7 +155,7 @@ impl Template {
         };
         if let Err(e) = misura_run::outfile::replace(&self.cache, |w| w.write_all(text.as_bytes()))
         {
-            eprintln!(
+            log::warn!(
                 "misura agent: fleet template: cannot keep a copy in {}: {e}",
                 self.cache.display()
             );

@@ -104,11 +104,11 @@ impl Keeper {
                         .last_drop_warning
                         .is_none_or(|t| t.elapsed() > Duration::from_secs(60))
                     {
-                        eprintln!("misura agent: sink {}: {n} results dropped, more or older than its max_waiting/max_age allow (counted in misura_sink_dropped_total)", s.name);
+                        log::warn!("misura agent: sink {}: {n} results dropped, more or older than its max_waiting/max_age allow (counted in misura_sink_dropped_total)", s.name);
                         self.last_drop_warning = Some(Instant::now());
                     }
                 }
-                Err(e) => eprintln!("misura agent: sink {}: store: {e}", s.name),
+                Err(e) => log::error!("misura agent: sink {}: store: {e}", s.name),
             }
         }
     }
@@ -159,7 +159,7 @@ impl Keeper {
                         .last_warning
                         .is_none_or(|t| t.elapsed() > Duration::from_secs(60));
                     if due {
-                        eprintln!(
+                        log::error!(
                             "misura agent: cannot keep a result in {}: {e}; new measurements wait until it can ({} results held in memory)",
                             self.store.path().display(),
                             self.unsaved.len()
@@ -229,7 +229,7 @@ pub fn read_frames(path: &Path) -> Option<String> {
     match r {
         Ok(s) => Some(s),
         Err(e) => {
-            eprintln!(
+            log::warn!(
                 "misura agent: per-probe log {}: {e}; the run is archived without its probes",
                 path.display()
             );

@@ -10,9 +10,6 @@
 //! holds its flags, `--check`'s listing and the help.
 #![forbid(unsafe_code)]
 
-#[macro_use]
-extern crate misura_run;
-
 pub mod archive;
 pub mod config;
 pub mod fleet;
@@ -49,7 +46,7 @@ fn render(shared: &Shared, sinks: &archive::SinkStats) -> Vec<u8> {
     let mut out = Vec::new();
     if let Err(e) = misura_report::metrics::write_openmetrics(&families, &mut out) {
         // Only a bug can get here (names and label values are checked at load).
-        eprintln!("misura agent: cannot render metrics: {e}");
+        log::error!("misura agent: cannot render metrics: {e}");
         out.clear();
         out.extend_from_slice(b"# EOF\n");
     }
@@ -101,7 +98,7 @@ pub fn run(options: &Options, stop: &Arc<AtomicUsize>) -> Result<i32> {
             options.listen
         )
     })?;
-    eprintln!(
+    log::info!(
         "misura agent: {} targets, serving http://{}/metrics",
         config.targets.len(),
         options.listen
@@ -119,7 +116,7 @@ pub fn run(options: &Options, stop: &Arc<AtomicUsize>) -> Result<i32> {
         let names: Vec<String> = config.sinks.iter().map(|s| s.name.clone()).collect();
         k.store().register_sinks(&names).map_err(store_failure)?;
         k.bound_by(&config.sinks);
-        eprintln!(
+        log::info!(
             "misura agent: {}: keeping every result in {}{}",
             config.name,
             store.path.display(),
@@ -165,7 +162,7 @@ pub fn run(options: &Options, stop: &Arc<AtomicUsize>) -> Result<i32> {
     });
     let config = match &template {
         Some(t) => t.join(config.clone()).unwrap_or_else(|e| {
-            eprintln!("misura agent: the kept fleet template does not apply: {e}");
+            log::warn!("misura agent: the kept fleet template does not apply: {e}");
             config
         }),
         None => config,
@@ -210,7 +207,7 @@ pub fn run(options: &Options, stop: &Arc<AtomicUsize>) -> Result<i32> {
     }
     let _ = http.join();
     archive::join(sink_threads);
-    eprintln!("misura agent: stopped");
+    log::info!("misura agent: stopped");
     Ok(exit::OK)
 }
 
@@ -221,6 +218,6 @@ fn agent_http_serve(
     sinks: &archive::SinkStats,
 ) {
     if let Err(e) = crate::http::serve(listener, stop, &|| render(shared, sinks)) {
-        eprintln!("misura agent: HTTP endpoint failed: {e}");
+        log::error!("misura agent: HTTP endpoint failed: {e}");
     }
 }

@@ -13,9 +13,9 @@ impl Agent<'_> {
     pub(super) fn reload(&mut self) {
         match load_local(self.options).and_then(|c| self.with_template(c)) {
             Ok(c) => {
-                eprintln!("misura agent: reloaded: {} targets", c.targets.len());
+                log::info!("misura agent: reloaded: {} targets", c.targets.len());
                 if c.sinks != self.config.sinks || c.name != self.config.name {
-                    eprintln!("misura agent: changes to [[sink]] or [agent] name take effect when the agent restarts");
+                    log::warn!("misura agent: changes to [[sink]] or [agent] name take effect when the agent restarts");
                 }
                 let mut g = self.shared.lock().unwrap_or_else(|p| p.into_inner());
                 reconcile(&mut g.0, &c);
@@ -25,7 +25,7 @@ impl Agent<'_> {
                 self.config = c;
             }
             Err(e) => {
-                eprintln!("misura agent: reload refused, keeping the running configuration: {e}");
+                log::error!("misura agent: reload refused, keeping the running configuration: {e}");
                 self.shared
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -75,7 +75,7 @@ impl Agent<'_> {
         match applied {
             Ok(c) => {
                 g.1.template_ok += 1;
-                eprintln!(
+                log::info!(
                     "misura agent: fleet template applied: {} targets",
                     c.targets.len()
                 );
@@ -86,7 +86,7 @@ impl Agent<'_> {
             }
             Err(e) => {
                 g.1.template_failed += 1;
-                eprintln!(
+                log::error!(
                     "misura agent: fleet template refused, keeping the running configuration: {e}"
                 );
             }

@@ -100,7 +100,7 @@ fn record(shared: &Shared, f: &Finished) {
         RunOutput::Stopped => {}
         RunOutput::Failed { reason, detail } => {
             m.error(*reason);
-            eprintln!(
+            log::warn!(
                 "misura agent: target {}: {}: {detail}",
                 f.name,
                 reason.label()
@@ -125,7 +125,7 @@ fn record(shared: &Shared, f: &Finished) {
             };
             if !success {
                 m.error(ErrorReason::ExitStatus);
-                eprintln!(
+                log::warn!(
                     "misura agent: target {}: exit_status: {stderr_tail}",
                     f.name
                 );
@@ -134,14 +134,14 @@ fn record(shared: &Shared, f: &Finished) {
                 Ok(true) => {}
                 Ok(false) => {
                     m.error(ErrorReason::NoReplies);
-                    eprintln!(
+                    log::warn!(
                         "misura agent: target {}: no_replies: every probe was lost",
                         f.name
                     );
                 }
                 Err(e) if *success => {
                     m.error(ErrorReason::BadOutput);
-                    eprintln!("misura agent: target {}: bad_output: {e}", f.name);
+                    log::warn!("misura agent: target {}: bad_output: {e}", f.name);
                 }
                 Err(_) => {}
             }
@@ -247,7 +247,7 @@ impl Agent<'_> {
             m.skipped += u64::from(slots);
         }
         drop(g);
-        eprintln!("misura agent: target {name}: {slots} slot(s) missed, waiting for an exclusive run, a free run slot or the scheduler (counted in misura_target_skipped_slots_total)");
+        log::warn!("misura agent: target {name}: {slots} slot(s) missed, waiting for an exclusive run, a free run slot or the scheduler (counted in misura_target_skipped_slots_total)");
     }
 
     /// Run one target on a thread of its own; a thread that cannot start
@@ -275,7 +275,7 @@ impl Agent<'_> {
             Some(k) => match k.frames_file(&target.name) {
                 Ok(f) => Some(f),
                 Err(e) => {
-                    eprintln!("misura agent: target {}: cannot make its per-probe log: {e}; the run is archived without its probes", target.name);
+                    log::warn!("misura agent: target {}: cannot make its per-probe log: {e}; the run is archived without its probes", target.name);
                     None
                 }
             },

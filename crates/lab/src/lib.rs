@@ -585,7 +585,7 @@ impl LabGuard {
 impl Drop for LabGuard {
     fn drop(&mut self) {
         if let Err(e) = self.lab.down() {
-            eprintln!("misura-lab: bringing lab {} down: {e}", self.lab.prefix);
+            log::warn!("misura-lab: bringing lab {} down: {e}", self.lab.prefix);
         }
     }
 }

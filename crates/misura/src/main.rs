@@ -21,6 +21,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 fn main() {
+    // Libraries report through `log`; this writes them to stderr.
+    shared::logger::install();
     let cli = Cli::try_parse().unwrap_or_else(|e| {
         // A value clap parsed but found out of range (`--load 150%`) keeps
         // its documented exit code (5), not clap's 2 for a malformed one.

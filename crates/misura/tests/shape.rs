@@ -2,7 +2,8 @@
 //! crate, no command importing another in any crate (what two commands
 //! share lives in a library or in `shared/`), and in every crate no file
 //! over 600 lines and no function over 150 lines unless the file says why at
-//! its top (a line `//! Long: …`). These read the sources as text; they are
+//! its top (a line `//! Long: …`), and no library printing (the binary does).
+//! These read the sources as text; they are
 //! a guard for whoever changes the code next, not a parser.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -458,4 +459,53 @@ fn the_function_measure_counts_lines() {
     assert_eq!(f[2], (2, "d".to_string(), 7));
     let with_test_use = "#[cfg(test)]\nuse x;\nfn a() {}\n#[cfg(test)]\nmod tests {}\n";
     assert_eq!(code_of(with_test_use), "#[cfg(test)]\nuse x;\nfn a() {}\n");
+}
+
+/// The printing macros a library must not use: it reports through `log` or
+/// returns values, and the binary writes them (its logger, `shared/logger.rs`).
+const PRINTS: &[&str] = &["eprintln!", "println!", "eprint!", "print!("];
+
+/// `file:line: text` of each print in `code` (comment lines skipped).
+fn prints_in(rel: &str, code: &str) -> Vec<String> {
+    code.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim_start().starts_with("//"))
+        .filter(|(_, l)| PRINTS.iter().any(|p| l.contains(p)))
+        .map(|(i, l)| format!("{rel}:{}: {}", i + 1, l.trim()))
+        .collect()
+}
+
+#[test]
+fn libraries_do_not_print() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let crates = crates.canonicalize().unwrap();
+    let mut found = Vec::new();
+    for src in crate_srcs() {
+        if crate_name(&src) == "misura" {
+            continue;
+        }
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for p in files.iter().filter(|p| !p.ends_with("tests.rs")) {
+            let text = std::fs::read_to_string(p).unwrap();
+            let rel = p.canonicalize().unwrap();
+            let rel = rel.strip_prefix(&crates).unwrap().display().to_string();
+            found.extend(prints_in(&rel, code_of(&text)));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "libraries report through `log` (log::warn!, …) or return values; the \
+         binary prints. Printing in a library's non-test code:\n  {}",
+        found.join("\n  ")
+    );
+}
+
+#[test]
+fn the_print_finder_finds_prints() {
+    let code = "fn a() {\n    // eprintln!(\"no\")\n    eprint!(\"x\");\n    log::warn!(\"y\");\n    print!(\"z\");\n}\n";
+    assert_eq!(
+        prints_in("f.rs", code),
+        ["f.rs:3: eprint!(\"x\");", "f.rs:5: print!(\"z\");"]
+    );
 }

@@ -283,7 +283,7 @@ fn consume(
         }
     }
     if plan.progress {
-        eprint!("\r\x1b[2K");
+        misura_run::progress::draw("\r\x1b[2K");
     }
     a.frames_error = frames_out.as_mut().and_then(RowLog::finish);
     a
@@ -334,11 +334,11 @@ fn progress_line(a: &Analysis, expected: Option<u64>, elapsed: Duration) {
         s.quantile(0.99)
             .map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0))
     };
-    eprint!(
+    misura_run::progress::draw(&format!(
         "\r\x1b[2K{n} frames{pct}, {rate:.0}/s, {:.0} s elapsed{eta}; lost {}; Mul median {} µs p99 {} µs",
         elapsed.as_secs_f64(),
         a.overall.lost,
         med(&a.overall.mul),
         p99(&a.overall.mul)
-    );
+    ));
 }

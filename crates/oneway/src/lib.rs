@@ -8,9 +8,6 @@
 //! printing are the binary's.
 #![forbid(unsafe_code)]
 
-#[macro_use]
-extern crate misura_run;
-
 pub mod analysis;
 pub mod build;
 pub mod calibrate;
@@ -132,7 +129,7 @@ pub fn measure(
                 && stamping.rx.hardware_rx,
             phc: clocks.converter(),
             hardware_unrelated: clocks.unrelated,
-            progress: !req.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            progress: misura_run::progress::can_draw(req.quiet),
             expected_frames: resolved.expected_frames,
         },
         outputs.frames.take(),
@@ -170,9 +167,7 @@ pub fn measure(
             Some(format!("{e:#}")),
         ),
     };
-    if std::env::var_os("MISURA_DEBUG").is_some() {
-        eprintln!("debug: {counters:?}");
-    }
+    log::debug!("debug: {counters:?}");
     let measured = Measured {
         mode,
         resolved,

@@ -235,7 +235,7 @@ impl Collector {
                 s.and_then(|s| s.median_ns)
                     .map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0))
             };
-            eprintln!(
+            log::info!(
                 "[{:>7.1} s] probes {} lost {}  median µs: user {} kernel {} network {}",
                 since_start_ns as f64 / 1e9,
                 g.sent,

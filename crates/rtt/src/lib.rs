@@ -13,9 +13,6 @@
 //! `misura reflect`'s STAMP Session-Reflector and raw-probe reflector.
 #![forbid(unsafe_code)]
 
-#[macro_use]
-extern crate misura_run;
-
 pub mod args;
 pub use args::RttArgs;
 

@@ -7,8 +7,9 @@
 //!
 //! The measuring libraries (`misura-throughput`, …) and the binary use it;
 //! it holds no command's code. Its printing macros never panic on a closed
-//! stderr/stdout: a crate that prints takes them with
-//! `#[macro_use] extern crate misura_run;`, which shadows the standard ones.
+//! stderr/stdout: the binary, the one crate that prints (libraries report
+//! through `log`), takes them with `#[macro_use] extern crate misura_run;`,
+//! which shadows the standard ones.
 #![forbid(unsafe_code)]
 
 /// `eprintln!` that never panics: a closed stderr (`misura … 2>&1 | head`)

@@ -1,8 +1,33 @@
 //! A one-line progress indicator on stderr for long runs: shown only when
 //! stderr is a terminal and not `--quiet`; rewritten at most once a second.
+//!
+//! A library composes the line; the binary draws it, through the sink it
+//! installs at startup ([`set_sink`]). Without one (a library used on its
+//! own, a test) no line is shown: libraries do not write to stderr.
 
 use std::io::IsTerminal;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+static SINK: OnceLock<fn(&str)> = OnceLock::new();
+
+/// Install what draws a progress line (the binary's terminal writer). Once.
+pub fn set_sink(draw: fn(&str)) {
+    let _ = SINK.set(draw);
+}
+
+/// Whether a live line can be shown: a sink installed, stderr a terminal,
+/// and not quiet.
+pub fn can_draw(quiet: bool) -> bool {
+    !quiet && SINK.get().is_some() && std::io::stderr().is_terminal()
+}
+
+/// Hand `text` (with its own `\r` and erase codes) to the sink, if any.
+pub fn draw(text: &str) {
+    if let Some(f) = SINK.get() {
+        f(text);
+    }
+}
 
 pub struct Progress {
     on: bool,
@@ -16,7 +41,7 @@ impl Progress {
     pub fn new(quiet: bool, total: Option<Duration>) -> Progress {
         let now = Instant::now();
         Progress {
-            on: !quiet && std::io::stderr().is_terminal(),
+            on: can_draw(quiet),
             started: now,
             last: now,
             total,
@@ -50,13 +75,13 @@ impl Progress {
                 )
             })
             .unwrap_or_default();
-        eprint!("\r\x1b[2K[{:.0} s{pct}] {}", el.as_secs_f64(), what());
+        draw(&format!("\r\x1b[2K[{:.0} s{pct}] {}", el.as_secs_f64(), what()));
     }
 
     /// Clear the line.
     pub fn done(&self) {
         if self.on {
-            eprint!("\r\x1b[2K");
+            draw("\r\x1b[2K");
         }
     }
 }

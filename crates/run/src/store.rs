@@ -82,12 +82,12 @@ pub fn keep_value(subcommand: &str, target: &str, v: &Value, quiet: bool) {
         return;
     }
     match Store::open(&c.path).and_then(|s| s.save(&facts(subcommand, target, v), v)) {
-        Ok(id) if !quiet => eprintln!(
+        Ok(id) if !quiet => log::info!(
             "stored as run {id} in {} (misura show {id})",
             c.path.display()
         ),
         Ok(_) => {}
-        Err(e) => eprintln!(
+        Err(e) => log::warn!(
             "misura: warning: the result was not kept: {e} (use --no-store to skip the store)"
         ),
     }

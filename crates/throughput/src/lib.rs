@@ -8,9 +8,6 @@
 //! (`misura_report::throughput`); the binary prints, stores and exits.
 #![forbid(unsafe_code)]
 
-#[macro_use]
-extern crate misura_run;
-
 pub mod client;
 pub mod iperf3;
 pub mod pacing;

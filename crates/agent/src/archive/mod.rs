@@ -119,7 +119,7 @@ pub fn join(threads: Vec<JoinHandle<()>>) {
         if t.is_finished() {
             let _ = t.join();
         } else {
-            eprintln!(
+            log::warn!(
                 "misura agent: sink {}: still in a request after {} s of stopping: left behind; what it was sending stays in the outbox",
                 t.thread().name().unwrap_or("?").trim_start_matches("sink-"),
                 STOP_WAIT.as_secs()
@@ -178,7 +178,7 @@ fn open(o: &Options, name: &str) -> Option<Store> {
         match Store::open(&o.store) {
             Ok(s) => return Some(s),
             Err(e) => {
-                eprintln!(
+                log::error!(
                     "misura agent: sink {name}: cannot open the store: {e}; trying again in 10 s"
                 );
                 pause(&o.stop, Duration::from_secs(10));
@@ -196,8 +196,8 @@ fn housekeep(store: &mut Store, sink: &Sink, o: &Options, dropped_before: i64) {
     let name = sink.name.as_str();
     match enforce(store, sink) {
         Ok(0) => {}
-        Ok(n) => eprintln!("misura agent: sink {name}: {n} results dropped, older or more than its max_age/max_waiting allow (counted in misura_sink_dropped_total)"),
-        Err(e) => eprintln!("misura agent: sink {name}: store: {e}"),
+        Ok(n) => log::warn!("misura agent: sink {name}: {n} results dropped, older or more than its max_age/max_waiting allow (counted in misura_sink_dropped_total)"),
+        Err(e) => log::error!("misura agent: sink {name}: store: {e}"),
     }
     if let Ok(all) = store.sink_status() {
         if let Some(st) = all.iter().find(|s| s.name == name) {
@@ -232,7 +232,7 @@ fn work(sink: &Sink, mut driver: Driver, o: &Options) {
         let batch = match store.pending(name, sink.batch) {
             Ok(b) => b,
             Err(e) => {
-                eprintln!("misura agent: sink {name}: reading the outbox: {e}");
+                log::error!("misura agent: sink {name}: reading the outbox: {e}");
                 pause(&o.stop, backoff);
                 continue;
             }
@@ -248,7 +248,7 @@ fn work(sink: &Sink, mut driver: Driver, o: &Options) {
         if d.done > 0 {
             let upto = batch[d.done - 1].pos;
             if let Err(e) = store.ack(name, upto, d.done as i64, now_ns()) {
-                eprintln!("misura agent: sink {name}: recording the acknowledged position: {e}");
+                log::error!("misura agent: sink {name}: recording the acknowledged position: {e}");
             }
             counters(&mut |c| c.sent += d.done as u64);
             acks += 1;
@@ -259,7 +259,7 @@ fn work(sink: &Sink, mut driver: Driver, o: &Options) {
         match d.error {
             None => {
                 if failing {
-                    eprintln!("misura agent: sink {name}: delivering again");
+                    log::info!("misura agent: sink {name}: delivering again");
                 }
                 failing = false;
                 backoff = MIN_BACKOFF;
@@ -267,7 +267,7 @@ fn work(sink: &Sink, mut driver: Driver, o: &Options) {
             Some(_) if o.stop.load(Ordering::Relaxed) != 0 => {}
             Some(e) => {
                 if !failing {
-                    eprintln!("misura agent: sink {name}: {e}; results wait in the store and are retried with back-off");
+                    log::warn!("misura agent: sink {name}: {e}; results wait in the store and are retried with back-off");
                 }
                 failing = true;
                 let _ = store.sink_error(name, &e, now_ns());

@@ -3,6 +3,7 @@
 
 pub mod client_flags;
 pub mod irtt_probe;
+pub mod logger;
 pub mod oneway_output;
 pub mod output;
 pub mod status_line;

@@ -46,7 +46,7 @@ pub fn open(
     // A deep queue rides out a flood's bursts (and moments the loop is off
     // the CPU) instead of dropping real requests with the flood's.
     if let Err(e) = sock.set_recv_buffer(RECV_BUFFER) {
-        eprintln!("misura reflect: note: {e}; the default receive queue is used");
+        log::warn!("misura reflect: note: {e}; the default receive queue is used");
     }
     Ok((sock, granted))
 }

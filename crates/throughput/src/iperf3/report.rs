@@ -134,7 +134,7 @@ pub fn implausible_warning(who: &str, why: &[String]) -> Option<Warning> {
         "the {who}'s figures failed the check against this end's counts and physics, and are left out of the headline figures: {}",
         why.join("; ")
     );
-    eprintln!("misura: warning: {text}");
+    log::warn!("misura: warning: {text}");
     Some(Warning {
         code: "peer.implausible".into(),
         text,

@@ -78,7 +78,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: Arc<AtomicBool>
                 let r = connection(s, slot, peer, local, &shared, &current, &stop);
                 if let Err(e) = r {
                     if !shared.quiet {
-                        eprintln!("misura serve --iperf3: {peer}: {e:#}");
+                        log::warn!("misura serve --iperf3: {peer}: {e:#}");
                     }
                 }
             });
@@ -444,7 +444,7 @@ fn run(
         reason,
     );
     if !shared.quiet {
-        eprintln!(
+        log::info!(
             "misura serve --iperf3: {} {} {} streams {:.3} s: received {} B, sent {} B{}",
             rec.client,
             rec.kind,

@@ -18,7 +18,7 @@ pub(crate) fn accept_failed(e: &std::io::Error, quiet: bool, who: &str) {
         return;
     }
     if !quiet {
-        eprintln!("{who}: accept: {e}");
+        log::warn!("{who}: accept: {e}");
     }
     std::thread::sleep(Duration::from_millis(100));
 }

@@ -57,7 +57,7 @@ pub fn run_control(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
     let _ = proto::write_message(&mut &stream, &result_message(t, &f, &record));
     let _ = stream.shutdown(Shutdown::Write);
     if !shared.quiet {
-        eprintln!("{}", misura_report::serve::test_line(&record));
+        log::info!("{}", misura_report::serve::test_line(&record));
     }
     shared.results.lock().unwrap().push(record);
 }

@@ -116,7 +116,7 @@ pub fn serve(
     let config = config(at, &limits, local, key.is_some());
     let shared = Arc::new(Shared::new(limits, key, at.quiet));
     if !at.quiet {
-        eprintln!(
+        log::info!(
             "misura serve: listening on {local} (max {} tests, {} s, {} streams; {}; {})",
             config.max_tests,
             config.max_duration_ns / 1_000_000_000,
@@ -140,7 +140,7 @@ pub fn serve(
         Some(port) => {
             let l = bind(&Listen { port, ..at.clone() })?;
             if !at.quiet {
-                eprintln!(
+                log::info!(
                     "misura serve: answering iperf3 clients on {}",
                     l.local_addr()?
                 );

@@ -243,7 +243,7 @@ impl<'a> Watch<'a> {
         // into a log, each is written as it comes.
         self.latest_bps = Some(line.throughput_bps);
         if !self.run.plan.client.quiet && !self.progress.is_on() {
-            eprintln!(
+            log::info!(
                 "[client {i} {:>6.2}-{:<6.2} s] sent {} B received {} B, {:.3} Mbit/s",
                 line.start_ns as f64 / 1e9,
                 line.end_ns as f64 / 1e9,
