@@ -478,6 +478,8 @@ fn busy_polling_both_ends_is_measured_and_recorded() {
     // The reflector ends at its --duration and writes its result.
     let r = reflector_result(&refl_json, Instant::now());
     assert!(r["host"]["tuning"]["busy_poll"].is_object(), "{r}");
+    // Spinning, it asks for no scheduler slice.
+    assert!(r["sched_slice_ns"].is_null(), "{r}");
     assert!(r["counters"]["replied"].as_u64().unwrap() >= 100, "{r}");
     schema_check(&r, "reflect.schema.json");
 }
@@ -520,6 +522,15 @@ fn a_blocking_reflector_sleeps_between_requests_and_ends_on_time() {
     );
     assert!(r["host"]["tuning"]["busy_poll"].is_null(), "{r}");
     assert!(r["counters"]["replied"].as_u64().unwrap() >= 50);
+    // Sleeping, it asked for a short scheduler slice: kept from Linux 6.12.
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let mut v = release.trim().split(['.', '-']).map(|p| p.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (v.next().unwrap_or(0), v.next().unwrap_or(0));
+    if (major, minor) >= (6, 12) {
+        assert_eq!(r["sched_slice_ns"], 100_000, "{r}");
+    } else {
+        assert!(r["sched_slice_ns"].is_null(), "{r}");
+    }
 }
 
 /// The JSON result a reflector with --export-json writes when it ends

@@ -85,4 +85,10 @@ pub struct Summary {
     pub turnaround_nic: Option<SummarySnapshot>,
     #[serde(default)]
     pub turnaround_kernel: Option<SummarySnapshot>,
+    /// The scheduler slice the loop ran with, when the kernel kept the
+    /// short one it asked for (EEVDF custom slice, Linux 6.12+): a
+    /// request's wake-up preempts what runs on the CPU. Null: it spun
+    /// (`--busy-poll`) or the kernel kept its default.
+    #[serde(default)]
+    pub sched_slice_ns: Option<u64>,
 }

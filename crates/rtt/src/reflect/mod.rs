@@ -33,6 +33,9 @@ use turn::Loop;
 /// Most sources a reflector may be asked to track (its tables grow on
 /// demand up to this; issue 13, finding 5).
 pub const MAX_SOURCES: usize = 1_000_000;
+/// The scheduler slice a sleeping reflector asks for: shorter than the
+/// default (3 ms), so a request's wake-up preempts what runs on the CPU.
+pub const SLICE_NS: u64 = 100_000;
 
 /// What the reflector listens to.
 #[derive(Debug, Clone)]
@@ -155,6 +158,16 @@ pub struct Ready<'a> {
     pub granted: &'a TimestampingGranted,
     pub clocks: &'a clock::Clocks,
     pub hardware: &'a Hardware,
+    /// The scheduler slice the loop asked for (None: it spins).
+    pub slice: Option<Slice>,
+}
+
+/// A scheduler slice asked for ([`misura_sys::sched::set_slice`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Slice {
+    pub asked_ns: u64,
+    /// What the kernel kept (None: no custom slice, before Linux 6.12).
+    pub granted_ns: Option<u64>,
 }
 
 /// The sockets a reflector serves: raw probes' (one per EtherType, on
@@ -201,6 +214,14 @@ pub fn run(
     if let Some(cpu) = plan.cpu {
         misura_sys::sched::pin_to_cpu(cpu)?;
     }
+    // Sleeping between requests, the loop asks for a short slice: on a
+    // CPU it shares (with the client, or other work), a request's wake-up
+    // then preempts what runs there instead of waiting for it to block.
+    // Spinning, it holds its CPU anyway.
+    let slice = (!plan.busy_poll).then(|| Slice {
+        asked_ns: SLICE_NS,
+        granted_ns: misura_sys::sched::set_slice(SLICE_NS).ok().flatten(),
+    });
     let mode = if config.key.is_some() {
         "authenticated"
     } else {
@@ -262,6 +283,7 @@ pub fn run(
         granted: &granted,
         clocks: &lp.clocks,
         hardware: &hw,
+        slice,
     });
     let transport = match &opened {
         Opened::L2(socks, ethertype, mac) => {
@@ -316,5 +338,6 @@ pub fn run(
         }),
         turnaround_nic: snap(&lp.turnaround_nic),
         turnaround_kernel: snap(&lp.turnaround_kernel),
+        sched_slice_ns: slice.and_then(|s| s.granted_ns),
     })
 }

@@ -150,6 +150,18 @@ fn announce(args: &ReflectArgs, r: &Ready<'_>) {
     } else {
         "not known to be synchronised (free-running)".to_string()
     };
+    if let Some(s) = r.slice {
+        match s.granted_ns {
+            Some(ns) => eprintln!(
+                "misura reflect: scheduler slice {} µs (a request's wake-up preempts what runs on this CPU)",
+                ns / 1000
+            ),
+            None => eprintln!(
+                "misura reflect: note: the kernel kept its default scheduler slice ({} µs asked; custom slices need Linux 6.12): on a shared CPU a request may wait for what runs there",
+                s.asked_ns / 1000
+            ),
+        }
+    }
     eprintln!(
         "misura reflect: {} on {}, {}, {}; RX stamps: {rx}, TX stamps: {tx}; clock {sync}; \
          rate limit {}/s per source, at most {} sources",
