@@ -14,7 +14,7 @@ use misura_sys::clock::realtime_ns;
 use misura_sys::packet::TimestampingGranted;
 use misura_sys::udp::{ReceiveInfo, UdpTsSocket};
 use std::net::{IpAddr, SocketAddr};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::turn::{BUF_LEN, STOP_CHECK};
 
@@ -89,6 +89,73 @@ struct TxStamps {
     per_send: usize,
 }
 
+/// Whether a sleeping loop yields its CPU after a reply, before it reads
+/// the reply's TX stamp. On a CPU it shares with the client the reply's
+/// wake-up does not preempt the loop (its slice is short), so without a
+/// yield the client waits for the stamp's read and the loop's next
+/// receive (about 1.2 µs of its round trip on a VM, docs/own-cost.md);
+/// with it the client finishes first (the yield takes 8–16 µs) and the
+/// loop reads the stamp after. A peer that never blocks (a spinning
+/// client, a CPU hog) shows as yields that mostly return at once (the
+/// scheduler picks the loop again) and now and then keep it off the CPU
+/// for milliseconds, so that its next request waits too: in each window
+/// of yields where that is seen, the loop stops yielding for a while.
+struct Yield {
+    /// The loop spins (`--busy-poll`): it never yields.
+    never: bool,
+    /// Yields in this window, those that returned at once, those that
+    /// took long.
+    seen: u32,
+    quick: u32,
+    long: u32,
+    /// Not before this.
+    paused_until: Option<Instant>,
+}
+
+/// Yields per window.
+const YIELD_WINDOW: u32 = 32;
+/// A yield this short gave the CPU to no one.
+const YIELD_QUICK: Duration = Duration::from_micros(4);
+/// A yield this long held the loop off its CPU.
+const YIELD_LONG: Duration = Duration::from_micros(200);
+/// How long the loop stops yielding after a window that saw a peer that
+/// never blocks.
+const YIELD_PAUSE: Duration = Duration::from_secs(2);
+
+impl Yield {
+    fn new(never: bool) -> Yield {
+        Yield {
+            never,
+            seen: 0,
+            quick: 0,
+            long: 0,
+            paused_until: None,
+        }
+    }
+
+    fn before_stamp_read(&mut self) {
+        if self.never || self.paused_until.is_some_and(|t| Instant::now() < t) {
+            return;
+        }
+        let t0 = Instant::now();
+        std::thread::yield_now();
+        self.record(t0.elapsed(), Instant::now());
+    }
+
+    /// One yield that took `took`, ended at `now`.
+    fn record(&mut self, took: Duration, now: Instant) {
+        self.seen += 1;
+        self.quick += u32::from(took < YIELD_QUICK);
+        self.long += u32::from(took > YIELD_LONG);
+        if self.seen >= YIELD_WINDOW {
+            if self.long > 0 && self.quick * 2 > self.seen {
+                self.paused_until = Some(now + YIELD_PAUSE);
+            }
+            (self.seen, self.quick, self.long) = (0, 0, 0);
+        }
+    }
+}
+
 /// The UDP loop. Without `--busy-poll` it blocks in the receive itself
 /// (one system call per request, no poll(2) in front of it); with it, it
 /// spins on non-blocking receives. After each reply it reads that reply's
@@ -105,6 +172,7 @@ pub fn run(lp: &mut Loop<'_>, sock: &UdpTsSocket, g: &TimestampingGranted) {
     };
     let hw_rx = g.hardware_rx;
     let wildcard = sock.local_addr().ip().is_unspecified();
+    let mut yld = Yield::new(lp.busy_poll);
     while !lp.should_stop() {
         lp.clocks.refresh();
         let got = sock.recv_from(&mut buf);
@@ -185,6 +253,7 @@ pub fn run(lp: &mut Loop<'_>, sock: &UdpTsSocket, g: &TimestampingGranted) {
         // returns on most paths: read it now so the very next reply to
         // this source can carry it.
         if tx.unread > 0 {
+            yld.before_stamp_read();
             drain(lp, sock, &mut tx);
         }
     }
@@ -242,4 +311,37 @@ fn drain(lp: &mut Loop<'_>, sock: &UdpTsSocket, tx: &mut TxStamps) {
     }
     tx.unread -= read.min(tx.unread);
     lp.io.icmp_errors += sock.take_icmp_errors();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(y: &mut Yield, took_us: impl Fn(u32) -> u64, now: Instant) {
+        for i in 0..YIELD_WINDOW {
+            y.record(Duration::from_micros(took_us(i)), now);
+        }
+    }
+
+    #[test]
+    fn a_client_that_blocks_keeps_the_yields() {
+        let now = Instant::now();
+        let mut y = Yield::new(false);
+        // 8-16 µs each, and one long one (the client's own start).
+        window(&mut y, |i| if i == 3 { 900 } else { 12 }, now);
+        assert!(y.paused_until.is_none());
+    }
+
+    #[test]
+    fn a_peer_that_never_blocks_pauses_them() {
+        let now = Instant::now();
+        let mut y = Yield::new(false);
+        // Mostly back at once, now and then milliseconds behind a spinner.
+        window(&mut y, |i| if i % 20 == 7 { 2_000 } else { 1 }, now);
+        assert_eq!(y.paused_until, Some(now + YIELD_PAUSE));
+        // A CPU of its own: every yield back at once, none long.
+        let mut y = Yield::new(false);
+        window(&mut y, |_| 1, now);
+        assert!(y.paused_until.is_none());
+    }
 }
