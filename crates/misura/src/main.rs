@@ -2,9 +2,9 @@
 //! The only crate that prints or exits.
 
 // `eprintln!`, `eprint!` and `println!` that never panic on a closed
-// stderr/stdout (`misura … | head`): misura-run's, shadowing std's crate-wide.
+// stderr/stdout (`misura … | head`), shadowing std's crate-wide.
 #[macro_use]
-extern crate misura_run;
+mod print;
 
 mod cli;
 mod commands;

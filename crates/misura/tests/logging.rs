@@ -50,7 +50,9 @@ fn a_library_warning_gets_the_journal_level_prefix_only_in_the_journal() {
     let said = "misura: warning: the result was not kept: ";
     let journal = warn_into(&dir, &dir.path("journal.txt"), true);
     assert!(
-        journal.lines().any(|l| l.starts_with(&format!("<4>{said}"))),
+        journal
+            .lines()
+            .any(|l| l.starts_with(&format!("<4>{said}"))),
         "no <4>-prefixed warning with JOURNAL_STREAM naming stderr:\n{journal}"
     );
     let plain = warn_into(&dir, &dir.path("plain.txt"), false);

@@ -524,7 +524,10 @@ fn a_blocking_reflector_sleeps_between_requests_and_ends_on_time() {
     assert!(r["counters"]["replied"].as_u64().unwrap() >= 50);
     // Sleeping, it asked for a short scheduler slice: kept from Linux 6.12.
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
-    let mut v = release.trim().split(['.', '-']).map(|p| p.parse::<u32>().unwrap_or(0));
+    let mut v = release
+        .trim()
+        .split(['.', '-'])
+        .map(|p| p.parse::<u32>().unwrap_or(0));
     let (major, minor) = (v.next().unwrap_or(0), v.next().unwrap_or(0));
     if (major, minor) >= (6, 12) {
         assert_eq!(r["sched_slice_ns"], 100_000, "{r}");

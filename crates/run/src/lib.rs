@@ -6,41 +6,9 @@
 //! several commands share (`--timestamps`, `--busy-poll`, `--netns`, output).
 //!
 //! The measuring libraries (`misura-throughput`, …) and the binary use it;
-//! it holds no command's code. Its printing macros never panic on a closed
-//! stderr/stdout: the binary, the one crate that prints (libraries report
-//! through `log`), takes them with `#[macro_use] extern crate misura_run;`,
-//! which shadows the standard ones.
+//! it holds no command's code, and prints nothing: libraries report through
+//! `log` or return values, and the binary prints.
 #![forbid(unsafe_code)]
-
-/// `eprintln!` that never panics: a closed stderr (`misura … 2>&1 | head`)
-/// must not abort a measurement; progress and warnings are then lost, the
-/// result and its exports are not. Shadows the standard macro where taken
-/// with `#[macro_use]`.
-#[macro_export]
-macro_rules! eprintln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
-
-/// `eprint!` that never panics, as `eprintln!` above.
-#[macro_export]
-macro_rules! eprint {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stderr(), $($arg)*);
-    }};
-}
-
-/// `println!` that never panics on a closed stdout (`misura lab status | head`).
-#[macro_export]
-macro_rules! println {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
-    }};
-}
 
 pub mod busy_poll;
 pub mod cpuload;

@@ -75,7 +75,11 @@ impl Progress {
                 )
             })
             .unwrap_or_default();
-        draw(&format!("\r\x1b[2K[{:.0} s{pct}] {}", el.as_secs_f64(), what()));
+        draw(&format!(
+            "\r\x1b[2K[{:.0} s{pct}] {}",
+            el.as_secs_f64(),
+            what()
+        ));
     }
 
     /// Clear the line.

@@ -230,7 +230,9 @@ pub fn set_slice(ns: u64) -> Result<Option<u64>, SysError> {
             std::io::Error::last_os_error(),
         ));
     }
-    if attr.sched_policy != libc::SCHED_OTHER as u32 && attr.sched_policy != libc::SCHED_BATCH as u32 {
+    if attr.sched_policy != libc::SCHED_OTHER as u32
+        && attr.sched_policy != libc::SCHED_BATCH as u32
+    {
         return Ok(None);
     }
     attr.size = size;
@@ -243,7 +245,10 @@ pub fn set_slice(ns: u64) -> Result<Option<u64>, SysError> {
         if e.raw_os_error() == Some(libc::EINVAL) || is_perm(&e) {
             return Ok(None);
         }
-        return Err(SysError::io(format!("setting a scheduler slice of {ns} ns"), e));
+        return Err(SysError::io(
+            format!("setting a scheduler slice of {ns} ns"),
+            e,
+        ));
     }
     // SAFETY: as for the first read.
     let rc = unsafe { libc::syscall(libc::SYS_sched_getattr, 0, &mut attr, size, 0) };

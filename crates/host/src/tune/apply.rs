@@ -1,8 +1,8 @@
 //! `--apply`: make each planned change and keep the old value in the state
 //! file, written again after every change so an interruption loses nothing.
 
-use super::settings::{current, set_and_check};
 use super::error::TuneError;
+use super::settings::{current, set_and_check};
 use misura_report::host::{self as model, PlanEntry, TuneState};
 use std::path::{Path, PathBuf};
 

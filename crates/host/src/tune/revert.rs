@@ -1,8 +1,8 @@
 //! Reverting: restore the values an earlier apply recorded, last change
 //! first.
 
-use super::settings::{current, set_and_check};
 use super::error::TuneError;
+use super::settings::{current, set_and_check};
 use misura_report::host::{self as model, Change, PlanEntry, TuneReport, TuneState};
 use std::path::Path;
 

@@ -139,7 +139,8 @@ impl Yield {
         }
         let t0 = Instant::now();
         std::thread::yield_now();
-        self.record(t0.elapsed(), Instant::now());
+        let now = Instant::now();
+        self.record(now - t0, now);
     }
 
     /// One yield that took `took`, ended at `now`.
