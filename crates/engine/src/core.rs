@@ -12,6 +12,7 @@ use super::tx::TxPath;
 use anyhow::Result;
 use misura_measure::load::rate::RateSchedule;
 use misura_measure::oneway_session::MEASURE_STREAM;
+use misura_measure::time::Instant;
 use misura_stats::sequence::{Arrival, SequenceTracker};
 use misura_stats::Summary;
 use misura_sys::clock::realtime_ns;
@@ -29,9 +30,9 @@ pub const BATCH: u64 = 64;
 /// RX window from below).
 pub trait LatencyHook {
     /// Send a latency frame if one is due, read TX stamps, try one receive.
-    fn turn(&mut self, now: i64, sending: bool) -> Result<()>;
+    fn turn(&mut self, now: Instant, sending: bool) -> Result<()>;
     /// Everything sent has been received or timed out.
-    fn finished(&self, now: i64) -> bool;
+    fn finished(&self, now: Instant) -> bool;
 }
 
 /// One flow's sending state on this core.
@@ -173,7 +174,7 @@ pub fn run(
             send_turn(&mut io.tx, flows, now, trial, &mut c)?;
         }
         if let Some(l) = latency.as_deref_mut() {
-            l.turn(now, sending)?;
+            l.turn(Instant::from_ns(now), sending)?;
         }
         let n = receive(io, trial, &mut c, clock.as_mut(), now)?;
         // The receive ring holds what arrives while the core sleeps (at
@@ -192,7 +193,9 @@ pub fn run(
             }
         }
         if !sending {
-            let latency_done = latency.as_deref().is_none_or(|l| l.finished(now));
+            let latency_done = latency
+                .as_deref()
+                .is_none_or(|l| l.finished(Instant::from_ns(now)));
             if now >= drain_until && latency_done {
                 break;
             }

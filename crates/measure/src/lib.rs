@@ -26,7 +26,8 @@ pub mod schedule;
 pub mod seqring;
 pub mod stamp_client;
 pub mod stamp_sender;
-pub mod time;
+/// The time types, from the leaf crate `misura-time` (shared with `misura-sys`).
+pub use misura_time as time;
 pub mod tscfreq;
 pub mod window;
 pub mod wire_time;

@@ -236,7 +236,8 @@ pub struct OnewaySession {
 impl OnewaySession {
     /// A session started at `now`; its first frame is due at
     /// `now + plan.start_delay`.
-    pub fn new(plan: &OnewayPlan, now: i64) -> Result<OnewaySession, PlanError> {
+    pub fn new(plan: &OnewayPlan, now: Instant) -> Result<OnewaySession, PlanError> {
+        let now = now.as_ns();
         if plan.sizes.is_empty() {
             return Err(PlanError::NoSizes);
         }
@@ -302,7 +303,8 @@ impl OnewaySession {
     /// `on_sent` (until then the same frame is handed out again). Call once
     /// per turn of the loop: this is also where the count and duration
     /// rules end the sending phase.
-    pub fn poll_transmit(&mut self, now: i64) -> Option<Transmit> {
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        let now = now.as_ns();
         if self.pending.is_some() || !self.sending {
             return self.pending;
         }
@@ -465,7 +467,8 @@ impl OnewaySession {
     /// The next frame record, in sequence order: a frame leaves when it is
     /// complete or has waited longer than the timeout; once the run is
     /// finished, every frame still in flight leaves (lost if not received).
-    pub fn poll_record(&mut self, now: i64) -> Option<FrameRecord> {
+    pub fn poll_record(&mut self, now: Instant) -> Option<FrameRecord> {
+        let now = now.as_ns();
         if let Some(rec) = self.ring.pop_complete(now, self.timeout_ns) {
             if self.expect_tx_stamp && !self.ring.released_tx_complete() {
                 // Its stamp will not be waited for any more.
@@ -473,7 +476,7 @@ impl OnewaySession {
             }
             return Some(rec);
         }
-        if self.is_finished(now) {
+        if self.finished_at(now) {
             let rec = self.ring.pop_any();
             if rec.is_none() {
                 self.ended.get_or_insert(now);
@@ -486,10 +489,10 @@ impl OnewaySession {
     /// Stop sending now (a signal, the user); frames in flight get the drain
     /// timeout to arrive. A frame already handed out by `poll_transmit` may
     /// still be sent. No effect once sending has ended.
-    pub fn stop(&mut self, now: i64) {
+    pub fn stop(&mut self, now: Instant) {
         if self.sending {
             self.stopped = true;
-            self.end_sending(now);
+            self.end_sending(now.as_ns());
         }
     }
 
@@ -500,7 +503,11 @@ impl OnewaySession {
 
     /// Sending has ended and every frame is accounted for, or the drain
     /// timeout is over. Records still in the ring come out of `poll_record`.
-    pub fn is_finished(&self, now: i64) -> bool {
+    pub fn is_finished(&self, now: Instant) -> bool {
+        self.finished_at(now.as_ns())
+    }
+
+    fn finished_at(&self, now: i64) -> bool {
         !self.sending
             && self.pending.is_none()
             && (self.ring.outstanding() == 0 || now > self.drain_until)
@@ -515,7 +522,7 @@ impl OnewaySession {
     /// frame due, the duration over, a frame's timeout, the drain's end). An
     /// instant already past means "call `poll_transmit` now". `None` once
     /// finished, or when only input can move it on.
-    pub fn poll_timeout(&self) -> Option<i64> {
+    pub fn poll_timeout(&self) -> Option<Instant> {
         let mut at: Option<i64> = self.ring.oldest_deadline(self.timeout_ns);
         let mut earliest = |t: i64| at = Some(at.map_or(t, |a| a.min(t)));
         if self.pending.is_some() {
@@ -533,7 +540,7 @@ impl OnewaySession {
         } else if self.ring.outstanding() > 0 {
             earliest(self.drain_until.saturating_add(1));
         }
-        at
+        at.map(Instant::from_ns)
     }
 
     /// Frames sent and not yet released.

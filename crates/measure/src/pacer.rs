@@ -32,6 +32,7 @@
 
 pub mod margin;
 
+use crate::time::Instant;
 use margin::WakeMargin;
 use misura_stats::Summary;
 use serde::{Deserialize, Serialize};
@@ -82,11 +83,11 @@ impl PacerConfig {
 pub enum Step {
     /// Send one unit now; `due` units (this one included) are due.
     Send { due: u64 },
-    /// Sleep until this absolute time (ns), then report the wake-up with
+    /// Sleep until this instant, then report the wake-up with
     /// [`Pacer::woke`] and poll again.
-    Sleep { until_ns: i64 },
+    Sleep { until: Instant },
     /// Too close to sleep: poll again at once (busy wait) until this time.
-    Spin { until_ns: i64 },
+    Spin { until: Instant },
 }
 
 /// The pacer's account of a run: bursts, wake-ups, the margin, the spacing.
@@ -149,7 +150,8 @@ pub struct Pacer {
 
 impl Pacer {
     /// A pacer whose unit 0 is due at `start_ns`.
-    pub fn new(cfg: PacerConfig, start_ns: i64) -> Pacer {
+    pub fn new(cfg: PacerConfig, start: Instant) -> Pacer {
+        let start_ns = start.as_ns();
         let unit_bit_ns = cfg.unit_bytes.max(1) as u128 * 8 * 1_000_000_000;
         let target_gap_ns = if cfg.rate_bps > 0 {
             unit_bit_ns as f64 / cfg.rate_bps as f64
@@ -216,7 +218,8 @@ impl Pacer {
 
     /// The next step at `now`. A [`Step::Send`] hands out one unit, taken
     /// to leave at `now`.
-    pub fn poll(&mut self, now: i64) -> Step {
+    pub fn poll(&mut self, now: Instant) -> Step {
+        let now = now.as_ns();
         if let Some(s) = self.spinning_since.take() {
             self.counts.fig.spin_ns += (now - s).max(0) as u64;
         }
@@ -242,11 +245,13 @@ impl Pacer {
         }
         if at - now > early as i64 {
             Step::Sleep {
-                until_ns: at - early as i64,
+                until: Instant::from_ns(at - early as i64),
             }
         } else {
             self.spinning_since = Some(now);
-            Step::Spin { until_ns: at }
+            Step::Spin {
+                until: Instant::from_ns(at),
+            }
         }
     }
 
@@ -267,14 +272,14 @@ impl Pacer {
         Step::Send { due }
     }
 
-    /// A [`Step::Sleep`] to `target_ns` ended at `now` (read after the
+    /// A [`Step::Sleep`] to `target` ended at `now` (read after the
     /// sleep returned). An interrupted sleep (now before the target) is
     /// not a wake-up sample.
-    pub fn woke(&mut self, target_ns: i64, now: i64) {
-        if now < target_ns {
+    pub fn woke(&mut self, target: Instant, now: Instant) {
+        if now < target {
             return;
         }
-        let late = now - target_ns;
+        let late = (now - target).as_ns();
         self.margin.record(late as u64);
         let f = &mut self.counts.fig;
         f.wakeups += 1;

@@ -196,7 +196,8 @@ impl SessionSender {
     ///
     /// # Panics
     /// When `buf` is shorter than [`SessionSender::max_request_len`].
-    pub fn poll_transmit(&mut self, now: i64, buf: &mut [u8]) -> Option<Transmit> {
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let now = now.as_ns();
         self.pending = None;
         let (seq, size_index, warm_up) = match self.phase {
             Phase::WarmUp(_) => (self.next_warm_up(now)?, 0, true),
@@ -411,7 +412,8 @@ impl SessionSender {
 
     /// The next probe to release at `now`, in sequence order: complete, or
     /// timed out, or anything left once the session is finished.
-    pub fn poll_record(&mut self, now: i64) -> Option<ProbeRecord> {
+    pub fn poll_record(&mut self, now: Instant) -> Option<ProbeRecord> {
+        let now = now.as_ns();
         let timeout = self.config.timeout.as_ns();
         let rec = match self.phase {
             Phase::WarmUp(_) | Phase::Ready { .. } => None,
@@ -445,8 +447,8 @@ impl SessionSender {
     /// e.g. when a datagram arrives): the end of a warm-up wait, the next
     /// due probe, or the next probe timeout or the end of the drain.
     /// An instant in the past means now; `None`: finished.
-    pub fn poll_timeout(&self) -> Option<i64> {
-        match &self.phase {
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let ns = match &self.phase {
             Phase::WarmUp(w) => Some(w.waiting.map_or(w.ready_at, |(_, deadline)| deadline)),
             Phase::Ready { since } => Some(*since),
             Phase::Sending { schedule, .. } => Some(schedule.next_due().as_ns()),
@@ -458,14 +460,15 @@ impl SessionSender {
                         .map_or(end, |e| e.min(end))
                 })
             }
-        }
+        };
+        ns.map(Instant::from_ns)
     }
 
     /// The session is over at `now`: draining, and nothing in flight or the
     /// drain is over. Release what is left with `poll_record`.
-    pub fn is_finished(&self, now: i64) -> bool {
+    pub fn is_finished(&self, now: Instant) -> bool {
         match self.phase {
-            Phase::Draining { until } => self.probes.outstanding() == 0 || now > until,
+            Phase::Draining { until } => self.probes.outstanding() == 0 || now.as_ns() > until,
             _ => false,
         }
     }
@@ -473,7 +476,8 @@ impl SessionSender {
     /// Stop sending (the user interrupted): replies are awaited for the
     /// timeout, at most [`STOP_DRAIN_MAX_NS`]. False if the session was
     /// already draining, which goes on unchanged.
-    pub fn stop(&mut self, now: i64) -> bool {
+    pub fn stop(&mut self, now: Instant) -> bool {
+        let now = now.as_ns();
         match self.phase {
             Phase::Draining { .. } => false,
             Phase::WarmUp(_) | Phase::Ready { .. } | Phase::Sending { .. } => {
@@ -494,8 +498,8 @@ impl SessionSender {
     }
 
     /// When the first measured probe was due, once the schedule started.
-    pub fn measurement_start(&self) -> Option<i64> {
-        self.measurement_start
+    pub fn measurement_start(&self) -> Option<Instant> {
+        self.measurement_start.map(Instant::from_ns)
     }
 
     pub fn warm_up(&self) -> &WarmUpSummary {

@@ -226,7 +226,7 @@ fn sim_oneway_random_bytes_never_panic() {
     let mut rng = SmallRng::seed_from_u64(9);
     let mut p = plan();
     p.expect_tx_stamp = true;
-    let mut s = OnewaySession::new(&p, 0).unwrap();
+    let mut s = OnewaySession::new(&p, misura_measure::time::Instant::from_ns(0)).unwrap();
     let valid = oneway_sim::probe_bytes(0);
     let (mut probes, mut other) = (0u64, 0u64);
     for i in 0..100_000 {

@@ -31,7 +31,7 @@ fn sim_clean() {
     assert_eq!((w.sent, w.replies, w.unstamped), (8, 8, 0));
     assert!(w.follow_up_filled && o.sender.expects_follow_up());
     // On schedule: probe k leaves at start + k·period, TX1 after building it.
-    let start = o.sender.measurement_start().unwrap();
+    let start = o.sender.measurement_start().unwrap().as_ns();
     for (k, (_, r)) in o.log.records.iter().enumerate() {
         assert_eq!(r.tx1, start + k as i64 * 10 * MS + BUILD_NS);
     }
@@ -270,7 +270,7 @@ fn sim_send_queue_full() {
     assert!(failed > 10, "{failed}");
     assert_eq!((o.sender.counters().sent, e.received), (300, 300));
     // A failed send used its period: the 300 probes took 300 + failed periods.
-    let start = o.sender.measurement_start().unwrap();
+    let start = o.sender.measurement_start().unwrap().as_ns();
     let (_, last) = o.log.records.last().unwrap();
     assert_eq!(last.tx1, start + (299 + failed as i64) * 10 * MS + BUILD_NS);
 }

@@ -17,8 +17,9 @@ use crossbeam_queue::ArrayQueue;
 use misura_measure::oneway_session::{
     OnewayCounters, OnewayPlan, OnewaySession, RxMeta, MEASURE_STREAM,
 };
+use misura_measure::time::Instant;
 use misura_measure::FrameRecord;
-use misura_sys::clock::realtime_ns;
+use misura_sys::clock::{realtime, realtime_ns};
 use misura_sys::packet::PacketSocket;
 use misura_sys::SysError;
 use misura_wire::ethernet;
@@ -92,7 +93,7 @@ impl<'a> Turn<'a> {
             ports,
             frames,
             out,
-            session: OnewaySession::new(plan, realtime_ns())?,
+            session: OnewaySession::new(plan, realtime())?,
             rx_buf: vec![0u8; BUF_LEN],
             err_buf: vec![0u8; BUF_LEN],
             output_stalls: 0,
@@ -104,10 +105,10 @@ impl<'a> Turn<'a> {
     /// Send a frame if one is due, read the TX stamps the session wants,
     /// try one receive, release completed records. Returns the clock read
     /// taken before the receive (RX1 if it found nothing).
-    pub fn step(&mut self) -> Result<i64> {
+    pub fn step(&mut self) -> Result<Instant> {
         let h = self.frames.eth_header_len;
         let session = &mut self.session;
-        if let Some(t) = session.poll_transmit(realtime_ns()) {
+        if let Some(t) = session.poll_transmit(realtime()) {
             let frame = self.frames.patch(t.size_index, MEASURE_STREAM, t.seq);
             let (tx1, tx2) = loop {
                 let tx1 = realtime_ns();
@@ -149,7 +150,7 @@ impl<'a> Turn<'a> {
 
         // The instant before the receive is RX1 if it finds nothing, and
         // serves for the timeouts too: one clock read fewer per turn.
-        let t = realtime_ns();
+        let t = realtime();
         // The RX port's link went down (reported once per transition): the
         // frames in flight will be lost; the run goes on.
         let got = match self.ports.rx.recv(&mut self.rx_buf) {
@@ -170,7 +171,7 @@ impl<'a> Turn<'a> {
             };
             session.handle_received(&self.rx_buf[..n], meta);
         } else {
-            session.on_empty_poll(t);
+            session.on_empty_poll(t.as_ns());
         }
 
         while let Some(rec) = session.poll_record(t) {
@@ -191,7 +192,7 @@ impl<'a> Turn<'a> {
     /// After a failure: every frame still in flight leaves now, lost if it
     /// had not arrived, so the figures up to the failure stand.
     fn release_all(&mut self) {
-        while let Some(rec) = self.session.poll_record(i64::MAX / 4) {
+        while let Some(rec) = self.session.poll_record(Instant::from_ns(i64::MAX / 4)) {
             push(self.out, rec, &mut self.output_stalls);
         }
     }
@@ -213,7 +214,7 @@ pub fn run(
             signal = stop.load(Ordering::Relaxed);
             if signal != 0 {
                 // Stop sending; drain what is in flight.
-                turn.session.stop(realtime_ns());
+                turn.session.stop(realtime());
             }
         }
         let t = match turn.step() {

@@ -15,6 +15,7 @@ use misura_engine::open::Engine;
 use misura_engine::EngineChoice;
 use misura_engine::{self as frames, EngineRequest, Flow, LatencyHook, TrialSpec};
 use misura_measure::oneway_session::{OnewayCounters, OnewayPlan, MEASURE_STREAM};
+use misura_measure::time::Instant;
 use misura_measure::time::Span;
 use misura_measure::FrameRecord;
 use misura_report::load::OnewayLoad;
@@ -97,7 +98,7 @@ struct Hook<'a> {
 }
 
 impl LatencyHook for Hook<'_> {
-    fn turn(&mut self, now: i64, sending: bool) -> Result<()> {
+    fn turn(&mut self, now: Instant, sending: bool) -> Result<()> {
         if !sending && !self.stopped {
             self.turn.session.stop(now);
             self.stopped = true;
@@ -106,7 +107,7 @@ impl LatencyHook for Hook<'_> {
         Ok(())
     }
 
-    fn finished(&self, now: i64) -> bool {
+    fn finished(&self, now: Instant) -> bool {
         self.turn.session.is_finished(now)
     }
 }

@@ -6,8 +6,9 @@ use super::collect::Collector;
 use super::transport::{Received, Transport};
 use anyhow::Result;
 use misura_measure::stamp_sender::SessionSender;
+use misura_measure::time::{Instant, Span};
 use misura_run::progress::Progress;
-use misura_sys::clock::realtime_ns;
+use misura_sys::clock::{realtime, realtime_ns};
 use misura_sys::wake::WakeTimer;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -72,8 +73,8 @@ pub struct Link<'t> {
 /// The wake-up timer of blocking waits and what it was last armed for.
 struct Wake {
     timer: WakeTimer,
-    /// CLOCK_REALTIME ns the timer fires at, while it has not fired.
-    armed_at: Option<i64>,
+    /// When (CLOCK_REALTIME) the timer fires, while it has not fired.
+    armed_at: Option<Instant>,
     /// [`WakeTimer::fired`] when it was armed.
     fired_mark: u64,
 }
@@ -82,13 +83,13 @@ impl Wake {
     /// The timer fires no later than `target`: armed anew unless an arming
     /// still pending fires at or before it (an early wake-up only costs a
     /// turn of the loop; a system call here may sit inside a round trip).
-    fn ensure(&mut self, now: i64, target: i64) -> Result<()> {
+    fn ensure(&mut self, now: Instant, target: Instant) -> Result<()> {
         let pending = self
             .armed_at
             .filter(|&a| a > now && a <= target && WakeTimer::fired() == self.fired_mark);
         if pending.is_none() {
             self.fired_mark = WakeTimer::fired();
-            self.timer.arm(target.saturating_sub(now))?;
+            self.timer.arm((target - now).as_ns())?;
             self.armed_at = Some(target);
         }
         Ok(())
@@ -141,17 +142,16 @@ impl<'t> Link<'t> {
 
     /// The instant a blocking wait that starts at `now` must end: shortly
     /// before the session's next deadline, and soon enough to see a stop.
-    fn wake_target(s: &SessionSender, now: i64) -> Option<i64> {
+    fn wake_target(s: &SessionSender, now: Instant) -> Option<Instant> {
         let until = s.poll_timeout()?;
-        (until.saturating_sub(now) > SPIN_NS).then(|| {
-            until
-                .saturating_sub(WAKE_EARLY_NS)
-                .min(now.saturating_add(MAX_SLEEP_NS))
+        (until.as_ns().saturating_sub(now.as_ns()) > SPIN_NS).then(|| {
+            (until - Span::from_ns(WAKE_EARLY_NS))
+                .min(now.saturating_add(Span::from_ns(MAX_SLEEP_NS)))
         })
     }
 
     /// One request, when the session has one due at `now`.
-    fn transmit(&mut self, s: &mut SessionSender, now: i64) -> Result<()> {
+    fn transmit(&mut self, s: &mut SessionSender, now: Instant) -> Result<()> {
         let off = self.tr.stamp_offset();
         let Some(t) = s.poll_transmit(now, &mut self.tx[off..]) else {
             return Ok(());
@@ -274,18 +274,23 @@ impl<'t> Link<'t> {
     /// Busy-polling with a reply due: receives in a tight loop (a receive
     /// and a clock read per turn, none of the loop's bookkeeping) until a
     /// datagram comes or the session's next deadline is near.
-    fn spin_for_reply(&mut self, s: &mut SessionSender, now: i64, until: i64) -> Result<()> {
+    fn spin_for_reply(
+        &mut self,
+        s: &mut SessionSender,
+        now: Instant,
+        until: Instant,
+    ) -> Result<()> {
         if s.awaiting_reply() == 0 {
             return Ok(());
         }
-        let end = until.min(now.saturating_add(MAX_SLEEP_NS));
+        let end = until.min(now.saturating_add(Span::from_ns(MAX_SLEEP_NS)));
         loop {
             let (read, got) = self.tr.recv(&mut self.rx)?;
             if read {
                 self.deliver(s, got);
                 return Ok(());
             }
-            if realtime_ns() >= end {
+            if realtime() >= end {
                 return Ok(());
             }
         }
@@ -296,7 +301,7 @@ impl<'t> Link<'t> {
     /// schedule stays accurate. `now` is the loop's own clock read of this
     /// turn (one read fewer per turn). With nothing in flight the spin
     /// reads only the clock; busy-polling, the loop never sleeps.
-    fn sleep(&mut self, s: &mut SessionSender, now: i64) -> Result<()> {
+    fn sleep(&mut self, s: &mut SessionSender, now: Instant) -> Result<()> {
         let Some(until) = s.poll_timeout() else {
             return Ok(());
         };
@@ -308,12 +313,12 @@ impl<'t> Link<'t> {
                 w.ensure(now, target)?;
                 return self.wait_in_receive(s);
             }
-            let d = Duration::from_nanos(target.saturating_sub(now).max(0) as u64);
+            let d = Duration::from_nanos((target - now).as_ns().max(0) as u64);
             let ready = self.tr.wait(d)?;
             self.maybe_data |= ready.data;
             self.tx_due |= ready.error_queue;
         } else if s.awaiting_reply() == 0 {
-            while realtime_ns() < until {
+            while realtime() < until {
                 std::hint::spin_loop();
             }
         } else {
@@ -342,7 +347,7 @@ impl<'t> Link<'t> {
     /// or the user stops (the measurement loop then ends the session).
     pub fn warm_up(&mut self, s: &mut SessionSender, stop: &AtomicUsize) -> Result<()> {
         while s.is_warming_up() && stop.load(Ordering::Relaxed) == 0 {
-            self.transmit(s, realtime_ns())?;
+            self.transmit(s, realtime())?;
             self.receive(s)?;
             if s.warm_up().replies == 0 && self.unreachable()? {
                 // Nothing listens there: the remaining warm-up probes
@@ -350,7 +355,7 @@ impl<'t> Link<'t> {
                 // come (8 s with the defaults). The caller says why.
                 break;
             }
-            self.sleep(s, realtime_ns())?;
+            self.sleep(s, realtime())?;
         }
         self.icmp += self.tr.take_icmp_errors();
         // Replies still on their way to warm-up requests are dropped here,
@@ -380,25 +385,25 @@ impl<'t> Link<'t> {
             progress.tick(|| c.progress());
             c.tick();
             let sig = stop.load(Ordering::Relaxed);
-            if sig != 0 && s.stop(realtime_ns()) {
+            if sig != 0 && s.stop(realtime()) {
                 stop_reason = misura_run::exit::signal_reason(sig);
             }
-            self.transmit(s, realtime_ns())?;
+            self.transmit(s, realtime())?;
             self.receive(s)?;
-            let now = realtime_ns();
+            let now = realtime();
             while let Some(rec) = s.poll_record(now) {
                 c.add(rec);
             }
             if let Some(iv) = &intervals {
                 if next_interval.is_none() {
                     next_interval = s.measurement_start().map(|start| {
-                        c.bin_series(start, iv.every_ns, iv.lag_ns);
-                        start + iv.every_ns
+                        c.bin_series(start.as_ns(), iv.every_ns, iv.lag_ns);
+                        start + Span::from_ns(iv.every_ns)
                     });
                 }
                 if let Some(next) = next_interval.filter(|&next| now >= next) {
-                    c.close_interval(now - t_start, now, iv.print);
-                    next_interval = Some(next + iv.every_ns);
+                    c.close_interval(now.as_ns() - t_start, now.as_ns(), iv.print);
+                    next_interval = Some(next + Span::from_ns(iv.every_ns));
                 }
             }
             if s.is_finished(now) {
@@ -407,7 +412,7 @@ impl<'t> Link<'t> {
             self.sleep(s, now)?;
         }
         progress.done();
-        let now = realtime_ns();
+        let now = realtime();
         while let Some(rec) = s.poll_record(now) {
             c.add(rec);
         }

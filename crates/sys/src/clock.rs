@@ -1,5 +1,9 @@
-//! Clocks as `i64` nanoseconds, read with `clock_gettime` (the vDSO for the
-//! realtime and monotonic clocks, so no system call on the hot path).
+//! Clocks read with `clock_gettime` (the vDSO for the realtime and monotonic
+//! clocks, so no system call on the hot path): as an [`Instant`] on the run's
+//! timescale (`realtime`, `monotonic`), the currency of the libraries' APIs,
+//! or as `i64` nanoseconds where a raw figure is what is kept.
+
+use misura_time::Instant;
 
 /// Reads `clock` as nanoseconds; 0 if the clock id is invalid (it never is
 /// for the ids used here).
@@ -28,6 +32,20 @@ pub fn try_now_ns(clock: libc::clockid_t) -> std::io::Result<i64> {
 #[inline]
 pub fn realtime_ns() -> i64 {
     now_ns(libc::CLOCK_REALTIME)
+}
+
+/// `CLOCK_REALTIME` as an [`Instant`]: the run's timescale, the one the
+/// kernel's software stamps use.
+#[inline]
+pub fn realtime() -> Instant {
+    Instant::from_ns(realtime_ns())
+}
+
+/// `CLOCK_MONOTONIC` as an [`Instant`] (a timescale of its own: never
+/// compared with [`realtime`]'s).
+#[inline]
+pub fn monotonic() -> Instant {
+    Instant::from_ns(monotonic_ns())
 }
 
 /// `CLOCK_MONOTONIC` in nanoseconds.
@@ -72,6 +90,9 @@ mod tests {
         let b = monotonic_ns();
         assert!(b >= a);
         assert!(realtime_ns() > 1_600_000_000_000_000_000);
+        assert!(realtime().as_ns() > 1_600_000_000_000_000_000);
+        let (m, n) = (monotonic(), monotonic());
+        assert!(n >= m);
         assert!(monotonic_raw_ns() > 0);
         let r = resolution_ns(libc::CLOCK_MONOTONIC);
         assert!((1..=10_000_000).contains(&r), "resolution {r}");

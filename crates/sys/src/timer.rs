@@ -39,6 +39,12 @@ pub fn sleep_until_realtime(target_ns: i64) -> Result<Wake, SysError> {
     sleep_until(libc::CLOCK_REALTIME, target_ns)
 }
 
+/// Sleeps until `target` on the run's timescale (`CLOCK_REALTIME`, the
+/// clock [`crate::clock::realtime`] reads).
+pub fn sleep_until_instant(target: misura_time::Instant) -> Result<Wake, SysError> {
+    sleep_until_realtime(target.as_ns())
+}
+
 /// [`sleep_until`] on `CLOCK_MONOTONIC`, cyclictest's default clock.
 pub fn sleep_until_monotonic(target_ns: i64) -> Result<Wake, SysError> {
     sleep_until(libc::CLOCK_MONOTONIC, target_ns)

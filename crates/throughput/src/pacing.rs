@@ -9,6 +9,8 @@
 //! (`method`).
 
 use misura_measure::pacer::{Pacer, PacerConfig, Step};
+// An instant on CLOCK_MONOTONIC, as the pacer takes it (`Instant` here is std's).
+use misura_measure::time::Instant as Timed;
 use misura_report::pacing::Pacing;
 use misura_sys::clock::monotonic_ns;
 use misura_sys::timer::{self, Wake};
@@ -44,7 +46,7 @@ impl PacedSender {
         }
         PacedSender {
             spin,
-            pacer: Pacer::new(cfg, monotonic_ns()),
+            pacer: Pacer::new(cfg, misura_sys::clock::monotonic()),
             slack_ns: slack_ns.or_else(|| misura_sys::hostinfo::timer_slack_ns().ok()),
         }
     }
@@ -59,14 +61,15 @@ impl PacedSender {
             if now >= end_ns || stop() {
                 return false;
             }
-            match self.pacer.poll(now) {
+            match self.pacer.poll(Timed::from_ns(now)) {
                 Step::Send { .. } => return true,
-                Step::Sleep { until_ns } => {
+                Step::Sleep { until } => {
+                    let until_ns = until.as_ns();
                     let target = until_ns.min(now + NAP_NS).min(end_ns);
                     let woke = timer::sleep_until_monotonic(target);
                     let t = monotonic_ns();
                     if target == until_ns && matches!(woke, Ok(Wake::Expired)) {
-                        self.pacer.woke(until_ns, t);
+                        self.pacer.woke(until, Timed::from_ns(t));
                     }
                     woke_at = Some(t);
                 }

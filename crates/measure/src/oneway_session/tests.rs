@@ -64,16 +64,18 @@ fn rx(rx2: i64) -> RxMeta {
 
 /// Send the frame due at `now` with a 100 ns TX window.
 fn send_at(s: &mut OnewaySession, now: i64) -> Transmit {
-    let t = s.poll_transmit(now).expect("a frame is due");
+    let t = s
+        .poll_transmit(Instant::from_ns(now))
+        .expect("a frame is due");
     s.on_sent(t.seq, now, now + 100);
     t
 }
 
 #[test]
 fn frames_leave_on_the_schedule_with_sizes_in_turn_and_the_count_ends_sending() {
-    let mut s = OnewaySession::new(&plan(), 0).unwrap();
-    assert_eq!(s.poll_timeout(), Some(MS));
-    assert_eq!(s.poll_transmit(MS - 1), None);
+    let mut s = OnewaySession::new(&plan(), Instant::from_ns(0)).unwrap();
+    assert_eq!(s.poll_timeout().map(Instant::as_ns), Some(MS));
+    assert_eq!(s.poll_transmit(Instant::from_ns(MS - 1)), None);
     let sent: Vec<Transmit> = (1..=3).map(|k| send_at(&mut s, k * MS)).collect();
     assert_eq!(
         sent.iter()
@@ -82,26 +84,33 @@ fn frames_leave_on_the_schedule_with_sizes_in_turn_and_the_count_ends_sending() 
         vec![(0, 0), (1, 1), (2, 0)]
     );
     // The count is reached: the next turn ends sending and starts the drain.
-    assert!(!s.is_finished(3 * MS + 200));
-    assert_eq!(s.poll_transmit(4 * MS), None);
-    assert_eq!(s.poll_transmit(5 * MS), None);
+    assert!(!s.is_finished(Instant::from_ns(3 * MS + 200)));
+    assert_eq!(s.poll_transmit(Instant::from_ns(4 * MS)), None);
+    assert_eq!(s.poll_transmit(Instant::from_ns(5 * MS)), None);
     assert_eq!(s.counters().sent, 3);
     assert!(!s.was_stopped());
     // The oldest frame times out first, the drain only after the last send.
-    assert_eq!(s.poll_timeout(), Some(MS + 100 + 10 * MS + 1));
+    assert_eq!(
+        s.poll_timeout().map(Instant::as_ns),
+        Some(MS + 100 + 10 * MS + 1)
+    );
 }
 
 #[test]
 fn a_handed_out_frame_is_handed_out_again_until_sent() {
-    let mut s = OnewaySession::new(&plan(), 0).unwrap();
-    let t = s.poll_transmit(MS).unwrap();
+    let mut s = OnewaySession::new(&plan(), Instant::from_ns(0)).unwrap();
+    let t = s.poll_transmit(Instant::from_ns(MS)).unwrap();
     s.on_send_blocked();
     s.on_send_blocked();
     // Polled again before on_sent: the same frame, the schedule untouched.
-    assert_eq!(s.poll_transmit(MS + 50), Some(t));
-    assert_eq!(s.poll_timeout(), Some(0), "a frame is waiting: act now");
+    assert_eq!(s.poll_transmit(Instant::from_ns(MS + 50)), Some(t));
+    assert_eq!(
+        s.poll_timeout().map(Instant::as_ns),
+        Some(0),
+        "a frame is waiting: act now"
+    );
     s.on_sent(t.seq, MS + 60, MS + 70);
-    assert_eq!(s.poll_transmit(MS + 80), None);
+    assert_eq!(s.poll_transmit(Instant::from_ns(MS + 80)), None);
     let c = s.counters();
     assert_eq!((c.sent, c.send_retries, c.last_send_ns), (1, 2, MS + 70));
     assert_eq!(c.postponed, 0);
@@ -110,13 +119,13 @@ fn a_handed_out_frame_is_handed_out_again_until_sent() {
 #[test]
 #[should_panic(expected = "on_sent must follow")]
 fn on_sent_without_poll_transmit_is_a_caller_bug() {
-    let mut s = OnewaySession::new(&plan(), 0).unwrap();
+    let mut s = OnewaySession::new(&plan(), Instant::from_ns(0)).unwrap();
     s.on_sent(0, 1, 2);
 }
 
 #[test]
 fn rx_window_runs_from_the_last_empty_poll_and_a_complete_frame_leaves() {
-    let mut s = OnewaySession::new(&plan(), 0).unwrap();
+    let mut s = OnewaySession::new(&plan(), Instant::from_ns(0)).unwrap();
     send_at(&mut s, MS);
     assert!(s.wants_tx_stamps());
     assert_eq!(
@@ -129,7 +138,7 @@ fn rx_window_runs_from_the_last_empty_poll_and_a_complete_frame_leaves() {
     s.on_empty_poll(MS + 2_000);
     let got = s.handle_received(&probe(0), rx(MS + 2_600));
     assert_eq!(got, Received::Probe(Arrival::Matched { reordered: false }));
-    let r = s.poll_record(MS + 2_700).unwrap();
+    let r = s.poll_record(Instant::from_ns(MS + 2_700)).unwrap();
     assert_eq!((r.seq, r.tx1, r.tx2), (0, MS, MS + 100));
     assert_eq!((r.rx1, r.rx2), (MS + 2_000, MS + 2_600));
     assert_eq!(
@@ -138,12 +147,12 @@ fn rx_window_runs_from_the_last_empty_poll_and_a_complete_frame_leaves() {
     );
     assert_eq!((r.payload_bytes, r.frame_bytes), (46, 64));
     assert!(!r.lost);
-    assert_eq!(s.poll_record(MS + 2_700), None);
+    assert_eq!(s.poll_record(Instant::from_ns(MS + 2_700)), None);
 }
 
 #[test]
 fn foreign_malformed_outgoing_warmup_and_unknown_frames_are_counted_apart() {
-    let mut s = OnewaySession::new(&plan(), 0).unwrap();
+    let mut s = OnewaySession::new(&plan(), Instant::from_ns(0)).unwrap();
     send_at(&mut s, MS);
     let m = rx(MS + 500);
     let other_session = frame(ETHERTYPE_MISURA, SESSION + 1, MEASURE_STREAM, 0);
@@ -177,7 +186,7 @@ fn foreign_malformed_outgoing_warmup_and_unknown_frames_are_counted_apart() {
 
 #[test]
 fn tx_stamps_again_unmatched_and_errors() {
-    let mut s = OnewaySession::new(&plan(), 0).unwrap();
+    let mut s = OnewaySession::new(&plan(), Instant::from_ns(0)).unwrap();
     send_at(&mut s, MS);
     assert_eq!(s.on_tx_stamp(0, Some(10), None), TxStampMatch::First);
     assert_eq!(s.on_tx_stamp(0, Some(20), None), TxStampMatch::Again);
@@ -213,53 +222,74 @@ fn tx_stamps_again_unmatched_and_errors() {
 fn without_tx_stamps_the_error_queue_is_never_read_and_received_frames_leave_at_once() {
     let mut p = plan();
     p.expect_tx_stamp = false;
-    let mut s = OnewaySession::new(&p, 0).unwrap();
+    let mut s = OnewaySession::new(&p, Instant::from_ns(0)).unwrap();
     send_at(&mut s, MS);
     assert!(!s.wants_tx_stamps());
     s.handle_received(&probe(0), rx(MS + 300));
-    assert_eq!(s.poll_record(MS + 400).unwrap().tx_kernel, None);
+    assert_eq!(
+        s.poll_record(Instant::from_ns(MS + 400)).unwrap().tx_kernel,
+        None
+    );
 }
 
 #[test]
 fn a_missing_tx_stamp_is_given_up_at_the_timeout_and_stops_being_awaited() {
-    let mut s = OnewaySession::new(&plan(), 0).unwrap();
+    let mut s = OnewaySession::new(&plan(), Instant::from_ns(0)).unwrap();
     send_at(&mut s, MS);
     s.on_tx_stamps_drained();
     s.handle_received(&probe(0), rx(MS + 300));
-    assert_eq!(s.poll_record(MS + 400), None, "waits for its TX stamp");
+    assert_eq!(
+        s.poll_record(Instant::from_ns(MS + 400)),
+        None,
+        "waits for its TX stamp"
+    );
     assert!(s.wants_tx_stamps());
     let deadline = MS + 100 + 10 * MS + 1;
-    assert_eq!(s.poll_timeout(), Some(MS + MS), "next frame due first");
-    assert_eq!(s.poll_record(deadline - 1), None);
-    let r = s.poll_record(deadline).unwrap();
+    assert_eq!(
+        s.poll_timeout().map(Instant::as_ns),
+        Some(MS + MS),
+        "next frame due first"
+    );
+    assert_eq!(s.poll_record(Instant::from_ns(deadline - 1)), None);
+    let r = s.poll_record(Instant::from_ns(deadline)).unwrap();
     assert!(!r.lost && r.tx_kernel.is_none());
     assert!(!s.wants_tx_stamps());
 }
 
 #[test]
 fn stop_drains_frames_in_flight_then_gives_up_at_the_timeout() {
-    let mut s = OnewaySession::new(&plan(), 0).unwrap();
+    let mut s = OnewaySession::new(&plan(), Instant::from_ns(0)).unwrap();
     send_at(&mut s, MS);
     send_at(&mut s, 2 * MS);
     s.on_tx_stamps_drained();
-    s.stop(2 * MS + 500);
-    s.stop(2 * MS + 600); // a second stop changes nothing
+    s.stop(Instant::from_ns(2 * MS + 500));
+    s.stop(Instant::from_ns(2 * MS + 600)); // a second stop changes nothing
     assert!(s.was_stopped());
-    assert_eq!(s.poll_transmit(3 * MS), None, "nothing more is sent");
+    assert_eq!(
+        s.poll_transmit(Instant::from_ns(3 * MS)),
+        None,
+        "nothing more is sent"
+    );
     s.on_tx_stamp(0, Some(MS + 50), None);
     s.handle_received(&probe(0), rx(2 * MS + 700));
-    assert_eq!(s.poll_record(2 * MS + 800).map(|r| r.seq), Some(0));
+    assert_eq!(
+        s.poll_record(Instant::from_ns(2 * MS + 800)).map(|r| r.seq),
+        Some(0)
+    );
     // Frame 1 never arrives: the drain ends 10 ms after the stop.
     let drain_end = 2 * MS + 500 + 10 * MS;
-    assert_eq!(s.poll_timeout(), Some(2 * MS + 100 + 10 * MS + 1));
-    assert!(!s.is_finished(drain_end));
-    assert!(s.is_finished(drain_end + 1));
-    let r = s.poll_record(drain_end + 1).unwrap();
+    assert_eq!(
+        s.poll_timeout().map(Instant::as_ns),
+        Some(2 * MS + 100 + 10 * MS + 1)
+    );
+    assert!(!s.is_finished(Instant::from_ns(drain_end)));
+    assert!(s.is_finished(Instant::from_ns(drain_end + 1)));
+    let r = s.poll_record(Instant::from_ns(drain_end + 1)).unwrap();
     assert_eq!((r.seq, r.lost), (1, true));
     assert_eq!(s.counters().ended_ns, 0);
-    assert_eq!(s.poll_record(drain_end + 1), None);
-    assert_eq!(s.poll_timeout(), None);
-    assert_eq!(s.poll_record(drain_end + 9), None);
+    assert_eq!(s.poll_record(Instant::from_ns(drain_end + 1)), None);
+    assert_eq!(s.poll_timeout().map(Instant::as_ns), None);
+    assert_eq!(s.poll_record(Instant::from_ns(drain_end + 9)), None);
     let c = s.counters();
     assert_eq!((c.sent, c.ended_ns), (2, drain_end + 1));
 }
@@ -269,14 +299,14 @@ fn stop_after_the_count_is_not_an_interruption() {
     let mut p = plan();
     p.count = Some(1);
     p.expect_tx_stamp = false;
-    let mut s = OnewaySession::new(&p, 0).unwrap();
+    let mut s = OnewaySession::new(&p, Instant::from_ns(0)).unwrap();
     send_at(&mut s, MS);
-    assert_eq!(s.poll_transmit(MS + 200), None);
-    s.stop(MS + 300);
+    assert_eq!(s.poll_transmit(Instant::from_ns(MS + 200)), None);
+    s.stop(Instant::from_ns(MS + 300));
     assert!(!s.was_stopped());
     s.handle_received(&probe(0), rx(MS + 400));
-    assert!(s.poll_record(MS + 500).is_some());
-    assert!(s.is_finished(MS + 500));
+    assert!(s.poll_record(Instant::from_ns(MS + 500)).is_some());
+    assert!(s.is_finished(Instant::from_ns(MS + 500)));
 }
 
 #[test]
@@ -285,12 +315,12 @@ fn the_duration_ends_sending_at_its_instant() {
     p.count = None;
     p.duration = Some(Span::from_ns(3 * MS));
     p.expect_tx_stamp = false;
-    let mut s = OnewaySession::new(&p, 0).unwrap();
+    let mut s = OnewaySession::new(&p, Instant::from_ns(0)).unwrap();
     send_at(&mut s, MS);
     send_at(&mut s, 2 * MS);
-    assert_eq!(s.poll_timeout(), Some(3 * MS));
+    assert_eq!(s.poll_timeout().map(Instant::as_ns), Some(3 * MS));
     // The frame due at 3 ms is not sent: the duration is over at 3 ms.
-    assert_eq!(s.poll_transmit(3 * MS), None);
+    assert_eq!(s.poll_transmit(Instant::from_ns(3 * MS)), None);
     assert_eq!(s.counters().sent, 2);
     assert!(!s.was_stopped());
 }
@@ -301,18 +331,28 @@ fn a_full_ring_holds_frames_back_and_counts_stalls() {
     p.ring_capacity = 2;
     p.count = None;
     p.expect_tx_stamp = false;
-    let mut s = OnewaySession::new(&p, 0).unwrap();
+    let mut s = OnewaySession::new(&p, Instant::from_ns(0)).unwrap();
     send_at(&mut s, MS);
     send_at(&mut s, 2 * MS);
-    assert_eq!(s.poll_transmit(3 * MS), None);
-    assert_eq!(s.poll_transmit(3 * MS + 10), None);
+    assert_eq!(s.poll_transmit(Instant::from_ns(3 * MS)), None);
+    assert_eq!(s.poll_transmit(Instant::from_ns(3 * MS + 10)), None);
     assert_eq!(s.counters().stalls, 2);
     // Only the oldest frame's timeout can move it on now.
-    assert_eq!(s.poll_timeout(), Some(MS + 100 + 10 * MS + 1));
+    assert_eq!(
+        s.poll_timeout().map(Instant::as_ns),
+        Some(MS + 100 + 10 * MS + 1)
+    );
     s.handle_received(&probe(0), rx(3 * MS + 20));
-    assert_eq!(s.poll_record(3 * MS + 30).map(|r| r.seq), Some(0));
+    assert_eq!(
+        s.poll_record(Instant::from_ns(3 * MS + 30)).map(|r| r.seq),
+        Some(0)
+    );
     // Within its own period, the held-back frame still leaves.
-    assert_eq!(s.poll_transmit(3 * MS + 40).map(|t| t.seq), Some(2));
+    assert_eq!(
+        s.poll_transmit(Instant::from_ns(3 * MS + 40))
+            .map(|t| t.seq),
+        Some(2)
+    );
     assert_eq!(s.counters().postponed, 0);
 }
 
@@ -321,7 +361,7 @@ fn plans_the_session_cannot_run_are_refused() {
     let bad = |f: fn(&mut OnewayPlan)| {
         let mut p = plan();
         f(&mut p);
-        OnewaySession::new(&p, 0).unwrap_err()
+        OnewaySession::new(&p, Instant::from_ns(0)).unwrap_err()
     };
     assert_eq!(bad(|p| p.sizes.clear()), PlanError::NoSizes);
     assert_eq!(bad(|p| p.sizes = vec![46, 12]), PlanError::BadSize(12));
@@ -336,11 +376,11 @@ fn vlan_frames_are_four_bytes_longer() {
     let mut p = plan();
     p.vlan = true;
     p.expect_tx_stamp = false;
-    let mut s = OnewaySession::new(&p, 0).unwrap();
+    let mut s = OnewaySession::new(&p, Instant::from_ns(0)).unwrap();
     send_at(&mut s, MS);
     send_at(&mut s, 2 * MS);
-    s.stop(2 * MS + 200);
-    let sizes: Vec<(u16, u16)> = std::iter::from_fn(|| s.poll_record(i64::MAX))
+    s.stop(Instant::from_ns(2 * MS + 200));
+    let sizes: Vec<(u16, u16)> = std::iter::from_fn(|| s.poll_record(Instant::from_ns(i64::MAX)))
         .map(|r| (r.payload_bytes, r.frame_bytes))
         .collect();
     assert_eq!(sizes, vec![(46, 68), (1500, 1522)]);

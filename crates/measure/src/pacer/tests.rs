@@ -28,7 +28,7 @@ fn simulate(
     send_ns: i64,
     late: impl Fn(u64) -> i64,
 ) -> Run {
-    let mut p = Pacer::new(cfg, start);
+    let mut p = Pacer::new(cfg, Instant::from_ns(start));
     let mut now = start - 1234;
     let mut sends = Vec::new();
     let mut bursts = Vec::new();
@@ -36,7 +36,7 @@ fn simulate(
     let mut counted_at_idle = true;
     let mut in_run = false;
     while now < start + dur {
-        let step = p.poll(now);
+        let step = p.poll(Instant::from_ns(now));
         if !matches!(step, Step::Send { .. }) {
             in_run = false;
             let f = &p.counts.fig;
@@ -53,14 +53,15 @@ fn simulate(
                 in_run = true;
                 now += send_ns;
             }
-            Step::Sleep { until_ns } => {
+            Step::Sleep { until } => {
+                let until_ns = until.as_ns();
                 assert!(until_ns > now, "sleep to the past");
                 now = until_ns + late(wakes);
                 wakes += 1;
-                p.woke(until_ns, now);
+                p.woke(until, Instant::from_ns(now));
             }
-            Step::Spin { until_ns } => {
-                assert!(until_ns > now);
+            Step::Spin { until } => {
+                assert!(until.as_ns() > now);
                 now += SPIN_POLL_NS;
             }
         }
@@ -76,7 +77,10 @@ fn simulate(
 
 #[test]
 fn the_schedule_is_exact_integer_arithmetic() {
-    let p = Pacer::new(PacerConfig::new(1470, 1_000_000_000), 1_000);
+    let p = Pacer::new(
+        PacerConfig::new(1470, 1_000_000_000),
+        Instant::from_ns(1_000),
+    );
     // 1470 B at 1 Gbit/s: 11 760 ns apart, exactly.
     assert_eq!(p.due_ns(0), 1_000);
     assert_eq!(p.due_ns(1), 1_000 + 11_760);
@@ -86,7 +90,7 @@ fn the_schedule_is_exact_integer_arithmetic() {
     assert_eq!(p.due_by(1_000 + 11_759), 1);
     assert_eq!(p.due_by(1_000 + 11_760), 2);
     // A gap that is not a whole number of ns: 1472 B at 3 Gbit/s.
-    let p = Pacer::new(PacerConfig::new(1472, 3_000_000_000), 0);
+    let p = Pacer::new(PacerConfig::new(1472, 3_000_000_000), Instant::from_ns(0));
     assert_eq!(p.due_ns(3), 11_776);
     assert_eq!(p.due_ns(3_000_000), 11_776_000_000);
     for k in [0u64, 1, 2, 3, 4, 1_000_001, 77_777_777] {
@@ -159,30 +163,36 @@ fn spacing_first_spins_to_every_due_time() {
 #[test]
 fn a_sender_far_behind_drops_the_backlog_and_keeps_the_schedule() {
     let cfg = PacerConfig::new(1000, 8_000_000); // 1 ms apart
-    let mut p = Pacer::new(cfg, 0);
-    assert_eq!(p.poll(0), Step::Send { due: 1 });
+    let mut p = Pacer::new(cfg, Instant::from_ns(0));
+    assert_eq!(p.poll(Instant::from_ns(0)), Step::Send { due: 1 });
     assert_eq!(
-        p.poll(1),
+        p.poll(Instant::from_ns(1)),
         Step::Sleep {
-            until_ns: 1_000_000
+            until: Instant::from_ns(1_000_000)
         }
     );
     // 5.5 ms later: five due, within the catch-up limit, sent back to back.
     for left in (1..=5).rev() {
-        assert_eq!(p.poll(5_500_000), Step::Send { due: left });
+        assert_eq!(
+            p.poll(Instant::from_ns(5_500_000)),
+            Step::Send { due: left }
+        );
     }
-    assert!(matches!(p.poll(5_500_001), Step::Sleep { .. }));
+    assert!(matches!(
+        p.poll(Instant::from_ns(5_500_001)),
+        Step::Sleep { .. }
+    ));
     // 50 ms later: the backlog beyond 10 ms is dropped.
-    assert_eq!(p.poll(55_200_000), Step::Send { due: 1 });
+    assert_eq!(p.poll(Instant::from_ns(55_200_000)), Step::Send { due: 1 });
     let f = p.figures();
     assert_eq!(f.skipped, 55 - 6);
     assert_eq!(f.units + f.skipped, p.due_by(55_200_000));
     assert_eq!((f.bursts, f.max_burst, f.burst_units), (3, 5, 5));
     // The schedule did not move: the next is due at 56 ms.
     assert_eq!(
-        p.poll(55_300_000),
+        p.poll(Instant::from_ns(55_300_000)),
         Step::Sleep {
-            until_ns: 56_000_000
+            until: Instant::from_ns(56_000_000)
         }
     );
 }
@@ -208,9 +218,9 @@ fn slow_wake_ups_cap_the_period_and_the_margin() {
 
 #[test]
 fn unpaced_sends_every_poll() {
-    let mut p = Pacer::new(PacerConfig::new(1000, 0), 0);
+    let mut p = Pacer::new(PacerConfig::new(1000, 0), Instant::from_ns(0));
     for t in 0..5 {
-        assert_eq!(p.poll(t), Step::Send { due: 1 });
+        assert_eq!(p.poll(Instant::from_ns(t)), Step::Send { due: 1 });
     }
 }
 

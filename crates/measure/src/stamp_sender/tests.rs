@@ -96,8 +96,11 @@ impl Peer1 {
 /// Starts a session without warm-up: the first probe is due at the result.
 fn started(s: &mut SessionSender, now: i64) -> i64 {
     let mut buf = vec![0; s.max_request_len()];
-    assert_eq!(s.poll_transmit(now, &mut buf), None);
-    assert_eq!(s.measurement_start(), Some(now + START_DELAY_NS));
+    assert_eq!(s.poll_transmit(Instant::from_ns(now), &mut buf), None);
+    assert_eq!(
+        s.measurement_start().map(Instant::as_ns),
+        Some(now + START_DELAY_NS)
+    );
     now + START_DELAY_NS
 }
 
@@ -109,15 +112,18 @@ fn warm_up_sends_one_request_at_a_time_and_settles_two_step() {
     let mut peer = Peer1::new(None);
     let mut buf = vec![0; 72];
     assert!(s.is_warming_up());
-    let t = s.poll_transmit(T0, &mut buf).unwrap();
+    let t = s.poll_transmit(Instant::from_ns(T0), &mut buf).unwrap();
     assert_eq!((t.seq, t.size_index, t.len, t.warm_up), (0, 0, 72, true));
     assert!(s.on_sent(0, T0, T0 + 10));
     assert_eq!(
-        s.poll_transmit(T0 + MS, &mut buf),
+        s.poll_transmit(Instant::from_ns(T0 + MS), &mut buf),
         None,
         "waits for the reply"
     );
-    assert_eq!(s.poll_timeout(), Some(T0 + 10 + WARMUP_WAIT_NS));
+    assert_eq!(
+        s.poll_timeout().map(Instant::as_ns),
+        Some(T0 + 10 + WARMUP_WAIT_NS)
+    );
     let reply = peer.reply(&buf[..72], T0 + 100, T0 + 200);
     peer.sent(0, T0 + 250);
     assert_eq!(
@@ -125,19 +131,26 @@ fn warm_up_sends_one_request_at_a_time_and_settles_two_step() {
         ReplyOutcome::WarmUp
     );
     assert_eq!(
-        s.poll_timeout(),
+        s.poll_timeout().map(Instant::as_ns),
         Some(T0 + 500),
         "the next request may go at once"
     );
     // Request 1 gets no reply in time; its late reply is ignored.
-    let t = s.poll_transmit(T0 + 600, &mut buf).unwrap();
+    let t = s
+        .poll_transmit(Instant::from_ns(T0 + 600), &mut buf)
+        .unwrap();
     assert_eq!(t.seq, 1);
     s.on_sent(1, T0 + 600, T0 + 610);
     let late = peer.reply(&buf[..72], T0 + 700, T0 + 800);
     peer.sent(1, T0 + 850);
     let deadline = T0 + 610 + WARMUP_WAIT_NS;
-    assert_eq!(s.poll_transmit(deadline - 1, &mut buf), None);
-    let t = s.poll_transmit(deadline, &mut buf).unwrap();
+    assert_eq!(
+        s.poll_transmit(Instant::from_ns(deadline - 1), &mut buf),
+        None
+    );
+    let t = s
+        .poll_transmit(Instant::from_ns(deadline), &mut buf)
+        .unwrap();
     assert_eq!(t.seq, 2);
     s.on_sent(2, deadline, deadline + 10);
     assert_eq!(
@@ -166,8 +179,8 @@ fn warm_up_sends_one_request_at_a_time_and_settles_two_step() {
     // Measured probes start 1 ms after the session is started, numbered on.
     let now = deadline + 5 * MS;
     let start = started(&mut s, now);
-    assert_eq!(s.poll_transmit(start - 1, &mut buf), None);
-    let t = s.poll_transmit(start, &mut buf).unwrap();
+    assert_eq!(s.poll_transmit(Instant::from_ns(start - 1), &mut buf), None);
+    let t = s.poll_transmit(Instant::from_ns(start), &mut buf).unwrap();
     assert_eq!((t.seq, t.warm_up), (3, false));
 }
 
@@ -180,7 +193,7 @@ fn a_small_request_never_waits_for_follow_ups() {
     let mut buf = vec![0; 72];
     for w in 0..2 {
         let now = T0 + w * MS;
-        let t = s.poll_transmit(now, &mut buf).unwrap();
+        let t = s.poll_transmit(Instant::from_ns(now), &mut buf).unwrap();
         assert_eq!(t.len, 44, "the warm-up uses the first size");
         s.on_sent(t.seq, now, now + 1);
         let reply = peer.reply(&buf[..44], now + 100, now + 200);
@@ -197,15 +210,19 @@ fn a_failed_send_leaves_sequence_and_size_to_the_next_probe() {
     let mut s = SessionSender::new(config(&[72, 100], None)).unwrap();
     let mut buf = vec![0; 100];
     let start = started(&mut s, T0);
-    let t = s.poll_transmit(start, &mut buf).unwrap();
+    let t = s.poll_transmit(Instant::from_ns(start), &mut buf).unwrap();
     assert_eq!((t.seq, t.size_index, t.len), (0, 0, 72));
     // The socket's queue was full: no on_sent.
-    let t = s.poll_transmit(start + 10 * MS, &mut buf).unwrap();
+    let t = s
+        .poll_transmit(Instant::from_ns(start + 10 * MS), &mut buf)
+        .unwrap();
     assert_eq!((t.seq, t.size_index), (0, 0));
     assert!(!s.on_sent(1, start, start), "not the request just written");
     assert!(s.on_sent(0, start + 10 * MS, start + 10 * MS + 5));
     assert!(!s.on_sent(0, start, start), "reported once");
-    let t = s.poll_transmit(start + 20 * MS, &mut buf).unwrap();
+    let t = s
+        .poll_transmit(Instant::from_ns(start + 20 * MS), &mut buf)
+        .unwrap();
     assert_eq!((t.seq, t.size_index, t.len), (1, 1, 100));
     assert_eq!(s.counters().sent, 1);
 }
@@ -215,13 +232,18 @@ fn late_probes_are_postponed_not_bunched() {
     let mut s = SessionSender::new(config(&[72], None)).unwrap();
     let mut buf = vec![0; 72];
     let start = started(&mut s, T0);
-    let t = s.poll_transmit(start, &mut buf).unwrap();
+    let t = s.poll_transmit(Instant::from_ns(start), &mut buf).unwrap();
     s.on_sent(t.seq, start, start + 1);
     // The loop came back 2.5 periods later: one probe in the current
     // period's slot, none to catch up.
-    assert_eq!(s.poll_transmit(start + 25 * MS, &mut buf), None);
-    assert_eq!(s.poll_timeout(), Some(start + 30 * MS));
-    assert!(s.poll_transmit(start + 30 * MS, &mut buf).is_some());
+    assert_eq!(
+        s.poll_transmit(Instant::from_ns(start + 25 * MS), &mut buf),
+        None
+    );
+    assert_eq!(s.poll_timeout().map(Instant::as_ns), Some(start + 30 * MS));
+    assert!(s
+        .poll_transmit(Instant::from_ns(start + 30 * MS), &mut buf)
+        .is_some());
 }
 
 #[test]
@@ -230,7 +252,9 @@ fn request_bytes_carry_seq_timestamp_and_hmac() {
     let mut s = SessionSender::new(config(&[140], Some(key.clone()))).unwrap();
     let mut buf = vec![0xa5; 200];
     let start = started(&mut s, T0);
-    let t = s.poll_transmit(start + 7, &mut buf).unwrap();
+    let t = s
+        .poll_transmit(Instant::from_ns(start + 7), &mut buf)
+        .unwrap();
     assert_eq!(t.len, 140);
     let r = SenderRepr::parse(&buf[..140], Mode::Authenticated).unwrap();
     assert_eq!((r.seq, r.ssid), (0, 0x0101));
@@ -253,10 +277,11 @@ fn count_reached_drains_then_releases_the_unanswered_as_lost() {
     let mut peer = Peer1::new(None);
     let mut buf = vec![0; 72];
     let start = started(&mut s, T0);
-    s.poll_transmit(start, &mut buf).unwrap();
+    s.poll_transmit(Instant::from_ns(start), &mut buf).unwrap();
     s.on_sent(0, start, start + 10);
     let reply = peer.reply(&buf[..72], start + 100, start + 200);
-    s.poll_transmit(start + 10 * MS, &mut buf).unwrap();
+    s.poll_transmit(Instant::from_ns(start + 10 * MS), &mut buf)
+        .unwrap();
     s.on_sent(1, start + 10 * MS, start + 10 * MS + 10);
     assert_eq!(
         s.handle_reply(
@@ -268,24 +293,29 @@ fn count_reached_drains_then_releases_the_unanswered_as_lost() {
         ReplyOutcome::Probe(ReplyMatch::Matched { reordered: false })
     );
     // Neither TX stamps nor follow-ups are awaited: released at once.
-    let r = s.poll_record(start + 10 * MS + 60).unwrap();
+    let r = s
+        .poll_record(Instant::from_ns(start + 10 * MS + 60))
+        .unwrap();
     assert_eq!((r.seq, r.lost, r.tx1, r.tx2), (0, false, start, start + 10));
     assert_eq!(
         (r.reflector_rx, r.reflector_tx),
         (Some(start + 100), Some(start + 200))
     );
-    assert_eq!(s.poll_record(start + 10 * MS + 60), None);
+    assert_eq!(s.poll_record(Instant::from_ns(start + 10 * MS + 60)), None);
     // The count is noticed at the next poll, which starts the drain.
     let now = start + 12 * MS;
-    assert_eq!(s.poll_transmit(now, &mut buf), None);
-    assert!(!s.is_finished(now));
+    assert_eq!(s.poll_transmit(Instant::from_ns(now), &mut buf), None);
+    assert!(!s.is_finished(Instant::from_ns(now)));
     let expiry = start + 10 * MS + 10 + 50 * MS + 1;
-    assert_eq!(s.poll_timeout(), Some(expiry.min(now + 50 * MS + 1)));
-    assert_eq!(s.poll_record(expiry - 1), None);
-    let r = s.poll_record(expiry).unwrap();
+    assert_eq!(
+        s.poll_timeout().map(Instant::as_ns),
+        Some(expiry.min(now + 50 * MS + 1))
+    );
+    assert_eq!(s.poll_record(Instant::from_ns(expiry - 1)), None);
+    let r = s.poll_record(Instant::from_ns(expiry)).unwrap();
     assert!(r.lost && r.seq == 1);
-    assert!(s.is_finished(expiry));
-    assert_eq!(s.poll_timeout(), None);
+    assert!(s.is_finished(Instant::from_ns(expiry)));
+    assert_eq!(s.poll_timeout().map(Instant::as_ns), None);
     let c = s.counters();
     assert_eq!((c.sent, c.received, c.lost), (2, 1, 1));
     assert_eq!((c.tx_stamp_missing, c.rx_stamp_missing), (1, 0));
@@ -300,18 +330,27 @@ fn duration_ends_sending() {
     let mut buf = vec![0; 72];
     let start = started(&mut s, T0);
     for k in 0..3 {
-        let t = s.poll_transmit(start + k * 10 * MS, &mut buf).unwrap();
+        let t = s
+            .poll_transmit(Instant::from_ns(start + k * 10 * MS), &mut buf)
+            .unwrap();
         s.on_sent(t.seq, start + k * 10 * MS, start + k * 10 * MS + 1);
     }
-    assert_eq!(s.poll_transmit(start + 25 * MS, &mut buf), None);
-    assert!(!s.is_finished(start + 25 * MS));
-    assert!(s.is_finished(start + 75 * MS + 1), "the drain is over");
-    let lost: Vec<u32> = std::iter::from_fn(|| s.poll_record(start + 75 * MS + 1))
-        .map(|r| {
-            assert!(r.lost);
-            r.seq
-        })
-        .collect();
+    assert_eq!(
+        s.poll_transmit(Instant::from_ns(start + 25 * MS), &mut buf),
+        None
+    );
+    assert!(!s.is_finished(Instant::from_ns(start + 25 * MS)));
+    assert!(
+        s.is_finished(Instant::from_ns(start + 75 * MS + 1)),
+        "the drain is over"
+    );
+    let lost: Vec<u32> =
+        std::iter::from_fn(|| s.poll_record(Instant::from_ns(start + 75 * MS + 1)))
+            .map(|r| {
+                assert!(r.lost);
+                r.seq
+            })
+            .collect();
     assert_eq!(lost, vec![0, 1, 2]);
     assert_eq!(s.counters().sent, 3);
 }
@@ -323,23 +362,33 @@ fn stop_drains_for_at_most_a_second() {
     let mut s = SessionSender::new(c).unwrap();
     let mut buf = vec![0; 72];
     let start = started(&mut s, T0);
-    s.poll_transmit(start, &mut buf).unwrap();
+    s.poll_transmit(Instant::from_ns(start), &mut buf).unwrap();
     s.on_sent(0, start, start + 1);
-    assert!(s.stop(start + 5));
-    assert!(!s.stop(start + 6), "already draining");
-    assert_eq!(s.poll_transmit(start + 10 * MS, &mut buf), None);
-    assert!(!s.is_finished(start + 5 + STOP_DRAIN_MAX_NS));
-    assert_eq!(s.poll_timeout(), Some(start + 5 + STOP_DRAIN_MAX_NS + 1));
-    assert!(s.is_finished(start + 6 + STOP_DRAIN_MAX_NS));
-    assert!(s.poll_record(start + 6 + STOP_DRAIN_MAX_NS).unwrap().lost);
+    assert!(s.stop(Instant::from_ns(start + 5)));
+    assert!(!s.stop(Instant::from_ns(start + 6)), "already draining");
+    assert_eq!(
+        s.poll_transmit(Instant::from_ns(start + 10 * MS), &mut buf),
+        None
+    );
+    assert!(!s.is_finished(Instant::from_ns(start + 5 + STOP_DRAIN_MAX_NS)));
+    assert_eq!(
+        s.poll_timeout().map(Instant::as_ns),
+        Some(start + 5 + STOP_DRAIN_MAX_NS + 1)
+    );
+    assert!(s.is_finished(Instant::from_ns(start + 6 + STOP_DRAIN_MAX_NS)));
+    assert!(
+        s.poll_record(Instant::from_ns(start + 6 + STOP_DRAIN_MAX_NS))
+            .unwrap()
+            .lost
+    );
     // Stopped in the warm-up: nothing measured, finished at once.
     let mut c = config(&[72], None);
     c.warmup_probes = 8;
     let mut s = SessionSender::new(c).unwrap();
-    s.poll_transmit(T0, &mut buf).unwrap();
-    assert!(s.stop(T0 + 1));
-    assert!(!s.is_warming_up() && s.is_finished(T0 + 1));
-    assert_eq!(s.poll_transmit(T0 + 2, &mut buf), None);
+    s.poll_transmit(Instant::from_ns(T0), &mut buf).unwrap();
+    assert!(s.stop(Instant::from_ns(T0 + 1)));
+    assert!(!s.is_warming_up() && s.is_finished(Instant::from_ns(T0 + 1)));
+    assert_eq!(s.poll_transmit(Instant::from_ns(T0 + 2), &mut buf), None);
     assert_eq!(s.counters(), SenderCounters::default());
 }
 
@@ -353,13 +402,13 @@ fn kernel_tx_stamps_are_awaited_until_the_timeout() {
     let start = started(&mut s, T0);
     for k in 0..2 {
         let at = start + k * 10 * MS;
-        let t = s.poll_transmit(at, &mut buf).unwrap();
+        let t = s.poll_transmit(Instant::from_ns(at), &mut buf).unwrap();
         s.on_sent(t.seq, at, at + 10);
         let reply = peer.reply(&buf[..72], at + 100, at + 200);
         s.handle_reply(&reply, at + 300, Some(at + 290), None);
     }
     assert_eq!(
-        s.poll_record(start + 11 * MS),
+        s.poll_record(Instant::from_ns(start + 11 * MS)),
         None,
         "probe 0 awaits its stamp"
     );
@@ -369,12 +418,12 @@ fn kernel_tx_stamps_are_awaited_until_the_timeout() {
         "the first stamp counts"
     );
     assert!(!s.on_tx_stamp(99, Some(start + 6), None));
-    let r = s.poll_record(start + 11 * MS).unwrap();
+    let r = s.poll_record(Instant::from_ns(start + 11 * MS)).unwrap();
     assert_eq!((r.seq, r.tx_kernel), (0, Some(start + 5)));
     // Probe 1's stamp never comes: released a timeout after its reply.
     let expiry = start + 10 * MS + 300 + 50 * MS + 1;
-    assert_eq!(s.poll_record(expiry - 1), None);
-    let r = s.poll_record(expiry).unwrap();
+    assert_eq!(s.poll_record(Instant::from_ns(expiry - 1)), None);
+    let r = s.poll_record(Instant::from_ns(expiry)).unwrap();
     assert_eq!((r.seq, r.lost, r.tx_kernel), (1, false, None));
     assert_eq!(s.counters().tx_stamp_missing, 1);
 }
@@ -386,7 +435,7 @@ fn replies_are_checked_and_counted() {
     let mut peer = Peer1::new(Some(key));
     let mut buf = vec![0; 140];
     let start = started(&mut s, T0);
-    s.poll_transmit(start, &mut buf).unwrap();
+    s.poll_transmit(Instant::from_ns(start), &mut buf).unwrap();
     s.on_sent(0, start, start + 1);
     let reply = peer.reply(&buf[..140], start + 100, start + 200);
     let mut forged = reply.clone();
@@ -435,7 +484,7 @@ proptest! {
         let mut buf = vec![0; size];
         let start = started(&mut s, T0);
         for k in 0..3 {
-            let t = s.poll_transmit(start + k * 10 * MS, &mut buf).unwrap();
+            let t = s.poll_transmit(Instant::from_ns(start + k * 10 * MS), &mut buf).unwrap();
             s.on_sent(t.seq, start + k * 10 * MS, start + k * 10 * MS + 1);
         }
         let mut matched = 0;
@@ -451,7 +500,7 @@ proptest! {
             c.malformed + c.auth_failed + c.unknown + c.late + c.duplicates + matched,
             datagrams.len() as u64
         );
-        while s.poll_record(start + 30 * MS).is_some() {}
+        while s.poll_record(Instant::from_ns(start + 30 * MS)).is_some() {}
     }
 }
 
@@ -471,7 +520,7 @@ fn hardware_tx_stamps_are_awaited_until_a_driver_shows_it_delivers_none() {
     let mut now = started(&mut s, T0);
     let mut released = Vec::new();
     for k in 0..20u32 {
-        let t = s.poll_transmit(now, &mut buf).unwrap();
+        let t = s.poll_transmit(Instant::from_ns(now), &mut buf).unwrap();
         s.on_sent(t.seq, now, now + 10);
         s.on_tx_stamp(t.seq, Some(now + 20), None);
         let reply = peer.reply(&buf[..72], now + 100, now + 200);
@@ -479,15 +528,15 @@ fn hardware_tx_stamps_are_awaited_until_a_driver_shows_it_delivers_none() {
         s.handle_reply(&reply, now + 500, Some(now + 450), None);
         // Right after the reply: complete only with its NIC TX stamp, or
         // once the session gave up on them.
-        if let Some(r) = s.poll_record(now + 600) {
+        if let Some(r) = s.poll_record(Instant::from_ns(now + 600)) {
             released.push((k, r));
         }
         now += 10 * MS;
-        while let Some(r) = s.poll_record(now) {
+        while let Some(r) = s.poll_record(Instant::from_ns(now)) {
             released.push((k, r));
         }
     }
-    while let Some(r) = s.poll_record(now + 100 * MS) {
+    while let Some(r) = s.poll_record(Instant::from_ns(now + 100 * MS)) {
         released.push((20, r));
     }
     let n = s.counters();

@@ -12,7 +12,7 @@
 use misura_measure::oneway_session::{
     OnewayCounters, OnewayPlan, OnewaySession, RxMeta, Transmit, MEASURE_STREAM, WARMUP_STREAM,
 };
-use misura_measure::time::{Period, Span};
+use misura_measure::time::{Instant, Period, Span};
 use misura_measure::{Pattern, SizeOrder, TxStampMatch};
 use misura_wire::{emit_frame, EthernetRepr, MacAddr, ProbeFlags, ProbeHeader, ProbeRepr};
 use rand::rngs::SmallRng;
@@ -196,14 +196,15 @@ impl Sim {
 
     /// The binary's loop, with the simulation for sockets and clock.
     pub fn run(mut self) -> Outcome {
-        let mut s = OnewaySession::new(&self.plan, self.host()).expect("a valid plan");
+        let mut s =
+            OnewaySession::new(&self.plan, Instant::from_ns(self.host())).expect("a valid plan");
         let capacity = self.plan.ring_capacity.max(2).next_power_of_two() as u64;
         loop {
             self.iter += 1;
             assert!(self.iter < 50_000_000, "the simulated run does not end");
             if self.stop_flag && self.o.stopped_at.is_none() {
                 self.o.stopped_at = Some(self.host());
-                s.stop(self.host());
+                s.stop(Instant::from_ns(self.host()));
             }
             self.true_now += std::mem::take(&mut self.stall);
             let now = self.host();
@@ -217,7 +218,7 @@ impl Sim {
             if due && self.o.stopped_at.is_none() && s.outstanding() == capacity {
                 self.o.full_turns += 1;
             }
-            let sent_now = s.poll_transmit(now);
+            let sent_now = s.poll_transmit(Instant::from_ns(now));
             if let Some(t) = sent_now {
                 self.send(&mut s, t, now);
             }
@@ -244,14 +245,14 @@ impl Sim {
                 }
                 Some(f) => self.deliver(&mut s, f),
             }
-            while let Some(rec) = s.poll_record(t) {
+            while let Some(rec) = s.poll_record(Instant::from_ns(t)) {
                 self.o.frames[rec.seq as usize].released_iter = Some(self.iter);
                 if self.plan.expect_tx_stamp && rec.tx_kernel.is_none() {
                     self.awaiting -= 1;
                 }
                 self.o.records.push(rec);
             }
-            if s.is_finished(t) {
+            if s.is_finished(Instant::from_ns(t)) {
                 self.o.finished_at = t;
                 break;
             }
@@ -279,7 +280,7 @@ impl Sim {
         }
         let mut next = s
             .poll_timeout()
-            .map_or(i64::MAX, |h| h - self.offset_at(now));
+            .map_or(i64::MAX, |h| h.as_ns() - self.offset_at(now));
         next = self
             .cable
             .iter()

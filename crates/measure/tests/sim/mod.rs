@@ -20,6 +20,7 @@ use misura_measure::stamp_client::ProbeRecord;
 use misura_measure::stamp_sender::{
     RequestLayout, SenderConfig, SessionSender, Transmit, WARMUP_PROBES, WARMUP_WAIT_NS,
 };
+use misura_measure::time::Instant;
 use misura_measure::{Pattern, TimestampSource};
 use misura_wire::stamp::Mode;
 use rand::rngs::SmallRng;
@@ -315,7 +316,11 @@ impl World {
         let mut now = T0 - LOOP_NS;
         let mut stopped = false;
         for _ in 0..10_000_000 {
-            let timer = self.sender.poll_timeout().unwrap_or(i64::MAX);
+            let timer = self
+                .sender
+                .poll_timeout()
+                .map(Instant::as_ns)
+                .unwrap_or(i64::MAX);
             let datagram = self
                 .to_sender
                 .keys()
@@ -332,17 +337,17 @@ impl World {
             now = at;
             if let Some(stop_at) = self.path.stop_at {
                 if now >= stop_at && !stopped {
-                    stopped = self.sender.stop(now);
+                    stopped = self.sender.stop(Instant::from_ns(now));
                 }
             }
-            if let Some(t) = self.sender.poll_transmit(now, &mut buf) {
+            if let Some(t) = self.sender.poll_transmit(Instant::from_ns(now), &mut buf) {
                 self.send(now, t, &buf[..t.len]);
             }
             self.deliver(now);
-            while let Some(r) = self.sender.poll_record(now) {
+            while let Some(r) = self.sender.poll_record(Instant::from_ns(now)) {
                 self.o.records.push((now, r));
             }
-            if self.sender.is_finished(now) {
+            if self.sender.is_finished(Instant::from_ns(now)) {
                 self.o.finished_at = now;
                 return;
             }

@@ -1,4 +1,12 @@
-//! Where a timestamp came from.
+//! misura's time, shared by every crate: an [`Instant`] on the run's single
+//! timescale, the [`Span`] between two, a positive [`Period`], and where a
+//! timestamp came from ([`TimestampSource`]).
+//!
+//! A leaf crate (it uses no other misura crate) so that the Linux edge
+//! (`misura-sys`, which reads the clocks) and the pure method
+//! (`misura-measure`, which never does) speak the same types; `misura-measure`
+//! re-exports it as `misura_measure::time`.
+#![forbid(unsafe_code)]
 
 use serde::{Deserialize, Serialize};
 
