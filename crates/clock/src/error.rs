@@ -55,6 +55,43 @@ pub enum PlanError {
     TooFewExchanges,
 }
 
+/// Why a measurement that had a valid plan could not run, typed. The
+/// binary gives each its exit class: `Sys` by the host error it carries
+/// (a capability missing, an interface), `NtpServer` as a parameter to
+/// change, the others as a failed run.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    /// The host refused what the plan needs (pinning to a CPU, a SCHED_FIFO
+    /// priority, an absolute sleep).
+    #[error(transparent)]
+    Sys(#[from] misura_sys::SysError),
+    /// The NTP server's name gives no address to send to.
+    #[error("NTP server `{server}` resolves to no address")]
+    NtpNoAddress { server: String },
+    /// The NTP server's name cannot be resolved.
+    #[error("cannot resolve NTP server `{server}` ({why}): give an IP address or a resolvable host name")]
+    NtpUnresolved { server: String, why: String },
+    /// An SNTP request could not be written (never, with the header-sized
+    /// buffer the client uses).
+    #[error(transparent)]
+    Wire(#[from] misura_wire::WireError),
+    /// A socket operation towards the NTP server failed (`what` says which).
+    #[error("{what}: {source}")]
+    Socket {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl MeasureError {
+    /// A socket error, `what` naming the operation and its peer.
+    pub(crate) fn socket(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> MeasureError {
+        let what = what.into();
+        move |source| MeasureError::Socket { what, source }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,9 +2,11 @@
 //! loop of clock reads; the steps between consecutive reads show when the
 //! kernel, the hardware or other threads took the CPU away.
 
+use crate::error::MeasureError;
 use crate::error::{Knob, PlanError};
 use crate::finish::{completion, host_and_warnings_after_lock};
-use anyhow::Result;
+
+type Result<T, E = MeasureError> = std::result::Result<T, E>;
 use misura_measure::clockstats::counter_rate_hz;
 use misura_measure::clockstats::StepTracker;
 use misura_report::clock::{

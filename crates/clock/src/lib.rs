@@ -14,4 +14,4 @@ pub mod sources;
 pub mod timer;
 pub mod tsc;
 
-pub use error::{Knob, PlanError};
+pub use error::{Knob, MeasureError, PlanError};

@@ -1,9 +1,11 @@
 //! `misura clock timer`'s method: wake-up latency of periodic absolute
 //! sleeps, the way cyclictest (rt-tests) measures it.
 
+use crate::error::MeasureError;
 use crate::error::{Knob, PlanError};
 use crate::finish::{completion, host_and_warnings_after_lock};
-use anyhow::Result;
+
+type Result<T, E = MeasureError> = std::result::Result<T, E>;
 use misura_report::clock::{TimerConfig, TimerFigures, TimerReport};
 use misura_report::LoopTuning;
 use misura_report::Warning;

@@ -2,7 +2,9 @@
 //! is and whose `seq` is the cycle number, built, renumbered, recognised
 //! and sent.
 
-use anyhow::{Context, Result};
+use crate::error::ExchangeError;
+
+type Result<T, E = ExchangeError> = std::result::Result<T, E>;
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::PacketSocket;
 use misura_wire::probe::{ProbeHeader, ProbeRepr};
@@ -44,7 +46,7 @@ pub fn frame(
         aux_timestamp: 0,
     };
     let mut buf = vec![0u8; ETH + payload];
-    let n = misura_wire::probe::emit_frame(&eth, &probe, &mut buf).context("building a frame")?;
+    let n = misura_wire::probe::emit_frame(&eth, &probe, &mut buf)?;
     buf.truncate(n);
     Ok(buf)
 }

@@ -2,10 +2,12 @@
 //! end's data frame back to back, then the wait for the peer's data frame;
 //! the phases timed from just before the trigger's send(), and the report.
 
+use crate::error::ExchangeError;
 use crate::frames::{send_all, set_seq, INITIATOR_DATA, TRIGGER};
 use crate::plan::ExchangePlan;
 use crate::port::Port;
-use anyhow::Result;
+
+type Result<T, E = ExchangeError> = std::result::Result<T, E>;
 use misura_report::exchange::*;
 use misura_report::{StopReason, Warning};
 use misura_run::meta::{meta, now_rfc3339};

@@ -14,12 +14,14 @@
 //! stores and exits.
 #![forbid(unsafe_code)]
 
+pub mod error;
 pub mod frames;
 pub mod initiator;
 pub mod plan;
 pub mod port;
 pub mod responder;
 
+pub use error::ExchangeError;
 pub use initiator::{initiate, Initiated};
 pub use plan::{ExchangePlan, Frame, Knob, PlanError};
 pub use responder::{respond, Ready};

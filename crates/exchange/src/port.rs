@@ -2,9 +2,11 @@
 //! the peer, with kernel stamps (and the NIC's where the port has them),
 //! and the reads of the peer's data frame and the trigger's TX stamps.
 
+use crate::error::ExchangeError;
 use crate::frames::{classify, frame, ETH, RESPONDER_DATA, TRIGGER};
 use crate::plan::ExchangePlan;
-use anyhow::Result;
+
+type Result<T, E = ExchangeError> = std::result::Result<T, E>;
 use misura_report::LoopTuning;
 use misura_sys::clock::realtime_ns;
 use misura_sys::iface::InterfaceInfo;

@@ -1,10 +1,12 @@
 //! The responder: answer each trigger from the peer with a data frame,
 //! until a signal or the plan's duration, and count what came.
 
+use crate::error::ExchangeError;
 use crate::frames::{classify, send_all, set_seq, INITIATOR_DATA, RESPONDER_DATA, TRIGGER};
 use crate::plan::ExchangePlan;
 use crate::port::Port;
-use anyhow::Result;
+
+type Result<T, E = ExchangeError> = std::result::Result<T, E>;
 use misura_report::exchange::ResponderReport;
 use misura_run::meta::{meta, now_rfc3339};
 use misura_sys::clock::realtime_ns;

@@ -64,6 +64,12 @@ pub fn code_for(err: &anyhow::Error) -> i32 {
                 _ => ERROR,
             };
         }
+        if cause
+            .downcast_ref::<crate::stamping::HardwareRequired>()
+            .is_some()
+        {
+            return PARAMS;
+        }
         if let Some(l) = cause.downcast_ref::<LabError>() {
             return match l {
                 LabError::NotPermitted => PRIVILEGE,

@@ -13,10 +13,10 @@
 //! the kernel's. `user` gives all that up: only user clock readings
 //! remain, as in sockperf or ping -U.
 
-use anyhow::Result;
 use clap::ValueEnum;
 use misura_sys::packet::TimestampingGranted;
 use misura_sys::udp::{ReceiveInfo, UdpTsSocket};
+use misura_sys::SysError;
 
 /// Which clock stamps a UDP socket's datagrams.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -105,10 +105,19 @@ impl FrameFormat {
     }
 }
 
+/// The NIC's stamps were required (`Timestamps::Hardware`) and cannot be
+/// had: `why` says what the interface lacks. Its exit class is a parameter
+/// to change (`exit::code_for`).
+#[derive(Debug, thiserror::Error)]
+#[error("--timestamps hardware: {why}; use --timestamps kernel to fall back to software stamps")]
+pub struct HardwareRequired {
+    pub why: String,
+}
+
 /// Switches the NIC's stamping on for `interface` when `mode` wants it
 /// and the driver offers it (hardware TX and RX of every packet). Fails
 /// only for `--timestamps hardware`; otherwise says why not in `note`.
-pub fn hardware(interface: Option<&str>, mode: Timestamps) -> Result<Hardware> {
+pub fn hardware(interface: Option<&str>, mode: Timestamps) -> Result<Hardware, HardwareRequired> {
     hardware_for(interface, mode, false)
 }
 
@@ -116,7 +125,11 @@ pub fn hardware(interface: Option<&str>, mode: Timestamps) -> Result<Hardware> {
 /// NIC that stamps only PTP event messages on receive, its RX filter is
 /// set to PTPv2 event messages (`SIOCSHWTSTAMP`, as ptp4l and hwstamp_ctl
 /// -r 12 do) instead of every packet.
-pub fn hardware_for(interface: Option<&str>, mode: Timestamps, ptp: bool) -> Result<Hardware> {
+pub fn hardware_for(
+    interface: Option<&str>,
+    mode: Timestamps,
+    ptp: bool,
+) -> Result<Hardware, HardwareRequired> {
     let hw = match mode {
         Timestamps::Software | Timestamps::User => {
             return Ok(Hardware::off(
@@ -134,14 +147,14 @@ pub fn hardware_for(interface: Option<&str>, mode: Timestamps, ptp: bool) -> Res
         Timestamps::Kernel | Timestamps::Hardware => try_hardware(interface, ptp),
     };
     if mode == Timestamps::Hardware && !hw.enabled {
-        return Err(crate::exit::Failure::Params(format!(
-            "--timestamps hardware: {}; use --timestamps kernel to fall back to software stamps",
-            hw.note
+        return Err(HardwareRequired {
+            why: hw
+                .note
                 .as_deref()
                 .unwrap_or("no hardware timestamps")
                 .trim_end_matches(": software stamps")
-        ))
-        .into());
+                .to_string(),
+        });
     }
     Ok(hw)
 }
@@ -231,7 +244,7 @@ pub fn enable(
     mode: Timestamps,
     hw: &Hardware,
     info: ReceiveInfo,
-) -> Result<TimestampingGranted> {
+) -> Result<TimestampingGranted, SysError> {
     let granted = match mode {
         Timestamps::User => TimestampingGranted::NONE,
         _ => sock.enable_stamps(hw.enabled)?,

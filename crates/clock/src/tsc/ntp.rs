@@ -3,10 +3,11 @@
 //! from each reply, and the minimum-RTT estimate over them.
 
 use super::raw::{bounded, fitted, sleep_until_raw, tight_pair, TRIES_PER_BIN};
-use anyhow::{anyhow, Result};
+use crate::error::MeasureError;
+
+type Result<T> = std::result::Result<T, MeasureError>;
 use misura_measure::tscfreq::{self, NtpExchange, TscRawPair};
 use misura_report::tsc::{Comparison, ExchangeRef, NtpFrequency, NtpReport};
-use misura_run::exit::Failure;
 use misura_run::progress::Progress;
 use misura_sys::clock::{monotonic_raw_ns, realtime_ns};
 use misura_sys::tsc;
@@ -56,14 +57,13 @@ fn resolve_server(s: &str) -> Result<SocketAddr> {
         format!("{s}:{}", sntp::UDP_PORT)
     };
     match with_port.to_socket_addrs() {
-        Ok(mut it) => it.next().ok_or_else(|| {
-            anyhow!(Failure::Params(format!(
-                "NTP server `{s}` resolves to no address"
-            )))
+        Ok(mut it) => it
+            .next()
+            .ok_or_else(|| MeasureError::NtpNoAddress { server: s.into() }),
+        Err(e) => Err(MeasureError::NtpUnresolved {
+            server: s.into(),
+            why: e.to_string(),
         }),
-        Err(e) => Err(anyhow!(Failure::Params(format!(
-            "cannot resolve NTP server `{s}` ({e}): give an IP address or a resolvable host name"
-        )))),
     }
 }
 
@@ -95,14 +95,17 @@ struct Session<'a> {
 impl<'a> Session<'a> {
     fn open(server: &'a str, interval_ns: i64, stop: &'a AtomicUsize) -> Result<Session<'a>> {
         let addr = resolve_server(server)?;
-        let bind: SocketAddr = if addr.is_ipv4() {
-            "0.0.0.0:0".parse()?
+        let bind = if addr.is_ipv4() {
+            SocketAddr::from(([0u8; 4], 0))
         } else {
-            "[::]:0".parse()?
+            SocketAddr::from(([0u16; 8], 0))
         };
-        let sock = UdpSocket::bind(bind).map_err(|e| anyhow!("cannot open a UDP socket: {e}"))?;
-        sock.connect(addr)
-            .map_err(|e| anyhow!("cannot reach {addr}: {e} (no route?)"))?;
+        let sock =
+            UdpSocket::bind(bind).map_err(MeasureError::socket("cannot open a UDP socket"))?;
+        sock.connect(addr).map_err(|e| MeasureError::Socket {
+            what: format!("cannot reach {addr}"),
+            source: std::io::Error::new(e.kind(), format!("{e} (no route?)")),
+        })?;
         Ok(Session {
             server,
             sock,
@@ -154,7 +157,10 @@ impl<'a> Session<'a> {
                 self.problems.refused = true;
                 return Ok(false);
             }
-            return Err(anyhow!("cannot send to {}: {e}", self.addr));
+            return Err(MeasureError::socket(format!(
+                "cannot send to {}",
+                self.addr
+            ))(e));
         }
         self.await_reply(seq, sent, s)?;
         Ok(true)
@@ -165,7 +171,9 @@ impl<'a> Session<'a> {
     fn await_reply(&mut self, seq: u64, sent: NtpTimestamp, s: u64) -> Result<()> {
         let mut buf = [0u8; 512];
         let started = Instant::now();
-        self.sock.set_nonblocking(true)?;
+        self.sock
+            .set_nonblocking(true)
+            .map_err(MeasureError::socket("the NTP socket"))?;
         let mut blocking = false;
         loop {
             let got = self.sock.recv(&mut buf);
@@ -196,16 +204,25 @@ impl<'a> Session<'a> {
                         return Ok(());
                     }
                     if waited >= SPIN && !blocking {
-                        self.sock.set_nonblocking(false)?;
+                        self.sock
+                            .set_nonblocking(false)
+                            .map_err(MeasureError::socket("the NTP socket"))?;
                         blocking = true;
                     }
                     if blocking {
-                        self.sock.set_read_timeout(Some(
-                            (self.timeout - waited).max(Duration::from_millis(1)),
-                        ))?;
+                        self.sock
+                            .set_read_timeout(Some(
+                                (self.timeout - waited).max(Duration::from_millis(1)),
+                            ))
+                            .map_err(MeasureError::socket("the NTP socket"))?;
                     }
                 }
-                Err(e) => return Err(anyhow!("receiving from {}: {e}", self.addr)),
+                Err(e) => {
+                    return Err(MeasureError::socket(format!(
+                        "receiving from {}",
+                        self.addr
+                    ))(e))
+                }
             }
         }
     }

@@ -5,8 +5,10 @@
 //! and makes the report.
 
 use super::{ntp, raw};
+use crate::error::MeasureError;
 use crate::error::PlanError;
-use anyhow::Result;
+
+type Result<T, E = MeasureError> = std::result::Result<T, E>;
 use misura_report::tsc::*;
 use misura_report::Warning;
 use misura_report::{LoopTuning, StopReason};

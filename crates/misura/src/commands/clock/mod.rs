@@ -14,7 +14,7 @@ use misura_clock::interference::{InterferencePlan, InterferenceRequest};
 use misura_clock::sources::SourcesPlan;
 use misura_clock::timer::TimerPlan;
 use misura_clock::tsc::TscPlan;
-use misura_clock::{Knob, PlanError};
+use misura_clock::{Knob, MeasureError, PlanError};
 use misura_report::clock::{
     human_ns, write_interference_text, write_sources_text, write_timer_text,
 };
@@ -91,6 +91,19 @@ fn tsc_sentence(e: PlanError, durations: &[(Knob, &str, &DurationArg)]) -> anyho
     }
 }
 
+/// A measurement's failure with its exit class: the host's own error as it
+/// is (its class is the host error's: a capability, an interface), an NTP
+/// server that names no address as a parameter to change.
+fn measure_failure(e: MeasureError) -> anyhow::Error {
+    match e {
+        MeasureError::Sys(s) => s.into(),
+        e @ (MeasureError::NtpNoAddress { .. } | MeasureError::NtpUnresolved { .. }) => {
+            Failure::Params(e.to_string()).into()
+        }
+        e => e.into(),
+    }
+}
+
 /// A finished measurement of this host's clocks.
 fn this_host<T: serde::Serialize + 'static>(
     report: T,
@@ -118,7 +131,8 @@ fn interference(a: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finishe
         bins_per_decade: a.bins_per_decade,
     })
     .map_err(|e| flag_sentence(e, &[(Knob::Duration, "--duration", &a.duration)]))?;
-    let report = misura_clock::interference::measure(&plan, stop, a.out.quiet)?;
+    let report =
+        misura_clock::interference::measure(&plan, stop, a.out.quiet).map_err(measure_failure)?;
     Ok(this_host(
         report,
         "clock-interference",
@@ -142,7 +156,7 @@ fn timer(a: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         ];
         flag_sentence(e, &d)
     })?;
-    let report = misura_clock::timer::measure(&plan, stop, a.out.quiet)?;
+    let report = misura_clock::timer::measure(&plan, stop, a.out.quiet).map_err(measure_failure)?;
     Ok(this_host(report, "clock-timer", write_timer_text))
 }
 
@@ -161,7 +175,8 @@ fn tsc(a: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         ];
         tsc_sentence(e, &d)
     })?;
-    let m = misura_clock::tsc::measure(&plan, a.ns.netns.clone(), stop, a.out.quiet)?;
+    let m = misura_clock::tsc::measure(&plan, a.ns.netns.clone(), stop, a.out.quiet)
+        .map_err(measure_failure)?;
     let target = a
         .ntp
         .clone()

@@ -11,7 +11,7 @@ pub use args::ExchangeArgs;
 use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, Report};
 use anyhow::Result;
-use misura_exchange::{ExchangePlan, Frame, Initiated, Knob, PlanError, Ready};
+use misura_exchange::{ExchangeError, ExchangePlan, Frame, Initiated, Knob, PlanError, Ready};
 use misura_report::clock::human_ns;
 use misura_report::exchange::{write_responder_text, write_text};
 use std::sync::atomic::AtomicUsize;
@@ -65,11 +65,14 @@ fn flag_sentence(a: &ExchangeArgs, e: PlanError) -> Failure {
     })
 }
 
-/// The library's error, with a refused plan in the flags' words.
-fn in_flag_words(a: &ExchangeArgs, e: anyhow::Error) -> anyhow::Error {
-    match e.downcast::<PlanError>() {
-        Ok(p) => flag_sentence(a, p).into(),
-        Err(e) => e,
+/// The library's error with its exit class: a refused plan in the flags'
+/// words, the host's error as it is (its class is what it carries).
+fn in_flag_words(a: &ExchangeArgs, e: ExchangeError) -> anyhow::Error {
+    match e {
+        ExchangeError::Plan(p) => flag_sentence(a, p).into(),
+        ExchangeError::Sys(s) => s.into(),
+        ExchangeError::Hardware(h) => h.into(),
+        e => e.into(),
     }
 }
 
