@@ -12,6 +12,7 @@
 
 pub mod archive;
 pub mod config;
+pub mod error;
 pub mod fleet;
 pub mod http;
 pub mod http_client;
@@ -22,11 +23,11 @@ pub mod runner;
 mod schedule;
 pub mod sinks;
 
-use anyhow::{Context, Result};
 use config::Config;
+pub use error::AgentError;
 use metrics::AgentCounters;
-use misura_run::exit::{self, Failure};
-use misura_run::store::{store_failure, StoreConfig};
+use misura_run::exit;
+use misura_run::store::StoreConfig;
 use schedule::{reconcile, slots_for, Agent, Finished, Shared};
 use std::collections::{BTreeMap, HashMap};
 use std::net::{SocketAddr, TcpListener};
@@ -82,21 +83,21 @@ pub fn load_local(options: &Options) -> Result<Config, config::ConfigError> {
 }
 
 /// The agent, until `stop` is set; returns the process exit code.
-pub fn run(options: &Options, stop: &Arc<AtomicUsize>) -> Result<i32> {
-    let config = load_local(options).map_err(|e| Failure::Usage(e.0))?;
+pub fn run(options: &Options, stop: &Arc<AtomicUsize>) -> Result<i32, AgentError> {
+    let config = load_local(options)?;
     if let Some(ns) = &options.netns {
         // Before any thread or child exists, so all of them live in it.
         misura_sys::netns::enter(ns)?;
     }
-    let exe = std::env::current_exe().context("locating the misura binary to run measurements")?;
+    let exe = std::env::current_exe().map_err(AgentError::process(
+        "locating the misura binary to run measurements",
+    ))?;
     let hup = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone())
-        .context("installing the SIGHUP handler")?;
-    let listener = TcpListener::bind(options.listen).with_context(|| {
-        format!(
-            "cannot listen on {}: is another agent running there?",
-            options.listen
-        )
+        .map_err(AgentError::process("installing the SIGHUP handler"))?;
+    let listener = TcpListener::bind(options.listen).map_err(|source| AgentError::Listen {
+        addr: options.listen,
+        source,
     })?;
     log::info!(
         "misura agent: {} targets, serving http://{}/metrics",
@@ -106,15 +107,12 @@ pub fn run(options: &Options, stop: &Arc<AtomicUsize>) -> Result<i32> {
 
     let store = &options.store;
     if !store.enabled && !config.sinks.is_empty() {
-        return Err(Failure::Usage(
-            "--no-store with [[sink]]: results reach the sinks through the store (the outbox); drop --no-store".into(),
-        )
-        .into());
+        return Err(AgentError::SinksWithoutStore);
     }
     let keeper = if store.enabled {
-        let mut k = keep::Keeper::open(&store.path, &config.name).map_err(store_failure)?;
+        let mut k = keep::Keeper::open(&store.path, &config.name)?;
         let names: Vec<String> = config.sinks.iter().map(|s| s.name.clone()).collect();
-        k.store().register_sinks(&names).map_err(store_failure)?;
+        k.store().register_sinks(&names)?;
         k.bound_by(&config.sinks);
         log::info!(
             "misura agent: {}: keeping every result in {}{}",
@@ -140,7 +138,8 @@ pub fn run(options: &Options, stop: &Arc<AtomicUsize>) -> Result<i32> {
             stop: stop.clone(),
             stats: sink_stats.clone(),
         },
-    )?;
+    )
+    .map_err(AgentError::process("starting the sinks' threads"))?;
 
     let shared: Shared = Arc::new(Mutex::new((BTreeMap::new(), AgentCounters::default())));
     reconcile(&mut shared.lock().unwrap().0, &config);
@@ -148,7 +147,8 @@ pub fn run(options: &Options, stop: &Arc<AtomicUsize>) -> Result<i32> {
         let (shared, stop, sinks) = (shared.clone(), stop.clone(), sink_stats.clone());
         std::thread::Builder::new()
             .name("agent-http".into())
-            .spawn(move || agent_http_serve(listener, &stop, &shared, &sinks))?
+            .spawn(move || agent_http_serve(listener, &stop, &shared, &sinks))
+            .map_err(AgentError::process("starting the HTTP endpoint's thread"))?
     };
     let (done_tx, done_rx) = mpsc::channel::<Finished>();
     let config_per_probe = config.sinks.iter().any(|s| s.per_probe());

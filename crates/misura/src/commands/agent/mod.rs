@@ -8,6 +8,7 @@ use crate::shared::exit::{self, Failure};
 use anyhow::Result;
 pub use args::AgentArgs;
 use misura_agent::config::Config;
+use misura_agent::AgentError;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
@@ -83,5 +84,20 @@ pub fn run(args: &AgentArgs, stop: &Arc<AtomicUsize>) -> Result<i32> {
         print_targets(&config);
         return Ok(exit::OK);
     }
-    misura_agent::run(&options, stop)
+    misura_agent::run(&options, stop).map_err(agent_failure)
+}
+
+/// The agent's refusal with its exit class, in the command line's words
+/// where the command line is the cause.
+fn agent_failure(e: AgentError) -> anyhow::Error {
+    match e {
+        AgentError::Config(c) => Failure::Usage(c.0).into(),
+        AgentError::SinksWithoutStore => Failure::Usage(
+            "--no-store with [[sink]]: results reach the sinks through the store (the outbox); drop --no-store".into(),
+        )
+        .into(),
+        AgentError::Store(s) => crate::shared::store::store_failure(s).into(),
+        AgentError::Sys(s) => s.into(),
+        e => e.into(),
+    }
 }
