@@ -140,7 +140,7 @@ impl Keeper {
         while !self.unsaved.is_empty() {
             self.enforce_bounds();
             let Some(u) = self.unsaved.front() else { break };
-            let facts = misura_run::store::facts(&u.kind, &u.target, &u.value);
+            let facts = misura_store::facts(&u.kind, &u.target, &u.value);
             let r = NewResult {
                 run_id: &u.run_id,
                 agent: &self.agent,

@@ -27,7 +27,7 @@ use config::Config;
 pub use error::AgentError;
 use metrics::AgentCounters;
 use misura_run::exit;
-use misura_run::store::StoreConfig;
+use misura_store::StoreConfig;
 use schedule::{reconcile, slots_for, Agent, Finished, Shared};
 use std::collections::{BTreeMap, HashMap};
 use std::net::{SocketAddr, TcpListener};

@@ -1,8 +1,5 @@
 //! Exit codes and the classification of errors into them.
 
-use misura_lab::LabError;
-use misura_sys::SysError;
-
 /// What went wrong, for the exit code. The message names the fix.
 #[derive(Debug, thiserror::Error)]
 pub enum Failure {
@@ -41,42 +38,4 @@ pub const INTERRUPTED_TERM: i32 = 143;
 /// The stop reason of a run a signal ended (its number).
 pub fn signal_reason(signal: impl TryInto<i64>) -> misura_report::StopReason {
     misura_report::StopReason::interrupted(signal)
-}
-
-/// The exit code for an error chain: the first classifiable cause wins.
-pub fn code_for(err: &anyhow::Error) -> i32 {
-    for cause in err.chain() {
-        if let Some(f) = cause.downcast_ref::<Failure>() {
-            return match f {
-                Failure::Usage(_) => USAGE,
-                Failure::Params(_) => PARAMS,
-                Failure::Output(_) => OUTPUT,
-                Failure::Profile(_) => PROFILE,
-                Failure::Privilege(_) => PRIVILEGE,
-            };
-        }
-        if let Some(s) = cause.downcast_ref::<SysError>() {
-            return match s {
-                SysError::NeedCapability { .. } => PRIVILEGE,
-                SysError::NoSuchInterface { .. }
-                | SysError::InterfaceDown { .. }
-                | SysError::NoSuchNetns { .. } => INTERFACE,
-                _ => ERROR,
-            };
-        }
-        if cause
-            .downcast_ref::<crate::stamping::HardwareRequired>()
-            .is_some()
-        {
-            return PARAMS;
-        }
-        if let Some(l) = cause.downcast_ref::<LabError>() {
-            return match l {
-                LabError::NotPermitted => PRIVILEGE,
-                LabError::BadPrefix { .. } => USAGE,
-                _ => ERROR,
-            };
-        }
-    }
-    ERROR
 }

@@ -24,7 +24,6 @@ pub mod phc_tracker;
 pub mod progress;
 pub mod ptp;
 pub mod stamping;
-pub mod store;
 pub mod target;
 pub mod units;
 pub mod warnings;

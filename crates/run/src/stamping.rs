@@ -107,7 +107,7 @@ impl FrameFormat {
 
 /// The NIC's stamps were required (`Timestamps::Hardware`) and cannot be
 /// had: `why` says what the interface lacks. Its exit class is a parameter
-/// to change (`exit::code_for`).
+/// to change (the binary's `shared::exit::code_for`).
 #[derive(Debug, thiserror::Error)]
 #[error("--timestamps hardware: {why}; use --timestamps kernel to fall back to software stamps")]
 pub struct HardwareRequired {

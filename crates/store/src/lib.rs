@@ -16,8 +16,11 @@ pub const APPLICATION_ID: i32 = 0x4D53_5241;
 /// Schema version this build writes (SQLite `user_version`).
 pub const SCHEMA_VERSION: i32 = 2;
 
+mod facts;
 mod headline;
 pub mod outbox;
+
+pub use facts::{facts, StoreConfig};
 
 use headline::headline;
 

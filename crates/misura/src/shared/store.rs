@@ -1,21 +1,17 @@
-//! Keeping every run in the results store (read back by `commands::store`).
+//! The store hook: keeping every run in the results store (read back by
+//! `commands::store`), where the global flags say. The binary's, as the
+//! global flags are: no library keeps a run.
 //!
 //! A run is kept after its result was printed and exported, so a store that
 //! cannot be opened or written costs a warning, never the result.
 
-use crate::exit::Failure;
+use crate::shared::exit::Failure;
 use anyhow::Result;
-use misura_store::{RunFacts, Store, StoreError};
+pub use misura_store::StoreConfig;
+use misura_store::{facts, Store, StoreError};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::OnceLock;
-
-/// Where runs go: set once from the global flags.
-#[derive(Clone, Debug)]
-pub struct StoreConfig {
-    pub path: PathBuf,
-    pub enabled: bool,
-}
 
 static CONFIG: OnceLock<StoreConfig> = OnceLock::new();
 
@@ -33,45 +29,6 @@ pub fn config() -> StoreConfig {
         path: misura_store::default_path(dirs::data_dir()),
         enabled: false,
     })
-}
-
-fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
-    let mut cur = v;
-    for k in path {
-        cur = cur.get(k)?;
-    }
-    cur.as_str()
-}
-
-/// The searchable facts, read from a result's JSON (every misura result
-/// carries `started_at`, `host.hostname`, and `config` or equivalent).
-pub fn facts(subcommand: &str, target: &str, v: &Value) -> RunFacts {
-    let sizes = v
-        .pointer("/config/sizes")
-        .or_else(|| v.pointer("/config/request_sizes"))
-        .and_then(|s| s.as_array())
-        .map(|a| {
-            a.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .unwrap_or_default();
-    let ts = v
-        .pointer("/timestamps/sources_used/0")
-        .and_then(|s| s.as_str())
-        .or_else(|| str_at(v, &["timestamps", "client_rx"]))
-        .unwrap_or("")
-        .to_string();
-    RunFacts {
-        started_at: str_at(v, &["started_at"]).unwrap_or("").to_string(),
-        subcommand: subcommand.to_string(),
-        target: target.to_string(),
-        sizes,
-        timestamp_source: ts,
-        host: str_at(v, &["host", "hostname"]).unwrap_or("").to_string(),
-        complete: v.get("complete").and_then(|c| c.as_bool()).unwrap_or(true),
-    }
 }
 
 /// Keep a run's result (its JSON value). Prints "stored as run N" on stderr
