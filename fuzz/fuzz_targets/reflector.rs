@@ -9,6 +9,7 @@ use misura_measure::auth::StampKey;
 use misura_measure::reflector::{
     ClockState, Decision, Peer, Reflector, ReflectorConfig, RequestMeta, Stamp,
 };
+use misura_measure::time::Instant;
 use misura_measure::TimestampSource;
 use misura_wire::ethernet::MacAddr;
 use misura_wire::ptp;
@@ -41,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
     let clock = ClockState::FREE_RUNNING;
     let mut out = vec![0u8; request.len() + 64];
     if let Decision::Reply { len, .. } =
-        r.handle(request, &meta, meta.rx.ns + 1000, &clock, &mut out)
+        r.handle(request, &meta, Instant::from_ns(meta.rx.ns + 1000), &clock, &mut out)
     {
         assert!(
             len <= request.len(),
@@ -58,7 +59,7 @@ fuzz_target!(|data: &[u8]| {
         0x88b5,
         MacAddr([2, 0, 0, 0, 0, 2]),
         &l2,
-        meta.rx.ns + 2000,
+        Instant::from_ns(meta.rx.ns + 2000),
         &clock,
         &mut out,
     ) {
@@ -83,7 +84,7 @@ fuzz_target!(|data: &[u8]| {
         0x88b5,
         MacAddr([2, 0, 0, 0, 0, 2]),
         &l2,
-        meta.rx.ns + 3000,
+        Instant::from_ns(meta.rx.ns + 3000),
         &clock,
         &mut out,
     ) {

@@ -73,7 +73,7 @@ use serde::Serialize;
 
 use crate::auth::{sign_reply, verify16, StampKey};
 use crate::ratelimit::{Admit, BoundedMap, PerAddressCap, Room, SourceLimiter};
-use crate::time::TimestampSource;
+use crate::time::{Instant, TimestampSource};
 
 /// An entry idle this long may be reused when a table is full.
 pub const IDLE_NS: i64 = 10_000_000_000;
@@ -363,10 +363,11 @@ impl Reflector {
         &mut self,
         request: &[u8],
         meta: &RequestMeta,
-        now: i64,
+        now: Instant,
         clock: &ClockState,
         out: &mut [u8],
     ) -> Decision {
+        let now = now.as_ns();
         self.counters.received += 1;
         if meta.src.is_group_or_unspecified() {
             return self.drop(DropReason::GroupSource);

@@ -41,6 +41,7 @@ use misura_wire::probe::{self, ProbeFlags, ProbeRepr};
 use misura_wire::ptp;
 
 use super::{ClockState, Decision, DropReason, Peer, Reflector, RequestMeta};
+use crate::time::Instant;
 
 /// Frame length without FCS below which frames are padded (64 − 4).
 pub const MIN_FRAME_NO_FCS: usize = 60;
@@ -60,10 +61,11 @@ impl Reflector {
         ethertype: u16,
         our_mac: MacAddr,
         meta: &RequestMeta,
-        now: i64,
+        now: Instant,
         clock: &ClockState,
         out: &mut [u8],
     ) -> Decision {
+        let now = now.as_ns();
         self.counters.received += 1;
         let Ok(f) = EthernetFrame::new_checked(frame) else {
             return self.drop(DropReason::TooShort);

@@ -106,7 +106,7 @@ fn stateless_reply_byte_checked() {
     let d = r.handle(
         &req,
         &meta(src(1, 40000), rx),
-        NOW,
+        Instant::from_ns(NOW),
         &ClockState::FREE_RUNNING,
         &mut out,
     );
@@ -189,7 +189,8 @@ fn ptp_format_sync_and_user_clock_fallback() {
         sync_source: sync_source::NTP,
         uncertainty_ns: 2_000,
     };
-    let Decision::Reply { len, .. } = r.handle(&req, &m, NOW, &clock, &mut out) else {
+    let Decision::Reply { len, .. } = r.handle(&req, &m, Instant::from_ns(NOW), &clock, &mut out)
+    else {
         panic!()
     };
     let rep = ReflectorRepr::parse(&out[..len], Mode::Unauthenticated).unwrap();
@@ -237,7 +238,7 @@ fn stateful_numbers_per_session() {
         let Decision::Reply { len, reply_seq } = r.handle(
             &req,
             &meta(peer, NOW),
-            NOW,
+            Instant::from_ns(NOW),
             &ClockState::FREE_RUNNING,
             &mut out,
         ) else {
@@ -271,7 +272,7 @@ fn follow_up_carries_the_previous_reply_and_its_stamp() {
         r.handle(
             &req(10),
             &meta(a, NOW),
-            NOW,
+            Instant::from_ns(NOW),
             &ClockState::FREE_RUNNING,
             &mut out
         ),
@@ -285,7 +286,7 @@ fn follow_up_carries_the_previous_reply_and_its_stamp() {
         r.handle(
             &req(50),
             &meta(b, NOW),
-            NOW,
+            Instant::from_ns(NOW),
             &ClockState::FREE_RUNNING,
             &mut out
         ),
@@ -294,7 +295,7 @@ fn follow_up_carries_the_previous_reply_and_its_stamp() {
     let Decision::Reply { len, .. } = r.handle(
         &req(11),
         &meta(a, NOW + 1000),
-        NOW + 2000,
+        Instant::from_ns(NOW + 2000),
         &ClockState::FREE_RUNNING,
         &mut out,
     ) else {
@@ -324,9 +325,13 @@ fn follow_up_carries_the_previous_reply_and_its_stamp() {
         },
         ..meta(a, NOW)
     };
-    let Decision::Reply { len, .. } =
-        r.handle(&req(12), &nic_rx, NOW, &ClockState::FREE_RUNNING, &mut out)
-    else {
+    let Decision::Reply { len, .. } = r.handle(
+        &req(12),
+        &nic_rx,
+        Instant::from_ns(NOW),
+        &ClockState::FREE_RUNNING,
+        &mut out,
+    ) else {
         panic!()
     };
     let TlvRepr::FollowUpTelemetry { mode, .. } = tlvs_of(&out[..len], Mode::Unauthenticated)[1]
@@ -341,7 +346,7 @@ fn follow_up_carries_the_previous_reply_and_its_stamp() {
     let Decision::Reply { len, .. } = r.handle(
         &req(13),
         &meta(a, NOW),
-        NOW,
+        Instant::from_ns(NOW),
         &ClockState::FREE_RUNNING,
         &mut out,
     ) else {

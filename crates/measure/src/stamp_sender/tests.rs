@@ -78,7 +78,7 @@ impl Peer1 {
         match self.reflector.handle(
             request,
             &meta,
-            now,
+            Instant::from_ns(now),
             &ClockState::FREE_RUNNING,
             &mut self.out,
         ) {

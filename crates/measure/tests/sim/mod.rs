@@ -431,7 +431,7 @@ impl World {
         let clock = ClockState::FREE_RUNNING;
         let Decision::Reply { len, reply_seq } =
             self.reflector
-                .handle(request, &meta, ts, &clock, &mut self.out)
+                .handle(request, &meta, Instant::from_ns(ts), &clock, &mut self.out)
         else {
             return;
         };

@@ -7,6 +7,7 @@ use super::clock::{reply_timestamp, rx_stamp};
 use super::turn::{Loop, BATCH, BUF_LEN};
 use anyhow::{Context, Result};
 use misura_measure::reflector::{Decision, Peer, RequestMeta, Stamp};
+use misura_measure::time::Instant;
 use misura_measure::TimestampSource;
 use misura_run::stamping::FrameFormat;
 use misura_sys::clock::realtime_ns;
@@ -141,10 +142,15 @@ fn serve(
         let frame = &buf[..m.len.min(buf.len())];
         let now = reply_timestamp(&meta.rx, m.software_ns, realtime_ns());
         let clock = *lp.clocks.for_stamp(&meta.rx);
-        if let Decision::Reply { len, reply_seq } = lp
-            .reflector
-            .handle_l2_frame(frame, ethertype, mac, &meta, now, &clock, out)
-        {
+        if let Decision::Reply { len, reply_seq } = lp.reflector.handle_l2_frame(
+            frame,
+            ethertype,
+            mac,
+            &meta,
+            Instant::from_ns(now),
+            &clock,
+            out,
+        ) {
             match sock.send(&out[..len]) {
                 Ok(true) => {
                     if let Some(peer) = reply_of(&out[..len]).map(|r| r.0) {

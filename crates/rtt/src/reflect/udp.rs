@@ -7,6 +7,7 @@ use super::clock::{reply_timestamp, rx_stamp};
 use super::turn::Loop;
 use anyhow::{Context, Result};
 use misura_measure::reflector::{Decision, Peer, RequestMeta, Stamp};
+use misura_measure::time;
 use misura_measure::TimestampSource;
 use misura_report::BusyPoll;
 use misura_run::stamping::{Hardware, Timestamps};
@@ -219,9 +220,13 @@ pub fn run(lp: &mut Loop<'_>, sock: &UdpTsSocket, g: &TimestampingGranted) {
         };
         let now = reply_timestamp(&meta.rx, m.software_ns, now);
         let clock = *lp.clocks.for_stamp(&meta.rx);
-        let Decision::Reply { len, reply_seq } =
-            lp.reflector.handle(request, &meta, now, &clock, &mut out)
-        else {
+        let Decision::Reply { len, reply_seq } = lp.reflector.handle(
+            request,
+            &meta,
+            time::Instant::from_ns(now),
+            &clock,
+            &mut out,
+        ) else {
             continue;
         };
         // The reply leaves from the address the request came to: only a

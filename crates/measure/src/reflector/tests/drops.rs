@@ -63,14 +63,20 @@ fn every_drop_reason_is_triggered_and_counted() {
     ];
     for (req, m, want) in &cases {
         assert_eq!(
-            r.handle(req, m, NOW, &c, &mut out),
+            r.handle(req, m, Instant::from_ns(NOW), &c, &mut out),
             Decision::Drop(*want),
             "{want:?}"
         );
     }
     // Output buffer shorter than the request: refused, not truncated.
     assert_eq!(
-        r.handle(&ok, &meta(src(1, 5000), NOW), NOW, &c, &mut out[..43]),
+        r.handle(
+            &ok,
+            &meta(src(1, 5000), NOW),
+            Instant::from_ns(NOW),
+            &c,
+            &mut out[..43]
+        ),
         Decision::Drop(DropReason::Malformed)
     );
     let k = r.counters();
@@ -88,13 +94,25 @@ fn every_drop_reason_is_triggered_and_counted() {
         ..cfg()
     });
     assert_eq!(
-        r.handle(&ok, &meta(src(1, 5000), NOW), NOW, &c, &mut out),
+        r.handle(
+            &ok,
+            &meta(src(1, 5000), NOW),
+            Instant::from_ns(NOW),
+            &c,
+            &mut out
+        ),
         Decision::Drop(DropReason::AuthFailed)
     );
     let mut a = request(Mode::Authenticated, 1, StampTimestampFormat::Ntp, 0, false);
     sign(&StampKey::new(b"wrong").unwrap(), &mut a);
     assert_eq!(
-        r.handle(&a, &meta(src(1, 5000), NOW), NOW, &c, &mut out),
+        r.handle(
+            &a,
+            &meta(src(1, 5000), NOW),
+            Instant::from_ns(NOW),
+            &c,
+            &mut out
+        ),
         Decision::Drop(DropReason::AuthFailed)
     );
     assert_eq!(r.counters().auth_failed, 2);
@@ -106,13 +124,27 @@ fn every_drop_reason_is_triggered_and_counted() {
         ..cfg()
     });
     let d: Vec<Decision> = (0..5)
-        .map(|_| r.handle(&ok, &meta(src(1, 5000), NOW), NOW, &c, &mut out))
+        .map(|_| {
+            r.handle(
+                &ok,
+                &meta(src(1, 5000), NOW),
+                Instant::from_ns(NOW),
+                &c,
+                &mut out,
+            )
+        })
         .collect();
     assert!(matches!(d[2], Decision::Reply { .. }));
     assert_eq!(d[3], Decision::Drop(DropReason::RateLimited));
     // Another port of the same host shares the budget.
     assert_eq!(
-        r.handle(&ok, &meta(src(1, 5001), NOW), NOW, &c, &mut out),
+        r.handle(
+            &ok,
+            &meta(src(1, 5001), NOW),
+            Instant::from_ns(NOW),
+            &c,
+            &mut out
+        ),
         Decision::Drop(DropReason::RateLimited)
     );
     assert_eq!(r.counters().rate_limited, 3);
@@ -127,18 +159,36 @@ fn every_drop_reason_is_triggered_and_counted() {
     for n in 1..=2 {
         for _ in 0..2 {
             assert!(matches!(
-                r.handle(&ok, &meta(src(n, 5000), NOW), NOW, &c, &mut out),
+                r.handle(
+                    &ok,
+                    &meta(src(n, 5000), NOW),
+                    Instant::from_ns(NOW),
+                    &c,
+                    &mut out
+                ),
                 Decision::Reply { .. }
             ));
         }
     }
     assert_eq!(
-        r.handle(&ok, &meta(src(3, 5000), NOW), NOW, &c, &mut out),
+        r.handle(
+            &ok,
+            &meta(src(3, 5000), NOW),
+            Instant::from_ns(NOW),
+            &c,
+            &mut out
+        ),
         Decision::Drop(DropReason::TableFull)
     );
     // Same host, new port: new follow-up peer, table full too.
     assert_eq!(
-        r.handle(&ok, &meta(src(1, 5001), NOW), NOW, &c, &mut out),
+        r.handle(
+            &ok,
+            &meta(src(1, 5001), NOW),
+            Instant::from_ns(NOW),
+            &c,
+            &mut out
+        ),
         Decision::Drop(DropReason::TableFull)
     );
     assert_eq!(r.counters().table_full, 2);
@@ -167,8 +217,13 @@ fn hmac_verified_and_reply_signed() {
     .unwrap();
     req.extend_from_slice(&t);
     sign(&key, &mut req);
-    let Decision::Reply { len, .. } = r.handle(&req, &meta(src(1, 5000), NOW), NOW, &c, &mut out)
-    else {
+    let Decision::Reply { len, .. } = r.handle(
+        &req,
+        &meta(src(1, 5000), NOW),
+        Instant::from_ns(NOW),
+        &c,
+        &mut out,
+    ) else {
         panic!("{:?}", r.counters())
     };
     assert_eq!(len, req.len());
@@ -195,8 +250,13 @@ fn hmac_verified_and_reply_signed() {
     let n = bad.len();
     sign(&key, &mut bad);
     bad[n - 1] ^= 0xff;
-    let Decision::Reply { len, .. } = r.handle(&bad, &meta(src(1, 5000), NOW), NOW, &c, &mut out)
-    else {
+    let Decision::Reply { len, .. } = r.handle(
+        &bad,
+        &meta(src(1, 5000), NOW),
+        Instant::from_ns(NOW),
+        &c,
+        &mut out,
+    ) else {
         panic!()
     };
     assert!(tlvs_of(&out[..len], Mode::Authenticated)
@@ -208,14 +268,25 @@ fn hmac_verified_and_reply_signed() {
     let mut tampered = req.clone();
     tampered[0] ^= 1;
     assert_eq!(
-        r.handle(&tampered, &meta(src(1, 5000), NOW), NOW, &c, &mut out),
+        r.handle(
+            &tampered,
+            &meta(src(1, 5000), NOW),
+            Instant::from_ns(NOW),
+            &c,
+            &mut out
+        ),
         Decision::Drop(DropReason::AuthFailed)
     );
     // Without TLVs, exactly 112 bytes.
     let mut plain = request(Mode::Authenticated, 4, StampTimestampFormat::Ptp, 9, false);
     sign(&key, &mut plain);
-    let Decision::Reply { len, .. } = r.handle(&plain, &meta(src(1, 5000), NOW), NOW, &c, &mut out)
-    else {
+    let Decision::Reply { len, .. } = r.handle(
+        &plain,
+        &meta(src(1, 5000), NOW),
+        Instant::from_ns(NOW),
+        &c,
+        &mut out,
+    ) else {
         panic!()
     };
     assert_eq!(len, AUTH_LEN);
@@ -244,7 +315,7 @@ fn bounded_tables_under_a_flood_of_sources() {
             Peer::Udp(SocketAddr::new(ip, 1024 + (i % 60000) as u16)),
             NOW + i64::from(i),
         );
-        let _ = r.handle(&ok, &m, NOW + i64::from(i), &c, &mut out);
+        let _ = r.handle(&ok, &m, Instant::from_ns(NOW + i64::from(i)), &c, &mut out);
     }
     let (l, p, s) = r.tracked();
     assert!(l <= 64 && p <= 64 && s <= 64, "{l} {p} {s}");
@@ -258,13 +329,16 @@ fn bounded_tables_under_a_flood_of_sources() {
         let t = NOW + 30_000 + i64::from(i) * 1_000;
         if i % 100 == 0 {
             let m = meta(src(200, 5000), t);
-            if matches!(r.handle(&ok, &m, t, &c, &mut out), Decision::Reply { .. }) {
+            if matches!(
+                r.handle(&ok, &m, Instant::from_ns(t), &c, &mut out),
+                Decision::Reply { .. }
+            ) {
                 served += 1;
             }
         }
         let ip = IpAddr::from((0x0b00_0000u32 + i).to_be_bytes());
         let m = meta(Peer::Udp(SocketAddr::new(ip, 2000)), t);
-        let _ = r.handle(&ok, &m, t, &c, &mut out);
+        let _ = r.handle(&ok, &m, Instant::from_ns(t), &c, &mut out);
     }
     assert_eq!(served, 200, "the real source lost replies during the flood");
     assert_eq!(r.counters().table_full, 0);
@@ -293,7 +367,13 @@ fn one_address_cycling_ports_holds_at_most_its_share_of_the_peer_table() {
     for port in 0..4_200u16 {
         for _ in 0..2 {
             t += 200_000;
-            let _ = r.handle(&ok, &meta(src(9, 1024 + port), t), t, &c, &mut out);
+            let _ = r.handle(
+                &ok,
+                &meta(src(9, 1024 + port), t),
+                Instant::from_ns(t),
+                &c,
+                &mut out,
+            );
         }
     }
     let a = src(9, 1).source_addr();
@@ -304,7 +384,13 @@ fn one_address_cycling_ports_holds_at_most_its_share_of_the_peer_table() {
     for host in 20..220u8 {
         for _ in 0..2 {
             t += 200_000;
-            let d = r.handle(&ok, &meta(src(host, 5000), t), t, &c, &mut out);
+            let d = r.handle(
+                &ok,
+                &meta(src(host, 5000), t),
+                Instant::from_ns(t),
+                &c,
+                &mut out,
+            );
             assert!(matches!(d, Decision::Reply { .. }), "host {host}: {d:?}");
         }
     }
