@@ -2,6 +2,8 @@
 //! knob and which bound, never a flag's name (the binary writes the
 //! sentence, `misura clock`'s flags in it).
 
+use misura_measure::time::Span;
+
 /// A duration knob of a plan, for [`PlanError::TooShort`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Knob {
@@ -19,9 +21,9 @@ pub enum PlanError {
     /// `sources`: zero reads per source.
     #[error("no reads per source")]
     NoReads,
-    /// A duration under the method's minimum (`min_ns`).
-    #[error("{knob:?} is under {min_ns} ns")]
-    TooShort { knob: Knob, min_ns: i64 },
+    /// A duration under the method's minimum (`min`).
+    #[error("{knob:?} is under {} ns", min.as_ns())]
+    TooShort { knob: Knob, min: Span },
     /// `timer`: the period is longer than the run.
     #[error("the interval is longer than the run")]
     IntervalOverDuration,
@@ -44,12 +46,12 @@ pub enum PlanError {
     /// `tsc`: zero windows.
     #[error("no windows")]
     NoWindows,
-    /// `tsc`: a MONOTONIC_RAW run under `min_ns`.
-    #[error("a MONOTONIC_RAW run under {min_ns} ns")]
-    RawRunTooShort { min_ns: i64 },
-    /// `tsc --ntp`: requests closer than `min_ns`.
-    #[error("NTP requests closer than {min_ns} ns")]
-    NtpIntervalTooShort { min_ns: i64 },
+    /// `tsc`: a MONOTONIC_RAW run under `min`.
+    #[error("a MONOTONIC_RAW run under {} ns", min.as_ns())]
+    RawRunTooShort { min: Span },
+    /// `tsc --ntp`: requests closer than `min`.
+    #[error("NTP requests closer than {} ns", min.as_ns())]
+    NtpIntervalTooShort { min: Span },
     /// `tsc --ntp`: fewer than two exchanges.
     #[error("fewer than two NTP exchanges")]
     TooFewExchanges,
@@ -100,27 +102,32 @@ mod tests {
 
     #[test]
     fn plans_refuse_in_the_order_the_flags_were_checked() {
-        assert_eq!(SourcesPlan::new(0, 1).unwrap_err(), PlanError::NoReads);
         assert_eq!(
-            SourcesPlan::new(1, 1).unwrap_err(),
+            SourcesPlan::new(0, Span::from_ns(1)).unwrap_err(),
+            PlanError::NoReads
+        );
+        assert_eq!(
+            SourcesPlan::new(1, Span::from_ns(1)).unwrap_err(),
             PlanError::TooShort {
                 knob: Knob::Budget,
-                min_ns: 10_000_000
+                min: Span::from_ns(10_000_000)
             }
         );
-        let timer = |d, i, p| TimerPlan::new(d, i, p, None, true, 5).map(|_| ());
+        let timer = |d, i, p| {
+            TimerPlan::new(Span::from_ns(d), Span::from_ns(i), p, None, true, 5).map(|_| ())
+        };
         assert_eq!(
             timer(1, 1, Some(0)).unwrap_err(),
             PlanError::TooShort {
                 knob: Knob::Duration,
-                min_ns: 1_000_000
+                min: Span::from_ns(1_000_000)
             }
         );
         assert_eq!(
             timer(1_000_000_000, 1, Some(0)).unwrap_err(),
             PlanError::TooShort {
                 knob: Knob::Interval,
-                min_ns: 1_000
+                min: Span::from_ns(1_000)
             }
         );
         assert_eq!(
@@ -138,7 +145,7 @@ mod tests {
     fn interference_refuses_a_comparison_without_load_and_too_much_load() {
         use crate::interference::{InterferencePlan, InterferenceRequest};
         let req = |load, compare| InterferenceRequest {
-            duration_ns: 1_000_000_000,
+            duration: Span::from_ns(1_000_000_000),
             clock: misura_sys::clocks::POSIX_CLOCKS.first().copied(),
             load,
             compare,
@@ -165,16 +172,22 @@ mod tests {
         if !misura_sys::tsc::AVAILABLE {
             return;
         }
-        let plan = |server, d, w, i, c| TscPlan::new(server, d, w, i, c).map(|_| ());
+        let plan = |server, d, w, i, c| {
+            TscPlan::new(server, Span::from_ns(d), w, Span::from_ns(i), c).map(|_| ())
+        };
         assert_eq!(plan(None, 1, 0, 1, 0), Err(PlanError::NoWindows));
         assert_eq!(
             plan(None, 1, 1, 1, 0),
-            Err(PlanError::RawRunTooShort { min_ns: 10_000_000 })
+            Err(PlanError::RawRunTooShort {
+                min: Span::from_ns(10_000_000)
+            })
         );
         let ntp = Some("192.0.2.1");
         assert_eq!(
             plan(ntp, 1, 1, 1, 0),
-            Err(PlanError::NtpIntervalTooShort { min_ns: 1_000_000 })
+            Err(PlanError::NtpIntervalTooShort {
+                min: Span::from_ns(1_000_000)
+            })
         );
         assert_eq!(
             plan(ntp, 1, 1, 1_000_000, 1),

@@ -5,6 +5,7 @@
 use crate::error::MeasureError;
 use crate::error::{Knob, PlanError};
 use crate::finish::{completion, host_and_warnings_after_lock};
+use misura_measure::time::Span;
 
 type Result<T, E = MeasureError> = std::result::Result<T, E>;
 use misura_measure::clockstats::counter_rate_hz;
@@ -83,12 +84,12 @@ pub struct InterferencePlan {
 }
 
 /// The shortest run.
-pub const MIN_DURATION_NS: i64 = 1_000_000;
+pub const MIN_DURATION: Span = Span::from_ns(1_000_000);
 
 /// What the flags ask of `misura clock interference`, before it is checked.
 #[derive(Debug, Clone)]
 pub struct InterferenceRequest {
-    pub duration_ns: i64,
+    pub duration: Span,
     /// The POSIX clock to read; `None` for the TSC.
     pub clock: Option<PosixClock>,
     /// Busy threads beside the loop (0: idle).
@@ -105,10 +106,10 @@ impl InterferencePlan {
     /// The request checked, in the order the flags were always checked; with
     /// the TSC, its rate measured against CLOCK_MONOTONIC_RAW (0.1 s).
     pub fn new(r: &InterferenceRequest) -> Result<InterferencePlan, PlanError> {
-        if r.duration_ns < MIN_DURATION_NS {
+        if r.duration < MIN_DURATION {
             return Err(PlanError::TooShort {
                 knob: Knob::Duration,
-                min_ns: MIN_DURATION_NS,
+                min: MIN_DURATION,
             });
         }
         let (clock_name, source, resolution_ns) = match r.clock {
@@ -134,7 +135,7 @@ impl InterferencePlan {
             return Err(PlanError::CompareWithoutLoad);
         }
         Ok(InterferencePlan {
-            duration_ns: r.duration_ns,
+            duration_ns: r.duration.as_ns(),
             clock_name,
             source,
             resolution_ns,

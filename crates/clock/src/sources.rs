@@ -5,6 +5,7 @@
 use crate::error::{Knob, PlanError};
 use crate::finish::{completion, host_and_warnings};
 use misura_measure::clockstats::{counter_rate_hz, StepTracker};
+use misura_measure::time::Span;
 use misura_report::clock::{
     ClocksourceInfo, SourceRow, SourcesConfig, SourcesFigures, SourcesReport, TscInfo,
 };
@@ -23,25 +24,25 @@ use std::time::Duration;
 pub struct SourcesPlan {
     /// Reads per source (rounded up to whole batches of 32).
     pub reads: u64,
-    /// Time allowed for the whole table (ns); each source gets an equal share.
-    pub budget_ns: i64,
+    /// Time allowed for the whole table; each source gets an equal share.
+    pub budget: Span,
 }
 
 /// The shortest budget for the whole table.
-pub const MIN_BUDGET_NS: i64 = 10_000_000;
+pub const MIN_BUDGET: Span = Span::from_ns(10_000_000);
 
 impl SourcesPlan {
-    pub fn new(reads: u64, budget_ns: i64) -> Result<SourcesPlan, PlanError> {
+    pub fn new(reads: u64, budget: Span) -> Result<SourcesPlan, PlanError> {
         if reads == 0 {
             return Err(PlanError::NoReads);
         }
-        if budget_ns < MIN_BUDGET_NS {
+        if budget < MIN_BUDGET {
             return Err(PlanError::TooShort {
                 knob: Knob::Budget,
-                min_ns: MIN_BUDGET_NS,
+                min: MIN_BUDGET,
             });
         }
-        Ok(SourcesPlan { reads, budget_ns })
+        Ok(SourcesPlan { reads, budget })
     }
 }
 
@@ -401,7 +402,7 @@ fn tsc_warnings(tsc_flags: &[String]) -> Vec<Warning> {
 /// Read every source within the plan's budget (progress on stderr unless
 /// `quiet`) and make the table.
 pub fn measure(plan: &SourcesPlan, stop: &AtomicUsize, quiet: bool) -> SourcesReport {
-    let budget_ns = plan.budget_ns;
+    let budget_ns = plan.budget.as_ns();
     let started_at = misura_run::meta::now_rfc3339();
     let t_start = monotonic_raw_ns();
     let tsc_start = (misura_sys::tsc::read(), monotonic_raw_ns());

@@ -4,6 +4,7 @@
 use crate::error::MeasureError;
 use crate::error::{Knob, PlanError};
 use crate::finish::{completion, host_and_warnings_after_lock};
+use misura_measure::time::Span;
 
 type Result<T, E = MeasureError> = std::result::Result<T, E>;
 use misura_report::clock::{TimerConfig, TimerFigures, TimerReport};
@@ -30,29 +31,29 @@ pub struct TimerPlan {
 }
 
 /// The shortest run.
-pub const MIN_DURATION_NS: i64 = 1_000_000;
+pub const MIN_DURATION: Span = Span::from_ns(1_000_000);
 /// The shortest period of the wake-ups.
-pub const MIN_INTERVAL_NS: i64 = 1_000;
+pub const MIN_INTERVAL: Span = Span::from_ns(1_000);
 
 impl TimerPlan {
     /// `limit_idle`: hold /dev/cpu_dma_latency at 0 µs during the run;
     /// `bins_per_decade` is clamped to what the histogram takes.
     pub fn new(
-        duration_ns: i64,
-        interval_ns: i64,
+        duration: Span,
+        interval: Span,
         rt_priority: Option<i32>,
         cpu: Option<usize>,
         limit_idle: bool,
         bins_per_decade: u32,
     ) -> Result<TimerPlan, PlanError> {
-        let too_short = |knob, min_ns| PlanError::TooShort { knob, min_ns };
-        if duration_ns < MIN_DURATION_NS {
-            return Err(too_short(Knob::Duration, MIN_DURATION_NS));
+        let too_short = |knob, min| PlanError::TooShort { knob, min };
+        if duration < MIN_DURATION {
+            return Err(too_short(Knob::Duration, MIN_DURATION));
         }
-        if interval_ns < MIN_INTERVAL_NS {
-            return Err(too_short(Knob::Interval, MIN_INTERVAL_NS));
+        if interval < MIN_INTERVAL {
+            return Err(too_short(Knob::Interval, MIN_INTERVAL));
         }
-        if interval_ns > duration_ns {
+        if interval > duration {
             return Err(PlanError::IntervalOverDuration);
         }
         if let Some(p) = rt_priority {
@@ -61,8 +62,8 @@ impl TimerPlan {
             }
         }
         Ok(TimerPlan {
-            duration_ns,
-            interval_ns,
+            duration_ns: duration.as_ns(),
+            interval_ns: interval.as_ns(),
             rt_priority,
             cpu,
             limit_idle,
@@ -70,9 +71,9 @@ impl TimerPlan {
         })
     }
 
-    /// The run's length (ns).
-    pub fn duration_ns(&self) -> i64 {
-        self.duration_ns
+    /// The run's length.
+    pub fn duration(&self) -> Span {
+        Span::from_ns(self.duration_ns)
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::raw::{bounded, fitted, sleep_until_raw, tight_pair, TRIES_PER_BIN};
 use crate::error::MeasureError;
+use misura_measure::time::Span;
 
 type Result<T> = std::result::Result<T, MeasureError>;
 use misura_measure::tscfreq::{self, NtpExchange, TscRawPair};
@@ -24,7 +25,7 @@ const SPIN: Duration = Duration::from_millis(2);
 /// The SNTP run the flags ask for.
 pub struct NtpPlan {
     pub server: String,
-    pub interval_ns: i64,
+    pub interval: Span,
     pub count: u64,
     pub windows: u32,
 }
@@ -360,10 +361,10 @@ pub fn run(
     progress: &mut Progress,
     freq_hint: f64,
 ) -> Result<NtpRun> {
-    let mut s = Session::open(&plan.server, plan.interval_ns, stop)?;
+    let mut s = Session::open(&plan.server, plan.interval.as_ns(), stop)?;
     let t0 = monotonic_raw_ns();
     for seq in 0..plan.count {
-        sleep_until_raw(t0 + seq as i64 * plan.interval_ns, stop);
+        sleep_until_raw(t0 + seq as i64 * plan.interval.as_ns(), stop);
         if s.stopped() {
             break;
         }

@@ -7,6 +7,7 @@
 use super::{ntp, raw};
 use crate::error::MeasureError;
 use crate::error::PlanError;
+use misura_measure::time::Span;
 
 type Result<T, E = MeasureError> = std::result::Result<T, E>;
 use misura_report::tsc::*;
@@ -22,25 +23,25 @@ use std::time::{Duration, Instant};
 /// The run the flags ask for, checked.
 pub enum TscPlan {
     /// Against CLOCK_MONOTONIC_RAW for this long.
-    Raw { duration_ns: i64, windows: u32 },
+    Raw { duration: Span, windows: u32 },
     /// Against an NTP server.
     Ntp(ntp::NtpPlan),
 }
 
 /// The shortest MONOTONIC_RAW run.
-pub const MIN_RAW_NS: i64 = 10_000_000;
+pub const MIN_RAW: Span = Span::from_ns(10_000_000);
 /// The shortest time between SNTP requests.
-pub const MIN_NTP_INTERVAL_NS: i64 = 1_000_000;
+pub const MIN_NTP_INTERVAL: Span = Span::from_ns(1_000_000);
 
 impl TscPlan {
     /// `server`: the NTP server, or `None` for a MONOTONIC_RAW run of
-    /// `duration_ns` (with a server, the run is `count` requests
-    /// `interval_ns` apart and `duration_ns` is not used).
+    /// `duration` (with a server, the run is `count` requests
+    /// `interval` apart and `duration` is not used).
     pub fn new(
         server: Option<&str>,
-        duration_ns: i64,
+        duration: Span,
         windows: u32,
-        interval_ns: i64,
+        interval: Span,
         count: u64,
     ) -> Result<TscPlan, PlanError> {
         if !tsc::AVAILABLE {
@@ -50,17 +51,14 @@ impl TscPlan {
             return Err(PlanError::NoWindows);
         }
         let Some(server) = server else {
-            if duration_ns < MIN_RAW_NS {
-                return Err(PlanError::RawRunTooShort { min_ns: MIN_RAW_NS });
+            if duration < MIN_RAW {
+                return Err(PlanError::RawRunTooShort { min: MIN_RAW });
             }
-            return Ok(TscPlan::Raw {
-                duration_ns,
-                windows,
-            });
+            return Ok(TscPlan::Raw { duration, windows });
         };
-        if interval_ns < MIN_NTP_INTERVAL_NS {
+        if interval < MIN_NTP_INTERVAL {
             return Err(PlanError::NtpIntervalTooShort {
-                min_ns: MIN_NTP_INTERVAL_NS,
+                min: MIN_NTP_INTERVAL,
             });
         }
         if count < 2 {
@@ -68,7 +66,7 @@ impl TscPlan {
         }
         Ok(TscPlan::Ntp(ntp::NtpPlan {
             server: server.to_string(),
-            interval_ns,
+            interval,
             count,
             windows,
         }))
@@ -76,12 +74,9 @@ impl TscPlan {
 
     fn config(&self, netns: Option<String>) -> TscConfig {
         match self {
-            TscPlan::Raw {
-                duration_ns,
-                windows,
-            } => TscConfig {
+            TscPlan::Raw { duration, windows } => TscConfig {
                 mode: "monotonic-raw".into(),
-                duration_s: Some(*duration_ns as f64 / 1e9),
+                duration_s: Some(duration.as_ns() as f64 / 1e9),
                 windows: *windows,
                 server: None,
                 interval_s: None,
@@ -93,7 +88,7 @@ impl TscPlan {
                 duration_s: None,
                 windows: n.windows,
                 server: Some(n.server.clone()),
-                interval_s: Some(n.interval_ns as f64 / 1e9),
+                interval_s: Some(n.interval.as_ns() as f64 / 1e9),
                 count: Some(n.count),
                 netns,
             },
@@ -204,18 +199,15 @@ pub fn measure(
     let kernel_hz = facts.kernel_calibration_hz;
     let wall = Instant::now();
     let (raw, ntp) = match plan {
-        TscPlan::Raw {
-            duration_ns,
-            windows,
-        } => (
-            raw::run(*duration_ns, *windows, kernel_hz, stop, quiet),
+        TscPlan::Raw { duration, windows } => (
+            raw::run(duration.as_ns(), *windows, kernel_hz, stop, quiet),
             None,
         ),
         TscPlan::Ntp(n) => {
             let mut progress = Progress::new(
                 quiet,
                 Some(Duration::from_nanos(
-                    (n.interval_ns.max(0) as u64).saturating_mul(n.count),
+                    (n.interval.as_ns().max(0) as u64).saturating_mul(n.count),
                 )),
             );
             let hint = kernel_hz.unwrap_or_else(raw::quick_frequency);

@@ -15,6 +15,7 @@ use misura_clock::sources::SourcesPlan;
 use misura_clock::timer::TimerPlan;
 use misura_clock::tsc::TscPlan;
 use misura_clock::{Knob, MeasureError, PlanError};
+use misura_measure::time::Span;
 use misura_report::clock::{
     human_ns, write_interference_text, write_sources_text, write_timer_text,
 };
@@ -32,10 +33,10 @@ pub fn run(c: &ClockCommand, stop: &Arc<AtomicUsize>) -> Result<Finished> {
 }
 
 /// "`--flag VALUE` is too short", as `DurationArg::not_under` says it.
-fn too_short(flag: &str, arg: &DurationArg, min_ns: i64) -> Failure {
+fn too_short(flag: &str, arg: &DurationArg, min: Span) -> Failure {
     Failure::Params(format!(
         "{flag} {arg} is too short: at least {}",
-        human_ns(min_ns as f64)
+        human_ns(min.as_ns() as f64)
     ))
 }
 
@@ -48,8 +49,8 @@ fn flag_sentence(e: PlanError, durations: &[(Knob, &str, &DurationArg)]) -> anyh
     let arg = |k: Knob| durations.iter().find(|d| d.0 == k).map(|d| d.2);
     match e {
         PlanError::NoReads => params("--reads 0: give at least one read per source".into()),
-        PlanError::TooShort { knob, min_ns } => match durations.iter().find(|d| d.0 == knob) {
-            Some((_, flag, value)) => too_short(flag, value, min_ns).into(),
+        PlanError::TooShort { knob, min } => match durations.iter().find(|d| d.0 == knob) {
+            Some((_, flag, value)) => too_short(flag, value, min).into(),
             None => params(e.to_string()),
         },
         PlanError::IntervalOverDuration => match (arg(Knob::Interval), arg(Knob::Duration)) {
@@ -114,7 +115,7 @@ fn this_host<T: serde::Serialize + 'static>(
 }
 
 fn sources(a: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let plan = SourcesPlan::new(a.reads, a.budget.ns)
+    let plan = SourcesPlan::new(a.reads, Span::from_ns(a.budget.ns))
         .map_err(|e| flag_sentence(e, &[(Knob::Budget, "--budget", &a.budget)]))?;
     let report = misura_clock::sources::measure(&plan, stop, a.out.quiet);
     Ok(this_host(report, "clock-sources", write_sources_text))
@@ -122,7 +123,7 @@ fn sources(a: &SourcesArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
 
 fn interference(a: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let plan = InterferencePlan::new(&InterferenceRequest {
-        duration_ns: a.duration.ns,
+        duration: Span::from_ns(a.duration.ns),
         clock: a.clock.posix(),
         load: a.load,
         compare: a.compare,
@@ -142,8 +143,8 @@ fn interference(a: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finishe
 
 fn timer(a: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let plan = TimerPlan::new(
-        a.duration.ns,
-        a.interval.ns,
+        Span::from_ns(a.duration.ns),
+        Span::from_ns(a.interval.ns),
         a.rt_priority,
         a.cpu,
         !a.allow_deep_idle,
@@ -163,9 +164,9 @@ fn timer(a: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
 fn tsc(a: &TscArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let plan = TscPlan::new(
         a.ntp.as_deref(),
-        a.duration.ns,
+        Span::from_ns(a.duration.ns),
         a.windows,
-        a.interval.ns,
+        Span::from_ns(a.interval.ns),
         a.count,
     )
     .map_err(|e| {
