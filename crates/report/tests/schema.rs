@@ -28,22 +28,6 @@ const FIXTURES: &[(&str, &str)] = &[
     ("profile.json", CALIBRATION),
 ];
 
-fn assert_valid(name: &str, what: &str, instance: &Value) {
-    if let Err(errors) = check(name, instance) {
-        panic!(
-            "{what} fails {name}.schema.json with {} error(s):\n  {}",
-            errors.len(),
-            errors.join("\n  ")
-        );
-    }
-}
-
-fn assert_invalid(name: &str, what: &str, instance: &Value) {
-    if check(name, instance).is_ok() {
-        panic!("{what} should fail {name}.schema.json but passes");
-    }
-}
-
 fn model_round_trip(schema: &str, what: &str, v: &Value) -> Value {
     match schema {
         ONEWAY => round_trip::<OnewayReport>(what, v),
@@ -55,35 +39,14 @@ fn model_round_trip(schema: &str, what: &str, v: &Value) -> Value {
 #[test]
 fn schemas_are_valid_draft_2020_12_documents() {
     for name in [ONEWAY, CALIBRATION] {
-        let schema = load_json(&schema_path(name));
-        if let Err(e) = jsonschema::meta::validate(&schema) {
-            panic!("{name}.schema.json is not a valid schema: {e}");
-        }
-        assert_eq!(
-            schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
-            "{name}: $schema"
-        );
-        for key in ["$id", "title", "description"] {
-            assert!(
-                schema[key].as_str().is_some_and(|s| !s.is_empty()),
-                "{name}: {key} missing"
-            );
-        }
-        compile(name);
+        assert_schema_document(name);
     }
 }
 
 #[test]
 fn every_field_is_described_and_required() {
     for name in [ONEWAY, CALIBRATION] {
-        let schema = load_json(&schema_path(name));
-        let mut problems = Vec::new();
-        check_object_schemas("#", &schema, &mut problems);
-        assert!(
-            problems.is_empty(),
-            "{name}.schema.json:\n  {}",
-            problems.join("\n  ")
-        );
+        assert_described_and_required(name);
     }
 }
 
