@@ -101,37 +101,14 @@ fn fixtures_cover_the_shapes() {
 #[test]
 fn newer_format_version_fails() {
     for &file in FIXTURES {
-        let v = fixture(file);
-        assert_invalid(
-            RTT,
-            &format!("{file} with format_version 3"),
-            &with(&v, "/format_version", json!(3)),
-        );
-        assert_invalid(
-            RTT,
-            &format!("{file} with format_version \"1\""),
-            &with(&v, "/format_version", json!("1")),
-        );
+        assert_refuses_other_versions(RTT, file, &fixture(file));
     }
 }
 
 #[test]
 fn missing_field_fails() {
     for &file in FIXTURES {
-        let v = fixture(file);
-        let keys: Vec<String> = v
-            .as_object()
-            .expect("fixture is an object")
-            .keys()
-            .cloned()
-            .collect();
-        for key in keys {
-            assert_invalid(
-                RTT,
-                &format!("{file} without {key}"),
-                &without(&v, &format!("/{key}")),
-            );
-        }
+        assert_refuses_each_field_missing(RTT, file, &fixture(file));
     }
     let s = small();
     for pointer in [
@@ -223,20 +200,7 @@ fn wrong_type_fails() {
         "/overall/user_rtt/mean_ns",
         "/elapsed_s",
     ] {
-        let as_string = s
-            .pointer(pointer)
-            .unwrap_or_else(|| panic!("no {pointer}"))
-            .to_string();
-        let bad = with(&s, pointer, Value::String(as_string));
-        assert_invalid(
-            RTT,
-            &format!("rtt-small.json with a string at {pointer}"),
-            &bad,
-        );
-        assert!(
-            serde_json::from_value::<RttReport>(bad).is_err(),
-            "the Rust model accepts a string at {pointer}"
-        );
+        assert_refuses_string_at::<RttReport>(RTT, "rtt-small.json", &s, pointer);
     }
     // Other wrong types.
     for (pointer, value) in [

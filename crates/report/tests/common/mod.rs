@@ -90,6 +90,54 @@ pub fn assert_valid_and_modelled<T: DeserializeOwned + Serialize>(
     assert_valid(name, &format!("{what} re-serialised from the model"), &back);
 }
 
+/// `v` (the fixture `file`) with a newer `format_version`, 3, or one
+/// written as a string fails `name`.schema.json.
+pub fn assert_refuses_other_versions(name: &str, file: &str, v: &Value) {
+    assert_invalid(
+        name,
+        &format!("{file} with format_version 3"),
+        &with(v, "/format_version", serde_json::json!(3)),
+    );
+    assert_invalid(
+        name,
+        &format!("{file} with format_version \"1\""),
+        &with(v, "/format_version", serde_json::json!("1")),
+    );
+}
+
+/// `v` (the fixture `file`) without any one of its top-level fields fails
+/// `name`.schema.json.
+pub fn assert_refuses_each_field_missing(name: &str, file: &str, v: &Value) {
+    let keys = v.as_object().expect("fixture is an object").keys();
+    for key in keys {
+        assert_invalid(
+            name,
+            &format!("{file} without {key}"),
+            &without(v, &format!("/{key}")),
+        );
+    }
+}
+
+/// `v` (the fixture `file`) with the value at `pointer` written as a string
+/// fails `name`.schema.json, and the Rust model `T` refuses it too.
+pub fn assert_refuses_string_at<T: DeserializeOwned>(
+    name: &str,
+    file: &str,
+    v: &Value,
+    pointer: &str,
+) {
+    let as_string = v
+        .pointer(pointer)
+        .unwrap_or_else(|| panic!("no {pointer} in {file}"))
+        .to_string();
+    let bad = with(v, pointer, Value::String(as_string));
+    assert_invalid(name, &format!("{file} with a string at {pointer}"), &bad);
+    assert!(
+        serde_json::from_value::<T>(bad).is_err(),
+        "the Rust model accepts a string at {pointer} of {file}"
+    );
+}
+
 /// `name`.schema.json is a valid draft 2020-12 document with an `$id` ending
 /// in its file name, a title and a description, and it compiles.
 pub fn assert_schema_document(name: &str) {
