@@ -128,6 +128,6 @@ pub fn run(
         counters: *r.counters(),
         io: served.io,
         sessions_open: r.sessions(),
-        turnaround_kernel: (served.turnaround.count() > 0).then(|| served.turnaround.snapshot()),
+        turnaround_kernel: served.turnaround.snapshot_if_any(),
     })
 }

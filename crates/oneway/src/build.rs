@@ -16,7 +16,6 @@ use misura_report::Warning;
 use misura_report::*;
 use misura_run::meta::meta;
 use misura_run::warnings::Warn;
-use misura_stats::Summary;
 use std::path::PathBuf;
 
 /// Everything a run produced, for its report.
@@ -274,8 +273,8 @@ fn loop_stats(c: &OnewayCounters, a: &Analysis) -> LoopStats {
     LoopStats {
         elapsed_s,
         achieved_rate_fps: c.sent as f64 / send_span_s,
-        tx_window: snap(&a.tx_window),
-        rx_window: snap(&a.rx_window),
+        tx_window: a.tx_window.snapshot_if_any(),
+        rx_window: a.rx_window.snapshot_if_any(),
     }
 }
 
@@ -299,22 +298,18 @@ fn per_size(a: &Analysis, cfg: &OnewayConfig) -> Vec<SizeResult> {
         .collect()
 }
 
-fn snap(s: &Summary) -> Option<misura_stats::SummarySnapshot> {
-    (s.count() > 0).then(|| s.snapshot())
-}
-
 fn latencies(g: &Group) -> Latencies {
     Latencies {
         mul: g.mul.snapshot(),
         bul: g.bul.snapshot(),
         wul: g.wul.snapshot(),
-        kernel: snap(&g.kernel),
-        hardware: snap(&g.hardware),
-        mil: snap(&g.mil),
-        kernel_internal: snap(&g.kernel_internal),
-        msl: snap(&g.msl),
-        kernel_sut: snap(&g.kernel_sut),
-        hardware_internal: snap(&g.hardware_internal),
-        hardware_sut: snap(&g.hardware_sut),
+        kernel: g.kernel.snapshot_if_any(),
+        hardware: g.hardware.snapshot_if_any(),
+        mil: g.mil.snapshot_if_any(),
+        kernel_internal: g.kernel_internal.snapshot_if_any(),
+        msl: g.msl.snapshot_if_any(),
+        kernel_sut: g.kernel_sut.snapshot_if_any(),
+        hardware_internal: g.hardware_internal.snapshot_if_any(),
+        hardware_sut: g.hardware_sut.snapshot_if_any(),
     }
 }

@@ -51,29 +51,14 @@ fn close(a: f64, b: f64, rel: f64) -> bool {
 
 #[test]
 fn fixture_validates_against_the_schema() {
-    if let Err(errors) = check(SCHEMA, &fixture(FIXTURE)) {
-        panic!(
-            "{FIXTURE} fails {SCHEMA}.schema.json with {} error(s):\n  {}",
-            errors.len(),
-            errors.join("\n  ")
-        );
-    }
+    assert_valid(SCHEMA, FIXTURE, &fixture(FIXTURE));
 }
 
 #[test]
 fn fixture_round_trips_through_the_model() {
     let v = fixture(FIXTURE);
-    let back = round_trip::<Rfc2544Report>(FIXTURE, &v);
-    if let Some(d) = first_difference("", &v, &back) {
-        panic!("{FIXTURE} changes through Rfc2544Report at {d}");
-    }
-    // What the model writes fits the schema too.
-    if let Err(errors) = check(SCHEMA, &back) {
-        panic!(
-            "{FIXTURE} re-serialised fails the schema:\n  {}",
-            errors.join("\n  ")
-        );
-    }
+    // Unchanged through the model, and what the model writes fits the schema too.
+    assert_valid_and_modelled::<Rfc2544Report>(SCHEMA, FIXTURE, &v);
     let r: Rfc2544Report = serde_json::from_value(v).unwrap();
     assert_eq!(r.meta.format, "misura.rfc2544");
     assert_eq!(r.sizes.len(), 3);
@@ -125,7 +110,7 @@ fn the_schema_rejects_a_broken_fixture() {
             without(&v, "/sizes/2/frame_loss/0/tester_limit"),
         ),
     ] {
-        assert!(check(SCHEMA, &bad).is_err(), "{what}: passes the schema");
+        assert_invalid(SCHEMA, what, &bad);
     }
 }
 

@@ -28,22 +28,6 @@ const FIXTURES: &[(&str, &str)] = &[
     ("profile.json", CALIBRATION),
 ];
 
-fn assert_valid(name: &str, what: &str, instance: &Value) {
-    if let Err(errors) = check(name, instance) {
-        panic!(
-            "{what} fails {name}.schema.json with {} error(s):\n  {}",
-            errors.len(),
-            errors.join("\n  ")
-        );
-    }
-}
-
-fn assert_invalid(name: &str, what: &str, instance: &Value) {
-    if check(name, instance).is_ok() {
-        panic!("{what} should fail {name}.schema.json but passes");
-    }
-}
-
 fn model_round_trip(schema: &str, what: &str, v: &Value) -> Value {
     match schema {
         ONEWAY => round_trip::<OnewayReport>(what, v),
@@ -55,35 +39,14 @@ fn model_round_trip(schema: &str, what: &str, v: &Value) -> Value {
 #[test]
 fn schemas_are_valid_draft_2020_12_documents() {
     for name in [ONEWAY, CALIBRATION] {
-        let schema = load_json(&schema_path(name));
-        if let Err(e) = jsonschema::meta::validate(&schema) {
-            panic!("{name}.schema.json is not a valid schema: {e}");
-        }
-        assert_eq!(
-            schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
-            "{name}: $schema"
-        );
-        for key in ["$id", "title", "description"] {
-            assert!(
-                schema[key].as_str().is_some_and(|s| !s.is_empty()),
-                "{name}: {key} missing"
-            );
-        }
-        compile(name);
+        assert_schema_document(name);
     }
 }
 
 #[test]
 fn every_field_is_described_and_required() {
     for name in [ONEWAY, CALIBRATION] {
-        let schema = load_json(&schema_path(name));
-        let mut problems = Vec::new();
-        check_object_schemas("#", &schema, &mut problems);
-        assert!(
-            problems.is_empty(),
-            "{name}.schema.json:\n  {}",
-            problems.join("\n  ")
-        );
+        assert_described_and_required(name);
     }
 }
 
@@ -158,37 +121,14 @@ fn fixtures_cover_the_modes() {
 #[test]
 fn newer_format_version_fails() {
     for &(file, name) in FIXTURES {
-        let v = fixture(file);
-        assert_invalid(
-            name,
-            &format!("{file} with format_version 3"),
-            &with(&v, "/format_version", json!(3)),
-        );
-        assert_invalid(
-            name,
-            &format!("{file} with format_version \"1\""),
-            &with(&v, "/format_version", json!("1")),
-        );
+        assert_refuses_other_versions(name, file, &fixture(file));
     }
 }
 
 #[test]
 fn missing_field_fails() {
     for &(file, name) in FIXTURES {
-        let v = fixture(file);
-        let keys: Vec<String> = v
-            .as_object()
-            .expect("fixture is an object")
-            .keys()
-            .cloned()
-            .collect();
-        for key in keys {
-            assert_invalid(
-                name,
-                &format!("{file} without {key}"),
-                &without(&v, &format!("/{key}")),
-            );
-        }
+        assert_refuses_each_field_missing(name, file, &fixture(file));
     }
     let oneway = fixture("oneway-sut.json");
     for pointer in [
@@ -313,21 +253,10 @@ fn string_for_number_fails() {
     for &(file, name, pointers) in cases {
         let v = fixture(file);
         for &pointer in pointers {
-            let as_string = v
-                .pointer(pointer)
-                .unwrap_or_else(|| panic!("no {pointer} in {file}"))
-                .to_string();
-            let bad = with(&v, pointer, Value::String(as_string));
-            assert_invalid(name, &format!("{file} with a string at {pointer}"), &bad);
-            // The model refuses it too.
-            let refused = match name {
-                ONEWAY => serde_json::from_value::<OnewayReport>(bad).is_err(),
-                _ => serde_json::from_value::<CalibrationProfile>(bad).is_err(),
-            };
-            assert!(
-                refused,
-                "the Rust model accepts a string at {pointer} of {file}"
-            );
+            match name {
+                ONEWAY => assert_refuses_string_at::<OnewayReport>(name, file, &v, pointer),
+                _ => assert_refuses_string_at::<CalibrationProfile>(name, file, &v, pointer),
+            }
         }
     }
 }

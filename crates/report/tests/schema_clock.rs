@@ -3,17 +3,16 @@
 //! Rust models in `misura_report::clock`.
 //!
 //! The conventions of `tests/schema.rs` and `tests/schema_rtt.rs` (helpers
-//! repeated so each file stands alone): closed schemas listing every field as
+//! in `common`): closed schemas listing every field as
 //! required and described; each fixture comes back unchanged through its Rust
 //! type; broken variants (newer version, missing, unknown, renamed field,
 //! wrong type, out of range) fail.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::*;
 
-use jsonschema::Validator;
 use misura_report::clock::{InterferenceReport, SourcesReport, TimerReport};
-use serde::{de::DeserializeOwned, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// (schema, fixture files). All written by the real tool on the test VM:
 /// sources: `--reads 100000` (no /dev/ptp*, TSC present); interference:
@@ -42,174 +41,12 @@ const SETS: &[(&str, &[&str])] = &[
 /// Definitions repeated from `oneway.schema.json`.
 const SHARED_DEFS: &[&str] = &["utc_time", "summary", "bucket", "loop_tuning", "host"];
 
-fn schema_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../schema")
-        .join(format!("{name}.schema.json"))
-}
-
-fn load_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
-}
-
-fn fixture(file: &str) -> Value {
-    load_json(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(file),
-    )
-}
-
-fn compile(name: &str) -> Validator {
-    jsonschema::draft202012::options()
-        .should_validate_formats(true)
-        .build(&load_json(&schema_path(name)))
-        .unwrap_or_else(|e| panic!("{name}.schema.json does not compile: {e}"))
-}
-
-fn errors(schema: &str, v: &Value) -> Vec<String> {
-    compile(schema)
-        .iter_errors(v)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect()
-}
-
-fn assert_valid(schema: &str, what: &str, v: &Value) {
-    let e = errors(schema, v);
-    assert!(
-        e.is_empty(),
-        "{what} fails {schema}.schema.json:\n  {}",
-        e.join("\n  ")
-    );
-}
-
-fn assert_invalid(schema: &str, what: &str, v: &Value) {
-    assert!(
-        !errors(schema, v).is_empty(),
-        "{what} should fail {schema}.schema.json but passes"
-    );
-}
-
-fn with(v: &Value, pointer: &str, new: Value) -> Value {
-    let mut v = v.clone();
-    let i = pointer.rfind('/').unwrap();
-    let (parent, key) = (&pointer[..i], &pointer[i + 1..]);
-    match v
-        .pointer_mut(parent)
-        .unwrap_or_else(|| panic!("no {parent}"))
-    {
-        Value::Object(m) => {
-            m.insert(key.to_string(), new);
-        }
-        Value::Array(a) => a[key.parse::<usize>().unwrap()] = new,
-        _ => panic!("{parent} is not a container"),
-    }
-    v
-}
-
-fn without(v: &Value, pointer: &str) -> Value {
-    let mut v = v.clone();
-    let i = pointer.rfind('/').unwrap();
-    let removed = v
-        .pointer_mut(&pointer[..i])
-        .and_then(Value::as_object_mut)
-        .and_then(|m| m.remove(&pointer[i + 1..]));
-    assert!(removed.is_some(), "no {pointer} in the fixture");
-    v
-}
-
-fn round_trip<T: DeserializeOwned + Serialize>(what: &str, v: &Value) -> Value {
-    let t: T = serde_json::from_value(v.clone())
-        .unwrap_or_else(|e| panic!("{what} does not deserialise: {e}"));
-    serde_json::to_value(&t).unwrap()
-}
-
-fn check_objects(at: &str, s: &Value, problems: &mut Vec<String>) {
-    match s {
-        Value::Object(m) => {
-            if let (Some(Value::Object(props)), Some(Value::Bool(false))) =
-                (m.get("properties"), m.get("additionalProperties"))
-            {
-                for (k, p) in props {
-                    if p.get("description")
-                        .and_then(Value::as_str)
-                        .is_none_or(str::is_empty)
-                    {
-                        problems.push(format!("{at}/properties/{k}: no description"));
-                    }
-                }
-                let mut req: Vec<&str> = m["required"]
-                    .as_array()
-                    .map(|r| r.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
-                req.sort_unstable();
-                names.sort_unstable();
-                if req != names {
-                    problems.push(format!(
-                        "{at}: required {req:?} differs from properties {names:?}"
-                    ));
-                }
-            }
-            for (k, v) in m {
-                check_objects(&format!("{at}/{k}"), v, problems);
-            }
-        }
-        Value::Array(a) => a
-            .iter()
-            .enumerate()
-            .for_each(|(i, v)| check_objects(&format!("{at}/{i}"), v, problems)),
-        _ => {}
-    }
-}
-
 #[test]
 fn schemas_are_valid_closed_and_described() {
-    let oneway = load_json(&schema_path("oneway"));
     for &(name, _) in SETS {
-        let s = load_json(&schema_path(name));
-        if let Err(e) = jsonschema::meta::validate(&s) {
-            panic!("{name}.schema.json is not a valid schema: {e}");
-        }
-        assert_eq!(s["$schema"], "https://json-schema.org/draft/2020-12/schema");
-        assert!(s["$id"]
-            .as_str()
-            .unwrap()
-            .ends_with(&format!("/{name}.schema.json")));
-        for key in ["title", "description"] {
-            assert!(
-                s[key].as_str().is_some_and(|t| !t.is_empty()),
-                "{name}: {key} missing"
-            );
-        }
-        let mut problems = Vec::new();
-        check_objects("#", &s, &mut problems);
-        assert!(
-            problems.is_empty(),
-            "{name}.schema.json:\n  {}",
-            problems.join("\n  ")
-        );
-        for d in SHARED_DEFS {
-            assert_eq!(
-                s["$defs"].get(d),
-                oneway["$defs"].get(d),
-                "{name}: $defs/{d} differs from oneway.schema.json"
-            );
-        }
-        for key in [
-            "format_version",
-            "tool",
-            "tool_version",
-            "started_at",
-            "command",
-        ] {
-            assert_eq!(
-                s["properties"][key], oneway["properties"][key],
-                "{name}: properties/{key} differs from oneway.schema.json"
-            );
-        }
+        assert_schema_document(name);
+        assert_described_and_required(name);
+        assert_shares_oneway(name, SHARED_DEFS);
     }
 }
 
@@ -270,11 +107,7 @@ fn broken_variants_fail() {
     for &(name, files) in SETS {
         for &file in files {
             let v = fixture(file);
-            assert_invalid(
-                name,
-                &format!("{file} with format_version 3"),
-                &with(&v, "/format_version", json!(3)),
-            );
+            assert_refuses_other_versions(name, file, &v);
             assert_invalid(
                 name,
                 &format!("{file} with an extra field"),
@@ -285,13 +118,7 @@ fn broken_variants_fail() {
                 &format!("{file} with another format"),
                 &with(&v, "/format", json!("misura.rtt")),
             );
-            for key in v.as_object().unwrap().keys() {
-                assert_invalid(
-                    name,
-                    &format!("{file} without {key}"),
-                    &without(&v, &format!("/{key}")),
-                );
-            }
+            assert_refuses_each_field_missing(name, file, &v);
             let flipped = with(&v, "/complete", json!(!v["complete"].as_bool().unwrap()));
             assert_invalid(
                 name,

@@ -6,53 +6,20 @@
 //! `misura host check --json > crates/report/tests/fixtures/host-check-plain.json` and
 //! `misura host check --netns misura-tester --json > .../host-check-lab.json`.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::*;
 
 use misura_report::host::{HostCheckReport, VerdictCounts};
-use serde_json::{json, Value};
+use serde_json::json;
 
 const FIXTURES: &[&str] = &["host-check-plain.json", "host-check-lab.json"];
 
-fn schema_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../schema")
-        .join(format!("{name}.schema.json"))
-}
-
-fn load(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
-}
-
-fn fixture(file: &str) -> Value {
-    load(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(file),
-    )
-}
-
-fn errors(instance: &Value) -> Vec<String> {
-    let schema = load(&schema_path("host-check"));
-    let v = jsonschema::draft202012::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .expect("host-check.schema.json compiles");
-    v.iter_errors(instance)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect()
-}
+const HOST_CHECK: &str = "host-check";
 
 #[test]
 fn fixtures_validate() {
     for f in FIXTURES {
-        let e = errors(&fixture(f));
-        assert!(
-            e.is_empty(),
-            "{f} fails host-check.schema.json:\n  {}",
-            e.join("\n  ")
-        );
+        assert_valid(HOST_CHECK, f, &fixture(f));
     }
 }
 
@@ -72,7 +39,7 @@ fn fixtures_match_the_model() {
             back, v,
             "{f}: the model does not hold every field of the file"
         );
-        assert!(errors(&back).is_empty());
+        assert_valid(HOST_CHECK, &format!("{f} re-serialised"), &back);
     }
 }
 
@@ -104,26 +71,7 @@ fn the_lab_fixture_reads_veth_honestly() {
 
 #[test]
 fn shared_definitions_are_identical() {
-    let host = load(&schema_path("host-check"));
-    let oneway = load(&schema_path("oneway"));
-    for name in ["host", "loop_tuning", "utc_time"] {
-        assert_eq!(
-            host["$defs"][name], oneway["$defs"][name],
-            "$defs/{name} differs from oneway.schema.json"
-        );
-    }
-    for key in [
-        "format_version",
-        "tool",
-        "tool_version",
-        "started_at",
-        "command",
-    ] {
-        assert_eq!(
-            host["properties"][key], oneway["properties"][key],
-            "properties/{key} differs"
-        );
-    }
+    assert_shares_oneway(HOST_CHECK, &["host", "loop_tuning", "utc_time"]);
 }
 
 #[test]
@@ -131,20 +79,17 @@ fn the_schema_rejects_what_the_model_cannot_write() {
     let good = fixture("host-check-lab.json");
     let mut bad = good.clone();
     bad["items"][0]["verdict"] = json!("fine");
-    assert!(!errors(&bad).is_empty(), "an unknown verdict passes");
+    assert_invalid(HOST_CHECK, "an unknown verdict", &bad);
     let mut bad = good.clone();
     bad["items"][0].as_object_mut().unwrap().remove("command");
-    assert!(!errors(&bad).is_empty(), "an item without command passes");
+    assert_invalid(HOST_CHECK, "an item without command", &bad);
     let mut bad = good.clone();
     bad["format"] = json!("misura.oneway");
-    assert!(!errors(&bad).is_empty(), "another format passes");
+    assert_invalid(HOST_CHECK, "another format", &bad);
     let mut bad = good.clone();
     bad["host"]["interfaces"][0]["extra"] = json!(1);
-    assert!(
-        !errors(&bad).is_empty(),
-        "an unknown interface field passes"
-    );
+    assert_invalid(HOST_CHECK, "an unknown interface field", &bad);
     let mut bad = good;
     bad["host"].as_object_mut().unwrap().remove("interfaces");
-    assert!(!errors(&bad).is_empty(), "a host without interfaces passes");
+    assert_invalid(HOST_CHECK, "a host without interfaces", &bad);
 }

@@ -33,10 +33,6 @@ const SHARED_DEFS: &[&str] = &[
     "host",
 ];
 
-fn check(instance: &Value) -> Result<(), Vec<String>> {
-    common::check(RTT, instance)
-}
-
 fn small() -> Value {
     fixture("rtt-small.json")
 }
@@ -45,157 +41,28 @@ fn suite() -> Value {
     fixture("rtt-stampsuite.json")
 }
 
-fn assert_valid(what: &str, instance: &Value) {
-    if let Err(errors) = check(instance) {
-        panic!(
-            "{what} fails rtt.schema.json with {} error(s):\n  {}",
-            errors.len(),
-            errors.join("\n  ")
-        );
-    }
-}
-
-fn assert_invalid(what: &str, instance: &Value) {
-    if check(instance).is_ok() {
-        panic!("{what} should fail rtt.schema.json but passes");
-    }
-}
-
-/// Deserialise into `RttReport`, serialise back, and return the result.
-fn model_round_trip(what: &str, v: &Value) -> Value {
-    let typed: RttReport = serde_json::from_value(v.clone())
-        .unwrap_or_else(|e| panic!("{what} does not deserialise: {e}"));
-    serde_json::to_value(&typed).unwrap_or_else(|e| panic!("{what} does not serialise: {e}"))
-}
-
-/// Valid for the schema, and unchanged through the Rust model, whose output
-/// validates too.
-fn assert_valid_and_modelled(what: &str, v: &Value) {
-    assert_valid(what, v);
-    let back = model_round_trip(what, v);
-    if let Some(d) = first_difference("", v, &back) {
-        panic!("{what} changes through the Rust model (input vs re-serialised) at {d}");
-    }
-    assert_valid(&format!("{what} re-serialised from the model"), &back);
-}
-
 #[test]
 fn schema_is_a_valid_draft_2020_12_document() {
-    let schema = load_json(&schema_path(RTT));
-    if let Err(e) = jsonschema::meta::validate(&schema) {
-        panic!("rtt.schema.json is not a valid schema: {e}");
-    }
-    assert_eq!(
-        schema["$schema"],
-        "https://json-schema.org/draft/2020-12/schema"
-    );
-    for key in ["$id", "title", "description"] {
-        assert!(
-            schema[key].as_str().is_some_and(|s| !s.is_empty()),
-            "{key} missing"
-        );
-    }
-    assert!(schema["$id"]
-        .as_str()
-        .unwrap()
-        .ends_with("/rtt.schema.json"));
-    compile(RTT);
-}
-
-/// Each property of a closed object has a description, and the closed object
-/// requires exactly its properties (the model writes every field).
-fn check_object_schemas(at: &str, s: &Value, problems: &mut Vec<String>) {
-    match s {
-        Value::Object(m) => {
-            if let Some(Value::Object(props)) = m.get("properties") {
-                let closed = m.get("additionalProperties") == Some(&Value::Bool(false));
-                if closed {
-                    for (k, p) in props {
-                        if p.get("description")
-                            .and_then(Value::as_str)
-                            .is_none_or(str::is_empty)
-                        {
-                            problems.push(format!("{at}/properties/{k}: no description"));
-                        }
-                    }
-                }
-                if closed && m.contains_key("type") {
-                    let mut required: Vec<&str> = m
-                        .get("required")
-                        .and_then(Value::as_array)
-                        .map(|r| r.iter().filter_map(Value::as_str).collect())
-                        .unwrap_or_default();
-                    let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
-                    required.sort_unstable();
-                    names.sort_unstable();
-                    if required != names {
-                        problems.push(format!(
-                            "{at}: required {required:?} differs from properties {names:?}"
-                        ));
-                    }
-                }
-            }
-            for (k, v) in m {
-                check_object_schemas(&format!("{at}/{k}"), v, problems);
-            }
-        }
-        Value::Array(a) => {
-            for (i, v) in a.iter().enumerate() {
-                check_object_schemas(&format!("{at}/{i}"), v, problems);
-            }
-        }
-        _ => {}
-    }
+    assert_schema_document(RTT);
 }
 
 #[test]
 fn every_field_is_described_and_required() {
-    let schema = load_json(&schema_path(RTT));
-    let mut problems = Vec::new();
-    check_object_schemas("#", &schema, &mut problems);
-    assert!(
-        problems.is_empty(),
-        "rtt.schema.json:\n  {}",
-        problems.join("\n  ")
-    );
+    assert_described_and_required(RTT);
 }
 
-/// The definitions repeated from the one-way schema must not drift apart.
+/// The definitions repeated from the one-way schema, and the top-level
+/// provenance fields (Meta), must not drift apart.
 #[test]
 fn shared_definitions_are_identical() {
-    let rtt = load_json(&schema_path(RTT));
-    let oneway = load_json(&schema_path("oneway"));
-    for name in SHARED_DEFS {
-        assert!(
-            rtt["$defs"].get(name).is_some(),
-            "rtt.schema.json has no $defs/{name}"
-        );
-        assert_eq!(
-            rtt["$defs"].get(name),
-            oneway["$defs"].get(name),
-            "$defs/{name} differs from oneway.schema.json"
-        );
-    }
-    // The top-level provenance fields (Meta) are described the same way too.
-    for key in [
-        "format_version",
-        "tool",
-        "tool_version",
-        "started_at",
-        "command",
-    ] {
-        assert_eq!(
-            rtt["properties"][key], oneway["properties"][key],
-            "properties/{key} differs from oneway.schema.json"
-        );
-    }
+    assert_shares_oneway(RTT, SHARED_DEFS);
 }
 
 #[test]
 fn fixtures_validate() {
     let mut failures = Vec::new();
     for &file in FIXTURES {
-        if let Err(errors) = check(&fixture(file)) {
+        if let Err(errors) = check(RTT, &fixture(file)) {
             failures.push(format!("{file}:\n    {}", errors.join("\n    ")));
         }
     }
@@ -209,7 +76,7 @@ fn fixtures_validate() {
 #[test]
 fn fixtures_match_the_model() {
     for &file in FIXTURES {
-        assert_valid_and_modelled(file, &fixture(file));
+        assert_valid_and_modelled::<RttReport>(RTT, file, &fixture(file));
     }
 }
 
@@ -234,34 +101,14 @@ fn fixtures_cover_the_shapes() {
 #[test]
 fn newer_format_version_fails() {
     for &file in FIXTURES {
-        let v = fixture(file);
-        assert_invalid(
-            &format!("{file} with format_version 3"),
-            &with(&v, "/format_version", json!(3)),
-        );
-        assert_invalid(
-            &format!("{file} with format_version \"1\""),
-            &with(&v, "/format_version", json!("1")),
-        );
+        assert_refuses_other_versions(RTT, file, &fixture(file));
     }
 }
 
 #[test]
 fn missing_field_fails() {
     for &file in FIXTURES {
-        let v = fixture(file);
-        let keys: Vec<String> = v
-            .as_object()
-            .expect("fixture is an object")
-            .keys()
-            .cloned()
-            .collect();
-        for key in keys {
-            assert_invalid(
-                &format!("{file} without {key}"),
-                &without(&v, &format!("/{key}")),
-            );
-        }
+        assert_refuses_each_field_missing(RTT, file, &fixture(file));
     }
     let s = small();
     for pointer in [
@@ -282,6 +129,7 @@ fn missing_field_fails() {
         "/host/tuning/memory_locked",
     ] {
         assert_invalid(
+            RTT,
             &format!("rtt-small.json without {pointer}"),
             &without(&s, pointer),
         );
@@ -293,6 +141,7 @@ fn unknown_field_fails() {
     for &file in FIXTURES {
         let v = fixture(file);
         assert_invalid(
+            RTT,
             &format!("{file} with an extra top-level field"),
             &with(&v, "/extra", json!(1)),
         );
@@ -310,6 +159,7 @@ fn unknown_field_fails() {
         "/host/tuning/nice",
     ] {
         assert_invalid(
+            RTT,
             &format!("rtt-small.json with {pointer}"),
             &with(&s, pointer, json!(0)),
         );
@@ -326,6 +176,7 @@ fn renamed_field_fails() {
         ("/config/request_sizes", "sizes"),
     ] {
         assert_invalid(
+            RTT,
             &format!("rtt-small.json with {pointer} renamed"),
             &renamed(&s, pointer, new_key),
         );
@@ -349,16 +200,7 @@ fn wrong_type_fails() {
         "/overall/user_rtt/mean_ns",
         "/elapsed_s",
     ] {
-        let as_string = s
-            .pointer(pointer)
-            .unwrap_or_else(|| panic!("no {pointer}"))
-            .to_string();
-        let bad = with(&s, pointer, Value::String(as_string));
-        assert_invalid(&format!("rtt-small.json with a string at {pointer}"), &bad);
-        assert!(
-            serde_json::from_value::<RttReport>(bad).is_err(),
-            "the Rust model accepts a string at {pointer}"
-        );
+        assert_refuses_string_at::<RttReport>(RTT, "rtt-small.json", &s, pointer);
     }
     // Other wrong types.
     for (pointer, value) in [
@@ -375,6 +217,7 @@ fn wrong_type_fails() {
         ("/config/period_ns", json!(5_000_000.5)),
     ] {
         assert_invalid(
+            RTT,
             &format!("rtt-small.json with {pointer} = {value}"),
             &with(&s, pointer, value),
         );
@@ -396,6 +239,7 @@ fn null_for_required_number_fails() {
         "/overall/user_rtt/mean_ns",
     ] {
         assert_invalid(
+            RTT,
             &format!("rtt-small.json with null at {pointer}"),
             &with(&s, pointer, Value::Null),
         );
@@ -448,27 +292,33 @@ fn out_of_range_values_fail() {
     ];
     for (pointer, value) in cases {
         assert_invalid(
+            RTT,
             &format!("rtt-small.json with {pointer} = {value}"),
             &with(&s, pointer, value.clone()),
         );
     }
     assert_invalid(
+        RTT,
         "stamp-suite with an ideal RTT but no link rate",
         &with(&t, "/per_size/0/ideal", s["per_size"][0]["ideal"].clone()),
     );
     assert_invalid(
+        RTT,
         "stamp-suite with a link rate but source unknown",
         &with(&t, "/config/link_rate_bps", json!(1_000_000_000)),
     );
     assert_invalid(
+        RTT,
         "l2-probe without an interface",
         &with(&s, "/config/transport", json!("l2-probe")),
     );
     assert_invalid(
+        RTT,
         "authenticated with 44-byte requests",
         &with(&s, "/config/authenticated", json!(true)),
     );
     assert_invalid(
+        RTT,
         "an interrupted run marked complete",
         &with(
             &s,
@@ -686,6 +536,6 @@ fn other_valid_shapes_validate_and_round_trip() {
         ),
     ];
     for (what, v) in &cases {
-        assert_valid_and_modelled(what, v);
+        assert_valid_and_modelled::<RttReport>(RTT, what, v);
     }
 }

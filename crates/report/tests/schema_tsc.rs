@@ -1,7 +1,7 @@
 //! `schema/clock-tsc.schema.json` against real `misura clock tsc` result
 //! files (`tests/fixtures/clock-tsc-*.json`) and against the Rust model
 //! `misura_report::tsc::TscReport`, with the conventions of `tests/schema.rs`
-//! (helpers repeated so each test file stands alone): closed objects, every
+//! (helpers in `common`): closed objects, every
 //! field required and described, fixtures unchanged through the model, and
 //! broken variants refused.
 
@@ -22,23 +22,6 @@ const FIXTURES: &[&str] = &["clock-tsc-raw.json", "clock-tsc-ntp.json"];
 /// Definitions `clock-tsc.schema.json` repeats from `oneway.schema.json`.
 const SHARED_DEFS: &[&str] = &["utc_time", "loop_tuning", "host"];
 
-fn check(instance: &Value) -> Result<(), Vec<String>> {
-    let validator = compile(TSC);
-    let errors: Vec<String> = validator
-        .iter_errors(instance)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            let at = if at.is_empty() { "/".to_string() } else { at };
-            format!("{at}: {e} (schema {})", e.schema_path())
-        })
-        .collect();
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors)
-    }
-}
-
 fn raw() -> Value {
     fixture("clock-tsc-raw.json")
 }
@@ -47,154 +30,25 @@ fn ntp() -> Value {
     fixture("clock-tsc-ntp.json")
 }
 
-fn assert_valid(what: &str, instance: &Value) {
-    if let Err(errors) = check(instance) {
-        panic!(
-            "{what} fails clock-tsc.schema.json with {} error(s):\n  {}",
-            errors.len(),
-            errors.join("\n  ")
-        );
-    }
-}
-
-fn assert_invalid(what: &str, instance: &Value) {
-    if check(instance).is_ok() {
-        panic!("{what} should fail clock-tsc.schema.json but passes");
-    }
-}
-
-/// Deserialise into `TscReport`, serialise back, and return the result.
-fn model_round_trip(what: &str, v: &Value) -> Value {
-    let typed: TscReport = serde_json::from_value(v.clone())
-        .unwrap_or_else(|e| panic!("{what} does not deserialise: {e}"));
-    serde_json::to_value(&typed).unwrap_or_else(|e| panic!("{what} does not serialise: {e}"))
-}
-
-/// Valid for the schema, and unchanged through the Rust model, whose output
-/// validates too.
-fn assert_valid_and_modelled(what: &str, v: &Value) {
-    assert_valid(what, v);
-    let back = model_round_trip(what, v);
-    if let Some(d) = first_difference("", v, &back) {
-        panic!("{what} changes through the Rust model (input vs re-serialised) at {d}");
-    }
-    assert_valid(&format!("{what} re-serialised from the model"), &back);
-}
-
 #[test]
 fn schema_is_a_valid_draft_2020_12_document() {
-    let schema = load_json(&schema_path(TSC));
-    if let Err(e) = jsonschema::meta::validate(&schema) {
-        panic!("clock-tsc.schema.json is not a valid schema: {e}");
-    }
-    assert_eq!(
-        schema["$schema"],
-        "https://json-schema.org/draft/2020-12/schema"
-    );
-    for key in ["$id", "title", "description"] {
-        assert!(
-            schema[key].as_str().is_some_and(|s| !s.is_empty()),
-            "{key} missing"
-        );
-    }
-    assert!(schema["$id"]
-        .as_str()
-        .unwrap()
-        .ends_with("/clock-tsc.schema.json"));
-    compile(TSC);
-}
-
-/// Each property of a closed object has a description, and the closed object
-/// requires exactly its properties (the model writes every field).
-fn check_object_schemas(at: &str, s: &Value, problems: &mut Vec<String>) {
-    match s {
-        Value::Object(m) => {
-            if let Some(Value::Object(props)) = m.get("properties") {
-                let closed = m.get("additionalProperties") == Some(&Value::Bool(false));
-                if closed {
-                    for (k, p) in props {
-                        if p.get("description")
-                            .and_then(Value::as_str)
-                            .is_none_or(str::is_empty)
-                        {
-                            problems.push(format!("{at}/properties/{k}: no description"));
-                        }
-                    }
-                }
-                if closed && m.contains_key("type") {
-                    let mut required: Vec<&str> = m
-                        .get("required")
-                        .and_then(Value::as_array)
-                        .map(|r| r.iter().filter_map(Value::as_str).collect())
-                        .unwrap_or_default();
-                    let mut names: Vec<&str> = props.keys().map(String::as_str).collect();
-                    required.sort_unstable();
-                    names.sort_unstable();
-                    if required != names {
-                        problems.push(format!(
-                            "{at}: required {required:?} differs from properties {names:?}"
-                        ));
-                    }
-                }
-            }
-            for (k, v) in m {
-                check_object_schemas(&format!("{at}/{k}"), v, problems);
-            }
-        }
-        Value::Array(a) => {
-            for (i, v) in a.iter().enumerate() {
-                check_object_schemas(&format!("{at}/{i}"), v, problems);
-            }
-        }
-        _ => {}
-    }
+    assert_schema_document(TSC);
 }
 
 #[test]
 fn every_field_is_described_and_required() {
-    let schema = load_json(&schema_path(TSC));
-    let mut problems = Vec::new();
-    check_object_schemas("#", &schema, &mut problems);
-    assert!(
-        problems.is_empty(),
-        "clock-tsc.schema.json:\n  {}",
-        problems.join("\n  ")
-    );
+    assert_described_and_required(TSC);
 }
 
 #[test]
 fn shared_definitions_are_identical() {
-    let tsc = load_json(&schema_path(TSC));
-    let oneway = load_json(&schema_path("oneway"));
-    for name in SHARED_DEFS {
-        assert!(
-            tsc["$defs"].get(name).is_some(),
-            "clock-tsc.schema.json has no $defs/{name}"
-        );
-        assert_eq!(
-            tsc["$defs"].get(name),
-            oneway["$defs"].get(name),
-            "$defs/{name} differs from oneway.schema.json"
-        );
-    }
-    for key in [
-        "format_version",
-        "tool",
-        "tool_version",
-        "started_at",
-        "command",
-    ] {
-        assert_eq!(
-            tsc["properties"][key], oneway["properties"][key],
-            "properties/{key} differs from oneway.schema.json"
-        );
-    }
+    assert_shares_oneway(TSC, SHARED_DEFS);
 }
 
 #[test]
 fn fixtures_validate_and_match_the_model() {
     for &file in FIXTURES {
-        assert_valid_and_modelled(file, &fixture(file));
+        assert_valid_and_modelled::<TscReport>(TSC, file, &fixture(file));
     }
 }
 
@@ -219,30 +73,14 @@ fn fixtures_cover_the_shapes() {
 #[test]
 fn newer_format_version_fails() {
     for &file in FIXTURES {
-        let v = fixture(file);
-        assert_invalid(
-            &format!("{file} with format_version 3"),
-            &with(&v, "/format_version", json!(3)),
-        );
+        assert_refuses_other_versions(TSC, file, &fixture(file));
     }
 }
 
 #[test]
 fn missing_field_fails() {
     for &file in FIXTURES {
-        let v = fixture(file);
-        let keys: Vec<String> = v
-            .as_object()
-            .expect("fixture is an object")
-            .keys()
-            .cloned()
-            .collect();
-        for key in keys {
-            assert_invalid(
-                &format!("{file} without {key}"),
-                &without(&v, &format!("/{key}")),
-            );
-        }
+        assert_refuses_each_field_missing(TSC, file, &fixture(file));
     }
     let n = ntp();
     for pointer in [
@@ -262,6 +100,7 @@ fn missing_field_fails() {
         "/host/tuning/netns",
     ] {
         assert_invalid(
+            TSC,
             &format!("clock-tsc-ntp.json without {pointer}"),
             &without(&n, pointer),
         );
@@ -280,6 +119,7 @@ fn unknown_or_renamed_field_fails() {
         "/ntp/leap",
     ] {
         assert_invalid(
+            TSC,
             &format!("clock-tsc-ntp.json with {pointer}"),
             &with(&n, pointer, json!(0)),
         );
@@ -289,6 +129,7 @@ fn unknown_or_renamed_field_fails() {
         ("/raw/pairs_kept", "pairs"),
     ] {
         assert_invalid(
+            TSC,
             &format!("clock-tsc-ntp.json with {pointer} renamed"),
             &renamed(&n, pointer, new_key),
         );
@@ -307,19 +148,7 @@ fn wrong_type_fails() {
         "/ntp/comparison/difference_ppm",
         "/elapsed_s",
     ] {
-        let as_string = n
-            .pointer(pointer)
-            .unwrap_or_else(|| panic!("no {pointer}"))
-            .to_string();
-        let bad = with(&n, pointer, Value::String(as_string));
-        assert_invalid(
-            &format!("clock-tsc-ntp.json with a string at {pointer}"),
-            &bad,
-        );
-        assert!(
-            serde_json::from_value::<TscReport>(bad).is_err(),
-            "the Rust model accepts a string at {pointer}"
-        );
+        assert_refuses_string_at::<TscReport>(TSC, "clock-tsc-ntp.json", &n, pointer);
     }
     for (pointer, value) in [
         ("/complete", json!("true")),
@@ -333,6 +162,7 @@ fn wrong_type_fails() {
         ("/warnings", json!("none")),
     ] {
         assert_invalid(
+            TSC,
             &format!("clock-tsc-ntp.json with {value} at {pointer}"),
             &with(&n, pointer, value),
         );
@@ -398,7 +228,7 @@ fn inconsistent_combinations_fail() {
         ),
     ];
     for (what, v) in &cases {
-        assert_invalid(what, v);
+        assert_invalid(TSC, what, v);
     }
 }
 
@@ -469,6 +299,6 @@ fn other_valid_shapes_pass() {
         ),
     ];
     for (what, v) in &cases {
-        assert_valid_and_modelled(what, v);
+        assert_valid_and_modelled::<TscReport>(TSC, what, v);
     }
 }

@@ -73,17 +73,16 @@ impl Group {
     }
 
     pub fn latencies(&self) -> RttLatencies {
-        let snap = |s: &Summary| (s.count() > 0).then(|| s.snapshot());
         RttLatencies {
             user_rtt: self.user.snapshot(),
-            kernel_rtt: snap(&self.kernel),
-            hardware_rtt: snap(&self.hardware),
-            turnaround: snap(&self.turnaround),
-            network_rtt: snap(&self.network),
-            forward: snap(&self.forward),
-            backward: snap(&self.backward),
+            kernel_rtt: self.kernel.snapshot_if_any(),
+            hardware_rtt: self.hardware.snapshot_if_any(),
+            turnaround: self.turnaround.snapshot_if_any(),
+            network_rtt: self.network.snapshot_if_any(),
+            forward: self.forward.snapshot_if_any(),
+            backward: self.backward.snapshot_if_any(),
             jitter_rfc3550_ns: (self.network.count() > 1).then(|| self.jitter.jitter_ns()),
-            ipdv: snap(self.jitter.ipdv()),
+            ipdv: self.jitter.ipdv().snapshot_if_any(),
         }
     }
 }

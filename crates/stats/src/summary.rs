@@ -466,6 +466,12 @@ impl Summary {
         }
     }
 
+    /// [`Summary::snapshot`] of a summary that holds a sample, `None` of an
+    /// empty one (a figure a run may not have measured).
+    pub fn snapshot_if_any(&self) -> Option<SummarySnapshot> {
+        (self.count > 0).then(|| self.snapshot())
+    }
+
     /// Every non-empty HDR bucket as `(signed representative value, count)`.
     /// The representative is the bucket's value of smallest magnitude (so
     /// round edges such as powers of ten, which HDR buckets align with, put
@@ -673,6 +679,14 @@ fn log_bin(m: u64, b: u32) -> (u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn snapshot_if_any_is_none_while_empty() {
+        let mut s = Summary::new();
+        assert!(s.snapshot_if_any().is_none());
+        s.record(1500);
+        assert_eq!(s.snapshot_if_any(), Some(s.snapshot()));
+    }
 
     #[test]
     fn log_bin_edges() {

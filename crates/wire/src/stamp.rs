@@ -138,6 +138,8 @@
 //! [`reflection`] (a reply built in place); their items are re-exported
 //! here, so `misura_wire::stamp::X` names each.
 
+#[macro_use]
+mod view;
 pub mod error_estimate;
 pub mod layout;
 pub mod reflection;

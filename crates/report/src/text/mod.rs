@@ -8,6 +8,7 @@ pub mod host;
 pub mod load;
 pub mod oneway;
 pub mod pacing;
+mod percentiles;
 pub mod reflect;
 pub mod rfc2544;
 pub mod rtt;

@@ -8,13 +8,7 @@ use misura_measure::CalibrationLine;
 use misura_stats::SummarySnapshot;
 use std::io::{self, Write};
 
-fn us(ns: Option<i64>) -> String {
-    ns.map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0))
-}
-
-fn usf(ns: Option<f64>) -> String {
-    ns.map_or("-".into(), |v| format!("{:.3}", v / 1000.0))
-}
+use super::percentiles::{us, write_rows, Columns};
 
 fn yes(b: bool) -> &'static str {
     if b {
@@ -291,30 +285,13 @@ fn write_latencies(label: &str, l: &Latencies, out: &mut dyn Write) -> io::Resul
         ("hardware−C", l.hardware_internal.as_ref()),
         ("hardware SUT", l.hardware_sut.as_ref()),
     ];
-    let mut first = true;
-    for (name, s) in rows {
-        let Some(s) = s else { continue };
-        if s.count == 0 {
-            continue;
-        }
-        writeln!(
-            out,
-            "{:<8} {:<13} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}",
-            if first { label } else { "" },
-            name,
-            s.count,
-            us(s.min_ns),
-            us(s.median_ns),
-            us(s.p90_ns),
-            us(s.p99_ns),
-            us(s.p999_ns),
-            us(s.max_ns),
-            usf(s.mean_ns),
-            usf(s.std_dev_ns)
-        )?;
-        first = false;
-    }
-    Ok(())
+    let columns = Columns {
+        label: 8,
+        name: 13,
+        count: 9,
+        p999: true,
+    };
+    write_rows(label, &rows, &columns, out)
 }
 
 fn write_line_table(

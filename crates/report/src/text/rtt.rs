@@ -7,13 +7,7 @@ use misura_measure::stamp_client::ProbeRecord;
 use misura_stats::SummarySnapshot;
 use std::io::{self, Write};
 
-fn us(v: Option<i64>) -> String {
-    v.map_or("-".into(), |x| format!("{:.3}", x as f64 / 1000.0))
-}
-
-fn usf(v: Option<f64>) -> String {
-    v.map_or("-".into(), |x| format!("{:.3}", x / 1000.0))
-}
+use super::percentiles::{write_rows, Columns};
 
 /// The schedule as run: pattern, period, how many probes or how long, and
 /// how long a reply is waited for (a period given as `--period 5` once ran
@@ -184,28 +178,13 @@ fn write_lat(label: &str, l: &RttLatencies, out: &mut dyn Write) -> io::Result<(
         ("forward", l.forward.as_ref()),
         ("backward", l.backward.as_ref()),
     ];
-    let mut first = true;
-    for (name, s) in rows {
-        let Some(s) = s else { continue };
-        if s.count == 0 {
-            continue;
-        }
-        writeln!(
-            out,
-            "{:<10} {:<12} {:>8} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>9}",
-            if first { label } else { "" },
-            name,
-            s.count,
-            us(s.min_ns),
-            us(s.median_ns),
-            us(s.p90_ns),
-            us(s.p99_ns),
-            us(s.max_ns),
-            usf(s.mean_ns),
-            usf(s.std_dev_ns)
-        )?;
-        first = false;
-    }
+    let columns = Columns {
+        label: 10,
+        name: 12,
+        count: 8,
+        p999: false,
+    };
+    write_rows(label, &rows, &columns, out)?;
     if let Some(j) = l.jitter_rfc3550_ns {
         writeln!(
             out,

@@ -1,6 +1,10 @@
-//! Helpers shared by the schema tests: paths, loading, compiling and
-//! checking a schema, editing a fixture by JSON pointer, and comparing a
-//! fixture with what the Rust model writes back.
+//! Helpers shared by the schema tests (`crates/report/tests/schema*.rs`,
+//! `html_rfc2544.rs`, and misura's `tests/schema_more.rs`, which reaches this
+//! file by `#[path]`): paths, loading, compiling and checking a schema, the
+//! checks every schema passes (a draft 2020-12 document, closed objects
+//! described and required, definitions shared with `oneway.schema.json`),
+//! editing a fixture by JSON pointer, and comparing a fixture with what the
+//! Rust model writes back.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -50,6 +54,166 @@ pub fn check(name: &str, instance: &Value) -> Result<(), Vec<String>> {
         Ok(())
     } else {
         Err(errors)
+    }
+}
+
+/// Panics with every error unless `instance` satisfies `name`.schema.json.
+pub fn assert_valid(name: &str, what: &str, instance: &Value) {
+    if let Err(errors) = check(name, instance) {
+        panic!(
+            "{what} fails {name}.schema.json with {} error(s):\n  {}",
+            errors.len(),
+            errors.join("\n  ")
+        );
+    }
+}
+
+/// Panics if `instance` satisfies `name`.schema.json.
+pub fn assert_invalid(name: &str, what: &str, instance: &Value) {
+    if check(name, instance).is_ok() {
+        panic!("{what} should fail {name}.schema.json but passes");
+    }
+}
+
+/// Valid for `name`.schema.json, unchanged through the Rust model `T`, and
+/// what the model writes back valid too.
+pub fn assert_valid_and_modelled<T: DeserializeOwned + Serialize>(
+    name: &str,
+    what: &str,
+    v: &Value,
+) {
+    assert_valid(name, what, v);
+    let back = round_trip::<T>(what, v);
+    if let Some(d) = first_difference("", v, &back) {
+        panic!("{what} changes through the Rust model (input vs re-serialised) at {d}");
+    }
+    assert_valid(name, &format!("{what} re-serialised from the model"), &back);
+}
+
+/// `v` (the fixture `file`) with a newer `format_version`, 3, or one
+/// written as a string fails `name`.schema.json.
+pub fn assert_refuses_other_versions(name: &str, file: &str, v: &Value) {
+    assert_invalid(
+        name,
+        &format!("{file} with format_version 3"),
+        &with(v, "/format_version", serde_json::json!(3)),
+    );
+    assert_invalid(
+        name,
+        &format!("{file} with format_version \"1\""),
+        &with(v, "/format_version", serde_json::json!("1")),
+    );
+}
+
+/// `v` (the fixture `file`) without any one of its top-level fields fails
+/// `name`.schema.json.
+pub fn assert_refuses_each_field_missing(name: &str, file: &str, v: &Value) {
+    let keys = v.as_object().expect("fixture is an object").keys();
+    for key in keys {
+        assert_invalid(
+            name,
+            &format!("{file} without {key}"),
+            &without(v, &format!("/{key}")),
+        );
+    }
+}
+
+/// `v` (the fixture `file`) with the value at `pointer` written as a string
+/// fails `name`.schema.json, and the Rust model `T` refuses it too.
+pub fn assert_refuses_string_at<T: DeserializeOwned>(
+    name: &str,
+    file: &str,
+    v: &Value,
+    pointer: &str,
+) {
+    let as_string = v
+        .pointer(pointer)
+        .unwrap_or_else(|| panic!("no {pointer} in {file}"))
+        .to_string();
+    let bad = with(v, pointer, Value::String(as_string));
+    assert_invalid(name, &format!("{file} with a string at {pointer}"), &bad);
+    assert!(
+        serde_json::from_value::<T>(bad).is_err(),
+        "the Rust model accepts a string at {pointer} of {file}"
+    );
+}
+
+/// `name`.schema.json is a valid draft 2020-12 document with an `$id` ending
+/// in its file name, a title and a description, and it compiles.
+pub fn assert_schema_document(name: &str) {
+    let schema = load_json(&schema_path(name));
+    if let Err(e) = jsonschema::meta::validate(&schema) {
+        panic!("{name}.schema.json is not a valid schema: {e}");
+    }
+    assert_eq!(
+        schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
+        "{name}: $schema"
+    );
+    for key in ["$id", "title", "description"] {
+        assert!(
+            schema[key].as_str().is_some_and(|s| !s.is_empty()),
+            "{name}: {key} missing"
+        );
+    }
+    assert!(
+        schema["$id"]
+            .as_str()
+            .is_some_and(|id| id.ends_with(&format!("/{name}.schema.json"))),
+        "{name}: $id"
+    );
+    compile(name);
+}
+
+/// Every closed object of `name`.schema.json describes and requires each of
+/// its properties (`check_object_schemas`).
+pub fn assert_described_and_required(name: &str) {
+    let mut problems = Vec::new();
+    check_object_schemas("#", &load_json(&schema_path(name)), &mut problems);
+    assert!(
+        problems.is_empty(),
+        "{name}.schema.json:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+/// The provenance fields every result carries at its top level (`Meta`).
+pub const META_FIELDS: [&str; 5] = [
+    "format_version",
+    "tool",
+    "tool_version",
+    "started_at",
+    "command",
+];
+
+/// `name`.schema.json repeats `defs` from `oneway.schema.json` word for
+/// word (each schema stands alone; the copies must not drift apart).
+pub fn assert_same_defs_as_oneway(name: &str, defs: &[&str]) {
+    let s = load_json(&schema_path(name));
+    let oneway = load_json(&schema_path("oneway"));
+    for def in defs {
+        assert!(
+            s["$defs"].get(def).is_some(),
+            "{name}.schema.json has no $defs/{def}"
+        );
+        assert_eq!(
+            s["$defs"].get(def),
+            oneway["$defs"].get(def),
+            "{name}: $defs/{def} differs from oneway.schema.json"
+        );
+    }
+}
+
+/// `assert_same_defs_as_oneway`, and the top-level `META_FIELDS` described
+/// as in `oneway.schema.json` too.
+pub fn assert_shares_oneway(name: &str, defs: &[&str]) {
+    assert_same_defs_as_oneway(name, defs);
+    let s = load_json(&schema_path(name));
+    let oneway = load_json(&schema_path("oneway"));
+    for key in META_FIELDS {
+        assert_eq!(
+            s["properties"][key], oneway["properties"][key],
+            "{name}: properties/{key} differs from oneway.schema.json"
+        );
     }
 }
 

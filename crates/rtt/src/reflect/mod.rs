@@ -297,7 +297,6 @@ pub fn run(
     };
     let (rx, tx) = source_names(&granted);
     let nic = lp.clocks.nic.as_ref();
-    let snap = |s: &misura_stats::Summary| (s.count() > 0).then(|| s.snapshot());
     let counters = *lp.reflector.counters();
     // A reflector runs until it is stopped: a signal is its normal end.
     let stop_reason = match stop.load(Ordering::Relaxed) {
@@ -336,8 +335,8 @@ pub fn run(
             error_estimate_ns: n.state.uncertainty_ns,
             error: n.error.clone(),
         }),
-        turnaround_nic: snap(&lp.turnaround_nic),
-        turnaround_kernel: snap(&lp.turnaround_kernel),
+        turnaround_nic: lp.turnaround_nic.snapshot_if_any(),
+        turnaround_kernel: lp.turnaround_kernel.snapshot_if_any(),
         sched_slice_ns: slice.and_then(|s| s.granted_ns),
     })
 }

@@ -1,60 +1,19 @@
 //! The Session-Reflector test packet: a view and a plain value.
 
 use super::error_estimate::ErrorEstimate;
-use super::layout::{
-    check_len, check_out, field, rd16, rd16x, rd32, rd8x, reflector_layout, Mode, HMAC_FIELD,
-};
-use super::tlv_repr::Tlvs;
+use super::layout::{check_out, field, rd16, rd32, rd8x, reflector_layout, Mode};
 use crate::WireError;
-use core::ops::Range;
 
-/// A read/write view of a Session-Reflector test packet (see the module docs
-/// for the layouts). `new_checked` only checks the length for `mode`.
-#[derive(Debug, Clone)]
-pub struct StampReflectorPacket<T: AsRef<[u8]>> {
-    buffer: T,
-    mode: Mode,
-}
+stamp_view!(
+    /// A read/write view of a Session-Reflector test packet (see the module
+    /// docs for the layouts). `new_checked` only checks the length for `mode`.
+    StampReflectorPacket,
+    field::Reflector,
+    reflector_layout
+);
 
+/// The fields only the reflector's packet has.
 impl<T: AsRef<[u8]>> StampReflectorPacket<T> {
-    pub fn new_unchecked(buffer: T, mode: Mode) -> Self {
-        StampReflectorPacket { buffer, mode }
-    }
-
-    pub fn new_checked(buffer: T, mode: Mode) -> Result<Self, WireError> {
-        check_len(buffer.as_ref().len(), mode.base_len())?;
-        Ok(Self::new_unchecked(buffer, mode))
-    }
-
-    pub fn mode(&self) -> Mode {
-        self.mode
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    fn l(&self) -> &'static field::Reflector {
-        reflector_layout(self.mode)
-    }
-
-    pub fn seq(&self) -> u32 {
-        rd32(self.buffer.as_ref(), self.l().seq.start)
-    }
-
-    /// The reflector's transmit timestamp.
-    pub fn timestamp(&self) -> [u8; 8] {
-        rd8x(self.buffer.as_ref(), self.l().timestamp.start)
-    }
-
-    pub fn error_estimate(&self) -> ErrorEstimate {
-        ErrorEstimate(rd16(self.buffer.as_ref(), self.l().error_estimate.start))
-    }
-
-    pub fn ssid(&self) -> u16 {
-        rd16(self.buffer.as_ref(), self.l().ssid.start)
-    }
-
     /// When the reflector received the sender's packet (same format as
     /// `timestamp`, i.e. the reflector's Error Estimate Z bit).
     pub fn receive_timestamp(&self) -> [u8; 8] {
@@ -80,44 +39,9 @@ impl<T: AsRef<[u8]>> StampReflectorPacket<T> {
     pub fn sender_ttl(&self) -> u8 {
         self.buffer.as_ref()[self.l().sender_ttl]
     }
-
-    pub fn hmac(&self) -> Option<[u8; 16]> {
-        match self.mode {
-            Mode::Authenticated => Some(rd16x(self.buffer.as_ref(), HMAC_FIELD.start)),
-            Mode::Unauthenticated => None,
-        }
-    }
-
-    pub fn tlv_bytes(&self) -> &[u8] {
-        &self.buffer.as_ref()[self.mode.base_len()..]
-    }
-
-    pub fn tlvs(&self) -> Tlvs<'_> {
-        Tlvs::new(self.tlv_bytes())
-    }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> StampReflectorPacket<T> {
-    fn put(&mut self, r: Range<usize>, v: &[u8]) {
-        self.buffer.as_mut()[r].copy_from_slice(v);
-    }
-
-    pub fn set_seq(&mut self, v: u32) {
-        self.put(self.l().seq.clone(), &v.to_be_bytes());
-    }
-
-    pub fn set_timestamp(&mut self, v: [u8; 8]) {
-        self.put(self.l().timestamp.clone(), &v);
-    }
-
-    pub fn set_error_estimate(&mut self, v: ErrorEstimate) {
-        self.put(self.l().error_estimate.clone(), &v.0.to_be_bytes());
-    }
-
-    pub fn set_ssid(&mut self, v: u16) {
-        self.put(self.l().ssid.clone(), &v.to_be_bytes());
-    }
-
     pub fn set_receive_timestamp(&mut self, v: [u8; 8]) {
         self.put(self.l().receive_timestamp.clone(), &v);
     }
@@ -139,13 +63,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> StampReflectorPacket<T> {
         self.buffer.as_mut()[at] = v;
     }
 
-    /// Writes the HMAC field; does nothing in unauthenticated mode.
-    pub fn set_hmac(&mut self, v: [u8; 16]) {
-        if self.mode == Mode::Authenticated {
-            self.put(HMAC_FIELD, &v);
-        }
-    }
-
     /// Zeroes every MBZ field of the base packet.
     pub fn clear_mbz(&mut self) {
         let b = self.buffer.as_mut();
@@ -163,11 +80,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> StampReflectorPacket<T> {
                 b[81..96].fill(0);
             }
         }
-    }
-
-    pub fn tlv_bytes_mut(&mut self) -> &mut [u8] {
-        let base = self.mode.base_len();
-        &mut self.buffer.as_mut()[base..]
     }
 }
 

@@ -1,109 +1,18 @@
 //! The Session-Sender test packet: a view and a plain value.
 
 use super::error_estimate::ErrorEstimate;
-use super::layout::{
-    check_len, check_out, field, rd16, rd16x, rd32, rd8x, sender_layout, Mode, HMAC_FIELD,
-};
-use super::tlv_repr::Tlvs;
+use super::layout::{check_out, field, sender_layout, Mode};
 use crate::WireError;
 
-/// A read/write view of a Session-Sender test packet (see the module docs
-/// for the layouts). `new_checked` only checks the length for `mode`.
-#[derive(Debug, Clone)]
-pub struct StampSenderPacket<T: AsRef<[u8]>> {
-    buffer: T,
-    mode: Mode,
-}
-
-impl<T: AsRef<[u8]>> StampSenderPacket<T> {
-    /// Wraps without checking; accessors panic on a buffer shorter than
-    /// `mode.base_len()`.
-    pub fn new_unchecked(buffer: T, mode: Mode) -> Self {
-        StampSenderPacket { buffer, mode }
-    }
-
-    /// Wraps a buffer of at least `mode.base_len()` bytes; afterwards no
-    /// accessor can panic.
-    pub fn new_checked(buffer: T, mode: Mode) -> Result<Self, WireError> {
-        check_len(buffer.as_ref().len(), mode.base_len())?;
-        Ok(Self::new_unchecked(buffer, mode))
-    }
-
-    pub fn mode(&self) -> Mode {
-        self.mode
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    fn l(&self) -> &'static field::Sender {
-        sender_layout(self.mode)
-    }
-
-    pub fn seq(&self) -> u32 {
-        rd32(self.buffer.as_ref(), self.l().seq.start)
-    }
-
-    pub fn timestamp(&self) -> [u8; 8] {
-        rd8x(self.buffer.as_ref(), self.l().timestamp.start)
-    }
-
-    pub fn error_estimate(&self) -> ErrorEstimate {
-        ErrorEstimate(rd16(self.buffer.as_ref(), self.l().error_estimate.start))
-    }
-
-    /// Session-Sender Identifier (RFC 8972 §3; MBZ in plain RFC 8762).
-    pub fn ssid(&self) -> u16 {
-        rd16(self.buffer.as_ref(), self.l().ssid.start)
-    }
-
-    /// The HMAC field; `None` in unauthenticated mode.
-    pub fn hmac(&self) -> Option<[u8; 16]> {
-        match self.mode {
-            Mode::Authenticated => Some(rd16x(self.buffer.as_ref(), HMAC_FIELD.start)),
-            Mode::Unauthenticated => None,
-        }
-    }
-
-    /// The bytes after the base packet (the TLV area; may be empty).
-    pub fn tlv_bytes(&self) -> &[u8] {
-        &self.buffer.as_ref()[self.mode.base_len()..]
-    }
-
-    pub fn tlvs(&self) -> Tlvs<'_> {
-        Tlvs::new(self.tlv_bytes())
-    }
-}
+stamp_view!(
+    /// A read/write view of a Session-Sender test packet (see the module docs
+    /// for the layouts). `new_checked` only checks the length for `mode`.
+    StampSenderPacket,
+    field::Sender,
+    sender_layout
+);
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> StampSenderPacket<T> {
-    pub fn set_seq(&mut self, v: u32) {
-        let r = self.l().seq.clone();
-        self.buffer.as_mut()[r].copy_from_slice(&v.to_be_bytes());
-    }
-
-    pub fn set_timestamp(&mut self, v: [u8; 8]) {
-        let r = self.l().timestamp.clone();
-        self.buffer.as_mut()[r].copy_from_slice(&v);
-    }
-
-    pub fn set_error_estimate(&mut self, v: ErrorEstimate) {
-        let r = self.l().error_estimate.clone();
-        self.buffer.as_mut()[r].copy_from_slice(&v.0.to_be_bytes());
-    }
-
-    pub fn set_ssid(&mut self, v: u16) {
-        let r = self.l().ssid.clone();
-        self.buffer.as_mut()[r].copy_from_slice(&v.to_be_bytes());
-    }
-
-    /// Writes the HMAC field; does nothing in unauthenticated mode.
-    pub fn set_hmac(&mut self, v: [u8; 16]) {
-        if self.mode == Mode::Authenticated {
-            self.buffer.as_mut()[HMAC_FIELD].copy_from_slice(&v);
-        }
-    }
-
     /// Zeroes every MBZ field of the base packet.
     pub fn clear_mbz(&mut self) {
         let b = self.buffer.as_mut();
@@ -114,11 +23,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> StampSenderPacket<T> {
                 b[28..96].fill(0);
             }
         }
-    }
-
-    pub fn tlv_bytes_mut(&mut self) -> &mut [u8] {
-        let base = self.mode.base_len();
-        &mut self.buffer.as_mut()[base..]
     }
 }
 
