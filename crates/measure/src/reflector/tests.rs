@@ -10,6 +10,8 @@ use misura_wire::stamp::{
 use proptest::prelude::*;
 
 const NOW: i64 = 1_700_000_000_123_456_789;
+/// [`NOW`] as the instant the reflector is handed.
+const AT_NOW: Instant = Instant::from_ns(NOW);
 
 fn cfg() -> ReflectorConfig {
     ReflectorConfig {
@@ -106,7 +108,7 @@ fn stateless_reply_byte_checked() {
     let d = r.handle(
         &req,
         &meta(src(1, 40000), rx),
-        Instant::from_ns(NOW),
+        AT_NOW,
         &ClockState::FREE_RUNNING,
         &mut out,
     );
@@ -189,8 +191,7 @@ fn ptp_format_sync_and_user_clock_fallback() {
         sync_source: sync_source::NTP,
         uncertainty_ns: 2_000,
     };
-    let Decision::Reply { len, .. } = r.handle(&req, &m, Instant::from_ns(NOW), &clock, &mut out)
-    else {
+    let Decision::Reply { len, .. } = r.handle(&req, &m, AT_NOW, &clock, &mut out) else {
         panic!()
     };
     let rep = ReflectorRepr::parse(&out[..len], Mode::Unauthenticated).unwrap();
@@ -238,7 +239,7 @@ fn stateful_numbers_per_session() {
         let Decision::Reply { len, reply_seq } = r.handle(
             &req,
             &meta(peer, NOW),
-            Instant::from_ns(NOW),
+            AT_NOW,
             &ClockState::FREE_RUNNING,
             &mut out,
         ) else {
@@ -272,7 +273,7 @@ fn follow_up_carries_the_previous_reply_and_its_stamp() {
         r.handle(
             &req(10),
             &meta(a, NOW),
-            Instant::from_ns(NOW),
+            AT_NOW,
             &ClockState::FREE_RUNNING,
             &mut out
         ),
@@ -286,7 +287,7 @@ fn follow_up_carries_the_previous_reply_and_its_stamp() {
         r.handle(
             &req(50),
             &meta(b, NOW),
-            Instant::from_ns(NOW),
+            AT_NOW,
             &ClockState::FREE_RUNNING,
             &mut out
         ),
@@ -328,7 +329,7 @@ fn follow_up_carries_the_previous_reply_and_its_stamp() {
     let Decision::Reply { len, .. } = r.handle(
         &req(12),
         &nic_rx,
-        Instant::from_ns(NOW),
+        AT_NOW,
         &ClockState::FREE_RUNNING,
         &mut out,
     ) else {
@@ -346,7 +347,7 @@ fn follow_up_carries_the_previous_reply_and_its_stamp() {
     let Decision::Reply { len, .. } = r.handle(
         &req(13),
         &meta(a, NOW),
-        Instant::from_ns(NOW),
+        AT_NOW,
         &ClockState::FREE_RUNNING,
         &mut out,
     ) else {

@@ -63,20 +63,14 @@ fn every_drop_reason_is_triggered_and_counted() {
     ];
     for (req, m, want) in &cases {
         assert_eq!(
-            r.handle(req, m, Instant::from_ns(NOW), &c, &mut out),
+            r.handle(req, m, AT_NOW, &c, &mut out),
             Decision::Drop(*want),
             "{want:?}"
         );
     }
     // Output buffer shorter than the request: refused, not truncated.
     assert_eq!(
-        r.handle(
-            &ok,
-            &meta(src(1, 5000), NOW),
-            Instant::from_ns(NOW),
-            &c,
-            &mut out[..43]
-        ),
+        r.handle(&ok, &meta(src(1, 5000), NOW), AT_NOW, &c, &mut out[..43]),
         Decision::Drop(DropReason::Malformed)
     );
     let k = r.counters();
@@ -94,25 +88,13 @@ fn every_drop_reason_is_triggered_and_counted() {
         ..cfg()
     });
     assert_eq!(
-        r.handle(
-            &ok,
-            &meta(src(1, 5000), NOW),
-            Instant::from_ns(NOW),
-            &c,
-            &mut out
-        ),
+        r.handle(&ok, &meta(src(1, 5000), NOW), AT_NOW, &c, &mut out),
         Decision::Drop(DropReason::AuthFailed)
     );
     let mut a = request(Mode::Authenticated, 1, StampTimestampFormat::Ntp, 0, false);
     sign(&StampKey::new(b"wrong").unwrap(), &mut a);
     assert_eq!(
-        r.handle(
-            &a,
-            &meta(src(1, 5000), NOW),
-            Instant::from_ns(NOW),
-            &c,
-            &mut out
-        ),
+        r.handle(&a, &meta(src(1, 5000), NOW), AT_NOW, &c, &mut out),
         Decision::Drop(DropReason::AuthFailed)
     );
     assert_eq!(r.counters().auth_failed, 2);
@@ -124,27 +106,13 @@ fn every_drop_reason_is_triggered_and_counted() {
         ..cfg()
     });
     let d: Vec<Decision> = (0..5)
-        .map(|_| {
-            r.handle(
-                &ok,
-                &meta(src(1, 5000), NOW),
-                Instant::from_ns(NOW),
-                &c,
-                &mut out,
-            )
-        })
+        .map(|_| r.handle(&ok, &meta(src(1, 5000), NOW), AT_NOW, &c, &mut out))
         .collect();
     assert!(matches!(d[2], Decision::Reply { .. }));
     assert_eq!(d[3], Decision::Drop(DropReason::RateLimited));
     // Another port of the same host shares the budget.
     assert_eq!(
-        r.handle(
-            &ok,
-            &meta(src(1, 5001), NOW),
-            Instant::from_ns(NOW),
-            &c,
-            &mut out
-        ),
+        r.handle(&ok, &meta(src(1, 5001), NOW), AT_NOW, &c, &mut out),
         Decision::Drop(DropReason::RateLimited)
     );
     assert_eq!(r.counters().rate_limited, 3);
@@ -159,36 +127,18 @@ fn every_drop_reason_is_triggered_and_counted() {
     for n in 1..=2 {
         for _ in 0..2 {
             assert!(matches!(
-                r.handle(
-                    &ok,
-                    &meta(src(n, 5000), NOW),
-                    Instant::from_ns(NOW),
-                    &c,
-                    &mut out
-                ),
+                r.handle(&ok, &meta(src(n, 5000), NOW), AT_NOW, &c, &mut out),
                 Decision::Reply { .. }
             ));
         }
     }
     assert_eq!(
-        r.handle(
-            &ok,
-            &meta(src(3, 5000), NOW),
-            Instant::from_ns(NOW),
-            &c,
-            &mut out
-        ),
+        r.handle(&ok, &meta(src(3, 5000), NOW), AT_NOW, &c, &mut out),
         Decision::Drop(DropReason::TableFull)
     );
     // Same host, new port: new follow-up peer, table full too.
     assert_eq!(
-        r.handle(
-            &ok,
-            &meta(src(1, 5001), NOW),
-            Instant::from_ns(NOW),
-            &c,
-            &mut out
-        ),
+        r.handle(&ok, &meta(src(1, 5001), NOW), AT_NOW, &c, &mut out),
         Decision::Drop(DropReason::TableFull)
     );
     assert_eq!(r.counters().table_full, 2);
@@ -217,13 +167,9 @@ fn hmac_verified_and_reply_signed() {
     .unwrap();
     req.extend_from_slice(&t);
     sign(&key, &mut req);
-    let Decision::Reply { len, .. } = r.handle(
-        &req,
-        &meta(src(1, 5000), NOW),
-        Instant::from_ns(NOW),
-        &c,
-        &mut out,
-    ) else {
+    let Decision::Reply { len, .. } =
+        r.handle(&req, &meta(src(1, 5000), NOW), AT_NOW, &c, &mut out)
+    else {
         panic!("{:?}", r.counters())
     };
     assert_eq!(len, req.len());
@@ -250,13 +196,9 @@ fn hmac_verified_and_reply_signed() {
     let n = bad.len();
     sign(&key, &mut bad);
     bad[n - 1] ^= 0xff;
-    let Decision::Reply { len, .. } = r.handle(
-        &bad,
-        &meta(src(1, 5000), NOW),
-        Instant::from_ns(NOW),
-        &c,
-        &mut out,
-    ) else {
+    let Decision::Reply { len, .. } =
+        r.handle(&bad, &meta(src(1, 5000), NOW), AT_NOW, &c, &mut out)
+    else {
         panic!()
     };
     assert!(tlvs_of(&out[..len], Mode::Authenticated)
@@ -268,25 +210,15 @@ fn hmac_verified_and_reply_signed() {
     let mut tampered = req.clone();
     tampered[0] ^= 1;
     assert_eq!(
-        r.handle(
-            &tampered,
-            &meta(src(1, 5000), NOW),
-            Instant::from_ns(NOW),
-            &c,
-            &mut out
-        ),
+        r.handle(&tampered, &meta(src(1, 5000), NOW), AT_NOW, &c, &mut out),
         Decision::Drop(DropReason::AuthFailed)
     );
     // Without TLVs, exactly 112 bytes.
     let mut plain = request(Mode::Authenticated, 4, StampTimestampFormat::Ptp, 9, false);
     sign(&key, &mut plain);
-    let Decision::Reply { len, .. } = r.handle(
-        &plain,
-        &meta(src(1, 5000), NOW),
-        Instant::from_ns(NOW),
-        &c,
-        &mut out,
-    ) else {
+    let Decision::Reply { len, .. } =
+        r.handle(&plain, &meta(src(1, 5000), NOW), AT_NOW, &c, &mut out)
+    else {
         panic!()
     };
     assert_eq!(len, AUTH_LEN);

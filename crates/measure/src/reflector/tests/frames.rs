@@ -43,7 +43,7 @@ fn l2_frames() {
     let mut out = [0xa5u8; 2000];
     let m = meta(src(1, 1), NOW);
     let Decision::Reply { len, reply_seq } =
-        r.handle_l2_frame(&f, 0x88b5, ours, &m, Instant::from_ns(NOW), &c, &mut out)
+        r.handle_l2_frame(&f, 0x88b5, ours, &m, AT_NOW, &c, &mut out)
     else {
         panic!("{:?}", r.counters())
     };
@@ -65,8 +65,7 @@ fn l2_frames() {
         NOW + 3,
         TimestampSource::KernelSoftware,
     );
-    let Decision::Reply { len, .. } =
-        r.handle_l2_frame(&f, 0x88b5, ours, &m, Instant::from_ns(NOW), &c, &mut out)
+    let Decision::Reply { len, .. } = r.handle_l2_frame(&f, 0x88b5, ours, &m, AT_NOW, &c, &mut out)
     else {
         panic!()
     };
@@ -79,60 +78,28 @@ fn l2_frames() {
     // Drops: a reply, a group source, a bad magic, a short frame.
     let reply = l2_request(ProbeFlags::REPLY, &req, [2, 0, 0, 0, 0, 1]);
     assert_eq!(
-        r.handle_l2_frame(
-            &reply,
-            0x88b5,
-            ours,
-            &m,
-            Instant::from_ns(NOW),
-            &c,
-            &mut out
-        ),
+        r.handle_l2_frame(&reply, 0x88b5, ours, &m, AT_NOW, &c, &mut out),
         Decision::Drop(DropReason::LooksLikeReply)
     );
     let group = l2_request(ProbeFlags::empty(), &req, [3, 0, 0, 0, 0, 1]);
     assert_eq!(
-        r.handle_l2_frame(
-            &group,
-            0x88b5,
-            ours,
-            &m,
-            Instant::from_ns(NOW),
-            &c,
-            &mut out
-        ),
+        r.handle_l2_frame(&group, 0x88b5, ours, &m, AT_NOW, &c, &mut out),
         Decision::Drop(DropReason::GroupSource)
     );
     let mut bad = f.clone();
     bad[14] = b'X';
     assert_eq!(
-        r.handle_l2_frame(&bad, 0x88b5, ours, &m, Instant::from_ns(NOW), &c, &mut out),
+        r.handle_l2_frame(&bad, 0x88b5, ours, &m, AT_NOW, &c, &mut out),
         Decision::Drop(DropReason::Malformed)
     );
     assert_eq!(
-        r.handle_l2_frame(
-            &f[..20],
-            0x88b5,
-            ours,
-            &m,
-            Instant::from_ns(NOW),
-            &c,
-            &mut out
-        ),
+        r.handle_l2_frame(&f[..20], 0x88b5, ours, &m, AT_NOW, &c, &mut out),
         Decision::Drop(DropReason::TooShort)
     );
     // A short STAMP body inside a padded frame: the body's length counts.
     let short = l2_request(ProbeFlags::empty(), &req[..10], [2, 0, 0, 0, 0, 1]);
     assert_eq!(
-        r.handle_l2_frame(
-            &short,
-            0x88b5,
-            ours,
-            &m,
-            Instant::from_ns(NOW),
-            &c,
-            &mut out
-        ),
+        r.handle_l2_frame(&short, 0x88b5, ours, &m, AT_NOW, &c, &mut out),
         Decision::Drop(DropReason::TooShort)
     );
     let k = r.counters();
@@ -163,7 +130,7 @@ fn ptp_wrapped_request_gets_a_ptp_wrapped_reply_of_its_size() {
     let m = meta(src(1, 1), NOW);
     let mut out = [0xa5u8; 2000];
     let Decision::Reply { len, reply_seq } =
-        r.handle_l2_frame(&f, 0x88b5, ours, &m, Instant::from_ns(NOW), &c, &mut out)
+        r.handle_l2_frame(&f, 0x88b5, ours, &m, AT_NOW, &c, &mut out)
     else {
         panic!("{:?}", r.counters())
     };
@@ -187,15 +154,7 @@ fn ptp_wrapped_request_gets_a_ptp_wrapped_reply_of_its_size() {
     assert_eq!(rep.sender_seq, 8);
     // Its own reply coming back is not answered.
     assert_eq!(
-        r.handle_l2_frame(
-            &out[..len],
-            0x88b5,
-            ours,
-            &m,
-            Instant::from_ns(NOW),
-            &c,
-            &mut [0u8; 2000]
-        ),
+        r.handle_l2_frame(&out[..len], 0x88b5, ours, &m, AT_NOW, &c, &mut [0u8; 2000]),
         Decision::Drop(DropReason::LooksLikeReply)
     );
 }
@@ -320,7 +279,7 @@ fn foreign_ptp_frames_are_counted_and_never_answered() {
         ("short", short),
     ] {
         assert_eq!(
-            r.handle_l2_frame(&f, 0x88b5, ours, &m, Instant::from_ns(NOW), &c, &mut out),
+            r.handle_l2_frame(&f, 0x88b5, ours, &m, AT_NOW, &c, &mut out),
             Decision::Drop(DropReason::ForeignPtp),
             "{what}"
         );
@@ -341,13 +300,13 @@ proptest! {
         let c = ClockState::FREE_RUNNING;
         if l2 {
             let f = l2_request(ProbeFlags::empty(), &req, [2, 0, 0, 0, 0, 1]);
-            let d = r.handle_l2_frame(&f, 0x88b5, MacAddr([2, 0, 0, 0, 0, 2]), &meta(src(1, 1), NOW), Instant::from_ns(NOW), &c, &mut out);
+            let d = r.handle_l2_frame(&f, 0x88b5, MacAddr([2, 0, 0, 0, 0, 2]), &meta(src(1, 1), NOW), AT_NOW, &c, &mut out);
             match d {
                 Decision::Reply { len: n, .. } => prop_assert!(n <= f.len()),
                 Decision::Drop(why) => prop_assert!(len < UNAUTH_LEN && why == DropReason::TooShort),
             }
         } else {
-            let d = r.handle(&req, &meta(src(1, 1000), NOW), Instant::from_ns(NOW), &c, &mut out);
+            let d = r.handle(&req, &meta(src(1, 1000), NOW), AT_NOW, &c, &mut out);
             match d {
                 Decision::Reply { len: n, .. } => prop_assert_eq!(n, len),
                 Decision::Drop(why) => prop_assert!(len < UNAUTH_LEN && why == DropReason::TooShort),
@@ -365,7 +324,7 @@ proptest! {
         }
         let mut r = Reflector::new(ReflectorConfig { key: Some(key), ..cfg() });
         let mut out = [0u8; 300];
-        match r.handle(&req, &meta(src(1, 1000), NOW), Instant::from_ns(NOW), &ClockState::FREE_RUNNING, &mut out) {
+        match r.handle(&req, &meta(src(1, 1000), NOW), AT_NOW, &ClockState::FREE_RUNNING, &mut out) {
             Decision::Reply { len: n, .. } => prop_assert_eq!(n, len),
             Decision::Drop(why) => prop_assert!(len < AUTH_LEN && why == DropReason::AuthFailed),
         }
