@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod compare;
+pub mod compare_rows;
 pub mod csv;
 pub mod distribution;
 pub mod figure;
@@ -26,6 +27,7 @@ pub mod html;
 pub mod metrics;
 pub mod model;
 pub mod series;
+pub mod stored;
 pub mod svg;
 pub mod text;
 

@@ -7,6 +7,7 @@ use crate::shared::exit::Failure;
 use crate::shared::store::{open_for_reading, store_failure};
 use anyhow::Result;
 pub use args::{CompareArgs, HistoryArgs, ShowArgs};
+use misura_report::compare_rows::{self, Stored};
 use misura_store::Filter;
 use serde_json::Value;
 use std::io::Write;
@@ -83,65 +84,16 @@ fn column(text: &str, width: usize) -> String {
     t
 }
 
-/// Render a stored result as it was printed then.
+/// Render a stored result as it was printed then: a result from a newer
+/// misura, or one that does not read back, is a profile error (7).
 fn render(v: &Value, out: &mut dyn Write) -> Result<()> {
-    let format = v.get("format").and_then(|f| f.as_str()).unwrap_or("");
-    let newer = v
-        .get("format_version")
-        .and_then(|f| f.as_u64())
-        .unwrap_or(0)
-        > misura_report::FORMAT_VERSION as u64;
-    if newer {
-        return Err(Failure::Profile(format!(
-            "this result was written by a newer misura (format {format} version {}): upgrade to show it",
-            v["format_version"]
-        ))
-        .into());
-    }
-    use misura_report::{
-        clock, exchange, host, reflect, rfc2544, rtt, serve, text, throughput as tp, tsc,
-        under_load, y1564,
-    };
-    match format {
-        "misura.oneway" | "misura.calibration-run" => as_text(v, format, text::write_oneway, out),
-        "misura.rtt" => as_text(v, format, rtt::write_text, out),
-        "misura.exchange" => as_text(v, format, exchange::write_text, out),
-        "misura.exchange-responder" => as_text(v, format, exchange::write_responder_text, out),
-        "misura.tcp" => as_text(v, format, tp::write_tcp_text, out),
-        "misura.udp" => as_text(v, format, tp::write_udp_text, out),
-        "misura.rr" => as_text(v, format, tp::write_rr_text, out),
-        "misura.setup" => as_text(v, format, tp::write_setup_text, out),
-        "misura.sweep" => as_text(v, format, tp::write_sweep_text, out),
-        "misura.serve" => as_text(v, format, serve::write_text, out),
-        "misura.clock-sources" => as_text(v, format, clock::write_sources_text, out),
-        "misura.clock-interference" => as_text(v, format, clock::write_interference_text, out),
-        "misura.clock-timer" => as_text(v, format, clock::write_timer_text, out),
-        "misura.clock-tsc" => as_text(v, format, tsc::write_text, out),
-        "misura.host-check" => as_text(v, format, host::write_check_text, out),
-        "misura.host-tune" => as_text(v, format, host::write_tune_text, out),
-        "misura.reflect" => as_text(v, format, reflect::write_summary, out),
-        "misura.rfc2544" => as_text(v, format, rfc2544::write_text, out),
-        "misura.y1564" => as_text(v, format, y1564::write_text, out),
-        "misura.load" => as_text(v, format, under_load::write_text, out),
-        _ => {
-            // A format without a text form here is shown as its JSON.
-            writeln!(out, "{}", serde_json::to_string_pretty(v)?)?;
-            Ok(())
+    use misura_report::stored::StoredError;
+    misura_report::stored::render(v, out).map_err(|e| match e {
+        e @ (StoredError::Newer { .. } | StoredError::Unreadable { .. }) => {
+            Failure::Profile(e.to_string()).into()
         }
-    }
-}
-
-/// Read a stored result back into its type and print it with `text`.
-fn as_text<T: serde::de::DeserializeOwned>(
-    v: &Value,
-    format: &str,
-    text: fn(&T, &mut dyn Write) -> std::io::Result<()>,
-    out: &mut dyn Write,
-) -> Result<()> {
-    let r: T = serde_json::from_value(v.clone())
-        .map_err(|e| Failure::Profile(format!("stored {format} result does not read back: {e}")))?;
-    text(&r, out)?;
-    Ok(())
+        e => e.into(),
+    })
 }
 
 /// `misura show RUN`.
@@ -158,52 +110,6 @@ pub fn show(a: &ShowArgs) -> Result<i32> {
     Ok(crate::shared::exit::OK)
 }
 
-/// A run's main figure for comparison: (name, median, spread as p90 − p10 or
-/// the interquartile-like width available, count).
-fn main_figure(v: &Value) -> Option<(String, f64, f64, u64)> {
-    let candidates: [(&str, &str); 6] = [
-        ("/overall/network_rtt", "network RTT"),
-        ("/overall/kernel_rtt", "kernel RTT"),
-        ("/overall/msl", "SUT latency Msl"),
-        ("/overall/mul", "Mul"),
-        ("/latency", "timer wake-up latency"),
-        ("/runs/0/steps", "clock read step"),
-    ];
-    for (p, name) in candidates {
-        if let Some(s) = v.pointer(p).filter(|s| !s.is_null()) {
-            let med = s.get("median_ns")?.as_f64()?;
-            let p90 = s.get("p90_ns").and_then(|x| x.as_f64()).unwrap_or(med);
-            let min = s.get("min_ns").and_then(|x| x.as_f64()).unwrap_or(med);
-            let count = s.get("count").and_then(|x| x.as_u64()).unwrap_or(0);
-            // Spread: the distance from the minimum to the 90th percentile,
-            // the range most probes fall in.
-            return Some((name.to_string(), med, (p90 - min).max(0.0), count));
-        }
-    }
-    // `setup`: the first gap's mean set-up delay, its spread min … max.
-    if let Some(g) = v.pointer("/gaps/0") {
-        let mean = g.get("setup_mean_ns").and_then(|x| x.as_f64());
-        let lo = g.get("setup_min_ns").and_then(|x| x.as_f64());
-        let hi = g.get("setup_max_ns").and_then(|x| x.as_f64());
-        if let (Some(m), Some(lo), Some(hi)) = (mean, lo, hi) {
-            let n = g
-                .get("samples")
-                .and_then(|s| s.as_array())
-                .map_or(0, |s| s.len());
-            return Some(("set-up delay".into(), m, hi - lo, n as u64));
-        }
-    }
-    for (k, name) in [
-        ("throughput_bps", "throughput bit/s"),
-        ("transactions_per_s", "transactions/s"),
-    ] {
-        if let Some(x) = v.get(k).and_then(|x| x.as_f64()) {
-            return Some((name.to_string(), x, 0.0, 1));
-        }
-    }
-    None
-}
-
 /// `misura compare RUN RUN…`.
 pub fn compare(a: &CompareArgs) -> Result<i32> {
     if a.runs.len() < 2 {
@@ -213,18 +119,15 @@ pub fn compare(a: &CompareArgs) -> Result<i32> {
         .into());
     }
     let s = open_for_reading()?;
-    let mut rows = Vec::new();
-    let mut values = Vec::new();
+    let mut stored = Vec::new();
     for &id in &a.runs {
         let (f, v) = s.get(id).map_err(store_failure)?;
-        let fig = main_figure(&v).or_else(|| misura_report::compare::load_figure(&v));
-        rows.push((id, f, fig));
-        values.push((id, v));
+        stored.push((id, f, v));
     }
     if let Some(path) = &a.html {
-        let runs: Vec<misura_report::compare::Run> = values
+        let runs: Vec<misura_report::compare::Run> = stored
             .iter()
-            .map(|(id, v)| misura_report::compare::Run { id: *id, value: v })
+            .map(|(id, _, v)| misura_report::compare::Run { id: *id, value: v })
             .collect();
         let mut page = Vec::new();
         misura_report::compare::write_compare_html(&runs, &mut page)?;
@@ -236,67 +139,26 @@ pub fn compare(a: &CompareArgs) -> Result<i32> {
             .map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())))?;
         eprintln!("wrote {} ({} bytes)", path.display(), page.len());
     }
-    let base = rows[0].2.clone();
-    let mut json_rows = Vec::new();
+    let runs: Vec<Stored> = stored
+        .iter()
+        .map(|(id, f, v)| Stored {
+            id: *id,
+            subcommand: &f.subcommand,
+            target: &f.target,
+            value: v,
+        })
+        .collect();
+    let rows = compare_rows::rows(&runs);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    if !a.json {
+    if a.json {
         writeln!(
             out,
-            "{:>6}  {:<12} {:<24} {:<18} {:>14} {:>14} {:>12}  verdict",
-            "run", "command", "target", "figure", "median", "spread", "Δ median"
+            "{}",
+            serde_json::to_string_pretty(&compare_rows::rows_json(&rows))?
         )?;
-    }
-    let base_of = (rows[0].1.subcommand.as_str(), rows[0].1.target.as_str());
-    for (id, f, fig) in &rows {
-        let (name, med, spread, _) = fig.clone().unwrap_or(("-".into(), f64::NAN, f64::NAN, 0));
-        let other = misura_report::compare::not_comparable(base_of, (&f.subcommand, &f.target));
-        let (delta, verdict) = match (&base, fig) {
-            (_, None) => (None, misura_report::compare::no_figure(&f.subcommand)),
-            _ if *id != rows[0].0 && other.is_some() => (None, other.unwrap_or_default()),
-            (Some((bn, bm, bs, _)), Some(_)) if bn == &name && *id != rows[0].0 => {
-                let d = med - bm;
-                // A change counts when it exceeds both runs' own spread.
-                let v = if spread.max(*bs) == 0.0 {
-                    // One value per run (throughput, transactions/s): no
-                    // spread to judge a change by.
-                    "no spread known (one value per run): repeat the runs to judge"
-                } else if d.abs() > spread.max(*bs) {
-                    "changed beyond the runs' spread"
-                } else {
-                    "within the runs' spread"
-                };
-                (Some(d), v.to_string())
-            }
-            (Some(_), Some(_)) if *id == rows[0].0 => (None, "baseline".into()),
-            _ => (None, "not comparable (different figures)".into()),
-        };
-        let unit = |x: f64| {
-            if x.is_nan() {
-                "-".into()
-            } else {
-                misura_report::compare::figure_text(&name, x)
-            }
-        };
-        if a.json {
-            json_rows.push(serde_json::json!({"run": id, "subcommand": f.subcommand, "target": f.target, "figure": name, "median": med, "spread": spread, "delta_median": delta, "verdict": verdict}));
-        } else {
-            writeln!(
-                out,
-                "{:>6}  {:<12} {:<24} {:<18} {:>14} {:>14} {:>12}  {}",
-                id,
-                f.subcommand,
-                f.target,
-                name,
-                unit(med),
-                unit(spread),
-                delta.map(unit).unwrap_or_else(|| "-".into()),
-                verdict
-            )?;
-        }
-    }
-    if a.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&json_rows)?)?;
+    } else {
+        compare_rows::write_table(&rows, &mut out)?;
     }
     Ok(crate::shared::exit::OK)
 }
