@@ -11,6 +11,7 @@ pub mod pacing;
 pub mod reflect;
 pub mod rfc2544;
 pub mod rtt;
+pub mod rtt_irtt;
 pub mod serve;
 pub mod throughput;
 pub mod throughput_csv;
