@@ -8,6 +8,8 @@ use crate::client::{self, Options};
 use crate::error::Error;
 use crate::grant::MAX_INTERVAL;
 use crate::report::{params_view, separability};
+use misura_measure::period::PeriodBounds;
+use misura_measure::time::{Period, Span};
 use misura_report::StopReason;
 use misura_stats::{Summary, SummarySnapshot};
 use misura_wire::irtt::{Layout, MAX_KEY_LEN, MAX_PACKET_LEN, PROTOCOL_VERSION};
@@ -20,6 +22,12 @@ use std::time::Duration;
 pub const MAX_DURATION: Duration = Duration::from_secs(7 * 24 * 3600);
 /// The probe period when none is given.
 pub const DEFAULT_PERIOD: Duration = Duration::from_millis(100);
+/// The periods misura asks an irtt server for: 1 ns (a server raises it
+/// to its own minimum) to irtt's 15 s.
+const BOUNDS: PeriodBounds = PeriodBounds {
+    min: Span::from_ns(1),
+    max: Span::from_ns(MAX_INTERVAL.as_nanos() as i64),
+};
 /// The probes when neither a count nor a duration is given.
 pub const DEFAULT_COUNT: u64 = 100;
 
@@ -66,12 +74,11 @@ impl Plan {
     /// Checks every bound of the request, once.
     pub fn new(r: Request) -> Result<Plan, Error> {
         let interval = r.period.unwrap_or(DEFAULT_PERIOD);
-        if interval.is_zero() || interval > MAX_INTERVAL {
-            return Err(Error::PeriodOutOfRange {
-                period: interval,
-                max: MAX_INTERVAL,
-            });
-        }
+        let ns = i64::try_from(interval.as_nanos()).unwrap_or(i64::MAX);
+        Period::within(ns, BOUNDS).map_err(|_| Error::PeriodOutOfRange {
+            period: interval,
+            max: MAX_INTERVAL,
+        })?;
         let count = match (r.count, r.duration) {
             (None, None) => Some(DEFAULT_COUNT),
             (c, _) => c,
