@@ -2,6 +2,8 @@
 //! variant of [`PlanError`] says which knob and which bound, never a
 //! flag's name (the binary writes the sentence).
 
+use misura_measure::period::PeriodBounds;
+use misura_measure::time::{Period, Span};
 use misura_wire::MacAddr;
 
 /// The shortest cycle period and timeout.
@@ -78,12 +80,14 @@ impl ExchangePlan {
             (Knob::Period, self.period_ns),
             (Knob::Timeout, self.timeout_ns),
         ] {
-            if ns < MIN_PERIOD_NS {
-                return Err(PlanError::TooShort {
-                    knob,
-                    min_ns: MIN_PERIOD_NS,
-                });
-            }
+            let bounds = PeriodBounds {
+                min: Span::from_ns(MIN_PERIOD_NS),
+                max: Span::MAX,
+            };
+            Period::within(ns, bounds).map_err(|_| PlanError::TooShort {
+                knob,
+                min_ns: MIN_PERIOD_NS,
+            })?;
         }
         Ok(())
     }

@@ -1,16 +1,18 @@
 //! `misura rtt HOST --peer irtt`'s method (and `misura load --reflector
 //! irtt://HOST`'s): the request checked once into a [`Plan`], the session
-//! ([`crate::client`]), and its result, either as irtt's own summary
-//! (`misura.irtt-rtt`) or as `misura rtt`'s report. The caller resolves
-//! the target, turns [`Error`]s into exit codes and prints.
+//! ([`crate::client`]), and its result as `misura rtt`'s report
+//! (`misura.rtt`, with what irtt adds in its `irtt` object). The caller
+//! resolves the target, turns [`Error`]s into exit codes and prints.
 
 use crate::client::{self, Options};
 use crate::error::Error;
 use crate::grant::MAX_INTERVAL;
-use crate::report::{separability, ParamsView, RttSummary};
+use crate::report::{params_view, separability};
+use misura_measure::period::PeriodBounds;
+use misura_measure::time::{Period, Span};
 use misura_report::StopReason;
 use misura_stats::{Summary, SummarySnapshot};
-use misura_wire::irtt::{MAX_KEY_LEN, MAX_PACKET_LEN, PROTOCOL_VERSION};
+use misura_wire::irtt::{Layout, MAX_KEY_LEN, MAX_PACKET_LEN, PROTOCOL_VERSION};
 use misura_wire::irtt_params::{Clock, Params, ReceivedStats, StampAt};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,6 +22,12 @@ use std::time::Duration;
 pub const MAX_DURATION: Duration = Duration::from_secs(7 * 24 * 3600);
 /// The probe period when none is given.
 pub const DEFAULT_PERIOD: Duration = Duration::from_millis(100);
+/// The periods misura asks an irtt server for: 1 ns (a server raises it
+/// to its own minimum) to irtt's 15 s.
+const BOUNDS: PeriodBounds = PeriodBounds {
+    min: Span::from_ns(1),
+    max: Span::from_ns(MAX_INTERVAL.as_nanos() as i64),
+};
 /// The probes when neither a count nor a duration is given.
 pub const DEFAULT_COUNT: u64 = 100;
 
@@ -35,6 +43,26 @@ pub struct Request {
     pub key: Option<Vec<u8>>,
 }
 
+impl Request {
+    /// `misura rtt`'s flags as an irtt request to `target` (resolved by the
+    /// caller): --period, else one probe every 1/--rate; --count,
+    /// --duration; the first --request as irtt's length; --irtt-hmac.
+    pub fn from_rtt_args(a: &misura_rtt::RttArgs, target: SocketAddr) -> Request {
+        Request {
+            target,
+            period: a
+                .period
+                .as_ref()
+                .map(|p| p.std())
+                .or(a.rate.map(|r| Duration::from_secs_f64(1.0 / r.max(1e-3)))),
+            count: a.count,
+            duration: a.duration.as_ref().map(|d| d.std()),
+            length: a.request.first().copied().unwrap_or(0),
+            key: a.irtt_hmac.as_ref().map(|k| k.as_bytes().to_vec()),
+        }
+    }
+}
+
 /// A checked request: the parameters misura asks the server for.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -46,12 +74,11 @@ impl Plan {
     /// Checks every bound of the request, once.
     pub fn new(r: Request) -> Result<Plan, Error> {
         let interval = r.period.unwrap_or(DEFAULT_PERIOD);
-        if interval.is_zero() || interval > MAX_INTERVAL {
-            return Err(Error::PeriodOutOfRange {
-                period: interval,
-                max: MAX_INTERVAL,
-            });
-        }
+        let ns = i64::try_from(interval.as_nanos()).unwrap_or(i64::MAX);
+        Period::within(ns, BOUNDS).map_err(|_| Error::PeriodOutOfRange {
+            period: interval,
+            max: MAX_INTERVAL,
+        })?;
         let count = match (r.count, r.duration) {
             (None, None) => Some(DEFAULT_COUNT),
             (c, _) => c,
@@ -121,6 +148,8 @@ pub struct Session {
     pub target: SocketAddr,
     pub hmac: bool,
     pub started_at: String,
+    /// Probes asked for (None: as many as the duration holds).
+    pub count: Option<u64>,
     pub run: client::Run,
     /// Every probe asked for was sent and waited for.
     pub complete: bool,
@@ -144,6 +173,7 @@ pub fn measure(plan: &Plan, stop: &AtomicUsize) -> Result<Session, Error> {
         target: plan.options.target,
         hmac: plan.options.key.is_some(),
         started_at,
+        count: plan.options.count,
         run,
         complete,
         stop_reason,
@@ -169,53 +199,27 @@ impl Session {
         })
     }
 
-    /// irtt's own result (`misura.irtt-rtt`).
-    pub fn summary(&self) -> RttSummary {
-        let t = &self.run.tally;
-        let (separable, mut not_separable) = separability(
-            &t.stamps,
-            t.counts.answered,
-            t.server_processing.count(),
-            t.counts.sent,
-            t.server_received,
-        );
-        not_separable.extend(self.implausible());
-        RttSummary {
-            meta: misura_run::meta::meta("misura.irtt-rtt", self.started_at.clone()),
-            complete: self.complete,
-            stop_reason: self.stop_reason.clone(),
-            target: self.target.to_string(),
-            local: self.run.local.to_string(),
-            hmac: self.hmac,
-            requested: ParamsView::from(&self.requested),
-            granted: ParamsView::from(&self.run.granted),
-            client_stamps: "kernel software TX stamp (user clock before the send where it did not come) and kernel software RX stamp, CLOCK_REALTIME".into(),
-            server_stamps: t.stamps,
-            separable,
-            not_separable,
-            counts: t.counts,
-            server_received_count: t.server_received,
-            duration_s: self.run.elapsed.as_secs_f64(),
-            final_wait_s: self.run.final_wait.as_secs_f64(),
-            rtt: snap(&t.rtt),
-            rtt_minus_server_processing: snap(&t.rtt_net),
-            server_processing: snap(&t.server_processing),
-            implausible_server_processing: snap(&t.implausible_processing),
-            forward_wall: snap(&t.forward),
-            backward_wall: snap(&t.backward),
-        }
-    }
-
-    /// The session as `misura rtt`'s result, for `misura load --reflector
-    /// irtt://HOST` (its phases compare rtt results): kernel RTT, the user
-    /// RTT, the server's processing time as the turnaround and the RTT
-    /// without it as the network RTT; no one-way figures (irtt gives no
-    /// clock offset).
-    pub fn rtt_report(&self, count: Option<u64>) -> misura_report::rtt::RttReport {
+    /// The session as `misura rtt`'s result (`misura.rtt`, transport
+    /// "irtt"), for `misura rtt --peer irtt` and `misura load --reflector
+    /// irtt://HOST`: kernel RTT, the user RTT, the server's processing time
+    /// as the turnaround and the RTT without it as the network RTT; no
+    /// one-way figures with an offset (irtt gives none): those on two wall
+    /// clocks, the negotiation and what the server's stamps allow are in
+    /// its `irtt` object, and `timestamps.reflector_stamps` counts the
+    /// stamps that came.
+    pub fn report(&self) -> misura_report::rtt::RttReport {
         use misura_report::rtt::*;
         let run = &self.run;
         let t = &run.tally;
         let c = &t.counts;
+        let (separable, mut not_separable) = separability(
+            &t.stamps,
+            c.answered,
+            t.server_processing.count(),
+            c.sent,
+            t.server_received,
+        );
+        not_separable.extend(self.implausible());
         let latency = RttLatencies {
             user_rtt: t.user_rtt.snapshot(),
             kernel_rtt: snap(&t.rtt),
@@ -227,7 +231,9 @@ impl Session {
             jitter_rfc3550_ns: None,
             ipdv: None,
         };
-        let len = run.granted.length.max(0) as usize;
+        // The datagram as sent: irtt's length pads it, never shortens it.
+        let len =
+            Layout::new(&run.granted, self.hmac).packet_len(run.granted.length.max(0) as usize);
         let warnings = self
             .implausible()
             .map(|text| misura_report::Warning {
@@ -251,7 +257,7 @@ impl Session {
                 authenticated: self.hmac,
                 pattern: misura_measure::Pattern::Periodic,
                 period_ns: run.granted.interval_ns,
-                count,
+                count: self.count,
                 duration_s: Some(self.requested.duration_ns as f64 / 1e9),
                 request_sizes: vec![len],
                 response_size: Some(len),
@@ -267,8 +273,10 @@ impl Session {
                     timescale: "CLOCK_REALTIME".into(),
                     client_tx: "kernel software".into(),
                     client_rx: "kernel software".into(),
-                    reflector_rx: Some("irtt server: user space after the read".into()),
-                    reflector_tx: Some("irtt server: user space before the write".into()),
+                    // irtt sends no Timestamp Information: where its stamps
+                    // are taken (user space) is in irtt.not_separable.
+                    reflector_rx: None,
+                    reflector_tx: None,
                     reflector_rx_methods: Default::default(),
                     reflector_tx_methods: Default::default(),
                     reflector_sync: None,
@@ -278,6 +286,7 @@ impl Session {
                     client_interface: None,
                     client_phc: None,
                     hardware_note: None,
+                    reflector_stamps: Some(t.replies_with),
                 },
                 clock_offset: None,
                 totals: RttTotals {
@@ -311,6 +320,20 @@ impl Session {
                 overall: latency,
                 elapsed_s: run.elapsed.as_secs_f64(),
                 frames_file: None,
+                irtt: Some(IrttSession {
+                    requested: params_view(&self.requested),
+                    granted: params_view(&run.granted),
+                    server_stamps: t.stamps,
+                    separable,
+                    not_separable,
+                    server_received_count: t.server_received,
+                    implausible_processing: c.implausible_processing,
+                    implausible_received_count: c.implausible_received_count,
+                    implausible_server_processing: snap(&t.implausible_processing),
+                    forward_wall: snap(&t.forward),
+                    backward_wall: snap(&t.backward),
+                    final_wait_s: run.final_wait.as_secs_f64(),
+                }),
             },
             warnings,
         }

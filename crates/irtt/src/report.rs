@@ -1,7 +1,9 @@
-//! The results of misura's irtt reflector and client, and their text form.
+//! The result of misura's irtt reflector and its text form; the client's
+//! parameters and what its stamps let it separate, for `misura rtt`'s result.
 
 use crate::reflector::Counters;
 use crate::server::Io;
+use misura_report::rtt::IrttParams;
 use misura_report::Meta;
 use misura_stats::SummarySnapshot;
 use serde::{Deserialize, Serialize};
@@ -86,72 +88,17 @@ pub fn write_reflect(s: &ReflectSummary, out: &mut dyn Write) -> io::Result<()> 
 }
 
 /// irtt's parameters as a result shows them.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ParamsView {
-    pub duration_ns: i64,
-    pub interval_ns: i64,
-    pub length: i64,
-    pub received_stats: String,
-    pub stamp_at: String,
-    pub clock: String,
-    pub dscp: i64,
-    pub server_fill: String,
-}
-
-impl From<&misura_wire::irtt_params::Params> for ParamsView {
-    fn from(p: &misura_wire::irtt_params::Params) -> ParamsView {
-        ParamsView {
-            duration_ns: p.duration_ns,
-            interval_ns: p.interval_ns,
-            length: p.length,
-            received_stats: p.received_stats.name().into(),
-            stamp_at: p.stamp_at.name().into(),
-            clock: p.clock.name().into(),
-            dscp: p.dscp,
-            server_fill: p.server_fill.clone(),
-        }
+pub fn params_view(p: &misura_wire::irtt_params::Params) -> IrttParams {
+    IrttParams {
+        duration_ns: p.duration_ns,
+        interval_ns: p.interval_ns,
+        length: p.length,
+        received_stats: p.received_stats.name().into(),
+        stamp_at: p.stamp_at.name().into(),
+        clock: p.clock.name().into(),
+        dscp: p.dscp,
+        server_fill: p.server_fill.clone(),
     }
-}
-
-/// `misura rtt HOST --peer irtt` (format `misura.irtt-rtt`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RttSummary {
-    #[serde(flatten)]
-    pub meta: Meta,
-    pub complete: bool,
-    pub stop_reason: misura_report::StopReason,
-    pub target: String,
-    pub local: String,
-    pub hmac: bool,
-    pub requested: ParamsView,
-    /// What the server granted (the echo packets follow these).
-    pub granted: ParamsView,
-    /// Where misura's own send and receive stamps come from.
-    pub client_stamps: String,
-    /// How many replies carried each server stamp.
-    pub server_stamps: crate::tally::StampsSeen,
-    /// What misura can separate with the stamps the server returned.
-    pub separable: Vec<String>,
-    /// What it cannot.
-    pub not_separable: Vec<String>,
-    pub counts: crate::tally::Counts,
-    /// The server's count of probes it received (its last reply's).
-    pub server_received_count: Option<u32>,
-    pub duration_s: f64,
-    pub final_wait_s: f64,
-    /// Client receive − client send (kernel stamps).
-    pub rtt: Option<SummarySnapshot>,
-    /// The round trip without the server's processing time.
-    pub rtt_minus_server_processing: Option<SummarySnapshot>,
-    pub server_processing: Option<SummarySnapshot>,
-    /// The server processing times that cannot be (negative, or longer
-    /// than their round trip): kept out of the two figures above.
-    #[serde(default)]
-    pub implausible_server_processing: Option<SummarySnapshot>,
-    /// Server receive (wall) − client send: one way, on two clocks.
-    pub forward_wall: Option<SummarySnapshot>,
-    /// Client receive − server send (wall): one way, on two clocks.
-    pub backward_wall: Option<SummarySnapshot>,
 }
 
 /// What the server's stamps let misura separate, and what not, from what
@@ -214,72 +161,4 @@ pub fn separability(
     }
     cannot.push("the server's host time (socket queue, scheduling): irtt stamps in user space, so it stays in the network part of every figure".into());
     (can, cannot)
-}
-
-pub fn write_rtt(s: &RttSummary, out: &mut dyn Write) -> io::Result<()> {
-    let c = &s.counts;
-    writeln!(
-        out,
-        "misura rtt --peer irtt {} (from {}, {}): {:.1} s, {}",
-        s.target,
-        s.local,
-        if s.hmac { "HMAC-MD5" } else { "no HMAC" },
-        s.duration_s,
-        s.stop_reason
-    )?;
-    writeln!(
-        out,
-        "  granted: interval {} ms, length {} bytes, stamps at {} on the {} clock(s), received stats {}",
-        s.granted.interval_ns as f64 / 1e6,
-        s.granted.length,
-        s.granted.stamp_at,
-        s.granted.clock,
-        s.granted.received_stats
-    )?;
-    writeln!(
-        out,
-        "  probes: {} sent, {} answered, {} lost, {} duplicates, {} reordered; {} unmatched, {} malformed, {} HMAC failures",
-        c.sent, c.answered, c.lost, c.duplicates, c.reordered, c.unmatched, c.malformed, c.hmac_failures
-    )?;
-    let row = |name: &str, v: &Option<SummarySnapshot>| match v {
-        Some(v) => format!(
-            "  {name:<34} median {:>9} µs  min {:>9}  p99 {:>9}  ({} values)\n",
-            us(v.median_ns),
-            us(v.min_ns),
-            us(v.p99_ns),
-            v.count
-        ),
-        None => format!("  {name:<34} -\n"),
-    };
-    write!(out, "{}", row("RTT", &s.rtt))?;
-    write!(
-        out,
-        "{}",
-        row("RTT − server processing", &s.rtt_minus_server_processing)
-    )?;
-    write!(out, "{}", row("server processing", &s.server_processing))?;
-    if s.counts.implausible_processing > 0 {
-        write!(
-            out,
-            "{}",
-            row(
-                "impossible server processing (left out)",
-                &s.implausible_server_processing
-            )
-        )?;
-    }
-    write!(out, "{}", row("forward (two wall clocks)", &s.forward_wall))?;
-    write!(
-        out,
-        "{}",
-        row("backward (two wall clocks)", &s.backward_wall)
-    )?;
-    writeln!(out, "  client stamps: {}", s.client_stamps)?;
-    for l in &s.separable {
-        writeln!(out, "  can separate: {l}")?;
-    }
-    for l in &s.not_separable {
-        writeln!(out, "  cannot separate: {l}")?;
-    }
-    Ok(())
 }

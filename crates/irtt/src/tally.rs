@@ -19,16 +19,9 @@ use misura_wire::irtt_params::StampAt;
 /// behind the newest cannot be matched and is counted `unmatched`.
 pub const RING: usize = 65_536;
 
-/// How many replies carried each server stamp (non-zero).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct StampsSeen {
-    pub receive_wall: u64,
-    pub receive_monotonic: u64,
-    pub send_wall: u64,
-    pub send_monotonic: u64,
-    pub midpoint_wall: u64,
-    pub midpoint_monotonic: u64,
-}
+/// How many replies carried each server stamp (non-zero), per clock.
+pub use misura_report::rtt::IrttStamps as StampsSeen;
+use misura_report::rtt::ReflectorStamps;
 
 /// The counts of a client run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -77,6 +70,8 @@ pub struct Tally {
     seq: SequenceTracker,
     pub counts: Counts,
     pub stamps: StampsSeen,
+    /// The same by stamp, on any of the server's clocks.
+    pub replies_with: ReflectorStamps,
     /// Client receive − client send (kernel stamps).
     pub rtt: Summary,
     /// The same on the user clock (before the send, after the receive).
@@ -105,6 +100,7 @@ impl Tally {
             seq: SequenceTracker::with_window(RING),
             counts: Counts::default(),
             stamps: StampsSeen::default(),
+            replies_with: ReflectorStamps::default(),
             rtt: Summary::new(),
             user_rtt: Summary::new(),
             rtt_net: Summary::new(),
@@ -179,6 +175,15 @@ impl Tally {
         let mid = self.layout.stamp_at == StampAt::Midpoint;
         let seen = &mut self.stamps;
         let nz = |v: i64| u64::from(v != 0);
+        let any = |t: misura_wire::irtt::Time| u64::from(t.wall_ns != 0 || t.mono_ns != 0);
+        let with = &mut self.replies_with;
+        with.wall_clock += u64::from(r.wall_ns != 0 || s.wall_ns != 0);
+        if mid {
+            with.midpoint += any(r);
+        } else {
+            with.receive += any(r);
+            with.send += any(s);
+        }
         if mid {
             seen.midpoint_wall += nz(r.wall_ns);
             seen.midpoint_monotonic += nz(r.mono_ns);

@@ -18,6 +18,7 @@ pub mod inflight;
 pub mod load;
 pub mod oneway_session;
 pub mod pacer;
+pub mod period;
 pub mod phc_track;
 pub mod ratelimit;
 pub mod reflector;

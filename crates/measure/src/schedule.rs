@@ -20,6 +20,7 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 use serde::{Deserialize, Serialize};
 
+use crate::period::PeriodBounds;
 use crate::time::{Instant, Period, Span};
 
 /// The shortest period a schedule keeps. Under it, one pass of a sending
@@ -29,16 +30,29 @@ use crate::time::{Instant, Period, Span};
 /// at (`misura rtt --period 1us` sends, postponing what it cannot keep).
 pub const MIN_PERIOD_NS: i64 = 1_000;
 
+/// The periods a probing command keeps: the shortest a schedule keeps,
+/// and an hour.
+pub const BOUNDS: PeriodBounds = PeriodBounds {
+    min: Span::from_ns(MIN_PERIOD_NS),
+    max: crate::period::HOUR,
+};
+
 /// `period_ns` as a [`Period`] a schedule can keep: the reason, naming the
 /// bound, when it cannot (zero and negative periods included).
 pub fn check_period(period_ns: i64) -> Result<Period, String> {
-    match Period::new(period_ns) {
-        Some(p) if period_ns >= MIN_PERIOD_NS => Ok(p),
-        _ => Err(format!(
-            "a period of {period_ns} ns is shorter than the shortest a schedule keeps, {} µs (one pass of the sending loop must fit in a period, or no frame ever leaves)",
-            MIN_PERIOD_NS / 1_000
-        )),
-    }
+    let keeps = PeriodBounds {
+        min: Span::from_ns(MIN_PERIOD_NS),
+        max: Span::MAX,
+    };
+    Period::within(period_ns, keeps).map_err(|_| unkept(period_ns))
+}
+
+/// Why a schedule cannot keep `period_ns`, in words.
+pub fn unkept(period_ns: i64) -> String {
+    format!(
+        "a period of {period_ns} ns is shorter than the shortest a schedule keeps, {} µs (one pass of the sending loop must fit in a period, or no frame ever leaves)",
+        MIN_PERIOD_NS / 1_000
+    )
 }
 
 /// The traffic pattern.

@@ -163,16 +163,18 @@ fn misura_rtt_against_irtt_server() {
     let spread = irtt_spread(&lab, 2112, &[]);
     for (port, extra) in [(2112, &[][..]), (2113, &["--irtt-hmac", "k3y"][..])] {
         let v = misura_rtt(&lab, port, extra);
-        schema_check(&v, "irtt.schema.json");
-        let c = &v["counts"];
+        schema_check(&v, "rtt.schema.json");
+        assert_eq!(v["config"]["transport"], "irtt", "{v}");
+        let c = &v["totals"];
         assert_eq!(u(&c["sent"]), PROBES, "{v}");
-        assert_eq!(u(&c["answered"]), PROBES, "every probe answered: {c}");
+        assert_eq!(u(&c["received"]), PROBES, "every probe answered: {c}");
         assert_eq!(
-            u(&c["lost"]) + u(&c["malformed"]) + u(&c["hmac_failures"]),
+            u(&c["lost"]) + u(&c["malformed_replies"]) + u(&c["auth_failed"]),
             0,
             "{c}"
         );
-        assert_eq!(u(&v["server_received_count"]), PROBES);
+        let irtt = &v["irtt"];
+        assert_eq!(u(&irtt["server_received_count"]), PROBES);
         // irtt's server returns receive and send stamps on both clocks.
         for k in [
             "receive_wall",
@@ -181,21 +183,26 @@ fn misura_rtt_against_irtt_server() {
             "send_monotonic",
         ] {
             assert_eq!(
-                u(&v["server_stamps"][k]),
+                u(&irtt["server_stamps"][k]),
                 PROBES,
                 "{k}: {}",
-                v["server_stamps"]
+                irtt["server_stamps"]
             );
         }
-        let net = ms(&v["rtt_minus_server_processing"]["median_ns"]);
-        let rtt = ms(&v["rtt"]["median_ns"]);
-        let proc_ = ms(&v["server_processing"]["median_ns"]);
+        let with = &v["timestamps"]["reflector_stamps"];
+        for k in ["receive", "send", "wall_clock"] {
+            assert_eq!(u(&with[k]), PROBES, "{k}: {with}");
+        }
+        assert_eq!(u(&with["midpoint"]), 0, "{with}");
+        let net = ms(&v["overall"]["network_rtt"]["median_ns"]);
+        let rtt = ms(&v["overall"]["kernel_rtt"]["median_ns"]);
+        let proc_ = ms(&v["overall"]["turnaround"]["median_ns"]);
         eprintln!(
             "misura rtt --peer irtt :{port}: {PROBES}/{PROBES}, RTT median {rtt:.3} ms, minus processing {net:.3} ms, processing {proc_:.4} ms"
         );
         // irtt's RTT is its round trip minus the server's processing time.
         within("misura's RTT − processing", net, spread);
-        let text: String = v["not_separable"].to_string();
+        let text: String = irtt["not_separable"].to_string();
         assert!(text.contains("user space"), "{text}");
     }
 }
@@ -332,12 +339,12 @@ fn sigint_gives_a_partial_result() {
         String::from_utf8_lossy(&o.stderr)
     );
     let v: Value = serde_json::from_slice(&o.stdout).expect("the partial result's JSON");
-    schema_check(&v, "irtt.schema.json");
+    schema_check(&v, "rtt.schema.json");
     assert_eq!(v["complete"], false);
-    let sent = u(&v["counts"]["sent"]);
+    let sent = u(&v["totals"]["sent"]);
     assert!(sent > 10 && sent < 100_000, "{sent}");
     assert_eq!(
-        u(&v["counts"]["answered"]),
+        u(&v["totals"]["received"]),
         sent,
         "in-flight probes waited for"
     );
@@ -583,7 +590,7 @@ fn a_grant_past_the_request_ends_the_session() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     let v = json_of(&o);
-    schema_check(&v, "irtt.schema.json");
+    schema_check(&v, "rtt.schema.json");
     assert_eq!(echoes, 1, "{v}");
     assert_eq!(v["complete"], false, "{v}");
     let why = v["stop_reason"].as_str().unwrap_or_default();
@@ -606,23 +613,33 @@ fn impossible_server_processing_is_flagged_and_kept_out() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(0), "{err}");
         let v = json_of(&o);
-        schema_check(&v, "irtt.schema.json");
+        schema_check(&v, "rtt.schema.json");
+        let irtt = &v["irtt"];
         eprintln!(
             "processing {proc_ns} ns: {}",
-            v["implausible_server_processing"]
+            irtt["implausible_server_processing"]
         );
         assert_eq!(echoes, 5);
-        assert_eq!(u(&v["counts"]["answered"]), 5, "{v}");
-        assert_eq!(u(&v["counts"]["implausible_processing"]), 5, "{v}");
-        assert!(v["server_processing"].is_null(), "{v}");
-        assert!(v["rtt_minus_server_processing"].is_null(), "{v}");
-        assert_eq!(v["implausible_server_processing"]["min_ns"], proc_ns, "{v}");
-        assert!(v["rtt"]["median_ns"].as_i64().unwrap() > 0, "{v}");
+        assert_eq!(u(&v["totals"]["received"]), 5, "{v}");
+        assert_eq!(u(&irtt["implausible_processing"]), 5, "{v}");
+        assert!(v["overall"]["turnaround"].is_null(), "{v}");
+        assert!(v["overall"]["network_rtt"].is_null(), "{v}");
+        assert_eq!(
+            irtt["implausible_server_processing"]["min_ns"], proc_ns,
+            "{v}"
+        );
+        assert!(
+            v["overall"]["kernel_rtt"]["median_ns"].as_i64().unwrap() > 0,
+            "{v}"
+        );
         assert!(err.contains("cannot be"), "{err}");
-        assert!(v["not_separable"].to_string().contains("cannot be"), "{v}");
+        assert!(
+            irtt["not_separable"].to_string().contains("cannot be"),
+            "{v}"
+        );
         // It also claims 4 000 000 000 probes received of 5 sent.
-        assert_eq!(u(&v["counts"]["implausible_received_count"]), 5, "{v}");
-        assert!(v["server_received_count"].is_null(), "{v}");
+        assert_eq!(u(&irtt["implausible_received_count"]), 5, "{v}");
+        assert!(irtt["server_received_count"].is_null(), "{v}");
     }
 }
 
@@ -686,4 +703,65 @@ fn one_source_cannot_exhaust_the_reflector() {
     // Every other open: over the rate, or (4-byte ones) unanswered.
     let dropped = u(&c["open_unanswered"]) + u(&c["open_rate_limited"]);
     assert_eq!(dropped + u(&a["full"]), 4096 + 1000, "{c}");
+}
+
+/// `misura rtt` to a STAMP reflector and `misura rtt --peer irtt` to an
+/// irtt one at the same address are one kind of run (issue 34 point 6):
+/// both are rtt results, so `history` lists them alike and `compare`
+/// judges one against the other on the same figure.
+#[test]
+fn stamp_and_irtt_runs_are_one_kind() {
+    let dir = TempDir::new("irtt-kind");
+    let store = dir.path("results.sqlite");
+    let store = store.to_str().unwrap();
+    let port = free_port().to_string();
+    let to = format!("127.0.0.1:{port}");
+    let rtt = |extra: &[&str]| {
+        let o = misura()
+            .args(["--store", store, "rtt", &to, "--period", "10ms"])
+            .args(["--count", "20", "-q"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    for irtt in [false, true] {
+        let mut c = misura();
+        c.args(["--no-store", "reflect", "--listen", "127.0.0.1", "-q"]);
+        if irtt {
+            c.args(["--irtt", &port]);
+        } else {
+            c.args(["--port", &port]);
+        }
+        let mut r = c
+            .args(["--duration", "8s"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        rtt(if irtt { &["--peer", "irtt"] } else { &[] });
+        let _ = r.kill();
+        let _ = r.wait();
+    }
+    let history = json_of(&run(&["--store", store, "history", "--json"]));
+    let runs = history.as_array().expect("history's runs");
+    assert_eq!(runs.len(), 2, "{history}");
+    for h in runs {
+        assert_eq!(h["subcommand"], "rtt", "{h}");
+        assert_eq!(h["target"], to.as_str(), "{h}");
+    }
+    let ids: Vec<String> = runs.iter().map(|h| h["id"].to_string()).collect();
+    let o = run(&["--store", store, "compare", &ids[0], &ids[1], "--json"]);
+    let rows = json_of(&o);
+    eprintln!("{rows}");
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["figure"], "network RTT", "{rows:?}");
+    assert_eq!(rows[1]["figure"], "network RTT", "{rows:?}");
+    let verdict = rows[1]["verdict"].as_str().unwrap();
+    assert!(
+        verdict.contains("spread") && !verdict.contains("not comparable"),
+        "{verdict}"
+    );
 }

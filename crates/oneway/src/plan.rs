@@ -8,6 +8,7 @@
 use super::tuning::Tuning;
 use anyhow::Result;
 use misura_measure::oneway_session::OnewayPlan;
+use misura_measure::period::{PeriodBounds, PeriodError, HOUR};
 use misura_measure::time::{Period, Span};
 use misura_measure::{LinkModel, Pattern, SizeOrder};
 use misura_report::OnewayConfig;
@@ -311,19 +312,19 @@ fn period(pace: Pace, link: &LinkModel, sizes: &[usize], fpp: u32) -> Result<Per
             .map(|p| p * fpp as i64)
             .unwrap_or(1),
     };
-    let period = Period::new(period_ns)
-        .ok_or_else(|| Failure::Params("the period must be at least 1 ns".into()))?;
-    // An hour between frames is already no measurement; beyond it a run
-    // would only wait.
-    const MAX_PERIOD_NS: i64 = 3_600_000_000_000;
-    if period_ns > MAX_PERIOD_NS {
-        return Err(Failure::Params(format!(
+    // Any positive period, up to an hour between frames.
+    let bounds = PeriodBounds {
+        min: Span::from_ns(1),
+        max: HOUR,
+    };
+    Period::within(period_ns, bounds).map_err(|e| match e {
+        PeriodError::TooShort { .. } => Failure::Params("the period must be at least 1 ns".into()),
+        PeriodError::TooLong { .. } => Failure::Params(format!(
             "--period/--rate/--load give {:.3e} s between frames, more than the longest allowed (1 hour, {} frame(s) per hour)",
             period_ns as f64 / 1e9,
             fpp
-        )));
-    }
-    Ok(period)
+        )),
+    })
 }
 
 /// The offered load Γ of this period, refused over the link's capacity.

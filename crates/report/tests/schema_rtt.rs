@@ -20,8 +20,14 @@ const RTT: &str = "rtt";
 /// rtt-small: one 44-byte size, --link-speed 1G (ideal RTT present), a
 /// threshold, a reflector without Timestamp Information. rtt-stampsuite: two
 /// sizes, link rate unknown (ideal null), Timestamp Information present, an
-/// offset with a skew fitted over several windows.
-const FIXTURES: &[&str] = &["rtt-small.json", "rtt-stampsuite.json", "rtt-hdr.json"];
+/// offset with a skew fitted over several windows. rtt-irtt: `misura rtt
+/// --peer irtt` against irtt 0.9.0's server (transport "irtt", its `irtt` object).
+const FIXTURES: &[&str] = &[
+    "rtt-small.json",
+    "rtt-stampsuite.json",
+    "rtt-hdr.json",
+    "rtt-irtt.json",
+];
 
 /// Definitions `rtt.schema.json` repeats from `oneway.schema.json`.
 const SHARED_DEFS: &[&str] = &[
@@ -273,6 +279,8 @@ fn out_of_range_values_fail() {
         ("/config/link_speed_source", json!("guessed")),
         ("/config/pattern", json!({ "kind": "burst" })),
         ("/timestamps/client_tx", json!("hardware")),
+        ("/timestamps/reflector_stamps/midpoint", json!(-1)),
+        ("/irtt", json!({})),                            // on stamp-udp
         ("/timestamps/reflector_rx", json!("software")), // without reflector_tx and reflector_sync
         ("/timestamps/reflector_tx", json!("software and")),
         ("/timestamps/reflector_rx_methods", json!({ "hardware": 3 })),

@@ -125,6 +125,13 @@ pub fn report(f: RunFacts<'_>) -> RttReport {
                     .filter(|_| hw_used)
                     .map(|i| format!("/dev/ptp{i}")),
                 hardware_note: f.hw.note.clone(),
+                // A STAMP reply carries t2 and t3, on the reflector's wall clock, always.
+                reflector_stamps: Some(ReflectorStamps {
+                    receive: n.received,
+                    send: n.received,
+                    midpoint: 0,
+                    wall_clock: n.received,
+                }),
             },
             clock_offset: offset,
             totals: RttTotals {
@@ -151,6 +158,7 @@ pub fn report(f: RunFacts<'_>) -> RttReport {
             per_size: per_size(plan, c, f.link_bps, f.tr.payload_overhead()),
             elapsed_s: f.elapsed_s,
             frames_file: f.a.frames.as_ref().map(|p| p.display().to_string()),
+            irtt: None,
         },
         warnings,
     }

@@ -3,7 +3,8 @@
 use super::args::RttArgs;
 use anyhow::Result;
 use misura_measure::auth::StampKey;
-use misura_measure::schedule::{check_period, MIN_PERIOD_NS};
+use misura_measure::period::PeriodError;
+use misura_measure::schedule::{self, unkept};
 use misura_measure::stamp_sender::{
     LayoutError, RequestLayout, SenderConfig, WARMUP_PROBES, WARMUP_WAIT_NS,
 };
@@ -17,8 +18,6 @@ use misura_wire::stamp::Mode;
 /// The largest UDP payload over IPv4.
 const MAX_UDP_PAYLOAD: usize = 65_507;
 const DEFAULT_PERIOD: Period = Period::new(100_000_000).unwrap();
-/// The longest probe period: an hour.
-const MAX_PERIOD_NS: i64 = 3_600_000_000_000;
 const DEFAULT_COUNT: u64 = 100;
 
 pub struct RttPlan {
@@ -45,6 +44,26 @@ impl RttArgs {
     }
 }
 
+/// The period's bound missed, as the sentence naming the flag that set it
+/// (--period or --rate; exit 5).
+fn period_failure(a: &RttArgs, e: PeriodError) -> Failure {
+    match (&a.period, e) {
+        (Some(p), PeriodError::TooShort { .. }) => p.period_failure("--period", e),
+        (Some(_), PeriodError::TooLong { period_ns, .. }) => Failure::Params(format!(
+            "--period {:.0} s is longer than the longest allowed, 1 hour; for sparser probes, schedule runs with `misura agent`",
+            period_ns as f64 / 1e9
+        )),
+        (None, PeriodError::TooShort { period_ns, .. }) => Failure::Params(format!(
+            "--rate: {}: use --rate 1M or lower",
+            unkept(period_ns)
+        )),
+        (None, PeriodError::TooLong { .. }) => Failure::Params(format!(
+            "--rate {} probes/s is below the lowest allowed, one probe per hour (0.000278); for sparser probes, schedule runs with `misura agent`",
+            a.rate.unwrap_or_default()
+        )),
+    }
+}
+
 impl RttPlan {
     pub fn from_args(a: &RttArgs) -> Result<RttPlan> {
         let key = misura_run::keys::read_key(&a.key_file)?;
@@ -54,31 +73,17 @@ impl RttPlan {
             Mode::Unauthenticated
         };
         let pattern = a.pattern;
-        let period = match (&a.period, a.rate) {
-            (Some(p), _) => p.period("--period", MIN_PERIOD_NS)?,
-            (None, Some(r)) if r > 0.0 && r.is_finite() => {
-                if 1e9 / r > MAX_PERIOD_NS as f64 {
-                    return Err(Failure::Params(format!(
-                        "--rate {r} probes/s is below the lowest allowed, one probe per hour (0.000278); for sparser probes, schedule runs with `misura agent`"
-                    ))
-                    .into());
-                }
-                check_period((1e9 / r).round() as i64)
-                    .map_err(|e| Failure::Params(format!("--rate: {e}: use --rate 1M or lower")))?
-            }
+        let period_ns = match (&a.period, a.rate) {
+            (Some(p), _) => p.ns,
+            // An `as` cast saturates: a rate near 0 is a period too long.
+            (None, Some(r)) if r > 0.0 && r.is_finite() => (1e9 / r).round() as i64,
             (None, Some(r)) => {
                 return Err(Failure::Params(format!("--rate {r} must be positive")).into())
             }
-            (None, None) => DEFAULT_PERIOD,
+            (None, None) => DEFAULT_PERIOD.as_ns(),
         };
-        let period_ns = period.as_ns();
-        if period_ns > MAX_PERIOD_NS {
-            return Err(Failure::Params(format!(
-                "--period {:.0} s is longer than the longest allowed, 1 hour; for sparser probes, schedule runs with `misura agent`",
-                period_ns as f64 / 1e9
-            ))
-            .into());
-        }
+        let period =
+            Period::within(period_ns, schedule::BOUNDS).map_err(|e| period_failure(a, e))?;
         let timeout_ns = a.timeout.ns;
         if timeout_ns <= 0 {
             return Err(Failure::Usage("--timeout must be positive".into()).into());

@@ -5,6 +5,7 @@
 //! is what results record as the configuration.
 
 use crate::exit::Failure;
+use misura_measure::period::{PeriodBounds, PeriodError};
 use misura_measure::time::{Period, Span};
 
 /// The leading number of `t` and the unit after it; `s` (what the user
@@ -198,18 +199,28 @@ impl DurationArg {
         self.period(flag, min_ns).map(Period::as_ns)
     }
 
-    /// The duration as a [`Period`], positive by its type: the one check,
-    /// refusing zero and anything under `min_ns` with a message naming the
-    /// flag (exit 5).
+    /// The duration as a [`Period`] of at least `min_ns` (and at least
+    /// 1 ns), through the one check, [`Period::within`]; refused with a
+    /// message naming the flag (exit 5).
     pub fn period(&self, flag: &str, min_ns: i64) -> Result<Period, Failure> {
-        let min_ns = min_ns.max(1);
-        match Period::new(self.ns) {
-            Some(p) if self.ns >= min_ns => Ok(p),
-            _ => Err(Failure::Params(format!(
-                "{flag} {self} is too short: it must be at least {}",
-                misura_report::clock::human_ns(min_ns as f64)
-            ))),
-        }
+        let bounds = PeriodBounds {
+            min: Span::from_ns(min_ns),
+            max: Span::MAX,
+        };
+        Period::within(self.ns, bounds).map_err(|e| self.period_failure(flag, e))
+    }
+
+    /// A period's bound this duration missed, as the sentence naming
+    /// `flag` (exit 5).
+    pub fn period_failure(&self, flag: &str, e: PeriodError) -> Failure {
+        let (what, bound) = match e {
+            PeriodError::TooShort { min, .. } => ("short: it must be at least", min),
+            PeriodError::TooLong { max, .. } => ("long: it must be at most", max),
+        };
+        Failure::Params(format!(
+            "{flag} {self} is too {what} {}",
+            misura_report::clock::human_ns(bound.as_ns() as f64)
+        ))
     }
 
     /// The duration as a [`Span`] (zero allowed).

@@ -1,20 +1,19 @@
 //! `misura rtt HOST --peer irtt` and `misura load --reflector irtt://HOST`:
-//! the glue. rtt's flags become a `misura_irtt::probe::Request`; the
-//! method (the one check of the request, the session, the grant's bounds,
-//! the result) is `misura_irtt::probe`'s; here its errors get their flags
-//! and exit codes, and the result is printed.
+//! the glue. The method (rtt's flags as an irtt request, its one check,
+//! the session, the grant's bounds, the result as an rtt result) is
+//! `misura_irtt::probe`'s; here its errors get their flags and exit codes,
+//! and the session's start and warnings are printed.
 
 use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, Report};
 use anyhow::Result;
 use misura_irtt::error::{Class, Error};
 use misura_irtt::probe::{self, Plan, Request};
-use misura_irtt::report::write_rtt;
+use misura_report::rtt::{write_csv, write_text};
 use misura_report::StopReason;
 use misura_wire::irtt::DEFAULT_PORT;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use misura_rtt::args::Peer;
 use misura_rtt::{Measured, RttArgs};
@@ -23,19 +22,7 @@ use misura_rtt::{Measured, RttArgs};
 fn plan(a: &RttArgs) -> Result<Plan> {
     let target =
         crate::shared::target::resolve(a.target.as_deref().unwrap_or_default(), DEFAULT_PORT)?;
-    let r = Request {
-        target,
-        period: a
-            .period
-            .as_ref()
-            .map(|p| p.std())
-            .or(a.rate.map(|r| Duration::from_secs_f64(1.0 / r.max(1e-3)))),
-        count: a.count,
-        duration: a.duration.as_ref().map(|d| d.std()),
-        length: a.request.first().copied().unwrap_or(0),
-        key: a.irtt_hmac.as_ref().map(|k| k.as_bytes().to_vec()),
-    };
-    Plan::new(r).map_err(failure)
+    Plan::new(Request::from_rtt_args(a, target)).map_err(failure)
 }
 
 /// The library's error with the flag it concerns, in its exit class.
@@ -56,7 +43,7 @@ fn failure(e: Error) -> anyhow::Error {
     }
 }
 
-fn session(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<(probe::Session, Option<u64>)> {
+fn session(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<probe::Session> {
     let plan = plan(a)?;
     if !a.out.quiet {
         eprintln!(
@@ -75,16 +62,16 @@ fn session(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<(probe::Session, Opti
     if !s.complete && !signal {
         eprintln!("misura: warning: {}", s.stop_reason);
     }
-    Ok((s, a.count))
+    Ok(s)
 }
 
-/// `misura rtt HOST --peer irtt`: irtt's own result (`misura.irtt-rtt`).
+/// `misura rtt HOST --peer irtt`: an rtt result (`misura.rtt`, transport "irtt").
 pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let (s, _) = session(a, stop)?;
-    let summary = s.summary();
-    let (sent, answered) = (summary.counts.sent, summary.counts.answered);
+    let s = session(a, stop)?;
+    let report = s.report();
+    let (sent, answered) = (report.totals.sent, report.totals.received);
     let target = s.target;
-    let report = Report::new(summary, "rtt", target.to_string(), write_rtt);
+    let report = Report::new(report, "rtt", target.to_string(), write_text).with_csv(write_csv);
     if answered == 0 && sent > 0 {
         eprintln!("misura: no reply to any of {sent} irtt probes from {target}");
         return Ok(Finished::with_code(report, crate::shared::exit::ERROR));
@@ -99,8 +86,7 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
     if a.peer != Some(Peer::Irtt) || a.l2 {
         return misura_rtt::measure(a, stop);
     }
-    let (s, count) = session(a, stop)?;
-    let report = s.rtt_report(count);
+    let report = session(a, stop)?.report();
     Ok(Measured {
         target_name: report.config.target.clone(),
         report,

@@ -73,6 +73,27 @@ pub struct RttTimestamps {
     /// Why the NIC's stamps were not used, when they were not.
     #[serde(default)]
     pub hardware_note: Option<String>,
+    /// Which of the reflector's stamps the received replies carried; None
+    /// in results written before they were counted.
+    #[serde(default)]
+    pub reflector_stamps: Option<ReflectorStamps>,
+}
+
+/// Which of the reflector's stamps came back, counted over the received
+/// replies: a STAMP reflector puts its receive (t2) and send (t3) stamps,
+/// on its wall clock, in every reply; an irtt server the ones it granted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReflectorStamps {
+    /// Replies with the reflector's receive stamp t2.
+    pub receive: u64,
+    /// Replies with its send stamp t3.
+    pub send: u64,
+    /// Replies with one midpoint stamp in place of both (irtt's
+    /// `--tstamp=midpoint`): no turnaround, half of it in each direction.
+    pub midpoint: u64,
+    /// Replies with a stamp on the reflector's wall clock (the one-way
+    /// delays need it; a monotonic clock gives differences only).
+    pub wall_clock: u64,
 }
 
 /// The clock offset of the reflector against the client, as used for the
@@ -191,4 +212,62 @@ pub struct RttFigures {
     pub overall: RttLatencies,
     pub elapsed_s: f64,
     pub frames_file: Option<String>,
+    /// What an irtt server's session adds (`misura rtt --peer irtt`);
+    /// None for a STAMP reflector.
+    #[serde(default)]
+    pub irtt: Option<IrttSession>,
+}
+
+/// irtt's parameters, as asked for and as granted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IrttParams {
+    pub duration_ns: i64,
+    pub interval_ns: i64,
+    /// irtt's packet length (its header included; 0: the header only).
+    pub length: i64,
+    pub received_stats: String,
+    pub stamp_at: String,
+    pub clock: String,
+    pub dscp: i64,
+    pub server_fill: String,
+}
+
+/// How many replies carried each of an irtt server's stamps (non-zero), per clock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IrttStamps {
+    pub receive_wall: u64,
+    pub receive_monotonic: u64,
+    pub send_wall: u64,
+    pub send_monotonic: u64,
+    pub midpoint_wall: u64,
+    pub midpoint_monotonic: u64,
+}
+
+/// The part of an irtt server's session that rtt's figures have no place
+/// for: the negotiation, the server's stamps per clock and counts, what
+/// they let misura separate, and the one-way delays on two wall clocks.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IrttSession {
+    pub requested: IrttParams,
+    /// What the server granted (the echo packets follow these).
+    pub granted: IrttParams,
+    pub server_stamps: IrttStamps,
+    /// What misura can separate with the stamps the server returned.
+    pub separable: Vec<String>,
+    /// What it cannot.
+    pub not_separable: Vec<String>,
+    /// The server's count of probes it received (its last reply's).
+    pub server_received_count: Option<u32>,
+    /// Replies whose server processing time cannot be (negative, or longer
+    /// than their round trip): kept out of the turnaround and network RTT.
+    pub implausible_processing: u64,
+    /// Replies whose received count was more than misura had sent by then.
+    pub implausible_received_count: u64,
+    pub implausible_server_processing: Option<SummarySnapshot>,
+    /// Server receive (wall) − client send: one way, on two clocks.
+    pub forward_wall: Option<SummarySnapshot>,
+    /// Client receive − server send (wall): one way, on two clocks.
+    pub backward_wall: Option<SummarySnapshot>,
+    /// How long misura waited for the last replies, s.
+    pub final_wait_s: f64,
 }

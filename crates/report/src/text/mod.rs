@@ -12,6 +12,7 @@ mod percentiles;
 pub mod reflect;
 pub mod rfc2544;
 pub mod rtt;
+pub mod rtt_irtt;
 pub mod serve;
 pub mod throughput;
 pub mod throughput_csv;

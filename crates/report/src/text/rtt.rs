@@ -62,20 +62,24 @@ pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
     )?;
     writeln!(out, "{}", schedule(c))?;
     let t = &r.timestamps;
-    writeln!(
-        out,
-        "timestamps: client TX {} / RX {}; reflector RX {} / TX {}{}; reflector clock {}",
-        t.client_tx,
-        t.client_rx,
-        reflector_methods(&t.reflector_rx, &t.reflector_rx_methods),
-        reflector_methods(&t.reflector_tx, &t.reflector_tx_methods),
-        if t.reflector_two_step {
-            " (precise two-step follow-up)"
-        } else {
-            " (no follow-up: reply timestamp used)"
-        },
-        t.reflector_sync.as_deref().unwrap_or("not stated")
-    )?;
+    if r.irtt.is_some() {
+        super::rtt_irtt::write_timestamps(t, r.totals.received, out)?;
+    } else {
+        writeln!(
+            out,
+            "timestamps: client TX {} / RX {}; reflector RX {} / TX {}{}; reflector clock {}",
+            t.client_tx,
+            t.client_rx,
+            reflector_methods(&t.reflector_rx, &t.reflector_rx_methods),
+            reflector_methods(&t.reflector_tx, &t.reflector_tx_methods),
+            if t.reflector_two_step {
+                " (precise two-step follow-up)"
+            } else {
+                " (no follow-up: reply timestamp used)"
+            },
+            t.reflector_sync.as_deref().unwrap_or("not stated")
+        )?;
+    }
     if let Some(n) = &t.hardware_note {
         writeln!(out, "NIC hardware stamps: not used: {n}")?;
     }
@@ -143,6 +147,9 @@ pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
                 pct(i.network_error_percent)
             )?;
         }
+    }
+    if let Some(s) = &r.irtt {
+        super::rtt_irtt::write_session(s, out)?;
     }
     if let Some(f) = &r.frames_file {
         writeln!(out, "\nper-probe log: {f}")?;
