@@ -18,7 +18,8 @@ pub mod inflight;
 pub mod load;
 pub mod oneway_session;
 pub mod pacer;
-pub mod period;
+/// The one check of a period's bounds, from `misura-time`.
+pub use misura_time::period;
 pub mod phc_track;
 pub mod ratelimit;
 pub mod reflector;

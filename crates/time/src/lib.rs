@@ -8,6 +8,8 @@
 //! re-exports it as `misura_measure::time`.
 #![forbid(unsafe_code)]
 
+pub mod period;
+
 use serde::{Deserialize, Serialize};
 
 /// The origin of a timestamp, carried next to every figure derived from it.

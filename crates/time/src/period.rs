@@ -3,7 +3,7 @@
 //! irtt's 15 s, an hour between probes); an error says which bound, with
 //! the bound itself, and the caller words it with its flag.
 
-use crate::time::{Period, Span};
+use crate::{Period, Span};
 
 /// The shortest and the longest period a command accepts (both included).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
