@@ -5,6 +5,8 @@
 use super::format::FrameFormat;
 use super::open::EngineChoice;
 use clap::Args;
+use misura_measure::period::{PeriodBounds, PeriodError};
+use misura_measure::time::{Period, Span};
 use misura_run::exit::Failure;
 use misura_run::units::{DurationArg, Ethertype};
 
@@ -157,13 +159,17 @@ impl TrialArgs {
     /// The trial's length, ns, within [`MIN_TRIAL_NS`]..=[`MAX_TRIAL_NS`]
     /// (exit 5 below, 2 above, naming the flag and the bound).
     pub fn ns(&self) -> Result<i64, Failure> {
-        let ns = self.trial.at_least("--trial", MIN_TRIAL_NS)?;
-        if ns > MAX_TRIAL_NS {
-            return Err(Failure::Usage(format!(
+        let bounds = PeriodBounds {
+            min: Span::from_ns(MIN_TRIAL_NS),
+            max: Span::from_ns(MAX_TRIAL_NS),
+        };
+        match Period::within(self.trial.ns, bounds) {
+            Ok(p) => Ok(p.as_ns()),
+            Err(e @ PeriodError::TooShort { .. }) => Err(self.trial.period_failure("--trial", e)),
+            Err(PeriodError::TooLong { .. }) => Err(Failure::Usage(format!(
                 "--trial {} is too long: at most 24h",
                 self.trial
-            )));
+            ))),
         }
-        Ok(ns)
     }
 }

@@ -296,6 +296,14 @@ mod tests {
             Err(Failure::Params(_))
         ));
         assert!(matches!(z.period("--period", 0), Err(Failure::Params(_))));
+        let long = PeriodError::TooLong {
+            period_ns: d.ns,
+            max: Span::from_ns(1_000_000),
+        };
+        assert_eq!(
+            d.period_failure("--period", long).to_string(),
+            "--period 1.5ms is too long: it must be at most 1.00 ms"
+        );
         let b: ByteSize = "64K".parse().unwrap();
         assert_eq!((b.bytes, b.to_string()), (65536, "64K".to_string()));
         assert!("fast".parse::<DurationArg>().is_err());

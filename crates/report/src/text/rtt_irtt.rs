@@ -2,7 +2,7 @@
 //! (`--peer irtt`): which server stamps came, the negotiation, the one-way
 //! delays on two wall clocks, and what the stamps let misura separate.
 
-use crate::model::rtt::{IrttSession, ReflectorStamps, RttTimestamps};
+use crate::model::rtt::{IrttSession, RttTimestamps};
 use misura_stats::SummarySnapshot;
 use std::io::{self, Write};
 
@@ -12,7 +12,7 @@ fn us(ns: Option<i64>) -> String {
 
 /// The timestamps line: misura's own stamps, and the server's that came.
 pub fn write_timestamps(t: &RttTimestamps, replies: u64, out: &mut dyn Write) -> io::Result<()> {
-    let s = t.reflector_stamps.unwrap_or(ReflectorStamps::default());
+    let s = t.reflector_stamps.unwrap_or_default();
     writeln!(
         out,
         "timestamps: client TX {} / RX {}; irtt server stamps (user space) in {replies} replies: receive {}, send {}, midpoint {}, on its wall clock {}",
