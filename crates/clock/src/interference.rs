@@ -216,7 +216,7 @@ fn one_run(
         backward_steps: tracker.backward_steps(),
         steps: tracker.steps().snapshot(),
         histogram: tracker.steps().log_histogram(plan.bins_per_decade),
-        longest_gaps: tracker.longest_gaps().to_vec(),
+        longest_gaps: tracker.longest_gaps().iter().map(|&g| g.into()).collect(),
         time_in_gaps_over_10us_ns: tracker.long_steps_ns(),
     }
 }

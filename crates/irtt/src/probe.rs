@@ -249,7 +249,7 @@ impl Session {
                 frame_format: None,
                 netns: None,
                 authenticated: self.hmac,
-                pattern: misura_measure::Pattern::Periodic,
+                pattern: misura_report::Pattern::Periodic,
                 period_ns: run.granted.interval_ns,
                 count,
                 duration_s: Some(self.requested.duration_ns as f64 / 1e9),

@@ -280,13 +280,14 @@ fn loop_stats(c: &OnewayCounters, a: &Analysis) -> LoopStats {
 }
 
 fn per_size(a: &Analysis, cfg: &OnewayConfig) -> Vec<SizeResult> {
+    let link = misura_measure::LinkModel::from(cfg.link);
     cfg.sizes
         .iter()
         .zip(&a.per_size)
         .map(|(&p, g)| SizeResult {
             payload_bytes: p,
-            frame_bytes: cfg.link.frame_bytes(p),
-            wire_time_ns: cfg.link.wire_time_ns(p),
+            frame_bytes: link.frame_bytes(p),
+            wire_time_ns: link.wire_time_ns(p),
             sent: g.sent,
             received: g.sent - g.lost,
             lost: g.lost,

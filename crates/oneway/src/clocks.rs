@@ -110,7 +110,7 @@ impl Clocks {
             hc.rounds = end.rounds;
             hc.read_errors = end.read_errors;
             hc.last_error = end.last_error.clone();
-            hc.fit = pair.describe(mid_sys);
+            hc.fit = pair.describe(mid_sys).map(Into::into);
             hc.per_frame_u95 = (per_frame_u95.count() > 0).then(|| per_frame_u95.snapshot());
             if end.read_errors > 0 {
                 warnings.push(

@@ -180,7 +180,7 @@ fn config(f: &RunFacts<'_>) -> RttConfig {
         },
         netns: a.ns.netns.clone(),
         authenticated: plan.key.is_some(),
-        pattern: plan.pattern,
+        pattern: plan.pattern.into(),
         period_ns: plan.period.as_ns(),
         count: plan.count,
         duration_s: plan.duration_ns.map(|d| d as f64 / 1e9),

@@ -48,7 +48,7 @@ pub struct RxClockFacts {
     #[serde(default)]
     pub last_error: Option<String>,
     /// The clock's offset and drift against CLOCK_REALTIME.
-    pub fit: Option<misura_measure::phc_track::ClockFit>,
+    pub fit: Option<super::clock_fit::ClockFit>,
     /// Largest ≈95 % uncertainty of a stamp's conversion to system time, ns.
     pub u95_ns: Option<f64>,
 }

@@ -1,7 +1,7 @@
 //! The result of `misura rtt`.
 
 use super::run::Envelope;
-use misura_measure::Pattern;
+use super::schedule::Pattern;
 use misura_stats::{Bucket, SummarySnapshot};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

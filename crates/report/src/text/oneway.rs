@@ -4,7 +4,7 @@
 
 use crate::model::meta::*;
 use crate::model::oneway::*;
-use misura_measure::CalibrationLine;
+use crate::model::CalibrationLine;
 use misura_stats::SummarySnapshot;
 use std::io::{self, Write};
 
@@ -348,7 +348,7 @@ fn write_line_table(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use misura_measure::SutVerdict;
+    use crate::model::SutVerdict;
 
     fn estimate(source: SutSource, value: f64, ci95: f64) -> SutEstimate {
         SutEstimate {

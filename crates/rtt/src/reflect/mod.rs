@@ -322,7 +322,7 @@ pub fn run(
         tx_timestamps: tx.into(),
         clock_synchronized: lp.clocks.system.synchronized,
         duration_s: started.elapsed().as_secs_f64(),
-        counters,
+        counters: counters.into(),
         dropped: counters.dropped(),
         io: lp.io,
         interface: hw.interface.clone(),
