@@ -150,8 +150,9 @@ pub fn measure(plan: &Plan, stop: &AtomicUsize) -> Result<Session, Error> {
     })
 }
 
-fn snap(s: &Summary) -> Option<SummarySnapshot> {
-    (s.count() > 0).then(|| s.snapshot())
+/// The summary, unless empty, as the result holding it records it.
+fn snap<S: From<SummarySnapshot>>(s: &Summary) -> Option<S> {
+    (s.count() > 0).then(|| s.snapshot().into())
 }
 
 impl Session {
@@ -212,12 +213,13 @@ impl Session {
     /// without it as the network RTT; no one-way figures (irtt gives no
     /// clock offset).
     pub fn rtt_report(&self, count: Option<u64>) -> misura_report::rtt::RttReport {
+        use misura_report::model::summary::buckets;
         use misura_report::rtt::*;
         let run = &self.run;
         let t = &run.tally;
         let c = &t.counts;
         let latency = RttLatencies {
-            user_rtt: t.user_rtt.snapshot(),
+            user_rtt: t.user_rtt.snapshot().into(),
             kernel_rtt: snap(&t.rtt),
             hardware_rtt: None,
             turnaround: snap(&t.server_processing),
@@ -304,9 +306,9 @@ impl Session {
                     ideal: None,
                     histogram_network_rtt: Vec::new(),
                     histogram_user_rtt: Vec::new(),
-                    hdr_network_rtt: t.rtt_net.hdr_buckets(),
-                    hdr_user_rtt: t.user_rtt.hdr_buckets(),
-                    hdr_kernel_rtt: t.rtt.hdr_buckets(),
+                    hdr_network_rtt: buckets(t.rtt_net.hdr_buckets()),
+                    hdr_user_rtt: buckets(t.user_rtt.hdr_buckets()),
+                    hdr_kernel_rtt: buckets(t.rtt.hdr_buckets()),
                 }],
                 overall: latency,
                 elapsed_s: run.elapsed.as_secs_f64(),

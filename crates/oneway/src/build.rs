@@ -12,6 +12,7 @@ use super::ports::Stamping;
 use super::profile::{self, Calibration};
 use super::warmup::Warmup;
 use misura_measure::oneway_session::OnewayCounters;
+use misura_report::model::summary::buckets;
 use misura_report::Warning;
 use misura_report::*;
 use misura_run::meta::meta;
@@ -292,23 +293,23 @@ fn per_size(a: &Analysis, cfg: &OnewayConfig) -> Vec<SizeResult> {
             received: g.sent - g.lost,
             lost: g.lost,
             latency: latencies(g),
-            histogram_mul: g.mul.log_histogram(10),
-            histogram_kernel: g.kernel.log_histogram(10),
-            hdr_mul: g.mul.hdr_buckets(),
-            hdr_kernel: g.kernel.hdr_buckets(),
+            histogram_mul: buckets(g.mul.log_histogram(10)),
+            histogram_kernel: buckets(g.kernel.log_histogram(10)),
+            hdr_mul: buckets(g.mul.hdr_buckets()),
+            hdr_kernel: buckets(g.kernel.hdr_buckets()),
         })
         .collect()
 }
 
-fn snap(s: &Summary) -> Option<misura_stats::SummarySnapshot> {
-    (s.count() > 0).then(|| s.snapshot())
+fn snap(s: &Summary) -> Option<SummarySnapshot> {
+    (s.count() > 0).then(|| s.snapshot().into())
 }
 
 fn latencies(g: &Group) -> Latencies {
     Latencies {
-        mul: g.mul.snapshot(),
-        bul: g.bul.snapshot(),
-        wul: g.wul.snapshot(),
+        mul: g.mul.snapshot().into(),
+        bul: g.bul.snapshot().into(),
+        wul: g.wul.snapshot().into(),
         kernel: snap(&g.kernel),
         hardware: snap(&g.hardware),
         mil: snap(&g.mil),

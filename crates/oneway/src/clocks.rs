@@ -111,7 +111,7 @@ impl Clocks {
             hc.read_errors = end.read_errors;
             hc.last_error = end.last_error.clone();
             hc.fit = pair.describe(mid_sys).map(Into::into);
-            hc.per_frame_u95 = (per_frame_u95.count() > 0).then(|| per_frame_u95.snapshot());
+            hc.per_frame_u95 = (per_frame_u95.count() > 0).then(|| per_frame_u95.snapshot().into());
             if end.read_errors > 0 {
                 warnings.push(
                     Warn::HardwareClocks {

@@ -7,7 +7,7 @@
 
 use misura_measure::{calibration, clockstats, pacer, phc_track, reflector, wire_time};
 use misura_report::model::{
-    calibration as owned_calibration, clock, clock_fit, pacing, reflect, schedule,
+    calibration as owned_calibration, clock, clock_fit, pacing, reflect, schedule, summary,
 };
 use serde::Serialize;
 
@@ -175,4 +175,35 @@ fn phc_fits() {
         tx: clock_fit(1),
         rx: clock_fit(2),
     });
+}
+
+#[test]
+fn summaries_and_buckets() {
+    let mut s = misura_stats::Summary::with_threshold(Some(40_000));
+    for v in [
+        12_345,
+        17_001,
+        19_876,
+        25_000,
+        41_234,
+        -3,
+        2_000_000_000_000,
+    ] {
+        s.record(v);
+    }
+    same_json::<_, summary::SummarySnapshot>(s.snapshot());
+    same_json::<_, summary::SummarySnapshot>(misura_stats::Summary::new().snapshot());
+    for b in s.hdr_buckets().into_iter().chain(s.log_histogram(10)) {
+        same_json::<_, summary::Bucket>(b);
+    }
+    // Pooling a result's buckets is `stats`'s pooling.
+    let (a, b) = (s.hdr_buckets(), s.log_histogram(10));
+    let owned: Vec<summary::Bucket> = summary::buckets(a.clone())
+        .into_iter()
+        .chain(summary::buckets(b.clone()))
+        .collect();
+    assert_eq!(
+        summary::pool_buckets(&owned),
+        summary::buckets(misura_stats::pool_buckets(a.iter().chain(&b)))
+    );
 }

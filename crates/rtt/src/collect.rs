@@ -7,8 +7,9 @@ use misura_measure::rtt::{OffsetTracker, ProbeTimes};
 use misura_measure::stamp_client::ProbeRecord;
 use misura_measure::TimestampSource;
 use misura_report::rtt::{write_probe_row, RttLatencies, PROBES_HEADER};
+use misura_report::SummarySnapshot;
 use misura_run::outfile::RowLog;
-use misura_stats::{Rfc3550Jitter, Summary, SummarySnapshot};
+use misura_stats::{Rfc3550Jitter, Summary};
 use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 
@@ -73,9 +74,9 @@ impl Group {
     }
 
     pub fn latencies(&self) -> RttLatencies {
-        let snap = |s: &Summary| (s.count() > 0).then(|| s.snapshot());
+        let snap = |s: &Summary| (s.count() > 0).then(|| s.snapshot().into());
         RttLatencies {
-            user_rtt: self.user.snapshot(),
+            user_rtt: self.user.snapshot().into(),
             kernel_rtt: snap(&self.kernel),
             hardware_rtt: snap(&self.hardware),
             turnaround: snap(&self.turnaround),

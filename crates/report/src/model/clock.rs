@@ -2,7 +2,7 @@
 //! `misura clock timer`.
 
 use super::run::Envelope;
-use misura_stats::{Bucket, SummarySnapshot};
+use super::summary::{Bucket, SummarySnapshot};
 use serde::{Deserialize, Serialize};
 
 // ---------------------------------------------------------------- sources

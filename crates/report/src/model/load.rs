@@ -4,7 +4,7 @@
 //! the tester is never read as the SUT's. Shared by `misura oneway`'s
 //! engine mode, `misura rfc2544` and `misura y1564`.
 
-use misura_stats::SummarySnapshot;
+use super::summary::SummarySnapshot;
 use serde::{Deserialize, Serialize};
 
 /// How the load was generated and received.

@@ -3,7 +3,7 @@
 //! Field names are the SPEC's words; all times are integer or fractional
 //! nanoseconds with the unit in the name.
 
-use misura_stats::SummarySnapshot;
+use super::summary::SummarySnapshot;
 use serde::{Deserialize, Serialize};
 
 pub use super::host_facts::HostFacts;

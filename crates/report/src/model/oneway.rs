@@ -4,8 +4,8 @@ use super::calibration::{CalibrationLine, SutVerdict};
 use super::meta::{HostFingerprint, Meta, PortInfo, TimestampInfo};
 use super::run::StopReason;
 use super::schedule::{LinkModel, Pattern, SizeOrder};
+use super::summary::{Bucket, SummarySnapshot};
 use super::warning::Warning;
-use misura_stats::{Bucket, SummarySnapshot};
 use serde::{Deserialize, Serialize};
 
 /// The run's configuration after resolving defaults against the interfaces.

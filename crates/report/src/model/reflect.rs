@@ -3,7 +3,7 @@
 
 use super::meta::{HostFingerprint, Meta};
 use super::run::StopReason;
-use misura_stats::SummarySnapshot;
+use super::summary::SummarySnapshot;
 use serde::{Deserialize, Serialize};
 
 /// Everything the reflector's core counted.

@@ -2,7 +2,7 @@
 
 use super::run::Envelope;
 use super::schedule::Pattern;
-use misura_stats::{Bucket, SummarySnapshot};
+use super::summary::{Bucket, SummarySnapshot};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

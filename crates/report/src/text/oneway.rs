@@ -5,7 +5,7 @@
 use crate::model::meta::*;
 use crate::model::oneway::*;
 use crate::model::CalibrationLine;
-use misura_stats::SummarySnapshot;
+use crate::model::SummarySnapshot;
 use std::io::{self, Write};
 
 fn us(ns: Option<i64>) -> String {

@@ -3,8 +3,8 @@
 
 use crate::figure::human_ns;
 use crate::model::rtt::*;
+use crate::model::SummarySnapshot;
 use misura_measure::stamp_client::ProbeRecord;
-use misura_stats::SummarySnapshot;
 use std::io::{self, Write};
 
 fn us(v: Option<i64>) -> String {

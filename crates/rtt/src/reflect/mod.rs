@@ -297,7 +297,7 @@ pub fn run(
     };
     let (rx, tx) = source_names(&granted);
     let nic = lp.clocks.nic.as_ref();
-    let snap = |s: &misura_stats::Summary| (s.count() > 0).then(|| s.snapshot());
+    let snap = |s: &misura_stats::Summary| (s.count() > 0).then(|| s.snapshot().into());
     let counters = *lp.reflector.counters();
     // A reflector runs until it is stopped: a signal is its normal end.
     let stop_reason = match stop.load(Ordering::Relaxed) {
