@@ -215,9 +215,11 @@ fn one_run(
         reads_per_s: tracker.reads() as f64 / elapsed.max(1e-9),
         zero_steps: tracker.zero_steps(),
         backward_steps: tracker.backward_steps(),
-        steps: tracker.steps().snapshot(),
-        histogram: tracker.steps().log_histogram(plan.bins_per_decade),
-        longest_gaps: tracker.longest_gaps().to_vec(),
+        steps: tracker.steps().snapshot().into(),
+        histogram: misura_report::model::summary::buckets(
+            tracker.steps().log_histogram(plan.bins_per_decade),
+        ),
+        longest_gaps: tracker.longest_gaps().iter().map(|&g| g.into()).collect(),
         time_in_gaps_over_10us_ns: tracker.long_steps_ns(),
     }
 }

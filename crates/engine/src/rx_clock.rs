@@ -107,7 +107,7 @@ impl RxClock {
             rounds: end.rounds,
             read_errors: end.read_errors,
             last_error: end.last_error,
-            fit,
+            fit: fit.map(Into::into),
             u95_ns,
         }
     }

@@ -239,8 +239,8 @@ fn merge(
             too_old,
             skipped,
             catch_up_frames,
-            transit: transit.snapshot(),
-            transit_hardware: hardware.then(|| transit_hw.snapshot()),
+            transit: transit.snapshot().into(),
+            transit_hardware: hardware.then(|| transit_hw.snapshot().into()),
         });
     }
     let mut out = LoadTrial {

@@ -165,8 +165,8 @@ fn initiator_report(
     }
     let phase = |meaning: &str, s: &Summary| Phase {
         meaning: meaning.into(),
-        summary: s.snapshot(),
-        hdr: s.hdr_buckets(),
+        summary: s.snapshot().into(),
+        hdr: misura_report::model::summary::buckets(s.hdr_buckets()),
     };
     ExchangeReport {
         meta: meta("misura.exchange", started_at),

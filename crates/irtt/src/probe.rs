@@ -180,8 +180,9 @@ pub fn measure(plan: &Plan, stop: &AtomicUsize) -> Result<Session, Error> {
     })
 }
 
-fn snap(s: &Summary) -> Option<SummarySnapshot> {
-    (s.count() > 0).then(|| s.snapshot())
+/// The summary, unless empty, as the result holding it records it.
+fn snap<S: From<SummarySnapshot>>(s: &Summary) -> Option<S> {
+    (s.count() > 0).then(|| s.snapshot().into())
 }
 
 impl Session {
@@ -208,6 +209,7 @@ impl Session {
     /// its `irtt` object, and `timestamps.reflector_stamps` counts the
     /// stamps that came.
     pub fn report(&self) -> misura_report::rtt::RttReport {
+        use misura_report::model::summary::buckets;
         use misura_report::rtt::*;
         let run = &self.run;
         let t = &run.tally;
@@ -221,7 +223,7 @@ impl Session {
         );
         not_separable.extend(self.implausible());
         let latency = RttLatencies {
-            user_rtt: t.user_rtt.snapshot(),
+            user_rtt: t.user_rtt.snapshot().into(),
             kernel_rtt: snap(&t.rtt),
             hardware_rtt: None,
             turnaround: snap(&t.server_processing),
@@ -255,7 +257,7 @@ impl Session {
                 frame_format: None,
                 netns: None,
                 authenticated: self.hmac,
-                pattern: misura_measure::Pattern::Periodic,
+                pattern: misura_report::Pattern::Periodic,
                 period_ns: run.granted.interval_ns,
                 count: self.count,
                 duration_s: Some(self.requested.duration_ns as f64 / 1e9),
@@ -313,9 +315,9 @@ impl Session {
                     ideal: None,
                     histogram_network_rtt: Vec::new(),
                     histogram_user_rtt: Vec::new(),
-                    hdr_network_rtt: t.rtt_net.hdr_buckets(),
-                    hdr_user_rtt: t.user_rtt.hdr_buckets(),
-                    hdr_kernel_rtt: t.rtt.hdr_buckets(),
+                    hdr_network_rtt: buckets(t.rtt_net.hdr_buckets()),
+                    hdr_user_rtt: buckets(t.user_rtt.hdr_buckets()),
+                    hdr_kernel_rtt: buckets(t.rtt.hdr_buckets()),
                 }],
                 overall: latency,
                 elapsed_s: run.elapsed.as_secs_f64(),

@@ -205,20 +205,6 @@ pub enum SutVerdict {
     Inconclusive,
 }
 
-impl SutVerdict {
-    pub fn explain(self) -> &'static str {
-        match self {
-            SutVerdict::StoreAndForward => {
-                "store-and-forward: latency grows by one byte time per byte of frame (the whole frame is received before it is sent on)"
-            }
-            SutVerdict::CutThrough => "cut-through: latency does not grow with frame length",
-            SutVerdict::Inconclusive => {
-                "inconclusive: the 95 % interval of the slope contains both 0 and the byte time, or neither"
-            }
-        }
-    }
-}
-
 /// Compare the SUT slope β' with the link's byte time `8/R`.
 pub fn sut_verdict(fit: &LinearFit, byte_time_ns: f64) -> SutVerdict {
     let sf = fit.b_consistent_with(byte_time_ns);

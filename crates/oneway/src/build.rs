@@ -12,6 +12,7 @@ use super::ports::Stamping;
 use super::profile::{self, Calibration};
 use super::warmup::Warmup;
 use misura_measure::oneway_session::OnewayCounters;
+use misura_report::model::summary::buckets;
 use misura_report::Warning;
 use misura_report::*;
 use misura_run::meta::meta;
@@ -273,43 +274,44 @@ fn loop_stats(c: &OnewayCounters, a: &Analysis) -> LoopStats {
     LoopStats {
         elapsed_s,
         achieved_rate_fps: c.sent as f64 / send_span_s,
-        tx_window: a.tx_window.snapshot_if_any(),
-        rx_window: a.rx_window.snapshot_if_any(),
+        tx_window: a.tx_window.snapshot_if_any().map(Into::into),
+        rx_window: a.rx_window.snapshot_if_any().map(Into::into),
     }
 }
 
 fn per_size(a: &Analysis, cfg: &OnewayConfig) -> Vec<SizeResult> {
+    let link = misura_measure::LinkModel::from(cfg.link);
     cfg.sizes
         .iter()
         .zip(&a.per_size)
         .map(|(&p, g)| SizeResult {
             payload_bytes: p,
-            frame_bytes: cfg.link.frame_bytes(p),
-            wire_time_ns: cfg.link.wire_time_ns(p),
+            frame_bytes: link.frame_bytes(p),
+            wire_time_ns: link.wire_time_ns(p),
             sent: g.sent,
             received: g.sent - g.lost,
             lost: g.lost,
             latency: latencies(g),
-            histogram_mul: g.mul.log_histogram(10),
-            histogram_kernel: g.kernel.log_histogram(10),
-            hdr_mul: g.mul.hdr_buckets(),
-            hdr_kernel: g.kernel.hdr_buckets(),
+            histogram_mul: buckets(g.mul.log_histogram(10)),
+            histogram_kernel: buckets(g.kernel.log_histogram(10)),
+            hdr_mul: buckets(g.mul.hdr_buckets()),
+            hdr_kernel: buckets(g.kernel.hdr_buckets()),
         })
         .collect()
 }
 
 fn latencies(g: &Group) -> Latencies {
     Latencies {
-        mul: g.mul.snapshot(),
-        bul: g.bul.snapshot(),
-        wul: g.wul.snapshot(),
-        kernel: g.kernel.snapshot_if_any(),
-        hardware: g.hardware.snapshot_if_any(),
-        mil: g.mil.snapshot_if_any(),
-        kernel_internal: g.kernel_internal.snapshot_if_any(),
-        msl: g.msl.snapshot_if_any(),
-        kernel_sut: g.kernel_sut.snapshot_if_any(),
-        hardware_internal: g.hardware_internal.snapshot_if_any(),
-        hardware_sut: g.hardware_sut.snapshot_if_any(),
+        mul: g.mul.snapshot().into(),
+        bul: g.bul.snapshot().into(),
+        wul: g.wul.snapshot().into(),
+        kernel: g.kernel.snapshot_if_any().map(Into::into),
+        hardware: g.hardware.snapshot_if_any().map(Into::into),
+        mil: g.mil.snapshot_if_any().map(Into::into),
+        kernel_internal: g.kernel_internal.snapshot_if_any().map(Into::into),
+        msl: g.msl.snapshot_if_any().map(Into::into),
+        kernel_sut: g.kernel_sut.snapshot_if_any().map(Into::into),
+        hardware_internal: g.hardware_internal.snapshot_if_any().map(Into::into),
+        hardware_sut: g.hardware_sut.snapshot_if_any().map(Into::into),
     }
 }

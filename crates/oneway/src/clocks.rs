@@ -110,8 +110,8 @@ impl Clocks {
             hc.rounds = end.rounds;
             hc.read_errors = end.read_errors;
             hc.last_error = end.last_error.clone();
-            hc.fit = pair.describe(mid_sys);
-            hc.per_frame_u95 = per_frame_u95.snapshot_if_any();
+            hc.fit = pair.describe(mid_sys).map(Into::into);
+            hc.per_frame_u95 = per_frame_u95.snapshot_if_any().map(Into::into);
             if end.read_errors > 0 {
                 warnings.push(
                     Warn::HardwareClocks {

@@ -7,10 +7,9 @@
 //! (hardware, then kernel, then the user windows). Pure: the fits and a few
 //! of the run's counts in, a [`SutConsistency`] out.
 
-use misura_measure::CalibrationLine;
 use misura_report::{
-    CalibrationUse, SutAgreement, SutCause, SutConsistency, SutDisagreement, SutEstimate,
-    SutResult, SutSource,
+    CalibrationLine, CalibrationUse, SutAgreement, SutCause, SutConsistency, SutDisagreement,
+    SutEstimate, SutResult, SutSource,
 };
 
 /// What the run measured besides the fits that tells why estimates differ.

@@ -2,7 +2,8 @@
 //! overlapping, one estimate, the causes, and figures that are not finite.
 
 use super::*;
-use misura_measure::{sut_verdict, SizePoint, SutVerdict};
+use misura_measure::{sut_verdict, SizePoint};
+use misura_report::SutVerdict;
 
 const PAYLOADS: [usize; 7] = [46, 64, 128, 256, 512, 1024, 1500];
 
@@ -23,7 +24,9 @@ fn points(means: [f64; 7]) -> Vec<SizePoint> {
 /// A SUT line over the seven frame lengths of a default run, through
 /// these per-size mean SUT latencies (ns).
 fn measured(means: [f64; 7]) -> CalibrationLine {
-    CalibrationLine::sut(points(means)).unwrap()
+    misura_measure::CalibrationLine::sut(points(means))
+        .unwrap()
+        .into()
 }
 
 /// The means `alpha + beta·L` with the scatter `jitter` (ns).
@@ -41,8 +44,14 @@ fn calibration(user: [f64; 7], kernel: [f64; 7]) -> CalibrationUse {
     CalibrationUse {
         profile: "cal.json".into(),
         created_at: "2026-11-28T13:58:18Z".into(),
-        user: CalibrationLine::internal(points(user)).unwrap(),
-        kernel: Some(CalibrationLine::internal(points(kernel)).unwrap()),
+        user: misura_measure::CalibrationLine::internal(points(user))
+            .unwrap()
+            .into(),
+        kernel: Some(
+            misura_measure::CalibrationLine::internal(points(kernel))
+                .unwrap()
+                .into(),
+        ),
         hardware: None,
         mismatches: vec![],
     }
@@ -58,7 +67,7 @@ fn quiet_calibration() -> CalibrationUse {
 }
 
 fn sut(user: CalibrationLine, kernel: Option<CalibrationLine>) -> SutResult {
-    let v = |l: &CalibrationLine| sut_verdict(&l.fit, 0.8);
+    let v = |l: &CalibrationLine| sut_verdict(&l.fit.clone().into(), 0.8).into();
     SutResult {
         byte_time_ns: 0.8,
         user_verdict: Some(v(&user)),

@@ -39,16 +39,17 @@ pub fn internal_fit(
     cfg: &OnewayConfig,
     warnings: &mut Vec<Warning>,
 ) -> Option<InternalFit> {
-    let user = points(a, &cfg.sizes, &cfg.link, |g| &g.mil).map(CalibrationLine::internal);
+    let link = LinkModel::from(cfg.link);
+    let user = points(a, &cfg.sizes, &link, |g| &g.mil).map(CalibrationLine::internal);
     let kernel =
-        points(a, &cfg.sizes, &cfg.link, |g| &g.kernel_internal).map(CalibrationLine::internal);
+        points(a, &cfg.sizes, &link, |g| &g.kernel_internal).map(CalibrationLine::internal);
     let hardware =
-        points(a, &cfg.sizes, &cfg.link, |g| &g.hardware_internal).map(CalibrationLine::internal);
+        points(a, &cfg.sizes, &link, |g| &g.hardware_internal).map(CalibrationLine::internal);
     match user {
         Some(Ok(u)) => Some(InternalFit {
-            user: u,
-            kernel: kernel.and_then(|k| k.ok()),
-            hardware: hardware.and_then(|k| k.ok()),
+            user: u.into(),
+            kernel: kernel.and_then(|k| k.ok()).map(Into::into),
+            hardware: hardware.and_then(|k| k.ok()).map(Into::into),
         }),
         Some(Err(e)) => {
             warnings.push(
@@ -68,9 +69,10 @@ pub fn internal_fit(
 
 /// The SUT's Msl lines over frame length and their verdicts.
 pub fn sut_fit(a: &Analysis, cfg: &OnewayConfig) -> SutResult {
-    let byte_time_ns = cfg.link.byte_time_ns();
+    let link = LinkModel::from(cfg.link);
+    let byte_time_ns = link.byte_time_ns();
     let mut note = None;
-    let user = match points(a, &cfg.sizes, &cfg.link, |g| &g.msl).map(CalibrationLine::sut) {
+    let user = match points(a, &cfg.sizes, &link, |g| &g.msl).map(CalibrationLine::sut) {
         Some(Ok(l)) => Some(l),
         Some(Err(e)) => {
             note = Some(format!(
@@ -84,20 +86,20 @@ pub fn sut_fit(a: &Analysis, cfg: &OnewayConfig) -> SutResult {
         }
     };
     let line = |pick: fn(&Group) -> &Summary| {
-        points(a, &cfg.sizes, &cfg.link, pick).and_then(|p| CalibrationLine::sut(p).ok())
+        points(a, &cfg.sizes, &link, pick).and_then(|p| CalibrationLine::sut(p).ok())
     };
     let kernel = line(|g| &g.kernel_sut);
     let hardware = line(|g| &g.hardware_sut);
     let verdict =
-        |l: &Option<CalibrationLine>| l.as_ref().map(|l| sut_verdict(&l.fit, byte_time_ns));
+        |l: &Option<CalibrationLine>| l.as_ref().map(|l| sut_verdict(&l.fit, byte_time_ns).into());
     SutResult {
         byte_time_ns,
         user_verdict: verdict(&user),
         kernel_verdict: verdict(&kernel),
         hardware_verdict: verdict(&hardware),
-        user,
-        kernel,
-        hardware,
+        user: user.map(Into::into),
+        kernel: kernel.map(Into::into),
+        hardware: hardware.map(Into::into),
         note,
         consistency: None,
     }

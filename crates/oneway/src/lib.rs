@@ -118,12 +118,12 @@ pub fn measure(
     let analysis = AnalysisThread::start(
         AnalysisPlan {
             sizes: cfg.sizes.clone(),
-            link: cfg.link,
+            link: cfg.link.into(),
             threshold_ns: cfg.threshold_ns,
             calibrating: mode == Mode::Calibrate,
-            user_line: calibration.map(|c| c.profile.user.clone()),
-            kernel_line: calibration.and_then(|c| c.profile.kernel.clone()),
-            hardware_line: calibration.and_then(|c| c.profile.hardware.clone()),
+            user_line: calibration.map(|c| c.profile.user.clone().into()),
+            kernel_line: calibration.and_then(|c| c.profile.kernel.clone().map(Into::into)),
+            hardware_line: calibration.and_then(|c| c.profile.hardware.clone().map(Into::into)),
             hardware_expected: stamping.hardware_asked
                 && stamping.tx.hardware_tx
                 && stamping.rx.hardware_rx,

@@ -8,8 +8,8 @@ use anyhow::Result;
 use misura_measure::calibration;
 use misura_report::Warning;
 use misura_report::{
-    CalibrationProfile, CalibrationUse, LoopTuning, OnewayConfig, OnewayReport, PortInfo,
-    TimestampInfo, FORMAT_VERSION,
+    CalibrationLine, CalibrationProfile, CalibrationUse, LoopTuning, OnewayConfig, OnewayReport,
+    PortInfo, TimestampInfo, FORMAT_VERSION,
 };
 use misura_run::exit::Failure;
 use misura_run::host::fingerprint;
@@ -138,10 +138,14 @@ pub fn read_profile(path: &Path) -> Result<CalibrationProfile> {
 /// Every number of a profile within what a cable and a PC can give (issue
 /// 33, item 10: α = 1e308 gave an SUT latency of i64::MIN with exit 0).
 fn check_bounds(p: &CalibrationProfile) -> Result<(), calibration::OutOfBounds> {
-    p.user.check_bounds("user")?;
+    // The method's bounds, on the method's line.
+    let bounds = |l: &CalibrationLine, name: &str| {
+        calibration::CalibrationLine::from(l.clone()).check_bounds(name)
+    };
+    bounds(&p.user, "user")?;
     for (name, line) in [("kernel", &p.kernel), ("hardware", &p.hardware)] {
         if let Some(l) = line {
-            l.check_bounds(name)?;
+            bounds(l, name)?;
         }
     }
     // 1 kbit/s to 1.6 Tbit/s: beyond any Ethernet port, and never 0.

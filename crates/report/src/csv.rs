@@ -1,8 +1,8 @@
 //! Summary CSV: one row per latency quantity and payload size ("all" for the
 //! whole run), in long ("tidy") form so any tool can pivot it.
 
+use crate::model::SummarySnapshot;
 use crate::model::*;
-use misura_stats::SummarySnapshot;
 use std::io::{self, Write};
 
 pub const SUMMARY_HEADER: &str = "quantity,payload_bytes,frame_bytes,wire_time_ns,count,min_ns,mean_ns,median_ns,p90_ns,p99_ns,p999_ns,max_ns,std_dev_ns,mean_minus_min_ns,threshold_ns,over_threshold";

@@ -8,14 +8,15 @@ use super::transport::Transport;
 use misura_measure::rtt::{error_percent, seed_ideal_rtt_ns};
 use misura_measure::stamp_sender::{SessionSender, WARMUP_PROBES};
 use misura_measure::LinkModel;
+use misura_report::model::summary::buckets;
 use misura_report::rtt::*;
 use misura_report::LoopTuning;
+use misura_report::SummarySnapshot;
 use misura_report::Warning;
 use misura_run::meta::meta;
 use misura_run::stamping::FrameFormat;
 use misura_run::stamping::Hardware;
 use misura_run::warnings::Warn;
-use misura_stats::SummarySnapshot;
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::TimestampingGranted;
 use misura_wire::stamp;
@@ -188,7 +189,7 @@ fn config(f: &RunFacts<'_>) -> RttConfig {
         },
         netns: a.ns.netns.clone(),
         authenticated: plan.key.is_some(),
-        pattern: plan.pattern,
+        pattern: plan.pattern.into(),
         period_ns: plan.period.as_ns(),
         count: plan.count,
         duration_s: plan.duration_ns.map(|d| d as f64 / 1e9),
@@ -240,11 +241,11 @@ fn per_size(
                 sent: g.sent,
                 received: g.sent - g.lost,
                 lost: g.lost,
-                histogram_network_rtt: g.network.log_histogram(10),
-                histogram_user_rtt: g.user.log_histogram(10),
-                hdr_network_rtt: g.network.hdr_buckets(),
-                hdr_user_rtt: g.user.hdr_buckets(),
-                hdr_kernel_rtt: g.kernel.hdr_buckets(),
+                histogram_network_rtt: buckets(g.network.log_histogram(10)),
+                histogram_user_rtt: buckets(g.user.log_histogram(10)),
+                hdr_network_rtt: buckets(g.network.hdr_buckets()),
+                hdr_user_rtt: buckets(g.user.hdr_buckets()),
+                hdr_kernel_rtt: buckets(g.kernel.hdr_buckets()),
                 latency: lat,
                 ideal,
             }

@@ -7,8 +7,9 @@ use misura_measure::rtt::{OffsetTracker, ProbeTimes};
 use misura_measure::stamp_client::ProbeRecord;
 use misura_measure::TimestampSource;
 use misura_report::rtt::{write_probe_row, RttLatencies, PROBES_HEADER};
+use misura_report::SummarySnapshot;
 use misura_run::outfile::RowLog;
-use misura_stats::{Rfc3550Jitter, Summary, SummarySnapshot};
+use misura_stats::{Rfc3550Jitter, Summary};
 use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 
@@ -74,15 +75,15 @@ impl Group {
 
     pub fn latencies(&self) -> RttLatencies {
         RttLatencies {
-            user_rtt: self.user.snapshot(),
-            kernel_rtt: self.kernel.snapshot_if_any(),
-            hardware_rtt: self.hardware.snapshot_if_any(),
-            turnaround: self.turnaround.snapshot_if_any(),
-            network_rtt: self.network.snapshot_if_any(),
-            forward: self.forward.snapshot_if_any(),
-            backward: self.backward.snapshot_if_any(),
+            user_rtt: self.user.snapshot().into(),
+            kernel_rtt: self.kernel.snapshot_if_any().map(Into::into),
+            hardware_rtt: self.hardware.snapshot_if_any().map(Into::into),
+            turnaround: self.turnaround.snapshot_if_any().map(Into::into),
+            network_rtt: self.network.snapshot_if_any().map(Into::into),
+            forward: self.forward.snapshot_if_any().map(Into::into),
+            backward: self.backward.snapshot_if_any().map(Into::into),
             jitter_rfc3550_ns: (self.network.count() > 1).then(|| self.jitter.jitter_ns()),
-            ipdv: self.jitter.ipdv().snapshot_if_any(),
+            ipdv: self.jitter.ipdv().snapshot_if_any().map(Into::into),
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::warnings::Warn;
 use misura_report::Warning;
-use misura_report::{HostFingerprint, InterfaceFingerprint, LoopTuning};
+use misura_report::{HostFacts, HostFingerprint, InterfaceFingerprint, LoopTuning};
 
 /// The host fingerprint without interfaces.
 pub fn fingerprint(tuning: LoopTuning) -> HostFingerprint {
@@ -15,7 +15,7 @@ pub fn fingerprint(tuning: LoopTuning) -> HostFingerprint {
 /// named twice is listed once.
 pub fn fingerprint_with_interfaces(tuning: LoopTuning, interfaces: &[&str]) -> HostFingerprint {
     HostFingerprint {
-        facts: misura_sys::host::host_facts(),
+        facts: host_facts(),
         tuning,
         interfaces: {
             let mut seen: Vec<&str> = Vec::new();
@@ -30,6 +30,41 @@ pub fn fingerprint_with_interfaces(tuning: LoopTuning, interfaces: &[&str]) -> H
                 .collect()
         },
         load: crate::cpuload::load_now(),
+    }
+}
+
+/// The host facts `sys` reads, as the result records them.
+pub fn host_facts() -> HostFacts {
+    facts_of(misura_sys::host::host_facts())
+}
+
+/// `sys`'s facts as `report`'s own type (which `report` cannot convert: it
+/// does not depend on `sys`), so that what `sys` reads can change without
+/// changing the JSON.
+fn facts_of(facts: misura_sys::host::HostFacts) -> HostFacts {
+    let misura_sys::host::HostFacts {
+        hostname,
+        kernel_release,
+        kernel_version,
+        preempt_model,
+        clocksource,
+        cpu_model,
+        online_cpus,
+        governor,
+        virtualized,
+        tsc_flags,
+    } = facts;
+    HostFacts {
+        hostname,
+        kernel_release,
+        kernel_version,
+        preempt_model,
+        clocksource,
+        cpu_model,
+        online_cpus,
+        governor,
+        virtualized,
+        tsc_flags,
     }
 }
 
@@ -144,5 +179,34 @@ pub fn lock_memory(warnings: &mut Vec<Warning>) -> bool {
             );
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The result's facts serialise as `sys`'s own did: the same JSON, so
+    /// that owning the type changed no result (and a change in `sys` that
+    /// would have is caught here).
+    #[test]
+    fn facts_serialise_as_sys_facts() {
+        let read = misura_sys::host::HostFacts {
+            hostname: Some("tester".into()),
+            kernel_release: Some("6.1.0-27-amd64".into()),
+            kernel_version: Some("#1 SMP PREEMPT_DYNAMIC Debian 6.1.115-1".into()),
+            preempt_model: Some("PREEMPT_DYNAMIC (full)".into()),
+            clocksource: Some("tsc".into()),
+            cpu_model: None,
+            online_cpus: 2,
+            governor: Some("performance".into()),
+            virtualized: Some(true),
+            tsc_flags: vec!["constant_tsc".into(), "nonstop_tsc".into()],
+        };
+        let want = serde_json::to_string(&read).unwrap();
+        assert_eq!(serde_json::to_string(&facts_of(read)).unwrap(), want);
+        let host = misura_sys::host::host_facts();
+        let want = serde_json::to_string(&host).unwrap();
+        assert_eq!(serde_json::to_string(&facts_of(host)).unwrap(), want);
     }
 }

@@ -88,7 +88,7 @@ impl PacedSender {
                 "clock_nanosleep".into()
             },
             timer_slack_ns: self.slack_ns,
-            figures: self.pacer.figures(),
+            figures: self.pacer.figures().into(),
         }
     }
 }

@@ -11,7 +11,7 @@ pub mod families;
 use misura_report::metrics::Value;
 use misura_report::rtt::RttReport;
 use misura_report::OnewayReport;
-use misura_stats::{Bucket, SummarySnapshot};
+use misura_report::{Bucket, SummarySnapshot};
 
 /// Histogram edges: 10^(k/5) ns rounded, 1 µs … 1 s (five per decade; one-way
 /// latencies on a short path sit well below 10 µs).

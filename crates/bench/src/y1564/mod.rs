@@ -195,7 +195,7 @@ fn measured(
 
 /// The frame delays a step is judged on: NIC RX stamps where the ring had
 /// them (the frames the NIC stamped), kernel stamps otherwise.
-fn delay_of(f: &LoadFlow) -> (&misura_stats::SummarySnapshot, &'static str) {
+fn delay_of(f: &LoadFlow) -> (&misura_report::SummarySnapshot, &'static str) {
     match &f.transit_hardware {
         Some(h) if h.count > 0 => (h, "nic_hardware"),
         _ => (&f.transit, "kernel_software"),

@@ -2,8 +2,7 @@
 //! `misura clock timer`.
 
 use super::run::Envelope;
-use misura_measure::clockstats::Gap;
-use misura_stats::{Bucket, SummarySnapshot};
+use super::summary::{Bucket, SummarySnapshot};
 use serde::{Deserialize, Serialize};
 
 // ---------------------------------------------------------------- sources
@@ -182,6 +181,24 @@ pub struct InterferenceRun {
     pub longest_gaps: Vec<Gap>,
     /// Time the loop did not run for, in steps over 10 µs (ns).
     pub time_in_gaps_over_10us_ns: i64,
+}
+
+/// One long step between consecutive reads: the loop did not run for `step_ns`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gap {
+    /// The step (ns).
+    pub step_ns: i64,
+    /// When it started, as an offset from the first read (ns).
+    pub at_ns: i64,
+}
+
+impl From<misura_measure::clockstats::Gap> for Gap {
+    fn from(g: misura_measure::clockstats::Gap) -> Gap {
+        Gap {
+            step_ns: g.step_ns,
+            at_ns: g.at_ns,
+        }
+    }
 }
 
 /// The result of `misura clock interference`.

@@ -3,7 +3,7 @@
 
 use super::meta::{HostFingerprint, Meta};
 use super::run::{Envelope, StopReason};
-use misura_stats::SummarySnapshot;
+use super::summary::SummarySnapshot;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -33,7 +33,7 @@ pub struct Phase {
     /// bucket, exact below 2048 ns, 0.1 % wide above) for percentile plots
     /// and CDFs; empty in results written before it was stored.
     #[serde(default)]
-    pub hdr: Vec<misura_stats::Bucket>,
+    pub hdr: Vec<super::summary::Bucket>,
 }
 
 pub type ExchangeReport = Envelope<ExchangeConfig, ExchangeFigures>;

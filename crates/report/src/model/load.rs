@@ -4,7 +4,7 @@
 //! the tester is never read as the SUT's. Shared by `misura oneway`'s
 //! engine mode, `misura rfc2544` and `misura y1564`.
 
-use misura_stats::SummarySnapshot;
+use super::summary::SummarySnapshot;
 use serde::{Deserialize, Serialize};
 
 /// How the load was generated and received.
@@ -48,7 +48,7 @@ pub struct RxClockFacts {
     #[serde(default)]
     pub last_error: Option<String>,
     /// The clock's offset and drift against CLOCK_REALTIME.
-    pub fit: Option<misura_measure::phc_track::ClockFit>,
+    pub fit: Option<super::clock_fit::ClockFit>,
     /// Largest ≈95 % uncertainty of a stamp's conversion to system time, ns.
     pub u95_ns: Option<f64>,
 }

@@ -3,10 +3,10 @@
 //! Field names are the SPEC's words; all times are integer or fractional
 //! nanoseconds with the unit in the name.
 
-use misura_stats::SummarySnapshot;
+use super::summary::SummarySnapshot;
 use serde::{Deserialize, Serialize};
 
-pub use misura_sys::host::HostFacts;
+pub use super::host_facts::HostFacts;
 
 /// Format name, versions and provenance, common to every result file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -200,7 +200,7 @@ pub struct HardwareClocks {
     pub read_errors: u64,
     pub last_error: Option<String>,
     /// The two clocks' fit; null with one clock or when it failed.
-    pub fit: Option<misura_measure::phc_track::PairFit>,
+    pub fit: Option<super::clock_fit::PairFit>,
     /// The ≈95 % uncertainty each converted hardware latency carried, over
     /// the frames (null with one clock).
     pub per_frame_u95: Option<SummarySnapshot>,

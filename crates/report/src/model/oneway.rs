@@ -1,10 +1,11 @@
 //! The result of `misura oneway` (and the calibration profile it writes).
 
+use super::calibration::{CalibrationLine, SutVerdict};
 use super::meta::{HostFingerprint, Meta, PortInfo, TimestampInfo};
 use super::run::StopReason;
+use super::schedule::{LinkModel, Pattern, SizeOrder};
+use super::summary::{Bucket, SummarySnapshot};
 use super::warning::Warning;
-use misura_measure::{CalibrationLine, LinkModel, Pattern, SizeOrder, SutVerdict};
-use misura_stats::{Bucket, SummarySnapshot};
 use serde::{Deserialize, Serialize};
 
 /// The run's configuration after resolving defaults against the interfaces.

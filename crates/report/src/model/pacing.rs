@@ -2,7 +2,6 @@
 //! the measured wake-up margin, the spacing of the sends against the
 //! target gap, and the CPU the sending thread used.
 
-use misura_measure::pacer::PacerFigures;
 use serde::{Deserialize, Serialize};
 
 /// The pacer's figures for one sender.
@@ -20,6 +19,89 @@ pub struct Pacing {
     /// datagrams), flattened into this object.
     #[serde(flatten)]
     pub figures: PacerFigures,
+}
+
+/// The pacer's account of a run: bursts, wake-ups, the margin, the spacing,
+/// with the names of a UDP result's `pacing` object (the units are
+/// datagrams).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PacerFigures {
+    /// The schedule's gap between two units, ns (fractional).
+    pub target_gap_ns: f64,
+    /// Units handed out and units dropped by the catch-up limit.
+    #[serde(rename = "scheduled")]
+    pub units: u64,
+    pub skipped: u64,
+    /// Runs of sends without a sleep or spin between them, the longest,
+    /// and the units sent in runs of more than one.
+    pub bursts: u64,
+    pub max_burst: u64,
+    #[serde(rename = "burst_datagrams")]
+    pub burst_units: u64,
+    /// Sleeps that ended at their target, and how late (p50, p99, max).
+    pub wakeups: u64,
+    pub wake_late_p50_ns: Option<i64>,
+    pub wake_late_p99_ns: Option<i64>,
+    pub wake_late_max_ns: Option<i64>,
+    /// The margin at the end of the run, and its largest value.
+    #[serde(rename = "wake_margin_ns")]
+    pub margin_ns: u64,
+    #[serde(rename = "wake_margin_max_ns")]
+    pub margin_max_ns: u64,
+    /// Time spent polling instead of sleeping.
+    pub spin_ns: u64,
+    /// Gaps between consecutive sends, p50 and p99.
+    pub gap_p50_ns: Option<i64>,
+    pub gap_p99_ns: Option<i64>,
+    /// Send time − due time of each unit, p50, p99, max.
+    pub behind_p50_ns: Option<i64>,
+    pub behind_p99_ns: Option<i64>,
+    pub behind_max_ns: Option<i64>,
+}
+
+impl From<misura_measure::pacer::PacerFigures> for PacerFigures {
+    fn from(f: misura_measure::pacer::PacerFigures) -> PacerFigures {
+        let misura_measure::pacer::PacerFigures {
+            target_gap_ns,
+            units,
+            skipped,
+            bursts,
+            max_burst,
+            burst_units,
+            wakeups,
+            wake_late_p50_ns,
+            wake_late_p99_ns,
+            wake_late_max_ns,
+            margin_ns,
+            margin_max_ns,
+            spin_ns,
+            gap_p50_ns,
+            gap_p99_ns,
+            behind_p50_ns,
+            behind_p99_ns,
+            behind_max_ns,
+        } = f;
+        PacerFigures {
+            target_gap_ns,
+            units,
+            skipped,
+            bursts,
+            max_burst,
+            burst_units,
+            wakeups,
+            wake_late_p50_ns,
+            wake_late_p99_ns,
+            wake_late_max_ns,
+            margin_ns,
+            margin_max_ns,
+            spin_ns,
+            gap_p50_ns,
+            gap_p99_ns,
+            behind_p50_ns,
+            behind_p99_ns,
+            behind_max_ns,
+        }
+    }
 }
 
 /// CPU time one end used over the test, from the kernel's accounting

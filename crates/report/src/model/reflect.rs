@@ -3,9 +3,70 @@
 
 use super::meta::{HostFingerprint, Meta};
 use super::run::StopReason;
-use misura_measure::reflector::Counters;
-use misura_stats::SummarySnapshot;
+use super::summary::SummarySnapshot;
 use serde::{Deserialize, Serialize};
+
+/// Everything the reflector's core counted.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    pub received: u64,
+    pub replied: u64,
+    pub too_short: u64,
+    pub malformed: u64,
+    pub group_source: u64,
+    pub looks_like_reply: u64,
+    pub auth_failed: u64,
+    pub rate_limited: u64,
+    pub table_full: u64,
+    /// PTP frames that were not misura's PTP-wrapped probes (dropped).
+    #[serde(default)]
+    pub foreign_ptp: u64,
+    /// Replies whose request had no kernel/NIC RX stamp (user clock used).
+    pub rx_user_clock: u64,
+    /// Replies whose request's HMAC TLV did not verify (I flag set).
+    pub tlv_integrity_failed: u64,
+    /// Replies that carried a follow-up with the previous reply's TX stamp.
+    pub follow_ups: u64,
+    /// TX stamps the loop reported to the core and it kept.
+    pub tx_stamps: u64,
+}
+
+impl From<misura_measure::reflector::Counters> for Counters {
+    fn from(c: misura_measure::reflector::Counters) -> Counters {
+        let misura_measure::reflector::Counters {
+            received,
+            replied,
+            too_short,
+            malformed,
+            group_source,
+            looks_like_reply,
+            auth_failed,
+            rate_limited,
+            table_full,
+            foreign_ptp,
+            rx_user_clock,
+            tlv_integrity_failed,
+            follow_ups,
+            tx_stamps,
+        } = c;
+        Counters {
+            received,
+            replied,
+            too_short,
+            malformed,
+            group_source,
+            looks_like_reply,
+            auth_failed,
+            rate_limited,
+            table_full,
+            foreign_ptp,
+            rx_user_clock,
+            tlv_integrity_failed,
+            follow_ups,
+            tx_stamps,
+        }
+    }
+}
 
 /// I/O events the core never sees.
 #[derive(Copy, Clone, Debug, Default, Serialize, Deserialize)]

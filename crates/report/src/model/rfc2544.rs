@@ -7,8 +7,8 @@ use super::load::{EngineFacts, LoadTrial};
 use super::meta::{HardwareClocks, PortInfo};
 use super::meta::{HostFingerprint, Meta};
 use super::run::StopReason;
+use super::summary::SummarySnapshot;
 use super::warning::Warning;
-use misura_stats::SummarySnapshot;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -1,8 +1,8 @@
 //! The result of `misura rtt`.
 
 use super::run::Envelope;
-use misura_measure::Pattern;
-use misura_stats::{Bucket, SummarySnapshot};
+use super::schedule::Pattern;
+use super::summary::{Bucket, SummarySnapshot};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

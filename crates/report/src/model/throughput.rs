@@ -9,8 +9,8 @@
 use super::meta::{HostFingerprint, Meta};
 pub use super::pacing::CpuUse;
 use super::run::{Envelope, StopReason};
+use super::summary::SummarySnapshot;
 use super::warning::Warning;
-use misura_stats::SummarySnapshot;
 use serde::{Deserialize, Serialize};
 
 /// The server's figures from its RESULT message, as sent (fields the
@@ -284,7 +284,7 @@ pub struct RrClientResult {
     /// bucket, exact below 2048 ns, 0.1 % wide above) for percentile plots
     /// and CDFs; empty in results written before it was stored.
     #[serde(default)]
-    pub latency_hdr: Vec<misura_stats::Bucket>,
+    pub latency_hdr: Vec<super::summary::Bucket>,
     /// crr: connect() duration (TCP handshake), separately.
     pub connect: Option<SummarySnapshot>,
     pub cpu_local: CpuUse,

@@ -8,7 +8,7 @@
 
 use super::rtt::OffsetReport;
 use super::run::Envelope;
-use misura_stats::SummarySnapshot;
+use super::summary::SummarySnapshot;
 use serde::{Deserialize, Serialize};
 
 /// A latency figure's percentiles, ns.
@@ -94,9 +94,9 @@ pub struct Phase {
     /// 2048 ns, 0.1 % wide above); empty in results written before they
     /// were stored.
     #[serde(default)]
-    pub hdr_network_rtt: Vec<misura_stats::Bucket>,
+    pub hdr_network_rtt: Vec<super::summary::Bucket>,
     #[serde(default)]
-    pub hdr_user_rtt: Vec<misura_stats::Bucket>,
+    pub hdr_user_rtt: Vec<super::summary::Bucket>,
     /// One-way delays with the idle phase's clock offset.
     pub forward: Option<Percentiles>,
     pub backward: Option<Percentiles>,

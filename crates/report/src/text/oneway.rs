@@ -4,8 +4,8 @@
 
 use crate::model::meta::*;
 use crate::model::oneway::*;
-use misura_measure::CalibrationLine;
-use misura_stats::SummarySnapshot;
+use crate::model::CalibrationLine;
+use crate::model::SummarySnapshot;
 use std::io::{self, Write};
 
 use super::percentiles::{us, write_rows, Columns};
@@ -325,7 +325,7 @@ fn write_line_table(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use misura_measure::SutVerdict;
+    use crate::model::SutVerdict;
 
     fn estimate(source: SutSource, value: f64, ci95: f64) -> SutEstimate {
         SutEstimate {

@@ -58,7 +58,7 @@ pub fn write_cpu_text(who: &str, c: &CpuUse, out: &mut dyn Write) -> io::Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use misura_measure::pacer::PacerFigures;
+    use crate::model::pacing::PacerFigures;
 
     #[test]
     fn text_names_the_figures() {

@@ -3,7 +3,7 @@
 //! p99.9, max, mean and standard deviation, in µs), the group's label on its
 //! first row only, and figures not measured left out.
 
-use misura_stats::SummarySnapshot;
+use crate::model::summary::SummarySnapshot;
 use std::io::{self, Write};
 
 /// Nanoseconds as µs with three decimals, `-` for none.

@@ -3,8 +3,8 @@
 
 use crate::figure::human_ns;
 use crate::model::rtt::*;
+use crate::model::SummarySnapshot;
 use misura_measure::stamp_client::ProbeRecord;
-use misura_stats::SummarySnapshot;
 use std::io::{self, Write};
 
 use super::percentiles::{write_rows, Columns};
@@ -14,15 +14,17 @@ use super::percentiles::{write_rows, Columns};
 /// 5 s apart with nothing in the output to show it).
 fn schedule(c: &RttConfig) -> String {
     let pattern = match c.pattern {
-        misura_measure::Pattern::Periodic => "periodic".to_string(),
-        misura_measure::Pattern::Burst { frames } => format!("bursts of {frames}"),
-        misura_measure::Pattern::Poisson => "Poisson (mean gap)".to_string(),
+        crate::model::Pattern::Periodic => "periodic".to_string(),
+        crate::model::Pattern::Burst { frames } => format!("bursts of {frames}"),
+        crate::model::Pattern::Poisson => "Poisson (mean gap)".to_string(),
     };
     let period = human_ns(c.period_ns as f64);
     let length = match (c.count, c.duration_s) {
         (Some(n), Some(d)) => format!("{n} probes or {d} s, whichever ends first"),
         (Some(n), None) => {
-            let per = c.pattern.frames_per_period().max(1) as f64;
+            let per = misura_measure::Pattern::from(c.pattern)
+                .frames_per_period()
+                .max(1) as f64;
             let s = n as f64 / per * c.period_ns as f64;
             format!("{n} probes (about {})", human_ns(s))
         }

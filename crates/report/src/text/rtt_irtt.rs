@@ -3,7 +3,7 @@
 //! delays on two wall clocks, and what the stamps let misura separate.
 
 use crate::model::rtt::{IrttSession, RttTimestamps};
-use misura_stats::SummarySnapshot;
+use crate::model::summary::SummarySnapshot;
 use std::io::{self, Write};
 
 fn us(ns: Option<i64>) -> String {

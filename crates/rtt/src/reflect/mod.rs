@@ -321,7 +321,7 @@ pub fn run(
         tx_timestamps: tx.into(),
         clock_synchronized: lp.clocks.system.synchronized,
         duration_s: started.elapsed().as_secs_f64(),
-        counters,
+        counters: counters.into(),
         dropped: counters.dropped(),
         io: lp.io,
         interface: hw.interface.clone(),
@@ -335,8 +335,8 @@ pub fn run(
             error_estimate_ns: n.state.uncertainty_ns,
             error: n.error.clone(),
         }),
-        turnaround_nic: lp.turnaround_nic.snapshot_if_any(),
-        turnaround_kernel: lp.turnaround_kernel.snapshot_if_any(),
+        turnaround_nic: lp.turnaround_nic.snapshot_if_any().map(Into::into),
+        turnaround_kernel: lp.turnaround_kernel.snapshot_if_any().map(Into::into),
         sched_slice_ns: slice.and_then(|s| s.granted_ns),
     })
 }

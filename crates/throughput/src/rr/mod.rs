@@ -55,7 +55,7 @@ fn not_run(i: u32, e: &anyhow::Error) -> RrClientResult {
         transactions: 0,
         transactions_per_s: 0.0,
         lost: 0,
-        latency: Summary::new().snapshot(),
+        latency: Summary::new().snapshot().into(),
         latency_hdr: Vec::new(),
         connect: None,
         cpu_local: CpuUse::default(),

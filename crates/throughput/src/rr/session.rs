@@ -6,6 +6,7 @@ use super::plan::{RrKind, RrPlan};
 use crate::client::{self, Control, DoneFigures, TcpOpts};
 use crate::proto;
 use anyhow::Result;
+use misura_report::model::summary::buckets;
 use misura_report::throughput::{CpuUse, RrClientResult};
 use misura_wire::control::Value;
 use std::net::SocketAddr;
@@ -64,9 +65,9 @@ pub(super) fn one_client(i: u32, run: &Run) -> Result<RrClientResult> {
             0.0
         },
         lost: l.lost,
-        latency: l.latency.snapshot(),
-        latency_hdr: l.latency.hdr_buckets(),
-        connect: (p.kind == RrKind::Crr).then(|| l.connect.snapshot()),
+        latency: l.latency.snapshot().into(),
+        latency_hdr: buckets(l.latency.hdr_buckets()),
+        connect: (p.kind == RrKind::Crr).then(|| l.connect.snapshot().into()),
         cpu_local,
         cpu_remote,
         service_demand_local_us_per_transaction: cpu_local.us_per_transaction(l.transactions),

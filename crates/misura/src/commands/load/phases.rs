@@ -339,7 +339,7 @@ fn rate_of(text: Option<&str>) -> u64 {
 fn phase(p: &Probed) -> Phase {
     let r = &p.report;
     let o = &r.overall;
-    let of = |s: Option<&misura_stats::SummarySnapshot>| s.map(|s| Percentiles::of(s, 0.0));
+    let of = |s: Option<&misura_report::SummarySnapshot>| s.map(|s| Percentiles::of(s, 0.0));
     Phase {
         name: p.name.into(),
         start_s: p.start_s,
@@ -353,10 +353,12 @@ fn phase(p: &Probed) -> Phase {
         network_rtt: of(o.network_rtt.as_ref()),
         user_rtt: Percentiles::of(&o.user_rtt, 0.0),
         kernel_rtt: of(o.kernel_rtt.as_ref()),
-        hdr_network_rtt: misura_stats::pool_buckets(
+        hdr_network_rtt: misura_report::model::summary::pool_buckets(
             r.per_size.iter().flat_map(|s| &s.hdr_network_rtt),
         ),
-        hdr_user_rtt: misura_stats::pool_buckets(r.per_size.iter().flat_map(|s| &s.hdr_user_rtt)),
+        hdr_user_rtt: misura_report::model::summary::pool_buckets(
+            r.per_size.iter().flat_map(|s| &s.hdr_user_rtt),
+        ),
         forward: of(o.forward.as_ref()),
         backward: of(o.backward.as_ref()),
         jitter_ns: o.jitter_rfc3550_ns,
