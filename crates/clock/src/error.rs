@@ -59,7 +59,7 @@ pub enum PlanError {
 mod tests {
     use super::*;
     use crate::sources::SourcesPlan;
-    use crate::timer::TimerPlan;
+    use crate::timer::{TimerPlan, TimerRequest};
 
     #[test]
     fn plans_refuse_in_the_order_the_flags_were_checked() {
@@ -71,7 +71,17 @@ mod tests {
                 min_ns: 10_000_000
             }
         );
-        let timer = |d, i, p| TimerPlan::new(d, i, p, None, true, 5).map(|_| ());
+        let timer = |duration_ns, interval_ns, rt_priority| {
+            TimerPlan::new(TimerRequest {
+                duration_ns,
+                interval_ns,
+                rt_priority,
+                cpu: None,
+                limit_idle: true,
+                bins_per_decade: 5,
+            })
+            .map(|_| ())
+        };
         assert_eq!(
             timer(1, 1, Some(0)).unwrap_err(),
             PlanError::TooShort {

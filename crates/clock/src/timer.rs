@@ -15,16 +15,23 @@ use misura_sys::timer::{sleep_until_monotonic, Wake};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+/// What the flags ask of `misura clock timer`, before it is checked.
+#[derive(Debug, Clone)]
+pub struct TimerRequest {
+    pub duration_ns: i64,
+    pub interval_ns: i64,
+    pub rt_priority: Option<i32>,
+    pub cpu: Option<usize>,
+    /// Hold /dev/cpu_dma_latency at 0 µs during the run.
+    pub limit_idle: bool,
+    /// Clamped to what the histogram takes.
+    pub bins_per_decade: u32,
+}
+
 /// The run the flags ask for, checked.
 #[derive(Debug, Clone)]
 pub struct TimerPlan {
-    duration_ns: i64,
-    interval_ns: i64,
-    rt_priority: Option<i32>,
-    cpu: Option<usize>,
-    /// Hold /dev/cpu_dma_latency at 0 µs.
-    limit_idle: bool,
-    bins_per_decade: u32,
+    r: TimerRequest,
 }
 
 /// The shortest run.
@@ -33,44 +40,37 @@ pub const MIN_DURATION_NS: i64 = 1_000_000;
 pub const MIN_INTERVAL_NS: i64 = 1_000;
 
 impl TimerPlan {
-    /// `limit_idle`: hold /dev/cpu_dma_latency at 0 µs during the run;
-    /// `bins_per_decade` is clamped to what the histogram takes.
-    pub fn new(
-        duration_ns: i64,
-        interval_ns: i64,
-        rt_priority: Option<i32>,
-        cpu: Option<usize>,
-        limit_idle: bool,
-        bins_per_decade: u32,
-    ) -> Result<TimerPlan, PlanError> {
+    /// The request checked, in the order the flags were always checked.
+    pub fn new(r: TimerRequest) -> Result<TimerPlan, PlanError> {
         let too_short = |knob, min_ns| PlanError::TooShort { knob, min_ns };
-        if duration_ns < MIN_DURATION_NS {
+        if r.duration_ns < MIN_DURATION_NS {
             return Err(too_short(Knob::Duration, MIN_DURATION_NS));
         }
-        if interval_ns < MIN_INTERVAL_NS {
+        if r.interval_ns < MIN_INTERVAL_NS {
             return Err(too_short(Knob::Interval, MIN_INTERVAL_NS));
         }
-        if interval_ns > duration_ns {
+        if r.interval_ns > r.duration_ns {
             return Err(PlanError::IntervalOverDuration);
         }
-        if let Some(p) = rt_priority {
+        if let Some(p) = r.rt_priority {
             if !(1..=99).contains(&p) {
                 return Err(PlanError::RtPriority { asked: p });
             }
         }
+        let bins_per_decade = r
+            .bins_per_decade
+            .clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE);
         Ok(TimerPlan {
-            duration_ns,
-            interval_ns,
-            rt_priority,
-            cpu,
-            limit_idle,
-            bins_per_decade: bins_per_decade.clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE),
+            r: TimerRequest {
+                bins_per_decade,
+                ..r
+            },
         })
     }
 
     /// The run's length (ns).
     pub fn duration_ns(&self) -> i64 {
-        self.duration_ns
+        self.r.duration_ns
     }
 }
 
@@ -87,7 +87,7 @@ fn tune(plan: &TimerPlan, warnings: &mut Vec<Warning>) -> Result<Tuned> {
     let memory_locked = misura_run::host::lock_memory(warnings);
     // As cyclictest: keep the CPUs out of deep idle states while measuring,
     // or every wake-up pays the exit latency of the idle state.
-    let dma_latency = if plan.limit_idle {
+    let dma_latency = if plan.r.limit_idle {
         match misura_sys::timer::hold_cpu_dma_latency(0) {
             Ok(f) => Some(f),
             Err(e) => {
@@ -103,10 +103,10 @@ fn tune(plan: &TimerPlan, warnings: &mut Vec<Warning>) -> Result<Tuned> {
     } else {
         None
     };
-    if let Some(cpu) = plan.cpu {
+    if let Some(cpu) = plan.r.cpu {
         misura_sys::sched::pin_to_cpu(cpu)?;
     }
-    if let Some(p) = plan.rt_priority {
+    if let Some(p) = plan.r.rt_priority {
         misura_sys::sched::set_fifo_priority(p)?;
     }
     Ok(Tuned {
@@ -137,8 +137,8 @@ fn wake_loop(plan: &TimerPlan, stop: &AtomicUsize, progress: &mut Progress) -> R
     };
     let mut max_lat = i64::MIN;
     let start = monotonic_ns();
-    let end = start + plan.duration_ns;
-    let mut next = start + plan.interval_ns;
+    let end = start + plan.r.duration_ns;
+    let mut next = start + plan.r.interval_ns;
     let mut next_tick = start + 1_000_000_000;
     while next <= end && stop.load(Ordering::Relaxed) == 0 {
         if sleep_until_monotonic(next)? == Wake::Interrupted {
@@ -152,7 +152,7 @@ fn wake_loop(plan: &TimerPlan, stop: &AtomicUsize, progress: &mut Progress) -> R
             max_lat = lat;
             w.max_at = Some(next - start);
         }
-        next += plan.interval_ns;
+        next += plan.r.interval_ns;
         // Targets this wake-up came too late for are skipped; only those
         // inside the run count as missed (a late last wake-up must not
         // count periods after the end).
@@ -160,7 +160,7 @@ fn wake_loop(plan: &TimerPlan, stop: &AtomicUsize, progress: &mut Progress) -> R
             if next <= end {
                 w.missed += 1;
             }
-            next += plan.interval_ns;
+            next += plan.r.interval_ns;
         }
         if now >= next_tick {
             next_tick += 1_000_000_000;
@@ -183,25 +183,25 @@ pub fn measure(plan: &TimerPlan, stop: &AtomicUsize, quiet: bool) -> Result<Time
     let started_at = misura_run::meta::now_rfc3339();
     let mut warnings = Vec::new();
     let tuned = tune(plan, &mut warnings)?;
-    let mut progress = Progress::new(quiet, Some(Duration::from_nanos(plan.duration_ns as u64)));
+    let mut progress = Progress::new(quiet, Some(Duration::from_nanos(plan.r.duration_ns as u64)));
     let w = wake_loop(plan, stop, &mut progress)?;
     let cpu_dma_latency_us = tuned.dma_latency.as_ref().map(|_| 0);
     drop(tuned.dma_latency);
     progress.done();
-    if plan.rt_priority.is_some() {
+    if plan.r.rt_priority.is_some() {
         let _ = misura_sys::sched::set_normal_scheduling();
     }
     let (complete, stop_reason) = completion(stop);
     let memory_locked = tuned.memory_locked;
     let (host, host_warnings) = host_and_warnings_after_lock(LoopTuning {
         netns: None,
-        cpu: plan.cpu,
-        rt_priority: plan.rt_priority,
+        cpu: plan.r.cpu,
+        rt_priority: plan.r.rt_priority,
         memory_locked,
         ..Default::default()
     });
     warnings.extend(host_warnings);
-    if plan.rt_priority.is_none() {
+    if plan.r.rt_priority.is_none() {
         warnings.push(Warn::SchedOther.into());
     }
     if w.missed > 0 {
@@ -214,12 +214,12 @@ pub fn measure(plan: &TimerPlan, stop: &AtomicUsize, quiet: bool) -> Result<Time
         host,
         config: TimerConfig {
             clock: "CLOCK_MONOTONIC".into(),
-            interval_ns: plan.interval_ns,
-            duration_ns: plan.duration_ns,
-            rt_priority: plan.rt_priority,
-            cpu: plan.cpu,
+            interval_ns: plan.r.interval_ns,
+            duration_ns: plan.r.duration_ns,
+            rt_priority: plan.r.rt_priority,
+            cpu: plan.r.cpu,
             cpu_dma_latency_us,
-            bins_per_decade: plan.bins_per_decade,
+            bins_per_decade: plan.r.bins_per_decade,
         },
         body: TimerFigures {
             wakeups: w.latency.count(),
@@ -227,7 +227,7 @@ pub fn measure(plan: &TimerPlan, stop: &AtomicUsize, quiet: bool) -> Result<Time
             interrupted_sleeps: w.interrupted,
             latency: w.latency.snapshot(),
             max_at_ns: w.max_at,
-            histogram: w.latency.log_histogram(plan.bins_per_decade),
+            histogram: w.latency.log_histogram(plan.r.bins_per_decade),
             hdr: w.latency.hdr_buckets(),
             elapsed_s: w.elapsed_s,
         },
