@@ -101,11 +101,7 @@ pub struct ReflectorRepr {
 
 impl ReflectorRepr {
     pub fn mode(&self) -> Mode {
-        if self.hmac.is_some() {
-            Mode::Authenticated
-        } else {
-            Mode::Unauthenticated
-        }
+        Mode::of_hmac(&self.hmac)
     }
 
     pub fn parse(bytes: &[u8], mode: Mode) -> Result<Self, WireError> {
@@ -134,19 +130,18 @@ impl ReflectorRepr {
         let n = self.buffer_len();
         check_out(buf.len(), n)?;
         let mut p = StampReflectorPacket::new_unchecked(&mut buf[..n], self.mode());
-        p.clear_mbz();
-        p.set_seq(self.seq);
-        p.set_timestamp(self.timestamp);
-        p.set_error_estimate(self.error_estimate);
-        p.set_ssid(self.ssid);
+        p.put_base(
+            self.seq,
+            self.timestamp,
+            self.error_estimate,
+            self.ssid,
+            self.hmac,
+        );
         p.set_receive_timestamp(self.receive_timestamp);
         p.set_sender_seq(self.sender_seq);
         p.set_sender_timestamp(self.sender_timestamp);
         p.set_sender_error_estimate(self.sender_error_estimate);
         p.set_sender_ttl(self.sender_ttl);
-        if let Some(h) = self.hmac {
-            p.set_hmac(h);
-        }
         Ok(n)
     }
 }

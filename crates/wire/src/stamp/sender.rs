@@ -43,11 +43,7 @@ pub struct SenderRepr {
 
 impl SenderRepr {
     pub fn mode(&self) -> Mode {
-        if self.hmac.is_some() {
-            Mode::Authenticated
-        } else {
-            Mode::Unauthenticated
-        }
+        Mode::of_hmac(&self.hmac)
     }
 
     /// Parses the base packet at the start of `bytes` (trailing TLVs are
@@ -74,14 +70,13 @@ impl SenderRepr {
         let n = self.buffer_len();
         check_out(buf.len(), n)?;
         let mut p = StampSenderPacket::new_unchecked(&mut buf[..n], self.mode());
-        p.clear_mbz();
-        p.set_seq(self.seq);
-        p.set_timestamp(self.timestamp);
-        p.set_error_estimate(self.error_estimate);
-        p.set_ssid(self.ssid);
-        if let Some(h) = self.hmac {
-            p.set_hmac(h);
-        }
+        p.put_base(
+            self.seq,
+            self.timestamp,
+            self.error_estimate,
+            self.ssid,
+            self.hmac,
+        );
         Ok(n)
     }
 }

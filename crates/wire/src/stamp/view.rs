@@ -115,6 +115,26 @@ macro_rules! stamp_view {
                 }
             }
 
+            /// `clear_mbz`, then the fields both packets start with, and the
+            /// HMAC when there is one: the start of each `Repr`'s `emit`.
+            fn put_base(
+                &mut self,
+                seq: u32,
+                timestamp: [u8; 8],
+                error_estimate: super::error_estimate::ErrorEstimate,
+                ssid: u16,
+                hmac: Option<[u8; 16]>,
+            ) {
+                self.clear_mbz();
+                self.set_seq(seq);
+                self.set_timestamp(timestamp);
+                self.set_error_estimate(error_estimate);
+                self.set_ssid(ssid);
+                if let Some(h) = hmac {
+                    self.set_hmac(h);
+                }
+            }
+
             pub fn tlv_bytes_mut(&mut self) -> &mut [u8] {
                 let base = self.mode.base_len();
                 &mut self.buffer.as_mut()[base..]
