@@ -8,28 +8,9 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::net::UdpSocket;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Validate against schema/clock-tsc.schema.json.
-fn assert_schema_valid(v: &Value) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema/clock-tsc.schema.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let validator = jsonschema::draft202012::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(v)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "result fails clock-tsc.schema.json:\n  {}",
-        errors.join("\n  ")
-    );
-}
 
 #[test]
 #[cfg_attr(
@@ -49,7 +30,7 @@ fn monotonic_raw_estimate_is_sane() {
         "-q",
     ]));
     assert!(started.elapsed() < Duration::from_secs(30));
-    assert_schema_valid(&v);
+    schema_check(&v, "clock-tsc.schema.json");
     let raw = &v["raw"];
     let f = raw["endpoints"]["frequency_hz"].as_f64().unwrap();
     assert!(f > 100e6 && f < 10e9, "TSC frequency {f} Hz");
@@ -289,7 +270,7 @@ fn ntp_estimate_agrees_with_monotonic_raw_in_the_lab() {
     ]);
     assert!(started.elapsed() < Duration::from_secs(60));
     let v = json_of(&o);
-    assert_schema_valid(&v);
+    schema_check(&v, "clock-tsc.schema.json");
     let n = &v["ntp"];
     assert!(n["replies"].as_u64().unwrap() >= 30, "{n}");
     assert_eq!(n["stratum"], 1);
