@@ -7,6 +7,7 @@
 #   usage                     the script's leading comment, as --help prints it
 #   die MSG / warn MSG        "NAME: error: MSG" (exit 1) / "NAME: warning: MSG"
 #   isnum S                   S is a whole number
+#   check_cpus                NCPU; CPU, and SERVER_CPU (default: another), online
 #   install_packages PKG...   apt-get update and install, bounded in time
 #   find_misura               MISURA, or target/release/misura, built with
 #                             cargo (as the sudo user) when it is not there
@@ -28,6 +29,18 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 die() { echo "$NAME: error: $*" >&2; exit 1; }
 warn() { echo "$NAME: warning: $*" >&2; }
 isnum() { [[ "$1" =~ ^[0-9]+$ ]]; }
+
+# check_cpus: NCPU, the CPUs online; CPU (the clients') must be one of them,
+# and SERVER_CPU too, by default the other one of the first two (or CPU on
+# a one-CPU host).
+check_cpus() {
+    NCPU=$(nproc)
+    ((CPU < NCPU)) || die "--cpu $CPU: only $NCPU CPUs online"
+    if [ -z "$SERVER_CPU" ]; then
+        if ((NCPU > 1)); then SERVER_CPU=$((CPU == 0 ? 1 : 0)); else SERVER_CPU=$CPU; fi
+    fi
+    isnum "$SERVER_CPU" && ((SERVER_CPU < NCPU)) || die "--server-cpu must be an online CPU number"
+}
 
 # install_packages PKG...: apt-get update and install them (5 and 10 minutes
 # at most), without what they only recommend (netsniff-ng recommends a time

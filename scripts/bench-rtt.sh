@@ -120,12 +120,7 @@ isnum "$REPEATS" && ((REPEATS >= 1 && REPEATS <= 20)) || die "--repeats must be 
 H1_NS=${PREFIX}h1
 H2_NS=${PREFIX}h2
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces): sudo $0 $*"
-NCPU=$(nproc)
-((CPU < NCPU)) || die "--cpu $CPU: only $NCPU CPUs online"
-if [ -z "$SERVER_CPU" ]; then
-    if ((NCPU > 1)); then SERVER_CPU=$((CPU == 0 ? 1 : 0)); else SERVER_CPU=$CPU; fi
-fi
-isnum "$SERVER_CPU" && ((SERVER_CPU < NCPU)) || die "--server-cpu must be an online CPU number"
+check_cpus
 [ -n "$HOG_CPUS" ] || HOG_CPUS=$(seq -s, 0 $((NCPU - 1)))
 IFS=, read -r -a HOGS <<<"$HOG_CPUS"
 for c in "${HOGS[@]}"; do isnum "$c" && ((c < NCPU)) || die "--hog-cpus: $c is not an online CPU"; done

@@ -115,12 +115,7 @@ isnum "$REPEAT" && ((REPEAT >= 1 && REPEAT <= 10)) || die "--repeat must be 1..1
 isnum "$CPU" || die "--cpu must be a CPU number"
 [[ "$ROWS" = all || "$ROWS" = pinned ]] || die "--rows must be all or pinned"
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces): sudo $0 $*"
-NCPU=$(nproc)
-((CPU < NCPU)) || die "--cpu $CPU: only $NCPU CPUs online"
-if [ -z "$SERVER_CPU" ]; then
-    if ((NCPU > 1)); then SERVER_CPU=$((CPU == 0 ? 1 : 0)); else SERVER_CPU=$CPU; fi
-fi
-isnum "$SERVER_CPU" && ((SERVER_CPU < NCPU)) || die "--server-cpu must be an online CPU number"
+check_cpus
 ((SERVER_CPU != CPU)) || warn "clients and servers share CPU $CPU: every figure includes their contention"
 
 # ---------------------------------------------------------------- packages
