@@ -9,7 +9,7 @@ use common::*;
 use serde_json::Value;
 use std::net::UdpSocket;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 #[test]
@@ -201,6 +201,26 @@ impl ChronyLab {
     fn ns(&self, i: u8) -> String {
         format!("{}h{i}", self.prefix)
     }
+
+    /// `misura clock tsc --ntp` from h1 against chronyd in h2: COUNT
+    /// requests INTERVAL apart, JSON on stdout.
+    fn ntp_estimate(&self, interval: &str, count: &str) -> Output {
+        let ns = self.ns(1);
+        run(&[
+            "clock",
+            "tsc",
+            "--netns",
+            &ns,
+            "--ntp",
+            "198.18.0.2",
+            "--interval",
+            interval,
+            "--count",
+            count,
+            "--json",
+            "-q",
+        ])
+    }
 }
 
 impl Drop for ChronyLab {
@@ -224,20 +244,7 @@ fn ntp_estimate_agrees_with_monotonic_raw_in_the_lab() {
     // reply (bounded), which also checks it serves as configured.
     let deadline = Instant::now() + Duration::from_secs(10);
     let ready = loop {
-        let o = run(&[
-            "clock",
-            "tsc",
-            "--netns",
-            &lab.ns(1),
-            "--ntp",
-            "198.18.0.2",
-            "--interval",
-            "100ms",
-            "--count",
-            "2",
-            "--json",
-            "-q",
-        ]);
+        let o = lab.ntp_estimate("100ms", "2");
         if o.status.success() {
             break serde_json::from_slice::<Value>(&o.stdout).ok();
         }
@@ -254,20 +261,7 @@ fn ntp_estimate_agrees_with_monotonic_raw_in_the_lab() {
     );
 
     let started = Instant::now();
-    let o = run(&[
-        "clock",
-        "tsc",
-        "--netns",
-        &lab.ns(1),
-        "--ntp",
-        "198.18.0.2",
-        "--interval",
-        "200ms",
-        "--count",
-        "40",
-        "--json",
-        "-q",
-    ]);
+    let o = lab.ntp_estimate("200ms", "40");
     assert!(started.elapsed() < Duration::from_secs(60));
     let v = json_of(&o);
     schema_check(&v, "clock-tsc.schema.json");
