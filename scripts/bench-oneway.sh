@@ -39,11 +39,11 @@
 # exit, error or interrupt (misura lab down --prefix misura-bench-).
 set -euo pipefail
 
-REPO="$(cd "$(dirname "$0")/.." && pwd)"
-PREFIX=misura-bench-
+NAME=bench-oneway
+# shellcheck source=scripts/bench-lib.sh
+. "$(dirname "$0")/bench-lib.sh"
 TESTER_NS=${PREFIX}tester
 H1_NS=${PREFIX}h1
-H2_ADDR=198.18.0.2
 
 COUNT=2000
 OUT=bench-oneway.json
@@ -53,8 +53,6 @@ CPU=1
 RATE_SECONDS=5
 REPEAT=3
 MISURA=""
-
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 
 while (($#)); do
     case "$1" in
@@ -71,8 +69,6 @@ while (($#)); do
     esac
 done
 
-die() { echo "bench-oneway: error: $*" >&2; exit 1; }
-isnum() { [[ "$1" =~ ^[0-9]+$ ]]; }
 isnum "$COUNT" && ((COUNT > 0)) || die "--count must be a positive integer"
 isnum "$CPU" || die "--cpu must be a CPU number"
 isnum "$RATE_SECONDS" && ((RATE_SECONDS > 0 && RATE_SECONDS <= 300)) || die "--rate-seconds must be 1..300"
@@ -91,96 +87,28 @@ command -v trafgen >/dev/null || need+=(netsniff-ng)
 command -v python3 >/dev/null || need+=(python3)
 command -v taskset >/dev/null || need+=(util-linux)
 if ((${#need[@]})); then
-    command -v apt-get >/dev/null || die "missing packages: ${need[*]} (and no apt-get to install them)"
-    echo "+ apt-get update -qq && apt-get install -y -qq ${need[*]}"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+    install_packages "${need[@]}" || die "apt-get install failed"
 fi
 PY=$(command -v python3)
 
 # ---------------------------------------------------------------- misura
-if [ -z "$MISURA" ]; then
-    MISURA="$REPO/target/release/misura"
-    if [ ! -x "$MISURA" ]; then
-        cargo_bin=""
-        for c in "$(command -v cargo || true)" \
-                 ${SUDO_USER:+"$(getent passwd "$SUDO_USER" | cut -d: -f6)/.cargo/bin/cargo"} \
-                 "$HOME/.cargo/bin/cargo"; do
-            if [ -n "$c" ] && [ -x "$c" ]; then cargo_bin=$c; break; fi
-        done
-        [ -n "$cargo_bin" ] || die "$MISURA is missing and cargo was not found: run cargo build --release first"
-        if [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ] && command -v runuser >/dev/null; then
-            echo "+ runuser -u $SUDO_USER -- $cargo_bin build --release --locked   (in $REPO)"
-            (cd "$REPO" && runuser -u "$SUDO_USER" -- env PATH="$(dirname "$cargo_bin"):$PATH" \
-                "$cargo_bin" build --release --locked)
-        else
-            echo "+ $cargo_bin build --release --locked   (in $REPO)"
-            (cd "$REPO" && PATH="$(dirname "$cargo_bin"):$PATH" "$cargo_bin" build --release --locked)
-        fi
-    fi
-fi
-[ -x "$MISURA" ] || die "misura binary not executable: $MISURA"
+find_misura
 
 WORK=$(mktemp -d /tmp/misura-bench.XXXXXX)
 CMDLOG=$WORK/commands.txt
 : >"$CMDLOG"
 BGPID=""
 
-# stop_bg: forward SIGINT to the running command (misura then writes its
-# partial result), wait for it at most 10 s, then kill it.
-stop_bg() {
-    [ -n "$BGPID" ] || return 0
-    kill -INT "$BGPID" 2>/dev/null || true
-    local n
-    for ((n = 0; n < 100; n++)); do
-        kill -0 "$BGPID" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$BGPID" 2>/dev/null; then
-        # timeout(1) leads a process group of its own: end it and its children.
-        kill -KILL -- "-$BGPID" 2>/dev/null || kill -KILL "$BGPID" 2>/dev/null || true
-    fi
-    wait "$BGPID" 2>/dev/null || true
-    BGPID=""
-}
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
-    stop_bg
+    stop_pid "$BGPID" INT; BGPID=""
     echo "+ $MISURA lab down --prefix $PREFIX"
-    "$MISURA" lab down --prefix "$PREFIX" >/dev/null 2>&1 ||
-        echo "bench-oneway: warning: lab down --prefix $PREFIX failed" >&2
+    "$MISURA" lab down --prefix "$PREFIX" >/dev/null 2>&1 || warn "lab down --prefix $PREFIX failed"
     exit "$rc"
 }
-trap cleanup EXIT
-trap 'echo "bench-oneway: interrupted" >&2; exit 130' INT
-trap 'echo "bench-oneway: terminated" >&2; exit 143' TERM
+trap_cleanup
 
-# run LIMIT_S OUTFILE CMD...: print the exact command, log it, run it under a
-# time limit with stdout to OUTFILE (stderr to OUTFILE.err). Returns its status.
-run() {
-    local limit=$1 out=$2; shift 2
-    local q; q=$(printf '%q ' "$@")
-    echo "+ ${q% } > $out   [time limit ${limit}s]"
-    printf '%s\n' "${q% }" >>"$CMDLOG"
-    local rc=0
-    # In the background so that an interrupt reaches the trap at once (the
-    # trap forwards it; timeout(1) runs in a process group of its own).
-    timeout -k 5 "$limit" "$@" >"$out" 2>"$out.err" &
-    BGPID=$!
-    wait "$BGPID" || rc=$?
-    BGPID=""
-    return "$rc"
-}
-# run_ok: like run but any non-zero status is fatal (stderr shown).
-run_ok() {
-    local out=$2 rc=0
-    run "$@" || rc=$?
-    if ((rc != 0)); then
-        cat "$out.err" >&2 || true
-        die "command failed with status $rc (output in $out)"
-    fi
-}
 counter() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3"; }
 
 {
@@ -339,6 +267,4 @@ done
 echo "mem_counts=${MEM_COUNTS[*]}" >>"$WORK/params.txt"
 
 # ---------------------------------------------------------------- report
-echo
-"$PY" "$REPO/scripts/bench_report.py" --work "$WORK" --out "$OUT"
-if [ -n "${SUDO_UID:-}" ] && [ -f "$OUT" ]; then chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$OUT" || true; fi
+report bench_report.py

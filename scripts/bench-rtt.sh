@@ -76,9 +76,9 @@
 # misura-bench-).
 set -euo pipefail
 
-REPO="$(cd "$(dirname "$0")/.." && pwd)"
-PREFIX=misura-bench-
-H2_ADDR=198.18.0.2
+NAME=bench-rtt
+# shellcheck source=scripts/bench-lib.sh
+. "$(dirname "$0")/bench-lib.sh"
 SOCKPERF_PORT=11111
 IRTT_PORT=2112
 STAMP_PORT=8620
@@ -92,8 +92,6 @@ HOG_CPUS=""
 MISURA=""
 ROWS=all
 REPEATS=3
-
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 
 while (($#)); do
     case "$1" in
@@ -112,9 +110,6 @@ while (($#)); do
     esac
 done
 
-die() { echo "bench-rtt: error: $*" >&2; exit 1; }
-warn() { echo "bench-rtt: warning: $*" >&2; }
-isnum() { [[ "$1" =~ ^[0-9]+$ ]]; }
 isnum "$COUNT" && ((COUNT > 0 && COUNT <= 100000)) || die "--count must be 1..100000"
 isnum "$PERIOD_MS" && ((PERIOD_MS >= 2 && PERIOD_MS <= 1000)) || die "--period-ms must be 2..1000"
 ((COUNT * PERIOD_MS <= 3600000)) || die "--count x --period-ms must stay within one hour per tool"
@@ -125,12 +120,7 @@ isnum "$REPEATS" && ((REPEATS >= 1 && REPEATS <= 20)) || die "--repeats must be 
 H1_NS=${PREFIX}h1
 H2_NS=${PREFIX}h2
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces): sudo $0 $*"
-NCPU=$(nproc)
-((CPU < NCPU)) || die "--cpu $CPU: only $NCPU CPUs online"
-if [ -z "$SERVER_CPU" ]; then
-    if ((NCPU > 1)); then SERVER_CPU=$((CPU == 0 ? 1 : 0)); else SERVER_CPU=$CPU; fi
-fi
-isnum "$SERVER_CPU" && ((SERVER_CPU < NCPU)) || die "--server-cpu must be an online CPU number"
+check_cpus
 [ -n "$HOG_CPUS" ] || HOG_CPUS=$(seq -s, 0 $((NCPU - 1)))
 IFS=, read -r -a HOGS <<<"$HOG_CPUS"
 for c in "${HOGS[@]}"; do isnum "$c" && ((c < NCPU)) || die "--hog-cpus: $c is not an online CPU"; done
@@ -150,10 +140,7 @@ command -v stress-ng >/dev/null || need+=(stress-ng)
 command -v python3 >/dev/null || need+=(python3)
 command -v taskset >/dev/null || need+=(util-linux)
 if ((${#need[@]})); then
-    command -v apt-get >/dev/null || die "missing packages: ${need[*]} (and no apt-get to install them)"
-    echo "+ apt-get update -qq && apt-get install -y -qq ${need[*]}"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" ||
+    install_packages "${need[@]}" ||
         command -v stress-ng >/dev/null || warn "apt-get failed; CPU hogs fall back to shell busy loops"
 fi
 for t in ip ss ping sockperf irtt taskset python3; do
@@ -162,27 +149,7 @@ done
 PY=$(command -v python3)
 
 # ---------------------------------------------------------------- misura
-if [ -z "$MISURA" ]; then
-    MISURA="$REPO/target/release/misura"
-    if [ ! -x "$MISURA" ]; then
-        cargo_bin=""
-        for c in "$(command -v cargo || true)" \
-                 ${SUDO_USER:+"$(getent passwd "$SUDO_USER" | cut -d: -f6)/.cargo/bin/cargo"} \
-                 "$HOME/.cargo/bin/cargo"; do
-            if [ -n "$c" ] && [ -x "$c" ]; then cargo_bin=$c; break; fi
-        done
-        [ -n "$cargo_bin" ] || die "$MISURA is missing and cargo was not found: run cargo build --release first"
-        if [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ] && command -v runuser >/dev/null; then
-            echo "+ runuser -u $SUDO_USER -- $cargo_bin build --release --locked   (in $REPO)"
-            (cd "$REPO" && runuser -u "$SUDO_USER" -- env PATH="$(dirname "$cargo_bin"):$PATH" \
-                "$cargo_bin" build --release --locked)
-        else
-            echo "+ $cargo_bin build --release --locked   (in $REPO)"
-            (cd "$REPO" && PATH="$(dirname "$cargo_bin"):$PATH" "$cargo_bin" build --release --locked)
-        fi
-    fi
-fi
-[ -x "$MISURA" ] || die "misura binary not executable: $MISURA"
+find_misura
 
 WORK=$(mktemp -d /tmp/misura-bench-rtt.XXXXXX)
 CMDLOG=$WORK/commands.txt
@@ -192,21 +159,6 @@ SRVPID=""       # the server of the tool being measured
 HOGPIDS=()      # CPU hogs of the loaded phase
 MISURA_FAILED=0
 
-# stop_pid PID SIG: send SIG to PID (a timeout(1) leading its own process
-# group), wait at most 10 s, then kill its whole group.
-stop_pid() {
-    local pid=$1 sig=$2 n
-    [ -n "$pid" ] || return 0
-    kill "-$sig" "$pid" 2>/dev/null || true
-    for ((n = 0; n < 100; n++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
-}
 stop_hogs() {
     local p
     ((${#HOGPIDS[@]})) || return 0
@@ -223,68 +175,8 @@ cleanup() {
     "$MISURA" lab down --prefix "$PREFIX" >/dev/null 2>&1 || warn "lab down --prefix $PREFIX failed"
     exit "$rc"
 }
-trap cleanup EXIT
-trap 'echo "bench-rtt: interrupted" >&2; exit 130' INT
-trap 'echo "bench-rtt: terminated" >&2; exit 143' TERM
+trap_cleanup
 
-log_cmd() {
-    local q; q=$(printf '%q ' "$@")
-    printf '%s\n' "${q% }" >>"$CMDLOG"
-    echo "${q% }"
-}
-# run LIMIT_S OUTFILE CMD...: print the exact command, log it, run it under a
-# time limit with stdout to OUTFILE (stderr to OUTFILE.err). Returns its status.
-run() {
-    local limit=$1 out=$2; shift 2
-    local q; q=$(log_cmd "$@")
-    echo "+ $q > $out   [time limit ${limit}s]"
-    local rc=0
-    # In the background so that an interrupt reaches the trap at once (the
-    # trap forwards it; timeout(1) runs in a process group of its own).
-    timeout -k 5 "$limit" "$@" >"$out" 2>"$out.err" &
-    BGPID=$!
-    wait "$BGPID" || rc=$?
-    BGPID=""
-    return "$rc"
-}
-# run_ok: like run but any non-zero status is fatal (stderr shown).
-run_ok() {
-    local out=$2 rc=0
-    run "$@" || rc=$?
-    if ((rc != 0)); then
-        cat "$out.err" >&2 || true
-        die "command failed with status $rc (output in $out)"
-    fi
-}
-# start_server LIMIT_S OUTFILE PORT CMD...: start a server in the background
-# under a time limit and wait (at most 5 s) until UDP PORT is bound in h2.
-# Returns 1 if it exited or never bound the port.
-start_server() {
-    local limit=$1 out=$2 port=$3; shift 3
-    local q; q=$(log_cmd "$@")
-    echo "+ $q > $out &   [server, time limit ${limit}s]"
-    timeout -k 5 "$limit" "$@" >"$out" 2>"$out.err" &
-    SRVPID=$!
-    local n
-    for ((n = 0; n < 50; n++)); do
-        if ! kill -0 "$SRVPID" 2>/dev/null; then
-            wait "$SRVPID" 2>/dev/null || echo "exit status $?" >>"$out.err"
-            SRVPID=""
-            return 1
-        fi
-        if ip netns exec "$H2_NS" ss -Huln "sport = :$port" 2>/dev/null | grep -q .; then
-            return 0
-        fi
-        sleep 0.1
-    done
-    stop_pid "$SRVPID" TERM; SRVPID=""
-    echo "server did not bind UDP port $port within 5 s" >>"$out.err"
-    return 1
-}
-stop_server() {
-    echo "+ kill -TERM $SRVPID   [stop server]"
-    stop_pid "$SRVPID" TERM; SRVPID=""
-}
 # cpu_snapshot FILE: the per-CPU lines of /proc/stat (user nice system idle
 # iowait irq softirq steal ...), to compute how busy each CPU was.
 cpu_snapshot() { grep '^cpu[0-9]' /proc/stat >"$1"; }
@@ -302,23 +194,14 @@ cpu_snapshot() { grep '^cpu[0-9]' /proc/stat >"$1"; }
     else
         echo "hog=shell busy loop"
     fi
-    echo "kernel=$(uname -r)"
-    echo "cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-    echo "virtualization=$(systemd-detect-virt 2>/dev/null || echo unknown)"
+    host_params
     echo "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
-    # An idle vCPU that halts at once (haltpoll, guest_halt_poll_ns 0) makes
-    # every wake-up across CPUs dearer: part of what the figures mean.
-    echo "cpuidle_driver=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)"
-    echo "guest_halt_poll_ns=$(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || echo none)"
 } >"$WORK/params.txt"
 
 echo "== misura rtt benchmark: raw outputs in $WORK"
 
 # ---------------------------------------------------------------- lab
-run_ok 60 "$WORK/lab_hosts.txt" "$MISURA" lab up --prefix "$PREFIX" --topology hosts
-run_ok 30 "$WORK/lab_status.json" "$MISURA" lab status --prefix "$PREFIX" --json
-# ARP warm-up so the first measured echo does not carry the neighbour resolution.
-run_ok 30 "$WORK/ping_warmup.txt" ip netns exec "$H1_NS" ping -c 3 -i 0.01 -q "$H2_ADDR"
+lab_up_hosts
 
 CLIENT_LIMIT=$((SPAN_S * 3 + 60))
 SERVER_LIMIT=$((SPAN_S * 3 + 120))
@@ -341,7 +224,7 @@ measure() {
     cpu_snapshot "$d/ping_u_cpu_end.txt"
 
     echo "-- [$ph] 3. sockperf ping-pong (UDP, user to user)"
-    start_server "$SERVER_LIMIT" "$d/sockperf_server.txt" "$SOCKPERF_PORT" \
+    start_server "$SERVER_LIMIT" "$d/sockperf_server.txt" udp "$SOCKPERF_PORT" \
         taskset -c "$SERVER_CPU" ip netns exec "$H2_NS" sockperf server -i "$H2_ADDR" -p "$SOCKPERF_PORT" ||
         { cat "$d/sockperf_server.txt.err" >&2; die "sockperf server did not start"; }
     # sockperf runs for whole seconds and drops its warm-up: one second more
@@ -354,7 +237,7 @@ measure() {
     stop_server
 
     echo "-- [$ph] 4. irtt (UDP, RTT minus server processing time)"
-    start_server "$SERVER_LIMIT" "$d/irtt_server.txt" "$IRTT_PORT" \
+    start_server "$SERVER_LIMIT" "$d/irtt_server.txt" udp "$IRTT_PORT" \
         taskset -c "$SERVER_CPU" ip netns exec "$H2_NS" irtt server -b "$H2_ADDR:$IRTT_PORT" ||
         { cat "$d/irtt_server.txt.err" >&2; die "irtt server did not start"; }
     cpu_snapshot "$d/irtt_cpu_start.txt"
@@ -365,7 +248,7 @@ measure() {
     stop_server
 
     echo "-- [$ph] 5. misura rtt (STAMP to misura reflect)"
-    if start_server "$SERVER_LIMIT" "$d/misura_reflect.json" "$STAMP_PORT" \
+    if start_server "$SERVER_LIMIT" "$d/misura_reflect.json" udp "$STAMP_PORT" \
         taskset -c "$SERVER_CPU" "$MISURA" reflect --netns "$H2_NS" --listen "$H2_ADDR" \
         --port "$STAMP_PORT" --cpu "$SERVER_CPU" --json --no-store --duration "${SERVER_LIMIT}s"; then
         rc=0
@@ -402,7 +285,7 @@ pinned_pair() {
         if [ "$tool" = sockperf ]; then
             local nb=()
             [ "$busy" = 1 ] && nb=(--nonblocked)
-            start_server "$SERVER_LIMIT" "$d/sockperf_server.txt" "$SOCKPERF_PORT" \
+            start_server "$SERVER_LIMIT" "$d/sockperf_server.txt" udp "$SOCKPERF_PORT" \
                 taskset -c "$s" ip netns exec "$H2_NS" sockperf server -i "$H2_ADDR" -p "$SOCKPERF_PORT" "${nb[@]}" ||
                 { cat "$d/sockperf_server.txt.err" >&2; die "sockperf server did not start"; }
             cpu_snapshot "$d/sockperf_cpu_start.txt"
@@ -416,7 +299,7 @@ pinned_pair() {
             [ "$busy" = 1 ] && bp=(--busy-poll)
             [ "$cspin" = 1 ] && cbp=(--busy-poll)
             [ "$userts" = 1 ] && { bp+=(--timestamps user); cbp+=(--timestamps user); }
-            if start_server "$SERVER_LIMIT" "$d/misura_reflect.json" "$STAMP_PORT" \
+            if start_server "$SERVER_LIMIT" "$d/misura_reflect.json" udp "$STAMP_PORT" \
                 taskset -c "$s" "$MISURA" reflect --netns "$H2_NS" --listen "$H2_ADDR" --port "$STAMP_PORT" \
                 --cpu "$s" --json --no-store --duration "${SERVER_LIMIT}s" "${bp[@]}"; then
                 cpu_snapshot "$d/misura_cpu_start.txt"
@@ -492,9 +375,7 @@ echo "+ kill -TERM ${HOGPIDS[*]}   [stop CPU hogs]"
 stop_hogs
 
 # ---------------------------------------------------------------- report
-echo
-"$PY" "$REPO/scripts/bench_rtt_report.py" --work "$WORK" --out "$OUT"
-if [ -n "${SUDO_UID:-}" ] && [ -f "$OUT" ]; then chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$OUT" || true; fi
+report bench_rtt_report.py
 if ((MISURA_FAILED)); then
     warn "misura could not be measured in every phase (see the table); exit status 3"
     exit 3

@@ -72,11 +72,11 @@
 # removed on exit, error or interrupt (misura lab down --prefix misura-bench-).
 set -euo pipefail
 
-REPO="$(cd "$(dirname "$0")/.." && pwd)"
-PREFIX=misura-bench-
+NAME=bench-throughput
+# shellcheck source=scripts/bench-lib.sh
+. "$(dirname "$0")/bench-lib.sh"
 H1_NS=${PREFIX}h1
 H2_NS=${PREFIX}h2
-H2_ADDR=198.18.0.2
 MISURA_PORT=5862
 IPERF_PORT=5201
 NUTTCP_PORT=5000
@@ -94,8 +94,6 @@ SERVER_CPU=""
 MISURA=""
 ROWS=all
 
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
-
 while (($#)); do
     case "$1" in
         --duration) DURATION=${2:?--duration needs a value}; shift 2 ;;
@@ -111,21 +109,13 @@ while (($#)); do
     esac
 done
 
-die() { echo "bench-throughput: error: $*" >&2; exit 1; }
-warn() { echo "bench-throughput: warning: $*" >&2; }
-isnum() { [[ "$1" =~ ^[0-9]+$ ]]; }
 isnum "$DURATION" && ((DURATION >= 1 && DURATION <= 60)) || die "--duration must be 1..60 seconds"
 isnum "$REPEAT" && ((REPEAT >= 1 && REPEAT <= 10)) || die "--repeat must be 1..10"
 [[ "$UDP_RATE" =~ ^[0-9]+(\.[0-9]+)?[KMG]?$ ]] || die "--udp-rate must look like 1G, 500M, 100000"
 isnum "$CPU" || die "--cpu must be a CPU number"
 [[ "$ROWS" = all || "$ROWS" = pinned ]] || die "--rows must be all or pinned"
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces): sudo $0 $*"
-NCPU=$(nproc)
-((CPU < NCPU)) || die "--cpu $CPU: only $NCPU CPUs online"
-if [ -z "$SERVER_CPU" ]; then
-    if ((NCPU > 1)); then SERVER_CPU=$((CPU == 0 ? 1 : 0)); else SERVER_CPU=$CPU; fi
-fi
-isnum "$SERVER_CPU" && ((SERVER_CPU < NCPU)) || die "--server-cpu must be an online CPU number"
+check_cpus
 ((SERVER_CPU != CPU)) || warn "clients and servers share CPU $CPU: every figure includes their contention"
 
 # ---------------------------------------------------------------- packages
@@ -140,10 +130,7 @@ command -v python3 >/dev/null || need+=(python3)
 command -v taskset >/dev/null || need+=(util-linux)
 command -v timeout >/dev/null || need+=(coreutils)
 if ((${#need[@]})); then
-    command -v apt-get >/dev/null || die "missing packages: ${need[*]} (and no apt-get to install them)"
-    echo "+ apt-get update -qq && apt-get install -y -qq ${need[*]}"
-    DEBIAN_FRONTEND=noninteractive timeout 300 apt-get update -qq || warn "apt-get update failed"
-    DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq "${need[@]}" || warn "apt-get install failed"
+    install_packages "${need[@]}" || warn "apt-get install failed"
 fi
 for t in ip ss iperf3 nuttcp qperf sockperf taskset timeout python3; do
     command -v "$t" >/dev/null || die "$t is missing"
@@ -151,27 +138,7 @@ done
 PY=$(command -v python3)
 
 # ---------------------------------------------------------------- misura
-if [ -z "$MISURA" ]; then
-    MISURA="$REPO/target/release/misura"
-    if [ ! -x "$MISURA" ]; then
-        cargo_bin=""
-        for c in "$(command -v cargo || true)" \
-                 ${SUDO_USER:+"$(getent passwd "$SUDO_USER" | cut -d: -f6)/.cargo/bin/cargo"} \
-                 "$HOME/.cargo/bin/cargo"; do
-            if [ -n "$c" ] && [ -x "$c" ]; then cargo_bin=$c; break; fi
-        done
-        [ -n "$cargo_bin" ] || die "$MISURA is missing and cargo was not found: run cargo build --release first"
-        if [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ] && command -v runuser >/dev/null; then
-            echo "+ runuser -u $SUDO_USER -- $cargo_bin build --release --locked   (in $REPO)"
-            (cd "$REPO" && runuser -u "$SUDO_USER" -- env PATH="$(dirname "$cargo_bin"):$PATH" \
-                timeout 1800 "$cargo_bin" build --release --locked)
-        else
-            echo "+ $cargo_bin build --release --locked   (in $REPO)"
-            (cd "$REPO" && PATH="$(dirname "$cargo_bin"):$PATH" timeout 1800 "$cargo_bin" build --release --locked)
-        fi
-    fi
-fi
-[ -x "$MISURA" ] || die "misura binary not executable: $MISURA"
+find_misura
 for sub in serve tcp udp rr; do
     "$MISURA" "$sub" --help >/dev/null 2>&1 ||
         die "$MISURA has no '$sub' subcommand (an old build? run cargo build --release)"
@@ -187,21 +154,6 @@ SRVPID=""       # the server of the tool being measured
 MISURA_FAILED=0
 PEER_FAILED=0
 
-# stop_pid PID SIG: send SIG to PID (a timeout(1) leading its own process
-# group), wait at most 10 s, then kill its whole group.
-stop_pid() {
-    local pid=$1 sig=$2 n
-    [ -n "$pid" ] || return 0
-    kill "-$sig" "$pid" 2>/dev/null || true
-    for ((n = 0; n < 100; n++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
-}
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
@@ -211,69 +163,8 @@ cleanup() {
     timeout 60 "$MISURA" lab down --prefix "$PREFIX" >/dev/null 2>&1 || warn "lab down --prefix $PREFIX failed"
     exit "$rc"
 }
-trap cleanup EXIT
-trap 'echo "bench-throughput: interrupted" >&2; exit 130' INT
-trap 'echo "bench-throughput: terminated" >&2; exit 143' TERM
+trap_cleanup
 
-log_cmd() {
-    local q; q=$(printf '%q ' "$@")
-    printf '%s\n' "${q% }" >>"$CMDLOG"
-    echo "${q% }"
-}
-# run LIMIT_S OUTFILE CMD...: print the exact command, log it, run it under a
-# time limit with stdout to OUTFILE (stderr to OUTFILE.err). Returns its status.
-run() {
-    local limit=$1 out=$2; shift 2
-    local q; q=$(log_cmd "$@")
-    echo "+ $q > $out   [time limit ${limit}s]"
-    local rc=0
-    # In the background so that an interrupt reaches the trap at once (the
-    # trap forwards it; timeout(1) runs in a process group of its own).
-    timeout -k 5 "$limit" "$@" >"$out" 2>"$out.err" &
-    BGPID=$!
-    wait "$BGPID" || rc=$?
-    BGPID=""
-    return "$rc"
-}
-run_ok() {
-    local out=$2 rc=0
-    run "$@" || rc=$?
-    if ((rc != 0)); then
-        cat "$out.err" >&2 || true
-        die "command failed with status $rc (output in $out)"
-    fi
-}
-# start_server LIMIT_S OUTFILE tcp|udp PORT CMD...: start a server in the
-# background under a time limit and wait (at most 5 s) until it listens on
-# PORT in h2. Returns 1 if it exited or never bound the port.
-start_server() {
-    local limit=$1 out=$2 proto=$3 port=$4; shift 4
-    local q; q=$(log_cmd "$@")
-    echo "+ $q > $out &   [server, time limit ${limit}s]"
-    timeout -k 5 "$limit" "$@" >"$out" 2>"$out.err" &
-    SRVPID=$!
-    local n flag=-Htln
-    [ "$proto" = udp ] && flag=-Huln
-    for ((n = 0; n < 50; n++)); do
-        if ! kill -0 "$SRVPID" 2>/dev/null; then
-            wait "$SRVPID" 2>/dev/null || echo "exit status $?" >>"$out.err"
-            SRVPID=""
-            return 1
-        fi
-        if ip netns exec "$H2_NS" ss "$flag" "sport = :$port" 2>/dev/null | grep -q .; then
-            return 0
-        fi
-        sleep 0.1
-    done
-    stop_pid "$SRVPID" TERM; SRVPID=""
-    echo "server did not listen on $proto port $port within 5 s" >>"$out.err"
-    return 1
-}
-stop_server() {
-    [ -n "$SRVPID" ] || return 0
-    echo "+ kill -TERM $SRVPID   [stop server]"
-    stop_pid "$SRVPID" TERM; SRVPID=""
-}
 # cpu_snapshot FILE: the time, the per-CPU lines of /proc/stat (tick-sampled
 # on most kernels) and the system-wide context-switch count.
 cpu_snapshot() { { echo "time $(date +%s.%N)"; grep -E '^(cpu[0-9]|ctxt )' /proc/stat; } >"$1"; }
@@ -290,15 +181,9 @@ SERVER_LIMIT=$((CLIENT_LIMIT + 30))
     echo "nuttcp_version=$(nuttcp -V 2>&1 | head -n1)"
     echo "qperf_version=$(qperf --version 2>&1 | head -n1)"
     echo "sockperf_version=$(sockperf --version 2>&1 | head -n1 | sed 's/^sockperf, //')"
-    echo "kernel=$(uname -r)"
+    host_params
     echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-    echo "virtualization=$(systemd-detect-virt 2>/dev/null || echo unknown)"
     echo "tcp_congestion=$(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo unknown)"
-    # An idle vCPU that halts at once (haltpoll, guest_halt_poll_ns 0) makes
-    # every wake-up across CPUs dearer: part of what the figures mean.
-    echo "cpuidle_driver=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)"
-    echo "guest_halt_poll_ns=$(cat /sys/module/haltpoll/parameters/guest_halt_poll_ns 2>/dev/null || echo none)"
     echo "netdev_max_backlog=$(cat /proc/sys/net/core/netdev_max_backlog 2>/dev/null || echo unknown)"
     echo "rmem_max=$(cat /proc/sys/net/core/rmem_max 2>/dev/null || echo unknown)"
     echo "wmem_max=$(cat /proc/sys/net/core/wmem_max 2>/dev/null || echo unknown)"
@@ -307,9 +192,7 @@ SERVER_LIMIT=$((CLIENT_LIMIT + 30))
 echo "== misura throughput / request-response benchmark: raw outputs in $WORK"
 
 # ---------------------------------------------------------------- lab
-run_ok 60 "$WORK/lab_hosts.txt" "$MISURA" lab up --prefix "$PREFIX" --topology hosts
-run_ok 30 "$WORK/lab_status.json" "$MISURA" lab status --prefix "$PREFIX" --json
-run_ok 30 "$WORK/ping_warmup.txt" ip netns exec "$H1_NS" ping -c 3 -i 0.01 -q "$H2_ADDR"
+lab_up_hosts
 ip netns exec "$H1_NS" ip -o link show >"$WORK/h1_links.txt" 2>&1 || true
 ip netns exec "$H1_NS" ethtool -k m0 >"$WORK/h1_m0_offloads.txt" 2>&1 || true
 
@@ -569,9 +452,7 @@ for ((rep = 1; rep <= REPEAT; rep++)); do
 done
 
 # ---------------------------------------------------------------- report
-echo
-"$PY" "$REPO/scripts/bench_throughput_report.py" --work "$WORK" --out "$OUT"
-if [ -n "${SUDO_UID:-}" ] && [ -f "$OUT" ]; then chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$OUT" || true; fi
+report bench_throughput_report.py
 if ((MISURA_FAILED)); then
     warn "some misura runs failed (see the table); exit status 3"
     exit 3

@@ -9,28 +9,13 @@ the numbers as JSON.
     python3 scripts/bench_report.py --work /tmp/misura-bench.XXXXXX --out bench-oneway.json
 """
 
-import argparse
 import json
 import os
 import re
 import statistics
 import sys
-import textwrap
 
-
-def read(path):
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.read()
-
-
-def read_kv(path):
-    out = {}
-    if os.path.exists(path):
-        for line in read(path).splitlines():
-            if "=" in line:
-                k, v = line.split("=", 1)
-                out[k.strip()] = v.strip()
-    return out
+from bench_common import fx, parse_args, print_notes, ratio, read, read_kv, write_result
 
 
 def parse_ping(text):
@@ -95,26 +80,13 @@ def mfps(fps):
     return "-" if fps is None else f"{fps / 1e6:.3f} M/s"
 
 
-def ratio(a, b):
-    return a / b if a is not None and b not in (None, 0) else None
-
-
-def fx(x, digits=2):
-    return "-" if x is None else f"{x:.{digits}f}x"
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--work", required=True, help="work directory of bench-oneway.sh")
-    ap.add_argument("--out", default="bench-oneway.json", help="JSON file to write")
-    a = ap.parse_args()
+    a, p, commands = parse_args(__doc__, "bench-oneway.sh", "bench-oneway.json")
     w = a.work
-    p = read_kv(os.path.join(w, "params.txt"))
     cpu = int(p.get("cpu", "1"))
     count = int(p.get("count", "0"))
     repeat = int(p.get("repeat", "1"))
     rate_s = int(p.get("rate_seconds", "5"))
-    commands = read(os.path.join(w, "commands.txt")).splitlines()
 
     # ---- 1. latency
     ping = parse_ping(read(os.path.join(w, "ping.txt")))
@@ -342,8 +314,7 @@ def main():
                      "the count reached is shown.")
     if p.get("long") != "1":
         notes.append("The 10^7-frame memory run is optional: pass --long.")
-    for n in notes:
-        print(textwrap.fill(n, width=110, initial_indent="note: ", subsequent_indent="      "))
+    print_notes(notes, width=110)
 
     result = {
         "format": "misura.bench-oneway",
@@ -380,10 +351,7 @@ def main():
         "engine": {"rows": engines, "memory": engine_mem},
         "notes": notes,
     }
-    with open(a.out, "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    print(f"numbers written to {a.out}; raw outputs in {w}")
+    write_result(a.out, result, w)
     return 0
 
 

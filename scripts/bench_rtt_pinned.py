@@ -14,8 +14,9 @@ import argparse
 import json
 import os
 import re
-import statistics
 import sys
+
+from bench_common import med
 
 ROWS = [
     ("same", "same CPU, misura sleeping"),
@@ -90,11 +91,6 @@ def cpu_busy(start, end):
         idle = b[cpu][1] - a[cpu][1]
         out[cpu] = round(1 - idle / tot, 3) if tot > 0 else None
     return out
-
-
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
 
 
 def fmt(x, w=7):

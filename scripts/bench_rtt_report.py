@@ -10,14 +10,14 @@ numbers as JSON.
     python3 scripts/bench_rtt_report.py --work /tmp/misura-bench-rtt.XXXXXX --out bench-rtt.json
 """
 
-import argparse
 import csv
 import json
 import math
 import os
 import re
 import sys
-import textwrap
+
+from bench_common import fx, parse_args, print_notes, ratio, read, write_result
 
 PHASES = ("idle", "loaded")
 ROWS = (
@@ -36,21 +36,6 @@ MISURA_FIELDS = {
     "misura_network": ("network_rtt", "network_rtt_ns"),
     "misura_turnaround": ("turnaround", "turnaround_ns"),
 }
-
-
-def read(path):
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.read()
-
-
-def read_kv(path):
-    out = {}
-    if os.path.exists(path):
-        for line in read(path).splitlines():
-            if "=" in line:
-                k, v = line.split("=", 1)
-                out[k.strip()] = v.strip()
-    return out
 
 
 def nearest_rank(sorted_vals, p):
@@ -214,24 +199,11 @@ def us(ns):
     return "-" if ns is None else f"{ns / 1000:.1f}"
 
 
-def ratio(a, b):
-    return a / b if a is not None and b not in (None, 0) else None
-
-
-def fx(x):
-    return "-" if x is None else f"{x:.2f}x"
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--work", required=True, help="work directory of bench-rtt.sh")
-    ap.add_argument("--out", default="bench-rtt.json", help="JSON file to write")
-    a = ap.parse_args()
+    a, p, commands = parse_args(__doc__, "bench-rtt.sh", "bench-rtt.json")
     w = a.work
-    p = read_kv(os.path.join(w, "params.txt"))
     count = int(p.get("count", "500"))
     period_ms = int(p.get("period_ms", "10"))
-    commands = read(os.path.join(w, "commands.txt")).splitlines()
 
     data = {}
     misura_meta = {}
@@ -401,8 +373,7 @@ def main():
     if misura_missing:
         notes.append("misura was not measured in: " + "; ".join(f"{ph}: {m}" for ph, m in misura_missing.items())
                      + ". Its rows and the ratios to its network RTT are n/a.")
-    for n in notes:
-        print(textwrap.fill(n, width=118, initial_indent="note: ", subsequent_indent="      "))
+    print_notes(notes)
 
     result = {
         "format": "misura.bench-rtt",
@@ -420,10 +391,7 @@ def main():
         "ratios": ratios,
         "notes": notes,
     }
-    with open(a.out, "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    print(f"numbers written to {a.out}; raw outputs in {w}")
+    write_result(a.out, result, w)
     return 0
 
 

@@ -17,7 +17,8 @@ the medians. Imported by bench_throughput_report.py; standard library only.
 
 import json
 import os
-import statistics
+
+from bench_common import med
 
 ROWS = (
     ("tcp1_same", "TCP 1 stream, same CPU"),
@@ -29,11 +30,6 @@ ROWS = (
     ("udp_split", "UDP, split CPUs"),
 )
 TOOLS = ("misura", "iperf3")
-
-
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
 
 
 def fmt(x, spec):

@@ -10,15 +10,14 @@ and notes, and writes the numbers as JSON.
     python3 scripts/bench_throughput_report.py --work /tmp/misura-bench-throughput.XXXXXX --out bench-throughput.json
 """
 
-import argparse
 import csv
 import json
 import os
 import re
-import statistics
 import sys
-import textwrap
 
+import bench_common
+from bench_common import parse_args, med, print_notes, write_result
 import bench_throughput_pinned as pinned
 
 TESTS = (
@@ -32,18 +31,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def read(path):
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return ANSI.sub("", f.read())
-
-
-def read_kv(path):
-    out = {}
-    if os.path.exists(path):
-        for line in read(path).splitlines():
-            if "=" in line:
-                k, v = line.split("=", 1)
-                out[k.strip()] = v.strip()
-    return out
+    return ANSI.sub("", bench_common.read(path))
 
 
 def last_err_line(path):
@@ -294,24 +282,14 @@ def cpu_busy(start_path, end_path):
     return res
 
 
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
 def fmt(x, spec, dash="-"):
     return dash if x is None else format(x, spec)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--work", required=True, help="work directory of bench-throughput.sh")
-    ap.add_argument("--out", default="bench-throughput.json", help="JSON file to write")
-    a = ap.parse_args()
+    a, p, commands = parse_args(__doc__, "bench-throughput.sh", "bench-throughput.json")
     w = a.work
-    p = read_kv(os.path.join(w, "params.txt"))
     cpu_c, cpu_s = f"cpu{p.get('cpu', '1')}", f"cpu{p.get('server_cpu', '0')}"
-    commands = read(os.path.join(w, "commands.txt")).splitlines()
 
     # ---- every run
     runs = []
@@ -600,8 +578,7 @@ def main():
                     notes.append(f"{test} {tool}: {n}")
             if s["errors"]:
                 notes.append(f"{test} {tool}: {len(s['errors'])} run(s) failed: " + "; ".join(sorted(set(s['errors']))))
-    for n in notes:
-        print(textwrap.fill(n, width=118, initial_indent="note: ", subsequent_indent="      "))
+    print_notes(notes)
 
     result = {
         "format": "misura.bench-throughput",
@@ -616,10 +593,7 @@ def main():
         "quiet_probes": quiet,
         "notes": notes,
     }
-    with open(a.out, "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
-    print(f"numbers written to {a.out}; raw outputs in {w}")
+    write_result(a.out, result, w)
     return 0
 
 

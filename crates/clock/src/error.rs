@@ -98,7 +98,7 @@ impl MeasureError {
 mod tests {
     use super::*;
     use crate::sources::SourcesPlan;
-    use crate::timer::TimerPlan;
+    use crate::timer::{TimerPlan, TimerRequest};
 
     #[test]
     fn plans_refuse_in_the_order_the_flags_were_checked() {
@@ -113,8 +113,16 @@ mod tests {
                 min: Span::from_ns(10_000_000)
             }
         );
-        let timer = |d, i, p| {
-            TimerPlan::new(Span::from_ns(d), Span::from_ns(i), p, None, true, 5).map(|_| ())
+        let timer = |d, i, rt_priority| {
+            TimerPlan::new(TimerRequest {
+                duration: Span::from_ns(d),
+                interval: Span::from_ns(i),
+                rt_priority,
+                cpu: None,
+                limit_idle: true,
+                bins_per_decade: 5,
+            })
+            .map(|_| ())
         };
         assert_eq!(
             timer(1, 1, Some(0)).unwrap_err(),

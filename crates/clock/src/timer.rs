@@ -4,9 +4,9 @@
 use crate::error::MeasureError;
 use crate::error::{Knob, PlanError};
 use crate::finish::{completion, host_and_warnings_after_lock};
-use misura_measure::time::Span;
 
 type Result<T, E = MeasureError> = std::result::Result<T, E>;
+use misura_measure::time::Span;
 use misura_report::clock::{TimerConfig, TimerFigures, TimerReport};
 use misura_report::LoopTuning;
 use misura_report::Warning;
@@ -18,16 +18,23 @@ use misura_sys::timer::{sleep_until_monotonic, Wake};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+/// What the flags ask of `misura clock timer`, before it is checked.
+#[derive(Debug, Clone)]
+pub struct TimerRequest {
+    pub duration: Span,
+    pub interval: Span,
+    pub rt_priority: Option<i32>,
+    pub cpu: Option<usize>,
+    /// Hold /dev/cpu_dma_latency at 0 µs during the run.
+    pub limit_idle: bool,
+    /// Clamped to what the histogram takes.
+    pub bins_per_decade: u32,
+}
+
 /// The run the flags ask for, checked.
 #[derive(Debug, Clone)]
 pub struct TimerPlan {
-    duration_ns: i64,
-    interval_ns: i64,
-    rt_priority: Option<i32>,
-    cpu: Option<usize>,
-    /// Hold /dev/cpu_dma_latency at 0 µs.
-    limit_idle: bool,
-    bins_per_decade: u32,
+    r: TimerRequest,
 }
 
 /// The shortest run.
@@ -36,44 +43,37 @@ pub const MIN_DURATION: Span = Span::from_ns(1_000_000);
 pub const MIN_INTERVAL: Span = Span::from_ns(1_000);
 
 impl TimerPlan {
-    /// `limit_idle`: hold /dev/cpu_dma_latency at 0 µs during the run;
-    /// `bins_per_decade` is clamped to what the histogram takes.
-    pub fn new(
-        duration: Span,
-        interval: Span,
-        rt_priority: Option<i32>,
-        cpu: Option<usize>,
-        limit_idle: bool,
-        bins_per_decade: u32,
-    ) -> Result<TimerPlan, PlanError> {
+    /// The request checked, in the order the flags were always checked.
+    pub fn new(r: TimerRequest) -> Result<TimerPlan, PlanError> {
         let too_short = |knob, min| PlanError::TooShort { knob, min };
-        if duration < MIN_DURATION {
+        if r.duration < MIN_DURATION {
             return Err(too_short(Knob::Duration, MIN_DURATION));
         }
-        if interval < MIN_INTERVAL {
+        if r.interval < MIN_INTERVAL {
             return Err(too_short(Knob::Interval, MIN_INTERVAL));
         }
-        if interval > duration {
+        if r.interval > r.duration {
             return Err(PlanError::IntervalOverDuration);
         }
-        if let Some(p) = rt_priority {
+        if let Some(p) = r.rt_priority {
             if !(1..=99).contains(&p) {
                 return Err(PlanError::RtPriority { asked: p });
             }
         }
+        let bins_per_decade = r
+            .bins_per_decade
+            .clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE);
         Ok(TimerPlan {
-            duration_ns: duration.as_ns(),
-            interval_ns: interval.as_ns(),
-            rt_priority,
-            cpu,
-            limit_idle,
-            bins_per_decade: bins_per_decade.clamp(1, misura_stats::summary::MAX_BINS_PER_DECADE),
+            r: TimerRequest {
+                bins_per_decade,
+                ..r
+            },
         })
     }
 
     /// The run's length.
     pub fn duration(&self) -> Span {
-        Span::from_ns(self.duration_ns)
+        self.r.duration
     }
 }
 
@@ -90,7 +90,7 @@ fn tune(plan: &TimerPlan, warnings: &mut Vec<Warning>) -> Result<Tuned> {
     let memory_locked = misura_run::host::lock_memory(warnings);
     // As cyclictest: keep the CPUs out of deep idle states while measuring,
     // or every wake-up pays the exit latency of the idle state.
-    let dma_latency = if plan.limit_idle {
+    let dma_latency = if plan.r.limit_idle {
         match misura_sys::timer::hold_cpu_dma_latency(0) {
             Ok(f) => Some(f),
             Err(e) => {
@@ -106,10 +106,10 @@ fn tune(plan: &TimerPlan, warnings: &mut Vec<Warning>) -> Result<Tuned> {
     } else {
         None
     };
-    if let Some(cpu) = plan.cpu {
+    if let Some(cpu) = plan.r.cpu {
         misura_sys::sched::pin_to_cpu(cpu)?;
     }
-    if let Some(p) = plan.rt_priority {
+    if let Some(p) = plan.r.rt_priority {
         misura_sys::sched::set_fifo_priority(p)?;
     }
     Ok(Tuned {
@@ -140,8 +140,8 @@ fn wake_loop(plan: &TimerPlan, stop: &AtomicUsize, progress: &mut Progress) -> R
     };
     let mut max_lat = i64::MIN;
     let start = monotonic_ns();
-    let end = start + plan.duration_ns;
-    let mut next = start + plan.interval_ns;
+    let end = start + plan.r.duration.as_ns();
+    let mut next = start + plan.r.interval.as_ns();
     let mut next_tick = start + 1_000_000_000;
     while next <= end && stop.load(Ordering::Relaxed) == 0 {
         if sleep_until_monotonic(next)? == Wake::Interrupted {
@@ -155,7 +155,7 @@ fn wake_loop(plan: &TimerPlan, stop: &AtomicUsize, progress: &mut Progress) -> R
             max_lat = lat;
             w.max_at = Some(next - start);
         }
-        next += plan.interval_ns;
+        next += plan.r.interval.as_ns();
         // Targets this wake-up came too late for are skipped; only those
         // inside the run count as missed (a late last wake-up must not
         // count periods after the end).
@@ -163,7 +163,7 @@ fn wake_loop(plan: &TimerPlan, stop: &AtomicUsize, progress: &mut Progress) -> R
             if next <= end {
                 w.missed += 1;
             }
-            next += plan.interval_ns;
+            next += plan.r.interval.as_ns();
         }
         if now >= next_tick {
             next_tick += 1_000_000_000;
@@ -186,25 +186,28 @@ pub fn measure(plan: &TimerPlan, stop: &AtomicUsize, quiet: bool) -> Result<Time
     let started_at = misura_run::meta::now_rfc3339();
     let mut warnings = Vec::new();
     let tuned = tune(plan, &mut warnings)?;
-    let mut progress = Progress::new(quiet, Some(Duration::from_nanos(plan.duration_ns as u64)));
+    let mut progress = Progress::new(
+        quiet,
+        Some(Duration::from_nanos(plan.r.duration.as_ns() as u64)),
+    );
     let w = wake_loop(plan, stop, &mut progress)?;
     let cpu_dma_latency_us = tuned.dma_latency.as_ref().map(|_| 0);
     drop(tuned.dma_latency);
     progress.done();
-    if plan.rt_priority.is_some() {
+    if plan.r.rt_priority.is_some() {
         let _ = misura_sys::sched::set_normal_scheduling();
     }
     let (complete, stop_reason) = completion(stop);
     let memory_locked = tuned.memory_locked;
     let (host, host_warnings) = host_and_warnings_after_lock(LoopTuning {
         netns: None,
-        cpu: plan.cpu,
-        rt_priority: plan.rt_priority,
+        cpu: plan.r.cpu,
+        rt_priority: plan.r.rt_priority,
         memory_locked,
         ..Default::default()
     });
     warnings.extend(host_warnings);
-    if plan.rt_priority.is_none() {
+    if plan.r.rt_priority.is_none() {
         warnings.push(Warn::SchedOther.into());
     }
     if w.missed > 0 {
@@ -217,12 +220,12 @@ pub fn measure(plan: &TimerPlan, stop: &AtomicUsize, quiet: bool) -> Result<Time
         host,
         config: TimerConfig {
             clock: "CLOCK_MONOTONIC".into(),
-            interval_ns: plan.interval_ns,
-            duration_ns: plan.duration_ns,
-            rt_priority: plan.rt_priority,
-            cpu: plan.cpu,
+            interval_ns: plan.r.interval.as_ns(),
+            duration_ns: plan.r.duration.as_ns(),
+            rt_priority: plan.r.rt_priority,
+            cpu: plan.r.cpu,
             cpu_dma_latency_us,
-            bins_per_decade: plan.bins_per_decade,
+            bins_per_decade: plan.r.bins_per_decade,
         },
         body: TimerFigures {
             wakeups: w.latency.count(),
@@ -231,7 +234,7 @@ pub fn measure(plan: &TimerPlan, stop: &AtomicUsize, quiet: bool) -> Result<Time
             latency: w.latency.snapshot().into(),
             max_at_ns: w.max_at,
             histogram: misura_report::model::summary::buckets(
-                w.latency.log_histogram(plan.bins_per_decade),
+                w.latency.log_histogram(plan.r.bins_per_decade),
             ),
             hdr: misura_report::model::summary::buckets(w.latency.hdr_buckets()),
             elapsed_s: w.elapsed_s,

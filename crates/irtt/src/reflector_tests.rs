@@ -58,6 +58,16 @@ fn open(r: &mut Reflector, key: Option<&[u8]>, p: &Params, now: i64) -> (u64, Pa
     }
 }
 
+/// A plain echo request of session `token` (no HMAC, no stats asked),
+/// padded to `length` bytes, written to `b`; its length.
+fn plain_echo(layout: &Layout, token: u64, length: usize, b: &mut [u8]) -> usize {
+    let echo = Echo {
+        token,
+        ..Echo::default()
+    };
+    emit_echo(layout, &echo, false, length, None, b).unwrap()
+}
+
 #[test]
 fn echoes_with_the_stamps_and_stats_asked_for_never_longer_than_the_request() {
     for key in [None, Some(&b"k"[..])] {
@@ -131,18 +141,7 @@ fn midpoint_and_single_clock_stamps() {
     let layout = Layout::new(&granted, false);
     let mut b = [0u8; 256];
     let mut out = [0u8; 256];
-    let n = emit_echo(
-        &layout,
-        &Echo {
-            token: t,
-            ..Echo::default()
-        },
-        false,
-        100,
-        None,
-        &mut b,
-    )
-    .unwrap();
+    let n = plain_echo(&layout, t, 100, &mut b);
     let Decision::Reply { len } = r.handle(&b[..n], addr(1), RX, TX, 1, 0, &mut out) else {
         panic!()
     };
@@ -210,18 +209,7 @@ fn rate_limit_drops_a_flood_on_one_session() {
     let layout = Layout::new(&g, false);
     let mut b = [0u8; 256];
     let mut out = [0u8; 256];
-    let n = emit_echo(
-        &layout,
-        &Echo {
-            token: t,
-            ..Echo::default()
-        },
-        false,
-        0,
-        None,
-        &mut b,
-    )
-    .unwrap();
+    let n = plain_echo(&layout, t, 0, &mut b);
     let replies = (0..100)
         .filter(|_| r.handle(&b[..n], addr(1), RX, TX, 5, 0, &mut out) != Decision::Drop)
         .count();

@@ -218,19 +218,6 @@ impl InFlight {
     pub fn counts(&self) -> RingCounts {
         self.ring.counts()
     }
-
-    pub fn duplicates(&self) -> u64 {
-        self.counts().duplicates
-    }
-    pub fn late(&self) -> u64 {
-        self.counts().late
-    }
-    pub fn unknown(&self) -> u64 {
-        self.counts().unknown
-    }
-    pub fn reordered(&self) -> u64 {
-        self.counts().reordered
-    }
 }
 
 #[cfg(test)]
@@ -276,7 +263,7 @@ mod tests {
             (b.seq, b.reordered, b.kernel_latency()),
             (1, false, Some(50))
         );
-        assert_eq!(r.reordered(), 1);
+        assert_eq!(r.counts().reordered, 1);
         assert_eq!(r.outstanding(), 0);
     }
 
@@ -293,7 +280,7 @@ mod tests {
         assert_eq!(r.oldest_deadline(1_000), None);
         assert_eq!(r.on_received(10, 1, 2, None, None), Arrival::Late);
         assert_eq!(r.on_received(11, 1, 2, None, None), Arrival::Unknown);
-        assert_eq!((r.late(), r.unknown()), (1, 1));
+        assert_eq!((r.counts().late, r.counts().unknown), (1, 1));
     }
 
     #[test]
@@ -312,7 +299,7 @@ mod tests {
         assert!(!f.lost);
         assert_eq!(f.tx_kernel, None);
         assert_eq!(f.kernel_latency(), None);
-        assert_eq!(r.duplicates(), 1);
+        assert_eq!(r.counts().duplicates, 1);
     }
 
     #[test]

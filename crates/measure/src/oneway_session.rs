@@ -556,11 +556,12 @@ impl OnewaySession {
     /// The counters so far (complete once the session is finished and every
     /// record polled).
     pub fn counters(&self) -> OnewayCounters {
+        let ring = self.ring.counts();
         OnewayCounters {
-            duplicates: self.ring.duplicates(),
-            late: self.ring.late(),
-            unknown: self.ring.unknown(),
-            reordered: self.ring.reordered(),
+            duplicates: ring.duplicates,
+            late: ring.late,
+            unknown: ring.unknown,
+            reordered: ring.reordered,
             postponed: self.schedule.postponed(),
             skipped_slots: self.schedule.skipped_slots(),
             ended_ns: self.ended.unwrap_or(0),

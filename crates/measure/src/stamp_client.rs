@@ -372,18 +372,6 @@ impl Probes {
         self.ring.counts()
     }
 
-    pub fn duplicates(&self) -> u64 {
-        self.counts().duplicates
-    }
-    pub fn late(&self) -> u64 {
-        self.counts().late
-    }
-    pub fn unknown(&self) -> u64 {
-        self.counts().unknown
-    }
-    pub fn reordered(&self) -> u64 {
-        self.counts().reordered
-    }
     pub fn follow_ups(&self) -> u64 {
         self.follow_ups
     }
@@ -550,8 +538,13 @@ mod tests {
             ReplyMatch::Matched { reordered: true }
         );
         assert_eq!(
-            (p.duplicates(), p.late(), p.unknown(), p.reordered()),
-            (1, 1, 1, 1)
+            p.counts(),
+            RingCounts {
+                duplicates: 1,
+                late: 1,
+                unknown: 1,
+                reordered: 1
+            }
         );
     }
 

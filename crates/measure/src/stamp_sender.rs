@@ -541,11 +541,12 @@ impl SessionSender {
     }
 
     pub fn counters(&self) -> SenderCounters {
+        let ring = self.probes.counts();
         SenderCounters {
-            duplicates: self.probes.duplicates(),
-            reordered: self.probes.reordered(),
-            late: self.probes.late(),
-            unknown: self.probes.unknown(),
+            duplicates: ring.duplicates,
+            reordered: ring.reordered,
+            late: ring.late,
+            unknown: ring.unknown,
             follow_ups: self.probes.follow_ups(),
             ..self.counters
         }

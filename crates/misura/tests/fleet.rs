@@ -63,6 +63,15 @@ fn sink<'a>(status: &'a Value, name: &str) -> &'a Value {
 }
 
 /// Wait (bounded) until `f` holds.
+/// The first sample's value in the answer to a PromQL query URL
+/// (VictoriaMetrics' or Prometheus' HTTP API), as text.
+fn first_value(ns: &str, url: &str) -> Option<String> {
+    let r = query(ns, url)?;
+    r["data"]["result"][0]["value"][1]
+        .as_str()
+        .map(String::from)
+}
+
 fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
     let t = Instant::now();
     while !f() {
@@ -289,16 +298,7 @@ fn archive_survives_a_clickhouse_outage_and_sigkill_exactly_once() {
     wait_for(
         "4 series in VictoriaMetrics",
         Duration::from_secs(20),
-        || {
-            query(&ns, &q)
-                .and_then(|r| {
-                    r["data"]["result"][0]["value"][1]
-                        .as_str()
-                        .map(String::from)
-                })
-                .as_deref()
-                == Some("4")
-        },
+        || first_value(&ns, &q).as_deref() == Some("4"),
     );
     let r = query(
         &ns,
@@ -620,16 +620,7 @@ fn remote_write_reaches_prometheus() {
     wait_for(
         "the agent's samples in Prometheus",
         Duration::from_secs(30),
-        || {
-            query(&ns, &q)
-                .and_then(|r| {
-                    r["data"]["result"][0]["value"][1]
-                        .as_str()
-                        .map(String::from)
-                })
-                .as_deref()
-                == Some("3")
-        },
+        || first_value(&ns, &q).as_deref() == Some("3"),
     );
     let r = query(
         &ns,

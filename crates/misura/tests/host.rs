@@ -7,32 +7,12 @@
 mod common;
 
 use common::{
-    is_root, json_of, misura_host_read_only, require_root, require_tool, run, test_home, BIN,
+    is_root, json_of, misura_host_read_only, require_root, require_tool, run, schema_check,
+    test_home, BIN,
 };
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
-
-fn schema_check(v: &Value) {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../schema/host-check.schema.json"
-    );
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let validator = jsonschema::draft202012::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(v)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "host check JSON fails the schema:\n  {}",
-        errors.join("\n  ")
-    );
-}
 
 /// A lab with a unique prefix, taken down on drop.
 struct TestLab {
@@ -77,7 +57,7 @@ fn item<'a>(v: &'a Value, scope: &str, name: &str) -> &'a Value {
 #[test]
 fn check_on_the_plain_host() {
     let v = json_of(&run(&["host", "check", "--json"]));
-    schema_check(&v);
+    schema_check(&v, "host-check.schema.json");
     assert_eq!(v["format"], "misura.host-check");
     for name in [
         "cpu governor",
@@ -130,7 +110,7 @@ fn check_in_the_lab() {
     require_root();
     let lab = TestLab::up("c");
     let v = json_of(&run(&["host", "check", "--netns", &lab.tester(), "--json"]));
-    schema_check(&v);
+    schema_check(&v, "host-check.schema.json");
     assert_eq!(v["interfaces"], serde_json::json!(["p1", "p2"]));
     for p in ["p1", "p2"] {
         assert_eq!(
@@ -160,7 +140,7 @@ fn check_in_the_lab() {
         "p1",
         "--json",
     ]));
-    schema_check(&one);
+    schema_check(&one, "host-check.schema.json");
     assert_eq!(one["host"]["interfaces"][0]["driver"], "veth");
 }
 

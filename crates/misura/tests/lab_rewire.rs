@@ -38,7 +38,7 @@ fn rewiring_or_removing_the_lab_stops_its_servers_and_names_them() {
     lab.reflector(&[]);
     let pid = lab.children.last().unwrap().id();
     // Hosts -> routed rewires h2: the reflector there is stopped, not stranded.
-    let o = run(&["lab", "up", "--topology", "routed", "--prefix", &lab.prefix]);
+    let o = lab.bring_up("routed", &[]);
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(
@@ -73,16 +73,7 @@ fn a_switch_shape_goes_to_the_switch_even_with_the_router_built() {
     let lab = Lab::new("rw", "h");
     let o = lab.routed("20M");
     assert!(o.status.success(), "{}", text(&o).1);
-    let o = run(&[
-        "lab",
-        "up",
-        "--topology",
-        "switch",
-        "--shape",
-        "100M",
-        "--prefix",
-        &lab.prefix,
-    ]);
+    let o = lab.bring_up("switch", &["--shape", "100M"]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(
@@ -119,16 +110,7 @@ fn a_switch_shape_goes_to_the_switch_even_with_the_router_built() {
         "{out}"
     );
     // fq_codel is the router's: refused for the switch before anything changes.
-    let o = run(&[
-        "lab",
-        "up",
-        "--topology",
-        "switch",
-        "--shape",
-        "20M,qdisc=fq_codel",
-        "--prefix",
-        &lab.prefix,
-    ]);
+    let o = lab.bring_up("switch", &["--shape", "20M,qdisc=fq_codel"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o).1);
     assert!(text(&o).1.contains("fq_codel applies to --topology routed"));
 }

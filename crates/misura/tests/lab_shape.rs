@@ -32,16 +32,7 @@ fn root_qdisc(ns: &str, ifname: &str) -> Value {
 }
 
 fn up(lab: &Lab, topology: &str, shape: &str) -> Output {
-    run(&[
-        "lab",
-        "up",
-        "--topology",
-        topology,
-        "--shape",
-        shape,
-        "--prefix",
-        &lab.prefix,
-    ])
+    lab.bring_up(topology, &["--shape", shape])
 }
 
 fn status_shape(lab: &Lab) -> Value {

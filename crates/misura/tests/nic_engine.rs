@@ -11,34 +11,15 @@
 
 mod common;
 
-use common::nic::{NicLab, NicRun, Topology};
+use common::nic::{misura_cmd, number, NicLab, NicRun, Topology};
 use serde_json::Value;
-
-fn cmd(name: &str, args: &str) -> String {
-    format!(
-        "misura --no-store {args} --json > $OUT/{name}.json 2> $OUT/{name}.err; echo $? > $OUT/{name}.rc\n"
-    )
-}
 
 /// The result of `name`; exit 0, 9 (a FAIL: the lab's bridge polices
 /// nothing, so Y.1564's overshoot step fails as it should; a FAIL has its
 /// own exit code since issue 37) or 8 (inconclusive: the emulated guest is
 /// a slow tester, and says so) all write it.
 fn json(run: &NicRun, name: &str) -> Value {
-    let rc = run.file(&format!("{name}.rc"));
-    assert!(
-        matches!(rc.trim(), "0" | "9" | "8"),
-        "misura {name} exited {rc} in the guest: {}\n{}",
-        run.file(&format!("{name}.err")),
-        run.describe()
-    );
-    serde_json::from_str(&run.file(&format!("{name}.json"))).expect("misura's JSON")
-}
-
-fn f(v: &Value, path: &str) -> f64 {
-    v.pointer(path)
-        .and_then(Value::as_f64)
-        .unwrap_or_else(|| panic!("{path} missing in {v:#}"))
+    run.json(name, &["0", "9", "8"])
 }
 
 const NETEM_NS: f64 = 2_000_000.0;
@@ -53,17 +34,17 @@ fn load_frames_carry_nic_rx_stamps_through_a_stepped_clock() {
         "PHC=/dev/ptp$(ethtool -T eth1 | sed -n 's/PTP Hardware Clock: //p')\n\
          phc_ctl $PHC adj 5 > $OUT/step.txt 2>&1; echo $PHC >> $OUT/step.txt\n"
             .to_string(),
-        cmd(
+        misura_cmd(
             "hw",
             &format!("y1564 --tx eth0 --rx eth1 --trial 3s --duration 0 --service {service}"),
         ),
-        cmd(
+        misura_cmd(
             "kernel",
             &format!(
                 "y1564 --tx eth0 --rx eth1 --frame-format misura --trial 3s --duration 0 --service {service}"
             ),
         ),
-        cmd(
+        misura_cmd(
             "rfc",
             "rfc2544 --tx eth0 --rx eth1 --sizes 1024 --tests throughput,latency --trial 1s --short-trial 300ms --latency-trial 5s --resolution 10% --link-speed 5M",
         ),
@@ -87,22 +68,22 @@ fn y1564_on_nic_stamps(hw: &Value, kernel: &Value) {
     assert_eq!(clock["rx_filter"], "ptp_v2_event", "{clock:#}");
     assert_eq!(hw["config"]["ethertype"], 0x88F7, "load frames inside PTP");
     // The fit saw the step: the clock runs 5 s ahead of system time.
-    let offset = f(clock, "/fit/offset_ns");
+    let offset = number(clock, "/fit/offset_ns");
     assert!(
         (offset - STEP_S * 1e9).abs() < 1e6,
         "RX clock offset {offset} ns after a 5 s step: {clock:#}"
     );
-    assert!(f(clock, "/rounds") >= 32.0, "{clock:#}");
+    assert!(number(clock, "/rounds") >= 32.0, "{clock:#}");
     let steps = hw["services"][0]["config_test"].as_array().unwrap();
     assert!(steps.len() >= 5, "{steps:#?}");
     let mut hw_min = f64::MAX;
     for s in steps {
         assert_eq!(s["fd_source"], "nic_hardware", "{s:#}");
-        let received = f(s, "/frames_sent") - f(s, "/frames_lost");
+        let received = number(s, "/frames_sent") - number(s, "/frames_lost");
         // QEMU's igb stamps 30-45 % of received PTP frames even with the
         // lab's unlatch workaround (docs/guide/without-hardware.md).
-        assert!(f(s, "/fd_frames") >= received * 0.2, "{s:#}");
-        let (min, u95) = (f(s, "/fd_min_ns"), f(s, "/fd_u95_ns"));
+        assert!(number(s, "/fd_frames") >= received * 0.2, "{s:#}");
+        let (min, u95) = (number(s, "/fd_min_ns"), number(s, "/fd_u95_ns"));
         assert!(u95 > 0.0 && u95 < 100_000.0, "{s:#}");
         assert!(
             min >= NETEM_NS - u95,
@@ -119,7 +100,7 @@ fn y1564_on_nic_stamps(hw: &Value, kernel: &Value) {
         .iter()
         .map(|s| {
             assert_eq!(s["fd_source"], "kernel_software", "{s:#}");
-            f(s, "/fd_min_ns")
+            number(s, "/fd_min_ns")
         })
         .fold(f64::MAX, f64::min);
     assert!(k_min >= NETEM_NS, "kernel FD min {k_min} ns");
@@ -132,7 +113,7 @@ fn y1564_on_nic_stamps(hw: &Value, kernel: &Value) {
 fn rfc2544_latency_on_nic_stamps(r: &Value) {
     let l = &r["sizes"][0]["latency"];
     assert_eq!(l["source"], "hardware", "{l:#}");
-    let (min, u95) = (f(l, "/min_ns"), f(l, "/hardware_u95_ns"));
+    let (min, u95) = (number(l, "/min_ns"), number(l, "/hardware_u95_ns"));
     assert!(u95 > 0.0 && u95 < 100_000.0, "{l:#}");
     assert!(
         (NETEM_NS - u95..3_000_000.0).contains(&min),
@@ -141,16 +122,16 @@ fn rfc2544_latency_on_nic_stamps(r: &Value) {
     let clocks = &l["hardware_clocks"];
     assert_ne!(clocks["tx_phc"], clocks["rx_phc"], "{clocks:#}");
     // The two clocks are 5 s apart after the step, and related anyway.
-    let offset = f(clocks, "/fit/offset_ns");
+    let offset = number(clocks, "/fit/offset_ns");
     assert!((offset - STEP_S * 1e9).abs() < 1e6, "{clocks:#}");
     // The load frames, PTP-wrapped, are all read back as misura's.
     let load = &l["load"];
-    assert_eq!(f(load, "/malformed"), 0.0, "{load:#}");
-    assert!(f(load, "/flows/0/received") > 0.0, "{load:#}");
+    assert_eq!(number(load, "/malformed"), 0.0, "{load:#}");
+    assert!(number(load, "/flows/0/received") > 0.0, "{load:#}");
     eprintln!(
         "rfc2544 latency through netem 2 ms: hardware min {min:.0} median {:.0} ns (u95 {u95:.0}), kernel min {:.0} median {:.0} ns",
-        f(l, "/median_ns"),
-        f(l, "/kernel/min_ns"),
-        f(l, "/kernel/median_ns")
+        number(l, "/median_ns"),
+        number(l, "/kernel/min_ns"),
+        number(l, "/kernel/median_ns")
     );
 }

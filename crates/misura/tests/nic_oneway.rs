@@ -10,31 +10,11 @@
 
 mod common;
 
-use common::nic::{NicLab, NicRun, Topology};
+use common::nic::{misura_cmd, number, NicLab, NicRun, Topology};
 use serde_json::Value;
 
-/// Runs a misura command in the guest with its JSON in $OUT/NAME.json.
-fn cmd(name: &str, args: &str) -> String {
-    format!(
-        "misura --no-store {args} --json > $OUT/{name}.json 2> $OUT/{name}.err; echo $? > $OUT/{name}.rc\n"
-    )
-}
-
 fn json(run: &NicRun, name: &str) -> Value {
-    assert_eq!(
-        run.file(&format!("{name}.rc")).trim(),
-        "0",
-        "misura {name} failed in the guest: {}\n{}",
-        run.file(&format!("{name}.err")),
-        run.describe()
-    );
-    serde_json::from_str(&run.file(&format!("{name}.json"))).expect("misura's JSON")
-}
-
-fn f(v: &Value, path: &str) -> f64 {
-    v.pointer(path)
-        .and_then(Value::as_f64)
-        .unwrap_or_else(|| panic!("{path} missing in {v:#}"))
+    run.json(name, &["0"])
 }
 
 /// The hardware path's common checks: PTP frames, both ports' clocks
@@ -51,11 +31,11 @@ fn check_hardware(r: &Value, what: &str) {
     assert_ne!(hc["tx_phc"], hc["rx_phc"], "{what}: one PTP clock per port");
     assert!(hc["fit"].is_object(), "{what}: the clocks' fit: {hc:#}");
     assert!(
-        f(hc, "/rounds") >= 32.0,
+        number(hc, "/rounds") >= 32.0,
         "{what}: rounds before, during, after"
     );
-    let received = f(r, "/totals/received");
-    let missing = f(r, "/totals/hw_stamp_missing");
+    let received = number(r, "/totals/received");
+    let missing = number(r, "/totals/hw_stamp_missing");
     assert!(received >= 150.0, "{what}: {:#}", r["totals"]);
     // QEMU's igb stamps one received PTP frame at a time and, with the
     // lab's unlatch workaround, 30-45 % of them (docs/guide/without-hardware.md);
@@ -64,7 +44,7 @@ fn check_hardware(r: &Value, what: &str) {
         received - missing >= received * 0.2,
         "{what}: {missing} of {received} frames without a NIC stamp"
     );
-    assert!(f(r, "/overall/hardware/count") >= received - missing);
+    assert!(number(r, "/overall/hardware/count") >= received - missing);
 }
 
 #[test]
@@ -85,7 +65,7 @@ fn calibrate_on_the_cable() -> String {
          IGB_RX_UNLATCH_TRACE=1 /usr/local/sbin/igb-rx-unlatch $(for d in /sys/bus/pci/drivers/igb/0000:*; do echo \"$d/resource0@$(ls $d/net | head -n 1)\"; done) 2> $OUT/trace.log &\n\
          echo $! > /run/igb-rx-unlatch.pid; sleep 0.5\n"
             .to_string(),
-        cmd(
+        misura_cmd(
             "cal",
             "calibrate --tx eth0 --rx eth1 --count 700 --period 2ms --profile $OUT/profile.json --frames $OUT/cal.csv",
         ),
@@ -112,16 +92,16 @@ fn calibrate_on_the_cable() -> String {
             .and_then(|s| s.trim().parse().ok())
             .unwrap_or_else(|| panic!("phc_ctl's answer: {text}"));
         let c = &fit[clock];
-        let ours = f(c, "/offset_ns");
-        let drift = f(c, "/drift_ppm").abs() * 1e-6 * (f(c, "/span_ns") + 5e9);
-        let bound = 50_000.0 + drift + f(fit, "/u95_ns");
+        let ours = number(c, "/offset_ns");
+        let drift = number(c, "/drift_ppm").abs() * 1e-6 * (number(c, "/span_ns") + 5e9);
+        let bound = 50_000.0 + drift + number(fit, "/u95_ns");
         assert!(
             (ours + phc_ctl).abs() <= bound,
             "{clock} clock: fit {ours} ns, phc_ctl {phc_ctl} ns (system − phc), bound {bound}"
         );
-        assert!(f(c, "/drift_ppm").abs() < 1_000.0, "{clock}: {c:#}");
+        assert!(number(c, "/drift_ppm").abs() < 1_000.0, "{clock}: {c:#}");
     }
-    let u95 = f(fit, "/u95_ns");
+    let u95 = number(fit, "/u95_ns");
     assert!(u95 > 0.0 && u95 < 100_000.0, "stated uncertainty {u95} ns");
     // The calibration has a hardware line, kept in the profile.
     let line = &cal["internal_fit"]["hardware"];
@@ -134,8 +114,8 @@ fn calibrate_on_the_cable() -> String {
     assert_eq!(profile["hardware"], *line);
     // Its intercept (the tester's internal latency on hardware stamps) is
     // far below the kernel's, which carries the emulated driver's delays.
-    let hw_alpha = f(line, "/fit/a");
-    let kernel_alpha = f(&cal["internal_fit"]["kernel"], "/fit/a");
+    let hw_alpha = number(line, "/fit/a");
+    let kernel_alpha = number(&cal["internal_fit"]["kernel"], "/fit/a");
     assert!(
         hw_alpha < kernel_alpha,
         "hardware α {hw_alpha} vs kernel α {kernel_alpha}"
@@ -196,7 +176,7 @@ fn through_the_sut(profile: &str) {
     assert!(!profile.contains("MISURA_PROFILE_END"));
     let script = format!(
         "cat > /tmp/profile.json <<'MISURA_PROFILE_END'\n{profile}\nMISURA_PROFILE_END\n{}",
-        cmd(
+        misura_cmd(
             "sut",
             "oneway --tx eth0 --rx eth1 --count 400 --period 3ms --calibration /tmp/profile.json --frames $OUT/frames.csv",
         )
@@ -209,16 +189,16 @@ fn through_the_sut(profile: &str) {
     .run(&script);
     let r = json(&run, "sut");
     check_hardware(&r, "oneway through the SUT");
-    let u95 = f(&r, "/timestamps/hardware_clocks/fit/u95_ns");
+    let u95 = number(&r, "/timestamps/hardware_clocks/fit/u95_ns");
     let hw = &r["overall"]["hardware"];
-    let (hw_min, hw_med) = (f(hw, "/min_ns"), f(hw, "/median_ns"));
-    let kernel_med = f(&r, "/overall/kernel/median_ns");
-    let user_med = f(&r, "/overall/mul/median_ns");
+    let (hw_min, hw_med) = (number(hw, "/min_ns"), number(hw, "/median_ns"));
+    let kernel_med = number(&r, "/overall/kernel/median_ns");
+    let user_med = number(&r, "/overall/mul/median_ns");
     eprintln!(
         "sut, netem 2 ms: hardware median {hw_med:.0} ns p99 {:.0}, kernel median {kernel_med:.0} p99 {:.0}, user Mul median {user_med:.0} p99 {:.0}",
-        f(hw, "/p99_ns"),
-        f(&r, "/overall/kernel/p99_ns"),
-        f(&r, "/overall/mul/p99_ns")
+        number(hw, "/p99_ns"),
+        number(&r, "/overall/kernel/p99_ns"),
+        number(&r, "/overall/mul/p99_ns")
     );
     // netem holds every frame 2 ms; the guest's bridge, emulated, adds its
     // own time, which the hardware stamps see too. Never below the delay.
@@ -239,7 +219,7 @@ fn through_the_sut(profile: &str) {
     // The SUT latency from hardware stamps (the calibration's hardware line
     // taken out) is the delay plus the bridge, below the raw figure.
     let hsl = &r["overall"]["hardware_sut"];
-    let (hsl_min, hsl_med) = (f(hsl, "/min_ns"), f(hsl, "/median_ns"));
+    let (hsl_min, hsl_med) = (number(hsl, "/min_ns"), number(hsl, "/median_ns"));
     eprintln!("sut: hardware Msl min {hsl_min:.0} median {hsl_med:.0} ns");
     assert!(
         hsl_min >= 2_000_000.0 - u95 - 100_000.0 && hsl_min < 2_600_000.0 && hsl_med <= hw_med,
@@ -253,7 +233,7 @@ fn through_the_sut(profile: &str) {
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let at = |n: &str| header.iter().position(|h| *h == n).unwrap();
     let (hw_i, u_i, tx_i, rx_i) = (at("hw_ns"), at("hw_u95_ns"), at("tx_hw_ns"), at("rx_hw_ns"));
-    let offset = f(&r, "/timestamps/hardware_clocks/fit/offset_ns") as i64;
+    let offset = number(&r, "/timestamps/hardware_clocks/fit/offset_ns") as i64;
     let mut rows = 0;
     for l in lines {
         let c: Vec<&str> = l.split(',').collect();

@@ -147,19 +147,10 @@ fn chromium(page: &Path, dir: &Path, screenshot: Option<&Path>) -> (String, Valu
         page.file_stem().unwrap().to_str().unwrap()
     ));
     let mut c = Command::new(CHROMIUM);
-    c.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--hide-scrollbars",
-    ])
-    .arg(format!("--user-data-dir={}", profile.display()))
-    .arg(format!("--log-net-log={}", netlog.display()))
-    .arg("--net-log-capture-mode=Default");
+    c.args(misura_report::html::CHROMIUM_FLAGS)
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--log-net-log={}", netlog.display()))
+        .arg("--net-log-capture-mode=Default");
     match screenshot {
         Some(png) => c
             .arg(format!("--screenshot={}", png.display()))

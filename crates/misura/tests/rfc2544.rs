@@ -15,23 +15,7 @@ use serde_json::Value;
 const SHAPED_BPS: f64 = 20e6;
 
 fn shaped_lab(tag: &str) -> Lab {
-    let lab = Lab::new("rf", tag);
-    let o = run(&[
-        "lab",
-        "up",
-        "--topology",
-        "switch",
-        "--prefix",
-        &lab.prefix,
-        "--shape",
-        "20M",
-    ]);
-    assert!(
-        o.status.success(),
-        "lab up --shape: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    lab
+    Lab::shaped_switch("rf", tag, "20M")
 }
 
 fn tester_cmd(lab: &Lab, cmd: &str, extra: &[&str]) -> std::process::Output {
@@ -509,9 +493,7 @@ fn y1564_passes_through_the_policer_and_fails_on_the_bare_bridge() {
     let _one = one_at_a_time();
     let lab = Lab::new("rf", "p");
     let up = |how: &[&str]| {
-        let mut args = vec!["lab", "up", "--topology", "switch", "--prefix", &lab.prefix];
-        args.extend_from_slice(how);
-        let o = run(&args);
+        let o = lab.bring_up("switch", how);
         assert!(
             o.status.success(),
             "lab up {how:?}: {}",
@@ -574,16 +556,7 @@ fn y1564_passes_through_the_policer_and_fails_on_the_bare_bridge() {
 
     // --police takes a rate, alone: a bad rate names it, with --shape it
     // is refused by clap.
-    let o = run(&[
-        "lab",
-        "up",
-        "--topology",
-        "switch",
-        "--prefix",
-        &lab.prefix,
-        "--police",
-        "5",
-    ]);
+    let o = lab.bring_up("switch", &["--police", "5"]);
     assert_eq!(
         o.status.code(),
         Some(5),
@@ -591,17 +564,6 @@ fn y1564_passes_through_the_policer_and_fails_on_the_bare_bridge() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("police"));
-    let o = run(&[
-        "lab",
-        "up",
-        "--topology",
-        "switch",
-        "--prefix",
-        &lab.prefix,
-        "--police",
-        "50M",
-        "--shape",
-        "20M",
-    ]);
+    let o = lab.bring_up("switch", &["--police", "50M", "--shape", "20M"]);
     assert_eq!(o.status.code(), Some(2));
 }

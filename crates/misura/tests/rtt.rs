@@ -58,6 +58,14 @@ fn check_probes(csv: &Path, expect_follow_up: bool) -> usize {
     n
 }
 
+/// `misura rtt ARGS --count COUNT --period 5ms --json` from host 1: its
+/// result (misura failing fails the test).
+fn probe(h: &Lab, count: &str, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--count", count, "--period", "5ms", "--json"];
+    all.extend_from_slice(args);
+    json_of(&h.rtt(&all))
+}
+
 #[test]
 #[ignore = "needs root: network namespaces and raw sockets"]
 fn udp_round_trips_between_lab_hosts() {
@@ -65,16 +73,11 @@ fn udp_round_trips_between_lab_hosts() {
     let mut h = Lab::up("rt", "u", "hosts");
     h.reflector(&["--listen", "198.18.0.2", "--port", "8620"]);
     let csv = h.path("probes.csv");
-    let v = json_of(&h.rtt(&[
-        "198.18.0.2:8620",
-        "--count",
+    let v = probe(
+        &h,
         "200",
-        "--period",
-        "5ms",
-        "--frames",
-        csv.to_str().unwrap(),
-        "--json",
-    ]));
+        &["198.18.0.2:8620", "--frames", csv.to_str().unwrap()],
+    );
     assert_eq!(v["totals"]["received"], 200);
     assert_eq!(v["timestamps"]["client_tx"], "kernel software");
     assert_eq!(v["timestamps"]["reflector_two_step"], true);
@@ -84,16 +87,11 @@ fn udp_round_trips_between_lab_hosts() {
     // IPv6 too.
     h.reflector(&["--listen", "2001:2::2", "--port", "8621"]);
     let csv6 = h.path("probes6.csv");
-    let v = json_of(&h.rtt(&[
-        "[2001:2::2]:8621",
-        "--count",
+    let v = probe(
+        &h,
         "20",
-        "--period",
-        "5ms",
-        "--frames",
-        csv6.to_str().unwrap(),
-        "--json",
-    ]));
+        &["[2001:2::2]:8621", "--frames", csv6.to_str().unwrap()],
+    );
     assert_eq!(v["totals"]["received"], 20);
     check_probes(&csv6, true);
 }
@@ -108,22 +106,21 @@ fn raw_ethernet_round_trips() {
     // PTP-wrapped ones: the same reflector (auto) answers each in its format.
     for (format, want) in [("auto", "misura"), ("ptp", "ptp")] {
         let csv = h.path(&format!("l2-{format}.csv"));
-        let v = json_of(&h.rtt(&[
-            "--l2",
-            "--interface",
-            "m0",
-            "--peer",
-            "02:6d:73:00:02:02",
-            "--frame-format",
-            format,
-            "--count",
+        let v = probe(
+            &h,
             "100",
-            "--period",
-            "5ms",
-            "--frames",
-            csv.to_str().unwrap(),
-            "--json",
-        ]));
+            &[
+                "--l2",
+                "--interface",
+                "m0",
+                "--peer",
+                "02:6d:73:00:02:02",
+                "--frame-format",
+                format,
+                "--frames",
+                csv.to_str().unwrap(),
+            ],
+        );
         assert_eq!(v["config"]["transport"], "l2-probe");
         assert_eq!(v["config"]["frame_format"], want);
         assert_eq!(v["totals"]["received"], 100, "{format}: {}", v["totals"]);
@@ -167,16 +164,11 @@ fn authenticated_mode_and_wrong_key() {
         "--key-file",
         key.to_str().unwrap(),
     ]);
-    let v = json_of(&h.rtt(&[
-        "198.18.0.2:8622",
-        "--count",
+    let v = probe(
+        &h,
         "20",
-        "--period",
-        "5ms",
-        "--key-file",
-        key.to_str().unwrap(),
-        "--json",
-    ]));
+        &["198.18.0.2:8622", "--key-file", key.to_str().unwrap()],
+    );
     assert_eq!(v["config"]["authenticated"], true);
     assert_eq!(v["totals"]["received"], 20);
     let o = h.rtt(&[
@@ -242,14 +234,7 @@ fn interoperates_with_stamp_suite() {
         .unwrap();
     h.children.push(refl);
     std::thread::sleep(Duration::from_millis(500));
-    let v = json_of(&h.rtt(&[
-        "198.18.0.2:8623",
-        "--count",
-        "20",
-        "--period",
-        "5ms",
-        "--json",
-    ]));
+    let v = probe(&h, "20", &["198.18.0.2:8623"]);
     assert_eq!(v["totals"]["received"], 20);
     assert!(v["overall"]["network_rtt"]["median_ns"].as_i64().unwrap() > 0);
     // stamp-suite sends to misura reflect.
@@ -305,16 +290,11 @@ fn interoperates_with_stamp_suite() {
         .unwrap();
     h.children.push(refl);
     std::thread::sleep(Duration::from_millis(500));
-    let v = json_of(&h.rtt(&[
-        "198.18.0.2:8625",
-        "--count",
+    let v = probe(
+        &h,
         "10",
-        "--period",
-        "5ms",
-        "--key-file",
-        key.to_str().unwrap(),
-        "--json",
-    ]));
+        &["198.18.0.2:8625", "--key-file", key.to_str().unwrap()],
+    );
     assert_eq!(v["totals"]["received"], 10);
     h.reflector(&[
         "--listen",
@@ -452,17 +432,16 @@ fn busy_polling_both_ends_is_measured_and_recorded() {
         refl_json.to_str().unwrap(),
     ]);
     let csv = h.path("busy.csv");
-    let v = json_of(&h.rtt(&[
-        "198.18.0.2:8622",
-        "--busy-poll",
-        "--count",
+    let v = probe(
+        &h,
         "100",
-        "--period",
-        "5ms",
-        "--frames",
-        csv.to_str().unwrap(),
-        "--json",
-    ]));
+        &[
+            "198.18.0.2:8622",
+            "--busy-poll",
+            "--frames",
+            csv.to_str().unwrap(),
+        ],
+    );
     assert_eq!(v["totals"]["received"], 100);
     assert_eq!(check_probes(&csv, true), 100);
     let bp = &v["host"]["tuning"]["busy_poll"];

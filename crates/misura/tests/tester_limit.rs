@@ -48,26 +48,6 @@ fn starved(args: &[&str]) -> Output {
         .expect("running misura under chrt")
 }
 
-fn shaped_switch(tag: &str) -> Lab {
-    let lab = Lab::new("tl", tag);
-    let o = run(&[
-        "lab",
-        "up",
-        "--topology",
-        "switch",
-        "--prefix",
-        &lab.prefix,
-        "--shape",
-        "20M",
-    ]);
-    assert!(
-        o.status.success(),
-        "lab up: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    lab
-}
-
 fn stdout(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
         panic!(
@@ -83,7 +63,7 @@ fn stdout(o: &Output) -> Value {
 fn a_starved_tester_makes_rfc2544_inconclusive_never_an_ndr() {
     need_root!();
     let _one = one_at_a_time();
-    let lab = shaped_switch("a");
+    let lab = Lab::shaped_switch("tl", "a", "20M");
     let ns = lab.tester();
     let _hog = Hog::on_cpu0();
     let started = std::time::Instant::now();
@@ -202,7 +182,7 @@ fn a_starved_tester_makes_rfc2544_inconclusive_never_an_ndr() {
 fn a_starved_tester_makes_y1564_inconclusive_never_fail() {
     need_root!();
     let _one = one_at_a_time();
-    let lab = shaped_switch("b");
+    let lab = Lab::shaped_switch("tl", "b", "20M");
     let ns = lab.tester();
     let _hog = Hog::on_cpu0();
     // 5 Mb/s of 512-byte frames fits under the 20 Mb/s shape: the SUT

@@ -8,28 +8,9 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::net::UdpSocket;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-/// Validate against schema/clock-tsc.schema.json.
-fn assert_schema_valid(v: &Value) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema/clock-tsc.schema.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let validator = jsonschema::draft202012::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(v)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "result fails clock-tsc.schema.json:\n  {}",
-        errors.join("\n  ")
-    );
-}
 
 #[test]
 #[cfg_attr(
@@ -49,7 +30,7 @@ fn monotonic_raw_estimate_is_sane() {
         "-q",
     ]));
     assert!(started.elapsed() < Duration::from_secs(30));
-    assert_schema_valid(&v);
+    schema_check(&v, "clock-tsc.schema.json");
     let raw = &v["raw"];
     let f = raw["endpoints"]["frequency_hz"].as_f64().unwrap();
     assert!(f > 100e6 && f < 10e9, "TSC frequency {f} Hz");
@@ -220,6 +201,26 @@ impl ChronyLab {
     fn ns(&self, i: u8) -> String {
         format!("{}h{i}", self.prefix)
     }
+
+    /// `misura clock tsc --ntp` from h1 against chronyd in h2: COUNT
+    /// requests INTERVAL apart, JSON on stdout.
+    fn ntp_estimate(&self, interval: &str, count: &str) -> Output {
+        let ns = self.ns(1);
+        run(&[
+            "clock",
+            "tsc",
+            "--netns",
+            &ns,
+            "--ntp",
+            "198.18.0.2",
+            "--interval",
+            interval,
+            "--count",
+            count,
+            "--json",
+            "-q",
+        ])
+    }
 }
 
 impl Drop for ChronyLab {
@@ -243,20 +244,7 @@ fn ntp_estimate_agrees_with_monotonic_raw_in_the_lab() {
     // reply (bounded), which also checks it serves as configured.
     let deadline = Instant::now() + Duration::from_secs(10);
     let ready = loop {
-        let o = run(&[
-            "clock",
-            "tsc",
-            "--netns",
-            &lab.ns(1),
-            "--ntp",
-            "198.18.0.2",
-            "--interval",
-            "100ms",
-            "--count",
-            "2",
-            "--json",
-            "-q",
-        ]);
+        let o = lab.ntp_estimate("100ms", "2");
         if o.status.success() {
             break serde_json::from_slice::<Value>(&o.stdout).ok();
         }
@@ -273,23 +261,10 @@ fn ntp_estimate_agrees_with_monotonic_raw_in_the_lab() {
     );
 
     let started = Instant::now();
-    let o = run(&[
-        "clock",
-        "tsc",
-        "--netns",
-        &lab.ns(1),
-        "--ntp",
-        "198.18.0.2",
-        "--interval",
-        "200ms",
-        "--count",
-        "40",
-        "--json",
-        "-q",
-    ]);
+    let o = lab.ntp_estimate("200ms", "40");
     assert!(started.elapsed() < Duration::from_secs(60));
     let v = json_of(&o);
-    assert_schema_valid(&v);
+    schema_check(&v, "clock-tsc.schema.json");
     let n = &v["ntp"];
     assert!(n["replies"].as_u64().unwrap() >= 30, "{n}");
     assert_eq!(n["stratum"], 1);

@@ -31,7 +31,8 @@ pub fn write_header(out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{FRAMES_HEADER}")
 }
 
-struct Cell(Option<i64>);
+/// A CSV cell of a figure that may be missing: the number, or nothing.
+pub(crate) struct Cell(pub(crate) Option<i64>);
 
 impl std::fmt::Display for Cell {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -16,6 +16,21 @@ use crate::svg::num;
 use serde_json::Value;
 use std::io::{self, Write};
 
+/// The headless Chromium flags `misura report --png` renders the page with
+/// (no first-run, network, update or sync work, no scroll bars);
+/// `crates/misura/tests/report.rs` loads the page with the same flags to see
+/// that it asks for nothing from outside.
+pub const CHROMIUM_FLAGS: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+];
+
 // ---------------------------------------------------------------- words
 
 fn words(v: &Value) -> Vec<String> {

@@ -18,24 +18,13 @@ struct Iface<'a> {
 }
 
 impl Iface<'_> {
-    fn item(
-        &self,
-        name: &str,
-        state: impl Into<String>,
-        verdict: Verdict,
-        why: &str,
-        command: Option<String>,
-    ) -> CheckItem {
-        item(self.name, name, state, verdict, why, command)
-    }
-
     /// The item of a setting the driver could not report.
     fn unread(&self, name: &str, e: &SysError, why: &str) -> CheckItem {
         let verdict = match e {
             SysError::Unsupported { .. } => Verdict::NotApplicable,
             _ => Verdict::Unknown,
         };
-        self.item(name, sys_state(e), verdict, why, None)
+        item(self.name, name, sys_state(e), verdict, why, None)
     }
 }
 
@@ -65,7 +54,8 @@ fn link(i: &Iface) -> CheckItem {
     let why = "the wire time C = bits / link rate enters every latency; a renegotiated or half-duplex link changes it";
     let (name, driver) = (i.name, &i.driver);
     match ethtool::link_mode(name) {
-        Ok(l) => i.item(
+        Ok(l) => item(
+            i.name,
             "link",
             format!(
                 "{}, duplex {}, autoneg {} (driver {driver}, {})",
@@ -89,14 +79,15 @@ fn link(i: &Iface) -> CheckItem {
             )),
         ),
         // Unknown even when unsupported: every link has a rate.
-        Err(e) => i.item("link", sys_state(&e), Verdict::Unknown, why, None),
+        Err(e) => item(i.name, "link", sys_state(&e), Verdict::Unknown, why, None),
     }
 }
 
 fn eee(i: &Iface) -> CheckItem {
     let why = "Energy-Efficient Ethernet puts the link to sleep between frames; waking it adds microseconds";
     match ethtool::eee(i.name) {
-        Ok(e) => i.item(
+        Ok(e) => item(
+            i.name,
             "EEE",
             format!(
                 "{}{}",
@@ -127,7 +118,8 @@ fn coalescing(i: &Iface) -> CheckItem {
             let g = |k: &str| c.get(k).unwrap_or(0);
             let onoff = |k: &str| if g(k) != 0 { "on" } else { "off" };
             let hurts = g("rx-usecs") > 0 || g("rx-frames") > 1 || g("adaptive-rx") != 0;
-            i.item(
+            item(
+                i.name,
                 "coalescing",
                 format!(
                     "rx-usecs {}, rx-frames {}, adaptive-rx {}, tx-usecs {}, tx-frames {}, adaptive-tx {}",
@@ -168,7 +160,8 @@ fn offloads(i: &Iface) -> Vec<CheckItem> {
     ]
     .into_iter()
     .map(|(off, why)| match ethtool::offload(i.name, off) {
-        Ok(on) => i.item(
+        Ok(on) => item(
+            i.name,
             off,
             if on { "on" } else { "off" },
             if on { Verdict::Hurts } else { Verdict::Ok },
@@ -191,7 +184,8 @@ fn irq_affinity(i: &Iface) -> CheckItem {
     let irqs = match hostinfo::interface_irqs(i.name, i.info.as_ref().map(|i| i.index)) {
         Ok(irqs) => irqs,
         Err(e) => {
-            return i.item(
+            return item(
+                i.name,
                 "IRQ affinity",
                 format!("unreadable: {e}"),
                 Verdict::Unknown,
@@ -201,7 +195,8 @@ fn irq_affinity(i: &Iface) -> CheckItem {
         }
     };
     if irqs.is_empty() {
-        return i.item(
+        return item(
+            i.name,
             "IRQ affinity",
             format!("no IRQs of its own (driver {})", i.driver),
             Verdict::NotApplicable,
@@ -222,7 +217,8 @@ fn irq_affinity(i: &Iface) -> CheckItem {
             format!("{} ({}) → CPUs {}", l.irq, l.name, missing(&r))
         })
         .collect();
-    i.item(
+    item(
+        i.name,
         "IRQ affinity",
         list.join("; "),
         if unknown {
@@ -248,8 +244,16 @@ fn timestamping(i: &Iface) -> [CheckItem; 2] {
         Ok(t) => t,
         Err(e) => {
             return [
-                i.item("timestamping", sys_state(&e), Verdict::Unknown, why, None),
-                i.item(
+                item(
+                    i.name,
+                    "timestamping",
+                    sys_state(&e),
+                    Verdict::Unknown,
+                    why,
+                    None,
+                ),
+                item(
+                    i.name,
                     "PTP clock",
                     "unknown (no ETHTOOL_GET_TS_INFO)",
                     Verdict::Unknown,
@@ -261,7 +265,8 @@ fn timestamping(i: &Iface) -> [CheckItem; 2] {
     };
     let (name, driver, ns) = (i.name, &i.driver, &i.ns);
     let caps = t.describe();
-    let stamps = i.item(
+    let stamps = item(
+        i.name,
         "timestamping",
         format!(
             "{}; tx types: {}; rx filters: {}",
@@ -293,11 +298,19 @@ fn timestamping(i: &Iface) -> [CheckItem; 2] {
 fn ptp_clock(i: &Iface, phc_index: Option<i32>) -> CheckItem {
     let why = "the NIC's PTP clock stamps frames; it must be disciplined (phc2sys) to compare with CLOCK_REALTIME";
     let Some(index) = phc_index else {
-        return i.item("PTP clock", "none", Verdict::NotApplicable, why, None);
+        return item(
+            i.name,
+            "PTP clock",
+            "none",
+            Verdict::NotApplicable,
+            why,
+            None,
+        );
     };
     let dev = format!("/dev/ptp{index}");
     let present = hostinfo::exists(&dev);
-    i.item(
+    item(
+        i.name,
         "PTP clock",
         format!(
             "{dev}{}",

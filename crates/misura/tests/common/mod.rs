@@ -151,7 +151,10 @@ pub fn schema_check(v: &Value, schema_file: &str) {
         .join("../../schema")
         .join(schema_file);
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let validator = jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("schema compiles");
     let errors: Vec<String> = validator
         .iter_errors(v)
         .map(|e| format!("{} at {}", e, e.instance_path()))
@@ -228,15 +231,36 @@ impl Lab {
         lab
     }
 
-    pub fn topology(&self, topology: &str) {
-        let o = run(&[
+    /// A lab brought up as a switch shaped to `shape` (a tbf on the bridge
+    /// port towards p2), e.g. `20M`.
+    pub fn shaped_switch(family: &str, tag: &str, shape: &str) -> Lab {
+        let lab = Lab::new(family, tag);
+        let o = lab.bring_up("switch", &["--shape", shape]);
+        assert!(
+            o.status.success(),
+            "lab up --shape {shape}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        lab
+    }
+
+    /// `misura lab up --topology TOPOLOGY --prefix PREFIX EXTRA…` for this
+    /// lab, whatever it gives.
+    pub fn bring_up(&self, topology: &str, extra: &[&str]) -> Output {
+        let mut args = vec![
             "lab",
             "up",
             "--topology",
             topology,
             "--prefix",
             &self.prefix,
-        ]);
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    }
+
+    pub fn topology(&self, topology: &str) {
+        let o = self.bring_up(topology, &[]);
         assert!(
             o.status.success(),
             "lab up {topology}: {}",
@@ -250,16 +274,7 @@ impl Lab {
 
     /// `misura lab up --topology routed --shape SHAPE` for this lab.
     pub fn routed(&self, shape: &str) -> Output {
-        run(&[
-            "lab",
-            "up",
-            "--topology",
-            "routed",
-            "--prefix",
-            &self.prefix,
-            "--shape",
-            shape,
-        ])
+        self.bring_up("routed", &["--shape", shape])
     }
 
     /// `misura COMMAND --netns h{host} -q` (serve, reflect) in the

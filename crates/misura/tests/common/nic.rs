@@ -20,6 +20,7 @@
 //! `MISURA_NIC_ACCEL` (auto, kvm, tcg) reaches the script unchanged.
 
 use super::{require_file, require_root, require_tool, TempDir, BIN};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -236,6 +237,19 @@ impl NicRun {
         std::fs::read_to_string(self.dir.path("run").join("dmesg")).unwrap_or_default()
     }
 
+    /// The JSON result a `misura_cmd(name, …)` line left, after checking
+    /// that misura exited with one of `ok` (`$OUT/NAME.rc`).
+    pub fn json(&self, name: &str, ok: &[&str]) -> Value {
+        let rc = self.file(&format!("{name}.rc"));
+        assert!(
+            ok.contains(&rc.trim()),
+            "misura {name} exited {rc} in the guest: {}\n{}",
+            self.file(&format!("{name}.err")),
+            self.describe()
+        );
+        serde_json::from_str(&self.file(&format!("{name}.json"))).expect("misura's JSON")
+    }
+
     /// Fails unless the script exited 0, showing what it printed.
     pub fn assert_ok(&self) -> &NicRun {
         assert_eq!(self.exit, 0, "the guest script failed\n{}", self.describe());
@@ -265,6 +279,22 @@ fn tail(s: &str, n: usize) -> &str {
 }
 
 /// scripts/nic-lab.sh in this checkout.
+/// A guest script's line that runs `misura --no-store ARGS --json`, with its
+/// JSON in `$OUT/NAME.json`, its stderr in `NAME.err` and its exit status in
+/// `NAME.rc` (read back with `NicRun::json`).
+pub fn misura_cmd(name: &str, args: &str) -> String {
+    format!(
+        "misura --no-store {args} --json > $OUT/{name}.json 2> $OUT/{name}.err; echo $? > $OUT/{name}.rc\n"
+    )
+}
+
+/// The number at JSON pointer `path` of `v`.
+pub fn number(v: &Value, path: &str) -> f64 {
+    v.pointer(path)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("{path} missing in {v:#}"))
+}
+
 pub fn script_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/nic-lab.sh")
 }

@@ -5,6 +5,7 @@ pub use crate::figure::human_ns;
 use crate::model::clock::*;
 use crate::model::meta::HostFingerprint;
 use crate::model::run::StopReason;
+use crate::model::summary::Bucket;
 use crate::model::warning::Warning;
 use std::io::{self, Write};
 
@@ -215,6 +216,23 @@ fn bar(count: u64, max: u64, width: usize) -> String {
     "#".repeat(((f * width as f64).round() as usize).max(1))
 }
 
+/// A histogram's rows: each bucket's bounds, its count (`width` wide) and a
+/// bar scaled to the largest count.
+fn write_histogram(buckets: &[Bucket], width: usize, out: &mut dyn Write) -> io::Result<()> {
+    let max = buckets.iter().map(|b| b.count).max().unwrap_or(0);
+    for b in buckets {
+        writeln!(
+            out,
+            "  {:>9} – {:>9}  {:>width$}  {}",
+            human_ns(b.lower_ns as f64),
+            human_ns(b.upper_ns as f64),
+            b.count,
+            bar(b.count, max, 40)
+        )?;
+    }
+    Ok(())
+}
+
 fn opt_ns(v: Option<i64>) -> String {
     v.map_or("-".into(), |x| human_ns(x as f64))
 }
@@ -272,18 +290,8 @@ pub fn write_interference_text(r: &InterferenceReport, out: &mut dyn Write) -> i
             opt_ns(s.max_ns),
             human_ns(run.time_in_gaps_over_10us_ns as f64)
         )?;
-        let max = run.histogram.iter().map(|b| b.count).max().unwrap_or(0);
         writeln!(out, "  {:>21}  {:>12}", "step", "count")?;
-        for b in &run.histogram {
-            writeln!(
-                out,
-                "  {:>9} – {:>9}  {:>12}  {}",
-                human_ns(b.lower_ns as f64),
-                human_ns(b.upper_ns as f64),
-                b.count,
-                bar(b.count, max, 40)
-            )?;
-        }
+        write_histogram(&run.histogram, 12, out)?;
         if !run.longest_gaps.is_empty() {
             writeln!(out, "  longest gaps (step @ offset from start):")?;
             for g in &run.longest_gaps {
@@ -377,17 +385,7 @@ pub fn write_timer_text(r: &TimerReport, out: &mut dyn Write) -> io::Result<()> 
         r.max_at_ns
             .map_or(String::new(), |t| format!(" (at {:.3} s)", t as f64 / 1e9))
     )?;
-    let max = r.histogram.iter().map(|b| b.count).max().unwrap_or(0);
-    for b in &r.histogram {
-        writeln!(
-            out,
-            "  {:>9} – {:>9}  {:>9}  {}",
-            human_ns(b.lower_ns as f64),
-            human_ns(b.upper_ns as f64),
-            b.count,
-            bar(b.count, max, 40)
-        )?;
-    }
+    write_histogram(&r.histogram, 9, out)?;
     write_end(r.complete, &r.stop_reason, &r.warnings, out)
 }
 

@@ -4,6 +4,8 @@
 use crate::model::exchange::*;
 use std::io::{self, Write};
 
+use super::heading::partial;
+
 fn us(v: Option<i64>) -> String {
     v.map_or("-".into(), |x| format!("{:.3}", x as f64 / 1000.0))
 }
@@ -19,11 +21,7 @@ pub fn write_text(r: &ExchangeReport, out: &mut dyn Write) -> io::Result<()> {
         c.trigger_bytes,
         c.data_bytes,
         c.period_ns as f64 / 1e6,
-        if r.complete {
-            String::new()
-        } else {
-            format!("  [PARTIAL: {}]", r.stop_reason)
-        }
+        partial(r.complete, &r.stop_reason)
     )?;
     writeln!(
         out,

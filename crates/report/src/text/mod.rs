@@ -4,6 +4,7 @@
 pub mod clock;
 pub mod exchange;
 pub mod hardware;
+mod heading;
 pub mod host;
 pub mod load;
 pub mod oneway;

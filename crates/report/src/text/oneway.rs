@@ -8,6 +8,8 @@ use crate::model::CalibrationLine;
 use crate::model::SummarySnapshot;
 use std::io::{self, Write};
 
+use super::heading::{in_netns, partial};
+
 use super::percentiles::{us, write_rows, Columns};
 
 fn yes(b: bool) -> &'static str {
@@ -31,15 +33,8 @@ pub fn write_oneway(r: &OnewayReport, out: &mut dyn Write) -> io::Result<()> {
         "{title}: {} -> {}{}  {}",
         c.tx,
         c.rx,
-        c.netns
-            .as_deref()
-            .map(|n| format!(" (netns {n})"))
-            .unwrap_or_default(),
-        if r.complete {
-            String::new()
-        } else {
-            format!("[PARTIAL: {}]", r.stop_reason)
-        }
+        in_netns(c.netns.as_deref()),
+        partial(r.complete, &r.stop_reason).trim_start()
     )?;
     writeln!(
         out,

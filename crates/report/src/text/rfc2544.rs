@@ -4,6 +4,8 @@ use crate::figure::human_ns;
 use crate::model::rfc2544::*;
 use std::io::{self, Write};
 
+use super::heading::{in_netns, partial};
+
 fn fps(v: f64) -> String {
     if v >= 1e6 {
         format!("{:.3} M", v / 1e6)
@@ -26,19 +28,12 @@ pub fn write_text(r: &Rfc2544Report, out: &mut dyn Write) -> io::Result<()> {
         "misura rfc2544: {} -> {}{}, link {} Mb/s ({}), engine {} on {} core(s){}",
         c.tx,
         c.rx,
-        c.netns
-            .as_deref()
-            .map(|n| format!(" (netns {n})"))
-            .unwrap_or_default(),
+        in_netns(c.netns.as_deref()),
         c.link_rate_bps / 1_000_000,
         c.link_speed_source,
         r.engine.engine,
         r.engine.cores,
-        if r.complete {
-            String::new()
-        } else {
-            format!("  [PARTIAL: {}]", r.stop_reason)
-        }
+        partial(r.complete, &r.stop_reason)
     )?;
     writeln!(
         out,

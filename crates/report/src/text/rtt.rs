@@ -2,10 +2,13 @@
 //! (`--probes`); the result types are in `model::rtt`.
 
 use crate::figure::human_ns;
+use crate::frames::Cell;
 use crate::model::rtt::*;
 use crate::model::SummarySnapshot;
 use misura_measure::stamp_client::ProbeRecord;
 use std::io::{self, Write};
+
+use super::heading::partial;
 
 use super::percentiles::{write_rows, Columns};
 
@@ -56,11 +59,7 @@ pub fn write_text(r: &RttReport, out: &mut dyn Write) -> io::Result<()> {
         } else {
             ""
         },
-        if r.complete {
-            String::new()
-        } else {
-            format!("  [PARTIAL: {}]", r.stop_reason)
-        }
+        partial(r.complete, &r.stop_reason)
     )?;
     writeln!(out, "{}", schedule(c))?;
     let t = &r.timestamps;
@@ -279,17 +278,6 @@ fn reflector_methods(
 }
 
 pub const PROBES_HEADER: &str = "seq,request_bytes,response_bytes,tx1_ns,tx2_ns,tx_kernel_ns,reflector_rx_ns,reflector_tx_ns,reflector_tx_precise,rx_kernel_ns,rx2_ns,user_rtt_ns,kernel_rtt_ns,turnaround_ns,network_rtt_ns,forward_ns,backward_ns,sender_ttl,lost,reordered,duplicates,tx_hw_ns,rx_hw_ns,hardware_rtt_ns,hw_stamped";
-
-struct Cell(Option<i64>);
-
-impl std::fmt::Display for Cell {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            Some(v) => write!(f, "{v}"),
-            None => Ok(()),
-        }
-    }
-}
 
 /// One per-probe row; `one_way` is (forward, backward) with the offset used.
 pub fn write_probe_row(

@@ -4,6 +4,8 @@ use crate::figure::human_ns;
 use crate::model::y1564::*;
 use std::io::{self, Write};
 
+use super::heading::{in_netns, partial};
+
 fn mbps(v: f64) -> String {
     format!("{:.3} Mb/s", v / 1e6)
 }
@@ -66,18 +68,11 @@ pub fn write_text(r: &Y1564Report, out: &mut dyn Write) -> io::Result<()> {
         "misura y1564: {} -> {}{}, engine {} on {} core(s): {}{}",
         c.tx,
         c.rx,
-        c.netns
-            .as_deref()
-            .map(|n| format!(" (netns {n})"))
-            .unwrap_or_default(),
+        in_netns(c.netns.as_deref()),
         r.engine.engine,
         r.engine.cores,
         verdict(r.pass, r.inconclusive),
-        if r.complete {
-            String::new()
-        } else {
-            format!("  [PARTIAL: {}]", r.stop_reason)
-        }
+        partial(r.complete, &r.stop_reason)
     )?;
     writeln!(out, "rates: {}; delay: {}", c.rate_basis, c.delay_source)?;
     if r.inconclusive {

@@ -12,6 +12,14 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The mode of a packet with this HMAC field: authenticated with one.
+    pub const fn of_hmac(hmac: &Option<[u8; 16]>) -> Mode {
+        match hmac {
+            Some(_) => Mode::Authenticated,
+            None => Mode::Unauthenticated,
+        }
+    }
+
     /// Length of the base packet (sender and reflector alike): 44 or 112.
     /// TLVs, if any, start here.
     pub const fn base_len(self) -> usize {

@@ -1,7 +1,7 @@
 //! The Session-Reflector test packet: a view and a plain value.
 
 use super::error_estimate::ErrorEstimate;
-use super::layout::{check_out, field, rd16, rd32, rd8x, reflector_layout, Mode};
+use super::layout::{field, rd16, rd32, rd8x, reflector_layout, Mode};
 use crate::WireError;
 
 stamp_view!(
@@ -99,15 +99,9 @@ pub struct ReflectorRepr {
     pub hmac: Option<[u8; 16]>,
 }
 
-impl ReflectorRepr {
-    pub fn mode(&self) -> Mode {
-        if self.hmac.is_some() {
-            Mode::Authenticated
-        } else {
-            Mode::Unauthenticated
-        }
-    }
+stamp_repr!(ReflectorRepr, StampReflectorPacket);
 
+impl ReflectorRepr {
     pub fn parse(bytes: &[u8], mode: Mode) -> Result<Self, WireError> {
         let p = StampReflectorPacket::new_checked(bytes, mode)?;
         Ok(ReflectorRepr {
@@ -124,29 +118,12 @@ impl ReflectorRepr {
         })
     }
 
-    pub fn buffer_len(&self) -> usize {
-        self.mode().base_len()
-    }
-
-    /// Writes the base packet (MBZ zeroed) to the start of `buf` and returns
-    /// its length. Bytes beyond are untouched, as is all of `buf` on error.
-    pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
-        let n = self.buffer_len();
-        check_out(buf.len(), n)?;
-        let mut p = StampReflectorPacket::new_unchecked(&mut buf[..n], self.mode());
-        p.clear_mbz();
-        p.set_seq(self.seq);
-        p.set_timestamp(self.timestamp);
-        p.set_error_estimate(self.error_estimate);
-        p.set_ssid(self.ssid);
+    /// The reflector's own fields, after those every packet starts with.
+    fn emit_own(&self, p: &mut StampReflectorPacket<&mut [u8]>) {
         p.set_receive_timestamp(self.receive_timestamp);
         p.set_sender_seq(self.sender_seq);
         p.set_sender_timestamp(self.sender_timestamp);
         p.set_sender_error_estimate(self.sender_error_estimate);
         p.set_sender_ttl(self.sender_ttl);
-        if let Some(h) = self.hmac {
-            p.set_hmac(h);
-        }
-        Ok(n)
     }
 }

@@ -1,7 +1,7 @@
 //! The Session-Sender test packet: a view and a plain value.
 
 use super::error_estimate::ErrorEstimate;
-use super::layout::{check_out, field, sender_layout, Mode};
+use super::layout::{field, sender_layout, Mode};
 use crate::WireError;
 
 stamp_view!(
@@ -41,15 +41,9 @@ pub struct SenderRepr {
     pub hmac: Option<[u8; 16]>,
 }
 
-impl SenderRepr {
-    pub fn mode(&self) -> Mode {
-        if self.hmac.is_some() {
-            Mode::Authenticated
-        } else {
-            Mode::Unauthenticated
-        }
-    }
+stamp_repr!(SenderRepr, StampSenderPacket);
 
+impl SenderRepr {
     /// Parses the base packet at the start of `bytes` (trailing TLVs are
     /// allowed and ignored; MBZ contents are ignored).
     pub fn parse(bytes: &[u8], mode: Mode) -> Result<Self, WireError> {
@@ -63,25 +57,6 @@ impl SenderRepr {
         })
     }
 
-    /// Bytes `emit` writes: 44 or 112.
-    pub fn buffer_len(&self) -> usize {
-        self.mode().base_len()
-    }
-
-    /// Writes the base packet (MBZ zeroed) to the start of `buf` and returns
-    /// its length. Bytes beyond are untouched, as is all of `buf` on error.
-    pub fn emit(&self, buf: &mut [u8]) -> Result<usize, WireError> {
-        let n = self.buffer_len();
-        check_out(buf.len(), n)?;
-        let mut p = StampSenderPacket::new_unchecked(&mut buf[..n], self.mode());
-        p.clear_mbz();
-        p.set_seq(self.seq);
-        p.set_timestamp(self.timestamp);
-        p.set_error_estimate(self.error_estimate);
-        p.set_ssid(self.ssid);
-        if let Some(h) = self.hmac {
-            p.set_hmac(h);
-        }
-        Ok(n)
-    }
+    /// Nothing beyond the fields every packet starts with.
+    fn emit_own(&self, _: &mut StampSenderPacket<&mut [u8]>) {}
 }

@@ -1,8 +1,10 @@
-//! What the Session-Sender and Session-Reflector views share, written once:
-//! `stamp_view!` defines a view type over a buffer and a mode with the
+//! What the Session-Sender and Session-Reflector packets share, written
+//! once: `stamp_view!` defines a view type over a buffer and a mode with the
 //! fields both packets start with (sequence number, timestamp, Error
-//! Estimate, SSID), the HMAC and the TLV area, readers and writers. Each
+//! Estimate, SSID), the HMAC and the TLV area, readers and writers; each
 //! packet's module adds its own fields and MBZ layout in a further `impl`.
+//! `stamp_repr!` gives a plain value its mode, length and `emit`, which
+//! writes those shared fields and then the value's own (`emit_own`).
 
 /// `stamp_view!(Name, layout type, layout function)`, after the type's doc
 /// comment. Used in a child module of `stamp`: the paths go through `super`.
@@ -118,6 +120,45 @@ macro_rules! stamp_view {
             pub fn tlv_bytes_mut(&mut self) -> &mut [u8] {
                 let base = self.mode.base_len();
                 &mut self.buffer.as_mut()[base..]
+            }
+        }
+    };
+}
+
+/// `stamp_repr!(Repr, View)`: `mode`, `buffer_len` and `emit` of the plain
+/// value `Repr` (fields `seq`, `timestamp`, `error_estimate`, `ssid`,
+/// `hmac`), which writes through `View` and then calls the value's own
+/// `emit_own(&self, &mut View<&mut [u8]>)` for the rest of its fields.
+macro_rules! stamp_repr {
+    ($repr:ident, $view:ident) => {
+        impl $repr {
+            /// Authenticated with an HMAC, unauthenticated without one.
+            pub fn mode(&self) -> super::layout::Mode {
+                super::layout::Mode::of_hmac(&self.hmac)
+            }
+
+            /// Bytes `emit` writes: 44 or 112.
+            pub fn buffer_len(&self) -> usize {
+                self.mode().base_len()
+            }
+
+            /// Writes the base packet (MBZ zeroed) to the start of `buf` and
+            /// returns its length. Bytes beyond are untouched, as is all of
+            /// `buf` on error.
+            pub fn emit(&self, buf: &mut [u8]) -> Result<usize, $crate::WireError> {
+                let n = self.buffer_len();
+                super::layout::check_out(buf.len(), n)?;
+                let mut p = $view::new_unchecked(&mut buf[..n], self.mode());
+                p.clear_mbz();
+                p.set_seq(self.seq);
+                p.set_timestamp(self.timestamp);
+                p.set_error_estimate(self.error_estimate);
+                p.set_ssid(self.ssid);
+                if let Some(h) = self.hmac {
+                    p.set_hmac(h);
+                }
+                self.emit_own(&mut p);
+                Ok(n)
             }
         }
     };

@@ -12,7 +12,7 @@ use crate::shared::units::DurationArg;
 use anyhow::Result;
 use misura_clock::interference::{InterferencePlan, InterferenceRequest};
 use misura_clock::sources::SourcesPlan;
-use misura_clock::timer::TimerPlan;
+use misura_clock::timer::{TimerPlan, TimerRequest};
 use misura_clock::tsc::TscPlan;
 use misura_clock::{Knob, MeasureError, PlanError};
 use misura_report::clock::{
@@ -142,14 +142,14 @@ fn interference(a: &InterferenceArgs, stop: &Arc<AtomicUsize>) -> Result<Finishe
 }
 
 fn timer(a: &TimerArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let plan = TimerPlan::new(
-        Span::from_ns(a.duration.ns),
-        Span::from_ns(a.interval.ns),
-        a.rt_priority,
-        a.cpu,
-        !a.allow_deep_idle,
-        a.bins_per_decade,
-    )
+    let plan = TimerPlan::new(TimerRequest {
+        duration: Span::from_ns(a.duration.ns),
+        interval: Span::from_ns(a.interval.ns),
+        rt_priority: a.rt_priority,
+        cpu: a.cpu,
+        limit_idle: !a.allow_deep_idle,
+        bins_per_decade: a.bins_per_decade,
+    })
     .map_err(|e| {
         let d = [
             (Knob::Duration, "--duration", &a.duration),

@@ -194,16 +194,7 @@ fn svg_to_png(svg: &Path, png: &Path, w: f64, h: f64) -> Result<()> {
         let profile =
             std::env::temp_dir().join(format!("misura-report-chromium-{}", std::process::id()));
         let out = Command::new(chromium)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--hide-scrollbars",
-            ])
+            .args(misura_report::html::CHROMIUM_FLAGS)
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg(format!("--screenshot={}", png.display()))
             .arg(format!(
