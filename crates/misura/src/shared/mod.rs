@@ -13,5 +13,5 @@ pub mod store;
 // What every measuring run shares lives in the `misura-run` library (the
 // measuring libraries use it too); the binary reaches it by the same paths.
 pub use misura_run::{
-    cpuload, files, host, meta, netns, outfile, progress, stamping, target, units, warnings,
+    cpuload, files, host, meta, netns, outfile, stamping, target, units, warnings,
 };

@@ -8,17 +8,10 @@
 pub mod args;
 pub use args::LoadArgs;
 
-mod flows;
-mod iperf3;
-mod phases;
-mod preflight;
-mod progress;
-mod replies;
-mod rr;
-
 use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, Report};
 use anyhow::Result;
+use misura_load::{LoadPlan, PlanError};
 use misura_report::under_load::write_text;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -50,70 +43,66 @@ Examples:
   misura load 198.18.1.2 --udp-up 40M --period 20ms --json
   misura load 198.18.1.2 --rr --up 2 --down 2";
 
-/// Longest loaded phase.
-const MAX_DURATION_NS: i64 = 3_600_000_000_000;
-/// Idle phases: long enough for an offset, short enough to be a phase.
-const MIN_IDLE_NS: i64 = 1_000_000_000;
-const MAX_IDLE_NS: i64 = 600_000_000_000;
-/// Streams per direction.
-const MAX_STREAMS: u32 = 128;
+/// The flags resolved into the plan, checked; its errors in the flags' words.
+fn plan(a: &LoadArgs) -> Result<LoadPlan, Failure> {
+    let p = LoadPlan {
+        host: a.host.clone(),
+        reflector: a.reflector.clone(),
+        server: a.server.clone(),
+        up: a.up,
+        down: a.down,
+        udp_up: a.udp_up.clone(),
+        udp_down: a.udp_down.clone(),
+        duration: a.duration.clone(),
+        idle: a.idle.clone(),
+        period: a.period.clone(),
+        timeout: a.timeout.clone(),
+        rr: a.rr,
+        cpu: a.cpu,
+        cpu_load: a.cpu_load.clone(),
+        key_file: a.key_file.clone(),
+        quiet: a.out.quiet || a.out.json,
+        netns: a.ns.netns.clone(),
+    };
+    p.check().map_err(flag_sentence)?;
+    Ok(p)
+}
 
-fn check(a: &LoadArgs) -> Result<(), Failure> {
-    let d = a.duration.ns;
-    if !(2_000_000_000..=MAX_DURATION_NS).contains(&d) {
-        return Err(Failure::Params(format!(
-            "--duration {} is out of range: the loaded phase lasts 2 s to 1 h",
-            a.duration
-        )));
-    }
-    if !(MIN_IDLE_NS..=MAX_IDLE_NS).contains(&a.idle.ns) {
-        return Err(Failure::Params(format!(
-            "--idle {} is out of range: each idle phase lasts 1 s (enough probes for the clock offset) to 10 min",
-            a.idle
-        )));
-    }
-    if a.up > MAX_STREAMS || a.down > MAX_STREAMS {
-        return Err(Failure::Params(format!(
-            "--up {} / --down {}: at most {MAX_STREAMS} streams each way",
-            a.up, a.down
-        )));
-    }
-    if a.up == 0 && a.down == 0 && a.udp_up.is_none() && a.udp_down.is_none() {
-        return Err(Failure::Usage(
+/// A plan error as the sentence that names the flags, with its exit class.
+fn flag_sentence(e: PlanError) -> Failure {
+    use PlanError::*;
+    match e {
+        LoadedPhase { duration } => Failure::Params(format!(
+            "--duration {duration} is out of range: the loaded phase lasts 2 s to 1 h"
+        )),
+        IdlePhase { idle } => Failure::Params(format!(
+            "--idle {idle} is out of range: each idle phase lasts 1 s (enough probes for the clock offset) to 10 min"
+        )),
+        Streams { up, down, max } => Failure::Params(format!(
+            "--up {up} / --down {down}: at most {max} streams each way"
+        )),
+        NoLoad => Failure::Usage(
             "no load: give --up N or --down N (TCP streams) or --udp-up/--udp-down RATE".into(),
-        ));
+        ),
+        FewIdleProbes { period, idle } => Failure::Params(format!(
+            "--period {period} leaves fewer than 10 probes in an idle phase of {idle}: shorten the period or lengthen --idle"
+        )),
+        ServerUrl { url } => Failure::Usage(format!(
+            "--server {url}: give iperf3://HOST[:PORT] (an iperf3 -s)"
+        )),
+        Iperf3NoLoad => {
+            Failure::Usage("--server iperf3://: no load asked for (--up/--down 0)".into())
+        }
+        Flow { direction, error } => Failure::Usage(format!("the {direction} load: {error}")),
+        Transactions { error } => Failure::Usage(format!("--rr: {error}")),
+        Checked(f) => f,
     }
-    if a.period.ns * 10 > a.idle.ns {
-        return Err(Failure::Params(format!(
-            "--period {} leaves fewer than 10 probes in an idle phase of {}: shorten the period or lengthen --idle",
-            a.period, a.idle
-        )));
-    }
-    if a.rr {
-        rr::check(a)?;
-    }
-    a.cpu_load.check()
 }
 
 /// `misura load`.
 pub fn run(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    check(a)?;
-    flows::plan(a)?;
-    preflight::check_peers(a, stop)?;
-    let busy = a.cpu_load.start(a.cpu);
-    let line = progress::LoadProgress::start(a);
-    let measured = phases::measure(a, stop, &line);
-    drop(line);
-    let (mut report, failed) = measured?;
-    for e in busy.iter().flat_map(|b| &b.pin_errors) {
-        report
-            .warnings
-            .push(crate::shared::warnings::Warn::LoadThreadNotPinned { error: e.clone() }.into());
-    }
-    drop(busy);
-    if let Some(url) = &a.server {
-        report.config.server = url.clone(); // the load's server was another tool
-    }
+    let plan = plan(a)?;
+    let (report, failed) = misura_load::measure(&plan, crate::shared::irtt_probe::measure, stop)?;
     let target = report.config.server.clone();
     let report = Report::new(report, "load", target, write_text);
     Ok(match failed {

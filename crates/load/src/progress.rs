@@ -3,8 +3,8 @@
 //! `misura rtt` shows it). Quiet with -q, --json or when stderr is not a
 //! terminal.
 
-use crate::commands::load::args::LoadArgs;
-use crate::shared::progress::Progress;
+use crate::plan::LoadPlan;
+use misura_run::progress::Progress;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -18,7 +18,7 @@ pub struct LoadProgress {
 }
 
 /// The load the loaded phase offers, in a few words.
-fn offered(a: &LoadArgs) -> String {
+fn offered(a: &LoadPlan) -> String {
     let dir = |udp: &Option<String>, streams: u32, name: &str| match udp {
         Some(r) => Some(format!("{name} UDP {r}bit/s")),
         None if streams > 0 => Some(format!("{name} {streams} TCP stream(s)")),
@@ -32,9 +32,9 @@ fn offered(a: &LoadArgs) -> String {
 }
 
 impl LoadProgress {
-    pub fn start(a: &LoadArgs) -> LoadProgress {
+    pub fn start(a: &LoadPlan) -> LoadProgress {
         let total = Duration::from_nanos((2 * a.idle.ns + a.duration.ns) as u64);
-        let mut line = Progress::new(a.out.quiet || a.out.json, Some(total));
+        let mut line = Progress::new(a.quiet, Some(total));
         let phase = Arc::new(Mutex::new("idle"));
         let done = Arc::new(AtomicBool::new(false));
         let (p, d) = (phase.clone(), done.clone());

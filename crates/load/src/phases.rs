@@ -1,15 +1,15 @@
 //! The three phases of `misura load` and the result built from them.
 
-use crate::commands::load::args::LoadArgs;
-use crate::commands::load::flows::{self, FlowOutcome};
-use crate::shared::exit::Failure;
-use crate::shared::meta::{meta, now_rfc3339};
+use crate::flows::{self, FlowOutcome};
+use crate::plan::LoadPlan;
 use anyhow::Result;
 use clap::Parser;
 use misura_report::rtt::RttReport;
 use misura_report::under_load::*;
 use misura_report::{LoopTuning, StopReason};
 use misura_rtt::{self as rtt, RttArgs};
+use misura_run::exit::Failure;
+use misura_run::meta::{meta, now_rfc3339};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,7 +28,7 @@ struct RttCli {
 }
 
 /// The probes of one phase, as `misura rtt` flags.
-pub(super) fn rtt_args(a: &LoadArgs, ns: i64, offset_ns: Option<f64>) -> Result<RttArgs, Failure> {
+pub(crate) fn rtt_args(a: &LoadPlan, ns: i64, offset_ns: Option<f64>) -> Result<RttArgs, Failure> {
     let reflector = a.reflector.clone().unwrap_or_else(|| host_only(&a.host));
     // irtt://HOST[:PORT]: an irtt server answers the probes.
     let irtt = reflector.strip_prefix("irtt://").map(str::to_string);
@@ -63,7 +63,7 @@ pub(super) fn rtt_args(a: &LoadArgs, ns: i64, offset_ns: Option<f64>) -> Result<
 }
 
 /// HOST of HOST[:PORT] (the reflector listens on the server's host).
-pub(super) fn host_only(s: &str) -> String {
+pub(crate) fn host_only(s: &str) -> String {
     if let Some(rest) = s.strip_prefix('[') {
         if let Some(i) = rest.find(']') {
             return rest[..i].to_string();
@@ -87,8 +87,9 @@ struct Probed {
 }
 
 fn probe(
+    probe: crate::Probe,
     name: &'static str,
-    a: &LoadArgs,
+    a: &LoadPlan,
     ns: i64,
     offset_ns: Option<f64>,
     t0: Instant,
@@ -96,9 +97,9 @@ fn probe(
 ) -> Result<Probed> {
     let args = rtt_args(a, ns, offset_ns)?;
     let start = t0.elapsed().as_secs_f64();
-    let rr = super::rr::start(a, 0, ns, stop);
-    let m = crate::shared::irtt_probe::measure(&args, stop);
-    let rr = super::rr::join(rr);
+    let rr = crate::rr::start(a, 0, ns, stop);
+    let m = probe(&args, stop);
+    let rr = crate::rr::join(rr);
     let m = m?;
     Ok(Probed {
         name,
@@ -113,15 +114,16 @@ fn probe(
 /// Run idle, loaded and idle phases; the result and, if the load failed,
 /// why.
 pub fn measure(
-    a: &LoadArgs,
+    a: &LoadPlan,
+    probe_with: crate::Probe,
     stop: &Arc<AtomicUsize>,
-    line: &super::progress::LoadProgress,
+    line: &crate::progress::LoadProgress,
 ) -> Result<(UnderLoadReport, Option<String>)> {
     let planned = flows::plan(a)?;
     let started_at = now_rfc3339();
     let t0 = Instant::now();
     let t0_realtime = misura_sys::clock::realtime_ns();
-    let mut probed = vec![probe("idle", a, a.idle.ns, None, t0, stop)?];
+    let mut probed = vec![probe(probe_with, "idle", a, a.idle.ns, None, t0, stop)?];
     // The idle phase's offset serves every later phase's one-way delays:
     // under load the minimum-RTT probes are no longer symmetric.
     let offset = probed[0].report.clock_offset.as_ref().map(|o| o.offset_ns);
@@ -137,7 +139,7 @@ pub fn measure(
         let probe_start = t0.elapsed().as_secs_f64();
         let probes = {
             let stop = stop.clone();
-            std::thread::spawn(move || crate::shared::irtt_probe::measure(&args, &stop))
+            std::thread::spawn(move || probe_with(&args, &stop))
         };
         std::thread::sleep(Duration::from_nanos(LOAD_LEAD_NS as u64));
         load_start_s = t0.elapsed().as_secs_f64();
@@ -146,14 +148,14 @@ pub fn measure(
         // load took hold they would complete by the thousand and outnumber
         // the loaded ones, so they start once the load is established.
         let settle = RR_SETTLE_NS.min(a.duration.ns / 4);
-        let rr = super::rr::start(a, settle, probe_ns - LOAD_LEAD_NS - settle, stop);
+        let rr = crate::rr::start(a, settle, probe_ns - LOAD_LEAD_NS - settle, stop);
         let m = probes
             .join()
             .map_err(|_| anyhow::anyhow!("the probing thread panicked"))??;
         probed.push(Probed {
             name: "loaded",
             report: m.report,
-            rr: super::rr::join(rr),
+            rr: crate::rr::join(rr),
             series: m.series,
             start_s: probe_start,
             duration_s: a.duration.ns as f64 / 1e9,
@@ -168,7 +170,15 @@ pub fn measure(
     }
     if stop.load(Ordering::Relaxed) == 0 {
         line.phase("idle after");
-        probed.push(probe("idle after", a, a.idle.ns, offset, t0, stop)?);
+        probed.push(probe(
+            probe_with,
+            "idle after",
+            a,
+            a.idle.ns,
+            offset,
+            t0,
+            stop,
+        )?);
     }
     let failed = outcomes
         .iter()
@@ -195,7 +205,7 @@ pub fn measure(
 }
 
 fn build(
-    a: &LoadArgs,
+    a: &LoadPlan,
     started_at: String,
     probed: &[Probed],
     outcomes: &[FlowOutcome],
@@ -235,7 +245,7 @@ fn build(
             });
         }
     }
-    warnings.extend(super::replies::warnings(&phases));
+    warnings.extend(crate::replies::warnings(&phases));
     // The probes' own traffic against what the path carried under load: a
     // slow bottleneck that the probes themselves help to fill is said.
     let request = idle.per_size.first().map_or(0, |s| s.request_bytes) as f64;
@@ -268,14 +278,14 @@ fn build(
         meta: meta("misura.load", started_at),
         complete,
         stop_reason: if sig != 0 {
-            crate::shared::output::signal_reason(sig)
+            misura_run::exit::signal_reason(sig)
         } else if complete {
             StopReason::Finished
         } else {
             StopReason::other("a phase or a flow did not complete (see warnings)")
         },
-        host: crate::shared::host::fingerprint(LoopTuning {
-            netns: a.ns.netns.clone(),
+        host: misura_run::host::fingerprint(LoopTuning {
+            netns: a.netns.clone(),
             cpu: a.cpu,
             ..Default::default()
         }),
@@ -330,7 +340,7 @@ fn build(
 }
 
 fn rate_of(text: Option<&str>) -> u64 {
-    text.and_then(|t| t.parse::<crate::shared::units::LinkRate>().ok())
+    text.and_then(|t| t.parse::<misura_run::units::LinkRate>().ok())
         .map_or(0, |r| r.bps)
 }
 

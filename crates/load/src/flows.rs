@@ -2,22 +2,47 @@
 //! udp` test per direction against `misura serve`, each in its own thread,
 //! built from the same flags a user would give those commands.
 
-use crate::commands::load::args::LoadArgs;
-use crate::shared::client_flags::{self, ClientArgs};
-use crate::shared::exit::Failure;
+use crate::error::PlanError;
+use crate::plan::LoadPlan;
 use anyhow::Result;
 use clap::Parser;
 use misura_report::under_load::{FlowThroughput, ThroughputPoint};
+use misura_throughput::client::ClientPlan;
 use misura_throughput::{tcp, udp};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+/// The target flags a flow or a transactions' test is given (the flags of
+/// `misura serve`'s clients it uses): one client, quiet.
+#[derive(clap::Args)]
+pub(crate) struct Target {
+    #[arg(value_name = "HOST[:PORT]")]
+    host: String,
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<std::path::PathBuf>,
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+impl Target {
+    /// The one client's plan.
+    pub(crate) fn client(&self) -> ClientPlan {
+        ClientPlan {
+            host: self.host.clone(),
+            key_file: self.key_file.clone(),
+            netns: None,
+            clients: 1,
+            quiet: self.quiet,
+        }
+    }
+}
+
 /// `misura tcp`'s flags but --clients (one client).
 #[derive(Parser)]
 struct TcpCli {
     #[command(flatten)]
-    c: ClientArgs,
+    c: Target,
     #[command(flatten)]
     knobs: tcp::TcpKnobs,
     #[command(flatten)]
@@ -28,7 +53,7 @@ struct TcpCli {
 #[derive(Parser)]
 struct UdpCli {
     #[command(flatten)]
-    c: ClientArgs,
+    c: Target,
     #[command(flatten)]
     knobs: udp::UdpKnobs,
     #[command(flatten)]
@@ -42,15 +67,15 @@ pub struct Flow {
     pub streams: u32,
     argv: Vec<String>,
     /// `--server iperf3://`: this flow's part of the one iperf3 test.
-    iperf3: Option<super::iperf3::Part>,
+    iperf3: Option<crate::iperf3::Part>,
 }
 
 impl Flow {
-    pub(super) fn iperf3(
+    pub(crate) fn iperf3(
         direction: &'static str,
         kind: &'static str,
         streams: u32,
-        part: super::iperf3::Part,
+        part: crate::iperf3::Part,
     ) -> Flow {
         Flow {
             direction,
@@ -64,9 +89,9 @@ impl Flow {
 
 /// The flows the flags ask for, checked by the commands' own parsers
 /// before anything is measured.
-pub fn plan(a: &LoadArgs) -> Result<Vec<Flow>, Failure> {
+pub fn plan(a: &LoadPlan) -> Result<Vec<Flow>, PlanError> {
     if let Some(url) = &a.server {
-        let planned = super::iperf3::plan(a, url)?;
+        let planned = crate::iperf3::plan(a, url)?;
         return Ok(planned
             .into_iter()
             .map(|(d, k, n, p)| Flow::iperf3(d, k, n, p))
@@ -100,7 +125,10 @@ pub fn plan(a: &LoadArgs) -> Result<Vec<Flow>, Failure> {
         } else {
             UdpCli::try_parse_from(&argv).map(drop)
         };
-        checked.map_err(|e| Failure::Usage(format!("the {direction} load: {e}")))?;
+        checked.map_err(|e| PlanError::Flow {
+            direction,
+            error: e.to_string(),
+        })?;
         flows.push(Flow {
             direction,
             kind,
@@ -118,6 +146,23 @@ pub struct FlowOutcome {
     /// Throughput intervals, s from the flow's start (TCP only).
     pub series: Vec<ThroughputPoint>,
     pub error: Option<String>,
+}
+
+impl FlowOutcome {
+    /// What the test of `direction` measured, and why it did not complete.
+    fn delivered(
+        &mut self,
+        direction: &str,
+        bps: f64,
+        complete: bool,
+        why: &impl std::fmt::Display,
+    ) {
+        self.throughput.throughput_bps = bps;
+        self.throughput.complete = complete;
+        if !complete {
+            self.error = Some(format!("the {direction} load did not complete: {why}"));
+        }
+    }
 }
 
 /// Start a flow in its own thread, unpinned (the probing loop may be
@@ -138,7 +183,7 @@ pub fn start(f: Flow, stop: &Arc<AtomicUsize>) -> JoinHandle<FlowOutcome> {
             error: None,
         };
         let ran = if let Some(part) = &f.iperf3 {
-            super::iperf3::run(part, f.direction, &stop).map(|(bps, complete, error)| {
+            crate::iperf3::run(part, f.direction, &stop).map(|(bps, complete, error)| {
                 out.throughput.throughput_bps = bps;
                 out.throughput.complete = complete;
                 out.error = error;
@@ -157,10 +202,9 @@ pub fn start(f: Flow, stop: &Arc<AtomicUsize>) -> JoinHandle<FlowOutcome> {
 
 fn run_tcp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<()> {
     let a = TcpCli::try_parse_from(&f.argv)?;
-    let plan = tcp::TcpPlan::new(client_flags::plan(&a.c, 1)?, &a.knobs, &a.shape)?;
+    let plan = tcp::TcpPlan::new(a.c.client(), &a.knobs, &a.shape)?;
     let r = tcp::measure(&plan, stop)?;
-    out.throughput.throughput_bps = r.throughput_bps;
-    out.throughput.complete = r.complete;
+    out.delivered(f.direction, r.throughput_bps, r.complete, &r.stop_reason);
     out.series = r
         .intervals
         .iter()
@@ -170,26 +214,13 @@ fn run_tcp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<(
             throughput_bps: l.throughput_bps,
         })
         .collect();
-    if !r.complete {
-        out.error = Some(format!(
-            "the {} load did not complete: {}",
-            f.direction, r.stop_reason
-        ));
-    }
     Ok(())
 }
 
 fn run_udp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<()> {
     let a = UdpCli::try_parse_from(&f.argv)?;
-    let plan = udp::UdpPlan::new(client_flags::plan(&a.c, 1)?, &a.knobs, &a.shape)?;
+    let plan = udp::UdpPlan::new(a.c.client(), &a.knobs, &a.shape)?;
     let r = udp::measure(&plan, stop)?;
-    out.throughput.throughput_bps = r.throughput_bps;
-    out.throughput.complete = r.complete;
-    if !r.complete {
-        out.error = Some(format!(
-            "the {} load did not complete: {}",
-            f.direction, r.stop_reason
-        ));
-    }
+    out.delivered(f.direction, r.throughput_bps, r.complete, &r.stop_reason);
     Ok(())
 }

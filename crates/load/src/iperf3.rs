@@ -3,8 +3,8 @@
 //! and down are one iperf3 test (--bidir when both, with the larger stream
 //! count both ways); its up figure reaches the down flow through a channel.
 
-use super::args::LoadArgs;
-use crate::shared::exit::Failure;
+use crate::error::PlanError;
+use crate::plan::LoadPlan;
 use anyhow::{anyhow, Result};
 use misura_throughput::iperf3::{self, Iperf3Plan};
 use misura_wire::iperf3::{Params, Protocol};
@@ -26,12 +26,12 @@ pub enum Part {
 pub type Planned = (&'static str, &'static str, u32, Part);
 
 /// The flows of an iperf3 load: `url` is iperf3://HOST[:PORT].
-pub fn plan(a: &LoadArgs, url: &str) -> Result<Vec<Planned>, Failure> {
-    let host = url.strip_prefix("iperf3://").ok_or_else(|| {
-        Failure::Usage(format!(
-            "--server {url}: give iperf3://HOST[:PORT] (an iperf3 -s)"
-        ))
-    })?;
+pub fn plan(a: &LoadPlan, url: &str) -> Result<Vec<Planned>, PlanError> {
+    let host = url
+        .strip_prefix("iperf3://")
+        .ok_or_else(|| PlanError::ServerUrl {
+            url: url.to_string(),
+        })?;
     let udp = a.udp_up.is_some() || a.udp_down.is_some();
     let rate = |r: &Option<String>| r.as_deref().map(misura_run::units::rate_bps).transpose();
     let (up_rate, down_rate) = (rate(&a.udp_up)?, rate(&a.udp_down)?);
@@ -41,9 +41,7 @@ pub fn plan(a: &LoadArgs, url: &str) -> Result<Vec<Planned>, Failure> {
         (a.up > 0, a.down > 0)
     };
     if !up && !down {
-        return Err(Failure::Usage(
-            "--server iperf3://: no load asked for (--up/--down 0)".into(),
-        ));
+        return Err(PlanError::Iperf3NoLoad);
     }
     let streams = if udp { 1 } else { a.up.max(a.down) };
     let params = Params {

@@ -5,9 +5,9 @@
 //! replies). Without this, a missing server showed only after all three
 //! phases, as `up 0.00 Mbit/s` and an RPM of the idle path.
 
-use crate::commands::load::args::LoadArgs;
-use crate::shared::units::DurationArg;
+use crate::plan::LoadPlan;
 use anyhow::{anyhow, Result};
+use misura_run::units::DurationArg;
 use misura_throughput::client::{Control, DEFAULT_PORT};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::AtomicUsize;
@@ -26,7 +26,7 @@ const ICMP_WAIT: Duration = Duration::from_millis(300);
 /// port unreachable (nothing listens on that UDP port); a reply, or
 /// silence, passes on to the probes' own check.
 fn udp_refused(reflector: &str) -> Result<()> {
-    let addr = crate::shared::target::resolve(reflector, 862)?;
+    let addr = misura_run::target::resolve(reflector, 862)?;
     let bind: SocketAddr = if addr.is_ipv6() {
         "[::]:0".parse()?
     } else {
@@ -49,9 +49,9 @@ fn udp_refused(reflector: &str) -> Result<()> {
 
 /// Checks the server (unless the load needs none) and the reflector; the
 /// error names the address and what to start there.
-pub fn check_peers(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
-    let host = super::phases::host_only(&a.host);
-    let addr = crate::shared::target::resolve(&a.host, DEFAULT_PORT)?;
+pub fn check_peers(a: &LoadPlan, probe: crate::Probe, stop: &Arc<AtomicUsize>) -> Result<()> {
+    let host = crate::phases::host_only(&a.host);
+    let addr = misura_run::target::resolve(&a.host, DEFAULT_PORT)?;
     // An iperf3 load needs misura serve only for --rr.
     let serve = a.server.is_none() || a.rr;
     if serve {
@@ -77,12 +77,12 @@ pub fn check_peers(a: &LoadArgs, stop: &Arc<AtomicUsize>) -> Result<()> {
             hint
         ));
     }
-    let mut args = super::phases::rtt_args(a, REFLECTOR_CHECK_NS, None)?;
+    let mut args = crate::phases::rtt_args(a, REFLECTOR_CHECK_NS, None)?;
     let short: DurationArg = CHECK_TIMEOUT.parse()?;
     if args.timeout.ns > short.ns {
         args.timeout = short;
     }
-    crate::shared::irtt_probe::measure(&args, stop).map_err(|e| {
+    probe(&args, stop).map_err(|e| {
         anyhow!(
             "checked before measuring: the probes' reflector {reflector}: {e:#}. {}",
             hint

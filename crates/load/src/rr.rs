@@ -2,11 +2,12 @@
 //! through `misura serve` beside each phase's probes, built from the flags
 //! a user would give `misura rr` and checked by its own parser.
 
-use crate::commands::load::args::LoadArgs;
-use crate::shared::client_flags::{self, ClientArgs};
-use crate::shared::exit::Failure;
+use crate::error::PlanError;
+use crate::flows::Target;
+use crate::plan::LoadPlan;
 use clap::Parser;
 use misura_report::under_load::{Percentiles, RrPhase};
+use misura_run::exit::Failure;
 use misura_throughput::rr::{self, RrKnobs, RrPlan, RrShape};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 #[derive(Parser)]
 struct RrArgs {
     #[command(flatten)]
-    c: ClientArgs,
+    c: Target,
     #[command(flatten)]
     knobs: RrKnobs,
     #[command(flatten)]
@@ -26,13 +27,13 @@ struct RrArgs {
 
 /// The plan of the flags, as `misura rr` checks them.
 fn plan(a: &RrArgs) -> Result<RrPlan, Failure> {
-    RrPlan::new(client_flags::plan(&a.c, 1)?, &a.knobs, &a.shape)
+    RrPlan::new(a.c.client(), &a.knobs, &a.shape)
 }
 
 /// The transactions of a phase `ns` long, as `misura rr` flags. Their
 /// timeout is the probes': a loaded queue holds a response as long as it
 /// holds a probe.
-fn args(a: &LoadArgs, ns: i64) -> Result<RrArgs, Failure> {
+fn args(a: &LoadPlan, ns: i64) -> Result<RrArgs, PlanError> {
     let mut argv: Vec<String> = ["rr", &a.host, "--proto", "udp", "-q"]
         .map(String::from)
         .into();
@@ -45,18 +46,20 @@ fn args(a: &LoadArgs, ns: i64) -> Result<RrArgs, Failure> {
     if let Some(k) = &a.key_file {
         argv.extend(["--key-file".to_string(), k.display().to_string()]);
     }
-    RrArgs::try_parse_from(&argv).map_err(|e| Failure::Usage(format!("--rr: {e}")))
+    RrArgs::try_parse_from(&argv).map_err(|e| PlanError::Transactions {
+        error: e.to_string(),
+    })
 }
 
 /// Check the transactions' flags before anything is measured.
-pub fn check(a: &LoadArgs) -> Result<(), Failure> {
-    plan(&args(a, a.idle.ns)?).map(drop)
+pub fn check(a: &LoadPlan) -> Result<(), PlanError> {
+    Ok(plan(&args(a, a.idle.ns)?).map(drop)?)
 }
 
 /// Start a phase's transactions in their own thread (unpinned, like the
 /// load), `delay_ns` from now, for `ns`; `None` without `--rr`.
 pub fn start(
-    a: &LoadArgs,
+    a: &LoadPlan,
     delay_ns: i64,
     ns: i64,
     stop: &Arc<AtomicUsize>,

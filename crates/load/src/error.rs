@@ -1,0 +1,39 @@
+//! What can be wrong with a `misura load` plan, in the plan's words (the
+//! binary names the flags).
+
+use misura_run::exit::Failure;
+use misura_run::units::DurationArg;
+
+/// A plan that cannot run, with what was wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("the loaded phase lasts 2 s to 1 h, not {duration}")]
+    LoadedPhase { duration: DurationArg },
+    #[error("an idle phase lasts 1 s to 10 min, not {idle}")]
+    IdlePhase { idle: DurationArg },
+    #[error("{up} streams up, {down} down: at most {max} each way")]
+    Streams { up: u32, down: u32, max: u32 },
+    #[error("no load: no TCP stream and no UDP rate either way")]
+    NoLoad,
+    #[error("a probe every {period} leaves fewer than 10 probes in an idle phase of {idle}")]
+    FewIdleProbes {
+        period: DurationArg,
+        idle: DurationArg,
+    },
+    #[error("the load's server {url} is not iperf3://HOST[:PORT]")]
+    ServerUrl { url: String },
+    #[error("an iperf3 load with no stream either way")]
+    Iperf3NoLoad,
+    /// A direction's test refused by its command's own parser.
+    #[error("the {direction} load: {error}")]
+    Flow {
+        direction: &'static str,
+        error: String,
+    },
+    /// The transactions' test refused by `misura rr`'s parser.
+    #[error("the transactions: {error}")]
+    Transactions { error: String },
+    /// A check of another crate, already in its words.
+    #[error(transparent)]
+    Checked(#[from] Failure),
+}
