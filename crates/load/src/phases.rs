@@ -7,6 +7,7 @@ use clap::Parser;
 use misura_report::rtt::RttReport;
 use misura_report::under_load::*;
 use misura_report::{LoopTuning, StopReason};
+use misura_rtt::args::Peer;
 use misura_rtt::{self as rtt, RttArgs};
 use misura_run::exit::Failure;
 use misura_run::meta::{meta, now_rfc3339};
@@ -20,6 +21,8 @@ const LOAD_LEAD_NS: i64 = 150_000_000;
 /// How long after the load starts the loaded phase's `--rr` transactions
 /// start (at most a quarter of the phase).
 const RR_SETTLE_NS: i64 = 1_000_000_000;
+/// The probes' own intervals: the result's latency series.
+const PROBES_INTERVAL: &str = "500ms";
 
 #[derive(Parser)]
 struct RttCli {
@@ -27,39 +30,26 @@ struct RttCli {
     a: RttArgs,
 }
 
-/// The probes of one phase, as `misura rtt` flags.
+/// The probes of one phase: `misura rtt`'s flags at their defaults (from
+/// its clap attributes, their one source), with the phase's set in code.
 pub(crate) fn rtt_args(a: &LoadPlan, ns: i64, offset_ns: Option<f64>) -> Result<RttArgs, Failure> {
     let reflector = a.reflector.clone().unwrap_or_else(|| host_only(&a.host));
     // irtt://HOST[:PORT]: an irtt server answers the probes.
     let irtt = reflector.strip_prefix("irtt://").map(str::to_string);
-    let mut argv: Vec<String> = vec![
-        "rtt".into(),
-        irtt.clone().unwrap_or(reflector),
-        "--duration".into(),
-        format!("{}ms", (ns / 1_000_000).max(1)),
-        "--period".into(),
-        a.period.to_string(),
-        "--timeout".into(),
-        a.timeout.to_string(),
-        "--interval".into(),
-        "500ms".into(),
-        "-q".into(),
-    ];
-    if let Some(cpu) = a.cpu {
-        argv.extend(["--cpu".into(), cpu.to_string()]);
-    }
-    if let Some(k) = &a.key_file {
-        argv.extend(["--key-file".into(), k.display().to_string()]);
-    }
-    if irtt.is_some() {
-        argv.extend(["--peer".into(), "irtt".into()]);
-    }
-    if let Some(o) = offset_ns {
-        argv.extend(["--clock-offset-ns".into(), format!("{o}")]);
-    }
-    RttCli::try_parse_from(&argv)
+    let mut r = RttCli::try_parse_from(["rtt"])
         .map(|c| c.a)
-        .map_err(|e| Failure::Usage(format!("the probes: {e}")))
+        .map_err(|e| Failure::Usage(format!("the probes: {e}")))?;
+    r.target = Some(irtt.clone().unwrap_or(reflector));
+    r.duration = Some(format!("{}ms", (ns / 1_000_000).max(1)).parse()?);
+    r.period = Some(a.period.clone());
+    r.timeout = a.timeout.clone();
+    r.interval = Some(PROBES_INTERVAL.parse()?);
+    r.out.quiet = true;
+    r.cpu = a.cpu;
+    r.key_file = a.key_file.clone();
+    r.peer = irtt.map(|_| Peer::Irtt);
+    r.clock_offset_ns = offset_ns;
+    Ok(r)
 }
 
 /// HOST of HOST[:PORT] (the reflector listens on the server's host).
@@ -402,5 +392,85 @@ fn inflation(idle: Option<&Phase>, loaded: Option<&Phase>) -> Inflation {
         user_rtt_uncertainty_ns: user_u,
         forward_ns: diff(i.forward.as_ref(), l.forward.as_ref()).0,
         backward_ns: diff(i.backward.as_ref(), l.backward.as_ref()).0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(reflector: Option<&str>) -> LoadPlan {
+        let d = |s: &str| s.parse().unwrap();
+        LoadPlan {
+            host: "198.18.0.2:5999".into(),
+            reflector: reflector.map(String::from),
+            server: None,
+            up: 1,
+            down: 1,
+            udp_up: None,
+            udp_down: None,
+            duration: d("10s"),
+            idle: d("5s"),
+            period: d("20ms"),
+            timeout: d("2s"),
+            rr: false,
+            cpu: Some(1),
+            cpu_load: Default::default(),
+            key_file: Some("/k".into()),
+            quiet: false,
+            netns: None,
+        }
+    }
+
+    fn parsed(argv: &[&str]) -> String {
+        format!("{:?}", RttCli::try_parse_from(argv).unwrap().a)
+    }
+
+    /// The probes' flags set in code are those the command line that
+    /// `misura load` once wrote for them gave.
+    #[test]
+    fn the_probes_flags_are_rtts_own() {
+        let got = rtt_args(&plan(None), 2_500_000_000, Some(-12.5)).unwrap();
+        let want = parsed(&[
+            "rtt",
+            "198.18.0.2",
+            "--duration",
+            "2500ms",
+            "--period",
+            "20ms",
+            "--timeout",
+            "2s",
+            "--interval",
+            "500ms",
+            "-q",
+            "--cpu",
+            "1",
+            "--key-file",
+            "/k",
+            "--clock-offset-ns",
+            "-12.5",
+        ]);
+        assert_eq!(format!("{got:?}"), want);
+        let got = rtt_args(&plan(Some("irtt://[::1]:2112")), 1, None).unwrap();
+        let want = parsed(&[
+            "rtt",
+            "[::1]:2112",
+            "--duration",
+            "1ms",
+            "--period",
+            "20ms",
+            "--timeout",
+            "2s",
+            "--interval",
+            "500ms",
+            "-q",
+            "--cpu",
+            "1",
+            "--key-file",
+            "/k",
+            "--peer",
+            "irtt",
+        ]);
+        assert_eq!(format!("{got:?}"), want);
     }
 }
