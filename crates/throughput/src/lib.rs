@@ -16,5 +16,6 @@ pub mod proto;
 pub mod rr;
 pub mod serve;
 pub mod setup;
+pub mod sweep;
 pub mod tcp;
 pub mod udp;

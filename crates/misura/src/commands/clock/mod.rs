@@ -15,10 +15,10 @@ use misura_clock::sources::SourcesPlan;
 use misura_clock::timer::TimerPlan;
 use misura_clock::tsc::TscPlan;
 use misura_clock::{Knob, MeasureError, PlanError};
-use misura_time::Span;
 use misura_report::clock::{
     human_ns, write_interference_text, write_sources_text, write_timer_text,
 };
+use misura_time::Span;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
