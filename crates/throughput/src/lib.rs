@@ -11,6 +11,7 @@
 pub mod client;
 pub mod iperf3;
 pub mod pacing;
+pub mod peer;
 pub mod poll_window;
 pub mod proto;
 pub mod rr;

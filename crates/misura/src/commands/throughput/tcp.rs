@@ -6,11 +6,13 @@
 //!
 //! The flags and their glue; the test is `misura_throughput::tcp`'s.
 
+use super::peer;
 use crate::shared::client_flags::{self as client, ClientArgs, ClientsArg};
 use crate::shared::exit::Failure;
 use crate::shared::output::Finished;
 use anyhow::Result;
 use misura_report::throughput::{write_tcp_csv, write_tcp_text};
+use misura_throughput::peer::Measured;
 pub use misura_throughput::tcp::*;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -72,26 +74,29 @@ pub fn plan(a: &TcpArgs) -> Result<TcpPlan, Failure> {
 
 /// `misura tcp`: the report, exit code 1 when a client did not complete.
 pub fn run(args: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    use super::peer::{self, Chosen};
     let plan = plan(args)?;
-    let only = args.peer_rate.rate.as_ref().map(|_| "--rate");
-    let found = match peer::choose(&args.peer, &args.c.host, only)? {
-        Chosen::Iperf3 { conn, probed } => {
-            return peer::tcp(&plan, &args.peer, &args.peer_rate, (conn, probed), stop)
+    let (peer, only) = peer::plan(&args.peer, args.peer_rate.rate.as_ref().map(|_| "--rate"));
+    let measured = misura_throughput::peer::tcp(
+        &plan,
+        &peer,
+        args.peer_rate.rate.as_ref().map(|r| r.bps),
+        stop,
+        peer::say_found,
+    );
+    let host = &args.c.host;
+    Ok(match measured.map_err(|e| peer::sentence(e, only))? {
+        Measured::Misura(r) => {
+            client::finished(r.complete, r, "tcp", host, write_tcp_text, write_tcp_csv)
         }
-        Chosen::Misura { probed } => probed,
-    };
-    let mut r = measure(&plan, stop)?;
-    r.config.endpoint.found_by_probing = peer::misura_found(found);
-    let (text, csv) = (write_tcp_text, write_tcp_csv);
-    Ok(client::finished(
-        r.complete,
-        r,
-        "tcp",
-        &args.c.host,
-        text,
-        csv,
-    ))
+        Measured::Iperf3(r) => client::finished(
+            r.report.complete,
+            r,
+            "tcp",
+            host,
+            peer::tcp_text,
+            peer::tcp_csv,
+        ),
+    })
 }
 
 #[cfg(test)]
