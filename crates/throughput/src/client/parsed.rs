@@ -26,15 +26,7 @@ impl<K: Args, S: Args> Parsed<K, S> {
 
     /// The client part, checked as the binary checks it.
     pub fn client(&self) -> Result<ClientPlan, Failure> {
-        let p = ClientPlan {
-            host: self.host.clone(),
-            key_file: None,
-            netns: None,
-            clients: self.clients,
-            quiet: false,
-        };
-        p.check()?;
-        Ok(p)
+        client(&self.host, self.clients)
     }
 
     /// The plan `new` makes of the parsed flags (the command line must parse).
@@ -44,5 +36,33 @@ impl<K: Args, S: Args> Parsed<K, S> {
     ) -> Result<P, Failure> {
         let w = Self::of(args).unwrap();
         new(w.client()?, &w.knobs, &w.shape)
+    }
+}
+
+/// The client part on `host`, checked as the binary checks it.
+pub fn client(host: &str, clients: u32) -> Result<ClientPlan, Failure> {
+    let p = ClientPlan {
+        host: host.into(),
+        key_file: None,
+        netns: None,
+        clients,
+        quiet: false,
+    };
+    p.check()?;
+    Ok(p)
+}
+
+/// HOST, then flags that have `--clients` of their own (a sweep's).
+#[derive(Parser)]
+pub struct OnHost<K: Args> {
+    pub host: String,
+    #[command(flatten)]
+    pub flags: K,
+}
+
+impl<K: Args> OnHost<K> {
+    /// `args` after the program's name.
+    pub fn of(args: &[&str]) -> Self {
+        Self::try_parse_from(std::iter::once("t").chain(args.iter().copied())).unwrap()
     }
 }

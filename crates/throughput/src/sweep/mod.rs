@@ -151,3 +151,6 @@ fn point(measured: anyhow::Result<SweepFigures>) -> Result<SweepFigures, Failure
         },
     }
 }
+
+#[cfg(test)]
+mod tests;
