@@ -6,15 +6,20 @@
 //! are clap groups here, the rest of each command's flags are the
 //! binary's), measured (`tcp::measure`, …) and returned as its report
 //! (`misura_report::throughput`); the binary prints, stores and exits.
+//! `peer` runs a tcp or udp test against misura serve or an iperf3 server
+//! (or whichever a probe finds), and `sweep` runs one test once per value
+//! of one parameter and tabulates the runs (`misura sweep`).
 #![forbid(unsafe_code)]
 
 pub mod client;
 pub mod iperf3;
 pub mod pacing;
+pub mod peer;
 pub mod poll_window;
 pub mod proto;
 pub mod rr;
 pub mod serve;
 pub mod setup;
+pub mod sweep;
 pub mod tcp;
 pub mod udp;

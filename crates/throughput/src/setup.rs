@@ -23,6 +23,23 @@ pub struct SetupPlan {
     pub count: u32,
 }
 
+/// A set-up test with nothing to measure: no idle gap, or no sample per
+/// gap.
+#[derive(Debug, thiserror::Error)]
+#[error("a set-up test needs at least one idle gap and one sample per gap")]
+pub struct NothingToMeasure;
+
+impl SetupPlan {
+    /// The gaps and the samples per gap, checked before the rest of the plan
+    /// is made.
+    pub fn check_samples(gaps: &[u64], count: u32) -> Result<(), NothingToMeasure> {
+        if gaps.is_empty() || count == 0 {
+            return Err(NothingToMeasure);
+        }
+        Ok(())
+    }
+}
+
 const METHOD: &str = "rr-udp: after the idle gap, RTT of the first 16-byte UDP transaction minus the RTT of the next; then the connect() time to the serve port";
 const REPLY_TIMEOUT: Duration = Duration::from_secs(2);
 

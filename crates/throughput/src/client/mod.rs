@@ -6,6 +6,8 @@
 mod base;
 mod control;
 mod data;
+#[cfg(test)]
+pub(crate) mod parsed;
 pub(crate) mod run;
 mod vet;
 

@@ -171,3 +171,71 @@ impl RrPlan {
         self.duration.ns as u64
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::parsed::Parsed;
+    use std::time::Duration;
+
+    type W = Parsed<RrKnobs, RrShape>;
+
+    fn plan(args: &[&str]) -> Result<RrPlan, Failure> {
+        W::plan(args, RrPlan::new)
+    }
+
+    #[test]
+    fn kinds_and_sizes() {
+        let p = plan(&["t", "h"]).unwrap();
+        assert_eq!((p.kind, p.t.request, p.t.response), (RrKind::Tcp, 1, 1));
+        assert_eq!(p.t.timeout, Duration::from_millis(200));
+        let u = plan(&["t", "h", "--proto", "udp"]).unwrap();
+        assert_eq!(
+            (u.kind.as_str(), u.t.request, u.t.response),
+            ("rr-udp", 16, 16)
+        );
+        // Bare datagrams under 16 bytes: fine with one in flight, refused with more.
+        let bare = plan(&[
+            "t",
+            "h",
+            "--proto",
+            "udp",
+            "--request",
+            "1",
+            "--response",
+            "1",
+        ]);
+        assert_eq!(bare.unwrap().t.request, 1);
+        assert!(matches!(
+            plan(&["t", "h", "--proto", "udp", "--request", "1", "--burst", "2"]),
+            Err(Failure::Params(_))
+        ));
+        assert_eq!(plan(&["t", "h", "--connect"]).unwrap().kind, RrKind::Crr);
+        assert!(matches!(
+            plan(&["t", "h", "--proto", "udp", "--connect"]),
+            Err(Failure::Usage(_))
+        ));
+        assert!(W::of(&["t", "h", "--proto", "sctp"]).is_err());
+        // A zero timeout is raised to 1 ms, as before.
+        let z = plan(&["t", "h", "--timeout", "0s"]).unwrap();
+        assert_eq!(z.t.timeout, Duration::from_millis(1));
+    }
+
+    #[test]
+    fn bounds_name_their_flag() {
+        let e = |args: &[&str]| match plan(args) {
+            Err(Failure::Params(m)) => m,
+            other => panic!("{:?}", other.map(|p| p.t)),
+        };
+        assert_eq!(
+            e(&["t", "h", "--burst", "0"]),
+            "--burst must be between 1 and 1024"
+        );
+        assert_eq!(
+            e(&["t", "h", "--proto", "udp", "--response", "65508"]),
+            "--response 65508 is out of range (1 … 65507 bytes)"
+        );
+        assert!(e(&["t", "h", "--request", "0"]).starts_with("--request 0"));
+        assert!(e(&["t", "h", "--duration", "0s"]).starts_with("--duration"));
+    }
+}

@@ -169,3 +169,74 @@ impl TcpPlan {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::parsed::Parsed;
+    use crate::client::Direction;
+
+    type W = Parsed<TcpKnobs, TcpShape>;
+
+    fn plan(args: &[&str]) -> Result<TcpPlan, Failure> {
+        W::plan(args, TcpPlan::new)
+    }
+
+    #[test]
+    fn flags_resolve_into_a_plan() {
+        let p = plan(&[
+            "t",
+            "198.18.0.2",
+            "--bidir",
+            "--msg-size",
+            "64K",
+            "--sndbuf",
+            "256K",
+            "--interval",
+            "1s",
+        ])
+        .unwrap();
+        assert_eq!(p.direction, Direction::Bidir);
+        assert_eq!(
+            (p.msg_size.bytes, p.msg_size.to_string()),
+            (65536, "64K".into())
+        );
+        assert_eq!(p.opts().sndbuf, Some(262144));
+        assert_eq!(p.opts().rcvbuf, None);
+        assert_eq!(p.interval_ns(), Some(1_000_000_000));
+        assert_eq!(p.duration_ns(), 10_000_000_000, "the default --duration");
+        assert_eq!((p.streams, p.client.clients), (1, 1));
+        assert_eq!(
+            p.threads,
+            Threads::One,
+            "one thread drives the streams by default"
+        );
+        let t = plan(&["t", "h", "--streams", "4", "--threads"]).unwrap();
+        assert_eq!(
+            (t.threads, t.threads.as_str()),
+            (Threads::PerStream, "per-stream")
+        );
+        assert!(W::of(&["t", "h", "--reverse", "--bidir"]).is_err());
+        assert!(W::of(&["t", "h", "--duration", "soon"]).is_err());
+    }
+
+    #[test]
+    fn bounds_name_their_flag() {
+        let e = |args: &[&str]| match plan(args) {
+            Err(Failure::Params(m)) => m,
+            other => panic!("{:?}", other.map(|p| p.streams)),
+        };
+        assert_eq!(
+            e(&["t", "h", "--streams", "0"]),
+            "--streams must be between 1 and 1024"
+        );
+        assert!(e(&["t", "h", "--streams", "1025"]).starts_with("--streams"));
+        assert!(e(&["t", "h", "--msg-size", "0"]).starts_with("--msg-size 0 "));
+        assert!(e(&["t", "h", "--msg-size", "65M"]).starts_with("--msg-size 65M "));
+        assert!(e(&["t", "h", "--duration", "0s"]).starts_with("--duration 0s"));
+        assert!(e(&["t", "h", "--interval", "0ms"]).starts_with("--interval 0ms"));
+        assert!(e(&["t", "h", "--clients", "0"]).starts_with("--clients 0 is out of range"));
+        assert!(e(&["t", "h", "--clients", "257"]).contains("between 1 and 256"));
+        assert!(plan(&["t", "h", "--streams", "1024", "--msg-size", "64M"]).is_ok());
+    }
+}

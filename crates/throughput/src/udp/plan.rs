@@ -118,3 +118,48 @@ impl UdpPlan {
         self.msg_size.bytes
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::parsed::Parsed;
+    use crate::client::Direction;
+
+    type W = Parsed<UdpKnobs, UdpShape>;
+
+    fn plan(args: &[&str]) -> Result<UdpPlan, Failure> {
+        W::plan(args, UdpPlan::new)
+    }
+
+    #[test]
+    fn flags_resolve_into_a_plan() {
+        let p = plan(&["t", "h", "--rate", "10M", "--df", "--reverse"]).unwrap();
+        assert_eq!(
+            (p.rate_bps(), p.msg_size(), p.duration_ns()),
+            (10_000_000, 1472, 10_000_000_000)
+        );
+        assert_eq!(p.direction(), Direction::Reverse);
+        assert!(p.df);
+        assert_eq!(p.pacing, PacingMode::Sleep);
+        let p = plan(&["t", "h", "--rate", "10M", "--pacing", "spin"]).unwrap();
+        assert_eq!(p.pacing.as_str(), "spin");
+        assert!(W::of(&["t", "h", "--rate", "1M", "--pacing", "nap"]).is_err());
+        assert!(W::of(&["t", "h"]).is_err(), "--rate is required");
+        assert!(W::of(&["t", "h", "--rate", "fast"]).is_err());
+    }
+
+    #[test]
+    fn bounds_name_their_flag() {
+        let e = |args: &[&str]| match plan(args) {
+            Err(Failure::Params(m)) => m,
+            other => panic!("{:?}", other.map(|p| p.msg_size)),
+        };
+        assert_eq!(
+            e(&["t", "h", "--rate", "10M", "--msg-size", "23"]),
+            "--msg-size 23 must be between 24 and 65507 bytes (the UDP payload limit)"
+        );
+        assert!(e(&["t", "h", "--rate", "10M", "--msg-size", "65508"]).starts_with("--msg-size"));
+        assert!(e(&["t", "h", "--rate", "10M", "--duration", "0s"]).starts_with("--duration"));
+        assert!(plan(&["t", "h", "--rate", "10M", "--msg-size", "24"]).is_ok());
+    }
+}

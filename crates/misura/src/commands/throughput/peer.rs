@@ -1,20 +1,15 @@
-//! `--peer iperf3|auto` of `misura tcp` and `misura udp`: the flags, and
-//! the glue to `misura_throughput::iperf3` (issue 28).
+//! `--peer iperf3|auto` of `misura tcp` and `misura udp`: the flags, the
+//! line saying what a probe found, the error naming a flag and the output
+//! of a test against iperf3; the test is `misura_throughput::peer`'s
+//! (issue 28).
 
-use crate::shared::client_flags as client;
 use crate::shared::exit::Failure;
-use crate::shared::output::Finished;
-use anyhow::Result;
 use misura_report::throughput::{write_tcp_csv, write_tcp_text, write_udp_csv, write_udp_text};
 use misura_run::units::LinkRate;
-use misura_throughput::iperf3::probe::{self, Found};
-use misura_throughput::iperf3::{self, Iperf3Plan, Iperf3TcpReport, Iperf3UdpReport};
-use misura_throughput::tcp::TcpPlan;
-use misura_throughput::udp::UdpPlan;
+use misura_throughput::iperf3::probe::Found;
+use misura_throughput::iperf3::{Iperf3TcpReport, Iperf3UdpReport};
+use misura_throughput::peer::{MisuraFound, Peer, PeerPlan};
 use std::io::Write;
-use std::net::TcpStream;
-use std::sync::atomic::AtomicUsize;
-use std::sync::Arc;
 
 /// Speaking another tool's protocol to the server.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -54,117 +49,62 @@ pub struct UdpPeerStreams {
     pub streams: Option<u32>,
 }
 
-/// The server `--peer` chose.
-pub enum Chosen {
-    /// misura serve (`probed`: found by `--peer auto`).
-    Misura { probed: bool },
-    /// An iperf3 server, with the probe's control connection when kept.
-    Iperf3 {
-        conn: Option<TcpStream>,
-        probed: bool,
-    },
+/// `--peer` and `--cport` as the library's plan; `iperf3_only`: the
+/// iperf3-only flag given besides (`--rate`, `--streams`), if any.
+pub fn plan(a: &PeerArgs, iperf3_only: Option<&'static str>) -> (PeerPlan, Option<&'static str>) {
+    let only = iperf3_only.or(a.cport.map(|_| "--cport"));
+    let peer = match a.peer.as_deref() {
+        None => Peer::Misura,
+        Some("iperf3") => Peer::Iperf3,
+        _ => Peer::Auto,
+    };
+    let p = PeerPlan {
+        peer,
+        cport: a.cport,
+        iperf3_only: only.is_some(),
+    };
+    (p, only)
 }
 
-/// `--peer` resolved: none is misura serve, `auto` probes HOST (and says
-/// on stderr what it found). `iperf3_only`: an iperf3-only flag given,
-/// refused when the probe finds misura serve.
-pub fn choose(a: &PeerArgs, host: &str, iperf3_only: Option<&str>) -> Result<Chosen> {
-    match a.peer.as_deref() {
-        None => Ok(Chosen::Misura { probed: false }),
-        Some("iperf3") => Ok(Chosen::Iperf3 {
-            conn: None,
-            probed: false,
-        }),
-        _ => {
-            let f = probe::probe(host)?;
-            eprintln!(
-                "misura: peer found by probing: {} at {}",
-                f.name(),
-                f.addr()
-            );
-            match f {
-                Found::Misura(_) => match iperf3_only.or(a.cport.map(|_| "--cport")) {
-                    Some(flag) => Err(Failure::Usage(format!(
-                        "{flag} is for iperf3 servers, and --peer auto found misura serve at {host}"
-                    ))
-                    .into()),
-                    None => Ok(Chosen::Misura { probed: true }),
-                },
-                Found::Iperf3(_, conn) => Ok(Chosen::Iperf3 { conn, probed: true }),
-            }
-        }
+/// What `--peer auto` found, on stderr.
+pub fn say_found(f: &Found) {
+    eprintln!(
+        "misura: peer found by probing: {} at {}",
+        f.name(),
+        f.addr()
+    );
+}
+
+/// A probe that found misura serve where an iperf3-only flag was given is
+/// a usage error naming that flag.
+pub fn sentence(e: anyhow::Error, only: Option<&str>) -> anyhow::Error {
+    match (e.downcast_ref::<MisuraFound>(), only) {
+        (Some(MisuraFound { host }), Some(flag)) => Failure::Usage(format!(
+            "{flag} is for iperf3 servers, and --peer auto found misura serve at {host}"
+        ))
+        .into(),
+        _ => e,
     }
 }
 
-fn probed(yes: bool, what: &str) -> Option<String> {
-    yes.then(|| what.to_string())
-}
-
-fn tcp_text(r: &Iperf3TcpReport, w: &mut dyn Write) -> std::io::Result<()> {
+/// `misura tcp --peer iperf3`'s output.
+pub fn tcp_text(r: &Iperf3TcpReport, w: &mut dyn Write) -> std::io::Result<()> {
     write_tcp_text(&r.report, w)?;
     r.peer.write_text(w)
 }
 
-fn tcp_csv(r: &Iperf3TcpReport, w: &mut dyn Write) -> std::io::Result<()> {
+/// `misura tcp --peer iperf3`'s CSV.
+pub fn tcp_csv(r: &Iperf3TcpReport, w: &mut dyn Write) -> std::io::Result<()> {
     write_tcp_csv(&r.report, w)
 }
 
-fn udp_text(r: &Iperf3UdpReport, w: &mut dyn Write) -> std::io::Result<()> {
+/// `misura udp --peer iperf3`'s output.
+pub fn udp_text(r: &Iperf3UdpReport, w: &mut dyn Write) -> std::io::Result<()> {
     write_udp_text(&r.report, w)?;
     r.peer.write_text(w)
 }
 
-fn udp_csv(r: &Iperf3UdpReport, w: &mut dyn Write) -> std::io::Result<()> {
+/// `misura udp --peer iperf3`'s CSV.
+pub fn udp_csv(r: &Iperf3UdpReport, w: &mut dyn Write) -> std::io::Result<()> {
     write_udp_csv(&r.report, w)
-}
-
-/// `misura tcp --peer iperf3`, on the tcp flags' plan.
-pub fn tcp(
-    plan: &TcpPlan,
-    a: &PeerArgs,
-    rate: &TcpPeerRate,
-    (conn, found): (Option<TcpStream>, bool),
-    stop: &Arc<AtomicUsize>,
-) -> Result<Finished> {
-    let p = Iperf3Plan::from_tcp(plan, a.cport, rate.rate.as_ref().map(|r| r.bps))?;
-    let r = iperf3::run_on(&p, conn, stop)?;
-    let mut rep = iperf3::tcp_report(&p, &r, &plan.client.netns);
-    rep.report.config.endpoint.found_by_probing = probed(found, "iperf3");
-    let host = plan.client.host.clone();
-    Ok(client::finished(
-        rep.report.complete,
-        rep,
-        "tcp",
-        &host,
-        tcp_text,
-        tcp_csv,
-    ))
-}
-
-/// `misura udp --peer iperf3`, on the udp flags' plan.
-pub fn udp(
-    plan: &UdpPlan,
-    a: &PeerArgs,
-    streams: &UdpPeerStreams,
-    (conn, found): (Option<TcpStream>, bool),
-    stop: &Arc<AtomicUsize>,
-) -> Result<Finished> {
-    let p = Iperf3Plan::from_udp(plan, a.cport, streams.streams.unwrap_or(1))?;
-    let r = iperf3::run_on(&p, conn, stop)?;
-    let mut rep = iperf3::udp_report(&p, &r, &plan.client.netns);
-    rep.report.config.endpoint.found_by_probing = probed(found, "iperf3");
-    let host = plan.client.host.clone();
-    Ok(client::finished(
-        rep.report.complete,
-        rep,
-        "udp",
-        &host,
-        udp_text,
-        udp_csv,
-    ))
-}
-
-/// The result's note of a misura serve found by `--peer auto`.
-pub fn misura_found(found: bool) -> Option<String> {
-    probed(found, "misura")
 }

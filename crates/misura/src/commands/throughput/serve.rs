@@ -17,13 +17,12 @@ use crate::shared::output::{Finished, OutputArgs, Report};
 use crate::shared::units::{DurationArg, LinkRate, ListenAddr};
 use anyhow::Result;
 use misura_measure::auth::StampKey;
-use misura_throughput::serve::limits::Limits;
+use misura_throughput::serve::limits::{Asked, Limit, LimitError, Limits};
 pub use misura_throughput::serve::*;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Long help for the subcommand (shown by `--help`).
 pub const LONG_ABOUT: &str = "Serve misura's throughput, UDP, request/response and connect/request/response \
@@ -123,44 +122,51 @@ impl ServeArgs {
     }
 }
 
-/// A duration limit, above zero (a bad command line, exit 2, as before
-/// the flags were typed).
-fn above_zero(flag: &str, d: &DurationArg) -> Result<Duration, Failure> {
-    if d.ns <= 0 {
-        return Err(Failure::Usage(format!("{flag} {d}: must be above zero")));
-    }
-    Ok(d.std())
-}
-
 /// The flags checked into the server's limits (its plan).
 fn resolve(args: &ServeArgs) -> Result<Limits, Failure> {
-    let l = Limits {
+    Limits::new(&Asked {
         max_tests: args.max_tests,
-        max_duration: above_zero("--max-duration", &args.max_duration)?,
+        max_duration: args.max_duration.clone(),
         max_rate_bps: args.max_rate.bps,
         max_streams: args.max_streams,
-        handshake_timeout: above_zero("--handshake-timeout", &args.handshake_timeout)?,
-        idle_timeout: above_zero("--idle-timeout", &args.idle_timeout)?,
+        handshake_timeout: args.handshake_timeout.clone(),
+        idle_timeout: args.idle_timeout.clone(),
         max_per_source: args.max_per_source,
         max_connections: args.max_connections,
-        auth_window: above_zero("--auth-window", &args.auth_window)?,
-        busy_poll: misura_throughput::poll_window::window(&args.busy_poll)?,
-    };
-    for (flag, v) in [
-        ("max-tests", l.max_tests),
-        ("max-streams", l.max_streams),
-        ("max-per-source", l.max_per_source),
-    ] {
-        if v == 0 {
-            return Err(Failure::Usage(format!("--{flag} must be at least 1")));
+        auth_window: args.auth_window.clone(),
+        busy_poll: args.busy_poll.clone(),
+    })
+    .map_err(|e| match e {
+        // A bad limit is a bad command line (exit 2), as before the flags
+        // were typed.
+        LimitError::NotAboveZero { limit, value } => {
+            Failure::Usage(format!("--{} {value}: must be above zero", flag(limit)))
         }
-    }
-    if l.max_connections < 2 {
-        return Err(Failure::Usage(
+        LimitError::TooFew {
+            limit: Limit::MaxConnections,
+            ..
+        } => Failure::Usage(
             "--max-connections must be at least 2 (a control and a data connection)".into(),
-        ));
+        ),
+        LimitError::TooFew { limit, .. } => {
+            Failure::Usage(format!("--{} must be at least 1", flag(limit)))
+        }
+        LimitError::BusyPoll(f) => f,
+    })
+}
+
+/// The flag that sets a limit.
+fn flag(l: Limit) -> &'static str {
+    match l {
+        Limit::MaxTests => "max-tests",
+        Limit::MaxDuration => "max-duration",
+        Limit::MaxStreams => "max-streams",
+        Limit::HandshakeTimeout => "handshake-timeout",
+        Limit::IdleTimeout => "idle-timeout",
+        Limit::MaxPerSource => "max-per-source",
+        Limit::MaxConnections => "max-connections",
+        Limit::AuthWindow => "auth-window",
     }
-    Ok(l)
 }
 
 /// The output flags, with the older `--report-json FILE` as `--export-json`.

@@ -58,14 +58,13 @@ pub struct SetupArgs {
 
 /// The flags checked into a plan.
 pub fn plan(a: &SetupArgs) -> Result<SetupPlan, Failure> {
-    if a.idle.is_empty() || a.count == 0 {
-        return Err(Failure::Params(
-            "give at least one --idle gap and --count ≥ 1".into(),
-        ));
-    }
+    let gaps: Vec<u64> = a.idle.iter().map(|g| g.ns as u64).collect();
+    SetupPlan::check_samples(&gaps, a.count).map_err(|NothingToMeasure| {
+        Failure::Params("give at least one --idle gap and --count ≥ 1".into())
+    })?;
     Ok(SetupPlan {
         client: client::plan(&a.c, a.clients.clients)?,
-        gaps: a.idle.iter().map(|g| g.ns as u64).collect(),
+        gaps,
         count: a.count,
     })
 }

@@ -6,11 +6,13 @@
 //!
 //! The flags and their glue; the test is `misura_throughput::tcp`'s.
 
+use super::peer;
 use crate::shared::client_flags::{self as client, ClientArgs, ClientsArg};
 use crate::shared::exit::Failure;
 use crate::shared::output::Finished;
 use anyhow::Result;
 use misura_report::throughput::{write_tcp_csv, write_tcp_text};
+use misura_throughput::peer::Measured;
 pub use misura_throughput::tcp::*;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -72,99 +74,27 @@ pub fn plan(a: &TcpArgs) -> Result<TcpPlan, Failure> {
 
 /// `misura tcp`: the report, exit code 1 when a client did not complete.
 pub fn run(args: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    use super::peer::{self, Chosen};
     let plan = plan(args)?;
-    let only = args.peer_rate.rate.as_ref().map(|_| "--rate");
-    let found = match peer::choose(&args.peer, &args.c.host, only)? {
-        Chosen::Iperf3 { conn, probed } => {
-            return peer::tcp(&plan, &args.peer, &args.peer_rate, (conn, probed), stop)
+    let (peer, only) = peer::plan(&args.peer, args.peer_rate.rate.as_ref().map(|_| "--rate"));
+    let measured = misura_throughput::peer::tcp(
+        &plan,
+        &peer,
+        args.peer_rate.rate.as_ref().map(|r| r.bps),
+        stop,
+        peer::say_found,
+    );
+    let host = &args.c.host;
+    Ok(match measured.map_err(|e| peer::sentence(e, only))? {
+        Measured::Misura(r) => {
+            client::finished(r.complete, r, "tcp", host, write_tcp_text, write_tcp_csv)
         }
-        Chosen::Misura { probed } => probed,
-    };
-    let mut r = measure(&plan, stop)?;
-    r.config.endpoint.found_by_probing = peer::misura_found(found);
-    let (text, csv) = (write_tcp_text, write_tcp_csv);
-    Ok(client::finished(
-        r.complete,
-        r,
-        "tcp",
-        &args.c.host,
-        text,
-        csv,
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-    use misura_throughput::client::Direction;
-
-    #[derive(Parser)]
-    struct W {
-        #[command(flatten)]
-        a: TcpArgs,
-    }
-
-    fn plan(args: &[&str]) -> Result<TcpPlan, Failure> {
-        super::plan(&W::try_parse_from(args).unwrap().a)
-    }
-
-    #[test]
-    fn flags_resolve_into_a_plan() {
-        let p = plan(&[
-            "t",
-            "198.18.0.2",
-            "--bidir",
-            "--msg-size",
-            "64K",
-            "--sndbuf",
-            "256K",
-            "--interval",
-            "1s",
-        ])
-        .unwrap();
-        assert_eq!(p.direction, Direction::Bidir);
-        assert_eq!(
-            (p.msg_size.bytes, p.msg_size.to_string()),
-            (65536, "64K".into())
-        );
-        assert_eq!(p.opts().sndbuf, Some(262144));
-        assert_eq!(p.opts().rcvbuf, None);
-        assert_eq!(p.interval_ns(), Some(1_000_000_000));
-        assert_eq!(p.duration_ns(), 10_000_000_000, "the default --duration");
-        assert_eq!((p.streams, p.client.clients), (1, 1));
-        assert_eq!(
-            p.threads,
-            Threads::One,
-            "one thread drives the streams by default"
-        );
-        let t = plan(&["t", "h", "--streams", "4", "--threads"]).unwrap();
-        assert_eq!(
-            (t.threads, t.threads.as_str()),
-            (Threads::PerStream, "per-stream")
-        );
-        assert!(W::try_parse_from(["t", "h", "--reverse", "--bidir"]).is_err());
-        assert!(W::try_parse_from(["t", "h", "--duration", "soon"]).is_err());
-    }
-
-    #[test]
-    fn bounds_name_their_flag() {
-        let e = |args: &[&str]| match plan(args) {
-            Err(Failure::Params(m)) => m,
-            other => panic!("{:?}", other.map(|p| p.streams)),
-        };
-        assert_eq!(
-            e(&["t", "h", "--streams", "0"]),
-            "--streams must be between 1 and 1024"
-        );
-        assert!(e(&["t", "h", "--streams", "1025"]).starts_with("--streams"));
-        assert!(e(&["t", "h", "--msg-size", "0"]).starts_with("--msg-size 0 "));
-        assert!(e(&["t", "h", "--msg-size", "65M"]).starts_with("--msg-size 65M "));
-        assert!(e(&["t", "h", "--duration", "0s"]).starts_with("--duration 0s"));
-        assert!(e(&["t", "h", "--interval", "0ms"]).starts_with("--interval 0ms"));
-        assert!(e(&["t", "h", "--clients", "0"]).starts_with("--clients 0 is out of range"));
-        assert!(e(&["t", "h", "--clients", "257"]).contains("between 1 and 256"));
-        assert!(plan(&["t", "h", "--streams", "1024", "--msg-size", "64M"]).is_ok());
-    }
+        Measured::Iperf3(r) => client::finished(
+            r.report.complete,
+            r,
+            "tcp",
+            host,
+            peer::tcp_text,
+            peer::tcp_csv,
+        ),
+    })
 }

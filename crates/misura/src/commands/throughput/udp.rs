@@ -4,11 +4,13 @@
 //!
 //! The flags and their glue; the test is `misura_throughput::udp`'s.
 
+use super::peer;
 use crate::shared::client_flags::{self as client, ClientArgs, ClientsArg};
 use crate::shared::exit::Failure;
 use crate::shared::output::Finished;
 use anyhow::Result;
 use misura_report::throughput::{write_udp_csv, write_udp_text};
+use misura_throughput::peer::Measured;
 pub use misura_throughput::udp::*;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -71,79 +73,35 @@ pub fn plan(a: &UdpArgs) -> Result<UdpPlan, Failure> {
     UdpPlan::new(client::plan(&a.c, a.clients.clients)?, &a.knobs, &a.shape)
 }
 
-/// `misura udp`: the report, exit code 1 when a client did not complete.
+/// `misura udp`: the report, exit code 1 when a client did not complete
+/// (or nothing arrived because --df datagrams exceed the path MTU).
 pub fn run(args: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    use super::peer::{self, Chosen};
     let plan = plan(args)?;
-    let only = args.peer_streams.streams.map(|_| "--streams");
-    let found = match peer::choose(&args.peer, &args.c.host, only)? {
-        Chosen::Iperf3 { conn, probed } => {
-            return peer::udp(&plan, &args.peer, &args.peer_streams, (conn, probed), stop)
+    let (peer, only) = peer::plan(&args.peer, args.peer_streams.streams.map(|_| "--streams"));
+    let measured = misura_throughput::peer::udp(
+        &plan,
+        &peer,
+        args.peer_streams.streams.unwrap_or(1),
+        stop,
+        peer::say_found,
+    );
+    let host = &args.c.host;
+    Ok(match measured.map_err(|e| peer::sentence(e, only))? {
+        Measured::Misura(r) => {
+            let blocked = blocked_by_df(&r);
+            if let Some(why) = &blocked {
+                eprintln!("misura: error: {why}");
+            }
+            let complete = r.complete && blocked.is_none();
+            client::finished(complete, r, "udp", host, write_udp_text, write_udp_csv)
         }
-        Chosen::Misura { probed } => probed,
-    };
-    let mut r = measure(&plan, stop)?;
-    r.config.endpoint.found_by_probing = peer::misura_found(found);
-    let (text, csv) = (write_udp_text, write_udp_csv);
-    let blocked = blocked_by_df(&r);
-    if let Some(why) = &blocked {
-        eprintln!("misura: error: {why}");
-    }
-    Ok(client::finished(
-        r.complete && blocked.is_none(),
-        r,
-        "udp",
-        &args.c.host,
-        text,
-        csv,
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-    use misura_throughput::client::Direction;
-
-    #[derive(Parser)]
-    struct W {
-        #[command(flatten)]
-        a: UdpArgs,
-    }
-
-    fn plan(args: &[&str]) -> Result<UdpPlan, Failure> {
-        super::plan(&W::try_parse_from(args).unwrap().a)
-    }
-
-    #[test]
-    fn flags_resolve_into_a_plan() {
-        let p = plan(&["t", "h", "--rate", "10M", "--df", "--reverse"]).unwrap();
-        assert_eq!(
-            (p.rate_bps(), p.msg_size(), p.duration_ns()),
-            (10_000_000, 1472, 10_000_000_000)
-        );
-        assert_eq!(p.direction(), Direction::Reverse);
-        assert!(p.df);
-        assert_eq!(p.pacing, PacingMode::Sleep);
-        let p = plan(&["t", "h", "--rate", "10M", "--pacing", "spin"]).unwrap();
-        assert_eq!(p.pacing.as_str(), "spin");
-        assert!(W::try_parse_from(["t", "h", "--rate", "1M", "--pacing", "nap"]).is_err());
-        assert!(W::try_parse_from(["t", "h"]).is_err(), "--rate is required");
-        assert!(W::try_parse_from(["t", "h", "--rate", "fast"]).is_err());
-    }
-
-    #[test]
-    fn bounds_name_their_flag() {
-        let e = |args: &[&str]| match plan(args) {
-            Err(Failure::Params(m)) => m,
-            other => panic!("{:?}", other.map(|p| p.msg_size)),
-        };
-        assert_eq!(
-            e(&["t", "h", "--rate", "10M", "--msg-size", "23"]),
-            "--msg-size 23 must be between 24 and 65507 bytes (the UDP payload limit)"
-        );
-        assert!(e(&["t", "h", "--rate", "10M", "--msg-size", "65508"]).starts_with("--msg-size"));
-        assert!(e(&["t", "h", "--rate", "10M", "--duration", "0s"]).starts_with("--duration"));
-        assert!(plan(&["t", "h", "--rate", "10M", "--msg-size", "24"]).is_ok());
-    }
+        Measured::Iperf3(r) => client::finished(
+            r.report.complete,
+            r,
+            "udp",
+            host,
+            peer::udp_text,
+            peer::udp_csv,
+        ),
+    })
 }

@@ -4,28 +4,18 @@
 //!
 //! clap parses the sweep's command line once, as `misura sweep tcp|udp|rr`
 //! with the test's own flags; a sweepable flag takes a list or a range.
-//! The test's plan is built once from the first values, and each run is
-//! that plan with the swept field set to one value and checked again.
+//! The plans, the runs and the report are `misura_throughput::sweep`'s;
+//! here are the flags, the progress lines, the output and the exit code.
 
 mod given;
-mod rr;
-mod series;
-mod tcp;
-mod udp;
-mod values;
 
-use crate::commands::throughput::{rr as rr_test, tcp as tcp_test, udp as udp_test};
 use crate::shared::client_flags::{self as client, ClientArgs};
 use crate::shared::exit::Failure;
 use crate::shared::netns::NetnsArgs;
 use crate::shared::output::{CsvArgs, Finished, OutputArgs, Report};
-use crate::shared::warnings::Warn;
 use anyhow::Result;
 use given::Given;
-use misura_report::throughput::{SweepFigures, SweepPoint, SweepReport};
-use misura_report::Warning;
-use misura_report::{LoopTuning, StopReason};
-use series::Series;
+use misura_throughput::sweep::{self as method, rr, tcp, udp, Series, SweepRun, Sweepable};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
@@ -63,13 +53,13 @@ pub struct SweepArgs {
 pub enum SweepTest {
     /// Sweep `misura tcp` over --msg-size, --sndbuf, --rcvbuf, --streams, --nodelay or --clients.
     #[command(long_about = TCP_ABOUT)]
-    Tcp(Given<tcp::TcpSweep>),
+    Tcp(Given<Sweep<tcp::TcpSweep>>),
     /// Sweep `misura udp` over --msg-size, --rate or --clients.
     #[command(long_about = UDP_ABOUT)]
-    Udp(Given<udp::UdpSweep>),
+    Udp(Given<Sweep<udp::UdpSweep>>),
     /// Sweep `misura rr` over --request, --response, --burst or --clients.
     #[command(long_about = RR_ABOUT)]
-    Rr(Given<rr::RrSweep>),
+    Rr(Given<Sweep<rr::RrSweep>>),
 }
 
 const TCP_ABOUT: &str = "Run `misura tcp` once per value of one flag and tabulate the results.
@@ -111,18 +101,28 @@ impl SweepTest {
     }
 }
 
+/// A test's flags in a sweep: the target's, then the test's own.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Sweep<K: clap::Args> {
+    #[command(flatten)]
+    pub c: ClientArgs,
+    #[command(flatten)]
+    pub k: K,
+}
+
+impl<K: clap::Args + Sweepable> Sweep<K> {
+    /// The plan of every run, each checked before the first run.
+    pub fn series(&self) -> Result<Series<K::Plan>, Failure> {
+        self.k.plans(|clients| client::plan(&self.c, clients))
+    }
+}
+
 /// `misura sweep`.
 pub fn run(args: &SweepArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let r = match &args.test {
-        SweepTest::Tcp(g) => sweep("tcp", &g.args.c, g, g.args.series()?, stop, |p, stop| {
-            tcp_test::measure(p, stop).map(|r| tcp::figures(&r))
-        })?,
-        SweepTest::Udp(g) => sweep("udp", &g.args.c, g, g.args.series()?, stop, |p, stop| {
-            udp_test::measure(p, stop).map(|r| udp::figures(&r))
-        })?,
-        SweepTest::Rr(g) => sweep("rr", &g.args.c, g, g.args.series()?, stop, |p, stop| {
-            rr_test::measure(p, stop).map(|r| rr::figures(&r))
-        })?,
+        SweepTest::Tcp(g) => sweep(g, stop)?,
+        SweepTest::Udp(g) => sweep(g, stop)?,
+        SweepTest::Rr(g) => sweep(g, stop)?,
     };
     // A sweep where some runs failed exits 0 (their rows say why); one where
     // no run produced figures failed as a whole (exit 1, as tcp alone would).
@@ -140,91 +140,26 @@ pub fn run(args: &SweepArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     ))
 }
 
-/// Run every point of `series` and tabulate them.
-fn sweep<T, P>(
-    test: &str,
-    c: &ClientArgs,
-    given: &Given<T>,
-    series: Series<P>,
+/// Every run of the sweep `given`, with a line on stderr before each.
+fn sweep<K: clap::Args + Sweepable>(
+    given: &Given<Sweep<K>>,
     stop: &Arc<AtomicUsize>,
-    measure: impl Fn(&P, &Arc<AtomicUsize>) -> Result<SweepFigures>,
-) -> Result<SweepReport> {
-    let started_at = crate::shared::meta::now_rfc3339();
-    let mut points = Vec::new();
-    for (value, plan) in &series.points {
-        if client::interrupted(stop) {
-            break;
-        }
-        if !c.out.quiet && !c.out.json {
-            eprintln!("misura sweep: {test} {} = {value}", series.parameter);
-        }
-        points.push(SweepPoint {
-            parameter: series.parameter.to_string(),
-            value: value.clone(),
-            figures: point(measure(plan, stop))?,
-        });
-    }
-    let complete = !client::interrupted(stop)
-        && points.len() == series.points.len()
-        && points.iter().all(|p| p.figures.complete);
-    // The point a signal cut short (the last one run) is partial, not
-    // failed: no warning for it.
-    let cut_short = client::interrupted(stop).then(|| points.len().saturating_sub(1));
-    let warnings = points
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| Some(*i) != cut_short)
-        .map(|(_, p)| p)
-        .filter_map(|p| {
-            p.figures.error.as_ref().map(|e| {
-                Warning::from(Warn::SweepPointFailed {
-                    parameter: p.parameter.clone(),
-                    value: p.value.clone(),
-                    error: e.clone(),
-                })
-            })
-        })
-        .collect();
+) -> Result<misura_report::throughput::SweepReport> {
+    let c = &given.args.c;
+    let series = given.args.series()?;
+    let parameter = series.parameter;
     let mut leave_out = OUTPUT_FLAGS.to_vec();
-    leave_out.push(series.parameter);
-    Ok(SweepReport {
-        meta: crate::shared::meta::meta("misura.sweep", started_at),
-        complete,
-        stop_reason: client::run_reason(
-            stop,
-            complete,
-            StopReason::other("some runs did not complete"),
-        ),
-        host: crate::shared::host::fingerprint(LoopTuning {
-            netns: c.ns.netns.clone(),
-            ..Default::default()
-        }),
-        test: test.into(),
-        parameter: series.parameter.into(),
+    leave_out.push(parameter);
+    let run = SweepRun {
         base_args: given.written_except(&leave_out),
-        points,
-        warnings,
-    })
-}
-
-/// One point's outcome: bad flags or an unwritable output are the whole
-/// sweep's problem; anything else (refused, lost, above the server's
-/// limits) is this point's error, and the sweep goes on.
-fn point(measured: Result<SweepFigures>) -> Result<SweepFigures, Failure> {
-    match measured {
-        Ok(f) => Ok(f),
-        Err(e) => match e.downcast::<Failure>() {
-            Ok(f @ (Failure::Usage(_) | Failure::Output(_))) => Err(f),
-            Ok(f) => Ok(SweepFigures {
-                error: Some(f.to_string()),
-                ..Default::default()
-            }),
-            Err(e) => Ok(SweepFigures {
-                error: Some(format!("{e:#}")),
-                ..Default::default()
-            }),
-        },
-    }
+        netns: c.ns.netns.clone(),
+    };
+    let quiet = c.out.quiet || c.out.json;
+    Ok(method::run::<K>(series, run, stop, |value| {
+        if !quiet {
+            eprintln!("misura sweep: {} {parameter} = {value}", K::TEST);
+        }
+    })?)
 }
 
 /// The sweep's own output flags and namespace (main opens the outputs and

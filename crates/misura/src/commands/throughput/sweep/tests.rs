@@ -14,7 +14,7 @@ fn sweep(args: &[&str]) -> SweepArgs {
     }
 }
 
-fn tcp(args: &[&str]) -> Given<tcp::TcpSweep> {
+fn tcp(args: &[&str]) -> Given<Sweep<tcp::TcpSweep>> {
     match sweep(args).test {
         SweepTest::Tcp(g) => g,
         other => panic!("{other:?}"),
@@ -76,32 +76,6 @@ fn one_parse_gives_plans_that_differ_only_in_the_swept_field() {
 }
 
 #[test]
-fn nodelay_sweeps_on_off_and_a_bare_nodelay_holds_for_every_run() {
-    let s = tcp(&["sweep", "tcp", "h", "--nodelay", "on,off"])
-        .args
-        .series()
-        .unwrap();
-    assert_eq!((s.parameter, values(&s)), ("nodelay", vec!["on", "off"]));
-    let on: Vec<bool> = s.points.iter().map(|(_, p)| p.nodelay).collect();
-    assert_eq!(on, [true, false]);
-    let s = tcp(&["sweep", "tcp", "h", "--nodelay", "--streams", "1..3"])
-        .args
-        .series()
-        .unwrap();
-    assert_eq!(values(&s), ["1", "2", "3"]);
-    assert!(s
-        .points
-        .iter()
-        .all(|(_, p)| p.nodelay && p.msg_size.bytes == 128 * 1024));
-    let s = tcp(&["sweep", "tcp", "h", "--clients", "1,4"])
-        .args
-        .series()
-        .unwrap();
-    let clients: Vec<u32> = s.points.iter().map(|(_, p)| p.client.clients).collect();
-    assert_eq!((s.parameter, clients), ("clients", vec![1, 4]));
-}
-
-#[test]
 fn exactly_one_flag_is_given_several_values() {
     let nothing = tcp(&["sweep", "tcp", "h", "--msg-size", "10"])
         .args
@@ -133,87 +107,6 @@ fn exactly_one_flag_is_given_several_values() {
     assert!(Cli::try_parse_from(argv).is_err());
     assert!(Cli::try_parse_from(["misura", "sweep", "h", "--msg-size", "1,2"]).is_err());
     assert!(Cli::try_parse_from(["misura", "sweep", "tcp", "h", "--streams", "1,x"]).is_err());
-}
-
-#[test]
-fn every_value_is_checked_before_the_first_run() {
-    let e = tcp(&["sweep", "tcp", "h", "--streams", "0..2"])
-        .args
-        .series()
-        .err()
-        .unwrap();
-    assert_eq!(
-        e.to_string(),
-        "--streams must be between 1 and 1024",
-        "the first value is the base plan's"
-    );
-    let e = tcp(&["sweep", "tcp", "h", "--streams", "1024..1025"])
-        .args
-        .series()
-        .err()
-        .unwrap();
-    assert!(matches!(&e, Failure::Params(_)));
-    assert_eq!(
-        e.to_string(),
-        "the run with --streams 1025: --streams must be between 1 and 1024"
-    );
-}
-
-#[test]
-fn udp_and_rr_vary_their_own_fields() {
-    let SweepTest::Udp(g) = sweep(&[
-        "sweep",
-        "udp",
-        "h",
-        "--rate",
-        "10M,1G",
-        "--msg-size",
-        "100",
-        "--df",
-    ])
-    .test
-    else {
-        panic!()
-    };
-    let s = g.args.series().unwrap();
-    let rates: Vec<u64> = s.points.iter().map(|(_, p)| p.rate_bps()).collect();
-    assert_eq!(
-        (s.parameter, rates),
-        ("rate", vec![10_000_000, 1_000_000_000])
-    );
-    assert!(s.points.iter().all(|(_, p)| p.df && p.msg_size() == 100));
-    assert_eq!(values(&s), ["10M", "1G"]);
-
-    let SweepTest::Rr(g) = sweep(&["sweep", "rr", "h", "--proto", "udp", "--request=16,64"]).test
-    else {
-        panic!()
-    };
-    let s = g.args.series().unwrap();
-    let sizes: Vec<(u64, u64)> = s
-        .points
-        .iter()
-        .map(|(_, p)| (p.t.request, p.t.response))
-        .collect();
-    assert_eq!((s.parameter, sizes), ("request", vec![(16, 16), (64, 16)]));
-    // A bare 1-byte UDP request cannot have two in flight: refused up front.
-    let SweepTest::Rr(g) = sweep(&[
-        "sweep",
-        "rr",
-        "h",
-        "--proto",
-        "udp",
-        "--burst",
-        "2",
-        "--request",
-        "16,1",
-    ])
-    .test
-    else {
-        panic!()
-    };
-    assert!(
-        matches!(g.args.series(), Err(Failure::Params(m)) if m.starts_with("the run with --request 1:"))
-    );
 }
 
 #[test]

@@ -1,9 +1,9 @@
 //! A sweep resolved into one checked plan per value, and the small sums
 //! the per-test sweeps make of their runs.
 
-use super::values::{Knobs, ValueList};
-use crate::shared::client_flags::{self as client, ClientArgs, ClientPlan};
-use crate::shared::exit::Failure;
+use super::values::Knobs;
+use crate::client::ClientPlan;
+use misura_run::exit::Failure;
 use std::fmt::Display;
 
 /// A sweep, resolved: the swept flag and one checked plan per value.
@@ -41,12 +41,11 @@ impl<P> Series<P> {
     }
 }
 
-/// The client part of a sweep's runs: `--clients` at its first value, and
-/// quiet (a run of a sweep prints no progress of its own).
-pub fn runs_client(c: &ClientArgs, clients: &ValueList<u32>) -> Result<ClientPlan, Failure> {
-    let mut p = client::plan(c, *clients.first())?;
+/// The client part of a sweep's runs (`--clients` at its first value):
+/// quiet, as a run of a sweep prints no progress of its own.
+pub fn runs_client(mut p: ClientPlan) -> ClientPlan {
     p.quiet = true;
-    Ok(p)
+    p
 }
 
 pub fn mean(it: impl Iterator<Item = f64>) -> Option<f64> {

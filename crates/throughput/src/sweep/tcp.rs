@@ -2,18 +2,15 @@
 
 use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, OnOff, ValueList};
-use crate::commands::throughput::tcp::{
-    TcpKnobs, TcpPlan, TcpShape, DEFAULT_MSG_SIZE, DEFAULT_STREAMS,
-};
-use crate::shared::client_flags::{ClientArgs, DEFAULT_CLIENTS};
-use crate::shared::exit::Failure;
-use crate::shared::units::ByteSize;
+use crate::client::{ClientPlan, DEFAULT_CLIENTS};
+use crate::tcp::{TcpKnobs, TcpPlan, TcpShape, DEFAULT_MSG_SIZE, DEFAULT_STREAMS};
 use misura_report::throughput::{SweepFigures, TcpReport};
+use misura_run::exit::Failure;
+use misura_run::units::ByteSize;
 
 #[derive(clap::Args, Debug, Clone)]
+/// `misura sweep tcp`'s own flags: `misura tcp`'s, the sweepable ones as lists.
 pub struct TcpSweep {
-    #[command(flatten)]
-    pub c: ClientArgs,
     /// Parallel data connections, or a list or range of them to sweep.
     #[arg(long, default_value = DEFAULT_STREAMS, value_name = "N|LIST")]
     pub streams: ValueList<u32>,
@@ -58,9 +55,13 @@ impl std::fmt::Display for TcpKnob {
 }
 
 impl TcpSweep {
-    /// The base plan (every flag at its first value) and one plan per value
-    /// of the swept flag, each checked.
-    pub fn series(&self) -> Result<Series<TcpPlan>, Failure> {
+    /// The base plan (every flag at its first value, on the client part
+    /// `client` makes of a client count) and one plan per value of the
+    /// swept flag, each checked.
+    pub fn series(
+        &self,
+        client: impl FnOnce(u32) -> Result<ClientPlan, Failure>,
+    ) -> Result<Series<TcpPlan>, Failure> {
         let swept = the_swept(vec![
             Knobs::of("msg-size", Some(&self.msg_size), TcpKnob::MsgSize),
             Knobs::of("sndbuf", self.sndbuf.as_ref(), TcpKnob::Sndbuf),
@@ -76,7 +77,11 @@ impl TcpSweep {
             rcvbuf: self.rcvbuf.as_ref().map(|l| l.first().clone()),
             nodelay: self.nodelay.as_ref().is_some_and(|l| l.first().on()),
         };
-        let base = TcpPlan::new(runs_client(&self.c, &self.clients)?, &knobs, &self.shape)?;
+        let base = TcpPlan::new(
+            runs_client(client(*self.clients.first())?),
+            &knobs,
+            &self.shape,
+        )?;
         Series::new(base, swept, vary)
     }
 }

@@ -2,16 +2,15 @@
 
 use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, ValueList};
-use crate::commands::throughput::udp::{UdpKnobs, UdpPlan, UdpShape, DEFAULT_MSG_SIZE};
-use crate::shared::client_flags::{ClientArgs, DEFAULT_CLIENTS};
-use crate::shared::exit::Failure;
-use crate::shared::units::{ByteSize, LinkRate};
+use crate::client::{ClientPlan, DEFAULT_CLIENTS};
+use crate::udp::{UdpKnobs, UdpPlan, UdpShape, DEFAULT_MSG_SIZE};
 use misura_report::throughput::{SweepFigures, UdpReport};
+use misura_run::exit::Failure;
+use misura_run::units::{ByteSize, LinkRate};
 
 #[derive(clap::Args, Debug, Clone)]
+/// `misura sweep udp`'s own flags: `misura udp`'s, the sweepable ones as lists.
 pub struct UdpSweep {
-    #[command(flatten)]
-    pub c: ClientArgs,
     /// Sending rate of UDP payload (e.g. 10M, 1G), or a list of rates to sweep.
     #[arg(long, value_name = "RATE|LIST")]
     pub rate: ValueList<LinkRate>,
@@ -44,9 +43,13 @@ impl std::fmt::Display for UdpKnob {
 }
 
 impl UdpSweep {
-    /// The base plan (every flag at its first value) and one plan per value
-    /// of the swept flag, each checked.
-    pub fn series(&self) -> Result<Series<UdpPlan>, Failure> {
+    /// The base plan (every flag at its first value, on the client part
+    /// `client` makes of a client count) and one plan per value of the
+    /// swept flag, each checked.
+    pub fn series(
+        &self,
+        client: impl FnOnce(u32) -> Result<ClientPlan, Failure>,
+    ) -> Result<Series<UdpPlan>, Failure> {
         let swept = the_swept(vec![
             Knobs::of("msg-size", Some(&self.msg_size), UdpKnob::MsgSize),
             Knobs::of("rate", Some(&self.rate), UdpKnob::Rate),
@@ -56,7 +59,11 @@ impl UdpSweep {
             rate: self.rate.first().clone(),
             msg_size: self.msg_size.first().clone(),
         };
-        let base = UdpPlan::new(runs_client(&self.c, &self.clients)?, &knobs, &self.shape)?;
+        let base = UdpPlan::new(
+            runs_client(client(*self.clients.first())?),
+            &knobs,
+            &self.shape,
+        )?;
         Series::new(base, swept, vary)
     }
 }
@@ -90,7 +97,7 @@ pub fn figures(r: &UdpReport) -> SweepFigures {
         } else {
             r.warnings
                 .iter()
-                .find(|w| w.code == crate::shared::warnings::ABOVE_PATH_MTU)
+                .find(|w| w.code == misura_run::warnings::ABOVE_PATH_MTU)
                 .map(|w| w.text.clone())
         },
         ..Default::default()

@@ -2,16 +2,15 @@
 
 use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, ValueList};
-use crate::commands::throughput::rr::{RrKnobs, RrPlan, RrShape, DEFAULT_BURST};
-use crate::shared::client_flags::{ClientArgs, DEFAULT_CLIENTS};
-use crate::shared::exit::Failure;
-use crate::shared::units::ByteSize;
+use crate::client::{ClientPlan, DEFAULT_CLIENTS};
+use crate::rr::{RrKnobs, RrPlan, RrShape, DEFAULT_BURST};
 use misura_report::throughput::{RrReport, SweepFigures};
+use misura_run::exit::Failure;
+use misura_run::units::ByteSize;
 
 #[derive(clap::Args, Debug, Clone)]
+/// `misura sweep rr`'s own flags: `misura rr`'s, the sweepable ones as lists.
 pub struct RrSweep {
-    #[command(flatten)]
-    pub c: ClientArgs,
     /// Request size, bytes (udp: ≥ 16), or a list or range of sizes to sweep.
     #[arg(long, value_name = "BYTES|LIST")]
     pub request: Option<ValueList<ByteSize>>,
@@ -47,9 +46,13 @@ impl std::fmt::Display for RrKnob {
 }
 
 impl RrSweep {
-    /// The base plan (every flag at its first value) and one plan per value
-    /// of the swept flag, each checked.
-    pub fn series(&self) -> Result<Series<RrPlan>, Failure> {
+    /// The base plan (every flag at its first value, on the client part
+    /// `client` makes of a client count) and one plan per value of the
+    /// swept flag, each checked.
+    pub fn series(
+        &self,
+        client: impl FnOnce(u32) -> Result<ClientPlan, Failure>,
+    ) -> Result<Series<RrPlan>, Failure> {
         let swept = the_swept(vec![
             Knobs::of("request", self.request.as_ref(), RrKnob::Request),
             Knobs::of("response", self.response.as_ref(), RrKnob::Response),
@@ -61,7 +64,11 @@ impl RrSweep {
             response: self.response.as_ref().map(|l| l.first().clone()),
             burst: *self.burst.first(),
         };
-        let base = RrPlan::new(runs_client(&self.c, &self.clients)?, &knobs, &self.shape)?;
+        let base = RrPlan::new(
+            runs_client(client(*self.clients.first())?),
+            &knobs,
+            &self.shape,
+        )?;
         Series::new(base, swept, vary)
     }
 }

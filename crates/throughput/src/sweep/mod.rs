@@ -1,0 +1,156 @@
+//! `misura sweep`: run `tcp`, `udp` or `rr` once per value of one
+//! parameter and tabulate the headline figures (seed 001's curves:
+//! throughput against message size, socket buffer, streams, TCP_NODELAY).
+//!
+//! A sweepable flag takes a list or a range (`values`); the test's plan is
+//! built once from the first values, and each run is that plan with the
+//! swept field set to one value and checked again (`series`). `run` drives
+//! the runs and assembles the report; the binary parses, prints and exits.
+
+pub mod rr;
+pub mod series;
+pub mod tcp;
+pub mod udp;
+pub mod values;
+
+use crate::client::{self, ClientPlan};
+use misura_report::throughput::{SweepFigures, SweepPoint, SweepReport};
+use misura_report::{LoopTuning, StopReason, Warning};
+use misura_run::exit::Failure;
+use misura_run::warnings::Warn;
+pub use series::Series;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+pub use values::{OnOff, ValueList};
+
+/// A test's sweepable flags: the plans of its runs and how one is measured.
+pub trait Sweepable {
+    /// The test's plan.
+    type Plan;
+    /// The test's name ("tcp").
+    const TEST: &'static str;
+    /// The base plan on the client part `client` makes of a client count,
+    /// and one checked plan per swept value.
+    fn plans(
+        &self,
+        client: impl FnOnce(u32) -> Result<ClientPlan, Failure>,
+    ) -> Result<Series<Self::Plan>, Failure>;
+    /// One run's headline figures.
+    fn measure(plan: &Self::Plan, stop: &Arc<AtomicUsize>) -> anyhow::Result<SweepFigures>;
+}
+
+/// `Sweepable` for a test's sweep flags, named by the test's module.
+macro_rules! sweepable {
+    ($test:ident, $sweep:ident, $plan:ident) => {
+        impl Sweepable for $test::$sweep {
+            type Plan = crate::$test::$plan;
+            const TEST: &'static str = stringify!($test);
+            fn plans(
+                &self,
+                client: impl FnOnce(u32) -> Result<ClientPlan, Failure>,
+            ) -> Result<Series<Self::Plan>, Failure> {
+                self.series(client)
+            }
+            fn measure(plan: &Self::Plan, stop: &Arc<AtomicUsize>) -> anyhow::Result<SweepFigures> {
+                crate::$test::measure(plan, stop).map(|r| $test::figures(&r))
+            }
+        }
+    };
+}
+
+sweepable!(tcp, TcpSweep, TcpPlan);
+sweepable!(udp, UdpSweep, UdpPlan);
+sweepable!(rr, RrSweep, RrPlan);
+
+/// What a sweep records besides its runs: the arguments every run shared
+/// (as written) and the namespace it ran in.
+pub struct SweepRun {
+    pub base_args: Vec<String>,
+    pub netns: Option<String>,
+}
+
+/// Run every point of `series` (until `stop`) and tabulate them; `progress`
+/// hears each value before its run. Bad parameters or an unwritable output
+/// end the sweep; any other failure of a run is that point's error.
+pub fn run<K: Sweepable>(
+    series: Series<K::Plan>,
+    given: SweepRun,
+    stop: &Arc<AtomicUsize>,
+    mut progress: impl FnMut(&str),
+) -> Result<SweepReport, Failure> {
+    let started_at = misura_run::meta::now_rfc3339();
+    let mut points = Vec::new();
+    for (value, plan) in &series.points {
+        if client::interrupted(stop) {
+            break;
+        }
+        progress(value);
+        points.push(SweepPoint {
+            parameter: series.parameter.to_string(),
+            value: value.clone(),
+            figures: point(K::measure(plan, stop))?,
+        });
+    }
+    let complete = !client::interrupted(stop)
+        && points.len() == series.points.len()
+        && points.iter().all(|p| p.figures.complete);
+    // The point a signal cut short (the last one run) is partial, not
+    // failed: no warning for it.
+    let cut_short = client::interrupted(stop).then(|| points.len().saturating_sub(1));
+    let warnings = points
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != cut_short)
+        .map(|(_, p)| p)
+        .filter_map(|p| {
+            p.figures.error.as_ref().map(|e| {
+                Warning::from(Warn::SweepPointFailed {
+                    parameter: p.parameter.clone(),
+                    value: p.value.clone(),
+                    error: e.clone(),
+                })
+            })
+        })
+        .collect();
+    Ok(SweepReport {
+        meta: misura_run::meta::meta("misura.sweep", started_at),
+        complete,
+        stop_reason: client::run_reason(
+            stop,
+            complete,
+            StopReason::other("some runs did not complete"),
+        ),
+        host: misura_run::host::fingerprint(LoopTuning {
+            netns: given.netns,
+            ..Default::default()
+        }),
+        test: K::TEST.into(),
+        parameter: series.parameter.into(),
+        base_args: given.base_args,
+        points,
+        warnings,
+    })
+}
+
+/// One point's outcome: bad flags or an unwritable output are the whole
+/// sweep's problem; anything else (refused, lost, above the server's
+/// limits) is this point's error, and the sweep goes on.
+fn point(measured: anyhow::Result<SweepFigures>) -> Result<SweepFigures, Failure> {
+    match measured {
+        Ok(f) => Ok(f),
+        Err(e) => match e.downcast::<Failure>() {
+            Ok(f @ (Failure::Usage(_) | Failure::Output(_))) => Err(f),
+            Ok(f) => Ok(SweepFigures {
+                error: Some(f.to_string()),
+                ..Default::default()
+            }),
+            Err(e) => Ok(SweepFigures {
+                error: Some(format!("{e:#}")),
+                ..Default::default()
+            }),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;
