@@ -136,3 +136,28 @@ impl Peer {
         }
     }
 }
+
+/// `misura rtt`'s arguments (without the subcommand's name) parsed and
+/// checked as its command line would be: the first line of clap's message
+/// or the plan's refusal. The agent checks an rtt target's child arguments
+/// with it when it reads its configuration, so a target the child would
+/// refuse is refused then.
+pub fn check_command_line<I, T>(args: I) -> Result<(), String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::FromArgMatches;
+    let cmd = RttArgs::augment_args(clap::Command::new("rtt").no_binary_name(true));
+    let first_line = |e: clap::Error| {
+        e.to_string()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string()
+    };
+    let m = cmd.try_get_matches_from(args).map_err(first_line)?;
+    let a = RttArgs::from_arg_matches(&m).map_err(first_line)?;
+    a.check().map_err(|e| e.to_string())
+}

@@ -412,30 +412,15 @@ impl Origin<'_> {
 /// target its child would refuse is refused when the file is read, not by
 /// a failing child every interval.
 fn as_its_command(t: &Target) -> Result<(), String> {
-    use clap::{Args, FromArgMatches};
-    use misura_rtt::RttArgs;
     if let TargetKind::Rtt { .. } = t.kind {
-        // `misura rtt`'s own flags, parsed as its command line parses them.
-        let cmd = RttArgs::augment_args(clap::Command::new("rtt").no_binary_name(true));
-        let first_line = |e: clap::Error| {
-            e.to_string()
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches("error: ")
-                .to_string()
-        };
-        let m = cmd
-            // Past the subcommand's name; `--no-store` is misura's, not rtt's.
-            .try_get_matches_from(
-                t.child_args()
-                    .into_iter()
-                    .skip(1)
-                    .filter(|a| a != "--no-store"),
-            )
-            .map_err(first_line)?;
-        let a = RttArgs::from_arg_matches(&m).map_err(first_line)?;
-        return a.check().map_err(|e| e.to_string());
+        // `misura rtt`'s own flags, parsed as its command line parses them,
+        // past the subcommand's name; `--no-store` is misura's, not rtt's.
+        return misura_rtt::args::check_command_line(
+            t.child_args()
+                .into_iter()
+                .skip(1)
+                .filter(|a| a != "--no-store"),
+        );
     }
     if !matches!(t.kind, TargetKind::Throughput { .. }) {
         misura_measure::schedule::check_period(t.period_ns)?;
