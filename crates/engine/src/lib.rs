@@ -47,3 +47,8 @@ pub use trial::{run_trial, LatencyHook, TrialRun, TrialSpec};
 /// pause, a burst far smaller than the committed burst sizes policers are
 /// configured with.
 pub const CATCH_UP_FRAMES: u64 = 8;
+
+/// How long a device benchmark's trial keeps receiving after its last send
+/// (RFC 2544 §23 waits 2 s for stragglers before the next trial; a frame
+/// later than this is lost for the tester too).
+pub const DRAIN: misura_measure::time::Span = misura_measure::time::Span::from_ns(250_000_000);

@@ -11,6 +11,7 @@ use super::open::{Engine, EngineKind};
 use super::streams::stream_id;
 use anyhow::{anyhow, Result};
 use misura_measure::load::rate::RateSchedule;
+use misura_measure::time::Span;
 use misura_report::load::{LoadFlow, LoadTrial};
 use misura_stats::Summary;
 use misura_wire::MacAddr;
@@ -20,18 +21,19 @@ use std::sync::atomic::AtomicUsize;
 #[derive(Clone, Debug)]
 pub struct TrialSpec {
     pub flows: Vec<Flow>,
-    pub duration_ns: i64,
+    /// How long the flows send.
+    pub duration: Span,
     /// Send exactly this many frames per flow at the flow's rate, then
     /// stop (RFC 2544 §26.4's bursts at the line rate).
     pub burst: Option<u64>,
     /// How long to keep receiving after the last send.
-    pub drain_ns: i64,
+    pub drain: Span,
     /// How far behind its schedule a core may fall before slots are
     /// skipped (and the trial marked tester-limited).
-    pub max_backlog_ns: i64,
+    pub max_backlog: Span,
     /// At a low rate, a backlog of this many frames is kept however long it
     /// is: after its loop was descheduled for a few ms, a core sends them
-    /// late rather than skip them (0: `max_backlog_ns` alone).
+    /// late rather than skip them (0: `max_backlog` alone).
     pub catch_up_frames: u64,
     pub session_id: u32,
     pub ethertype: u16,
@@ -40,7 +42,7 @@ pub struct TrialSpec {
     /// CPU of each core's loop (`cpus[i]` for core i); empty: not pinned.
     pub cpus: Vec<usize>,
     /// Count sends and arrivals per interval of this length.
-    pub interval_ns: Option<i64>,
+    pub interval: Option<Span>,
 }
 
 /// Most intervals a trial counts (a day of seconds).
@@ -80,7 +82,7 @@ pub fn run_trial(
                 schedule: RateSchedule::new(
                     core_fps,
                     start,
-                    backlog_ns(spec.max_backlog_ns, spec.catch_up_frames, core_fps),
+                    backlog_ns(spec.max_backlog.as_ns(), spec.catch_up_frames, core_fps),
                 )
                 .map_err(|e| anyhow!("flow {fi}: {e}"))?,
                 burst: spec.burst.map(|b| share(b, c, ncores)),
@@ -92,16 +94,16 @@ pub fn run_trial(
         }
         per_core.push(flows);
     }
-    let intervals = spec.interval_ns.map_or(0, |iv| {
-        ((spec.duration_ns / iv.max(1)) as usize + 1).min(MAX_INTERVALS)
+    let intervals = spec.interval.map_or(0, |iv| {
+        ((spec.duration.as_ns() / iv.as_ns().max(1)) as usize + 1).min(MAX_INTERVALS)
     });
     let trial = CoreTrial {
         session_id: spec.session_id,
         start_ns: start,
-        interval_ns: spec.interval_ns.filter(|&iv| iv > 0),
+        interval_ns: spec.interval.map(Span::as_ns).filter(|&iv| iv > 0),
         intervals,
-        end_ns: start + spec.duration_ns,
-        drain_ns: spec.drain_ns,
+        end_ns: start + spec.duration.as_ns(),
+        drain_ns: spec.drain.as_ns(),
         stop,
     };
     let mut drops_before = 0;
@@ -220,7 +222,7 @@ fn merge(
         let achieved_fps = match spec.burst {
             Some(_) if sent > 1 && sending_ns > 0 => (sent - 1) as f64 * 1e9 / sending_ns as f64,
             Some(_) => flow.rate_fps,
-            None if spec.duration_ns > 0 => sent as f64 * 1e9 / spec.duration_ns as f64,
+            None if spec.duration > Span::ZERO => sent as f64 * 1e9 / spec.duration.as_ns() as f64,
             None => 0.0,
         };
         flows.push(LoadFlow {
@@ -248,7 +250,7 @@ fn merge(
         duration_ns: if spec.burst.is_some() {
             sending_ns
         } else {
-            spec.duration_ns
+            spec.duration.as_ns()
         },
         sending_ns,
         stamped: counts.iter().map(|c| c.stamped).sum(),

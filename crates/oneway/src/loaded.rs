@@ -15,8 +15,7 @@ use misura_engine::open::Engine;
 use misura_engine::EngineChoice;
 use misura_engine::{self as frames, EngineRequest, Flow, LatencyHook, TrialSpec};
 use misura_measure::oneway_session::{OnewayCounters, OnewayPlan, MEASURE_STREAM};
-use misura_measure::time::Instant;
-use misura_measure::time::Span;
+use misura_measure::time::{Instant, Span};
 use misura_measure::FrameRecord;
 use misura_report::load::OnewayLoad;
 use misura_run::exit::Failure;
@@ -180,17 +179,17 @@ pub fn run(
             payloads: cfg.sizes.clone(),
             vlan: None,
         }],
-        duration_ns: duration,
+        duration: Span::from_ns(duration),
         burst: None,
-        drain_ns: cfg.timeout_ns,
-        max_backlog_ns: 1_000_000,
+        drain: Span::from_ns(cfg.timeout_ns),
+        max_backlog: Span::from_ns(1_000_000),
         catch_up_frames: 0,
         session_id: cfg.session_id,
         ethertype: cfg.ethertype,
         dst: misura_wire::MacAddr(r.rx.mac),
         src: misura_wire::MacAddr(r.tx.mac),
         cpus: cpus(opts.cpu, opts.engine.cores as usize),
-        interval_ns: None,
+        interval: None,
     };
     let mut hook = Hook {
         turn: Turn::new(ports, frames, &lplan, out)?,

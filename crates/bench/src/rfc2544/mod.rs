@@ -87,7 +87,7 @@ fn one_size(
                     "{} {} B latency trial at {rate:.0} frames/s",
                     ctx.size_no, size.label
                 ),
-                std::time::Duration::from_nanos(plan.latency_trial_ns.max(0) as u64),
+                std::time::Duration::from_nanos(plan.latency_trial.as_ns().max(0) as u64),
                 None,
             );
             let (l, w) = latency::run(plan, size, rate, ctx.stop)?;

@@ -8,13 +8,9 @@ use super::size::SizeSpec;
 use anyhow::{anyhow, Result};
 use misura_engine::{self as frames, Flow, TrialSpec};
 use misura_measure::load::{self, b2b, flr, search};
+use misura_measure::time::Span;
 use misura_report::load::LoadTrial;
 use misura_report::rfc2544::{BackToBack, RateBound, SizeReport, ThroughputResult, TrialRow};
-
-/// How long a trial keeps receiving after its last send (RFC 2544 §23
-/// waits 2 s for stragglers before the next trial; a frame later than
-/// this is lost for the tester too).
-const DRAIN_NS: i64 = 250_000_000;
 
 /// Search trials in a row that the tester could not send (each on every
 /// attempt) and that proved nothing (no loss beyond a goal at the rate it
@@ -106,23 +102,23 @@ impl Ctx<'_> {
                 payloads: size.payloads(),
                 vlan: None,
             }],
-            duration_ns,
+            duration: Span::from_ns(duration_ns),
             burst,
-            drain_ns: DRAIN_NS,
+            drain: frames::DRAIN,
             // A burst keeps every frame (no slot skipped): a tester that
             // falls behind shows as a burst rate below the line rate.
-            max_backlog_ns: if burst.is_some() {
+            max_backlog: Span::from_ns(if burst.is_some() {
                 10_000_000_000
             } else {
                 1_000_000
-            },
+            }),
             catch_up_frames: frames::CATCH_UP_FRAMES,
             session_id: fresh_session(),
             ethertype: self.plan.engine.ethertype,
             dst: self.plan.dst,
             src: self.plan.src,
             cpus: self.plan.cpus.clone(),
-            interval_ns: None,
+            interval: None,
         };
         Ok(frames::run_trial(engine, &spec, None, self.stop.as_ref())?.trial)
     }
@@ -184,8 +180,8 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
                 loss_ratio: plan.pdr,
             },
         ],
-        short_trial_ns: plan.short_ns,
-        final_trial_ns: plan.trial_ns,
+        short_trial_ns: plan.short.as_ns(),
+        final_trial_ns: plan.trial.as_ns(),
         relative_resolution: plan.resolution,
         max_trials: plan.max_trials,
     })
@@ -288,7 +284,8 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
 /// successive steps lose nothing (or three in a row the tester could not
 /// send: the result is then inconclusive).
 pub fn frame_loss(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<Vec<TrialRow>> {
-    let mut plan = flr::FlrPlan::new(s.line_rate_fps, 10.0, ctx.plan.trial_ns).map_err(load_err)?;
+    let mut plan =
+        flr::FlrPlan::new(s.line_rate_fps, 10.0, ctx.plan.trial.as_ns()).map_err(load_err)?;
     let mut rows = Vec::new();
     let mut limited_in_a_row = 0;
     while let Some((percent, rate, duration)) = plan.next_trial() {
@@ -325,7 +322,7 @@ pub fn back_to_back(
     throughput_fps: Option<f64>,
 ) -> Result<BackToBack> {
     let line = s.line_rate_fps;
-    let max_burst = ((ctx.plan.b2b_max_burst_ns as f64 / 1e9) * line)
+    let max_burst = ((ctx.plan.b2b_max_burst.as_ns() as f64 / 1e9) * line)
         .ceil()
         .max(2.0) as u64;
     let mut srch = b2b::B2bSearch::new(b2b::B2bConfig {

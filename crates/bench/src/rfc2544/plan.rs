@@ -2,6 +2,7 @@
 //! the binary ([`Plan`]), and what its trials share while it runs.
 
 use misura_engine::{open::Engine, EngineArgs, EngineChoice, EngineRequest, FrameFormat};
+use misura_measure::time::Span;
 use misura_measure::wire_time::LinkModel;
 use misura_oneway::Calibration;
 use misura_wire::MacAddr;
@@ -28,19 +29,20 @@ pub struct Plan {
     pub netns: Option<String>,
     pub tests: Tests,
     pub link: LinkModel,
-    /// A full trial (the search's confirmation trials, the loss steps), ns.
-    pub trial_ns: i64,
-    /// The search's short trials, ns.
-    pub short_ns: i64,
+    /// A full trial (the search's confirmation trials, the loss steps).
+    pub trial: Span,
+    /// The search's short trials.
+    pub short: Span,
     /// The search's relative resolution.
     pub resolution: f64,
     /// The loss ratio PDR allows.
     pub pdr: f64,
     pub max_trials: u32,
-    pub latency_trial_ns: i64,
+    /// The latency trial at each size's throughput.
+    pub latency_trial: Span,
     pub b2b_trials: u32,
-    /// The longest burst tried, as time at the line rate, ns.
-    pub b2b_max_burst_ns: i64,
+    /// The longest burst tried, as time at the line rate.
+    pub b2b_max_burst: Span,
     /// Runs of a trial the tester spoiled.
     pub tester_retries: u32,
     /// The engine's ports, transmit path and frame format.

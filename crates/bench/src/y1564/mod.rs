@@ -13,6 +13,7 @@ mod availability;
 use anyhow::{anyhow, Result};
 use misura_engine::{self as frames, open::Engine, Flow, TrialRun, TrialSpec};
 use misura_measure::load::y1564 as rules;
+use misura_measure::time::Span;
 use misura_report::load::LoadFlow;
 use misura_report::y1564::{
     PerformanceReport, PerformanceRow, ServiceConfig, ServiceReport, StepReport,
@@ -25,10 +26,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// engine's frame format settled.
 pub struct Plan {
     pub services: Vec<ServiceConfig>,
-    /// A configuration-test step, ns.
-    pub step_ns: i64,
-    /// The performance test, ns (0: none).
-    pub perf_ns: i64,
+    /// A configuration-test step.
+    pub step: Span,
+    /// The performance test (zero: none).
+    pub perf: Span,
     /// Runs of a step the tester spoiled.
     pub tester_retries: u32,
     pub ethertype: u16,
@@ -71,7 +72,7 @@ pub fn measure(
         })
         .collect::<Result<Vec<_>, _>>()?;
     // The run's planned time after each step, for the progress line.
-    let (step_ns, perf_ns) = (plan.step_ns, plan.perf_ns);
+    let (step_ns, perf_ns) = (plan.step.as_ns(), plan.perf.as_ns());
     let mut after_ns = steps_of.iter().map(|p| p.len() as i64).sum::<i64>() * step_ns + perf_ns;
     let mut reports = Vec::new();
     for (s, steps_planned) in plan.services.iter().zip(steps_of) {
@@ -111,7 +112,6 @@ pub fn measure(
     })
 }
 
-const DRAIN_NS: i64 = 250_000_000;
 const SECOND: i64 = 1_000_000_000;
 
 struct Ctx<'a> {
@@ -148,17 +148,17 @@ impl Ctx<'_> {
         let t = misura_sys::clock::realtime_ns() as u64;
         let spec = TrialSpec {
             flows,
-            duration_ns,
+            duration: Span::from_ns(duration_ns),
             burst: None,
-            drain_ns: DRAIN_NS,
-            max_backlog_ns: 1_000_000,
+            drain: frames::DRAIN,
+            max_backlog: Span::from_ns(1_000_000),
             catch_up_frames: frames::CATCH_UP_FRAMES,
             session_id: (t ^ (t >> 31) ^ 0x5931_3536) as u32,
             ethertype: self.ethertype,
             dst: self.dst,
             src: self.src,
             cpus: self.cpus.clone(),
-            interval_ns: per_second.then_some(SECOND),
+            interval: per_second.then_some(Span::from_ns(SECOND)),
         };
         frames::run_trial(self.engine, &spec, None, self.stop)
     }

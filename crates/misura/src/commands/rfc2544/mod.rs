@@ -23,6 +23,7 @@ use misura_measure::wire_time::LinkModel;
 use misura_oneway::Calibration;
 use misura_report::rfc2544::{Rfc2544Config, Rfc2544Report};
 use misura_report::StopReason;
+use misura_time::Span;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -81,14 +82,14 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             b2b: tests.contains(&Test::B2b),
         },
         link,
-        trial_ns,
-        short_ns,
+        trial: Span::from_ns(trial_ns),
+        short: Span::from_ns(short_ns),
         resolution: a.resolution.share,
         pdr: a.pdr.share,
         max_trials: a.max_trials,
-        latency_trial_ns: a.latency_trial.ns,
+        latency_trial: Span::from_ns(a.latency_trial.ns),
         b2b_trials: a.b2b_trials,
-        b2b_max_burst_ns: a.b2b_max_burst.ns,
+        b2b_max_burst: Span::from_ns(a.b2b_max_burst.ns),
         tester_retries: a.p.tester_retries,
         engine: req,
         engine_choice: a.p.engine,

@@ -17,6 +17,7 @@ use misura_bench::y1564::{self as bench, payload};
 use misura_engine::{self as frames, EngineRequest};
 use misura_report::y1564::{ServiceConfig, Y1564Config, Y1564Report};
 use misura_report::StopReason;
+use misura_time::Span;
 use misura_wire::MacAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -104,8 +105,8 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let hardware = engine.rx_clock.is_some();
     let plan = bench::Plan {
         services: services.clone(),
-        step_ns,
-        perf_ns,
+        step: Span::from_ns(step_ns),
+        perf: Span::from_ns(perf_ns),
         tester_retries: a.p.tester_retries,
         ethertype: format.ethertype,
         dst: MacAddr(rx.mac),
