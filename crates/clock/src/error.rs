@@ -77,20 +77,17 @@ pub enum MeasureError {
     /// buffer the client uses).
     #[error(transparent)]
     Wire(#[from] misura_wire::WireError),
-    /// A socket operation towards the NTP server failed (`what` says which).
-    #[error("{what}: {source}")]
-    Socket {
-        what: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// A socket operation towards the NTP server failed (`what` says which;
+    /// the message carries the system's error, as one line).
+    #[error("{what}: {error}")]
+    Socket { what: String, error: std::io::Error },
 }
 
 impl MeasureError {
     /// A socket error, `what` naming the operation and its peer.
     pub(crate) fn socket(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> MeasureError {
         let what = what.into();
-        move |source| MeasureError::Socket { what, source }
+        move |error| MeasureError::Socket { what, error }
     }
 }
 

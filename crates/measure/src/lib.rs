@@ -1,7 +1,8 @@
 //! The measurement method of misura, without I/O.
 //!
-//! Everything here is deterministic: time is an argument (`now`, integer
-//! nanoseconds on the run's single timescale), never read from a clock, and no
+//! Everything here is deterministic: time is an argument (`now`, an
+//! [`time::Instant`] on the run's single timescale; stamps as integer
+//! nanoseconds), never read from a clock, and no
 //! socket is opened. The binary joins this crate to the Linux edge (`misura-sys`);
 //! tests drive it with a virtual clock.
 //!

@@ -1,4 +1,6 @@
-//! Exit codes and the classification of errors into them.
+//! Exit codes and the failures the libraries class a refusal by
+//! (`Failure`). Which code an error chain ends with is the binary's
+//! (`shared/exit.rs`, `code_for`), as only the binary exits.
 
 /// What went wrong, for the exit code. The message names the fix.
 #[derive(Debug, thiserror::Error)]

@@ -105,7 +105,7 @@ impl<'a> Session<'a> {
             UdpSocket::bind(bind).map_err(MeasureError::socket("cannot open a UDP socket"))?;
         sock.connect(addr).map_err(|e| MeasureError::Socket {
             what: format!("cannot reach {addr}"),
-            source: std::io::Error::new(e.kind(), format!("{e} (no route?)")),
+            error: std::io::Error::new(e.kind(), format!("{e} (no route?)")),
         })?;
         Ok(Session {
             server,

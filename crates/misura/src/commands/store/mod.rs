@@ -92,6 +92,8 @@ fn render(v: &Value, out: &mut dyn Write) -> Result<()> {
         e @ (StoredError::Newer { .. } | StoredError::Unreadable { .. }) => {
             Failure::Profile(e.to_string()).into()
         }
+        // The writer's own error, so that a closed pipe ends quietly.
+        StoredError::Io(io) => io.into(),
         e => e.into(),
     })
 }
