@@ -144,7 +144,7 @@ class IrttAttacks:
                 got, sent, who = 0, 100, "irtt client"
         else:
             code, _, v, _ = self.irtt_rtt(port, ["--count", "100", "--period", "10ms"])
-            got, sent, who = v.get("counts", {}).get("answered", 0), 100, "misura rtt --peer irtt"
+            got, sent, who = (v.get("totals") or {}).get("received", 0), 100, "misura rtt --peer irtt"
         after = self.stats(refl.pid)
         alive = refl.poll() is None
         refl.send_signal(signal.SIGINT)
@@ -192,11 +192,14 @@ class IrttAttacks:
             srv = self.hostile(2134 + i, {}, proc)
             code, _, v, err = self.irtt_rtt(2134 + i, ["--count", "5", "--period", "10ms"])
             self.echoes(srv)
-            c = v.get("counts", {})
-            good = (code == 0 and c.get("implausible_processing") == 5 and v.get("server_processing") is None
-                    and v.get("rtt_minus_server_processing") is None and "cannot be" in err)
+            # rtt's result: the server's processing is the turnaround, the RTT
+            # without it the network RTT; irtt's own counts are in `irtt`.
+            irtt, overall = v.get("irtt") or {}, v.get("overall") or {}
+            flagged, answered = irtt.get("implausible_processing"), (v.get("totals") or {}).get("received")
+            good = (code == 0 and flagged == 5 and overall.get("turnaround") is None
+                    and overall.get("network_rtt") is None and "cannot be" in err)
             ok &= good
-            results.append(f"{proc / 1e9:+.0f} s: exit {code}, {c.get('implausible_processing')}/"
-                           f"{c.get('answered')} flagged, server_processing {v.get('server_processing')}")
+            results.append(f"{proc / 1e9:+.0f} s: exit {code}, {flagged}/{answered} flagged, "
+                           f"turnaround {overall.get('turnaround')}")
         self.row("irtt server processing of -1 s and +10 s", "2 sessions", True, (None, None), (None, None),
                  "; ".join(results), ok, "goal: flagged, named, out of the processing and RTT-minus figures")
