@@ -94,105 +94,11 @@ impl From<misura_measure::SutVerdict> for SutVerdict {
     }
 }
 
-impl From<misura_measure::SizePoint> for SizePoint {
-    fn from(p: misura_measure::SizePoint) -> SizePoint {
-        let misura_measure::SizePoint {
-            payload_bytes,
-            frame_bytes,
-            count,
-            mean_ns,
-            std_dev_ns,
-        } = p;
-        SizePoint {
-            payload_bytes,
-            frame_bytes,
-            count,
-            mean_ns,
-            std_dev_ns,
-        }
-    }
-}
+same_fields!(SizePoint both misura_measure::SizePoint { payload_bytes, frame_bytes, count, mean_ns, std_dev_ns });
 
-impl From<SizePoint> for misura_measure::SizePoint {
-    fn from(p: SizePoint) -> misura_measure::SizePoint {
-        let SizePoint {
-            payload_bytes,
-            frame_bytes,
-            count,
-            mean_ns,
-            std_dev_ns,
-        } = p;
-        misura_measure::SizePoint {
-            payload_bytes,
-            frame_bytes,
-            count,
-            mean_ns,
-            std_dev_ns,
-        }
-    }
-}
-
-impl From<misura_stats::LinearFit> for LinearFit {
-    fn from(f: misura_stats::LinearFit) -> LinearFit {
-        let misura_stats::LinearFit {
-            n,
-            a,
-            b,
-            s_a,
-            s_b,
-            residual_variance,
-            dof,
-            t95,
-            a_ci95,
-            b_ci95,
-            r_squared,
-        } = f;
-        LinearFit {
-            n,
-            a,
-            b,
-            s_a,
-            s_b,
-            residual_variance,
-            dof,
-            t95,
-            a_ci95,
-            b_ci95,
-            r_squared,
-        }
-    }
-}
-
-impl From<LinearFit> for misura_stats::LinearFit {
-    fn from(f: LinearFit) -> misura_stats::LinearFit {
-        let LinearFit {
-            n,
-            a,
-            b,
-            s_a,
-            s_b,
-            residual_variance,
-            dof,
-            t95,
-            a_ci95,
-            b_ci95,
-            r_squared,
-        } = f;
-        misura_stats::LinearFit {
-            n,
-            a,
-            b,
-            s_a,
-            s_b,
-            residual_variance,
-            dof,
-            t95,
-            a_ci95,
-            b_ci95,
-            r_squared,
-        }
-    }
-}
+same_fields!(LinearFit both misura_stats::LinearFit {
+    n, a, b, s_a, s_b, residual_variance, dof, t95, a_ci95, b_ci95, r_squared,
+});
 
 impl From<misura_measure::CalibrationLine> for CalibrationLine {
     fn from(l: misura_measure::CalibrationLine) -> CalibrationLine {

@@ -192,14 +192,7 @@ pub struct Gap {
     pub at_ns: i64,
 }
 
-impl From<misura_measure::clockstats::Gap> for Gap {
-    fn from(g: misura_measure::clockstats::Gap) -> Gap {
-        Gap {
-            step_ns: g.step_ns,
-            at_ns: g.at_ns,
-        }
-    }
-}
+same_fields!(Gap from misura_measure::clockstats::Gap { step_ns, at_ns });
 
 /// The result of `misura clock interference`.
 pub type InterferenceReport = Envelope<InterferenceConfig, InterferenceFigures>;

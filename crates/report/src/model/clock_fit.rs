@@ -43,30 +43,9 @@ pub struct PairFit {
     pub rx: ClockFit,
 }
 
-impl From<misura_measure::phc_track::ClockFit> for ClockFit {
-    fn from(f: misura_measure::phc_track::ClockFit) -> ClockFit {
-        let misura_measure::phc_track::ClockFit {
-            points,
-            rejected_rounds,
-            span_ns,
-            offset_ns,
-            drift_ppm,
-            drift_se_ppm,
-            residual_ns,
-            median_half_width_ns,
-        } = f;
-        ClockFit {
-            points,
-            rejected_rounds,
-            span_ns,
-            offset_ns,
-            drift_ppm,
-            drift_se_ppm,
-            residual_ns,
-            median_half_width_ns,
-        }
-    }
-}
+same_fields!(ClockFit from misura_measure::phc_track::ClockFit {
+    points, rejected_rounds, span_ns, offset_ns, drift_ppm, drift_se_ppm, residual_ns, median_half_width_ns,
+});
 
 impl From<misura_measure::phc_track::PairFit> for PairFit {
     fn from(f: misura_measure::phc_track::PairFit) -> PairFit {

@@ -4,6 +4,31 @@
 //! the unit in the name. Nothing here renders: the text, CSV and HTML forms
 //! are in `text`, `csv`, `html` and `figures`.
 
+/// `From` between a type the report owns and the method's type it stands
+/// for, field by field, written once. Both sides are destructured or built
+/// whole, so a field added to one and not the other does not compile.
+/// `both` converts back too, for types the method takes again as input
+/// (a profile's calibration line, a result's link).
+macro_rules! same_fields {
+    ($ours:ident from $($theirs:ident)::+ { $($f:ident),+ $(,)? }) => {
+        impl From<$($theirs)::+> for $ours {
+            fn from(v: $($theirs)::+) -> $ours {
+                let $($theirs)::+ { $($f),+ } = v;
+                $ours { $($f),+ }
+            }
+        }
+    };
+    ($ours:ident both $($theirs:ident)::+ { $($f:ident),+ $(,)? }) => {
+        same_fields!($ours from $($theirs)::+ { $($f),+ });
+        impl From<$ours> for $($theirs)::+ {
+            fn from(v: $ours) -> $($theirs)::+ {
+                let $ours { $($f),+ } = v;
+                $($theirs)::+ { $($f),+ }
+            }
+        }
+    };
+}
+
 pub mod calibration;
 pub mod clock;
 pub mod clock_fit;

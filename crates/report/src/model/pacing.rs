@@ -59,50 +59,11 @@ pub struct PacerFigures {
     pub behind_max_ns: Option<i64>,
 }
 
-impl From<misura_measure::pacer::PacerFigures> for PacerFigures {
-    fn from(f: misura_measure::pacer::PacerFigures) -> PacerFigures {
-        let misura_measure::pacer::PacerFigures {
-            target_gap_ns,
-            units,
-            skipped,
-            bursts,
-            max_burst,
-            burst_units,
-            wakeups,
-            wake_late_p50_ns,
-            wake_late_p99_ns,
-            wake_late_max_ns,
-            margin_ns,
-            margin_max_ns,
-            spin_ns,
-            gap_p50_ns,
-            gap_p99_ns,
-            behind_p50_ns,
-            behind_p99_ns,
-            behind_max_ns,
-        } = f;
-        PacerFigures {
-            target_gap_ns,
-            units,
-            skipped,
-            bursts,
-            max_burst,
-            burst_units,
-            wakeups,
-            wake_late_p50_ns,
-            wake_late_p99_ns,
-            wake_late_max_ns,
-            margin_ns,
-            margin_max_ns,
-            spin_ns,
-            gap_p50_ns,
-            gap_p99_ns,
-            behind_p50_ns,
-            behind_p99_ns,
-            behind_max_ns,
-        }
-    }
-}
+same_fields!(PacerFigures from misura_measure::pacer::PacerFigures {
+    target_gap_ns, units, skipped, bursts, max_burst, burst_units, wakeups, wake_late_p50_ns,
+    wake_late_p99_ns, wake_late_max_ns, margin_ns, margin_max_ns, spin_ns, gap_p50_ns, gap_p99_ns,
+    behind_p50_ns, behind_p99_ns, behind_max_ns,
+});
 
 /// CPU time one end used over the test, from the kernel's accounting
 /// (`getrusage`: user + system).

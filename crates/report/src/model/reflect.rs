@@ -31,42 +31,10 @@ pub struct Counters {
     pub tx_stamps: u64,
 }
 
-impl From<misura_measure::reflector::Counters> for Counters {
-    fn from(c: misura_measure::reflector::Counters) -> Counters {
-        let misura_measure::reflector::Counters {
-            received,
-            replied,
-            too_short,
-            malformed,
-            group_source,
-            looks_like_reply,
-            auth_failed,
-            rate_limited,
-            table_full,
-            foreign_ptp,
-            rx_user_clock,
-            tlv_integrity_failed,
-            follow_ups,
-            tx_stamps,
-        } = c;
-        Counters {
-            received,
-            replied,
-            too_short,
-            malformed,
-            group_source,
-            looks_like_reply,
-            auth_failed,
-            rate_limited,
-            table_full,
-            foreign_ptp,
-            rx_user_clock,
-            tlv_integrity_failed,
-            follow_ups,
-            tx_stamps,
-        }
-    }
-}
+same_fields!(Counters from misura_measure::reflector::Counters {
+    received, replied, too_short, malformed, group_source, looks_like_reply, auth_failed, rate_limited,
+    table_full, foreign_ptp, rx_user_clock, tlv_integrity_failed, follow_ups, tx_stamps,
+});
 
 /// I/O events the core never sees.
 #[derive(Copy, Clone, Debug, Default, Serialize, Deserialize)]

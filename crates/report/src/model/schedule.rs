@@ -79,22 +79,6 @@ pub struct LinkModel {
     pub vlan: bool,
 }
 
-impl From<misura_measure::LinkModel> for LinkModel {
-    fn from(l: misura_measure::LinkModel) -> LinkModel {
-        LinkModel {
-            rate_bps: l.rate_bps,
-            vlan: l.vlan,
-        }
-    }
-}
-
-/// The link a result or profile records, as the method's input again (its
-/// frame lengths and wire times).
-impl From<LinkModel> for misura_measure::LinkModel {
-    fn from(l: LinkModel) -> misura_measure::LinkModel {
-        misura_measure::LinkModel {
-            rate_bps: l.rate_bps,
-            vlan: l.vlan,
-        }
-    }
-}
+// The link a result or profile records, and back as the method's input
+// again (its frame lengths and wire times).
+same_fields!(LinkModel both misura_measure::LinkModel { rate_bps, vlan });

@@ -50,15 +50,7 @@ pub struct SummarySnapshot {
     pub clamped: u64,
 }
 
-impl From<misura_stats::Bucket> for Bucket {
-    fn from(b: misura_stats::Bucket) -> Bucket {
-        Bucket {
-            lower_ns: b.lower_ns,
-            upper_ns: b.upper_ns,
-            count: b.count,
-        }
-    }
-}
+same_fields!(Bucket from misura_stats::Bucket { lower_ns, upper_ns, count });
 
 /// A result's bucket, for `stats` to pool with others of the same run.
 impl From<&Bucket> for misura_stats::Bucket {
@@ -83,37 +75,7 @@ pub fn pool_buckets<'a>(lists: impl IntoIterator<Item = &'a Bucket>) -> Vec<Buck
     buckets(misura_stats::pool_buckets(&all))
 }
 
-impl From<misura_stats::SummarySnapshot> for SummarySnapshot {
-    fn from(s: misura_stats::SummarySnapshot) -> SummarySnapshot {
-        let misura_stats::SummarySnapshot {
-            count,
-            min_ns,
-            max_ns,
-            mean_ns,
-            std_dev_ns,
-            median_ns,
-            p90_ns,
-            p99_ns,
-            p999_ns,
-            mean_minus_min_ns,
-            threshold_ns,
-            over_threshold,
-            clamped,
-        } = s;
-        SummarySnapshot {
-            count,
-            min_ns,
-            max_ns,
-            mean_ns,
-            std_dev_ns,
-            median_ns,
-            p90_ns,
-            p99_ns,
-            p999_ns,
-            mean_minus_min_ns,
-            threshold_ns,
-            over_threshold,
-            clamped,
-        }
-    }
-}
+same_fields!(SummarySnapshot from misura_stats::SummarySnapshot {
+    count, min_ns, max_ns, mean_ns, std_dev_ns, median_ns, p90_ns, p99_ns, p999_ns, mean_minus_min_ns,
+    threshold_ns, over_threshold, clamped,
+});
