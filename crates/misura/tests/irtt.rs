@@ -144,8 +144,12 @@ fn irtt_spread(lab: &Lab, port: u16, extra: &[&str]) -> (f64, f64) {
     (lo, hi)
 }
 
+/// `v` against irtt's spread, widened for irtt's own cost: its Go client
+/// measured 2-3x misura's user RTT on an idle 2-vCPU VM (wake-ups), about
+/// equal with the CPUs busy. The band catches a unit or a sign, not
+/// microseconds.
 fn within(what: &str, v: f64, (lo, hi): (f64, f64)) {
-    let (a, b) = (lo / 4.0, hi * 4.0 + 0.2);
+    let (a, b) = (lo / 8.0, hi * 4.0 + 0.2);
     assert!(
         v >= a && v <= b,
         "{what} median {v:.3} ms outside irtt's spread {lo:.3}-{hi:.3} ms widened to {a:.3}-{b:.3}"
@@ -196,12 +200,18 @@ fn misura_rtt_against_irtt_server() {
         assert_eq!(u(&with["midpoint"]), 0, "{with}");
         let net = ms(&v["overall"]["network_rtt"]["median_ns"]);
         let rtt = ms(&v["overall"]["kernel_rtt"]["median_ns"]);
+        let user = ms(&v["overall"]["user_rtt"]["median_ns"]);
         let proc_ = ms(&v["overall"]["turnaround"]["median_ns"]);
         eprintln!(
-            "misura rtt --peer irtt :{port}: {PROBES}/{PROBES}, RTT median {rtt:.3} ms, minus processing {net:.3} ms, processing {proc_:.4} ms"
+            "misura rtt --peer irtt :{port}: {PROBES}/{PROBES}, user RTT median {user:.3} ms, kernel RTT {rtt:.3} ms, minus processing {net:.3} ms, processing {proc_:.4} ms"
         );
-        // irtt's RTT is its round trip minus the server's processing time.
-        within("misura's RTT − processing", net, spread);
+        // The kernel's stamps sit inside the user clock reads around them.
+        assert!(rtt <= user && net < rtt, "{}", v["overall"]);
+        // irtt's RTT is its client's user-space round trip minus the
+        // server's processing: compare the same quantity of misura's. It
+        // was compared with misura's kernel-stamped RTT until a CI host
+        // showed that 4x below irtt's (Go) client is within reach.
+        within("misura's user RTT − processing", user - proc_, spread);
         let text: String = irtt["not_separable"].to_string();
         assert!(text.contains("user space"), "{text}");
     }

@@ -213,6 +213,20 @@ impl Verdict {
         }
     }
 
+    /// A step in which the tester sent no frame says nothing of the SUT
+    /// (a starved or failed tester, never the device): no verdict. It was
+    /// judged a FAIL ("no frames sent") until a starved CI host showed it.
+    fn nothing_sent(m: &StepMeasured) -> Option<Verdict> {
+        (m.frames_sent == 0).then(|| Verdict {
+            pass: false,
+            inconclusive: true,
+            reasons: vec![format!(
+                "the tester sent no frames of the step's {:.0} b/s: nothing to judge the SUT on, no verdict",
+                m.offered_bps
+            )],
+        })
+    }
+
     /// The rules' failures at the rate sent, or, when there are none and
     /// the tester fell short or its own bursts may explain what was missed
     /// (`excuse`), an inconclusive verdict saying so.
@@ -257,9 +271,6 @@ fn green(spec: &ServiceSpec, m: &StepMeasured, reasons: &mut Vec<String>) {
             m.received_bps, floor
         ));
     }
-    if m.frames_sent == 0 {
-        reasons.push("no frames sent".into());
-    }
     if loss_judged && m.flr() > t.flr_ratio {
         reasons.push(format!("FLR {:.6} above {:.6}", m.flr(), t.flr_ratio));
     }
@@ -284,6 +295,9 @@ fn green_at_sent(spec: &ServiceSpec, m: &StepMeasured, reasons: &mut Vec<String>
 /// The verdict of one configuration-test step, at the rate the tester sent
 /// (module documentation).
 pub fn judge_step(spec: &ServiceSpec, step: &Step, m: &StepMeasured) -> Verdict {
+    if let Some(v) = Verdict::nothing_sent(m) {
+        return v;
+    }
     let mut reasons = Vec::new();
     let top = spec.cir_bps + spec.eir_bps;
     let green_floor = spec.cir_bps * (1.0 - spec.thresholds.flr_ratio - IR_TOLERANCE);
@@ -345,6 +359,9 @@ fn frames_short_of(m: &StepMeasured, floor_bps: f64) -> f64 {
 
 /// The verdict of the service performance test (all services at CIR).
 pub fn judge_performance(spec: &ServiceSpec, m: &StepMeasured) -> Verdict {
+    if let Some(v) = Verdict::nothing_sent(m) {
+        return v;
+    }
     let mut reasons = Vec::new();
     green_at_sent(spec, m, &mut reasons);
     match m.available_ratio {
@@ -560,5 +577,31 @@ mod tests {
             },
         );
         assert!(!v.pass && !v.inconclusive, "{v:?}");
+    }
+
+    /// A step the tester sent nothing of (starved, or its path broken) is
+    /// no verdict, in the configuration test and the performance test,
+    /// whether or not the tester noticed its own shortfall.
+    #[test]
+    fn a_step_with_no_frame_sent_is_inconclusive_never_fail() {
+        let s = spec();
+        let steps = config_test_steps(&s).unwrap();
+        let none = StepMeasured {
+            offered_bps: 25e6,
+            sent_bps: Some(0.0),
+            ..StepMeasured::default()
+        };
+        for step in &steps {
+            let v = judge_step(&s, step, &none);
+            assert!(!v.pass && v.inconclusive, "{}: {v:?}", step.label);
+            assert!(v.reasons[0].contains("sent no frames"), "{v:?}");
+        }
+        let untold = StepMeasured {
+            sent_bps: None,
+            available_ratio: Some(1.0),
+            ..none
+        };
+        let v = judge_performance(&s, &untold);
+        assert!(!v.pass && v.inconclusive, "{v:?}");
     }
 }
