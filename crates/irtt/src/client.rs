@@ -6,23 +6,21 @@
 
 use crate::error::{socket as sockerr, Error};
 use crate::tally::Tally;
-use misura_sys::clock::realtime_ns;
+use misura_measure::time::{Instant, Span};
+use misura_sys::clock::{monotonic, realtime_ns};
 use misura_sys::udp::UdpTsSocket;
 use misura_wire::irtt::{self, Echo, IrttError, Layout, Packet, MAX_PACKET_LEN};
 use misura_wire::irtt_params::Params;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
 
 type Result<T> = std::result::Result<T, Error>;
 
 /// irtt's open retries: a request, then waits of 1, 2 and 4 s (7 s in all).
-pub const OPEN_WAITS: [Duration; 3] = [
-    Duration::from_secs(1),
-    Duration::from_secs(2),
-    Duration::from_secs(4),
-];
+pub const OPEN_WAITS: [Span; 3] = [Span::from_secs(1), Span::from_secs(2), Span::from_secs(4)];
 /// Longest wait for the last replies after the last probe.
-pub const MAX_FINAL_WAIT: Duration = Duration::from_secs(4);
+pub const MAX_FINAL_WAIT: Span = Span::from_secs(4);
+/// Longest single wait on the socket, so a stop is seen within it.
+const POLL: Span = Span::from_millis(100);
 /// Sent-probe ids whose kernel TX stamp may still come.
 const ID_RING: usize = 4096;
 
@@ -43,9 +41,9 @@ pub struct Run {
     pub granted: Params,
     pub tally: Tally,
     /// From the first probe to the end of the final wait.
-    pub elapsed: Duration,
+    pub elapsed: Span,
     /// The final wait's length.
-    pub final_wait: Duration,
+    pub final_wait: Span,
     /// Stopped by the caller before the end.
     pub interrupted: bool,
     /// The grant means fewer probes than asked: why, in words.
@@ -87,12 +85,12 @@ fn open(
         {
             *sends += 1;
         }
-        let until = Instant::now() + wait;
-        while let Some(left) = until.checked_duration_since(Instant::now()) {
+        let until = monotonic() + wait;
+        while let Some(left) = left_until(until) {
             if stop() {
                 return Err(Error::Stopped { target: o.target });
             }
-            sock.set_recv_timeout(left.min(Duration::from_millis(100)))
+            sock.set_recv_timeout(left.min(POLL).to_std())
                 .map_err(sockerr("setting the irtt client's receive timeout"))?;
             let m = match sock.recv_from(&mut buf) {
                 Ok(Some(m)) => m,
@@ -129,7 +127,7 @@ fn open(
             }
         }
     }
-    let total: Duration = OPEN_WAITS.iter().sum();
+    let total = OPEN_WAITS.iter().fold(Span::ZERO, |a, &w| a + w);
     let hint = if bad.1 > 0 {
         format!(
             "; {} replies failed the HMAC check: give the server's HMAC key",
@@ -146,7 +144,7 @@ fn open(
     };
     Err(Error::NoOpenReply {
         target: o.target,
-        waited_s: total.as_secs(),
+        waited_s: total.to_std().as_secs(),
         sent: OPEN_WAITS.len(),
         hint,
     })
@@ -175,10 +173,10 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
     let mut tally = Tally::new(layout);
     tally.counts.malformed += bad.0;
     tally.counts.hmac_failures += bad.1;
-    let interval = Duration::from_nanos(granted.interval_ns.max(1) as u64);
-    let duration = Duration::from_nanos(granted.duration_ns.max(0) as u64);
+    let interval = Span::from_ns(granted.interval_ns.max(1));
+    let duration = Span::from_ns(granted.duration_ns.max(0));
     let mut buf = vec![0u8; MAX_PACKET_LEN + 1];
-    let start = Instant::now();
+    let start = monotonic();
     // The schedule's origin: moved forward when the client falls more than
     // an interval behind, so it never sends a catch-up burst (irtt's server
     // drops packets that come faster than its minimum interval).
@@ -197,12 +195,14 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
             interrupted = true;
             break;
         }
-        let mut due = origin + interval * seq;
+        let mut due = origin.saturating_add(interval.saturating_mul(i64::from(seq)));
         // The granted duration in probes: the schedule's shifts do not shorten it.
-        if interval * seq >= duration || o.count.is_some_and(|c| u64::from(seq) >= c) {
+        if interval.saturating_mul(i64::from(seq)) >= duration
+            || o.count.is_some_and(|c| u64::from(seq) >= c)
+        {
             break;
         }
-        let late = Instant::now().saturating_duration_since(due);
+        let late = monotonic() - due;
         if late > interval {
             origin += late;
             due += late;
@@ -230,16 +230,14 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
     // The last replies: three times the largest RTT seen, at least
     // 200 ms, at most 4 s (half a second when stopped), so the probes in
     // flight are not counted lost.
-    let max = tally.rtt.max().unwrap_or(0).max(0) as u64;
+    let max = Span::from_ns(tally.rtt.max().unwrap_or(0).max(0));
     let cap = if interrupted {
-        Duration::from_millis(500)
+        Span::from_millis(500)
     } else {
         MAX_FINAL_WAIT
     };
-    let final_wait = Duration::from_nanos(max.saturating_mul(3))
-        .max(Duration::from_millis(200))
-        .min(cap);
-    io.receive_until(Instant::now() + final_wait, &mut buf, &mut tally, &|| false)?;
+    let final_wait = max.saturating_mul(3).max(Span::from_millis(200)).min(cap);
+    io.receive_until(monotonic() + final_wait, &mut buf, &mut tally, &|| false)?;
     io.tx_stamps(&mut tally);
     let n = irtt::emit_close(token, key, &mut out)?;
     let _ = sock.send_to(&out[..n], o.target);
@@ -248,11 +246,16 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
         local,
         granted,
         tally,
-        elapsed: start.elapsed(),
+        elapsed: monotonic() - start,
         final_wait,
         interrupted: interrupted || stop(),
         short,
     })
+}
+
+/// The time left until `until` on the monotonic clock, while some is.
+fn left_until(until: Instant) -> Option<Span> {
+    Some(until - monotonic()).filter(|left| left.is_positive())
 }
 
 struct Io<'a> {
@@ -273,18 +276,15 @@ impl Io<'_> {
         tally: &mut Tally,
         stop: &dyn Fn() -> bool,
     ) -> Result<()> {
-        while let Some(left) = until.checked_duration_since(Instant::now()) {
+        while let Some(left) = left_until(until) {
             if stop() {
                 return Ok(());
-            }
-            if left.is_zero() {
-                break;
             }
             // ppoll(2): woken on time for the next probe (a receive
             // timeout would round up to the kernel's tick).
             let ready = self
                 .sock
-                .wait(left.min(Duration::from_millis(100)))
+                .wait(left.min(POLL).to_std())
                 .map_err(sockerr("waiting for irtt replies"))?;
             if ready.error_queue {
                 self.tx_stamps(tally);
@@ -298,7 +298,7 @@ impl Io<'_> {
                 Err(_) => {
                     // An ICMP error (e.g. port unreachable): counted by the
                     // missing replies; do not spin.
-                    std::thread::sleep(Duration::from_millis(1).min(left));
+                    std::thread::sleep(Span::from_millis(1).min(left).to_std());
                     continue;
                 }
             };

@@ -2,10 +2,20 @@
 //! the class the caller turns into an exit code. No message names a
 //! command-line flag; the binary adds those.
 
+use misura_measure::time::Span;
 use misura_sys::SysError;
 use misura_wire::irtt::IrttError;
 use std::net::SocketAddr;
-use std::time::Duration;
+
+/// A session's length as `std` prints it; one past the timescale (probes
+/// times period beyond `Span::MAX`) as what it is.
+fn lasting(d: &Span) -> String {
+    if *d == Span::MAX {
+        "more than 292 years".into()
+    } else {
+        format!("{:?}", d.to_std())
+    }
+}
 
 /// What kind of failure an [`Error`] is, for the caller's exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,10 +31,10 @@ pub enum Class {
 /// An irtt client session or reflector that could not run, or not to the end.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("the probe period {period:?} is out of irtt's range: give 1 ns to {max:?} (an irtt server may raise it; irtt's own minimum is 10 ms)")]
-    PeriodOutOfRange { period: Duration, max: Duration },
-    #[error("the irtt session would last {duration:?}: ask for at least one probe and at most {} days", max.as_secs() / 86_400)]
-    DurationOutOfRange { duration: Duration, max: Duration },
+    #[error("the probe period {:?} is out of irtt's range: give 1 ns to {:?} (an irtt server may raise it; irtt's own minimum is 10 ms)", .period.to_std(), .max.to_std())]
+    PeriodOutOfRange { period: Span, max: Span },
+    #[error("the irtt session would last {}: ask for at least one probe and at most {} days", lasting(.duration), max.to_std().as_secs() / 86_400)]
+    DurationOutOfRange { duration: Span, max: Span },
     #[error("an irtt packet of {length} bytes is over the limit here of {max} bytes")]
     PacketTooLong { length: usize, max: usize },
     #[error("the irtt HMAC key has {len} bytes; give 1 to {max}")]

@@ -7,16 +7,16 @@
 //! the session is then not "finished".
 
 use crate::error::Error;
+use misura_measure::time::Span;
 use misura_wire::irtt_params::{Clock, Params, ReceivedStats, StampAt};
 use std::net::SocketAddr;
-use std::time::Duration;
 
 /// Longest interval a grant may have: a quarter of irtt's 60 s server
 /// timeout, as irtt's client checks.
-pub const MAX_INTERVAL: Duration = Duration::from_secs(15);
+pub const MAX_INTERVAL: Span = Span::from_secs(15);
 
 fn ns(v: i64) -> String {
-    format!("{:?}", Duration::from_nanos(v.max(0) as u64))
+    format!("{:?}", Span::from_ns(v).to_std())
 }
 
 /// Checks `g`, granted by `target`, against the request `r`; Ok when
@@ -55,7 +55,7 @@ pub fn check(target: SocketAddr, r: &Params, g: &Params) -> Result<(), Error> {
             "probes faster than asked",
         );
     }
-    if g.interval_ns as u128 > MAX_INTERVAL.as_nanos() {
+    if g.interval_ns > MAX_INTERVAL.as_ns() {
         return out(
             "interval",
             ns(r.interval_ns),

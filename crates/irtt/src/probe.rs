@@ -16,17 +16,16 @@ use misura_wire::irtt::{Layout, MAX_KEY_LEN, MAX_PACKET_LEN, PROTOCOL_VERSION};
 use misura_wire::irtt_params::{Clock, Params, ReceivedStats, StampAt};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 /// Longest irtt session misura asks for.
-pub const MAX_DURATION: Duration = Duration::from_secs(7 * 24 * 3600);
+pub const MAX_DURATION: Span = Span::from_secs(7 * 24 * 3600);
 /// The probe period when none is given.
-pub const DEFAULT_PERIOD: Duration = Duration::from_millis(100);
+pub const DEFAULT_PERIOD: Span = Span::from_millis(100);
 /// The periods misura asks an irtt server for: 1 ns (a server raises it
 /// to its own minimum) to irtt's 15 s.
 const BOUNDS: PeriodBounds = PeriodBounds {
     min: Span::from_ns(1),
-    max: Span::from_ns(MAX_INTERVAL.as_nanos() as i64),
+    max: MAX_INTERVAL,
 };
 /// The probes when neither a count nor a duration is given.
 pub const DEFAULT_COUNT: u64 = 100;
@@ -35,9 +34,9 @@ pub const DEFAULT_COUNT: u64 = 100;
 #[derive(Debug, Clone)]
 pub struct Request {
     pub target: SocketAddr,
-    pub period: Option<Duration>,
+    pub period: Option<Span>,
     pub count: Option<u64>,
-    pub duration: Option<Duration>,
+    pub duration: Option<Span>,
     /// irtt's packet length (its header included; 0: the header only).
     pub length: usize,
     pub key: Option<Vec<u8>>,
@@ -50,13 +49,11 @@ impl Request {
     pub fn from_rtt_args(a: &misura_rtt::RttArgs, target: SocketAddr) -> Request {
         Request {
             target,
-            period: a
-                .period
-                .as_ref()
-                .map(|p| p.std())
-                .or(a.rate.map(|r| Duration::from_secs_f64(1.0 / r.max(1e-3)))),
+            period: a.period.as_ref().map(|p| p.span()).or(a
+                .rate
+                .map(|r| Span::from_std(std::time::Duration::from_secs_f64(1.0 / r.max(1e-3))))),
             count: a.count,
-            duration: a.duration.as_ref().map(|d| d.std()),
+            duration: a.duration.as_ref().map(|d| d.span()),
             length: a.request.first().copied().unwrap_or(0),
             key: a.irtt_hmac.as_ref().map(|k| k.as_bytes().to_vec()),
         }
@@ -67,15 +64,14 @@ impl Request {
 #[derive(Debug, Clone)]
 pub struct Plan {
     options: Options,
-    interval: Duration,
+    interval: Span,
 }
 
 impl Plan {
     /// Checks every bound of the request, once.
     pub fn new(r: Request) -> Result<Plan, Error> {
         let interval = r.period.unwrap_or(DEFAULT_PERIOD);
-        let ns = i64::try_from(interval.as_nanos()).unwrap_or(i64::MAX);
-        Period::within(ns, BOUNDS).map_err(|_| Error::PeriodOutOfRange {
+        Period::within(interval.as_ns(), BOUNDS).map_err(|_| Error::PeriodOutOfRange {
             period: interval,
             max: MAX_INTERVAL,
         })?;
@@ -83,12 +79,12 @@ impl Plan {
             (None, None) => Some(DEFAULT_COUNT),
             (c, _) => c,
         };
-        let by_count = count.map(|c| interval.saturating_mul(c.min(u64::from(u32::MAX)) as u32));
+        let by_count = count.map(|c| interval.saturating_mul(c.min(u64::from(u32::MAX)) as i64));
         let duration = match (by_count, r.duration) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b).unwrap_or_default(),
         };
-        if duration.is_zero() || duration > MAX_DURATION {
+        if !duration.is_positive() || duration > MAX_DURATION {
             return Err(Error::DurationOutOfRange {
                 duration,
                 max: MAX_DURATION,
@@ -110,8 +106,8 @@ impl Plan {
         }
         let params = Params {
             protocol_version: PROTOCOL_VERSION,
-            duration_ns: duration.as_nanos() as i64,
-            interval_ns: interval.as_nanos() as i64,
+            duration_ns: duration.as_ns(),
+            interval_ns: interval.as_ns(),
             length: r.length as i64,
             received_stats: ReceivedStats::Both,
             stamp_at: StampAt::Both,
@@ -133,7 +129,7 @@ impl Plan {
     pub fn target(&self) -> SocketAddr {
         self.options.target
     }
-    pub fn interval(&self) -> Duration {
+    pub fn interval(&self) -> Span {
         self.interval
     }
     /// Probes asked for (None: as many as the duration holds).
@@ -263,7 +259,7 @@ impl Session {
                 duration_s: Some(self.requested.duration_ns as f64 / 1e9),
                 request_sizes: vec![len],
                 response_size: Some(len),
-                timeout_ns: (run.final_wait.as_nanos() as i64).max(1),
+                timeout_ns: run.final_wait.as_ns().max(1),
                 threshold_ns: None,
                 link_rate_bps: None,
                 link_speed_source: "unknown".into(),

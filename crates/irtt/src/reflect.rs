@@ -6,11 +6,12 @@
 use crate::error::Error;
 use crate::reflector::{Config, Reflector};
 use crate::report::ReflectSummary;
+use misura_measure::time::Span;
+use misura_sys::clock::monotonic;
 use misura_sys::udp::UdpTsSocket;
 use misura_wire::irtt::MAX_KEY_LEN;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
 /// Where the send stamps in the replies come from.
 const SEND_STAMPS: &str = "user clock (CLOCK_REALTIME / CLOCK_MONOTONIC) read just before the reply is built, as irtt's server";
@@ -22,7 +23,7 @@ pub struct ReflectPlan {
     key: Option<Vec<u8>>,
     max_sessions: usize,
     rate_limit: u64,
-    duration: Option<Duration>,
+    duration: Option<Span>,
 }
 
 impl ReflectPlan {
@@ -34,7 +35,7 @@ impl ReflectPlan {
         key: Option<Vec<u8>>,
         max_sessions: usize,
         rate_limit: u64,
-        duration: Option<Duration>,
+        duration: Option<Span>,
         most: usize,
     ) -> Result<ReflectPlan, Error> {
         if rate_limit == 0 || max_sessions == 0 || max_sessions > most {
@@ -104,10 +105,10 @@ pub fn run(
         config: &cfg,
     });
     let mut r = Reflector::new(cfg);
-    let deadline = plan.duration.map(|d| Instant::now() + d);
-    let started = Instant::now();
+    let started = monotonic();
+    let deadline = plan.duration.map(|d| started.saturating_add(d));
     let should_stop =
-        || stop.load(Ordering::Relaxed) != 0 || deadline.is_some_and(|d| Instant::now() >= d);
+        || stop.load(Ordering::Relaxed) != 0 || deadline.is_some_and(|d| monotonic() >= d);
     let served = crate::server::run(&sock, &mut r, &should_stop);
     // A reflector runs until it is stopped: a signal is its normal end.
     let stop_reason = match stop.load(Ordering::Relaxed) {
@@ -124,7 +125,7 @@ pub fn run(
         send_stamps: SEND_STAMPS.into(),
         max_sessions: plan.max_sessions,
         rate_limit_per_s: plan.rate_limit,
-        duration_s: started.elapsed().as_secs_f64(),
+        duration_s: (monotonic() - started).as_secs_f64(),
         counters: *r.counters(),
         io: served.io,
         sessions_open: r.sessions(),

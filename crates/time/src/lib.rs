@@ -94,6 +94,33 @@ impl Span {
     pub const fn saturating_mul(self, k: i64) -> Span {
         Span(self.0.saturating_mul(k))
     }
+
+    pub const fn from_millis(ms: i64) -> Span {
+        Span(ms.saturating_mul(1_000_000))
+    }
+
+    pub const fn from_secs(s: i64) -> Span {
+        Span(s.saturating_mul(1_000_000_000))
+    }
+
+    /// A `std` duration (a wait handed to the OS, or a length printed the
+    /// way `std` prints one), saturating at `Span::MAX`.
+    pub fn from_std(d: std::time::Duration) -> Span {
+        Span(i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+    }
+
+    /// As a `std` duration for the OS's waits; a negative span is zero.
+    pub const fn to_std(self) -> std::time::Duration {
+        std::time::Duration::from_nanos(if self.0 > 0 { self.0 as u64 } else { 0 })
+    }
+
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+
+    pub const fn is_positive(self) -> bool {
+        self.0 > 0
+    }
 }
 
 impl Period {
@@ -194,5 +221,20 @@ mod tests {
         assert_eq!((p.as_ns(), p.span()), (1_000, Span::from_ns(1_000)));
         assert_eq!(p.times(3).as_ns(), 3_000);
         assert_eq!(Period::new(i64::MAX).unwrap().times(2).as_ns(), i64::MAX);
+    }
+
+    #[test]
+    fn spans_meet_std_durations_at_the_edge() {
+        use std::time::Duration;
+        assert_eq!(Span::from_secs(15), Span::from_ns(15_000_000_000));
+        assert_eq!(Span::from_millis(100).to_std(), Duration::from_millis(100));
+        assert_eq!(Span::from_ns(-3).to_std(), Duration::ZERO);
+        assert_eq!(
+            Span::from_std(Duration::from_micros(7)),
+            Span::from_ns(7_000)
+        );
+        assert_eq!(Span::from_std(Duration::MAX), Span::MAX);
+        assert!(Span::from_ns(1).is_positive() && !Span::ZERO.is_positive());
+        assert_eq!(Span::from_millis(-1500).as_secs_f64(), -1.5);
     }
 }

@@ -50,7 +50,7 @@ fn session(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<probe::Session> {
             "misura rtt: irtt session with {}: {} probes every {:?} asked for",
             plan.target(),
             plan.count().map_or("-".into(), |c| c.to_string()),
-            plan.interval()
+            plan.interval().to_std()
         );
     }
     let s = probe::measure(&plan, stop).map_err(failure)?;

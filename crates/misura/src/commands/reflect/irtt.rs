@@ -32,7 +32,7 @@ pub fn run(
         args.irtt_hmac.as_ref().map(|k| k.as_bytes().to_vec()),
         args.max_sources,
         args.rate_limit,
-        args.duration.as_ref().map(|d| d.std()),
+        args.duration.as_ref().map(|d| d.span()),
         max_sources,
     )
     .map_err(|e| match e {
