@@ -12,10 +12,10 @@ use super::tx::TxPath;
 use anyhow::Result;
 use misura_measure::load::rate::RateSchedule;
 use misura_measure::oneway_session::MEASURE_STREAM;
-use misura_measure::time::Instant;
+use misura_measure::time::{Instant, Span};
 use misura_stats::sequence::{Arrival, SequenceTracker};
 use misura_stats::Summary;
-use misura_sys::clock::realtime_ns;
+use misura_sys::clock::realtime;
 use misura_sys::ring::{RingFrame, StampSource};
 use misura_wire::probe::{ProbeHeader, MAGIC};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -43,9 +43,9 @@ pub struct CoreFlow {
     /// burst at the line rate), then stop.
     pub burst: Option<u64>,
     pub next_seq: u64,
-    /// When this flow last had its turn (ns): a turn long after it is a
-    /// tester that was descheduled, whose catch-up leaves back to back.
-    pub last_turn_ns: i64,
+    /// When this flow last had its turn (none yet): a turn long after it
+    /// is a tester that was descheduled, whose catch-up leaves back to back.
+    pub last_turn: Option<Instant>,
     /// Frames still to send of the backlog found when the sender came back
     /// from being descheduled ([`CoreCounts::catch_up`]).
     pub catch_up_left: u64,
@@ -61,7 +61,7 @@ pub struct CoreFlow {
 /// (at most the schedule's backlog) were due before and leave back to back
 /// as a burst ([`CoreCounts::catch_up`]). A sender that keeps up, even at
 /// the line rate, turns far more often.
-pub const DESCHEDULED_NS: i64 = 200_000;
+pub const DESCHEDULED: Span = Span::from_ns(200_000);
 
 /// A core with nothing due for longer than this sleeps until just before
 /// its next slot instead of spinning: at the rates a device under test
@@ -73,12 +73,12 @@ pub const DESCHEDULED_NS: i64 = 200_000;
 /// 25 µs: with one busy loop per CPU, a 512-byte search near 25 000
 /// frames/s (40 µs slots) then sleeps between slots; at 40 µs it spun and
 /// lost 3 ms at a time to the busy loop, 2-10 % short (issue 37).
-pub const IDLE_SLEEP_MIN_NS: i64 = 25_000;
+pub const IDLE_SLEEP_MIN: Span = Span::from_ns(25_000);
 /// How long before its next slot a sleeping core wakes (its timer's slack
 /// is set to 1 µs, so this covers the wake-up itself).
-pub const WAKE_EARLY_NS: i64 = 20_000;
+pub const WAKE_EARLY: Span = Span::from_ns(20_000);
 /// The longest such sleep: the receive ring is read at least this often.
-pub const MAX_IDLE_SLEEP_NS: i64 = 1_000_000;
+pub const MAX_IDLE_SLEEP: Span = Span::from_millis(1);
 
 /// What one core counted.
 #[derive(Default)]
@@ -109,8 +109,9 @@ pub struct CoreCounts {
     pub latency_frames: u64,
     /// Turns on which the transmit path had no room.
     pub tx_full: u64,
-    pub first_send_ns: i64,
-    pub last_send_ns: i64,
+    /// When this core's first and last frames were taken (none: none was).
+    pub first_send: Option<Instant>,
+    pub last_send: Option<Instant>,
     /// Per flow and interval: frames sent in it, and frames sent in it that
     /// arrived (by the send time they carry). Empty unless asked for.
     pub interval_sent: Vec<Vec<u64>>,
@@ -121,13 +122,13 @@ pub struct CoreCounts {
 pub struct CoreTrial<'a> {
     pub session_id: u32,
     /// When the schedules start (the intervals count from here).
-    pub start_ns: i64,
-    /// Count sends and arrivals per interval of this length (Y.1564's
-    /// availability); `intervals` of them at most (bounded memory).
-    pub interval_ns: Option<i64>,
+    pub start: Instant,
+    /// Count sends and arrivals per interval of this (positive) length
+    /// (Y.1564's availability); `intervals` of them at most (bounded memory).
+    pub interval: Option<Span>,
     pub intervals: usize,
-    pub end_ns: i64,
-    pub drain_ns: i64,
+    pub end: Instant,
+    pub drain: Span,
     pub stop: &'a AtomicUsize,
 }
 
@@ -154,52 +155,46 @@ pub fn run(
         ..CoreCounts::default()
     };
     let mut sending = true;
-    let mut drain_until = i64::MAX;
+    let mut drain_until = Instant::MAX;
     // Sleeps between slots end within a µs of when asked (the default 50
     // µs slack would make every early wake-up a late one). Without it the
     // core spins, as before.
     let can_sleep = latency.is_none() && misura_sys::timer::set_timer_slack_ns(1_000).is_ok();
     loop {
-        let now = realtime_ns();
+        let now = realtime();
         if sending
-            && (now >= trial.end_ns
-                || trial.stop.load(Ordering::Relaxed) != 0
-                || bursts_done(flows))
+            && (now >= trial.end || trial.stop.load(Ordering::Relaxed) != 0 || bursts_done(flows))
         {
             sending = false;
             flush_all(&mut io.tx)?;
-            drain_until = now + trial.drain_ns;
+            drain_until = now.saturating_add(trial.drain);
         }
         if sending {
             send_turn(&mut io.tx, flows, now, trial, &mut c)?;
         }
         if let Some(l) = latency.as_deref_mut() {
-            l.turn(Instant::from_ns(now), sending)?;
+            l.turn(now, sending)?;
         }
         let n = receive(io, trial, &mut c, clock.as_mut(), now)?;
         // The receive ring holds what arrives while the core sleeps (at
-        // most MAX_IDLE_SLEEP_NS of it): a core that receives too sleeps, so
+        // most MAX_IDLE_SLEEP of it): a core that receives too sleeps, so
         // that each slot's wake-up lets it take its CPU back from other
         // tasks at once rather than at the next scheduler tick (4 ms at
         // HZ=250).
         if sending && can_sleep {
-            if let Some(next) = next_due_ns(flows) {
-                let wake = (next - WAKE_EARLY_NS)
-                    .min(now + MAX_IDLE_SLEEP_NS)
-                    .min(trial.end_ns);
-                if next - now > IDLE_SLEEP_MIN_NS && wake > now {
-                    misura_sys::timer::sleep_until_realtime(wake)?;
+            if let Some(next) = next_due(flows) {
+                let wake = (next - WAKE_EARLY).min(now + MAX_IDLE_SLEEP).min(trial.end);
+                if next - now > IDLE_SLEEP_MIN && wake > now {
+                    misura_sys::timer::sleep_until_instant(wake)?;
                 }
             }
         }
         if !sending {
-            let latency_done = latency
-                .as_deref()
-                .is_none_or(|l| l.finished(Instant::from_ns(now)));
+            let latency_done = latency.as_deref().is_none_or(|l| l.finished(now));
             if now >= drain_until && latency_done {
                 break;
             }
-            if n == 0 && now >= drain_until + trial.drain_ns {
+            if n == 0 && now >= drain_until.saturating_add(trial.drain) {
                 // The latency stream's own timeout has had twice the drain.
                 break;
             }
@@ -212,11 +207,11 @@ pub fn run(
 /// When the earliest next slot of the flows still sending is due (none for
 /// a burst, whose frames are all due at once).
 /// Called on every idle turn of the loop, so it allocates nothing.
-fn next_due_ns(flows: &[CoreFlow]) -> Option<i64> {
-    let mut next: Option<i64> = None;
+fn next_due(flows: &[CoreFlow]) -> Option<Instant> {
+    let mut next: Option<Instant> = None;
     for f in flows {
         f.burst.is_none().then_some(())?;
-        let due = f.schedule.due_ns(f.schedule.next_slot());
+        let due = f.schedule.due_at(f.schedule.next_slot());
         next = Some(next.map_or(due, |n| n.min(due)));
     }
     next
@@ -234,7 +229,7 @@ fn bursts_done(flows: &[CoreFlow]) -> bool {
 fn send_turn(
     tx: &mut TxPath,
     flows: &mut [CoreFlow],
-    now: i64,
+    now: Instant,
     trial: &CoreTrial,
     c: &mut CoreCounts,
 ) -> Result<()> {
@@ -242,11 +237,12 @@ fn send_turn(
         let backlog = f.schedule.due(now);
         let mut due = backlog.min(BATCH);
         // Back from being descheduled: what is due now leaves as a burst.
-        let last_turn_ns = std::mem::replace(&mut f.last_turn_ns, now);
         let slot_ns = 1e9 / f.schedule.offered_fps().max(1e-9);
-        let gap = now - last_turn_ns;
-        if f.kept_up && last_turn_ns > 0 && gap > DESCHEDULED_NS && gap as f64 > 2.0 * slot_ns {
-            f.catch_up_left = backlog;
+        if let Some(last) = f.last_turn.replace(now) {
+            let gap = now - last;
+            if f.kept_up && gap > DESCHEDULED && gap.as_ns() as f64 > 2.0 * slot_ns {
+                f.catch_up_left = backlog;
+            }
         }
         if let Some(b) = f.burst {
             due = due.min(b - f.next_seq.min(b));
@@ -277,10 +273,8 @@ fn send_turn(
             c.tx_full += 1;
         }
         if took > 0 {
-            if c.first_send_ns == 0 {
-                c.first_send_ns = now;
-            }
-            c.last_send_ns = now;
+            c.first_send.get_or_insert(now);
+            c.last_send = Some(now);
         }
         c.sent[fi] += took;
         f.kept_up = took >= backlog;
@@ -304,9 +298,9 @@ fn flush_all(tx: &mut TxPath) -> Result<()> {
 /// Walk the receive ring once.
 /// The interval `t` falls in, if intervals are counted and it is inside.
 #[inline]
-fn interval_of(trial: &CoreTrial, t: i64) -> Option<usize> {
-    let iv = trial.interval_ns?;
-    let k = usize::try_from((t - trial.start_ns).max(0) / iv).ok()?;
+fn interval_of(trial: &CoreTrial, t: Instant) -> Option<usize> {
+    let iv = trial.interval?.as_ns();
+    let k = usize::try_from((t - trial.start).as_ns().max(0) / iv).ok()?;
     (k < trial.intervals).then_some(k)
 }
 
@@ -315,7 +309,7 @@ fn receive(
     trial: &CoreTrial,
     c: &mut CoreCounts,
     mut clock: Option<&mut CoreClock>,
-    now: i64,
+    now: Instant,
 ) -> Result<usize> {
     let session = trial.session_id;
     let n = io.rx.poll(0, |f: &RingFrame<'_>| {
@@ -385,7 +379,7 @@ fn receive(
             _ => {}
         }
         if fresh {
-            if let Some(k) = interval_of(trial, sent) {
+            if let Some(k) = interval_of(trial, Instant::from_ns(sent)) {
                 c.interval_received[flow][k] += 1;
             }
         }

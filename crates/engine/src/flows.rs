@@ -3,6 +3,7 @@
 //! the pre-built frames the loop copies and patches.
 
 use anyhow::{bail, Context, Result};
+use misura_measure::time::Instant;
 use misura_wire::probe::{self, ProbeFlags, ProbeHeader, ProbeRepr};
 use misura_wire::{EthernetRepr, MacAddr, VlanTag};
 
@@ -93,7 +94,7 @@ impl FlowTemplate {
     /// Write frame `i` (size index `i % sizes`) with `seq` and sender time
     /// `now` into `buf`; the frame's length, or 0 if `buf` is too short.
     #[inline]
-    pub fn write(&self, i: u64, seq: u64, now: i64, buf: &mut [u8]) -> usize {
+    pub fn write(&self, i: u64, seq: u64, now: Instant, buf: &mut [u8]) -> usize {
         let f = &self.frames[(i % self.frames.len() as u64) as usize];
         let Some(dst) = buf.get_mut(..f.len()) else {
             return 0;
@@ -101,7 +102,7 @@ impl FlowTemplate {
         dst.copy_from_slice(f);
         let mut h = ProbeHeader::new_unchecked(&mut dst[self.header_at..]);
         h.set_seq(seq);
-        h.set_sender_timestamp(now as u64);
+        h.set_sender_timestamp(now.as_ns() as u64);
         if let Some(at) = self.ptp_at {
             misura_wire::ptp::set_sequence(&mut dst[at..self.header_at], seq);
         }
@@ -123,7 +124,7 @@ mod tests {
         let mac = MacAddr([2, 0, 0, 0, 0, 1]);
         let t = FlowTemplate::build(&flow, mac, mac, 0x88B5, 7, 0x123).unwrap();
         let mut buf = [0u8; 256];
-        let n = t.write(1, 42, 1_000, &mut buf);
+        let n = t.write(1, 42, Instant::from_ns(1_000), &mut buf);
         assert_eq!(n, 14 + 100);
         let (_, p) = probe::parse_frame(&buf[..n], 0x88B5).unwrap();
         assert_eq!(
@@ -132,7 +133,7 @@ mod tests {
         );
         assert_eq!(p.size_index, 1);
         // A buffer too short is refused, not overrun.
-        assert_eq!(t.write(1, 0, 0, &mut buf[..50]), 0);
+        assert_eq!(t.write(1, 0, Instant::from_ns(0), &mut buf[..50]), 0);
     }
 
     #[test]
@@ -146,7 +147,7 @@ mod tests {
         let pt = misura_wire::ptp::ETHERTYPE_PTP;
         let t = FlowTemplate::build(&flow, mac, mac, pt, 7, 0x123).unwrap();
         let mut buf = [0u8; 256];
-        let n = t.write(1, 0x1_0005, 99, &mut buf);
+        let n = t.write(1, 0x1_0005, Instant::from_ns(99), &mut buf);
         assert_eq!(n, 14 + 200, "the frame's size is the one asked for");
         let rest = misura_wire::ptp::strip_misura_sync(&buf[14..n]).unwrap();
         let h = ProbeHeader::new_checked(rest).unwrap();

@@ -16,6 +16,7 @@
 //! side's (syscall, qdisc, driver) is still in; it is named so in the result.
 
 use anyhow::{Context, Result};
+use misura_measure::time::Instant;
 use misura_report::load::RxClockFacts;
 use misura_run::phc_tracker::{PhcConverter, PhcTracker, ToSystem};
 use misura_sys::phc_cross::CrossMethod;
@@ -126,9 +127,9 @@ impl CoreClock {
     /// A hardware stamp in system time, `None` before the model has two
     /// points. `now` is the loop's clock read of this turn.
     #[inline]
-    pub fn to_sys(&mut self, phc: i64, now: i64) -> Option<i64> {
-        if now >= self.next_refresh {
-            self.refresh(now);
+    pub fn to_sys(&mut self, phc: i64, now: Instant) -> Option<i64> {
+        if now.as_ns() >= self.next_refresh {
+            self.refresh(now.as_ns());
         }
         Some(self.model.as_ref()?.to_sys(phc))
     }

@@ -63,7 +63,7 @@ pub fn run_trial(
     stop: &AtomicUsize,
 ) -> Result<TrialRun> {
     let ncores = engine.cores.len();
-    let start = misura_sys::clock::realtime_ns() + 1_000_000;
+    let start = misura_sys::clock::realtime() + Span::from_millis(1);
     let mut per_core: Vec<Vec<CoreFlow>> = Vec::with_capacity(ncores);
     for c in 0..ncores {
         let mut flows = Vec::with_capacity(spec.flows.len());
@@ -82,11 +82,11 @@ pub fn run_trial(
                 schedule: RateSchedule::new(
                     core_fps,
                     start,
-                    backlog_ns(spec.max_backlog.as_ns(), spec.catch_up_frames, core_fps),
+                    backlog(spec.max_backlog, spec.catch_up_frames, core_fps),
                 )
                 .map_err(|e| anyhow!("flow {fi}: {e}"))?,
                 burst: spec.burst.map(|b| share(b, c, ncores)),
-                last_turn_ns: 0,
+                last_turn: None,
                 catch_up_left: 0,
                 kept_up: true,
                 next_seq: 0,
@@ -99,11 +99,11 @@ pub fn run_trial(
     });
     let trial = CoreTrial {
         session_id: spec.session_id,
-        start_ns: start,
-        interval_ns: spec.interval.map(Span::as_ns).filter(|&iv| iv > 0),
+        start,
+        interval: spec.interval.filter(|iv| iv.is_positive()),
         intervals,
-        end_ns: start + spec.duration.as_ns(),
-        drain_ns: spec.drain.as_ns(),
+        end: start.saturating_add(spec.duration),
+        drain: spec.drain,
         stop,
     };
     let mut drops_before = 0;
@@ -164,14 +164,14 @@ pub fn run_trial(
 }
 
 /// How far behind a core sending `fps` may fall before it skips slots:
-/// `max_ns`, or `catch_up_frames` slots when those take longer.
-fn backlog_ns(max_ns: i64, catch_up_frames: u64, fps: f64) -> i64 {
-    let frames_ns = if fps > 0.0 {
-        (catch_up_frames as f64 * 1e9 / fps).min(1e12) as i64
+/// `max`, or `catch_up_frames` slots when those take longer.
+fn backlog(max: Span, catch_up_frames: u64, fps: f64) -> Span {
+    let frames = if fps > 0.0 {
+        Span::from_ns((catch_up_frames as f64 * 1e9 / fps).min(1e12) as i64)
     } else {
-        0
+        Span::ZERO
     };
-    max_ns.max(frames_ns)
+    max.max(frames)
 }
 
 /// Core `c`'s share of `total` frames, the remainder to the first cores.
@@ -188,14 +188,12 @@ fn merge(
     ring_drops: u64,
     cpu_s: f64,
 ) -> LoadTrial {
-    let first = counts
-        .iter()
-        .map(|c| c.first_send_ns)
-        .filter(|&t| t > 0)
-        .min()
-        .unwrap_or(0);
-    let last = counts.iter().map(|c| c.last_send_ns).max().unwrap_or(0);
-    let sending_ns = (last - first).max(0);
+    let first = counts.iter().filter_map(|c| c.first_send).min();
+    let last = counts.iter().filter_map(|c| c.last_send).max();
+    let sending_ns = match (first, last) {
+        (Some(first), Some(last)) => (last - first).as_ns().max(0),
+        _ => 0,
+    };
     let hardware = counts.iter().any(|c| c.hardware_stamped > 0);
     let mut flows = Vec::with_capacity(spec.flows.len());
     for (fi, flow) in spec.flows.iter().enumerate() {
@@ -323,17 +321,33 @@ fn tester_limit(
 
 #[cfg(test)]
 mod tests {
-    use super::backlog_ns;
+    use super::backlog;
+    use misura_measure::time::Span;
 
     #[test]
     fn a_slow_flow_keeps_its_catch_up_frames_a_fast_one_the_bound() {
         // 305 frames/s: 8 slots are 26.2 ms, longer than 1 ms.
-        assert_eq!(backlog_ns(1_000_000, 8, 305.0), 26_229_508);
+        assert_eq!(
+            backlog(Span::from_ns(1_000_000), 8, 305.0),
+            Span::from_ns(26_229_508)
+        );
         // 1 M frames/s: 8 slots are 8 µs, so the 1 ms bound stands.
-        assert_eq!(backlog_ns(1_000_000, 8, 1e6), 1_000_000);
-        assert_eq!(backlog_ns(1_000_000, 0, 305.0), 1_000_000);
-        assert_eq!(backlog_ns(1_000_000, 8, 0.0), 1_000_000);
+        assert_eq!(
+            backlog(Span::from_ns(1_000_000), 8, 1e6),
+            Span::from_ns(1_000_000)
+        );
+        assert_eq!(
+            backlog(Span::from_ns(1_000_000), 0, 305.0),
+            Span::from_ns(1_000_000)
+        );
+        assert_eq!(
+            backlog(Span::from_ns(1_000_000), 8, 0.0),
+            Span::from_ns(1_000_000)
+        );
         // A burst's own bound is never shortened.
-        assert_eq!(backlog_ns(10_000_000_000, 8, 305.0), 10_000_000_000);
+        assert_eq!(
+            backlog(Span::from_ns(10_000_000_000), 8, 305.0),
+            Span::from_ns(10_000_000_000)
+        );
     }
 }

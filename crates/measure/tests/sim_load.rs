@@ -16,6 +16,7 @@ use misura_measure::load::search::{
 use misura_measure::load::y1564::{
     config_test_steps, judge_performance, judge_step, ServiceSpec, StepMeasured, Thresholds,
 };
+use misura_measure::time::{Instant, Span};
 use proptest::prelude::*;
 
 const SECOND: i64 = 1_000_000_000;
@@ -125,14 +126,15 @@ fn slow_sender_trial(
 ) -> TrialResult {
     let batch_ns = 100_000;
     let per_batch = (capacity_fps * batch_ns as f64 / 1e9) as u64;
-    let mut sched = RateSchedule::new(rate_fps, 0, 1_000_000).unwrap();
+    let mut sched =
+        RateSchedule::new(rate_fps, Instant::from_ns(0), Span::from_ns(1_000_000)).unwrap();
     let mut now = 0;
     while now < duration_ns {
-        let n = sched.due(now).min(per_batch);
+        let n = sched.due(Instant::from_ns(now)).min(per_batch);
         sched.on_sent(n);
         now += batch_ns;
     }
-    let f = sched.figures(duration_ns);
+    let f = sched.figures(Instant::from_ns(duration_ns));
     let (_, received) = sut.trial(f.achieved_fps, duration_ns);
     TrialResult {
         offered_fps: rate_fps,

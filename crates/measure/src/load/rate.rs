@@ -17,6 +17,7 @@
 //! the latency stream is the load stream and stays open-loop too.
 
 use super::{check_range, LoadError, MAX_LINK_BPS, MAX_RATE_FPS};
+use crate::time::{Instant, Span};
 use serde::Serialize;
 
 /// Preamble and start-of-frame delimiter (8 bytes) plus the minimum
@@ -73,35 +74,35 @@ pub struct RateSchedule {
     /// Rate in frames per 10⁶ s: slot `k` is due `⌊k·10¹⁵ / this⌋` ns in.
     rate_ufps: u128,
     offered_fps: f64,
-    start_ns: i64,
-    max_backlog_ns: i64,
+    start: Instant,
+    max_backlog: Span,
     latency_every: Option<u64>,
     /// The next slot to send.
     next: u64,
     sent: u64,
     skipped: u64,
-    last_now_ns: i64,
+    last_now: Instant,
 }
 
 impl RateSchedule {
-    /// A schedule whose slot 0 is due at `start_ns`.
+    /// A schedule whose slot 0 is due at `start`.
     pub fn new(
         rate_fps: f64,
-        start_ns: i64,
-        max_backlog_ns: i64,
+        start: Instant,
+        max_backlog: Span,
     ) -> Result<RateSchedule, LoadError> {
         check_range("offered rate (frames/s)", rate_fps, 1e-3, MAX_RATE_FPS)?;
-        check_range("sender backlog (ns)", max_backlog_ns as f64, 0.0, 1e10)?;
+        check_range("sender backlog (ns)", max_backlog.as_ns() as f64, 0.0, 1e10)?;
         Ok(RateSchedule {
             rate_ufps: (rate_fps * 1e6).round() as u128,
             offered_fps: rate_fps,
-            start_ns,
-            max_backlog_ns,
+            start,
+            max_backlog,
             latency_every: None,
             next: 0,
             sent: 0,
             skipped: 0,
-            last_now_ns: start_ns,
+            last_now: start,
         })
     }
 
@@ -111,16 +112,16 @@ impl RateSchedule {
         self
     }
 
-    /// When slot `k` is due, absolute ns.
-    pub fn due_ns(&self, k: u64) -> i64 {
+    /// When slot `k` is due.
+    pub fn due_at(&self, k: u64) -> Instant {
         let off = k as u128 * 1_000_000_000_000_000 / self.rate_ufps;
-        self.start_ns
-            .saturating_add(i64::try_from(off).unwrap_or(i64::MAX))
+        self.start
+            .saturating_add(Span::from_ns(i64::try_from(off).unwrap_or(i64::MAX)))
     }
 
-    /// How many slots are due by `t`: the `k` with `due_ns(k) ≤ t`.
-    fn due_by(&self, t: i64) -> u64 {
-        let el = t - self.start_ns;
+    /// How many slots are due by `t`: the `k` with `due_at(k) ≤ t`.
+    fn due_by(&self, t: Instant) -> u64 {
+        let el = (t - self.start).as_ns();
         if el < 0 {
             return 0;
         }
@@ -133,14 +134,14 @@ impl RateSchedule {
     /// many, slots [`next_slot`](Self::next_slot) onwards, and reports them
     /// with [`on_sent`](Self::on_sent). Slots older than the backlog are
     /// skipped here.
-    pub fn due(&mut self, now_ns: i64) -> u64 {
-        self.last_now_ns = self.last_now_ns.max(now_ns);
-        let oldest_kept = self.due_by(now_ns - self.max_backlog_ns - 1);
+    pub fn due(&mut self, now: Instant) -> u64 {
+        self.last_now = self.last_now.max(now);
+        let oldest_kept = self.due_by(now - self.max_backlog - Span::from_ns(1));
         if oldest_kept > self.next {
             self.skipped += oldest_kept - self.next;
             self.next = oldest_kept;
         }
-        self.due_by(now_ns).saturating_sub(self.next)
+        self.due_by(now).saturating_sub(self.next)
     }
 
     /// The slot the next frame sent fills.
@@ -171,9 +172,9 @@ impl RateSchedule {
         self.skipped > 0
     }
 
-    /// The figures, with the achieved rate over `start .. now_ns`.
-    pub fn figures(&self, now_ns: i64) -> RateFigures {
-        let el = (now_ns - self.start_ns).max(0);
+    /// The figures, with the achieved rate over `start .. now`.
+    pub fn figures(&self, now: Instant) -> RateFigures {
+        let el = (now - self.start).as_ns().max(0);
         RateFigures {
             offered_fps: self.offered_fps,
             sent: self.sent,
@@ -191,6 +192,14 @@ impl RateSchedule {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn at(ns: i64) -> Instant {
+        Instant::from_ns(ns)
+    }
+
+    fn span(ns: i64) -> Span {
+        Span::from_ns(ns)
+    }
 
     #[test]
     fn line_rates_of_rfc_2544_appendix_b() {
@@ -212,31 +221,31 @@ mod tests {
     #[test]
     fn slots_are_due_on_the_exact_grid() {
         // 3 frames/s: due at 0, 333 333 333, 666 666 666, 1 s, …
-        let s = RateSchedule::new(3.0, 1000, 0).unwrap();
-        assert_eq!(s.due_ns(1), 1000 + 333_333_333);
-        assert_eq!(s.due_ns(3), 1000 + 1_000_000_000);
-        assert_eq!(s.due_by(999), 0);
-        assert_eq!(s.due_by(1000), 1);
-        assert_eq!(s.due_by(1000 + 333_333_332), 1);
-        assert_eq!(s.due_by(1000 + 333_333_333), 2);
+        let s = RateSchedule::new(3.0, at(1000), span(0)).unwrap();
+        assert_eq!(s.due_at(1), at(1000 + 333_333_333));
+        assert_eq!(s.due_at(3), at(1000 + 1_000_000_000));
+        assert_eq!(s.due_by(at(999)), 0);
+        assert_eq!(s.due_by(at(1000)), 1);
+        assert_eq!(s.due_by(at(1000 + 333_333_332)), 1);
+        assert_eq!(s.due_by(at(1000 + 333_333_333)), 2);
         // A billion slots later nothing has drifted.
-        let fast = RateSchedule::new(14_880_952.380952, 0, 0).unwrap();
-        let t = fast.due_ns(1_000_000_000);
+        let fast = RateSchedule::new(14_880_952.380952, at(0), span(0)).unwrap();
+        let t = fast.due_at(1_000_000_000);
         assert_eq!(fast.due_by(t), 1_000_000_001);
-        assert_eq!(fast.due_by(t - 1), 1_000_000_000);
+        assert_eq!(fast.due_by(t - span(1)), 1_000_000_000);
     }
 
     #[test]
     fn a_sender_on_time_sends_everything_and_achieves_the_rate() {
-        let mut s = RateSchedule::new(1e6, 0, 100_000).unwrap();
+        let mut s = RateSchedule::new(1e6, at(0), span(100_000)).unwrap();
         // Batches every 50 µs for 1 s.
         let mut now = 0;
         while now <= 1_000_000_000 {
-            let n = s.due(now);
+            let n = s.due(at(now));
             s.on_sent(n);
             now += 50_000;
         }
-        let f = s.figures(1_000_000_000);
+        let f = s.figures(at(1_000_000_000));
         assert_eq!(f.sent, 1_000_001);
         assert_eq!(f.skipped, 0);
         assert!(!f.tester_limited);
@@ -245,27 +254,27 @@ mod tests {
 
     #[test]
     fn a_late_sender_skips_only_beyond_the_backlog_and_never_stops() {
-        let mut s = RateSchedule::new(1e6, 0, 100_000).unwrap();
-        assert_eq!(s.due(0), 1);
+        let mut s = RateSchedule::new(1e6, at(0), span(100_000)).unwrap();
+        assert_eq!(s.due(at(0)), 1);
         s.on_sent(1);
         // Stalled for 1 ms: 1000 slots are due, only the last 100 µs worth
         // (101 slots, both ends inclusive) may go.
-        let n = s.due(1_000_000);
+        let n = s.due(at(1_000_000));
         assert_eq!(n, 101);
         assert_eq!(s.skipped(), 899);
         assert!(s.tester_limited());
         // It sends only 10 of them; the rest stay due.
         s.on_sent(10);
-        assert_eq!(s.due(1_000_000), 91);
+        assert_eq!(s.due(at(1_000_000)), 91);
         s.on_sent(91);
-        assert_eq!(s.due(1_000_000), 0);
-        assert_eq!(s.due(1_001_000), 1);
-        assert_eq!(s.skipped() + s.figures(0).sent, 1_001);
+        assert_eq!(s.due(at(1_000_000)), 0);
+        assert_eq!(s.due(at(1_001_000)), 1);
+        assert_eq!(s.skipped() + s.figures(at(0)).sent, 1_001);
     }
 
     #[test]
     fn latency_frames_ride_every_nth_slot() {
-        let s = RateSchedule::new(1e6, 0, 0)
+        let s = RateSchedule::new(1e6, at(0), span(0))
             .unwrap()
             .with_latency_every(Some(1000));
         assert!(s.carries_latency(0) && s.carries_latency(2000));
@@ -275,7 +284,7 @@ mod tests {
         let tagged = (1_488_095.0f64 * 60.0) as u64 / n;
         assert!(tagged >= 500, "{tagged}");
         assert_eq!(latency_every_for(10.0, 1_000_000_000, 500), 1);
-        let none = RateSchedule::new(1e6, 0, 0)
+        let none = RateSchedule::new(1e6, at(0), span(0))
             .unwrap()
             .with_latency_every(Some(0));
         assert!(!none.carries_latency(0));
