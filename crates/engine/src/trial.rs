@@ -326,28 +326,15 @@ mod tests {
 
     #[test]
     fn a_slow_flow_keeps_its_catch_up_frames_a_fast_one_the_bound() {
+        // The backlog, ns, of a core at `fps` with `max_ns` and 8 or 0 frames.
+        let ns = |max_ns, frames, fps| backlog(Span::from_ns(max_ns), frames, fps).as_ns();
         // 305 frames/s: 8 slots are 26.2 ms, longer than 1 ms.
-        assert_eq!(
-            backlog(Span::from_ns(1_000_000), 8, 305.0),
-            Span::from_ns(26_229_508)
-        );
+        assert_eq!(ns(1_000_000, 8, 305.0), 26_229_508);
         // 1 M frames/s: 8 slots are 8 µs, so the 1 ms bound stands.
-        assert_eq!(
-            backlog(Span::from_ns(1_000_000), 8, 1e6),
-            Span::from_ns(1_000_000)
-        );
-        assert_eq!(
-            backlog(Span::from_ns(1_000_000), 0, 305.0),
-            Span::from_ns(1_000_000)
-        );
-        assert_eq!(
-            backlog(Span::from_ns(1_000_000), 8, 0.0),
-            Span::from_ns(1_000_000)
-        );
+        assert_eq!(ns(1_000_000, 8, 1e6), 1_000_000);
+        assert_eq!(ns(1_000_000, 0, 305.0), 1_000_000);
+        assert_eq!(ns(1_000_000, 8, 0.0), 1_000_000);
         // A burst's own bound is never shortened.
-        assert_eq!(
-            backlog(Span::from_ns(10_000_000_000), 8, 305.0),
-            Span::from_ns(10_000_000_000)
-        );
+        assert_eq!(ns(10_000_000_000, 8, 305.0), 10_000_000_000);
     }
 }
