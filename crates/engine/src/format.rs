@@ -7,18 +7,15 @@
 use super::flows::PTP_MIN_PAYLOAD;
 use misura_sys::tsinfo;
 
-/// `--frame-format`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+/// How the engine's frames travel (module documentation).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FrameFormat {
-    /// PTP-wrapped where the RX port stamps only PTP in hardware and the
-    /// frames are large enough, misura's own frames otherwise.
+    /// Decided per run by [`settle`].
     Auto,
-    /// misura's frames under --ethertype (NIC RX stamps only on ports that
-    /// stamp every frame).
+    /// misura's own frames under the run's EtherType.
     Misura,
-    /// misura's frames inside PTPv2 Sync headers (EtherType 0x88F7, domain
-    /// 127): frames of 102 bytes or more.
+    /// Inside a PTPv2 Sync header (EtherType 0x88F7, domain 127).
     Ptp,
 }
 

@@ -17,11 +17,10 @@
 //! * [`rx_clock`]: the receive ring's hardware branch (NIC RX stamps,
 //!   the RX port's PTP clock tracked against system time).
 //!
-//! [`args`]: the flags that choose and size it, as clap groups the binary
-//! flattens into its commands.
+//! It knows no command line: the binary's flags become an [`EngineArgs`],
+//! an [`EngineChoice`] and a [`FrameFormat`].
 #![forbid(unsafe_code)]
 
-pub mod args;
 pub mod core;
 pub mod flows;
 pub mod format;
@@ -31,12 +30,31 @@ pub mod streams;
 pub mod trial;
 pub mod tx;
 
-pub use args::{EngineArgs, EnginePorts, TrialArgs};
 pub use flows::Flow;
 pub use format::FrameFormat;
 pub use open::{EngineChoice, EngineRequest};
 pub use streams::MAX_FLOWS;
 pub use trial::{run_trial, LatencyHook, TrialRun, TrialSpec};
+
+/// How many cores run the engine, and how its frames leave.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineArgs {
+    /// Cores (1-16), each with its own transmit path and receive ring;
+    /// their counts merge exactly.
+    pub cores: u64,
+    /// Send with PACKET_QDISC_BYPASS: frames skip the TX port's qdisc
+    /// (and taps such as tcpdump).
+    pub qdisc_bypass: bool,
+}
+
+impl Default for EngineArgs {
+    fn default() -> EngineArgs {
+        EngineArgs {
+            cores: 1,
+            qdisc_bypass: false,
+        }
+    }
+}
 
 /// The frames a paced RFC 2544 or Y.1564 trial may send late, back to back,
 /// after its loop was descheduled, rather than skip them: below 8 000

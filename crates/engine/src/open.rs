@@ -17,17 +17,14 @@ use misura_sys::ring::{Fanout, FanoutMode, MmsgTx, RxRing, RxRingConfig, TxRing,
 use misura_sys::xdp::{XdpConfig, XdpSocket};
 use serde::Serialize;
 
-/// `--engine`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+/// Which transmit path to open: a forced one, or the best that opens.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineChoice {
-    /// The best path that opens: xdp, then mmap and packet (packet first on veth).
+    /// XDP first, then the ring and sendmmsg (sendmmsg before the ring on veth).
     Auto,
-    /// `sendmmsg` on a raw packet socket.
     Packet,
-    /// The kernel's `PACKET_TX_RING`.
     Mmap,
-    /// An AF_XDP socket (copy or zero-copy, native or generic mode).
     Xdp,
 }
 

@@ -1,20 +1,15 @@
 //! What `misura oneway --engine` asks for: the per-frame loop or the frame
 //! engine, and engine mode's options (resolved in `loaded`).
 
-use clap::ValueEnum;
-
-/// `misura oneway --engine`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+/// Which sender measures: the per-frame loop, or the frame engine on one
+/// of its transmit paths (`Auto`: by the rate, in `loaded`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum OnewayEngine {
-    /// The loop up to 200 000 frames/s, the frame engine above.
     Auto,
-    /// The per-frame loop: every frame windowed and TX-stamped.
+    /// Every frame windowed and TX-stamped.
     Loop,
-    /// Frame engine, sendmmsg.
     Packet,
-    /// Frame engine, PACKET_TX_RING.
     Mmap,
-    /// Frame engine, AF_XDP.
     Xdp,
 }
 

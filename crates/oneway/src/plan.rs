@@ -82,13 +82,13 @@ pub struct Request {
     pub frame_format: FrameFormat,
 }
 
-/// `--frame-format`: how the probes travel.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// How the probes travel.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum FrameFormat {
-    /// PTP where the RX port stamps only PTP event messages in hardware,
-    /// misura's own frames otherwise.
+    /// Decided by the ports (`ports`): PTP where the RX port stamps only
+    /// PTP event messages in hardware.
     Auto,
-    /// misura's probe as the Ethernet payload (`--ethertype`).
+    /// misura's probe as the Ethernet payload, under the run's EtherType.
     Misura,
     /// The probe after a PTPv2 Sync header, EtherType 0x88F7.
     Ptp,

@@ -9,7 +9,7 @@ use crate::shared::units::{DurationArg, Ethertype, LinkRate, Load};
 use clap::{Args, ValueEnum};
 use misura_measure::{Pattern, SizeOrder};
 use misura_oneway::mode::OnewayEngine;
-use misura_oneway::plan::{Pace, Request};
+use misura_oneway::plan::{FrameFormat, Pace, Request};
 use misura_oneway::tuning::Tuning;
 use std::path::PathBuf;
 
@@ -96,8 +96,8 @@ pub struct MeasureArgs {
     /// PTPv2 Sync messages (EtherType 0x88F7, payload sizes from 84) for NICs
     /// that stamp only PTP event messages in hardware (82576, 82599, X710:
     /// `ethtool -T` shows ptpv2-event but not all). auto picks PTP exactly then.
-    #[arg(long, value_enum, default_value_t = misura_oneway::plan::FrameFormat::Auto)]
-    pub frame_format: misura_oneway::plan::FrameFormat,
+    #[arg(long, value_enum, default_value_t = ProbeFormat::Auto)]
+    pub frame_format: ProbeFormat,
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
@@ -126,6 +126,55 @@ impl PhcCross {
             PhcCross::Extended => vec![M::Extended],
             PhcCross::Basic => vec![M::Basic],
             PhcCross::Sandwich => vec![M::UserSandwich],
+        }
+    }
+}
+
+/// `--frame-format`: how the probes travel.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProbeFormat {
+    /// PTP where the RX port stamps only PTP event messages in hardware,
+    /// misura's own frames otherwise.
+    Auto,
+    /// misura's probe as the Ethernet payload (`--ethertype`).
+    Misura,
+    /// The probe after a PTPv2 Sync header, EtherType 0x88F7.
+    Ptp,
+}
+
+impl From<ProbeFormat> for FrameFormat {
+    fn from(f: ProbeFormat) -> FrameFormat {
+        match f {
+            ProbeFormat::Auto => FrameFormat::Auto,
+            ProbeFormat::Misura => FrameFormat::Misura,
+            ProbeFormat::Ptp => FrameFormat::Ptp,
+        }
+    }
+}
+
+/// `misura oneway --engine`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EngineMode {
+    /// The loop up to 200 000 frames/s, the frame engine above.
+    Auto,
+    /// The per-frame loop: every frame windowed and TX-stamped.
+    Loop,
+    /// Frame engine, sendmmsg.
+    Packet,
+    /// Frame engine, PACKET_TX_RING.
+    Mmap,
+    /// Frame engine, AF_XDP.
+    Xdp,
+}
+
+impl From<EngineMode> for OnewayEngine {
+    fn from(m: EngineMode) -> OnewayEngine {
+        match m {
+            EngineMode::Auto => OnewayEngine::Auto,
+            EngineMode::Loop => OnewayEngine::Loop,
+            EngineMode::Packet => OnewayEngine::Packet,
+            EngineMode::Mmap => OnewayEngine::Mmap,
+            EngineMode::Xdp => OnewayEngine::Xdp,
         }
     }
 }
@@ -183,7 +232,7 @@ impl MeasureArgs {
             quiet: self.out.quiet,
             load: None,
             phc_cross: self.phc_cross.methods(),
-            frame_format: self.frame_format,
+            frame_format: self.frame_format.into(),
         }
     }
 }
@@ -200,10 +249,10 @@ pub struct OnewayArgs {
     pub accept_profile_mismatch: bool,
     /// Per-frame loop (loop) or frame engine. auto: the loop up to 200 000
     /// frames/s, the frame engine above (or with --latency-every).
-    #[arg(long = "engine", value_enum, default_value_t = OnewayEngine::Auto)]
-    pub engine_mode: OnewayEngine,
+    #[arg(long = "engine", value_enum, default_value_t = EngineMode::Auto)]
+    pub engine_mode: EngineMode,
     #[command(flatten)]
-    pub engine: misura_engine::EngineArgs,
+    pub engine: crate::shared::engine_flags::EngineFlags,
     /// Engine mode: every N-th frame of the rate is a latency frame, measured
     /// with TX/RX windows and kernel TX stamps (default 1000; 2 to 1000000).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=1_000_000))]

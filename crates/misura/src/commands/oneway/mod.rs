@@ -26,8 +26,8 @@ pub fn run(a: &OnewayArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         .transpose()?;
     let mut req = req;
     req.load = Some(mode::LoadOptions {
-        mode: a.engine_mode,
-        engine: a.engine.clone(),
+        mode: a.engine_mode.into(),
+        engine: (&a.engine).into(),
         latency_every: a.latency_every,
         cpu: req.tuning.cpu,
     });

@@ -1,8 +1,8 @@
 //! `misura rfc2544` flags.
 
+use crate::shared::engine_flags::EnginePorts;
 use crate::shared::units::{DurationArg, LinkRate, Load};
 use clap::{Args, ValueEnum};
-use misura_engine::EnginePorts;
 use std::path::PathBuf;
 
 /// One of the four tests.
@@ -59,7 +59,7 @@ pub struct Rfc2544Args {
     )]
     pub tests: Vec<Test>,
     #[command(flatten)]
-    pub trial: misura_engine::TrialArgs,
+    pub trial: crate::shared::engine_flags::TrialArgs,
     /// Length of the search's short trials, which bracket the rate first.
     #[arg(long, value_name = "DURATION", default_value = "1s")]
     pub short_trial: DurationArg,

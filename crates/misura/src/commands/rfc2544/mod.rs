@@ -55,7 +55,7 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         tx: a.p.tx.clone(),
         rx: a.p.rx.clone(),
         ethertype: a.p.ethertype.value,
-        choice: a.p.engine,
+        choice: a.p.engine.into(),
         cores: a.p.engine_args.cores as usize,
         max_frame: sizes
             .iter()
@@ -92,9 +92,9 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         b2b_max_burst: Span::from_ns(a.b2b_max_burst.ns),
         tester_retries: a.p.tester_retries,
         engine: req,
-        engine_choice: a.p.engine,
-        engine_args: a.p.engine_args.clone(),
-        frame_format: a.p.frame_format,
+        engine_choice: a.p.engine.into(),
+        engine_args: (&a.p.engine_args).into(),
+        frame_format: a.p.frame_format.into(),
         cpu: a.p.cpu,
         cpus,
         dst: misura_wire::MacAddr(rx.mac),

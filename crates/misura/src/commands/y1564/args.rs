@@ -1,9 +1,9 @@
 //! `misura y1564` flags, and the `--service` description.
 
+use crate::shared::engine_flags::EnginePorts;
 use crate::shared::exit::Failure;
 use crate::shared::units::{duration_ns, rate_bps, DurationArg};
 use clap::Args;
-use misura_engine::EnginePorts;
 use misura_engine::MAX_FLOWS;
 use misura_report::y1564::ServiceConfig;
 
@@ -34,7 +34,7 @@ pub struct Y1564Args {
     #[arg(long = "service", value_name = "SPEC", required = true)]
     pub services: Vec<String>,
     #[command(flatten)]
-    pub trial: misura_engine::TrialArgs,
+    pub trial: crate::shared::engine_flags::TrialArgs,
     /// Length of the performance test (Y.1564: 15 min; 0 to skip it; at most 24h).
     #[arg(long, value_name = "DURATION", default_value = "15m")]
     pub duration: DurationArg,

@@ -57,7 +57,12 @@ fn open_engine(
     Vec<misura_report::Warning>,
 )> {
     let payloads: Vec<usize> = services.iter().map(payload).collect();
-    let format = frames::format::settle(a.p.frame_format, &a.p.rx, a.p.ethertype.value, &payloads);
+    let format = frames::format::settle(
+        a.p.frame_format.into(),
+        &a.p.rx,
+        a.p.ethertype.value,
+        &payloads,
+    );
     if let Some(s) = services.iter().zip(&payloads).find(|(_, &p)| {
         format.format == frames::FrameFormat::Ptp && p < frames::flows::PTP_MIN_PAYLOAD
     }) {
@@ -73,7 +78,7 @@ fn open_engine(
         tx: a.p.tx.clone(),
         rx: a.p.rx.clone(),
         ethertype: format.ethertype,
-        choice: a.p.engine,
+        choice: a.p.engine.into(),
         cores: a.p.engine_args.cores as usize,
         max_frame: services.iter().map(|s| s.frame_bytes).max().unwrap_or(64),
         qdisc_bypass: a.p.engine_args.qdisc_bypass,

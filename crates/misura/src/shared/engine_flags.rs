@@ -1,17 +1,18 @@
 //! The frame engine's flags, shared by every command that drives it
-//! (each command names its own `--engine` choices): clap groups the
-//! binary flattens into its commands.
+//! (rfc2544, y1564, oneway's engine mode): clap groups the commands
+//! flatten, and `--engine`/`--frame-format`'s values, each turned into
+//! misura-engine's plain options here, so the engine knows no command line.
 
-use super::format::FrameFormat;
-use super::open::EngineChoice;
-use clap::Args;
+use crate::shared::exit::Failure;
+use clap::{Args, ValueEnum};
+use misura_engine::{EngineArgs, EngineChoice, FrameFormat};
 use misura_measure::period::{PeriodBounds, PeriodError};
 use misura_measure::time::{Period, Span};
-use misura_run::exit::Failure;
 use misura_run::units::{DurationArg, Ethertype};
 
+/// `--cores` and `--qdisc-bypass`.
 #[derive(Args, Debug, Clone, PartialEq)]
-pub struct EngineArgs {
+pub struct EngineFlags {
     /// Spread generation and reception over this many cores (1-16), each
     /// with its own transmit path and receive ring; counts merge exactly.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=16))]
@@ -22,11 +23,59 @@ pub struct EngineArgs {
     pub qdisc_bypass: bool,
 }
 
-impl Default for EngineArgs {
-    fn default() -> EngineArgs {
+impl From<&EngineFlags> for EngineArgs {
+    fn from(f: &EngineFlags) -> EngineArgs {
         EngineArgs {
-            cores: 1,
-            qdisc_bypass: false,
+            cores: f.cores,
+            qdisc_bypass: f.qdisc_bypass,
+        }
+    }
+}
+
+/// `--engine`'s values for the commands that only drive the frame engine.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EngineFlag {
+    /// The best path that opens: xdp, then mmap and packet (packet first on veth).
+    Auto,
+    /// `sendmmsg` on a raw packet socket.
+    Packet,
+    /// The kernel's `PACKET_TX_RING`.
+    Mmap,
+    /// An AF_XDP socket (copy or zero-copy, native or generic mode).
+    Xdp,
+}
+
+impl From<EngineFlag> for EngineChoice {
+    fn from(f: EngineFlag) -> EngineChoice {
+        match f {
+            EngineFlag::Auto => EngineChoice::Auto,
+            EngineFlag::Packet => EngineChoice::Packet,
+            EngineFlag::Mmap => EngineChoice::Mmap,
+            EngineFlag::Xdp => EngineChoice::Xdp,
+        }
+    }
+}
+
+/// `--frame-format`'s values.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FrameFormatFlag {
+    /// PTP-wrapped where the RX port stamps only PTP in hardware and the
+    /// frames are large enough, misura's own frames otherwise.
+    Auto,
+    /// misura's frames under --ethertype (NIC RX stamps only on ports that
+    /// stamp every frame).
+    Misura,
+    /// misura's frames inside PTPv2 Sync headers (EtherType 0x88F7, domain
+    /// 127): frames of 102 bytes or more.
+    Ptp,
+}
+
+impl From<FrameFormatFlag> for FrameFormat {
+    fn from(f: FrameFormatFlag) -> FrameFormat {
+        match f {
+            FrameFormatFlag::Auto => FrameFormat::Auto,
+            FrameFormatFlag::Misura => FrameFormat::Misura,
+            FrameFormatFlag::Ptp => FrameFormat::Ptp,
         }
     }
 }
@@ -43,10 +92,10 @@ pub struct EnginePorts {
     pub rx: String,
     /// Transmit path: auto (the best that opens: xdp, then mmap or packet),
     /// packet (sendmmsg), mmap (PACKET_TX_RING) or xdp (AF_XDP).
-    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
-    pub engine: EngineChoice,
+    #[arg(long, value_enum, default_value_t = EngineFlag::Auto)]
+    pub engine: EngineFlag,
     #[command(flatten)]
-    pub engine_args: EngineArgs,
+    pub engine_args: EngineFlags,
     /// Pin core 0 of the engine to this CPU (the others to the next ones).
     #[arg(long)]
     pub cpu: Option<usize>,
@@ -57,8 +106,8 @@ pub struct EnginePorts {
     /// that stamp only PTP in hardware (Intel 82576, 82599, X710) stamp:
     /// auto takes PTP where that gives NIC RX stamps and the frames are
     /// 102 bytes or more.
-    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = FrameFormat::Auto)]
-    pub frame_format: FrameFormat,
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = FrameFormatFlag::Auto)]
+    pub frame_format: FrameFormatFlag,
     /// Repeat a trial (rfc2544: a throughput search trial, a frame loss
     /// step, a back-to-back burst) or a configuration-test step (y1564)
     /// that the tester itself fell behind in (its loop descheduled
