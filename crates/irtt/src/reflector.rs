@@ -26,22 +26,23 @@
 //!   reply: an open over either limit is dropped unanswered, so spoofed
 //!   opens are reflected at most at that rate;
 //! * a source address holds at most [`SESSIONS_PER_SOURCE`] sessions, and
-//!   a session that has echoed nothing [`UNUSED_TIMEOUT_NS`] after its open
+//!   a session that has echoed nothing [`UNUSED_TIMEOUT`] after its open
 //!   is forgotten, so opens that never echo cannot keep the table full.
 
+use misura_measure::time::{Instant, Span};
 use misura_wire::irtt::{self, Echo, IrttError, Layout, Packet, Time, MAX_PACKET_LEN, TOKEN_LEN};
 use misura_wire::irtt_params::Params;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 
 /// A session idle this long is forgotten (irtt's default server timeout).
-pub const IDLE_TIMEOUT_NS: i64 = 60_000_000_000;
+pub const IDLE_TIMEOUT: Span = Span::from_secs(60);
 /// Longest interval granted: a quarter of the idle timeout, as irtt.
-pub const MAX_INTERVAL_NS: i64 = IDLE_TIMEOUT_NS / 4;
+pub const MAX_INTERVAL_NS: i64 = IDLE_TIMEOUT.as_ns() / 4;
 
 /// A session that has sent no echo this long after its open is forgotten
 /// (irtt's clients send their first probe right after the open).
-pub const UNUSED_TIMEOUT_NS: i64 = 5_000_000_000;
+pub const UNUSED_TIMEOUT: Span = Span::from_secs(5);
 /// Sessions one source address may hold at once.
 pub const SESSIONS_PER_SOURCE: usize = 8;
 /// Opens per second from one source address, with as many in a burst.
@@ -51,9 +52,9 @@ pub const OPENS_PER_SOURCE_PER_S: u64 = 10;
 /// forgotten.
 pub const MAX_TRACKED_SOURCES: usize = 65_536;
 /// A source with no session and no open for this long is forgotten.
-const SOURCE_IDLE_NS: i64 = 1_000_000_000;
+const SOURCE_IDLE: Span = Span::from_secs(1);
 /// The sweeps an open can trigger are this far apart at least.
-const SWEEP_GAP_NS: i64 = 100_000_000;
+const SWEEP_GAP: Span = Span::from_millis(100);
 
 /// The reflector's bounds and key.
 #[derive(Debug, Clone)]
@@ -69,7 +70,7 @@ pub struct Config {
     pub opens_per_source_per_s: u64,
     /// Opens per second from all addresses together: by default a tenth
     /// of the table, so opens that never echo (forgotten after
-    /// [`UNUSED_TIMEOUT_NS`]) fill at most half of it.
+    /// [`UNUSED_TIMEOUT`]) fill at most half of it.
     pub opens_per_s: u64,
 }
 
@@ -91,22 +92,22 @@ impl Config {
 #[derive(Debug, Clone, Copy)]
 struct Bucket {
     tokens: f64,
-    last_ns: i64,
+    last: Instant,
 }
 
 impl Bucket {
-    fn full(burst: f64, now_ns: i64) -> Bucket {
+    fn full(burst: f64, now: Instant) -> Bucket {
         Bucket {
             tokens: burst,
-            last_ns: now_ns,
+            last: now,
         }
     }
 
     /// Takes one token if there is one.
-    fn take(&mut self, now_ns: i64, rate: u64, burst: f64) -> bool {
-        let earned = (now_ns - self.last_ns).max(0) as f64 * rate.max(1) as f64 / 1e9;
+    fn take(&mut self, now: Instant, rate: u64, burst: f64) -> bool {
+        let earned = (now - self.last).as_ns().max(0) as f64 * rate.max(1) as f64 / 1e9;
         self.tokens = (self.tokens + earned).min(burst);
-        self.last_ns = self.last_ns.max(now_ns);
+        self.last = self.last.max(now);
         if self.tokens < 1.0 {
             return false;
         }
@@ -147,8 +148,8 @@ pub struct Counters {
     /// Open-close handshakes (`irtt client --notest`... ), answered, no session.
     pub open_close: u64,
     pub closed: u64,
-    /// Sessions forgotten: idle [`IDLE_TIMEOUT_NS`], or never used
-    /// [`UNUSED_TIMEOUT_NS`] after the open.
+    /// Sessions forgotten: idle [`IDLE_TIMEOUT`], or never used
+    /// [`UNUSED_TIMEOUT`] after the open.
     pub expired: u64,
     pub replies: u64,
     /// Not irtt, a bad header, a bad parameter block, or a reply sent to us.
@@ -173,7 +174,7 @@ struct Session {
     count: u32,
     window: u64,
     window_valid: bool,
-    last_ns: i64,
+    last: Instant,
     bucket: Bucket,
 }
 
@@ -185,7 +186,7 @@ pub struct Reflector {
     opens: Bucket,
     counters: Counters,
     since_sweep: u32,
-    last_sweep_ns: Option<i64>,
+    last_sweep: Option<Instant>,
 }
 
 /// What to do with a datagram.
@@ -203,11 +204,11 @@ impl Reflector {
         Reflector {
             sessions: HashMap::new(),
             sources: HashMap::new(),
-            opens: Bucket::full(cfg.opens_per_s.max(1) as f64, 0),
+            opens: Bucket::full(cfg.opens_per_s.max(1) as f64, Instant::from_ns(0)),
             cfg,
             counters: Counters::default(),
             since_sweep: 0,
-            last_sweep_ns: None,
+            last_sweep: None,
         }
     }
 
@@ -219,7 +220,7 @@ impl Reflector {
         self.sessions.len()
     }
 
-    /// Handles one datagram from `src`, received at `rx` (`now_ns` on the
+    /// Handles one datagram from `src`, received at `rx` (`now` on the
     /// monotonic clock of `rx.mono_ns`), to be sent at `tx`. `new_token`
     /// is a fresh random token for a session this datagram may open.
     #[allow(clippy::too_many_arguments)]
@@ -229,14 +230,14 @@ impl Reflector {
         src: SocketAddr,
         rx: Time,
         tx: Time,
-        now_ns: i64,
+        now: Instant,
         new_token: u64,
         out: &mut [u8],
     ) -> Decision {
         self.counters.received += 1;
         self.since_sweep += 1;
         if self.since_sweep >= 1024 {
-            self.sweep(now_ns);
+            self.sweep(now);
         }
         let key = self.cfg.key.as_deref();
         let pkt = match irtt::parse(req, key, false) {
@@ -252,7 +253,7 @@ impl Reflector {
         };
         match pkt {
             Packet::Open { close, params, .. } => {
-                self.open(req.len(), close, params, src, now_ns, new_token, out)
+                self.open(req.len(), close, params, src, now, new_token, out)
             }
             Packet::Close { token } => {
                 match self.sessions.get(&token) {
@@ -265,17 +266,17 @@ impl Reflector {
                 }
                 Decision::Drop
             }
-            Packet::Echo { token } => self.echo(req, token, src, rx, tx, now_ns, out),
+            Packet::Echo { token } => self.echo(req, token, src, rx, tx, now, out),
         }
     }
 
     /// Takes an open from `src`'s and the overall budget; false: over a
     /// limit (or a new source with the source table full).
-    fn admit(&mut self, src: IpAddr, now_ns: i64) -> bool {
+    fn admit(&mut self, src: IpAddr, now: Instant) -> bool {
         let per_source = self.cfg.opens_per_source_per_s.max(1);
         if !self.sources.contains_key(&src) {
             if self.sources.len() >= MAX_TRACKED_SOURCES {
-                self.sweep_soon(now_ns);
+                self.sweep_soon(now);
             }
             if self.sources.len() >= MAX_TRACKED_SOURCES {
                 self.counters.open_unanswered += 1;
@@ -285,14 +286,14 @@ impl Reflector {
                 src,
                 Source {
                     sessions: 0,
-                    opens: Bucket::full(per_source as f64, now_ns),
+                    opens: Bucket::full(per_source as f64, now),
                 },
             );
         }
         let s = self.sources.get_mut(&src).expect("inserted above");
         let overall = self.cfg.opens_per_s.max(1);
-        if !s.opens.take(now_ns, per_source, per_source as f64)
-            || !self.opens.take(now_ns, overall, overall as f64)
+        if !s.opens.take(now, per_source, per_source as f64)
+            || !self.opens.take(now, overall, overall as f64)
         {
             self.counters.open_rate_limited += 1;
             return false;
@@ -307,11 +308,11 @@ impl Reflector {
         close: bool,
         mut p: Params,
         src: SocketAddr,
-        now_ns: i64,
+        now: Instant,
         token: u64,
         out: &mut [u8],
     ) -> Decision {
-        if !self.admit(src.ip(), now_ns) {
+        if !self.admit(src.ip(), now) {
             return Decision::Drop;
         }
         let key = self.cfg.key.clone();
@@ -325,10 +326,10 @@ impl Reflector {
         p.server_fill.clear();
         let held = self.sources.get(&src.ip()).map_or(0, |s| s.sessions);
         if !close && version_ok && held >= self.cfg.sessions_per_source {
-            self.sweep_soon(now_ns);
+            self.sweep_soon(now);
         }
         if self.sessions.len() >= self.cfg.max_sessions {
-            self.sweep_soon(now_ns);
+            self.sweep_soon(now);
         }
         let held = self.sources.get(&src.ip()).map_or(0, |s| s.sessions);
         let full = self.sessions.len() >= self.cfg.max_sessions;
@@ -386,8 +387,8 @@ impl Reflector {
                     count: 0,
                     window: 0,
                     window_valid: false,
-                    last_ns: now_ns,
-                    bucket: Bucket::full(self.burst(), now_ns),
+                    last: now,
+                    bucket: Bucket::full(self.burst(), now),
                 },
             );
             if let Some(s) = self.sources.get_mut(&src.ip()) {
@@ -419,7 +420,7 @@ impl Reflector {
         src: SocketAddr,
         rx: Time,
         tx: Time,
-        now_ns: i64,
+        now: Instant,
         out: &mut [u8],
     ) -> Decision {
         let burst = self.burst();
@@ -441,8 +442,8 @@ impl Reflector {
             self.counters.short_request += 1;
             return Decision::Drop;
         };
-        s.last_ns = now_ns;
-        if !s.bucket.take(now_ns, rate, burst) {
+        s.last = now;
+        if !s.bucket.take(now, rate, burst) {
             self.counters.rate_limited += 1;
             return Decision::Drop;
         }
@@ -498,29 +499,26 @@ impl Reflector {
         }
     }
 
-    /// A sweep, unless one ran less than [`SWEEP_GAP_NS`] ago (an open
+    /// A sweep, unless one ran less than [`SWEEP_GAP`] ago (an open
     /// flood cannot make every open scan the tables).
-    fn sweep_soon(&mut self, now_ns: i64) {
-        if self
-            .last_sweep_ns
-            .is_none_or(|t| now_ns - t >= SWEEP_GAP_NS)
-        {
-            self.sweep(now_ns);
+    fn sweep_soon(&mut self, now: Instant) {
+        if self.last_sweep.is_none_or(|t| now - t >= SWEEP_GAP) {
+            self.sweep(now);
         }
     }
 
-    /// Forgets sessions idle longer than [`IDLE_TIMEOUT_NS`], sessions
-    /// with no echo [`UNUSED_TIMEOUT_NS`] after their open, and sources
+    /// Forgets sessions idle longer than [`IDLE_TIMEOUT`], sessions
+    /// with no echo [`UNUSED_TIMEOUT`] after their open, and sources
     /// with no session and no open for a second.
-    pub fn sweep(&mut self, now_ns: i64) {
+    pub fn sweep(&mut self, now: Instant) {
         self.since_sweep = 0;
-        self.last_sweep_ns = Some(now_ns);
+        self.last_sweep = Some(now);
         let stale: Vec<u64> = self
             .sessions
             .iter()
             .filter(|(_, s)| {
-                let idle = now_ns - s.last_ns;
-                idle > IDLE_TIMEOUT_NS || (!s.used && idle > UNUSED_TIMEOUT_NS)
+                let idle = now - s.last;
+                idle > IDLE_TIMEOUT || (!s.used && idle > UNUSED_TIMEOUT)
             })
             .map(|(t, _)| *t)
             .collect();
@@ -529,7 +527,7 @@ impl Reflector {
             self.forget(t);
         }
         self.sources
-            .retain(|_, s| s.sessions > 0 || now_ns - s.opens.last_ns < SOURCE_IDLE_NS);
+            .retain(|_, s| s.sessions > 0 || now - s.opens.last < SOURCE_IDLE);
     }
 }
 

@@ -38,13 +38,18 @@ const TX: Time = Time {
     mono_ns: 410,
 };
 
+/// `ns` on the reflector's (monotonic) timescale.
+fn at(ns: i64) -> Instant {
+    Instant::from_ns(ns)
+}
+
 /// Opens a session; returns its token and the granted parameters.
 fn open(r: &mut Reflector, key: Option<&[u8]>, p: &Params, now: i64) -> (u64, Params, bool) {
     let mut b = [0u8; 256];
     let mut out = [0u8; 256];
     let n = emit_open(None, p, false, key, &mut b).unwrap();
     let Decision::Reply { len } =
-        r.handle(&b[..n], addr(1), RX, TX, now, 77 + now as u64, &mut out)
+        r.handle(&b[..n], addr(1), RX, TX, at(now), 77 + now as u64, &mut out)
     else {
         panic!("no open reply")
     };
@@ -86,7 +91,7 @@ fn echoes_with_the_stamps_and_stats_asked_for_never_longer_than_the_request() {
             };
             let n = emit_echo(&layout, &e, false, 0, key, &mut b).unwrap();
             let now = 20_000_000 * (i as i64 + 1);
-            let d = r.handle(&b[..n], addr(1), RX, TX, now, 0, &mut out);
+            let d = r.handle(&b[..n], addr(1), RX, TX, at(now), 0, &mut out);
             let Decision::Reply { len } = d else {
                 panic!("{d:?}")
             };
@@ -106,17 +111,17 @@ fn echoes_with_the_stamps_and_stats_asked_for_never_longer_than_the_request() {
         };
         let n = emit_echo(&layout, &e, false, 0, key, &mut b).unwrap();
         assert_eq!(
-            r.handle(&b[..n - 1], addr(1), RX, TX, 1_000_000_000, 0, &mut out),
+            r.handle(&b[..n - 1], addr(1), RX, TX, at(1_000_000_000), 0, &mut out),
             Decision::Drop
         );
         // From another address: dropped.
         assert_eq!(
-            r.handle(&b[..n], addr(2), RX, TX, 1_000_000_000, 0, &mut out),
+            r.handle(&b[..n], addr(2), RX, TX, at(1_000_000_000), 0, &mut out),
             Decision::Drop
         );
         let n = emit_close(t, key, &mut b).unwrap();
         assert_eq!(
-            r.handle(&b[..n], addr(1), RX, TX, 1_000_000_000, 0, &mut out),
+            r.handle(&b[..n], addr(1), RX, TX, at(1_000_000_000), 0, &mut out),
             Decision::Drop
         );
         let c = r.counters();
@@ -142,7 +147,7 @@ fn midpoint_and_single_clock_stamps() {
     let mut b = [0u8; 256];
     let mut out = [0u8; 256];
     let n = plain_echo(&layout, t, 100, &mut b);
-    let Decision::Reply { len } = r.handle(&b[..n], addr(1), RX, TX, 1, 0, &mut out) else {
+    let Decision::Reply { len } = r.handle(&b[..n], addr(1), RX, TX, at(1), 0, &mut out) else {
         panic!()
     };
     assert_eq!(len, 100);
@@ -169,11 +174,11 @@ fn bounds_refuse_and_count_instead_of_growing() {
     // Another protocol version: refused.
     let mut v = want();
     v.protocol_version = 2;
-    let (_, g, close) = open(&mut r, None, &v, IDLE_TIMEOUT_NS + 10);
+    let (_, g, close) = open(&mut r, None, &v, IDLE_TIMEOUT.as_ns() + 10);
     assert!(close);
     assert_eq!(g.protocol_version, 1);
     // After the idle timeout the old sessions are gone and a new one fits.
-    let (_, _, close) = open(&mut r, None, &want(), IDLE_TIMEOUT_NS + 20);
+    let (_, _, close) = open(&mut r, None, &want(), IDLE_TIMEOUT.as_ns() + 20);
     assert!(!close);
     let mut out = [0u8; 256];
     for bad in [
@@ -182,14 +187,14 @@ fn bounds_refuse_and_count_instead_of_growing() {
         b"\x14\xa7\x5b\x02abcdefgh",
     ] {
         assert_eq!(
-            r.handle(bad, addr(1), RX, TX, 0, 0, &mut out),
+            r.handle(bad, addr(1), RX, TX, at(0), 0, &mut out),
             Decision::Drop
         );
     }
     let mut with_hmac = [0u8; 64];
     let n = emit_open(None, &want(), false, Some(b"x"), &mut with_hmac).unwrap();
     assert_eq!(
-        r.handle(&with_hmac[..n], addr(1), RX, TX, 0, 1, &mut out),
+        r.handle(&with_hmac[..n], addr(1), RX, TX, at(0), 1, &mut out),
         Decision::Drop
     );
     let c = r.counters();
@@ -211,7 +216,7 @@ fn rate_limit_drops_a_flood_on_one_session() {
     let mut out = [0u8; 256];
     let n = plain_echo(&layout, t, 0, &mut b);
     let replies = (0..100)
-        .filter(|_| r.handle(&b[..n], addr(1), RX, TX, 5, 0, &mut out) != Decision::Drop)
+        .filter(|_| r.handle(&b[..n], addr(1), RX, TX, at(5), 0, &mut out) != Decision::Drop)
         .count();
     // The burst is a tenth of a second's worth: 10.
     assert_eq!(replies, 10);
@@ -230,7 +235,7 @@ fn try_open(
     let mut b = [0u8; 256];
     let mut out = [0u8; 256];
     let n = emit_open(None, p, false, None, &mut b).unwrap();
-    (r.handle(&b[..n], src, RX, TX, now, token, &mut out), n)
+    (r.handle(&b[..n], src, RX, TX, at(now), token, &mut out), n)
 }
 
 #[test]
@@ -258,7 +263,7 @@ fn one_source_flooding_opens_cannot_fill_the_table() {
     assert_eq!(r.sessions(), SESSIONS_PER_SOURCE + 1);
     // Opens that never echo are forgotten 5 s later, and the source may
     // open again.
-    r.sweep(700_000_000 + UNUSED_TIMEOUT_NS + 1);
+    r.sweep(at(700_000_000) + UNUSED_TIMEOUT + Span::from_ns(1));
     assert_eq!(r.sessions(), 0);
     let (d, _) = try_open(&mut r, flood, &want(), 7_000_000_000, 9);
     assert!(matches!(d, Decision::Reply { .. }), "{d:?}");
@@ -290,7 +295,7 @@ fn no_open_answer_is_longer_than_the_open_and_its_token() {
     let mut out = [0u8; 256];
     for req in [&b"\x14\xa7\x5b\x01"[..], b"\x14\xa7\x5b\x05"] {
         assert_eq!(
-            r.handle(req, addr(3), RX, TX, 0, 5, &mut out),
+            r.handle(req, addr(3), RX, TX, at(0), 5, &mut out),
             Decision::Drop
         );
     }

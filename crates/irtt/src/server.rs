@@ -5,6 +5,7 @@
 //! the send, and so is misura's), it gives the reflector's own turnaround.
 
 use crate::reflector::{Decision, Reflector};
+use misura_measure::time::Instant;
 use misura_stats::Summary;
 use misura_sys::clock::{monotonic_ns, realtime_ns};
 use misura_sys::udp::UdpTsSocket;
@@ -45,7 +46,8 @@ struct Clocks {
 }
 
 impl Clocks {
-    fn now(&self) -> (Time, i64) {
+    /// The stamp pair of now, and now on the monotonic clock.
+    fn now(&self) -> (Time, Instant) {
         let mono = monotonic_ns();
         let wall = realtime_ns();
         (
@@ -53,7 +55,7 @@ impl Clocks {
                 wall_ns: wall,
                 mono_ns: (mono - self.mono_start).max(1),
             },
-            mono,
+            Instant::from_ns(mono),
         )
     }
 }
