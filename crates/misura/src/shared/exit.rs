@@ -1,44 +1,81 @@
 //! Exit codes (`misura_run::exit`'s classes, which libraries name in their
 //! `Failure`s) and the one place an error chain becomes one: the binary's,
 //! as only the binary exits. It knows every library's typed error that
-//! carries a class of its own (the host's, the lab's, a required NIC stamp).
+//! carries a class of its own (the host's, the lab's, a required NIC stamp),
+//! and looks inside the libraries' error enums that carry one of those
+//! transparently (the chain walk does not see through them).
 
+use crate::shared::irtt_probe::SessionError;
 use misura_lab::LabError;
+use misura_load::LoadError;
+use misura_rtt::RttError;
 pub use misura_run::exit::*;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
+use std::error::Error;
 
 /// The exit code for an error chain: the first classifiable cause wins.
 pub fn code_for(err: &anyhow::Error) -> i32 {
-    for cause in err.chain() {
-        if let Some(f) = cause.downcast_ref::<Failure>() {
-            return match f {
-                Failure::Usage(_) => USAGE,
-                Failure::Params(_) => PARAMS,
-                Failure::Output(_) => OUTPUT,
-                Failure::Profile(_) => PROFILE,
-                Failure::Privilege(_) => PRIVILEGE,
-            };
-        }
-        if let Some(s) = cause.downcast_ref::<SysError>() {
-            return match s {
-                SysError::NeedCapability { .. } => PRIVILEGE,
-                SysError::NoSuchInterface { .. }
-                | SysError::InterfaceDown { .. }
-                | SysError::NoSuchNetns { .. } => INTERFACE,
-                _ => ERROR,
-            };
-        }
-        if cause.downcast_ref::<HardwareRequired>().is_some() {
-            return PARAMS;
-        }
-        if let Some(l) = cause.downcast_ref::<LabError>() {
-            return match l {
-                LabError::NotPermitted => PRIVILEGE,
-                LabError::BadPrefix { .. } => USAGE,
-                _ => ERROR,
-            };
-        }
+    err.chain().find_map(class_of).unwrap_or(ERROR)
+}
+
+/// The exit class of one error of a chain, if it has one.
+fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
+    if let Some(f) = cause.downcast_ref::<Failure>() {
+        return Some(match f {
+            Failure::Usage(_) => USAGE,
+            Failure::Params(_) => PARAMS,
+            Failure::Output(_) => OUTPUT,
+            Failure::Profile(_) => PROFILE,
+            Failure::Privilege(_) => PRIVILEGE,
+        });
     }
-    ERROR
+    if let Some(s) = cause.downcast_ref::<SysError>() {
+        return Some(match s {
+            SysError::NeedCapability { .. } => PRIVILEGE,
+            SysError::NoSuchInterface { .. }
+            | SysError::InterfaceDown { .. }
+            | SysError::NoSuchNetns { .. } => INTERFACE,
+            _ => ERROR,
+        });
+    }
+    if cause.downcast_ref::<HardwareRequired>().is_some() {
+        return Some(PARAMS);
+    }
+    if let Some(l) = cause.downcast_ref::<LabError>() {
+        return Some(match l {
+            LabError::NotPermitted => PRIVILEGE,
+            LabError::BadPrefix { .. } => USAGE,
+            _ => ERROR,
+        });
+    }
+    if let Some(e) = cause.downcast_ref::<RttError>() {
+        return rtt_class(e);
+    }
+    if let Some(e) = cause.downcast_ref::<LoadError>() {
+        return match e {
+            LoadError::Refused(f) => class_of(f),
+            LoadError::Probe(p) => class_of(p.as_ref()),
+            LoadError::Plan(_) | LoadError::PeerMissing { .. } | LoadError::Panicked { .. } => None,
+        };
+    }
+    if let Some(SessionError(e)) = cause.downcast_ref::<SessionError>() {
+        return e.chain().find_map(class_of);
+    }
+    None
+}
+
+/// An rtt error's class: that of the typed error it carries
+/// transparently; the others carry theirs as a source, or have none.
+fn rtt_class(e: &RttError) -> Option<i32> {
+    match e {
+        RttError::Refused(f) => class_of(f),
+        RttError::Sys(s) => class_of(s),
+        RttError::Hardware(h) => class_of(h),
+        RttError::Plan(_)
+        | RttError::Setup { .. }
+        | RttError::Build { .. }
+        | RttError::ShortFrame { .. }
+        | RttError::NoReply { .. } => None,
+    }
 }

@@ -15,6 +15,7 @@ use misura_wire::irtt::DEFAULT_PORT;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
+use misura_load::ProbeError;
 pub use misura_rtt::args::Peer;
 use misura_rtt::{Measured, RttArgs};
 
@@ -82,15 +83,33 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
 /// One session of `misura rtt`'s flags as `misura load` runs one per
 /// phase: an irtt server's (`--peer irtt`, as an rtt result), else the
 /// STAMP session of `misura-rtt`.
-pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
+pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, ProbeError> {
     if a.peer != Some(Peer::Irtt) || a.l2 {
-        return misura_rtt::measure(a, stop);
+        return Ok(misura_rtt::measure(a, stop)?);
     }
-    let report = session(a, stop)?.report();
+    let report = session(a, stop).map_err(SessionError)?.report();
     Ok(Measured {
         target_name: report.config.target.clone(),
         report,
         frames_error: None,
         series: Vec::new(),
     })
+}
+
+/// An irtt session's error as `misura load`'s probe gives it: the chain
+/// whole, so that `code_for` still finds its class and main prints it as
+/// before.
+#[derive(Debug)]
+pub struct SessionError(pub anyhow::Error);
+
+impl std::fmt::Display for SessionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for SessionError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
 }

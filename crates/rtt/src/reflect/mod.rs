@@ -19,7 +19,7 @@ mod l2;
 mod turn;
 mod udp;
 
-use anyhow::Result;
+use crate::error::Result;
 use misura_measure::auth::StampKey;
 use misura_measure::reflector::{Reflector, ReflectorConfig};
 use misura_report::reflect::{IoCounters, NicClockReport, Summary};
@@ -206,7 +206,7 @@ pub fn run(
     plan: &ReflectPlan,
     stop: &AtomicUsize,
     ready: &mut dyn FnMut(&Ready<'_>),
-) -> Result<Summary> {
+) -> Result<Summary, crate::RttError> {
     plan.check()?;
     let config = plan.config();
     let deadline = plan.duration.map(|d| Instant::now() + d);
