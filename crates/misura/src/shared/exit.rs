@@ -6,6 +6,7 @@
 //! transparently (the chain walk does not see through them).
 
 use crate::shared::irtt_probe::SessionError;
+use misura_bench::BenchError;
 use misura_lab::LabError;
 use misura_load::LoadError;
 use misura_rtt::RttError;
@@ -57,6 +58,14 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
             LoadError::Refused(f) => class_of(f),
             LoadError::Probe(p) => class_of(p.as_ref()),
             LoadError::Plan(_) | LoadError::PeerMissing { .. } | LoadError::Panicked { .. } => None,
+        };
+    }
+    if let Some(e) = cause.downcast_ref::<BenchError>() {
+        return match e {
+            BenchError::Refused(f) => class_of(f),
+            BenchError::Trials(_) => Some(PARAMS),
+            BenchError::Engine(e) => e.chain().find_map(class_of),
+            BenchError::EngineClosed | BenchError::NoLoadStream | BenchError::NoFlow => None,
         };
     }
     if let Some(SessionError(e)) = cause.downcast_ref::<SessionError>() {
