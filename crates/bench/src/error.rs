@@ -7,7 +7,7 @@
 
 use misura_run::exit::Failure;
 
-/// Why [`crate::rfc2544::measure`] or [`crate::y1564::measure`] failed.
+/// Why a benchmark (`rfc2544::measure`, `y1564::measure`) failed.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
     /// A parameter refused, already in its words and exit class (a

@@ -9,8 +9,8 @@ use misura_run::exit::Failure;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
 
-/// Why [`crate::measure`] or [`crate::reflect::run`] failed, or why
-/// [`crate::RttArgs::check`] refused.
+/// Why a session (`measure`) or a reflector (`reflect::run`) failed, or
+/// why `RttArgs::check` refused.
 #[derive(Debug, thiserror::Error)]
 pub enum RttError {
     /// A flag or a plan refused, already in its words and its exit class.
@@ -18,7 +18,7 @@ pub enum RttError {
     Refused(#[from] Failure),
     /// The reflector's plan cannot run (the binary names the flags).
     #[error(transparent)]
-    Plan(#[from] crate::reflect::PlanError),
+    Plan(#[from] PlanError),
     /// The host refused: the interface, the socket, its stamps, the
     /// pinning.
     #[error(transparent)]
@@ -48,6 +48,23 @@ pub enum RttError {
     /// The reflector never answered the warm-up's probes.
     #[error("no reply from {target}: {why}")]
     NoReply { target: String, why: String },
+}
+
+/// A reflector's plan that cannot run, with what was asked (`reflect`'s).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("the rate limit must be at least 1 reply per second")]
+    NoRate,
+    #[error("PTP-wrapped probes are for the raw-probe reflector; STAMP over UDP has no PTP form")]
+    PtpOverUdp,
+    #[error("the user clock's stamps are for STAMP over UDP; the raw-probe reflector always takes kernel stamps")]
+    UserStampsOnL2,
+    #[error("at least 1 source must be tracked")]
+    NoSources,
+    #[error("{asked} sources is over the limit of {max} tracked at once")]
+    TooManySources { asked: usize, max: usize },
+    #[error("NIC hardware stamps on a wildcard address: no interface is known to stamp")]
+    HardwareOnWildcard,
 }
 
 /// What refused to build a probe or a request.

@@ -5,7 +5,6 @@
 //! and looks inside the libraries' error enums that carry one of those
 //! transparently (the chain walk does not see through them).
 
-use crate::shared::irtt_probe::SessionError;
 use misura_bench::BenchError;
 use misura_lab::LabError;
 use misura_load::LoadError;
@@ -68,7 +67,7 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
             BenchError::EngineClosed | BenchError::NoLoadStream | BenchError::NoFlow => None,
         };
     }
-    if let Some(SessionError(e)) = cause.downcast_ref::<SessionError>() {
+    if let Some(Chain(e)) = cause.downcast_ref::<Chain>() {
         return e.chain().find_map(class_of);
     }
     None
@@ -86,5 +85,85 @@ fn rtt_class(e: &RttError) -> Option<i32> {
         | RttError::Build { .. }
         | RttError::ShortFrame { .. }
         | RttError::NoReply { .. } => None,
+    }
+}
+
+/// A chain of the binary's as a library's boxed error (`misura load`'s
+/// probe, an irtt session's error): whole, so that `code_for` still finds
+/// its class and main prints it as before.
+#[derive(Debug)]
+pub struct Chain(pub anyhow::Error);
+
+impl std::fmt::Display for Chain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Error for Chain {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.0.source()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use misura_load::LoadError;
+
+    fn nic() -> SysError {
+        SysError::NoSuchInterface {
+            name: "nosuch0".into(),
+        }
+    }
+
+    #[test]
+    fn the_libraries_enums_keep_the_class_of_what_they_carry() {
+        let code = |e: anyhow::Error| code_for(&e);
+        assert_eq!(code(RttError::Sys(nic()).into()), INTERFACE);
+        assert_eq!(
+            code(RttError::Refused(Failure::Usage("u".into())).into()),
+            USAGE
+        );
+        let setup = RttError::Setup {
+            what: "listening".into(),
+            source: nic(),
+        };
+        assert_eq!(code(setup.into()), INTERFACE);
+        let hw = HardwareRequired { why: "no".into() };
+        assert_eq!(code(RttError::Hardware(hw).into()), PARAMS);
+        assert_eq!(
+            code(
+                RttError::NoReply {
+                    target: "t".into(),
+                    why: "w".into()
+                }
+                .into()
+            ),
+            ERROR
+        );
+        let probe = LoadError::Probe(Box::new(RttError::Sys(nic())));
+        assert_eq!(code(probe.into()), INTERFACE);
+        let irtt = anyhow::Error::new(Failure::Params("p".into())).context("the session");
+        let probe = LoadError::Probe(Box::new(Chain(irtt)));
+        assert_eq!(code(probe.into()), PARAMS);
+        let engine = anyhow::Error::new(nic()).context("opening the engine");
+        assert_eq!(code(BenchError::Engine(engine).into()), INTERFACE);
+        let trials = misura_measure::load::LoadError::OutOfRange {
+            what: "rate",
+            value: 0.0,
+            min: 1.0,
+            max: 2.0,
+        };
+        assert_eq!(code(BenchError::Trials(trials).into()), PARAMS);
+        assert_eq!(code(BenchError::EngineClosed.into()), ERROR);
+    }
+
+    #[test]
+    fn a_transparent_variant_prints_its_chain_once() {
+        let irtt = anyhow::Error::new(Failure::Params("inner".into())).context("outer");
+        let e = anyhow::Error::from(LoadError::Probe(Box::new(Chain(irtt))));
+        let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+        assert_eq!(chain, ["outer", "inner"]);
     }
 }

@@ -4,7 +4,7 @@
 //! `misura_irtt::probe`'s; here its errors get their flags and exit codes,
 //! and the session's start and warnings are printed.
 
-use crate::shared::exit::Failure;
+use crate::shared::exit::{Chain, Failure};
 use crate::shared::output::{Finished, Report};
 use anyhow::Result;
 use misura_irtt::error::{Class, Error};
@@ -87,29 +87,11 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, ProbeEr
     if a.peer != Some(Peer::Irtt) || a.l2 {
         return Ok(misura_rtt::measure(a, stop)?);
     }
-    let report = session(a, stop).map_err(SessionError)?.report();
+    let report = session(a, stop).map_err(Chain)?.report();
     Ok(Measured {
         target_name: report.config.target.clone(),
         report,
         frames_error: None,
         series: Vec::new(),
     })
-}
-
-/// An irtt session's error as `misura load`'s probe gives it: the chain
-/// whole, so that `code_for` still finds its class and main prints it as
-/// before.
-#[derive(Debug)]
-pub struct SessionError(pub anyhow::Error);
-
-impl std::fmt::Display for SessionError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl std::error::Error for SessionError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.0.source()
-    }
 }
