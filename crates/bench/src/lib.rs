@@ -6,13 +6,15 @@
 //! for the binary to wrap into its result; it never prints. Progress goes
 //! through [`Progress`], which the binary draws as its status line.
 //!
-//! Errors are `anyhow`'s here because everything this crate calls that can
-//! fail (the engine's trials, the one-way measurement behind RFC 2544's
-//! latency trial) speaks `anyhow`; the exit class of a bad plan is the
-//! `misura_run::exit::Failure` inside, as for those crates.
+//! Errors are [`BenchError`]s: a bad plan's exit class is the
+//! `misura_run::exit::Failure` inside; what the engine's trials and the
+//! one-way measurement behind RFC 2544's latency trial (which still speak
+//! `anyhow`) raise is carried whole in one variant.
 
 #![forbid(unsafe_code)]
 
+mod error;
+pub use error::BenchError;
 pub mod rfc2544;
 pub mod y1564;
 

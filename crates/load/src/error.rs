@@ -1,5 +1,7 @@
 //! What can be wrong with a `misura load` plan, in the plan's words (the
-//! binary names the flags).
+//! binary names the flags), and why a run stops before its report, typed:
+//! the plan, a refused check in its exit class, a peer that did not answer
+//! the check before measuring, the probes' own error.
 
 use misura_run::exit::Failure;
 use misura_run::units::DurationArg;
@@ -36,4 +38,46 @@ pub enum PlanError {
     /// A check of another crate, already in its words.
     #[error(transparent)]
     Checked(#[from] Failure),
+}
+
+/// Why a phase's probes failed: the probe's own error (the caller's probe
+/// gives it, and may class it by its own type).
+pub type ProbeError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why [`crate::measure`] gave no report.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The plan cannot run (the binary names the flags).
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// A check of another crate refused, already in its words and class.
+    #[error(transparent)]
+    Refused(#[from] Failure),
+    /// A peer did not answer the check before the first phase; `why` names
+    /// it and what to start there.
+    #[error("checked before measuring: {why}")]
+    PeerMissing { why: String },
+    /// A phase's probes failed.
+    #[error(transparent)]
+    Probe(ProbeError),
+    /// A thread of the run panicked (`what`: which).
+    #[error("{what} panicked")]
+    Panicked { what: &'static str },
+}
+
+/// What a flow or the transactions met, from the libraries that run them:
+/// kept whole for its message.
+pub(crate) type Met = Box<dyn std::error::Error + Send + Sync>;
+
+/// An error and its causes on one line, `: ` between them (what a flow's
+/// failure says in the report).
+pub(crate) fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        line.push_str(": ");
+        line.push_str(&c.to_string());
+        cause = c.source();
+    }
+    line
 }

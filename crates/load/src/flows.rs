@@ -3,8 +3,8 @@
 //! built from the same flags a user would give those commands.
 
 use crate::error::PlanError;
+use crate::error::{one_line, Met};
 use crate::plan::LoadPlan;
-use anyhow::Result;
 use clap::Parser;
 use misura_report::under_load::{FlowThroughput, ThroughputPoint};
 use misura_throughput::client::ClientPlan;
@@ -194,13 +194,14 @@ pub fn start(f: Flow, stop: &Arc<AtomicUsize>) -> JoinHandle<FlowOutcome> {
             run_udp(&f, &stop, &mut out)
         };
         if let Err(e) = ran {
-            out.error = Some(format!("the {} load ({}): {e:#}", f.direction, f.kind));
+            let e = one_line(&*e);
+            out.error = Some(format!("the {} load ({}): {e}", f.direction, f.kind));
         }
         out
     })
 }
 
-fn run_tcp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<()> {
+fn run_tcp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<(), Met> {
     let a = TcpCli::try_parse_from(&f.argv)?;
     let plan = tcp::TcpPlan::new(a.c.client(), &a.knobs, &a.shape)?;
     let r = tcp::measure(&plan, stop)?;
@@ -217,7 +218,7 @@ fn run_tcp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<(
     Ok(())
 }
 
-fn run_udp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<()> {
+fn run_udp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<(), Met> {
     let a = UdpCli::try_parse_from(&f.argv)?;
     let plan = udp::UdpPlan::new(a.c.client(), &a.knobs, &a.shape)?;
     let r = udp::measure(&plan, stop)?;

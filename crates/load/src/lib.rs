@@ -21,10 +21,9 @@ mod progress;
 mod replies;
 mod rr;
 
-pub use error::PlanError;
+pub use error::{LoadError, PlanError, ProbeError};
 pub use plan::LoadPlan;
 
-use anyhow::Result;
 use misura_report::under_load::UnderLoadReport;
 use misura_rtt::{Measured, RttArgs};
 use std::sync::atomic::AtomicUsize;
@@ -32,7 +31,7 @@ use std::sync::Arc;
 
 /// How the probes of a phase run: `misura rtt`'s session for its flags
 /// (the binary's, which also speaks to an irtt server).
-pub type Probe = fn(&RttArgs, &Arc<AtomicUsize>) -> Result<Measured>;
+pub type Probe = fn(&RttArgs, &Arc<AtomicUsize>) -> Result<Measured, ProbeError>;
 
 /// Check both peers, run the three phases and return the report and, if a
 /// flow of the load failed, why (the report is complete otherwise).
@@ -40,7 +39,7 @@ pub fn measure(
     plan: &LoadPlan,
     probe: Probe,
     stop: &Arc<AtomicUsize>,
-) -> Result<(UnderLoadReport, Option<String>)> {
+) -> Result<(UnderLoadReport, Option<String>), LoadError> {
     preflight::check_peers(plan, probe, stop)?;
     let busy = plan.cpu_load.start(plan.cpu);
     let line = progress::LoadProgress::start(plan);

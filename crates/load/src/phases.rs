@@ -1,8 +1,8 @@
 //! The three phases of `misura load` and the result built from them.
 
+use crate::error::LoadError;
 use crate::flows::{self, FlowOutcome};
 use crate::plan::LoadPlan;
-use anyhow::Result;
 use clap::Parser;
 use misura_report::rtt::RttReport;
 use misura_report::under_load::*;
@@ -84,13 +84,13 @@ fn probe(
     offset_ns: Option<f64>,
     t0: Instant,
     stop: &Arc<AtomicUsize>,
-) -> Result<Probed> {
+) -> Result<Probed, LoadError> {
     let args = rtt_args(a, ns, offset_ns)?;
     let start = t0.elapsed().as_secs_f64();
     let rr = crate::rr::start(a, 0, ns, stop);
     let m = probe(&args, stop);
     let rr = crate::rr::join(rr);
-    let m = m?;
+    let m = m.map_err(LoadError::Probe)?;
     Ok(Probed {
         name,
         report: m.report,
@@ -108,7 +108,7 @@ pub fn measure(
     probe_with: crate::Probe,
     stop: &Arc<AtomicUsize>,
     line: &crate::progress::LoadProgress,
-) -> Result<(UnderLoadReport, Option<String>)> {
+) -> Result<(UnderLoadReport, Option<String>), LoadError> {
     let planned = flows::plan(a)?;
     let started_at = now_rfc3339();
     let t0 = Instant::now();
@@ -141,7 +141,10 @@ pub fn measure(
         let rr = crate::rr::start(a, settle, probe_ns - LOAD_LEAD_NS - settle, stop);
         let m = probes
             .join()
-            .map_err(|_| anyhow::anyhow!("the probing thread panicked"))??;
+            .map_err(|_| LoadError::Panicked {
+                what: "the probing thread",
+            })?
+            .map_err(LoadError::Probe)?;
         probed.push(Probed {
             name: "loaded",
             report: m.report,
@@ -153,10 +156,11 @@ pub fn measure(
         outcomes = handles
             .into_iter()
             .map(|h| {
-                h.join()
-                    .map_err(|_| anyhow::anyhow!("a load thread panicked"))
+                h.join().map_err(|_| LoadError::Panicked {
+                    what: "a load thread",
+                })
             })
-            .collect::<Result<_>>()?;
+            .collect::<Result<_, _>>()?;
     }
     if stop.load(Ordering::Relaxed) == 0 {
         line.phase("idle after");

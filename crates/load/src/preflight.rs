@@ -5,8 +5,8 @@
 //! replies). Without this, a missing server showed only after all three
 //! phases, as `up 0.00 Mbit/s` and an RPM of the idle path.
 
+use crate::error::{one_line, LoadError, Met};
 use crate::plan::LoadPlan;
-use anyhow::{anyhow, Result};
 use misura_run::units::DurationArg;
 use misura_throughput::client::{Control, DEFAULT_PORT};
 use std::net::{SocketAddr, UdpSocket};
@@ -25,7 +25,7 @@ const ICMP_WAIT: Duration = Duration::from_millis(300);
 /// Fails at once when the reflector's host answers a datagram with ICMP
 /// port unreachable (nothing listens on that UDP port); a reply, or
 /// silence, passes on to the probes' own check.
-fn udp_refused(reflector: &str) -> Result<()> {
+fn udp_refused(reflector: &str) -> Result<(), Met> {
     let addr = misura_run::target::resolve(reflector, 862)?;
     let bind: SocketAddr = if addr.is_ipv6() {
         "[::]:0".parse()?
@@ -40,31 +40,36 @@ fn udp_refused(reflector: &str) -> Result<()> {
     s.send(&[0u8; 44])?;
     let mut buf = [0u8; 2048];
     match s.recv(&mut buf) {
-        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Err(anyhow!(
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => Err(format!(
             "{addr} answered ICMP port unreachable: nothing listens on that UDP port"
-        )),
+        )
+        .into()),
         _ => Ok(()),
     }
 }
 
 /// Checks the server (unless the load needs none) and the reflector; the
 /// error names the address and what to start there.
-pub fn check_peers(a: &LoadPlan, probe: crate::Probe, stop: &Arc<AtomicUsize>) -> Result<()> {
+pub fn check_peers(
+    a: &LoadPlan,
+    probe: crate::Probe,
+    stop: &Arc<AtomicUsize>,
+) -> Result<(), LoadError> {
     let host = crate::phases::host_only(&a.host);
     let addr = misura_run::target::resolve(&a.host, DEFAULT_PORT)?;
     // An iperf3 load needs misura serve only for --rr.
     let serve = a.server.is_none() || a.rr;
     if serve {
-        Control::connect(addr).map_err(|e| {
-            anyhow!(
-                "checked before measuring: {e:#}. Start `misura serve` on {host} (the load's \
+        Control::connect(addr).map_err(|e| LoadError::PeerMissing {
+            why: format!(
+                "{e:#}. Start `misura serve` on {host} (the load's \
              server{}), or give its port as HOST:PORT",
                 if a.rr {
                     " and the --rr transactions'"
                 } else {
                     ""
                 }
-            )
+            ),
         })?;
     }
     let reflector = a.reflector.clone().unwrap_or_else(|| host.clone());
@@ -72,21 +77,20 @@ pub fn check_peers(a: &LoadPlan, probe: crate::Probe, stop: &Arc<AtomicUsize>) -
                 HOST[:PORT]";
     // An irtt reflector (irtt://HOST) is checked by the short session below.
     if let Some(Err(e)) = (!reflector.starts_with("irtt://")).then(|| udp_refused(&reflector)) {
-        return Err(anyhow!(
-            "checked before measuring: the probes' reflector {reflector}: {e}. {}",
-            hint
-        ));
+        return Err(LoadError::PeerMissing {
+            why: format!("the probes' reflector {reflector}: {e}. {hint}"),
+        });
     }
     let mut args = crate::phases::rtt_args(a, REFLECTOR_CHECK_NS, None)?;
     let short: DurationArg = CHECK_TIMEOUT.parse()?;
     if args.timeout.ns > short.ns {
         args.timeout = short;
     }
-    probe(&args, stop).map_err(|e| {
-        anyhow!(
-            "checked before measuring: the probes' reflector {reflector}: {e:#}. {}",
-            hint
-        )
+    probe(&args, stop).map_err(|e| LoadError::PeerMissing {
+        why: format!(
+            "the probes' reflector {reflector}: {}. {hint}",
+            one_line(&*e)
+        ),
     })?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! through `misura serve` beside each phase's probes, built from the flags
 //! a user would give `misura rr` and checked by its own parser.
 
-use crate::error::PlanError;
+use crate::error::{one_line, Met, PlanError};
 use crate::flows::Target;
 use crate::plan::LoadPlan;
 use clap::Parser;
@@ -75,10 +75,10 @@ pub fn start(
         while Instant::now() < until && stop.load(Ordering::Relaxed) == 0 {
             std::thread::sleep(Duration::from_millis(10));
         }
-        let ran = parsed
-            .map_err(anyhow::Error::from)
+        let ran: Result<_, Met> = parsed
+            .map_err(Met::from)
             .and_then(|p| Ok(plan(&p)?))
-            .and_then(|plan| rr::measure(&plan, &stop));
+            .and_then(|plan| Ok(rr::measure(&plan, &stop)?));
         match ran {
             Ok(r) => {
                 let c = r.clients.first();
@@ -91,7 +91,7 @@ pub fn start(
                     error: (!r.complete).then(|| r.stop_reason.to_string()),
                 }
             }
-            Err(e) => failed(format!("{e:#}")),
+            Err(e) => failed(one_line(&*e)),
         }
     }))
 }

@@ -2,7 +2,7 @@
 //! summaries per request size, overall and per `--interval`, the clock
 //! offset for one-way delays, and the per-probe log (`--frames`).
 
-use anyhow::Result;
+use crate::error::Result;
 use misura_measure::rtt::{OffsetTracker, ProbeTimes};
 use misura_measure::stamp_client::ProbeRecord;
 use misura_measure::TimestampSource;

@@ -18,16 +18,18 @@ pub use args::RttArgs;
 
 mod assemble;
 mod collect;
+mod error;
 pub use collect::IntervalPoint;
+pub use error::{BuildError, RttError};
 mod plan;
 pub mod reflect;
 mod session;
 pub mod transport;
 
 use crate::transport::Transport;
-use anyhow::{Context, Result};
 use assemble::RunFacts;
 use collect::Collector;
+use error::Result;
 use misura_measure::stamp_sender::{SessionSender, WARMUP_PROBES};
 use misura_report::rtt::*;
 use misura_report::LoopTuning;
@@ -129,7 +131,7 @@ pub struct Measured {
 }
 
 /// One STAMP session as the flags say (`misura load` runs one per phase).
-pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
+pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, RttError> {
     if a.peer == Some(args::Peer::Irtt) && !a.l2 {
         // The binary's irtt client answers --peer irtt; this is STAMP.
         return Err(Failure::Usage(
@@ -159,7 +161,7 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
     let ssid = (realtime_ns() as u64 ^ std::process::id() as u64) as u16 | 1;
     let (mut tr, granted, hw) = open_transport(a)?;
     let mut sender = SessionSender::new(plan.sender_config(a, ssid, granted.any_tx()))
-        .context("building the STAMP requests")?;
+        .map_err(RttError::build("building the STAMP requests"))?;
     let hw_stamps = granted.hardware_tx && granted.hardware_rx;
     sender.expect_hardware_stamps(hw_stamps);
     let (link_bps, link_source) = match &tr {
@@ -197,7 +199,10 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
         } else {
             format!("no reply within {:.0} ms to {WARMUP_PROBES} probes: is a reflector running at {target_name}, reachable, and using the same mode (authenticated: --key-file)?", plan.timeout_ns.max(misura_measure::stamp_sender::WARMUP_WAIT_NS) as f64 / 1e6)
         };
-        return Err(anyhow::anyhow!("no reply from {target_name}: {why}"));
+        return Err(RttError::NoReply {
+            target: target_name,
+            why,
+        });
     }
 
     // Measurement, under the busy threads of --cpu-load (stopped when the

@@ -1,7 +1,7 @@
 //! `misura rtt`'s flags checked and resolved into what the session needs.
 
 use super::args::RttArgs;
-use anyhow::Result;
+use crate::error::Result;
 use misura_measure::auth::StampKey;
 use misura_measure::period::PeriodError;
 use misura_measure::schedule::{self, unkept};
@@ -39,7 +39,7 @@ pub struct RttPlan {
 impl RttArgs {
     /// The flags checked as a run checks them, without measuring: the
     /// agent refuses a target its child would refuse.
-    pub fn check(&self) -> Result<()> {
+    pub fn check(&self) -> Result<(), crate::RttError> {
         RttPlan::from_args(self).map(drop)
     }
 }

@@ -4,7 +4,7 @@
 
 use super::collect::Collector;
 use super::transport::{Received, Transport};
-use anyhow::Result;
+use crate::error::Result;
 use misura_measure::stamp_sender::SessionSender;
 use misura_measure::time::{Instant, Span};
 use misura_run::progress::Progress;

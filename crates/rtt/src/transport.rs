@@ -4,7 +4,7 @@
 //! PTPv2 Sync header (`--frame-format ptp`, `misura_wire::ptp`) for a NIC
 //! that stamps only PTP event messages.
 
-use anyhow::{Context, Result};
+use crate::error::{Result, RttError};
 use misura_sys::packet::PacketSocket;
 use misura_sys::udp::{Ready, UdpTsSocket};
 use misura_wire::probe::{self, ProbeHeader, ProbeRepr, HEADER_LEN as PROBE_LEN};
@@ -363,18 +363,20 @@ fn write_l2_header(
             field: "payload_len",
             value: payload_len,
         };
-        return Err(anyhow::Error::new(e).context("building a raw probe"));
+        return Err(RttError::build("building a raw probe")(e));
     }
-    anyhow::ensure!(frame.len() >= n, "a raw probe frame needs {n} bytes");
+    if frame.len() < n {
+        return Err(RttError::ShortFrame { needs: n });
+    }
     eth.emit(&mut frame[..ETH])
-        .context("building a raw probe")?;
+        .map_err(RttError::build("building a raw probe"))?;
     if ptp {
         ptp::emit_sync(
             &mut frame[ETH..ph],
             u64::from(seq),
             ptp::clock_identity(eth.src.0),
         )
-        .context("building a PTP-wrapped probe")?;
+        .map_err(RttError::build("building a PTP-wrapped probe"))?;
     }
     let mut h = ProbeHeader::new_unchecked(&mut frame[ph..ph + PROBE_LEN]);
     h.set_magic(probe::MAGIC);

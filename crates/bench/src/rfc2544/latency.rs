@@ -8,7 +8,7 @@
 
 use super::plan::Plan;
 use super::size::SizeSpec;
-use anyhow::Result;
+use crate::error::{BenchError, Result};
 use misura_engine::{EngineChoice, FrameFormat};
 use misura_oneway::mode::{LoadOptions, OnewayEngine};
 use misura_oneway::{self as oneway, Mode, Request};
@@ -82,9 +82,11 @@ pub fn run(
         (Some(p), Some(m)) => Some(p - m),
         _ => None,
     };
-    let load = r.load.as_ref().map(|l| l.trial.clone()).ok_or_else(|| {
-        anyhow::anyhow!("the latency trial ran without the frame engine (no load stream)")
-    })?;
+    let load = r
+        .load
+        .as_ref()
+        .map(|l| l.trial.clone())
+        .ok_or(BenchError::NoLoadStream)?;
     Ok((
         LatencyResult {
             rate_fps,

@@ -14,7 +14,7 @@ pub use phases::{inconclusive, repeat_note, tester_note};
 pub use plan::{Plan, Tests};
 pub use size::{SizeSpec, FRAME_OVERHEAD};
 
-use anyhow::Result;
+use crate::error::{BenchError, Result};
 use misura_engine::open::Engine;
 use misura_report::rfc2544::SizeReport;
 use plan::Ctx;
@@ -31,7 +31,7 @@ pub fn measure(
     progress: &dyn crate::Progress,
     stop: &Arc<AtomicUsize>,
     warnings: &mut Vec<misura_report::Warning>,
-) -> Result<Vec<SizeReport>> {
+) -> Result<Vec<SizeReport>, BenchError> {
     let mut ctx = Ctx {
         plan,
         engine: Some(engine),

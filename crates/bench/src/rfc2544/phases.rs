@@ -5,7 +5,7 @@
 
 use super::plan::Ctx;
 use super::size::SizeSpec;
-use anyhow::{anyhow, Result};
+use crate::error::{BenchError, Result};
 use misura_engine::{self as frames, Flow, TrialSpec};
 use misura_measure::load::{self, b2b, flr, search};
 use misura_measure::time::Span;
@@ -86,10 +86,7 @@ impl Ctx<'_> {
         duration_ns: i64,
         burst: Option<u64>,
     ) -> Result<LoadTrial> {
-        let engine = self
-            .engine
-            .as_mut()
-            .ok_or_else(|| anyhow!("the frame engine is closed"))?;
+        let engine = self.engine.as_mut().ok_or(BenchError::EngineClosed)?;
         // A burst runs until its last frame has left: twice its time at the
         // rate and 10 ms more bound it (it ends as soon as it is sent).
         let duration_ns = match burst {
@@ -158,8 +155,8 @@ fn note_tester_max(s: &mut SizeReport, t: &LoadTrial) {
     }
 }
 
-fn load_err(e: misura_measure::load::LoadError) -> anyhow::Error {
-    misura_run::exit::Failure::Params(e.to_string()).into()
+fn load_err(e: misura_measure::load::LoadError) -> BenchError {
+    BenchError::Trials(e)
 }
 
 /// §26.1: NDR and PDR by the search.

@@ -10,7 +10,7 @@
 
 mod availability;
 
-use anyhow::{anyhow, Result};
+use crate::error::{BenchError, Result};
 use misura_engine::{self as frames, open::Engine, Flow, TrialRun, TrialSpec};
 use misura_measure::load::y1564 as rules;
 use misura_measure::time::Span;
@@ -52,7 +52,7 @@ pub fn measure(
     progress: &dyn super::Progress,
     stop: &AtomicUsize,
     warnings: &mut Vec<misura_report::Warning>,
-) -> Result<Figures> {
+) -> Result<Figures, BenchError> {
     let mut ctx = Ctx {
         engine,
         ethertype: plan.ethertype,
@@ -160,7 +160,7 @@ impl Ctx<'_> {
             cpus: self.cpus.clone(),
             interval: per_second.then_some(Span::from_ns(SECOND)),
         };
-        frames::run_trial(self.engine, &spec, None, self.stop)
+        Ok(frames::run_trial(self.engine, &spec, None, self.stop)?)
     }
 }
 
@@ -304,11 +304,7 @@ fn config_step(
             _ => break run,
         }
     };
-    let f = run
-        .trial
-        .flows
-        .first()
-        .ok_or_else(|| anyhow!("a trial without its flow"))?;
+    let f = run.trial.flows.first().ok_or(BenchError::NoFlow)?;
     let m = measured(
         s,
         step.rate_bps,

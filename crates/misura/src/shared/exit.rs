@@ -1,44 +1,169 @@
 //! Exit codes (`misura_run::exit`'s classes, which libraries name in their
 //! `Failure`s) and the one place an error chain becomes one: the binary's,
 //! as only the binary exits. It knows every library's typed error that
-//! carries a class of its own (the host's, the lab's, a required NIC stamp).
+//! carries a class of its own (the host's, the lab's, a required NIC stamp),
+//! and looks inside the libraries' error enums that carry one of those
+//! transparently (the chain walk does not see through them).
 
+use misura_bench::BenchError;
 use misura_lab::LabError;
+use misura_load::LoadError;
+use misura_rtt::RttError;
 pub use misura_run::exit::*;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
+use std::error::Error;
 
 /// The exit code for an error chain: the first classifiable cause wins.
 pub fn code_for(err: &anyhow::Error) -> i32 {
-    for cause in err.chain() {
-        if let Some(f) = cause.downcast_ref::<Failure>() {
-            return match f {
-                Failure::Usage(_) => USAGE,
-                Failure::Params(_) => PARAMS,
-                Failure::Output(_) => OUTPUT,
-                Failure::Profile(_) => PROFILE,
-                Failure::Privilege(_) => PRIVILEGE,
-            };
-        }
-        if let Some(s) = cause.downcast_ref::<SysError>() {
-            return match s {
-                SysError::NeedCapability { .. } => PRIVILEGE,
-                SysError::NoSuchInterface { .. }
-                | SysError::InterfaceDown { .. }
-                | SysError::NoSuchNetns { .. } => INTERFACE,
-                _ => ERROR,
-            };
-        }
-        if cause.downcast_ref::<HardwareRequired>().is_some() {
-            return PARAMS;
-        }
-        if let Some(l) = cause.downcast_ref::<LabError>() {
-            return match l {
-                LabError::NotPermitted => PRIVILEGE,
-                LabError::BadPrefix { .. } => USAGE,
-                _ => ERROR,
-            };
+    err.chain().find_map(class_of).unwrap_or(ERROR)
+}
+
+/// The exit class of one error of a chain, if it has one.
+fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
+    if let Some(f) = cause.downcast_ref::<Failure>() {
+        return Some(match f {
+            Failure::Usage(_) => USAGE,
+            Failure::Params(_) => PARAMS,
+            Failure::Output(_) => OUTPUT,
+            Failure::Profile(_) => PROFILE,
+            Failure::Privilege(_) => PRIVILEGE,
+        });
+    }
+    if let Some(s) = cause.downcast_ref::<SysError>() {
+        return Some(match s {
+            SysError::NeedCapability { .. } => PRIVILEGE,
+            SysError::NoSuchInterface { .. }
+            | SysError::InterfaceDown { .. }
+            | SysError::NoSuchNetns { .. } => INTERFACE,
+            _ => ERROR,
+        });
+    }
+    if cause.downcast_ref::<HardwareRequired>().is_some() {
+        return Some(PARAMS);
+    }
+    if let Some(l) = cause.downcast_ref::<LabError>() {
+        return Some(match l {
+            LabError::NotPermitted => PRIVILEGE,
+            LabError::BadPrefix { .. } => USAGE,
+            _ => ERROR,
+        });
+    }
+    if let Some(e) = cause.downcast_ref::<RttError>() {
+        return rtt_class(e);
+    }
+    if let Some(e) = cause.downcast_ref::<LoadError>() {
+        return match e {
+            LoadError::Refused(f) => class_of(f),
+            LoadError::Probe(p) => class_of(p.as_ref()),
+            LoadError::Plan(_) | LoadError::PeerMissing { .. } | LoadError::Panicked { .. } => None,
+        };
+    }
+    if let Some(e) = cause.downcast_ref::<BenchError>() {
+        return match e {
+            BenchError::Refused(f) => class_of(f),
+            BenchError::Trials(_) => Some(PARAMS),
+            BenchError::Engine(e) => e.chain().find_map(class_of),
+            BenchError::EngineClosed | BenchError::NoLoadStream | BenchError::NoFlow => None,
+        };
+    }
+    if let Some(Chain(e)) = cause.downcast_ref::<Chain>() {
+        return e.chain().find_map(class_of);
+    }
+    None
+}
+
+/// An rtt error's class: that of the typed error it carries
+/// transparently; the others carry theirs as a source, or have none.
+fn rtt_class(e: &RttError) -> Option<i32> {
+    match e {
+        RttError::Refused(f) => class_of(f),
+        RttError::Sys(s) => class_of(s),
+        RttError::Hardware(h) => class_of(h),
+        RttError::Plan(_)
+        | RttError::Setup { .. }
+        | RttError::Build { .. }
+        | RttError::ShortFrame { .. }
+        | RttError::NoReply { .. } => None,
+    }
+}
+
+/// A chain of the binary's as a library's boxed error (`misura load`'s
+/// probe, an irtt session's error): whole, so that `code_for` still finds
+/// its class and main prints it as before.
+#[derive(Debug)]
+pub struct Chain(pub anyhow::Error);
+
+impl std::fmt::Display for Chain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Error for Chain {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.0.source()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use misura_load::LoadError;
+
+    fn nic() -> SysError {
+        SysError::NoSuchInterface {
+            name: "nosuch0".into(),
         }
     }
-    ERROR
+
+    #[test]
+    fn the_libraries_enums_keep_the_class_of_what_they_carry() {
+        let code = |e: anyhow::Error| code_for(&e);
+        assert_eq!(code(RttError::Sys(nic()).into()), INTERFACE);
+        assert_eq!(
+            code(RttError::Refused(Failure::Usage("u".into())).into()),
+            USAGE
+        );
+        let setup = RttError::Setup {
+            what: "listening".into(),
+            source: nic(),
+        };
+        assert_eq!(code(setup.into()), INTERFACE);
+        let hw = HardwareRequired { why: "no".into() };
+        assert_eq!(code(RttError::Hardware(hw).into()), PARAMS);
+        assert_eq!(
+            code(
+                RttError::NoReply {
+                    target: "t".into(),
+                    why: "w".into()
+                }
+                .into()
+            ),
+            ERROR
+        );
+        let probe = LoadError::Probe(Box::new(RttError::Sys(nic())));
+        assert_eq!(code(probe.into()), INTERFACE);
+        let irtt = anyhow::Error::new(Failure::Params("p".into())).context("the session");
+        let probe = LoadError::Probe(Box::new(Chain(irtt)));
+        assert_eq!(code(probe.into()), PARAMS);
+        let engine = anyhow::Error::new(nic()).context("opening the engine");
+        assert_eq!(code(BenchError::Engine(engine).into()), INTERFACE);
+        let trials = misura_measure::load::LoadError::OutOfRange {
+            what: "rate",
+            value: 0.0,
+            min: 1.0,
+            max: 2.0,
+        };
+        assert_eq!(code(BenchError::Trials(trials).into()), PARAMS);
+        assert_eq!(code(BenchError::EngineClosed.into()), ERROR);
+    }
+
+    #[test]
+    fn a_transparent_variant_prints_its_chain_once() {
+        let irtt = anyhow::Error::new(Failure::Params("inner".into())).context("outer");
+        let e = anyhow::Error::from(LoadError::Probe(Box::new(Chain(irtt))));
+        let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+        assert_eq!(chain, ["outer", "inner"]);
+    }
 }

@@ -4,7 +4,7 @@
 //! `misura_irtt::probe`'s; here its errors get their flags and exit codes,
 //! and the session's start and warnings are printed.
 
-use crate::shared::exit::Failure;
+use crate::shared::exit::{Chain, Failure};
 use crate::shared::output::{Finished, Report};
 use anyhow::Result;
 use misura_irtt::error::{Class, Error};
@@ -15,6 +15,7 @@ use misura_wire::irtt::DEFAULT_PORT;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
+use misura_load::ProbeError;
 pub use misura_rtt::args::Peer;
 use misura_rtt::{Measured, RttArgs};
 
@@ -82,11 +83,11 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
 /// One session of `misura rtt`'s flags as `misura load` runs one per
 /// phase: an irtt server's (`--peer irtt`, as an rtt result), else the
 /// STAMP session of `misura-rtt`.
-pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured> {
+pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, ProbeError> {
     if a.peer != Some(Peer::Irtt) || a.l2 {
-        return misura_rtt::measure(a, stop);
+        return Ok(misura_rtt::measure(a, stop)?);
     }
-    let report = session(a, stop)?.report();
+    let report = session(a, stop).map_err(Chain)?.report();
     Ok(Measured {
         target_name: report.config.target.clone(),
         report,

@@ -5,7 +5,7 @@
 
 use super::clock::{reply_timestamp, rx_stamp};
 use super::turn::{Loop, BATCH, BUF_LEN};
-use anyhow::{Context, Result};
+use crate::error::{Result, RttError};
 use misura_measure::reflector::{Decision, Peer, RequestMeta, Stamp};
 use misura_measure::time::Instant;
 use misura_measure::TimestampSource;
@@ -44,7 +44,9 @@ pub fn open(
         let _ = sock.set_ignore_outgoing(true);
         let g = sock
             .enable_timestamping(hardware)
-            .with_context(|| format!("turning on kernel timestamps on `{ifname}`"))?;
+            .map_err(RttError::setup(format!(
+                "turning on kernel timestamps on `{ifname}`"
+            )))?;
         if i == 0 {
             granted = g;
         }

@@ -19,7 +19,8 @@ mod l2;
 mod turn;
 mod udp;
 
-use anyhow::Result;
+pub use crate::error::PlanError;
+use crate::error::Result;
 use misura_measure::auth::StampKey;
 use misura_measure::reflector::{Reflector, ReflectorConfig};
 use misura_report::reflect::{IoCounters, NicClockReport, Summary};
@@ -73,23 +74,6 @@ pub struct ReflectPlan {
     pub interface: Option<String>,
     /// The network namespace the run is in (for the host fingerprint).
     pub netns: Option<String>,
-}
-
-/// A plan that cannot run, with what was asked.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PlanError {
-    #[error("the rate limit must be at least 1 reply per second")]
-    NoRate,
-    #[error("PTP-wrapped probes are for the raw-probe reflector; STAMP over UDP has no PTP form")]
-    PtpOverUdp,
-    #[error("the user clock's stamps are for STAMP over UDP; the raw-probe reflector always takes kernel stamps")]
-    UserStampsOnL2,
-    #[error("at least 1 source must be tracked")]
-    NoSources,
-    #[error("{asked} sources is over the limit of {max} tracked at once")]
-    TooManySources { asked: usize, max: usize },
-    #[error("NIC hardware stamps on a wildcard address: no interface is known to stamp")]
-    HardwareOnWildcard,
 }
 
 impl ReflectPlan {
@@ -206,7 +190,7 @@ pub fn run(
     plan: &ReflectPlan,
     stop: &AtomicUsize,
     ready: &mut dyn FnMut(&Ready<'_>),
-) -> Result<Summary> {
+) -> Result<Summary, crate::RttError> {
     plan.check()?;
     let config = plan.config();
     let deadline = plan.duration.map(|d| Instant::now() + d);

@@ -5,7 +5,7 @@
 
 use super::clock::{reply_timestamp, rx_stamp};
 use super::turn::Loop;
-use anyhow::{Context, Result};
+use crate::error::{Result, RttError};
 use misura_measure::reflector::{Decision, Peer, RequestMeta, Stamp};
 use misura_measure::time;
 use misura_measure::TimestampSource;
@@ -33,7 +33,8 @@ pub fn open(
     hw: &Hardware,
 ) -> Result<(UdpTsSocket, TimestampingGranted)> {
     let addr = SocketAddr::new(ip, port);
-    let sock = UdpTsSocket::bind(addr).with_context(|| format!("listening on UDP {addr}"))?;
+    let sock =
+        UdpTsSocket::bind(addr).map_err(RttError::setup(format!("listening on UDP {addr}")))?;
     // The reflector reports each request's TTL. On the wildcard address it
     // answers from the address the request came to (pktinfo); bound to one
     // address it answers from that one, so it does not ask (a control
@@ -42,8 +43,10 @@ pub fn open(
         ttl: true,
         pktinfo: ip.is_unspecified(),
     };
-    let granted = misura_run::stamping::enable(&sock, stamps, hw, info)
-        .with_context(|| format!("setting up the stamps and control messages on UDP {addr}"))?;
+    let granted =
+        misura_run::stamping::enable(&sock, stamps, hw, info).map_err(RttError::setup(format!(
+            "setting up the stamps and control messages on UDP {addr}"
+        )))?;
     // A deep queue rides out a flood's bursts (and moments the loop is off
     // the CPU) instead of dropping real requests with the flood's.
     if let Err(e) = sock.set_recv_buffer(RECV_BUFFER) {

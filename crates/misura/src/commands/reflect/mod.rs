@@ -15,6 +15,7 @@ use anyhow::Result;
 use misura_measure::auth::StampKey;
 use misura_report::reflect::write_summary;
 use misura_rtt::reflect::{Listen, PlanError, Ready, ReflectPlan, MAX_SOURCES};
+use misura_rtt::RttError;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
@@ -97,11 +98,9 @@ pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     }
     let plan = plan(args)?;
     let mut summary =
-        misura_rtt::reflect::run(&plan, stop, &mut |r| announce(args, r)).map_err(|e| {
-            match e.downcast::<PlanError>() {
-                Ok(p) => flag_sentence(p).into(),
-                Err(e) => e,
-            }
+        misura_rtt::reflect::run(&plan, stop, &mut |r| announce(args, r)).map_err(|e| match e {
+            RttError::Plan(p) => anyhow::Error::from(flag_sentence(p)),
+            e => e.into(),
         })?;
     if summary.interface.is_none() && summary.hardware_note.is_some() {
         summary.hardware_note = Some(WILDCARD_NOTE.into());

@@ -1,0 +1,35 @@
+//! Why a benchmark stops before its figures, typed: a plan the trials'
+//! decisions refuse, the trials' own engine or latency measurement
+//! failing. `anyhow` stays a dependency for one variant only: the frame
+//! engine (`misura-engine`) and the one-way measurement behind RFC 2544's
+//! latency trial (`misura-oneway`) still return its errors, which
+//! [`BenchError::Engine`] carries whole (their chain, their exit class).
+
+use misura_run::exit::Failure;
+
+/// Why a benchmark (`rfc2544::measure`, `y1564::measure`) failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A parameter refused, already in its words and exit class (a
+    /// service's configuration test).
+    #[error(transparent)]
+    Refused(#[from] Failure),
+    /// The trials' decisions (search, frame loss, back-to-back) refuse
+    /// the plan's figures.
+    #[error("{0}")]
+    Trials(misura_measure::load::LoadError),
+    /// A trial was asked for after the frame engine was closed.
+    #[error("the frame engine is closed")]
+    EngineClosed,
+    /// The latency trial's result has no load stream.
+    #[error("the latency trial ran without the frame engine (no load stream)")]
+    NoLoadStream,
+    /// A step's trial gave no figures for its service's flow.
+    #[error("a trial without its flow")]
+    NoFlow,
+    /// The frame engine or the one-way measurement failed.
+    #[error(transparent)]
+    Engine(#[from] anyhow::Error),
+}
+
+pub(crate) type Result<T, E = BenchError> = std::result::Result<T, E>;

@@ -1,0 +1,94 @@
+//! Why an rtt session or a reflector stops before its result, typed: what
+//! the caller needs to tell apart (a refused flag in its exit class, the
+//! reflector's plan, the host's refusal, a NIC stamp that was required, a
+//! reflector that never answered). The binary gives each its exit class
+//! and prints the chain as before; this crate names no flag it did not
+//! already name.
+
+use misura_run::exit::Failure;
+use misura_run::stamping::HardwareRequired;
+use misura_sys::SysError;
+
+/// Why a session (`measure`) or a reflector (`reflect::run`) failed, or
+/// why `RttArgs::check` refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RttError {
+    /// A flag or a plan refused, already in its words and its exit class.
+    #[error(transparent)]
+    Refused(#[from] Failure),
+    /// The reflector's plan cannot run (the binary names the flags).
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// The host refused: the interface, the socket, its stamps, the
+    /// pinning.
+    #[error(transparent)]
+    Sys(#[from] SysError),
+    /// The NIC's stamps were required and cannot be had.
+    #[error(transparent)]
+    Hardware(#[from] HardwareRequired),
+    /// Setting up a socket failed; `what` says which step, on which
+    /// address or interface.
+    #[error("{what}")]
+    Setup {
+        what: String,
+        #[source]
+        source: SysError,
+    },
+    /// A probe or a request could not be built (a size the plan let
+    /// through that the format cannot carry).
+    #[error("{what}")]
+    Build {
+        what: &'static str,
+        #[source]
+        source: BuildError,
+    },
+    /// The buffer a raw probe is built in is shorter than its frame.
+    #[error("a raw probe frame needs {needs} bytes")]
+    ShortFrame { needs: usize },
+    /// The reflector never answered the warm-up's probes.
+    #[error("no reply from {target}: {why}")]
+    NoReply { target: String, why: String },
+}
+
+/// A reflector's plan that cannot run, with what was asked (`reflect`'s).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("the rate limit must be at least 1 reply per second")]
+    NoRate,
+    #[error("PTP-wrapped probes are for the raw-probe reflector; STAMP over UDP has no PTP form")]
+    PtpOverUdp,
+    #[error("the user clock's stamps are for STAMP over UDP; the raw-probe reflector always takes kernel stamps")]
+    UserStampsOnL2,
+    #[error("at least 1 source must be tracked")]
+    NoSources,
+    #[error("{asked} sources is over the limit of {max} tracked at once")]
+    TooManySources { asked: usize, max: usize },
+    #[error("NIC hardware stamps on a wildcard address: no interface is known to stamp")]
+    HardwareOnWildcard,
+}
+
+/// What refused to build a probe or a request.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    Wire(#[from] misura_wire::WireError),
+    #[error(transparent)]
+    Requests(#[from] misura_measure::stamp_sender::ConfigError),
+}
+
+impl RttError {
+    /// A set-up step's host error, `what` naming the step.
+    pub(crate) fn setup(what: String) -> impl FnOnce(SysError) -> RttError {
+        move |source| RttError::Setup { what, source }
+    }
+
+    /// A build step's error, `what` naming what was built.
+    pub(crate) fn build<E: Into<BuildError>>(what: &'static str) -> impl FnOnce(E) -> RttError {
+        move |e| RttError::Build {
+            what,
+            source: e.into(),
+        }
+    }
+}
+
+pub(crate) type Result<T, E = RttError> = std::result::Result<T, E>;
