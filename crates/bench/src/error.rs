@@ -1,9 +1,9 @@
 //! Why a benchmark stops before its figures, typed: a plan the trials'
 //! decisions refuse, the trials' own engine or latency measurement
-//! failing. `anyhow` stays a dependency for one variant only: the frame
-//! engine (`misura-engine`) and the one-way measurement behind RFC 2544's
-//! latency trial (`misura-oneway`) still return its errors, which
-//! [`BenchError::Engine`] carries whole (their chain, their exit class).
+//! failing. `anyhow` stays a dependency for one variant only: the one-way
+//! measurement behind RFC 2544's latency trial (`misura-oneway`) still
+//! returns its errors, which [`BenchError::Oneway`] carries whole (their
+//! chain, their exit class).
 
 use misura_run::exit::Failure;
 
@@ -27,9 +27,12 @@ pub enum BenchError {
     /// A step's trial gave no figures for its service's flow.
     #[error("a trial without its flow")]
     NoFlow,
-    /// The frame engine or the one-way measurement failed.
+    /// The frame engine failed.
     #[error(transparent)]
-    Engine(#[from] anyhow::Error),
+    Engine(#[from] misura_engine::EngineError),
+    /// The one-way measurement behind the latency trial failed.
+    #[error(transparent)]
+    Oneway(#[from] anyhow::Error),
 }
 
 pub(crate) type Result<T, E = BenchError> = std::result::Result<T, E>;

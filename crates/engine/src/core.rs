@@ -9,7 +9,7 @@ use super::open::CoreIo;
 use super::rx_clock::CoreClock;
 use super::streams::{flow_core, MAX_CORES};
 use super::tx::TxPath;
-use anyhow::Result;
+use crate::error::{EngineError, HookError};
 use misura_measure::load::rate::RateSchedule;
 use misura_measure::oneway_session::MEASURE_STREAM;
 use misura_measure::time::{Instant, Span};
@@ -30,7 +30,7 @@ pub const BATCH: u64 = 64;
 /// RX window from below).
 pub trait LatencyHook {
     /// Send a latency frame if one is due, read TX stamps, try one receive.
-    fn turn(&mut self, now: Instant, sending: bool) -> Result<()>;
+    fn turn(&mut self, now: Instant, sending: bool) -> Result<(), HookError>;
     /// Everything sent has been received or timed out.
     fn finished(&self, now: Instant) -> bool;
 }
@@ -140,7 +140,7 @@ pub fn run(
     trial: &CoreTrial,
     mut latency: Option<&mut dyn LatencyHook>,
     mut clock: Option<CoreClock>,
-) -> Result<CoreCounts> {
+) -> Result<CoreCounts, EngineError> {
     let nflows = flows.len();
     let mut c = CoreCounts {
         sent: vec![0; nflows],
@@ -173,7 +173,7 @@ pub fn run(
             send_turn(&mut io.tx, flows, now, trial, &mut c)?;
         }
         if let Some(l) = latency.as_deref_mut() {
-            l.turn(now, sending)?;
+            l.turn(now, sending).map_err(EngineError::Latency)?;
         }
         let n = receive(io, trial, &mut c, clock.as_mut(), now)?;
         // The receive ring holds what arrives while the core sleeps (at
@@ -232,7 +232,7 @@ fn send_turn(
     now: Instant,
     trial: &CoreTrial,
     c: &mut CoreCounts,
-) -> Result<()> {
+) -> Result<(), EngineError> {
     for (fi, f) in flows.iter_mut().enumerate() {
         let backlog = f.schedule.due(now);
         let mut due = backlog.min(BATCH);
@@ -290,7 +290,7 @@ fn send_turn(
 }
 
 /// At the end of sending: make sure the kernel has everything queued.
-fn flush_all(tx: &mut TxPath) -> Result<()> {
+fn flush_all(tx: &mut TxPath) -> Result<(), EngineError> {
     tx.flush()?;
     Ok(())
 }
@@ -310,7 +310,7 @@ fn receive(
     c: &mut CoreCounts,
     mut clock: Option<&mut CoreClock>,
     now: Instant,
-) -> Result<usize> {
+) -> Result<usize, EngineError> {
     let session = trial.session_id;
     let n = io.rx.poll(0, |f: &RingFrame<'_>| {
         let d = f.data;

@@ -2,7 +2,7 @@
 //! services), each a rate, its frame sizes and an optional 802.1Q tag, and
 //! the pre-built frames the loop copies and patches.
 
-use anyhow::{bail, Context, Result};
+use crate::error::EngineError;
 use misura_measure::time::Instant;
 use misura_wire::probe::{self, ProbeFlags, ProbeHeader, ProbeRepr};
 use misura_wire::{EthernetRepr, MacAddr, VlanTag};
@@ -42,9 +42,11 @@ impl FlowTemplate {
         ethertype: u16,
         session_id: u32,
         stream: u16,
-    ) -> Result<FlowTemplate> {
+    ) -> Result<FlowTemplate, EngineError> {
         if flow.payloads.is_empty() {
-            bail!("a flow needs at least one frame size");
+            return Err(EngineError::Flow {
+                why: "a flow needs at least one frame size".into(),
+            });
         }
         let eth = EthernetRepr {
             dst,
@@ -57,11 +59,13 @@ impl FlowTemplate {
         let mut frames = Vec::with_capacity(flow.payloads.len());
         for (i, &p) in flow.payloads.iter().enumerate() {
             if ptp && p < PTP_MIN_PAYLOAD {
-                bail!(
-                    "a {}-byte frame cannot carry misura's header inside a PTP Sync message: PTP-wrapped frames are {} bytes or more (FCS included); use larger frames or --frame-format misura",
-                    p + eth.header_len() + 4,
-                    PTP_MIN_PAYLOAD + eth.header_len() + 4
-                );
+                return Err(EngineError::Flow {
+                    why: format!(
+                        "a {}-byte frame cannot carry misura's header inside a PTP Sync message: PTP-wrapped frames are {} bytes or more (FCS included); use larger frames or --frame-format misura",
+                        p + eth.header_len() + 4,
+                        PTP_MIN_PAYLOAD + eth.header_len() + 4
+                    ),
+                });
             }
             let repr = ProbeRepr {
                 flags: ProbeFlags::SENDER_TIMESTAMP,
@@ -80,7 +84,7 @@ impl FlowTemplate {
             } else {
                 probe::emit_frame(&eth, &repr, &mut buf)
             }
-            .context("building a load frame")?;
+            .map_err(EngineError::Frame)?;
             buf.truncate(n);
             frames.push(buf);
         }

@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 pub mod core;
+pub mod error;
 pub mod flows;
 pub mod format;
 pub mod open;
@@ -30,6 +31,7 @@ pub mod streams;
 pub mod trial;
 pub mod tx;
 
+pub use error::{EngineError, HookError};
 pub use flows::Flow;
 pub use format::FrameFormat;
 pub use open::{EngineChoice, EngineRequest};

@@ -12,7 +12,8 @@
 use super::rx_clock::RxClock;
 use super::streams::MAX_CORES;
 use super::tx::{MmsgPath, TxPath, MMSG_BATCH};
-use anyhow::{anyhow, Result};
+use crate::error::EngineError;
+use misura_run::exit::one_line;
 use misura_sys::ring::{Fanout, FanoutMode, MmsgTx, RxRing, RxRingConfig, TxRing, TxRingConfig};
 use misura_sys::xdp::{XdpConfig, XdpSocket};
 use serde::Serialize;
@@ -110,7 +111,7 @@ fn engine_nice() -> (i32, String) {
 }
 
 /// Open the engine for `req`.
-pub fn open(req: &EngineRequest) -> Result<Engine> {
+pub fn open(req: &EngineRequest) -> Result<Engine, EngineError> {
     // A core count the host cannot give is a parameter it cannot run
     // (exit 5), not a failure of the run (issue 29 item 12).
     use misura_run::exit::Failure;
@@ -138,7 +139,8 @@ pub fn open(req: &EngineRequest) -> Result<Engine> {
             Ok(c) => Some(c),
             Err(e) => {
                 notes.push(format!(
-                    "no NIC RX stamps on the load frames ({e:#}): kernel software stamps used"
+                    "no NIC RX stamps on the load frames ({}): kernel software stamps used",
+                    one_line(&e)
                 ));
                 None
             }
@@ -204,19 +206,20 @@ pub fn open(req: &EngineRequest) -> Result<Engine> {
             }
             Err(e) => {
                 if req.choice == EngineChoice::Auto {
-                    notes.push(format!("{} could not be used: {e:#}", kind.name()));
+                    notes.push(format!(
+                        "{} could not be used: {}",
+                        kind.name(),
+                        one_line(&e)
+                    ));
                 }
                 last_err = Some(e);
             }
         }
     }
-    let e = last_err.unwrap_or_else(|| anyhow!("no transmit path"));
-    Err(match req.choice {
-        EngineChoice::Auto => e.context("no transmit path of the frame engine could be opened"),
-        forced => e.context(format!(
-            "--engine {forced:?} could not be opened (try --engine auto, which picks the best path that opens)"
-        )
-        .to_lowercase()),
+    let last = Box::new(last_err.unwrap_or(EngineError::NoPathTried));
+    Err(EngineError::NoPath {
+        forced: (req.choice != EngineChoice::Auto).then_some(req.choice),
+        last,
     })
 }
 
@@ -224,7 +227,7 @@ fn open_with(
     kind: EngineKind,
     req: &EngineRequest,
     zero_copy: Option<bool>,
-) -> Result<Vec<CoreIo>> {
+) -> Result<Vec<CoreIo>, EngineError> {
     let group = (std::process::id() & 0xFFFF) as u16;
     let mut cores = Vec::with_capacity(req.cores);
     for c in 0..req.cores {

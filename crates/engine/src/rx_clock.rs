@@ -15,7 +15,7 @@
 //! receive side's host (interrupt, softirq, ring) is out of it and the send
 //! side's (syscall, qdisc, driver) is still in; it is named so in the result.
 
-use anyhow::{Context, Result};
+use crate::error::{EngineError, HookError};
 use misura_measure::time::Instant;
 use misura_report::load::RxClockFacts;
 use misura_run::phc_tracker::{PhcConverter, PhcTracker, ToSystem};
@@ -39,40 +39,46 @@ pub struct RxClock {
 /// Ask the RX port for NIC RX stamps and start tracking its clock. `Err`
 /// says why hardware stamps cannot be had (the caller keeps kernel stamps
 /// and puts the reason in the result's notes).
-pub fn open(rx: &str, ptp_frames: bool) -> Result<RxClock> {
-    let caps = tsinfo::get_ts_info(rx).with_context(|| {
-        format!("reading {rx}'s timestamping capabilities (ETHTOOL_GET_TS_INFO)")
+pub fn open(rx: &str, ptp_frames: bool) -> Result<RxClock, EngineError> {
+    let setup = |what: String| move |e: HookError| EngineError::HardwareRx { what, source: e };
+    let no = |why: String| Err(EngineError::NoHardwareRx { why });
+    let caps = tsinfo::get_ts_info(rx).map_err(|e| {
+        setup(format!(
+            "reading {rx}'s timestamping capabilities (ETHTOOL_GET_TS_INFO)"
+        ))(e.into())
     })?;
     if !caps.hw_rx() {
-        anyhow::bail!("{rx} has no hardware receive timestamping (ethtool -T {rx})");
+        return no(format!(
+            "{rx} has no hardware receive timestamping (ethtool -T {rx})"
+        ));
     }
     let filter = if caps.hw_rx_all() {
         HWTSTAMP_FILTER_ALL
     } else if caps.hw_rx_ptp_l2() && ptp_frames {
         HWTSTAMP_FILTER_PTP_V2_EVENT
     } else if caps.hw_rx_ptp_l2() {
-        anyhow::bail!(
+        return no(format!(
             "{rx} stamps only PTP event messages in hardware: --frame-format ptp (or auto) wraps the load frames in PTP Sync messages to get them"
-        );
+        ));
     } else {
-        anyhow::bail!(
+        return no(format!(
             "{rx} offers no hardware receive filter misura's frames pass (ethtool -T {rx})"
-        );
+        ));
     };
-    let phc = caps
+    let Some(phc) = caps
         .phc_index
         .map(|i| PathBuf::from(format!("/dev/ptp{i}")))
-        .with_context(|| {
-            format!(
-                "{rx} reports no PTP clock index: its NIC stamps cannot be related to system time"
-            )
-        })?;
+    else {
+        return no(format!(
+            "{rx} reports no PTP clock index: its NIC stamps cannot be related to system time"
+        ));
+    };
     tsinfo::enable_hw_timestamping_with(rx, filter)
-        .with_context(|| format!("enabling hardware timestamping on {rx}"))?;
+        .map_err(|e| setup(format!("enabling hardware timestamping on {rx}"))(e.into()))?;
     // One clock, tracked as both halves of the pair (its second half is the
     // one whose model converts).
     let tracker = PhcTracker::start(&phc, &phc, &CrossMethod::ALL)
-        .with_context(|| format!("tracking {rx}'s PTP clock {}", phc.display()))?;
+        .map_err(|e| setup(format!("tracking {rx}'s PTP clock {}", phc.display()))(e.into()))?;
     Ok(RxClock {
         converter: tracker.converter(),
         phc,

@@ -9,7 +9,7 @@ use super::core::{self, CoreCounts, CoreFlow, CoreTrial};
 use super::flows::{Flow, FlowTemplate};
 use super::open::{Engine, EngineKind};
 use super::streams::stream_id;
-use anyhow::{anyhow, Result};
+use crate::error::EngineError;
 use misura_measure::load::rate::RateSchedule;
 use misura_measure::time::Span;
 use misura_report::load::{LoadFlow, LoadTrial};
@@ -61,7 +61,7 @@ pub fn run_trial(
     spec: &TrialSpec,
     latency: Option<&mut (dyn LatencyHook + Send)>,
     stop: &AtomicUsize,
-) -> Result<TrialRun> {
+) -> Result<TrialRun, EngineError> {
     let ncores = engine.cores.len();
     let start = misura_sys::clock::realtime() + Span::from_millis(1);
     let mut per_core: Vec<Vec<CoreFlow>> = Vec::with_capacity(ncores);
@@ -84,7 +84,7 @@ pub fn run_trial(
                     start,
                     backlog(spec.max_backlog, spec.catch_up_frames, core_fps),
                 )
-                .map_err(|e| anyhow!("flow {fi}: {e}"))?,
+                .map_err(|why| EngineError::Rate { flow: fi, why })?,
                 burst: spec.burst.map(|b| share(b, c, ncores)),
                 last_turn: None,
                 catch_up_left: 0,
@@ -114,7 +114,7 @@ pub fn run_trial(
     let mut latency = latency;
     let rx_clock = engine.rx_clock.as_ref();
     let nice = engine.nice;
-    let results: Vec<Result<CoreCounts>> = std::thread::scope(|s| {
+    let results: Vec<Result<CoreCounts, EngineError>> = std::thread::scope(|s| {
         let mut handles = Vec::new();
         for (i, (io, flows)) in engine.cores.iter_mut().zip(per_core.iter_mut()).enumerate() {
             let cpu = spec.cpus.get(i).copied();
@@ -134,14 +134,11 @@ pub fn run_trial(
         }
         handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow!("a frame-engine core panicked")))
-            })
+            .map(|h| h.join().unwrap_or_else(|_| Err(EngineError::Panicked)))
             .collect()
     });
     let cpu1 = misura_sys::rusage::process_cpu();
-    let counts = results.into_iter().collect::<Result<Vec<_>>>()?;
+    let counts = results.into_iter().collect::<Result<Vec<_>, _>>()?;
     let mut ring_drops = 0;
     for io in &mut engine.cores {
         ring_drops += io.rx.stats()?.drops;

@@ -68,16 +68,3 @@ pub enum LoadError {
 /// What a flow or the transactions met, from the libraries that run them:
 /// kept whole for its message.
 pub(crate) type Met = Box<dyn std::error::Error + Send + Sync>;
-
-/// An error and its causes on one line, `: ` between them (what a flow's
-/// failure says in the report).
-pub(crate) fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut line = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        line.push_str(": ");
-        line.push_str(&c.to_string());
-        cause = c.source();
-    }
-    line
-}

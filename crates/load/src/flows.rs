@@ -2,11 +2,12 @@
 //! udp` test per direction against `misura serve`, each in its own thread,
 //! built from the same flags a user would give those commands.
 
+use crate::error::Met;
 use crate::error::PlanError;
-use crate::error::{one_line, Met};
 use crate::plan::LoadPlan;
 use clap::Parser;
 use misura_report::under_load::{FlowThroughput, ThroughputPoint};
+use misura_run::exit::one_line;
 use misura_throughput::client::ClientPlan;
 use misura_throughput::{tcp, udp};
 use std::sync::atomic::AtomicUsize;

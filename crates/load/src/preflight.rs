@@ -5,8 +5,9 @@
 //! replies). Without this, a missing server showed only after all three
 //! phases, as `up 0.00 Mbit/s` and an RPM of the idle path.
 
-use crate::error::{one_line, LoadError, Met};
+use crate::error::{LoadError, Met};
 use crate::plan::LoadPlan;
+use misura_run::exit::one_line;
 use misura_run::units::DurationArg;
 use misura_throughput::client::{Control, DEFAULT_PORT};
 use std::net::{SocketAddr, UdpSocket};

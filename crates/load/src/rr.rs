@@ -2,11 +2,12 @@
 //! through `misura serve` beside each phase's probes, built from the flags
 //! a user would give `misura rr` and checked by its own parser.
 
-use crate::error::{one_line, Met, PlanError};
+use crate::error::{Met, PlanError};
 use crate::flows::Target;
 use crate::plan::LoadPlan;
 use clap::Parser;
 use misura_report::under_load::{Percentiles, RrPhase};
+use misura_run::exit::one_line;
 use misura_run::exit::Failure;
 use misura_throughput::rr::{self, RrKnobs, RrPlan, RrShape};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -97,13 +97,13 @@ struct Hook<'a> {
 }
 
 impl LatencyHook for Hook<'_> {
-    fn turn(&mut self, now: Instant, sending: bool) -> Result<()> {
+    fn turn(&mut self, now: Instant, sending: bool) -> Result<(), misura_engine::HookError> {
         if !sending && !self.stopped {
             self.turn.session.stop(now);
             self.stopped = true;
         }
-        self.turn.step()?;
-        Ok(())
+        // The engine hands the chain back whole (EngineError::Latency).
+        self.turn.step().map(drop).map_err(|e| e.into())
     }
 
     fn finished(&self, now: Instant) -> bool {

@@ -41,3 +41,16 @@ pub const INTERRUPTED_TERM: i32 = 143;
 pub fn signal_reason(signal: impl TryInto<i64>) -> misura_report::StopReason {
     misura_report::StopReason::interrupted(signal)
 }
+
+/// An error and its causes on one line, `: ` between them (what a note or
+/// a flow's failure in a result says; anyhow's `{:#}`).
+pub fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        line.push_str(": ");
+        line.push_str(&c.to_string());
+        cause = c.source();
+    }
+    line
+}

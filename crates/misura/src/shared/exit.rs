@@ -6,6 +6,7 @@
 //! transparently (the chain walk does not see through them).
 
 use misura_bench::BenchError;
+use misura_engine::EngineError;
 use misura_lab::LabError;
 use misura_load::LoadError;
 use misura_rtt::RttError;
@@ -63,12 +64,41 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
         return match e {
             BenchError::Refused(f) => class_of(f),
             BenchError::Trials(_) => Some(PARAMS),
-            BenchError::Engine(e) => e.chain().find_map(class_of),
+            BenchError::Engine(e) => walk(e),
+            BenchError::Oneway(e) => e.chain().find_map(class_of),
             BenchError::EngineClosed | BenchError::NoLoadStream | BenchError::NoFlow => None,
+        };
+    }
+    if let Some(e) = cause.downcast_ref::<EngineError>() {
+        return match e {
+            EngineError::Refused(f) => class_of(f),
+            EngineError::Sys(s) => class_of(s),
+            EngineError::Latency(b) => walk(b.as_ref()),
+            // No path opened: the class of the last one's error.
+            EngineError::NoPath { last, .. } => class_of(last.as_ref()),
+            EngineError::NoPathTried
+            | EngineError::Flow { .. }
+            | EngineError::Rate { .. }
+            | EngineError::Frame(_)
+            | EngineError::NoHardwareRx { .. }
+            | EngineError::HardwareRx { .. }
+            | EngineError::Panicked => None,
         };
     }
     if let Some(Chain(e)) = cause.downcast_ref::<Chain>() {
         return e.chain().find_map(class_of);
+    }
+    None
+}
+
+/// The first class in `e` and its sources.
+fn walk(e: &(dyn Error + 'static)) -> Option<i32> {
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        if let Some(k) = class_of(c) {
+            return Some(k);
+        }
+        cause = c.source();
     }
     None
 }
@@ -147,8 +177,18 @@ mod tests {
         let irtt = anyhow::Error::new(Failure::Params("p".into())).context("the session");
         let probe = LoadError::Probe(Box::new(Chain(irtt)));
         assert_eq!(code(probe.into()), PARAMS);
-        let engine = anyhow::Error::new(nic()).context("opening the engine");
+        let oneway = anyhow::Error::new(nic()).context("opening the ports");
+        assert_eq!(code(BenchError::Oneway(oneway).into()), INTERFACE);
+        // The engine's: a path that did not open, for a missing interface.
+        let engine = EngineError::NoPath {
+            forced: None,
+            last: Box::new(EngineError::Sys(nic())),
+        };
         assert_eq!(code(BenchError::Engine(engine).into()), INTERFACE);
+        let cores = EngineError::Refused(Failure::Params("--cores 99".into()));
+        assert_eq!(code(anyhow::Error::from(cores).context("oneway")), PARAMS);
+        let hook = EngineError::Latency(Box::new(nic()));
+        assert_eq!(code(hook.into()), INTERFACE);
         let trials = misura_measure::load::LoadError::OutOfRange {
             what: "rate",
             value: 0.0,
