@@ -1,9 +1,6 @@
 //! Why a benchmark stops before its figures, typed: a plan the trials'
 //! decisions refuse, the trials' own engine or latency measurement
-//! failing. `anyhow` stays a dependency for one variant only: the one-way
-//! measurement behind RFC 2544's latency trial (`misura-oneway`) still
-//! returns its errors, which [`BenchError::Oneway`] carries whole (their
-//! chain, their exit class).
+//! failing (their errors carried whole: their chain, their exit class).
 
 use misura_run::exit::Failure;
 
@@ -32,7 +29,7 @@ pub enum BenchError {
     Engine(#[from] misura_engine::EngineError),
     /// The one-way measurement behind the latency trial failed.
     #[error(transparent)]
-    Oneway(#[from] anyhow::Error),
+    Oneway(#[from] misura_oneway::error::OnewayError),
 }
 
 pub(crate) type Result<T, E = BenchError> = std::result::Result<T, E>;

@@ -3,7 +3,7 @@
 //! and shows progress. Memory is bounded: a fixed set of summaries whatever
 //! the number of frames.
 
-use anyhow::{Context, Result};
+use crate::error::{OnewayError, Result};
 use crossbeam_queue::ArrayQueue;
 use misura_measure::{calibration, CalibrationLine, FrameRecord, LinkModel};
 use misura_report::frames;
@@ -163,7 +163,7 @@ impl AnalysisThread {
             std::thread::Builder::new()
                 .name("misura-analysis".into())
                 .spawn(move || consume(q, d, plan, frames_out))
-                .context("starting the analysis thread")?
+                .map_err(OnewayError::Thread)?
         };
         Ok(AnalysisThread {
             queue,
@@ -182,7 +182,7 @@ impl AnalysisThread {
         self.done.store(true, Ordering::Release);
         self.thread
             .join()
-            .map_err(|_| anyhow::anyhow!("the analysis thread panicked"))
+            .map_err(|_| OnewayError::AnalysisPanicked)
     }
 }
 

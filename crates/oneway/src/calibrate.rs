@@ -2,7 +2,7 @@
 
 use super::profile::{default_profile_path, prepare, profile_from, save_profile};
 use super::{measure, Mode, Outputs, Request};
-use anyhow::Result;
+use crate::error::Result;
 use misura_report::OnewayReport;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;

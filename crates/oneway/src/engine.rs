@@ -12,7 +12,7 @@
 //! the loop allocates, formats, locks or logs: buffers are allocated up front
 //! and errors are counted, not printed.
 
-use anyhow::{Context, Result};
+use crate::error::{OnewayError, Result};
 use crossbeam_queue::ArrayQueue;
 use misura_measure::oneway_session::{
     OnewayCounters, OnewayPlan, OnewaySession, RxMeta, MEASURE_STREAM,
@@ -286,7 +286,7 @@ pub fn build_frames(
                 &probe_repr(p - envelope, session_id, i),
                 &mut buf,
             )
-            .context("building a PTP-wrapped test frame")?;
+            .map_err(OnewayError::frame("building a PTP-wrapped test frame"))?;
             buf.truncate(n);
             f.bytes.push(buf);
             continue;
@@ -303,7 +303,7 @@ pub fn build_frames(
         };
         let mut buf = vec![0u8; (eth.header_len() + p).max(ethernet::MIN_FRAME_LEN)];
         let n = misura_wire::probe::emit_frame(&eth, &probe, &mut buf)
-            .context("building a test frame")?;
+            .map_err(OnewayError::frame("building a test frame"))?;
         buf.truncate(n);
         f.bytes.push(buf);
     }

@@ -14,6 +14,7 @@ pub mod calibrate;
 mod clocks;
 pub mod consistency;
 pub mod engine;
+pub mod error;
 pub mod fit;
 pub mod loaded;
 pub mod mode;
@@ -28,8 +29,8 @@ pub use plan::Request;
 pub use plan::{Mode, SEED_SIZES};
 pub use profile::Calibration;
 
+use crate::error::Result;
 use analysis::{AnalysisPlan, AnalysisThread};
-use anyhow::Result;
 use build::Measured;
 use engine::Stop;
 use misura_measure::oneway_session::OnewayCounters;

@@ -9,7 +9,7 @@
 use super::engine::{Ports, Stop, Turn};
 use super::mode::{LoadOptions, OnewayEngine};
 use super::plan::Resolved;
-use anyhow::{Context, Result};
+use crate::error::{OnewayError, Result};
 use crossbeam_queue::ArrayQueue;
 use misura_engine::open::Engine;
 use misura_engine::EngineChoice;
@@ -151,7 +151,9 @@ pub fn open(ports: &Ports, r: &Resolved, opts: &LoadOptions, decided: Decided) -
     ports
         .rx
         .filter_u16(stream_offset(cfg.ethertype), MEASURE_STREAM)
-        .context("giving the latency stream its own socket")?;
+        .map_err(OnewayError::step(
+            "giving the latency stream its own socket",
+        ))?;
     Ok(engine)
 }
 

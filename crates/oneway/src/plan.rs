@@ -6,7 +6,7 @@
 //! result records as `config`.
 
 use super::tuning::Tuning;
-use anyhow::Result;
+use crate::error::Result;
 use misura_measure::oneway_session::OnewayPlan;
 use misura_measure::period::{PeriodBounds, PeriodError, HOUR};
 use misura_measure::time::{Period, Span};

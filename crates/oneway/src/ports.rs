@@ -4,7 +4,7 @@
 
 use super::engine::{self, Frames, Ports};
 use super::plan::{FrameFormat, Request, Resolved};
-use anyhow::{Context, Result};
+use crate::error::{OnewayError, Result};
 use misura_report::PortInfo;
 use misura_sys::iface::InterfaceInfo;
 use misura_sys::packet::{PacketSocket, TimestampingGranted};
@@ -78,11 +78,11 @@ pub fn open(r: &Resolved) -> Result<Opened> {
     let tx = ports
         .tx
         .enable_timestamping(hardware_asked)
-        .context("enabling timestamping on the TX port")?;
+        .map_err(OnewayError::step("enabling timestamping on the TX port"))?;
     let rx = ports
         .rx
         .enable_timestamping(hardware_asked)
-        .context("enabling timestamping on the RX port")?;
+        .map_err(OnewayError::step("enabling timestamping on the RX port"))?;
     let _ = ports.tx.set_qdisc_bypass(true);
     let _ = ports.rx.set_recv_buffer(4 << 20);
     let frames = engine::build_frames(

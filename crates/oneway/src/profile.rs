@@ -4,7 +4,7 @@
 //! Msl. Where it is kept, how it is made from a run, saved and read, and
 //! whether it fits the set-up it is used on.
 
-use anyhow::Result;
+use crate::error::Result;
 use misura_measure::calibration;
 use misura_report::Warning;
 use misura_report::{

@@ -2,7 +2,7 @@
 //! SCHED_FIFO, memory locked so no page fault lands inside the loop. What
 //! was obtained goes into the result's host facts.
 
-use anyhow::Result;
+use crate::error::Result;
 use misura_report::LoopTuning;
 use misura_report::Warning;
 

@@ -4,7 +4,7 @@
 
 use super::engine::{Frames, Ports, BUF_LEN};
 use super::ports::Stamping;
-use anyhow::{Context, Result};
+use crate::error::{OnewayError, Result};
 use misura_measure::oneway_session::{classify, Classified, OnewayPlan, WARMUP_STREAM};
 use misura_report::Warning;
 use misura_run::warnings::Warn;
@@ -47,7 +47,11 @@ pub fn warm_up(
             break;
         }
         let frame = frames.patch(0, WARMUP_STREAM, seq);
-        while !ports.tx.send(frame).context("sending a warm-up frame")? {
+        while !ports
+            .tx
+            .send(frame)
+            .map_err(OnewayError::step("sending a warm-up frame"))?
+        {
             std::hint::spin_loop();
         }
         w.sent += 1;
@@ -62,7 +66,7 @@ pub fn warm_up(
                 if let Some(st) = ports
                     .tx
                     .recv_tx_timestamp(&mut buf)
-                    .context("reading the TX timestamp")?
+                    .map_err(OnewayError::step("reading the TX timestamp"))?
                 {
                     got_tx = true;
                     tx_stamped |= st.software_ns.is_some() || st.hardware_ns.is_some();
@@ -76,7 +80,7 @@ pub fn warm_up(
                 if let Some(meta) = ports
                     .rx
                     .recv(&mut buf)
-                    .context("receiving a warm-up frame")?
+                    .map_err(OnewayError::step("receiving a warm-up frame"))?
                 {
                     let n = meta.len.min(buf.len());
                     if let Classified::Probe {

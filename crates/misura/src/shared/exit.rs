@@ -9,6 +9,7 @@ use misura_bench::BenchError;
 use misura_engine::EngineError;
 use misura_lab::LabError;
 use misura_load::LoadError;
+use misura_oneway::error::OnewayError;
 use misura_rtt::RttError;
 pub use misura_run::exit::*;
 use misura_run::stamping::HardwareRequired;
@@ -65,7 +66,7 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
             BenchError::Refused(f) => class_of(f),
             BenchError::Trials(_) => Some(PARAMS),
             BenchError::Engine(e) => walk(e),
-            BenchError::Oneway(e) => e.chain().find_map(class_of),
+            BenchError::Oneway(e) => walk(e),
             BenchError::EngineClosed | BenchError::NoLoadStream | BenchError::NoFlow => None,
         };
     }
@@ -83,6 +84,20 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
             | EngineError::NoHardwareRx { .. }
             | EngineError::HardwareRx { .. }
             | EngineError::Panicked => None,
+        };
+    }
+    if let Some(e) = cause.downcast_ref::<OnewayError>() {
+        return match e {
+            OnewayError::Refused(f) => class_of(f),
+            OnewayError::Sys(s) => class_of(s),
+            OnewayError::Hardware(h) => class_of(h),
+            OnewayError::Engine(e) => walk(e),
+            // A step's host error is its source, the next in the chain.
+            OnewayError::Plan(_)
+            | OnewayError::Step { .. }
+            | OnewayError::Frame { .. }
+            | OnewayError::Thread(_)
+            | OnewayError::AnalysisPanicked => None,
         };
     }
     if let Some(Chain(e)) = cause.downcast_ref::<Chain>() {
@@ -177,8 +192,13 @@ mod tests {
         let irtt = anyhow::Error::new(Failure::Params("p".into())).context("the session");
         let probe = LoadError::Probe(Box::new(Chain(irtt)));
         assert_eq!(code(probe.into()), PARAMS);
-        let oneway = anyhow::Error::new(nic()).context("opening the ports");
+        let oneway = OnewayError::Step {
+            what: "opening the ports",
+            source: nic(),
+        };
         assert_eq!(code(BenchError::Oneway(oneway).into()), INTERFACE);
+        let stamps = OnewayError::Hardware(HardwareRequired { why: "no".into() });
+        assert_eq!(code(anyhow::Error::from(stamps)), PARAMS);
         // The engine's: a path that did not open, for a missing interface.
         let engine = EngineError::NoPath {
             forced: None,
