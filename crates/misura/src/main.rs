@@ -145,7 +145,7 @@ fn run(cli: &Cli, stop: &Arc<AtomicUsize>) -> Result<i32> {
         // is measured; then the namespace is entered and the command runs.
         let outputs = Outputs::open(&out, csv.as_ref())?;
         let entered = match &ns {
-            Some(ns) => enter_netns(&ns.netns),
+            Some(ns) => enter_netns(&ns.netns).map_err(anyhow::Error::from),
             None => Ok(()),
         };
         let finished = match entered.and_then(|_| measure(&cli.command, stop)) {

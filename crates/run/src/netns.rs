@@ -1,9 +1,10 @@
 //! Entering the network namespace a command was asked to run in (`--netns`),
 //! before any socket is opened.
 
-use anyhow::Result;
+use misura_sys::SysError;
 
-pub fn enter_netns(netns: &Option<String>) -> Result<()> {
+/// Enter `netns`, if one is named.
+pub fn enter_netns(netns: &Option<String>) -> Result<(), SysError> {
     if let Some(ns) = netns {
         misura_sys::netns::enter(ns)?;
     }
