@@ -164,15 +164,6 @@ fn the_throughput_search_finds_the_shaped_rate() {
     }
 }
 
-fn warning_codes(v: &Value) -> Vec<&str> {
-    v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|w| w["code"].as_str())
-        .collect()
-}
-
 /// `misura y1564` on the lab: one service, steps of `step`, JSON.
 fn y1564(lab: &Lab, service: &str, step: &str, extra: &[&str]) -> std::process::Output {
     let mut args = vec!["--service", service, "--step-duration", step];
