@@ -47,13 +47,18 @@ def irtt_start(seconds, out):
                              "-Q", "-o", out, ADDR], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
-def irtt_result(p, out):
-    """RTT p50 and the one-way split (send, receive delay p50), ms, and the count."""
+def finished(p, what, out):
+    """The JSON `out` once process `p` (`what`) has ended well; its error ends the bench."""
     _, err = p.communicate(timeout=120)
     if p.returncode != 0:
-        sys.exit(f"irtt failed: {err}")
+        sys.exit(f"{what} failed: {err}")
     with open(out) as f:
-        s = json.load(f)["stats"]
+        return json.load(f)
+
+
+def irtt_result(p, out):
+    """RTT p50 and the one-way split (send, receive delay p50), ms, and the count."""
+    s = finished(p, "irtt", out)["stats"]
     return (s["rtt"]["median"] / 1e6, s["send_delay"]["median"] / 1e6,
             s["receive_delay"]["median"] / 1e6, s["rtt"]["n"])
 
@@ -88,11 +93,7 @@ def misura_rtt(m, env, seconds, out):
 
 def misura_rtt_result(p, out):
     """User and network RTT p50 (ms) of a misura rtt run."""
-    _, err = p.communicate(timeout=120)
-    if p.returncode != 0:
-        sys.exit(f"misura rtt failed: {err}")
-    with open(out) as f:
-        o = json.load(f)["overall"]
+    o = finished(p, "misura rtt", out)["overall"]
     return o["user_rtt"]["median_ns"] / 1e6, o["network_rtt"]["median_ns"] / 1e6
 
 

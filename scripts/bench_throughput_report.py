@@ -69,12 +69,18 @@ def p_misura_tcp(path):
     }
 
 
-def p_iperf3_tcp(path):
+def iperf3_end(path):
+    """iperf3's --json result, its "end" and the CPU figures there; an
+    iperf3 error raised."""
     j = json.load(open(path))
     if j.get("error"):
         raise ValueError("iperf3: " + j["error"])
     e = j["end"]
-    cpu = e.get("cpu_utilization_percent") or {}
+    return j, e, e.get("cpu_utilization_percent") or {}
+
+
+def p_iperf3_tcp(path):
+    j, e, cpu = iperf3_end(path)
     return {
         "value": e["sum_received"]["bits_per_second"],
         "sender_bps": e["sum_sent"]["bits_per_second"],
@@ -128,13 +134,9 @@ def p_misura_udp(path):
 
 
 def p_iperf3_udp(path):
-    j = json.load(open(path))
-    if j.get("error"):
-        raise ValueError("iperf3: " + j["error"])
-    e = j["end"]
+    j, e, cpu = iperf3_end(path)
     s = e.get("sum") or {}
     r = e.get("sum_received") or s
-    cpu = e.get("cpu_utilization_percent") or {}
     return {
         "value": r["bits_per_second"],
         "sender_bps": (e.get("sum_sent") or {}).get("bits_per_second"),

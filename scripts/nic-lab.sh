@@ -541,25 +541,30 @@ t0=$(date +%s.%N)
 status=0
 if [ "$accel_used" = kvm ]; then
     boot kvm "$kvm_boot_timeout" 2>>"$work/shell.log" || status=$?
-    if ((status == 1)) && [ "$accel" = auto ]; then
-        echo "$(date -u +%FT%TZ): no NICLAB-BOOTED within ${kvm_boot_timeout} s" > "$kvm_note"
-        echo "$prog: the KVM guest did not boot within ${kvm_boot_timeout} s: falling back to TCG (remembered in $kvm_note)" >&2
-        accel_used=tcg accel_why="KVM guest did not boot within ${kvm_boot_timeout} s"
-        mv "$console" "$work/console-kvm.log"
+    # KVM failed: remember why in $kvm_note (NOTE), tell the user (SAID),
+    # record WHY, keep the failed boot's LOG as KEPT, and boot under TCG.
+    tcg_instead() {  # note said why log kept
+        echo "$(date -u +%FT%TZ): $1" > "$kvm_note"
+        echo "$prog: $2: falling back to TCG (remembered in $kvm_note)" >&2
+        accel_used=tcg accel_why=$3
+        mv "$4" "$5"
         t0=$(date +%s.%N)
         status=0
         boot tcg "$tcg_boot_timeout" 2>>"$work/shell.log" || status=$?
+    }
+    if ((status == 1)) && [ "$accel" = auto ]; then
+        tcg_instead "no NICLAB-BOOTED within ${kvm_boot_timeout} s" \
+            "the KVM guest did not boot within ${kvm_boot_timeout} s" \
+            "KVM guest did not boot within ${kvm_boot_timeout} s" \
+            "$console" "$work/console-kvm.log"
     elif ((status == 3)) && [ "$accel" = auto ]; then
         # Remembered like a hang (nested KVM that refuses an MSR does so
         # every time), so later runs go straight to TCG.
         why=$(grep -v 'not connected to host network' "$work/qemu.log" | head -n 1 | cut -c1-200)
-        echo "$(date -u +%FT%TZ): QEMU could not start a KVM guest: $why" > "$kvm_note"
-        echo "$prog: QEMU could not start a KVM guest ($why): falling back to TCG (remembered in $kvm_note)" >&2
-        accel_used=tcg accel_why="QEMU could not start a KVM guest"
-        mv "$work/qemu.log" "$work/qemu-kvm.log"
-        t0=$(date +%s.%N)
-        status=0
-        boot tcg "$tcg_boot_timeout" 2>>"$work/shell.log" || status=$?
+        tcg_instead "QEMU could not start a KVM guest: $why" \
+            "QEMU could not start a KVM guest ($why)" \
+            "QEMU could not start a KVM guest" \
+            "$work/qemu.log" "$work/qemu-kvm.log"
     fi
 else
     boot tcg "$tcg_boot_timeout" 2>>"$work/shell.log" || status=$?

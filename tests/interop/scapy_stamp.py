@@ -76,6 +76,24 @@ def build(seq, variant):
     return pkt
 
 
+def arrivals(sock, wait, refused_too=False):
+    """The datagrams that arrive on sock within `wait` seconds, as they come;
+    with refused_too, an ICMP port unreachable (ConnectionRefusedError) is
+    passed over instead of raised."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            sock.settimeout(max(0.001, deadline - time.monotonic()))
+            d = sock.recv(65535)
+        except socket.timeout:
+            return
+        except ConnectionRefusedError:
+            if not refused_too:
+                raise
+            continue
+        yield d
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__.strip().splitlines()[3], file=sys.stderr)
@@ -107,14 +125,8 @@ def main():
         stats["sent"] += 1
         if variant:
             stats["with_tlvs"] += 1
-        deadline = time.monotonic() + REPLY_TIMEOUT
         data = None
-        while time.monotonic() < deadline:
-            try:
-                sock.settimeout(max(0.001, deadline - time.monotonic()))
-                d = sock.recv(65535)
-            except socket.timeout:
-                break
+        for d in arrivals(sock, REPLY_TIMEOUT):
             # Skip late replies to earlier probes; keep anything malformed.
             if len(d) < 28 or struct.unpack("!I", d[24:28])[0] == seq:
                 data = d
@@ -179,15 +191,7 @@ def main():
     for name, payload in hostile.items():
         sock.send(payload)
         sock.settimeout(HOSTILE_WAIT)
-        deadline = time.monotonic() + HOSTILE_WAIT
-        while time.monotonic() < deadline:
-            try:
-                sock.settimeout(max(0.001, deadline - time.monotonic()))
-                d = sock.recv(65535)
-            except socket.timeout:
-                break
-            except ConnectionRefusedError:
-                continue
+        for d in arrivals(sock, HOSTILE_WAIT, refused_too=True):
             hostile_replied.append(name)
             fail(None, f"reply of {len(d)} bytes to hostile packet {name}")
             break

@@ -100,12 +100,7 @@ fn near_line_rate_sends_the_best_the_tester_reaches_and_says_so() {
         .as_str()
         .expect("the tester's limit is named");
     assert!(limit.contains("transmit path"), "{limit}");
-    let codes: Vec<&str> = v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|w| w["code"].as_str())
-        .collect();
+    let codes = warning_codes(&v);
     assert!(codes.contains(&"load.tester-limited"), "{codes:?}");
     // 100 % is a feasible request now (the period rounds up).
     let o = lab.oneway(&[

@@ -14,15 +14,7 @@ use serde_json::Value;
 const H2: &str = "198.18.1.2";
 
 fn load(lab: &Lab, extra: &[&str]) -> Value {
-    let ns = lab.ns(1);
     let mut args = vec![
-        "--no-store",
-        "load",
-        H2,
-        "--netns",
-        &ns,
-        "--idle",
-        "2s",
         "--duration",
         "5s",
         "--up",
@@ -33,11 +25,7 @@ fn load(lab: &Lab, extra: &[&str]) -> Value {
         "-q",
     ];
     args.extend_from_slice(extra);
-    json_of(&run(&args))
-}
-
-fn ms(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(f64::NAN) / 1e6
+    json_of(&lab.load(&args))
 }
 
 #[test]

@@ -125,10 +125,6 @@ fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
-fn ms(ns: &Value) -> f64 {
-    ns.as_f64().unwrap_or(f64::NAN) / 1e6
-}
-
 /// irtt against itself on the same path: the lowest and highest of three
 /// RTT medians (ms), with the counts checked.
 fn irtt_spread(lab: &Lab, port: u16, extra: &[&str]) -> (f64, f64) {

@@ -7,9 +7,6 @@
 mod common;
 
 use common::*;
-use serde_json::Value;
-
-const H2: &str = "198.18.1.2";
 
 fn routed(lab: &Lab, shape: &str) {
     let o = lab.routed(shape);
@@ -24,25 +21,9 @@ fn servers(lab: &mut Lab, which: &[&str]) {
 }
 
 fn load(lab: &Lab, extra: &[&str]) -> std::process::Output {
-    let ns = lab.ns(1);
-    let mut args = vec![
-        "--no-store",
-        "load",
-        H2,
-        "--netns",
-        &ns,
-        "--idle",
-        "2s",
-        "--period",
-        "20ms",
-        "--json",
-    ];
+    let mut args = vec!["--period", "20ms", "--json"];
     args.extend_from_slice(extra);
-    run(&args)
-}
-
-fn ms(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(f64::NAN) / 1e6
+    lab.load(&args)
 }
 
 #[test]

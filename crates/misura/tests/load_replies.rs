@@ -107,12 +107,7 @@ fn duplicated_and_forged_replies_are_counted_and_warned() {
             p["name"]
         );
     }
-    let codes: Vec<&str> = v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|w| w["code"].as_str())
-        .collect();
+    let codes = warning_codes(&v);
     for c in ["load.duplicate-replies", "load.unknown-replies"] {
         assert!(codes.contains(&c), "no {c} in {codes:?}");
     }

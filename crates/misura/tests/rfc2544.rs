@@ -25,6 +25,41 @@ fn tester_cmd(lab: &Lab, cmd: &str, extra: &[&str]) -> std::process::Output {
     run(&args)
 }
 
+/// `misura rfc2544` on the lab at `--link-speed LINK --sizes SIZE --tests
+/// TESTS EXTRA… --json`.
+fn rfc2544(lab: &Lab, [link, size, tests]: [&str; 3], extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["--link-speed", link, "--sizes", size, "--tests", tests];
+    args.extend_from_slice(extra);
+    args.push("--json");
+    tester_cmd(lab, "rfc2544", &args)
+}
+
+/// Its stderr, once `o` is asserted to have exited `code` saying `says`
+/// there (`what` names the case in a failure).
+fn refused(o: &std::process::Output, code: i32, says: &str, what: &str) -> String {
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(code), "{what}: {e}");
+    assert!(e.contains(says), "{what}: {e}");
+    e
+}
+
+/// The result of a y1564 run that must be the SUT's FAIL: exit 9 (`what`
+/// says why in a failure), neither passed nor inconclusive.
+fn sut_fail(o: &std::process::Output, what: &str) -> Value {
+    assert_eq!(
+        o.status.code(),
+        Some(9),
+        "{what}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (&v["pass"], &v["inconclusive"]),
+        (&Value::Bool(false), &Value::Bool(false))
+    );
+    v
+}
+
 #[test]
 #[ignore = "needs root: network namespaces and raw sockets"]
 fn the_throughput_search_finds_the_shaped_rate() {
@@ -32,18 +67,12 @@ fn the_throughput_search_finds_the_shaped_rate() {
     let _one = one_at_a_time();
     let lab = shaped_lab("a");
     let started = std::time::Instant::now();
-    let v = json_of(&tester_cmd(
+    // 100 Mb/s: bursts at its line rate (23.5 k frames/s) are well inside
+    // what the tester sends on a busy 2-vCPU VM.
+    let v = json_of(&rfc2544(
         &lab,
-        "rfc2544",
+        ["100M", "512", "throughput,loss,b2b"],
         &[
-            // 100 Mb/s: bursts at its line rate (23.5 k frames/s) are
-            // well inside what the tester sends on a busy 2-vCPU VM.
-            "--link-speed",
-            "100M",
-            "--sizes",
-            "512",
-            "--tests",
-            "throughput,loss,b2b",
             "--trial",
             "2s",
             "--short-trial",
@@ -54,7 +83,6 @@ fn the_throughput_search_finds_the_shaped_rate() {
             "2",
             "--b2b-max-burst",
             "20ms",
-            "--json",
         ],
     ));
     schema_check(&v, "rfc2544.schema.json");
@@ -103,23 +131,16 @@ fn the_throughput_search_finds_the_shaped_rate() {
     // frames/s): the first is run again once (--tester-retries 1), the
     // repeat is numbered 2, and the test ends as the tester's limit: an
     // inconclusive result, exit 8, never a figure for the SUT.
-    let o = tester_cmd(
+    let o = rfc2544(
         &lab,
-        "rfc2544",
+        ["100G", "64", "b2b"],
         &[
-            "--link-speed",
-            "100G",
-            "--sizes",
-            "64",
-            "--tests",
-            "b2b",
             "--b2b-trials",
             "1",
             "--b2b-max-burst",
             "0.1ms",
             "--tester-retries",
             "1",
-            "--json",
         ],
     );
     assert_eq!(
@@ -158,19 +179,9 @@ fn the_throughput_search_finds_the_shaped_rate() {
             "rfc2544",
             &["--cores", &n, "--sizes", "64", "--tests", "b2b"],
         );
-        let e = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(5), "--cores {n}: {e}");
-        assert!(e.contains(&format!("--cores {n}")), "{e}");
+        let says = format!("--cores {n}");
+        refused(&o, 5, &says, &says);
     }
-}
-
-fn warning_codes(v: &Value) -> Vec<&str> {
-    v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|w| w["code"].as_str())
-        .collect()
 }
 
 /// `misura y1564` on the lab: one service, steps of `step`, JSON.
@@ -234,17 +245,8 @@ fn y1564_passes_a_service_under_the_shape_and_fails_one_above_it() {
         "0.1s",
         &["--duration", "0s", "--tester-retries", "1"],
     );
-    assert_eq!(
-        fast.status.code(),
-        Some(9),
-        "a short step the SUT lost most of fails"
-    );
-    let v: Value = serde_json::from_slice(&fast.stdout).unwrap();
+    let v = sut_fail(&fast, "a short step the SUT lost most of fails");
     schema_check(&v, "y1564.schema.json");
-    assert_eq!(
-        (&v["pass"], &v["inconclusive"]),
-        (&Value::Bool(false), &Value::Bool(false))
-    );
     let first = &v["services"][0]["config_test"][0];
     assert_eq!(first["pass"], false, "{first}");
     assert_eq!(first["inconclusive"], false, "{first}");
@@ -274,9 +276,7 @@ fn y1564_passes_a_service_under_the_shape_and_fails_one_above_it() {
             args.extend(["--service", s]);
         }
         let o = tester_cmd(&lab, "y1564", &args);
-        let e = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(5), "{services:?}: {e}");
-        assert!(e.contains(says), "{services:?}: {e}");
+        refused(&o, 5, says, &format!("{services:?}"));
     }
 }
 
@@ -289,12 +289,15 @@ fn y1564_carries_its_load_inside_ptp_when_asked() {
     need_root!();
     let _one = one_at_a_time();
     let lab = shaped_lab("p");
-    let ptp = y1564(
-        &lab,
-        "name=ptp,frame=128,cir=2M,fd=50ms,fdv=50ms",
-        "1s",
-        &["--duration", "0s", "--frame-format", "ptp"],
-    );
+    let in_ptp = |service| {
+        y1564(
+            &lab,
+            service,
+            "1s",
+            &["--duration", "0s", "--frame-format", "ptp"],
+        )
+    };
+    let ptp = in_ptp("name=ptp,frame=128,cir=2M,fd=50ms,fdv=50ms");
     let v: Value = serde_json::from_slice(&ptp.stdout).unwrap();
     schema_check(&v, "y1564.schema.json");
     assert_eq!(v["config"]["ethertype"], 0x88F7);
@@ -302,15 +305,8 @@ fn y1564_carries_its_load_inside_ptp_when_asked() {
     assert_eq!(first["frames_lost"], 0, "{first}");
     assert_eq!(first["fd_source"], "kernel_software", "{first}");
     assert_eq!(first["fd_frames"], first["frames_sent"], "{first}");
-    let o = y1564(
-        &lab,
-        "name=tiny,frame=64,cir=2M",
-        "1s",
-        &["--duration", "0s", "--frame-format", "ptp"],
-    );
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(5), "{e}");
-    assert!(e.contains("frame=102 or more"), "{e}");
+    let o = in_ptp("name=tiny,frame=64,cir=2M");
+    refused(&o, 5, "frame=102 or more", "frame=64 in PTP");
 }
 
 #[test]
@@ -334,10 +330,7 @@ fn bad_rfc2544_input_is_refused_naming_the_bound() {
     ] {
         let mut a = vec!["rfc2544", "--tx", "lo", "--rx", "lo", "--link-speed", "1G"];
         a.extend_from_slice(args);
-        let o = run(&a);
-        let e = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(code), "{args:?}: {e}");
-        assert!(e.contains(says), "{args:?}: {e}");
+        refused(&run(&a), code, says, &format!("{args:?}"));
     }
     let o = run(&["y1564", "--tx", "lo", "--rx", "lo", "--service", "name=a"]);
     assert_eq!(o.status.code(), Some(2));
@@ -372,75 +365,28 @@ fn impossible_setups_are_refused() {
             &["y1564", "--tx", "lo", "--rx", "p2", "--service", ok][..],
             "--tx lo",
         ),
+    ] {
+        refused(&run(args), 2, says, &format!("{args:?}"));
+    }
+    // y1564 between p1 and p2, with these:
+    for (args, says) in [
+        (&["--cpu", "99", "--service", ok][..], "online CPU"),
         (
-            &[
-                "y1564",
-                "--tx",
-                "p1",
-                "--rx",
-                "p2",
-                "--cpu",
-                "99",
-                "--service",
-                ok,
-            ][..],
-            "online CPU",
-        ),
-        (
-            &[
-                "y1564",
-                "--tx",
-                "p1",
-                "--rx",
-                "p2",
-                "--step-duration",
-                "100000h",
-                "--service",
-                ok,
-            ][..],
+            &["--step-duration", "100000h", "--service", ok],
             "at most 24h",
         ),
         (
-            &[
-                "y1564",
-                "--tx",
-                "p1",
-                "--rx",
-                "p2",
-                "--service",
-                "name=a,cir=5M,cir=6M",
-            ][..],
+            &["--service", "name=a,cir=5M,cir=6M"],
             "`cir` is given twice",
         ),
+        (&["--service", "name=a\nb,cir=5M"], "control character"),
         (
-            &[
-                "y1564",
-                "--tx",
-                "p1",
-                "--rx",
-                "p2",
-                "--service",
-                "name=a\nb,cir=5M",
-            ][..],
-            "control character",
-        ),
-        (
-            &[
-                "y1564",
-                "--tx",
-                "p1",
-                "--rx",
-                "p2",
-                "--service",
-                "name=\u{1b}[2Jx,cir=5M",
-            ][..],
+            &["--service", "name=\u{1b}[2Jx,cir=5M"],
             "control character",
         ),
     ] {
-        let o = run(args);
-        let e = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
-        assert!(e.contains(says), "{args:?}: {e}");
+        let args = [&["y1564", "--tx", "p1", "--rx", "p2"][..], args].concat();
+        refused(&run(&args), 2, says, &format!("{args:?}"));
     }
 }
 
@@ -530,18 +476,7 @@ fn y1564_passes_through_the_policer_and_fails_on_the_bare_bridge() {
     assert!(through < 50.5e6, "the policer held the overshoot: {over}");
 
     up(&["--shape", "none"]);
-    let fail = y();
-    assert_eq!(
-        fail.status.code(),
-        Some(9),
-        "{}",
-        String::from_utf8_lossy(&fail.stderr)
-    );
-    let v: Value = serde_json::from_slice(&fail.stdout).unwrap();
-    assert_eq!(
-        (&v["pass"], &v["inconclusive"]),
-        (&Value::Bool(false), &Value::Bool(false))
-    );
+    let v = sut_fail(&y(), "the overshoot through the bare bridge");
     let over = v["services"][0]["config_test"]
         .as_array()
         .unwrap()
@@ -557,13 +492,7 @@ fn y1564_passes_through_the_policer_and_fails_on_the_bare_bridge() {
     // --police takes a rate, alone: a bad rate names it, with --shape it
     // is refused by clap.
     let o = lab.bring_up("switch", &["--police", "5"]);
-    assert_eq!(
-        o.status.code(),
-        Some(5),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(String::from_utf8_lossy(&o.stderr).contains("police"));
+    refused(&o, 5, "police", "--police 5");
     let o = lab.bring_up("switch", &["--police", "50M", "--shape", "20M"]);
     assert_eq!(o.status.code(), Some(2));
 }

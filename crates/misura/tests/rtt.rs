@@ -61,9 +61,65 @@ fn check_probes(csv: &Path, expect_follow_up: bool) -> usize {
 /// `misura rtt ARGS --count COUNT --period 5ms --json` from host 1: its
 /// result (misura failing fails the test).
 fn probe(h: &Lab, count: &str, args: &[&str]) -> serde_json::Value {
-    let mut all = vec!["--count", count, "--period", "5ms", "--json"];
+    probe_every(h, "5ms", count, args)
+}
+
+/// `misura rtt ARGS --count COUNT --period PERIOD --json` from host 1.
+fn probe_every(h: &Lab, period: &str, count: &str, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--count", count, "--period", period, "--json"];
     all.extend_from_slice(args);
     json_of(&h.rtt(&all))
+}
+
+/// `misura reflect --listen 198.18.0.2 --port PORT EXTRA…` in host 2, up.
+fn reflector_on(h: &mut Lab, port: &str, extra: &[&str]) {
+    let mut args = vec!["--listen", "198.18.0.2", "--port", port];
+    args.extend_from_slice(extra);
+    h.reflector(&args);
+}
+
+/// A key file `name` in the lab's directory holding `hex`.
+fn key_file(h: &Lab, name: &str, hex: &str) -> std::path::PathBuf {
+    let key = h.path(name);
+    std::fs::write(&key, format!("{hex}\n")).unwrap();
+    key
+}
+
+/// stamp-suite (at `ss`) in host `host` with ARGS (its reflector:
+/// [`stamp_suite_reflector`]).
+fn stamp_suite(h: &Lab, ss: &Path, host: u8, args: &[&str]) -> Command {
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", &h.ns(host)]).arg(ss).args(args);
+    c
+}
+
+/// stamp-suite reflecting on 198.18.0.2:PORT in host 2 (EXTRA… for its
+/// authenticated mode), killed with the lab.
+fn stamp_suite_reflector(h: &mut Lab, ss: &Path, port: &str, extra: &[&str]) {
+    let mut argv = vec![ss.to_str().unwrap(), "-i", "-S", "198.18.0.2", "-o", port];
+    argv.extend_from_slice(extra);
+    h.peer(2, &argv);
+    std::thread::sleep(Duration::from_millis(500));
+}
+
+/// stamp-suite sending 10 packets to 198.18.0.2:PORT from host 1: whether
+/// it succeeded, and what it printed (stdout, then stderr).
+fn stamp_suite_sender(h: &Lab, ss: &Path, port: &str, extra: &[&str]) -> (bool, String) {
+    let o = stamp_suite(
+        h,
+        ss,
+        1,
+        &["-r", "198.18.0.2", "-p", port, "-c", "10", "-d", "10"],
+    )
+    .args(extra)
+    .output()
+    .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.success(), text)
 }
 
 #[test]
@@ -71,7 +127,7 @@ fn probe(h: &Lab, count: &str, args: &[&str]) -> serde_json::Value {
 fn udp_round_trips_between_lab_hosts() {
     need_root!();
     let mut h = Lab::up("rt", "u", "hosts");
-    h.reflector(&["--listen", "198.18.0.2", "--port", "8620"]);
+    reflector_on(&mut h, "8620", &[]);
     let csv = h.path("probes.csv");
     let v = probe(
         &h,
@@ -152,18 +208,9 @@ fn raw_ethernet_round_trips() {
 fn authenticated_mode_and_wrong_key() {
     need_root!();
     let mut h = Lab::up("rt", "a", "hosts");
-    let key = h.path("stamp.key");
-    std::fs::write(&key, "00112233445566778899aabbccddeeff\n").unwrap();
-    let bad = h.path("bad.key");
-    std::fs::write(&bad, "ffeeddccbbaa99887766554433221100\n").unwrap();
-    h.reflector(&[
-        "--listen",
-        "198.18.0.2",
-        "--port",
-        "8622",
-        "--key-file",
-        key.to_str().unwrap(),
-    ]);
+    let key = key_file(&h, "stamp.key", "00112233445566778899aabbccddeeff");
+    let bad = key_file(&h, "bad.key", "ffeeddccbbaa99887766554433221100");
+    reflector_on(&mut h, "8622", &["--key-file", key.to_str().unwrap()]);
     let v = probe(
         &h,
         "20",
@@ -216,120 +263,28 @@ fn interoperates_with_stamp_suite() {
     );
     let mut h = Lab::up("rt", "s", "hosts");
     // stamp-suite reflects for misura rtt.
-    let refl = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &h.ns(2),
-            ss.to_str().unwrap(),
-            "-i",
-            "-S",
-            "198.18.0.2",
-            "-o",
-            "8623",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    h.children.push(refl);
-    std::thread::sleep(Duration::from_millis(500));
+    stamp_suite_reflector(&mut h, &ss, "8623", &[]);
     let v = probe(&h, "20", &["198.18.0.2:8623"]);
     assert_eq!(v["totals"]["received"], 20);
     assert!(v["overall"]["network_rtt"]["median_ns"].as_i64().unwrap() > 0);
     // stamp-suite sends to misura reflect.
-    h.reflector(&["--listen", "198.18.0.2", "--port", "8624"]);
-    let o = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &h.ns(1),
-            ss.to_str().unwrap(),
-            "-r",
-            "198.18.0.2",
-            "-p",
-            "8624",
-            "-c",
-            "10",
-            "-d",
-            "10",
-        ])
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(o.status.success(), "stamp-suite sender failed: {text}");
+    reflector_on(&mut h, "8624", &[]);
+    let (ok, text) = stamp_suite_sender(&h, &ss, "8624", &[]);
+    assert!(ok, "stamp-suite sender failed: {text}");
     assert!(text.contains("Packets received: 10"), "{text}");
 
     // Authenticated mode, both ways, with the same key.
     let hex = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
-    let key = h.path("k.key");
-    std::fs::write(&key, format!("{hex}\n")).unwrap();
-    let refl = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &h.ns(2),
-            ss.to_str().unwrap(),
-            "-i",
-            "-S",
-            "198.18.0.2",
-            "-o",
-            "8625",
-            "-A",
-            "A",
-            "--hmac-key",
-            hex,
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    h.children.push(refl);
-    std::thread::sleep(Duration::from_millis(500));
+    let key = key_file(&h, "k.key", hex);
+    stamp_suite_reflector(&mut h, &ss, "8625", &["-A", "A", "--hmac-key", hex]);
     let v = probe(
         &h,
         "10",
         &["198.18.0.2:8625", "--key-file", key.to_str().unwrap()],
     );
     assert_eq!(v["totals"]["received"], 10);
-    h.reflector(&[
-        "--listen",
-        "198.18.0.2",
-        "--port",
-        "8626",
-        "--key-file",
-        key.to_str().unwrap(),
-    ]);
-    let o = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &h.ns(1),
-            ss.to_str().unwrap(),
-            "-r",
-            "198.18.0.2",
-            "-p",
-            "8626",
-            "-c",
-            "10",
-            "-d",
-            "10",
-            "-A",
-            "A",
-            "--hmac-key",
-            hex,
-        ])
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    reflector_on(&mut h, "8626", &["--key-file", key.to_str().unwrap()]);
+    let (_, text) = stamp_suite_sender(&h, &ss, "8626", &["-A", "A", "--hmac-key", hex]);
     assert!(
         text.contains("Packets received: 10"),
         "authenticated stamp-suite sender: {text}"
@@ -383,14 +338,7 @@ fn exchange_sequence_completes_every_cycle() {
 fn reflector_rate_limit_holds_per_source() {
     need_root!();
     let mut h = Lab::up("rt", "r", "hosts");
-    h.reflector(&[
-        "--listen",
-        "198.18.0.2",
-        "--port",
-        "8629",
-        "--rate-limit",
-        "100",
-    ]);
+    reflector_on(&mut h, "8629", &["--rate-limit", "100"]);
     // 2000 probes/s for 0.25 s from one source: at most 100/s plus a burst of 10 pass.
     let v = json_of(&h.rtt(&[
         "198.18.0.2:8629",
@@ -419,18 +367,19 @@ fn busy_polling_both_ends_is_measured_and_recorded() {
     need_root!();
     let mut h = Lab::up("rt", "b", "hosts");
     let refl_json = h.path("reflect.json");
-    h.reflector(&[
-        "--listen",
-        "198.18.0.2",
-        "--port",
+    let json = refl_json.to_str().unwrap();
+    reflector_on(
+        &mut h,
         "8622",
-        "--busy-poll",
-        "--duration",
-        "6s",
-        "--no-store",
-        "--export-json",
-        refl_json.to_str().unwrap(),
-    ]);
+        &[
+            "--busy-poll",
+            "--duration",
+            "6s",
+            "--no-store",
+            "--export-json",
+            json,
+        ],
+    );
     let csv = h.path("busy.csv");
     let v = probe(
         &h,
@@ -472,26 +421,14 @@ fn a_blocking_reflector_sleeps_between_requests_and_ends_on_time() {
     need_root!();
     let mut h = Lab::up("rt", "s", "hosts");
     let refl_json = h.path("reflect.json");
+    let json = refl_json.to_str().unwrap();
     let t0 = Instant::now();
-    h.reflector(&[
-        "--listen",
-        "198.18.0.2",
-        "--port",
+    reflector_on(
+        &mut h,
         "8623",
-        "--duration",
-        "3s",
-        "--no-store",
-        "--export-json",
-        refl_json.to_str().unwrap(),
-    ]);
-    let v = json_of(&h.rtt(&[
-        "198.18.0.2:8623",
-        "--count",
-        "50",
-        "--period",
-        "20ms",
-        "--json",
-    ]));
+        &["--duration", "3s", "--no-store", "--export-json", json],
+    );
+    let v = probe_every(&h, "20ms", "50", &["198.18.0.2:8623"]);
     assert_eq!(v["totals"]["received"], 50);
     let r = reflector_result(&refl_json, t0);
     let ended = t0.elapsed();

@@ -186,12 +186,66 @@ fn nonce(hello: &Message) -> Vec<u8> {
     }
 }
 
+/// Send a REQUEST for a `kind` test of `duration` with `fields` on `c`;
+/// the answer, which must be ACCEPT.
+fn accepted(c: &mut TcpStream, kind: &str, duration: Duration, fields: &[(u16, u64)]) -> Message {
+    let mut req = Message::new(REQUEST)
+        .with(F_KIND, Value::Str(kind.into()))
+        .with(F_DURATION_NS, Value::U64(duration.as_nanos() as u64));
+    for &(id, v) in fields {
+        req = req.with(id, Value::U64(v));
+    }
+    accepts(c, &req)
+}
+
+/// Send `req` on `c`; the answer, which must be ACCEPT.
+fn accepts(c: &mut TcpStream, req: &Message) -> Message {
+    send(c, req);
+    let acc = read(c).expect("an answer to REQUEST");
+    assert_eq!(acc.typ, ACCEPT, "refused: {:?}", acc.str(F_REASON));
+    acc
+}
+
+/// Send `done` on `c`; the answer, which must be RESULT.
+fn result(c: &mut TcpStream, done: Message) -> Message {
+    send(c, &done);
+    let r = read(c).expect("RESULT");
+    assert_eq!(r.typ, RESULT);
+    r
+}
+
+/// A data connection of test `id` to the server on `port`: its HELLO read
+/// and DATA sent.
+fn data_connection(port: u16, id: u64) -> TcpStream {
+    let mut d = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    d.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(read(&mut d).unwrap().typ, HELLO);
+    send(&mut d, &Message::new(DATA).with(F_TEST_ID, Value::U64(id)));
+    d
+}
+
+/// Ask `server` for a 1 s TCP test every `every` until one is accepted (a
+/// slot is free), for at most `within`: how long after the first ask that
+/// was, or None.
+fn slot_back_within(server: &Server, within: Duration, every: Duration) -> Option<Duration> {
+    let t = Instant::now();
+    loop {
+        let (mut c, _) = server.connect();
+        send(&mut c, &tcp_request(1, Duration::from_secs(1)));
+        if read(&mut c).unwrap().typ == ACCEPT {
+            return Some(t.elapsed());
+        }
+        if t.elapsed() >= within {
+            return None;
+        }
+        std::thread::sleep(every);
+    }
+}
+
 /// Drive a whole forward TCP test; returns (bytes written, RESULT).
 fn tcp_forward(server: &Server, streams: u64, duration: Duration) -> (u64, Message) {
     let (mut c, _hello) = server.connect();
-    send(&mut c, &tcp_request(streams, duration));
-    let acc = read(&mut c).expect("an answer to REQUEST");
-    assert_eq!(acc.typ, ACCEPT, "refused: {:?}", acc.str(F_REASON));
+    let acc = accepts(&mut c, &tcp_request(streams, duration));
     let id = acc.u64(F_TEST_ID).unwrap();
     assert_eq!(acc.u64(F_DATA_PORT), Some(server.port as u64));
     let until = Instant::now() + duration;
@@ -199,10 +253,7 @@ fn tcp_forward(server: &Server, streams: u64, duration: Duration) -> (u64, Messa
         .map(|_| {
             let port = server.port;
             std::thread::spawn(move || {
-                let mut d = TcpStream::connect(("127.0.0.1", port)).unwrap();
-                d.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-                assert_eq!(read(&mut d).unwrap().typ, HELLO);
-                send(&mut d, &Message::new(DATA).with(F_TEST_ID, Value::U64(id)));
+                let mut d = data_connection(port, id);
                 let buf = vec![0x5au8; 64 * 1024];
                 let mut n = 0u64;
                 while Instant::now() < until {
@@ -215,16 +266,14 @@ fn tcp_forward(server: &Server, streams: u64, duration: Duration) -> (u64, Messa
         })
         .collect();
     let written: u64 = writers.into_iter().map(|w| w.join().unwrap()).sum();
-    send(
+    let result = result(
         &mut c,
-        &Message::new(DONE)
+        Message::new(DONE)
             .with(F_BYTES, Value::U64(0))
             .with(F_BYTES_SENT, Value::U64(written))
             .with(F_ELAPSED_NS, Value::U64(duration.as_nanos() as u64))
             .with(F_PARTIAL, Value::Bool(false)),
     );
-    let result = read(&mut c).expect("RESULT");
-    assert_eq!(result.typ, RESULT);
     (written, result)
 }
 
@@ -393,19 +442,8 @@ fn max_tests_refuses_the_second_with_a_reason() {
     assert!(why.contains("busy") && why.contains("limit 1"), "{why}");
     // The first test's client vanishes: its slot comes back.
     drop(a);
-    let t = Instant::now();
-    loop {
-        let (mut c, _) = server.connect();
-        send(&mut c, &tcp_request(1, Duration::from_secs(1)));
-        if read(&mut c).unwrap().typ == ACCEPT {
-            break;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(3),
-            "the vanished client's test slot did not come back"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    slot_back_within(&server, Duration::from_secs(3), Duration::from_millis(50))
+        .expect("the vanished client's test slot did not come back");
 }
 
 #[test]
@@ -511,16 +549,12 @@ fn udp_forward_and_rr_tcp() {
     let server = Server::start(&["--quiet"]);
     // UDP: 0.5 s at 1000 datagrams/s.
     let (mut c, _) = server.connect();
-    send(
+    let acc = accepted(
         &mut c,
-        &Message::new(REQUEST)
-            .with(F_KIND, Value::Str("udp".into()))
-            .with(F_DURATION_NS, Value::U64(500_000_000))
-            .with(F_MSG_SIZE, Value::U64(200))
-            .with(F_RATE_BPS, Value::U64(1_600_000)),
+        "udp",
+        Duration::from_millis(500),
+        &[(F_MSG_SIZE, 200), (F_RATE_BPS, 1_600_000)],
     );
-    let acc = read(&mut c).unwrap();
-    assert_eq!(acc.typ, ACCEPT, "{:?}", acc.str(F_REASON));
     let id = acc.u64(F_TEST_ID).unwrap();
     let port = acc.u64(F_DATA_PORT).unwrap() as u16;
     let u = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -541,49 +575,35 @@ fn udp_forward_and_rr_tcp() {
         sent += 1;
         std::thread::sleep(Duration::from_millis(1));
     }
-    send(
+    let r = result(
         &mut c,
-        &Message::new(DONE)
+        Message::new(DONE)
             .with(F_PACKETS_SENT, Value::U64(sent))
             .with(F_BYTES_SENT, Value::U64(sent * 200)),
     );
-    let r = read(&mut c).unwrap();
-    assert_eq!(r.typ, RESULT);
     assert_eq!(r.u64(F_PACKETS), Some(499));
     assert_eq!(r.u64(F_BYTES), Some(499 * 200));
     assert_eq!(r.u64(F_LOST), Some(1));
 
     // rr-tcp: 200 transactions of 10 → 20 bytes.
     let (mut c, _) = server.connect();
-    send(
+    let acc = accepted(
         &mut c,
-        &Message::new(REQUEST)
-            .with(F_KIND, Value::Str("rr-tcp".into()))
-            .with(F_DURATION_NS, Value::U64(1_000_000_000))
-            .with(F_REQUEST_SIZE, Value::U64(10))
-            .with(F_RESPONSE_SIZE, Value::U64(20)),
+        "rr-tcp",
+        Duration::from_secs(1),
+        &[(F_REQUEST_SIZE, 10), (F_RESPONSE_SIZE, 20)],
     );
-    let acc = read(&mut c).unwrap();
-    assert_eq!(acc.typ, ACCEPT);
-    let mut d = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    d.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    assert_eq!(read(&mut d).unwrap().typ, HELLO);
-    send(
-        &mut d,
-        &Message::new(DATA).with(F_TEST_ID, Value::U64(acc.u64(F_TEST_ID).unwrap())),
-    );
+    let mut d = data_connection(server.port, acc.u64(F_TEST_ID).unwrap());
     let mut resp = [0u8; 20];
     for _ in 0..200 {
         d.write_all(&[1u8; 10]).unwrap();
         d.read_exact(&mut resp).unwrap();
     }
     drop(d);
-    send(
+    let r = result(
         &mut c,
-        &Message::new(DONE).with(F_TRANSACTIONS, Value::U64(200)),
+        Message::new(DONE).with(F_TRANSACTIONS, Value::U64(200)),
     );
-    let r = read(&mut c).unwrap();
-    assert_eq!(r.typ, RESULT);
     assert_eq!(r.u64(F_TRANSACTIONS), Some(200));
     assert_eq!(r.u64(F_BYTES), Some(2000));
 }
@@ -649,16 +669,12 @@ fn crr_back_to_back_connections_are_not_refused_and_fds_do_not_grow() {
     let (mut c, _) = server.connect();
     let fds0 = open_fds(pid);
     let duration = Duration::from_secs(2);
-    send(
+    let acc = accepted(
         &mut c,
-        &Message::new(REQUEST)
-            .with(F_KIND, Value::Str("crr".into()))
-            .with(F_DURATION_NS, Value::U64(duration.as_nanos() as u64))
-            .with(F_REQUEST_SIZE, Value::U64(1))
-            .with(F_RESPONSE_SIZE, Value::U64(1)),
+        "crr",
+        duration,
+        &[(F_REQUEST_SIZE, 1), (F_RESPONSE_SIZE, 1)],
     );
-    let acc = read(&mut c).unwrap();
-    assert_eq!(acc.typ, ACCEPT, "{:?}", acc.str(F_REASON));
     let id = acc.u64(F_TEST_ID).unwrap();
     let until = Instant::now() + duration;
     let (mut done, mut failed, mut max_fds) = (0u64, Vec::new(), 0usize);
@@ -689,12 +705,10 @@ fn crr_back_to_back_connections_are_not_refused_and_fds_do_not_grow() {
             max_fds = max_fds.max(open_fds(pid));
         }
     }
-    send(
+    let r = result(
         &mut c,
-        &Message::new(DONE).with(F_TRANSACTIONS, Value::U64(done)),
+        Message::new(DONE).with(F_TRANSACTIONS, Value::U64(done)),
     );
-    let r = read(&mut c).unwrap();
-    assert_eq!(r.typ, RESULT);
     assert!(done > 200, "only {done} transactions in {duration:?}");
     assert!(
         failed.is_empty(),
@@ -741,22 +755,10 @@ fn an_accepted_then_silent_test_frees_its_slot_after_the_idle_timeout() {
     let (mut silent, _) = server.connect();
     send(&mut silent, &tcp_request(1, Duration::from_secs(15)));
     assert_eq!(read(&mut silent).unwrap().typ, ACCEPT);
-    let t = Instant::now();
-    loop {
-        let (mut c, _) = server.connect();
-        send(&mut c, &tcp_request(1, Duration::from_secs(1)));
-        if read(&mut c).unwrap().typ == ACCEPT {
-            break;
-        }
-        assert!(
-            t.elapsed() < Duration::from_secs(4),
-            "a silent 15 s test still held the only slot after {:?}",
-            t.elapsed()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let back = slot_back_within(&server, Duration::from_secs(4), Duration::from_millis(100))
+        .expect("a silent 15 s test still held the only slot after 4 s");
     assert!(
-        t.elapsed() >= Duration::from_millis(500),
+        back >= Duration::from_millis(500),
         "the slot came back before the idle timeout"
     );
 }
@@ -814,17 +816,7 @@ fn a_client_stopped_mid_test_frees_its_slot_after_the_idle_timeout() {
             .status();
     };
     stop("-STOP");
-    let t = Instant::now();
-    let mut freed = None;
-    while t.elapsed() < Duration::from_secs(8) {
-        let (mut c, _) = server.connect();
-        send(&mut c, &tcp_request(1, Duration::from_secs(1)));
-        if read(&mut c).unwrap().typ == ACCEPT {
-            freed = Some(t.elapsed());
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let freed = slot_back_within(&server, Duration::from_secs(8), Duration::from_millis(100));
     stop("-KILL");
     stop("-CONT");
     let _ = client.wait();

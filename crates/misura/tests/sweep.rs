@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
+use std::process::{Child, Output, Stdio};
 
 /// `misura serve` on a loopback port of the kernel's choosing; stopped on drop.
 struct Server {
@@ -53,6 +53,14 @@ impl Drop for Server {
     }
 }
 
+/// `misura BEFORE… sweep TEST TARGET FLAG VALUES --duration 200ms AFTER…`.
+fn sweep((before, after): (&[&str], &[&str]), [test, t, flag, values]: [&str; 4]) -> Output {
+    let mut args = before.to_vec();
+    args.extend(["sweep", test, t, flag, values, "--duration", "200ms"]);
+    args.extend_from_slice(after);
+    run(&args)
+}
+
 /// The runs a results store holds.
 fn history(store: &str) -> Vec<Value> {
     let v = json_of(&run(&["--store", store, "history", "--json"]));
@@ -70,34 +78,18 @@ fn sweep_takes_the_global_store_flags_before_and_after_it() {
     let store = dir.path("runs.sqlite");
     let store = store.to_str().unwrap();
 
-    let before = json_of(&run(&[
-        "--no-store",
-        "sweep",
-        "tcp",
-        t,
-        "--msg-size",
-        "1000,2000",
-        "--duration",
-        "200ms",
-        "--json",
-    ]));
+    let before = json_of(&sweep(
+        (&["--no-store"], &["--json"]),
+        ["tcp", t, "--msg-size", "1000,2000"],
+    ));
     assert_eq!(before["parameter"], "msg-size");
     assert_eq!(before["complete"], true, "{before}");
 
     // After the test's flags, beside --store: nothing is kept.
-    let o = run(&[
-        "sweep",
-        "tcp",
-        t,
-        "--msg-size",
-        "1000,2000",
-        "--duration",
-        "200ms",
-        "-q",
-        "--store",
-        store,
-        "--no-store",
-    ]);
+    let o = sweep(
+        (&[], &["-q", "--store", store, "--no-store"]),
+        ["tcp", t, "--msg-size", "1000,2000"],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(
         String::from_utf8_lossy(&o.stdout).lines().count(),
@@ -110,18 +102,10 @@ fn sweep_takes_the_global_store_flags_before_and_after_it() {
     );
 
     // --store alone after them: the sweep is kept, under its server.
-    let o = run(&[
-        "sweep",
-        "rr",
-        t,
-        "--burst",
-        "1..2",
-        "--duration",
-        "200ms",
-        "-q",
-        "--store",
-        store,
-    ]);
+    let o = sweep(
+        (&[], &["-q", "--store", store]),
+        ["rr", t, "--burst", "1..2"],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let runs = history(store);
     assert_eq!(runs.len(), 1, "{runs:?}");

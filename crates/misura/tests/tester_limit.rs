@@ -13,6 +13,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
 
 /// A busy loop pinned to CPU 0, killed on drop.
 struct Hog(Child);
@@ -48,6 +49,38 @@ fn starved(args: &[&str]) -> Output {
         .expect("running misura under chrt")
 }
 
+/// `misura COMMAND --netns TESTER --tx p1 --rx p2 --cpu 0 EXTRA…
+/// --tester-retries 1 --json`, [`starved`] beside the hog, on a switch
+/// shaped to 20 Mb/s brought up for it (one CPU-loading test at a time),
+/// and how long the run took.
+fn starved_on_switch(tag: &str, command: &str, extra: &[&str]) -> (Output, Duration) {
+    let _one = one_at_a_time();
+    let lab = Lab::shaped_switch("tl", tag, "20M");
+    let ns = lab.tester();
+    let _hog = Hog::on_cpu0();
+    let started = Instant::now();
+    let mut args = vec![
+        command, "--netns", &ns, "--tx", "p1", "--rx", "p2", "--cpu", "0",
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--tester-retries", "1", "--json"]);
+    (starved(&args), started.elapsed())
+}
+
+/// The newest stored run of `subcommand`: its history row, and what `show`
+/// prints of it (`show` succeeding).
+fn newest(subcommand: &str) -> (Value, String) {
+    let h = stdout(&run(&["history", "--subcommand", subcommand, "--json"]));
+    let shown = run(&["show", &h[0]["id"].to_string()]);
+    assert!(
+        shown.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    let text = String::from_utf8_lossy(&shown.stdout).into_owned();
+    (h[0].clone(), text)
+}
+
 /// Each trial's last attempt: a row followed by its own retry (attempt + 1)
 /// was spoiled by the tester and run again, and is left out.
 fn last_attempts(list: &[Value]) -> Vec<&Value> {
@@ -76,34 +109,21 @@ fn stdout(o: &Output) -> Value {
 #[ignore = "needs root: network namespaces and raw sockets"]
 fn a_starved_tester_makes_rfc2544_inconclusive_never_an_ndr() {
     need_root!();
-    let _one = one_at_a_time();
-    let lab = Lab::shaped_switch("tl", "a", "20M");
-    let ns = lab.tester();
-    let _hog = Hog::on_cpu0();
-    let started = std::time::Instant::now();
-    let o = starved(&[
+    let (o, took) = starved_on_switch(
+        "a",
         "rfc2544",
-        "--netns",
-        &ns,
-        "--tx",
-        "p1",
-        "--rx",
-        "p2",
-        "--cpu",
-        "0",
-        "--sizes",
-        "512",
-        "--tests",
-        "throughput,loss",
-        "--trial",
-        "0.3s",
-        "--short-trial",
-        "0.2s",
-        "--tester-retries",
-        "1",
-        "--json",
-    ]);
-    let took = started.elapsed().as_secs_f64();
+        &[
+            "--sizes",
+            "512",
+            "--tests",
+            "throughput,loss",
+            "--trial",
+            "0.3s",
+            "--short-trial",
+            "0.2s",
+        ],
+    );
+    let took = took.as_secs_f64();
     let v = stdout(&o);
     schema_check(&v, "rfc2544.schema.json");
     let t = &v["sizes"][0]["throughput"];
@@ -177,17 +197,9 @@ fn a_starved_tester_makes_rfc2544_inconclusive_never_an_ndr() {
         );
     }
     // The history headline and `show` say inconclusive, never an NDR.
-    let h = stdout(&run(&["history", "--subcommand", "rfc2544", "--json"]));
-    let head = h[0]["headline"].as_str().unwrap_or("");
+    let (h, text) = newest("rfc2544");
+    let head = h["headline"].as_str().unwrap_or("");
     assert!(head.starts_with("INCONCLUSIVE"), "headline {head}");
-    let id = h[0]["id"].to_string();
-    let shown = run(&["show", &id]);
-    let text = String::from_utf8_lossy(&shown.stdout);
-    assert!(
-        shown.status.success(),
-        "{}",
-        String::from_utf8_lossy(&shown.stderr)
-    );
     assert!(
         text.starts_with("misura rfc2544:"),
         "show prints the text report: {text}"
@@ -200,32 +212,20 @@ fn a_starved_tester_makes_rfc2544_inconclusive_never_an_ndr() {
 #[ignore = "needs root: network namespaces and raw sockets"]
 fn a_starved_tester_makes_y1564_inconclusive_never_fail() {
     need_root!();
-    let _one = one_at_a_time();
-    let lab = Lab::shaped_switch("tl", "b", "20M");
-    let ns = lab.tester();
-    let _hog = Hog::on_cpu0();
     // 5 Mb/s of 512-byte frames fits under the 20 Mb/s shape: the SUT
     // passes it (rfc2544.rs's y1564 test); the starved tester cannot send it.
-    let o = starved(&[
+    let (o, _) = starved_on_switch(
+        "b",
         "y1564",
-        "--netns",
-        &ns,
-        "--tx",
-        "p1",
-        "--rx",
-        "p2",
-        "--cpu",
-        "0",
-        "--service",
-        "name=low,frame=512,cir=5M",
-        "--step-duration",
-        "0.2s",
-        "--duration",
-        "0s",
-        "--tester-retries",
-        "1",
-        "--json",
-    ]);
+        &[
+            "--service",
+            "name=low,frame=512,cir=5M",
+            "--step-duration",
+            "0.2s",
+            "--duration",
+            "0s",
+        ],
+    );
     let v = stdout(&o);
     schema_check(&v, "y1564.schema.json");
     let s = &v["services"][0];
@@ -240,10 +240,8 @@ fn a_starved_tester_makes_y1564_inconclusive_never_fail() {
             "{st}"
         );
     }
-    let h = stdout(&run(&["history", "--subcommand", "y1564", "--json"]));
-    assert_eq!(h[0]["headline"], "Y.1564 INCONCLUSIVE (tester limit)");
-    let shown = run(&["show", &h[0]["id"].to_string()]);
-    let text = String::from_utf8_lossy(&shown.stdout);
+    let (h, text) = newest("y1564");
+    assert_eq!(h["headline"], "Y.1564 INCONCLUSIVE (tester limit)");
     assert!(text.starts_with("misura y1564:"), "{text}");
     assert!(text.contains("INCONCLUSIVE"), "{text}");
     assert!(!text.contains("FAIL"), "{text}");

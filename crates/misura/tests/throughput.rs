@@ -8,24 +8,27 @@ use serde_json::Value;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-/// A lab with `misura serve` running in host 2 (198.18.0.2).
-fn lab_with_server(tag: &str) -> Lab {
-    let mut lab = Lab::up("tp", tag, "hosts");
+/// The server's address, host 2's.
+const H2: &str = "198.18.0.2";
+
+/// `misura serve --netns h2 --listen 198.18.0.2 --quiet EXTRA…` in the
+/// background, killed with the lab.
+fn serve(lab: &mut Lab, extra: &[&str]) {
     let ns2 = lab.ns(2);
     let child = misura()
-        .args([
-            "serve",
-            "--netns",
-            &ns2,
-            "--listen",
-            "198.18.0.2",
-            "--quiet",
-        ])
+        .args(["serve", "--netns", &ns2, "--listen", H2, "--quiet"])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     lab.children.push(child);
+}
+
+/// A lab with `misura serve` running in host 2 (198.18.0.2).
+fn lab_with_server(tag: &str) -> Lab {
+    let mut lab = Lab::up("tp", tag, "hosts");
+    serve(&mut lab, &[]);
     // Wait until the port answers.
     let t = Instant::now();
     loop {
@@ -53,6 +56,41 @@ fn client(lab: &Lab, args: &[&str]) -> std::process::Output {
     run(&v)
 }
 
+/// `misura TEST 198.18.0.2 EXTRA… --json` from host 1: its result (misura
+/// failing fails the test).
+fn result(lab: &Lab, test: &str, extra: &[&str]) -> Value {
+    let mut args = vec![test, H2];
+    args.extend_from_slice(extra);
+    args.push("--json");
+    json_of(&client(lab, &args))
+}
+
+/// `misura sweep tcp 198.18.0.2 --netns h1 SWEPT VALUES --duration DURATION
+/// EXTRA…`.
+fn sweep(lab: &Lab, [swept, values, duration]: [&str; 3], extra: &[&str]) -> std::process::Output {
+    let ns1 = lab.ns(1);
+    let mut args = vec![
+        "sweep",
+        "tcp",
+        H2,
+        "--netns",
+        &ns1,
+        swept,
+        values,
+        "--duration",
+        duration,
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+/// Its stderr, once `o`'s exit code is asserted to be `code`.
+fn exited(o: &std::process::Output, code: i32) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    err
+}
+
 fn f(v: &Value, k: &str) -> f64 {
     v[k].as_f64()
         .unwrap_or_else(|| panic!("{k} missing in {v}"))
@@ -70,18 +108,7 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
     let lab = lab_with_server("a");
 
     // TCP forward: the server counted every byte the client sent.
-    let t = json_of(&client(
-        &lab,
-        &[
-            "tcp",
-            "198.18.0.2",
-            "--duration",
-            "1s",
-            "--streams",
-            "2",
-            "--json",
-        ],
-    ));
+    let t = result(&lab, "tcp", &["--duration", "1s", "--streams", "2"]);
     schema_check(&t, "tcp.schema.json");
     let c = &t["clients"][0];
     assert!(t["complete"].as_bool().unwrap(), "{t}");
@@ -101,17 +128,7 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
     }
 
     // TCP reverse and bidir.
-    let t = json_of(&client(
-        &lab,
-        &[
-            "tcp",
-            "198.18.0.2",
-            "--duration",
-            "1s",
-            "--reverse",
-            "--json",
-        ],
-    ));
+    let t = result(&lab, "tcp", &["--duration", "1s", "--reverse"]);
     schema_check(&t, "tcp.schema.json");
     let c = &t["clients"][0];
     assert_eq!(
@@ -119,26 +136,12 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
         u(&c["server"], "bytes_sent"),
         "client received what the server sent"
     );
-    let t = json_of(&client(
-        &lab,
-        &["tcp", "198.18.0.2", "--duration", "1s", "--bidir", "--json"],
-    ));
+    let t = result(&lab, "tcp", &["--duration", "1s", "--bidir"]);
     schema_check(&t, "tcp.schema.json");
     assert!(f(&t["clients"][0], "forward_bps") > 0.0 && f(&t["clients"][0], "reverse_bps") > 0.0);
 
     // UDP at a modest rate: received = sent, no loss.
-    let d = json_of(&client(
-        &lab,
-        &[
-            "udp",
-            "198.18.0.2",
-            "--rate",
-            "20M",
-            "--duration",
-            "1s",
-            "--json",
-        ],
-    ));
+    let d = result(&lab, "udp", &["--rate", "20M", "--duration", "1s"]);
     schema_check(&d, "udp.schema.json");
     let c = &d["clients"][0];
     assert!(u(c, "sent_packets") > 1000);
@@ -149,37 +152,27 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
     );
     assert_eq!(u(c, "lost"), 0, "{c}");
     assert!(f(&d, "throughput_bps") > 15e6);
-    let d = json_of(&client(
+    let d = result(
         &lab,
-        &[
-            "udp",
-            "198.18.0.2",
-            "--rate",
-            "20M",
-            "--duration",
-            "1s",
-            "--reverse",
-            "--json",
-        ],
-    ));
+        "udp",
+        &["--rate", "20M", "--duration", "1s", "--reverse"],
+    );
     schema_check(&d, "udp.schema.json");
     assert_eq!(u(&d["clients"][0], "lost"), 0);
 
     // Don't fragment above the MTU: nothing arrives, and it is said.
-    let o = client(
-        &lab,
-        &[
-            "udp",
-            "198.18.0.2",
-            "--rate",
-            "10M",
-            "--msg-size",
-            "2000",
-            "--df",
-            "--duration",
-            "1s",
-        ],
-    );
+    let df = [
+        "udp",
+        H2,
+        "--rate",
+        "10M",
+        "--msg-size",
+        "2000",
+        "--df",
+        "--duration",
+        "1s",
+    ];
+    let o = client(&lab, &df);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
         text.contains("nothing arrives above the path MTU of 1500 bytes with don't-fragment set"),
@@ -187,29 +180,14 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
     );
     // Not a result of 0 bit/s that exits 0: an error naming the size, the
     // path MTU and what to do (issue 26).
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    let err = exited(&o, 1);
     assert!(
         err.contains("--msg-size 2000 with --df")
             && err.contains("path MTU of 1500 bytes")
             && err.contains("Use --msg-size 1472 or less"),
         "{err}"
     );
-    let o = client(
-        &lab,
-        &[
-            "udp",
-            "198.18.0.2",
-            "--rate",
-            "10M",
-            "--msg-size",
-            "2000",
-            "--df",
-            "--duration",
-            "1s",
-            "--json",
-        ],
-    );
+    let o = client(&lab, &[&df[..], &["--json"]].concat());
     assert_eq!(o.status.code(), Some(1));
     let d: serde_json::Value = serde_json::from_slice(&o.stdout).expect("the result, written");
     schema_check(&d, "udp.schema.json");
@@ -218,9 +196,7 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
 
     // rr: tcp, udp, crr.
     for extra in [&["--proto", "tcp"][..], &["--proto", "udp"], &["--connect"]] {
-        let mut a = vec!["rr", "198.18.0.2", "--duration", "1s", "--json"];
-        a.extend_from_slice(extra);
-        let r = json_of(&client(&lab, &a));
+        let r = result(&lab, "rr", &[&["--duration", "1s"][..], extra].concat());
         schema_check(&r, "rr.schema.json");
         assert!(f(&r, "transactions_per_s") > 0.0, "{extra:?}: {r}");
         if extra == ["--connect"] {
@@ -250,11 +226,10 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
             max
         })
     };
-    let r = json_of(&client(
+    let r = result(
         &lab,
+        "rr",
         &[
-            "rr",
-            "198.18.0.2",
             "--proto",
             "tcp",
             "--connect",
@@ -264,9 +239,8 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
             "1",
             "--duration",
             "2s",
-            "--json",
         ],
-    ));
+    );
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let max_fds = sampler.join().unwrap();
     let c = &r["clients"][0];
@@ -281,18 +255,7 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
     );
 
     // Two clients at once: both complete, the sum is the sum.
-    let t = json_of(&client(
-        &lab,
-        &[
-            "tcp",
-            "198.18.0.2",
-            "--duration",
-            "1s",
-            "--clients",
-            "2",
-            "--json",
-        ],
-    ));
+    let t = result(&lab, "tcp", &["--duration", "1s", "--clients", "2"]);
     schema_check(&t, "tcp.schema.json");
     let cl = t["clients"].as_array().unwrap();
     assert_eq!(cl.len(), 2);
@@ -309,22 +272,11 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
 
     // Sweep: one row per value.
     let csv = lab.path("sweep.csv");
-    let ns1 = lab.ns(1);
-    let o = run(&[
-        "sweep",
-        "tcp",
-        "198.18.0.2",
-        "--netns",
-        &ns1,
-        "--msg-size",
-        "100,1000,10000",
-        "--duration",
-        "500ms",
-        "--json",
-        "-q",
-        "--export-csv",
-        csv.to_str().unwrap(),
-    ]);
+    let o = sweep(
+        &lab,
+        ["--msg-size", "100,1000,10000", "500ms"],
+        &["--json", "-q", "--export-csv", csv.to_str().unwrap()],
+    );
     let s = json_of(&o);
     let pts = s["points"].as_array().unwrap();
     assert_eq!(pts.len(), 3);
@@ -335,18 +287,7 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
         .all(|p| p["figures"]["throughput_bps"].as_f64().unwrap() > 0.0));
     let text = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(text.lines().count(), 4);
-    let o = run(&[
-        "sweep",
-        "tcp",
-        "198.18.0.2",
-        "--netns",
-        &ns1,
-        "--streams",
-        "1..2",
-        "--duration",
-        "300ms",
-        "-q",
-    ]);
+    let o = sweep(&lab, ["--streams", "1..2", "300ms"], &["-q"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(
         String::from_utf8_lossy(&o.stdout).lines().count(),
@@ -355,18 +296,7 @@ fn tcp_udp_rr_setup_sweep_and_clients() {
     );
 
     // Setup: a table per gap.
-    let s = json_of(&client(
-        &lab,
-        &[
-            "setup",
-            "198.18.0.2",
-            "--idle",
-            "0s,200ms",
-            "--count",
-            "2",
-            "--json",
-        ],
-    ));
+    let s = result(&lab, "setup", &["--idle", "0s,200ms", "--count", "2"]);
     assert_eq!(s["gaps"].as_array().unwrap().len(), 2);
     assert!(s["gaps"][0]["handshake_mean_ns"].as_f64().unwrap() > 0.0);
     assert!(s["gaps"][1]["samples"][0]["first_rtt_ns"].as_u64().unwrap() > 0);
@@ -387,27 +317,13 @@ fn unreachable_and_bad_input() {
     );
     assert_eq!(err.lines().count(), 1, "{err}");
     // Bad parameters: exit 5; usage: exit 2.
-    assert_eq!(
-        client(
-            &lab,
-            &["udp", "198.18.0.2", "--rate", "10M", "--msg-size", "10"]
-        )
-        .status
-        .code(),
-        Some(5)
-    );
-    assert_eq!(
-        client(&lab, &["rr", "198.18.0.2", "--proto", "udp", "--connect"])
-            .status
-            .code(),
-        Some(2)
-    );
-    assert_eq!(
-        client(&lab, &["tcp", "198.18.0.2", "--duration", "soon"])
-            .status
-            .code(),
-        Some(2)
-    );
+    for (args, code) in [
+        (&["udp", H2, "--rate", "10M", "--msg-size", "10"][..], 5),
+        (&["rr", H2, "--proto", "udp", "--connect"], 2),
+        (&["tcp", H2, "--duration", "soon"], 2),
+    ] {
+        assert_eq!(client(&lab, args).status.code(), Some(code), "{args:?}");
+    }
 }
 
 #[test]
@@ -415,33 +331,11 @@ fn unreachable_and_bad_input() {
 fn refusal_reason_reaches_the_user_and_a_lost_server_gives_partial_results() {
     need_root!();
     let mut lab = Lab::up("tp", "c", "hosts");
-    let ns2 = lab.ns(2);
-    let child = misura()
-        .args([
-            "serve",
-            "--netns",
-            &ns2,
-            "--listen",
-            "198.18.0.2",
-            "--quiet",
-            "--max-duration",
-            "5s",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    lab.children.push(child);
+    serve(&mut lab, &["--max-duration", "5s"]);
     std::thread::sleep(Duration::from_millis(500));
     // Above the announced limit: exit 5 with the limit named.
-    let o = client(&lab, &["tcp", "198.18.0.2", "--duration", "10s"]);
-    assert_eq!(
-        o.status.code(),
-        Some(5),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(String::from_utf8_lossy(&o.stderr).contains("limit of 5.0 s"));
+    let o = client(&lab, &["tcp", H2, "--duration", "10s"]);
+    assert!(exited(&o, 5).contains("limit of 5.0 s"));
     // The server dies mid-test: the client ends within its timeouts, partial.
     let ns1 = lab.ns(1);
     let t0 = Instant::now();
@@ -466,12 +360,7 @@ fn refusal_reason_reaches_the_user_and_a_lost_server_gives_partial_results() {
     }
     let o = c.wait_with_output().unwrap();
     assert!(t0.elapsed() < Duration::from_secs(25));
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    exited(&o, 1);
     let v: Value = serde_json::from_slice(&o.stdout).expect("partial JSON");
     assert_eq!(v["complete"], false);
     schema_check(&v, "tcp.schema.json");

@@ -8,7 +8,7 @@
 //! covers the extrapolation), so memory stays constant for any run length.
 
 use anyhow::{Context, Result};
-use misura_measure::phc_track::{Converted, CrossSample, PhcPair};
+use misura_measure::phc_track::{Converted, PhcPair};
 use misura_sys::phc::PhcClock;
 use misura_sys::phc_cross::CrossMethod;
 use std::path::Path;
@@ -111,14 +111,7 @@ impl Clocks {
             match r {
                 Ok((m, v)) => {
                     s.end.methods[i] = Some(m);
-                    let v: Vec<CrossSample> = v
-                        .iter()
-                        .map(|c| CrossSample {
-                            sys_before: c.sys_before,
-                            phc: c.phc,
-                            sys_after: c.sys_after,
-                        })
-                        .collect();
+                    let v = crate::ptp::cross_samples(&v);
                     let track = if i == 0 {
                         &mut s.pair.tx
                     } else {

@@ -116,16 +116,8 @@ fn track(
             .cross_timestamp(per_round, &CrossMethod::ALL)
             .map_err(|e| e.to_string())?;
         method = m.name();
-        let samples: Vec<CrossSample> = stamps
-            .iter()
-            .map(|s| CrossSample {
-                sys_before: s.sys_before,
-                phc: s.phc,
-                sys_after: s.sys_after,
-            })
-            .collect();
         // A refused round (a preempted read) is counted by the track.
-        let _ = t.add_round(&samples);
+        let _ = t.add_round(&cross_samples(&stamps));
     }
     Ok((t, method))
 }
@@ -245,6 +237,18 @@ pub fn offset_now(clock: &PhcClock, n: u32) -> Option<(f64, f64)> {
         .min_by_key(|s| s.sys_after - s.sys_before)?;
     let w = b.sys_after - b.sys_before;
     Some(((b.phc - (b.sys_before + w / 2)) as f64, w as f64 / 2.0))
+}
+
+/// `sys`'s cross-timestamps as the samples `measure`'s clock track takes.
+pub(crate) fn cross_samples(stamps: &[misura_sys::phc_cross::CrossStamp]) -> Vec<CrossSample> {
+    stamps
+        .iter()
+        .map(|s| CrossSample {
+            sys_before: s.sys_before,
+            phc: s.phc,
+            sys_after: s.sys_after,
+        })
+        .collect()
 }
 
 #[cfg(test)]

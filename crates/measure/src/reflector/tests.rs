@@ -74,6 +74,17 @@ fn request(mode: Mode, seq: u32, fmt: StampTimestampFormat, ssid: u16, tlvs: boo
     buf
 }
 
+/// An unauthenticated sender packet `seq` (NTP timestamp, SSID 0), no TLVs.
+fn plain(seq: u32) -> Vec<u8> {
+    request(
+        Mode::Unauthenticated,
+        seq,
+        StampTimestampFormat::Ntp,
+        0,
+        false,
+    )
+}
+
 fn sign(key: &StampKey, req: &mut [u8]) {
     if let Some(c) = tlv_hmac_covered(req, Mode::Authenticated) {
         let tag = hmac16(key, &[&req[c.seq.clone()], &req[c.tlvs.clone()]]);

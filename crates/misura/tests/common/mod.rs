@@ -145,6 +145,21 @@ pub fn json_of(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).expect("JSON on stdout")
 }
 
+/// The codes of a result's `warnings`, in order.
+pub fn warning_codes(v: &Value) -> Vec<&str> {
+    v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["code"].as_str())
+        .collect()
+}
+
+/// Nanoseconds in a JSON number as milliseconds (NaN where it is none).
+pub fn ms(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN) / 1e6
+}
+
 /// Validate a result against one of the schemas in `schema/`.
 pub fn schema_check(v: &Value, schema_file: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -295,6 +310,23 @@ impl Lab {
 
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.join(name)
+    }
+
+    /// `misura --no-store load 198.18.1.2 --netns h1 --idle 2s EXTRA…`: from
+    /// the routed lab's near host to its far one, whatever it gives.
+    pub fn load(&self, extra: &[&str]) -> Output {
+        let ns = self.ns(1);
+        let mut args = vec![
+            "--no-store",
+            "load",
+            "198.18.1.2",
+            "--netns",
+            &ns,
+            "--idle",
+            "2s",
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
     }
 
     /// `misura oneway` between the tester's ports.

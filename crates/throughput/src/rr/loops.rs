@@ -24,6 +24,14 @@ pub(super) struct Loop {
 }
 
 impl Loop {
+    /// A loop with nothing counted yet, and the request (0x5a bytes) and
+    /// response buffers of `t`'s sizes for a TCP loop.
+    fn start(t: &Transactions) -> (Loop, Vec<u8>, Vec<u8>) {
+        let req = vec![0x5au8; t.request as usize];
+        let resp = vec![0u8; t.response as usize];
+        (Loop::default(), req, resp)
+    }
+
     /// Add another loop's counts (crr's loops run side by side).
     pub(super) fn merge(&mut self, l: Loop) {
         self.transactions += l.transactions;
@@ -49,9 +57,7 @@ pub(super) fn tcp_loop(
     end: Instant,
     stop: &AtomicUsize,
 ) -> Loop {
-    let mut l = Loop::default();
-    let req = vec![0x5au8; t.request as usize];
-    let mut resp = vec![0u8; t.response as usize];
+    let (mut l, req, mut resp) = Loop::start(t);
     let mut inflight: VecDeque<Instant> = VecDeque::new();
     s.set_read_timeout(Some(client::END_GRACE)).ok();
     s.set_write_timeout(Some(client::END_GRACE)).ok();
@@ -179,9 +185,7 @@ pub(super) fn crr_loop(
     end: Instant,
     stop: &AtomicUsize,
 ) -> Loop {
-    let mut l = Loop::default();
-    let req = vec![0x5au8; t.request as usize];
-    let mut resp = vec![0u8; t.response as usize];
+    let (mut l, req, mut resp) = Loop::start(t);
     let opts = TcpOpts {
         nodelay: true,
         ..Default::default()

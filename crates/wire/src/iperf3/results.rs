@@ -45,13 +45,7 @@ impl Results {
     pub fn parse(body: &[u8]) -> Result<Results, Iperf3Error> {
         const WHAT: &str = "results message";
         let m = object(body, WHAT)?;
-        let f = |k: &'static str| -> Result<f64, Iperf3Error> {
-            let v = m.get(k).ok_or(Iperf3Error::Missing {
-                what: WHAT,
-                field: k,
-            })?;
-            finite(k, v)
-        };
+        let f = |k| required(&m, WHAT, k);
         let streams = match m.get("streams") {
             Some(Value::Array(a)) if a.len() <= 2 * MAX_STREAMS as usize => a,
             Some(Value::Array(a)) => {
@@ -120,13 +114,7 @@ impl StreamResult {
                 value: short(v),
             });
         };
-        let f = |k: &'static str| -> Result<f64, Iperf3Error> {
-            let v = m.get(k).ok_or(Iperf3Error::Missing {
-                what: WHAT,
-                field: k,
-            })?;
-            finite(k, v)
-        };
+        let f = |k| required(m, WHAT, k);
         let opt = |k: &'static str| m.get(k).map(|v| finite(k, v)).transpose();
         let bytes = f("bytes")?;
         if !(0.0..=9.007_199_254_740_992e15).contains(&bytes) {
@@ -164,6 +152,16 @@ impl StreamResult {
         }
         Value::Object(j)
     }
+}
+
+/// The finite number field `field` of `what`, which must be there.
+fn required(
+    m: &Map<String, Value>,
+    what: &'static str,
+    field: &'static str,
+) -> Result<f64, Iperf3Error> {
+    let v = m.get(field).ok_or(Iperf3Error::Missing { what, field })?;
+    finite(field, v)
 }
 
 /// A finite number field (cJSON writes NaN as null: refused).

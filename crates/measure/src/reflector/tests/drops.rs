@@ -5,13 +5,7 @@ use super::*;
 #[test]
 fn every_drop_reason_is_triggered_and_counted() {
     let mut out = [0u8; 300];
-    let ok = request(
-        Mode::Unauthenticated,
-        1,
-        StampTimestampFormat::Ntp,
-        0,
-        false,
-    );
+    let ok = plain(1);
     let c = ClockState::FREE_RUNNING;
     let mut r = Reflector::new(cfg());
     let mut cases: Vec<(Vec<u8>, RequestMeta, DropReason)> = vec![
@@ -221,13 +215,7 @@ fn bounded_tables_under_a_flood_of_sources() {
     });
     let c = ClockState::FREE_RUNNING;
     let mut out = [0u8; 300];
-    let ok = request(
-        Mode::Unauthenticated,
-        1,
-        StampTimestampFormat::Ntp,
-        0,
-        false,
-    );
+    let ok = plain(1);
     for i in 0..20_000u32 {
         let ip = IpAddr::from((0x0a00_0000u32 + i).to_be_bytes());
         let m = meta(
@@ -275,13 +263,7 @@ fn one_address_cycling_ports_holds_at_most_its_share_of_the_peer_table() {
     });
     let c = ClockState::FREE_RUNNING;
     let mut out = [0u8; 300];
-    let ok = request(
-        Mode::Unauthenticated,
-        1,
-        StampTimestampFormat::Ntp,
-        0,
-        false,
-    );
+    let ok = plain(1);
     let mut t = NOW;
     for port in 0..4_200u16 {
         for _ in 0..2 {

@@ -248,13 +248,7 @@ fn foreign_ptp_frames_are_counted_and_never_answered() {
     let c = ClockState::FREE_RUNNING;
     let ours = MacAddr([2, 0, 0, 0, 0, 2]);
     let m = meta(src(1, 1), NOW);
-    let req = request(
-        Mode::Unauthenticated,
-        8,
-        StampTimestampFormat::Ntp,
-        0,
-        false,
-    );
+    let req = plain(8);
     let good = ptp_request(&req, [2, 0, 0, 0, 0, 1]);
     // ptp4l's Announce (messageType 0xB, domain 0), a Sync of domain 0
     // with nothing after it, a v1 header, a Sync in our domain carrying
@@ -292,7 +286,7 @@ fn foreign_ptp_frames_are_counted_and_never_answered() {
 proptest! {
     #[test]
     fn reply_never_longer_than_request(len in 0usize..=300, fill in any::<u8>(), tlv_area in proptest::collection::vec(any::<u8>(), 0..300), l2 in any::<bool>()) {
-        let mut req = request(Mode::Unauthenticated, 1, StampTimestampFormat::Ntp, 0, false);
+        let mut req = plain(1);
         req.extend_from_slice(&tlv_area);
         req.resize(len, fill);
         let mut r = Reflector::new(cfg());
