@@ -236,9 +236,13 @@ fn y1564_passes_a_service_under_the_shape_and_fails_one_above_it() {
     // A first step of 1.75 Gb/s (25 % of 7G) in 64-byte frames, 3.4 M
     // frames/s, is beyond this tester: the step is repeated once
     // (--tester-retries 1) and both attempts are reported. What the tester
-    // did send (hundreds of kframes/s) is far over the 20 Mb/s shape, and
-    // the SUT lost most of it: the step is judged at that rate, a FAIL of
-    // the SUT (issue 37), not inconclusive: exit 9.
+    // did send (tens of kframes/s, over the 20 Mb/s shape) is judged at
+    // that rate, a FAIL of the SUT (issue 37), not inconclusive: exit 9.
+    // Which rule it breaks depends on how much the tester sent: the SUT
+    // drops what its queue cannot hold (IR, FLR), or, for a tester that
+    // sent little more than the shape, holds it all and delays it (FDV):
+    // in one run on this 2-vCPU VM the tester sent 46 kframes/s and the
+    // SUT lost none of it.
     let fast = y1564(
         &lab,
         "name=fast,frame=64,cir=7G",
@@ -251,7 +255,11 @@ fn y1564_passes_a_service_under_the_shape_and_fails_one_above_it() {
     assert_eq!(first["pass"], false, "{first}");
     assert_eq!(first["inconclusive"], false, "{first}");
     assert!(first["tester_limit"].is_string(), "{first}");
-    assert!(first["reasons"].to_string().contains("FLR"), "{first}");
+    let reasons = first["reasons"].to_string();
+    assert!(
+        ["IR ", "FLR", "FD"].iter().any(|r| reasons.contains(r)),
+        "{first}"
+    );
     let spoiled = first["spoiled_attempts"].as_array().unwrap();
     assert_eq!(spoiled.len(), 1, "{first}");
     assert!(
