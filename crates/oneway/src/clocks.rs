@@ -39,7 +39,8 @@ pub fn start(s: &Stamping, methods: &[CrossMethod], warnings: &mut Vec<Warning>)
             Ok(tr) => c.tracker = Some(tr),
             Err(e) => {
                 let detail = format!(
-                    "the ports have two PTP clocks (/dev/ptp{t}, /dev/ptp{r}) and they could not be related: {e:#}; no hardware latency is reported (kernel and user figures are)"
+                    "the ports have two PTP clocks (/dev/ptp{t}, /dev/ptp{r}) and they could not be related: {}; no hardware latency is reported (kernel and user figures are)",
+                    misura_run::exit::one_line(&e)
                 );
                 warnings.push(
                     Warn::HardwareClocks {

@@ -221,7 +221,7 @@ pub fn run(
             Ok(t) => t,
             Err(e) => {
                 turn.release_all();
-                return Ok((turn.counters(), Stop::Error(format!("{e:#}"))));
+                return Ok((turn.counters(), Stop::Error(misura_run::exit::one_line(&e))));
             }
         };
         if turn.session.is_finished(t) {

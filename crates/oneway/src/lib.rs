@@ -165,7 +165,7 @@ pub fn measure(
         Err(e) => (
             OnewayCounters::default(),
             Stop::Finished,
-            Some(format!("{e:#}")),
+            Some(misura_run::exit::one_line(&e)),
         ),
     };
     log::debug!("debug: {counters:?}");

@@ -7,10 +7,10 @@
 //! (points up to a period old; the fit's standard error at the frame's time
 //! covers the extrapolation), so memory stays constant for any run length.
 
-use anyhow::{Context, Result};
 use misura_measure::phc_track::{Converted, PhcPair};
 use misura_sys::phc::PhcClock;
 use misura_sys::phc_cross::CrossMethod;
+use misura_sys::SysError;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -135,20 +135,42 @@ pub struct PhcTracker {
     thread: Option<JoinHandle<Clocks>>,
 }
 
+/// Why the tracking could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum TrackerError {
+    /// A clock could not be opened or read (`what` names which, and how).
+    #[error("{what}")]
+    Clock {
+        what: String,
+        #[source]
+        source: SysError,
+    },
+    #[error("starting the PTP clock tracking thread")]
+    Thread(#[source] std::io::Error),
+}
+
 impl PhcTracker {
     /// Opens both clocks, takes the rounds before the run and starts the
     /// thread. `methods` in order of preference (e.g. [`CrossMethod::ALL`]).
-    pub fn start(tx_dev: &Path, rx_dev: &Path, methods: &[CrossMethod]) -> Result<PhcTracker> {
+    pub fn start(
+        tx_dev: &Path,
+        rx_dev: &Path,
+        methods: &[CrossMethod],
+    ) -> Result<PhcTracker, TrackerError> {
+        let clock = |what: &str| {
+            let what = what.to_string();
+            move |source| TrackerError::Clock { what, source }
+        };
         let clocks = Clocks {
-            tx: PhcClock::open(tx_dev).context("opening the TX port's PTP clock")?,
-            rx: PhcClock::open(rx_dev).context("opening the RX port's PTP clock")?,
+            tx: PhcClock::open(tx_dev).map_err(clock("opening the TX port's PTP clock"))?,
+            rx: PhcClock::open(rx_dev).map_err(clock("opening the RX port's PTP clock"))?,
             methods: methods.to_vec(),
         };
         // Fail early, naming the clock, when neither can be cross-timestamped.
         for (name, c) in [("TX", &clocks.tx), ("RX", &clocks.rx)] {
-            c.cross_timestamp(1, methods).with_context(|| {
-                format!("cross-timestamping the {name} port's PTP clock against CLOCK_REALTIME")
-            })?;
+            c.cross_timestamp(1, methods).map_err(clock(&format!(
+                "cross-timestamping the {name} port's PTP clock against CLOCK_REALTIME"
+            )))?;
         }
         let state = Arc::new(Mutex::new(State::default()));
         for _ in 0..EDGE_ROUNDS {
@@ -173,7 +195,7 @@ impl PhcTracker {
                     }
                     clocks
                 })
-                .context("starting the PTP clock tracking thread")?
+                .map_err(TrackerError::Thread)?
         };
         Ok(PhcTracker {
             state,
