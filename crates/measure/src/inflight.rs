@@ -8,6 +8,7 @@
 //! stamp). Nothing here allocates after construction.
 
 use crate::seqring::{RingCounts, SeqRing};
+use crate::time::{Instant, Span};
 use crate::window::FrameRecord;
 
 /// The TX side of a frame, recorded right after `send()`.
@@ -177,11 +178,11 @@ impl InFlight {
 
     /// Release the oldest frame if it is complete, or if it has waited more
     /// than `timeout` since `TX2` (then it is lost, or kept without a TX stamp).
-    pub fn pop_complete(&mut self, now: i64, timeout: i64) -> Option<FrameRecord> {
+    pub fn pop_complete(&mut self, now: Instant, timeout: Span) -> Option<FrameRecord> {
         let (slot, received) = self.ring.oldest()?;
         let complete =
             received && (slot.tx_stamps >= self.stamps_per_frame || !self.expect_tx_stamp);
-        if complete || now - slot.rec.tx2 > timeout {
+        if complete || now - Instant::from_ns(slot.rec.tx2) > timeout {
             return self.pop_any();
         }
         None
@@ -189,10 +190,12 @@ impl InFlight {
 
     /// The first instant at which `pop_complete` gives up waiting for the
     /// oldest frame (`now − TX2 > timeout`), if any frame is in flight.
-    pub fn oldest_deadline(&self, timeout: i64) -> Option<i64> {
-        self.ring
-            .oldest()
-            .map(|(slot, _)| slot.rec.tx2.saturating_add(timeout).saturating_add(1))
+    pub fn oldest_deadline(&self, timeout: Span) -> Option<Instant> {
+        self.ring.oldest().map(|(slot, _)| {
+            Instant::from_ns(slot.rec.tx2)
+                .saturating_add(timeout)
+                .saturating_add(Span::from_ns(1))
+        })
     }
 
     /// Release the oldest frame whatever its state (end of run).
@@ -247,14 +250,21 @@ mod tests {
         assert_eq!(r.on_tx_stamp(1, Some(105), None), TxStampMatch::First);
         assert_eq!(r.on_tx_stamp(1, Some(999), None), TxStampMatch::Again);
         // Frame 1 is complete but frame 0 holds the head.
-        assert_eq!(r.pop_complete(200, 1_000), None);
+        assert_eq!(
+            r.pop_complete(Instant::from_ns(200), Span::from_ns(1_000)),
+            None
+        );
         assert_eq!(
             r.on_received(0, 170, 180, Some(175), None),
             Arrival::Matched { reordered: true }
         );
         assert_eq!(r.on_tx_stamp(0, Some(5), None), TxStampMatch::First);
-        let a = r.pop_complete(200, 1_000).unwrap();
-        let b = r.pop_complete(200, 1_000).unwrap();
+        let a = r
+            .pop_complete(Instant::from_ns(200), Span::from_ns(1_000))
+            .unwrap();
+        let b = r
+            .pop_complete(Instant::from_ns(200), Span::from_ns(1_000))
+            .unwrap();
         assert_eq!(
             (a.seq, a.reordered, a.kernel_latency()),
             (0, true, Some(170))
@@ -271,13 +281,24 @@ mod tests {
     fn timeout_declares_loss_and_late_arrivals_are_counted() {
         let mut r = InFlight::new(4, false, 10);
         r.on_sent(tx(10, 0));
-        assert_eq!(r.pop_complete(500, 1_000), None);
-        assert_eq!(r.oldest_deadline(1_000), Some(1_011));
-        assert_eq!(r.pop_complete(1_010, 1_000), None);
-        let lost = r.pop_complete(1_011, 1_000).unwrap();
+        assert_eq!(
+            r.pop_complete(Instant::from_ns(500), Span::from_ns(1_000)),
+            None
+        );
+        assert_eq!(
+            r.oldest_deadline(Span::from_ns(1_000)),
+            Some(Instant::from_ns(1_011))
+        );
+        assert_eq!(
+            r.pop_complete(Instant::from_ns(1_010), Span::from_ns(1_000)),
+            None
+        );
+        let lost = r
+            .pop_complete(Instant::from_ns(1_011), Span::from_ns(1_000))
+            .unwrap();
         assert!(lost.lost);
         assert_eq!(lost.mul(), None);
-        assert_eq!(r.oldest_deadline(1_000), None);
+        assert_eq!(r.oldest_deadline(Span::from_ns(1_000)), None);
         assert_eq!(r.on_received(10, 1, 2, None, None), Arrival::Late);
         assert_eq!(r.on_received(11, 1, 2, None, None), Arrival::Unknown);
         assert_eq!((r.counts().late, r.counts().unknown), (1, 1));
@@ -294,8 +315,13 @@ mod tests {
         assert_eq!(r.on_received(0, 40, 50, Some(45), None), Arrival::Duplicate);
         // Received, but the TX stamp never comes: released at the timeout,
         // not lost, with no kernel latency.
-        assert_eq!(r.pop_complete(100, 1_000), None);
-        let f = r.pop_complete(2_000, 1_000).unwrap();
+        assert_eq!(
+            r.pop_complete(Instant::from_ns(100), Span::from_ns(1_000)),
+            None
+        );
+        let f = r
+            .pop_complete(Instant::from_ns(2_000), Span::from_ns(1_000))
+            .unwrap();
         assert!(!f.lost);
         assert_eq!(f.tx_kernel, None);
         assert_eq!(f.kernel_latency(), None);
@@ -338,19 +364,23 @@ mod tests {
             Arrival::Matched { reordered: false }
         );
         assert_eq!(
-            r.pop_complete(400, 1_000),
+            r.pop_complete(Instant::from_ns(400), Span::from_ns(1_000)),
             None,
             "still waits for the NIC's stamp"
         );
         assert_eq!(r.on_tx_stamp(0, None, Some(1_000_104)), TxStampMatch::First);
-        let rec = r.pop_complete(400, 1_000).unwrap();
+        let rec = r
+            .pop_complete(Instant::from_ns(400), Span::from_ns(1_000))
+            .unwrap();
         assert_eq!((rec.tx_kernel, rec.tx_hw), (Some(105), Some(1_000_104)));
         assert!(r.released_tx_complete());
         // Frame 1's NIC stamp never comes: released at the timeout with the
         // kernel's, and known to be incomplete.
         assert_eq!(r.on_tx_stamp(1, Some(205), None), TxStampMatch::Partial);
         r.on_received(1, 300, 310, Some(305), None);
-        let rec = r.pop_complete(1_300, 1_000).unwrap();
+        let rec = r
+            .pop_complete(Instant::from_ns(1_300), Span::from_ns(1_000))
+            .unwrap();
         assert_eq!((rec.tx_kernel, rec.tx_hw), (Some(205), None));
         assert!(!r.released_tx_complete());
         // One message with both completes at once.

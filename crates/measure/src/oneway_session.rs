@@ -467,9 +467,9 @@ impl OnewaySession {
     /// The next frame record, in sequence order: a frame leaves when it is
     /// complete or has waited longer than the timeout; once the run is
     /// finished, every frame still in flight leaves (lost if not received).
-    pub fn poll_record(&mut self, now: Instant) -> Option<FrameRecord> {
-        let now = now.as_ns();
-        if let Some(rec) = self.ring.pop_complete(now, self.timeout_ns) {
+    pub fn poll_record(&mut self, at: Instant) -> Option<FrameRecord> {
+        let now = at.as_ns();
+        if let Some(rec) = self.ring.pop_complete(at, Span::from_ns(self.timeout_ns)) {
             if self.expect_tx_stamp && !self.ring.released_tx_complete() {
                 // Its stamp will not be waited for any more.
                 self.stamps_pending = self.stamps_pending.saturating_sub(1);
@@ -523,7 +523,10 @@ impl OnewaySession {
     /// instant already past means "call `poll_transmit` now". `None` once
     /// finished, or when only input can move it on.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let mut at: Option<i64> = self.ring.oldest_deadline(self.timeout_ns);
+        let mut at: Option<i64> = self
+            .ring
+            .oldest_deadline(Span::from_ns(self.timeout_ns))
+            .map(Instant::as_ns);
         let mut earliest = |t: i64| at = Some(at.map_or(t, |a| a.min(t)));
         if self.pending.is_some() {
             earliest(self.c.started_ns);

@@ -12,6 +12,7 @@
 
 use crate::rtt::ProbeTimes;
 use crate::seqring::{RingCounts, SeqRing};
+use crate::time::{Instant, Span};
 use serde::{Deserialize, Serialize};
 
 /// Everything known about one probe when it is released.
@@ -336,13 +337,13 @@ impl Probes {
 
     /// Release the oldest probe if complete, or if it waited longer than
     /// `timeout` (lost when unanswered).
-    pub fn pop_complete(&mut self, now: i64, timeout: i64) -> Option<ProbeRecord> {
+    pub fn pop_complete(&mut self, now: Instant, timeout: Span) -> Option<ProbeRecord> {
         let (s, replied) = self.ring.oldest()?;
         let expect_hw = self.expect_hw_tx_stamp;
         let tx_done =
             !self.expect_tx_stamp || (s.tx_stamped && (s.rec.tx_hw.is_some() || !expect_hw));
         let complete = replied && tx_done && (s.follow_up_closed || !self.expect_follow_up);
-        if complete || now - s.since(replied) > timeout {
+        if complete || now - Instant::from_ns(s.since(replied)) > timeout {
             return self.pop_any();
         }
         None
@@ -350,10 +351,12 @@ impl Probes {
 
     /// The instant from which [`Probes::pop_complete`] releases the oldest
     /// probe even if it is incomplete, when one is in flight.
-    pub fn oldest_expiry(&self, timeout: i64) -> Option<i64> {
-        self.ring
-            .oldest()
-            .map(|(s, replied)| s.since(replied).saturating_add(timeout).saturating_add(1))
+    pub fn oldest_expiry(&self, timeout: Span) -> Option<Instant> {
+        self.ring.oldest().map(|(s, replied)| {
+            Instant::from_ns(s.since(replied))
+                .saturating_add(timeout)
+                .saturating_add(Span::from_ns(1))
+        })
     }
 
     /// Release the oldest probe whatever its state (end of run).
@@ -410,11 +413,14 @@ mod tests {
             ReplyMatch::Matched { reordered: false }
         );
         assert!(
-            p.pop_complete(1_001, 1_000_000).is_none(),
+            p.pop_complete(Instant::from_ns(1_001), Span::from_ns(1_000_000))
+                .is_none(),
             "waits for the NIC's"
         );
         assert!(p.on_tx_stamp(s, None, Some(5_000_015)));
-        let r = p.pop_complete(1_002, 1_000_000).unwrap();
+        let r = p
+            .pop_complete(Instant::from_ns(1_002), Span::from_ns(1_000_000))
+            .unwrap();
         assert_eq!((r.tx_kernel, r.tx_hw), (Some(15), Some(5_000_015)));
         assert!(!p.on_tx_stamp(s, Some(99), Some(99)), "released");
         // A second report of a kind already in does not count.
@@ -445,17 +451,27 @@ mod tests {
             ReplyMatch::Matched { reordered: false }
         );
         // Waiting for the follow-up of reply 0.
-        assert_eq!(p.pop_complete(1_100, 1_000_000), None);
+        assert_eq!(
+            p.pop_complete(Instant::from_ns(1_100), Span::from_ns(1_000_000)),
+            None
+        );
         let s1 = p.on_sent(0, 44, 2_000, 2_010);
         p.on_tx_stamp(s1, Some(2_005), None);
         p.on_reply(&reply(s1, 3_000, Some((s0, 650))));
-        let r0 = p.pop_complete(3_100, 1_000_000).expect("probe 0 complete");
+        let r0 = p
+            .pop_complete(Instant::from_ns(3_100), Span::from_ns(1_000_000))
+            .expect("probe 0 complete");
         assert_eq!(r0.reflector_tx, Some(650));
         assert!(r0.reflector_tx_precise);
         assert_eq!(r0.times().turnaround(), Some(650 - 400));
         // The last probe waits for the timeout, then leaves with the reply's own stamp.
-        assert_eq!(p.pop_complete(3_100, 1_000_000), None);
-        let r1 = p.pop_complete(1_004_000, 1_000_000).unwrap();
+        assert_eq!(
+            p.pop_complete(Instant::from_ns(3_100), Span::from_ns(1_000_000)),
+            None
+        );
+        let r1 = p
+            .pop_complete(Instant::from_ns(1_004_000), Span::from_ns(1_000_000))
+            .unwrap();
         assert!(!r1.lost && !r1.reflector_tx_precise);
         assert_eq!(p.follow_ups(), 1);
     }
@@ -477,7 +493,9 @@ mod tests {
             follow_up_method: hw,
             ..reply(b, 300, Some((a, 50)))
         });
-        let ra = p.pop_complete(301, 1_000).unwrap();
+        let ra = p
+            .pop_complete(Instant::from_ns(301), Span::from_ns(1_000))
+            .unwrap();
         assert_eq!(
             (
                 ra.reflector_rx_method,
@@ -486,7 +504,9 @@ mod tests {
             ),
             (hw, hw, true)
         );
-        let rb = p.pop_complete(10_000, 1_000).unwrap();
+        let rb = p
+            .pop_complete(Instant::from_ns(10_000), Span::from_ns(1_000))
+            .unwrap();
         assert_eq!(
             (
                 rb.reflector_rx_method,
@@ -504,9 +524,17 @@ mod tests {
         let a = p.on_sent(0, 44, 0, 1);
         let b = p.on_sent(0, 44, 2, 3);
         p.on_reply(&reply(a, 100, None));
-        assert_eq!(p.pop_complete(101, 1_000), None);
+        assert_eq!(
+            p.pop_complete(Instant::from_ns(101), Span::from_ns(1_000)),
+            None
+        );
         p.on_reply(&reply(b, 200, None));
-        assert_eq!(p.pop_complete(201, 1_000).unwrap().seq, a);
+        assert_eq!(
+            p.pop_complete(Instant::from_ns(201), Span::from_ns(1_000))
+                .unwrap()
+                .seq,
+            a
+        );
     }
 
     #[test]
@@ -521,13 +549,17 @@ mod tests {
         );
         assert_eq!(p.on_reply(&reply(b, 60, None)), ReplyMatch::Duplicate);
         assert_eq!(p.unanswered(), 1, "a duplicate answers nothing more");
-        let lost = p.pop_complete(2_000, 1_000).unwrap();
+        let lost = p
+            .pop_complete(Instant::from_ns(2_000), Span::from_ns(1_000))
+            .unwrap();
         assert!(lost.lost && lost.seq == a);
         assert_eq!(p.unanswered(), 0, "a lost probe is no longer awaited");
         assert_eq!(p.on_reply(&reply(a, 2_100, None)), ReplyMatch::Late);
         assert_eq!(p.on_reply(&reply(999, 2_100, None)), ReplyMatch::Unknown);
         assert_eq!(p.unanswered(), 0);
-        let got = p.pop_complete(2_100, 1_000).unwrap();
+        let got = p
+            .pop_complete(Instant::from_ns(2_100), Span::from_ns(1_000))
+            .unwrap();
         assert_eq!((got.seq, got.duplicates), (b, 1));
         // Reordering: reply for an earlier probe after a later one.
         let c = p.on_sent(0, 44, 3_000, 3_001);
@@ -556,7 +588,9 @@ mod tests {
             let s = p.on_sent(0, 44, t, t);
             seqs.push(s);
             p.on_reply(&reply(s, 100 + t, None));
-            assert!(p.pop_complete(100 + t, 1_000).is_some());
+            assert!(p
+                .pop_complete(Instant::from_ns(100 + t), Span::from_ns(1_000))
+                .is_some());
         }
         assert_eq!(seqs, vec![u32::MAX - 1, u32::MAX, 0, 1]);
     }

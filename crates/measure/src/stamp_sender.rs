@@ -412,14 +412,13 @@ impl SessionSender {
 
     /// The next probe to release at `now`, in sequence order: complete, or
     /// timed out, or anything left once the session is finished.
-    pub fn poll_record(&mut self, now: Instant) -> Option<ProbeRecord> {
-        let now = now.as_ns();
-        let timeout = self.config.timeout.as_ns();
+    pub fn poll_record(&mut self, at: Instant) -> Option<ProbeRecord> {
+        let now = at.as_ns();
         let rec = match self.phase {
             Phase::WarmUp(_) | Phase::Ready { .. } => None,
             Phase::Draining { until } if now > until => self.probes.pop_any(),
             Phase::Sending { .. } | Phase::Draining { .. } => {
-                self.probes.pop_complete(now, timeout)
+                self.probes.pop_complete(at, self.config.timeout)
             }
         }?;
         let c = &mut self.counters;
@@ -456,8 +455,8 @@ impl SessionSender {
                 let end = until.saturating_add(1);
                 (self.probes.outstanding() > 0).then(|| {
                     self.probes
-                        .oldest_expiry(self.config.timeout.as_ns())
-                        .map_or(end, |e| e.min(end))
+                        .oldest_expiry(self.config.timeout)
+                        .map_or(end, |e| e.as_ns().min(end))
                 })
             }
         };
