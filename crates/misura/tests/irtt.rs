@@ -140,12 +140,10 @@ fn irtt_spread(lab: &Lab, port: u16, extra: &[&str]) -> (f64, f64) {
     (lo, hi)
 }
 
-/// `v` against irtt's spread, widened for irtt's own cost: its Go client
-/// measured 2-3x misura's user RTT on an idle 2-vCPU VM (wake-ups), about
-/// equal with the CPUs busy. The band catches a unit or a sign, not
-/// microseconds.
-fn within(what: &str, v: f64, (lo, hi): (f64, f64)) {
-    let (a, b) = (lo / 8.0, hi * 4.0 + 0.2);
+/// `v` against irtt's spread widened to `lo / below` .. `hi * 4 + 0.2 ms`.
+/// The band catches a unit or a sign, not microseconds.
+fn within(what: &str, v: f64, (lo, hi): (f64, f64), below: f64) {
+    let (a, b) = (lo / below, hi * 4.0 + 0.2);
     assert!(
         v >= a && v <= b,
         "{what} median {v:.3} ms outside irtt's spread {lo:.3}-{hi:.3} ms widened to {a:.3}-{b:.3}"
@@ -207,7 +205,9 @@ fn misura_rtt_against_irtt_server() {
         // server's processing: compare the same quantity of misura's. It
         // was compared with misura's kernel-stamped RTT until a CI host
         // showed that 4x below irtt's (Go) client is within reach.
-        within("misura's user RTT − processing", user - proc_, spread);
+        // irtt's Go client measured 2-3x misura's user RTT on an idle
+        // 2-vCPU VM (wake-ups), about equal with the CPUs busy: 8x below.
+        within("misura's user RTT − processing", user - proc_, spread, 8.0);
         let text: String = irtt["not_separable"].to_string();
         assert!(text.contains("user space"), "{text}");
     }
@@ -257,7 +257,7 @@ fn irtt_client_against_misura_reflect() {
             "irtt client {extra:?} -> misura reflect --irtt: {sent}/{sent}, RTT median {rtt:.3} ms, server processing mean {:.4} ms",
             ms(&s["server_processing_time"]["mean"])
         );
-        within("irtt client against misura", rtt, spread);
+        within("irtt client against misura", rtt, spread, 4.0);
     }
 }
 

@@ -221,7 +221,7 @@ impl Verdict {
             pass: false,
             inconclusive: true,
             reasons: vec![format!(
-                "the tester sent no frames of the step's {:.0} b/s: nothing to judge the SUT on, no verdict",
+                "the tester sent no frames of the step's {:.0} b/s (its CPU starved, or the TX port took none: check its link): nothing to judge the SUT on, no verdict",
                 m.offered_bps
             )],
         })

@@ -58,6 +58,7 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
         return match e {
             LoadError::Refused(f) => class_of(f),
             LoadError::Probe(p) => class_of(p.as_ref()),
+            LoadError::Plan(misura_load::PlanError::Checked(f)) => class_of(f),
             LoadError::Plan(_) | LoadError::PeerMissing { .. } | LoadError::Panicked { .. } => None,
         };
     }
@@ -140,8 +141,10 @@ fn rtt_class(e: &RttError) -> Option<i32> {
 pub struct Chain(pub anyhow::Error);
 
 impl std::fmt::Display for Chain {
+    /// The top message only, whatever the flags (`{:#}` would add the
+    /// causes, which `source` gives already).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
+        write!(f, "{}", self.0)
     }
 }
 
@@ -187,6 +190,8 @@ mod tests {
             ),
             ERROR
         );
+        let checked = misura_load::PlanError::Checked(Failure::Usage("--streams".into()));
+        assert_eq!(code(LoadError::Plan(checked).into()), USAGE);
         let probe = LoadError::Probe(Box::new(RttError::Sys(nic())));
         assert_eq!(code(probe.into()), INTERFACE);
         let irtt = anyhow::Error::new(Failure::Params("p".into())).context("the session");
