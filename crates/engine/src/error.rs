@@ -4,11 +4,11 @@
 //! (which the caller only notes), and the latency stream's error, which is
 //! the caller's (its hook's) and travels whole.
 
-use misura_run::exit::Failure;
+use misura_run::exit::{BoxedError, Failure};
 use misura_sys::SysError;
 
 /// What the latency stream's hook ([`crate::LatencyHook`]) fails with.
-pub type HookError = Box<dyn std::error::Error + Send + Sync>;
+pub type HookError = BoxedError;
 
 /// Why the frame engine failed.
 #[derive(Debug, thiserror::Error)]
@@ -50,13 +50,23 @@ pub enum EngineError {
     HardwareRx {
         what: String,
         #[source]
-        source: HookError,
+        source: BoxedError,
     },
     /// The latency stream failed (its hook's error, whole).
     #[error(transparent)]
     Latency(HookError),
     #[error("a frame-engine core panicked")]
     Panicked,
+}
+
+impl EngineError {
+    /// `what` (a step of setting up the RX port's NIC stamps) failed.
+    pub(crate) fn hardware_rx(what: String, e: impl Into<BoxedError>) -> EngineError {
+        EngineError::HardwareRx {
+            what,
+            source: e.into(),
+        }
+    }
 }
 
 fn no_path(forced: &Option<crate::EngineChoice>) -> String {

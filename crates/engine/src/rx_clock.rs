@@ -15,7 +15,7 @@
 //! receive side's host (interrupt, softirq, ring) is out of it and the send
 //! side's (syscall, qdisc, driver) is still in; it is named so in the result.
 
-use crate::error::{EngineError, HookError};
+use crate::error::EngineError;
 use misura_measure::time::Instant;
 use misura_report::load::RxClockFacts;
 use misura_run::phc_tracker::{PhcConverter, PhcTracker, ToSystem};
@@ -40,12 +40,12 @@ pub struct RxClock {
 /// says why hardware stamps cannot be had (the caller keeps kernel stamps
 /// and puts the reason in the result's notes).
 pub fn open(rx: &str, ptp_frames: bool) -> Result<RxClock, EngineError> {
-    let setup = |what: String| move |e: HookError| EngineError::HardwareRx { what, source: e };
     let no = |why: String| Err(EngineError::NoHardwareRx { why });
     let caps = tsinfo::get_ts_info(rx).map_err(|e| {
-        setup(format!(
-            "reading {rx}'s timestamping capabilities (ETHTOOL_GET_TS_INFO)"
-        ))(e.into())
+        EngineError::hardware_rx(
+            format!("reading {rx}'s timestamping capabilities (ETHTOOL_GET_TS_INFO)"),
+            e,
+        )
     })?;
     if !caps.hw_rx() {
         return no(format!(
@@ -73,12 +73,14 @@ pub fn open(rx: &str, ptp_frames: bool) -> Result<RxClock, EngineError> {
             "{rx} reports no PTP clock index: its NIC stamps cannot be related to system time"
         ));
     };
-    tsinfo::enable_hw_timestamping_with(rx, filter)
-        .map_err(|e| setup(format!("enabling hardware timestamping on {rx}"))(e.into()))?;
+    tsinfo::enable_hw_timestamping_with(rx, filter).map_err(|e| {
+        EngineError::hardware_rx(format!("enabling hardware timestamping on {rx}"), e)
+    })?;
     // One clock, tracked as both halves of the pair (its second half is the
     // one whose model converts).
-    let tracker = PhcTracker::start(&phc, &phc, &CrossMethod::ALL)
-        .map_err(|e| setup(format!("tracking {rx}'s PTP clock {}", phc.display()))(e.into()))?;
+    let tracker = PhcTracker::start(&phc, &phc, &CrossMethod::ALL).map_err(|e| {
+        EngineError::hardware_rx(format!("tracking {rx}'s PTP clock {}", phc.display()), e)
+    })?;
     Ok(RxClock {
         converter: tracker.converter(),
         phc,

@@ -195,13 +195,12 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
             interrupted = true;
             break;
         }
-        let mut due = origin.saturating_add(interval.saturating_mul(i64::from(seq)));
+        let offset = interval.saturating_mul(i64::from(seq));
         // The granted duration in probes: the schedule's shifts do not shorten it.
-        if interval.saturating_mul(i64::from(seq)) >= duration
-            || o.count.is_some_and(|c| u64::from(seq) >= c)
-        {
+        if offset >= duration || o.count.is_some_and(|c| u64::from(seq) >= c) {
             break;
         }
+        let mut due = origin.saturating_add(offset);
         let late = monotonic() - due;
         if late > interval {
             origin += late;

@@ -42,7 +42,7 @@ pub enum PlanError {
 
 /// Why a phase's probes failed: the probe's own error (the caller's probe
 /// gives it, and may class it by its own type).
-pub type ProbeError = Box<dyn std::error::Error + Send + Sync>;
+pub type ProbeError = misura_run::exit::BoxedError;
 
 /// Why [`crate::measure`] gave no report.
 #[derive(Debug, thiserror::Error)]
@@ -64,7 +64,3 @@ pub enum LoadError {
     #[error("{what} panicked")]
     Panicked { what: &'static str },
 }
-
-/// What a flow or the transactions met, from the libraries that run them:
-/// kept whole for its message.
-pub(crate) type Met = Box<dyn std::error::Error + Send + Sync>;

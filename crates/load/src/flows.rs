@@ -2,12 +2,12 @@
 //! udp` test per direction against `misura serve`, each in its own thread,
 //! built from the same flags a user would give those commands.
 
-use crate::error::Met;
 use crate::error::PlanError;
 use crate::plan::LoadPlan;
 use clap::Parser;
 use misura_report::under_load::{FlowThroughput, ThroughputPoint};
 use misura_run::exit::one_line;
+use misura_run::exit::BoxedError;
 use misura_throughput::client::ClientPlan;
 use misura_throughput::{tcp, udp};
 use std::sync::atomic::AtomicUsize;
@@ -202,7 +202,7 @@ pub fn start(f: Flow, stop: &Arc<AtomicUsize>) -> JoinHandle<FlowOutcome> {
     })
 }
 
-fn run_tcp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<(), Met> {
+fn run_tcp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<(), BoxedError> {
     let a = TcpCli::try_parse_from(&f.argv)?;
     let plan = tcp::TcpPlan::new(a.c.client(), &a.knobs, &a.shape)?;
     let r = tcp::measure(&plan, stop)?;
@@ -219,7 +219,7 @@ fn run_tcp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<(
     Ok(())
 }
 
-fn run_udp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<(), Met> {
+fn run_udp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<(), BoxedError> {
     let a = UdpCli::try_parse_from(&f.argv)?;
     let plan = udp::UdpPlan::new(a.c.client(), &a.knobs, &a.shape)?;
     let r = udp::measure(&plan, stop)?;

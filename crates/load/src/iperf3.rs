@@ -3,9 +3,9 @@
 //! and down are one iperf3 test (--bidir when both, with the larger stream
 //! count both ways); its up figure reaches the down flow through a channel.
 
-use crate::error::Met;
 use crate::error::PlanError;
 use crate::plan::LoadPlan;
+use misura_run::exit::BoxedError;
 use misura_throughput::iperf3::{self, Iperf3Plan};
 use misura_wire::iperf3::{Params, Protocol};
 use std::sync::atomic::AtomicUsize;
@@ -81,7 +81,7 @@ pub fn plan(a: &LoadPlan, url: &str) -> Result<Vec<Planned>, PlanError> {
 pub type Delivered = (f64, bool, Option<String>);
 
 /// Run a flow's part (`direction`): the lead runs the iperf3 test.
-pub fn run(part: &Part, direction: &str, stop: &Arc<AtomicUsize>) -> Result<Delivered, Met> {
+pub fn run(part: &Part, direction: &str, stop: &Arc<AtomicUsize>) -> Result<Delivered, BoxedError> {
     let mut error = None;
     let (bps, complete) = match part {
         Part::Lead(p, tx) => {

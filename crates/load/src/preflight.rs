@@ -5,9 +5,10 @@
 //! replies). Without this, a missing server showed only after all three
 //! phases, as `up 0.00 Mbit/s` and an RPM of the idle path.
 
-use crate::error::{LoadError, Met};
+use crate::error::LoadError;
 use crate::plan::LoadPlan;
 use misura_run::exit::one_line;
+use misura_run::exit::BoxedError;
 use misura_run::units::DurationArg;
 use misura_throughput::client::{Control, DEFAULT_PORT};
 use std::net::{SocketAddr, UdpSocket};
@@ -26,7 +27,7 @@ const ICMP_WAIT: Duration = Duration::from_millis(300);
 /// Fails at once when the reflector's host answers a datagram with ICMP
 /// port unreachable (nothing listens on that UDP port); a reply, or
 /// silence, passes on to the probes' own check.
-fn udp_refused(reflector: &str) -> Result<(), Met> {
+fn udp_refused(reflector: &str) -> Result<(), BoxedError> {
     let addr = misura_run::target::resolve(reflector, 862)?;
     let bind: SocketAddr = if addr.is_ipv6() {
         "[::]:0".parse()?

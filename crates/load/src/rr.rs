@@ -2,12 +2,13 @@
 //! through `misura serve` beside each phase's probes, built from the flags
 //! a user would give `misura rr` and checked by its own parser.
 
-use crate::error::{Met, PlanError};
+use crate::error::PlanError;
 use crate::flows::Target;
 use crate::plan::LoadPlan;
 use clap::Parser;
 use misura_report::under_load::{Percentiles, RrPhase};
 use misura_run::exit::one_line;
+use misura_run::exit::BoxedError;
 use misura_run::exit::Failure;
 use misura_throughput::rr::{self, RrKnobs, RrPlan, RrShape};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -76,8 +77,8 @@ pub fn start(
         while Instant::now() < until && stop.load(Ordering::Relaxed) == 0 {
             std::thread::sleep(Duration::from_millis(10));
         }
-        let ran: Result<_, Met> = parsed
-            .map_err(Met::from)
+        let ran: Result<_, BoxedError> = parsed
+            .map_err(BoxedError::from)
             .and_then(|p| Ok(plan(&p)?))
             .and_then(|plan| Ok(rr::measure(&plan, &stop)?));
         match ran {

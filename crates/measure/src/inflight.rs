@@ -226,6 +226,7 @@ impl InFlight {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_time::{at, span};
 
     fn tx(seq: u64, t: i64) -> TxRecord {
         TxRecord {
@@ -250,21 +251,14 @@ mod tests {
         assert_eq!(r.on_tx_stamp(1, Some(105), None), TxStampMatch::First);
         assert_eq!(r.on_tx_stamp(1, Some(999), None), TxStampMatch::Again);
         // Frame 1 is complete but frame 0 holds the head.
-        assert_eq!(
-            r.pop_complete(Instant::from_ns(200), Span::from_ns(1_000)),
-            None
-        );
+        assert_eq!(r.pop_complete(at(200), span(1_000)), None);
         assert_eq!(
             r.on_received(0, 170, 180, Some(175), None),
             Arrival::Matched { reordered: true }
         );
         assert_eq!(r.on_tx_stamp(0, Some(5), None), TxStampMatch::First);
-        let a = r
-            .pop_complete(Instant::from_ns(200), Span::from_ns(1_000))
-            .unwrap();
-        let b = r
-            .pop_complete(Instant::from_ns(200), Span::from_ns(1_000))
-            .unwrap();
+        let a = r.pop_complete(at(200), span(1_000)).unwrap();
+        let b = r.pop_complete(at(200), span(1_000)).unwrap();
         assert_eq!(
             (a.seq, a.reordered, a.kernel_latency()),
             (0, true, Some(170))
@@ -281,24 +275,13 @@ mod tests {
     fn timeout_declares_loss_and_late_arrivals_are_counted() {
         let mut r = InFlight::new(4, false, 10);
         r.on_sent(tx(10, 0));
-        assert_eq!(
-            r.pop_complete(Instant::from_ns(500), Span::from_ns(1_000)),
-            None
-        );
-        assert_eq!(
-            r.oldest_deadline(Span::from_ns(1_000)),
-            Some(Instant::from_ns(1_011))
-        );
-        assert_eq!(
-            r.pop_complete(Instant::from_ns(1_010), Span::from_ns(1_000)),
-            None
-        );
-        let lost = r
-            .pop_complete(Instant::from_ns(1_011), Span::from_ns(1_000))
-            .unwrap();
+        assert_eq!(r.pop_complete(at(500), span(1_000)), None);
+        assert_eq!(r.oldest_deadline(span(1_000)), Some(at(1_011)));
+        assert_eq!(r.pop_complete(at(1_010), span(1_000)), None);
+        let lost = r.pop_complete(at(1_011), span(1_000)).unwrap();
         assert!(lost.lost);
         assert_eq!(lost.mul(), None);
-        assert_eq!(r.oldest_deadline(Span::from_ns(1_000)), None);
+        assert_eq!(r.oldest_deadline(span(1_000)), None);
         assert_eq!(r.on_received(10, 1, 2, None, None), Arrival::Late);
         assert_eq!(r.on_received(11, 1, 2, None, None), Arrival::Unknown);
         assert_eq!((r.counts().late, r.counts().unknown), (1, 1));
@@ -315,13 +298,8 @@ mod tests {
         assert_eq!(r.on_received(0, 40, 50, Some(45), None), Arrival::Duplicate);
         // Received, but the TX stamp never comes: released at the timeout,
         // not lost, with no kernel latency.
-        assert_eq!(
-            r.pop_complete(Instant::from_ns(100), Span::from_ns(1_000)),
-            None
-        );
-        let f = r
-            .pop_complete(Instant::from_ns(2_000), Span::from_ns(1_000))
-            .unwrap();
+        assert_eq!(r.pop_complete(at(100), span(1_000)), None);
+        let f = r.pop_complete(at(2_000), span(1_000)).unwrap();
         assert!(!f.lost);
         assert_eq!(f.tx_kernel, None);
         assert_eq!(f.kernel_latency(), None);
@@ -364,23 +342,19 @@ mod tests {
             Arrival::Matched { reordered: false }
         );
         assert_eq!(
-            r.pop_complete(Instant::from_ns(400), Span::from_ns(1_000)),
+            r.pop_complete(at(400), span(1_000)),
             None,
             "still waits for the NIC's stamp"
         );
         assert_eq!(r.on_tx_stamp(0, None, Some(1_000_104)), TxStampMatch::First);
-        let rec = r
-            .pop_complete(Instant::from_ns(400), Span::from_ns(1_000))
-            .unwrap();
+        let rec = r.pop_complete(at(400), span(1_000)).unwrap();
         assert_eq!((rec.tx_kernel, rec.tx_hw), (Some(105), Some(1_000_104)));
         assert!(r.released_tx_complete());
         // Frame 1's NIC stamp never comes: released at the timeout with the
         // kernel's, and known to be incomplete.
         assert_eq!(r.on_tx_stamp(1, Some(205), None), TxStampMatch::Partial);
         r.on_received(1, 300, 310, Some(305), None);
-        let rec = r
-            .pop_complete(Instant::from_ns(1_300), Span::from_ns(1_000))
-            .unwrap();
+        let rec = r.pop_complete(at(1_300), span(1_000)).unwrap();
         assert_eq!((rec.tx_kernel, rec.tx_hw), (Some(205), None));
         assert!(!r.released_tx_complete());
         // One message with both completes at once.

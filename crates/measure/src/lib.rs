@@ -41,3 +41,17 @@ pub use schedule::{Pattern, Poll, Schedule, SizeOrder, SizePlan};
 pub use time::TimestampSource;
 pub use window::FrameRecord;
 pub use wire_time::LinkModel;
+
+/// Instants and spans from literal nanoseconds, for the unit tests.
+#[cfg(test)]
+pub(crate) mod test_time {
+    use crate::time::{Instant, Span};
+
+    pub fn at(ns: i64) -> Instant {
+        Instant::from_ns(ns)
+    }
+
+    pub fn span(ns: i64) -> Span {
+        Span::from_ns(ns)
+    }
+}

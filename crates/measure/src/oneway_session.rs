@@ -216,7 +216,7 @@ pub struct OnewaySession {
     ring: InFlight,
     count: Option<u64>,
     end_ns: Option<i64>,
-    timeout_ns: i64,
+    timeout: Span,
     expect_tx_stamp: bool,
     c: OnewayCounters,
     /// The frame `poll_transmit` handed out and `on_sent` has not yet closed.
@@ -281,7 +281,7 @@ impl OnewaySession {
             },
             count: plan.count,
             end_ns: plan.duration.map(|d| now.saturating_add(d.as_ns())),
-            timeout_ns: plan.timeout.as_ns(),
+            timeout: plan.timeout,
             expect_tx_stamp: plan.expect_tx_stamp,
             c: OnewayCounters {
                 started_ns: now,
@@ -469,7 +469,7 @@ impl OnewaySession {
     /// finished, every frame still in flight leaves (lost if not received).
     pub fn poll_record(&mut self, at: Instant) -> Option<FrameRecord> {
         let now = at.as_ns();
-        if let Some(rec) = self.ring.pop_complete(at, Span::from_ns(self.timeout_ns)) {
+        if let Some(rec) = self.ring.pop_complete(at, self.timeout) {
             if self.expect_tx_stamp && !self.ring.released_tx_complete() {
                 // Its stamp will not be waited for any more.
                 self.stamps_pending = self.stamps_pending.saturating_sub(1);
@@ -498,7 +498,7 @@ impl OnewaySession {
 
     fn end_sending(&mut self, now: i64) {
         self.sending = false;
-        self.drain_until = now.saturating_add(self.timeout_ns);
+        self.drain_until = now.saturating_add(self.timeout.as_ns());
     }
 
     /// Sending has ended and every frame is accounted for, or the drain
@@ -523,10 +523,7 @@ impl OnewaySession {
     /// instant already past means "call `poll_transmit` now". `None` once
     /// finished, or when only input can move it on.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let mut at: Option<i64> = self
-            .ring
-            .oldest_deadline(Span::from_ns(self.timeout_ns))
-            .map(Instant::as_ns);
+        let mut at: Option<i64> = self.ring.oldest_deadline(self.timeout).map(Instant::as_ns);
         let mut earliest = |t: i64| at = Some(at.map_or(t, |a| a.min(t)));
         if self.pending.is_some() {
             earliest(self.c.started_ns);

@@ -383,6 +383,7 @@ impl Probes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_time::{at, span};
 
     fn reply(seq: u32, rx2: i64, fu: Option<(u32, i64)>) -> Reply {
         Reply {
@@ -413,14 +414,11 @@ mod tests {
             ReplyMatch::Matched { reordered: false }
         );
         assert!(
-            p.pop_complete(Instant::from_ns(1_001), Span::from_ns(1_000_000))
-                .is_none(),
+            p.pop_complete(at(1_001), span(1_000_000)).is_none(),
             "waits for the NIC's"
         );
         assert!(p.on_tx_stamp(s, None, Some(5_000_015)));
-        let r = p
-            .pop_complete(Instant::from_ns(1_002), Span::from_ns(1_000_000))
-            .unwrap();
+        let r = p.pop_complete(at(1_002), span(1_000_000)).unwrap();
         assert_eq!((r.tx_kernel, r.tx_hw), (Some(15), Some(5_000_015)));
         assert!(!p.on_tx_stamp(s, Some(99), Some(99)), "released");
         // A second report of a kind already in does not count.
@@ -451,27 +449,19 @@ mod tests {
             ReplyMatch::Matched { reordered: false }
         );
         // Waiting for the follow-up of reply 0.
-        assert_eq!(
-            p.pop_complete(Instant::from_ns(1_100), Span::from_ns(1_000_000)),
-            None
-        );
+        assert_eq!(p.pop_complete(at(1_100), span(1_000_000)), None);
         let s1 = p.on_sent(0, 44, 2_000, 2_010);
         p.on_tx_stamp(s1, Some(2_005), None);
         p.on_reply(&reply(s1, 3_000, Some((s0, 650))));
         let r0 = p
-            .pop_complete(Instant::from_ns(3_100), Span::from_ns(1_000_000))
+            .pop_complete(at(3_100), span(1_000_000))
             .expect("probe 0 complete");
         assert_eq!(r0.reflector_tx, Some(650));
         assert!(r0.reflector_tx_precise);
         assert_eq!(r0.times().turnaround(), Some(650 - 400));
         // The last probe waits for the timeout, then leaves with the reply's own stamp.
-        assert_eq!(
-            p.pop_complete(Instant::from_ns(3_100), Span::from_ns(1_000_000)),
-            None
-        );
-        let r1 = p
-            .pop_complete(Instant::from_ns(1_004_000), Span::from_ns(1_000_000))
-            .unwrap();
+        assert_eq!(p.pop_complete(at(3_100), span(1_000_000)), None);
+        let r1 = p.pop_complete(at(1_004_000), span(1_000_000)).unwrap();
         assert!(!r1.lost && !r1.reflector_tx_precise);
         assert_eq!(p.follow_ups(), 1);
     }
@@ -493,9 +483,7 @@ mod tests {
             follow_up_method: hw,
             ..reply(b, 300, Some((a, 50)))
         });
-        let ra = p
-            .pop_complete(Instant::from_ns(301), Span::from_ns(1_000))
-            .unwrap();
+        let ra = p.pop_complete(at(301), span(1_000)).unwrap();
         assert_eq!(
             (
                 ra.reflector_rx_method,
@@ -504,9 +492,7 @@ mod tests {
             ),
             (hw, hw, true)
         );
-        let rb = p
-            .pop_complete(Instant::from_ns(10_000), Span::from_ns(1_000))
-            .unwrap();
+        let rb = p.pop_complete(at(10_000), span(1_000)).unwrap();
         assert_eq!(
             (
                 rb.reflector_rx_method,
@@ -524,17 +510,9 @@ mod tests {
         let a = p.on_sent(0, 44, 0, 1);
         let b = p.on_sent(0, 44, 2, 3);
         p.on_reply(&reply(a, 100, None));
-        assert_eq!(
-            p.pop_complete(Instant::from_ns(101), Span::from_ns(1_000)),
-            None
-        );
+        assert_eq!(p.pop_complete(at(101), span(1_000)), None);
         p.on_reply(&reply(b, 200, None));
-        assert_eq!(
-            p.pop_complete(Instant::from_ns(201), Span::from_ns(1_000))
-                .unwrap()
-                .seq,
-            a
-        );
+        assert_eq!(p.pop_complete(at(201), span(1_000)).unwrap().seq, a);
     }
 
     #[test]
@@ -549,17 +527,13 @@ mod tests {
         );
         assert_eq!(p.on_reply(&reply(b, 60, None)), ReplyMatch::Duplicate);
         assert_eq!(p.unanswered(), 1, "a duplicate answers nothing more");
-        let lost = p
-            .pop_complete(Instant::from_ns(2_000), Span::from_ns(1_000))
-            .unwrap();
+        let lost = p.pop_complete(at(2_000), span(1_000)).unwrap();
         assert!(lost.lost && lost.seq == a);
         assert_eq!(p.unanswered(), 0, "a lost probe is no longer awaited");
         assert_eq!(p.on_reply(&reply(a, 2_100, None)), ReplyMatch::Late);
         assert_eq!(p.on_reply(&reply(999, 2_100, None)), ReplyMatch::Unknown);
         assert_eq!(p.unanswered(), 0);
-        let got = p
-            .pop_complete(Instant::from_ns(2_100), Span::from_ns(1_000))
-            .unwrap();
+        let got = p.pop_complete(at(2_100), span(1_000)).unwrap();
         assert_eq!((got.seq, got.duplicates), (b, 1));
         // Reordering: reply for an earlier probe after a later one.
         let c = p.on_sent(0, 44, 3_000, 3_001);
@@ -588,9 +562,7 @@ mod tests {
             let s = p.on_sent(0, 44, t, t);
             seqs.push(s);
             p.on_reply(&reply(s, 100 + t, None));
-            assert!(p
-                .pop_complete(Instant::from_ns(100 + t), Span::from_ns(1_000))
-                .is_some());
+            assert!(p.pop_complete(at(100 + t), span(1_000)).is_some());
         }
         assert_eq!(seqs, vec![u32::MAX - 1, u32::MAX, 0, 1]);
     }

@@ -42,6 +42,10 @@ pub fn signal_reason(signal: impl TryInto<i64>) -> misura_report::StopReason {
     misura_report::StopReason::interrupted(signal)
 }
 
+/// Any error, kept whole (its chain, its type for a downcast): what a
+/// library carries from a caller's hook or another library's run.
+pub type BoxedError = Box<dyn std::error::Error + Send + Sync>;
+
 /// An error and its causes on one line, `: ` between them (what a note or
 /// a flow's failure in a result says; anyhow's `{:#}`).
 pub fn one_line(e: &(dyn std::error::Error + 'static)) -> String {

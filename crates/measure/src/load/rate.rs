@@ -192,14 +192,7 @@ impl RateSchedule {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn at(ns: i64) -> Instant {
-        Instant::from_ns(ns)
-    }
-
-    fn span(ns: i64) -> Span {
-        Span::from_ns(ns)
-    }
+    use crate::test_time::{at, span};
 
     #[test]
     fn line_rates_of_rfc_2544_appendix_b() {

@@ -57,7 +57,7 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
     if let Some(e) = cause.downcast_ref::<LoadError>() {
         return match e {
             LoadError::Refused(f) => class_of(f),
-            LoadError::Probe(p) => class_of(p.as_ref()),
+            LoadError::Probe(p) => walk(p.as_ref()),
             LoadError::Plan(misura_load::PlanError::Checked(f)) => class_of(f),
             LoadError::Plan(_) | LoadError::PeerMissing { .. } | LoadError::Panicked { .. } => None,
         };
