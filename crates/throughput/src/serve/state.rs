@@ -43,19 +43,26 @@ impl Table {
     }
 
     /// Close the oldest pending connection (of `source`, if given) that has
-    /// sent nothing, whatever its age, or whose first message has been
-    /// arriving for at least `min_age` (a drip): admission by progress, so
-    /// a churn of idle connections from a client's own address makes room
-    /// for the client's, and a connection whose first message is arriving
-    /// is not pushed out by newer ones.
+    /// sent nothing, whatever its age; only when every one has sent
+    /// something, the oldest whose first message has been arriving for at
+    /// least `min_age` (a drip). Admission by progress: a churn of idle
+    /// connections from a client's own address makes room for the
+    /// client's, and a connection whose first message has arrived is not
+    /// pushed out while an idle one is there, however long its thread
+    /// waits for a CPU (a busy host: its HELLO may be out already, so its
+    /// client would stream into a closed socket).
     pub(super) fn evict_oldest(&mut self, source: Option<IpAddr>, min_age: Duration) -> bool {
         let now = Instant::now();
-        let id = self
+        let from = |ip: &IpAddr| source.is_none_or(|src| *ip == src);
+        let idle = self
             .pending
             .iter()
-            .find(|(id, (ip, s, at))| {
-                source.is_none_or(|src| *ip == src)
-                    && (now - *at >= min_age || !(self.started.contains(id) || has_sent(s)))
+            .find(|(id, (ip, s, _))| from(ip) && !(self.started.contains(id) || has_sent(s)));
+        let id = idle
+            .or_else(|| {
+                self.pending
+                    .iter()
+                    .find(|(_, (ip, _, at))| from(ip) && now - *at >= min_age)
             })
             .map(|(id, _)| *id);
         match id.and_then(|id| self.unpend(id).map(|s| (id, s))) {
@@ -270,4 +277,64 @@ pub fn random_bytes<const N: usize>() -> [u8; N] {
         chunk.copy_from_slice(&h.finish().to_be_bytes()[..chunk.len()]);
     }
     b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::net::{TcpListener, TcpStream};
+
+    /// A loopback connection: the client's end and the server's.
+    fn pair(l: &TcpListener) -> (TcpStream, TcpStream) {
+        let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        (c, l.accept().unwrap().0)
+    }
+
+    fn pend(t: &mut Table, id: u64, s: &TcpStream, age: Duration) {
+        let ip = s.peer_addr().unwrap().ip();
+        t.pending
+            .insert(id, (ip, s.try_clone().unwrap(), Instant::now() - age));
+        *t.pending_by_source.entry(ip).or_default() += 1;
+        t.total += 1;
+    }
+
+    #[test]
+    fn an_idle_connection_makes_room_before_one_whose_first_message_arrived() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let (mut client, sent) = pair(&l);
+        let (_idle_client, idle) = pair(&l);
+        client.write_all(b"DATA").unwrap();
+        let t0 = Instant::now();
+        while !has_sent(&sent) && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(has_sent(&sent), "the first bytes never arrived");
+        let mut t = Table::default();
+        // The one that sent is older, and past the drip age.
+        pend(&mut t, 1, &sent, Duration::from_secs(1));
+        pend(&mut t, 2, &idle, Duration::ZERO);
+        let ip = sent.peer_addr().unwrap().ip();
+        assert!(t.evict_oldest(Some(ip), Duration::from_millis(20)));
+        assert!(t.evicted.contains(&2) && t.pending.contains_key(&1));
+        // With no idle one left, the drip past its age goes.
+        assert!(t.evict_oldest(Some(ip), Duration::from_millis(20)));
+        assert!(t.evicted.contains(&1) && t.pending.is_empty());
+        assert!(!t.evict_oldest(None, Duration::ZERO));
+    }
+
+    #[test]
+    fn a_young_first_message_is_never_evicted() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let (mut client, sent) = pair(&l);
+        client.write_all(b"D").unwrap();
+        let t0 = Instant::now();
+        while !has_sent(&sent) && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut t = Table::default();
+        pend(&mut t, 1, &sent, Duration::ZERO);
+        assert!(!t.evict_oldest(None, Duration::from_secs(60)));
+        assert!(t.pending.contains_key(&1));
+    }
 }
