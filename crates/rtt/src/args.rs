@@ -1,7 +1,12 @@
 //! Flags of `misura rtt`.
 
+use crate::plan::{Pace, PlanInput, RttPlan, SessionPlanError};
 use clap::Args;
+use misura_measure::period::PeriodError;
+use misura_measure::schedule::unkept;
+use misura_measure::stamp_sender::LayoutError;
 use misura_measure::Pattern;
+use misura_run::exit::Failure;
 use misura_run::units::{DurationArg, Ethertype, LinkRate};
 use misura_wire::MacAddr;
 use std::path::PathBuf;
@@ -106,6 +111,81 @@ pub struct RttArgs {
     pub csv: misura_run::output_flags::CsvArgs,
     #[command(flatten)]
     pub ns: misura_run::netns::NetnsArgs,
+}
+
+impl RttArgs {
+    /// The flags checked as a run checks them, without measuring: the
+    /// agent refuses a target its child would refuse.
+    pub fn check(&self) -> Result<(), crate::RttError> {
+        self.plan().map(drop).map_err(Into::into)
+    }
+
+    /// The session's plan from the flags (the key file read), or the
+    /// refusal in the flags' words.
+    pub fn plan(&self) -> Result<RttPlan, Failure> {
+        let input = PlanInput {
+            key: misura_run::keys::read_key(&self.key_file)?,
+            pattern: self.pattern,
+            pace: match (&self.period, self.rate) {
+                (Some(p), _) => Pace::Period(p.ns),
+                (None, Some(r)) => Pace::Rate(r),
+                (None, None) => Pace::Default,
+            },
+            timeout: self.timeout.span(),
+            threshold: self.threshold.as_ref().map(DurationArg::span),
+            duration: self.duration.as_ref().map(DurationArg::span),
+            count: self.count,
+            interval: self.interval.as_ref().map(DurationArg::span),
+            request: self.request.clone(),
+            response: self.response,
+            seed: self.seed,
+        };
+        RttPlan::new(input).map_err(|e| self.flag_failure(e))
+    }
+
+    /// A plan's refusal as the sentence naming the flag that caused it.
+    fn flag_failure(&self, e: SessionPlanError) -> Failure {
+        use SessionPlanError as E;
+        match e {
+            E::Period { error, .. } => self.period_failure(error),
+            E::RateNotPositive { rate } => Failure::Params(format!("--rate {rate} must be positive")),
+            E::TimeoutNotPositive => Failure::Usage("--timeout must be positive".into()),
+            E::NoProbes => Failure::Usage("--count must be at least 1".into()),
+            E::Interval { error } => match &self.interval {
+                Some(i) => i.period_failure("--interval", error),
+                None => Failure::Params(error.to_string()),
+            },
+            E::ResponseSmaller { response, request } => Failure::Params(format!(
+                "--response {response} is smaller than the request ({request} bytes): STAMP reflectors answer with the request's full length; use --request {response}"
+            )),
+            E::Layout {
+                error: error @ LayoutError::BelowMinimum { .. },
+                mode,
+            } => Failure::Params(format!("{error}: use --request {} or more", mode.base_len())),
+            E::Layout { error, .. } => Failure::Params(error.to_string()),
+            E::PayloadTooLarge => Failure::Params(e.to_string()),
+        }
+    }
+
+    /// The period's bound missed, as the sentence naming the flag that set
+    /// it (--period or --rate; exit 5).
+    fn period_failure(&self, e: PeriodError) -> Failure {
+        match (&self.period, e) {
+            (Some(p), PeriodError::TooShort { .. }) => p.period_failure("--period", e),
+            (Some(_), PeriodError::TooLong { period_ns, .. }) => Failure::Params(format!(
+                "--period {:.0} s is longer than the longest allowed, 1 hour; for sparser probes, schedule runs with `misura agent`",
+                period_ns as f64 / 1e9
+            )),
+            (None, PeriodError::TooShort { period_ns, .. }) => Failure::Params(format!(
+                "--rate: {}: use --rate 1M or lower",
+                unkept(period_ns)
+            )),
+            (None, PeriodError::TooLong { .. }) => Failure::Params(format!(
+                "--rate {} probes/s is below the lowest allowed, one probe per hour (0.000278); for sparser probes, schedule runs with `misura agent`",
+                self.rate.unwrap_or_default()
+            )),
+        }
+    }
 }
 
 /// `--peer`: the reflector's MAC address (with --l2), or `irtt` for an

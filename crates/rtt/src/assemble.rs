@@ -7,6 +7,7 @@ use super::plan::RttPlan;
 use super::transport::Transport;
 use misura_measure::rtt::{error_percent, seed_ideal_rtt_ns};
 use misura_measure::stamp_sender::{SessionSender, WARMUP_PROBES};
+use misura_measure::time::Span;
 use misura_measure::LinkModel;
 use misura_report::model::summary::buckets;
 use misura_report::rtt::*;
@@ -192,11 +193,11 @@ fn config(f: &RunFacts<'_>) -> RttConfig {
         pattern: plan.pattern.into(),
         period_ns: plan.period.as_ns(),
         count: plan.count,
-        duration_s: plan.duration_ns.map(|d| d as f64 / 1e9),
+        duration_s: plan.duration.map(Span::as_secs_f64),
         request_sizes: plan.sizes.clone(),
         response_size: a.response,
-        timeout_ns: plan.timeout_ns,
-        threshold_ns: plan.threshold_ns,
+        timeout_ns: plan.timeout.as_ns(),
+        threshold_ns: plan.threshold.map(Span::as_ns),
         link_rate_bps: f.link_bps,
         link_speed_source: f.link_source.clone(),
         ssid: f.ssid,

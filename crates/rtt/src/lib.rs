@@ -21,7 +21,7 @@ mod collect;
 mod error;
 pub use collect::IntervalPoint;
 pub use error::{BuildError, RttError};
-mod plan;
+pub mod plan;
 pub mod reflect;
 mod session;
 pub mod transport;
@@ -31,6 +31,7 @@ use assemble::RunFacts;
 use collect::Collector;
 use error::Result;
 use misura_measure::stamp_sender::{SessionSender, WARMUP_PROBES};
+use misura_measure::time::Span;
 use misura_report::rtt::*;
 use misura_report::LoopTuning;
 use misura_run::exit::Failure;
@@ -40,7 +41,6 @@ use misura_run::warnings::Warn;
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::TimestampingGranted;
 use misura_sys::udp::{ReceiveInfo, UdpTsSocket};
-use plan::RttPlan;
 use session::{Intervals, Link};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -152,7 +152,7 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, RttErro
         )
         .into());
     }
-    let plan = RttPlan::from_args(a)?;
+    let plan = a.plan()?;
     a.load.check()?;
     // The per-probe log is opened (so checked writable) before anything is sent.
     let frames = misura_run::outfile::open_rows(&a.frames, "per-probe log")?;
@@ -160,7 +160,7 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, RttErro
     // Transport and timestamping.
     let ssid = (realtime_ns() as u64 ^ std::process::id() as u64) as u16 | 1;
     let (mut tr, granted, hw) = open_transport(a)?;
-    let mut sender = SessionSender::new(plan.sender_config(a, ssid, granted.any_tx()))
+    let mut sender = SessionSender::new(plan.sender_config(ssid, granted.any_tx()))
         .map_err(RttError::build("building the STAMP requests"))?;
     let hw_stamps = granted.hardware_tx && granted.hardware_rx;
     sender.expect_hardware_stamps(hw_stamps);
@@ -197,7 +197,7 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, RttErro
         let why = if link.icmp > 0 {
             "the host answered ICMP port unreachable: nothing listens on that UDP port (start `misura reflect` or another STAMP reflector there)".to_string()
         } else {
-            format!("no reply within {:.0} ms to {WARMUP_PROBES} probes: is a reflector running at {target_name}, reachable, and using the same mode (authenticated: --key-file)?", plan.timeout_ns.max(misura_measure::stamp_sender::WARMUP_WAIT_NS) as f64 / 1e6)
+            format!("no reply within {:.0} ms to {WARMUP_PROBES} probes: is a reflector running at {target_name}, reachable, and using the same mode (authenticated: --key-file)?", plan.timeout.as_ns().max(misura_measure::stamp_sender::WARMUP_WAIT_NS) as f64 / 1e6)
         };
         return Err(RttError::NoReply {
             target: target_name,
@@ -208,17 +208,17 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, RttErro
     // Measurement, under the busy threads of --cpu-load (stopped when the
     // guard drops, after the result's host load was taken).
     let busy = a.load.start(a.cpu);
-    let mut collect = Collector::new(plan.sizes.len(), plan.threshold_ns, frames)?;
+    let mut collect = Collector::new(plan.sizes.len(), plan.threshold.map(Span::as_ns), frames)?;
     collect.fixed_offset_ns = a.clock_offset_ns;
     let t_start = realtime_ns();
     let mut progress = misura_run::progress::Progress::new(
         a.out.quiet || a.out.json,
         plan.planned_s().map(Duration::from_secs_f64),
     );
-    let intervals = plan.interval_ns.map(|every_ns| Intervals {
-        every_ns,
+    let intervals = plan.interval.map(|every| Intervals {
+        every_ns: every.as_ns(),
         print: !a.out.quiet,
-        lag_ns: plan.timeout_ns,
+        lag_ns: plan.timeout.as_ns(),
     });
     let stop_reason = link.measure(
         &mut sender,

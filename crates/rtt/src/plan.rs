@@ -1,17 +1,18 @@
-//! `misura rtt`'s flags checked and resolved into what the session needs.
+//! What a session is asked (`PlanInput`, plain values) checked once and
+//! resolved into what it needs (`RttPlan`); a refusal is a typed
+//! [`SessionPlanError`] that names no flag (the command line's `args.rs`
+//! words it with the flags that were given).
 
-use super::args::RttArgs;
 use crate::error::Result;
 use misura_measure::auth::StampKey;
-use misura_measure::period::PeriodError;
-use misura_measure::schedule::{self, unkept};
+use misura_measure::period::{PeriodBounds, PeriodError};
+use misura_measure::schedule;
 use misura_measure::stamp_sender::{
     LayoutError, RequestLayout, SenderConfig, WARMUP_PROBES, WARMUP_WAIT_NS,
 };
 use misura_measure::time::{Period, Span};
 use misura_measure::Pattern;
 use misura_report::Warning;
-use misura_run::exit::Failure;
 use misura_run::warnings::Warn;
 use misura_wire::stamp::Mode;
 
@@ -19,128 +20,155 @@ use misura_wire::stamp::Mode;
 const MAX_UDP_PAYLOAD: usize = 65_507;
 const DEFAULT_PERIOD: Period = Period::new(100_000_000).unwrap();
 const DEFAULT_COUNT: u64 = 100;
+/// The shortest summary interval.
+pub const MIN_INTERVAL: Span = Span::from_millis(1);
+
+/// How the probe period was asked for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pace {
+    /// A period, ns.
+    Period(i64),
+    /// Probes per second.
+    Rate(f64),
+    /// Neither: the default period.
+    Default,
+}
+
+/// What a session is asked, before it is checked.
+#[derive(Debug, Clone)]
+pub struct PlanInput {
+    pub key: Option<StampKey>,
+    pub pattern: Pattern,
+    pub pace: Pace,
+    pub timeout: Span,
+    pub threshold: Option<Span>,
+    pub duration: Option<Span>,
+    pub count: Option<u64>,
+    pub interval: Option<Span>,
+    /// Request sizes; none: the default for the mode.
+    pub request: Vec<usize>,
+    pub response: Option<usize>,
+    /// Seed of the Poisson pattern.
+    pub seed: u64,
+}
+
+/// Why a session cannot be planned, with what was asked.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SessionPlanError {
+    /// The probe period, asked as a period or a rate, missed its bounds.
+    #[error("the probe period: {error}")]
+    Period { pace: Pace, error: PeriodError },
+    #[error("a rate of {rate} probes per second: it must be positive")]
+    RateNotPositive { rate: f64 },
+    #[error("the reply timeout must be positive")]
+    TimeoutNotPositive,
+    #[error("at least 1 probe must be sent")]
+    NoProbes,
+    #[error("the summary interval: {error}")]
+    Interval { error: PeriodError },
+    #[error("a response of {response} bytes is smaller than the request ({request} bytes): STAMP reflectors answer with the request's full length")]
+    ResponseSmaller { response: usize, request: usize },
+    #[error("{error}")]
+    Layout { error: LayoutError, mode: Mode },
+    #[error("a UDP payload cannot exceed 65 507 bytes")]
+    PayloadTooLarge,
+}
 
 pub struct RttPlan {
     pub key: Option<StampKey>,
     pub pattern: Pattern,
     pub period: Period,
-    pub timeout_ns: i64,
-    pub threshold_ns: Option<i64>,
-    pub duration_ns: Option<i64>,
+    pub timeout: Span,
+    pub threshold: Option<Span>,
+    pub duration: Option<Span>,
     pub count: Option<u64>,
-    pub interval_ns: Option<i64>,
+    pub interval: Option<Span>,
     /// Request sizes, after `--response` padding.
     pub sizes: Vec<usize>,
     pub layouts: Vec<RequestLayout>,
-    /// What the flags changed on the user's behalf.
+    pub seed: u64,
+    /// What the request changed on the user's behalf.
     pub warnings: Vec<Warning>,
 }
 
-impl RttArgs {
-    /// The flags checked as a run checks them, without measuring: the
-    /// agent refuses a target its child would refuse.
-    pub fn check(&self) -> Result<(), crate::RttError> {
-        RttPlan::from_args(self).map(drop)
-    }
-}
-
-/// The period's bound missed, as the sentence naming the flag that set it
-/// (--period or --rate; exit 5).
-fn period_failure(a: &RttArgs, e: PeriodError) -> Failure {
-    match (&a.period, e) {
-        (Some(p), PeriodError::TooShort { .. }) => p.period_failure("--period", e),
-        (Some(_), PeriodError::TooLong { period_ns, .. }) => Failure::Params(format!(
-            "--period {:.0} s is longer than the longest allowed, 1 hour; for sparser probes, schedule runs with `misura agent`",
-            period_ns as f64 / 1e9
-        )),
-        (None, PeriodError::TooShort { period_ns, .. }) => Failure::Params(format!(
-            "--rate: {}: use --rate 1M or lower",
-            unkept(period_ns)
-        )),
-        (None, PeriodError::TooLong { .. }) => Failure::Params(format!(
-            "--rate {} probes/s is below the lowest allowed, one probe per hour (0.000278); for sparser probes, schedule runs with `misura agent`",
-            a.rate.unwrap_or_default()
-        )),
-    }
-}
-
 impl RttPlan {
-    pub fn from_args(a: &RttArgs) -> Result<RttPlan> {
-        let key = misura_run::keys::read_key(&a.key_file)?;
-        let mode = if key.is_some() {
+    pub fn new(a: PlanInput) -> Result<RttPlan, SessionPlanError> {
+        use SessionPlanError as E;
+        let mode = if a.key.is_some() {
             Mode::Authenticated
         } else {
             Mode::Unauthenticated
         };
-        let pattern = a.pattern;
-        let period_ns = match (&a.period, a.rate) {
-            (Some(p), _) => p.ns,
+        let period_ns = match a.pace {
+            Pace::Period(ns) => ns,
             // An `as` cast saturates: a rate near 0 is a period too long.
-            (None, Some(r)) if r > 0.0 && r.is_finite() => (1e9 / r).round() as i64,
-            (None, Some(r)) => {
-                return Err(Failure::Params(format!("--rate {r} must be positive")).into())
-            }
-            (None, None) => DEFAULT_PERIOD.as_ns(),
+            Pace::Rate(r) if r > 0.0 && r.is_finite() => (1e9 / r).round() as i64,
+            Pace::Rate(rate) => return Err(E::RateNotPositive { rate }),
+            Pace::Default => DEFAULT_PERIOD.as_ns(),
         };
-        let period =
-            Period::within(period_ns, schedule::BOUNDS).map_err(|e| period_failure(a, e))?;
-        let timeout_ns = a.timeout.ns;
-        if timeout_ns <= 0 {
-            return Err(Failure::Usage("--timeout must be positive".into()).into());
+        let period = Period::within(period_ns, schedule::BOUNDS).map_err(|error| E::Period {
+            pace: a.pace,
+            error,
+        })?;
+        if !a.timeout.is_positive() {
+            return Err(E::TimeoutNotPositive);
         }
-        let threshold_ns = a.threshold.as_ref().map(|t| t.ns);
-        let duration_ns = a.duration.as_ref().map(|d| d.ns);
-        let count = match (a.count, duration_ns) {
-            (Some(0), _) => return Err(Failure::Usage("--count must be at least 1".into()).into()),
+        let count = match (a.count, a.duration) {
+            (Some(0), _) => return Err(E::NoProbes),
             (Some(n), _) => Some(n),
             (None, Some(_)) => None,
             (None, None) => Some(DEFAULT_COUNT),
         };
-        let interval_ns = a
+        let bounds = PeriodBounds {
+            min: MIN_INTERVAL,
+            max: Span::MAX,
+        };
+        let interval = a
             .interval
-            .as_ref()
-            .map(|i| i.at_least("--interval", 1_000_000))
-            .transpose()?;
-        let (sizes, warnings) = request_sizes(a, mode)?;
+            .map(|i| Period::within(i.as_ns(), bounds).map(|p| p.span()))
+            .transpose()
+            .map_err(|error| E::Interval { error })?;
+        let (sizes, warnings) = request_sizes(&a.request, a.response, mode)?;
         let layouts = sizes
             .iter()
-            .map(|&s| RequestLayout::new(s, mode).map_err(|e| layout_failure(e, mode)))
+            .map(|&s| RequestLayout::new(s, mode).map_err(|error| E::Layout { error, mode }))
             .collect::<Result<Vec<_>, _>>()?;
         if sizes.iter().any(|&s| s > MAX_UDP_PAYLOAD) {
-            return Err(Failure::Params("a UDP payload cannot exceed 65 507 bytes".into()).into());
+            return Err(E::PayloadTooLarge);
         }
         Ok(RttPlan {
-            key,
-            pattern,
+            key: a.key,
+            pattern: a.pattern,
             period,
-            timeout_ns,
-            threshold_ns,
-            duration_ns,
+            timeout: a.timeout,
+            threshold: a.threshold,
+            duration: a.duration,
             count,
-            interval_ns,
+            interval,
             sizes,
             layouts,
+            seed: a.seed,
             warnings,
         })
     }
 
     /// The session: `ssid` for this run, and whether the socket reports
     /// kernel TX stamps (then probes wait for them).
-    pub fn sender_config(&self, a: &RttArgs, ssid: u16, tx_stamps: bool) -> SenderConfig {
+    pub fn sender_config(&self, ssid: u16, tx_stamps: bool) -> SenderConfig {
         SenderConfig {
             key: self.key.clone(),
             ssid,
             layouts: self.layouts.clone(),
             pattern: self.pattern,
             period: self.period,
-            seed: a.seed,
+            seed: self.seed,
             count: self.count,
-            duration: self.duration_ns.map(Span::from_ns),
-            timeout: Span::from_ns(self.timeout_ns),
+            duration: self.duration,
+            timeout: self.timeout,
             warmup_probes: WARMUP_PROBES,
             // A path that is already loaded (a queue in the way) answers
             // later than 200 ms: the warm-up waits as long as a probe may.
-            warmup_wait: Span::from_ns(WARMUP_WAIT_NS.max(self.timeout_ns)),
+            warmup_wait: Span::from_ns(WARMUP_WAIT_NS.max(self.timeout.as_ns())),
             expect_tx_stamp: tx_stamps,
         }
     }
@@ -148,8 +176,8 @@ impl RttPlan {
     /// How long the run is planned to send, when it is bounded.
     pub fn planned_s(&self) -> Option<f64> {
         let planned = self
-            .duration_ns
-            .map(|d| d as f64 / 1e9)
+            .duration
+            .map(Span::as_secs_f64)
             .into_iter()
             .chain(
                 self.count
@@ -160,37 +188,122 @@ impl RttPlan {
     }
 }
 
-/// `--request` sizes (default: room for Follow-Up Telemetry and Timestamp
-/// Information), padded up to `--response`.
-fn request_sizes(a: &RttArgs, mode: Mode) -> Result<(Vec<usize>, Vec<Warning>)> {
+/// The request sizes (default: room for Follow-Up Telemetry and Timestamp
+/// Information), padded up to the response's.
+fn request_sizes(
+    request: &[usize],
+    response: Option<usize>,
+    mode: Mode,
+) -> Result<(Vec<usize>, Vec<Warning>), SessionPlanError> {
     let mut warnings = Vec::new();
-    let mut sizes: Vec<usize> = if a.request.is_empty() {
+    let mut sizes: Vec<usize> = if request.is_empty() {
         vec![RequestLayout::default_size(mode)]
     } else {
-        a.request.clone()
+        request.to_vec()
     };
-    if let Some(resp) = a.response {
+    if let Some(resp) = response {
         for s in sizes.iter_mut() {
             if resp > *s {
                 warnings.push(Warn::RequestPadded { from: *s, to: resp }.into());
                 *s = resp;
             } else if resp < *s {
-                return Err(Failure::Params(format!(
-                    "--response {resp} is smaller than the request ({s} bytes): STAMP reflectors answer with the request's full length; use --request {resp}"
-                ))
-                .into());
+                return Err(SessionPlanError::ResponseSmaller {
+                    response: resp,
+                    request: *s,
+                });
             }
         }
     }
     Ok((sizes, warnings))
 }
 
-fn layout_failure(e: LayoutError, mode: Mode) -> Failure {
-    match e {
-        LayoutError::BelowMinimum { .. } => {
-            let base = mode.base_len();
-            Failure::Params(format!("{e}: use --request {base} or more"))
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asked() -> PlanInput {
+        PlanInput {
+            key: None,
+            pattern: Pattern::Periodic,
+            pace: Pace::Default,
+            timeout: Span::from_secs(1),
+            threshold: None,
+            duration: None,
+            count: None,
+            interval: None,
+            request: Vec::new(),
+            response: None,
+            seed: 1,
         }
-        LayoutError::Unfillable { .. } => Failure::Params(e.to_string()),
+    }
+
+    fn refusal(f: impl FnOnce(&mut PlanInput)) -> SessionPlanError {
+        let mut a = asked();
+        f(&mut a);
+        RttPlan::new(a).err().expect("refused")
+    }
+
+    #[test]
+    fn the_defaults_plan_100_probes_every_100_ms() {
+        let p = RttPlan::new(asked()).unwrap();
+        assert_eq!((p.count, p.period.as_ns()), (Some(100), 100_000_000));
+        assert_eq!(p.planned_s(), Some(10.0));
+        assert_eq!(
+            p.sizes,
+            vec![RequestLayout::default_size(Mode::Unauthenticated)]
+        );
+    }
+
+    #[test]
+    fn each_refusal_is_typed_and_names_no_flag() {
+        let cases = [
+            refusal(|a| a.pace = Pace::Period(0)),
+            refusal(|a| a.pace = Pace::Rate(0.0)),
+            refusal(|a| a.pace = Pace::Rate(1e-6)),
+            refusal(|a| a.timeout = Span::ZERO),
+            refusal(|a| a.count = Some(0)),
+            refusal(|a| a.interval = Some(Span::from_ns(10_000))),
+            refusal(|a| (a.request, a.response) = (vec![100], Some(60))),
+            refusal(|a| a.request = vec![10]),
+            refusal(|a| a.request = vec![70_000]),
+        ];
+        assert!(matches!(
+            cases[0],
+            SessionPlanError::Period {
+                pace: Pace::Period(0),
+                ..
+            }
+        ));
+        assert_eq!(cases[1], SessionPlanError::RateNotPositive { rate: 0.0 });
+        assert!(matches!(
+            cases[2],
+            SessionPlanError::Period {
+                error: PeriodError::TooLong { .. },
+                ..
+            }
+        ));
+        assert_eq!(cases[3], SessionPlanError::TimeoutNotPositive);
+        assert_eq!(cases[4], SessionPlanError::NoProbes);
+        assert!(matches!(cases[5], SessionPlanError::Interval { .. }));
+        assert_eq!(
+            cases[6],
+            SessionPlanError::ResponseSmaller {
+                response: 60,
+                request: 100
+            }
+        );
+        assert!(matches!(cases[7], SessionPlanError::Layout { .. }));
+        assert_eq!(cases[8], SessionPlanError::PayloadTooLarge);
+        for e in &cases {
+            assert!(!e.to_string().contains("--"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_larger_response_pads_the_request_and_says_so() {
+        let mut a = asked();
+        (a.request, a.response) = (vec![44], Some(64));
+        let p = RttPlan::new(a).unwrap();
+        assert_eq!((p.sizes.clone(), p.warnings.len()), (vec![64], 1));
     }
 }
