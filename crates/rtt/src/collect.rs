@@ -5,6 +5,7 @@
 use crate::error::Result;
 use misura_measure::rtt::{OffsetTracker, ProbeTimes};
 use misura_measure::stamp_client::ProbeRecord;
+use misura_measure::time::{Instant, Span};
 use misura_measure::TimestampSource;
 use misura_report::rtt::{write_probe_row, RttLatencies, PROBES_HEADER};
 use misura_report::SummarySnapshot;
@@ -217,15 +218,13 @@ impl Collector {
     }
 
     /// Ends an `--interval`: its line (unless quiet), its point of the
-    /// series, and a fresh group. `now_ns`: CLOCK_REALTIME.
+    /// series, and a fresh group. `now`: CLOCK_REALTIME.
     /// The series' points are the probes sent in each interval (from
     /// [`Collector::bin_series`] on), closed once all of them are released.
-    pub fn close_interval(&mut self, since_start_ns: i64, now_ns: i64, print: bool) {
+    pub fn close_interval(&mut self, since_start: Span, now: Instant, print: bool) {
         match self.bins.as_mut() {
-            Some(b) => b.close(now_ns, &mut self.series, MAX_SERIES),
-            None if self.series.len() < MAX_SERIES => {
-                self.series.push(point(now_ns, &self.interval))
-            }
+            Some(b) => b.close(now, &mut self.series, MAX_SERIES),
+            None if self.series.len() < MAX_SERIES => self.series.push(point(now, &self.interval)),
             None => {}
         }
         if print {
@@ -237,7 +236,7 @@ impl Collector {
             };
             log::info!(
                 "[{:>7.1} s] probes {} lost {}  median µs: user {} kernel {} network {}",
-                since_start_ns as f64 / 1e9,
+                since_start.as_secs_f64(),
                 g.sent,
                 g.lost,
                 med(Some(&l.user_rtt)),
@@ -255,15 +254,10 @@ impl Collector {
         }
     }
 
-    /// Bin the series by send time from `origin_ns` (CLOCK_REALTIME), every
-    /// `every_ns`; a probe is released at most `lag_ns` after its send.
-    pub fn bin_series(&mut self, origin_ns: i64, every_ns: i64, lag_ns: i64) {
-        self.bins = Some(SendBins::new(
-            origin_ns,
-            every_ns,
-            lag_ns,
-            self.threshold_ns,
-        ));
+    /// Bin the series by send time from `origin` (CLOCK_REALTIME), every
+    /// `every`; a probe is released at most `lag` after its send.
+    pub fn bin_series(&mut self, origin: Instant, every: Span, lag: Span) {
+        self.bins = Some(SendBins::new(origin, every, lag, self.threshold_ns));
     }
 
     /// Flushes the per-probe log and keeps its first write error, if any;
@@ -284,9 +278,9 @@ impl Collector {
 // closed once every probe sent in it must have been released (its end plus
 // the timeout and one interval), so a few bins are open at a time.
 pub struct SendBins {
-    origin_ns: i64,
-    every_ns: i64,
-    lag_ns: i64,
+    origin: Instant,
+    every: Span,
+    lag: Span,
     threshold_ns: Option<i64>,
     /// Open bins by index, oldest first.
     open: VecDeque<(i64, Group)>,
@@ -296,11 +290,12 @@ pub struct SendBins {
 }
 
 impl SendBins {
-    pub fn new(origin_ns: i64, every_ns: i64, lag_ns: i64, threshold_ns: Option<i64>) -> SendBins {
+    pub fn new(origin: Instant, every: Span, lag: Span, threshold_ns: Option<i64>) -> SendBins {
+        let every = every.max(Span::from_ns(1));
         SendBins {
-            origin_ns,
-            every_ns: every_ns.max(1),
-            lag_ns: lag_ns.max(0) + every_ns.max(1),
+            origin,
+            every,
+            lag: lag.max(Span::ZERO) + every,
             threshold_ns,
             open: VecDeque::new(),
             next_k: 0,
@@ -308,7 +303,7 @@ impl SendBins {
     }
 
     pub fn add(&mut self, rec: &ProbeRecord, t: &ProbeTimes, one_way: Option<(i64, i64)>) {
-        let k = (t.tx1 - self.origin_ns).div_euclid(self.every_ns);
+        let k = self.index(Instant::from_ns(t.tx1));
         if k < self.next_k {
             return;
         }
@@ -326,19 +321,24 @@ impl SendBins {
         self.open[at].1.add(rec, t, one_way);
     }
 
-    fn end_ns(&self, k: i64) -> i64 {
-        self.origin_ns + (k + 1) * self.every_ns
+    /// The bin a send at `t` falls in (negative before the origin).
+    fn index(&self, t: Instant) -> i64 {
+        (t - self.origin).as_ns().div_euclid(self.every.as_ns())
     }
 
-    /// Close the bins every probe of which has been released by `now_ns`.
-    pub fn close(&mut self, now_ns: i64, out: &mut Vec<IntervalPoint>, max: usize) {
+    fn end(&self, k: i64) -> Instant {
+        self.origin + Span::from_ns((k + 1) * self.every.as_ns())
+    }
+
+    /// Close the bins every probe of which has been released by `now`.
+    pub fn close(&mut self, now: Instant, out: &mut Vec<IntervalPoint>, max: usize) {
         while let Some(&(k, _)) = self.open.front() {
-            if self.end_ns(k) + self.lag_ns > now_ns {
+            if self.end(k) + self.lag > now {
                 break;
             }
             self.pop(out, max);
         }
-        let due = (now_ns - self.lag_ns - self.origin_ns).div_euclid(self.every_ns);
+        let due = self.index(now - self.lag);
         self.next_k = self.next_k.max(due);
     }
 
@@ -355,17 +355,17 @@ impl SendBins {
         };
         self.next_k = self.next_k.max(k + 1);
         if out.len() < max {
-            out.push(point(self.end_ns(k), &g));
+            out.push(point(self.end(k), &g));
         }
     }
 }
 
-/// A group's medians as a point of the series ending at `end_ns`.
-pub fn point(end_ns: i64, g: &Group) -> IntervalPoint {
+/// A group's medians as a point of the series ending at `end`.
+pub fn point(end: Instant, g: &Group) -> IntervalPoint {
     let l = g.latencies();
     let med = |s: Option<&SummarySnapshot>| s.and_then(|s| s.median_ns);
     IntervalPoint {
-        end_ns,
+        end_ns: end.as_ns(),
         sent: g.sent,
         lost: g.lost,
         user_ns: med(Some(&l.user_rtt)),
@@ -397,9 +397,11 @@ mod tests {
         // 500 ms intervals from t = 0, a 2 s timeout. Probe 0 (sent at
         // 100 ms) is lost and holds the answered ones sent after it until
         // its timeout: all are released at 2.1 s.
-        let mut b = SendBins::new(0, 500 * MS, 2_000 * MS, None);
+        let at = |ns: i64| Instant::from_ns(ns);
+        let span = Span::from_ns;
+        let mut b = SendBins::new(at(0), span(500 * MS), span(2_000 * MS), None);
         let mut out = Vec::new();
-        b.close(1_000 * MS, &mut out, 100);
+        b.close(at(1_000 * MS), &mut out, 100);
         assert!(out.is_empty(), "nothing released yet");
         let lost = probe(0, 100 * MS, 0, true);
         b.add(&lost, &lost.times(), None);
@@ -409,9 +411,9 @@ mod tests {
         }
         // At 2.1 s the first bin may still get records (end 0.5 s + 2 s +
         // one interval): none closes.
-        b.close(2_100 * MS, &mut out, 100);
+        b.close(at(2_100 * MS), &mut out, 100);
         assert!(out.is_empty());
-        b.close(3_000 * MS, &mut out, 100);
+        b.close(at(3_000 * MS), &mut out, 100);
         assert_eq!(out.len(), 1);
         assert_eq!((out[0].end_ns, out[0].sent, out[0].lost), (500 * MS, 2, 1));
         assert_eq!(out[0].user_ns.map(|u| u / MS), Some(5));

@@ -210,15 +210,15 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, RttErro
     let busy = a.load.start(a.cpu);
     let mut collect = Collector::new(plan.sizes.len(), plan.threshold.map(Span::as_ns), frames)?;
     collect.fixed_offset_ns = a.clock_offset_ns;
-    let t_start = realtime_ns();
+    let t_start = misura_sys::clock::realtime();
     let mut progress = misura_run::progress::Progress::new(
         a.out.quiet || a.out.json,
         plan.planned_s().map(Duration::from_secs_f64),
     );
     let intervals = plan.interval.map(|every| Intervals {
-        every_ns: every.as_ns(),
+        every,
         print: !a.out.quiet,
-        lag_ns: plan.timeout.as_ns(),
+        lag: plan.timeout,
     });
     let stop_reason = link.measure(
         &mut sender,
@@ -228,7 +228,7 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, RttErro
         intervals,
         t_start,
     )?;
-    let elapsed_s = (realtime_ns() - t_start) as f64 / 1e9;
+    let elapsed_s = (misura_sys::clock::realtime() - t_start).as_secs_f64();
     collect.finish();
     let icmp = link.icmp;
 

@@ -31,11 +31,11 @@ const RX_BUF: usize = 65_536;
 
 /// What `--interval` asks for.
 pub struct Intervals {
-    pub every_ns: i64,
+    pub every: Span,
     pub print: bool,
     /// The longest a probe's record can take to leave the session after
     /// its send (its timeout): the series' bins close that late.
-    pub lag_ns: i64,
+    pub lag: Span,
 }
 
 pub struct Link<'t> {
@@ -377,7 +377,7 @@ impl<'t> Link<'t> {
         c: &mut Collector,
         progress: &mut Progress,
         intervals: Option<Intervals>,
-        t_start: i64,
+        t_start: Instant,
     ) -> Result<misura_report::StopReason> {
         let mut stop_reason = misura_report::StopReason::Finished;
         let mut next_interval = None;
@@ -397,13 +397,13 @@ impl<'t> Link<'t> {
             if let Some(iv) = &intervals {
                 if next_interval.is_none() {
                     next_interval = s.measurement_start().map(|start| {
-                        c.bin_series(start.as_ns(), iv.every_ns, iv.lag_ns);
-                        start + Span::from_ns(iv.every_ns)
+                        c.bin_series(start, iv.every, iv.lag);
+                        start + iv.every
                     });
                 }
                 if let Some(next) = next_interval.filter(|&next| now >= next) {
-                    c.close_interval(now.as_ns() - t_start, now.as_ns(), iv.print);
-                    next_interval = Some(next + Span::from_ns(iv.every_ns));
+                    c.close_interval(now - t_start, now, iv.print);
+                    next_interval = Some(next + iv.every);
                 }
             }
             if s.is_finished(now) {
