@@ -19,8 +19,6 @@ use misura_measure::load::y1564::{
 use misura_measure::time::{Instant, Span};
 use proptest::prelude::*;
 
-const SECOND: i64 = 1_000_000_000;
-
 fn line_1g() -> f64 {
     line_rate_fps(64, 1e9, false).unwrap()
 }
@@ -31,7 +29,7 @@ fn search(sut: &ModelSut, cfg: SearchConfig) -> SearchOutcome {
     let mut s = ThroughputSearch::new(cfg).unwrap();
     for _ in 0..bound {
         let Some(req) = s.next_trial() else { break };
-        let (sent, received) = sut.trial(req.rate_fps, req.duration_ns);
+        let (sent, received) = sut.trial(req.rate_fps, req.duration);
         s.record(TrialResult {
             offered_fps: req.rate_fps,
             achieved_fps: req.rate_fps,
@@ -76,7 +74,7 @@ fn search_finds_the_models_ndr_and_pdr() {
     let finals = o
         .trials
         .iter()
-        .filter(|t| t.request.duration_ns == 60 * SECOND)
+        .filter(|t| t.request.duration == Span::from_secs(60))
         .count();
     println!(
         "NDR/PDR of a 1 Mfps model: {} trials ({finals} of 60 s)",
@@ -95,7 +93,7 @@ fn short_trials_overestimate_and_the_final_phase_corrects_it() {
     let short_best = o
         .trials
         .iter()
-        .filter(|t| t.request.duration_ns == SECOND && t.loss_ratio == 0.0)
+        .filter(|t| t.request.duration == Span::from_secs(1) && t.loss_ratio == 0.0)
         .map(|t| t.request.rate_fps)
         .fold(0.0, f64::max);
     assert!(short_best > 1.15e6, "short phase best {short_best}");
@@ -121,9 +119,10 @@ fn search_finds_a_loss_knee() {
 fn slow_sender_trial(
     sut: &ModelSut,
     rate_fps: f64,
-    duration_ns: i64,
+    duration: Span,
     capacity_fps: f64,
 ) -> TrialResult {
+    let duration_ns = duration.as_ns();
     let batch_ns = 100_000;
     let per_batch = (capacity_fps * batch_ns as f64 / 1e9) as u64;
     let mut sched =
@@ -135,7 +134,7 @@ fn slow_sender_trial(
         now += batch_ns;
     }
     let f = sched.figures(Instant::from_ns(duration_ns));
-    let (_, received) = sut.trial(f.achieved_fps, duration_ns);
+    let (_, received) = sut.trial(f.achieved_fps, duration);
     TrialResult {
         offered_fps: rate_fps,
         achieved_fps: f.achieved_fps,
@@ -150,14 +149,14 @@ fn slow_sender_trial(
 fn a_slow_tester_caps_the_search_and_says_so() {
     let sut = ModelSut::new(1e6, 10_000.0, 0).unwrap();
     let mut cfg = SearchConfig::rfc2544(1e4, line_1g());
-    cfg.final_trial_ns = 10 * SECOND; // keeps the virtual sender loop short
+    cfg.final_trial = Span::from_secs(10); // keeps the virtual sender loop short
     let mut s = ThroughputSearch::new(cfg).unwrap();
     for _ in 0..101 {
         let Some(req) = s.next_trial() else { break };
         s.record(slow_sender_trial(
             &sut,
             req.rate_fps,
-            req.duration_ns,
+            req.duration,
             700_000.0,
         ))
         .unwrap();
@@ -197,13 +196,13 @@ fn trials_the_tester_fell_short_in_but_lost_are_upper_bounds() {
         name: "NDR".into(),
         loss_ratio: 0.0,
     }];
-    cfg.short_trial_ns = SECOND / 2;
-    cfg.final_trial_ns = 3 * SECOND;
+    cfg.short_trial = Span::from_millis(500);
+    cfg.final_trial = Span::from_secs(3);
     cfg.relative_resolution = 0.005;
     let mut s = ThroughputSearch::new(cfg).unwrap();
     for _ in 0..101 {
         let Some(req) = s.next_trial() else { break };
-        let r = slow_sender_trial(&sut, req.rate_fps, req.duration_ns, 250_000.0);
+        let r = slow_sender_trial(&sut, req.rate_fps, req.duration, 250_000.0);
         if req.rate_fps > 250_000.0 {
             assert!(s.tester_limited(&r), "{req:?}: {r:?}");
             assert!(!s.needs_retry(&r), "a lossy short trial is conclusive");
@@ -241,7 +240,7 @@ fn trials_the_tester_fell_short_in_but_lost_are_upper_bounds() {
 #[test]
 fn a_loss_free_short_trial_leaves_the_rates_above_it_undecided() {
     let mut cfg = SearchConfig::rfc2544(10.0, 1e6);
-    cfg.short_trial_ns = cfg.final_trial_ns; // one phase: its bounds are the outcome's
+    cfg.short_trial = cfg.final_trial; // one phase: its bounds are the outcome's
     let mut s = ThroughputSearch::new(cfg).unwrap();
     let req = s.next_trial().unwrap();
     let r = TrialResult {
@@ -294,7 +293,7 @@ fn a_loss_free_short_trial_leaves_the_rates_above_it_undecided() {
 fn frame_loss_steps_stop_after_two_clean_trials() {
     let line = line_1g();
     let sut = ModelSut::new(1e6, 10_000.0, 0).unwrap();
-    let mut plan = FlrPlan::new(line, 10.0, 60 * SECOND).unwrap();
+    let mut plan = FlrPlan::new(line, 10.0, Span::from_secs(60)).unwrap();
     for _ in 0..11 {
         let Some((_, rate, dur)) = plan.next_trial() else {
             break;
@@ -366,7 +365,7 @@ fn service() -> ServiceSpec {
 
 /// One Y.1564 step of 10 s against the model.
 fn measure(sut: &ModelSut, spec: &ServiceSpec, rate_bps: f64) -> StepMeasured {
-    let dur = 10 * SECOND;
+    let dur = Span::from_secs(10);
     let (sent, received) = sut.trial(spec.fps(rate_bps), dur);
     let (fd_mean_ns, fd_max_ns) = sut.delay_ns(spec.fps(rate_bps));
     StepMeasured {
@@ -500,7 +499,7 @@ proptest! {
 #[test]
 fn an_excused_trial_is_not_asked_for_again() {
     let mut cfg = SearchConfig::rfc2544(10.0, 1e5);
-    cfg.short_trial_ns = cfg.final_trial_ns;
+    cfg.short_trial = cfg.final_trial;
     let mut s = ThroughputSearch::new(cfg).unwrap();
     let mut rates = Vec::new();
     for _ in 0..10 {
@@ -539,7 +538,7 @@ fn an_excused_trial_is_not_asked_for_again() {
 #[test]
 fn a_kept_rate_with_loss_is_an_upper_bound_despite_catch_up() {
     let mut cfg = SearchConfig::rfc2544(1000.0, 1e5);
-    cfg.short_trial_ns = cfg.final_trial_ns;
+    cfg.short_trial = cfg.final_trial;
     cfg.relative_resolution = 0.005;
     let mut s = ThroughputSearch::new(cfg).unwrap();
     let mut last = None;
@@ -638,7 +637,7 @@ fn a_short_tester_is_aimed_above_the_load_it_should_send() {
 #[test]
 fn a_short_trial_never_caps_below_what_the_tester_reached() {
     let mut cfg = SearchConfig::rfc2544(10.0, 2e6);
-    cfg.short_trial_ns = cfg.final_trial_ns;
+    cfg.short_trial = cfg.final_trial;
     cfg.relative_resolution = 0.005;
     let mut s = ThroughputSearch::new(cfg).unwrap();
     let first = s.next_trial().unwrap().rate_fps;

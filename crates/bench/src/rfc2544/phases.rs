@@ -30,7 +30,7 @@ impl Ctx<'_> {
     pub fn trial_retried(
         &mut self,
         size: &SizeSpec,
-        what: (&str, f64, i64, Option<u64>),
+        what: (&str, f64, Span, Option<u64>),
         rows: &mut Vec<TrialRow>,
         spoiled: impl Fn(&LoadTrial) -> bool,
     ) -> Result<(LoadTrial, u32)> {
@@ -42,11 +42,11 @@ impl Ctx<'_> {
     pub fn trial_aimed(
         &mut self,
         size: &SizeSpec,
-        what: (&str, f64, i64, Option<u64>),
+        what: (&str, f64, Span, Option<u64>),
         rows: &mut Vec<TrialRow>,
         retry: impl Fn(&LoadTrial) -> Option<f64>,
     ) -> Result<(LoadTrial, u32)> {
-        let (phase, mut rate_fps, duration_ns, burst) = what;
+        let (phase, mut rate_fps, duration, burst) = what;
         let mut attempt = 1;
         loop {
             self.progress.step(
@@ -64,10 +64,10 @@ impl Ctx<'_> {
                     },
                     what.1
                 ),
-                std::time::Duration::from_nanos(duration_ns.max(0) as u64),
+                duration.to_std(),
                 None,
             );
-            let t = self.trial(size, rate_fps, duration_ns, burst)?;
+            let t = self.trial(size, rate_fps, duration, burst)?;
             let more = attempt <= self.plan.tester_retries && !self.stopped();
             let Some(next) = retry(&t).filter(|_| more) else {
                 return Ok((t, attempt));
@@ -78,20 +78,22 @@ impl Ctx<'_> {
         }
     }
 
-    /// One trial at `rate_fps` for `duration_ns`, or a burst of `burst` frames.
+    /// One trial at `rate_fps` for `duration`, or a burst of `burst` frames.
     pub fn trial(
         &mut self,
         size: &SizeSpec,
         rate_fps: f64,
-        duration_ns: i64,
+        duration: Span,
         burst: Option<u64>,
     ) -> Result<LoadTrial> {
         let engine = self.engine.as_mut().ok_or(BenchError::EngineClosed)?;
         // A burst runs until its last frame has left: twice its time at the
         // rate and 10 ms more bound it (it ends as soon as it is sent).
-        let duration_ns = match burst {
-            Some(n) => duration_ns.max((2.0 * n as f64 / rate_fps * 1e9) as i64 + 10_000_000),
-            None => duration_ns,
+        let duration = match burst {
+            Some(n) => duration.max(
+                Span::from_ns((2.0 * n as f64 / rate_fps * 1e9) as i64) + Span::from_millis(10),
+            ),
+            None => duration,
         };
         let spec = TrialSpec {
             flows: vec![Flow {
@@ -99,7 +101,7 @@ impl Ctx<'_> {
                 payloads: size.payloads(),
                 vlan: None,
             }],
-            duration: Span::from_ns(duration_ns),
+            duration,
             burst,
             drain: frames::DRAIN,
             // A burst keeps every frame (no slot skipped): a tester that
@@ -177,8 +179,8 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
                 loss_ratio: plan.pdr,
             },
         ],
-        short_trial_ns: plan.short.as_ns(),
-        final_trial_ns: plan.trial.as_ns(),
+        short_trial: plan.short,
+        final_trial: plan.trial,
         relative_resolution: plan.resolution,
         max_trials: plan.max_trials,
     })
@@ -219,7 +221,7 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
         // wants (ThroughputSearch::retry_fps).
         let (t, attempt) = ctx.trial_aimed(
             size,
-            (phase, req.rate_fps, req.duration_ns, None),
+            (phase, req.rate_fps, req.duration, None),
             &mut rows,
             |t| srch.retry_fps(&result(t)),
         )?;
@@ -281,8 +283,7 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
 /// successive steps lose nothing (or three in a row the tester could not
 /// send: the result is then inconclusive).
 pub fn frame_loss(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<Vec<TrialRow>> {
-    let mut plan =
-        flr::FlrPlan::new(s.line_rate_fps, 10.0, ctx.plan.trial.as_ns()).map_err(load_err)?;
+    let mut plan = flr::FlrPlan::new(s.line_rate_fps, 10.0, ctx.plan.trial).map_err(load_err)?;
     let mut rows = Vec::new();
     let mut limited_in_a_row = 0;
     while let Some((percent, rate, duration)) = plan.next_trial() {
@@ -347,7 +348,7 @@ pub fn back_to_back(
             |t: &LoadTrial| load::proves_nothing(t.sent(), t.received(), is_short(t), 0);
         let (t, attempt) = ctx.trial_retried(
             size,
-            (&phase, req.rate_fps, 0, Some(req.frames)),
+            (&phase, req.rate_fps, Span::ZERO, Some(req.frames)),
             &mut bursts,
             proves_nothing,
         )?;

@@ -72,8 +72,9 @@ pub fn measure(
         })
         .collect::<Result<Vec<_>, _>>()?;
     // The run's planned time after each step, for the progress line.
-    let (step_ns, perf_ns) = (plan.step.as_ns(), plan.perf.as_ns());
-    let mut after_ns = steps_of.iter().map(|p| p.len() as i64).sum::<i64>() * step_ns + perf_ns;
+    let (step_time, perf) = (plan.step, plan.perf);
+    let steps = steps_of.iter().map(|p| p.len() as i64).sum::<i64>();
+    let mut after = Span::from_ns(steps.saturating_mul(step_time.as_ns())) + perf;
     let mut reports = Vec::new();
     for (s, steps_planned) in plan.services.iter().zip(steps_of) {
         let spec = rule_spec(s);
@@ -82,13 +83,13 @@ pub fn measure(
             if stopped() {
                 break;
             }
-            after_ns -= step_ns;
+            after = after - step_time;
             steps.push(config_step(
                 &mut ctx,
                 s,
                 &spec,
                 &step,
-                (step_ns, after_ns),
+                (step_time, after),
                 plan.tester_retries,
                 warnings,
             )?);
@@ -101,8 +102,8 @@ pub fn measure(
             config_inconclusive,
         });
     }
-    let performance = if perf_ns > 0 && !stopped() {
-        Some(performance(&mut ctx, &plan.services, perf_ns)?)
+    let performance = if perf.is_positive() && !stopped() {
+        Some(performance(&mut ctx, &plan.services, perf)?)
     } else {
         None
     };
@@ -111,8 +112,6 @@ pub fn measure(
         performance,
     })
 }
-
-const SECOND: i64 = 1_000_000_000;
 
 struct Ctx<'a> {
     engine: &'a mut Engine,
@@ -129,7 +128,7 @@ impl Ctx<'_> {
         &mut self,
         services: &[&ServiceConfig],
         rates_bps: &[f64],
-        duration_ns: i64,
+        duration: Span,
         per_second: bool,
     ) -> Result<TrialRun> {
         let flows = services
@@ -148,7 +147,7 @@ impl Ctx<'_> {
         let t = misura_sys::clock::realtime_ns() as u64;
         let spec = TrialSpec {
             flows,
-            duration: Span::from_ns(duration_ns),
+            duration,
             burst: None,
             drain: frames::DRAIN,
             max_backlog: Span::from_ns(1_000_000),
@@ -158,7 +157,7 @@ impl Ctx<'_> {
             dst: self.dst,
             src: self.src,
             cpus: self.cpus.clone(),
-            interval: per_second.then_some(Span::from_ns(SECOND)),
+            interval: per_second.then_some(Span::from_secs(1)),
         };
         Ok(frames::run_trial(self.engine, &spec, None, self.stop)?)
     }
@@ -170,7 +169,7 @@ fn measured(
     s: &ServiceConfig,
     offered_bps: f64,
     f: &LoadFlow,
-    duration_ns: i64,
+    duration: Span,
     short: bool,
 ) -> rules::StepMeasured {
     let bits = s.frame_bytes as f64 * 8.0;
@@ -179,7 +178,7 @@ fn measured(
         sent_bps: short.then_some(f.achieved_fps * bits),
         catch_up_frames: f.catch_up_frames,
         offered_bps,
-        received_bps: f.received as f64 * bits * 1e9 / duration_ns.max(1) as f64,
+        received_bps: f.received as f64 * bits * 1e9 / duration.as_ns().max(1) as f64,
         frames_sent: f.sent,
         frames_lost: f.lost,
         // Nothing received leaves no delay to judge: FLR fails the step.
@@ -267,7 +266,7 @@ fn config_step(
     s: &ServiceConfig,
     spec: &rules::ServiceSpec,
     step: &rules::Step,
-    (step_ns, after_ns): (i64, i64),
+    (duration, after): (Span, Span),
     retries: u32,
     warnings: &mut Vec<misura_report::Warning>,
 ) -> Result<StepReport> {
@@ -285,10 +284,10 @@ fn config_step(
                     format!(" (attempt {})", spoiled.len() + 1)
                 }
             ),
-            std::time::Duration::from_nanos(step_ns as u64),
-            Some(std::time::Duration::from_nanos(after_ns.max(0) as u64)),
+            duration.to_std(),
+            Some(after.to_std()),
         );
-        let run = ctx.run(&[s], &[step.rate_bps], step_ns, false)?;
+        let run = ctx.run(&[s], &[step.rate_bps], duration, false)?;
         let stopped = ctx.stop.load(Ordering::Relaxed) != 0;
         match spoiled_by(&run) {
             Some(w) if spoiled.len() < retries as usize && !stopped => {
@@ -309,7 +308,7 @@ fn config_step(
         s,
         step.rate_bps,
         f,
-        step_ns,
+        duration,
         run.trial.tester_limit.is_some(),
     );
     let v = rules::judge_step(spec, step, &m);
@@ -343,26 +342,22 @@ pub fn payload(s: &ServiceConfig) -> usize {
 
 /// The performance test: every service at its CIR together, counted per
 /// second for the availability.
-fn performance(
-    ctx: &mut Ctx,
-    services: &[ServiceConfig],
-    perf_ns: i64,
-) -> Result<PerformanceReport> {
+fn performance(ctx: &mut Ctx, services: &[ServiceConfig], perf: Span) -> Result<PerformanceReport> {
     let all: Vec<&ServiceConfig> = services.iter().collect();
     let rates: Vec<f64> = services.iter().map(|s| s.cir_bps).collect();
     ctx.progress.step(
         format!("performance test, {} service(s) at CIR", services.len()),
-        std::time::Duration::from_nanos(perf_ns as u64),
+        perf.to_std(),
         Some(std::time::Duration::ZERO),
     );
-    let run = ctx.run(&all, &rates, perf_ns, true)?;
+    let run = ctx.run(&all, &rates, perf, true)?;
     let mut rows = Vec::new();
     for (i, s) in services.iter().enumerate() {
         let f = &run.trial.flows[i];
         let (availability, unavailable_s) = availability::availability(&run.intervals[i]);
         let m = rules::StepMeasured {
             available_ratio: Some(availability),
-            ..measured(s, s.cir_bps, f, perf_ns, run.trial.tester_limit.is_some())
+            ..measured(s, s.cir_bps, f, perf, run.trial.tester_limit.is_some())
         };
         let v = rules::judge_performance(&rule_spec(s), &m);
         rows.push(PerformanceRow {
@@ -375,7 +370,7 @@ fn performance(
     let steps: Vec<StepReport> = rows.iter().map(|r| r.step.clone()).collect();
     let (pass, inconclusive) = verdict(&steps);
     Ok(PerformanceReport {
-        duration_s: perf_ns as f64 / 1e9,
+        duration_s: perf.as_ns() as f64 / 1e9,
         services: rows,
         load: run.trial,
         pass,

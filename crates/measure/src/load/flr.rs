@@ -4,6 +4,7 @@
 //! ratio `(sent − received) / sent`.
 
 use super::{check_range, LoadError, MAX_RATE_FPS, MAX_TRIAL_NS};
+use crate::time::Span;
 use serde::Serialize;
 
 /// One step of the plan.
@@ -25,7 +26,7 @@ pub struct FlrPoint {
 pub struct FlrPlan {
     max_fps: f64,
     step_percent: f64,
-    trial_ns: i64,
+    trial: Span,
     next_percent: f64,
     zero_in_a_row: u32,
     points: Vec<FlrPoint>,
@@ -33,34 +34,34 @@ pub struct FlrPlan {
 
 impl FlrPlan {
     /// Steps of `step_percent` (RFC: 10 or less) from 100 % of `max_fps`,
-    /// trials of `trial_ns` (RFC 2544 §24: ≥ 60 s).
-    pub fn new(max_fps: f64, step_percent: f64, trial_ns: i64) -> Result<FlrPlan, LoadError> {
+    /// trials of `trial` (RFC 2544 §24: ≥ 60 s).
+    pub fn new(max_fps: f64, step_percent: f64, trial: Span) -> Result<FlrPlan, LoadError> {
         check_range("maximum rate (frames/s)", max_fps, 1e-3, MAX_RATE_FPS)?;
         check_range("frame loss step (%)", step_percent, 0.1, 10.0)?;
         check_range(
             "trial duration (ns)",
-            trial_ns as f64,
+            trial.as_ns() as f64,
             1e6,
             MAX_TRIAL_NS as f64,
         )?;
         Ok(FlrPlan {
             max_fps,
             step_percent,
-            trial_ns,
+            trial,
             next_percent: 100.0,
             zero_in_a_row: 0,
             points: Vec::new(),
         })
     }
 
-    /// The next trial `(percent, rate_fps, duration_ns)`, or `None` after
+    /// The next trial `(percent, rate_fps, duration)`, or `None` after
     /// two successive loss-free trials or below the last step.
-    pub fn next_trial(&self) -> Option<(f64, f64, i64)> {
+    pub fn next_trial(&self) -> Option<(f64, f64, Span)> {
         if self.zero_in_a_row >= 2 || self.next_percent < self.step_percent - 1e-9 {
             return None;
         }
         let p = self.next_percent;
-        Some((p, self.max_fps * p / 100.0, self.trial_ns))
+        Some((p, self.max_fps * p / 100.0, self.trial))
     }
 
     /// The result of the trial [`next`](Self::next_trial) asked for.
@@ -107,12 +108,12 @@ mod tests {
 
     #[test]
     fn steps_down_until_two_clean_trials() {
-        let mut plan = FlrPlan::new(1000.0, 10.0, 60_000_000_000).unwrap();
+        let mut plan = FlrPlan::new(1000.0, 10.0, Span::from_secs(60)).unwrap();
         // Loses frames above 700 frames/s.
         let mut n = 0;
         while let Some((_, rate, dur)) = plan.next_trial() {
-            let sent = (rate * dur as f64 / 1e9) as u64;
-            let received = sent.min((700.0 * dur as f64 / 1e9) as u64);
+            let sent = (rate * dur.as_secs_f64()) as u64;
+            let received = sent.min((700.0 * dur.as_secs_f64()) as u64);
             plan.record(sent, received, false);
             n += 1;
             assert!(n <= 10);
@@ -121,12 +122,12 @@ mod tests {
         assert_eq!(pcts, vec![100.0, 90.0, 80.0, 70.0, 60.0]);
         assert!(plan.complete());
         assert!((plan.points()[0].loss_ratio - 0.3).abs() < 1e-9);
-        assert!(FlrPlan::new(1000.0, 20.0, 1_000_000_000).is_err());
+        assert!(FlrPlan::new(1000.0, 20.0, Span::from_secs(1)).is_err());
     }
 
     #[test]
     fn a_lossy_plan_ends_at_the_last_step_incomplete() {
-        let mut plan = FlrPlan::new(1000.0, 10.0, 1_000_000_000).unwrap();
+        let mut plan = FlrPlan::new(1000.0, 10.0, Span::from_secs(1)).unwrap();
         let mut n = 0;
         while plan.next_trial().is_some() {
             plan.record(100, 99, false);

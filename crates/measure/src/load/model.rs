@@ -15,6 +15,7 @@
 //!   ([`ModelSut::buffer_time_ns`]).
 
 use super::{check_range, LoadError, MAX_RATE_FPS};
+use crate::time::Span;
 
 /// A share of frames dropped once the offered rate is above `above_fps`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -70,9 +71,9 @@ impl ModelSut {
         }
     }
 
-    /// A trial at `rate_fps` for `duration_ns`: `(sent, received)`.
-    pub fn trial(&self, rate_fps: f64, duration_ns: i64) -> (u64, u64) {
-        let d = duration_ns.max(0) as f64 / 1e9;
+    /// A trial at `rate_fps` for `duration`: `(sent, received)`.
+    pub fn trial(&self, rate_fps: f64, duration: Span) -> (u64, u64) {
+        let d = duration.max(Span::ZERO).as_secs_f64();
         let sent = (rate_fps * d).floor() as u64;
         let admitted = match self.policer_fps {
             Some(p) => sent.min((p * d).floor() as u64),

@@ -43,6 +43,7 @@
 //! reader can check the verdict.
 
 use super::{check_range, LoadError, MAX_RATE_FPS, MAX_TRIAL_NS};
+use crate::time::Span;
 use serde::Serialize;
 
 /// How far above the load it wants the search asks a tester that fell
@@ -81,9 +82,9 @@ pub struct SearchConfig {
     /// The tester's own measured maximum or the line rate, whichever is lower.
     pub max_fps: f64,
     pub targets: Vec<LossTarget>,
-    pub short_trial_ns: i64,
+    pub short_trial: Span,
     /// RFC 2544 §24: at least 60 s for a reportable result.
-    pub final_trial_ns: i64,
+    pub final_trial: Span,
     /// Relative width goal `(upper − lower) / upper`.
     pub relative_resolution: f64,
     pub max_trials: u32,
@@ -97,8 +98,8 @@ impl SearchConfig {
             min_fps,
             max_fps,
             targets: LossTarget::ndr_pdr(),
-            short_trial_ns: 1_000_000_000,
-            final_trial_ns: 60_000_000_000,
+            short_trial: Span::from_secs(1),
+            final_trial: Span::from_secs(60),
             relative_resolution: 0.01,
             max_trials: 100,
         }
@@ -123,15 +124,15 @@ impl SearchConfig {
         }
         check_range(
             "final trial (ns)",
-            self.final_trial_ns as f64,
+            self.final_trial.as_ns() as f64,
             1e6,
             MAX_TRIAL_NS as f64,
         )?;
         check_range(
             "short trial (ns)",
-            self.short_trial_ns as f64,
+            self.short_trial.as_ns() as f64,
             1e6,
-            self.final_trial_ns as f64,
+            self.final_trial.as_ns() as f64,
         )?;
         check_range("relative resolution", self.relative_resolution, 1e-5, 0.5)?;
         check_range("maximum trials", self.max_trials as f64, 1.0, 10_000.0)?;
@@ -151,7 +152,7 @@ pub enum Phase {
 #[derive(Copy, Clone, Debug, PartialEq, Serialize)]
 pub struct TrialRequest {
     pub rate_fps: f64,
-    pub duration_ns: i64,
+    pub duration: Span,
     pub phase: Phase,
 }
 
@@ -257,7 +258,7 @@ pub struct ThroughputSearch {
 impl ThroughputSearch {
     pub fn new(cfg: SearchConfig) -> Result<ThroughputSearch, LoadError> {
         cfg.check()?;
-        let phases = if cfg.short_trial_ns < cfg.final_trial_ns {
+        let phases = if cfg.short_trial < cfg.final_trial {
             vec![Phase::Short, Phase::Final]
         } else {
             vec![Phase::Final]
@@ -298,13 +299,13 @@ impl ThroughputSearch {
             for t in 0..self.cfg.targets.len() {
                 if let Some(rate_fps) = self.candidate(t, self.phase) {
                     let phase = self.phases[self.phase];
-                    let duration_ns = match phase {
-                        Phase::Short => self.cfg.short_trial_ns,
-                        Phase::Final => self.cfg.final_trial_ns,
+                    let duration = match phase {
+                        Phase::Short => self.cfg.short_trial,
+                        Phase::Final => self.cfg.final_trial,
                     };
                     let req = TrialRequest {
                         rate_fps,
-                        duration_ns,
+                        duration,
                         phase,
                     };
                     self.pending = Some(req);
