@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod client;
+pub mod error;
 pub mod iperf3;
 pub mod pacing;
 pub mod peer;
