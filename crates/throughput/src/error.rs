@@ -37,7 +37,7 @@ pub enum ThroughputError {
     /// A step on a socket or a file the host refused; `what` names it.
     #[error("{what}")]
     Step {
-        what: String,
+        what: &'static str,
         #[source]
         source: io::Error,
     },
@@ -269,8 +269,7 @@ pub struct MisuraFound {
 
 impl ThroughputError {
     /// A step's host error, `what` naming the step.
-    pub(crate) fn step(what: impl Into<String>) -> impl FnOnce(io::Error) -> ThroughputError {
-        let what = what.into();
+    pub(crate) fn step(what: &'static str) -> impl FnOnce(io::Error) -> ThroughputError {
         move |source| ThroughputError::Step { what, source }
     }
 }
@@ -296,3 +295,58 @@ pub fn io_cause<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a io::
 }
 
 pub type Result<T, E = ThroughputError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use misura_run::exit::one_line;
+
+    #[test]
+    fn a_chain_prints_each_step_once_and_keeps_its_io_error() {
+        let addr: SocketAddr = ([127, 0, 0, 1], 5862).into();
+        let silent = ControlError::ReadTimedOut {
+            what: "reading a control message header",
+            secs: 10,
+            source: io::Error::new(io::ErrorKind::TimedOut, "late"),
+        };
+        let e = ThroughputError::from(ControlError::NoHello {
+            addr,
+            source: Box::new(silent),
+        });
+        assert_eq!(
+            one_line(&e),
+            "127.0.0.1:5862 did not greet like misura serve (no HELLO): is it another service?: \
+             reading a control message header: nothing came within the read time limit (10 s for \
+             a control message, the handshake timeout in a server's handshake): late"
+        );
+        assert_eq!(
+            io_cause(&e).map(io::Error::kind),
+            Some(io::ErrorKind::TimedOut)
+        );
+        // A transparent io error, boxed in a data stream's error.
+        let reset = ThroughputError::from(io::Error::from(io::ErrorKind::ConnectionReset));
+        let stream = ThroughputError::from(Iperf3PeerError::Stream {
+            stream: 2,
+            addr,
+            source: Box::new(reset),
+        });
+        assert!(one_line(&stream).starts_with("opening iperf3 data stream 2 to 127.0.0.1:5862: "));
+        assert_eq!(
+            io_cause(&stream).map(io::Error::kind),
+            Some(io::ErrorKind::ConnectionReset)
+        );
+        let still = ControlError::StillRefused {
+            secs: 5,
+            source: Refused {
+                addr,
+                reason: "too many connections in their handshake: try again".into(),
+            },
+        };
+        assert_eq!(
+            one_line(&still),
+            "still refused after retrying for 5 s: misura serve at 127.0.0.1:5862 refused the \
+             test: too many connections in their handshake: try again"
+        );
+        assert!(io_cause(&still).is_none());
+    }
+}
