@@ -64,8 +64,9 @@ pub fn check_peers(
     if serve {
         Control::connect(addr).map_err(|e| LoadError::PeerMissing {
             why: format!(
-                "{e:#}. Start `misura serve` on {host} (the load's \
+                "{}. Start `misura serve` on {host} (the load's \
              server{}), or give its port as HOST:PORT",
+                one_line(&e),
                 if a.rr {
                     " and the --rr transactions'"
                 } else {

@@ -61,8 +61,9 @@ fn main() {
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    // A throughput error carries the host's io error transparently.
     e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
+        misura_throughput::error::io_cause(c)
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }

@@ -8,10 +8,13 @@
 //! (`misura_report::throughput`); the binary prints, stores and exits.
 //! `peer` runs a tcp or udp test against misura serve or an iperf3 server
 //! (or whichever a probe finds), and `sweep` runs one test once per value
-//! of one parameter and tabulates the runs (`misura sweep`).
+//! of one parameter and tabulates the runs (`misura sweep`). Its errors
+//! are typed (`error`): `ThroughputError`, with the control protocol's
+//! `ControlError` and an iperf3 peer's `Iperf3PeerError` in it.
 #![forbid(unsafe_code)]
 
 pub mod client;
+pub mod error;
 pub mod iperf3;
 pub mod pacing;
 pub mod peer;

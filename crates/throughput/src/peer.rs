@@ -2,11 +2,11 @@
 //! an iperf3 server, or whichever of them a probe of the port finds; and
 //! the test run against it, its result marked with what the probe found.
 
+use crate::error::Result;
 use crate::iperf3::probe::{self, Found};
 use crate::iperf3::{self, Iperf3Plan, Iperf3TcpReport, Iperf3UdpReport};
 use crate::tcp::TcpPlan;
 use crate::udp::UdpPlan;
-use anyhow::Result;
 use misura_report::throughput::{TcpReport, UdpReport};
 use std::net::TcpStream;
 use std::sync::atomic::AtomicUsize;
@@ -35,12 +35,7 @@ pub struct PeerPlan {
     pub iperf3_only: bool,
 }
 
-/// A probe found misura serve where the plan is for an iperf3 server.
-#[derive(Debug, thiserror::Error)]
-#[error("the probe found misura serve at {host}, and the plan is for an iperf3 server")]
-pub struct MisuraFound {
-    pub host: String,
-}
+pub use crate::error::MisuraFound;
 
 /// A test's result: against misura serve, or against an iperf3 server.
 pub enum Measured<M, I> {

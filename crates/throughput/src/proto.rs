@@ -3,7 +3,7 @@
 //! them on a blocking stream, and signing and checking a request with the
 //! shared key, are here (the key's HMAC is `misura_measure::auth`'s).
 
-use anyhow::{Context, Result};
+use crate::error::ControlError;
 use misura_wire::control::{self, Message, Value};
 pub use misura_wire::test_control::*;
 use std::io::{Read, Write};
@@ -41,7 +41,7 @@ const STOP_GRACE: Duration = Duration::from_millis(500);
 /// `read()` alone let a server dripping a byte every 4 s hold a client for
 /// days), and at most [`STOP_GRACE`] (plus one [`STOP_POLL`]) past a
 /// SIGINT/SIGTERM.
-pub fn read_message_within(stream: &TcpStream, wait: Duration) -> Result<Message> {
+pub fn read_message_within(stream: &TcpStream, wait: Duration) -> Result<Message, ControlError> {
     read_message(&mut Deadline {
         stream,
         until: Instant::now() + wait,
@@ -101,43 +101,41 @@ impl Read for Deadline<'_> {
 /// Read one control message from a blocking stream with a read timeout
 /// already set. The header is checked before the payload is read, so a
 /// hostile length never causes a large allocation.
-pub fn read_message(s: &mut impl Read) -> Result<Message> {
+pub fn read_message(s: &mut impl Read) -> Result<Message, ControlError> {
     let mut h = [0u8; control::HEADER_LEN];
     s.read_exact(&mut h)
         .map_err(|e| read_error("reading a control message header", e))?;
     let header = control::parse_header(&h).map_err(|e| match e {
-        misura_wire::WireError::BadMagic => anyhow::anyhow!(
-            "bad control message: its first bytes are not misura's control magic (is the peer a `misura serve` or `misura tcp/udp/rr`?)"
-        ),
-        e => anyhow::anyhow!("bad control message: {e}"),
+        misura_wire::WireError::BadMagic => ControlError::BadMagic,
+        e => ControlError::Bad(e),
     })?;
     let mut payload = vec![0u8; header.payload_len];
     s.read_exact(&mut payload)
         .map_err(|e| read_error("reading a control message", e))?;
-    control::parse_payload(&header, &payload)
-        .map_err(|e| anyhow::anyhow!("bad control message: {e}"))
+    control::parse_payload(&header, &payload).map_err(ControlError::Bad)
 }
 
 /// A failed read, with the time limit when that is what ended it (the
 /// kernel says only "Resource temporarily unavailable").
-fn read_error(what: &str, e: std::io::Error) -> anyhow::Error {
+fn read_error(what: &'static str, e: std::io::Error) -> ControlError {
     match e.kind() {
         // The io::Error stays in the chain: callers tell timeouts apart by it.
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => anyhow::Error::new(e)
-            .context(format!(
-                "{what}: nothing came within the read time limit ({} s for a control message, the handshake timeout in a server's handshake)",
-                MESSAGE_TIMEOUT.as_secs()
-            )),
-        _ => anyhow::Error::new(e).context(what.to_string()),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            ControlError::ReadTimedOut {
+                what,
+                secs: MESSAGE_TIMEOUT.as_secs(),
+                source: e,
+            }
+        }
+        _ => ControlError::Read { what, source: e },
     }
 }
 
-pub fn write_message(s: &mut impl Write, m: &Message) -> Result<()> {
+pub fn write_message(s: &mut impl Write, m: &Message) -> Result<(), ControlError> {
     let mut buf = Vec::new();
-    m.emit(&mut buf)
-        .map_err(|e| anyhow::anyhow!("cannot encode a control message: {e}"))?;
-    s.write_all(&buf).context("sending a control message")?;
-    s.flush().context("sending a control message")?;
+    m.emit(&mut buf).map_err(ControlError::Encode)?;
+    s.write_all(&buf).map_err(ControlError::Send)?;
+    s.flush().map_err(ControlError::Send)?;
     Ok(())
 }
 

@@ -3,10 +3,11 @@
 //! minus the RTT of the next one; plus the TCP handshake time.
 
 use crate::client::{self, ClientPlan, Server};
+use crate::error::{Result, ThroughputError};
 use crate::proto;
-use anyhow::{anyhow, Context, Result};
 use misura_report::throughput::{SetupConfig, SetupFigures, SetupGap, SetupReport, SetupSample};
 use misura_report::StopReason;
+use misura_run::exit::one_line;
 use misura_run::warnings::Warn;
 use misura_wire::control::Value;
 use std::net::{TcpStream, UdpSocket};
@@ -49,11 +50,14 @@ fn transaction(sock: &UdpSocket, test_id: u64, seq: u64) -> Result<u64> {
     req[8..16].copy_from_slice(&seq.to_be_bytes());
     let mut buf = [0u8; 2048];
     let t0 = Instant::now();
-    sock.send(&req).context("sending a probe")?;
+    sock.send(&req)
+        .map_err(ThroughputError::step("sending a probe"))?;
     loop {
         let left = REPLY_TIMEOUT.saturating_sub(t0.elapsed());
         if left.is_zero() {
-            return Err(anyhow!("no reply within {} s", REPLY_TIMEOUT.as_secs()));
+            return Err(ThroughputError::NoReply {
+                secs: REPLY_TIMEOUT.as_secs(),
+            });
         }
         sock.set_read_timeout(Some(left)).ok();
         match sock.recv(&mut buf) {
@@ -65,9 +69,11 @@ fn transaction(sock: &UdpSocket, test_id: u64, seq: u64) -> Result<u64> {
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 ) =>
             {
-                return Err(anyhow!("no reply within {} s", REPLY_TIMEOUT.as_secs()))
+                return Err(ThroughputError::NoReply {
+                    secs: REPLY_TIMEOUT.as_secs(),
+                })
             }
-            Err(e) => return Err(anyhow!("receiving a reply: {e}")),
+            Err(e) => return Err(ThroughputError::Receive { error: e }),
         }
     }
 }
@@ -125,7 +131,8 @@ fn sample(server: &Server, idle: Duration, stop: &AtomicUsize) -> Result<SetupSa
         }
         Err(e) => {
             s.error = Some(format!(
-                "{e:#} (a gap longer than the server's idle timeout ends the test)"
+                "{} (a gap longer than the server's idle timeout ends the test)",
+                one_line(&e)
             ));
         }
     }
@@ -171,7 +178,7 @@ pub fn measure(p: &SetupPlan, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
                     second_rtt_ns: None,
                     setup_ns: None,
                     handshake_ns: None,
-                    error: Some(format!("{e:#}")),
+                    error: Some(one_line(&e)),
                 }),
             }
         }

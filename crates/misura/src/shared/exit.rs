@@ -14,6 +14,7 @@ use misura_rtt::RttError;
 pub use misura_run::exit::*;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
+use misura_throughput::error::{Iperf3PeerError, ThroughputError};
 use std::error::Error;
 
 /// The exit code for an error chain: the first classifiable cause wins.
@@ -101,6 +102,9 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
             | OnewayError::AnalysisPanicked => None,
         };
     }
+    if let Some(e) = cause.downcast_ref::<ThroughputError>() {
+        return throughput_class(e);
+    }
     if let Some(Chain(e)) = cause.downcast_ref::<Chain>() {
         return e.chain().find_map(class_of);
     }
@@ -131,6 +135,27 @@ fn rtt_class(e: &RttError) -> Option<i32> {
         | RttError::Build { .. }
         | RttError::ShortFrame { .. }
         | RttError::NoReply { .. } => None,
+    }
+}
+
+/// A throughput error's class: that of the typed error it carries
+/// transparently, or boxed (an iperf3 data stream's: the chain walk sees
+/// the box, not the error in it); the others have none.
+fn throughput_class(e: &ThroughputError) -> Option<i32> {
+    match e {
+        ThroughputError::Refused(f) => class_of(f),
+        ThroughputError::Sys(s) => class_of(s),
+        ThroughputError::Iperf3(Iperf3PeerError::Stream { source, .. }) => throughput_class(source),
+        ThroughputError::Control(_)
+        | ThroughputError::Iperf3(_)
+        | ThroughputError::MisuraFound(_)
+        | ThroughputError::Iperf3Wire(_)
+        | ThroughputError::Io(_)
+        | ThroughputError::Step { .. }
+        | ThroughputError::ConnectUdp { .. }
+        | ThroughputError::Listen { .. }
+        | ThroughputError::NoReply { .. }
+        | ThroughputError::Receive { .. } => None,
     }
 }
 
@@ -222,6 +247,30 @@ mod tests {
         };
         assert_eq!(code(BenchError::Trials(trials).into()), PARAMS);
         assert_eq!(code(BenchError::EngineClosed.into()), ERROR);
+        // Throughput's: a refused flag, the host's, one inside a data
+        // stream's error; a server's refusal has none.
+        let limit = ThroughputError::Refused(Failure::Params("above the limit".into()));
+        assert_eq!(code(limit.into()), PARAMS);
+        assert_eq!(code(ThroughputError::Sys(nic()).into()), INTERFACE);
+        let key = ThroughputError::Refused(Failure::Usage("--key-file".into()));
+        let stream = Iperf3PeerError::Stream {
+            stream: 1,
+            addr: ([127, 0, 0, 1], 5201).into(),
+            source: Box::new(key),
+        };
+        assert_eq!(code(ThroughputError::from(stream).into()), USAGE);
+        let refused = misura_throughput::client::Refused {
+            addr: ([127, 0, 0, 1], 5862).into(),
+            reason: "server busy".into(),
+        };
+        let refused = misura_throughput::error::ControlError::from(refused);
+        assert_eq!(code(ThroughputError::from(refused).into()), ERROR);
+        let listen = ThroughputError::Listen {
+            addr: ([0, 0, 0, 0], 5862).into(),
+            port: 5862,
+            source: std::io::ErrorKind::AddrInUse.into(),
+        };
+        assert_eq!(code(anyhow::Error::from(listen).context("serve")), ERROR);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The clients' common ground: the plan their target flags
 //! resolve into, the server as announced, directions, CPU and timing helpers.
 
-use anyhow::Result;
+use crate::error::Result;
 use misura_measure::auth::StampKey;
 use misura_report::throughput::Endpoint;
 use misura_report::{HostFingerprint, LoopTuning};

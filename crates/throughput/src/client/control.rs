@@ -3,8 +3,8 @@
 //! RESULT and the server's figures in it.
 
 use super::base::{Server, CONNECT_TIMEOUT};
+use crate::error::{ControlError, Result, ThroughputError};
 use crate::proto::{self, Fields};
-use anyhow::{anyhow, Context, Result};
 use misura_measure::auth::StampKey;
 use misura_report::throughput::{CpuUse, ServerFigures};
 use misura_run::exit::Failure;
@@ -29,13 +29,7 @@ pub struct Accept {
     pub data_port: u16,
 }
 
-/// The server refused the test; the text is its reason.
-#[derive(Debug, thiserror::Error)]
-#[error("misura serve at {addr} refused the test: {reason}")]
-pub struct Refused {
-    pub addr: SocketAddr,
-    pub reason: String,
-}
+pub use crate::error::Refused;
 
 /// One test's control connection.
 pub struct Control {
@@ -44,7 +38,7 @@ pub struct Control {
     pub hello: Hello,
 }
 
-pub(super) fn connect_error(addr: SocketAddr, e: &std::io::Error) -> anyhow::Error {
+pub(super) fn connect_error(addr: SocketAddr, e: &std::io::Error) -> ControlError {
     use std::io::ErrorKind::*;
     let why = match e.kind() {
         ConnectionRefused => {
@@ -56,7 +50,7 @@ pub(super) fn connect_error(addr: SocketAddr, e: &std::io::Error) -> anyhow::Err
         ),
         _ => e.to_string(),
     };
-    anyhow!("cannot reach misura serve at {addr}: {why}")
+    ControlError::Unreachable { addr, why }
 }
 
 /// How long a client keeps retrying a server's "try again" refusal (too
@@ -70,15 +64,18 @@ pub(super) fn retrying<T>(mut attempt: impl FnMut() -> Result<T>) -> Result<T> {
     let mut pause = std::time::Duration::from_millis(20);
     loop {
         match attempt() {
-            Err(e) if start.elapsed() < RETRY_FOR && admission_refusal(&e) => {
+            Err(ThroughputError::Control(ControlError::Refused(r)))
+                if start.elapsed() < RETRY_FOR && admission_refusal(&r) =>
+            {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(std::time::Duration::from_millis(500));
             }
-            Err(e) if admission_refusal(&e) => {
-                return Err(e.context(format!(
-                    "still refused after retrying for {} s",
-                    RETRY_FOR.as_secs()
-                )))
+            Err(ThroughputError::Control(ControlError::Refused(r))) if admission_refusal(&r) => {
+                return Err(ControlError::StillRefused {
+                    secs: RETRY_FOR.as_secs(),
+                    source: r,
+                }
+                .into())
             }
             r => return r,
         }
@@ -88,10 +85,8 @@ pub(super) fn retrying<T>(mut attempt: impl FnMut() -> Result<T>) -> Result<T> {
 /// A refusal of admission, not of the test: too many connections from
 /// this address in their handshake ("try again"), or this connection
 /// closed to make room for newer ones before its request arrived.
-fn admission_refusal(e: &anyhow::Error) -> bool {
-    e.downcast_ref::<Refused>().is_some_and(|r| {
-        r.reason.ends_with("try again") || r.reason.contains("the oldest make room")
-    })
+fn admission_refusal(r: &Refused) -> bool {
+    r.reason.ends_with("try again") || r.reason.contains("the oldest make room")
 }
 
 impl Control {
@@ -108,28 +103,32 @@ impl Control {
         stream.set_read_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
         stream.set_write_timeout(Some(proto::MESSAGE_TIMEOUT)).ok();
         let s = stream;
-        let m = proto::read_message_within(&s, proto::MESSAGE_TIMEOUT).with_context(|| {
-            format!("{addr} did not greet like misura serve (no HELLO): is it another service?")
+        let m = proto::read_message_within(&s, proto::MESSAGE_TIMEOUT).map_err(|e| {
+            ControlError::NoHello {
+                addr,
+                source: Box::new(e),
+            }
         })?;
         if m.typ == proto::REFUSE {
             let reason = m
                 .need_str(proto::F_REASON, "reason")
                 .unwrap_or("no reason given")
                 .to_string();
-            return Err(Refused { addr, reason }.into());
+            return Err(ControlError::from(Refused { addr, reason }).into());
         }
         if m.typ != proto::HELLO {
-            return Err(anyhow!(
-                "{addr} sent message type {} instead of HELLO: not misura serve?",
-                m.typ
-            ));
+            return Err(ControlError::NotHello { addr, typ: m.typ }.into());
         }
-        let version = m.need_u64(proto::F_VERSION, "version")?;
+        let version = m
+            .need_u64(proto::F_VERSION, "version")
+            .map_err(ControlError::from)?;
         if version != proto::PROTOCOL_VERSION {
-            return Err(anyhow!(
-                "misura serve at {addr} speaks protocol version {version}, this client {}: use the same misura version on both ends",
-                proto::PROTOCOL_VERSION
-            ));
+            return Err(ControlError::Version {
+                addr,
+                version,
+                ours: proto::PROTOCOL_VERSION,
+            }
+            .into());
         }
         let hello = Hello {
             nonce: m.opt_bytes(proto::F_NONCE).unwrap_or_default().to_vec(),
@@ -205,21 +204,28 @@ impl Control {
             ))
             .into());
         }
-        proto::write_message(&mut self.stream, &req)
-            .with_context(|| format!("sending the request to {}", self.addr))?;
-        let m = proto::read_message_within(&self.stream, proto::MESSAGE_TIMEOUT)
-            .with_context(|| format!("waiting for {} to accept the test", self.addr))?;
+        let addr = self.addr;
+        proto::write_message(&mut self.stream, &req).map_err(|e| ControlError::SendRequest {
+            addr,
+            source: Box::new(e),
+        })?;
+        let m = proto::read_message_within(&self.stream, proto::MESSAGE_TIMEOUT).map_err(|e| {
+            ControlError::WaitAccept {
+                addr,
+                source: Box::new(e),
+            }
+        })?;
         match m.typ {
             proto::ACCEPT => Ok(Accept {
-                test_id: m.need_u64(proto::F_TEST_ID, "test id")?,
-                data_port: match m.need_u64(proto::F_DATA_PORT, "data port")? {
+                test_id: m
+                    .need_u64(proto::F_TEST_ID, "test id")
+                    .map_err(ControlError::from)?,
+                data_port: match m
+                    .need_u64(proto::F_DATA_PORT, "data port")
+                    .map_err(ControlError::from)?
+                {
                     p @ 1..=65_535 => p as u16,
-                    p => {
-                        return Err(anyhow!(
-                            "{} announced data port {p}: not a port to connect to (1 to 65535); a broken or hostile server",
-                            self.addr
-                        ))
-                    }
+                    port => return Err(ControlError::DataPort { addr, port }.into()),
                 },
             }),
             proto::REFUSE | proto::ERROR => {
@@ -227,32 +233,28 @@ impl Control {
                     .need_str(proto::F_REASON, "reason")
                     .unwrap_or("no reason given")
                     .to_string();
-                Err(Refused {
-                    addr: self.addr,
-                    reason,
-                }
-                .into())
+                Err(ControlError::from(Refused { addr, reason }).into())
             }
-            t => Err(anyhow!(
-                "{} answered the request with message type {t}",
-                self.addr
-            )),
+            typ => Err(ControlError::RequestAnswer { addr, typ }.into()),
         }
     }
 
     /// Send DONE with this side's figures and wait up to `wait` for RESULT.
     pub fn done(&mut self, done: &Message, wait: Duration) -> Result<ServerFigures> {
-        proto::write_message(&mut self.stream, done).context("sending DONE")?;
+        proto::write_message(&mut self.stream, done)
+            .map_err(|e| ControlError::SendDone(Box::new(e)))?;
         let m = proto::read_message_within(&self.stream, wait.max(Duration::from_millis(100)))
-            .context("waiting for the server's RESULT")?;
+            .map_err(|e| ControlError::WaitResult(Box::new(e)))?;
         match m.typ {
             proto::RESULT => Ok(server_figures(&m)),
-            proto::ERROR | proto::REFUSE => Err(anyhow!(
-                "the server ended the test: {}",
-                m.need_str(proto::F_REASON, "reason")
+            proto::ERROR | proto::REFUSE => Err(ControlError::Ended {
+                reason: m
+                    .need_str(proto::F_REASON, "reason")
                     .unwrap_or("no reason given")
-            )),
-            t => Err(anyhow!("the server answered DONE with message type {t}")),
+                    .to_string(),
+            }
+            .into()),
+            typ => Err(ControlError::DoneAnswer { typ }.into()),
         }
     }
 
@@ -403,6 +405,7 @@ pub fn remote_cpu(s: &ServerFigures, fallback_elapsed_ns: u64) -> Option<CpuUse>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use misura_run::exit::one_line;
 
     #[test]
     fn result_figures_and_packed_stream_bytes() {
@@ -453,7 +456,10 @@ mod tests {
         let e = c
             .request(request("tcp", 1_000_000_000, 0), None)
             .unwrap_err();
-        assert!(e.downcast_ref::<Refused>().is_some());
+        assert!(matches!(
+            e,
+            ThroughputError::Control(ControlError::Refused(Refused { .. }))
+        ));
         assert_eq!(
             e.to_string(),
             format!(
@@ -500,7 +506,7 @@ mod tests {
         srv.join().unwrap();
         // A peer that is not misura: its first bytes are not the magic.
         let e = proto::read_message(&mut &b"HTTP/1.1 400 Bad Request\r\n\r\n"[..]).unwrap_err();
-        assert!(format!("{e:#}").contains("control magic"), "{e:#}");
+        assert!(one_line(&e).contains("control magic"), "{}", one_line(&e));
         // Nothing within the read timeout: the bound is named.
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let mut s = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
@@ -508,8 +514,9 @@ mod tests {
             .unwrap();
         let e = proto::read_message(&mut s).unwrap_err();
         assert!(
-            format!("{e:#}").contains("10 s for a control message"),
-            "{e:#}"
+            one_line(&e).contains("10 s for a control message"),
+            "{}",
+            one_line(&e)
         );
     }
 }

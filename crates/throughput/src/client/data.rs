@@ -3,8 +3,8 @@
 
 use super::base::CONNECT_TIMEOUT;
 use super::control::{connect_error, Refused};
+use crate::error::{ControlError, Result, ThroughputError};
 use crate::proto::{self, Fields};
-use anyhow::{Context, Result};
 use misura_wire::control::{Message, Value};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::time::Instant;
@@ -41,15 +41,17 @@ fn data_connection_once(addr: SocketAddr, test_id: u64, o: &TcpOpts) -> Result<(
         socket2::Type::STREAM,
         Some(socket2::Protocol::TCP),
     )
-    .context("creating a TCP socket")?;
+    .map_err(ThroughputError::step("creating a TCP socket"))?;
     if let Some(b) = o.sndbuf {
-        s.set_send_buffer_size(b).context("setting SO_SNDBUF")?;
+        s.set_send_buffer_size(b)
+            .map_err(ThroughputError::step("setting SO_SNDBUF"))?;
     }
     if let Some(b) = o.rcvbuf {
-        s.set_recv_buffer_size(b).context("setting SO_RCVBUF")?;
+        s.set_recv_buffer_size(b)
+            .map_err(ThroughputError::step("setting SO_RCVBUF"))?;
     }
     s.set_tcp_nodelay(o.nodelay)
-        .context("setting TCP_NODELAY")?;
+        .map_err(ThroughputError::step("setting TCP_NODELAY"))?;
     let t0 = Instant::now();
     s.connect_timeout(&addr.into(), CONNECT_TIMEOUT)
         .map_err(|e| connect_error(addr, &e))?;
@@ -63,17 +65,17 @@ fn data_connection_once(addr: SocketAddr, test_id: u64, o: &TcpOpts) -> Result<(
         &mut t,
         &Message::new(proto::DATA).with(proto::F_TEST_ID, Value::U64(test_id)),
     )
-    .context("opening a data connection")?;
+    .map_err(|e| ControlError::OpenData(Box::new(e)))?;
     // The server greets every connection, data connections too: take the
     // HELLO off the stream so it is not counted as test data.
     let hello = proto::read_message_within(&t, proto::MESSAGE_TIMEOUT)
-        .context("waiting for the server's HELLO on a data connection")?;
+        .map_err(|e| ControlError::DataHello(Box::new(e)))?;
     if hello.typ == proto::REFUSE {
         let reason = hello
             .need_str(proto::F_REASON, "reason")
             .unwrap_or("no reason given")
             .to_string();
-        return Err(Refused { addr, reason }.into());
+        return Err(ControlError::from(Refused { addr, reason }).into());
     }
     t.set_read_timeout(None).ok();
     Ok((t, connect_ns))
@@ -97,7 +99,8 @@ pub fn connected_udp(data: SocketAddr) -> Result<UdpSocket> {
     } else {
         "0.0.0.0:0"
     };
-    let sock = UdpSocket::bind(bind).context("binding a UDP socket")?;
-    sock.connect(data).context("connecting the UDP socket")?;
+    let sock = UdpSocket::bind(bind).map_err(ThroughputError::step("binding a UDP socket"))?;
+    sock.connect(data)
+        .map_err(ThroughputError::step("connecting the UDP socket"))?;
     Ok(sock)
 }

@@ -5,10 +5,11 @@
 
 use super::base::{interrupted, signal_reason, ClientPlan, Server, END_GRACE};
 use super::control::{done_message, Control, DoneFigures};
+use crate::error::Result;
 use crate::proto::MESSAGE_TIMEOUT;
-use anyhow::Result;
 use misura_report::throughput::ServerFigures;
 use misura_report::{StopReason, Warning};
+use misura_run::exit::one_line;
 use misura_run::warnings::Warn;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -79,7 +80,7 @@ pub fn run_all<P: Sync, R: ClientResult + Send>(
 /// What the whole run needs to know of one client's result.
 pub trait ClientResult: Sized {
     /// The row of a client that could not run its test.
-    fn not_run(client: u32, e: &anyhow::Error) -> Self;
+    fn not_run(client: u32, e: &crate::error::ThroughputError) -> Self;
     /// Did the server accept this client's test?
     fn ran(&self) -> bool;
     fn complete(&self) -> bool;
@@ -110,7 +111,7 @@ pub fn gather<R: ClientResult>(results: Vec<Result<R>>, stop: &AtomicUsize) -> R
                 warnings.push(
                     Warn::ClientDidNotRun {
                         client: i as u32,
-                        error: format!("{e:#}"),
+                        error: one_line(&e),
                     }
                     .into(),
                 );
@@ -154,7 +155,7 @@ pub fn run_reason(stop: &AtomicUsize, complete: bool, otherwise: StopReason) -> 
 macro_rules! client_result {
     ($row:ty, $not_run:path) => {
         impl $crate::client::run::ClientResult for $row {
-            fn not_run(client: u32, e: &anyhow::Error) -> Self {
+            fn not_run(client: u32, e: &crate::error::ThroughputError) -> Self {
                 $not_run(client, e)
             }
             fn ran(&self) -> bool {
@@ -176,7 +177,7 @@ pub(crate) use client_result;
 pub fn finish(ctl: &mut Control, done: &DoneFigures) -> (Option<ServerFigures>, Option<String>) {
     match ctl.done(&done_message(done), END_GRACE + MESSAGE_TIMEOUT) {
         Ok(s) => (Some(s), None),
-        Err(e) => (None, Some(format!("{e:#}"))),
+        Err(e) => (None, Some(one_line(&e))),
     }
 }
 
@@ -223,7 +224,7 @@ mod tests {
     #[derive(Debug)]
     struct Row(Option<u64>, bool, StopReason);
     impl ClientResult for Row {
-        fn not_run(_: u32, _: &anyhow::Error) -> Row {
+        fn not_run(_: u32, _: &crate::error::ThroughputError) -> Row {
             Row(None, false, StopReason::other("did not run"))
         }
         fn ran(&self) -> bool {
@@ -240,15 +241,11 @@ mod tests {
     #[test]
     fn a_run_fails_only_when_no_client_ran() {
         let stop = AtomicUsize::new(0);
-        let none: Vec<Result<Row>> =
-            vec![Err(anyhow::anyhow!("refused")), Err(anyhow::anyhow!("b"))];
+        use misura_run::exit::Failure;
+        let refused = || Failure::Params("refused".into()).into();
+        let none: Vec<Result<Row>> = vec![Err(refused()), Err(Failure::Params("b".into()).into())];
         assert_eq!(gather(none, &stop).err().unwrap().to_string(), "refused");
-        let some = || {
-            vec![
-                Err(anyhow::anyhow!("refused")),
-                Ok(Row(Some(7), true, StopReason::Finished)),
-            ]
-        };
+        let some = || vec![Err(refused()), Ok(Row(Some(7), true, StopReason::Finished))];
         let o = gather(some(), &stop).unwrap();
         assert_eq!(o.warnings.len(), 1);
         assert_eq!(o.warnings[0].code, "client.did-not-run");

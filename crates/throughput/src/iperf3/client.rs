@@ -5,7 +5,8 @@
 
 use super::control::{Ctrl, STEP_TIMEOUT};
 use super::data::{self, Sock, StreamOutcome, StreamSpec};
-use anyhow::{bail, Context, Result};
+use crate::error::{Iperf3PeerError, Result, ThroughputError};
+use misura_run::exit::one_line;
 use misura_wire::iperf3::{self as wire, Cookie, Params, Protocol, Results, State, StreamResult};
 use socket2::{Domain, SockAddr, Socket, Type};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -79,18 +80,21 @@ pub fn run_on(p: &Iperf3Plan, conn: Option<TcpStream>, stop: &Arc<AtomicUsize>) 
         use std::io::Read;
         std::fs::File::open("/dev/urandom")
             .and_then(|mut f| f.read_exact(&mut rnd))
-            .context("reading /dev/urandom for the iperf3 cookie")?;
+            .map_err(ThroughputError::step(
+                "reading /dev/urandom for the iperf3 cookie",
+            ))?;
     }
     let cookie = Cookie::from_random(&rnd);
     let s = match conn {
         Some(s) => s,
         None => TcpStream::connect_timeout(&addr, crate::client::CONNECT_TIMEOUT)
-            .with_context(|| format!("connecting to the iperf3 server at {addr}"))?,
+            .map_err(|source| Iperf3PeerError::Connect { addr, source })?,
     };
     let mut c = Ctrl::new(s)?;
     c.s.set_write_timeout(Some(STEP_TIMEOUT))?;
     use std::io::Write;
-    c.s.write_all(&cookie.0).context("sending the cookie")?;
+    c.s.write_all(&cookie.0)
+        .map_err(ThroughputError::step("sending the cookie"))?;
     c.expect_state(State::ParamExchange)?;
     c.write_json(&p.params.to_json())?;
     c.expect_state(State::CreateStreams)?;
@@ -99,8 +103,12 @@ pub fn run_on(p: &Iperf3Plan, conn: Option<TcpStream>, stop: &Arc<AtomicUsize>) 
     for k in 0..(send + recv) as usize {
         let sender = k < send as usize;
         let port = p.cport.map(|c| c.saturating_add(k as u16));
-        let (sock, row) = connect_stream(p, addr, &cookie, port, k)
-            .with_context(|| format!("opening iperf3 data stream {} to {addr}", k + 1))?;
+        let (sock, row) =
+            connect_stream(p, addr, &cookie, port, k).map_err(|e| Iperf3PeerError::Stream {
+                stream: k + 1,
+                addr,
+                source: Box::new(e),
+            })?;
         socks.push((sock, sender, row));
     }
     c.expect_state(State::TestStart)?;
@@ -130,7 +138,7 @@ fn connect_stream(
         };
         so.set_reuse_address(true)?;
         so.bind(&SockAddr::from(any))
-            .with_context(|| format!("binding --cport {port}"))?;
+            .map_err(|source| Iperf3PeerError::BindCport { port, source })?;
     }
     if p.params.nodelay && !udp {
         so.set_tcp_nodelay(true)?;
@@ -151,10 +159,10 @@ fn connect_stream(
         let mut b = [0u8; 65_536];
         loop {
             if Instant::now() > deadline {
-                bail!(
-                    "the iperf3 server did not answer the UDP connect message within {} s",
-                    STEP_TIMEOUT.as_secs()
-                );
+                return Err(Iperf3PeerError::NoConnectReply {
+                    secs: STEP_TIMEOUT.as_secs(),
+                }
+                .into());
             }
             match u.recv(&mut b) {
                 Ok(n) if wire::is_connect_reply(&b[..n]) => break,
@@ -167,8 +175,9 @@ fn connect_stream(
         let mut t: TcpStream = so.into();
         use std::io::Write;
         t.set_write_timeout(Some(STEP_TIMEOUT))?;
-        t.write_all(&cookie.0)
-            .context("sending the cookie on a data connection")?;
+        t.write_all(&cookie.0).map_err(ThroughputError::step(
+            "sending the cookie on a data connection",
+        ))?;
         Ok((Sock::Tcp(t), row))
     }
 }
@@ -225,7 +234,7 @@ fn measure(
         ) {
             Ok(None) => {}
             Ok(Some(s)) => reason = format!("the iperf3 server sent {} during the test", s.name()),
-            Err(e) => reason = format!("{e:#}"),
+            Err(e) => reason = one_line(&e),
         }
     }
     stop_send.store(true, Ordering::Relaxed);
@@ -266,7 +275,7 @@ fn measure(
             cpu_local,
         ) {
             Ok(r) => peer = Some(r),
-            Err(e) => reason = format!("{e:#}"),
+            Err(e) => reason = one_line(&e),
         }
     }
     stop_recv.store(true, Ordering::Relaxed);

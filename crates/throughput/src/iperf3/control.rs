@@ -1,7 +1,7 @@
 //! iperf3's control connection, both ends: state bytes and length-prefixed
 //! JSON (`misura_wire::iperf3`), every read bounded by a deadline.
 
-use anyhow::{anyhow, bail, Context, Result};
+use crate::error::{Iperf3PeerError, Result};
 use misura_wire::iperf3::{self as wire, State};
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -52,29 +52,45 @@ impl Ctrl {
                 .as_ref()
                 .is_some_and(|a| a.load(Ordering::Relaxed) != 0)
             {
-                bail!("stopped by a signal while waiting for {what} from the iperf3 peer");
+                return Err(Iperf3PeerError::Stopped { what: what.into() }.into());
             }
             let mut left = deadline.saturating_duration_since(Instant::now());
             if self.abort.is_some() {
                 left = left.min(ABORT_TICK);
             }
             if deadline <= Instant::now() {
-                bail!(
-                    "the iperf3 peer stalled: {what} not complete after {:.1} s ({got} of {} bytes)",
-                    self.step.as_secs_f64(),
-                    buf.len()
-                );
+                return Err(Iperf3PeerError::Stalled {
+                    what: what.into(),
+                    secs: self.step.as_secs_f64(),
+                    got,
+                    len: buf.len(),
+                }
+                .into());
             }
             self.s
                 .set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
             match self.s.read(&mut buf[got..]) {
-                Ok(0) => bail!(
-                    "the iperf3 peer closed the control connection while sending {what} ({got} of {} bytes)",
-                    buf.len()
-                ),
+                Ok(0) => {
+                    return Err(Iperf3PeerError::ClosedWhile {
+                        what: what.into(),
+                        got,
+                        len: buf.len(),
+                    }
+                    .into())
+                }
                 Ok(n) => got += n,
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
-                Err(e) => return Err(e).with_context(|| format!("reading {what} from the iperf3 peer")),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                    ) => {}
+                Err(source) => {
+                    return Err(Iperf3PeerError::Read {
+                        what: what.into(),
+                        source,
+                    }
+                    .into())
+                }
             }
         }
         Ok(())
@@ -86,7 +102,7 @@ impl Ctrl {
         self.s
             .set_read_timeout(Some(wait.max(Duration::from_millis(1))))?;
         match self.s.read(&mut b) {
-            Ok(0) => bail!("the iperf3 peer closed the control connection"),
+            Ok(0) => Err(Iperf3PeerError::Closed.into()),
             Ok(_) => Ok(Some(State::from_byte(b[0])?)),
             Err(e)
                 if matches!(
@@ -96,7 +112,7 @@ impl Ctrl {
             {
                 Ok(None)
             }
-            Err(e) => Err(e).context("reading a state from the iperf3 peer"),
+            Err(e) => Err(Iperf3PeerError::ReadState(e).into()),
         }
     }
 
@@ -113,28 +129,30 @@ impl Ctrl {
     pub fn expect_state(&mut self, want: State) -> Result<()> {
         match self.read_state(want.name())? {
             s if s == want => Ok(()),
-            State::AccessDenied => bail!(
-                "the iperf3 server refused the test (ACCESS_DENIED: it is busy with another test)"
-            ),
+            State::AccessDenied => Err(Iperf3PeerError::AccessDenied.into()),
             State::ServerError => {
                 let mut b = [0u8; 8];
                 self.read_exact_by(&mut b, Instant::now() + self.step, "SERVER_ERROR's codes")?;
                 let code = i32::from_be_bytes(b[..4].try_into().unwrap());
                 let errno = i32::from_be_bytes(b[4..].try_into().unwrap());
-                bail!("the iperf3 server failed the test (SERVER_ERROR: iperf3 error {code}, errno {errno}; `iperf3 -s` prints why)")
+                Err(Iperf3PeerError::ServerError { code, errno }.into())
             }
-            s => bail!(
-                "the iperf3 peer sent {} where {} was due",
-                s.name(),
-                want.name()
-            ),
+            s => Err(Iperf3PeerError::Unexpected {
+                got: s.name(),
+                want: want.name(),
+            }
+            .into()),
         }
     }
 
     pub fn write_state(&mut self, s: State) -> Result<()> {
-        self.s
-            .write_all(&[s.byte()])
-            .with_context(|| format!("sending {} to the iperf3 peer", s.name()))
+        self.s.write_all(&[s.byte()]).map_err(|source| {
+            Iperf3PeerError::SendState {
+                state: s.name(),
+                source,
+            }
+            .into()
+        })
     }
 
     /// A JSON message, within a step's time and `MAX_JSON_LEN`.
@@ -142,7 +160,10 @@ impl Ctrl {
         let deadline = Instant::now() + self.step;
         let mut len = [0u8; 4];
         self.read_exact_by(&mut len, deadline, &format!("the length of {what}"))?;
-        let n = wire::json_len(len).map_err(|e| anyhow!("{what}: {e}"))?;
+        let n = wire::json_len(len).map_err(|error| Iperf3PeerError::JsonLength {
+            what: what.into(),
+            error,
+        })?;
         let mut body = vec![0u8; n];
         self.read_exact_by(&mut body, deadline, what)?;
         Ok(body)
@@ -152,6 +173,6 @@ impl Ctrl {
         let f = wire::frame_json(body)?;
         self.s
             .write_all(&f)
-            .context("sending JSON to the iperf3 peer")
+            .map_err(|e| Iperf3PeerError::SendJson(e).into())
     }
 }

@@ -6,7 +6,7 @@
 //! cookie is never sent to misura serve's own port.
 
 use crate::client::{CONNECT_TIMEOUT, DEFAULT_PORT};
-use anyhow::{bail, Result};
+use crate::error::{Iperf3PeerError, Result};
 use misura_wire::iperf3 as wire;
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpStream};
@@ -61,10 +61,10 @@ pub fn probe(host: &str) -> Result<Found> {
             Err(why) => tried.push(format!("{addr}: {why}")),
         }
     }
-    bail!(
-        "--peer auto found neither misura serve nor an iperf3 server ({}); give --peer iperf3, or start `misura serve` there",
-        tried.join("; ")
-    )
+    Err(Iperf3PeerError::NoPeer {
+        tried: tried.join("; "),
+    }
+    .into())
 }
 
 fn probe_one(addr: SocketAddr) -> Result<Found, String> {

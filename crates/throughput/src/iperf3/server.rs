@@ -8,8 +8,9 @@
 use super::control::Ctrl;
 use super::data::{self, Sock, StreamOutcome, StreamSpec};
 use super::server_end::{exchange, record};
+use crate::error::{Iperf3PeerError, Result};
 use crate::serve::state::Shared;
-use anyhow::{bail, Result};
+use misura_run::exit::one_line;
 use misura_wire::iperf3::{self as wire, errno, Cookie, Params, Protocol, Results, State};
 use socket2::{Domain, Socket, Type};
 use std::io::Write;
@@ -78,7 +79,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: Arc<AtomicBool>
                 let r = connection(s, slot, peer, local, &shared, &current, &stop);
                 if let Err(e) = r {
                     if !shared.quiet {
-                        log::warn!("misura serve --iperf3: {peer}: {e:#}");
+                        log::warn!("misura serve --iperf3: {peer}: {}", one_line(&e));
                     }
                 }
             });
@@ -109,7 +110,7 @@ fn connection(
         Ok(k) => k,
         Err(e) => {
             shared.count(|x| x.malformed += 1);
-            bail!("{e}");
+            return Err(Iperf3PeerError::Cookie(e).into());
         }
     };
     let rx = {
@@ -118,10 +119,10 @@ fn connection(
             Some(t) if t.cookie == cookie => {
                 if t.arrived >= t.expected {
                     shared.count(|x| x.connections_refused_full += 1);
-                    bail!(
-                        "a data connection beyond the test's {} streams: closed",
-                        t.expected
-                    );
+                    return Err(Iperf3PeerError::ExtraStream {
+                        expected: t.expected,
+                    }
+                    .into());
                 }
                 t.arrived += 1;
                 let _ = t.data.send((c.s, slot));
@@ -157,7 +158,7 @@ fn refuse(c: &mut Ctrl, shared: &Shared, code: i32, why: String) -> Result<()> {
     let mut b = [0u8; 8];
     b[..4].copy_from_slice(&code.to_be_bytes());
     c.s.write_all(&b)?;
-    bail!("refused: {why}")
+    Err(Iperf3PeerError::Refused { why }.into())
 }
 
 /// The parameters checked against serve's limits: the refusal's iperf3
@@ -268,7 +269,11 @@ fn test(
             None => {
                 let (t, slot) = rx
                     .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                    .map_err(|_| anyhow::anyhow!("the iperf3 client opened {k} of its {n} data streams within the handshake timeout ({} s)", hs.as_secs()))?;
+                    .map_err(|_| Iperf3PeerError::StreamsMissing {
+                        opened: k,
+                        streams: n,
+                        secs: hs.as_secs(),
+                    })?;
                 slots.push(slot);
                 Sock::Tcp(t)
             }
@@ -309,7 +314,7 @@ fn udp_accept(
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            bail!("no iperf3 UDP connect message within the handshake timeout");
+            return Err(Iperf3PeerError::NoUdpConnect.into());
         }
         u.set_read_timeout(Some(left))?;
         let mut b = [0u8; 64];
@@ -412,7 +417,7 @@ fn run(
                 break;
             }
             Err(e) => {
-                reason = Some(format!("{e:#}"));
+                reason = Some(one_line(&e));
                 break;
             }
         }
@@ -430,7 +435,7 @@ fn run(
     if reason.is_none() {
         match exchange(c, p, &outs, elapsed, cpu) {
             Ok(r) => client = Some(r),
-            Err(e) => reason = Some(format!("{e:#}")),
+            Err(e) => reason = Some(one_line(&e)),
         }
     }
     let rec = record(

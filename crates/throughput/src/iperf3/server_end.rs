@@ -6,7 +6,7 @@
 use super::control::Ctrl;
 use super::data::StreamOutcome;
 use super::report::{implausible_warning, vet, OwnCount};
-use anyhow::Result;
+use crate::error::Result;
 use misura_report::serve::ServedTest;
 use misura_wire::iperf3::{Params, Protocol, Results, State, StreamResult};
 use std::io::Read;

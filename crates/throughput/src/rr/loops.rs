@@ -4,7 +4,8 @@
 
 use super::plan::Transactions;
 use crate::client::{self, TcpOpts};
-use anyhow::{Context, Result};
+use crate::error::{Result, ThroughputError};
+use misura_run::exit::one_line;
 use misura_stats::Summary;
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
@@ -198,8 +199,10 @@ pub(super) fn crr_loop(
             let (mut s, connect_ns) = client::data_connection_timed(data, test_id, &opts)?;
             l.connect.record(connect_ns as i64);
             s.set_read_timeout(Some(client::END_GRACE)).ok();
-            s.write_all(&req).context("sending the request")?;
-            s.read_exact(&mut resp).context("reading the response")?;
+            s.write_all(&req)
+                .map_err(ThroughputError::step("sending the request"))?;
+            s.read_exact(&mut resp)
+                .map_err(ThroughputError::step("reading the response"))?;
             // The client closes first: TIME_WAIT stays here, as in netperf TCP_CRR.
             Ok(())
         })();
@@ -210,7 +213,8 @@ pub(super) fn crr_loop(
             failures += 1;
             if failures >= 50 {
                 l.error = Some(format!(
-                    "50 connections in a row failed, the last with: {e:#}"
+                    "50 connections in a row failed, the last with: {}",
+                    one_line(&e)
                 ));
                 break;
             }

@@ -3,8 +3,9 @@
 //! latency per transaction, CPU and service demand per transaction.
 
 use crate::client;
-use anyhow::Result;
+use crate::error::Result;
 use misura_report::throughput::{CpuUse, RrClientResult, RrConfig, RrReport};
+use misura_run::exit::one_line;
 use misura_stats::Summary;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -45,12 +46,12 @@ pub fn measure(p: &RrPlan, stop: &Arc<AtomicUsize>) -> Result<RrReport> {
 }
 
 /// The row of a client that could not run its test.
-fn not_run(i: u32, e: &anyhow::Error) -> RrClientResult {
+fn not_run(i: u32, e: &crate::error::ThroughputError) -> RrClientResult {
     RrClientResult {
         client: i,
         test_id: None,
         complete: false,
-        stop_reason: misura_report::StopReason::other(format!("{e:#}")),
+        stop_reason: misura_report::StopReason::other(one_line(e)),
         elapsed_ns: 0,
         transactions: 0,
         transactions_per_s: 0.0,

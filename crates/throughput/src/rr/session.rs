@@ -4,8 +4,8 @@
 use super::loops::{crr_loop, tcp_loop, udp_loop, Loop};
 use super::plan::{RrKind, RrPlan};
 use crate::client::{self, Control, DoneFigures, TcpOpts};
+use crate::error::Result;
 use crate::proto;
-use anyhow::Result;
 use misura_report::model::summary::buckets;
 use misura_report::throughput::{CpuUse, RrClientResult};
 use misura_wire::control::Value;

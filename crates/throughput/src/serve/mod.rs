@@ -22,7 +22,7 @@ pub mod state;
 pub mod test;
 mod udp;
 
-use anyhow::Result;
+use crate::error::{Result, ThroughputError};
 use limits::Limits;
 use misura_measure::auth::StampKey;
 use misura_report::serve::{summarise, ServeConfig, ServeReport};
@@ -64,10 +64,11 @@ fn bind(at: &Listen) -> Result<TcpListener> {
         }
     }
     let (a, e) = last.unwrap();
-    Err(anyhow::Error::new(e).context(format!(
-        "cannot listen on {a}: is another server on port {}?",
-        at.port
-    )))
+    Err(ThroughputError::Listen {
+        addr: a,
+        port: at.port,
+        source: e,
+    })
 }
 
 /// The configuration the report records.

@@ -249,14 +249,12 @@ impl Read for DeadlineReader<'_> {
 }
 
 /// Was this read failure a timeout?
-pub fn timed_out(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>().is_some_and(|io| {
-            matches!(
-                io.kind(),
-                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-            )
-        })
+pub fn timed_out(e: &(dyn std::error::Error + 'static)) -> bool {
+    crate::error::io_cause(e).is_some_and(|io| {
+        matches!(
+            io.kind(),
+            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+        )
     })
 }
 

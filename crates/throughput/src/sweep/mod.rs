@@ -14,9 +14,10 @@ pub mod udp;
 pub mod values;
 
 use crate::client::{self, ClientPlan};
+use crate::error::ThroughputError;
 use misura_report::throughput::{SweepFigures, SweepPoint, SweepReport};
 use misura_report::{LoopTuning, StopReason, Warning};
-use misura_run::exit::Failure;
+use misura_run::exit::{one_line, Failure};
 use misura_run::warnings::Warn;
 pub use series::Series;
 use std::sync::atomic::AtomicUsize;
@@ -36,7 +37,7 @@ pub trait Sweepable {
         client: impl FnOnce(u32) -> Result<ClientPlan, Failure>,
     ) -> Result<Series<Self::Plan>, Failure>;
     /// One run's headline figures.
-    fn measure(plan: &Self::Plan, stop: &Arc<AtomicUsize>) -> anyhow::Result<SweepFigures>;
+    fn measure(plan: &Self::Plan, stop: &Arc<AtomicUsize>) -> crate::error::Result<SweepFigures>;
 }
 
 /// `Sweepable` for a test's sweep flags, named by the test's module.
@@ -51,7 +52,10 @@ macro_rules! sweepable {
             ) -> Result<Series<Self::Plan>, Failure> {
                 self.series(client)
             }
-            fn measure(plan: &Self::Plan, stop: &Arc<AtomicUsize>) -> anyhow::Result<SweepFigures> {
+            fn measure(
+                plan: &Self::Plan,
+                stop: &Arc<AtomicUsize>,
+            ) -> crate::error::Result<SweepFigures> {
                 crate::$test::measure(plan, stop).map(|r| $test::figures(&r))
             }
         }
@@ -135,20 +139,18 @@ pub fn run<K: Sweepable>(
 /// One point's outcome: bad flags or an unwritable output are the whole
 /// sweep's problem; anything else (refused, lost, above the server's
 /// limits) is this point's error, and the sweep goes on.
-fn point(measured: anyhow::Result<SweepFigures>) -> Result<SweepFigures, Failure> {
+fn point(measured: crate::error::Result<SweepFigures>) -> Result<SweepFigures, Failure> {
     match measured {
         Ok(f) => Ok(f),
-        Err(e) => match e.downcast::<Failure>() {
-            Ok(f @ (Failure::Usage(_) | Failure::Output(_))) => Err(f),
-            Ok(f) => Ok(SweepFigures {
-                error: Some(f.to_string()),
-                ..Default::default()
-            }),
-            Err(e) => Ok(SweepFigures {
-                error: Some(format!("{e:#}")),
-                ..Default::default()
-            }),
-        },
+        Err(ThroughputError::Refused(f @ (Failure::Usage(_) | Failure::Output(_)))) => Err(f),
+        Err(ThroughputError::Refused(f)) => Ok(SweepFigures {
+            error: Some(f.to_string()),
+            ..Default::default()
+        }),
+        Err(e) => Ok(SweepFigures {
+            error: Some(one_line(&e)),
+            ..Default::default()
+        }),
     }
 }
 

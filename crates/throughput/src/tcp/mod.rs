@@ -5,9 +5,10 @@
 //! and service demand.
 
 use crate::client::{self, Direction};
-use anyhow::Result;
+use crate::error::Result;
 use misura_report::throughput::{CpuUse, IntervalLine, TcpClientResult, TcpConfig, TcpReport};
 use misura_report::Warning;
+use misura_run::exit::one_line;
 use misura_run::warnings::Warn;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
@@ -85,12 +86,12 @@ fn warnings(p: &TcpPlan, clients: &[TcpClientResult]) -> Vec<Warning> {
 }
 
 /// The row of a client that could not run its test.
-fn not_run(i: u32, e: &anyhow::Error) -> TcpClientResult {
+fn not_run(i: u32, e: &crate::error::ThroughputError) -> TcpClientResult {
     TcpClientResult {
         client: i,
         test_id: None,
         complete: false,
-        stop_reason: misura_report::StopReason::other(format!("{e:#}")),
+        stop_reason: misura_report::StopReason::other(one_line(e)),
         elapsed_ns: 0,
         sent_bytes: 0,
         received_bytes: 0,

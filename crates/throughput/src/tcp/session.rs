@@ -6,8 +6,8 @@ use super::multiplex;
 use super::plan::{TcpPlan, Threads};
 use super::streams::{stream_worker, Counters, StreamOutcome};
 use crate::client::{self, Control, Direction, DoneFigures};
+use crate::error::Result;
 use crate::proto;
-use anyhow::Result;
 use misura_report::throughput::{
     CpuUse, IntervalLine, ServerFigures, TcpClientResult, TcpStreamResult,
 };

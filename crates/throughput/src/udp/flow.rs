@@ -3,8 +3,8 @@
 
 use super::datagram::{emit_header, parse_header};
 use crate::client;
+use crate::error::{Result, ThroughputError};
 use crate::pacing::{monotonic_at, PacedSender};
-use anyhow::{Context, Result};
 use misura_report::pacing::Pacing;
 use misura_stats::{Arrival, Rfc3550Jitter, SequenceTracker};
 use std::io::ErrorKind;
@@ -153,14 +153,15 @@ pub(super) fn data_socket(server: SocketAddr, df: bool) -> Result<UdpSocket> {
         socket2::Type::DGRAM,
         Some(socket2::Protocol::UDP),
     )
-    .context("creating a UDP socket")?;
+    .map_err(ThroughputError::step("creating a UDP socket"))?;
     // Large buffers so the kernel, not the socket, is what limits the rate.
     let _ = s.set_send_buffer_size(4 << 20);
     let _ = s.set_recv_buffer_size(4 << 20);
-    s.bind(&bind.into()).context("binding a UDP socket")?;
+    s.bind(&bind.into())
+        .map_err(ThroughputError::step("binding a UDP socket"))?;
     let u: UdpSocket = s.into();
     u.connect(server)
-        .with_context(|| format!("connecting the UDP socket to {server}"))?;
+        .map_err(|source| ThroughputError::ConnectUdp { server, source })?;
     if df {
         misura_sys::tcpinfo::set_dont_fragment(&u, server.is_ipv6())?;
     }

@@ -3,9 +3,10 @@
 //! duplicates, out-of-order, RFC 3550 jitter and one-way delay variation.
 
 use crate::client;
-use anyhow::Result;
+use crate::error::Result;
 use misura_report::throughput::{UdpClientResult, UdpConfig, UdpReport};
 use misura_report::Warning;
+use misura_run::exit::one_line;
 use misura_run::warnings::Warn;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -120,10 +121,10 @@ fn nothing_arrived(p: &UdpPlan, c: &UdpClientResult) -> Option<Warning> {
 }
 
 /// The row of a client that could not run its test.
-fn not_run(i: u32, e: &anyhow::Error) -> UdpClientResult {
+fn not_run(i: u32, e: &crate::error::ThroughputError) -> UdpClientResult {
     UdpClientResult {
         client: i,
-        stop_reason: misura_report::StopReason::other(format!("{e:#}")),
+        stop_reason: misura_report::StopReason::other(one_line(e)),
         ..session::not_run_row()
     }
 }

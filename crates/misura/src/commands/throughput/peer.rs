@@ -6,6 +6,7 @@
 use crate::shared::exit::Failure;
 use misura_report::throughput::{write_tcp_csv, write_tcp_text, write_udp_csv, write_udp_text};
 use misura_run::units::LinkRate;
+use misura_throughput::error::ThroughputError;
 use misura_throughput::iperf3::probe::Found;
 use misura_throughput::iperf3::{Iperf3TcpReport, Iperf3UdpReport};
 use misura_throughput::peer::{MisuraFound, Peer, PeerPlan};
@@ -77,13 +78,13 @@ pub fn say_found(f: &Found) {
 
 /// A probe that found misura serve where an iperf3-only flag was given is
 /// a usage error naming that flag.
-pub fn sentence(e: anyhow::Error, only: Option<&str>) -> anyhow::Error {
-    match (e.downcast_ref::<MisuraFound>(), only) {
-        (Some(MisuraFound { host }), Some(flag)) => Failure::Usage(format!(
-            "{flag} is for iperf3 servers, and --peer auto found misura serve at {host}"
-        ))
+pub fn sentence(e: ThroughputError, only: Option<&str>) -> anyhow::Error {
+    match (e, only) {
+        (ThroughputError::MisuraFound(MisuraFound { host }), Some(flag)) => Failure::Usage(
+            format!("{flag} is for iperf3 servers, and --peer auto found misura serve at {host}"),
+        )
         .into(),
-        _ => e,
+        (e, _) => e.into(),
     }
 }
 
