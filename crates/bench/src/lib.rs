@@ -7,7 +7,7 @@
 //! through [`Progress`], which the binary draws as its status line.
 //!
 //! Errors are [`BenchError`]s: a bad plan's exit class is the
-//! `misura_run::exit::Failure` inside; the engine's trials' errors
+//! `misura_cli::exit::Failure` inside; the engine's trials' errors
 //! (`EngineError`) and the one-way measurement's behind RFC 2544's latency
 //! trial (`OnewayError`) are carried whole, one variant each.
 

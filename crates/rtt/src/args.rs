@@ -1,8 +1,8 @@
 //! Flags of `misura rtt`.
 
 use clap::Args;
+use misura_cli::units::{DurationArg, Ethertype, LinkRate};
 use misura_measure::Pattern;
-use misura_run::units::{DurationArg, Ethertype, LinkRate};
 use misura_wire::MacAddr;
 use std::path::PathBuf;
 
@@ -34,7 +34,7 @@ pub struct RttArgs {
     /// header (EtherType 0x88F7), for a NIC that stamps only PTP event
     /// messages in hardware; auto does so exactly there.
     #[arg(long, value_enum, default_value = "auto", value_name = "FORMAT")]
-    pub frame_format: misura_run::stamping::FrameFormat,
+    pub frame_format: misura_cli::stamping::FrameFormatFlag,
     /// Authenticated mode: the reflector's HMAC-SHA-256 key file.
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<std::path::PathBuf>,
@@ -91,9 +91,9 @@ pub struct RttArgs {
     /// cheaper per datagram; for comparing with sockperf or ping -U).
     /// UDP only.
     #[arg(long, value_enum, default_value = "kernel", value_name = "CLOCK")]
-    pub timestamps: misura_run::stamping::Timestamps,
+    pub timestamps: misura_cli::stamping::TimestampsFlag,
     #[command(flatten)]
-    pub load: misura_run::cpuload::CpuLoadArgs,
+    pub load: misura_cli::cpuload::CpuLoadArgs,
     /// Seed for the Poisson pattern.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -101,11 +101,11 @@ pub struct RttArgs {
     #[arg(long, value_name = "FILE.csv")]
     pub frames: Option<PathBuf>,
     #[command(flatten)]
-    pub out: misura_run::output_flags::OutputArgs,
+    pub out: misura_cli::output_flags::OutputArgs,
     #[command(flatten)]
-    pub csv: misura_run::output_flags::CsvArgs,
+    pub csv: misura_cli::output_flags::CsvArgs,
     #[command(flatten)]
-    pub ns: misura_run::netns::NetnsArgs,
+    pub ns: misura_cli::netns::NetnsArgs,
 }
 
 /// `--peer`: the reflector's MAC address (with --l2), or `irtt` for an

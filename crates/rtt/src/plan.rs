@@ -2,6 +2,8 @@
 
 use super::args::RttArgs;
 use crate::error::Result;
+use misura_cli::exit::Failure;
+use misura_cli::warnings::Warn;
 use misura_measure::auth::StampKey;
 use misura_measure::period::PeriodError;
 use misura_measure::schedule::{self, unkept};
@@ -11,8 +13,6 @@ use misura_measure::stamp_sender::{
 use misura_measure::time::{Period, Span};
 use misura_measure::Pattern;
 use misura_report::Warning;
-use misura_run::exit::Failure;
-use misura_run::warnings::Warn;
 use misura_wire::stamp::Mode;
 
 /// The largest UDP payload over IPv4.
@@ -66,7 +66,7 @@ fn period_failure(a: &RttArgs, e: PeriodError) -> Failure {
 
 impl RttPlan {
     pub fn from_args(a: &RttArgs) -> Result<RttPlan> {
-        let key = misura_run::keys::read_key(&a.key_file)?;
+        let key = misura_cli::keys::read_key(&a.key_file)?;
         let mode = if key.is_some() {
             Mode::Authenticated
         } else {

@@ -49,7 +49,7 @@ pub fn install() {
     if log::set_logger(Box::leak(Box::new(Logger { journal }))).is_ok() {
         log::set_max_level(level);
     }
-    misura_run::progress::set_sink(|line| eprint!("{line}"));
+    misura_cli::progress::set_sink(|line| eprint!("{line}"));
 }
 
 /// (st_dev, st_ino) of fd 2, by fstat(2) on a duplicate of it.

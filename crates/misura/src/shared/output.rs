@@ -7,9 +7,9 @@
 use crate::shared::exit::Failure;
 use crate::shared::outfile::{self, cannot_write};
 use anyhow::{Context, Result};
+pub use misura_cli::exit::signal_reason;
+pub use misura_cli::output_flags::{CsvArgs, OutputArgs};
 use misura_report::write_json;
-pub use misura_run::exit::signal_reason;
-pub use misura_run::output_flags::{CsvArgs, OutputArgs};
 use std::io::Write;
 use std::path::PathBuf;
 

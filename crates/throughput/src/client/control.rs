@@ -5,9 +5,9 @@
 use super::base::{Server, CONNECT_TIMEOUT};
 use crate::proto::{self, Fields};
 use anyhow::{anyhow, Context, Result};
+use misura_cli::exit::Failure;
 use misura_measure::auth::StampKey;
 use misura_report::throughput::{CpuUse, ServerFigures};
-use misura_run::exit::Failure;
 use misura_wire::control::{Message, Value};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;

@@ -338,7 +338,7 @@ fn run(
     stop: &AtomicBool,
 ) -> Result<()> {
     let l = &shared.limits;
-    let started_at = misura_run::meta::now_rfc3339();
+    let started_at = misura_cli::meta::now_rfc3339();
     let cpu0 = misura_sys::rusage::process_cpu();
     let t0 = Instant::now();
     let udp = p.protocol == Protocol::Udp;
