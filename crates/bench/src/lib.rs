@@ -31,3 +31,11 @@ pub trait Progress {
 impl Progress for () {
     fn step(&self, _: String, _: Duration, _: Option<Duration>) {}
 }
+
+/// The command line's status line on stderr (rfc2544's trials, y1564's
+/// steps), drawn by the binary.
+impl Progress for misura_cli::status_line::StatusLine {
+    fn step(&self, what: String, length: Duration, after: Option<Duration>) {
+        misura_cli::status_line::StatusLine::step(self, what, length, after);
+    }
+}

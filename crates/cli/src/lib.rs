@@ -5,7 +5,8 @@
 //! groups that the runtime in `misura-run` takes as plain values), the
 //! run's metadata, the warnings a result can carry, the target it
 //! resolves, its key file, the files it reads and writes, and progress on
-//! stderr.
+//! stderr (a library's progress line, and the status line of the commands
+//! whose steps block for seconds), drawn through the binary's sink.
 //!
 //! The measuring libraries (`misura-throughput`, …), `misura-run` and the
 //! binary use it; it holds no command's code, touches no host setting, and
@@ -17,12 +18,14 @@ pub mod cpuload;
 pub mod exit;
 pub mod files;
 pub mod keys;
+pub mod logging;
 pub mod meta;
 pub mod netns;
 pub mod outfile;
 pub mod output_flags;
 pub mod progress;
 pub mod stamping;
+pub mod status_line;
 pub mod target;
 pub mod units;
 pub mod warnings;

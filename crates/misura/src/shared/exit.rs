@@ -24,13 +24,7 @@ pub fn code_for(err: &anyhow::Error) -> i32 {
 /// The exit class of one error of a chain, if it has one.
 fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
     if let Some(f) = cause.downcast_ref::<Failure>() {
-        return Some(match f {
-            Failure::Usage(_) => USAGE,
-            Failure::Params(_) => PARAMS,
-            Failure::Output(_) => OUTPUT,
-            Failure::Profile(_) => PROFILE,
-            Failure::Privilege(_) => PRIVILEGE,
-        });
+        return Some(f.code());
     }
     if let Some(s) = cause.downcast_ref::<SysError>() {
         return Some(match s {

@@ -8,7 +8,6 @@ pub mod irtt_probe;
 pub mod logger;
 pub mod oneway_output;
 pub mod output;
-pub mod status_line;
 pub mod store;
 
 // What every measuring run shares lives in the `misura-cli` library (the
