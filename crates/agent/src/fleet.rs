@@ -14,7 +14,7 @@
 
 use super::config::{self, Config, ConfigError, Target};
 use crate::http_client::Client;
-use misura_run::files::CONFIG_MAX;
+use misura_cli::files::CONFIG_MAX;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -49,7 +49,7 @@ pub struct Template {
 impl Template {
     /// `cache` holds the last good copy; it is read now if present.
     pub fn new(url: &str, cache: PathBuf, interval: Duration) -> Template {
-        let text = misura_run::files::read_string_bounded(&cache, CONFIG_MAX).ok();
+        let text = misura_cli::files::read_string_bounded(&cache, CONFIG_MAX).ok();
         if text.is_some() {
             log::info!(
                 "misura agent: fleet template: last good copy read from {}",
@@ -153,7 +153,7 @@ impl Template {
             Ok(c) => c,
             Err(e) => return Fetch::Failed(e.0),
         };
-        if let Err(e) = misura_run::outfile::replace(&self.cache, |w| w.write_all(text.as_bytes()))
+        if let Err(e) = misura_cli::outfile::replace(&self.cache, |w| w.write_all(text.as_bytes()))
         {
             log::warn!(
                 "misura agent: fleet template: cannot keep a copy in {}: {e}",

@@ -224,7 +224,7 @@ pub fn frames_file(dir: &Path, target: &str) -> std::io::Result<PathBuf> {
 const MAX_FRAMES: u64 = 256 << 20;
 
 pub fn read_frames(path: &Path) -> Option<String> {
-    let r = misura_run::files::read_string_bounded(path, MAX_FRAMES);
+    let r = misura_cli::files::read_string_bounded(path, MAX_FRAMES);
     let _ = std::fs::remove_file(path);
     match r {
         Ok(s) => Some(s),

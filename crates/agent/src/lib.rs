@@ -26,7 +26,7 @@ pub mod sinks;
 use config::Config;
 pub use error::AgentError;
 use metrics::AgentCounters;
-use misura_run::exit;
+use misura_cli::exit;
 use misura_store::StoreConfig;
 use schedule::{reconcile, slots_for, Agent, Finished, Shared};
 use std::collections::{BTreeMap, HashMap};

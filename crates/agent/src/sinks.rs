@@ -134,7 +134,7 @@ impl Origin<'_> {
         let Some(v) = v else { return Ok(default) };
         let ns = v
             .get_ref()
-            .parse::<misura_run::units::DurationArg>()
+            .parse::<misura_cli::units::DurationArg>()
             .map(|d| d.ns)
             .map_err(|e| self.err(v.span(), format!("sink {what}: {e}")))?;
         if ns <= 0 {

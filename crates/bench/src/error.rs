@@ -2,7 +2,7 @@
 //! decisions refuse, the trials' own engine or latency measurement
 //! failing (their errors carried whole: their chain, their exit class).
 
-use misura_run::exit::Failure;
+use misura_cli::exit::Failure;
 
 /// Why a benchmark (`rfc2544::measure`, `y1564::measure`) failed.
 #[derive(Debug, thiserror::Error)]

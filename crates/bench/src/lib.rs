@@ -7,7 +7,7 @@
 //! through [`Progress`], which the binary draws as its status line.
 //!
 //! Errors are [`BenchError`]s: a bad plan's exit class is the
-//! `misura_run::exit::Failure` inside; the engine's trials' errors
+//! `misura_cli::exit::Failure` inside; the engine's trials' errors
 //! (`EngineError`) and the one-way measurement's behind RFC 2544's latency
 //! trial (`OnewayError`) are carried whole, one variant each.
 
@@ -30,4 +30,12 @@ pub trait Progress {
 /// No progress shown (tests, `--quiet`).
 impl Progress for () {
     fn step(&self, _: String, _: Duration, _: Option<Duration>) {}
+}
+
+/// The command line's status line on stderr (rfc2544's trials, y1564's
+/// steps), drawn by the binary.
+impl Progress for misura_cli::status_line::StatusLine {
+    fn step(&self, what: String, length: Duration, after: Option<Duration>) {
+        misura_cli::status_line::StatusLine::step(self, what, length, after);
+    }
 }

@@ -1,15 +1,15 @@
 //! What every clock measurement does when its loop is over: how it
 //! stopped, and the host's fingerprint with its warnings.
 
+use misura_cli::warnings::Warn;
 use misura_report::{HostFingerprint, LoopTuning, StopReason, Warning};
-use misura_run::warnings::Warn;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Whether the run finished, and why it stopped.
 pub(crate) fn completion(stop: &AtomicUsize) -> (bool, StopReason) {
     match stop.load(Ordering::Relaxed) {
         0 => (true, StopReason::Finished),
-        s => (false, misura_run::exit::signal_reason(s)),
+        s => (false, misura_cli::exit::signal_reason(s)),
     }
 }
 

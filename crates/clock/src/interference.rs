@@ -8,6 +8,8 @@ use crate::finish::{completion, host_and_warnings_after_lock};
 use misura_measure::time::Span;
 
 type Result<T, E = MeasureError> = std::result::Result<T, E>;
+use misura_cli::progress::Progress;
+use misura_cli::warnings::Warn;
 use misura_measure::clockstats::counter_rate_hz;
 use misura_measure::clockstats::StepTracker;
 use misura_report::clock::{
@@ -16,8 +18,6 @@ use misura_report::clock::{
 use misura_report::LoopTuning;
 use misura_report::Warning;
 use misura_run::cpuload::BusyThreads;
-use misura_run::progress::Progress;
-use misura_run::warnings::Warn;
 use misura_sys::clock::monotonic_raw_ns;
 use misura_sys::clock::{now_ns, resolution_ns};
 use misura_sys::clocks::PosixClock;
@@ -245,7 +245,7 @@ pub fn measure(
     stop: &AtomicUsize,
     quiet: bool,
 ) -> Result<InterferenceReport> {
-    let started_at = misura_run::meta::now_rfc3339();
+    let started_at = misura_cli::meta::now_rfc3339();
     let mut warnings = Vec::new();
     let (allowed, memory_locked) = place_loop(plan.cpu, &mut warnings)?;
     let total =
@@ -284,7 +284,7 @@ pub fn measure(
         );
     }
     Ok(InterferenceReport {
-        meta: misura_run::meta::meta("misura.clock-interference", started_at),
+        meta: misura_cli::meta::meta("misura.clock-interference", started_at),
         complete,
         stop_reason,
         host,

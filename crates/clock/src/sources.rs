@@ -4,6 +4,8 @@
 
 use crate::error::{Knob, PlanError};
 use crate::finish::{completion, host_and_warnings};
+use misura_cli::progress::Progress;
+use misura_cli::warnings::Warn;
 use misura_measure::clockstats::{counter_rate_hz, StepTracker};
 use misura_measure::time::Span;
 use misura_report::clock::{
@@ -11,8 +13,6 @@ use misura_report::clock::{
 };
 use misura_report::LoopTuning;
 use misura_report::Warning;
-use misura_run::progress::Progress;
-use misura_run::warnings::Warn;
 use misura_stats::Summary;
 use misura_sys::clock::{monotonic_raw_ns, now_ns, resolution_ns};
 use misura_sys::clocks::{gettimeofday_ns, PosixClock, POSIX_CLOCKS};
@@ -403,7 +403,7 @@ fn tsc_warnings(tsc_flags: &[String]) -> Vec<Warning> {
 /// `quiet`) and make the table.
 pub fn measure(plan: &SourcesPlan, stop: &AtomicUsize, quiet: bool) -> SourcesReport {
     let budget_ns = plan.budget.as_ns();
-    let started_at = misura_run::meta::now_rfc3339();
+    let started_at = misura_cli::meta::now_rfc3339();
     let t_start = monotonic_raw_ns();
     let tsc_start = (misura_sys::tsc::read(), monotonic_raw_ns());
     let ptp = ptp_devices();
@@ -447,7 +447,7 @@ pub fn measure(plan: &SourcesPlan, stop: &AtomicUsize, quiet: bool) -> SourcesRe
         None
     };
     SourcesReport {
-        meta: misura_run::meta::meta("misura.clock-sources", started_at),
+        meta: misura_cli::meta::meta("misura.clock-sources", started_at),
         complete,
         stop_reason,
         host,

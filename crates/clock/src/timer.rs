@@ -6,12 +6,12 @@ use crate::error::{Knob, PlanError};
 use crate::finish::{completion, host_and_warnings_after_lock};
 
 type Result<T, E = MeasureError> = std::result::Result<T, E>;
+use misura_cli::progress::Progress;
+use misura_cli::warnings::Warn;
 use misura_measure::time::Span;
 use misura_report::clock::{TimerConfig, TimerFigures, TimerReport};
 use misura_report::LoopTuning;
 use misura_report::Warning;
-use misura_run::progress::Progress;
-use misura_run::warnings::Warn;
 use misura_stats::Summary;
 use misura_sys::clock::monotonic_ns;
 use misura_sys::timer::{sleep_until_monotonic, Wake};
@@ -183,7 +183,7 @@ fn wake_loop(plan: &TimerPlan, stop: &AtomicUsize, progress: &mut Progress) -> R
 /// Tune the thread, run the wake-ups (progress on stderr unless `quiet`)
 /// and make the report.
 pub fn measure(plan: &TimerPlan, stop: &AtomicUsize, quiet: bool) -> Result<TimerReport> {
-    let started_at = misura_run::meta::now_rfc3339();
+    let started_at = misura_cli::meta::now_rfc3339();
     let mut warnings = Vec::new();
     let tuned = tune(plan, &mut warnings)?;
     let mut progress = Progress::new(
@@ -214,7 +214,7 @@ pub fn measure(plan: &TimerPlan, stop: &AtomicUsize, quiet: bool) -> Result<Time
         warnings.push(Warn::MissedPeriods { missed: w.missed }.into());
     }
     Ok(TimerReport {
-        meta: misura_run::meta::meta("misura.clock-timer", started_at),
+        meta: misura_cli::meta::meta("misura.clock-timer", started_at),
         complete,
         stop_reason,
         host,

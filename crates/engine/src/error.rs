@@ -4,7 +4,7 @@
 //! (which the caller only notes), and the latency stream's error, which is
 //! the caller's (its hook's) and travels whole.
 
-use misura_run::exit::{BoxedError, Failure};
+use misura_cli::exit::{BoxedError, Failure};
 use misura_sys::SysError;
 
 /// What the latency stream's hook ([`crate::LatencyHook`]) fails with.

@@ -13,7 +13,7 @@ use super::rx_clock::RxClock;
 use super::streams::MAX_CORES;
 use super::tx::{MmsgPath, TxPath, MMSG_BATCH};
 use crate::error::EngineError;
-use misura_run::exit::one_line;
+use misura_cli::exit::one_line;
 use misura_sys::ring::{Fanout, FanoutMode, MmsgTx, RxRing, RxRingConfig, TxRing, TxRingConfig};
 use misura_sys::xdp::{XdpConfig, XdpSocket};
 use serde::Serialize;
@@ -114,7 +114,7 @@ fn engine_nice() -> (i32, String) {
 pub fn open(req: &EngineRequest) -> Result<Engine, EngineError> {
     // A core count the host cannot give is a parameter it cannot run
     // (exit 5), not a failure of the run (issue 29 item 12).
-    use misura_run::exit::Failure;
+    use misura_cli::exit::Failure;
     if req.cores == 0 || req.cores > MAX_CORES {
         return Err(Failure::Params(format!(
             "--cores {}: use 1 to {MAX_CORES} (each core drives one transmit path and one receive ring)",

@@ -8,10 +8,10 @@ use crate::plan::ExchangePlan;
 use crate::port::Port;
 
 type Result<T, E = ExchangeError> = std::result::Result<T, E>;
+use misura_cli::meta::{meta, now_rfc3339};
+use misura_cli::warnings::Warn;
 use misura_report::exchange::*;
 use misura_report::{StopReason, Warning};
-use misura_run::meta::{meta, now_rfc3339};
-use misura_run::warnings::Warn;
 use misura_stats::Summary;
 use misura_sys::clock::realtime_ns;
 use misura_wire::MacAddr;
@@ -110,7 +110,7 @@ fn cycles(a: &ExchangePlan, port: &Port, stop: &AtomicUsize) -> Result<(Phases, 
     for k in 0..a.count {
         let sig = stop.load(Ordering::Relaxed);
         if sig != 0 {
-            return Ok((p, misura_run::exit::signal_reason(sig)));
+            return Ok((p, misura_cli::exit::signal_reason(sig)));
         }
         while realtime_ns() < due {
             std::hint::spin_loop();

@@ -7,8 +7,8 @@ use crate::plan::ExchangePlan;
 use crate::port::Port;
 
 type Result<T, E = ExchangeError> = std::result::Result<T, E>;
+use misura_cli::meta::{meta, now_rfc3339};
 use misura_report::exchange::ResponderReport;
-use misura_run::meta::{meta, now_rfc3339};
 use misura_sys::clock::realtime_ns;
 use misura_wire::MacAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -70,7 +70,7 @@ pub fn respond(
     }
     let stop_reason = match stop.load(Ordering::Relaxed) {
         0 => misura_report::StopReason::Finished,
-        s => misura_run::exit::signal_reason(s),
+        s => misura_cli::exit::signal_reason(s),
     };
     Ok(ResponderReport {
         meta: meta("misura.exchange-responder", started_at),

@@ -155,14 +155,14 @@ pub struct Session {
 /// Runs the session of `plan` until its end, or until `stop` holds a
 /// signal's number (then the result is partial and says so).
 pub fn measure(plan: &Plan, stop: &AtomicUsize) -> Result<Session, Error> {
-    let started_at = misura_run::meta::now_rfc3339();
+    let started_at = misura_cli::meta::now_rfc3339();
     let should_stop = || stop.load(Ordering::Relaxed) != 0;
     let run = client::run(&plan.options, &should_stop)?;
     let (complete, stop_reason) = match (stop.load(Ordering::Relaxed), &run.short) {
         (0, None) if !run.interrupted => (true, StopReason::Finished),
         (0, Some(why)) => (false, StopReason::other(why)),
         (0, None) => (false, StopReason::other("stopped before the end")),
-        (s, _) => (false, misura_run::exit::signal_reason(s)),
+        (s, _) => (false, misura_cli::exit::signal_reason(s)),
     };
     Ok(Session {
         requested: plan.options.params.clone(),
@@ -241,7 +241,7 @@ impl Session {
             .into_iter()
             .collect();
         misura_report::Envelope {
-            meta: misura_run::meta::meta("misura.rtt", self.started_at.clone()),
+            meta: misura_cli::meta::meta("misura.rtt", self.started_at.clone()),
             complete: self.complete,
             stop_reason: self.stop_reason.clone(),
             host: misura_run::host::fingerprint(Default::default()),

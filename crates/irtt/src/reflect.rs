@@ -80,7 +80,7 @@ pub fn run(
     stop: &AtomicUsize,
     ready: &mut dyn FnMut(&Ready<'_>),
 ) -> Result<ReflectSummary, Error> {
-    let started_at = misura_run::meta::now_rfc3339();
+    let started_at = misura_cli::meta::now_rfc3339();
     let addr = plan.addr;
     let sock = UdpTsSocket::bind(addr).map_err(|source| Error::Listen { addr, source })?;
     let granted = sock
@@ -113,10 +113,10 @@ pub fn run(
     // A reflector runs until it is stopped: a signal is its normal end.
     let stop_reason = match stop.load(Ordering::Relaxed) {
         0 => misura_report::StopReason::Finished,
-        s => misura_run::exit::signal_reason(s),
+        s => misura_cli::exit::signal_reason(s),
     };
     Ok(ReflectSummary {
-        meta: misura_run::meta::meta("misura.irtt-reflect", started_at),
+        meta: misura_cli::meta::meta("misura.irtt-reflect", started_at),
         complete: true,
         stop_reason,
         listen,

@@ -3,8 +3,8 @@
 //! the plan, a refused check in its exit class, a peer that did not answer
 //! the check before measuring, the probes' own error.
 
-use misura_run::exit::Failure;
-use misura_run::units::DurationArg;
+use misura_cli::exit::Failure;
+use misura_cli::units::DurationArg;
 
 /// A plan that cannot run, with what was wrong.
 #[derive(Debug, thiserror::Error)]
@@ -42,7 +42,7 @@ pub enum PlanError {
 
 /// Why a phase's probes failed: the probe's own error (the caller's probe
 /// gives it, and may class it by its own type).
-pub type ProbeError = misura_run::exit::BoxedError;
+pub type ProbeError = misura_cli::exit::BoxedError;
 
 /// Why [`crate::measure`] gave no report.
 #[derive(Debug, thiserror::Error)]

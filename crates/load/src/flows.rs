@@ -5,9 +5,9 @@
 use crate::error::PlanError;
 use crate::plan::LoadPlan;
 use clap::Parser;
+use misura_cli::exit::one_line;
+use misura_cli::exit::BoxedError;
 use misura_report::under_load::{FlowThroughput, ThroughputPoint};
-use misura_run::exit::one_line;
-use misura_run::exit::BoxedError;
 use misura_throughput::client::ClientPlan;
 use misura_throughput::{tcp, udp};
 use std::sync::atomic::AtomicUsize;

@@ -5,7 +5,7 @@
 
 use crate::error::PlanError;
 use crate::plan::LoadPlan;
-use misura_run::exit::BoxedError;
+use misura_cli::exit::BoxedError;
 use misura_throughput::iperf3::{self, Iperf3Plan};
 use misura_wire::iperf3::{Params, Protocol};
 use std::sync::atomic::AtomicUsize;
@@ -33,7 +33,7 @@ pub fn plan(a: &LoadPlan, url: &str) -> Result<Vec<Planned>, PlanError> {
             url: url.to_string(),
         })?;
     let udp = a.udp_up.is_some() || a.udp_down.is_some();
-    let rate = |r: &Option<String>| r.as_deref().map(misura_run::units::rate_bps).transpose();
+    let rate = |r: &Option<String>| r.as_deref().map(misura_cli::units::rate_bps).transpose();
     let (up_rate, down_rate) = (rate(&a.udp_up)?, rate(&a.udp_down)?);
     let (up, down) = if udp {
         (up_rate.is_some(), down_rate.is_some())

@@ -49,7 +49,7 @@ pub fn measure(
     for e in busy.iter().flat_map(|b| &b.pin_errors) {
         report
             .warnings
-            .push(misura_run::warnings::Warn::LoadThreadNotPinned { error: e.clone() }.into());
+            .push(misura_cli::warnings::Warn::LoadThreadNotPinned { error: e.clone() }.into());
     }
     drop(busy);
     if let Some(url) = &plan.server {

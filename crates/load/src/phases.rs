@@ -4,13 +4,13 @@ use crate::error::LoadError;
 use crate::flows::{self, FlowOutcome};
 use crate::plan::LoadPlan;
 use clap::Parser;
+use misura_cli::exit::Failure;
+use misura_cli::meta::{meta, now_rfc3339};
 use misura_report::rtt::RttReport;
 use misura_report::under_load::*;
 use misura_report::{LoopTuning, StopReason};
 use misura_rtt::args::Peer;
 use misura_rtt::{self as rtt, RttArgs};
-use misura_run::exit::Failure;
-use misura_run::meta::{meta, now_rfc3339};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -272,7 +272,7 @@ fn build(
         meta: meta("misura.load", started_at),
         complete,
         stop_reason: if sig != 0 {
-            misura_run::exit::signal_reason(sig)
+            misura_cli::exit::signal_reason(sig)
         } else if complete {
             StopReason::Finished
         } else {
@@ -334,7 +334,7 @@ fn build(
 }
 
 fn rate_of(text: Option<&str>) -> u64 {
-    text.and_then(|t| t.parse::<misura_run::units::LinkRate>().ok())
+    text.and_then(|t| t.parse::<misura_cli::units::LinkRate>().ok())
         .map_or(0, |r| r.bps)
 }
 

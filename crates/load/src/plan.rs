@@ -1,8 +1,8 @@
 //! The plan of a `misura load` run, resolved once by the binary from its
 //! flags (checked by `check.rs`).
 
-use misura_run::cpuload::CpuLoadArgs;
-use misura_run::units::DurationArg;
+use misura_cli::units::DurationArg;
+use misura_run::cpuload::CpuLoad;
 use std::path::PathBuf;
 
 /// One `misura load` run.
@@ -30,7 +30,7 @@ pub struct LoadPlan {
     pub rr: bool,
     /// The probing loop's CPU.
     pub cpu: Option<usize>,
-    pub cpu_load: CpuLoadArgs,
+    pub cpu_load: CpuLoad,
     pub key_file: Option<PathBuf>,
     /// No progress line.
     pub quiet: bool,

@@ -7,9 +7,9 @@
 
 use crate::error::LoadError;
 use crate::plan::LoadPlan;
-use misura_run::exit::one_line;
-use misura_run::exit::BoxedError;
-use misura_run::units::DurationArg;
+use misura_cli::exit::one_line;
+use misura_cli::exit::BoxedError;
+use misura_cli::units::DurationArg;
 use misura_throughput::client::{Control, DEFAULT_PORT};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::AtomicUsize;
@@ -28,7 +28,7 @@ const ICMP_WAIT: Duration = Duration::from_millis(300);
 /// port unreachable (nothing listens on that UDP port); a reply, or
 /// silence, passes on to the probes' own check.
 fn udp_refused(reflector: &str) -> Result<(), BoxedError> {
-    let addr = misura_run::target::resolve(reflector, 862)?;
+    let addr = misura_cli::target::resolve(reflector, 862)?;
     let bind: SocketAddr = if addr.is_ipv6() {
         "[::]:0".parse()?
     } else {
@@ -58,7 +58,7 @@ pub fn check_peers(
     stop: &Arc<AtomicUsize>,
 ) -> Result<(), LoadError> {
     let host = crate::phases::host_only(&a.host);
-    let addr = misura_run::target::resolve(&a.host, DEFAULT_PORT)?;
+    let addr = misura_cli::target::resolve(&a.host, DEFAULT_PORT)?;
     // An iperf3 load needs misura serve only for --rr.
     let serve = a.server.is_none() || a.rr;
     if serve {

@@ -4,7 +4,7 @@
 //! terminal.
 
 use crate::plan::LoadPlan;
-use misura_run::progress::Progress;
+use misura_cli::progress::Progress;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;

@@ -5,9 +5,9 @@
 
 use crate::error::{OnewayError, Result};
 use crossbeam_queue::ArrayQueue;
+use misura_cli::outfile::RowLog;
 use misura_measure::{calibration, CalibrationLine, FrameRecord, LinkModel};
 use misura_report::frames;
-use misura_run::outfile::RowLog;
 use misura_run::phc_tracker::PhcConverter;
 use misura_stats::Summary;
 
@@ -283,7 +283,7 @@ fn consume(
         }
     }
     if plan.progress {
-        misura_run::progress::draw("\r\x1b[2K");
+        misura_cli::progress::draw("\r\x1b[2K");
     }
     a.frames_error = frames_out.as_mut().and_then(RowLog::finish);
     a
@@ -334,7 +334,7 @@ fn progress_line(a: &Analysis, expected: Option<u64>, elapsed: Duration) {
         s.quantile(0.99)
             .map_or("-".into(), |v| format!("{:.3}", v as f64 / 1000.0))
     };
-    misura_run::progress::draw(&format!(
+    misura_cli::progress::draw(&format!(
         "\r\x1b[2K{n} frames{pct}, {rate:.0}/s, {:.0} s elapsed{eta}; lost {}; Mul median {} µs p99 {} µs",
         elapsed.as_secs_f64(),
         a.overall.lost,

@@ -11,12 +11,12 @@ use super::plan::Resolved;
 use super::ports::Stamping;
 use super::profile::{self, Calibration};
 use super::warmup::Warmup;
+use misura_cli::meta::meta;
+use misura_cli::warnings::Warn;
 use misura_measure::oneway_session::OnewayCounters;
 use misura_report::model::summary::buckets;
 use misura_report::Warning;
 use misura_report::*;
-use misura_run::meta::meta;
-use misura_run::warnings::Warn;
 use std::path::PathBuf;
 
 /// Everything a run produced, for its report.
@@ -90,7 +90,7 @@ pub fn report(m: Measured, mut warnings: Vec<Warning>) -> OnewayReport {
     }
     let (complete, stop_reason) = match (&m.loop_error, &m.stop) {
         (Some(e), _) | (None, Stop::Error(e)) => (false, StopReason::Error(e.to_string())),
-        (None, Stop::Signal(s)) => (false, misura_run::exit::signal_reason(*s)),
+        (None, Stop::Signal(s)) => (false, misura_cli::exit::signal_reason(*s)),
         (None, Stop::Finished) => (true, StopReason::Finished),
     };
     let (format, mode) = match m.mode {

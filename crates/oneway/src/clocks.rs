@@ -3,9 +3,9 @@
 //! (`shared::phc_tracker`) so RX stamps can be converted into the TX clock.
 
 use super::ports::Stamping;
+use misura_cli::warnings::Warn;
 use misura_report::{HardwareClocks, Warning};
 use misura_run::phc_tracker::{PhcConverter, PhcTracker};
-use misura_run::warnings::Warn;
 use misura_stats::Summary;
 use misura_sys::phc_cross::CrossMethod;
 use std::path::PathBuf;
@@ -40,7 +40,7 @@ pub fn start(s: &Stamping, methods: &[CrossMethod], warnings: &mut Vec<Warning>)
             Err(e) => {
                 let detail = format!(
                     "the ports have two PTP clocks (/dev/ptp{t}, /dev/ptp{r}) and they could not be related: {}; no hardware latency is reported (kernel and user figures are)",
-                    misura_run::exit::one_line(&e)
+                    misura_cli::exit::one_line(&e)
                 );
                 warnings.push(
                     Warn::HardwareClocks {

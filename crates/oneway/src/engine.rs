@@ -221,7 +221,7 @@ pub fn run(
             Ok(t) => t,
             Err(e) => {
                 turn.release_all();
-                return Ok((turn.counters(), Stop::Error(misura_run::exit::one_line(&e))));
+                return Ok((turn.counters(), Stop::Error(misura_cli::exit::one_line(&e))));
             }
         };
         if turn.session.is_finished(t) {

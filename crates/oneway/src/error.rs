@@ -3,8 +3,8 @@
 //! that met them), the NIC stamps that `--timestamps hardware` requires,
 //! the frame engine's error in engine mode, a frame that cannot be built.
 
+use misura_cli::exit::Failure;
 use misura_engine::EngineError;
-use misura_run::exit::Failure;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
 use misura_wire::WireError;

@@ -4,10 +4,10 @@
 //! store-and-forward (β' = the byte time 8/R) or cut-through (β' ≈ 0).
 
 use super::analysis::{Analysis, Group};
+use misura_cli::warnings::Warn;
 use misura_measure::{sut_verdict, CalibrationLine, LinkModel, SizePoint};
 use misura_report::Warning;
 use misura_report::{InternalFit, OnewayConfig, SutResult};
-use misura_run::warnings::Warn;
 use misura_stats::Summary;
 
 /// One point per payload size: the mean of `pick`'s summary; `None` when

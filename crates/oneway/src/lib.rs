@@ -33,11 +33,11 @@ use crate::error::Result;
 use analysis::{AnalysisPlan, AnalysisThread};
 use build::Measured;
 use engine::Stop;
+use misura_cli::meta::now_rfc3339;
+use misura_cli::outfile::RowLog;
+use misura_cli::warnings::Warn;
 use misura_measure::oneway_session::OnewayCounters;
 use misura_report::OnewayReport;
-use misura_run::meta::now_rfc3339;
-use misura_run::outfile::RowLog;
-use misura_run::warnings::Warn;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
@@ -50,7 +50,7 @@ pub struct Outputs {
 impl Outputs {
     pub fn open(req: &Request) -> Result<Outputs> {
         Ok(Outputs {
-            frames: misura_run::outfile::open_rows(&req.frames, "per-frame log")?,
+            frames: misura_cli::outfile::open_rows(&req.frames, "per-frame log")?,
         })
     }
 }
@@ -130,7 +130,7 @@ pub fn measure(
                 && stamping.rx.hardware_rx,
             phc: clocks.converter(),
             hardware_unrelated: clocks.unrelated,
-            progress: misura_run::progress::can_draw(req.quiet),
+            progress: misura_cli::progress::can_draw(req.quiet),
             expected_frames: resolved.expected_frames,
         },
         outputs.frames.take(),
@@ -165,7 +165,7 @@ pub fn measure(
         Err(e) => (
             OnewayCounters::default(),
             Stop::Finished,
-            Some(misura_run::exit::one_line(&e)),
+            Some(misura_cli::exit::one_line(&e)),
         ),
     };
     log::debug!("debug: {counters:?}");

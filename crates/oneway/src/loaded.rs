@@ -11,6 +11,7 @@ use super::mode::{LoadOptions, OnewayEngine};
 use super::plan::Resolved;
 use crate::error::{OnewayError, Result};
 use crossbeam_queue::ArrayQueue;
+use misura_cli::exit::Failure;
 use misura_engine::open::Engine;
 use misura_engine::EngineChoice;
 use misura_engine::{self as frames, EngineRequest, Flow, LatencyHook, TrialSpec};
@@ -18,7 +19,6 @@ use misura_measure::oneway_session::{OnewayCounters, OnewayPlan, MEASURE_STREAM}
 use misura_measure::time::{Instant, Span};
 use misura_measure::FrameRecord;
 use misura_report::load::OnewayLoad;
-use misura_run::exit::Failure;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Highest rate the per-frame loop is asked to carry by itself: above it,

@@ -7,12 +7,12 @@
 
 use super::tuning::Tuning;
 use crate::error::Result;
+use misura_cli::exit::Failure;
 use misura_measure::oneway_session::OnewayPlan;
 use misura_measure::period::{PeriodBounds, PeriodError, HOUR};
 use misura_measure::time::{Period, Span};
 use misura_measure::{LinkModel, Pattern, SizeOrder};
 use misura_report::OnewayConfig;
-use misura_run::exit::Failure;
 use misura_sys::iface::InterfaceInfo;
 use std::path::PathBuf;
 

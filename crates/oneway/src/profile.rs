@@ -5,15 +5,15 @@
 //! whether it fits the set-up it is used on.
 
 use crate::error::Result;
+use misura_cli::exit::Failure;
+use misura_cli::warnings::Warn;
 use misura_measure::calibration;
 use misura_report::Warning;
 use misura_report::{
     CalibrationLine, CalibrationProfile, CalibrationUse, LoopTuning, OnewayConfig, OnewayReport,
     PortInfo, TimestampInfo, FORMAT_VERSION,
 };
-use misura_run::exit::Failure;
 use misura_run::host::fingerprint;
-use misura_run::warnings::Warn;
 use std::path::{Path, PathBuf};
 
 /// A calibration profile and where it came from.
@@ -91,13 +91,13 @@ pub fn prepare(path: &PathBuf) -> Result<()> {
 }
 
 pub fn save_profile(p: &CalibrationProfile, path: &PathBuf) -> Result<()> {
-    misura_run::outfile::replace(path, |w| misura_report::write_json(p, w))
+    misura_cli::outfile::replace(path, |w| misura_report::write_json(p, w))
         .map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())))?;
     Ok(())
 }
 
 pub fn read_profile(path: &Path) -> Result<CalibrationProfile> {
-    let text = misura_run::files::read_string_bounded(path, misura_run::files::PROFILE_MAX)
+    let text = misura_cli::files::read_string_bounded(path, misura_cli::files::PROFILE_MAX)
         .map_err(|e| {
             Failure::Profile(format!(
                 "cannot read calibration profile {}: {e}; run `misura calibrate` first",

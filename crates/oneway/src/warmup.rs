@@ -5,9 +5,9 @@
 use super::engine::{Frames, Ports, BUF_LEN};
 use super::ports::Stamping;
 use crate::error::{OnewayError, Result};
+use misura_cli::warnings::Warn;
 use misura_measure::oneway_session::{classify, Classified, OnewayPlan, WARMUP_STREAM};
 use misura_report::Warning;
-use misura_run::warnings::Warn;
 use misura_sys::clock::realtime_ns;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

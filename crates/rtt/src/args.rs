@@ -2,12 +2,12 @@
 
 use crate::plan::{Pace, PlanInput, RttPlan, SessionPlanError};
 use clap::Args;
+use misura_cli::exit::Failure;
+use misura_cli::units::{DurationArg, Ethertype, LinkRate};
 use misura_measure::period::PeriodError;
 use misura_measure::schedule::unkept;
 use misura_measure::stamp_sender::LayoutError;
 use misura_measure::Pattern;
-use misura_run::exit::Failure;
-use misura_run::units::{DurationArg, Ethertype, LinkRate};
 use misura_wire::MacAddr;
 use std::path::PathBuf;
 
@@ -39,7 +39,7 @@ pub struct RttArgs {
     /// header (EtherType 0x88F7), for a NIC that stamps only PTP event
     /// messages in hardware; auto does so exactly there.
     #[arg(long, value_enum, default_value = "auto", value_name = "FORMAT")]
-    pub frame_format: misura_run::stamping::FrameFormat,
+    pub frame_format: misura_cli::stamping::FrameFormatFlag,
     /// Authenticated mode: the reflector's HMAC-SHA-256 key file.
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<std::path::PathBuf>,
@@ -96,9 +96,9 @@ pub struct RttArgs {
     /// cheaper per datagram; for comparing with sockperf or ping -U).
     /// UDP only.
     #[arg(long, value_enum, default_value = "kernel", value_name = "CLOCK")]
-    pub timestamps: misura_run::stamping::Timestamps,
+    pub timestamps: misura_cli::stamping::TimestampsFlag,
     #[command(flatten)]
-    pub load: misura_run::cpuload::CpuLoadArgs,
+    pub load: misura_cli::cpuload::CpuLoadArgs,
     /// Seed for the Poisson pattern.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -106,11 +106,11 @@ pub struct RttArgs {
     #[arg(long, value_name = "FILE.csv")]
     pub frames: Option<PathBuf>,
     #[command(flatten)]
-    pub out: misura_run::output_flags::OutputArgs,
+    pub out: misura_cli::output_flags::OutputArgs,
     #[command(flatten)]
-    pub csv: misura_run::output_flags::CsvArgs,
+    pub csv: misura_cli::output_flags::CsvArgs,
     #[command(flatten)]
-    pub ns: misura_run::netns::NetnsArgs,
+    pub ns: misura_cli::netns::NetnsArgs,
 }
 
 impl RttArgs {
@@ -124,7 +124,7 @@ impl RttArgs {
     /// refusal in the flags' words.
     pub fn plan(&self) -> Result<RttPlan, Failure> {
         let input = PlanInput {
-            key: misura_run::keys::read_key(&self.key_file)?,
+            key: misura_cli::keys::read_key(&self.key_file)?,
             pattern: self.pattern,
             pace: match (&self.period, self.rate) {
                 (Some(p), _) => Pace::Period(p.ns),

@@ -3,13 +3,13 @@
 //! offset for one-way delays, and the per-probe log (`--frames`).
 
 use crate::error::Result;
+use misura_cli::outfile::RowLog;
 use misura_measure::rtt::{OffsetTracker, ProbeTimes};
 use misura_measure::stamp_client::ProbeRecord;
 use misura_measure::time::{Instant, Span};
 use misura_measure::TimestampSource;
 use misura_report::rtt::{write_probe_row, RttLatencies, PROBES_HEADER};
 use misura_report::SummarySnapshot;
-use misura_run::outfile::RowLog;
 use misura_stats::{Rfc3550Jitter, Summary};
 use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;

@@ -5,7 +5,7 @@
 //! and prints the chain as before; this crate names no flag it did not
 //! already name.
 
-use misura_run::exit::Failure;
+use misura_cli::exit::Failure;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
 

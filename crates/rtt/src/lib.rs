@@ -30,14 +30,15 @@ use crate::transport::Transport;
 use assemble::RunFacts;
 use collect::Collector;
 use error::Result;
+use misura_cli::exit::Failure;
+use misura_cli::meta::now_rfc3339;
+use misura_cli::warnings::Warn;
 use misura_measure::stamp_sender::{SessionSender, WARMUP_PROBES};
 use misura_measure::time::Span;
 use misura_report::rtt::*;
 use misura_report::LoopTuning;
-use misura_run::exit::Failure;
-use misura_run::meta::now_rfc3339;
+use misura_run::cpuload::CpuLoad;
 use misura_run::stamping::{FrameFormat, Hardware, Timestamps};
-use misura_run::warnings::Warn;
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::TimestampingGranted;
 use misura_sys::udp::{ReceiveInfo, UdpTsSocket};
@@ -78,7 +79,7 @@ fn link_rate_of(a: &RttArgs, interface: &str) -> Result<(Option<u64>, String)> {
 /// timestamps, and the NIC's where the interface towards the peer has them.
 fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted, Hardware)> {
     if a.l2 {
-        if a.timestamps == Timestamps::User {
+        if Timestamps::from(a.timestamps) == Timestamps::User {
             return Err(Failure::Usage(
                 "--timestamps user is for STAMP over UDP; raw probes (--l2) always take kernel stamps"
                     .into(),
@@ -91,8 +92,9 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted, Hardwa
         })?;
         let ethertype = a.ethertype.value;
         let session = (realtime_ns() as u64 ^ (std::process::id() as u64) << 20) as u32;
-        let ptp = a.frame_format.settle(iface, a.timestamps) == FrameFormat::Ptp;
-        let hw = misura_run::stamping::hardware_for(Some(iface), a.timestamps, ptp)?;
+        let ptp = FrameFormat::from(a.frame_format).settle(iface, a.timestamps.into())
+            == FrameFormat::Ptp;
+        let hw = misura_run::stamping::hardware_for(Some(iface), a.timestamps.into(), ptp)?;
         let t = Transport::l2(iface, peer, ethertype, session, ptp)?;
         let g = match &t {
             Transport::L2(l) => l.sock.enable_timestamping(hw.enabled)?,
@@ -103,7 +105,7 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted, Hardwa
     let Some(target_s) = &a.target else {
         return Err(Failure::Usage("misura rtt needs a reflector: misura rtt HOST[:PORT], or --l2 --interface IF --peer MAC (see misura rtt --help)".into()).into());
     };
-    let target = misura_run::target::resolve(target_s, a.port)?;
+    let target = misura_cli::target::resolve(target_s, a.port)?;
     let local_bind: SocketAddr = match target {
         SocketAddr::V4(_) => "0.0.0.0:0".parse().unwrap(),
         SocketAddr::V6(_) => "[::]:0".parse().unwrap(),
@@ -113,9 +115,9 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted, Hardwa
     // from anyone but the reflector.
     sock.connect(target)?;
     let dev = misura_run::stamping::route_interface(target.ip());
-    let hw = misura_run::stamping::hardware(dev.as_deref(), a.timestamps)?;
+    let hw = misura_run::stamping::hardware(dev.as_deref(), a.timestamps.into())?;
     // The client reads neither the reply's TTL nor the address it came to.
-    let g = misura_run::stamping::enable(&sock, a.timestamps, &hw, ReceiveInfo::NONE)?;
+    let g = misura_run::stamping::enable(&sock, a.timestamps.into(), &hw, ReceiveInfo::NONE)?;
     Ok((Transport::udp(sock, target), g, hw))
 }
 
@@ -146,16 +148,16 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, RttErro
         )
         .into());
     }
-    if !a.l2 && a.frame_format == FrameFormat::Ptp {
+    if !a.l2 && FrameFormat::from(a.frame_format) == FrameFormat::Ptp {
         return Err(Failure::Usage(
             "--frame-format ptp is for raw probes (--l2 --interface IF --peer MAC); STAMP over UDP has no PTP form".into(),
         )
         .into());
     }
     let plan = a.plan()?;
-    a.load.check()?;
+    CpuLoad::from(&a.load).check()?;
     // The per-probe log is opened (so checked writable) before anything is sent.
-    let frames = misura_run::outfile::open_rows(&a.frames, "per-probe log")?;
+    let frames = misura_cli::outfile::open_rows(&a.frames, "per-probe log")?;
 
     // Transport and timestamping.
     let ssid = (realtime_ns() as u64 ^ std::process::id() as u64) as u16 | 1;
@@ -207,11 +209,11 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, RttErro
 
     // Measurement, under the busy threads of --cpu-load (stopped when the
     // guard drops, after the result's host load was taken).
-    let busy = a.load.start(a.cpu);
+    let busy = CpuLoad::from(&a.load).start(a.cpu);
     let mut collect = Collector::new(plan.sizes.len(), plan.threshold.map(Span::as_ns), frames)?;
     collect.fixed_offset_ns = a.clock_offset_ns;
     let t_start = misura_sys::clock::realtime();
-    let mut progress = misura_run::progress::Progress::new(
+    let mut progress = misura_cli::progress::Progress::new(
         a.out.quiet || a.out.json,
         plan.planned_s().map(Duration::from_secs_f64),
     );

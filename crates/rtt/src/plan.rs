@@ -4,6 +4,7 @@
 //! words it with the flags that were given).
 
 use crate::error::Result;
+use misura_cli::warnings::Warn;
 use misura_measure::auth::StampKey;
 use misura_measure::period::{PeriodBounds, PeriodError};
 use misura_measure::schedule;
@@ -13,7 +14,6 @@ use misura_measure::stamp_sender::{
 use misura_measure::time::{Period, Span};
 use misura_measure::Pattern;
 use misura_report::Warning;
-use misura_run::warnings::Warn;
 use misura_wire::stamp::Mode;
 
 /// The largest UDP payload over IPv4.

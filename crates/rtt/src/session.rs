@@ -5,9 +5,9 @@
 use super::collect::Collector;
 use super::transport::{Received, Transport};
 use crate::error::Result;
+use misura_cli::progress::Progress;
 use misura_measure::stamp_sender::SessionSender;
 use misura_measure::time::{Instant, Span};
-use misura_run::progress::Progress;
 use misura_sys::clock::{realtime, realtime_ns};
 use misura_sys::wake::WakeTimer;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -386,7 +386,7 @@ impl<'t> Link<'t> {
             c.tick();
             let sig = stop.load(Ordering::Relaxed);
             if sig != 0 && s.stop(realtime()) {
-                stop_reason = misura_run::exit::signal_reason(sig);
+                stop_reason = misura_cli::exit::signal_reason(sig);
             }
             self.transmit(s, realtime())?;
             self.receive(s)?;

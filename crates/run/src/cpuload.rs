@@ -6,6 +6,8 @@
 //! interference --load` does, so that RTT against CPU load (seed 003,
 //! Fig. 6) can be measured and drawn from stored runs.
 
+use misura_cli::cpuload::CpuLoadArgs;
+use misura_cli::exit::Failure;
 use misura_report::{CpuBusy, HostLoad};
 use misura_sys::host::CpuTimes;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -97,14 +99,19 @@ fn load_between(
     }
 }
 
-/// `--cpu-load N`, for the commands that can measure under added load.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct CpuLoadArgs {
-    /// Run N busy threads during the measurement, pinned round-robin to the
-    /// CPUs after --cpu (the measuring CPU gets one last): RTT against CPU
-    /// load (seed 003, Fig. 6). The result's host.load records the load.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub cpu_load: u32,
+/// N busy threads added for a run (`--cpu-load N`,
+/// `misura_cli::cpuload::CpuLoadArgs`; 0: none).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuLoad {
+    pub threads: u32,
+}
+
+impl From<&CpuLoadArgs> for CpuLoad {
+    fn from(a: &CpuLoadArgs) -> CpuLoad {
+        CpuLoad {
+            threads: a.cpu_load,
+        }
+    }
 }
 
 /// Busy threads `--cpu-load` / `--load` may ask for: four per online CPU.
@@ -113,14 +120,14 @@ pub fn max_busy_threads() -> u32 {
     (cpus * 4).min(4096) as u32
 }
 
-impl CpuLoadArgs {
+impl CpuLoad {
     /// Check N against its bound (before anything is measured).
-    pub fn check(&self) -> Result<(), crate::exit::Failure> {
+    pub fn check(&self) -> Result<(), Failure> {
         let max = max_busy_threads();
-        if self.cpu_load > max {
-            return Err(crate::exit::Failure::Params(format!(
+        if self.threads > max {
+            return Err(Failure::Params(format!(
                 "--cpu-load {} is more than this host can run usefully: at most {max} busy threads (4 per online CPU)",
-                self.cpu_load
+                self.threads
             )));
         }
         Ok(())
@@ -136,7 +143,7 @@ impl CpuLoadArgs {
         if online.is_empty() {
             online = (0..misura_sys::sched::online_cpus()).collect();
         }
-        (self.cpu_load > 0).then(|| BusyThreads::start(self.cpu_load, measuring_cpu, &online))
+        (self.threads > 0).then(|| BusyThreads::start(self.threads, measuring_cpu, &online))
     }
 }
 

@@ -1,7 +1,7 @@
 //! The host fingerprint attached to every result, and the warnings that go
 //! with it.
 
-use crate::warnings::Warn;
+use misura_cli::warnings::Warn;
 use misura_report::Warning;
 use misura_report::{HostFacts, HostFingerprint, InterfaceFingerprint, LoopTuning};
 

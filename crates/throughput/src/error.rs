@@ -5,7 +5,7 @@
 //! prints the words it printed before, its cause as its source, so that
 //! `one_line` and the binary's printer give the same `a: b: c`.
 
-use misura_run::exit::Failure;
+use misura_cli::exit::Failure;
 use misura_sys::SysError;
 use misura_wire::iperf3::Iperf3Error as Iperf3WireError;
 use misura_wire::test_control::FieldError;
@@ -299,7 +299,7 @@ pub type Result<T, E = ThroughputError> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use misura_run::exit::one_line;
+    use misura_cli::exit::one_line;
 
     #[test]
     fn a_chain_prints_each_step_once_and_keeps_its_io_error() {

@@ -6,8 +6,8 @@
 //! a VM each wake-up of an idle CPU costs the sender's CPU an interrupt
 //! through the hypervisor (docs/own-cost.md).
 
-use misura_run::exit::Failure;
-use misura_run::units::DurationArg;
+use misura_cli::exit::Failure;
+use misura_cli::units::DurationArg;
 use std::time::Duration;
 
 /// The longest window: beyond it the reader spins through every gap, a

@@ -5,10 +5,10 @@
 use crate::client::{self, ClientPlan, Server};
 use crate::error::{Result, ThroughputError};
 use crate::proto;
+use misura_cli::exit::one_line;
+use misura_cli::warnings::Warn;
 use misura_report::throughput::{SetupConfig, SetupFigures, SetupGap, SetupReport, SetupSample};
 use misura_report::StopReason;
-use misura_run::exit::one_line;
-use misura_run::warnings::Warn;
 use misura_wire::control::Value;
 use std::net::{TcpStream, UdpSocket};
 use std::sync::atomic::AtomicUsize;
@@ -160,7 +160,7 @@ fn sample(server: &Server, idle: Duration, stop: &AtomicUsize) -> Result<SetupSa
 
 pub fn measure(p: &SetupPlan, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
     let server = p.client.resolve()?;
-    let started_at = misura_run::meta::now_rfc3339();
+    let started_at = misura_cli::meta::now_rfc3339();
     let mut out = Vec::new();
     let mut warnings = Vec::new();
     'gaps: for &g in &p.gaps {
@@ -201,7 +201,7 @@ pub fn measure(p: &SetupPlan, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
             .iter()
             .all(|g| g.samples.iter().all(|s| s.error.is_none()));
     Ok(SetupReport {
-        meta: misura_run::meta::meta("misura.setup", started_at),
+        meta: misura_cli::meta::meta("misura.setup", started_at),
         complete,
         stop_reason: client::run_reason(stop, complete, StopReason::other("some samples failed")),
         host: p.client.fingerprint(),

@@ -52,7 +52,7 @@ pub struct Config {
 /// Read and validate `path`; `need_targets` is false when a fleet template
 /// brings them.
 pub fn load_with(path: &Path, need_targets: bool) -> Result<Config, ConfigError> {
-    let text = misura_run::files::read_string_bounded(path, misura_run::files::CONFIG_MAX)
+    let text = misura_cli::files::read_string_bounded(path, misura_cli::files::CONFIG_MAX)
         .map_err(|e| {
             ConfigError(format!(
                 "{}: cannot read the configuration: {e}",

@@ -3,7 +3,7 @@
 //! which agents a template's targets select.
 
 use super::origin::{ConfigError, Origin};
-use misura_run::units::DurationArg;
+use misura_cli::units::DurationArg;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
 use toml::Spanned;
@@ -264,7 +264,7 @@ impl Origin<'_> {
                     }
                     ("udp", Some(r)) => {
                         r.get_ref()
-                            .parse::<misura_run::units::LinkRate>()
+                            .parse::<misura_cli::units::LinkRate>()
                             .map_err(|e| self.err(r.span(), format!("target `{name}`: rate: {e}")))?;
                         Some(r.into_inner())
                     }

@@ -110,7 +110,7 @@ pub fn run(
             .chain(
                 format
                     .note
-                    .map(|note| misura_run::warnings::Warn::EngineFallback { note }.into()),
+                    .map(|note| misura_cli::warnings::Warn::EngineFallback { note }.into()),
             )
             .collect(),
     ))

@@ -47,10 +47,10 @@ pub fn measure(
         ctx.size_no = format!("size {}/{}:", i + 1, sizes.len());
         let s = one_size(&mut ctx, size, warnings)?;
         if let Some(why) = repeat_note(&s) {
-            warnings.push(misura_run::warnings::Warn::TesterRepeated { why }.into());
+            warnings.push(misura_cli::warnings::Warn::TesterRepeated { why }.into());
         }
         if let Some(why) = tester_note(&s) {
-            warnings.push(misura_run::warnings::Warn::TesterLimited { why }.into());
+            warnings.push(misura_cli::warnings::Warn::TesterLimited { why }.into());
         }
         out.push(s);
     }

@@ -11,6 +11,7 @@
 mod availability;
 
 use crate::error::{BenchError, Result};
+use misura_cli::warnings::Warn;
 use misura_engine::{self as frames, open::Engine, Flow, TrialRun, TrialSpec};
 use misura_measure::load::y1564 as rules;
 use misura_measure::time::Span;
@@ -18,7 +19,6 @@ use misura_report::load::LoadFlow;
 use misura_report::y1564::{
     PerformanceReport, PerformanceRow, ServiceConfig, ServiceReport, StepReport,
 };
-use misura_run::warnings::Warn;
 use misura_wire::{MacAddr, VlanTag};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -68,7 +68,7 @@ pub fn measure(
         .iter()
         .map(|s| {
             rules::config_test_steps(&rule_spec(s))
-                .map_err(|e| misura_run::exit::Failure::Params(format!("service {}: {e}", s.name)))
+                .map_err(|e| misura_cli::exit::Failure::Params(format!("service {}: {e}", s.name)))
         })
         .collect::<Result<Vec<_>, _>>()?;
     // The run's planned time after each step, for the progress line.

@@ -7,9 +7,9 @@ use crate::error::MeasureError;
 use misura_measure::time::Span;
 
 type Result<T> = std::result::Result<T, MeasureError>;
+use misura_cli::progress::Progress;
 use misura_measure::tscfreq::{self, NtpExchange, TscRawPair};
 use misura_report::tsc::{Comparison, ExchangeRef, NtpFrequency, NtpReport};
-use misura_run::progress::Progress;
 use misura_sys::clock::{monotonic_raw_ns, realtime_ns};
 use misura_sys::tsc;
 use misura_wire::sntp::{self, NtpTimestamp, ReplyError, SntpRepr};

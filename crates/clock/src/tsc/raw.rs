@@ -1,11 +1,11 @@
 //! The TSC against CLOCK_MONOTONIC_RAW: (TSC, RAW, TSC) reads, the tightest
 //! of each short time bin kept, and the estimates made from them.
 
+use misura_cli::progress::Progress;
 use misura_measure::tscfreq::{self, TightestPerBin, TscRawPair};
 use misura_report::tsc::{
     BoundedFrequency, FittedFrequency, RawEstimate, RawWindow, StabilityReport,
 };
-use misura_run::progress::Progress;
 use misura_sys::clock::monotonic_raw_ns;
 use misura_sys::tsc;
 use std::sync::atomic::{AtomicUsize, Ordering};

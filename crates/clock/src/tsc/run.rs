@@ -10,12 +10,12 @@ use crate::error::PlanError;
 use misura_measure::time::Span;
 
 type Result<T, E = MeasureError> = std::result::Result<T, E>;
+use misura_cli::meta::{meta, now_rfc3339};
+use misura_cli::progress::Progress;
+use misura_cli::warnings::Warn;
 use misura_report::tsc::*;
 use misura_report::Warning;
 use misura_report::{LoopTuning, StopReason};
-use misura_run::meta::{meta, now_rfc3339};
-use misura_run::progress::Progress;
-use misura_run::warnings::Warn;
 use misura_sys::tsc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -226,7 +226,7 @@ pub fn measure(
     let warnings = warnings(&facts, host.virtualized == Some(true), ntp.as_ref());
     let stop_reason = match stop.load(Ordering::Relaxed) {
         0 => StopReason::Finished,
-        s => misura_run::exit::signal_reason(s),
+        s => misura_cli::exit::signal_reason(s),
     };
     let error = ntp.as_ref().and_then(|n| n.error.clone());
     let report = TscReport {

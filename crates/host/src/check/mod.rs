@@ -50,7 +50,7 @@ fn host_items(virtualized: bool, preempt: Option<&str>) -> Vec<CheckItem> {
 /// fingerprint and its PTP clocks. Fails only on an interface named that
 /// does not exist.
 pub fn check(plan: &CheckPlan) -> Result<HostCheckReport, SysError> {
-    let started_at = misura_run::meta::now_rfc3339();
+    let started_at = misura_cli::meta::now_rfc3339();
     let interfaces = crate::readings::resolve_interfaces(&plan.interfaces)?;
     let refs: Vec<&str> = interfaces.iter().map(String::as_str).collect();
     let host = misura_run::host::fingerprint_with_interfaces(
@@ -72,7 +72,7 @@ pub fn check(plan: &CheckPlan) -> Result<HostCheckReport, SysError> {
     // clock, and the PTP daemons that may discipline it.
     let (phcs, ptp_daemons) = misura_run::ptp::survey(misura_run::ptp::Effort::QUICK);
     Ok(HostCheckReport {
-        meta: misura_run::meta::meta(model::CHECK_FORMAT, started_at),
+        meta: misura_cli::meta::meta(model::CHECK_FORMAT, started_at),
         netns: plan.netns.clone(),
         host,
         interfaces,

@@ -19,7 +19,7 @@ pub(super) fn default_state_file(started_at: &str) -> PathBuf {
 fn write_state(path: &Path, state: &TuneState) -> Result<(), TuneError> {
     let mut buf = Vec::new();
     misura_report::write_json(state, &mut buf)
-        .and_then(|()| misura_run::outfile::replace(path, |w| w.write_all(&buf)))
+        .and_then(|()| misura_cli::outfile::replace(path, |w| w.write_all(&buf)))
         .map_err(|error| TuneError::WriteState {
             path: path.to_path_buf(),
             error,
@@ -42,7 +42,7 @@ pub(super) fn apply(
         })?;
     }
     let mut state = TuneState {
-        meta: misura_run::meta::meta(model::STATE_FORMAT, started_at),
+        meta: misura_cli::meta::meta(model::STATE_FORMAT, started_at),
         netns,
         changes: Vec::new(),
     };

@@ -34,7 +34,7 @@ pub struct TunePlan {
 /// or turned into a skip with the driver's refusal) and the state file
 /// that records the old values.
 pub fn tune(p: &TunePlan) -> Result<TuneReport, TuneError> {
-    let started_at = misura_run::meta::now_rfc3339();
+    let started_at = misura_cli::meta::now_rfc3339();
     // Only the interfaces named are tuned: none by default.
     let interfaces = if p.interfaces.is_empty() {
         Vec::new()
@@ -48,7 +48,7 @@ pub fn tune(p: &TunePlan) -> Result<TuneReport, TuneError> {
         facts.virtualized == Some(true),
     );
     let mut report = TuneReport {
-        meta: misura_run::meta::meta(model::TUNE_FORMAT, started_at.clone()),
+        meta: misura_cli::meta::meta(model::TUNE_FORMAT, started_at.clone()),
         action: "plan".into(),
         netns: p.netns.clone(),
         interfaces,

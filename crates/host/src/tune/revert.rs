@@ -7,7 +7,7 @@ use misura_report::host::{self as model, Change, PlanEntry, TuneReport, TuneStat
 use std::path::Path;
 
 fn read_state(file: &Path) -> Result<TuneState, TuneError> {
-    let text = misura_run::files::read_string_bounded(file, misura_run::files::CONFIG_MAX)
+    let text = misura_cli::files::read_string_bounded(file, misura_cli::files::CONFIG_MAX)
         .map_err(|source| TuneError::ReadState {
             path: file.to_path_buf(),
             source,
@@ -79,7 +79,7 @@ pub fn revert(file: &Path, netns: Option<String>) -> Result<Reverted, TuneError>
         .collect();
     interfaces.dedup();
     let report = TuneReport {
-        meta: misura_run::meta::meta(model::TUNE_FORMAT, misura_run::meta::now_rfc3339()),
+        meta: misura_cli::meta::meta(model::TUNE_FORMAT, misura_cli::meta::now_rfc3339()),
         action: "revert".into(),
         netns,
         interfaces,

@@ -12,8 +12,8 @@
 //! be written; 130/143 interrupted.
 
 use crate::shared::exit::Failure;
-use crate::shared::netns::NetnsArgs;
 use crate::shared::output::{CsvArgs, Finished, OutputArgs, Report};
+use misura_cli::netns::NetnsArgs;
 pub use misura_throughput::client::*;
 use std::io::Write;
 use std::path::PathBuf;

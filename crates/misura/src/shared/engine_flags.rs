@@ -5,10 +5,10 @@
 
 use crate::shared::exit::Failure;
 use clap::{Args, ValueEnum};
+use misura_cli::units::{DurationArg, Ethertype};
 use misura_engine::{EngineArgs, EngineChoice, FrameFormat};
 use misura_measure::period::{PeriodBounds, PeriodError};
 use misura_measure::time::{Period, Span};
-use misura_run::units::{DurationArg, Ethertype};
 
 /// `--cores` and `--qdisc-bypass`.
 #[derive(Args, Debug, Clone, PartialEq)]

@@ -1,4 +1,4 @@
-//! Exit codes (`misura_run::exit`'s classes, which libraries name in their
+//! Exit codes (`misura_cli::exit`'s classes, which libraries name in their
 //! `Failure`s) and the one place an error chain becomes one: the binary's,
 //! as only the binary exits. It knows every library's typed error that
 //! carries a class of its own (the host's, the lab's, a required NIC stamp),
@@ -6,12 +6,12 @@
 //! transparently (the chain walk does not see through them).
 
 use misura_bench::BenchError;
+pub use misura_cli::exit::*;
 use misura_engine::EngineError;
 use misura_lab::LabError;
 use misura_load::LoadError;
 use misura_oneway::error::OnewayError;
 use misura_rtt::RttError;
-pub use misura_run::exit::*;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
 use misura_throughput::error::{Iperf3PeerError, ThroughputError};
@@ -25,13 +25,7 @@ pub fn code_for(err: &anyhow::Error) -> i32 {
 /// The exit class of one error of a chain, if it has one.
 fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
     if let Some(f) = cause.downcast_ref::<Failure>() {
-        return Some(match f {
-            Failure::Usage(_) => USAGE,
-            Failure::Params(_) => PARAMS,
-            Failure::Output(_) => OUTPUT,
-            Failure::Profile(_) => PROFILE,
-            Failure::Privilege(_) => PRIVILEGE,
-        });
+        return Some(f.code());
     }
     if let Some(s) = cause.downcast_ref::<SysError>() {
         return Some(match s {

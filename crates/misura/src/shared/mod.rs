@@ -8,11 +8,11 @@ pub mod irtt_probe;
 pub mod logger;
 pub mod oneway_output;
 pub mod output;
-pub mod status_line;
 pub mod store;
 
-// What every measuring run shares lives in the `misura-run` library (the
-// measuring libraries use it too); the binary reaches it by the same paths.
-pub use misura_run::{
-    cpuload, files, host, meta, netns, outfile, stamping, target, units, warnings,
-};
+// What every measuring run shares lives in the `misura-cli` library (the
+// command line's) and the `misura-run` library (the runtime's); the
+// measuring libraries use them too, and the binary reaches them by the
+// same paths.
+pub use misura_cli::{files, meta, outfile, target, units, warnings};
+pub use misura_run::{cpuload, host, netns};

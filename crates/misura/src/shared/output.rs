@@ -5,13 +5,12 @@
 //! in the results store. A command only builds its report.
 
 use crate::shared::exit::Failure;
-use crate::shared::outfile::{self, cannot_write};
+use crate::shared::outfile::Export;
 use anyhow::{Context, Result};
+pub use misura_cli::exit::signal_reason;
+pub use misura_cli::output_flags::{CsvArgs, OutputArgs};
 use misura_report::write_json;
-pub use misura_run::exit::signal_reason;
-pub use misura_run::output_flags::{CsvArgs, OutputArgs};
 use std::io::Write;
-use std::path::PathBuf;
 
 type Writer<T> = fn(&T, &mut dyn Write) -> std::io::Result<()>;
 
@@ -110,27 +109,6 @@ pub struct Outputs {
     pub quiet: bool,
     json_file: Option<Export>,
     csv_file: Option<Export>,
-}
-
-/// A result file checked writable but not yet touched: a run that fails or
-/// is killed leaves an earlier file of that name as it was.
-struct Export {
-    path: PathBuf,
-}
-
-impl Export {
-    /// Check the path is writable; nothing is created or changed until the
-    /// result is written whole at the end.
-    fn open(path: &Option<PathBuf>, what: &str) -> Result<Option<Export>> {
-        let Some(p) = path else { return Ok(None) };
-        outfile::check_writable(p).map_err(|e| cannot_write(what, p, e))?;
-        Ok(Some(Export { path: p.clone() }))
-    }
-
-    /// Write the file whole (atomically for a regular file).
-    fn write(self, f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), String> {
-        outfile::replace(&self.path, f).map_err(|e| format!("{}: {e}", self.path.display()))
-    }
 }
 
 impl Outputs {

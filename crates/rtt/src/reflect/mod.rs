@@ -194,7 +194,7 @@ pub fn run(
     plan.check()?;
     let config = plan.config();
     let deadline = plan.duration.map(|d| Instant::now() + d);
-    let started_at = misura_run::meta::now_rfc3339();
+    let started_at = misura_cli::meta::now_rfc3339();
     if let Some(cpu) = plan.cpu {
         misura_sys::sched::pin_to_cpu(cpu)?;
     }
@@ -285,10 +285,10 @@ pub fn run(
     // A reflector runs until it is stopped: a signal is its normal end.
     let stop_reason = match stop.load(Ordering::Relaxed) {
         0 => misura_report::StopReason::Finished,
-        s => misura_run::exit::signal_reason(s),
+        s => misura_cli::exit::signal_reason(s),
     };
     Ok(Summary {
-        meta: misura_run::meta::meta("misura.reflect", started_at),
+        meta: misura_cli::meta::meta("misura.reflect", started_at),
         complete: true,
         stop_reason,
         host: misura_run::host::fingerprint(misura_report::LoopTuning {

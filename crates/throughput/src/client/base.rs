@@ -2,10 +2,10 @@
 //! resolve into, the server as announced, directions, CPU and timing helpers.
 
 use crate::error::Result;
+use misura_cli::exit::Failure;
 use misura_measure::auth::StampKey;
 use misura_report::throughput::Endpoint;
 use misura_report::{HostFingerprint, LoopTuning};
-use misura_run::exit::Failure;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -50,8 +50,8 @@ impl ClientPlan {
     /// name looked up.
     pub fn resolve(&self) -> Result<Server> {
         Ok(Server {
-            key: misura_run::keys::read_key(&self.key_file)?,
-            addr: misura_run::target::resolve(&self.host, DEFAULT_PORT)?,
+            key: misura_cli::keys::read_key(&self.key_file)?,
+            addr: misura_cli::target::resolve(&self.host, DEFAULT_PORT)?,
         })
     }
 
@@ -129,7 +129,7 @@ pub fn interrupted(stop: &AtomicUsize) -> bool {
 }
 
 pub fn signal_reason(stop: &AtomicUsize) -> misura_report::StopReason {
-    misura_run::exit::signal_reason(stop.load(Ordering::Relaxed))
+    misura_cli::exit::signal_reason(stop.load(Ordering::Relaxed))
 }
 
 /// Bytes over nanoseconds in bit/s; 0 over no time.

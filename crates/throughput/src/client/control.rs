@@ -5,9 +5,9 @@
 use super::base::{Server, CONNECT_TIMEOUT};
 use crate::error::{ControlError, Result, ThroughputError};
 use crate::proto::{self, Fields};
+use misura_cli::exit::Failure;
 use misura_measure::auth::StampKey;
 use misura_report::throughput::{CpuUse, ServerFigures};
-use misura_run::exit::Failure;
 use misura_wire::control::{Message, Value};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
@@ -405,7 +405,7 @@ pub fn remote_cpu(s: &ServerFigures, fallback_elapsed_ns: u64) -> Option<CpuUse>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use misura_run::exit::one_line;
+    use misura_cli::exit::one_line;
 
     #[test]
     fn result_figures_and_packed_stream_bytes() {

@@ -4,7 +4,7 @@
 
 use super::ClientPlan;
 use clap::{Args, Parser};
-use misura_run::exit::Failure;
+use misura_cli::exit::Failure;
 
 /// HOST, `--clients`, then the test's knobs and shape.
 #[derive(Parser)]

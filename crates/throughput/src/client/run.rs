@@ -7,10 +7,10 @@ use super::base::{interrupted, signal_reason, ClientPlan, Server, END_GRACE};
 use super::control::{done_message, Control, DoneFigures};
 use crate::error::Result;
 use crate::proto::MESSAGE_TIMEOUT;
+use misura_cli::exit::one_line;
+use misura_cli::warnings::Warn;
 use misura_report::throughput::ServerFigures;
 use misura_report::{StopReason, Warning};
-use misura_run::exit::one_line;
-use misura_run::warnings::Warn;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Instant;
@@ -61,7 +61,7 @@ pub fn run_all<P: Sync, R: ClientResult + Send>(
 ) -> Result<Ran<R>> {
     crate::proto::stop_reads_on(stop);
     let server = client.resolve()?;
-    let started_at = misura_run::meta::now_rfc3339();
+    let started_at = misura_cli::meta::now_rfc3339();
     let run = Run {
         plan,
         server: &server,
@@ -209,9 +209,9 @@ pub fn end_reason(
 /// that did not complete (1), else 0.
 pub fn exit_code(all_complete: bool) -> i32 {
     if all_complete {
-        misura_run::exit::OK
+        misura_cli::exit::OK
     } else {
-        misura_run::exit::ERROR
+        misura_cli::exit::ERROR
     }
 }
 
@@ -241,7 +241,7 @@ mod tests {
     #[test]
     fn a_run_fails_only_when_no_client_ran() {
         let stop = AtomicUsize::new(0);
-        use misura_run::exit::Failure;
+        use misura_cli::exit::Failure;
         let refused = || Failure::Params("refused".into()).into();
         let none: Vec<Result<Row>> = vec![Err(refused()), Err(Failure::Params("b".into()).into())];
         assert_eq!(gather(none, &stop).err().unwrap().to_string(), "refused");

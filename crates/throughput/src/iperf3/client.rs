@@ -6,7 +6,7 @@
 use super::control::{Ctrl, STEP_TIMEOUT};
 use super::data::{self, Sock, StreamOutcome, StreamSpec};
 use crate::error::{Iperf3PeerError, Result, ThroughputError};
-use misura_run::exit::one_line;
+use misura_cli::exit::one_line;
 use misura_wire::iperf3::{self as wire, Cookie, Params, Protocol, Results, State, StreamResult};
 use socket2::{Domain, SockAddr, Socket, Type};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -73,8 +73,8 @@ pub fn run(p: &Iperf3Plan, stop: &Arc<AtomicUsize>) -> Result<PeerRun> {
 /// Run the test on `conn`, a control connection already open to the
 /// server (`--peer auto`'s probe), or on a new one.
 pub fn run_on(p: &Iperf3Plan, conn: Option<TcpStream>, stop: &Arc<AtomicUsize>) -> Result<PeerRun> {
-    let addr = misura_run::target::resolve(&p.host, wire::DEFAULT_PORT)?;
-    let started_at = misura_run::meta::now_rfc3339();
+    let addr = misura_cli::target::resolve(&p.host, wire::DEFAULT_PORT)?;
+    let started_at = misura_cli::meta::now_rfc3339();
     let mut rnd = [0u8; wire::COOKIE_LEN - 1];
     {
         use std::io::Read;

@@ -5,7 +5,7 @@ use super::client::Iperf3Plan;
 use crate::client::Direction;
 use crate::tcp::TcpPlan;
 use crate::udp::UdpPlan;
-use misura_run::exit::Failure;
+use misura_cli::exit::Failure;
 use misura_wire::iperf3::{Params, Protocol, MAX_STREAMS, MAX_TCP_BLOCK, MAX_TIME_S, MAX_WINDOW};
 
 /// iperf3's `time` is whole seconds: a duration rounds up.

@@ -47,8 +47,8 @@ impl Found {
 /// [`GREETING_WAIT`]; an error naming what each address did when neither
 /// server answered.
 pub fn probe(host: &str) -> Result<Found> {
-    let ours = misura_run::target::resolve(host, DEFAULT_PORT)?;
-    let theirs = misura_run::target::resolve(host, wire::DEFAULT_PORT)?;
+    let ours = misura_cli::target::resolve(host, DEFAULT_PORT)?;
+    let theirs = misura_cli::target::resolve(host, wire::DEFAULT_PORT)?;
     let candidates = if ours == theirs {
         vec![ours]
     } else {

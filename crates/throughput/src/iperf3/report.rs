@@ -413,7 +413,7 @@ pub fn tcp_report(p: &Iperf3Plan, r: &PeerRun, netns: &Option<String>) -> Iperf3
     let window = p.params.window;
     Iperf3TcpReport {
         report: TcpReport {
-            meta: misura_run::meta::meta("misura.tcp", r.started_at.clone()),
+            meta: misura_cli::meta::meta("misura.tcp", r.started_at.clone()),
             complete: r.complete,
             stop_reason: r.stop_reason.clone(),
             throughput_bps: row.throughput_bps,
@@ -513,7 +513,7 @@ pub fn udp_report(p: &Iperf3Plan, r: &PeerRun, netns: &Option<String>) -> Iperf3
     };
     Iperf3UdpReport {
         report: UdpReport {
-            meta: misura_run::meta::meta("misura.udp", r.started_at.clone()),
+            meta: misura_cli::meta::meta("misura.udp", r.started_at.clone()),
             complete: r.complete,
             stop_reason: r.stop_reason.clone(),
             throughput_bps: row.throughput_bps,

@@ -10,7 +10,7 @@ use super::data::{self, Sock, StreamOutcome, StreamSpec};
 use super::server_end::{exchange, record};
 use crate::error::{Iperf3PeerError, Result};
 use crate::serve::state::Shared;
-use misura_run::exit::one_line;
+use misura_cli::exit::one_line;
 use misura_wire::iperf3::{self as wire, errno, Cookie, Params, Protocol, Results, State};
 use socket2::{Domain, Socket, Type};
 use std::io::Write;
@@ -343,7 +343,7 @@ fn run(
     stop: &AtomicBool,
 ) -> Result<()> {
     let l = &shared.limits;
-    let started_at = misura_run::meta::now_rfc3339();
+    let started_at = misura_cli::meta::now_rfc3339();
     let cpu0 = misura_sys::rusage::process_cpu();
     let t0 = Instant::now();
     let udp = p.protocol == Protocol::Udp;

@@ -5,7 +5,7 @@
 use super::plan::Transactions;
 use crate::client::{self, TcpOpts};
 use crate::error::{Result, ThroughputError};
-use misura_run::exit::one_line;
+use misura_cli::exit::one_line;
 use misura_stats::Summary;
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};

@@ -4,8 +4,8 @@
 
 use crate::client;
 use crate::error::Result;
+use misura_cli::exit::one_line;
 use misura_report::throughput::{CpuUse, RrClientResult, RrConfig, RrReport};
-use misura_run::exit::one_line;
 use misura_stats::Summary;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -26,7 +26,7 @@ pub fn measure(p: &RrPlan, stop: &Arc<AtomicUsize>) -> Result<RrReport> {
     let mut warnings = o.warnings;
     warnings.extend(misura_run::host::warnings_for(&host, false));
     Ok(RrReport {
-        meta: misura_run::meta::meta("misura.rr", ran.started_at),
+        meta: misura_cli::meta::meta("misura.rr", ran.started_at),
         complete: o.complete,
         stop_reason: o.stop_reason,
         transactions_per_s: o.clients.iter().map(|c| c.transactions_per_s).sum(),

@@ -1,8 +1,8 @@
 //! What one server allows: tests at once, their duration, rate and streams,
 //! and the timeouts that keep a silent peer from holding a slot.
 
-use misura_run::exit::Failure;
-use misura_run::units::DurationArg;
+use misura_cli::exit::Failure;
+use misura_cli::units::DurationArg;
 use std::time::Duration;
 
 /// The resolved limits.

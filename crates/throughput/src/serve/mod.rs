@@ -113,7 +113,7 @@ pub fn serve(
 ) -> Result<ServeReport> {
     let listener = bind(at)?;
     let local = listener.local_addr()?;
-    let started_at = misura_run::meta::now_rfc3339();
+    let started_at = misura_cli::meta::now_rfc3339();
     let config = config(at, &limits, local, key.is_some());
     let shared = Arc::new(Shared::new(limits, key, at.quiet));
     if !at.quiet {
@@ -173,7 +173,7 @@ pub fn serve(
     let tests = shared.results.lock().unwrap().clone();
     let (clients, by_msg_size, aggregate, bytes) = summarise(&tests);
     let report = ServeReport {
-        meta: misura_run::meta::meta("misura.serve", started_at),
+        meta: misura_cli::meta::meta("misura.serve", started_at),
         host: misura_run::host::fingerprint(LoopTuning {
             netns: at.netns.clone(),
             ..LoopTuning::default()

@@ -115,7 +115,7 @@ impl Test {
             peer_ip: peer.ip(),
             peer,
             start: Instant::now(),
-            started_at: misura_run::meta::now_rfc3339(),
+            started_at: misura_cli::meta::now_rfc3339(),
             cpu_shared: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             partial: Mutex::new(None),

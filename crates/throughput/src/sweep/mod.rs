@@ -15,10 +15,10 @@ pub mod values;
 
 use crate::client::{self, ClientPlan};
 use crate::error::ThroughputError;
+use misura_cli::exit::{one_line, Failure};
+use misura_cli::warnings::Warn;
 use misura_report::throughput::{SweepFigures, SweepPoint, SweepReport};
 use misura_report::{LoopTuning, StopReason, Warning};
-use misura_run::exit::{one_line, Failure};
-use misura_run::warnings::Warn;
 pub use series::Series;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -82,7 +82,7 @@ pub fn run<K: Sweepable>(
     stop: &Arc<AtomicUsize>,
     mut progress: impl FnMut(&str),
 ) -> Result<SweepReport, Failure> {
-    let started_at = misura_run::meta::now_rfc3339();
+    let started_at = misura_cli::meta::now_rfc3339();
     let mut points = Vec::new();
     for (value, plan) in &series.points {
         if client::interrupted(stop) {
@@ -117,7 +117,7 @@ pub fn run<K: Sweepable>(
         })
         .collect();
     Ok(SweepReport {
-        meta: misura_run::meta::meta("misura.sweep", started_at),
+        meta: misura_cli::meta::meta("misura.sweep", started_at),
         complete,
         stop_reason: client::run_reason(
             stop,

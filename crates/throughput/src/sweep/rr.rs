@@ -4,9 +4,9 @@ use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, ValueList};
 use crate::client::{ClientPlan, DEFAULT_CLIENTS};
 use crate::rr::{RrKnobs, RrPlan, RrShape, DEFAULT_BURST};
+use misura_cli::exit::Failure;
+use misura_cli::units::ByteSize;
 use misura_report::throughput::{RrReport, SweepFigures};
-use misura_run::exit::Failure;
-use misura_run::units::ByteSize;
 
 #[derive(clap::Args, Debug, Clone)]
 /// `misura sweep rr`'s own flags: `misura rr`'s, the sweepable ones as lists.

@@ -3,7 +3,7 @@
 
 use super::values::Knobs;
 use crate::client::ClientPlan;
-use misura_run::exit::Failure;
+use misura_cli::exit::Failure;
 use std::fmt::Display;
 
 /// A sweep, resolved: the swept flag and one checked plan per value.

@@ -4,9 +4,9 @@ use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, OnOff, ValueList};
 use crate::client::{ClientPlan, DEFAULT_CLIENTS};
 use crate::tcp::{TcpKnobs, TcpPlan, TcpShape, DEFAULT_MSG_SIZE, DEFAULT_STREAMS};
+use misura_cli::exit::Failure;
+use misura_cli::units::ByteSize;
 use misura_report::throughput::{SweepFigures, TcpReport};
-use misura_run::exit::Failure;
-use misura_run::units::ByteSize;
 
 #[derive(clap::Args, Debug, Clone)]
 /// `misura sweep tcp`'s own flags: `misura tcp`'s, the sweepable ones as lists.

@@ -3,7 +3,7 @@
 
 use super::{rr::RrSweep, tcp::TcpSweep, udp::UdpSweep, Series, Sweepable};
 use crate::client::parsed::{client, OnHost};
-use misura_run::exit::Failure;
+use misura_cli::exit::Failure;
 
 /// The plans of `misura sweep TEST h ARGS…` (ARGS: the test's flags).
 fn series<K: clap::Args + Sweepable>(args: &[&str]) -> Result<Series<K::Plan>, Failure> {

@@ -4,9 +4,9 @@ use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, ValueList};
 use crate::client::{ClientPlan, DEFAULT_CLIENTS};
 use crate::udp::{UdpKnobs, UdpPlan, UdpShape, DEFAULT_MSG_SIZE};
+use misura_cli::exit::Failure;
+use misura_cli::units::{ByteSize, LinkRate};
 use misura_report::throughput::{SweepFigures, UdpReport};
-use misura_run::exit::Failure;
-use misura_run::units::{ByteSize, LinkRate};
 
 #[derive(clap::Args, Debug, Clone)]
 /// `misura sweep udp`'s own flags: `misura udp`'s, the sweepable ones as lists.
@@ -97,7 +97,7 @@ pub fn figures(r: &UdpReport) -> SweepFigures {
         } else {
             r.warnings
                 .iter()
-                .find(|w| w.code == misura_run::warnings::ABOVE_PATH_MTU)
+                .find(|w| w.code == misura_cli::warnings::ABOVE_PATH_MTU)
                 .map(|w| w.text.clone())
         },
         ..Default::default()

@@ -2,7 +2,7 @@
 //! in every run), a list `a,b,c`, a range `1..12`, or both `1..4,8,16`;
 //! and choosing the one flag a sweep varies.
 
-use misura_run::exit::Failure;
+use misura_cli::exit::Failure;
 use std::fmt::Display;
 use std::str::FromStr;
 
@@ -149,7 +149,7 @@ pub fn the_swept<K>(flags: Vec<Knobs<K>>) -> Result<Knobs<K>, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use misura_run::units::ByteSize;
+    use misura_cli::units::ByteSize;
 
     fn v(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| s.to_string()).collect()

@@ -6,10 +6,10 @@
 
 use crate::client::{self, Direction};
 use crate::error::Result;
+use misura_cli::exit::one_line;
+use misura_cli::warnings::Warn;
 use misura_report::throughput::{CpuUse, IntervalLine, TcpClientResult, TcpConfig, TcpReport};
 use misura_report::Warning;
-use misura_run::exit::one_line;
-use misura_run::warnings::Warn;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
@@ -31,7 +31,7 @@ pub fn measure(p: &TcpPlan, stop: &Arc<AtomicUsize>) -> Result<TcpReport> {
     let mut iv = intervals.into_inner().unwrap();
     iv.sort_by_key(|l: &IntervalLine| (l.start_ns, l.client));
     Ok(TcpReport {
-        meta: misura_run::meta::meta("misura.tcp", ran.started_at),
+        meta: misura_cli::meta::meta("misura.tcp", ran.started_at),
         complete: o.complete,
         stop_reason: o.stop_reason,
         throughput_bps: o.clients.iter().map(|c| c.throughput_bps).sum(),

@@ -3,8 +3,8 @@
 //! bounds named in each error).
 
 use crate::client::{ClientPlan, Direction, TcpOpts};
-use misura_run::exit::Failure;
-use misura_run::units::{ByteSize, DurationArg};
+use misura_cli::exit::Failure;
+use misura_cli::units::{ByteSize, DurationArg};
 
 /// `--msg-size` when not given (a sweep's default list too).
 pub const DEFAULT_MSG_SIZE: &str = "128K";

@@ -8,10 +8,10 @@ use super::streams::{stream_worker, Counters, StreamOutcome};
 use crate::client::{self, Control, Direction, DoneFigures};
 use crate::error::Result;
 use crate::proto;
+use misura_cli::progress::Progress;
 use misura_report::throughput::{
     CpuUse, IntervalLine, ServerFigures, TcpClientResult, TcpStreamResult,
 };
-use misura_run::progress::Progress;
 use misura_wire::control::Value;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};

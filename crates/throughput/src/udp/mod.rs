@@ -4,10 +4,10 @@
 
 use crate::client;
 use crate::error::Result;
+use misura_cli::exit::one_line;
+use misura_cli::warnings::Warn;
 use misura_report::throughput::{UdpClientResult, UdpConfig, UdpReport};
 use misura_report::Warning;
-use misura_run::exit::one_line;
-use misura_run::warnings::Warn;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
@@ -43,7 +43,7 @@ pub fn measure(p: &UdpPlan, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
         .fold(0, |a, c| a.saturating_add(c.sent_packets));
     let lost: u64 = o.clients.iter().fold(0, |a, c| a.saturating_add(c.lost));
     Ok(UdpReport {
-        meta: misura_run::meta::meta("misura.udp", ran.started_at),
+        meta: misura_cli::meta::meta("misura.udp", ran.started_at),
         complete: o.complete,
         stop_reason: o.stop_reason,
         throughput_bps: o.clients.iter().map(|c| c.throughput_bps).sum(),

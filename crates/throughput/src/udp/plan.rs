@@ -4,8 +4,8 @@
 
 use super::datagram::HEADER;
 use crate::client::{ClientPlan, Direction};
-use misura_run::exit::Failure;
-use misura_run::units::{ByteSize, DurationArg, LinkRate};
+use misura_cli::exit::Failure;
+use misura_cli::units::{ByteSize, DurationArg, LinkRate};
 
 /// `--msg-size` when not given (a sweep's default list too).
 pub const DEFAULT_MSG_SIZE: &str = "1472";

@@ -31,7 +31,7 @@ pub struct AgentArgs {
     #[arg(long)]
     pub check: bool,
     #[command(flatten)]
-    pub ns: crate::shared::netns::NetnsArgs,
+    pub ns: misura_cli::netns::NetnsArgs,
 }
 
 impl AgentArgs {

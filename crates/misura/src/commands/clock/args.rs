@@ -243,7 +243,7 @@ pub struct TscArgs {
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
-    pub ns: crate::shared::netns::NetnsArgs,
+    pub ns: misura_cli::netns::NetnsArgs,
 }
 
 #[cfg(test)]

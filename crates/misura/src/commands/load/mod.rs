@@ -59,7 +59,7 @@ fn plan(a: &LoadArgs) -> Result<LoadPlan, Failure> {
         timeout: a.timeout.clone(),
         rr: a.rr,
         cpu: a.cpu,
-        cpu_load: a.cpu_load.clone(),
+        cpu_load: (&a.cpu_load).into(),
         key_file: a.key_file.clone(),
         quiet: a.out.quiet || a.out.json,
         netns: a.ns.netns.clone(),

@@ -12,6 +12,7 @@ use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_oneway::profile::default_profile_path;
 use misura_oneway::{calibrate::calibrate, measure, mode, Calibration, Mode, Outputs, Request};
+use misura_run::cpuload::CpuLoad;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -31,11 +32,12 @@ pub fn run(a: &OnewayArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         latency_every: a.latency_every,
         cpu: req.tuning.cpu,
     });
-    a.load.check()?;
+    let load = CpuLoad::from(&a.load);
+    load.check()?;
     let mut outputs = Outputs::open(&req)?;
     // --cpu-load's busy threads run until the result (and its host load)
     // is made.
-    let busy = a.load.start(req.tuning.cpu);
+    let busy = load.start(req.tuning.cpu);
     let mut report = measure(&req, Mode::Oneway, cal.as_ref(), &mut outputs, stop)?;
     for e in busy.iter().flat_map(|b| &b.pin_errors) {
         report

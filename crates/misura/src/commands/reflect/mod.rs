@@ -54,7 +54,7 @@ fn plan(args: &ReflectArgs) -> Result<ReflectPlan> {
                 port: args.port(),
             },
         },
-        frame_format: args.frame_format,
+        frame_format: args.frame_format.into(),
         key: key(args)?,
         stateful: args.stateful,
         rate_limit: args.rate_limit,
@@ -62,7 +62,7 @@ fn plan(args: &ReflectArgs) -> Result<ReflectPlan> {
         duration: args.duration.as_ref().map(|d| d.std()),
         cpu: args.cpu,
         busy_poll: args.busy_poll,
-        timestamps: args.timestamps,
+        timestamps: args.timestamps.into(),
         interface: args.interface.clone(),
         netns: args.ns.netns.clone(),
     };

@@ -95,7 +95,7 @@ pub struct Rfc2544Args {
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
-    pub ns: crate::shared::netns::NetnsArgs,
+    pub ns: misura_cli::netns::NetnsArgs,
 }
 
 impl Rfc2544Args {

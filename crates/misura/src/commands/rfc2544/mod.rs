@@ -101,7 +101,7 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         src: misura_wire::MacAddr(tx.mac),
         calibration,
     };
-    let status = crate::shared::status_line::StatusLine::new(a.out.quiet);
+    let status = misura_cli::status_line::StatusLine::new(a.out.quiet);
     let out = bench::measure(&plan, &sizes, engine, &status, stop, &mut warnings)?;
     drop(status);
     let inconclusive: Vec<String> = out.iter().flat_map(inconclusive).collect();

@@ -4,8 +4,8 @@
 //! (issue 28).
 
 use crate::shared::exit::Failure;
+use misura_cli::units::LinkRate;
 use misura_report::throughput::{write_tcp_csv, write_tcp_text, write_udp_csv, write_udp_text};
-use misura_run::units::LinkRate;
 use misura_throughput::error::ThroughputError;
 use misura_throughput::iperf3::probe::Found;
 use misura_throughput::iperf3::{Iperf3TcpReport, Iperf3UdpReport};

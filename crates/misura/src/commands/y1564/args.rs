@@ -43,7 +43,7 @@ pub struct Y1564Args {
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
-    pub ns: crate::shared::netns::NetnsArgs,
+    pub ns: misura_cli::netns::NetnsArgs,
 }
 
 fn share(key: &str, v: &str) -> Result<f64, Failure> {

@@ -118,7 +118,7 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         src: MacAddr(tx.mac),
         cpus,
     };
-    let status = crate::shared::status_line::StatusLine::new(a.out.quiet);
+    let status = misura_cli::status_line::StatusLine::new(a.out.quiet);
     let bench::Figures {
         services: reports,
         performance,

@@ -11,10 +11,10 @@ mod given;
 
 use crate::shared::client_flags::{self as client, ClientArgs};
 use crate::shared::exit::Failure;
-use crate::shared::netns::NetnsArgs;
 use crate::shared::output::{CsvArgs, Finished, OutputArgs, Report};
 use anyhow::Result;
 use given::Given;
+use misura_cli::netns::NetnsArgs;
 use misura_throughput::sweep::{self as method, rr, tcp, udp, Series, SweepRun, Sweepable};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;

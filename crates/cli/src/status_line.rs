@@ -2,9 +2,10 @@
 //! (rfc2544's trials, y1564's steps): the command says which step runs
 //! (`step`), a thread redraws the line on stderr once a second with the
 //! step's elapsed and remaining time and the run's. Shown only when stderr
-//! is a terminal and not `--quiet`, as [`super::progress::Progress`].
+//! is a terminal and not `--quiet`, as [`crate::progress::Progress`], and
+//! drawn, as that, by the sink the binary installs ([`crate::progress::set_sink`]).
 
-use std::io::IsTerminal;
+use crate::progress::{can_draw, draw};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,7 +25,7 @@ pub struct StatusLine {
 
 impl StatusLine {
     pub fn new(quiet: bool) -> StatusLine {
-        if quiet || !std::io::stderr().is_terminal() {
+        if !can_draw(quiet) {
             return StatusLine {
                 shared: None,
                 thread: None,
@@ -49,7 +50,7 @@ impl StatusLine {
                     n += 1;
                     if n % 10 == 0 {
                         if let Ok(st) = s.lock() {
-                            eprint!("\r\x1b[2K{}", line(&st, started.elapsed()));
+                            draw(&format!("\r\x1b[2K{}", line(&st, started.elapsed())));
                         }
                     }
                 }
@@ -103,7 +104,7 @@ impl Drop for StatusLine {
             if let Some(t) = self.thread.take() {
                 let _ = t.join();
             }
-            eprint!("\r\x1b[2K");
+            draw("\r\x1b[2K");
         }
     }
 }
@@ -132,12 +133,5 @@ mod tests {
         };
         assert!(line(&short, Duration::ZERO).ends_with(": 0.0 of 0.2 s"));
         assert!(l.ends_with("about 60 s left in the run"), "{l}");
-    }
-}
-
-/// The benchmarks' progress (rfc2544's trials, y1564's steps) is this line.
-impl misura_bench::Progress for StatusLine {
-    fn step(&self, what: String, length: Duration, after: Option<Duration>) {
-        StatusLine::step(self, what, length, after);
     }
 }

@@ -18,6 +18,19 @@ pub enum Failure {
     Privilege(String),
 }
 
+impl Failure {
+    /// The exit code of its class.
+    pub fn code(&self) -> i32 {
+        match self {
+            Failure::Usage(_) => USAGE,
+            Failure::Params(_) => PARAMS,
+            Failure::Output(_) => OUTPUT,
+            Failure::Profile(_) => PROFILE,
+            Failure::Privilege(_) => PRIVILEGE,
+        }
+    }
+}
+
 pub const OK: i32 = 0;
 pub const ERROR: i32 = 1;
 pub const USAGE: i32 = 2;

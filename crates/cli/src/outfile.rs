@@ -174,6 +174,32 @@ pub fn open_rows(
     Ok(Some(RowLog::new(p.clone(), f)))
 }
 
+/// A result file (`--export-json`, `--export-csv`) checked writable but
+/// not yet touched: a run that fails or is killed leaves an earlier file of
+/// that name as it was.
+pub struct Export {
+    path: PathBuf,
+}
+
+impl Export {
+    /// Check the path is writable; nothing is created or changed until the
+    /// result is written whole at the end.
+    pub fn open(
+        path: &Option<PathBuf>,
+        what: &str,
+    ) -> Result<Option<Export>, crate::exit::Failure> {
+        let Some(p) = path else { return Ok(None) };
+        check_writable(p).map_err(|e| cannot_write(what, p, e))?;
+        Ok(Some(Export { path: p.clone() }))
+    }
+
+    /// Write the file whole (atomically for a regular file); the error
+    /// names the file.
+    pub fn write(self, f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), String> {
+        replace(&self.path, f).map_err(|e| format!("{}: {e}", self.path.display()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
