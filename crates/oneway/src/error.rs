@@ -21,6 +21,9 @@ pub enum OnewayError {
     Hardware(#[from] HardwareRequired),
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// The request cannot run on these interfaces and this link.
+    #[error(transparent)]
+    Request(#[from] crate::plan::RequestError),
     /// The measurement's session refuses the plan.
     #[error(transparent)]
     Plan(#[from] misura_measure::oneway_session::PlanError),

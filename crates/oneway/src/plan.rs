@@ -7,7 +7,6 @@
 
 use super::tuning::Tuning;
 use crate::error::Result;
-use misura_cli::exit::Failure;
 use misura_measure::oneway_session::OnewayPlan;
 use misura_measure::period::{PeriodBounds, PeriodError, HOUR};
 use misura_measure::time::{Period, Span};
@@ -135,6 +134,50 @@ impl Request {
     }
 }
 
+/// Why a request cannot run on these interfaces and this link, with what
+/// was asked; it names no flag (the command line words it).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RequestError {
+    #[error("the timeout must be positive")]
+    TimeoutNotPositive,
+    #[error("the TX and RX ports are both `{port}`: the method needs two ports (use the lab: misura lab up)")]
+    OnePort { port: String },
+    #[error("at least 1 frame must be sent")]
+    NoFrames,
+    #[error("payload size {size} is too small for a PTP-wrapped probe: the PTPv2 Sync header and misura's take {PTP_MIN_PAYLOAD} bytes")]
+    PtpPayloadTooSmall { size: usize },
+    #[error("payload size {size} is below misura's {header}-byte probe header: use at least {header} (46 fills the 64-byte minimum frame)", header = misura_wire::probe::HEADER_LEN)]
+    BelowHeader { size: usize },
+    #[error("payload size {size} is over the MTU ({mtu} bytes on {tx}/{rx}): use sizes up to {mtu}, or raise the MTU (ip link set {tx} mtu 9000)")]
+    OverMtu {
+        size: usize,
+        mtu: usize,
+        tx: String,
+        rx: String,
+    },
+    #[error("calibration needs at least 7 payload sizes for a trustworthy fit, got {got}")]
+    TooFewSizes { got: usize },
+    #[error("cannot read the link speed of {rx} (the driver does not report it)")]
+    NoLinkSpeed { rx: String },
+    #[error("a rate of {rate} frames per second: it must be positive")]
+    RateNotPositive { rate: f64 },
+    #[error("the period must be at least 1 ns")]
+    PeriodTooShort,
+    /// More than an hour between frames; `period_ns` is between patterns.
+    #[error("{:.3e} s between frames is more than the longest allowed (1 hour, {frames_per_period} frame(s) per hour)", *period_ns as f64 / 1e9)]
+    PeriodTooLong {
+        period_ns: i64,
+        frames_per_period: u32,
+    },
+    #[error("{rate_fps:.0} frames/s offers {:.0} % of the {} Mb/s link, more than it carries: use at most {max_fps:.0} frames/s for these sizes", offered_load * 100.0, link_bps / 1_000_000)]
+    OverLink {
+        rate_fps: f64,
+        offered_load: f64,
+        link_bps: u64,
+        max_fps: f64,
+    },
+}
+
 /// Everything resolved before the ports are opened.
 pub struct Resolved {
     pub config: OnewayConfig,
@@ -210,18 +253,17 @@ pub fn resolve(req: &Request, default_sizes: &[usize], mode: Mode) -> Result<Res
 }
 
 /// The checks that need no interface.
-fn check_alone(req: &Request) -> Result<(), Failure> {
+fn check_alone(req: &Request) -> Result<(), RequestError> {
     if req.timeout_ns <= 0 {
-        return Err(Failure::Usage("--timeout must be positive".into()));
+        return Err(RequestError::TimeoutNotPositive);
     }
     if req.tx == req.rx {
-        return Err(Failure::Usage(format!(
-            "--tx and --rx are both `{}`: the method needs two ports (use the lab: misura lab up)",
-            req.tx
-        )));
+        return Err(RequestError::OnePort {
+            port: req.tx.clone(),
+        });
     }
     if req.count == Some(0) {
-        return Err(Failure::Usage("--count must be at least 1".into()));
+        return Err(RequestError::NoFrames);
     }
     Ok(())
 }
@@ -243,7 +285,7 @@ fn payload_sizes(
     default_sizes: &[usize],
     mode: Mode,
     mtu: usize,
-) -> Result<Vec<usize>, Failure> {
+) -> Result<Vec<usize>, RequestError> {
     let sizes: Vec<usize> = if req.sizes.is_empty() {
         default_sizes.to_vec()
     } else {
@@ -252,30 +294,22 @@ fn payload_sizes(
     let ptp = req.frame_format == FrameFormat::Ptp;
     for &p in &sizes {
         if ptp && p < PTP_MIN_PAYLOAD {
-            return Err(Failure::Params(format!(
-                "payload size {p} is too small for a PTP-wrapped probe: the PTPv2 Sync header and misura's take {PTP_MIN_PAYLOAD} bytes (sizes from {PTP_MIN_PAYLOAD}; --frame-format misura keeps smaller frames, with software RX stamps where the NIC stamps only PTP)"
-            )));
+            return Err(RequestError::PtpPayloadTooSmall { size: p });
         }
         if p < misura_wire::probe::HEADER_LEN {
-            return Err(Failure::Params(format!(
-                "payload size {p} is below misura's {}-byte probe header: use at least {} (46 fills the 64-byte minimum frame)",
-                misura_wire::probe::HEADER_LEN,
-                misura_wire::probe::HEADER_LEN
-            )));
+            return Err(RequestError::BelowHeader { size: p });
         }
         if p > mtu || p > misura_wire::probe::MAX_PAYLOAD {
-            return Err(Failure::Params(format!(
-                "payload size {p} is over the MTU ({mtu} bytes on {}/{}): use sizes up to {mtu}, or raise the MTU (ip link set {} mtu 9000)",
-                req.tx, req.rx, req.tx
-            )));
+            return Err(RequestError::OverMtu {
+                size: p,
+                mtu,
+                tx: req.tx.clone(),
+                rx: req.rx.clone(),
+            });
         }
     }
     if mode == Mode::Calibrate && sizes.len() < 7 {
-        return Err(Failure::Params(format!(
-            "calibration needs at least 7 payload sizes for a trustworthy fit, got {}: omit --sizes for the seven sizes of Cena et al.: {:?}",
-            sizes.len(),
-            SEED_SIZES
-        )));
+        return Err(RequestError::TooFewSizes { got: sizes.len() });
     }
     Ok(sizes)
 }
@@ -285,25 +319,20 @@ fn interface_link_rate(
     req: &Request,
     tx: &InterfaceInfo,
     rx: &InterfaceInfo,
-) -> Result<u64, Failure> {
+) -> Result<u64, RequestError> {
     match rx.speed_mbps.or(tx.speed_mbps) {
         Some(mbps) if mbps > 0 => Ok(mbps * 1_000_000),
-        _ => Err(Failure::Params(format!(
-            "cannot read the link speed of {} (the driver does not report it): give it with --link-speed, e.g. --link-speed 1G",
-            req.rx
-        ))),
+        _ => Err(RequestError::NoLinkSpeed { rx: req.rx.clone() }),
     }
 }
 
 /// The sending period: given, from the rate, or from the offered load Γ.
-fn period(pace: Pace, link: &LinkModel, sizes: &[usize], fpp: u32) -> Result<Period, Failure> {
+fn period(pace: Pace, link: &LinkModel, sizes: &[usize], fpp: u32) -> Result<Period, RequestError> {
     let period_ns = match pace {
         Pace::Period(ns) => ns,
         Pace::Rate(r) => {
             if !(r > 0.0 && r.is_finite()) {
-                return Err(Failure::Params(format!(
-                    "--rate {r} must be a positive number of frames per second"
-                )));
+                return Err(RequestError::RateNotPositive { rate: r });
             }
             (1e9 * fpp as f64 / r).round() as i64
         }
@@ -318,12 +347,11 @@ fn period(pace: Pace, link: &LinkModel, sizes: &[usize], fpp: u32) -> Result<Per
         max: HOUR,
     };
     Period::within(period_ns, bounds).map_err(|e| match e {
-        PeriodError::TooShort { .. } => Failure::Params("the period must be at least 1 ns".into()),
-        PeriodError::TooLong { .. } => Failure::Params(format!(
-            "--period/--rate/--load give {:.3e} s between frames, more than the longest allowed (1 hour, {} frame(s) per hour)",
-            period_ns as f64 / 1e9,
-            fpp
-        )),
+        PeriodError::TooShort { .. } => RequestError::PeriodTooShort,
+        PeriodError::TooLong { .. } => RequestError::PeriodTooLong {
+            period_ns,
+            frames_per_period: fpp,
+        },
     })
 }
 
@@ -333,20 +361,19 @@ fn offered_load(
     sizes: &[usize],
     period_ns: i64,
     fpp: u32,
-) -> Result<f64, Failure> {
+) -> Result<f64, RequestError> {
     let offered_load = link.load_of_period(sizes, period_ns, fpp);
     if offered_load > 1.0 {
         let max_fps = sizes
             .iter()
             .map(|&p| link.max_frame_rate(p))
             .fold(f64::INFINITY, f64::min);
-        return Err(Failure::Params(format!(
-            "{:.0} frames/s offers {:.0} % of the {} Mb/s link, more than it carries: use at most {:.0} frames/s for these sizes (or --load 50%)",
-            1e9 * fpp as f64 / period_ns as f64,
-            offered_load * 100.0,
-            link.rate_bps / 1_000_000,
-            max_fps
-        )));
+        return Err(RequestError::OverLink {
+            rate_fps: 1e9 * fpp as f64 / period_ns as f64,
+            offered_load,
+            link_bps: link.rate_bps,
+            max_fps,
+        });
     }
     Ok(offered_load)
 }
@@ -386,6 +413,55 @@ mod tests {
         vlan: false,
     };
 
+    /// One of each refusal, as `resolve`'s checks give them.
+    fn every_refusal() -> Vec<RequestError> {
+        let mut req = Request::new("p1", "p2");
+        let mut out = Vec::new();
+        req.timeout_ns = 0;
+        out.push(check_alone(&req).unwrap_err());
+        req.timeout_ns = 1;
+        req.rx = "p1".into();
+        out.push(check_alone(&req).unwrap_err());
+        req.rx = "p2".into();
+        req.count = Some(0);
+        out.push(check_alone(&req).unwrap_err());
+        req.count = None;
+        for (sizes, ptp, mode) in [
+            (vec![50], true, Mode::Oneway),
+            (vec![10], false, Mode::Oneway),
+            (vec![3000], false, Mode::Oneway),
+            (vec![64, 128], false, Mode::Calibrate),
+        ] {
+            req.sizes = sizes;
+            req.frame_format = if ptp {
+                FrameFormat::Ptp
+            } else {
+                FrameFormat::Auto
+            };
+            out.push(payload_sizes(&req, &[], mode, 1500).unwrap_err());
+        }
+        out.push(RequestError::NoLinkSpeed { rx: "p2".into() });
+        out.push(period(Pace::Rate(0.0), &GIGABIT, &[46], 1).unwrap_err());
+        out.push(period(Pace::Period(0), &GIGABIT, &[46], 1).unwrap_err());
+        out.push(period(Pace::Rate(1e-9), &GIGABIT, &[46], 1).unwrap_err());
+        out.push(offered_load(&GIGABIT, &[46], 500, 1).unwrap_err());
+        out
+    }
+
+    #[test]
+    fn a_refused_request_names_no_flag() {
+        let all = every_refusal();
+        assert_eq!(all.len(), 12, "one of each");
+        for e in &all {
+            assert!(!e.to_string().contains("--"), "{e}");
+        }
+        assert!(
+            matches!(all[11], RequestError::OverLink { .. }),
+            "{:?}",
+            all[11]
+        );
+    }
+
     #[test]
     fn the_period_comes_from_the_rate_or_the_offered_load() {
         assert_eq!(
@@ -416,7 +492,7 @@ mod tests {
     }
 
     #[test]
-    fn impossible_paces_are_parameter_errors() {
+    fn impossible_paces_are_refused() {
         // Issue 13: --rate 1e-300 waited forever.
         for pace in [
             Pace::Rate(0.0),
@@ -427,7 +503,12 @@ mod tests {
             Pace::Period(7_200_000_000_000),
         ] {
             assert!(
-                matches!(period(pace, &GIGABIT, &[46], 1), Err(Failure::Params(_))),
+                matches!(
+                    period(pace, &GIGABIT, &[46], 1),
+                    Err(RequestError::RateNotPositive { .. }
+                        | RequestError::PeriodTooShort
+                        | RequestError::PeriodTooLong { .. })
+                ),
                 "{pace:?}"
             );
         }
@@ -442,15 +523,18 @@ mod tests {
     }
 
     #[test]
-    fn flags_that_contradict_themselves_are_usage_errors() {
+    fn requests_that_contradict_themselves_are_refused() {
         let bad = |f: fn(&mut Request)| {
             let mut r = Request::new("p1", "p2");
             f(&mut r);
             check_alone(&r).unwrap_err()
         };
-        assert!(matches!(bad(|r| r.timeout_ns = 0), Failure::Usage(_)));
-        assert!(matches!(bad(|r| r.count = Some(0)), Failure::Usage(_)));
-        assert!(matches!(bad(|r| r.rx = "p1".into()), Failure::Usage(_)));
+        assert_eq!(bad(|r| r.timeout_ns = 0), RequestError::TimeoutNotPositive);
+        assert_eq!(bad(|r| r.count = Some(0)), RequestError::NoFrames);
+        assert_eq!(
+            bad(|r| r.rx = "p1".into()),
+            RequestError::OnePort { port: "p1".into() }
+        );
         assert!(check_alone(&Request::new("p1", "p2")).is_ok());
     }
 
@@ -464,9 +548,15 @@ mod tests {
         assert_eq!(ok, vec![46]);
         for sizes in [&[12][..], &[46, 1501]] {
             let e = payload_sizes(&req(sizes), &[46], Mode::Oneway, 1500);
-            assert!(matches!(e, Err(Failure::Params(_))), "{sizes:?}");
+            assert!(
+                matches!(
+                    e,
+                    Err(RequestError::BelowHeader { .. } | RequestError::OverMtu { .. })
+                ),
+                "{sizes:?}"
+            );
         }
         let few = payload_sizes(&req(&[46, 64]), &SEED_SIZES, Mode::Calibrate, 1500);
-        assert!(matches!(few, Err(Failure::Params(m)) if m.contains("at least 7")));
+        assert_eq!(few, Err(RequestError::TooFewSizes { got: 2 }));
     }
 }

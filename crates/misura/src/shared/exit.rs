@@ -88,6 +88,9 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
             OnewayError::Sys(s) => class_of(s),
             OnewayError::Hardware(h) => class_of(h),
             OnewayError::Engine(e) => walk(e),
+            OnewayError::Request(r) => {
+                Some(crate::shared::oneway_output::request_sentence(r).code())
+            }
             // A step's host error is its source, the next in the chain.
             OnewayError::Plan(_)
             | OnewayError::Step { .. }

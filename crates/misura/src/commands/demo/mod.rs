@@ -78,7 +78,8 @@ pub fn run(d: &DemoArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         SEED_SIZES,
         d.rate
     ));
-    let cal = calibrate::calibrate(&request(d, &tester), Some(profile.path.clone()), stop)?;
+    let cal = calibrate::calibrate(&request(d, &tester), Some(profile.path.clone()), stop)
+        .map_err(oneway_output::worded)?;
     let interrupted = stop.load(Ordering::Relaxed) != 0;
     if interrupted || cal.saved.is_none() {
         say(if interrupted {
@@ -110,7 +111,8 @@ pub fn run(d: &DemoArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     lab.up(Topology::Switch)?;
     say("[4/4] measuring the bridge");
     let cal = Calibration::read(&profile.path, false)?;
-    let mut report = oneway::measure(&bridge, Mode::Oneway, Some(&cal), &mut outputs, stop)?;
+    let mut report = oneway::measure(&bridge, Mode::Oneway, Some(&cal), &mut outputs, stop)
+        .map_err(oneway_output::worded)?;
     if !profile.keep {
         // The temporary profile is removed when the demo ends: the report
         // names the calibration printed above, not a file that is gone.

@@ -6,7 +6,7 @@ pub mod args;
 pub use args::{CalibrateArgs, OnewayArgs};
 
 use crate::shared::exit::Failure;
-pub use crate::shared::oneway_output::finished;
+pub use crate::shared::oneway_output::{finished, worded};
 use crate::shared::output::Finished;
 use crate::shared::warnings::Warn;
 use anyhow::Result;
@@ -38,7 +38,8 @@ pub fn run(a: &OnewayArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     // --cpu-load's busy threads run until the result (and its host load)
     // is made.
     let busy = load.start(req.tuning.cpu);
-    let mut report = measure(&req, Mode::Oneway, cal.as_ref(), &mut outputs, stop)?;
+    let mut report =
+        measure(&req, Mode::Oneway, cal.as_ref(), &mut outputs, stop).map_err(worded)?;
     for e in busy.iter().flat_map(|b| &b.pin_errors) {
         report
             .warnings
@@ -52,7 +53,9 @@ pub fn run(a: &OnewayArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
 pub fn calibrate_run(args: &CalibrateArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let req = args.m.request();
     check(&req, args.profile.as_ref())?;
-    Ok(Finished::ok(calibrate(&req, args.profile.clone(), stop)?))
+    Ok(Finished::ok(
+        calibrate(&req, args.profile.clone(), stop).map_err(worded)?,
+    ))
 }
 
 /// Refuses what cannot give a profile: the lab's switch between the ports
