@@ -89,7 +89,7 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
             OnewayError::Hardware(h) => class_of(h),
             OnewayError::Engine(e) => walk(e),
             OnewayError::Request(r) => {
-                Some(crate::shared::oneway_output::request_sentence(r).code())
+                Some(crate::shared::oneway_words::request_sentence(r).code())
             }
             // A step's host error is its source, the next in the chain.
             OnewayError::Plan(_)

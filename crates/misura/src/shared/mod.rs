@@ -7,6 +7,7 @@ pub mod exit;
 pub mod irtt_probe;
 pub mod logger;
 pub mod oneway_output;
+pub mod oneway_words;
 pub mod output;
 pub mod store;
 
