@@ -1,72 +1,24 @@
 //! The load of `misura load`'s loaded phase: one `misura tcp` or `misura
 //! udp` test per direction against `misura serve`, each in its own thread,
-//! built from the same flags a user would give those commands.
+//! from the same flags a user would give those commands (the binary parses
+//! them: `plan::ParsedFlow`).
 
 use crate::error::PlanError;
-use crate::plan::LoadPlan;
-use clap::Parser;
+use crate::plan::{FlowFlags, LoadPlan};
 use misura_cli::exit::one_line;
 use misura_cli::exit::BoxedError;
 use misura_report::under_load::{FlowThroughput, ThroughputPoint};
-use misura_throughput::client::ClientPlan;
 use misura_throughput::{tcp, udp};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// The target flags a flow or a transactions' test is given (the flags of
-/// `misura serve`'s clients it uses): one client, quiet.
-#[derive(clap::Args)]
-pub(crate) struct Target {
-    #[arg(value_name = "HOST[:PORT]")]
-    host: String,
-    #[arg(long, value_name = "FILE")]
-    key_file: Option<std::path::PathBuf>,
-    #[arg(short, long)]
-    quiet: bool,
-}
-
-impl Target {
-    /// The one client's plan.
-    pub(crate) fn client(&self) -> ClientPlan {
-        ClientPlan {
-            host: self.host.clone(),
-            key_file: self.key_file.clone(),
-            netns: None,
-            clients: 1,
-            quiet: self.quiet,
-        }
-    }
-}
-
-/// `misura tcp`'s flags but --clients (one client).
-#[derive(Parser)]
-struct TcpCli {
-    #[command(flatten)]
-    c: Target,
-    #[command(flatten)]
-    knobs: tcp::TcpKnobs,
-    #[command(flatten)]
-    shape: tcp::TcpShape,
-}
-
-/// `misura udp`'s flags but --clients (one client).
-#[derive(Parser)]
-struct UdpCli {
-    #[command(flatten)]
-    c: Target,
-    #[command(flatten)]
-    knobs: udp::UdpKnobs,
-    #[command(flatten)]
-    shape: udp::UdpShape,
-}
-
-/// One direction's test, as flags.
+/// One direction's test.
 pub struct Flow {
     pub direction: &'static str,
     pub kind: &'static str,
     pub streams: u32,
-    argv: Vec<String>,
+    flags: Option<FlowFlags>,
     /// `--server iperf3://`: this flow's part of the one iperf3 test.
     iperf3: Option<crate::iperf3::Part>,
 }
@@ -82,14 +34,14 @@ impl Flow {
             direction,
             kind,
             streams,
-            argv: vec![],
+            flags: None,
             iperf3: Some(part),
         }
     }
 }
 
-/// The flows the flags ask for, checked by the commands' own parsers
-/// before anything is measured.
+/// The flows the plan asks for, each direction's flags as its command's
+/// parser took them, before anything is measured.
 pub fn plan(a: &LoadPlan) -> Result<Vec<Flow>, PlanError> {
     if let Some(url) = &a.server {
         let planned = crate::iperf3::plan(a, url)?;
@@ -98,43 +50,21 @@ pub fn plan(a: &LoadPlan) -> Result<Vec<Flow>, PlanError> {
             .map(|(d, k, n, p)| Flow::iperf3(d, k, n, p))
             .collect());
     }
-    let secs = format!("{}ms", a.duration.ns / 1_000_000);
     let mut flows = Vec::new();
-    for (direction, udp_rate, streams) in [("up", &a.udp_up, a.up), ("down", &a.udp_down, a.down)] {
-        let mut argv: Vec<String> = Vec::new();
-        let kind = match udp_rate {
-            Some(rate) => {
-                argv.extend(["udp", &a.host, "--rate", rate].map(String::from));
-                "udp"
-            }
-            None if streams > 0 => {
-                argv.extend(["tcp", &a.host, "--streams"].map(String::from));
-                argv.extend([streams.to_string(), "--interval".into(), "1s".into()]);
-                "tcp"
-            }
-            None => continue,
-        };
-        argv.extend(["--duration".to_string(), secs.clone(), "-q".into()]);
-        if direction == "down" {
-            argv.push("--reverse".into());
-        }
-        if let Some(k) = &a.key_file {
-            argv.extend(["--key-file".to_string(), k.display().to_string()]);
-        }
-        let checked = if kind == "tcp" {
-            TcpCli::try_parse_from(&argv).map(drop)
-        } else {
-            UdpCli::try_parse_from(&argv).map(drop)
-        };
-        checked.map_err(|e| PlanError::Flow {
-            direction,
-            error: e.to_string(),
+    for f in &a.flows {
+        let flags = f.parsed.clone().map_err(|error| PlanError::Flow {
+            direction: f.direction,
+            error,
         })?;
+        let (kind, streams) = match &flags {
+            FlowFlags::Tcp { knobs, .. } => ("tcp", knobs.streams),
+            FlowFlags::Udp { .. } => ("udp", 1),
+        };
         flows.push(Flow {
-            direction,
+            direction: f.direction,
             kind,
-            streams: if kind == "udp" { 1 } else { streams },
-            argv,
+            streams,
+            flags: Some(flags),
             iperf3: None,
         });
     }
@@ -189,10 +119,24 @@ pub fn start(f: Flow, stop: &Arc<AtomicUsize>) -> JoinHandle<FlowOutcome> {
                 out.throughput.complete = complete;
                 out.error = error;
             })
-        } else if f.kind == "tcp" {
-            run_tcp(&f, &stop, &mut out)
         } else {
-            run_udp(&f, &stop, &mut out)
+            match &f.flags {
+                Some(FlowFlags::Tcp {
+                    client,
+                    knobs,
+                    shape,
+                }) => tcp::TcpPlan::new(client.clone(), knobs, shape)
+                    .map_err(BoxedError::from)
+                    .and_then(|plan| run_tcp(&f, &plan, &stop, &mut out)),
+                Some(FlowFlags::Udp {
+                    client,
+                    knobs,
+                    shape,
+                }) => udp::UdpPlan::new(client.clone(), knobs, shape)
+                    .map_err(BoxedError::from)
+                    .and_then(|plan| run_udp(&f, &plan, &stop, &mut out)),
+                None => Err("no flags for this flow".into()),
+            }
         };
         if let Err(e) = ran {
             let e = one_line(&*e);
@@ -202,10 +146,13 @@ pub fn start(f: Flow, stop: &Arc<AtomicUsize>) -> JoinHandle<FlowOutcome> {
     })
 }
 
-fn run_tcp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<(), BoxedError> {
-    let a = TcpCli::try_parse_from(&f.argv)?;
-    let plan = tcp::TcpPlan::new(a.c.client(), &a.knobs, &a.shape)?;
-    let r = tcp::measure(&plan, stop)?;
+fn run_tcp(
+    f: &Flow,
+    plan: &tcp::TcpPlan,
+    stop: &Arc<AtomicUsize>,
+    out: &mut FlowOutcome,
+) -> Result<(), BoxedError> {
+    let r = tcp::measure(plan, stop)?;
     out.delivered(f.direction, r.throughput_bps, r.complete, &r.stop_reason);
     out.series = r
         .intervals
@@ -219,10 +166,13 @@ fn run_tcp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<(
     Ok(())
 }
 
-fn run_udp(f: &Flow, stop: &Arc<AtomicUsize>, out: &mut FlowOutcome) -> Result<(), BoxedError> {
-    let a = UdpCli::try_parse_from(&f.argv)?;
-    let plan = udp::UdpPlan::new(a.c.client(), &a.knobs, &a.shape)?;
-    let r = udp::measure(&plan, stop)?;
+fn run_udp(
+    f: &Flow,
+    plan: &udp::UdpPlan,
+    stop: &Arc<AtomicUsize>,
+    out: &mut FlowOutcome,
+) -> Result<(), BoxedError> {
+    let r = udp::measure(plan, stop)?;
     out.delivered(f.direction, r.throughput_bps, r.complete, &r.stop_reason);
     Ok(())
 }

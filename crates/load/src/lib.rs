@@ -22,7 +22,7 @@ mod replies;
 mod rr;
 
 pub use error::{LoadError, PlanError, ProbeError};
-pub use plan::LoadPlan;
+pub use plan::{FlowFlags, LoadPlan, ParsedFlow, RrFlags};
 
 use misura_report::under_load::UnderLoadReport;
 use misura_rtt::{Measured, RttArgs};

@@ -423,6 +423,8 @@ mod tests {
             key_file: Some("/k".into()),
             quiet: false,
             netns: None,
+            flows: vec![],
+            transactions: None,
         }
     }
 

@@ -3,6 +3,9 @@
 
 use misura_cli::units::DurationArg;
 use misura_run::cpuload::CpuLoad;
+use misura_throughput::client::ClientPlan;
+use misura_throughput::rr::{RrKnobs, RrShape};
+use misura_throughput::{tcp, udp};
 use std::path::PathBuf;
 
 /// One `misura load` run.
@@ -36,4 +39,46 @@ pub struct LoadPlan {
     pub quiet: bool,
     /// The namespace the run is in (for the host's fingerprint).
     pub netns: Option<String>,
+    /// Each direction's `misura tcp`/`udp` flags as the binary parsed them
+    /// (up, then down), checked after the bounds.
+    pub flows: Vec<ParsedFlow>,
+    /// `--rr`: the transactions' `misura rr` flags as the binary parsed
+    /// them (none without `--rr`).
+    pub transactions: Option<Result<RrFlags, String>>,
+}
+
+/// A direction's test as the binary parsed the flags `misura tcp` or
+/// `misura udp` would be given for it (one client, quiet).
+#[derive(Clone, Debug)]
+pub enum FlowFlags {
+    Tcp {
+        client: ClientPlan,
+        knobs: tcp::TcpKnobs,
+        shape: tcp::TcpShape,
+    },
+    Udp {
+        client: ClientPlan,
+        knobs: udp::UdpKnobs,
+        shape: udp::UdpShape,
+    },
+}
+
+/// A direction's flags, parsed by the binary (up, then down; none for a
+/// direction without load), or why its command's parser refused them (in
+/// the parser's words).
+#[derive(Clone, Debug)]
+pub struct ParsedFlow {
+    pub direction: &'static str,
+    pub parsed: Result<FlowFlags, String>,
+}
+
+/// The transactions as the binary parsed the flags `misura rr` would be
+/// given for them (one client, quiet, UDP, the probes' timeout: a loaded
+/// queue holds a response as long as it holds a probe); each phase sets
+/// its own duration.
+#[derive(Clone, Debug)]
+pub struct RrFlags {
+    pub client: ClientPlan,
+    pub knobs: RrKnobs,
+    pub shape: RrShape,
 }

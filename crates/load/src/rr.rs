@@ -1,56 +1,34 @@
 //! `misura load --rr`: UDP request/response transactions (one in flight)
-//! through `misura serve` beside each phase's probes, built from the flags
-//! a user would give `misura rr` and checked by its own parser.
+//! through `misura serve` beside each phase's probes, from the flags a
+//! user would give `misura rr` (parsed by the binary: `plan::RrFlags`).
 
 use crate::error::PlanError;
-use crate::flows::Target;
-use crate::plan::LoadPlan;
-use clap::Parser;
+use crate::plan::{LoadPlan, RrFlags};
 use misura_cli::exit::one_line;
 use misura_cli::exit::BoxedError;
 use misura_cli::exit::Failure;
 use misura_report::under_load::{Percentiles, RrPhase};
-use misura_throughput::rr::{self, RrKnobs, RrPlan, RrShape};
+use misura_throughput::rr::{self, RrPlan};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// `misura rr`'s flags but --clients (one client).
-#[derive(Parser)]
-struct RrArgs {
-    #[command(flatten)]
-    c: Target,
-    #[command(flatten)]
-    knobs: RrKnobs,
-    #[command(flatten)]
-    shape: RrShape,
+/// The flags of a phase `ns` long, or why `misura rr`'s parser refused
+/// them.
+fn args(a: &LoadPlan, ns: i64) -> Result<RrFlags, PlanError> {
+    let parsed = a
+        .transactions
+        .clone()
+        .unwrap_or_else(|| Err("the binary gave no flags for the transactions".into()));
+    let mut f = parsed.map_err(|error| PlanError::Transactions { error })?;
+    f.shape.duration = format!("{}ms", (ns / 1_000_000).max(1)).parse()?;
+    Ok(f)
 }
 
 /// The plan of the flags, as `misura rr` checks them.
-fn plan(a: &RrArgs) -> Result<RrPlan, Failure> {
-    RrPlan::new(a.c.client(), &a.knobs, &a.shape)
-}
-
-/// The transactions of a phase `ns` long, as `misura rr` flags. Their
-/// timeout is the probes': a loaded queue holds a response as long as it
-/// holds a probe.
-fn args(a: &LoadPlan, ns: i64) -> Result<RrArgs, PlanError> {
-    let mut argv: Vec<String> = ["rr", &a.host, "--proto", "udp", "-q"]
-        .map(String::from)
-        .into();
-    argv.extend([
-        "--duration".into(),
-        format!("{}ms", (ns / 1_000_000).max(1)),
-        "--timeout".into(),
-        a.timeout.to_string(),
-    ]);
-    if let Some(k) = &a.key_file {
-        argv.extend(["--key-file".to_string(), k.display().to_string()]);
-    }
-    RrArgs::try_parse_from(&argv).map_err(|e| PlanError::Transactions {
-        error: e.to_string(),
-    })
+fn plan(f: &RrFlags) -> Result<RrPlan, Failure> {
+    RrPlan::new(f.client.clone(), &f.knobs, &f.shape)
 }
 
 /// Check the transactions' flags before anything is measured.

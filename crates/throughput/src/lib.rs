@@ -2,9 +2,9 @@
 //! (`misura serve`) and its clients (`tcp`, `udp`, `rr`, `setup`) over one
 //! control protocol, whose messages are `misura_wire::test_control`'s.
 //!
-//! A test is planned (`TcpPlan`, `UdpPlan`, …; the flags a sweep can vary
-//! are clap groups here, the rest of each command's flags are the
-//! binary's), measured (`tcp::measure`, …) and returned as its report
+//! A test is planned (`TcpPlan`, `UdpPlan`, … from plain knobs and shapes
+//! that the binary's clap groups convert into; no flag is parsed here),
+//! measured (`tcp::measure`, …) and returned as its report
 //! (`misura_report::throughput`); the binary prints, stores and exits.
 //! `peer` runs a tcp or udp test against misura serve or an iperf3 server
 //! (or whichever a probe finds), and `sweep` runs one test once per value

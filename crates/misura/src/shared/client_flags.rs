@@ -1,6 +1,9 @@
 //! The flags every client of `misura serve` shares (`tcp`, `udp`, `rr`,
 //! `setup`, `sweep`, and `load`'s flows): the target, the key file, output
-//! and namespace; and how a client test's report reaches main. The clients themselves are
+//! and namespace; the clap groups of the tcp, udp and rr tests' knobs and
+//! shapes (`tcp`, `udp`, `rr`, their sweeps and `load`'s flows flatten
+//! them), converted with `From` into `misura_throughput`'s plain values;
+//! and how a client test's report reaches main. The clients themselves are
 //! `misura_throughput::client`'s.
 //!
 //! Exit codes of the clients (crate::shared::exit): 0 the test ran to its end;
@@ -14,7 +17,9 @@
 use crate::shared::exit::Failure;
 use crate::shared::output::{CsvArgs, Finished, OutputArgs, Report};
 use misura_cli::netns::NetnsArgs;
+use misura_cli::units::{ByteSize, DurationArg, LinkRate};
 pub use misura_throughput::client::*;
+use misura_throughput::{rr, tcp, udp};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -72,4 +77,218 @@ pub fn finished<T: serde::Serialize + 'static>(
         Report::new(report, subcommand, host, text).with_csv(csv),
         code,
     )
+}
+
+/// The flags of `misura tcp` that `misura sweep tcp` can vary (with
+/// `--clients`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct TcpKnobsArgs {
+    /// Parallel data connections.
+    #[arg(long, default_value = tcp::DEFAULT_STREAMS, value_name = "N")]
+    pub streams: u32,
+    /// Size of each write (e.g. 1400, 64K).
+    #[arg(long, default_value = tcp::DEFAULT_MSG_SIZE, value_name = "BYTES")]
+    pub msg_size: ByteSize,
+    /// SO_SNDBUF to ask for (default: the kernel's autotuning).
+    #[arg(long, value_name = "BYTES")]
+    pub sndbuf: Option<ByteSize>,
+    /// SO_RCVBUF to ask for (default: the kernel's autotuning).
+    #[arg(long, value_name = "BYTES")]
+    pub rcvbuf: Option<ByteSize>,
+    /// Set TCP_NODELAY (no Nagle) on the data connections of both ends.
+    #[arg(long)]
+    pub nodelay: bool,
+}
+
+/// The other flags of `misura tcp`: the same in every run of a sweep.
+#[derive(clap::Args, Debug, Clone)]
+pub struct TcpShapeArgs {
+    /// The server sends, the client receives.
+    #[arg(long, conflicts_with = "bidir")]
+    pub reverse: bool,
+    /// Both send at once on every connection (full duplex).
+    #[arg(long)]
+    pub bidir: bool,
+    /// Length of the test.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub duration: DurationArg,
+    /// Also report the bytes moved in every interval of this length.
+    #[arg(long, value_name = "DURATION")]
+    pub interval: Option<DurationArg>,
+    /// One thread per stream, for multi-core hosts (default: one thread
+    /// drives all streams of a client with non-blocking sockets and poll(2)).
+    #[arg(long)]
+    pub threads: bool,
+    /// While the client receives (--reverse, --bidir), its poll(2) loop
+    /// keeps polling for up to this long before it sleeps (at most 1ms; 0
+    /// sleeps at once). Data that comes within it is read without a
+    /// wake-up; on a VM each wake-up of an idle CPU costs the sender's CPU
+    /// an interrupt through the hypervisor. It costs client CPU (cpu_local
+    /// shows it); --threads readers block and do not use it.
+    #[arg(long, value_name = "DURATION", default_value = "5us")]
+    pub busy_poll: DurationArg,
+}
+
+impl From<&TcpKnobsArgs> for tcp::TcpKnobs {
+    fn from(a: &TcpKnobsArgs) -> Self {
+        tcp::TcpKnobs {
+            streams: a.streams,
+            msg_size: a.msg_size.clone(),
+            sndbuf: a.sndbuf.clone(),
+            rcvbuf: a.rcvbuf.clone(),
+            nodelay: a.nodelay,
+        }
+    }
+}
+
+impl From<&TcpShapeArgs> for tcp::TcpShape {
+    fn from(a: &TcpShapeArgs) -> Self {
+        tcp::TcpShape {
+            reverse: a.reverse,
+            bidir: a.bidir,
+            duration: a.duration.clone(),
+            interval: a.interval.clone(),
+            threads: a.threads,
+            busy_poll: a.busy_poll.clone(),
+        }
+    }
+}
+
+/// The flags of `misura udp` that `misura sweep udp` can vary (with
+/// `--clients`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct UdpKnobsArgs {
+    /// Sending rate of UDP payload (e.g. 10M, 1G).
+    #[arg(long, value_name = "RATE")]
+    pub rate: LinkRate,
+    /// UDP payload per datagram, bytes (≥ 24).
+    #[arg(long, default_value = udp::DEFAULT_MSG_SIZE, value_name = "BYTES")]
+    pub msg_size: ByteSize,
+}
+
+/// The other flags of `misura udp`: the same in every run of a sweep.
+#[derive(clap::Args, Debug, Clone)]
+pub struct UdpShapeArgs {
+    /// Length of the test.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub duration: DurationArg,
+    /// Set don't-fragment on the sender's socket.
+    #[arg(long)]
+    pub df: bool,
+    /// The server sends, the client receives.
+    #[arg(long)]
+    pub reverse: bool,
+    /// How the sender (either end) waits for the next datagram: `sleep`
+    /// sleeps until a measured margin before each burst and spins at most
+    /// 1/8 of the time, sending datagrams closer than a sleep can resolve
+    /// together (the default: a fraction of a CPU at 1 Gbit/s); `spin` sends
+    /// every datagram at its own time, spinning as long as it takes (up to
+    /// a whole CPU), for the most even spacing.
+    #[arg(long, value_enum, default_value_t = PacingFlag::Sleep)]
+    pub pacing: PacingFlag,
+}
+
+/// `--pacing`: CPU-frugal bursts or exact spacing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PacingFlag {
+    Sleep,
+    Spin,
+}
+
+impl From<PacingFlag> for udp::PacingMode {
+    fn from(p: PacingFlag) -> Self {
+        match p {
+            PacingFlag::Sleep => udp::PacingMode::Sleep,
+            PacingFlag::Spin => udp::PacingMode::Spin,
+        }
+    }
+}
+
+impl From<&UdpKnobsArgs> for udp::UdpKnobs {
+    fn from(a: &UdpKnobsArgs) -> Self {
+        udp::UdpKnobs {
+            rate: a.rate.clone(),
+            msg_size: a.msg_size.clone(),
+        }
+    }
+}
+
+impl From<&UdpShapeArgs> for udp::UdpShape {
+    fn from(a: &UdpShapeArgs) -> Self {
+        udp::UdpShape {
+            duration: a.duration.clone(),
+            df: a.df,
+            reverse: a.reverse,
+            pacing: a.pacing.into(),
+        }
+    }
+}
+
+/// The flags of `misura rr` that `misura sweep rr` can vary (with
+/// `--clients`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct RrKnobsArgs {
+    /// Request size, bytes (udp: ≥ 16).
+    #[arg(long, value_name = "BYTES")]
+    pub request: Option<ByteSize>,
+    /// Response size, bytes (udp: ≥ 16).
+    #[arg(long, value_name = "BYTES")]
+    pub response: Option<ByteSize>,
+    /// Transactions in flight.
+    #[arg(long, default_value = rr::DEFAULT_BURST, value_name = "N")]
+    pub burst: u32,
+}
+
+/// The other flags of `misura rr`: the same in every run of a sweep.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RrShapeArgs {
+    /// tcp or udp.
+    #[arg(long, value_enum, default_value_t = RrProtoFlag::Tcp)]
+    pub proto: RrProtoFlag,
+    /// A new TCP connection per transaction (TCP_CRR).
+    #[arg(long)]
+    pub connect: bool,
+    /// Length of the test.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub duration: DurationArg,
+    /// udp: a response later than this counts the transaction lost.
+    #[arg(long, default_value = "200ms", value_name = "DURATION")]
+    pub timeout: DurationArg,
+}
+
+/// `--proto`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RrProtoFlag {
+    Tcp,
+    Udp,
+}
+
+impl From<RrProtoFlag> for rr::RrProto {
+    fn from(p: RrProtoFlag) -> Self {
+        match p {
+            RrProtoFlag::Tcp => rr::RrProto::Tcp,
+            RrProtoFlag::Udp => rr::RrProto::Udp,
+        }
+    }
+}
+
+impl From<&RrKnobsArgs> for rr::RrKnobs {
+    fn from(a: &RrKnobsArgs) -> Self {
+        rr::RrKnobs {
+            request: a.request.clone(),
+            response: a.response.clone(),
+            burst: a.burst,
+        }
+    }
+}
+
+impl From<&RrShapeArgs> for rr::RrShape {
+    fn from(a: &RrShapeArgs) -> Self {
+        rr::RrShape {
+            proto: a.proto.into(),
+            connect: a.connect,
+            duration: a.duration.clone(),
+            timeout: a.timeout.clone(),
+        }
+    }
 }

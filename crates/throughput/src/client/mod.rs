@@ -6,8 +6,6 @@
 mod base;
 mod control;
 mod data;
-#[cfg(test)]
-pub(crate) mod parsed;
 pub(crate) mod run;
 mod vet;
 
@@ -17,6 +15,18 @@ pub use data::*;
 pub(crate) use run::client_result;
 pub use run::*;
 pub use vet::*;
+
+/// Tests' client part: one client of `host`, no key.
+#[cfg(test)]
+pub(crate) fn on_host(host: &str) -> ClientPlan {
+    ClientPlan {
+        host: host.into(),
+        key_file: None,
+        netns: None,
+        clients: 1,
+        quiet: false,
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,6 @@
-//! The plan of a `misura rr` run: the flags a sweep can vary (clap groups
-//! the binary flattens into its command), checked into the plan (the
-//! bounds named in each error).
+//! The plan of a `misura rr` run: the knobs a sweep can vary and the rest of
+//! its shape (plain values: the binary's clap groups convert into them),
+//! checked into the plan (the bounds named in each error, by the flag).
 
 use crate::client::ClientPlan;
 use misura_cli::exit::Failure;
@@ -18,38 +18,31 @@ pub const NUMBERED: u64 = 16;
 
 /// The flags of `misura rr` that `misura sweep rr` can vary (with
 /// `--clients`).
-#[derive(clap::Args, Debug, Clone)]
+#[derive(Debug, Clone)]
 pub struct RrKnobs {
     /// Request size, bytes (udp: ≥ 16).
-    #[arg(long, value_name = "BYTES")]
     pub request: Option<ByteSize>,
     /// Response size, bytes (udp: ≥ 16).
-    #[arg(long, value_name = "BYTES")]
     pub response: Option<ByteSize>,
     /// Transactions in flight.
-    #[arg(long, default_value = DEFAULT_BURST, value_name = "N")]
     pub burst: u32,
 }
 
 /// The other flags of `misura rr`: the same in every run of a sweep.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(Debug, Clone)]
 pub struct RrShape {
     /// tcp or udp.
-    #[arg(long, value_enum, default_value_t = RrProto::Tcp)]
     pub proto: RrProto,
     /// A new TCP connection per transaction (TCP_CRR).
-    #[arg(long)]
     pub connect: bool,
     /// Length of the test.
-    #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub duration: DurationArg,
     /// udp: a response later than this counts the transaction lost.
-    #[arg(long, default_value = "200ms", value_name = "DURATION")]
     pub timeout: DurationArg,
 }
 
 /// `--proto`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RrProto {
     Tcp,
     Udp,
@@ -175,67 +168,40 @@ impl RrPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::parsed::Parsed;
-    use std::time::Duration;
 
-    type W = Parsed<RrKnobs, RrShape>;
-
-    fn plan(args: &[&str]) -> Result<RrPlan, Failure> {
-        W::plan(args, RrPlan::new)
+    fn plan(proto: RrProto, connect: bool, burst: u32) -> Result<RrPlan, Failure> {
+        let client = crate::client::on_host("h");
+        let knobs = RrKnobs {
+            request: None,
+            response: Some("1".parse().unwrap()),
+            burst,
+        };
+        let shape = RrShape {
+            proto,
+            connect,
+            duration: "1s".parse().unwrap(),
+            timeout: "0s".parse().unwrap(),
+        };
+        RrPlan::new(client, &knobs, &shape)
     }
 
     #[test]
-    fn kinds_and_sizes() {
-        let p = plan(&["t", "h"]).unwrap();
-        assert_eq!((p.kind, p.t.request, p.t.response), (RrKind::Tcp, 1, 1));
-        assert_eq!(p.t.timeout, Duration::from_millis(200));
-        let u = plan(&["t", "h", "--proto", "udp"]).unwrap();
-        assert_eq!(
-            (u.kind.as_str(), u.t.request, u.t.response),
-            ("rr-udp", 16, 16)
-        );
-        // Bare datagrams under 16 bytes: fine with one in flight, refused with more.
-        let bare = plan(&[
-            "t",
-            "h",
-            "--proto",
-            "udp",
-            "--request",
-            "1",
-            "--response",
-            "1",
-        ]);
-        assert_eq!(bare.unwrap().t.request, 1);
+    fn plain_knobs_are_checked_into_a_plan() {
+        let p = plan(RrProto::Udp, false, 1).unwrap();
+        assert_eq!((p.kind, p.t.request, p.t.response), (RrKind::Udp, 16, 1));
+        assert_eq!(p.t.timeout, Duration::from_millis(1), "raised to 1 ms");
+        assert_eq!(plan(RrProto::Tcp, true, 1).unwrap().kind, RrKind::Crr);
         assert!(matches!(
-            plan(&["t", "h", "--proto", "udp", "--request", "1", "--burst", "2"]),
+            plan(RrProto::Udp, true, 1),
+            Err(Failure::Usage(m)) if m.starts_with("--connect opens TCP")
+        ));
+        assert!(matches!(
+            plan(RrProto::Udp, false, 2),
             Err(Failure::Params(_))
         ));
-        assert_eq!(plan(&["t", "h", "--connect"]).unwrap().kind, RrKind::Crr);
-        assert!(matches!(
-            plan(&["t", "h", "--proto", "udp", "--connect"]),
-            Err(Failure::Usage(_))
-        ));
-        assert!(W::of(&["t", "h", "--proto", "sctp"]).is_err());
-        // A zero timeout is raised to 1 ms, as before.
-        let z = plan(&["t", "h", "--timeout", "0s"]).unwrap();
-        assert_eq!(z.t.timeout, Duration::from_millis(1));
-    }
-
-    #[test]
-    fn bounds_name_their_flag() {
-        let e = |args: &[&str]| match plan(args) {
-            Err(Failure::Params(m)) => m,
-            other => panic!("{:?}", other.map(|p| p.t)),
-        };
         assert_eq!(
-            e(&["t", "h", "--burst", "0"]),
+            plan(RrProto::Tcp, false, 0).err().unwrap().to_string(),
             "--burst must be between 1 and 1024"
         );
-        assert_eq!(
-            e(&["t", "h", "--proto", "udp", "--response", "65508"]),
-            "--response 65508 is out of range (1 … 65507 bytes)"
-        );
-        assert!(e(&["t", "h", "--request", "0"]).starts_with("--request 0"));
-        assert!(e(&["t", "h", "--duration", "0s"]).starts_with("--duration"));
     }
 }

@@ -2,8 +2,8 @@
 //! parameter and tabulate the headline figures (seed 001's curves:
 //! throughput against message size, socket buffer, streams, TCP_NODELAY).
 //!
-//! A sweepable flag takes a list or a range (`values`); the test's plan is
-//! built once from the first values, and each run is that plan with the
+//! A sweepable knob takes a list or a range (`values`, parsed once by the
+//! binary); the test's plan is built once from the first values, and each run is that plan with the
 //! swept field set to one value and checked again (`series`). `run` drives
 //! the runs and assembles the report; the binary parses, prints and exits.
 
@@ -153,6 +153,3 @@ fn point(measured: crate::error::Result<SweepFigures>) -> Result<SweepFigures, F
         }),
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,29 +1,26 @@
-//! `misura sweep rr`: `misura rr`'s flags, the sweepable ones as lists.
+//! `misura sweep rr`: `misura rr`'s knobs, the sweepable ones as lists.
 
 use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, ValueList};
-use crate::client::{ClientPlan, DEFAULT_CLIENTS};
-use crate::rr::{RrKnobs, RrPlan, RrShape, DEFAULT_BURST};
+use crate::client::ClientPlan;
+use crate::rr::{RrKnobs, RrPlan, RrShape};
 use misura_cli::exit::Failure;
 use misura_cli::units::ByteSize;
 use misura_report::throughput::{RrReport, SweepFigures};
 
-#[derive(clap::Args, Debug, Clone)]
-/// `misura sweep rr`'s own flags: `misura rr`'s, the sweepable ones as lists.
+/// `misura sweep rr`'s own knobs: `misura rr`'s, the sweepable ones as lists
+/// (plain values: the binary's clap group converts into them).
+#[derive(Debug, Clone)]
 pub struct RrSweep {
     /// Request size, bytes (udp: ≥ 16), or a list or range of sizes to sweep.
-    #[arg(long, value_name = "BYTES|LIST")]
     pub request: Option<ValueList<ByteSize>>,
     /// Response size, bytes (udp: ≥ 16), or a list or range of sizes to sweep.
-    #[arg(long, value_name = "BYTES|LIST")]
     pub response: Option<ValueList<ByteSize>>,
     /// Transactions in flight, or a list or range of them to sweep.
-    #[arg(long, default_value = DEFAULT_BURST, value_name = "N|LIST")]
     pub burst: ValueList<u32>,
     /// Clients at once, or a list or range of counts to sweep.
-    #[arg(long, default_value = DEFAULT_CLIENTS, value_name = "N|LIST")]
     pub clients: ValueList<u32>,
-    #[command(flatten)]
+    /// The flags the same in every run.
     pub shape: RrShape,
 }
 

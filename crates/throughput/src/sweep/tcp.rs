@@ -1,35 +1,30 @@
-//! `misura sweep tcp`: `misura tcp`'s flags, the sweepable ones as lists.
+//! `misura sweep tcp`: `misura tcp`'s knobs, the sweepable ones as lists.
 
 use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, OnOff, ValueList};
-use crate::client::{ClientPlan, DEFAULT_CLIENTS};
-use crate::tcp::{TcpKnobs, TcpPlan, TcpShape, DEFAULT_MSG_SIZE, DEFAULT_STREAMS};
+use crate::client::ClientPlan;
+use crate::tcp::{TcpKnobs, TcpPlan, TcpShape};
 use misura_cli::exit::Failure;
 use misura_cli::units::ByteSize;
 use misura_report::throughput::{SweepFigures, TcpReport};
 
-#[derive(clap::Args, Debug, Clone)]
-/// `misura sweep tcp`'s own flags: `misura tcp`'s, the sweepable ones as lists.
+/// `misura sweep tcp`'s own knobs: `misura tcp`'s, the sweepable ones as lists
+/// (plain values: the binary's clap group converts into them).
+#[derive(Debug, Clone)]
 pub struct TcpSweep {
     /// Parallel data connections, or a list or range of them to sweep.
-    #[arg(long, default_value = DEFAULT_STREAMS, value_name = "N|LIST")]
     pub streams: ValueList<u32>,
     /// Size of each write (e.g. 1400, 64K), or a list or range of sizes to sweep.
-    #[arg(long, default_value = DEFAULT_MSG_SIZE, value_name = "BYTES|LIST")]
     pub msg_size: ValueList<ByteSize>,
     /// SO_SNDBUF to ask for, or a list of them to sweep (default: the kernel's autotuning).
-    #[arg(long, value_name = "BYTES|LIST")]
     pub sndbuf: Option<ValueList<ByteSize>>,
     /// SO_RCVBUF to ask for, or a list of them to sweep (default: the kernel's autotuning).
-    #[arg(long, value_name = "BYTES|LIST")]
     pub rcvbuf: Option<ValueList<ByteSize>>,
     /// TCP_NODELAY in every run, or `on,off` to sweep it.
-    #[arg(long, num_args = 0..=1, default_missing_value = "on", value_name = "on,off")]
     pub nodelay: Option<ValueList<OnOff>>,
     /// Clients at once, or a list or range of counts to sweep.
-    #[arg(long, default_value = DEFAULT_CLIENTS, value_name = "N|LIST")]
     pub clients: ValueList<u32>,
-    #[command(flatten)]
+    /// The flags the same in every run.
     pub shape: TcpShape,
 }
 

@@ -1,26 +1,24 @@
-//! `misura sweep udp`: `misura udp`'s flags, the sweepable ones as lists.
+//! `misura sweep udp`: `misura udp`'s knobs, the sweepable ones as lists.
 
 use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, ValueList};
-use crate::client::{ClientPlan, DEFAULT_CLIENTS};
-use crate::udp::{UdpKnobs, UdpPlan, UdpShape, DEFAULT_MSG_SIZE};
+use crate::client::ClientPlan;
+use crate::udp::{UdpKnobs, UdpPlan, UdpShape};
 use misura_cli::exit::Failure;
 use misura_cli::units::{ByteSize, LinkRate};
 use misura_report::throughput::{SweepFigures, UdpReport};
 
-#[derive(clap::Args, Debug, Clone)]
-/// `misura sweep udp`'s own flags: `misura udp`'s, the sweepable ones as lists.
+/// `misura sweep udp`'s own knobs: `misura udp`'s, the sweepable ones as lists
+/// (plain values: the binary's clap group converts into them).
+#[derive(Debug, Clone)]
 pub struct UdpSweep {
     /// Sending rate of UDP payload (e.g. 10M, 1G), or a list of rates to sweep.
-    #[arg(long, value_name = "RATE|LIST")]
     pub rate: ValueList<LinkRate>,
     /// UDP payload per datagram, bytes (≥ 24), or a list or range of sizes to sweep.
-    #[arg(long, default_value = DEFAULT_MSG_SIZE, value_name = "BYTES|LIST")]
     pub msg_size: ValueList<ByteSize>,
     /// Clients at once, or a list or range of counts to sweep.
-    #[arg(long, default_value = DEFAULT_CLIENTS, value_name = "N|LIST")]
     pub clients: ValueList<u32>,
-    #[command(flatten)]
+    /// The flags the same in every run.
     pub shape: UdpShape,
 }
 

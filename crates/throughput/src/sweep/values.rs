@@ -1,4 +1,4 @@
-//! The values of a sweepable flag, typed once by clap: one value (the same
+//! The values of a sweepable flag, typed once as the binary parses it: one value (the same
 //! in every run), a list `a,b,c`, a range `1..12`, or both `1..4,8,16`;
 //! and choosing the one flag a sweep varies.
 

@@ -1,6 +1,6 @@
-//! The plan of a `misura tcp` run: the flags a sweep can vary (clap groups
-//! the binary flattens into its command), checked into the plan (the
-//! bounds named in each error).
+//! The plan of a `misura tcp` run: the knobs a sweep can vary and the rest of
+//! its shape (plain values: the binary's clap groups convert into them),
+//! checked into the plan (the bounds named in each error, by the flag).
 
 use crate::client::{ClientPlan, Direction, TcpOpts};
 use misura_cli::exit::Failure;
@@ -17,43 +17,33 @@ const MAX_MSG_SIZE: u64 = 64 << 20;
 
 /// The flags of `misura tcp` that `misura sweep tcp` can vary (with
 /// `--clients`).
-#[derive(clap::Args, Debug, Clone)]
+#[derive(Debug, Clone)]
 pub struct TcpKnobs {
     /// Parallel data connections.
-    #[arg(long, default_value = DEFAULT_STREAMS, value_name = "N")]
     pub streams: u32,
     /// Size of each write (e.g. 1400, 64K).
-    #[arg(long, default_value = DEFAULT_MSG_SIZE, value_name = "BYTES")]
     pub msg_size: ByteSize,
     /// SO_SNDBUF to ask for (default: the kernel's autotuning).
-    #[arg(long, value_name = "BYTES")]
     pub sndbuf: Option<ByteSize>,
     /// SO_RCVBUF to ask for (default: the kernel's autotuning).
-    #[arg(long, value_name = "BYTES")]
     pub rcvbuf: Option<ByteSize>,
     /// Set TCP_NODELAY (no Nagle) on the data connections of both ends.
-    #[arg(long)]
     pub nodelay: bool,
 }
 
 /// The other flags of `misura tcp`: the same in every run of a sweep.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(Debug, Clone)]
 pub struct TcpShape {
     /// The server sends, the client receives.
-    #[arg(long, conflicts_with = "bidir")]
     pub reverse: bool,
     /// Both send at once on every connection (full duplex).
-    #[arg(long)]
     pub bidir: bool,
     /// Length of the test.
-    #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub duration: DurationArg,
     /// Also report the bytes moved in every interval of this length.
-    #[arg(long, value_name = "DURATION")]
     pub interval: Option<DurationArg>,
     /// One thread per stream, for multi-core hosts (default: one thread
     /// drives all streams of a client with non-blocking sockets and poll(2)).
-    #[arg(long)]
     pub threads: bool,
     /// While the client receives (--reverse, --bidir), its poll(2) loop
     /// keeps polling for up to this long before it sleeps (at most 1ms; 0
@@ -61,7 +51,6 @@ pub struct TcpShape {
     /// wake-up; on a VM each wake-up of an idle CPU costs the sender's CPU
     /// an interrupt through the hypervisor. It costs client CPU (cpu_local
     /// shows it); --threads readers block and do not use it.
-    #[arg(long, value_name = "DURATION", default_value = "5us")]
     pub busy_poll: DurationArg,
 }
 
@@ -173,70 +162,38 @@ impl TcpPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::parsed::Parsed;
-    use crate::client::Direction;
 
-    type W = Parsed<TcpKnobs, TcpShape>;
-
-    fn plan(args: &[&str]) -> Result<TcpPlan, Failure> {
-        W::plan(args, TcpPlan::new)
-    }
-
-    #[test]
-    fn flags_resolve_into_a_plan() {
-        let p = plan(&[
-            "t",
-            "198.18.0.2",
-            "--bidir",
-            "--msg-size",
-            "64K",
-            "--sndbuf",
-            "256K",
-            "--interval",
-            "1s",
-        ])
-        .unwrap();
-        assert_eq!(p.direction, Direction::Bidir);
-        assert_eq!(
-            (p.msg_size.bytes, p.msg_size.to_string()),
-            (65536, "64K".into())
-        );
-        assert_eq!(p.opts().sndbuf, Some(262144));
-        assert_eq!(p.opts().rcvbuf, None);
-        assert_eq!(p.interval_ns(), Some(1_000_000_000));
-        assert_eq!(p.duration_ns(), 10_000_000_000, "the default --duration");
-        assert_eq!((p.streams, p.client.clients), (1, 1));
-        assert_eq!(
-            p.threads,
-            Threads::One,
-            "one thread drives the streams by default"
-        );
-        let t = plan(&["t", "h", "--streams", "4", "--threads"]).unwrap();
-        assert_eq!(
-            (t.threads, t.threads.as_str()),
-            (Threads::PerStream, "per-stream")
-        );
-        assert!(W::of(&["t", "h", "--reverse", "--bidir"]).is_err());
-        assert!(W::of(&["t", "h", "--duration", "soon"]).is_err());
-    }
-
-    #[test]
-    fn bounds_name_their_flag() {
-        let e = |args: &[&str]| match plan(args) {
-            Err(Failure::Params(m)) => m,
-            other => panic!("{:?}", other.map(|p| p.streams)),
+    fn plan(streams: u32, msg_size: &str, duration: &str) -> Result<TcpPlan, Failure> {
+        let client = crate::client::on_host("h");
+        let knobs = TcpKnobs {
+            streams,
+            msg_size: msg_size.parse().unwrap(),
+            sndbuf: None,
+            rcvbuf: None,
+            nodelay: false,
         };
+        let shape = TcpShape {
+            reverse: false,
+            bidir: true,
+            duration: duration.parse().unwrap(),
+            interval: None,
+            threads: false,
+            busy_poll: "5us".parse().unwrap(),
+        };
+        TcpPlan::new(client, &knobs, &shape)
+    }
+
+    #[test]
+    fn plain_knobs_are_checked_into_a_plan() {
+        let p = plan(4, "64K", "1s").unwrap();
+        assert_eq!((p.direction, p.threads), (Direction::Bidir, Threads::One));
+        assert_eq!(p.busy_poll, std::time::Duration::from_micros(5));
+        let e = |r: Result<TcpPlan, Failure>| r.err().unwrap().to_string();
         assert_eq!(
-            e(&["t", "h", "--streams", "0"]),
+            e(plan(0, "1", "1s")),
             "--streams must be between 1 and 1024"
         );
-        assert!(e(&["t", "h", "--streams", "1025"]).starts_with("--streams"));
-        assert!(e(&["t", "h", "--msg-size", "0"]).starts_with("--msg-size 0 "));
-        assert!(e(&["t", "h", "--msg-size", "65M"]).starts_with("--msg-size 65M "));
-        assert!(e(&["t", "h", "--duration", "0s"]).starts_with("--duration 0s"));
-        assert!(e(&["t", "h", "--interval", "0ms"]).starts_with("--interval 0ms"));
-        assert!(e(&["t", "h", "--clients", "0"]).starts_with("--clients 0 is out of range"));
-        assert!(e(&["t", "h", "--clients", "257"]).contains("between 1 and 256"));
-        assert!(plan(&["t", "h", "--streams", "1024", "--msg-size", "64M"]).is_ok());
+        assert!(e(plan(1, "65M", "1s")).starts_with("--msg-size 65M "));
+        assert!(e(plan(1, "1", "0s")).starts_with("--duration 0s"));
     }
 }

@@ -1,6 +1,6 @@
-//! The plan of a `misura udp` run: the flags a sweep can vary (clap groups
-//! the binary flattens into its command), checked into the plan (the
-//! bounds named in each error).
+//! The plan of a `misura udp` run: the knobs a sweep can vary and the rest of
+//! its shape (plain values: the binary's clap groups convert into them),
+//! checked into the plan (the bounds named in each error, by the flag).
 
 use super::datagram::HEADER;
 use crate::client::{ClientPlan, Direction};
@@ -14,27 +14,22 @@ const MAX_DATAGRAM: u64 = 65_507;
 
 /// The flags of `misura udp` that `misura sweep udp` can vary (with
 /// `--clients`).
-#[derive(clap::Args, Debug, Clone)]
+#[derive(Debug, Clone)]
 pub struct UdpKnobs {
     /// Sending rate of UDP payload (e.g. 10M, 1G).
-    #[arg(long, value_name = "RATE")]
     pub rate: LinkRate,
     /// UDP payload per datagram, bytes (≥ 24).
-    #[arg(long, default_value = DEFAULT_MSG_SIZE, value_name = "BYTES")]
     pub msg_size: ByteSize,
 }
 
 /// The other flags of `misura udp`: the same in every run of a sweep.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(Debug, Clone)]
 pub struct UdpShape {
     /// Length of the test.
-    #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub duration: DurationArg,
     /// Set don't-fragment on the sender's socket.
-    #[arg(long)]
     pub df: bool,
     /// The server sends, the client receives.
-    #[arg(long)]
     pub reverse: bool,
     /// How the sender (either end) waits for the next datagram: `sleep`
     /// sleeps until a measured margin before each burst and spins at most
@@ -42,12 +37,11 @@ pub struct UdpShape {
     /// together (the default: a fraction of a CPU at 1 Gbit/s); `spin` sends
     /// every datagram at its own time, spinning as long as it takes (up to
     /// a whole CPU), for the most even spacing.
-    #[arg(long, value_enum, default_value_t = PacingMode::Sleep)]
     pub pacing: PacingMode,
 }
 
 /// `--pacing`: CPU-frugal bursts or exact spacing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PacingMode {
     Sleep,
     Spin,
@@ -122,44 +116,33 @@ impl UdpPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::parsed::Parsed;
-    use crate::client::Direction;
 
-    type W = Parsed<UdpKnobs, UdpShape>;
-
-    fn plan(args: &[&str]) -> Result<UdpPlan, Failure> {
-        W::plan(args, UdpPlan::new)
-    }
-
-    #[test]
-    fn flags_resolve_into_a_plan() {
-        let p = plan(&["t", "h", "--rate", "10M", "--df", "--reverse"]).unwrap();
-        assert_eq!(
-            (p.rate_bps(), p.msg_size(), p.duration_ns()),
-            (10_000_000, 1472, 10_000_000_000)
-        );
-        assert_eq!(p.direction(), Direction::Reverse);
-        assert!(p.df);
-        assert_eq!(p.pacing, PacingMode::Sleep);
-        let p = plan(&["t", "h", "--rate", "10M", "--pacing", "spin"]).unwrap();
-        assert_eq!(p.pacing.as_str(), "spin");
-        assert!(W::of(&["t", "h", "--rate", "1M", "--pacing", "nap"]).is_err());
-        assert!(W::of(&["t", "h"]).is_err(), "--rate is required");
-        assert!(W::of(&["t", "h", "--rate", "fast"]).is_err());
-    }
-
-    #[test]
-    fn bounds_name_their_flag() {
-        let e = |args: &[&str]| match plan(args) {
-            Err(Failure::Params(m)) => m,
-            other => panic!("{:?}", other.map(|p| p.msg_size)),
+    fn plan(msg_size: u64, pacing: PacingMode) -> Result<UdpPlan, Failure> {
+        let client = crate::client::on_host("h");
+        let knobs = UdpKnobs {
+            rate: "10M".parse().unwrap(),
+            msg_size: msg_size.to_string().parse().unwrap(),
         };
+        let shape = UdpShape {
+            duration: "1s".parse().unwrap(),
+            df: false,
+            reverse: true,
+            pacing,
+        };
+        UdpPlan::new(client, &knobs, &shape)
+    }
+
+    #[test]
+    fn plain_knobs_are_checked_into_a_plan() {
+        let p = plan(1472, PacingMode::Spin).unwrap();
+        assert_eq!((p.rate_bps(), p.msg_size()), (10_000_000, 1472));
         assert_eq!(
-            e(&["t", "h", "--rate", "10M", "--msg-size", "23"]),
+            (p.direction(), p.pacing.as_str()),
+            (Direction::Reverse, "spin")
+        );
+        assert_eq!(
+            plan(23, PacingMode::Sleep).err().unwrap().to_string(),
             "--msg-size 23 must be between 24 and 65507 bytes (the UDP payload limit)"
         );
-        assert!(e(&["t", "h", "--rate", "10M", "--msg-size", "65508"]).starts_with("--msg-size"));
-        assert!(e(&["t", "h", "--rate", "10M", "--duration", "0s"]).starts_with("--duration"));
-        assert!(plan(&["t", "h", "--rate", "10M", "--msg-size", "24"]).is_ok());
     }
 }

@@ -6,6 +6,7 @@
 //! one-way delays, so the direction whose queue grew shows.
 
 pub mod args;
+mod flows;
 pub use args::LoadArgs;
 
 use crate::shared::exit::Failure;
@@ -45,7 +46,7 @@ Examples:
 
 /// The flags resolved into the plan, checked; its errors in the flags' words.
 fn plan(a: &LoadArgs) -> Result<LoadPlan, Failure> {
-    let p = LoadPlan {
+    let mut p = LoadPlan {
         host: a.host.clone(),
         reflector: a.reflector.clone(),
         server: a.server.clone(),
@@ -63,7 +64,11 @@ fn plan(a: &LoadArgs) -> Result<LoadPlan, Failure> {
         key_file: a.key_file.clone(),
         quiet: a.out.quiet || a.out.json,
         netns: a.ns.netns.clone(),
+        flows: vec![],
+        transactions: None,
     };
+    p.flows = flows::flows(&p);
+    p.transactions = p.rr.then(|| flows::transactions(&p));
     p.check().map_err(flag_sentence)?;
     Ok(p)
 }

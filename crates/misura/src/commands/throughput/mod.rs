@@ -2,6 +2,8 @@
 //! serve` and its clients (tcp, udp, rr, setup) and their glue, and `misura
 //! sweep`. The server and the clients are the `misura-throughput` library.
 
+#[cfg(test)]
+mod parsed;
 pub mod peer;
 pub mod rr;
 pub mod serve;

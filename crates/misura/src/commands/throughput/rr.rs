@@ -5,6 +5,7 @@
 //! The flags and their glue; the test is `misura_throughput::rr`'s.
 
 use crate::shared::client_flags::{self as client, ClientArgs, ClientsArg};
+use crate::shared::client_flags::{RrKnobsArgs, RrShapeArgs};
 use crate::shared::exit::Failure;
 use crate::shared::output::Finished;
 use anyhow::Result;
@@ -44,14 +45,18 @@ pub struct RrArgs {
     #[command(flatten)]
     pub clients: ClientsArg,
     #[command(flatten)]
-    pub knobs: RrKnobs,
+    pub knobs: RrKnobsArgs,
     #[command(flatten)]
-    pub shape: RrShape,
+    pub shape: RrShapeArgs,
 }
 
 /// The flags checked into a plan.
 pub fn plan(a: &RrArgs) -> Result<RrPlan, Failure> {
-    RrPlan::new(client::plan(&a.c, a.clients.clients)?, &a.knobs, &a.shape)
+    RrPlan::new(
+        client::plan(&a.c, a.clients.clients)?,
+        &(&a.knobs).into(),
+        &(&a.shape).into(),
+    )
 }
 
 /// `misura rr`: the report, exit code 1 when a client did not complete.
@@ -66,4 +71,72 @@ pub fn run(args: &RrArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         text,
         csv,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::throughput::parsed::Parsed;
+    use std::time::Duration;
+
+    type W = Parsed<RrKnobsArgs, RrShapeArgs>;
+
+    fn plan(args: &[&str]) -> Result<RrPlan, Failure> {
+        W::plan(args, RrPlan::new)
+    }
+
+    #[test]
+    fn kinds_and_sizes() {
+        let p = plan(&["t", "h"]).unwrap();
+        assert_eq!((p.kind, p.t.request, p.t.response), (RrKind::Tcp, 1, 1));
+        assert_eq!(p.t.timeout, Duration::from_millis(200));
+        let u = plan(&["t", "h", "--proto", "udp"]).unwrap();
+        assert_eq!(
+            (u.kind.as_str(), u.t.request, u.t.response),
+            ("rr-udp", 16, 16)
+        );
+        // Bare datagrams under 16 bytes: fine with one in flight, refused with more.
+        let bare = plan(&[
+            "t",
+            "h",
+            "--proto",
+            "udp",
+            "--request",
+            "1",
+            "--response",
+            "1",
+        ]);
+        assert_eq!(bare.unwrap().t.request, 1);
+        assert!(matches!(
+            plan(&["t", "h", "--proto", "udp", "--request", "1", "--burst", "2"]),
+            Err(Failure::Params(_))
+        ));
+        assert_eq!(plan(&["t", "h", "--connect"]).unwrap().kind, RrKind::Crr);
+        assert!(matches!(
+            plan(&["t", "h", "--proto", "udp", "--connect"]),
+            Err(Failure::Usage(_))
+        ));
+        assert!(W::of(&["t", "h", "--proto", "sctp"]).is_err());
+        // A zero timeout is raised to 1 ms, as before.
+        let z = plan(&["t", "h", "--timeout", "0s"]).unwrap();
+        assert_eq!(z.t.timeout, Duration::from_millis(1));
+    }
+
+    #[test]
+    fn bounds_name_their_flag() {
+        let e = |args: &[&str]| match plan(args) {
+            Err(Failure::Params(m)) => m,
+            other => panic!("{:?}", other.map(|p| p.t)),
+        };
+        assert_eq!(
+            e(&["t", "h", "--burst", "0"]),
+            "--burst must be between 1 and 1024"
+        );
+        assert_eq!(
+            e(&["t", "h", "--proto", "udp", "--response", "65508"]),
+            "--response 65508 is out of range (1 … 65507 bytes)"
+        );
+        assert!(e(&["t", "h", "--request", "0"]).starts_with("--request 0"));
+        assert!(e(&["t", "h", "--duration", "0s"]).starts_with("--duration"));
+    }
 }

@@ -8,6 +8,7 @@
 
 use super::peer;
 use crate::shared::client_flags::{self as client, ClientArgs, ClientsArg};
+use crate::shared::client_flags::{TcpKnobsArgs, TcpShapeArgs};
 use crate::shared::exit::Failure;
 use crate::shared::output::Finished;
 use anyhow::Result;
@@ -58,9 +59,9 @@ pub struct TcpArgs {
     #[command(flatten)]
     pub clients: ClientsArg,
     #[command(flatten)]
-    pub knobs: TcpKnobs,
+    pub knobs: TcpKnobsArgs,
     #[command(flatten)]
-    pub shape: TcpShape,
+    pub shape: TcpShapeArgs,
     #[command(flatten)]
     pub peer: super::peer::PeerArgs,
     #[command(flatten)]
@@ -69,7 +70,11 @@ pub struct TcpArgs {
 
 /// The flags checked into a plan.
 pub fn plan(a: &TcpArgs) -> Result<TcpPlan, Failure> {
-    TcpPlan::new(client::plan(&a.c, a.clients.clients)?, &a.knobs, &a.shape)
+    TcpPlan::new(
+        client::plan(&a.c, a.clients.clients)?,
+        &(&a.knobs).into(),
+        &(&a.shape).into(),
+    )
 }
 
 /// `misura tcp`: the report, exit code 1 when a client did not complete.
@@ -97,4 +102,75 @@ pub fn run(args: &TcpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             peer::tcp_csv,
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::throughput::parsed::Parsed;
+    use misura_throughput::client::Direction;
+
+    type W = Parsed<TcpKnobsArgs, TcpShapeArgs>;
+
+    fn plan(args: &[&str]) -> Result<TcpPlan, Failure> {
+        W::plan(args, TcpPlan::new)
+    }
+
+    #[test]
+    fn flags_resolve_into_a_plan() {
+        let p = plan(&[
+            "t",
+            "198.18.0.2",
+            "--bidir",
+            "--msg-size",
+            "64K",
+            "--sndbuf",
+            "256K",
+            "--interval",
+            "1s",
+        ])
+        .unwrap();
+        assert_eq!(p.direction, Direction::Bidir);
+        assert_eq!(
+            (p.msg_size.bytes, p.msg_size.to_string()),
+            (65536, "64K".into())
+        );
+        assert_eq!(p.opts().sndbuf, Some(262144));
+        assert_eq!(p.opts().rcvbuf, None);
+        assert_eq!(p.interval_ns(), Some(1_000_000_000));
+        assert_eq!(p.duration_ns(), 10_000_000_000, "the default --duration");
+        assert_eq!((p.streams, p.client.clients), (1, 1));
+        assert_eq!(
+            p.threads,
+            Threads::One,
+            "one thread drives the streams by default"
+        );
+        let t = plan(&["t", "h", "--streams", "4", "--threads"]).unwrap();
+        assert_eq!(
+            (t.threads, t.threads.as_str()),
+            (Threads::PerStream, "per-stream")
+        );
+        assert!(W::of(&["t", "h", "--reverse", "--bidir"]).is_err());
+        assert!(W::of(&["t", "h", "--duration", "soon"]).is_err());
+    }
+
+    #[test]
+    fn bounds_name_their_flag() {
+        let e = |args: &[&str]| match plan(args) {
+            Err(Failure::Params(m)) => m,
+            other => panic!("{:?}", other.map(|p| p.streams)),
+        };
+        assert_eq!(
+            e(&["t", "h", "--streams", "0"]),
+            "--streams must be between 1 and 1024"
+        );
+        assert!(e(&["t", "h", "--streams", "1025"]).starts_with("--streams"));
+        assert!(e(&["t", "h", "--msg-size", "0"]).starts_with("--msg-size 0 "));
+        assert!(e(&["t", "h", "--msg-size", "65M"]).starts_with("--msg-size 65M "));
+        assert!(e(&["t", "h", "--duration", "0s"]).starts_with("--duration 0s"));
+        assert!(e(&["t", "h", "--interval", "0ms"]).starts_with("--interval 0ms"));
+        assert!(e(&["t", "h", "--clients", "0"]).starts_with("--clients 0 is out of range"));
+        assert!(e(&["t", "h", "--clients", "257"]).contains("between 1 and 256"));
+        assert!(plan(&["t", "h", "--streams", "1024", "--msg-size", "64M"]).is_ok());
+    }
 }

@@ -6,6 +6,7 @@
 
 use super::peer;
 use crate::shared::client_flags::{self as client, ClientArgs, ClientsArg};
+use crate::shared::client_flags::{UdpKnobsArgs, UdpShapeArgs};
 use crate::shared::exit::Failure;
 use crate::shared::output::Finished;
 use anyhow::Result;
@@ -59,9 +60,9 @@ pub struct UdpArgs {
     #[command(flatten)]
     pub clients: ClientsArg,
     #[command(flatten)]
-    pub knobs: UdpKnobs,
+    pub knobs: UdpKnobsArgs,
     #[command(flatten)]
-    pub shape: UdpShape,
+    pub shape: UdpShapeArgs,
     #[command(flatten)]
     pub peer: super::peer::PeerArgs,
     #[command(flatten)]
@@ -70,7 +71,11 @@ pub struct UdpArgs {
 
 /// The flags checked into a plan.
 pub fn plan(a: &UdpArgs) -> Result<UdpPlan, Failure> {
-    UdpPlan::new(client::plan(&a.c, a.clients.clients)?, &a.knobs, &a.shape)
+    UdpPlan::new(
+        client::plan(&a.c, a.clients.clients)?,
+        &(&a.knobs).into(),
+        &(&a.shape).into(),
+    )
 }
 
 /// `misura udp`: the report, exit code 1 when a client did not complete
@@ -104,4 +109,49 @@ pub fn run(args: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             peer::udp_csv,
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::throughput::parsed::Parsed;
+    use misura_throughput::client::Direction;
+
+    type W = Parsed<UdpKnobsArgs, UdpShapeArgs>;
+
+    fn plan(args: &[&str]) -> Result<UdpPlan, Failure> {
+        W::plan(args, UdpPlan::new)
+    }
+
+    #[test]
+    fn flags_resolve_into_a_plan() {
+        let p = plan(&["t", "h", "--rate", "10M", "--df", "--reverse"]).unwrap();
+        assert_eq!(
+            (p.rate_bps(), p.msg_size(), p.duration_ns()),
+            (10_000_000, 1472, 10_000_000_000)
+        );
+        assert_eq!(p.direction(), Direction::Reverse);
+        assert!(p.df);
+        assert_eq!(p.pacing, PacingMode::Sleep);
+        let p = plan(&["t", "h", "--rate", "10M", "--pacing", "spin"]).unwrap();
+        assert_eq!(p.pacing.as_str(), "spin");
+        assert!(W::of(&["t", "h", "--rate", "1M", "--pacing", "nap"]).is_err());
+        assert!(W::of(&["t", "h"]).is_err(), "--rate is required");
+        assert!(W::of(&["t", "h", "--rate", "fast"]).is_err());
+    }
+
+    #[test]
+    fn bounds_name_their_flag() {
+        let e = |args: &[&str]| match plan(args) {
+            Err(Failure::Params(m)) => m,
+            other => panic!("{:?}", other.map(|p| p.msg_size)),
+        };
+        assert_eq!(
+            e(&["t", "h", "--rate", "10M", "--msg-size", "23"]),
+            "--msg-size 23 must be between 24 and 65507 bytes (the UDP payload limit)"
+        );
+        assert!(e(&["t", "h", "--rate", "10M", "--msg-size", "65508"]).starts_with("--msg-size"));
+        assert!(e(&["t", "h", "--rate", "10M", "--duration", "0s"]).starts_with("--duration"));
+        assert!(plan(&["t", "h", "--rate", "10M", "--msg-size", "24"]).is_ok());
+    }
 }

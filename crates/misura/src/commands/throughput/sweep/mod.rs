@@ -7,15 +7,17 @@
 //! The plans, the runs and the report are `misura_throughput::sweep`'s;
 //! here are the flags, the progress lines, the output and the exit code.
 
+mod flags;
 mod given;
 
 use crate::shared::client_flags::{self as client, ClientArgs};
 use crate::shared::exit::Failure;
 use crate::shared::output::{CsvArgs, Finished, OutputArgs, Report};
 use anyhow::Result;
+use flags::{RrSweepArgs, SweepFlags, TcpSweepArgs, UdpSweepArgs};
 use given::Given;
 use misura_cli::netns::NetnsArgs;
-use misura_throughput::sweep::{self as method, rr, tcp, udp, Series, SweepRun, Sweepable};
+use misura_throughput::sweep::{self as method, Series, SweepRun, Sweepable};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
@@ -53,13 +55,13 @@ pub struct SweepArgs {
 pub enum SweepTest {
     /// Sweep `misura tcp` over --msg-size, --sndbuf, --rcvbuf, --streams, --nodelay or --clients.
     #[command(long_about = TCP_ABOUT)]
-    Tcp(Given<Sweep<tcp::TcpSweep>>),
+    Tcp(Given<Sweep<TcpSweepArgs>>),
     /// Sweep `misura udp` over --msg-size, --rate or --clients.
     #[command(long_about = UDP_ABOUT)]
-    Udp(Given<Sweep<udp::UdpSweep>>),
+    Udp(Given<Sweep<UdpSweepArgs>>),
     /// Sweep `misura rr` over --request, --response, --burst or --clients.
     #[command(long_about = RR_ABOUT)]
-    Rr(Given<Sweep<rr::RrSweep>>),
+    Rr(Given<Sweep<RrSweepArgs>>),
 }
 
 const TCP_ABOUT: &str = "Run `misura tcp` once per value of one flag and tabulate the results.
@@ -110,10 +112,12 @@ pub struct Sweep<K: clap::Args> {
     pub k: K,
 }
 
-impl<K: clap::Args + Sweepable> Sweep<K> {
+impl<K: SweepFlags> Sweep<K> {
     /// The plan of every run, each checked before the first run.
-    pub fn series(&self) -> Result<Series<K::Plan>, Failure> {
-        self.k.plans(|clients| client::plan(&self.c, clients))
+    pub fn series(&self) -> Result<Series<<K::Plain as Sweepable>::Plan>, Failure> {
+        self.k
+            .plain()
+            .plans(|clients| client::plan(&self.c, clients))
     }
 }
 
@@ -141,7 +145,7 @@ pub fn run(args: &SweepArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
 }
 
 /// Every run of the sweep `given`, with a line on stderr before each.
-fn sweep<K: clap::Args + Sweepable>(
+fn sweep<K: SweepFlags>(
     given: &Given<Sweep<K>>,
     stop: &Arc<AtomicUsize>,
 ) -> Result<misura_report::throughput::SweepReport> {
@@ -155,9 +159,9 @@ fn sweep<K: clap::Args + Sweepable>(
         netns: c.ns.netns.clone(),
     };
     let quiet = c.out.quiet || c.out.json;
-    Ok(method::run::<K>(series, run, stop, |value| {
+    Ok(method::run::<K::Plain>(series, run, stop, |value| {
         if !quiet {
-            eprintln!("misura sweep: {} {parameter} = {value}", K::TEST);
+            eprintln!("misura sweep: {} {parameter} = {value}", K::Plain::TEST);
         }
     })?)
 }
@@ -169,5 +173,7 @@ pub fn output_flags(args: &SweepArgs) -> (OutputArgs, CsvArgs, NetnsArgs) {
     (c.out.clone(), c.csv.clone(), c.ns.clone())
 }
 
+#[cfg(test)]
+mod plans;
 #[cfg(test)]
 mod tests;

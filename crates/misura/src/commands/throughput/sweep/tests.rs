@@ -14,7 +14,7 @@ fn sweep(args: &[&str]) -> SweepArgs {
     }
 }
 
-fn tcp(args: &[&str]) -> Given<Sweep<tcp::TcpSweep>> {
+fn tcp(args: &[&str]) -> Given<Sweep<TcpSweepArgs>> {
     match sweep(args).test {
         SweepTest::Tcp(g) => g,
         other => panic!("{other:?}"),

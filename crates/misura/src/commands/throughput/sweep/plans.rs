@@ -1,14 +1,17 @@
 //! The plans of a sweep: one per value, differing only in the swept field,
 //! each checked before the first run.
 
-use super::{rr::RrSweep, tcp::TcpSweep, udp::UdpSweep, Series, Sweepable};
-use crate::client::parsed::{client, OnHost};
-use misura_cli::exit::Failure;
+use super::flags::{
+    RrSweepArgs as RrSweep, SweepFlags, TcpSweepArgs as TcpSweep, UdpSweepArgs as UdpSweep,
+};
+use crate::commands::throughput::parsed::{client, OnHost};
+use crate::shared::exit::Failure;
+use misura_throughput::sweep::{Series, Sweepable};
 
 /// The plans of `misura sweep TEST h ARGS…` (ARGS: the test's flags).
-fn series<K: clap::Args + Sweepable>(args: &[&str]) -> Result<Series<K::Plan>, Failure> {
+fn series<K: SweepFlags>(args: &[&str]) -> Result<Series<<K::Plain as Sweepable>::Plan>, Failure> {
     let w = OnHost::<K>::of(&[&["h"], args].concat());
-    w.flags.plans(|clients| client(&w.host, clients))
+    w.flags.plain().plans(|clients| client(&w.host, clients))
 }
 
 fn values<P>(s: &Series<P>) -> Vec<&str> {

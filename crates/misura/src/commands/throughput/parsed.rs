@@ -1,16 +1,16 @@
 //! Tests' help: a test's flag groups parsed from a command line, on a
-//! client part with the target and `--clients`, as the binary's commands
-//! flatten them.
+//! client part with the target and `--clients`, as the commands flatten
+//! them.
 
-use super::ClientPlan;
+use crate::shared::exit::Failure;
 use clap::{Args, Parser};
-use misura_cli::exit::Failure;
+use misura_throughput::client::{ClientPlan, DEFAULT_CLIENTS};
 
 /// HOST, `--clients`, then the test's knobs and shape.
 #[derive(Parser)]
 pub struct Parsed<K: Args, S: Args> {
     host: String,
-    #[arg(long, default_value = super::DEFAULT_CLIENTS)]
+    #[arg(long, default_value = DEFAULT_CLIENTS)]
     clients: u32,
     #[command(flatten)]
     pub knobs: K,
@@ -29,13 +29,18 @@ impl<K: Args, S: Args> Parsed<K, S> {
         client(&self.host, self.clients)
     }
 
-    /// The plan `new` makes of the parsed flags (the command line must parse).
-    pub fn plan<P>(
+    /// The plan `new` makes of the parsed flags, converted into the
+    /// library's knobs and shape (the command line must parse).
+    pub fn plan<P, LK, LS>(
         args: &[&str],
-        new: fn(ClientPlan, &K, &S) -> Result<P, Failure>,
-    ) -> Result<P, Failure> {
+        new: fn(ClientPlan, &LK, &LS) -> Result<P, Failure>,
+    ) -> Result<P, Failure>
+    where
+        for<'a> &'a K: Into<LK>,
+        for<'a> &'a S: Into<LS>,
+    {
         let w = Self::of(args).unwrap();
-        new(w.client()?, &w.knobs, &w.shape)
+        new(w.client()?, &(&w.knobs).into(), &(&w.shape).into())
     }
 }
 
