@@ -5,12 +5,13 @@
 //! and prints the chain as before; this crate names no flag it did not
 //! already name.
 
+use crate::plan::SessionPlanError;
+use crate::request::RequestError;
 use misura_cli::exit::Failure;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
 
-/// Why a session (`measure`) or a reflector (`reflect::run`) failed, or
-/// why `RttArgs::check` refused.
+/// Why a session (`measure`) or a reflector (`reflect::run`) failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RttError {
     /// A flag or a plan refused, already in its words and its exit class.
@@ -19,6 +20,14 @@ pub enum RttError {
     /// The reflector's plan cannot run (the binary names the flags).
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// The session's request cannot run as asked (the binary names the
+    /// flags).
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    /// The session's plan refused what was asked (the binary names the
+    /// flags).
+    #[error(transparent)]
+    SessionPlan(#[from] SessionPlanError),
     /// The host refused: the interface, the socket, its stamps, the
     /// pinning.
     #[error(transparent)]
