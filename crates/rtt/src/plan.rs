@@ -1,6 +1,6 @@
 //! What a session is asked (`PlanInput`, plain values) checked once and
 //! resolved into what it needs (`RttPlan`); a refusal is a typed
-//! [`SessionPlanError`] that names no flag (the command line's `args.rs`
+//! [`SessionPlanError`] that names no flag (the binary's `commands/rtt/args.rs`
 //! words it with the flags that were given).
 
 use misura_cli::warnings::Warn;
