@@ -43,19 +43,25 @@ pub struct Request {
 }
 
 impl Request {
-    /// `misura rtt`'s flags as an irtt request to `target` (resolved by the
-    /// caller): --period, else one probe every 1/--rate; --count,
-    /// --duration; the first --request as irtt's length; --irtt-hmac.
-    pub fn from_rtt_args(a: &misura_rtt::RttArgs, target: SocketAddr) -> Request {
+    /// An rtt session's request as an irtt request to `target` (resolved
+    /// by the caller): its period, else one probe every 1/rate; its count
+    /// and duration; the first request size as irtt's length; its irtt
+    /// key.
+    pub fn from_rtt_request(r: &misura_rtt::RttRequest, target: SocketAddr) -> Request {
+        use misura_rtt::plan::Pace;
         Request {
             target,
-            period: a.period.as_ref().map(|p| p.span()).or(a
-                .rate
-                .map(|r| Span::from_std(std::time::Duration::from_secs_f64(1.0 / r.max(1e-3))))),
-            count: a.count,
-            duration: a.duration.as_ref().map(|d| d.span()),
-            length: a.request.first().copied().unwrap_or(0),
-            key: a.irtt_hmac.as_ref().map(|k| k.as_bytes().to_vec()),
+            period: match r.plan.pace {
+                Pace::Period(ns) => Some(Span::from_ns(ns)),
+                Pace::Rate(rate) => Some(Span::from_std(std::time::Duration::from_secs_f64(
+                    1.0 / rate.max(1e-3),
+                ))),
+                Pace::Default => None,
+            },
+            count: r.plan.count,
+            duration: r.plan.duration,
+            length: r.plan.request.first().copied().unwrap_or(0),
+            key: r.irtt_hmac.as_ref().map(|k| k.as_bytes().to_vec()),
         }
     }
 }

@@ -25,13 +25,13 @@ pub use error::{LoadError, PlanError, ProbeError};
 pub use plan::{FlowFlags, LoadPlan, ParsedFlow, RrFlags};
 
 use misura_report::under_load::UnderLoadReport;
-use misura_rtt::{Measured, RttArgs};
+use misura_rtt::{Measured, RttRequest};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
-/// How the probes of a phase run: `misura rtt`'s session for its flags
+/// How the probes of a phase run: `misura rtt`'s session for its request
 /// (the binary's, which also speaks to an irtt server).
-pub type Probe = fn(&RttArgs, &Arc<AtomicUsize>) -> Result<Measured, ProbeError>;
+pub type Probe = fn(&RttRequest, &Arc<AtomicUsize>) -> Result<Measured, ProbeError>;
 
 /// Check both peers, run the three phases and return the report and, if a
 /// flow of the load failed, why (the report is complete otherwise).

@@ -3,14 +3,13 @@
 use crate::error::LoadError;
 use crate::flows::{self, FlowOutcome};
 use crate::plan::LoadPlan;
-use clap::Parser;
 use misura_cli::exit::Failure;
 use misura_cli::meta::{meta, now_rfc3339};
 use misura_report::rtt::RttReport;
 use misura_report::under_load::*;
 use misura_report::{LoopTuning, StopReason};
-use misura_rtt::args::Peer;
-use misura_rtt::{self as rtt, RttArgs};
+use misura_rtt::plan::{Pace, PeriodError, PlanInput, RttPlan, SessionPlanError, Span};
+use misura_rtt::{self as rtt, Peer, RttRequest};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,34 +21,56 @@ const LOAD_LEAD_NS: i64 = 150_000_000;
 /// start (at most a quarter of the phase).
 const RR_SETTLE_NS: i64 = 1_000_000_000;
 /// The probes' own intervals: the result's latency series.
-const PROBES_INTERVAL: &str = "500ms";
+const PROBES_INTERVAL: Span = Span::from_millis(500);
 
-#[derive(Parser)]
-struct RttCli {
-    #[command(flatten)]
-    a: RttArgs,
-}
-
-/// The probes of one phase: `misura rtt`'s flags at their defaults (from
-/// its clap attributes, their one source), with the phase's set in code.
-pub(crate) fn rtt_args(a: &LoadPlan, ns: i64, offset_ns: Option<f64>) -> Result<RttArgs, Failure> {
+/// The probes of one phase: `misura rtt`'s defaults, with the phase's
+/// set in code and `timeout` for each probe; the key file read (not for an
+/// irtt server, whose client takes none) and the plan checked, a refusal
+/// in load's flags' words.
+pub(crate) fn rtt_request(
+    a: &LoadPlan,
+    ns: i64,
+    offset_ns: Option<f64>,
+    timeout: Span,
+) -> Result<RttRequest, Failure> {
     let reflector = a.reflector.clone().unwrap_or_else(|| host_only(&a.host));
     // irtt://HOST[:PORT]: an irtt server answers the probes.
     let irtt = reflector.strip_prefix("irtt://").map(str::to_string);
-    let mut r = RttCli::try_parse_from(["rtt"])
-        .map(|c| c.a)
-        .map_err(|e| Failure::Usage(format!("the probes: {e}")))?;
-    r.target = Some(irtt.clone().unwrap_or(reflector));
-    r.duration = Some(format!("{}ms", (ns / 1_000_000).max(1)).parse()?);
-    r.period = Some(a.period.clone());
-    r.timeout = a.timeout.clone();
-    r.interval = Some(PROBES_INTERVAL.parse()?);
-    r.out.quiet = true;
-    r.cpu = a.cpu;
-    r.key_file = a.key_file.clone();
-    r.peer = irtt.map(|_| Peer::Irtt);
-    r.clock_offset_ns = offset_ns;
-    Ok(r)
+    let plan = PlanInput {
+        key: match irtt {
+            Some(_) => None,
+            None => misura_cli::keys::read_key(&a.key_file)?,
+        },
+        pace: Pace::Period(a.period.ns),
+        timeout,
+        duration: Some(Span::from_ns((ns / 1_000_000).max(1) * 1_000_000)),
+        interval: Some(PROBES_INTERVAL),
+        ..PlanInput::default()
+    };
+    if irtt.is_none() {
+        RttPlan::new(plan.clone()).map_err(|e| plan_failure(a, e))?;
+    }
+    Ok(RttRequest {
+        peer: irtt.as_ref().map(|_| Peer::Irtt),
+        target: Some(irtt.unwrap_or(reflector)),
+        plan,
+        quiet: true,
+        cpu: a.cpu,
+        clock_offset_ns: offset_ns,
+        ..RttRequest::default()
+    })
+}
+
+/// The probes' plan refused, in the words of load's flags that set it.
+fn plan_failure(a: &LoadPlan, e: SessionPlanError) -> Failure {
+    match e {
+        SessionPlanError::Period {
+            error: error @ PeriodError::TooShort { .. },
+            ..
+        } => a.period.period_failure("--period", error),
+        SessionPlanError::TimeoutNotPositive => Failure::Usage("--timeout must be positive".into()),
+        e => Failure::Params(e.to_string()),
+    }
 }
 
 /// HOST of HOST[:PORT] (the reflector listens on the server's host).
@@ -85,7 +106,7 @@ fn probe(
     t0: Instant,
     stop: &Arc<AtomicUsize>,
 ) -> Result<Probed, LoadError> {
-    let args = rtt_args(a, ns, offset_ns)?;
+    let args = rtt_request(a, ns, offset_ns, a.timeout.span())?;
     let start = t0.elapsed().as_secs_f64();
     let rr = crate::rr::start(a, 0, ns, stop);
     let m = probe(&args, stop);
@@ -125,7 +146,7 @@ pub fn measure(
         // probes, one at a time) runs on the idle path; the load follows a
         // moment later and the probes end just before it does.
         let probe_ns = a.duration.ns - LOAD_LEAD_NS - 300_000_000;
-        let args = rtt_args(a, probe_ns, offset)?;
+        let args = rtt_request(a, probe_ns, offset, a.timeout.span())?;
         let probe_start = t0.elapsed().as_secs_f64();
         let probes = {
             let stop = stop.clone();
@@ -428,55 +449,45 @@ mod tests {
         }
     }
 
-    fn parsed(argv: &[&str]) -> String {
-        format!("{:?}", RttCli::try_parse_from(argv).unwrap().a)
-    }
-
-    /// The probes' flags set in code are those the command line that
-    /// `misura load` once wrote for them gave.
+    /// The probes' request is what the command line that `misura load`
+    /// once wrote for them gave (`--duration`, `--period`, `--timeout`,
+    /// `--interval 500ms`, `-q`, `--cpu`, `--key-file`, `--clock-offset-ns`,
+    /// `--peer irtt`), over rtt's defaults.
     #[test]
-    fn the_probes_flags_are_rtts_own() {
-        let got = rtt_args(&plan(None), 2_500_000_000, Some(-12.5)).unwrap();
-        let want = parsed(&[
-            "rtt",
-            "198.18.0.2",
-            "--duration",
-            "2500ms",
-            "--period",
-            "20ms",
-            "--timeout",
-            "2s",
-            "--interval",
-            "500ms",
-            "-q",
-            "--cpu",
-            "1",
-            "--key-file",
-            "/k",
-            "--clock-offset-ns",
-            "-12.5",
-        ]);
-        assert_eq!(format!("{got:?}"), want);
-        let got = rtt_args(&plan(Some("irtt://[::1]:2112")), 1, None).unwrap();
-        let want = parsed(&[
-            "rtt",
-            "[::1]:2112",
-            "--duration",
-            "1ms",
-            "--period",
-            "20ms",
-            "--timeout",
-            "2s",
-            "--interval",
-            "500ms",
-            "-q",
-            "--cpu",
-            "1",
-            "--key-file",
-            "/k",
-            "--peer",
-            "irtt",
-        ]);
-        assert_eq!(format!("{got:?}"), want);
+    fn the_probes_request_is_rtts_with_the_phases() {
+        let dir = std::env::temp_dir().join(format!("misura-load-key-{}", std::process::id()));
+        std::fs::write(&dir, "00112233445566778899aabbccddeeff").unwrap();
+        let mut p = plan(None);
+        p.key_file = Some(dir.clone());
+        let got = rtt_request(&p, 2_500_000_000, Some(-12.5), Span::from_secs(2)).unwrap();
+        let want = RttRequest {
+            target: Some("198.18.0.2".into()),
+            plan: PlanInput {
+                key: misura_cli::keys::read_key(&Some(dir.clone())).unwrap(),
+                pace: Pace::Period(20_000_000),
+                timeout: Span::from_secs(2),
+                duration: Some(Span::from_millis(2500)),
+                interval: Some(Span::from_millis(500)),
+                ..PlanInput::default()
+            },
+            quiet: true,
+            cpu: Some(1),
+            clock_offset_ns: Some(-12.5),
+            ..RttRequest::default()
+        };
+        assert_eq!(format!("{got:?}"), format!("{want:?}"));
+        let got = rtt_request(
+            &plan(Some("irtt://[::1]:2112")),
+            1,
+            None,
+            Span::from_secs(2),
+        )
+        .unwrap();
+        assert_eq!(
+            (got.target.as_deref(), got.peer, got.plan.key.is_none()),
+            (Some("[::1]:2112"), Some(Peer::Irtt), true)
+        );
+        assert_eq!(got.plan.duration, Some(Span::from_millis(1)));
+        let _ = std::fs::remove_file(dir);
     }
 }

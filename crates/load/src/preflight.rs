@@ -9,7 +9,7 @@ use crate::error::LoadError;
 use crate::plan::LoadPlan;
 use misura_cli::exit::one_line;
 use misura_cli::exit::BoxedError;
-use misura_cli::units::DurationArg;
+use misura_rtt::plan::Span;
 use misura_throughput::client::{Control, DEFAULT_PORT};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::AtomicUsize;
@@ -20,7 +20,7 @@ use std::time::Duration;
 const REFLECTOR_CHECK_NS: i64 = 300_000_000;
 /// How long each of the check's warm-up probes waits for its reply (the
 /// path is idle yet): eight of them bound the check to 8 s.
-const CHECK_TIMEOUT: &str = "1s";
+const CHECK_TIMEOUT: Span = Span::from_secs(1);
 /// How long to wait for the host's ICMP "port unreachable".
 const ICMP_WAIT: Duration = Duration::from_millis(300);
 
@@ -84,11 +84,17 @@ pub fn check_peers(
             why: format!("the probes' reflector {reflector}: {e}. {hint}"),
         });
     }
-    let mut args = crate::phases::rtt_args(a, REFLECTOR_CHECK_NS, None)?;
-    let short: DurationArg = CHECK_TIMEOUT.parse()?;
-    if args.timeout.ns > short.ns {
-        args.timeout = short;
-    }
+    let timeout = a.timeout.span().min(CHECK_TIMEOUT);
+    // A refused key file or plan is the probes' own refusal, as their
+    // session would give it.
+    let args = crate::phases::rtt_request(a, REFLECTOR_CHECK_NS, None, timeout).map_err(|e| {
+        LoadError::PeerMissing {
+            why: format!(
+                "the probes' reflector {reflector}: {}. {hint}",
+                one_line(&e)
+            ),
+        }
+    })?;
     probe(&args, stop).map_err(|e| LoadError::PeerMissing {
         why: format!(
             "the probes' reflector {reflector}: {}. {hint}",

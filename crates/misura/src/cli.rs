@@ -9,10 +9,10 @@ use crate::commands::lab::LabCommand;
 use crate::commands::oneway::{CalibrateArgs, OnewayArgs};
 use crate::commands::reflect::ReflectArgs;
 use crate::commands::rfc2544::Rfc2544Args;
+use crate::commands::rtt::RttArgs;
 use crate::commands::store::{CompareArgs, HistoryArgs, ShowArgs};
 use crate::commands::y1564::Y1564Args;
 use clap::{Parser, Subcommand};
-use misura_rtt::RttArgs;
 use std::path::PathBuf;
 
 const ABOUT: &str = "Precise network latency measurement with an ordinary Linux PC.";

@@ -1,9 +1,9 @@
 //! The result of a `misura rtt` run, from the session's counters and the
 //! summaries of its probes.
 
-use super::args::RttArgs;
 use super::collect::Collector;
 use super::plan::RttPlan;
+use super::request::RttRequest;
 use super::transport::Transport;
 use misura_cli::meta::meta;
 use misura_cli::warnings::Warn;
@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 
 /// What the run found out besides the probes.
 pub struct RunFacts<'a> {
-    pub a: &'a RttArgs,
+    pub a: &'a RttRequest,
     pub plan: &'a RttPlan,
     pub tr: &'a Transport,
     pub granted: TimestampingGranted,
@@ -188,20 +188,20 @@ fn config(f: &RunFacts<'_>) -> RttConfig {
             ),
             Transport::Udp(_) => None,
         },
-        netns: a.ns.netns.clone(),
+        netns: a.netns.clone(),
         authenticated: plan.key.is_some(),
         pattern: plan.pattern.into(),
         period_ns: plan.period.as_ns(),
         count: plan.count,
         duration_s: plan.duration.map(Span::as_secs_f64),
         request_sizes: plan.sizes.clone(),
-        response_size: a.response,
+        response_size: a.plan.response,
         timeout_ns: plan.timeout.as_ns(),
         threshold_ns: plan.threshold.map(Span::as_ns),
         link_rate_bps: f.link_bps,
         link_speed_source: f.link_source.clone(),
         ssid: f.ssid,
-        seed: a.seed,
+        seed: a.plan.seed,
     }
 }
 

@@ -1,24 +1,35 @@
 //! Why an rtt session or a reflector stops before its result, typed: what
-//! the caller needs to tell apart (a refused flag in its exit class, the
-//! reflector's plan, the host's refusal, a NIC stamp that was required, a
+//! the caller needs to tell apart (a refused check in its exit class, a
+//! request that cannot run, the session's or the reflector's plan, the
+//! host's refusal, a NIC stamp that was required, a
 //! reflector that never answered). The binary gives each its exit class
 //! and prints the chain as before; this crate names no flag it did not
 //! already name.
 
+use crate::plan::SessionPlanError;
+use crate::request::RequestError;
 use misura_cli::exit::Failure;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
 
-/// Why a session (`measure`) or a reflector (`reflect::run`) failed, or
-/// why `RttArgs::check` refused.
+/// Why a session (`measure`) or a reflector (`reflect::run`) failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RttError {
-    /// A flag or a plan refused, already in its words and its exit class.
+    /// A check refused (the CPU load, the per-probe log, the target's
+    /// name), already in its words and its exit class.
     #[error(transparent)]
     Refused(#[from] Failure),
     /// The reflector's plan cannot run (the binary names the flags).
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// The session's request cannot run as asked (the binary names the
+    /// flags).
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    /// The session's plan refused what was asked (the binary names the
+    /// flags).
+    #[error(transparent)]
+    SessionPlan(#[from] SessionPlanError),
     /// The host refused: the interface, the socket, its stamps, the
     /// pinning.
     #[error(transparent)]

@@ -3,18 +3,15 @@
 //! offset estimated on the minimum-RTT probes.
 //!
 //! The session itself (requests, replies, follow-ups, loss and drain rules)
-//! is `misura_measure::stamp_sender::SessionSender`; here are the flags
-//! ([`args`], parsed here so that the agent checks an rtt target with
-//! them too) and their plan ([`plan`]), the sockets ([`transport`]), the
+//! is `misura_measure::stamp_sender::SessionSender`; here are what a
+//! session is asked ([`request`], plain values: the binary's flags become
+//! one) and its plan ([`plan`]), the sockets ([`transport`]), the
 //! loop that joins them ([`session`]), the summaries ([`collect`]) and the
 //! result ([`assemble`]): [`measure`] runs one session and returns its
 //! report. The binary (`commands/rtt`) prints, exports, stores and exits;
 //! `misura load` runs one session per phase. [`reflect`] is the other end,
 //! `misura reflect`'s STAMP Session-Reflector and raw-probe reflector.
 #![forbid(unsafe_code)]
-
-pub mod args;
-pub use args::RttArgs;
 
 mod assemble;
 mod collect;
@@ -23,6 +20,8 @@ pub use collect::IntervalPoint;
 pub use error::{BuildError, RttError};
 pub mod plan;
 pub mod reflect;
+pub mod request;
+pub use request::{Peer, RequestError, RttRequest};
 mod session;
 pub mod transport;
 
@@ -30,29 +29,28 @@ use crate::transport::Transport;
 use assemble::RunFacts;
 use collect::Collector;
 use error::Result;
-use misura_cli::exit::Failure;
 use misura_cli::meta::now_rfc3339;
 use misura_cli::warnings::Warn;
 use misura_measure::stamp_sender::{SessionSender, WARMUP_PROBES};
 use misura_measure::time::Span;
 use misura_report::rtt::*;
 use misura_report::LoopTuning;
-use misura_run::cpuload::CpuLoad;
 use misura_run::stamping::{FrameFormat, Hardware, Timestamps};
 use misura_sys::clock::realtime_ns;
 use misura_sys::packet::TimestampingGranted;
 use misura_sys::udp::{ReceiveInfo, UdpTsSocket};
+use plan::RttPlan;
 use session::{Intervals, Link};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The link rate for the ideal RTT: the flag, or the speed of the
+/// The link rate for the ideal RTT: the one given, or the speed of the
 /// interface the route to the target leaves by.
-fn link_rate(a: &RttArgs, target: IpAddr) -> Result<(Option<u64>, String)> {
-    if let Some(s) = &a.link_speed {
-        return Ok((Some(s.bps), "--link-speed".into()));
+fn link_rate(a: &RttRequest, target: IpAddr) -> Result<(Option<u64>, String)> {
+    if let Some(bps) = a.link_speed_bps {
+        return Ok((Some(bps), "--link-speed".into()));
     }
     if let Some(dev) = misura_run::stamping::route_interface(target) {
         if let Ok(info) = misura_sys::iface::interface_info(&dev) {
@@ -64,9 +62,9 @@ fn link_rate(a: &RttArgs, target: IpAddr) -> Result<(Option<u64>, String)> {
     Ok((None, "unknown".into()))
 }
 
-fn link_rate_of(a: &RttArgs, interface: &str) -> Result<(Option<u64>, String)> {
-    if let Some(s) = &a.link_speed {
-        return Ok((Some(s.bps), "--link-speed".into()));
+fn link_rate_of(a: &RttRequest, interface: &str) -> Result<(Option<u64>, String)> {
+    if let Some(bps) = a.link_speed_bps {
+        return Ok((Some(bps), "--link-speed".into()));
     }
     let info = misura_sys::iface::interface_info(interface)?;
     Ok(match info.speed_mbps.filter(|&m| m > 0) {
@@ -75,26 +73,22 @@ fn link_rate_of(a: &RttArgs, interface: &str) -> Result<(Option<u64>, String)> {
     })
 }
 
-/// The socket, UDP to HOST or raw frames on `--l2`, with kernel
-/// timestamps, and the NIC's where the interface towards the peer has them.
-fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted, Hardware)> {
+/// The socket, UDP to HOST or raw frames, with kernel timestamps, and
+/// the NIC's where the interface towards the peer has them.
+fn open_transport(a: &RttRequest) -> Result<(Transport, TimestampingGranted, Hardware)> {
     if a.l2 {
-        if Timestamps::from(a.timestamps) == Timestamps::User {
-            return Err(Failure::Usage(
-                "--timestamps user is for STAMP over UDP; raw probes (--l2) always take kernel stamps"
-                    .into(),
-            )
-            .into());
+        if a.timestamps == Timestamps::User {
+            return Err(RequestError::UserStampsOnRawProbes.into());
         }
         let iface = a.interface.as_deref().unwrap_or_default();
-        let peer = a.peer.and_then(|p| p.mac()).ok_or_else(|| {
-            Failure::Usage("--l2 needs --peer MAC (the reflector's address)".into())
-        })?;
-        let ethertype = a.ethertype.value;
+        let peer = a
+            .peer
+            .and_then(|p| p.mac())
+            .ok_or(RequestError::NoPeerMac)?;
+        let ethertype = a.ethertype;
         let session = (realtime_ns() as u64 ^ (std::process::id() as u64) << 20) as u32;
-        let ptp = FrameFormat::from(a.frame_format).settle(iface, a.timestamps.into())
-            == FrameFormat::Ptp;
-        let hw = misura_run::stamping::hardware_for(Some(iface), a.timestamps.into(), ptp)?;
+        let ptp = a.frame_format.settle(iface, a.timestamps) == FrameFormat::Ptp;
+        let hw = misura_run::stamping::hardware_for(Some(iface), a.timestamps, ptp)?;
         let t = Transport::l2(iface, peer, ethertype, session, ptp)?;
         let g = match &t {
             Transport::L2(l) => l.sock.enable_timestamping(hw.enabled)?,
@@ -103,7 +97,7 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted, Hardwa
         return Ok((t, g, hw));
     }
     let Some(target_s) = &a.target else {
-        return Err(Failure::Usage("misura rtt needs a reflector: misura rtt HOST[:PORT], or --l2 --interface IF --peer MAC (see misura rtt --help)".into()).into());
+        return Err(RequestError::NoTarget.into());
     };
     let target = misura_cli::target::resolve(target_s, a.port)?;
     let local_bind: SocketAddr = match target {
@@ -115,9 +109,9 @@ fn open_transport(a: &RttArgs) -> Result<(Transport, TimestampingGranted, Hardwa
     // from anyone but the reflector.
     sock.connect(target)?;
     let dev = misura_run::stamping::route_interface(target.ip());
-    let hw = misura_run::stamping::hardware(dev.as_deref(), a.timestamps.into())?;
+    let hw = misura_run::stamping::hardware(dev.as_deref(), a.timestamps)?;
     // The client reads neither the reply's TTL nor the address it came to.
-    let g = misura_run::stamping::enable(&sock, a.timestamps.into(), &hw, ReceiveInfo::NONE)?;
+    let g = misura_run::stamping::enable(&sock, a.timestamps, &hw, ReceiveInfo::NONE)?;
     Ok((Transport::udp(sock, target), g, hw))
 }
 
@@ -132,30 +126,11 @@ pub struct Measured {
     pub series: Vec<collect::IntervalPoint>,
 }
 
-/// One STAMP session as the flags say (`misura load` runs one per phase).
-pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, RttError> {
-    if a.peer == Some(args::Peer::Irtt) && !a.l2 {
-        // The binary's irtt client answers --peer irtt; this is STAMP.
-        return Err(Failure::Usage(
-            "--peer irtt probes an irtt server, not a STAMP reflector: run it as `misura rtt HOST --peer irtt`".into(),
-        )
-        .into());
-    }
-    if a.l2 && a.target.is_some() {
-        return Err(Failure::Usage(
-            "give either a HOST (STAMP over UDP) or --l2 --interface IF --peer MAC, not both"
-                .into(),
-        )
-        .into());
-    }
-    if !a.l2 && FrameFormat::from(a.frame_format) == FrameFormat::Ptp {
-        return Err(Failure::Usage(
-            "--frame-format ptp is for raw probes (--l2 --interface IF --peer MAC); STAMP over UDP has no PTP form".into(),
-        )
-        .into());
-    }
-    let plan = a.plan()?;
-    CpuLoad::from(&a.load).check()?;
+/// One STAMP session as asked (`misura load` runs one per phase).
+pub fn measure(a: &RttRequest, stop: &Arc<AtomicUsize>) -> Result<Measured, RttError> {
+    a.check()?;
+    let plan = RttPlan::new(a.plan.clone())?;
+    a.load.check()?;
     // The per-probe log is opened (so checked writable) before anything is sent.
     let frames = misura_cli::outfile::open_rows(&a.frames, "per-probe log")?;
 
@@ -173,7 +148,7 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, RttErro
     let target_name = tr.target();
     let started_at = now_rfc3339();
     let mut tuning = LoopTuning {
-        netns: a.ns.netns.clone(),
+        netns: a.netns.clone(),
         ..Default::default()
     };
     if let Some(cpu) = a.cpu {
@@ -209,17 +184,17 @@ pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, RttErro
 
     // Measurement, under the busy threads of --cpu-load (stopped when the
     // guard drops, after the result's host load was taken).
-    let busy = CpuLoad::from(&a.load).start(a.cpu);
+    let busy = a.load.start(a.cpu);
     let mut collect = Collector::new(plan.sizes.len(), plan.threshold.map(Span::as_ns), frames)?;
     collect.fixed_offset_ns = a.clock_offset_ns;
     let t_start = misura_sys::clock::realtime();
     let mut progress = misura_cli::progress::Progress::new(
-        a.out.quiet || a.out.json,
+        a.quiet || a.json,
         plan.planned_s().map(Duration::from_secs_f64),
     );
     let intervals = plan.interval.map(|every| Intervals {
         every,
-        print: !a.out.quiet,
+        print: !a.quiet,
         lag: plan.timeout,
     });
     let stop_reason = link.measure(

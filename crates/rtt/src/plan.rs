@@ -1,17 +1,20 @@
 //! What a session is asked (`PlanInput`, plain values) checked once and
 //! resolved into what it needs (`RttPlan`); a refusal is a typed
-//! [`SessionPlanError`] that names no flag (the command line's `args.rs`
+//! [`SessionPlanError`] that names no flag (the binary's `commands/rtt/args.rs`
 //! words it with the flags that were given).
 
-use crate::error::Result;
 use misura_cli::warnings::Warn;
 use misura_measure::auth::StampKey;
-use misura_measure::period::{PeriodBounds, PeriodError};
+use misura_measure::period::PeriodBounds;
+/// The plan's times and its period's refusal, for a caller that builds a
+/// [`PlanInput`] without depending on `misura-measure`.
+pub use misura_measure::period::PeriodError;
 use misura_measure::schedule;
 use misura_measure::stamp_sender::{
     LayoutError, RequestLayout, SenderConfig, WARMUP_PROBES, WARMUP_WAIT_NS,
 };
-use misura_measure::time::{Period, Span};
+use misura_measure::time::Period;
+pub use misura_measure::time::Span;
 use misura_measure::Pattern;
 use misura_report::Warning;
 use misura_wire::stamp::Mode;
@@ -72,6 +75,26 @@ pub enum SessionPlanError {
     Layout { error: LayoutError, mode: Mode },
     #[error("a UDP payload cannot exceed 65 507 bytes")]
     PayloadTooLarge,
+}
+
+impl Default for PlanInput {
+    /// Nothing asked: the defaults (100 probes every 100 ms, 1 s timeout,
+    /// the mode's request size, seed 1).
+    fn default() -> PlanInput {
+        PlanInput {
+            key: None,
+            pattern: Pattern::Periodic,
+            pace: Pace::Default,
+            timeout: Span::from_secs(1),
+            threshold: None,
+            duration: None,
+            count: None,
+            interval: None,
+            request: Vec::new(),
+            response: None,
+            seed: 1,
+        }
+    }
 }
 
 pub struct RttPlan {
@@ -222,19 +245,7 @@ mod tests {
     use super::*;
 
     fn asked() -> PlanInput {
-        PlanInput {
-            key: None,
-            pattern: Pattern::Periodic,
-            pace: Pace::Default,
-            timeout: Span::from_secs(1),
-            threshold: None,
-            duration: None,
-            count: None,
-            interval: None,
-            request: Vec::new(),
-            response: None,
-            seed: 1,
-        }
+        PlanInput::default()
     }
 
     fn refusal(f: impl FnOnce(&mut PlanInput)) -> SessionPlanError {

@@ -406,21 +406,15 @@ impl Origin<'_> {
     }
 }
 
-/// The target as its command takes it: an rtt target's child arguments
-/// through `misura rtt`'s own parser and the same checks as a run's, and
-/// every other schedule's period and timeout within what a schedule keeps; so a
-/// target its child would refuse is refused when the file is read, not by
-/// a failing child every interval.
+/// The target as its command takes it: an rtt target's count, period,
+/// timeout and sizes through `misura rtt`'s own plan (the session's
+/// checks, in this file's keys), and every other schedule's period and
+/// timeout within what a schedule keeps; so a target its child would
+/// refuse is refused when the file is read, not by a failing child every
+/// interval.
 fn as_its_command(t: &Target) -> Result<(), String> {
     if let TargetKind::Rtt { .. } = t.kind {
-        // `misura rtt`'s own flags, parsed as its command line parses them,
-        // past the subcommand's name; `--no-store` is misura's, not rtt's.
-        return misura_rtt::args::check_command_line(
-            t.child_args()
-                .into_iter()
-                .skip(1)
-                .filter(|a| a != "--no-store"),
-        );
+        return rtt_plan(t);
     }
     if !matches!(t.kind, TargetKind::Throughput { .. }) {
         misura_measure::schedule::check_period(t.period_ns)?;
@@ -429,6 +423,45 @@ fn as_its_command(t: &Target) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// An rtt target's fields as its child's plan (`misura rtt`'s defaults
+/// for the rest), checked; a refusal in the keys that set it.
+fn rtt_plan(t: &Target) -> Result<(), String> {
+    use misura_rtt::plan::{Pace, PeriodError, PlanInput, RttPlan, SessionPlanError as E, Span};
+    let input = PlanInput {
+        pace: Pace::Period(t.period_ns),
+        count: Some(t.count),
+        timeout: Span::from_ns(t.timeout_ns),
+        request: t.sizes.clone(),
+        ..PlanInput::default()
+    };
+    let human = |s: Span| misura_report::clock::human_ns(s.as_ns() as f64);
+    RttPlan::new(input).map(drop).map_err(|e| match e {
+        E::Period {
+            error: PeriodError::TooShort { period_ns, min },
+            ..
+        } => format!(
+            "period {period_ns}ns is too short: it must be at least {}",
+            human(min)
+        ),
+        E::Period {
+            error: PeriodError::TooLong { period_ns, .. },
+            ..
+        } => format!(
+            "period {:.0} s is longer than the longest allowed, 1 hour",
+            period_ns as f64 / 1e9
+        ),
+        E::TimeoutNotPositive => "timeout must be positive".into(),
+        E::NoProbes => "count must be at least 1".into(),
+        E::Layout {
+            error: error @ misura_measure::stamp_sender::LayoutError::BelowMinimum { .. },
+            mode,
+        } => format!("sizes: {error}: use sizes of {} or more", mode.base_len()),
+        E::Layout { error, .. } => format!("sizes: {error}"),
+        E::PayloadTooLarge => format!("sizes: {e}"),
+        e => e.to_string(),
+    })
 }
 
 /// Whether a target's selectors (`agents`, `labels`) pick this agent: no

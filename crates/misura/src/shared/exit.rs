@@ -127,11 +127,30 @@ fn rtt_class(e: &RttError) -> Option<i32> {
         RttError::Refused(f) => class_of(f),
         RttError::Sys(s) => class_of(s),
         RttError::Hardware(h) => class_of(h),
+        // The binary words these with the flags (`commands/rtt/args.rs`),
+        // in the same classes.
+        RttError::Request(_) => Some(USAGE),
+        RttError::SessionPlan(p) => Some(session_plan_class(p)),
         RttError::Plan(_)
         | RttError::Setup { .. }
         | RttError::Build { .. }
         | RttError::ShortFrame { .. }
         | RttError::NoReply { .. } => None,
+    }
+}
+
+/// A session plan's refusal's class, as its flag sentence gives it: a
+/// timeout or count of none is a usage error, a bound missed a parameter.
+fn session_plan_class(e: &misura_rtt::plan::SessionPlanError) -> i32 {
+    use misura_rtt::plan::SessionPlanError as E;
+    match e {
+        E::TimeoutNotPositive | E::NoProbes => USAGE,
+        E::Period { .. }
+        | E::RateNotPositive { .. }
+        | E::Interval { .. }
+        | E::ResponseSmaller { .. }
+        | E::Layout { .. }
+        | E::PayloadTooLarge => PARAMS,
     }
 }
 
@@ -202,6 +221,14 @@ mod tests {
         assert_eq!(code(setup.into()), INTERFACE);
         let hw = HardwareRequired { why: "no".into() };
         assert_eq!(code(RttError::Hardware(hw).into()), PARAMS);
+        use misura_rtt::plan::SessionPlanError as P;
+        assert_eq!(code(RttError::SessionPlan(P::NoProbes).into()), USAGE);
+        assert_eq!(
+            code(RttError::SessionPlan(P::PayloadTooLarge).into()),
+            PARAMS
+        );
+        let no_target = misura_rtt::RequestError::NoTarget;
+        assert_eq!(code(RttError::Request(no_target).into()), USAGE);
         assert_eq!(
             code(
                 RttError::NoReply {

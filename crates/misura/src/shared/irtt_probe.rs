@@ -16,14 +16,13 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use misura_load::ProbeError;
-pub use misura_rtt::args::Peer;
-use misura_rtt::{Measured, RttArgs};
+use misura_rtt::{Measured, Peer, RttRequest};
 
-/// rtt's flags as an irtt request, checked into a plan.
-fn plan(a: &RttArgs) -> Result<Plan> {
+/// rtt's request as an irtt request, checked into a plan.
+fn plan(a: &RttRequest) -> Result<Plan> {
     let target =
         crate::shared::target::resolve(a.target.as_deref().unwrap_or_default(), DEFAULT_PORT)?;
-    Plan::new(Request::from_rtt_args(a, target)).map_err(failure)
+    Plan::new(Request::from_rtt_request(a, target)).map_err(failure)
 }
 
 /// The library's error with the flag it concerns, in its exit class.
@@ -44,9 +43,9 @@ fn failure(e: Error) -> anyhow::Error {
     }
 }
 
-fn session(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<probe::Session> {
+fn session(a: &RttRequest, stop: &Arc<AtomicUsize>) -> Result<probe::Session> {
     let plan = plan(a)?;
-    if !a.out.quiet {
+    if !a.quiet {
         eprintln!(
             "misura rtt: irtt session with {}: {} probes every {:?} asked for",
             plan.target(),
@@ -67,7 +66,7 @@ fn session(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<probe::Session> {
 }
 
 /// `misura rtt HOST --peer irtt`: an rtt result (`misura.rtt`, transport "irtt").
-pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
+pub fn run(a: &RttRequest, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let s = session(a, stop)?;
     let report = s.report();
     let (sent, answered) = (report.totals.sent, report.totals.received);
@@ -80,10 +79,10 @@ pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     Ok(Finished::ok(report))
 }
 
-/// One session of `misura rtt`'s flags as `misura load` runs one per
+/// One session of `misura rtt`'s request as `misura load` runs one per
 /// phase: an irtt server's (`--peer irtt`, as an rtt result), else the
 /// STAMP session of `misura-rtt`.
-pub fn measure(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Measured, ProbeError> {
+pub fn measure(a: &RttRequest, stop: &Arc<AtomicUsize>) -> Result<Measured, ProbeError> {
     if a.peer != Some(Peer::Irtt) || a.l2 {
         return Ok(misura_rtt::measure(a, stop)?);
     }

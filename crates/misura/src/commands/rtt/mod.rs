@@ -1,26 +1,30 @@
-//! `misura rtt`: the STAMP Session-Sender. The method (flags, plan,
-//! probing client, result) is the `misura-rtt` library; here the finished
-//! session is printed, exported and kept, and its exit code chosen, and
-//! `--peer irtt` goes to the irtt client (`shared/irtt_probe.rs`).
+//! `misura rtt`: the STAMP Session-Sender. The method (request, plan,
+//! probing client, result) is the `misura-rtt` library; here are its flags
+//! (`args.rs`: the request they ask, refusals in their words), the
+//! finished session is printed, exported and kept, and its exit code
+//! chosen, and `--peer irtt` goes to the irtt client
+//! (`shared/irtt_probe.rs`).
 
 use crate::shared::output::{Finished, Report};
 use anyhow::Result;
 use misura_report::rtt::{write_csv, write_text};
-pub use misura_rtt::RttArgs;
-use misura_rtt::{measure, Measured};
+mod args;
+pub use args::RttArgs;
+use misura_rtt::{measure, Measured, Peer};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 pub fn run(a: &RttArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    if a.peer == Some(crate::shared::irtt_probe::Peer::Irtt) && !a.l2 {
-        return crate::shared::irtt_probe::run(a, stop);
+    if a.peer == Some(Peer::Irtt) && !a.l2 {
+        // The irtt client takes no STAMP key and checks its own plan.
+        return crate::shared::irtt_probe::run(&a.unchecked(None), stop);
     }
     let Measured {
         report,
         frames_error,
         target_name,
         ..
-    } = measure(a, stop)?;
+    } = measure(&a.request()?, stop).map_err(|e| a.refusal(e))?;
     let sent = report.totals.sent;
     let no_reply = report.totals.received == 0 && sent > 0;
     let target = report.config.target.clone();

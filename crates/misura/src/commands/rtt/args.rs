@@ -1,6 +1,6 @@
-//! Flags of `misura rtt`.
+//! Flags of `misura rtt`, their session request ([`RttRequest`]) and the
+//! session's typed refusals worded with the flags given.
 
-use crate::plan::{Pace, PlanInput, RttPlan, SessionPlanError};
 use clap::Args;
 use misura_cli::exit::Failure;
 use misura_cli::units::{DurationArg, Ethertype, LinkRate};
@@ -8,7 +8,8 @@ use misura_measure::period::PeriodError;
 use misura_measure::schedule::unkept;
 use misura_measure::stamp_sender::LayoutError;
 use misura_measure::Pattern;
-use misura_wire::MacAddr;
+use misura_rtt::plan::{Pace, PlanInput, RttPlan, SessionPlanError};
+use misura_rtt::{Peer, RequestError, RttError, RttRequest};
 use std::path::PathBuf;
 
 /// Flags of `misura rtt`.
@@ -27,7 +28,7 @@ pub struct RttArgs {
     pub interface: Option<String>,
     /// MAC address of the reflector for --l2, or `irtt`: HOST[:PORT] is an
     /// `irtt server` (port 2112 when none; see docs/guide/rtt.md).
-    #[arg(long, value_name = "MAC|irtt")]
+    #[arg(long, value_name = "MAC|irtt", value_parser = parse_peer)]
     pub peer: Option<Peer>,
     /// With --peer irtt: irtt's HMAC-MD5 key, as `irtt server --hmac=KEY`.
     #[arg(long, value_name = "KEY")]
@@ -114,33 +115,66 @@ pub struct RttArgs {
 }
 
 impl RttArgs {
-    /// The flags checked as a run checks them, without measuring: the
-    /// agent refuses a target its child would refuse.
-    pub fn check(&self) -> Result<(), crate::RttError> {
-        self.plan().map(drop).map_err(Into::into)
+    /// What the flags ask, the key file not read (`key`): the request
+    /// the irtt client takes as it is.
+    pub fn unchecked(&self, key: Option<misura_measure::auth::StampKey>) -> RttRequest {
+        RttRequest {
+            target: self.target.clone(),
+            port: self.port,
+            l2: self.l2,
+            interface: self.interface.clone(),
+            peer: self.peer,
+            irtt_hmac: self.irtt_hmac.clone(),
+            ethertype: self.ethertype.value,
+            frame_format: self.frame_format.into(),
+            plan: PlanInput {
+                key,
+                pattern: self.pattern,
+                pace: match (&self.period, self.rate) {
+                    (Some(p), _) => Pace::Period(p.ns),
+                    (None, Some(r)) => Pace::Rate(r),
+                    (None, None) => Pace::Default,
+                },
+                timeout: self.timeout.span(),
+                threshold: self.threshold.as_ref().map(DurationArg::span),
+                duration: self.duration.as_ref().map(DurationArg::span),
+                count: self.count,
+                interval: self.interval.as_ref().map(DurationArg::span),
+                request: self.request.clone(),
+                response: self.response,
+                seed: self.seed,
+            },
+            clock_offset_ns: self.clock_offset_ns,
+            link_speed_bps: self.link_speed.as_ref().map(|l| l.bps),
+            cpu: self.cpu,
+            busy_poll: self.busy_poll,
+            timestamps: self.timestamps.into(),
+            load: (&self.load).into(),
+            frames: self.frames.clone(),
+            quiet: self.out.quiet,
+            json: self.out.json,
+            netns: self.ns.netns.clone(),
+        }
     }
 
-    /// The session's plan from the flags (the key file read), or the
-    /// refusal in the flags' words.
-    pub fn plan(&self) -> Result<RttPlan, Failure> {
-        let input = PlanInput {
-            key: misura_cli::keys::read_key(&self.key_file)?,
-            pattern: self.pattern,
-            pace: match (&self.period, self.rate) {
-                (Some(p), _) => Pace::Period(p.ns),
-                (None, Some(r)) => Pace::Rate(r),
-                (None, None) => Pace::Default,
-            },
-            timeout: self.timeout.span(),
-            threshold: self.threshold.as_ref().map(DurationArg::span),
-            duration: self.duration.as_ref().map(DurationArg::span),
-            count: self.count,
-            interval: self.interval.as_ref().map(DurationArg::span),
-            request: self.request.clone(),
-            response: self.response,
-            seed: self.seed,
-        };
-        RttPlan::new(input).map_err(|e| self.flag_failure(e))
+    /// The STAMP session's request, checked as the session checks it (the
+    /// transport, then the key file read and the plan), a refusal in the
+    /// flags' words.
+    pub fn request(&self) -> Result<RttRequest, Failure> {
+        let mut r = self.unchecked(None);
+        r.check().map_err(request_failure)?;
+        r.plan.key = misura_cli::keys::read_key(&self.key_file)?;
+        RttPlan::new(r.plan.clone()).map_err(|e| self.flag_failure(e))?;
+        Ok(r)
+    }
+
+    /// A session's error, its typed refusals in the flags' words.
+    pub fn refusal(&self, e: RttError) -> anyhow::Error {
+        match e {
+            RttError::Request(e) => request_failure(e).into(),
+            RttError::SessionPlan(e) => self.flag_failure(e).into(),
+            e => e.into(),
+        }
     }
 
     /// A plan's refusal as the sentence naming the flag that caused it.
@@ -188,56 +222,84 @@ impl RttArgs {
     }
 }
 
+/// A request's refusal as the sentence naming the flags that asked it
+/// (exit 2).
+pub fn request_failure(e: RequestError) -> Failure {
+    Failure::Usage(match e {
+        RequestError::IrttPeer => "--peer irtt probes an irtt server, not a STAMP reflector: run it as `misura rtt HOST --peer irtt`".into(),
+        RequestError::TargetWithRawProbes => "give either a HOST (STAMP over UDP) or --l2 --interface IF --peer MAC, not both".into(),
+        RequestError::PtpOverUdp => "--frame-format ptp is for raw probes (--l2 --interface IF --peer MAC); STAMP over UDP has no PTP form".into(),
+        RequestError::UserStampsOnRawProbes => "--timestamps user is for STAMP over UDP; raw probes (--l2) always take kernel stamps".into(),
+        RequestError::NoPeerMac => "--l2 needs --peer MAC (the reflector's address)".into(),
+        RequestError::NoTarget => "misura rtt needs a reflector: misura rtt HOST[:PORT], or --l2 --interface IF --peer MAC (see misura rtt --help)".into(),
+    })
+}
+
 /// `--peer`: the reflector's MAC address (with --l2), or `irtt` for an
 /// `irtt server` at HOST.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Peer {
-    Mac(MacAddr),
-    Irtt,
-}
-
-impl std::str::FromStr for Peer {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Peer, String> {
-        if s.eq_ignore_ascii_case("irtt") {
-            return Ok(Peer::Irtt);
-        }
-        s.parse().map(Peer::Mac).map_err(|e| {
-            format!("{e}: --peer takes the reflector's MAC address (with --l2) or `irtt` (an irtt server at HOST)")
-        })
+fn parse_peer(s: &str) -> Result<Peer, String> {
+    if s.eq_ignore_ascii_case("irtt") {
+        return Ok(Peer::Irtt);
     }
+    s.parse().map(Peer::Mac).map_err(|e| {
+        format!("{e}: --peer takes the reflector's MAC address (with --l2) or `irtt` (an irtt server at HOST)")
+    })
 }
 
-impl Peer {
-    pub fn mac(self) -> Option<MacAddr> {
-        match self {
-            Peer::Mac(m) => Some(m),
-            Peer::Irtt => None,
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        a: RttArgs,
     }
-}
 
-/// `misura rtt`'s arguments (without the subcommand's name) parsed and
-/// checked as its command line would be: the first line of clap's message
-/// or the plan's refusal. The agent checks an rtt target's child arguments
-/// with it when it reads its configuration, so a target the child would
-/// refuse is refused then.
-pub fn check_command_line<I, T>(args: I) -> Result<(), String>
-where
-    I: IntoIterator<Item = T>,
-    T: Into<std::ffi::OsString> + Clone,
-{
-    use clap::FromArgMatches;
-    let cmd = RttArgs::augment_args(clap::Command::new("rtt").no_binary_name(true));
-    let first_line = |e: clap::Error| {
-        e.to_string()
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim_start_matches("error: ")
-            .to_string()
-    };
-    let m = cmd.try_get_matches_from(args).map_err(first_line)?;
-    let a = RttArgs::from_arg_matches(&m).map_err(first_line)?;
-    a.check().map_err(|e| e.to_string())
+    fn request(argv: &[&str]) -> RttRequest {
+        Cli::try_parse_from(argv).unwrap().a.unchecked(None)
+    }
+
+    /// The library's defaults (what `misura load` starts from) are the
+    /// flags' defaults.
+    #[test]
+    fn the_flags_defaults_are_the_requests() {
+        assert_eq!(
+            format!("{:?}", request(&["rtt"])),
+            format!("{:?}", RttRequest::default())
+        );
+    }
+
+    #[test]
+    fn the_flags_set_the_request() {
+        let r = request(&[
+            "rtt",
+            "h",
+            "--period",
+            "20ms",
+            "--timeout",
+            "2s",
+            "--interval",
+            "500ms",
+            "-q",
+            "--cpu",
+            "1",
+            "--clock-offset-ns",
+            "-12.5",
+            "--peer",
+            "irtt",
+            "--request",
+            "64,512",
+        ]);
+        assert_eq!(r.plan.pace, Pace::Period(20_000_000));
+        assert_eq!(r.plan.timeout.as_ns(), 2_000_000_000);
+        assert_eq!(r.plan.request, vec![64, 512]);
+        assert_eq!(
+            (r.quiet, r.cpu, r.clock_offset_ns),
+            (true, Some(1), Some(-12.5))
+        );
+        assert_eq!((r.peer, r.target.as_deref()), (Some(Peer::Irtt), Some("h")));
+        assert!(Cli::try_parse_from(["rtt", "--peer", "nonsense"]).is_err());
+    }
 }
