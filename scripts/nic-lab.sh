@@ -48,6 +48,8 @@
 # is remembered in the cache (kvm-hangs-*, per host kernel
 # and QEMU version; delete it to try KVM again), so auto pays the timeout once
 # per checkout, not every boot. CI can set MISURA_NIC_ACCEL=tcg.
+# A TCG guest that does not boot within MISURA_NIC_TCG_BOOT_TIMEOUT (180 s)
+# boots once more (a busy host can stall its timers); lab.txt says so.
 #
 # Needs (Debian): qemu-system-x86, linux-image-amd64, busybox-static,
 # iproute2, ethtool, tcpdump, linuxptp, cpio, binutils (strip), and for igb
@@ -569,6 +571,19 @@ if [ "$accel_used" = kvm ]; then
 else
     boot tcg "$tcg_boot_timeout" 2>>"$work/shell.log" || status=$?
 fi
+# A TCG guest on a host whose CPUs are taken by other work can stall in its
+# boot (RCU stalls on its console, its timer wake-ups never come; seen once
+# in a CI run with two guests and the tests beside them): that is the lab
+# failing, not what a script measures, so it boots once more and says so.
+retried=""
+if ((status == 1)) && [ "$accel_used" = tcg ]; then
+    echo "$prog: the TCG guest did not boot within ${tcg_boot_timeout} s: booting once more (its console is kept as console-stalled.log)" >&2
+    cp "$console" "$out/console-stalled.log"
+    retried="the first TCG guest did not boot within ${tcg_boot_timeout} s (console-stalled.log): booted once more"
+    t0=$(date +%s.%N)
+    status=0
+    boot tcg "$tcg_boot_timeout" 2>>"$work/shell.log" || status=$?
+fi
 total_s=$(since "$t0")
 cp "$console" "$out/console.log"
 
@@ -591,6 +606,7 @@ exited=$(mark EXIT | awk '{print $2}')
     echo "initramfs build/cache: ${build_s} s"
     echo "guest uptime at /init: ${booted:-?} s, topology ready: ${ready:-?} s, script done: ${exited:-?} s"
     echo "wall time of QEMU: $total_s s"
+    [ -z "$retried" ] || echo "boot: $retried"
 } > "$out/lab.txt"
 
 case $status in
