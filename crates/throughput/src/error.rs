@@ -13,12 +13,17 @@ use misura_wire::WireError;
 use std::io;
 use std::net::SocketAddr;
 
+pub use crate::refusal::{Class, Refusal, Side, Timed};
+
 /// Why a test, a server or a sweep point failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ThroughputError {
     /// A flag or a plan refused, already in its words and its exit class.
     #[error(transparent)]
     Refused(#[from] Failure),
+    /// A plan's bound, or the server's, that the test does not keep.
+    #[error(transparent)]
+    Refusal(#[from] Refusal),
     /// The control protocol with misura serve, either end.
     #[error(transparent)]
     Control(#[from] ControlError),
@@ -217,7 +222,9 @@ pub enum Iperf3PeerError {
         #[source]
         source: io::Error,
     },
-    #[error("binding --cport {port}")]
+    /// A data stream's local port (the client port asked for) that could
+    /// not be bound.
+    #[error("binding local port {port}")]
     BindCport {
         port: u16,
         #[source]
@@ -248,7 +255,8 @@ pub enum Iperf3PeerError {
     },
     #[error("no iperf3 UDP connect message within the handshake timeout")]
     NoUdpConnect,
-    #[error("--peer auto found neither misura serve nor an iperf3 server ({tried}); give --peer iperf3, or start `misura serve` there")]
+    /// A probe that found no server (`tried`: what each address did).
+    #[error("the probe found neither misura serve nor an iperf3 server ({tried}); ask for iperf3, or start `misura serve` there")]
     NoPeer { tried: String },
 }
 
@@ -300,6 +308,18 @@ pub type Result<T, E = ThroughputError> = std::result::Result<T, E>;
 mod tests {
     use super::*;
     use misura_cli::exit::one_line;
+
+    #[test]
+    fn an_iperf3_error_names_no_flag() {
+        let bind = Iperf3PeerError::BindCport {
+            port: 5000,
+            source: io::ErrorKind::AddrInUse.into(),
+        };
+        let none = Iperf3PeerError::NoPeer { tried: "x".into() };
+        for e in [bind, none] {
+            assert!(!e.to_string().contains("--"), "{e}");
+        }
+    }
 
     #[test]
     fn a_chain_prints_each_step_once_and_keeps_its_io_error() {

@@ -20,6 +20,7 @@ pub mod pacing;
 pub mod peer;
 pub mod poll_window;
 pub mod proto;
+pub mod refusal;
 pub mod rr;
 pub mod serve;
 pub mod setup;
