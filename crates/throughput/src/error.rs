@@ -1,5 +1,6 @@
 //! Why a throughput, rr or set-up test, a server or a sweep point stops
-//! before its result, typed: a refused flag in its exit class, the control
+//! before its result, typed: a plan's refusal (`Refusal`, naming no flag),
+//! a misura-cli check's `Failure` in its exit class, the control
 //! protocol's failures (`ControlError`), an iperf3 peer's
 //! (`Iperf3PeerError`), a step on a socket that the host refused. Each
 //! prints the words it printed before, its cause as its source, so that
@@ -18,7 +19,8 @@ pub use crate::refusal::{Class, Refusal, Side, Timed};
 /// Why a test, a server or a sweep point failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ThroughputError {
-    /// A flag or a plan refused, already in its words and its exit class.
+    /// A check of misura-cli's (the key file, the server's address)
+    /// refused, already in its words and its exit class.
     #[error(transparent)]
     Refused(#[from] Failure),
     /// A plan's bound, or the server's, that the test does not keep.
