@@ -146,7 +146,26 @@ impl Refusal {
             | Refusal::AuthRequired { .. }
             | Refusal::NothingSwept { .. }
             | Refusal::SeveralSwept { .. } => Class::Usage,
-            _ => Class::Params,
+            Refusal::TcpMsgSize { .. }
+            | Refusal::UdpMsgSize { .. }
+            | Refusal::Duration { .. }
+            | Refusal::Streams { .. }
+            | Refusal::Clients { .. }
+            | Refusal::TransactionSize { .. }
+            | Refusal::Burst { .. }
+            | Refusal::BareBurst
+            | Refusal::Iperf3Duration { .. }
+            | Refusal::Iperf3Clients { .. }
+            | Refusal::Iperf3Key
+            | Refusal::Iperf3Streams { .. }
+            | Refusal::Iperf3StreamsRange { .. }
+            | Refusal::Iperf3MsgSize { .. }
+            | Refusal::Iperf3Interval
+            | Refusal::Iperf3Window { .. }
+            | Refusal::ServerDuration { .. }
+            | Refusal::ServerStreams { .. }
+            | Refusal::ServerRate { .. }
+            | Refusal::SweepRun { .. } => Class::Params,
         }
     }
 
