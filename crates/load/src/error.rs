@@ -38,6 +38,9 @@ pub enum PlanError {
     /// A check of another crate, already in its words.
     #[error(transparent)]
     Checked(#[from] Failure),
+    /// The transactions' plan refused (the binary names the flags).
+    #[error(transparent)]
+    Refusal(#[from] misura_throughput::error::Refusal),
 }
 
 /// Why a phase's probes failed: the probe's own error (the caller's probe

@@ -6,8 +6,8 @@ use crate::error::PlanError;
 use crate::plan::{LoadPlan, RrFlags};
 use misura_cli::exit::one_line;
 use misura_cli::exit::BoxedError;
-use misura_cli::exit::Failure;
 use misura_report::under_load::{Percentiles, RrPhase};
+use misura_throughput::error::Refusal;
 use misura_throughput::rr::{self, RrPlan};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -27,7 +27,7 @@ fn args(a: &LoadPlan, ns: i64) -> Result<RrFlags, PlanError> {
 }
 
 /// The plan of the flags, as `misura rr` checks them.
-fn plan(f: &RrFlags) -> Result<RrPlan, Failure> {
+fn plan(f: &RrFlags) -> Result<RrPlan, Refusal> {
     RrPlan::new(f.client.clone(), &f.knobs, &f.shape)
 }
 

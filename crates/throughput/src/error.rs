@@ -1,5 +1,6 @@
 //! Why a throughput, rr or set-up test, a server or a sweep point stops
-//! before its result, typed: a refused flag in its exit class, the control
+//! before its result, typed: a plan's refusal (`Refusal`, naming no flag),
+//! a misura-cli check's `Failure` in its exit class, the control
 //! protocol's failures (`ControlError`), an iperf3 peer's
 //! (`Iperf3PeerError`), a step on a socket that the host refused. Each
 //! prints the words it printed before, its cause as its source, so that
@@ -13,12 +14,18 @@ use misura_wire::WireError;
 use std::io;
 use std::net::SocketAddr;
 
+pub use crate::refusal::{Class, Refusal, Side, Timed};
+
 /// Why a test, a server or a sweep point failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ThroughputError {
-    /// A flag or a plan refused, already in its words and its exit class.
+    /// A check of misura-cli's (the key file, the server's address)
+    /// refused, already in its words and its exit class.
     #[error(transparent)]
     Refused(#[from] Failure),
+    /// A plan's bound, or the server's, that the test does not keep.
+    #[error(transparent)]
+    Refusal(#[from] Refusal),
     /// The control protocol with misura serve, either end.
     #[error(transparent)]
     Control(#[from] ControlError),
@@ -217,7 +224,9 @@ pub enum Iperf3PeerError {
         #[source]
         source: io::Error,
     },
-    #[error("binding --cport {port}")]
+    /// A data stream's local port (the client port asked for) that could
+    /// not be bound.
+    #[error("binding local port {port}")]
     BindCport {
         port: u16,
         #[source]
@@ -248,7 +257,8 @@ pub enum Iperf3PeerError {
     },
     #[error("no iperf3 UDP connect message within the handshake timeout")]
     NoUdpConnect,
-    #[error("--peer auto found neither misura serve nor an iperf3 server ({tried}); give --peer iperf3, or start `misura serve` there")]
+    /// A probe that found no server (`tried`: what each address did).
+    #[error("the probe found neither misura serve nor an iperf3 server ({tried}); ask for iperf3, or start `misura serve` there")]
     NoPeer { tried: String },
 }
 
@@ -300,6 +310,18 @@ pub type Result<T, E = ThroughputError> = std::result::Result<T, E>;
 mod tests {
     use super::*;
     use misura_cli::exit::one_line;
+
+    #[test]
+    fn an_iperf3_error_names_no_flag() {
+        let bind = Iperf3PeerError::BindCport {
+            port: 5000,
+            source: io::ErrorKind::AddrInUse.into(),
+        };
+        let none = Iperf3PeerError::NoPeer { tried: "x".into() };
+        for e in [bind, none] {
+            assert!(!e.to_string().contains("--"), "{e}");
+        }
+    }
 
     #[test]
     fn a_chain_prints_each_step_once_and_keeps_its_io_error() {

@@ -10,7 +10,9 @@
 //! (or whichever a probe finds), and `sweep` runs one test once per value
 //! of one parameter and tabulates the runs (`misura sweep`). Its errors
 //! are typed (`error`): `ThroughputError`, with the control protocol's
-//! `ControlError` and an iperf3 peer's `Iperf3PeerError` in it.
+//! `ControlError`, an iperf3 peer's `Iperf3PeerError` and a plan's
+//! `Refusal` (`refusal`: the value and the bound, no flag; the binary
+//! words it with its flags) in it.
 #![forbid(unsafe_code)]
 
 pub mod client;
@@ -20,6 +22,7 @@ pub mod pacing;
 pub mod peer;
 pub mod poll_window;
 pub mod proto;
+pub mod refusal;
 pub mod rr;
 pub mod serve;
 pub mod setup;

@@ -6,7 +6,7 @@
 //! a VM each wake-up of an idle CPU costs the sender's CPU an interrupt
 //! through the hypervisor (docs/own-cost.md).
 
-use misura_cli::exit::Failure;
+use crate::error::Refusal;
 use misura_cli::units::DurationArg;
 use std::time::Duration;
 
@@ -15,12 +15,12 @@ use std::time::Duration;
 pub const MAX: Duration = Duration::from_millis(1);
 
 /// `--busy-poll`: zero or more, up to [`MAX`].
-pub fn window(d: &DurationArg) -> Result<Duration, Failure> {
+pub fn window(d: &DurationArg) -> Result<Duration, Refusal> {
     if d.ns < 0 || d.std() > MAX {
-        return Err(Failure::Usage(format!(
-            "--busy-poll {d}: must be between 0 and {MAX:?} (a longer window spins through \
-             every gap: a whole CPU)"
-        )));
+        return Err(Refusal::BusyPoll {
+            value: d.clone(),
+            max: MAX,
+        });
     }
     Ok(d.std())
 }

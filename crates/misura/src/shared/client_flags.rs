@@ -14,11 +14,11 @@
 //! no sense (e.g. a UDP datagram below 24 bytes); 6 an output file cannot
 //! be written; 130/143 interrupted.
 
-use crate::shared::exit::Failure;
 use crate::shared::output::{CsvArgs, Finished, OutputArgs, Report};
 use misura_cli::netns::NetnsArgs;
 use misura_cli::units::{ByteSize, DurationArg, LinkRate};
 pub use misura_throughput::client::*;
+use misura_throughput::error::Refusal;
 use misura_throughput::{rr, tcp, udp};
 use std::io::Write;
 use std::path::PathBuf;
@@ -50,7 +50,7 @@ pub struct ClientsArg {
 }
 
 /// The target flags checked into the part of a plan they give.
-pub fn plan(a: &ClientArgs, clients: u32) -> Result<ClientPlan, Failure> {
+pub fn plan(a: &ClientArgs, clients: u32) -> Result<ClientPlan, Refusal> {
     let p = ClientPlan {
         host: a.host.clone(),
         key_file: a.key_file.clone(),

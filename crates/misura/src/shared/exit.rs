@@ -160,6 +160,7 @@ fn session_plan_class(e: &misura_rtt::plan::SessionPlanError) -> i32 {
 fn throughput_class(e: &ThroughputError) -> Option<i32> {
     match e {
         ThroughputError::Refused(f) => class_of(f),
+        ThroughputError::Refusal(r) => Some(crate::shared::throughput_words::class(r)),
         ThroughputError::Sys(s) => class_of(s),
         ThroughputError::Iperf3(Iperf3PeerError::Stream { source, .. }) => throughput_class(source),
         ThroughputError::Control(_)

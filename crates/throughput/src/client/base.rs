@@ -1,8 +1,8 @@
 //! The clients' common ground: the plan their target flags
 //! resolve into, the server as announced, directions, CPU and timing helpers.
 
+use crate::error::Refusal;
 use crate::error::Result;
-use misura_cli::exit::Failure;
 use misura_measure::auth::StampKey;
 use misura_report::throughput::Endpoint;
 use misura_report::{HostFingerprint, LoopTuning};
@@ -36,12 +36,12 @@ pub struct ClientPlan {
 }
 
 impl ClientPlan {
-    pub fn check(&self) -> Result<(), Failure> {
+    pub fn check(&self) -> Result<(), Refusal> {
         if self.clients == 0 || self.clients > MAX_CLIENTS {
-            return Err(Failure::Params(format!(
-                "--clients {} is out of range: it must be between 1 and {MAX_CLIENTS} (each client is a thread with its own connections; run more machines for more)",
-                self.clients
-            )));
+            return Err(Refusal::Clients {
+                given: self.clients,
+                max: MAX_CLIENTS,
+            });
         }
         Ok(())
     }

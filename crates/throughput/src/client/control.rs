@@ -3,9 +3,9 @@
 //! RESULT and the server's figures in it.
 
 use super::base::{Server, CONNECT_TIMEOUT};
+use crate::error::Refusal;
 use crate::error::{ControlError, Result, ThroughputError};
 use crate::proto::{self, Fields};
-use misura_cli::exit::Failure;
 use misura_measure::auth::StampKey;
 use misura_report::throughput::{CpuUse, ServerFigures};
 use misura_wire::control::{Message, Value};
@@ -151,26 +151,22 @@ impl Control {
         duration_ns: u64,
         streams: u64,
         rate_bps: u64,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), Refusal> {
         let h = &self.hello;
         if let Some(m) = h.max_duration_ns.filter(|m| duration_ns > *m) {
-            return Err(Failure::Params(format!(
-                "duration {:.1} s is above the server's limit of {:.1} s: ask for less (--duration)",
-                duration_ns as f64 / 1e9,
-                m as f64 / 1e9
-            )));
+            return Err(Refusal::ServerDuration {
+                asked_ns: duration_ns,
+                limit_ns: m,
+            });
         }
         if let Some(m) = h.max_streams.filter(|m| streams > *m) {
-            return Err(Failure::Params(format!(
-                "{streams} streams is above the server's limit of {m}"
-            )));
+            return Err(Refusal::ServerStreams { streams, limit: m });
         }
         if let Some(m) = h.max_rate_bps.filter(|m| rate_bps > *m) {
-            return Err(Failure::Params(format!(
-                "rate {:.3} Mbit/s is above the server's limit of {:.3} Mbit/s",
-                rate_bps as f64 / 1e6,
-                m as f64 / 1e6
-            )));
+            return Err(Refusal::ServerRate {
+                rate_bps,
+                limit_bps: m,
+            });
         }
         Ok(())
     }
@@ -198,11 +194,7 @@ impl Control {
                 misura_sys::clock::realtime_ns().max(0) as u64,
             );
         } else if self.hello.auth_required {
-            return Err(Failure::Usage(format!(
-                "misura serve at {} requires authentication: give its shared key with --key-file",
-                self.addr
-            ))
-            .into());
+            return Err(Refusal::AuthRequired { addr: self.addr }.into());
         }
         let addr = self.addr;
         proto::write_message(&mut self.stream, &req).map_err(|e| ControlError::SendRequest {

@@ -241,15 +241,25 @@ mod tests {
     #[test]
     fn a_run_fails_only_when_no_client_ran() {
         let stop = AtomicUsize::new(0);
-        use misura_cli::exit::Failure;
-        let refused = || Failure::Params("refused".into()).into();
-        let none: Vec<Result<Row>> = vec![Err(refused()), Err(Failure::Params("b".into()).into())];
-        assert_eq!(gather(none, &stop).err().unwrap().to_string(), "refused");
+        use crate::error::Refusal;
+        let refused = || {
+            Refusal::ServerStreams {
+                streams: 2,
+                limit: 1,
+            }
+            .into()
+        };
+        let none: Vec<Result<Row>> = vec![Err(refused()), Err(Refusal::BareBurst.into())];
+        let refusal = "2 streams is above the server's limit of 1";
+        assert_eq!(gather(none, &stop).err().unwrap().to_string(), refusal);
         let some = || vec![Err(refused()), Ok(Row(Some(7), true, StopReason::Finished))];
         let o = gather(some(), &stop).unwrap();
         assert_eq!(o.warnings.len(), 1);
         assert_eq!(o.warnings[0].code, "client.did-not-run");
-        assert_eq!(o.warnings[0].text, "client 0 did not run: refused");
+        assert_eq!(
+            o.warnings[0].text,
+            format!("client 0 did not run: {refusal}")
+        );
         assert_eq!(o.clients.len(), 2);
         let did_not_run = StopReason::other("did not run");
         assert_eq!((o.complete, &o.stop_reason), (false, &did_not_run));

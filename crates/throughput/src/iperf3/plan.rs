@@ -3,18 +3,19 @@
 
 use super::client::Iperf3Plan;
 use crate::client::Direction;
+use crate::error::Refusal;
 use crate::tcp::TcpPlan;
 use crate::udp::UdpPlan;
-use misura_cli::exit::Failure;
 use misura_wire::iperf3::{Params, Protocol, MAX_STREAMS, MAX_TCP_BLOCK, MAX_TIME_S, MAX_WINDOW};
 
 /// iperf3's `time` is whole seconds: a duration rounds up.
-fn seconds(ns: u64) -> Result<u64, Failure> {
+fn seconds(ns: u64) -> Result<u64, Refusal> {
     let s = ns.div_ceil(1_000_000_000).max(1);
     if s > MAX_TIME_S {
-        return Err(Failure::Params(format!(
-            "--duration of {s} s is above iperf3's bound of {MAX_TIME_S} s"
-        )));
+        return Err(Refusal::Iperf3Duration {
+            secs: s,
+            max: MAX_TIME_S,
+        });
     }
     Ok(s)
 }
@@ -24,16 +25,12 @@ fn version() -> Option<String> {
     Some(format!("misura-{}", env!("CARGO_PKG_VERSION")))
 }
 
-fn one_client(clients: u32, key: bool) -> Result<(), Failure> {
+fn one_client(clients: u32, key: bool) -> Result<(), Refusal> {
     if clients != 1 {
-        return Err(Failure::Params(format!(
-            "--clients {clients}: an iperf3 server runs one test at a time, so --peer iperf3 runs one client"
-        )));
+        return Err(Refusal::Iperf3Clients { clients });
     }
     if key {
-        return Err(Failure::Params(
-            "--key-file is misura's own authentication; --peer iperf3 does not use it".into(),
-        ));
+        return Err(Refusal::Iperf3Key);
     }
     Ok(())
 }
@@ -43,30 +40,26 @@ impl Iperf3Plan {
         p: &TcpPlan,
         cport: Option<u16>,
         rate_bps: Option<u64>,
-    ) -> Result<Iperf3Plan, Failure> {
+    ) -> Result<Iperf3Plan, Refusal> {
         one_client(p.client.clients, p.client.key_file.is_some())?;
         if p.streams > MAX_STREAMS {
-            return Err(Failure::Params(format!(
-                "--streams {} is above iperf3's bound of {MAX_STREAMS} streams",
-                p.streams
-            )));
+            return Err(Refusal::Iperf3Streams {
+                streams: p.streams,
+                max: MAX_STREAMS,
+            });
         }
         if p.msg_size.bytes > MAX_TCP_BLOCK {
-            return Err(Failure::Params(format!(
-                "--msg-size {} is above iperf3's bound of {MAX_TCP_BLOCK} bytes (1M)",
-                p.msg_size
-            )));
+            return Err(Refusal::Iperf3MsgSize {
+                size: p.msg_size.clone(),
+                max: MAX_TCP_BLOCK,
+            });
         }
         if p.interval.is_some() {
-            return Err(Failure::Params(
-                "--interval is not available with --peer iperf3".into(),
-            ));
+            return Err(Refusal::Iperf3Interval);
         }
         let window = p.sndbuf.as_ref().or(p.rcvbuf.as_ref()).map(|b| b.bytes);
         if window.is_some_and(|w| w > MAX_WINDOW) {
-            return Err(Failure::Params(format!(
-                "--sndbuf/--rcvbuf above iperf3's bound of {MAX_WINDOW} bytes (512M)"
-            )));
+            return Err(Refusal::Iperf3Window { max: MAX_WINDOW });
         }
         Ok(Iperf3Plan {
             host: p.client.host.clone(),
@@ -88,12 +81,13 @@ impl Iperf3Plan {
     }
 
     /// `streams`: iperf3's -P, each stream at the plan's rate.
-    pub fn from_udp(p: &UdpPlan, cport: Option<u16>, streams: u32) -> Result<Iperf3Plan, Failure> {
+    pub fn from_udp(p: &UdpPlan, cport: Option<u16>, streams: u32) -> Result<Iperf3Plan, Refusal> {
         one_client(p.client.clients, p.client.key_file.is_some())?;
         if !(1..=MAX_STREAMS).contains(&streams) {
-            return Err(Failure::Params(format!(
-                "--streams {streams} must be between 1 and {MAX_STREAMS} (iperf3's bound)"
-            )));
+            return Err(Refusal::Iperf3StreamsRange {
+                streams,
+                max: MAX_STREAMS,
+            });
         }
         Ok(Iperf3Plan {
             host: p.client.host.clone(),

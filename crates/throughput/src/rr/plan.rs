@@ -3,7 +3,7 @@
 //! checked into the plan (the bounds named in each error, by the flag).
 
 use crate::client::ClientPlan;
-use misura_cli::exit::Failure;
+use crate::error::{Refusal, Side, Timed};
 use misura_cli::units::{ByteSize, DurationArg};
 use std::time::Duration;
 
@@ -103,13 +103,9 @@ pub struct RrPlan {
 }
 
 impl RrPlan {
-    pub fn new(client: ClientPlan, k: &RrKnobs, s: &RrShape) -> Result<RrPlan, Failure> {
+    pub fn new(client: ClientPlan, k: &RrKnobs, s: &RrShape) -> Result<RrPlan, Refusal> {
         let kind = match (s.proto, s.connect) {
-            (RrProto::Udp, true) => {
-                return Err(Failure::Usage(
-                    "--connect opens TCP connections: use it with --proto tcp".into(),
-                ))
-            }
+            (RrProto::Udp, true) => return Err(Refusal::ConnectNeedsTcp),
             (RrProto::Udp, false) => RrKind::Udp,
             (RrProto::Tcp, true) => RrKind::Crr,
             (RrProto::Tcp, false) => RrKind::Tcp,
@@ -132,30 +128,27 @@ impl RrPlan {
         Ok(p)
     }
 
-    /// Every bound, named by its flag.
-    pub fn check(&self) -> Result<(), Failure> {
+    /// Every bound, in the order the binary's flags list them.
+    pub fn check(&self) -> Result<(), Refusal> {
         self.client.check()?;
         let max = self.kind.max_size();
-        for (flag, v) in [
-            ("--request", self.t.request),
-            ("--response", self.t.response),
+        for (side, size) in [
+            (Side::Request, self.t.request),
+            (Side::Response, self.t.response),
         ] {
-            if v < 1 || v > max {
-                return Err(Failure::Params(format!(
-                    "{flag} {v} is out of range (1 … {max} bytes)"
-                )));
+            if size < 1 || size > max {
+                return Err(Refusal::TransactionSize { side, size, max });
             }
         }
-        self.duration.at_least("--duration", 1)?;
+        Refusal::at_least_1ns(&self.duration, Timed::Duration)?;
         if self.t.burst == 0 || self.t.burst > MAX_BURST {
-            return Err(Failure::Params(format!(
-                "--burst must be between 1 and {MAX_BURST}"
-            )));
+            return Err(Refusal::Burst {
+                given: self.t.burst,
+                max: MAX_BURST,
+            });
         }
         if self.kind == RrKind::Udp && self.t.burst > 1 && self.t.bare() {
-            return Err(Failure::Params(
-                "UDP requests or responses under 16 bytes carry no transaction number, so only one can be in flight: use --burst 1, or sizes of 16 bytes or more".into(),
-            ));
+            return Err(Refusal::BareBurst);
         }
         Ok(())
     }
@@ -169,7 +162,7 @@ impl RrPlan {
 mod tests {
     use super::*;
 
-    fn plan(proto: RrProto, connect: bool, burst: u32) -> Result<RrPlan, Failure> {
+    fn plan(proto: RrProto, connect: bool, burst: u32) -> Result<RrPlan, Refusal> {
         let client = crate::client::on_host("h");
         let knobs = RrKnobs {
             request: None,
@@ -191,17 +184,17 @@ mod tests {
         assert_eq!((p.kind, p.t.request, p.t.response), (RrKind::Udp, 16, 1));
         assert_eq!(p.t.timeout, Duration::from_millis(1), "raised to 1 ms");
         assert_eq!(plan(RrProto::Tcp, true, 1).unwrap().kind, RrKind::Crr);
-        assert!(matches!(
-            plan(RrProto::Udp, true, 1),
-            Err(Failure::Usage(m)) if m.starts_with("--connect opens TCP")
-        ));
-        assert!(matches!(
-            plan(RrProto::Udp, false, 2),
-            Err(Failure::Params(_))
-        ));
         assert_eq!(
-            plan(RrProto::Tcp, false, 0).err().unwrap().to_string(),
-            "--burst must be between 1 and 1024"
+            plan(RrProto::Udp, true, 1).err(),
+            Some(Refusal::ConnectNeedsTcp)
+        );
+        assert_eq!(plan(RrProto::Udp, false, 2).err(), Some(Refusal::BareBurst));
+        assert_eq!(
+            plan(RrProto::Tcp, false, 0).err(),
+            Some(Refusal::Burst {
+                given: 0,
+                max: 1024
+            })
         );
     }
 }

@@ -1,7 +1,7 @@
 //! What one server allows: tests at once, their duration, rate and streams,
 //! and the timeouts that keep a silent peer from holding a slot.
 
-use misura_cli::exit::Failure;
+use crate::error::Refusal;
 use misura_cli::units::DurationArg;
 use std::time::Duration;
 
@@ -62,7 +62,7 @@ pub enum LimitError {
     TooFew { limit: Limit, min: usize },
     /// The busy-poll window out of its range.
     #[error(transparent)]
-    BusyPoll(Failure),
+    BusyPoll(Refusal),
 }
 
 impl Limits {

@@ -14,8 +14,8 @@ pub mod udp;
 pub mod values;
 
 use crate::client::{self, ClientPlan};
-use crate::error::ThroughputError;
-use misura_cli::exit::{one_line, Failure};
+use crate::error::{Class, Refusal, ThroughputError};
+use misura_cli::exit::{one_line, OUTPUT, USAGE};
 use misura_cli::warnings::Warn;
 use misura_report::throughput::{SweepFigures, SweepPoint, SweepReport};
 use misura_report::{LoopTuning, StopReason, Warning};
@@ -34,8 +34,8 @@ pub trait Sweepable {
     /// and one checked plan per swept value.
     fn plans(
         &self,
-        client: impl FnOnce(u32) -> Result<ClientPlan, Failure>,
-    ) -> Result<Series<Self::Plan>, Failure>;
+        client: impl FnOnce(u32) -> Result<ClientPlan, Refusal>,
+    ) -> Result<Series<Self::Plan>, Refusal>;
     /// One run's headline figures.
     fn measure(plan: &Self::Plan, stop: &Arc<AtomicUsize>) -> crate::error::Result<SweepFigures>;
 }
@@ -48,8 +48,8 @@ macro_rules! sweepable {
             const TEST: &'static str = stringify!($test);
             fn plans(
                 &self,
-                client: impl FnOnce(u32) -> Result<ClientPlan, Failure>,
-            ) -> Result<Series<Self::Plan>, Failure> {
+                client: impl FnOnce(u32) -> Result<ClientPlan, Refusal>,
+            ) -> Result<Series<Self::Plan>, Refusal> {
                 self.series(client)
             }
             fn measure(
@@ -75,13 +75,15 @@ pub struct SweepRun {
 
 /// Run every point of `series` (until `stop`) and tabulate them; `progress`
 /// hears each value before its run. Bad parameters or an unwritable output
-/// end the sweep; any other failure of a run is that point's error.
+/// end the sweep; any other failure of a run is that point's error, a
+/// refusal's in the words `word` gives it (the binary's, with its flags).
 pub fn run<K: Sweepable>(
     series: Series<K::Plan>,
     given: SweepRun,
     stop: &Arc<AtomicUsize>,
     mut progress: impl FnMut(&str),
-) -> Result<SweepReport, Failure> {
+    word: impl Fn(&Refusal) -> String,
+) -> Result<SweepReport, ThroughputError> {
     let started_at = misura_cli::meta::now_rfc3339();
     let mut points = Vec::new();
     for (value, plan) in &series.points {
@@ -92,7 +94,7 @@ pub fn run<K: Sweepable>(
         points.push(SweepPoint {
             parameter: series.parameter.to_string(),
             value: value.clone(),
-            figures: point(K::measure(plan, stop))?,
+            figures: point(K::measure(plan, stop), &word)?,
         });
     }
     let complete = !client::interrupted(stop)
@@ -139,12 +141,24 @@ pub fn run<K: Sweepable>(
 /// One point's outcome: bad flags or an unwritable output are the whole
 /// sweep's problem; anything else (refused, lost, above the server's
 /// limits) is this point's error, and the sweep goes on.
-fn point(measured: crate::error::Result<SweepFigures>) -> Result<SweepFigures, Failure> {
+fn point(
+    measured: crate::error::Result<SweepFigures>,
+    word: &impl Fn(&Refusal) -> String,
+) -> crate::error::Result<SweepFigures> {
     match measured {
         Ok(f) => Ok(f),
-        Err(ThroughputError::Refused(f @ (Failure::Usage(_) | Failure::Output(_)))) => Err(f),
+        Err(ThroughputError::Refused(f)) if matches!(f.code(), USAGE | OUTPUT) => {
+            Err(ThroughputError::Refused(f))
+        }
+        Err(ThroughputError::Refusal(r)) if r.class() == Class::Usage => {
+            Err(ThroughputError::Refusal(r))
+        }
         Err(ThroughputError::Refused(f)) => Ok(SweepFigures {
             error: Some(f.to_string()),
+            ..Default::default()
+        }),
+        Err(ThroughputError::Refusal(r)) => Ok(SweepFigures {
+            error: Some(word(&r)),
             ..Default::default()
         }),
         Err(e) => Ok(SweepFigures {

@@ -3,8 +3,8 @@
 use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, ValueList};
 use crate::client::ClientPlan;
+use crate::error::Refusal;
 use crate::rr::{RrKnobs, RrPlan, RrShape};
-use misura_cli::exit::Failure;
 use misura_cli::units::ByteSize;
 use misura_report::throughput::{RrReport, SweepFigures};
 
@@ -48,8 +48,8 @@ impl RrSweep {
     /// swept flag, each checked.
     pub fn series(
         &self,
-        client: impl FnOnce(u32) -> Result<ClientPlan, Failure>,
-    ) -> Result<Series<RrPlan>, Failure> {
+        client: impl FnOnce(u32) -> Result<ClientPlan, Refusal>,
+    ) -> Result<Series<RrPlan>, Refusal> {
         let swept = the_swept(vec![
             Knobs::of("request", self.request.as_ref(), RrKnob::Request),
             Knobs::of("response", self.response.as_ref(), RrKnob::Response),
@@ -71,7 +71,7 @@ impl RrSweep {
 }
 
 /// The base plan with one swept value set, checked again.
-pub fn vary(base: &RrPlan, k: &RrKnob) -> Result<RrPlan, Failure> {
+pub fn vary(base: &RrPlan, k: &RrKnob) -> Result<RrPlan, Refusal> {
     let mut p = base.clone();
     match k {
         RrKnob::Request(b) => p.t.request = b.bytes,

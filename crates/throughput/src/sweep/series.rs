@@ -3,7 +3,7 @@
 
 use super::values::Knobs;
 use crate::client::ClientPlan;
-use misura_cli::exit::Failure;
+use crate::error::{Class, Refusal};
 use std::fmt::Display;
 
 /// A sweep, resolved: the swept flag and one checked plan per value.
@@ -20,20 +20,21 @@ impl<P> Series<P> {
     pub fn new<K: Display>(
         base: P,
         swept: Knobs<K>,
-        vary: fn(&P, &K) -> Result<P, Failure>,
-    ) -> Result<Series<P>, Failure> {
+        vary: fn(&P, &K) -> Result<P, Refusal>,
+    ) -> Result<Series<P>, Refusal> {
         let points = swept
             .values
             .iter()
             .map(|k| match vary(&base, k) {
                 Ok(p) => Ok((k.to_string(), p)),
-                Err(Failure::Params(why)) => Err(Failure::Params(format!(
-                    "the run with --{} {k}: {why}",
-                    swept.flag
-                ))),
+                Err(why) if why.class() == Class::Params => Err(Refusal::SweepRun {
+                    parameter: swept.flag,
+                    value: k.to_string(),
+                    why: Box::new(why),
+                }),
                 Err(e) => Err(e),
             })
-            .collect::<Result<Vec<_>, Failure>>()?;
+            .collect::<Result<Vec<_>, Refusal>>()?;
         Ok(Series {
             parameter: swept.flag,
             points,

@@ -3,8 +3,8 @@
 use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, OnOff, ValueList};
 use crate::client::ClientPlan;
+use crate::error::Refusal;
 use crate::tcp::{TcpKnobs, TcpPlan, TcpShape};
-use misura_cli::exit::Failure;
 use misura_cli::units::ByteSize;
 use misura_report::throughput::{SweepFigures, TcpReport};
 
@@ -55,8 +55,8 @@ impl TcpSweep {
     /// swept flag, each checked.
     pub fn series(
         &self,
-        client: impl FnOnce(u32) -> Result<ClientPlan, Failure>,
-    ) -> Result<Series<TcpPlan>, Failure> {
+        client: impl FnOnce(u32) -> Result<ClientPlan, Refusal>,
+    ) -> Result<Series<TcpPlan>, Refusal> {
         let swept = the_swept(vec![
             Knobs::of("msg-size", Some(&self.msg_size), TcpKnob::MsgSize),
             Knobs::of("sndbuf", self.sndbuf.as_ref(), TcpKnob::Sndbuf),
@@ -82,7 +82,7 @@ impl TcpSweep {
 }
 
 /// The base plan with one swept value set, checked again.
-pub fn vary(base: &TcpPlan, k: &TcpKnob) -> Result<TcpPlan, Failure> {
+pub fn vary(base: &TcpPlan, k: &TcpKnob) -> Result<TcpPlan, Refusal> {
     let mut p = base.clone();
     match k {
         TcpKnob::Streams(n) => p.streams = *n,

@@ -3,8 +3,8 @@
 use super::series::{mean, runs_client, sum_opt, Series};
 use super::values::{the_swept, Knobs, ValueList};
 use crate::client::ClientPlan;
+use crate::error::Refusal;
 use crate::udp::{UdpKnobs, UdpPlan, UdpShape};
-use misura_cli::exit::Failure;
 use misura_cli::units::{ByteSize, LinkRate};
 use misura_report::throughput::{SweepFigures, UdpReport};
 
@@ -46,8 +46,8 @@ impl UdpSweep {
     /// swept flag, each checked.
     pub fn series(
         &self,
-        client: impl FnOnce(u32) -> Result<ClientPlan, Failure>,
-    ) -> Result<Series<UdpPlan>, Failure> {
+        client: impl FnOnce(u32) -> Result<ClientPlan, Refusal>,
+    ) -> Result<Series<UdpPlan>, Refusal> {
         let swept = the_swept(vec![
             Knobs::of("msg-size", Some(&self.msg_size), UdpKnob::MsgSize),
             Knobs::of("rate", Some(&self.rate), UdpKnob::Rate),
@@ -67,7 +67,7 @@ impl UdpSweep {
 }
 
 /// The base plan with one swept value set, checked again.
-pub fn vary(base: &UdpPlan, k: &UdpKnob) -> Result<UdpPlan, Failure> {
+pub fn vary(base: &UdpPlan, k: &UdpKnob) -> Result<UdpPlan, Refusal> {
     let mut p = base.clone();
     match k {
         UdpKnob::MsgSize(b) => p.msg_size = b.clone(),

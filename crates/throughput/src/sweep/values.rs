@@ -2,7 +2,7 @@
 //! in every run), a list `a,b,c`, a range `1..12`, or both `1..4,8,16`;
 //! and choosing the one flag a sweep varies.
 
-use misura_cli::exit::Failure;
+use crate::error::Refusal;
 use std::fmt::Display;
 use std::str::FromStr;
 
@@ -25,42 +25,52 @@ impl<T> ValueList<T> {
     }
 }
 
+/// A list of values that does not parse (a usage slip); it names no flag,
+/// and a parser (clap's) adds the flag's.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ValuesError {
+    #[error("`{item}` is not a range: write e.g. 1..12")]
+    Range { item: String },
+    #[error("`{list}` lists no values")]
+    Empty { list: String },
+    /// One value that its type refused, in the type's words (with the
+    /// value in front when they do not quote it).
+    #[error("{}", if error.contains(value.as_str()) { error.clone() } else { format!("`{value}`: {error}") })]
+    Value { value: String, error: String },
+}
+
 impl<T: FromStr> FromStr for ValueList<T>
 where
     T::Err: Display,
 {
-    type Err = Failure;
+    type Err = ValuesError;
 
-    fn from_str(s: &str) -> Result<Self, Failure> {
+    fn from_str(s: &str) -> Result<Self, ValuesError> {
         let values = expand(s)?
             .iter()
             .map(|v| {
-                v.parse::<T>().map_err(|e| {
-                    let e = e.to_string();
-                    Failure::Usage(if e.contains(v.as_str()) {
-                        e
-                    } else {
-                        format!("`{v}`: {e}")
-                    })
+                v.parse::<T>().map_err(|e| ValuesError::Value {
+                    value: v.clone(),
+                    error: e.to_string(),
                 })
             })
-            .collect::<Result<Vec<T>, Failure>>()?;
+            .collect::<Result<Vec<T>, ValuesError>>()?;
         Ok(ValueList(values))
     }
 }
 
 /// "10,100", "1..4,8" → the values' texts, in order (a range's are its
 /// integers, inclusive).
-pub fn expand(list: &str) -> Result<Vec<String>, Failure> {
+pub fn expand(list: &str) -> Result<Vec<String>, ValuesError> {
     let mut out = Vec::new();
     for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         if let Some((a, b)) = item.split_once("..") {
             let (a, b): (u64, u64) = match (a.trim().parse(), b.trim().parse()) {
                 (Ok(a), Ok(b)) if a <= b && b - a < MAX_RANGE => (a, b),
                 _ => {
-                    return Err(Failure::Usage(format!(
-                        "`{item}` is not a range: write e.g. 1..12"
-                    )))
+                    return Err(ValuesError::Range {
+                        item: item.to_string(),
+                    })
                 }
             };
             out.extend((a..=b).map(|v| v.to_string()));
@@ -69,12 +79,21 @@ pub fn expand(list: &str) -> Result<Vec<String>, Failure> {
         }
     }
     if out.is_empty() {
-        return Err(Failure::Usage(format!("`{list}` lists no values")));
+        return Err(ValuesError::Empty {
+            list: list.to_string(),
+        });
     }
     Ok(out)
 }
 
-/// `--nodelay`'s values in a sweep.
+/// A value that is neither on nor off.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("`{value}` is neither on nor off: the sweep goes over on,off")]
+pub struct NotOnOff {
+    pub value: String,
+}
+
+/// The no-delay option's values in a sweep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnOff {
     On,
@@ -88,14 +107,14 @@ impl OnOff {
 }
 
 impl FromStr for OnOff {
-    type Err = Failure;
-    fn from_str(s: &str) -> Result<OnOff, Failure> {
+    type Err = NotOnOff;
+    fn from_str(s: &str) -> Result<OnOff, NotOnOff> {
         match s.trim() {
             "on" => Ok(OnOff::On),
             "off" => Ok(OnOff::Off),
-            _ => Err(Failure::Usage(format!(
-                "`{s}` is neither on nor off: --nodelay sweeps over on,off"
-            ))),
+            _ => Err(NotOnOff {
+                value: s.to_string(),
+            }),
         }
     }
 }
@@ -127,22 +146,15 @@ impl<K> Knobs<K> {
 }
 
 /// The flag a sweep varies: the only one given more than one value.
-pub fn the_swept<K>(flags: Vec<Knobs<K>>) -> Result<Knobs<K>, Failure> {
-    let names: Vec<&str> = flags.iter().map(|k| k.flag).collect();
+pub fn the_swept<K>(flags: Vec<Knobs<K>>) -> Result<Knobs<K>, Refusal> {
+    let parameters: Vec<&'static str> = flags.iter().map(|k| k.flag).collect();
     let mut swept: Vec<Knobs<K>> = flags.into_iter().filter(|k| k.values.len() > 1).collect();
     match swept.len() {
         1 => Ok(swept.remove(0)),
-        0 => Err(Failure::Usage(format!(
-            "give one of --{} a list (10,100,1000) or a range (1..12) to sweep",
-            names.join(", --")
-        ))),
-        _ => {
-            let many: Vec<&str> = swept.iter().map(|k| k.flag).collect();
-            Err(Failure::Usage(format!(
-                "sweep one parameter at a time: --{} each have several values; give a list to only one flag",
-                many.join(" and --")
-            )))
-        }
+        0 => Err(Refusal::NothingSwept { parameters }),
+        _ => Err(Refusal::SeveralSwept {
+            parameters: swept.iter().map(|k| k.flag).collect(),
+        }),
     }
 }
 
@@ -213,14 +225,21 @@ mod tests {
             ("burst", None),
         ]);
         assert_eq!(
-            none.err().unwrap().to_string(),
-            "give one of --streams, --clients, --burst a list (10,100,1000) or a range (1..12) to sweep"
+            none.err(),
+            Some(Refusal::NothingSwept {
+                parameters: vec!["streams", "clients", "burst"]
+            })
         );
         let two = pick([
             ("streams", Some(&a)),
             ("clients", None),
             ("burst", Some(&c)),
         ]);
-        assert!(matches!(two, Err(Failure::Usage(m)) if m.contains("--streams and --burst")));
+        assert_eq!(
+            two.err(),
+            Some(Refusal::SeveralSwept {
+                parameters: vec!["streams", "burst"]
+            })
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! checked into the plan (the bounds named in each error, by the flag).
 
 use crate::client::{ClientPlan, Direction, TcpOpts};
-use misura_cli::exit::Failure;
+use crate::error::{Refusal, Timed};
 use misura_cli::units::{ByteSize, DurationArg};
 
 /// `--msg-size` when not given (a sweep's default list too).
@@ -102,7 +102,7 @@ pub struct TcpPlan {
 }
 
 impl TcpPlan {
-    pub fn new(client: ClientPlan, k: &TcpKnobs, s: &TcpShape) -> Result<TcpPlan, Failure> {
+    pub fn new(client: ClientPlan, k: &TcpKnobs, s: &TcpShape) -> Result<TcpPlan, Refusal> {
         let p = TcpPlan {
             client,
             direction: Direction::of(s.reverse, s.bidir),
@@ -120,23 +120,23 @@ impl TcpPlan {
         Ok(p)
     }
 
-    /// Every bound, named by its flag.
-    pub fn check(&self) -> Result<(), Failure> {
+    /// Every bound, in the order the binary's flags list them.
+    pub fn check(&self) -> Result<(), Refusal> {
         self.client.check()?;
         if self.msg_size.bytes == 0 || self.msg_size.bytes > MAX_MSG_SIZE {
-            return Err(Failure::Params(format!(
-                "--msg-size {} must be between 1 byte and 64 MiB",
-                self.msg_size
-            )));
+            return Err(Refusal::TcpMsgSize {
+                size: self.msg_size.clone(),
+            });
         }
-        self.duration.at_least("--duration", 1)?;
+        Refusal::at_least_1ns(&self.duration, Timed::Duration)?;
         if let Some(iv) = &self.interval {
-            iv.at_least("--interval", 1)?;
+            Refusal::at_least_1ns(iv, Timed::Interval)?;
         }
         if self.streams == 0 || self.streams > MAX_STREAMS {
-            return Err(Failure::Params(format!(
-                "--streams must be between 1 and {MAX_STREAMS}"
-            )));
+            return Err(Refusal::Streams {
+                given: self.streams,
+                max: MAX_STREAMS,
+            });
         }
         Ok(())
     }
@@ -163,7 +163,7 @@ impl TcpPlan {
 mod tests {
     use super::*;
 
-    fn plan(streams: u32, msg_size: &str, duration: &str) -> Result<TcpPlan, Failure> {
+    fn plan(streams: u32, msg_size: &str, duration: &str) -> Result<TcpPlan, Refusal> {
         let client = crate::client::on_host("h");
         let knobs = TcpKnobs {
             streams,
@@ -188,12 +188,20 @@ mod tests {
         let p = plan(4, "64K", "1s").unwrap();
         assert_eq!((p.direction, p.threads), (Direction::Bidir, Threads::One));
         assert_eq!(p.busy_poll, std::time::Duration::from_micros(5));
-        let e = |r: Result<TcpPlan, Failure>| r.err().unwrap().to_string();
+        let e = |r: Result<TcpPlan, Refusal>| r.err().unwrap();
         assert_eq!(
             e(plan(0, "1", "1s")),
-            "--streams must be between 1 and 1024"
+            Refusal::Streams {
+                given: 0,
+                max: 1024
+            }
         );
-        assert!(e(plan(1, "65M", "1s")).starts_with("--msg-size 65M "));
-        assert!(e(plan(1, "1", "0s")).starts_with("--duration 0s"));
+        assert!(
+            matches!(e(plan(1, "65M", "1s")), Refusal::TcpMsgSize { size } if size.bytes == 65 << 20)
+        );
+        assert!(matches!(
+            e(plan(1, "1", "0s")),
+            Refusal::Duration { of: Timed::Duration, value, .. } if value.ns == 0
+        ));
     }
 }

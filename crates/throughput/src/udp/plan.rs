@@ -4,7 +4,7 @@
 
 use super::datagram::HEADER;
 use crate::client::{ClientPlan, Direction};
-use misura_cli::exit::Failure;
+use crate::error::{Refusal, Timed};
 use misura_cli::units::{ByteSize, DurationArg, LinkRate};
 
 /// `--msg-size` when not given (a sweep's default list too).
@@ -69,7 +69,7 @@ pub struct UdpPlan {
 }
 
 impl UdpPlan {
-    pub fn new(client: ClientPlan, k: &UdpKnobs, s: &UdpShape) -> Result<UdpPlan, Failure> {
+    pub fn new(client: ClientPlan, k: &UdpKnobs, s: &UdpShape) -> Result<UdpPlan, Refusal> {
         let p = UdpPlan {
             client,
             rate: k.rate.clone(),
@@ -83,16 +83,18 @@ impl UdpPlan {
         Ok(p)
     }
 
-    /// Every bound, named by its flag (the rate's is checked as it is parsed).
-    pub fn check(&self) -> Result<(), Failure> {
+    /// Every bound (the rate's is checked as it is parsed).
+    pub fn check(&self) -> Result<(), Refusal> {
         self.client.check()?;
         let size = self.msg_size.bytes;
         if !(HEADER as u64..=MAX_DATAGRAM).contains(&size) {
-            return Err(Failure::Params(format!(
-                "--msg-size {size} must be between {HEADER} and {MAX_DATAGRAM} bytes (the UDP payload limit)"
-            )));
+            return Err(Refusal::UdpMsgSize {
+                size,
+                min: HEADER as u64,
+                max: MAX_DATAGRAM,
+            });
         }
-        self.duration.at_least("--duration", 1)?;
+        Refusal::at_least_1ns(&self.duration, Timed::Duration)?;
         Ok(())
     }
 
@@ -117,7 +119,7 @@ impl UdpPlan {
 mod tests {
     use super::*;
 
-    fn plan(msg_size: u64, pacing: PacingMode) -> Result<UdpPlan, Failure> {
+    fn plan(msg_size: u64, pacing: PacingMode) -> Result<UdpPlan, Refusal> {
         let client = crate::client::on_host("h");
         let knobs = UdpKnobs {
             rate: "10M".parse().unwrap(),
@@ -141,8 +143,12 @@ mod tests {
             (Direction::Reverse, "spin")
         );
         assert_eq!(
-            plan(23, PacingMode::Sleep).err().unwrap().to_string(),
-            "--msg-size 23 must be between 24 and 65507 bytes (the UDP payload limit)"
+            plan(23, PacingMode::Sleep).err().unwrap(),
+            Refusal::UdpMsgSize {
+                size: 23,
+                min: 24,
+                max: 65507
+            }
         );
     }
 }

@@ -3,8 +3,10 @@
 //! them.
 
 use crate::shared::exit::Failure;
+use crate::shared::throughput_words::sentence;
 use clap::{Args, Parser};
 use misura_throughput::client::{ClientPlan, DEFAULT_CLIENTS};
+use misura_throughput::error::Refusal;
 
 /// HOST, `--clients`, then the test's knobs and shape.
 #[derive(Parser)]
@@ -25,7 +27,7 @@ impl<K: Args, S: Args> Parsed<K, S> {
     }
 
     /// The client part, checked as the binary checks it.
-    pub fn client(&self) -> Result<ClientPlan, Failure> {
+    pub fn client(&self) -> Result<ClientPlan, Refusal> {
         client(&self.host, self.clients)
     }
 
@@ -33,19 +35,21 @@ impl<K: Args, S: Args> Parsed<K, S> {
     /// library's knobs and shape (the command line must parse).
     pub fn plan<P, LK, LS>(
         args: &[&str],
-        new: fn(ClientPlan, &LK, &LS) -> Result<P, Failure>,
+        new: fn(ClientPlan, &LK, &LS) -> Result<P, Refusal>,
     ) -> Result<P, Failure>
     where
         for<'a> &'a K: Into<LK>,
         for<'a> &'a S: Into<LS>,
     {
         let w = Self::of(args).unwrap();
-        new(w.client()?, &(&w.knobs).into(), &(&w.shape).into())
+        w.client()
+            .and_then(|c| new(c, &(&w.knobs).into(), &(&w.shape).into()))
+            .map_err(|r| sentence(&r))
     }
 }
 
 /// The client part on `host`, checked as the binary checks it.
-pub fn client(host: &str, clients: u32) -> Result<ClientPlan, Failure> {
+pub fn client(host: &str, clients: u32) -> Result<ClientPlan, Refusal> {
     let p = ClientPlan {
         host: host.into(),
         key_file: None,

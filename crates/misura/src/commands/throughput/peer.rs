@@ -84,7 +84,7 @@ pub fn sentence(e: ThroughputError, only: Option<&str>) -> anyhow::Error {
             format!("{flag} is for iperf3 servers, and --peer auto found misura serve at {host}"),
         )
         .into(),
-        (e, _) => e.into(),
+        (e, _) => crate::shared::throughput_words::error(e),
     }
 }
 

@@ -8,6 +8,7 @@ use crate::shared::client_flags::{self as client, ClientArgs, ClientsArg};
 use crate::shared::client_flags::{RrKnobsArgs, RrShapeArgs};
 use crate::shared::exit::Failure;
 use crate::shared::output::Finished;
+use crate::shared::throughput_words::{self, sentence};
 use anyhow::Result;
 use misura_report::throughput::{write_rr_csv, write_rr_text};
 pub use misura_throughput::rr::*;
@@ -52,16 +53,14 @@ pub struct RrArgs {
 
 /// The flags checked into a plan.
 pub fn plan(a: &RrArgs) -> Result<RrPlan, Failure> {
-    RrPlan::new(
-        client::plan(&a.c, a.clients.clients)?,
-        &(&a.knobs).into(),
-        &(&a.shape).into(),
-    )
+    client::plan(&a.c, a.clients.clients)
+        .and_then(|c| RrPlan::new(c, &(&a.knobs).into(), &(&a.shape).into()))
+        .map_err(|r| sentence(&r))
 }
 
 /// `misura rr`: the report, exit code 1 when a client did not complete.
 pub fn run(args: &RrArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let r = measure(&plan(args)?, stop)?;
+    let r = measure(&plan(args)?, stop).map_err(throughput_words::error)?;
     let (text, csv) = (write_rr_text, write_rr_csv);
     Ok(client::finished(
         r.complete,

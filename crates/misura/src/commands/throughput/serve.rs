@@ -151,7 +151,7 @@ fn resolve(args: &ServeArgs) -> Result<Limits, Failure> {
         LimitError::TooFew { limit, .. } => {
             Failure::Usage(format!("--{} must be at least 1", flag(limit)))
         }
-        LimitError::BusyPoll(f) => f,
+        LimitError::BusyPoll(r) => crate::shared::throughput_words::sentence(&r),
     })
 }
 

@@ -7,6 +7,7 @@
 use crate::shared::client_flags::{self as client, ClientArgs, ClientsArg};
 use crate::shared::exit::Failure;
 use crate::shared::output::Finished;
+use crate::shared::throughput_words::{self, sentence};
 use crate::shared::units::DurationArg;
 use anyhow::Result;
 use misura_report::throughput::{write_setup_csv, write_setup_text};
@@ -63,7 +64,7 @@ pub fn plan(a: &SetupArgs) -> Result<SetupPlan, Failure> {
         Failure::Params("give at least one --idle gap and --count ≥ 1".into())
     })?;
     Ok(SetupPlan {
-        client: client::plan(&a.c, a.clients.clients)?,
+        client: client::plan(&a.c, a.clients.clients).map_err(|r| sentence(&r))?,
         gaps,
         count: a.count,
     })
@@ -71,7 +72,7 @@ pub fn plan(a: &SetupArgs) -> Result<SetupPlan, Failure> {
 
 /// `misura setup`: the report, exit code 1 when a sample failed.
 pub fn run(args: &SetupArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let r = measure(&plan(args)?, stop)?;
+    let r = measure(&plan(args)?, stop).map_err(throughput_words::error)?;
     let (text, csv) = (write_setup_text, write_setup_csv);
     Ok(client::finished(
         r.complete,

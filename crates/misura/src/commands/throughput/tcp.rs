@@ -11,6 +11,7 @@ use crate::shared::client_flags::{self as client, ClientArgs, ClientsArg};
 use crate::shared::client_flags::{TcpKnobsArgs, TcpShapeArgs};
 use crate::shared::exit::Failure;
 use crate::shared::output::Finished;
+use crate::shared::throughput_words::sentence;
 use anyhow::Result;
 use misura_report::throughput::{write_tcp_csv, write_tcp_text};
 use misura_throughput::peer::Measured;
@@ -70,11 +71,9 @@ pub struct TcpArgs {
 
 /// The flags checked into a plan.
 pub fn plan(a: &TcpArgs) -> Result<TcpPlan, Failure> {
-    TcpPlan::new(
-        client::plan(&a.c, a.clients.clients)?,
-        &(&a.knobs).into(),
-        &(&a.shape).into(),
-    )
+    client::plan(&a.c, a.clients.clients)
+        .and_then(|c| TcpPlan::new(c, &(&a.knobs).into(), &(&a.shape).into()))
+        .map_err(|r| sentence(&r))
 }
 
 /// `misura tcp`: the report, exit code 1 when a client did not complete.

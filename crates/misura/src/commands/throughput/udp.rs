@@ -9,6 +9,7 @@ use crate::shared::client_flags::{self as client, ClientArgs, ClientsArg};
 use crate::shared::client_flags::{UdpKnobsArgs, UdpShapeArgs};
 use crate::shared::exit::Failure;
 use crate::shared::output::Finished;
+use crate::shared::throughput_words::sentence;
 use anyhow::Result;
 use misura_report::throughput::{write_udp_csv, write_udp_text};
 use misura_throughput::peer::Measured;
@@ -71,11 +72,9 @@ pub struct UdpArgs {
 
 /// The flags checked into a plan.
 pub fn plan(a: &UdpArgs) -> Result<UdpPlan, Failure> {
-    UdpPlan::new(
-        client::plan(&a.c, a.clients.clients)?,
-        &(&a.knobs).into(),
-        &(&a.shape).into(),
-    )
+    client::plan(&a.c, a.clients.clients)
+        .and_then(|c| UdpPlan::new(c, &(&a.knobs).into(), &(&a.shape).into()))
+        .map_err(|r| sentence(&r))
 }
 
 /// `misura udp`: the report, exit code 1 when a client did not complete

@@ -7,9 +7,20 @@ use crate::shared::client_flags::{RrShapeArgs, TcpShapeArgs, UdpShapeArgs};
 use misura_cli::units::{ByteSize, LinkRate};
 use misura_throughput::client;
 use misura_throughput::rr as trr;
+use misura_throughput::sweep::values::ValuesError;
 use misura_throughput::sweep::{rr, tcp, udp, OnOff, Sweepable, ValueList};
 use misura_throughput::tcp as ttcp;
 use misura_throughput::udp as tudp;
+
+/// `--nodelay`'s list, a value neither on nor off refused naming the flag.
+fn nodelay_values(s: &str) -> Result<ValueList<OnOff>, String> {
+    s.parse().map_err(|e| match e {
+        ValuesError::Value { value, .. } => {
+            format!("`{value}` is neither on nor off: --nodelay sweeps over on,off")
+        }
+        e => e.to_string(),
+    })
+}
 
 /// A test's sweep flags and the library's plain sweep they give.
 pub trait SweepFlags: clap::Args {
@@ -33,7 +44,7 @@ pub struct TcpSweepArgs {
     #[arg(long, value_name = "BYTES|LIST")]
     pub rcvbuf: Option<ValueList<ByteSize>>,
     /// TCP_NODELAY in every run, or `on,off` to sweep it.
-    #[arg(long, num_args = 0..=1, default_missing_value = "on", value_name = "on,off")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "on", value_name = "on,off", value_parser = nodelay_values)]
     pub nodelay: Option<ValueList<OnOff>>,
     /// Clients at once, or a list or range of counts to sweep.
     #[arg(long, default_value = client::DEFAULT_CLIENTS, value_name = "N|LIST")]

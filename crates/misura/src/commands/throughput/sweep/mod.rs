@@ -13,10 +13,12 @@ mod given;
 use crate::shared::client_flags::{self as client, ClientArgs};
 use crate::shared::exit::Failure;
 use crate::shared::output::{CsvArgs, Finished, OutputArgs, Report};
+use crate::shared::throughput_words;
 use anyhow::Result;
 use flags::{RrSweepArgs, SweepFlags, TcpSweepArgs, UdpSweepArgs};
 use given::Given;
 use misura_cli::netns::NetnsArgs;
+use misura_throughput::error::Refusal;
 use misura_throughput::sweep::{self as method, Series, SweepRun, Sweepable};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -118,6 +120,7 @@ impl<K: SweepFlags> Sweep<K> {
         self.k
             .plain()
             .plans(|clients| client::plan(&self.c, clients))
+            .map_err(|r| throughput_words::sentence(&r))
     }
 }
 
@@ -159,11 +162,13 @@ fn sweep<K: SweepFlags>(
         netns: c.ns.netns.clone(),
     };
     let quiet = c.out.quiet || c.out.json;
-    Ok(method::run::<K::Plain>(series, run, stop, |value| {
+    let progress = |value: &str| {
         if !quiet {
             eprintln!("misura sweep: {} {parameter} = {value}", K::Plain::TEST);
         }
-    })?)
+    };
+    let word = |r: &Refusal| throughput_words::sentence(r).to_string();
+    method::run::<K::Plain>(series, run, stop, progress, word).map_err(throughput_words::error)
 }
 
 /// The sweep's own output flags and namespace (main opens the outputs and

@@ -11,7 +11,10 @@ use misura_throughput::sweep::{Series, Sweepable};
 /// The plans of `misura sweep TEST h ARGS…` (ARGS: the test's flags).
 fn series<K: SweepFlags>(args: &[&str]) -> Result<Series<<K::Plain as Sweepable>::Plan>, Failure> {
     let w = OnHost::<K>::of(&[&["h"], args].concat());
-    w.flags.plain().plans(|clients| client(&w.host, clients))
+    w.flags
+        .plain()
+        .plans(|clients| client(&w.host, clients))
+        .map_err(|r| crate::shared::throughput_words::sentence(&r))
 }
 
 fn values<P>(s: &Series<P>) -> Vec<&str> {
