@@ -38,6 +38,34 @@ pub enum PlanError {
     /// A check of another crate, already in its words.
     #[error(transparent)]
     Checked(#[from] Failure),
+    /// More busy threads (`cpu_load`) than the host runs usefully.
+    #[error(transparent)]
+    CpuLoad(#[from] misura_run::cpuload::TooManyThreads),
+}
+
+/// The probes' session refuses their plan: `period` is the probe period
+/// load asked for, `error` the session's refusal (the binary names the
+/// flags: a period too short and a timeout of none).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{error}")]
+pub struct ProbePlanError {
+    pub period: DurationArg,
+    pub error: misura_rtt::plan::SessionPlanError,
+}
+
+/// Why the probes' reflector did not pass the check before measuring.
+#[derive(Debug, thiserror::Error)]
+pub enum ReflectorWhy {
+    /// Their plan refused (as their session would).
+    #[error(transparent)]
+    Plan(ProbePlanError),
+    /// What was met, on one line (ICMP, a key file).
+    #[error("{0}")]
+    Said(String),
+    /// The probes' short session failed: its error whole, printed on one
+    /// line.
+    #[error("{}", misura_cli::exit::one_line(&**.0))]
+    Probe(ProbeError),
 }
 
 /// Why a phase's probes failed: the probe's own error (the caller's probe
@@ -53,10 +81,19 @@ pub enum LoadError {
     /// A check of another crate refused, already in its words and class.
     #[error(transparent)]
     Refused(#[from] Failure),
-    /// A peer did not answer the check before the first phase; `why` names
-    /// it and what to start there.
-    #[error("checked before measuring: {why}")]
-    PeerMissing { why: String },
+    /// The load's server did not answer the check before the first phase
+    /// (`why`, on one line); `rr`: the transactions need it too.
+    #[error("checked before measuring: {why}. Start `misura serve` on {host} (the load's server{}), or give its port as HOST:PORT", if *rr { " and the request/response transactions'" } else { "" })]
+    ServerMissing { host: String, rr: bool, why: String },
+    /// The probes' reflector did not pass the check before the first phase.
+    #[error("checked before measuring: the probes' reflector {reflector}: {why}. Start `misura reflect` there (port 862), or name another reflector")]
+    ReflectorMissing {
+        reflector: String,
+        why: ReflectorWhy,
+    },
+    /// The probes' session refused their plan (exit 5; a timeout of none, 2).
+    #[error(transparent)]
+    ProbePlan(#[from] ProbePlanError),
     /// A phase's probes failed.
     #[error(transparent)]
     Probe(ProbeError),

@@ -51,9 +51,14 @@ fn main() {
         // `misura history | head`: the reader went away, nothing is wrong.
         Err(e) if is_broken_pipe(&e) => shared::exit::OK,
         Err(e) => {
-            eprintln!("misura: error: {e}");
-            for cause in e.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+            // Each error of the chain in its sentence (the flags named).
+            let said = |c| shared::words::sentence(c).unwrap_or_else(|| c.to_string());
+            let mut chain = e.chain();
+            if let Some(top) = chain.next() {
+                eprintln!("misura: error: {}", said(top));
+            }
+            for cause in chain {
+                eprintln!("  caused by: {}", said(cause));
             }
             shared::exit::code_for(&e)
         }

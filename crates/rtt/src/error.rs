@@ -37,6 +37,9 @@ pub enum RttError {
     /// The NIC's stamps were required and cannot be had.
     #[error(transparent)]
     Hardware(#[from] HardwareRequired),
+    /// More busy threads asked for than the host runs usefully (exit 5).
+    #[error(transparent)]
+    CpuLoad(#[from] misura_run::cpuload::TooManyThreads),
     /// Setting up a socket failed; `what` says which step, on which
     /// address or interface.
     #[error("{what}")]
@@ -58,7 +61,24 @@ pub enum RttError {
     ShortFrame { needs: usize },
     /// The reflector never answered the warm-up's probes.
     #[error("no reply from {target}: {why}")]
-    NoReply { target: String, why: String },
+    NoReply { target: String, why: NoReplyWhy },
+}
+
+/// Why the warm-up had no reply: what came back instead, or how long it
+/// waited.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NoReplyWhy {
+    /// The host answered ICMP port unreachable.
+    #[error("the host answered ICMP port unreachable: nothing listens on that UDP port (start `misura reflect` or another STAMP reflector there)")]
+    PortUnreachable,
+    /// Nothing came back within `wait_ms` to `probes` probes sent to
+    /// `target`; the binary names the key file's flag.
+    #[error("no reply within {wait_ms:.0} ms to {probes} probes: is a reflector running at {target}, reachable, and using the same mode (authenticated or not)?")]
+    Silent {
+        wait_ms: f64,
+        probes: usize,
+        target: String,
+    },
 }
 
 /// A reflector's plan that cannot run, with what was asked (`reflect`'s).
