@@ -52,13 +52,12 @@ fn main() {
         Err(e) if is_broken_pipe(&e) => shared::exit::OK,
         Err(e) => {
             // Each error of the chain in its sentence (the flags named).
-            let said = |c| shared::words::sentence(c).unwrap_or_else(|| c.to_string());
-            let mut chain = e.chain();
+            let mut chain = shared::words::chain(&e).into_iter();
             if let Some(top) = chain.next() {
-                eprintln!("misura: error: {}", said(top));
+                eprintln!("misura: error: {top}");
             }
             for cause in chain {
-                eprintln!("  caused by: {}", said(cause));
+                eprintln!("  caused by: {cause}");
             }
             shared::exit::code_for(&e)
         }

@@ -224,7 +224,7 @@ impl Error for Chain {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use misura_load::{LoadError, ProbePlanError};
+    use misura_load::LoadError;
 
     fn nic() -> SysError {
         SysError::NoSuchInterface {
@@ -259,7 +259,7 @@ mod tests {
             code(
                 RttError::NoReply {
                     target: "t".into(),
-                    why: "w".into()
+                    why: misura_rtt::NoReplyWhy::PortUnreachable
                 }
                 .into()
             ),

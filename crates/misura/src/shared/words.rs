@@ -88,6 +88,14 @@ pub fn sentence(cause: &(dyn Error + 'static)) -> Option<String> {
     None
 }
 
+/// Each error of `e`'s chain in its sentence, the top one first (what
+/// main prints).
+pub fn chain(e: &anyhow::Error) -> Vec<String> {
+    e.chain()
+        .map(|c| sentence(c).unwrap_or_else(|| c.to_string()))
+        .collect()
+}
+
 /// An error and its causes on one line, `: ` between them, each in its
 /// sentence (what `misura_cli::exit::one_line` gives, worded).
 pub fn one_line(e: &(dyn Error + 'static)) -> String {
@@ -265,3 +273,6 @@ fn load(e: &LoadError) -> Option<String> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests;
