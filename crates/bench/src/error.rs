@@ -33,3 +33,24 @@ pub enum BenchError {
 }
 
 pub(crate) type Result<T, E = BenchError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_services_refusal_names_the_service_and_no_flag() {
+        let e = BenchError::Service {
+            service: "voice".into(),
+            error: misura_measure::load::LoadError::OutOfRange {
+                what: "rate",
+                value: 0.0,
+                min: 1.0,
+                max: 2.0,
+            },
+        };
+        let text = e.to_string();
+        assert!(text.starts_with("service voice: "), "{text}");
+        assert!(!text.contains("--"), "{text}");
+    }
+}

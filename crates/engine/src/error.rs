@@ -35,6 +35,10 @@ pub enum EngineError {
     /// small for its envelope).
     #[error("{why}")]
     Flow { why: String },
+    /// A frame (`frame` bytes, FCS included) too small for misura's
+    /// header inside a PTP Sync message (`min` bytes and more).
+    #[error("a {frame}-byte frame cannot carry misura's header inside a PTP Sync message: PTP-wrapped frames are {min} bytes or more (FCS included); use larger frames or misura's own frame format")]
+    PtpFrameTooSmall { frame: usize, min: usize },
     /// A flow's rate the schedule refuses.
     #[error("flow {flow}: {why}")]
     Rate {
@@ -110,6 +114,7 @@ mod tests {
                 forced: Some(crate::EngineChoice::Xdp),
                 last: Box::new(EngineError::NoPathTried),
             },
+            EngineError::PtpFrameTooSmall { frame: 70, min: 88 },
         ];
         for e in errors {
             assert!(!e.to_string().contains("--"), "{e}");

@@ -101,3 +101,37 @@ pub enum LoadError {
     #[error("{what} panicked")]
     Panicked { what: &'static str },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use misura_rtt::plan::SessionPlanError;
+
+    #[test]
+    fn the_probes_and_peers_refusals_name_no_flag() {
+        let plan = |error| ProbePlanError {
+            period: "1ns".parse().unwrap(),
+            error,
+        };
+        let errors = [
+            LoadError::ProbePlan(plan(SessionPlanError::TimeoutNotPositive)),
+            LoadError::ServerMissing {
+                host: "h".into(),
+                rr: true,
+                why: "refused".into(),
+            },
+            LoadError::ReflectorMissing {
+                reflector: "h".into(),
+                why: ReflectorWhy::Plan(plan(SessionPlanError::NoProbes)),
+            },
+            LoadError::Plan(PlanError::CpuLoad(misura_run::cpuload::TooManyThreads {
+                threads: 9,
+                max: 8,
+            })),
+        ];
+        for e in errors {
+            assert!(!e.to_string().contains("--"), "{e}");
+            assert!(std::error::Error::source(&e).is_none(), "{e}");
+        }
+    }
+}

@@ -123,3 +123,23 @@ impl RttError {
 }
 
 pub(crate) type Result<T, E = RttError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_silent_reflector_names_no_flag() {
+        let e = RttError::NoReply {
+            target: "t".into(),
+            why: NoReplyWhy::Silent {
+                wait_ms: 1000.0,
+                probes: 8,
+                target: "t".into(),
+            },
+        };
+        assert_eq!(e.to_string(), "no reply from t: no reply within 1000 ms to 8 probes: is a reflector running at t, reachable, and using the same mode (authenticated or not)?");
+        let e = RttError::CpuLoad(misura_run::cpuload::TooManyThreads { threads: 9, max: 8 });
+        assert!(!e.to_string().contains("--"), "{e}");
+    }
+}

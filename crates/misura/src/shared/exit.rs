@@ -98,6 +98,7 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
             EngineError::NoPath { last, .. } => class_of(last.as_ref()),
             EngineError::NoPathTried
             | EngineError::Flow { .. }
+            | EngineError::PtpFrameTooSmall { .. }
             | EngineError::Rate { .. }
             | EngineError::Frame(_)
             | EngineError::NoHardwareRx { .. }

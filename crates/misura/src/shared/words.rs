@@ -209,6 +209,9 @@ fn engine(e: &EngineError) -> Option<String> {
             )
             .to_lowercase(),
         ),
+        EngineError::PtpFrameTooSmall { frame, min } => Some(format!(
+            "a {frame}-byte frame cannot carry misura's header inside a PTP Sync message: PTP-wrapped frames are {min} bytes or more (FCS included); use larger frames or --frame-format misura"
+        )),
         EngineError::Latency(b) => sentence(b.as_ref()),
         _ => None,
     }

@@ -92,6 +92,8 @@ fn the_engines_core_count_and_forced_path() {
     );
     assert_eq!(lines[1], nic().to_string());
     assert_eq!(code, INTERFACE);
+    let e = BenchError::Engine(EngineError::PtpFrameTooSmall { frame: 70, min: 88 });
+    said(e, &["a 70-byte frame cannot carry misura's header inside a PTP Sync message: PTP-wrapped frames are 88 bytes or more (FCS included); use larger frames or --frame-format misura"], ERROR);
     let e = EngineError::NoPath {
         forced: None,
         last: Box::new(EngineError::NoPathTried),
