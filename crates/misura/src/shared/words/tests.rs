@@ -367,16 +367,12 @@ fn rtts_silent_reflector_and_the_store() {
 
 #[test]
 fn a_services_refusal_keeps_its_words_and_class() {
+    let why = "CIR+EIR is more than the link carries".to_string();
+    let error = misura_measure::load::LoadError::Inconsistent { what: "cir", why };
     let e = BenchError::Service {
-        service: "voice".into(),
-        error: misura_measure::load::LoadError::OutOfRange {
-            what: "rate",
-            value: 0.0,
-            min: 1.0,
-            max: 2.0,
-        },
+        service: "data".into(),
+        error,
     };
-    let line = e.to_string();
-    assert!(line.starts_with("service voice: "), "{line}");
-    said(e, &[line.as_str()], PARAMS);
+    let line = "service data: cir: CIR+EIR is more than the link carries";
+    said(e, &[line], PARAMS);
 }
