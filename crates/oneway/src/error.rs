@@ -15,7 +15,8 @@ use std::path::PathBuf;
 /// Why `misura oneway` (or `calibrate`, or RFC 2544's latency trial) failed.
 #[derive(Debug, thiserror::Error)]
 pub enum OnewayError {
-    /// A parameter refused, in its words and exit class.
+    /// A check of misura-cli's refused (the per-frame log's file), in its
+    /// words and exit class.
     #[error(transparent)]
     Refused(#[from] Failure),
     /// The per-frame loop refused (exit 5, or 2 for a flag it cannot take).
