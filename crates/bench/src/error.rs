@@ -1,16 +1,16 @@
-//! Why a benchmark stops before its figures, typed: a plan the trials'
-//! decisions refuse, the trials' own engine or latency measurement
+//! Why a benchmark stops before its figures, typed: a service's figures
+//! or a plan the trials' decisions refuse (exit 5), the trials' own engine or latency measurement
 //! failing (their errors carried whole: their chain, their exit class).
-
-use misura_cli::exit::Failure;
 
 /// Why a benchmark (`rfc2544::measure`, `y1564::measure`) failed.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
-    /// A parameter refused, already in its words and exit class (a
-    /// service's configuration test).
-    #[error(transparent)]
-    Refused(#[from] Failure),
+    /// A service's configuration test refuses its figures (exit 5).
+    #[error("service {service}: {error}")]
+    Service {
+        service: String,
+        error: misura_measure::load::LoadError,
+    },
     /// The trials' decisions (search, frame loss, back-to-back) refuse
     /// the plan's figures.
     #[error("{0}")]
@@ -33,3 +33,24 @@ pub enum BenchError {
 }
 
 pub(crate) type Result<T, E = BenchError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_services_refusal_names_the_service_and_no_flag() {
+        let e = BenchError::Service {
+            service: "voice".into(),
+            error: misura_measure::load::LoadError::OutOfRange {
+                what: "rate",
+                value: 0.0,
+                min: 1.0,
+                max: 2.0,
+            },
+        };
+        let text = e.to_string();
+        assert!(text.starts_with("service voice: "), "{text}");
+        assert!(!text.contains("--"), "{text}");
+    }
+}

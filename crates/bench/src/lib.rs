@@ -6,8 +6,8 @@
 //! for the binary to wrap into its result; it never prints. Progress goes
 //! through [`Progress`], which the binary draws as its status line.
 //!
-//! Errors are [`BenchError`]s: a bad plan's exit class is the
-//! `misura_cli::exit::Failure` inside; the engine's trials' errors
+//! Errors are [`BenchError`]s: a bad plan's is typed with its figures
+//! (the binary classes and words it); the engine's trials' errors
 //! (`EngineError`) and the one-way measurement's behind RFC 2544's latency
 //! trial (`OnewayError`) are carried whole, one variant each.
 

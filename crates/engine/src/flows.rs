@@ -59,12 +59,9 @@ impl FlowTemplate {
         let mut frames = Vec::with_capacity(flow.payloads.len());
         for (i, &p) in flow.payloads.iter().enumerate() {
             if ptp && p < PTP_MIN_PAYLOAD {
-                return Err(EngineError::Flow {
-                    why: format!(
-                        "a {}-byte frame cannot carry misura's header inside a PTP Sync message: PTP-wrapped frames are {} bytes or more (FCS included); use larger frames or --frame-format misura",
-                        p + eth.header_len() + 4,
-                        PTP_MIN_PAYLOAD + eth.header_len() + 4
-                    ),
+                return Err(EngineError::PtpFrameTooSmall {
+                    frame: p + eth.header_len() + 4,
+                    min: PTP_MIN_PAYLOAD + eth.header_len() + 4,
                 });
             }
             let repr = ProbeRepr {

@@ -31,7 +31,7 @@ pub mod streams;
 pub mod trial;
 pub mod tx;
 
-pub use error::{EngineError, HookError};
+pub use error::{CoresError, EngineError, HookError};
 pub use flows::Flow;
 pub use format::FrameFormat;
 pub use open::{EngineChoice, EngineRequest};

@@ -12,7 +12,7 @@
 use super::rx_clock::RxClock;
 use super::streams::MAX_CORES;
 use super::tx::{MmsgPath, TxPath, MMSG_BATCH};
-use crate::error::EngineError;
+use crate::error::{CoresError, EngineError};
 use misura_cli::exit::one_line;
 use misura_sys::ring::{Fanout, FanoutMode, MmsgTx, RxRing, RxRingConfig, TxRing, TxRingConfig};
 use misura_sys::xdp::{XdpConfig, XdpSocket};
@@ -114,20 +114,19 @@ fn engine_nice() -> (i32, String) {
 pub fn open(req: &EngineRequest) -> Result<Engine, EngineError> {
     // A core count the host cannot give is a parameter it cannot run
     // (exit 5), not a failure of the run (issue 29 item 12).
-    use misura_cli::exit::Failure;
     if req.cores == 0 || req.cores > MAX_CORES {
-        return Err(Failure::Params(format!(
-            "--cores {}: use 1 to {MAX_CORES} (each core drives one transmit path and one receive ring)",
-            req.cores
-        ))
+        return Err(CoresError::OutOfRange {
+            cores: req.cores,
+            max: MAX_CORES,
+        }
         .into());
     }
     let online = misura_sys::sched::online_cpus();
     if req.cores > online {
-        return Err(Failure::Params(format!(
-            "--cores {}: this host has {online} CPUs online; use at most {online}",
-            req.cores
-        ))
+        return Err(CoresError::OverOnline {
+            cores: req.cores,
+            online,
+        }
         .into());
     }
     let mut notes = Vec::new();

@@ -41,6 +41,34 @@ pub enum PlanError {
     /// The transactions' plan refused (the binary names the flags).
     #[error(transparent)]
     Refusal(#[from] misura_throughput::error::Refusal),
+    /// More busy threads (`cpu_load`) than the host runs usefully.
+    #[error(transparent)]
+    CpuLoad(#[from] misura_run::cpuload::TooManyThreads),
+}
+
+/// The probes' session refuses their plan: `period` is the probe period
+/// load asked for, `error` the session's refusal (the binary names the
+/// flags: a period too short and a timeout of none).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{error}")]
+pub struct ProbePlanError {
+    pub period: DurationArg,
+    pub error: misura_rtt::plan::SessionPlanError,
+}
+
+/// Why the probes' reflector did not pass the check before measuring.
+#[derive(Debug, thiserror::Error)]
+pub enum ReflectorWhy {
+    /// Their plan refused (as their session would).
+    #[error(transparent)]
+    Plan(ProbePlanError),
+    /// What was met, on one line (ICMP, a key file).
+    #[error("{0}")]
+    Said(String),
+    /// The probes' short session failed: its error whole, printed on one
+    /// line.
+    #[error("{}", misura_cli::exit::one_line(&**.0))]
+    Probe(ProbeError),
 }
 
 /// Why a phase's probes failed: the probe's own error (the caller's probe
@@ -56,14 +84,57 @@ pub enum LoadError {
     /// A check of another crate refused, already in its words and class.
     #[error(transparent)]
     Refused(#[from] Failure),
-    /// A peer did not answer the check before the first phase; `why` names
-    /// it and what to start there.
-    #[error("checked before measuring: {why}")]
-    PeerMissing { why: String },
+    /// The load's server did not answer the check before the first phase
+    /// (`why`, on one line); `rr`: the transactions need it too.
+    #[error("checked before measuring: {why}. Start `misura serve` on {host} (the load's server{}), or give its port as HOST:PORT", if *rr { " and the request/response transactions'" } else { "" })]
+    ServerMissing { host: String, rr: bool, why: String },
+    /// The probes' reflector did not pass the check before the first phase.
+    #[error("checked before measuring: the probes' reflector {reflector}: {why}. Start `misura reflect` there (port 862), or name another reflector")]
+    ReflectorMissing {
+        reflector: String,
+        why: ReflectorWhy,
+    },
+    /// The probes' session refused their plan (exit 5; a timeout of none, 2).
+    #[error(transparent)]
+    ProbePlan(#[from] ProbePlanError),
     /// A phase's probes failed.
     #[error(transparent)]
     Probe(ProbeError),
     /// A thread of the run panicked (`what`: which).
     #[error("{what} panicked")]
     Panicked { what: &'static str },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use misura_rtt::plan::SessionPlanError;
+
+    #[test]
+    fn the_probes_and_peers_refusals_name_no_flag() {
+        let plan = |error| ProbePlanError {
+            period: "1ns".parse().unwrap(),
+            error,
+        };
+        let errors = [
+            LoadError::ProbePlan(plan(SessionPlanError::TimeoutNotPositive)),
+            LoadError::ServerMissing {
+                host: "h".into(),
+                rr: true,
+                why: "refused".into(),
+            },
+            LoadError::ReflectorMissing {
+                reflector: "h".into(),
+                why: ReflectorWhy::Plan(plan(SessionPlanError::NoProbes)),
+            },
+            LoadError::Plan(PlanError::CpuLoad(misura_run::cpuload::TooManyThreads {
+                threads: 9,
+                max: 8,
+            })),
+        ];
+        for e in errors {
+            assert!(!e.to_string().contains("--"), "{e}");
+            assert!(std::error::Error::source(&e).is_none(), "{e}");
+        }
+    }
 }

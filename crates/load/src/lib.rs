@@ -21,7 +21,7 @@ mod progress;
 mod replies;
 mod rr;
 
-pub use error::{LoadError, PlanError, ProbeError};
+pub use error::{LoadError, PlanError, ProbeError, ProbePlanError, ReflectorWhy};
 pub use plan::{FlowFlags, LoadPlan, ParsedFlow, RrFlags};
 
 use misura_report::under_load::UnderLoadReport;

@@ -1,14 +1,13 @@
 //! The three phases of `misura load` and the result built from them.
 
-use crate::error::LoadError;
+use crate::error::{LoadError, ProbePlanError};
 use crate::flows::{self, FlowOutcome};
 use crate::plan::LoadPlan;
-use misura_cli::exit::Failure;
 use misura_cli::meta::{meta, now_rfc3339};
 use misura_report::rtt::RttReport;
 use misura_report::under_load::*;
 use misura_report::{LoopTuning, StopReason};
-use misura_rtt::plan::{Pace, PeriodError, PlanInput, RttPlan, SessionPlanError, Span};
+use misura_rtt::plan::{Pace, PlanInput, RttPlan, Span};
 use misura_rtt::{self as rtt, Peer, RttRequest};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -26,13 +25,13 @@ const PROBES_INTERVAL: Span = Span::from_millis(500);
 /// The probes of one phase: `misura rtt`'s defaults, with the phase's
 /// set in code and `timeout` for each probe; the key file read (not for an
 /// irtt server, whose client takes none) and the plan checked, a refusal
-/// in load's flags' words.
+/// typed (the binary words it with load's flags).
 pub(crate) fn rtt_request(
     a: &LoadPlan,
     ns: i64,
     offset_ns: Option<f64>,
     timeout: Span,
-) -> Result<RttRequest, Failure> {
+) -> Result<RttRequest, LoadError> {
     let reflector = a.reflector.clone().unwrap_or_else(|| host_only(&a.host));
     // irtt://HOST[:PORT]: an irtt server answers the probes.
     let irtt = reflector.strip_prefix("irtt://").map(str::to_string);
@@ -48,7 +47,10 @@ pub(crate) fn rtt_request(
         ..PlanInput::default()
     };
     if irtt.is_none() {
-        RttPlan::new(plan.clone()).map_err(|e| plan_failure(a, e))?;
+        RttPlan::new(plan.clone()).map_err(|error| ProbePlanError {
+            period: a.period.clone(),
+            error,
+        })?;
     }
     Ok(RttRequest {
         peer: irtt.as_ref().map(|_| Peer::Irtt),
@@ -59,18 +61,6 @@ pub(crate) fn rtt_request(
         clock_offset_ns: offset_ns,
         ..RttRequest::default()
     })
-}
-
-/// The probes' plan refused, in the words of load's flags that set it.
-fn plan_failure(a: &LoadPlan, e: SessionPlanError) -> Failure {
-    match e {
-        SessionPlanError::Period {
-            error: error @ PeriodError::TooShort { .. },
-            ..
-        } => a.period.period_failure("--period", error),
-        SessionPlanError::TimeoutNotPositive => Failure::Usage("--timeout must be positive".into()),
-        e => Failure::Params(e.to_string()),
-    }
 }
 
 /// HOST of HOST[:PORT] (the reflector listens on the server's host).

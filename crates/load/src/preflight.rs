@@ -5,7 +5,7 @@
 //! replies). Without this, a missing server showed only after all three
 //! phases, as `up 0.00 Mbit/s` and an RPM of the idle path.
 
-use crate::error::LoadError;
+use crate::error::{LoadError, ReflectorWhy};
 use crate::plan::LoadPlan;
 use misura_cli::exit::one_line;
 use misura_cli::exit::BoxedError;
@@ -62,44 +62,30 @@ pub fn check_peers(
     // An iperf3 load needs misura serve only for --rr.
     let serve = a.server.is_none() || a.rr;
     if serve {
-        Control::connect(addr).map_err(|e| LoadError::PeerMissing {
-            why: format!(
-                "{}. Start `misura serve` on {host} (the load's \
-             server{}), or give its port as HOST:PORT",
-                one_line(&e),
-                if a.rr {
-                    " and the --rr transactions'"
-                } else {
-                    ""
-                }
-            ),
+        Control::connect(addr).map_err(|e| LoadError::ServerMissing {
+            host: host.clone(),
+            rr: a.rr,
+            why: one_line(&e),
         })?;
     }
     let reflector = a.reflector.clone().unwrap_or_else(|| host.clone());
-    let hint = "Start `misura reflect` there (port 862), or name another with --reflector \
-                HOST[:PORT]";
+    let missing = |why| LoadError::ReflectorMissing {
+        reflector: reflector.clone(),
+        why,
+    };
     // An irtt reflector (irtt://HOST) is checked by the short session below.
     if let Some(Err(e)) = (!reflector.starts_with("irtt://")).then(|| udp_refused(&reflector)) {
-        return Err(LoadError::PeerMissing {
-            why: format!("the probes' reflector {reflector}: {e}. {hint}"),
-        });
+        return Err(missing(ReflectorWhy::Said(e.to_string())));
     }
     let timeout = a.timeout.span().min(CHECK_TIMEOUT);
     // A refused key file or plan is the probes' own refusal, as their
     // session would give it.
     let args = crate::phases::rtt_request(a, REFLECTOR_CHECK_NS, None, timeout).map_err(|e| {
-        LoadError::PeerMissing {
-            why: format!(
-                "the probes' reflector {reflector}: {}. {hint}",
-                one_line(&e)
-            ),
-        }
+        missing(match e {
+            LoadError::ProbePlan(p) => ReflectorWhy::Plan(p),
+            e => ReflectorWhy::Said(one_line(&e)),
+        })
     })?;
-    probe(&args, stop).map_err(|e| LoadError::PeerMissing {
-        why: format!(
-            "the probes' reflector {reflector}: {}. {hint}",
-            one_line(&*e)
-        ),
-    })?;
+    probe(&args, stop).map_err(|e| missing(ReflectorWhy::Probe(e)))?;
     Ok(())
 }

@@ -51,8 +51,12 @@ fn main() {
         // `misura history | head`: the reader went away, nothing is wrong.
         Err(e) if is_broken_pipe(&e) => shared::exit::OK,
         Err(e) => {
-            eprintln!("misura: error: {e}");
-            for cause in e.chain().skip(1) {
+            // Each error of the chain in its sentence (the flags named).
+            let mut chain = shared::words::chain(&e).into_iter();
+            if let Some(top) = chain.next() {
+                eprintln!("misura: error: {top}");
+            }
+            for cause in chain {
                 eprintln!("  caused by: {cause}");
             }
             shared::exit::code_for(&e)

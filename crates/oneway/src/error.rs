@@ -1,5 +1,7 @@
 //! Why a one-way run gives no result, typed: a parameter refused (already
-//! in its words and exit class), the host's errors (bare, or with the step
+//! in its words and exit class), the per-frame loop refused, the
+//! calibration profile that cannot be made or used (with the path and what
+//! went wrong; the binary names the flags), the host's errors (bare, or with the step
 //! that met them), the NIC stamps that `--timestamps hardware` requires,
 //! the frame engine's error in engine mode, a frame that cannot be built.
 
@@ -8,13 +10,21 @@ use misura_engine::EngineError;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
 use misura_wire::WireError;
+use std::path::PathBuf;
 
 /// Why `misura oneway` (or `calibrate`, or RFC 2544's latency trial) failed.
 #[derive(Debug, thiserror::Error)]
 pub enum OnewayError {
-    /// A parameter refused, in its words and exit class.
+    /// A check of misura-cli's refused (the per-frame log's file), in its
+    /// words and exit class.
     #[error(transparent)]
     Refused(#[from] Failure),
+    /// The per-frame loop refused (exit 5, or 2 for a flag it cannot take).
+    #[error(transparent)]
+    Loop(#[from] LoopError),
+    /// The calibration profile cannot be written (exit 6) or used (exit 7).
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
     #[error(transparent)]
     Sys(#[from] SysError),
     #[error(transparent)]
@@ -90,6 +100,99 @@ pub enum RequestError {
     },
 }
 
+/// Why the per-frame loop cannot run the request; it names no flag (the
+/// binary words it).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LoopError {
+    /// A rate above what the loop sustains (`max_fps`); `forced`: the loop
+    /// was asked for, else the command always uses it (calibration, demo).
+    #[error("{rate_fps:.0} frames/s is more than the per-frame loop sustains ({}; it measured 0.48 M frames/s send + receive on the lab's veth, scripts/bench-oneway.sh): use the frame engine (for rates up to line rate) or a rate below {max_fps:.0}", loop_why(*forced))]
+    TooFast {
+        rate_fps: f64,
+        max_fps: f64,
+        forced: bool,
+    },
+    /// A latency sample every N frames asked of the per-frame loop.
+    #[error("a latency sample every N frames needs the frame engine, not the per-frame loop")]
+    LatencyEvery,
+}
+
+/// Why the loop was used: asked for, or the command's only path.
+fn loop_why(forced: bool) -> &'static str {
+    if forced {
+        "the loop was asked for"
+    } else {
+        "calibration and the demo always use the loop"
+    }
+}
+
+/// Why a calibration profile cannot be written (exit 6) or used (exit 7),
+/// with its path and the error met; it names no flag (the binary words it).
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("cannot create {} for the calibration profile: {error}", dir.display())]
+    CreateDir { dir: PathBuf, error: std::io::Error },
+    #[error("cannot write the calibration profile {}: {error}", path.display())]
+    NotWritable {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("cannot write {}: {error}", path.display())]
+    Save {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("cannot read calibration profile {}: {error}; run `misura calibrate` first", path.display())]
+    Unreadable {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("{} is not JSON: {error}", path.display())]
+    NotJson {
+        path: PathBuf,
+        error: serde_json::Error,
+    },
+    #[error("{} is not a misura calibration profile", path.display())]
+    NotProfile { path: PathBuf },
+    #[error("{} has format version {version}, newer than this misura understands ({max}): upgrade misura", path.display())]
+    Newer {
+        path: PathBuf,
+        version: u64,
+        max: u32,
+    },
+    #[error("{} is damaged: {error}", path.display())]
+    Damaged {
+        path: PathBuf,
+        error: serde_json::Error,
+    },
+    #[error("{}: {error}; this is no tester's calibration: run `misura calibrate` again", path.display())]
+    OutOfBounds {
+        path: PathBuf,
+        error: misura_measure::calibration::OutOfBounds,
+    },
+    /// Made on another set-up; `calibrate` is the command line that
+    /// calibrates this one.
+    #[error("calibration profile {} was made on another set-up: {}. Calibrate this set-up ({calibrate}), or accept the mismatch to use it anyway", path.display(), mismatches.join("; "))]
+    Mismatch {
+        path: PathBuf,
+        mismatches: Vec<String>,
+        calibrate: String,
+    },
+}
+
+impl ProfileError {
+    /// Whether the profile cannot be written (an output problem, exit 6),
+    /// not used (a profile problem, exit 7).
+    pub fn is_output(&self) -> bool {
+        matches!(
+            self,
+            ProfileError::CreateDir { .. }
+                | ProfileError::NotWritable { .. }
+                | ProfileError::Save { .. }
+        )
+    }
+}
+
 pub(crate) type Result<T, E = OnewayError> = std::result::Result<T, E>;
 
 impl OnewayError {
@@ -101,5 +204,87 @@ impl OnewayError {
     /// `what` could not be built.
     pub(crate) fn frame(what: &'static str) -> impl FnOnce(WireError) -> OnewayError {
         move |source| OnewayError::Frame { what, source }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_loop_and_profile_refusals_name_no_flag() {
+        let io = || std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let json = || serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        let path = PathBuf::from("/x/p.json");
+        let errors: Vec<OnewayError> = vec![
+            LoopError::TooFast {
+                rate_fps: 2e6,
+                max_fps: 1e6,
+                forced: true,
+            }
+            .into(),
+            LoopError::TooFast {
+                rate_fps: 2e6,
+                max_fps: 1e6,
+                forced: false,
+            }
+            .into(),
+            LoopError::LatencyEvery.into(),
+            ProfileError::CreateDir {
+                dir: "/x".into(),
+                error: io(),
+            }
+            .into(),
+            ProfileError::NotWritable {
+                path: path.clone(),
+                error: io(),
+            }
+            .into(),
+            ProfileError::Save {
+                path: path.clone(),
+                error: io(),
+            }
+            .into(),
+            ProfileError::Unreadable {
+                path: path.clone(),
+                error: io(),
+            }
+            .into(),
+            ProfileError::NotJson {
+                path: path.clone(),
+                error: json(),
+            }
+            .into(),
+            ProfileError::NotProfile { path: path.clone() }.into(),
+            ProfileError::Newer {
+                path: path.clone(),
+                version: 9,
+                max: 2,
+            }
+            .into(),
+            ProfileError::Damaged {
+                path: path.clone(),
+                error: json(),
+            }
+            .into(),
+            ProfileError::Mismatch {
+                path: path.clone(),
+                mismatches: vec!["another host".into()],
+                calibrate: "misura calibrate".into(),
+            }
+            .into(),
+        ];
+        for e in errors {
+            let text = e.to_string();
+            assert!(!text.contains("--"), "{text}");
+            // Its cause is in its sentence, not a second line.
+            assert!(std::error::Error::source(&e).is_none(), "{text}");
+        }
+        let e = LoopError::TooFast {
+            rate_fps: 2e6,
+            max_fps: 1e6,
+            forced: true,
+        };
+        assert!(e.to_string().starts_with("2000000 frames/s is more"), "{e}");
     }
 }

@@ -9,9 +9,8 @@
 use super::engine::{Ports, Stop, Turn};
 use super::mode::{LoadOptions, OnewayEngine};
 use super::plan::Resolved;
-use crate::error::{OnewayError, Result};
+use crate::error::{LoopError, OnewayError, Result};
 use crossbeam_queue::ArrayQueue;
-use misura_cli::exit::Failure;
 use misura_engine::open::Engine;
 use misura_engine::EngineChoice;
 use misura_engine::{self as frames, EngineRequest, Flow, LatencyHook, TrialSpec};
@@ -43,28 +42,24 @@ pub struct Decided {
 
 /// Loop or engine, now that the rate is known. A forced loop above what it
 /// sustains is refused with the figure, never run to send nothing.
-pub fn decide(opts: Option<&LoadOptions>, r: &Resolved) -> Result<Option<Decided>, Failure> {
+pub fn decide(opts: Option<&LoadOptions>, r: &Resolved) -> Result<Option<Decided>, LoopError> {
     let rate = r.config.rate_fps;
-    let loop_refused = |why: &str| {
-        Failure::Params(format!(
-            "{rate:.0} frames/s is more than the per-frame loop sustains ({why}; it measured 0.48 M frames/s send + receive on the lab's veth, scripts/bench-oneway.sh): use `misura oneway --engine auto` (the frame engine, for rates up to line rate) or a rate below {LOOP_REFUSE_FPS:.0}"
-        ))
+    let loop_refused = |forced: bool| LoopError::TooFast {
+        rate_fps: rate,
+        max_fps: LOOP_REFUSE_FPS,
+        forced,
     };
     let Some(o) = opts else {
         return if rate > LOOP_REFUSE_FPS {
-            Err(loop_refused("calibration and the demo always use the loop"))
+            Err(loop_refused(false))
         } else {
             Ok(None)
         };
     };
     let every = o.latency_every.unwrap_or(DEFAULT_LATENCY_EVERY);
     let choice = match o.mode {
-        OnewayEngine::Loop if o.latency_every.is_some() => {
-            return Err(Failure::Usage(
-                "--latency-every needs the frame engine: drop --engine loop".into(),
-            ))
-        }
-        OnewayEngine::Loop if rate > LOOP_REFUSE_FPS => return Err(loop_refused("--engine loop")),
+        OnewayEngine::Loop if o.latency_every.is_some() => return Err(LoopError::LatencyEvery),
+        OnewayEngine::Loop if rate > LOOP_REFUSE_FPS => return Err(loop_refused(true)),
         OnewayEngine::Loop => return Ok(None),
         OnewayEngine::Auto
             if o.latency_every.is_none() && o.engine.cores == 1 && rate <= LOOP_MAX_FPS =>

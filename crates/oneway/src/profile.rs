@@ -4,8 +4,7 @@
 //! Msl. Where it is kept, how it is made from a run, saved and read, and
 //! whether it fits the set-up it is used on.
 
-use crate::error::Result;
-use misura_cli::exit::Failure;
+use crate::error::{ProfileError, Result};
 use misura_cli::warnings::Warn;
 use misura_measure::calibration;
 use misura_report::Warning;
@@ -70,47 +69,47 @@ pub fn profile_from(report: &OnewayReport) -> Option<CalibrationProfile> {
 /// Create the profile's directory and check it can be written, before measuring.
 pub fn prepare(path: &PathBuf) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            Failure::Output(format!(
-                "cannot create {} for the calibration profile: {e}; choose --profile FILE",
-                dir.display()
-            ))
+        std::fs::create_dir_all(dir).map_err(|error| ProfileError::CreateDir {
+            dir: dir.to_path_buf(),
+            error,
         })?;
     }
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
-        .map_err(|e| {
-            Failure::Output(format!(
-                "cannot write the calibration profile {}: {e}; choose --profile FILE",
-                path.display()
-            ))
+        .map_err(|error| ProfileError::NotWritable {
+            path: path.clone(),
+            error,
         })?;
     Ok(())
 }
 
 pub fn save_profile(p: &CalibrationProfile, path: &PathBuf) -> Result<()> {
-    misura_cli::outfile::replace(path, |w| misura_report::write_json(p, w))
-        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())))?;
+    misura_cli::outfile::replace(path, |w| misura_report::write_json(p, w)).map_err(|error| {
+        ProfileError::Save {
+            path: path.clone(),
+            error,
+        }
+    })?;
     Ok(())
 }
 
 pub fn read_profile(path: &Path) -> Result<CalibrationProfile> {
     let text = misura_cli::files::read_string_bounded(path, misura_cli::files::PROFILE_MAX)
-        .map_err(|e| {
-            Failure::Profile(format!(
-                "cannot read calibration profile {}: {e}; run `misura calibrate` first",
-                path.display()
-            ))
+        .map_err(|error| ProfileError::Unreadable {
+            path: path.to_path_buf(),
+            error,
         })?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| Failure::Profile(format!("{} is not JSON: {e}", path.display())))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|error| ProfileError::NotJson {
+            path: path.to_path_buf(),
+            error,
+        })?;
     if v.get("format").and_then(|f| f.as_str()) != Some("misura.calibration") {
-        return Err(Failure::Profile(format!(
-            "{} is not a misura calibration profile",
-            path.display()
-        ))
+        return Err(ProfileError::NotProfile {
+            path: path.to_path_buf(),
+        }
         .into());
     }
     let ver = v
@@ -118,19 +117,21 @@ pub fn read_profile(path: &Path) -> Result<CalibrationProfile> {
         .and_then(|f| f.as_u64())
         .unwrap_or(0);
     if ver > FORMAT_VERSION as u64 {
-        return Err(Failure::Profile(format!(
-            "{} has format version {ver}, newer than this misura understands ({FORMAT_VERSION}): upgrade misura",
-            path.display()
-        ))
+        return Err(ProfileError::Newer {
+            path: path.to_path_buf(),
+            version: ver,
+            max: FORMAT_VERSION,
+        }
         .into());
     }
-    let p: CalibrationProfile = serde_json::from_value(v)
-        .map_err(|e| Failure::Profile(format!("{} is damaged: {e}", path.display())))?;
-    check_bounds(&p).map_err(|e| {
-        Failure::Profile(format!(
-            "{}: {e}; this is no tester's calibration: run `misura calibrate` again",
-            path.display()
-        ))
+    let p: CalibrationProfile =
+        serde_json::from_value(v).map_err(|error| ProfileError::Damaged {
+            path: path.to_path_buf(),
+            error,
+        })?;
+    check_bounds(&p).map_err(|error| ProfileError::OutOfBounds {
+        path: path.to_path_buf(),
+        error,
     })?;
     Ok(p)
 }
@@ -200,12 +201,11 @@ pub fn check(
         .profile
         .mismatches(&host_now, ports, cfg.ethertype, &cfg.link);
     if !mism.is_empty() && !c.accept_mismatch {
-        return Err(Failure::Profile(format!(
-            "calibration profile {} was made on another set-up: {}. Calibrate this set-up ({}), or pass --accept-profile-mismatch to use it anyway",
-            c.path.display(),
-            mism.join("; "),
-            crate::recalibrate::calibrate_command(cfg, &c.path)
-        ))
+        return Err(ProfileError::Mismatch {
+            path: c.path.clone(),
+            mismatches: mism,
+            calibrate: crate::recalibrate::calibrate_command(cfg, &c.path),
+        }
         .into());
     }
     for x in &mism {

@@ -37,6 +37,9 @@ pub enum RttError {
     /// The NIC's stamps were required and cannot be had.
     #[error(transparent)]
     Hardware(#[from] HardwareRequired),
+    /// More busy threads asked for than the host runs usefully (exit 5).
+    #[error(transparent)]
+    CpuLoad(#[from] misura_run::cpuload::TooManyThreads),
     /// Setting up a socket failed; `what` says which step, on which
     /// address or interface.
     #[error("{what}")]
@@ -58,7 +61,24 @@ pub enum RttError {
     ShortFrame { needs: usize },
     /// The reflector never answered the warm-up's probes.
     #[error("no reply from {target}: {why}")]
-    NoReply { target: String, why: String },
+    NoReply { target: String, why: NoReplyWhy },
+}
+
+/// Why the warm-up had no reply: what came back instead, or how long it
+/// waited.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NoReplyWhy {
+    /// The host answered ICMP port unreachable.
+    #[error("the host answered ICMP port unreachable: nothing listens on that UDP port (start `misura reflect` or another STAMP reflector there)")]
+    PortUnreachable,
+    /// Nothing came back within `wait_ms` to `probes` probes sent to
+    /// `target`; the binary names the key file's flag.
+    #[error("no reply within {wait_ms:.0} ms to {probes} probes: is a reflector running at {target}, reachable, and using the same mode (authenticated or not)?")]
+    Silent {
+        wait_ms: f64,
+        probes: usize,
+        target: String,
+    },
 }
 
 /// A reflector's plan that cannot run, with what was asked (`reflect`'s).
@@ -103,3 +123,23 @@ impl RttError {
 }
 
 pub(crate) type Result<T, E = RttError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_silent_reflector_names_no_flag() {
+        let e = RttError::NoReply {
+            target: "t".into(),
+            why: NoReplyWhy::Silent {
+                wait_ms: 1000.0,
+                probes: 8,
+                target: "t".into(),
+            },
+        };
+        assert_eq!(e.to_string(), "no reply from t: no reply within 1000 ms to 8 probes: is a reflector running at t, reachable, and using the same mode (authenticated or not)?");
+        let e = RttError::CpuLoad(misura_run::cpuload::TooManyThreads { threads: 9, max: 8 });
+        assert!(!e.to_string().contains("--"), "{e}");
+    }
+}

@@ -17,7 +17,7 @@ mod assemble;
 mod collect;
 mod error;
 pub use collect::IntervalPoint;
-pub use error::{BuildError, RttError};
+pub use error::{BuildError, NoReplyWhy, RttError};
 pub mod plan;
 pub mod reflect;
 pub mod request;
@@ -172,9 +172,18 @@ pub fn measure(a: &RttRequest, stop: &Arc<AtomicUsize>) -> Result<Measured, RttE
     link.warm_up(&mut sender, stop)?;
     if sender.warm_up().replies == 0 && stop.load(Ordering::Relaxed) == 0 {
         let why = if link.icmp > 0 {
-            "the host answered ICMP port unreachable: nothing listens on that UDP port (start `misura reflect` or another STAMP reflector there)".to_string()
+            NoReplyWhy::PortUnreachable
         } else {
-            format!("no reply within {:.0} ms to {WARMUP_PROBES} probes: is a reflector running at {target_name}, reachable, and using the same mode (authenticated: --key-file)?", plan.timeout.as_ns().max(misura_measure::stamp_sender::WARMUP_WAIT_NS) as f64 / 1e6)
+            NoReplyWhy::Silent {
+                wait_ms: plan
+                    .timeout
+                    .as_ns()
+                    .max(misura_measure::stamp_sender::WARMUP_WAIT_NS)
+                    as f64
+                    / 1e6,
+                probes: WARMUP_PROBES as usize,
+                target: target_name.clone(),
+            }
         };
         return Err(RttError::NoReply {
             target: target_name,

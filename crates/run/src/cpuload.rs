@@ -7,7 +7,6 @@
 //! Fig. 6) can be measured and drawn from stored runs.
 
 use misura_cli::cpuload::CpuLoadArgs;
-use misura_cli::exit::Failure;
 use misura_report::{CpuBusy, HostLoad};
 use misura_sys::host::CpuTimes;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -120,15 +119,24 @@ pub fn max_busy_threads() -> u32 {
     (cpus * 4).min(4096) as u32
 }
 
+/// More busy threads asked for than the host runs usefully (a parameter
+/// to change, exit 5); it names no flag (the binary words it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{threads} busy threads are more than this host can run usefully: at most {max} busy threads (4 per online CPU)")]
+pub struct TooManyThreads {
+    pub threads: u32,
+    pub max: u32,
+}
+
 impl CpuLoad {
     /// Check N against its bound (before anything is measured).
-    pub fn check(&self) -> Result<(), Failure> {
+    pub fn check(&self) -> Result<(), TooManyThreads> {
         let max = max_busy_threads();
         if self.threads > max {
-            return Err(Failure::Params(format!(
-                "--cpu-load {} is more than this host can run usefully: at most {max} busy threads (4 per online CPU)",
-                self.threads
-            )));
+            return Err(TooManyThreads {
+                threads: self.threads,
+                max,
+            });
         }
         Ok(())
     }
@@ -223,6 +231,18 @@ mod tests {
 
     fn t(cpu: usize, busy: u64, total: u64) -> CpuTimes {
         CpuTimes { cpu, busy, total }
+    }
+
+    #[test]
+    fn a_refused_thread_count_names_no_flag() {
+        let e = CpuLoad { threads: u32::MAX }.check().unwrap_err();
+        assert_eq!(e.threads, u32::MAX);
+        assert_eq!(e.max, max_busy_threads());
+        assert!(!e.to_string().contains("--"), "{e}");
+        let hw = crate::stamping::HardwareRequired {
+            why: "no PHC".into(),
+        };
+        assert_eq!(hw.to_string(), "hardware stamps required: no PHC");
     }
 
     #[test]

@@ -132,9 +132,10 @@ impl FrameFormat {
 
 /// The NIC's stamps were required (`Timestamps::Hardware`) and cannot be
 /// had: `why` says what the interface lacks. Its exit class is a parameter
-/// to change (the binary's `shared::exit::code_for`).
+/// to change (the binary's `shared::exit::code_for`), and the binary words
+/// it with the flags (`shared::words`).
 #[derive(Debug, thiserror::Error)]
-#[error("--timestamps hardware: {why}; use --timestamps kernel to fall back to software stamps")]
+#[error("hardware stamps required: {why}")]
 pub struct HardwareRequired {
     pub why: String,
 }

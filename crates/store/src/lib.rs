@@ -26,9 +26,9 @@ use headline::headline;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("{path}: not a misura results store (another program's SQLite database); choose another file with --store, or --no-store")]
+    #[error("{path}: not a misura results store (another program's SQLite database); choose another file, or keep no store")]
     Foreign { path: PathBuf },
-    #[error("{path}: written by a newer misura (store version {found}, this one reads up to {SCHEMA_VERSION}); upgrade misura or use another --store")]
+    #[error("{path}: written by a newer misura (store version {found}, this one reads up to {SCHEMA_VERSION}); upgrade misura or use another store")]
     Newer { path: PathBuf, found: i32 },
     #[error("{path}: cannot be opened as a results store ({source}); if the file is damaged, move it aside — nothing was written to it")]
     Open {

@@ -97,6 +97,16 @@ fn foreign_newer_and_corrupt_files_are_refused_untouched() {
         Store::open(&p),
         Err(StoreError::Newer { found: 99, .. })
     ));
+    // Neither names a flag: the binary's words do.
+    for e in [
+        StoreError::Foreign { path: p.clone() },
+        StoreError::Newer {
+            path: p.clone(),
+            found: 99,
+        },
+    ] {
+        assert!(!e.to_string().contains("--"), "{e}");
+    }
     // Not SQLite at all.
     let p = tmp("garbage");
     std::fs::write(

@@ -67,8 +67,10 @@ pub fn measure(
         .services
         .iter()
         .map(|s| {
-            rules::config_test_steps(&rule_spec(s))
-                .map_err(|e| misura_cli::exit::Failure::Params(format!("service {}: {e}", s.name)))
+            rules::config_test_steps(&rule_spec(s)).map_err(|error| BenchError::Service {
+                service: s.name.clone(),
+                error,
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     // The run's planned time after each step, for the progress line.

@@ -7,11 +7,12 @@
 
 use misura_bench::BenchError;
 pub use misura_cli::exit::*;
-use misura_engine::EngineError;
+use misura_engine::{CoresError, EngineError};
 use misura_lab::LabError;
-use misura_load::LoadError;
-use misura_oneway::error::OnewayError;
+use misura_load::{LoadError, ProbePlanError};
+use misura_oneway::error::{LoopError, OnewayError, ProfileError};
 use misura_rtt::RttError;
+use misura_run::cpuload::TooManyThreads;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
 use misura_throughput::error::{Iperf3PeerError, ThroughputError};
@@ -36,8 +37,26 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
             _ => ERROR,
         });
     }
-    if cause.downcast_ref::<HardwareRequired>().is_some() {
+    if cause.downcast_ref::<HardwareRequired>().is_some()
+        || cause.downcast_ref::<TooManyThreads>().is_some()
+        || cause.downcast_ref::<CoresError>().is_some()
+    {
         return Some(PARAMS);
+    }
+    if let Some(e) = cause.downcast_ref::<LoopError>() {
+        return Some(match e {
+            LoopError::TooFast { .. } => PARAMS,
+            LoopError::LatencyEvery => USAGE,
+        });
+    }
+    if let Some(e) = cause.downcast_ref::<ProfileError>() {
+        return Some(if e.is_output() { OUTPUT } else { PROFILE });
+    }
+    if let Some(e) = cause.downcast_ref::<ProbePlanError>() {
+        return Some(match e.error {
+            misura_rtt::plan::SessionPlanError::TimeoutNotPositive => USAGE,
+            _ => PARAMS,
+        });
     }
     if let Some(l) = cause.downcast_ref::<LabError>() {
         return Some(match l {
@@ -54,13 +73,20 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
             LoadError::Refused(f) => class_of(f),
             LoadError::Probe(p) => walk(p.as_ref()),
             LoadError::Plan(misura_load::PlanError::Checked(f)) => class_of(f),
-            LoadError::Plan(_) | LoadError::PeerMissing { .. } | LoadError::Panicked { .. } => None,
+            LoadError::Plan(misura_load::PlanError::CpuLoad(t)) => class_of(t),
+            LoadError::Plan(misura_load::PlanError::Refusal(r)) => {
+                Some(super::throughput_words::class(r))
+            }
+            LoadError::ProbePlan(p) => class_of(p),
+            LoadError::Plan(_)
+            | LoadError::ServerMissing { .. }
+            | LoadError::ReflectorMissing { .. }
+            | LoadError::Panicked { .. } => None,
         };
     }
     if let Some(e) = cause.downcast_ref::<BenchError>() {
         return match e {
-            BenchError::Refused(f) => class_of(f),
-            BenchError::Trials(_) => Some(PARAMS),
+            BenchError::Service { .. } | BenchError::Trials(_) => Some(PARAMS),
             BenchError::Engine(e) => walk(e),
             BenchError::Oneway(e) => walk(e),
             BenchError::EngineClosed | BenchError::NoLoadStream | BenchError::NoFlow => None,
@@ -68,13 +94,14 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
     }
     if let Some(e) = cause.downcast_ref::<EngineError>() {
         return match e {
-            EngineError::Refused(f) => class_of(f),
+            EngineError::Cores(c) => class_of(c),
             EngineError::Sys(s) => class_of(s),
             EngineError::Latency(b) => walk(b.as_ref()),
             // No path opened: the class of the last one's error.
             EngineError::NoPath { last, .. } => class_of(last.as_ref()),
             EngineError::NoPathTried
             | EngineError::Flow { .. }
+            | EngineError::PtpFrameTooSmall { .. }
             | EngineError::Rate { .. }
             | EngineError::Frame(_)
             | EngineError::NoHardwareRx { .. }
@@ -87,6 +114,8 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
             OnewayError::Refused(f) => class_of(f),
             OnewayError::Sys(s) => class_of(s),
             OnewayError::Hardware(h) => class_of(h),
+            OnewayError::Loop(l) => class_of(l),
+            OnewayError::Profile(p) => class_of(p),
             OnewayError::Engine(e) => walk(e),
             OnewayError::Request(r) => {
                 Some(crate::shared::oneway_words::request_sentence(r).code())
@@ -127,6 +156,7 @@ fn rtt_class(e: &RttError) -> Option<i32> {
         RttError::Refused(f) => class_of(f),
         RttError::Sys(s) => class_of(s),
         RttError::Hardware(h) => class_of(h),
+        RttError::CpuLoad(t) => class_of(t),
         // The binary words these with the flags (`commands/rtt/args.rs`),
         // in the same classes.
         RttError::Request(_) => Some(USAGE),
@@ -234,7 +264,7 @@ mod tests {
             code(
                 RttError::NoReply {
                     target: "t".into(),
-                    why: "w".into()
+                    why: misura_rtt::NoReplyWhy::PortUnreachable
                 }
                 .into()
             ),
@@ -260,7 +290,7 @@ mod tests {
             last: Box::new(EngineError::Sys(nic())),
         };
         assert_eq!(code(BenchError::Engine(engine).into()), INTERFACE);
-        let cores = EngineError::Refused(Failure::Params("--cores 99".into()));
+        let cores = EngineError::from(CoresError::OutOfRange { cores: 99, max: 64 });
         assert_eq!(code(anyhow::Error::from(cores).context("oneway")), PARAMS);
         let hook = EngineError::Latency(Box::new(nic()));
         assert_eq!(code(hook.into()), INTERFACE);

@@ -11,6 +11,7 @@ pub mod oneway_words;
 pub mod output;
 pub mod store;
 pub mod throughput_words;
+pub mod words;
 
 // What every measuring run shares lives in the `misura-cli` library (the
 // command line's) and the `misura-run` library (the runtime's); the

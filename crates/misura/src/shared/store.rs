@@ -45,7 +45,8 @@ pub fn keep_value(subcommand: &str, target: &str, v: &Value, quiet: bool) {
         ),
         Ok(_) => {}
         Err(e) => log::warn!(
-            "misura: warning: the result was not kept: {e} (use --no-store to skip the store)"
+            "misura: warning: the result was not kept: {} (use --no-store to skip the store)",
+            crate::shared::words::sentence(&e).unwrap_or_else(|| e.to_string())
         ),
     }
 }
@@ -73,7 +74,9 @@ pub fn store_failure(e: StoreError) -> Failure {
             "the results store at {} looks damaged ({s}): move it aside (mv FILE FILE.bad) or give another --store",
             config().path.display()
         )),
-        other => Failure::Output(other.to_string()),
+        other => Failure::Output(
+            crate::shared::words::sentence(&other).unwrap_or_else(|| other.to_string()),
+        ),
     }
 }
 

@@ -102,6 +102,7 @@ fn flag_sentence(e: PlanError) -> Failure {
         Transactions { error } => Failure::Usage(format!("--rr: {error}")),
         Checked(f) => f,
         Refusal(r) => crate::shared::throughput_words::sentence(&r),
+        CpuLoad(t) => Failure::Params(crate::shared::words::sentence(&t).unwrap_or(t.to_string())),
     }
 }
 
