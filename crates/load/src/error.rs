@@ -5,6 +5,7 @@
 
 use misura_cli::exit::Failure;
 use misura_cli::units::DurationArg;
+use misura_throughput::error::Refusal;
 
 /// A plan that cannot run, with what was wrong.
 #[derive(Debug, thiserror::Error)]
@@ -40,7 +41,7 @@ pub enum PlanError {
     Checked(#[from] Failure),
     /// The transactions' plan refused (the binary names the flags).
     #[error(transparent)]
-    Refusal(#[from] misura_throughput::error::Refusal),
+    Refusal(#[from] Refusal),
     /// More busy threads (`cpu_load`) than the host runs usefully.
     #[error(transparent)]
     CpuLoad(#[from] misura_run::cpuload::TooManyThreads),
@@ -105,6 +106,20 @@ pub enum LoadError {
     Panicked { what: &'static str },
 }
 
+/// A flow's or the transactions' error on one line for the report: a
+/// refusal of throughput's (its plan, or `misura serve`'s limits and key
+/// during the run) in `word`'s sentence, anything else as it says itself.
+pub(crate) fn said(e: &(dyn std::error::Error + 'static), word: fn(&Refusal) -> String) -> String {
+    use misura_throughput::error::ThroughputError;
+    if let Some(r) = e.downcast_ref::<Refusal>() {
+        return word(r);
+    }
+    if let Some(ThroughputError::Refusal(r)) = e.downcast_ref::<ThroughputError>() {
+        return word(r);
+    }
+    misura_cli::exit::one_line(e)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +151,21 @@ mod tests {
             assert!(!e.to_string().contains("--"), "{e}");
             assert!(std::error::Error::source(&e).is_none(), "{e}");
         }
+    }
+
+    #[test]
+    fn a_refusal_of_a_flow_is_said_in_the_callers_words_anything_else_as_it_is() {
+        use misura_throughput::error::ThroughputError;
+        let word: fn(&Refusal) -> String = |r| format!("worded: {r}");
+        let refused: ProbeError = ThroughputError::from(Refusal::ServerDuration {
+            asked_ns: 2_000_000_000,
+            limit_ns: 1_000_000_000,
+        })
+        .into();
+        assert!(said(&*refused, word).starts_with("worded: duration 2.0 s is above"));
+        let bare: ProbeError = Refusal::ConnectNeedsTcp.into();
+        assert!(said(&*bare, word).starts_with("worded: "));
+        let other: ProbeError = "the server closed the connection".into();
+        assert_eq!(said(&*other, word), "the server closed the connection");
     }
 }

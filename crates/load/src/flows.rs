@@ -5,9 +5,9 @@
 
 use crate::error::PlanError;
 use crate::plan::{FlowFlags, LoadPlan};
-use misura_cli::exit::one_line;
 use misura_cli::exit::BoxedError;
 use misura_report::under_load::{FlowThroughput, ThroughputPoint};
+use misura_throughput::error::Refusal;
 use misura_throughput::{tcp, udp};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -98,7 +98,12 @@ impl FlowOutcome {
 
 /// Start a flow in its own thread, unpinned (the probing loop may be
 /// pinned; the load must not share its CPU by inheritance).
-pub fn start(f: Flow, stop: &Arc<AtomicUsize>) -> JoinHandle<FlowOutcome> {
+/// A refusal is said in `word`'s sentence.
+pub fn start(
+    f: Flow,
+    word: fn(&Refusal) -> String,
+    stop: &Arc<AtomicUsize>,
+) -> JoinHandle<FlowOutcome> {
     let stop = stop.clone();
     std::thread::spawn(move || {
         let _ = misura_sys::sched::unpin();
@@ -139,7 +144,7 @@ pub fn start(f: Flow, stop: &Arc<AtomicUsize>) -> JoinHandle<FlowOutcome> {
             }
         };
         if let Err(e) = ran {
-            let e = one_line(&*e);
+            let e = crate::error::said(&*e, word);
             out.error = Some(format!("the {} load ({}): {e}", f.direction, f.kind));
         }
         out

@@ -144,7 +144,10 @@ pub fn measure(
         };
         std::thread::sleep(Duration::from_nanos(LOAD_LEAD_NS as u64));
         load_start_s = t0.elapsed().as_secs_f64();
-        let handles: Vec<_> = planned.into_iter().map(|f| flows::start(f, stop)).collect();
+        let handles: Vec<_> = planned
+            .into_iter()
+            .map(|f| flows::start(f, a.refusal_words, stop))
+            .collect();
         // The transactions are closed loop: on the idle path before the
         // load took hold they would complete by the thousand and outnumber
         // the loaded ones, so they start once the load is established.
@@ -436,6 +439,7 @@ mod tests {
             netns: None,
             flows: vec![],
             transactions: None,
+            refusal_words: |r| r.to_string(),
         }
     }
 

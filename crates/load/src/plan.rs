@@ -4,6 +4,7 @@
 use misura_cli::units::DurationArg;
 use misura_run::cpuload::CpuLoad;
 use misura_throughput::client::ClientPlan;
+use misura_throughput::error::Refusal;
 use misura_throughput::rr::{RrKnobs, RrShape};
 use misura_throughput::{tcp, udp};
 use std::path::PathBuf;
@@ -45,6 +46,10 @@ pub struct LoadPlan {
     /// `--rr`: the transactions' `misura rr` flags as the binary parsed
     /// them (none without `--rr`).
     pub transactions: Option<Result<RrFlags, String>>,
+    /// How a flow's or the transactions' refusal by `misura serve` during
+    /// the run (over its limits, a key it wants) is said in the report:
+    /// the binary's sentence, with the flags that would change it.
+    pub refusal_words: fn(&Refusal) -> String,
 }
 
 /// A direction's test as the binary parsed the flags `misura tcp` or

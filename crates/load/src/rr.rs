@@ -4,7 +4,6 @@
 
 use crate::error::PlanError;
 use crate::plan::{LoadPlan, RrFlags};
-use misura_cli::exit::one_line;
 use misura_cli::exit::BoxedError;
 use misura_report::under_load::{Percentiles, RrPhase};
 use misura_throughput::error::Refusal;
@@ -48,7 +47,7 @@ pub fn start(
         return None;
     }
     let parsed = args(a, ns);
-    let stop = stop.clone();
+    let (stop, word) = (stop.clone(), a.refusal_words);
     Some(std::thread::spawn(move || {
         let _ = misura_sys::sched::unpin();
         let until = Instant::now() + Duration::from_nanos(delay_ns.max(0) as u64);
@@ -71,7 +70,7 @@ pub fn start(
                     error: (!r.complete).then(|| r.stop_reason.to_string()),
                 }
             }
-            Err(e) => failed(one_line(&*e)),
+            Err(e) => failed(crate::error::said(&*e, word)),
         }
     }))
 }

@@ -66,6 +66,7 @@ fn plan(a: &LoadArgs) -> Result<LoadPlan, Failure> {
         netns: a.ns.netns.clone(),
         flows: vec![],
         transactions: None,
+        refusal_words: |r| crate::shared::throughput_words::sentence(r).to_string(),
     };
     p.flows = flows::flows(&p);
     p.transactions = p.rr.then(|| flows::transactions(&p));
