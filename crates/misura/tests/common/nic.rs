@@ -151,7 +151,14 @@ impl NicLab {
     /// Boot, set up the topology, run `script` (bash, as root, `$OUT` the
     /// results directory), power off. Panics if the lab itself failed
     /// (exit 125: the guest did not boot or finish), with its messages.
+    ///
+    /// One guest at a time per test process: two TCG guests of two vCPUs
+    /// each on this 2-CPU host starved each other's vCPU threads (RCU
+    /// stalls on the console, a boot that never finished in 180 s, in two
+    /// CI runs in a row), while one boots in 20-25 s.
     pub fn run(&self, script: &str) -> NicRun {
+        static GUEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = GUEST.lock().unwrap_or_else(|p| p.into_inner());
         let dir = TempDir::new("nic-lab");
         let out = dir.path("run");
         let mut c = Command::new("bash");
