@@ -41,7 +41,7 @@ pub(crate) fn rtt_request(
             Some(_) => None,
             None => misura_cli::keys::read_key(&a.key_file)?,
         },
-        pace: Pace::Period(a.period.ns),
+        pace: Pace::Period(a.period.span()),
         timeout,
         duration: Some(Span::from_ns((ns / 1_000_000).max(1) * 1_000_000)),
         interval: Some(PROBES_INTERVAL),
@@ -464,7 +464,7 @@ mod tests {
             target: Some("198.18.0.2".into()),
             plan: PlanInput {
                 key: misura_cli::keys::read_key(&Some(dir.clone())).unwrap(),
-                pace: Pace::Period(20_000_000),
+                pace: Pace::Period(Span::from_millis(20)),
                 timeout: Span::from_secs(2),
                 duration: Some(Span::from_millis(2500)),
                 interval: Some(Span::from_millis(500)),

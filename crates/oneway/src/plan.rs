@@ -31,8 +31,8 @@ const DEFAULT_COUNT: u64 = 10_000;
 /// How fast frames are offered: one of `--period`, `--rate`, `--load`.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Pace {
-    /// A sending period in ns.
-    Period(i64),
+    /// A sending period.
+    Period(Span),
     /// Frames per second (periods per second for bursts).
     Rate(f64),
     /// Offered load Γ as a share of the link capacity.
@@ -289,7 +289,7 @@ fn interface_link_rate(
 /// The sending period: given, from the rate, or from the offered load Γ.
 fn period(pace: Pace, link: &LinkModel, sizes: &[usize], fpp: u32) -> Result<Period, RequestError> {
     let period_ns = match pace {
-        Pace::Period(ns) => ns,
+        Pace::Period(p) => p.as_ns(),
         Pace::Rate(r) => {
             if !(r > 0.0 && r.is_finite()) {
                 return Err(RequestError::RateNotPositive { rate: r });
@@ -402,7 +402,7 @@ mod tests {
         }
         out.push(RequestError::NoLinkSpeed { rx: "p2".into() });
         out.push(period(Pace::Rate(0.0), &GIGABIT, &[46], 1).unwrap_err());
-        out.push(period(Pace::Period(0), &GIGABIT, &[46], 1).unwrap_err());
+        out.push(period(Pace::Period(Span::ZERO), &GIGABIT, &[46], 1).unwrap_err());
         out.push(period(Pace::Rate(1e-9), &GIGABIT, &[46], 1).unwrap_err());
         out.push(offered_load(&GIGABIT, &[46], 500, 1).unwrap_err());
         out
@@ -438,7 +438,7 @@ mod tests {
             4_000_000
         );
         assert_eq!(
-            period(Pace::Period(1_000), &GIGABIT, &[46], 1)
+            period(Pace::Period(Span::from_ns(1_000)), &GIGABIT, &[46], 1)
                 .unwrap()
                 .as_ns(),
             1_000
@@ -457,10 +457,10 @@ mod tests {
         for pace in [
             Pace::Rate(0.0),
             Pace::Rate(f64::NAN),
-            Pace::Period(0),
+            Pace::Period(Span::ZERO),
             Pace::Rate(1e-300),
             Pace::Load(1e-300),
-            Pace::Period(7_200_000_000_000),
+            Pace::Period(Span::from_secs(7_200)),
         ] {
             assert!(
                 matches!(

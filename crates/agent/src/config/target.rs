@@ -430,7 +430,7 @@ fn as_its_command(t: &Target) -> Result<(), String> {
 fn rtt_plan(t: &Target) -> Result<(), String> {
     use misura_rtt::plan::{Pace, PeriodError, PlanInput, RttPlan, SessionPlanError as E, Span};
     let input = PlanInput {
-        pace: Pace::Period(t.period_ns),
+        pace: Pace::Period(Span::from_ns(t.period_ns)),
         count: Some(t.count),
         timeout: Span::from_ns(t.timeout_ns),
         request: t.sizes.clone(),

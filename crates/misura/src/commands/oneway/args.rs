@@ -206,7 +206,7 @@ impl MeasureArgs {
             netns: self.ns.netns.clone(),
             pattern: self.pattern,
             pace: match (&self.period, self.rate, &self.load) {
-                (Some(p), _, _) => Pace::Period(p.ns),
+                (Some(p), _, _) => Pace::Period(p.span()),
                 (None, Some(r), _) => Pace::Rate(r),
                 (None, None, Some(l)) => Pace::Load(l.share),
                 (None, None, None) => Pace::default(),
@@ -331,7 +331,7 @@ mod tests {
         assert!(!r.tuning.lock_memory);
         assert_eq!(
             parse(&["--period", "500us"]).unwrap().request().pace,
-            Pace::Period(500_000)
+            Pace::Period(misura_measure::time::Span::from_ns(500_000))
         );
         assert_eq!(
             parse(&["--rate", "2000"]).unwrap().request().pace,

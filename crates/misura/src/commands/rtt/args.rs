@@ -131,7 +131,7 @@ impl RttArgs {
                 key,
                 pattern: self.pattern,
                 pace: match (&self.period, self.rate) {
-                    (Some(p), _) => Pace::Period(p.ns),
+                    (Some(p), _) => Pace::Period(p.span()),
                     (None, Some(r)) => Pace::Rate(r),
                     (None, None) => Pace::Default,
                 },
@@ -292,7 +292,10 @@ mod tests {
             "--request",
             "64,512",
         ]);
-        assert_eq!(r.plan.pace, Pace::Period(20_000_000));
+        assert_eq!(
+            r.plan.pace,
+            Pace::Period(misura_rtt::plan::Span::from_millis(20))
+        );
         assert_eq!(r.plan.timeout.as_ns(), 2_000_000_000);
         assert_eq!(r.plan.request, vec![64, 512]);
         assert_eq!(
