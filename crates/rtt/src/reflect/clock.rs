@@ -4,6 +4,7 @@
 //! and whether ptp4l/phc2sys discipline it).
 
 use misura_measure::reflector::{ClockState, Stamp};
+use misura_measure::time;
 use misura_measure::TimestampSource;
 use misura_sys::phc::PhcClock;
 use misura_wire::stamp::sync_source;
@@ -168,10 +169,15 @@ pub fn rx_stamp(software: Option<i64>, hw: Option<i64>, after_recv: i64) -> Stam
 /// clock (both clocks tick at the same rate to a few ppm over these µs),
 /// so the reply's two stamps are on one clock. The precise transmit stamp
 /// follows up either way.
-pub fn reply_timestamp(rx: &Stamp, software: Option<i64>, now: i64) -> i64 {
+pub fn reply_timestamp(
+    rx: &Stamp,
+    software: Option<time::Instant>,
+    now: time::Instant,
+) -> time::Instant {
+    let nic = time::Instant::from_ns(rx.ns);
     match (rx.source, software) {
-        (TimestampSource::NicHardware, Some(sw)) => rx.ns + (now - sw).max(0),
-        (TimestampSource::NicHardware, None) => rx.ns,
+        (TimestampSource::NicHardware, Some(sw)) => nic + (now - sw).max(time::Span::ZERO),
+        (TimestampSource::NicHardware, None) => nic,
         _ => now,
     }
 }
@@ -203,10 +209,17 @@ mod tests {
         let hw = rx_stamp(Some(1_000_000), Some(5_000), 1_000_900);
         assert_eq!(hw.source, TimestampSource::NicHardware);
         // 700 ns after the kernel's RX stamp, on the NIC's clock.
-        assert_eq!(reply_timestamp(&hw, Some(1_000_000), 1_000_700), 5_700);
+        let at = time::Instant::from_ns;
+        assert_eq!(
+            reply_timestamp(&hw, Some(at(1_000_000)), at(1_000_700)),
+            at(5_700)
+        );
         let sw = rx_stamp(Some(1_000_000), None, 1_000_900);
         assert_eq!(sw.source, TimestampSource::KernelSoftware);
-        assert_eq!(reply_timestamp(&sw, Some(1_000_000), 1_000_700), 1_000_700);
+        assert_eq!(
+            reply_timestamp(&sw, Some(at(1_000_000)), at(1_000_700)),
+            at(1_000_700)
+        );
         let user = rx_stamp(None, None, 42);
         assert_eq!((user.ns, user.source), (42, TimestampSource::UserClock));
     }

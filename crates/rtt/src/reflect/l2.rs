@@ -142,17 +142,16 @@ fn serve(
             truncated: m.truncated(buf.len()),
         };
         let frame = &buf[..m.len.min(buf.len())];
-        let now = reply_timestamp(&meta.rx, m.software_ns, realtime_ns());
+        let now = reply_timestamp(
+            &meta.rx,
+            m.software_ns.map(Instant::from_ns),
+            Instant::from_ns(realtime_ns()),
+        );
         let clock = *lp.clocks.for_stamp(&meta.rx);
-        if let Decision::Reply { len, reply_seq } = lp.reflector.handle_l2_frame(
-            frame,
-            ethertype,
-            mac,
-            &meta,
-            Instant::from_ns(now),
-            &clock,
-            out,
-        ) {
+        if let Decision::Reply { len, reply_seq } = lp
+            .reflector
+            .handle_l2_frame(frame, ethertype, mac, &meta, now, &clock, out)
+        {
             match sock.send(&out[..len]) {
                 Ok(true) => {
                     if let Some(peer) = reply_of(&out[..len]).map(|r| r.0) {

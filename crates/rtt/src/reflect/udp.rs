@@ -221,15 +221,15 @@ pub fn run(lp: &mut Loop<'_>, sock: &UdpTsSocket, g: &TimestampingGranted) {
         } else {
             realtime_ns()
         };
-        let now = reply_timestamp(&meta.rx, m.software_ns, now);
-        let clock = *lp.clocks.for_stamp(&meta.rx);
-        let Decision::Reply { len, reply_seq } = lp.reflector.handle(
-            request,
-            &meta,
+        let now = reply_timestamp(
+            &meta.rx,
+            m.software_ns.map(time::Instant::from_ns),
             time::Instant::from_ns(now),
-            &clock,
-            &mut out,
-        ) else {
+        );
+        let clock = *lp.clocks.for_stamp(&meta.rx);
+        let Decision::Reply { len, reply_seq } =
+            lp.reflector.handle(request, &meta, now, &clock, &mut out)
+        else {
             continue;
         };
         // The reply leaves from the address the request came to: only a

@@ -185,7 +185,7 @@ fn raw_replies_carry_the_reflectors_stamp_source_to_the_sender() {
     let mut decoded = Vec::new();
     for (seq, &(source, t)) in sends.iter().enumerate() {
         let mut req = template.clone();
-        stamp_request(&mut req, mode, seq as u32, t - 500, None);
+        stamp_request(&mut req, mode, seq as u32, Instant::from_ns(t - 500), None);
         let f = ptp_request(&req, [2, 0, 0, 0, 0, 1]);
         let m = RequestMeta {
             rx: Stamp { ns: t, source },
