@@ -204,7 +204,7 @@ pub fn measure(
         .iter()
         .flat_map(|p| {
             p.series.iter().map(|i| LatencyPoint {
-                t_s: (i.end_ns - t0_realtime) as f64 / 1e9,
+                t_s: (i.end.as_ns() - t0_realtime) as f64 / 1e9,
                 phase: p.name.into(),
                 sent: i.sent,
                 lost: i.lost,
