@@ -418,7 +418,7 @@ fn as_its_command(t: &Target) -> Result<(), String> {
         return rtt_plan(t);
     }
     if !matches!(t.kind, TargetKind::Throughput { .. }) {
-        misura_measure::schedule::check_period(t.period.as_ns())?;
+        misura_measure::schedule::check_period(t.period)?;
         if t.timeout.as_ns() <= 0 {
             return Err("--timeout must be positive".into());
         }
