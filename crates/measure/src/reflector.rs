@@ -122,11 +122,19 @@ impl Peer {
     }
 }
 
-/// A timestamp and what produced it, on the reflector's `CLOCK_REALTIME`.
+/// A timestamp and what produced it, on the reflector's `CLOCK_REALTIME`
+/// (or, for a NIC stamp, on the NIC's clock).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Stamp {
-    pub ns: i64,
+    pub at: Instant,
     pub source: TimestampSource,
+}
+
+impl Stamp {
+    /// The stamp as a STAMP Timestamp field in `fmt`.
+    fn to_wire(self, fmt: StampTimestampFormat) -> [u8; 8] {
+        stamp::to_wire(self.at.as_ns(), fmt)
+    }
 }
 
 /// What the socket reported about one request.
@@ -480,7 +488,7 @@ impl Reflector {
                 if has_follow_up {
                     self.counters.follow_ups += 1;
                 }
-                (seq, stamp::to_wire(tx.ns, fmt), method_code(tx.source))
+                (seq, tx.to_wire(fmt), method_code(tx.source))
             }
             _ => (0, [0; 8], 0),
         };
@@ -488,7 +496,7 @@ impl Reflector {
             seq: reply_seq,
             timestamp: stamp::to_wire(now.as_ns(), fmt),
             error_estimate: ErrorEstimate::from_ns(clock.uncertainty_ns, clock.synchronized, fmt),
-            receive_timestamp: stamp::to_wire(meta.rx.ns, fmt),
+            receive_timestamp: meta.rx.to_wire(fmt),
             sender_ttl: meta.ttl.unwrap_or(0),
             tlv_integrity_failed,
             timestamp_info: Some(TimestampInfo {
@@ -541,7 +549,7 @@ impl Reflector {
         &mut self,
         src: Peer,
         reply_seq: u32,
-        tx_ns: i64,
+        tx: Instant,
         method: TimestampSource,
     ) -> bool {
         let Some(last) = self
@@ -556,7 +564,7 @@ impl Reflector {
             return false;
         }
         last.tx = Some(Stamp {
-            ns: tx_ns,
+            at: tx,
             source: method,
         });
         self.counters.tx_stamps += 1;

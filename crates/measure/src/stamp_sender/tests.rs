@@ -70,7 +70,7 @@ impl Peer1 {
             dst: None,
             ttl: Some(64),
             rx: Stamp {
-                ns: rx,
+                at: Instant::from_ns(rx),
                 source: TimestampSource::KernelSoftware,
             },
             truncated: false,
@@ -88,8 +88,12 @@ impl Peer1 {
     }
 
     fn sent(&mut self, reply_seq: u32, tx: i64) {
-        self.reflector
-            .on_tx_stamp(FROM, reply_seq, tx, TimestampSource::KernelSoftware);
+        self.reflector.on_tx_stamp(
+            FROM,
+            reply_seq,
+            Instant::from_ns(tx),
+            TimestampSource::KernelSoftware,
+        );
     }
 }
 

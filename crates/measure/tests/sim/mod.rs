@@ -422,7 +422,7 @@ impl World {
             dst: None,
             ttl: Some(64),
             rx: Stamp {
-                ns: self.reflector_clock(t),
+                at: Instant::from_ns(self.reflector_clock(t)),
                 source: TimestampSource::KernelSoftware,
             },
             truncated: false,
@@ -437,14 +437,18 @@ impl World {
         };
         let leave = self.reflector_clock(t + LEAVE_NS);
         if self.path.two_step {
-            self.reflector
-                .on_tx_stamp(SENDER, reply_seq, leave, TimestampSource::KernelSoftware);
+            self.reflector.on_tx_stamp(
+                SENDER,
+                reply_seq,
+                Instant::from_ns(leave),
+                TimestampSource::KernelSoftware,
+            );
         }
         let prev = self.last_replied.replace(seq);
         let mut reply = self.out[..len].to_vec();
         if let Some(truth) = self.o.truth.get_mut(&seq) {
             *truth = Truth {
-                reflector_rx: Some(meta.rx.ns),
+                reflector_rx: Some(meta.rx.at.as_ns()),
                 reflector_ts: Some(ts),
                 reflector_leave: Some(leave),
                 reflector_seq: Some(reply_seq),

@@ -149,15 +149,15 @@ impl Nic {
 pub fn rx_stamp(software: Option<i64>, hw: Option<i64>, after_recv: i64) -> Stamp {
     match (hw, software) {
         (Some(ns), _) => Stamp {
-            ns,
+            at: time::Instant::from_ns(ns),
             source: TimestampSource::NicHardware,
         },
         (None, Some(ns)) => Stamp {
-            ns,
+            at: time::Instant::from_ns(ns),
             source: TimestampSource::KernelSoftware,
         },
         (None, None) => Stamp {
-            ns: after_recv,
+            at: time::Instant::from_ns(after_recv),
             source: TimestampSource::UserClock,
         },
     }
@@ -174,10 +174,9 @@ pub fn reply_timestamp(
     software: Option<time::Instant>,
     now: time::Instant,
 ) -> time::Instant {
-    let nic = time::Instant::from_ns(rx.ns);
     match (rx.source, software) {
-        (TimestampSource::NicHardware, Some(sw)) => nic + (now - sw).max(time::Span::ZERO),
-        (TimestampSource::NicHardware, None) => nic,
+        (TimestampSource::NicHardware, Some(sw)) => rx.at + (now - sw).max(time::Span::ZERO),
+        (TimestampSource::NicHardware, None) => rx.at,
         _ => now,
     }
 }
@@ -221,6 +220,6 @@ mod tests {
             at(1_000_700)
         );
         let user = rx_stamp(None, None, 42);
-        assert_eq!((user.ns, user.source), (42, TimestampSource::UserClock));
+        assert_eq!((user.at, user.source), (at(42), TimestampSource::UserClock));
     }
 }

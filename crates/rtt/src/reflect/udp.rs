@@ -301,9 +301,10 @@ fn drain(lp: &mut Loop<'_>, sock: &UdpTsSocket, tx: &mut TxStamps) {
                 };
                 if let (Some(ns), false) = (ns, p.used) {
                     p.used = true;
-                    lp.reflector.on_tx_stamp(p.peer, p.reply_seq, ns, source);
+                    let tx = time::Instant::from_ns(ns);
+                    lp.reflector.on_tx_stamp(p.peer, p.reply_seq, tx, source);
                     lp.io.tx_stamps_matched += 1;
-                    lp.turnaround(source, ns - p.rx.ns);
+                    lp.turnaround(source, (tx - p.rx.at).as_ns());
                 }
                 if p.left == 0 {
                     let done = *p;
