@@ -315,20 +315,20 @@ impl SessionSender {
     /// The request `seq` last returned by `poll_transmit` left: `tx1` read
     /// just before the send call (after the request was built), `tx2` just
     /// after it. False when `seq` is not that request.
-    pub fn on_sent(&mut self, seq: u32, tx1: i64, tx2: i64) -> bool {
+    pub fn on_sent(&mut self, seq: u32, tx1: Instant, tx2: Instant) -> bool {
         let Some(t) = self.pending.filter(|t| t.seq == seq) else {
             return false;
         };
         self.pending = None;
         match &mut self.phase {
             Phase::WarmUp(w) if t.warm_up => {
-                let deadline = Instant::from_ns(tx2).saturating_add(self.config.warmup_wait);
-                w.waiting = Some((seq, deadline));
+                w.waiting = Some((seq, tx2.saturating_add(self.config.warmup_wait)));
                 self.warm.sent += 1;
                 true
             }
             Phase::Sending { .. } | Phase::Draining { .. } if !t.warm_up => {
                 let size = self.config.layouts[usize::from(t.size_index)].size;
+                let (tx1, tx2) = (tx1.as_ns(), tx2.as_ns());
                 self.probes.on_sent(t.size_index, size as u16, tx1, tx2);
                 self.counters.sent += 1;
                 true
@@ -339,10 +339,16 @@ impl SessionSender {
 
     /// The kernel's (software) and the NIC's (hardware) transmit stamps of
     /// request `seq`. Ignored during the warm-up; the first stamp counts.
-    pub fn on_tx_stamp(&mut self, seq: u32, software: Option<i64>, hardware: Option<i64>) -> bool {
+    pub fn on_tx_stamp(
+        &mut self,
+        seq: u32,
+        software: Option<Instant>,
+        hardware: Option<Instant>,
+    ) -> bool {
+        let ns = |t: Option<Instant>| t.map(Instant::as_ns);
         match self.phase {
             Phase::Sending { .. } | Phase::Draining { .. } => {
-                self.probes.on_tx_stamp(seq, software, hardware)
+                self.probes.on_tx_stamp(seq, ns(software), ns(hardware))
             }
             _ => false,
         }
@@ -354,10 +360,12 @@ impl SessionSender {
     pub fn handle_reply(
         &mut self,
         bytes: &[u8],
-        rx2: i64,
-        rx_kernel: Option<i64>,
-        rx_hw: Option<i64>,
+        rx2: Instant,
+        rx_kernel: Option<Instant>,
+        rx_hw: Option<Instant>,
     ) -> ReplyOutcome {
+        let rx2 = rx2.as_ns();
+        let (rx_kernel, rx_hw) = (rx_kernel.map(Instant::as_ns), rx_hw.map(Instant::as_ns));
         match self.phase {
             Phase::Ready { .. } => return ReplyOutcome::Ignored,
             Phase::WarmUp(_) => {
