@@ -143,11 +143,11 @@ pub struct Transmit {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct RxMeta {
     /// The instant just after the receive that returned the frame.
-    pub rx2: i64,
+    pub rx2: Instant,
     /// Kernel software RX stamp.
-    pub software: Option<i64>,
+    pub software: Option<Instant>,
     /// NIC hardware RX stamp.
-    pub hardware: Option<i64>,
+    pub hardware: Option<Instant>,
     /// The frame was sent by this host (a raw socket sees its own frames).
     pub outgoing: bool,
 }
@@ -227,7 +227,7 @@ pub struct OnewaySession {
     /// Read the error queue to the end before the next receive.
     drain_errqueue: bool,
     /// `RX1` of the next received frame: the instant before the last empty poll.
-    rx1: i64,
+    rx1: Instant,
     sending: bool,
     stopped: bool,
     drain_until: Instant,
@@ -290,7 +290,7 @@ impl OnewaySession {
             pending: None,
             stamps_pending: 0,
             drain_errqueue: false,
-            rx1: now.as_ns(),
+            rx1: now,
             sending: true,
             stopped: false,
             drain_until: Instant::MAX,
@@ -340,7 +340,7 @@ impl OnewaySession {
     /// # Panics
     /// If `seq` is not the frame `poll_transmit` handed out (a bug in the
     /// caller's loop, not a condition of the network).
-    pub fn on_sent(&mut self, seq: u64, tx1: i64, tx2: i64) {
+    pub fn on_sent(&mut self, seq: u64, tx1: Instant, tx2: Instant) {
         let t = self.pending.take();
         assert_eq!(
             t.map(|t| t.seq),
@@ -354,11 +354,11 @@ impl OnewaySession {
             size_index: si as u16,
             payload_bytes,
             frame_bytes,
-            tx1,
-            tx2,
+            tx1: tx1.as_ns(),
+            tx2: tx2.as_ns(),
         });
         self.c.sent += 1;
-        self.c.last_send = Instant::from_ns(tx2);
+        self.c.last_send = tx2;
         if self.expect_tx_stamp {
             self.stamps_pending += 1;
             self.drain_errqueue = true;
@@ -378,8 +378,8 @@ impl OnewaySession {
     pub fn handle_tx_stamp(
         &mut self,
         frame: &[u8],
-        software: Option<i64>,
-        hardware: Option<i64>,
+        software: Option<Instant>,
+        hardware: Option<Instant>,
     ) -> TxStampMatch {
         match classify(frame, self.ethertype, self.session_id) {
             Classified::Probe {
@@ -398,11 +398,12 @@ impl OnewaySession {
     pub fn on_tx_stamp(
         &mut self,
         seq: u64,
-        software: Option<i64>,
-        hardware: Option<i64>,
+        software: Option<Instant>,
+        hardware: Option<Instant>,
     ) -> TxStampMatch {
         self.c.tx_stamps_read += 1;
-        let m = self.ring.on_tx_stamp(seq, software, hardware);
+        let ns = |t: Option<Instant>| t.map(Instant::as_ns);
+        let m = self.ring.on_tx_stamp(seq, ns(software), ns(hardware));
         match m {
             TxStampMatch::First => self.stamps_pending = self.stamps_pending.saturating_sub(1),
             TxStampMatch::Partial => {}
@@ -425,7 +426,7 @@ impl OnewaySession {
 
     /// A receive found nothing; `before` is the instant read just before it.
     /// It becomes `RX1` of the next frame received.
-    pub fn on_empty_poll(&mut self, before: i64) {
+    pub fn on_empty_poll(&mut self, before: Instant) {
         self.rx1 = before;
     }
 
@@ -459,8 +460,10 @@ impl OnewaySession {
     /// Measured probe `seq` arrived (already parsed by the caller); its RX
     /// window is `[RX1 of the last empty poll, meta.rx2]`.
     pub fn on_received(&mut self, seq: u64, meta: RxMeta) -> Arrival {
+        let ns = |t: Option<Instant>| t.map(Instant::as_ns);
+        let (rx1, rx2) = (self.rx1.as_ns(), meta.rx2.as_ns());
         self.ring
-            .on_received(seq, self.rx1, meta.rx2, meta.software, meta.hardware)
+            .on_received(seq, rx1, rx2, ns(meta.software), ns(meta.hardware))
     }
 
     /// The next frame record, in sequence order: a frame leaves when it is
