@@ -89,7 +89,7 @@ impl Wake {
             .filter(|&a| a > now && a <= target && WakeTimer::fired() == self.fired_mark);
         if pending.is_none() {
             self.fired_mark = WakeTimer::fired();
-            self.timer.arm((target - now).as_ns())?;
+            self.timer.arm(target - now)?;
             self.armed_at = Some(target);
         }
         Ok(())
