@@ -59,9 +59,9 @@ pub enum Frame {
 /// Why the plan cannot run.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PlanError {
-    /// The cycle period or timeout is zero or under `min_ns`.
-    #[error("{knob:?} is under {min_ns} ns")]
-    TooShort { knob: Knob, min_ns: i64 },
+    /// The cycle period or timeout is zero or under `min`.
+    #[error("{knob:?} is under {} ns", min.as_ns())]
+    TooShort { knob: Knob, min: Span },
     /// A frame size outside 64 bytes to the interface's MTU plus header
     /// and FCS (`max`).
     #[error("{frame:?} frame of {bytes} B: frames on {interface} run from 64 to {max} B")]
@@ -83,7 +83,7 @@ impl ExchangePlan {
             };
             Period::within(span.as_ns(), bounds).map_err(|_| PlanError::TooShort {
                 knob,
-                min_ns: MIN_PERIOD_NS,
+                min: Span::from_ns(MIN_PERIOD_NS),
             })?;
         }
         Ok(())
@@ -138,7 +138,7 @@ mod tests {
         };
         let short = |knob| PlanError::TooShort {
             knob,
-            min_ns: 1_000,
+            min: Span::from_ns(1_000),
         };
         assert_eq!(p.check(), Err(short(Knob::Period)));
         let p = ExchangePlan {

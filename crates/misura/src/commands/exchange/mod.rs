@@ -40,14 +40,14 @@ fn plan(a: &ExchangeArgs) -> ExchangePlan {
 /// What the plan refused, in the flags' words.
 fn flag_sentence(a: &ExchangeArgs, e: PlanError) -> Failure {
     Failure::Params(match e {
-        PlanError::TooShort { knob, min_ns } => {
+        PlanError::TooShort { knob, min } => {
             let (flag, value) = match knob {
                 Knob::Period => ("--period", &a.period),
                 Knob::Timeout => ("--timeout", &a.timeout),
             };
             format!(
                 "{flag} {value} is too short: it must be at least {}",
-                human_ns(min_ns as f64)
+                human_ns(min.as_ns() as f64)
             )
         }
         PlanError::FrameSize {
