@@ -440,18 +440,19 @@ fn rtt_plan(t: &Target) -> Result<(), String> {
     let human = |s: Span| misura_report::clock::human_ns(s.as_ns() as f64);
     RttPlan::new(input).map(drop).map_err(|e| match e {
         E::Period {
-            error: PeriodError::TooShort { period_ns, min },
+            error: PeriodError::TooShort { period, min },
             ..
         } => format!(
-            "period {period_ns}ns is too short: it must be at least {}",
+            "period {}ns is too short: it must be at least {}",
+            period.as_ns(),
             human(min)
         ),
         E::Period {
-            error: PeriodError::TooLong { period_ns, .. },
+            error: PeriodError::TooLong { period, .. },
             ..
         } => format!(
             "period {:.0} s is longer than the longest allowed, 1 hour",
-            period_ns as f64 / 1e9
+            period.as_ns() as f64 / 1e9
         ),
         E::TimeoutNotPositive => "timeout must be positive".into(),
         E::NoProbes => "count must be at least 1".into(),

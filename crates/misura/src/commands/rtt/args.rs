@@ -206,13 +206,13 @@ impl RttArgs {
     fn period_failure(&self, e: PeriodError) -> Failure {
         match (&self.period, e) {
             (Some(p), PeriodError::TooShort { .. }) => p.period_failure("--period", e),
-            (Some(_), PeriodError::TooLong { period_ns, .. }) => Failure::Params(format!(
+            (Some(_), PeriodError::TooLong { period, .. }) => Failure::Params(format!(
                 "--period {:.0} s is longer than the longest allowed, 1 hour; for sparser probes, schedule runs with `misura agent`",
-                period_ns as f64 / 1e9
+                period.as_ns() as f64 / 1e9
             )),
-            (None, PeriodError::TooShort { period_ns, .. }) => Failure::Params(format!(
+            (None, PeriodError::TooShort { period, .. }) => Failure::Params(format!(
                 "--rate: {}: use --rate 1M or lower",
-                unkept(period_ns)
+                unkept(period.as_ns())
             )),
             (None, PeriodError::TooLong { .. }) => Failure::Params(format!(
                 "--rate {} probes/s is below the lowest allowed, one probe per hour (0.000278); for sparser probes, schedule runs with `misura agent`",
