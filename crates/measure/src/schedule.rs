@@ -44,13 +44,14 @@ pub fn check_period(period: Span) -> Result<Period, String> {
         min: Span::from_ns(MIN_PERIOD_NS),
         max: Span::MAX,
     };
-    Period::within(period.as_ns(), keeps).map_err(|_| unkept(period.as_ns()))
+    Period::within(period.as_ns(), keeps).map_err(|_| unkept(period))
 }
 
-/// Why a schedule cannot keep `period_ns`, in words.
-pub fn unkept(period_ns: i64) -> String {
+/// Why a schedule cannot keep `period`, in words.
+pub fn unkept(period: Span) -> String {
     format!(
-        "a period of {period_ns} ns is shorter than the shortest a schedule keeps, {} µs (one pass of the sending loop must fit in a period, or no frame ever leaves)",
+        "a period of {} ns is shorter than the shortest a schedule keeps, {} µs (one pass of the sending loop must fit in a period, or no frame ever leaves)",
+        period.as_ns(),
         MIN_PERIOD_NS / 1_000
     )
 }

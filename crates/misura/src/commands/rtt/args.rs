@@ -212,7 +212,7 @@ impl RttArgs {
             )),
             (None, PeriodError::TooShort { period, .. }) => Failure::Params(format!(
                 "--rate: {}: use --rate 1M or lower",
-                unkept(period.as_ns())
+                unkept(period)
             )),
             (None, PeriodError::TooLong { .. }) => Failure::Params(format!(
                 "--rate {} probes/s is below the lowest allowed, one probe per hour (0.000278); for sparser probes, schedule runs with `misura agent`",
