@@ -61,8 +61,8 @@ pub struct Options {
     pub config: Option<PathBuf>,
     /// The fleet template's URL (`--config-url`).
     pub config_url: Option<String>,
-    /// How often the template is fetched, ns (at least a second is used).
-    pub template_interval_ns: i64,
+    /// How often the template is fetched (at least a second is used).
+    pub template_interval: misura_measure::time::Span,
     /// The HTTP endpoint's address (`--listen`).
     pub listen: SocketAddr,
     /// Do not create missing ClickHouse tables (`--no-create`).
@@ -157,7 +157,7 @@ pub fn run(options: &Options, stop: &Arc<AtomicUsize>) -> Result<i32, AgentError
         fleet::Template::new(
             url,
             store.path.with_extension("fleet-template.toml"),
-            Duration::from_nanos(options.template_interval_ns.max(1_000_000_000) as u64),
+            Duration::from_nanos(options.template_interval.as_ns().max(1_000_000_000) as u64),
         )
     });
     let config = match &template {

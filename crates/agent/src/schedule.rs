@@ -235,7 +235,7 @@ impl Agent<'_> {
         let Some(s) = self.slots.get_mut(name) else {
             return;
         };
-        let interval = Duration::from_nanos(s.target.interval_ns.max(1) as u64);
+        let interval = Duration::from_nanos(s.target.interval.as_ns().max(1) as u64);
         let late = now.saturating_duration_since(s.next_due);
         let slots = (late.as_nanos() / interval.as_nanos()) as u32;
         if slots == 0 {
@@ -262,7 +262,7 @@ impl Agent<'_> {
         s.running = true;
         self.running += 1;
         // Fixed-rate schedule without catch-up: a late run moves the next one.
-        let interval = Duration::from_nanos(s.target.interval_ns as u64);
+        let interval = Duration::from_nanos(s.target.interval.as_ns() as u64);
         s.next_due = (s.next_due + interval).max(now);
         let (target, exe, stop, tx) = (
             s.target.clone(),

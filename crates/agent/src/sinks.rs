@@ -3,6 +3,7 @@
 //! with the line of any mistake.
 
 use super::config::origin::{ConfigError, Origin};
+use misura_measure::time::Span;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;
@@ -63,12 +64,12 @@ pub struct Sink {
     pub url: String,
     pub batch: u32,
     pub max_waiting: i64,
-    pub max_age_ns: i64,
-    pub timeout_ns: i64,
+    pub max_age: Span,
+    pub timeout: Span,
     /// A batch smaller than `batch` waits until its oldest result is this
     /// old: fewer, larger requests (ClickHouse wants about one insert a
     /// second per table, not one per result).
-    pub linger_ns: i64,
+    pub linger: Span,
     pub headers: Vec<(String, String)>,
 }
 
@@ -130,8 +131,10 @@ impl Origin<'_> {
         v: &Option<Spanned<String>>,
         default: i64,
         max: Option<(i64, &str)>,
-    ) -> Result<i64, ConfigError> {
-        let Some(v) = v else { return Ok(default) };
+    ) -> Result<Span, ConfigError> {
+        let Some(v) = v else {
+            return Ok(Span::from_ns(default));
+        };
         let ns = v
             .get_ref()
             .parse::<misura_cli::units::DurationArg>()
@@ -150,7 +153,7 @@ impl Origin<'_> {
                 ),
             ));
         }
-        Ok(ns)
+        Ok(Span::from_ns(ns))
     }
 
     pub(super) fn sink(&self, raw: RawSink) -> Result<Sink, ConfigError> {
@@ -247,14 +250,14 @@ impl Origin<'_> {
                 1..=100_000_000,
                 DEFAULT_MAX_WAITING,
             )?,
-            max_age_ns: self.sink_duration("max_age", &raw.max_age, DEFAULT_MAX_AGE_NS, None)?,
-            timeout_ns: self.sink_duration(
+            max_age: self.sink_duration("max_age", &raw.max_age, DEFAULT_MAX_AGE_NS, None)?,
+            timeout: self.sink_duration(
                 "timeout",
                 &raw.timeout,
                 10_000_000_000,
                 Some((MAX_TIMEOUT_NS, "a stopping agent waits for one request")),
             )?,
-            linger_ns: self.sink_duration(
+            linger: self.sink_duration(
                 "linger",
                 &raw.linger,
                 1_000_000_000,

@@ -297,7 +297,7 @@ mod tests {
         ));
         assert!(matches!(z.period("--period", 0), Err(Failure::Params(_))));
         let long = PeriodError::TooLong {
-            period_ns: d.ns,
+            period: d.span(),
             max: Span::from_ns(1_000_000),
         };
         assert_eq!(

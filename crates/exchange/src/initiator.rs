@@ -85,13 +85,13 @@ fn cycle(
 /// postponed to the next period (no catch-up). Returns the phases and the
 /// stop reason.
 fn cycles(a: &ExchangePlan, port: &Port, stop: &AtomicUsize) -> Result<(Phases, StopReason)> {
-    let (period_ns, timeout_ns) = (a.period_ns, a.timeout_ns);
+    let (period_ns, timeout_ns) = (a.period.as_ns(), a.timeout.as_ns());
     let session = (realtime_ns() as u64 ^ std::process::id() as u64) as u32;
     let mut frames = Frames {
         trigger: port.frame(session, TRIGGER, a.trigger)?,
         data: port.frame(session, INITIATOR_DATA, a.data)?,
     };
-    let s = || Summary::with_threshold(Some(a.threshold_ns));
+    let s = || Summary::with_threshold(Some(a.threshold.as_ns()));
     let mut p = Phases {
         t1: s(),
         t2: s(),
@@ -180,10 +180,10 @@ fn initiator_report(
             ethertype: port.ethertype,
             trigger_bytes: a.trigger,
             data_bytes: a.data,
-            period_ns: a.period_ns,
+            period_ns: a.period.as_ns(),
             count: a.count,
-            timeout_ns: a.timeout_ns,
-            threshold_ns: a.threshold_ns,
+            timeout_ns: a.timeout.as_ns(),
+            threshold_ns: a.threshold.as_ns(),
         },
         body: ExchangeFigures {
             cycles: p.cycles,

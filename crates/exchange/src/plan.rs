@@ -26,14 +26,14 @@ pub struct ExchangePlan {
     pub data: usize,
     /// Cycles (initiator).
     pub count: u64,
-    pub period_ns: i64,
+    pub period: Span,
     /// Give up on a cycle after this long without the peer's data frame.
-    pub timeout_ns: i64,
+    pub timeout: Span,
     /// Count phases longer than this.
-    pub threshold_ns: i64,
+    pub threshold: Span,
     pub ethertype: u16,
     /// Stop the responder after this long (`None`: until a signal).
-    pub duration_ns: Option<i64>,
+    pub duration: Option<Span>,
     /// Responder: busy-poll instead of sleeping in poll(2) between frames.
     pub busy_poll: bool,
     /// Pin the loop to this CPU.
@@ -59,9 +59,9 @@ pub enum Frame {
 /// Why the plan cannot run.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PlanError {
-    /// The cycle period or timeout is zero or under `min_ns`.
-    #[error("{knob:?} is under {min_ns} ns")]
-    TooShort { knob: Knob, min_ns: i64 },
+    /// The cycle period or timeout is zero or under `min`.
+    #[error("{knob:?} is under {} ns", min.as_ns())]
+    TooShort { knob: Knob, min: Span },
     /// A frame size outside 64 bytes to the interface's MTU plus header
     /// and FCS (`max`).
     #[error("{frame:?} frame of {bytes} B: frames on {interface} run from 64 to {max} B")]
@@ -76,17 +76,14 @@ pub enum PlanError {
 impl ExchangePlan {
     /// The timing's bounds, checked before anything is opened.
     pub fn check(&self) -> Result<(), PlanError> {
-        for (knob, ns) in [
-            (Knob::Period, self.period_ns),
-            (Knob::Timeout, self.timeout_ns),
-        ] {
+        for (knob, span) in [(Knob::Period, self.period), (Knob::Timeout, self.timeout)] {
             let bounds = PeriodBounds {
                 min: Span::from_ns(MIN_PERIOD_NS),
                 max: Span::MAX,
             };
-            Period::within(ns, bounds).map_err(|_| PlanError::TooShort {
+            Period::within(span.as_ns(), bounds).map_err(|_| PlanError::TooShort {
                 knob,
-                min_ns: MIN_PERIOD_NS,
+                min: Span::from_ns(MIN_PERIOD_NS),
             })?;
         }
         Ok(())
@@ -120,11 +117,11 @@ mod tests {
             trigger: 64,
             data: 530,
             count: 10,
-            period_ns: 4_000_000,
-            timeout_ns: 5_000_000,
-            threshold_ns: 30_000,
+            period: Span::from_millis(4),
+            timeout: Span::from_millis(5),
+            threshold: Span::from_ns(30_000),
             ethertype: 0x88b5,
-            duration_ns: None,
+            duration: None,
             busy_poll: false,
             cpu: None,
             netns: None,
@@ -135,17 +132,17 @@ mod tests {
     fn the_period_is_checked_before_the_timeout() {
         assert_eq!(plan().check(), Ok(()));
         let p = ExchangePlan {
-            period_ns: 0,
-            timeout_ns: 1,
+            period: Span::ZERO,
+            timeout: Span::from_ns(1),
             ..plan()
         };
         let short = |knob| PlanError::TooShort {
             knob,
-            min_ns: 1_000,
+            min: Span::from_ns(1_000),
         };
         assert_eq!(p.check(), Err(short(Knob::Period)));
         let p = ExchangePlan {
-            timeout_ns: 999,
+            timeout: Span::from_ns(999),
             ..plan()
         };
         assert_eq!(p.check(), Err(short(Knob::Timeout)));

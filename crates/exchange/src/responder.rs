@@ -30,7 +30,7 @@ pub fn respond(
 ) -> Result<ResponderReport> {
     a.check()?;
     let port = &Port::open(a)?;
-    let end = a.duration_ns.map(|d| realtime_ns() + d);
+    let end = a.duration.map(|d| realtime_ns() + d.as_ns());
     let started_at = now_rfc3339();
     let mut buf = vec![0u8; 16 * 1024];
     let mut data: Option<(u32, Vec<u8>)> = None;

@@ -219,7 +219,7 @@ pub fn run(o: &Options, stop: &dyn Fn() -> bool) -> Result<Run> {
             .send_to(&out[..n], o.target)
             .map_err(sockerr("sending an irtt probe"))?
         {
-            tally.sent(seq, tx);
+            tally.sent(seq, Instant::from_ns(tx));
             io.id_seq[next_id as usize % ID_RING] = Some(seq);
             next_id = next_id.wrapping_add(1);
         }
@@ -310,7 +310,7 @@ impl Io<'_> {
             match irtt::parse(d, self.key, true) {
                 Ok(Packet::Echo { token }) if token == self.token => {
                     match irtt::parse_echo(d, self.layout) {
-                        Ok(e) => tally.reply(&e, rx, user_rx),
+                        Ok(e) => tally.reply(&e, Instant::from_ns(rx), Instant::from_ns(user_rx)),
                         Err(_) => tally.counts.malformed += 1,
                     }
                 }
@@ -330,7 +330,7 @@ impl Io<'_> {
                 Ok(Some(st)) => {
                     if let Some(ns) = st.software_ns {
                         if let Some(seq) = self.id_seq[st.id as usize % ID_RING].take() {
-                            tally.tx_stamp(seq, ns);
+                            tally.tx_stamp(seq, Instant::from_ns(ns));
                         }
                     }
                 }

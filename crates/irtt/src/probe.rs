@@ -52,7 +52,7 @@ impl Request {
         Request {
             target,
             period: match r.plan.pace {
-                Pace::Period(ns) => Some(Span::from_ns(ns)),
+                Pace::Period(p) => Some(p),
                 Pace::Rate(rate) => Some(Span::from_std(std::time::Duration::from_secs_f64(
                     1.0 / rate.max(1e-3),
                 ))),

@@ -11,6 +11,7 @@
 //! * a midpoint stamp: one-way delays with the processing split in half;
 //! * no stamps: the round trip only, server processing included.
 
+use misura_measure::time::Instant;
 use misura_stats::{Arrival, SequenceTracker, Summary};
 use misura_wire::irtt::{Echo, Layout};
 use misura_wire::irtt_params::StampAt;
@@ -57,8 +58,8 @@ pub struct Counts {
 #[derive(Clone, Copy, Default)]
 struct Sent {
     seq: u32,
-    tx_ns: i64,
-    user_tx_ns: i64,
+    tx: Instant,
+    user_tx: Instant,
     kernel: bool,
     live: bool,
 }
@@ -113,31 +114,31 @@ impl Tally {
         }
     }
 
-    /// Probe `seq` left at `tx_ns` (the user clock; [`Tally::tx_stamp`]
+    /// Probe `seq` left at `tx` (the user clock; [`Tally::tx_stamp`]
     /// replaces it with the kernel's).
-    pub fn sent(&mut self, seq: u32, tx_ns: i64) {
+    pub fn sent(&mut self, seq: u32, tx: Instant) {
         self.counts.sent += 1;
         self.ring[seq as usize % RING] = Sent {
             seq,
-            tx_ns,
-            user_tx_ns: tx_ns,
+            tx,
+            user_tx: tx,
             kernel: false,
             live: true,
         };
     }
 
     /// The kernel's TX stamp of probe `seq`.
-    pub fn tx_stamp(&mut self, seq: u32, ns: i64) {
+    pub fn tx_stamp(&mut self, seq: u32, at: Instant) {
         let s = &mut self.ring[seq as usize % RING];
         if s.live && s.seq == seq {
-            s.tx_ns = ns;
+            s.tx = at;
             s.kernel = true;
         }
     }
 
-    /// A reply received at `rx_ns` (the kernel's stamp, client wall
-    /// clock), read at `user_rx_ns` (the user clock after the receive).
-    pub fn reply(&mut self, e: &Echo, rx_ns: i64, user_rx_ns: i64) {
+    /// A reply received at `rx` (the kernel's stamp, client wall clock),
+    /// read at `user_rx` (the user clock after the receive).
+    pub fn reply(&mut self, e: &Echo, rx: Instant, user_rx: Instant) {
         let slot = self.ring[e.seqno as usize % RING];
         if !slot.live || slot.seq != e.seqno {
             self.counts.unmatched += 1;
@@ -168,9 +169,9 @@ impl Tally {
             None => {}
         }
         self.server_window = e.received_window.or(self.server_window);
-        let rtt = rx_ns - slot.tx_ns;
+        let rtt = (rx - slot.tx).as_ns();
         self.rtt.record(rtt);
-        self.user_rtt.record(user_rx_ns - slot.user_tx_ns);
+        self.user_rtt.record((user_rx - slot.user_tx).as_ns());
         let (r, s) = (e.receive, e.send);
         let mid = self.layout.stamp_at == StampAt::Midpoint;
         let seen = &mut self.stamps;
@@ -219,10 +220,10 @@ impl Tally {
             None => {}
         }
         if r.wall_ns != 0 {
-            self.forward.record(r.wall_ns - slot.tx_ns);
+            self.forward.record(r.wall_ns - slot.tx.as_ns());
         }
         if s.wall_ns != 0 {
-            self.backward.record(rx_ns - s.wall_ns);
+            self.backward.record(rx.as_ns() - s.wall_ns);
         }
     }
 
@@ -266,13 +267,25 @@ mod tests {
     #[test]
     fn separates_processing_and_counts_every_reply_once() {
         let mut t = Tally::new(layout(StampAt::Both));
-        t.sent(0, 1_000);
-        t.tx_stamp(0, 1_100);
-        t.sent(1, 2_000);
+        t.sent(0, Instant::from_ns(1_000));
+        t.tx_stamp(0, Instant::from_ns(1_100));
+        t.sent(1, Instant::from_ns(2_000));
         // Server: receive at 1_600, send at 1_700 (100 ns processing).
-        t.reply(&echo(0, 1_600, 1_700), 2_100, 2_300);
-        t.reply(&echo(0, 1_600, 1_700), 2_100, 2_300);
-        t.reply(&echo(7, 0, 0), 9_000, 9_000);
+        t.reply(
+            &echo(0, 1_600, 1_700),
+            Instant::from_ns(2_100),
+            Instant::from_ns(2_300),
+        );
+        t.reply(
+            &echo(0, 1_600, 1_700),
+            Instant::from_ns(2_100),
+            Instant::from_ns(2_300),
+        );
+        t.reply(
+            &echo(7, 0, 0),
+            Instant::from_ns(9_000),
+            Instant::from_ns(9_000),
+        );
         t.finish();
         assert_eq!(t.rtt.max(), Some(1_000));
         assert_eq!(t.user_rtt.max(), Some(1_300));
@@ -300,8 +313,12 @@ mod tests {
         .into_iter()
         .enumerate()
         {
-            t.sent(seq as u32, 1_000);
-            t.reply(&echo(seq as u32, rx, tx), 2_000, 2_000);
+            t.sent(seq as u32, Instant::from_ns(1_000));
+            t.reply(
+                &echo(seq as u32, rx, tx),
+                Instant::from_ns(2_000),
+                Instant::from_ns(2_000),
+            );
         }
         assert_eq!(t.counts.answered, 3);
         assert_eq!(t.rtt.count(), 3, "the RTT itself is misura's own");
@@ -311,10 +328,10 @@ mod tests {
         assert_eq!(t.implausible_processing.min(), Some(-1_000_000_000));
         assert_eq!(t.implausible_processing.max(), Some(7_900));
         // A received count past what was sent is not taken.
-        t.sent(3, 1_000);
+        t.sent(3, Instant::from_ns(1_000));
         let mut e = echo(3, 1_600, 1_700);
         e.received_count = Some(4_000_000_000);
-        t.reply(&e, 2_000, 2_000);
+        t.reply(&e, Instant::from_ns(2_000), Instant::from_ns(2_000));
         assert_eq!(t.counts.implausible_received_count, 1);
         assert_eq!(t.server_received, Some(3));
     }
@@ -322,8 +339,12 @@ mod tests {
     #[test]
     fn a_midpoint_gives_no_processing_time() {
         let mut t = Tally::new(layout(StampAt::Midpoint));
-        t.sent(0, 1_000);
-        t.reply(&echo(0, 1_500, 1_500), 2_000, 2_000);
+        t.sent(0, Instant::from_ns(1_000));
+        t.reply(
+            &echo(0, 1_500, 1_500),
+            Instant::from_ns(2_000),
+            Instant::from_ns(2_000),
+        );
         assert_eq!(t.server_processing.count(), 0);
         assert_eq!(t.stamps.midpoint_wall, 1);
         assert_eq!(t.counts.tx_user_clock, 1);

@@ -40,7 +40,7 @@ pub(crate) fn rtt_request(
             Some(_) => None,
             None => misura_cli::keys::read_key(&a.key_file)?,
         },
-        pace: Pace::Period(a.period.ns),
+        pace: Pace::Period(a.period.span()),
         timeout,
         duration: Some(Span::from_ns((ns / 1_000_000).max(1) * 1_000_000)),
         interval: Some(PROBES_INTERVAL),
@@ -197,7 +197,7 @@ pub fn measure(
         .iter()
         .flat_map(|p| {
             p.series.iter().map(|i| LatencyPoint {
-                t_s: (i.end_ns - t0_realtime) as f64 / 1e9,
+                t_s: (i.end.as_ns() - t0_realtime) as f64 / 1e9,
                 phase: p.name.into(),
                 sent: i.sent,
                 lost: i.lost,
@@ -458,7 +458,7 @@ mod tests {
             target: Some("198.18.0.2".into()),
             plan: PlanInput {
                 key: misura_cli::keys::read_key(&Some(dir.clone())).unwrap(),
-                pace: Pace::Period(20_000_000),
+                pace: Pace::Period(Span::from_millis(20)),
                 timeout: Span::from_secs(2),
                 duration: Some(Span::from_millis(2500)),
                 interval: Some(Span::from_millis(500)),

@@ -143,11 +143,11 @@ pub struct Transmit {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct RxMeta {
     /// The instant just after the receive that returned the frame.
-    pub rx2: i64,
+    pub rx2: Instant,
     /// Kernel software RX stamp.
-    pub software: Option<i64>,
+    pub software: Option<Instant>,
     /// NIC hardware RX stamp.
-    pub hardware: Option<i64>,
+    pub hardware: Option<Instant>,
     /// The frame was sent by this host (a raw socket sees its own frames).
     pub outgoing: bool,
 }
@@ -196,11 +196,12 @@ pub struct OnewayCounters {
     /// Frames that could not leave because the TX port was down (they
     /// count as sent, and lost).
     pub tx_link_down: u64,
-    pub started_ns: i64,
-    pub last_send_ns: i64,
+    pub started: Instant,
+    /// `TX2` of the last frame sent (0 before the first).
+    pub last_send: Instant,
     /// The `now` of the `poll_record` that found the session finished with
     /// nothing left to release (0 until then).
-    pub ended_ns: i64,
+    pub ended: Instant,
 }
 
 /// The one-way session: see the module documentation for the turn of the
@@ -215,7 +216,7 @@ pub struct OnewaySession {
     schedule: Schedule,
     ring: InFlight,
     count: Option<u64>,
-    end_ns: Option<i64>,
+    end: Option<Instant>,
     timeout: Span,
     expect_tx_stamp: bool,
     c: OnewayCounters,
@@ -226,18 +227,17 @@ pub struct OnewaySession {
     /// Read the error queue to the end before the next receive.
     drain_errqueue: bool,
     /// `RX1` of the next received frame: the instant before the last empty poll.
-    rx1: i64,
+    rx1: Instant,
     sending: bool,
     stopped: bool,
-    drain_until: i64,
-    ended: Option<i64>,
+    drain_until: Instant,
+    ended: Option<Instant>,
 }
 
 impl OnewaySession {
     /// A session started at `now`; its first frame is due at
     /// `now + plan.start_delay`.
     pub fn new(plan: &OnewayPlan, now: Instant) -> Result<OnewaySession, PlanError> {
-        let now = now.as_ns();
         if plan.sizes.is_empty() {
             return Err(PlanError::NoSizes);
         }
@@ -265,7 +265,7 @@ impl OnewaySession {
             plan.pattern,
             plan.period,
             plan.late_tolerance,
-            Instant::from_ns(now).saturating_add(plan.start_delay),
+            now.saturating_add(plan.start_delay),
             plan.seed,
         );
         Ok(OnewaySession {
@@ -280,11 +280,11 @@ impl OnewaySession {
                 r
             },
             count: plan.count,
-            end_ns: plan.duration.map(|d| now.saturating_add(d.as_ns())),
+            end: plan.duration.map(|d| now.saturating_add(d)),
             timeout: plan.timeout,
             expect_tx_stamp: plan.expect_tx_stamp,
             c: OnewayCounters {
-                started_ns: now,
+                started: now,
                 ..OnewayCounters::default()
             },
             pending: None,
@@ -293,7 +293,7 @@ impl OnewaySession {
             rx1: now,
             sending: true,
             stopped: false,
-            drain_until: i64::MAX,
+            drain_until: Instant::MAX,
             ended: None,
         })
     }
@@ -304,12 +304,11 @@ impl OnewaySession {
     /// per turn of the loop: this is also where the count and duration
     /// rules end the sending phase.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
-        let now = now.as_ns();
         if self.pending.is_some() || !self.sending {
             return self.pending;
         }
         let count_reached = self.count.is_some_and(|n| self.c.sent >= n);
-        if count_reached || self.end_ns.is_some_and(|e| now >= e) {
+        if count_reached || self.end.is_some_and(|e| now >= e) {
             self.end_sending(now);
             return None;
         }
@@ -317,7 +316,7 @@ impl OnewaySession {
             self.c.stalls += 1;
             return None;
         }
-        match self.schedule.poll(Instant::from_ns(now)) {
+        match self.schedule.poll(now) {
             Poll::Send { .. } => {
                 let seq = self.ring.next_seq();
                 let t = Transmit {
@@ -341,7 +340,7 @@ impl OnewaySession {
     /// # Panics
     /// If `seq` is not the frame `poll_transmit` handed out (a bug in the
     /// caller's loop, not a condition of the network).
-    pub fn on_sent(&mut self, seq: u64, tx1: i64, tx2: i64) {
+    pub fn on_sent(&mut self, seq: u64, tx1: Instant, tx2: Instant) {
         let t = self.pending.take();
         assert_eq!(
             t.map(|t| t.seq),
@@ -355,11 +354,11 @@ impl OnewaySession {
             size_index: si as u16,
             payload_bytes,
             frame_bytes,
-            tx1,
-            tx2,
+            tx1: tx1.as_ns(),
+            tx2: tx2.as_ns(),
         });
         self.c.sent += 1;
-        self.c.last_send_ns = tx2;
+        self.c.last_send = tx2;
         if self.expect_tx_stamp {
             self.stamps_pending += 1;
             self.drain_errqueue = true;
@@ -379,8 +378,8 @@ impl OnewaySession {
     pub fn handle_tx_stamp(
         &mut self,
         frame: &[u8],
-        software: Option<i64>,
-        hardware: Option<i64>,
+        software: Option<Instant>,
+        hardware: Option<Instant>,
     ) -> TxStampMatch {
         match classify(frame, self.ethertype, self.session_id) {
             Classified::Probe {
@@ -399,11 +398,12 @@ impl OnewaySession {
     pub fn on_tx_stamp(
         &mut self,
         seq: u64,
-        software: Option<i64>,
-        hardware: Option<i64>,
+        software: Option<Instant>,
+        hardware: Option<Instant>,
     ) -> TxStampMatch {
         self.c.tx_stamps_read += 1;
-        let m = self.ring.on_tx_stamp(seq, software, hardware);
+        let ns = |t: Option<Instant>| t.map(Instant::as_ns);
+        let m = self.ring.on_tx_stamp(seq, ns(software), ns(hardware));
         match m {
             TxStampMatch::First => self.stamps_pending = self.stamps_pending.saturating_sub(1),
             TxStampMatch::Partial => {}
@@ -426,7 +426,7 @@ impl OnewaySession {
 
     /// A receive found nothing; `before` is the instant read just before it.
     /// It becomes `RX1` of the next frame received.
-    pub fn on_empty_poll(&mut self, before: i64) {
+    pub fn on_empty_poll(&mut self, before: Instant) {
         self.rx1 = before;
     }
 
@@ -460,16 +460,17 @@ impl OnewaySession {
     /// Measured probe `seq` arrived (already parsed by the caller); its RX
     /// window is `[RX1 of the last empty poll, meta.rx2]`.
     pub fn on_received(&mut self, seq: u64, meta: RxMeta) -> Arrival {
+        let ns = |t: Option<Instant>| t.map(Instant::as_ns);
+        let (rx1, rx2) = (self.rx1.as_ns(), meta.rx2.as_ns());
         self.ring
-            .on_received(seq, self.rx1, meta.rx2, meta.software, meta.hardware)
+            .on_received(seq, rx1, rx2, ns(meta.software), ns(meta.hardware))
     }
 
     /// The next frame record, in sequence order: a frame leaves when it is
     /// complete or has waited longer than the timeout; once the run is
     /// finished, every frame still in flight leaves (lost if not received).
-    pub fn poll_record(&mut self, at: Instant) -> Option<FrameRecord> {
-        let now = at.as_ns();
-        if let Some(rec) = self.ring.pop_complete(at, self.timeout) {
+    pub fn poll_record(&mut self, now: Instant) -> Option<FrameRecord> {
+        if let Some(rec) = self.ring.pop_complete(now, self.timeout) {
             if self.expect_tx_stamp && !self.ring.released_tx_complete() {
                 // Its stamp will not be waited for any more.
                 self.stamps_pending = self.stamps_pending.saturating_sub(1);
@@ -492,22 +493,22 @@ impl OnewaySession {
     pub fn stop(&mut self, now: Instant) {
         if self.sending {
             self.stopped = true;
-            self.end_sending(now.as_ns());
+            self.end_sending(now);
         }
     }
 
-    fn end_sending(&mut self, now: i64) {
+    fn end_sending(&mut self, now: Instant) {
         self.sending = false;
-        self.drain_until = now.saturating_add(self.timeout.as_ns());
+        self.drain_until = now.saturating_add(self.timeout);
     }
 
     /// Sending has ended and every frame is accounted for, or the drain
     /// timeout is over. Records still in the ring come out of `poll_record`.
     pub fn is_finished(&self, now: Instant) -> bool {
-        self.finished_at(now.as_ns())
+        self.finished_at(now)
     }
 
-    fn finished_at(&self, now: i64) -> bool {
+    fn finished_at(&self, now: Instant) -> bool {
         !self.sending
             && self.pending.is_none()
             && (self.ring.outstanding() == 0 || now > self.drain_until)
@@ -523,24 +524,24 @@ impl OnewaySession {
     /// instant already past means "call `poll_transmit` now". `None` once
     /// finished, or when only input can move it on.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let mut at: Option<i64> = self.ring.oldest_deadline(self.timeout).map(Instant::as_ns);
-        let mut earliest = |t: i64| at = Some(at.map_or(t, |a| a.min(t)));
+        let mut at: Option<Instant> = self.ring.oldest_deadline(self.timeout);
+        let mut earliest = |t: Instant| at = Some(at.map_or(t, |a| a.min(t)));
         if self.pending.is_some() {
-            earliest(self.c.started_ns);
+            earliest(self.c.started);
         } else if self.sending {
             if self.count.is_some_and(|n| self.c.sent >= n) {
-                earliest(self.c.started_ns);
+                earliest(self.c.started);
             }
-            if let Some(e) = self.end_ns {
+            if let Some(e) = self.end {
                 earliest(e);
             }
             if !self.ring.is_full() {
-                earliest(self.schedule.next_due().as_ns());
+                earliest(self.schedule.next_due());
             }
         } else if self.ring.outstanding() > 0 {
-            earliest(self.drain_until.saturating_add(1));
+            earliest(self.drain_until.saturating_add(Span::from_ns(1)));
         }
-        at.map(Instant::from_ns)
+        at
     }
 
     /// Frames sent and not yet released.
@@ -564,7 +565,7 @@ impl OnewaySession {
             reordered: ring.reordered,
             postponed: self.schedule.postponed(),
             skipped_slots: self.schedule.skipped_slots(),
-            ended_ns: self.ended.unwrap_or(0),
+            ended: self.ended.unwrap_or_default(),
             ..self.c.clone()
         }
     }

@@ -138,9 +138,9 @@ pub struct Pacer {
     /// Next unit to hand out.
     next: u64,
     /// When the current (or last) burst began.
-    last_burst_ns: Option<i64>,
-    last_sent_ns: Option<i64>,
-    spinning_since: Option<i64>,
+    last_burst: Option<Instant>,
+    last_sent: Option<Instant>,
+    spinning_since: Option<Instant>,
     margin: WakeMargin,
     counts: Counts,
     wake_late: Summary,
@@ -163,8 +163,8 @@ impl Pacer {
             start_ns,
             unit_bit_ns,
             next: 0,
-            last_burst_ns: None,
-            last_sent_ns: None,
+            last_burst: None,
+            last_sent: None,
             spinning_since: None,
             margin: WakeMargin::new(cfg.margin_permille, cfg.max_margin_ns),
             counts: Counts {
@@ -219,16 +219,15 @@ impl Pacer {
     /// The next step at `now`. A [`Step::Send`] hands out one unit, taken
     /// to leave at `now`.
     pub fn poll(&mut self, now: Instant) -> Step {
-        let now = now.as_ns();
         if let Some(s) = self.spinning_since.take() {
-            self.counts.fig.spin_ns += (now - s).max(0) as u64;
+            self.counts.fig.spin_ns += (now - s).as_ns().max(0) as u64;
         }
         if self.cfg.rate_bps == 0 {
             return self.send(1, now);
         }
-        let due = self.due_by(now);
+        let due = self.due_by(now.as_ns());
         if due > self.next {
-            if now - self.due_ns(self.next) > self.cfg.catch_up_ns as i64 {
+            if now.as_ns() - self.due_ns(self.next) > self.cfg.catch_up_ns as i64 {
                 // Too far behind: send the unit due now, drop the rest.
                 self.counts.fig.skipped += due - 1 - self.next;
                 self.next = due - 1;
@@ -240,10 +239,10 @@ impl Pacer {
         // after the last burst began.
         let (q, early) = self.period_and_early_ns();
         let mut at = self.due_ns(self.next);
-        if let Some(b) = self.last_burst_ns {
-            at = at.max(b.saturating_add(q as i64));
+        if let Some(b) = self.last_burst {
+            at = at.max(b.as_ns().saturating_add(q as i64));
         }
-        if at - now > early as i64 {
+        if at - now.as_ns() > early as i64 {
             Step::Sleep {
                 until: Instant::from_ns(at - early as i64),
             }
@@ -255,17 +254,17 @@ impl Pacer {
         }
     }
 
-    fn send(&mut self, due: u64, now: i64) -> Step {
+    fn send(&mut self, due: u64, now: Instant) -> Step {
         if self.counts.run == 0 {
-            self.last_burst_ns = Some(now);
+            self.last_burst = Some(now);
         }
         self.counts.run += 1;
-        if let Some(p) = self.last_sent_ns {
-            self.gaps.record(now - p);
+        if let Some(p) = self.last_sent {
+            self.gaps.record((now - p).as_ns());
         }
-        self.last_sent_ns = Some(now);
+        self.last_sent = Some(now);
         if self.cfg.rate_bps > 0 {
-            self.behind.record(now - self.due_ns(self.next));
+            self.behind.record(now.as_ns() - self.due_ns(self.next));
         }
         self.next += 1;
         self.counts.fig.units += 1;

@@ -11,6 +11,7 @@
 //! which a peer chooses, from being aimed at one bucket; the tables are
 //! bounded besides.
 
+use crate::time::{Instant, Span};
 use std::collections::VecDeque;
 use std::hash::Hash;
 
@@ -22,7 +23,7 @@ type HashSet<K> = std::collections::HashSet<K, foldhash::quality::RandomState>;
 #[derive(Copy, Clone, Debug)]
 struct Bucket {
     tokens_milli: u64,
-    last_ns: i64,
+    last: Instant,
 }
 
 /// What the limiter decided for one packet.
@@ -41,14 +42,14 @@ pub enum Admit {
 /// own (half of it) kept in arrival order: a new key always gets in, in
 /// O(1), by evicting the oldest key still on probation. A key seen again
 /// (a source that keeps talking: a real client, not a spoofed one-shot) is
-/// promoted and then evicted only after it has been idle `idle_ns`, and
+/// promoted and then evicted only after it has been idle `idle`, and
 /// only when the table holds nothing on probation. Shared by the limiter
 /// and the reflector's per-peer and per-session tables.
 #[derive(Debug)]
 pub(crate) struct BoundedMap<K, V> {
     capacity: usize,
     probation_cap: usize,
-    idle_ns: i64,
+    idle: Span,
     pub(crate) map: HashMap<K, V>,
     probation: HashSet<K>,
     /// Probation keys in arrival order; may hold keys since promoted or
@@ -57,12 +58,12 @@ pub(crate) struct BoundedMap<K, V> {
 }
 
 impl<K: Hash + Eq + Copy, V> BoundedMap<K, V> {
-    pub(crate) fn new(capacity: usize, idle_ns: i64) -> Self {
+    pub(crate) fn new(capacity: usize, idle: Span) -> Self {
         let capacity = capacity.max(2);
         BoundedMap {
             capacity,
             probation_cap: (capacity / 2).max(1),
-            idle_ns,
+            idle,
             // Grown on demand: a large bound costs nothing until used.
             map: HashMap::default(),
             probation: HashSet::default(),
@@ -71,14 +72,24 @@ impl<K: Hash + Eq + Copy, V> BoundedMap<K, V> {
     }
 
     /// Whether `key` has or can get an entry at `now` (the caller then
-    /// inserts it). `last_ns` says when an entry was last used.
-    pub(crate) fn make_room(&mut self, key: &K, now: i64, last_ns: impl Fn(&V) -> i64) -> bool {
-        self.room_for(key, now, last_ns) != Room::Full
+    /// inserts it). `last` says when an entry was last used.
+    pub(crate) fn make_room(
+        &mut self,
+        key: &K,
+        now: Instant,
+        last: impl Fn(&V) -> Instant,
+    ) -> bool {
+        self.room_for(key, now, last) != Room::Full
     }
 
     /// As [`BoundedMap::make_room`], saying whether `key` is new and which
     /// key, if any, was evicted for it.
-    pub(crate) fn room_for(&mut self, key: &K, now: i64, last_ns: impl Fn(&V) -> i64) -> Room<K> {
+    pub(crate) fn room_for(
+        &mut self,
+        key: &K,
+        now: Instant,
+        last: impl Fn(&V) -> Instant,
+    ) -> Room<K> {
         if self.map.contains_key(key) {
             // Seen again: off probation (a set of strays only, once the
             // peers that keep talking are promoted: a lookup spared).
@@ -91,7 +102,7 @@ impl<K: Hash + Eq + Copy, V> BoundedMap<K, V> {
         if self.probation.len() >= self.probation_cap || self.map.len() >= self.capacity {
             evicted = self.evict_oldest_on_probation();
             if evicted.is_none() {
-                evicted = self.evict_idle(now, &last_ns);
+                evicted = self.evict_idle(now, &last);
                 if evicted.is_none() {
                     return Room::Full;
                 }
@@ -124,14 +135,14 @@ impl<K: Hash + Eq + Copy, V> BoundedMap<K, V> {
 
     /// The table holds only promoted keys: reuse the one idle the longest,
     /// if it has been idle long enough (a scan, only in this case).
-    fn evict_idle(&mut self, now: i64, last_ns: &impl Fn(&V) -> i64) -> Option<K> {
+    fn evict_idle(&mut self, now: Instant, last: &impl Fn(&V) -> Instant) -> Option<K> {
         let oldest = self
             .map
             .iter()
-            .min_by_key(|(_, v)| last_ns(v))
-            .map(|(k, v)| (*k, last_ns(v)));
+            .min_by_key(|(_, v)| last(v))
+            .map(|(k, v)| (*k, last(v)));
         match oldest {
-            Some((k, last)) if now - last >= self.idle_ns => {
+            Some((k, at)) if now - at >= self.idle => {
                 self.map.remove(&k);
                 Some(k)
             }
@@ -208,12 +219,12 @@ pub struct SourceLimiter<K: Hash + Eq + Copy> {
 
 impl<K: Hash + Eq + Copy> SourceLimiter<K> {
     /// `rate_per_s` packets per second per source with bursts of `burst`;
-    /// at most `capacity` sources; an entry idle for `idle_ns` may be reused.
-    pub fn new(rate_per_s: u64, burst: u64, capacity: usize, idle_ns: i64) -> Self {
+    /// at most `capacity` sources; an entry idle for `idle` may be reused.
+    pub fn new(rate_per_s: u64, burst: u64, capacity: usize, idle: Span) -> Self {
         SourceLimiter {
             rate_per_s: rate_per_s.max(1),
             burst: burst.max(1),
-            table: BoundedMap::new(capacity, idle_ns),
+            table: BoundedMap::new(capacity, idle),
         }
     }
 
@@ -222,19 +233,19 @@ impl<K: Hash + Eq + Copy> SourceLimiter<K> {
     }
 
     /// Decide for one packet from `src` at `now`.
-    pub fn admit(&mut self, src: K, now: i64) -> Admit {
-        if !self.table.make_room(&src, now, |b| b.last_ns) {
+    pub fn admit(&mut self, src: K, now: Instant) -> Admit {
+        if !self.table.make_room(&src, now, |b| b.last) {
             return Admit::TableFull;
         }
         let full = self.burst * 1000;
         let b = self.table.map.entry(src).or_insert(Bucket {
             tokens_milli: full,
-            last_ns: now,
+            last: now,
         });
-        let elapsed = (now - b.last_ns).max(0) as u128;
+        let elapsed = (now - b.last).as_ns().max(0) as u128;
         let refill = (elapsed * self.rate_per_s as u128 * 1000 / 1_000_000_000) as u64;
         b.tokens_milli = (b.tokens_milli + refill).min(full);
-        b.last_ns = now;
+        b.last = now;
         if b.tokens_milli >= 1000 {
             b.tokens_milli -= 1000;
             Admit::Yes
@@ -248,43 +259,49 @@ impl<K: Hash + Eq + Copy> SourceLimiter<K> {
 mod tests {
     use super::*;
 
+    fn at(ns: i64) -> Instant {
+        Instant::from_ns(ns)
+    }
+
     #[test]
     fn bucket_allows_burst_then_rate() {
-        let mut l = SourceLimiter::new(100, 5, 10, 1_000_000_000);
-        let admitted = (0..20).filter(|_| l.admit(1u32, 0) == Admit::Yes).count();
+        let mut l = SourceLimiter::new(100, 5, 10, Span::from_ns(1_000_000_000));
+        let admitted = (0..20)
+            .filter(|_| l.admit(1u32, at(0)) == Admit::Yes)
+            .count();
         assert_eq!(admitted, 5, "the burst");
         // 100/s → one token every 10 ms.
-        assert_eq!(l.admit(1, 9_000_000), Admit::RateLimited);
-        assert_eq!(l.admit(1, 10_000_000), Admit::Yes);
+        assert_eq!(l.admit(1, at(9_000_000)), Admit::RateLimited);
+        assert_eq!(l.admit(1, at(10_000_000)), Admit::Yes);
         // Over one second at most rate + burst packets get through.
-        let mut l = SourceLimiter::new(100, 5, 10, 1_000_000_000);
+        let mut l = SourceLimiter::new(100, 5, 10, Span::from_ns(1_000_000_000));
         let n = (0..100_000i64)
-            .filter(|k| l.admit(7u32, k * 10_000) == Admit::Yes)
+            .filter(|k| l.admit(7u32, at(k * 10_000)) == Admit::Yes)
             .count();
         assert!(n <= 105 && n >= 100, "{n}");
     }
 
     #[test]
     fn table_is_bounded_and_a_flood_of_new_sources_cannot_lock_out_real_ones() {
-        let mut l = SourceLimiter::new(1000, 10, 4, 1_000_000_000);
+        let mut l = SourceLimiter::new(1000, 10, 4, Span::from_ns(1_000_000_000));
         // Two real sources, each seen twice: promoted.
         for s in 0..2u32 {
-            assert_eq!(l.admit(s, 0), Admit::Yes);
-            assert_eq!(l.admit(s, 1), Admit::Yes);
+            assert_eq!(l.admit(s, at(0)), Admit::Yes);
+            assert_eq!(l.admit(s, at(1)), Admit::Yes);
         }
         // A flood of one-shot sources: each gets in, evicting the oldest
         // one-shot, never a promoted source; the table stays bounded.
         for s in 100..10_000u32 {
-            assert_eq!(l.admit(s, 10), Admit::Yes, "{s}");
+            assert_eq!(l.admit(s, at(10)), Admit::Yes, "{s}");
             assert!(l.sources() <= 4);
         }
         // The real sources kept their buckets.
         assert!(l.table.map.contains_key(&0) && l.table.map.contains_key(&1));
         // A new real source during the flood gets in and, seen again, stays.
-        assert_eq!(l.admit(7, 20), Admit::Yes);
-        assert_eq!(l.admit(7, 21), Admit::Yes);
+        assert_eq!(l.admit(7, at(20)), Admit::Yes);
+        assert_eq!(l.admit(7, at(21)), Admit::Yes);
         for s in 20_000..20_100u32 {
-            assert_eq!(l.admit(s, 30), Admit::Yes);
+            assert_eq!(l.admit(s, at(30)), Admit::Yes);
         }
         assert!(l.table.map.contains_key(&7));
     }
@@ -292,14 +309,14 @@ mod tests {
     #[test]
     fn a_table_of_talking_sources_refuses_until_one_is_idle() {
         // Capacity 2: one slot on probation, one for a promoted source.
-        let mut l = SourceLimiter::new(1000, 10, 2, 1_000_000);
-        assert_eq!(l.admit(1u32, 0), Admit::Yes);
-        assert_eq!(l.admit(1, 1), Admit::Yes); // promoted
-        assert_eq!(l.admit(2, 2), Admit::Yes);
-        assert_eq!(l.admit(2, 3), Admit::Yes); // promoted: table all promoted
-        assert_eq!(l.admit(3, 4), Admit::TableFull);
+        let mut l = SourceLimiter::new(1000, 10, 2, Span::from_ns(1_000_000));
+        assert_eq!(l.admit(1u32, at(0)), Admit::Yes);
+        assert_eq!(l.admit(1, at(1)), Admit::Yes); // promoted
+        assert_eq!(l.admit(2, at(2)), Admit::Yes);
+        assert_eq!(l.admit(2, at(3)), Admit::Yes); // promoted: table all promoted
+        assert_eq!(l.admit(3, at(4)), Admit::TableFull);
         // Once one has been idle long enough, it is reused.
-        assert_eq!(l.admit(3, 2_000_000), Admit::Yes);
+        assert_eq!(l.admit(3, at(2_000_000)), Admit::Yes);
         assert_eq!(l.sources(), 2);
     }
 }

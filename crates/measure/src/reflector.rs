@@ -21,7 +21,7 @@
 //! * A token bucket per source address, and every table (rate limiter,
 //!   stateful sessions, follow-up state) is bounded; when full, a new
 //!   source is refused unless the oldest entry has been idle for
-//!   [`IDLE_NS`], rather than evicting a live one.
+//!   [`IDLE`], rather than evicting a live one.
 //!
 //! # Timestamps
 //!
@@ -73,10 +73,10 @@ use serde::Serialize;
 
 use crate::auth::{sign_reply, verify16, StampKey};
 use crate::ratelimit::{Admit, BoundedMap, PerAddressCap, Room, SourceLimiter};
-use crate::time::{Instant, TimestampSource};
+use crate::time::{Instant, Span, TimestampSource};
 
 /// An entry idle this long may be reused when a table is full.
-pub const IDLE_NS: i64 = 10_000_000_000;
+pub const IDLE: Span = Span::from_secs(10);
 /// Source ports one address may hold in the peer table at once (more
 /// replace its oldest): one host cycling ports cannot fill the table.
 pub const PORTS_PER_ADDRESS: usize = 256;
@@ -122,11 +122,19 @@ impl Peer {
     }
 }
 
-/// A timestamp and what produced it, on the reflector's `CLOCK_REALTIME`.
+/// A timestamp and what produced it, on the reflector's `CLOCK_REALTIME`
+/// (or, for a NIC stamp, on the NIC's clock).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Stamp {
-    pub ns: i64,
+    pub at: Instant,
     pub source: TimestampSource,
+}
+
+impl Stamp {
+    /// The stamp as a STAMP Timestamp field in `fmt`.
+    fn to_wire(self, fmt: StampTimestampFormat) -> [u8; 8] {
+        stamp::to_wire(self.at.as_ns(), fmt)
+    }
 }
 
 /// What the socket reported about one request.
@@ -288,7 +296,7 @@ impl Counters {
 
 #[derive(Copy, Clone, Debug)]
 struct PeerState {
-    last_ns: i64,
+    last: Instant,
     /// The last reply sent to this peer.
     last_reply: Option<LastReply>,
 }
@@ -306,7 +314,7 @@ struct LastReply {
 #[derive(Copy, Clone, Debug)]
 struct SessionState {
     next_seq: u32,
-    last_ns: i64,
+    last: Instant,
 }
 
 /// The sans-IO Session-Reflector.
@@ -324,10 +332,10 @@ impl Reflector {
     pub fn new(config: ReflectorConfig) -> Reflector {
         let n = config.max_sources.max(1);
         Reflector {
-            limiter: SourceLimiter::new(config.rate_per_s, config.burst.max(1), n, IDLE_NS),
-            peers: BoundedMap::new(n, IDLE_NS),
+            limiter: SourceLimiter::new(config.rate_per_s, config.burst.max(1), n, IDLE),
+            peers: BoundedMap::new(n, IDLE),
             ports: PerAddressCap::new(PORTS_PER_ADDRESS),
-            sessions: BoundedMap::new(n, IDLE_NS),
+            sessions: BoundedMap::new(n, IDLE),
             counters: Counters::default(),
             config,
         }
@@ -367,7 +375,6 @@ impl Reflector {
         clock: &ClockState,
         out: &mut [u8],
     ) -> Decision {
-        let now = now.as_ns();
         self.counters.received += 1;
         if meta.src.is_group_or_unspecified() {
             return self.drop(DropReason::GroupSource);
@@ -385,7 +392,7 @@ impl Reflector {
         &mut self,
         request: &[u8],
         meta: &RequestMeta,
-        now: i64,
+        now: Instant,
         clock: &ClockState,
         out: &mut [u8],
     ) -> Decision {
@@ -426,7 +433,7 @@ impl Reflector {
             Admit::RateLimited => return self.drop(DropReason::RateLimited),
             Admit::TableFull => return self.drop(DropReason::TableFull),
         }
-        match self.peers.room_for(&src, now, |p| p.last_ns) {
+        match self.peers.room_for(&src, now, |p| p.last) {
             Room::Have => {}
             Room::Full => return self.drop(DropReason::TableFull),
             Room::Made(evicted) => {
@@ -440,25 +447,25 @@ impl Reflector {
         }
         let reply_seq = if self.config.stateful {
             let key = (src, req.ssid);
-            if !self.sessions.make_room(&key, now, |s| s.last_ns) {
+            if !self.sessions.make_room(&key, now, |s| s.last) {
                 return self.drop(DropReason::TableFull);
             }
             let s = self.sessions.map.entry(key).or_insert(SessionState {
                 next_seq: 0,
-                last_ns: now,
+                last: now,
             });
             let seq = s.next_seq;
             s.next_seq = s.next_seq.wrapping_add(1);
-            s.last_ns = now;
+            s.last = now;
             seq
         } else {
             req.seq
         };
         let peer = self.peers.map.entry(src).or_insert(PeerState {
-            last_ns: now,
+            last: now,
             last_reply: None,
         });
-        peer.last_ns = now;
+        peer.last = now;
 
         // A NIC stamp is on the NIC's PTP clock: the reply says so in
         // PTPv2 format (Z set), whatever the request's; else the reply
@@ -481,15 +488,15 @@ impl Reflector {
                 if has_follow_up {
                     self.counters.follow_ups += 1;
                 }
-                (seq, stamp::to_wire(tx.ns, fmt), method_code(tx.source))
+                (seq, tx.to_wire(fmt), method_code(tx.source))
             }
             _ => (0, [0; 8], 0),
         };
         let params = ReflectParams {
             seq: reply_seq,
-            timestamp: stamp::to_wire(now, fmt),
+            timestamp: stamp::to_wire(now.as_ns(), fmt),
             error_estimate: ErrorEstimate::from_ns(clock.uncertainty_ns, clock.synchronized, fmt),
-            receive_timestamp: stamp::to_wire(meta.rx.ns, fmt),
+            receive_timestamp: meta.rx.to_wire(fmt),
             sender_ttl: meta.ttl.unwrap_or(0),
             tlv_integrity_failed,
             timestamp_info: Some(TimestampInfo {
@@ -542,7 +549,7 @@ impl Reflector {
         &mut self,
         src: Peer,
         reply_seq: u32,
-        tx_ns: i64,
+        tx: Instant,
         method: TimestampSource,
     ) -> bool {
         let Some(last) = self
@@ -557,7 +564,7 @@ impl Reflector {
             return false;
         }
         last.tx = Some(Stamp {
-            ns: tx_ns,
+            at: tx,
             source: method,
         });
         self.counters.tx_stamps += 1;

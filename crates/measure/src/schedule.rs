@@ -37,20 +37,21 @@ pub const BOUNDS: PeriodBounds = PeriodBounds {
     max: crate::period::HOUR,
 };
 
-/// `period_ns` as a [`Period`] a schedule can keep: the reason, naming the
+/// `period` as a [`Period`] a schedule can keep: the reason, naming the
 /// bound, when it cannot (zero and negative periods included).
-pub fn check_period(period_ns: i64) -> Result<Period, String> {
+pub fn check_period(period: Span) -> Result<Period, String> {
     let keeps = PeriodBounds {
         min: Span::from_ns(MIN_PERIOD_NS),
         max: Span::MAX,
     };
-    Period::within(period_ns, keeps).map_err(|_| unkept(period_ns))
+    Period::within(period.as_ns(), keeps).map_err(|_| unkept(period))
 }
 
-/// Why a schedule cannot keep `period_ns`, in words.
-pub fn unkept(period_ns: i64) -> String {
+/// Why a schedule cannot keep `period`, in words.
+pub fn unkept(period: Span) -> String {
     format!(
-        "a period of {period_ns} ns is shorter than the shortest a schedule keeps, {} µs (one pass of the sending loop must fit in a period, or no frame ever leaves)",
+        "a period of {} ns is shorter than the shortest a schedule keeps, {} µs (one pass of the sending loop must fit in a period, or no frame ever leaves)",
+        period.as_ns(),
         MIN_PERIOD_NS / 1_000
     )
 }
@@ -281,10 +282,13 @@ mod tests {
 
     #[test]
     fn periods_shorter_than_the_bound_are_refused_naming_it() {
-        assert_eq!(check_period(MIN_PERIOD_NS).unwrap().as_ns(), MIN_PERIOD_NS);
-        let e = check_period(50).unwrap_err();
+        assert_eq!(
+            check_period(Span::from_ns(MIN_PERIOD_NS)).unwrap().as_ns(),
+            MIN_PERIOD_NS
+        );
+        let e = check_period(Span::from_ns(50)).unwrap_err();
         assert!(e.contains("50 ns") && e.contains("1 µs"), "{e}");
-        assert!(check_period(0).is_err() && check_period(-1).is_err());
+        assert!(check_period(Span::ZERO).is_err() && check_period(Span::from_ns(-1)).is_err());
     }
 
     /// A schedule on plain nanoseconds.

@@ -83,23 +83,23 @@ struct WarmUp {
     /// Sequence number of the next warm-up request.
     next: u32,
     /// The request whose reply is awaited, and until when.
-    waiting: Option<(u32, i64)>,
+    waiting: Option<(u32, Instant)>,
     /// Since when the next request could go.
-    ready_at: i64,
+    ready_at: Instant,
 }
 
 #[derive(Clone, Debug)]
 enum Phase {
     WarmUp(WarmUp),
     Ready {
-        since: i64,
+        since: Instant,
     },
     Sending {
         schedule: Schedule,
-        end: Option<i64>,
+        end: Option<Instant>,
     },
     Draining {
-        until: i64,
+        until: Instant,
     },
 }
 
@@ -120,7 +120,7 @@ pub struct SessionSender {
     warm: WarmUpSummary,
     timestamp_info: Option<TimestampInfo>,
     expect_follow_up: bool,
-    measurement_start: Option<i64>,
+    measurement_start: Option<Instant>,
     counters: SenderCounters,
     /// The NIC stamps the session's datagrams too.
     expect_hw: bool,
@@ -156,12 +156,14 @@ impl SessionSender {
             false,
         );
         let phase = if config.warmup_probes == 0 {
-            Phase::Ready { since: i64::MIN }
+            Phase::Ready {
+                since: Instant::MIN,
+            }
         } else {
             Phase::WarmUp(WarmUp {
                 next: 0,
                 waiting: None,
-                ready_at: i64::MIN,
+                ready_at: Instant::MIN,
             })
         };
         Ok(SessionSender {
@@ -197,7 +199,6 @@ impl SessionSender {
     /// # Panics
     /// When `buf` is shorter than [`SessionSender::max_request_len`].
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        let now = now.as_ns();
         self.pending = None;
         let (seq, size_index, warm_up) = match self.phase {
             Phase::WarmUp(_) => (self.next_warm_up(now)?, 0, true),
@@ -236,7 +237,7 @@ impl SessionSender {
         Some(t)
     }
 
-    fn next_warm_up(&mut self, now: i64) -> Option<u32> {
+    fn next_warm_up(&mut self, now: Instant) -> Option<u32> {
         let Phase::WarmUp(w) = &mut self.phase else {
             return None;
         };
@@ -257,7 +258,7 @@ impl SessionSender {
         Some(seq)
     }
 
-    fn end_warm_up(&mut self, now: i64) {
+    fn end_warm_up(&mut self, now: Instant) {
         self.settle_follow_up();
         self.phase = Phase::Ready { since: now };
     }
@@ -271,8 +272,8 @@ impl SessionSender {
         self.probes.set_expect_follow_up(self.expect_follow_up);
     }
 
-    fn begin(&mut self, now: i64) {
-        let start = now.saturating_add(START_DELAY_NS);
+    fn begin(&mut self, now: Instant) {
+        let start = now.saturating_add(Span::from_ns(START_DELAY_NS));
         let period = self.config.period;
         self.measurement_start = Some(start);
         self.phase = Phase::Sending {
@@ -280,24 +281,21 @@ impl SessionSender {
                 self.config.pattern,
                 period,
                 period.span() - Span::from_ns(1),
-                Instant::from_ns(start),
+                start,
                 self.config.seed,
             ),
-            end: self
-                .config
-                .duration
-                .map(|d| start.saturating_add(d.as_ns())),
+            end: self.config.duration.map(|d| start.saturating_add(d)),
         };
     }
 
-    fn next_scheduled(&mut self, now: i64) -> Option<(u32, u16)> {
+    fn next_scheduled(&mut self, now: Instant) -> Option<(u32, u16)> {
         let Phase::Sending { schedule, end } = &mut self.phase else {
             return None;
         };
         let sent = self.counters.sent;
         if self.config.count.is_some_and(|n| sent >= n) || end.is_some_and(|e| now >= e) {
             self.phase = Phase::Draining {
-                until: now.saturating_add(self.config.timeout.as_ns()),
+                until: now.saturating_add(self.config.timeout),
             };
             return None;
         }
@@ -305,7 +303,7 @@ impl SessionSender {
         if self.probes.is_full() {
             return None;
         }
-        match schedule.poll(Instant::from_ns(now)) {
+        match schedule.poll(now) {
             Poll::Send { .. } => {
                 let size_index = (sent % self.templates.len() as u64) as u16;
                 Some((self.probes.next_seq(), size_index))
@@ -317,19 +315,20 @@ impl SessionSender {
     /// The request `seq` last returned by `poll_transmit` left: `tx1` read
     /// just before the send call (after the request was built), `tx2` just
     /// after it. False when `seq` is not that request.
-    pub fn on_sent(&mut self, seq: u32, tx1: i64, tx2: i64) -> bool {
+    pub fn on_sent(&mut self, seq: u32, tx1: Instant, tx2: Instant) -> bool {
         let Some(t) = self.pending.filter(|t| t.seq == seq) else {
             return false;
         };
         self.pending = None;
         match &mut self.phase {
             Phase::WarmUp(w) if t.warm_up => {
-                w.waiting = Some((seq, tx2.saturating_add(self.config.warmup_wait.as_ns())));
+                w.waiting = Some((seq, tx2.saturating_add(self.config.warmup_wait)));
                 self.warm.sent += 1;
                 true
             }
             Phase::Sending { .. } | Phase::Draining { .. } if !t.warm_up => {
                 let size = self.config.layouts[usize::from(t.size_index)].size;
+                let (tx1, tx2) = (tx1.as_ns(), tx2.as_ns());
                 self.probes.on_sent(t.size_index, size as u16, tx1, tx2);
                 self.counters.sent += 1;
                 true
@@ -340,10 +339,16 @@ impl SessionSender {
 
     /// The kernel's (software) and the NIC's (hardware) transmit stamps of
     /// request `seq`. Ignored during the warm-up; the first stamp counts.
-    pub fn on_tx_stamp(&mut self, seq: u32, software: Option<i64>, hardware: Option<i64>) -> bool {
+    pub fn on_tx_stamp(
+        &mut self,
+        seq: u32,
+        software: Option<Instant>,
+        hardware: Option<Instant>,
+    ) -> bool {
+        let ns = |t: Option<Instant>| t.map(Instant::as_ns);
         match self.phase {
             Phase::Sending { .. } | Phase::Draining { .. } => {
-                self.probes.on_tx_stamp(seq, software, hardware)
+                self.probes.on_tx_stamp(seq, ns(software), ns(hardware))
             }
             _ => false,
         }
@@ -355,10 +360,12 @@ impl SessionSender {
     pub fn handle_reply(
         &mut self,
         bytes: &[u8],
-        rx2: i64,
-        rx_kernel: Option<i64>,
-        rx_hw: Option<i64>,
+        rx2: Instant,
+        rx_kernel: Option<Instant>,
+        rx_hw: Option<Instant>,
     ) -> ReplyOutcome {
+        let rx2 = rx2.as_ns();
+        let (rx_kernel, rx_hw) = (rx_kernel.map(Instant::as_ns), rx_hw.map(Instant::as_ns));
         match self.phase {
             Phase::Ready { .. } => return ReplyOutcome::Ignored,
             Phase::WarmUp(_) => {
@@ -395,7 +402,7 @@ impl SessionSender {
             return ReplyOutcome::Ignored;
         }
         w.waiting = None;
-        w.ready_at = r.rx2;
+        w.ready_at = Instant::from_ns(r.rx2);
         let done = w.next >= self.config.warmup_probes;
         self.warm.replies += 1;
         if r.rx_kernel.is_none() {
@@ -405,20 +412,19 @@ impl SessionSender {
         self.warm.follow_up_supported = info.follow_up_supported.or(self.warm.follow_up_supported);
         self.warm.follow_up_filled |= r.follow_up.is_some();
         if done {
-            self.end_warm_up(r.rx2);
+            self.end_warm_up(Instant::from_ns(r.rx2));
         }
         ReplyOutcome::WarmUp
     }
 
     /// The next probe to release at `now`, in sequence order: complete, or
     /// timed out, or anything left once the session is finished.
-    pub fn poll_record(&mut self, at: Instant) -> Option<ProbeRecord> {
-        let now = at.as_ns();
+    pub fn poll_record(&mut self, now: Instant) -> Option<ProbeRecord> {
         let rec = match self.phase {
             Phase::WarmUp(_) | Phase::Ready { .. } => None,
             Phase::Draining { until } if now > until => self.probes.pop_any(),
             Phase::Sending { .. } | Phase::Draining { .. } => {
-                self.probes.pop_complete(at, self.config.timeout)
+                self.probes.pop_complete(now, self.config.timeout)
             }
         }?;
         let c = &mut self.counters;
@@ -447,27 +453,26 @@ impl SessionSender {
     /// due probe, or the next probe timeout or the end of the drain.
     /// An instant in the past means now; `None`: finished.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let ns = match &self.phase {
+        match &self.phase {
             Phase::WarmUp(w) => Some(w.waiting.map_or(w.ready_at, |(_, deadline)| deadline)),
             Phase::Ready { since } => Some(*since),
-            Phase::Sending { schedule, .. } => Some(schedule.next_due().as_ns()),
+            Phase::Sending { schedule, .. } => Some(schedule.next_due()),
             Phase::Draining { until } => {
-                let end = until.saturating_add(1);
+                let end = until.saturating_add(Span::from_ns(1));
                 (self.probes.outstanding() > 0).then(|| {
                     self.probes
                         .oldest_expiry(self.config.timeout)
-                        .map_or(end, |e| e.as_ns().min(end))
+                        .map_or(end, |e| e.min(end))
                 })
             }
-        };
-        ns.map(Instant::from_ns)
+        }
     }
 
     /// The session is over at `now`: draining, and nothing in flight or the
     /// drain is over. Release what is left with `poll_record`.
     pub fn is_finished(&self, now: Instant) -> bool {
         match self.phase {
-            Phase::Draining { until } => self.probes.outstanding() == 0 || now.as_ns() > until,
+            Phase::Draining { until } => self.probes.outstanding() == 0 || now > until,
             _ => false,
         }
     }
@@ -476,14 +481,13 @@ impl SessionSender {
     /// timeout, at most [`STOP_DRAIN_MAX_NS`]. False if the session was
     /// already draining, which goes on unchanged.
     pub fn stop(&mut self, now: Instant) -> bool {
-        let now = now.as_ns();
         match self.phase {
             Phase::Draining { .. } => false,
             Phase::WarmUp(_) | Phase::Ready { .. } | Phase::Sending { .. } => {
                 if let Phase::WarmUp(_) = self.phase {
                     self.settle_follow_up();
                 }
-                let drain = self.config.timeout.as_ns().min(STOP_DRAIN_MAX_NS);
+                let drain = self.config.timeout.min(Span::from_ns(STOP_DRAIN_MAX_NS));
                 self.phase = Phase::Draining {
                     until: now.saturating_add(drain),
                 };
@@ -498,7 +502,7 @@ impl SessionSender {
 
     /// When the first measured probe was due, once the schedule started.
     pub fn measurement_start(&self) -> Option<Instant> {
-        self.measurement_start.map(Instant::from_ns)
+        self.measurement_start
     }
 
     pub fn warm_up(&self) -> &WarmUpSummary {

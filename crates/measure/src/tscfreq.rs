@@ -34,6 +34,7 @@
 //! Long: two estimators and their statistics, then their tests on synthetic
 //! clocks (about a third of the file).
 
+use crate::time::Span;
 use misura_stats::LinearFit;
 
 /// One back-to-back read: TSC, then CLOCK_MONOTONIC_RAW, then TSC.
@@ -58,7 +59,7 @@ impl TscRawPair {
     }
 }
 
-/// Keeps the tightest [`TscRawPair`] of each `bin_ns` of raw time since the
+/// Keeps the tightest [`TscRawPair`] of each `bin` of raw time since the
 /// first pair offered, for at most `max_bins` bins (later pairs are
 /// ignored): memory stays bounded however long the loop runs.
 #[derive(Clone, Debug)]
@@ -71,9 +72,9 @@ pub struct TightestPerBin {
 }
 
 impl TightestPerBin {
-    pub fn new(bin_ns: i64, max_bins: usize) -> TightestPerBin {
+    pub fn new(bin: Span, max_bins: usize) -> TightestPerBin {
         TightestPerBin {
-            bin_ns: bin_ns.max(1),
+            bin_ns: bin.as_ns().max(1),
             max_bins,
             origin_ns: None,
             bins: Vec::new(),
@@ -118,8 +119,8 @@ pub struct BoundedFrequency {
     /// Half-width of the interval that certainly holds the frequency, given
     /// the assumptions of the estimator (Hz).
     pub bound_hz: f64,
-    /// Reference time between the two ends (ns).
-    pub span_ns: i64,
+    /// Reference time between the two ends.
+    pub span: Span,
 }
 
 impl BoundedFrequency {
@@ -142,7 +143,7 @@ pub fn endpoint_estimate(a: &TscRawPair, b: &TscRawPair) -> Option<BoundedFreque
     Some(BoundedFrequency {
         frequency_hz: f,
         bound_hz: f * rel,
-        span_ns,
+        span: Span::from_ns(span_ns),
     })
 }
 
@@ -198,9 +199,9 @@ pub fn fit_estimate(pairs: &[TscRawPair]) -> Option<FittedFrequency> {
 /// The frequency over one window of the run.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct WindowFrequency {
-    /// Start and end of the window, raw ns since the first pair of the run.
-    pub start_ns: i64,
-    pub end_ns: i64,
+    /// Start and end of the window, raw time since the first pair of the run.
+    pub start: Span,
+    pub end: Span,
     pub pairs: usize,
     /// Endpoint estimate between the window's first and last pair.
     pub estimate: BoundedFrequency,
@@ -230,8 +231,8 @@ pub fn window_estimates(pairs: &[TscRawPair], n: usize) -> Vec<WindowFrequency> 
         }
         if let Some(est) = endpoint_estimate(w[0], w[w.len() - 1]) {
             out.push(WindowFrequency {
-                start_ns: lo - first.raw_ns,
-                end_ns: hi - first.raw_ns,
+                start: Span::from_ns(lo - first.raw_ns),
+                end: Span::from_ns(hi - first.raw_ns),
                 pairs: w.len(),
                 estimate: est,
             });
@@ -339,7 +340,7 @@ pub fn pair_estimate(
         estimate: BoundedFrequency {
             frequency_hz: f,
             bound_hz: f * rel,
-            span_ns: dts,
+            span: Span::from_ns(dts),
         },
     })
 }
@@ -461,7 +462,7 @@ mod tests {
     #[test]
     fn tightest_per_bin_keeps_the_narrowest() {
         let mut rng = SmallRng::seed_from_u64(1);
-        let mut b = TightestPerBin::new(1_000_000, 3);
+        let mut b = TightestPerBin::new(Span::from_millis(1), 3);
         for (t, w) in [
             (0, 90),
             (10, 40),
@@ -653,12 +654,12 @@ mod tests {
         let a = BoundedFrequency {
             frequency_hz: 1_000_003_000.0,
             bound_hz: 2_000.0,
-            span_ns: 1,
+            span: Span::from_ns(1),
         };
         let b = BoundedFrequency {
             frequency_hz: 1_000_000_000.0,
             bound_hz: 1_000.0,
-            span_ns: 1,
+            span: Span::from_ns(1),
         };
         let g = agreement(&a, &b);
         assert!(

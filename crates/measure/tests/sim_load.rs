@@ -62,7 +62,7 @@ fn assert_brackets(o: &SearchOutcome, name: &str, truth: f64, res: f64) {
 #[test]
 fn search_finds_the_models_ndr_and_pdr() {
     let line = line_1g();
-    let sut = ModelSut::new(1e6, 10_000.0, 5_000).unwrap();
+    let sut = ModelSut::new(1e6, 10_000.0, Span::from_ns(5_000)).unwrap();
     let cfg = SearchConfig::rfc2544(1e4, line);
     let o = search(&sut, cfg);
     // 60 s trials: the buffer hides 10 000 frames of overload.
@@ -87,7 +87,7 @@ fn search_finds_the_models_ndr_and_pdr() {
 #[test]
 fn short_trials_overestimate_and_the_final_phase_corrects_it() {
     // A deep buffer: 1 s trials see 1.2 Mfps loss-free, 60 s trials 1.0033.
-    let sut = ModelSut::new(1e6, 200_000.0, 0).unwrap();
+    let sut = ModelSut::new(1e6, 200_000.0, Span::from_ns(0)).unwrap();
     let o = search(&sut, SearchConfig::rfc2544(1e4, line_1g()));
     assert_brackets(&o, "NDR", 1e6 + 200_000.0 / 60.0, 0.01);
     let short_best = o
@@ -107,7 +107,9 @@ fn search_finds_a_loss_knee() {
         above_fps: 600_000.0,
         loss_ratio: 0.001,
     };
-    let sut = ModelSut::new(1e6, 10_000.0, 0).unwrap().with_knee(knee);
+    let sut = ModelSut::new(1e6, 10_000.0, Span::from_ns(0))
+        .unwrap()
+        .with_knee(knee);
     let o = search(&sut, SearchConfig::rfc2544(1e4, line_1g()));
     assert_brackets(&o, "NDR", 600_000.0, 0.01);
     assert_brackets(&o, "PDR", (1e6 + 10_000.0 / 60.0) * 0.999 / 0.995, 0.01);
@@ -147,7 +149,7 @@ fn slow_sender_trial(
 
 #[test]
 fn a_slow_tester_caps_the_search_and_says_so() {
-    let sut = ModelSut::new(1e6, 10_000.0, 0).unwrap();
+    let sut = ModelSut::new(1e6, 10_000.0, Span::from_ns(0)).unwrap();
     let mut cfg = SearchConfig::rfc2544(1e4, line_1g());
     cfg.final_trial = Span::from_secs(10); // keeps the virtual sender loop short
     let mut s = ThroughputSearch::new(cfg).unwrap();
@@ -189,7 +191,7 @@ fn a_slow_tester_caps_the_search_and_says_so() {
 #[test]
 fn trials_the_tester_fell_short_in_but_lost_are_upper_bounds() {
     let truth = 8_400.0;
-    let sut = ModelSut::new(truth, 0.0, 0).unwrap();
+    let sut = ModelSut::new(truth, 0.0, Span::from_ns(0)).unwrap();
     let line = line_rate_fps(1518, 10e9, false).unwrap();
     let mut cfg = SearchConfig::rfc2544(line * 1e-4, line);
     cfg.targets = vec![LossTarget {
@@ -292,7 +294,7 @@ fn a_loss_free_short_trial_leaves_the_rates_above_it_undecided() {
 #[test]
 fn frame_loss_steps_stop_after_two_clean_trials() {
     let line = line_1g();
-    let sut = ModelSut::new(1e6, 10_000.0, 0).unwrap();
+    let sut = ModelSut::new(1e6, 10_000.0, Span::from_ns(0)).unwrap();
     let mut plan = FlrPlan::new(line, 10.0, Span::from_secs(60)).unwrap();
     for _ in 0..11 {
         let Some((_, rate, dur)) = plan.next_trial() else {
@@ -312,7 +314,7 @@ fn frame_loss_steps_stop_after_two_clean_trials() {
 #[test]
 fn back_to_back_recovers_the_models_buffer() {
     let line = line_1g();
-    let sut = ModelSut::new(1e6, 5_000.0, 0).unwrap();
+    let sut = ModelSut::new(1e6, 5_000.0, Span::from_ns(0)).unwrap();
     let mut b2b = B2bSearch::new(B2bConfig::rfc2544(line)).unwrap();
     for _ in 0..5_000 {
         let Some(req) = b2b.next_burst() else { break };
@@ -385,7 +387,7 @@ fn measure(sut: &ModelSut, spec: &ServiceSpec, rate_bps: f64) -> StepMeasured {
 #[test]
 fn y1564_a_policed_service_passes_every_step() {
     let spec = service();
-    let sut = ModelSut::new(1e6, 1000.0, 100_000)
+    let sut = ModelSut::new(1e6, 1000.0, Span::from_ns(100_000))
         .unwrap()
         .with_policer(spec.fps(150e6));
     for step in config_test_steps(&spec).unwrap() {
@@ -398,7 +400,7 @@ fn y1564_a_policed_service_passes_every_step() {
 #[test]
 fn y1564_an_unpoliced_service_fails_the_overshoot() {
     let spec = service();
-    let sut = ModelSut::new(1e6, 1000.0, 100_000).unwrap();
+    let sut = ModelSut::new(1e6, 1000.0, Span::from_ns(100_000)).unwrap();
     let steps = config_test_steps(&spec).unwrap();
     let over = steps.last().unwrap();
     let v = judge_step(&spec, over, &measure(&sut, &spec, over.rate_bps));
@@ -414,7 +416,7 @@ fn y1564_an_unpoliced_service_fails_the_overshoot() {
 fn y1564_a_device_slower_than_cir_fails_naming_flr() {
     let spec = service();
     // 10 000 frames/s of 1000 B is 80 Mb/s, below the 100 Mb/s CIR.
-    let sut = ModelSut::new(10_000.0, 1000.0, 100_000).unwrap();
+    let sut = ModelSut::new(10_000.0, 1000.0, Span::from_ns(100_000)).unwrap();
     let verdicts: Vec<_> = config_test_steps(&spec)
         .unwrap()
         .iter()
@@ -481,7 +483,7 @@ proptest! {
     /// Against any fluid model the final NDR brackets the truth.
     #[test]
     fn search_brackets_any_models_ndr(thr in 2e4f64..1.4e6, buffer in 0.0f64..1e5) {
-        let sut = ModelSut::new(thr, buffer, 0).unwrap();
+        let sut = ModelSut::new(thr, buffer, Span::from_ns(0)).unwrap();
         let o = search(&sut, SearchConfig::rfc2544(1e4, line_1g()));
         let truth = (thr + buffer / 60.0).min(line_1g());
         let b = o.bound("NDR").unwrap();

@@ -252,7 +252,7 @@ fn sim_oneway_random_bytes_never_panic() {
             Received::OtherStream => other += 1,
             _ => {}
         }
-        s.handle_tx_stamp(&b, Some(1), None);
+        s.handle_tx_stamp(&b, Some(misura_measure::time::Instant::from_ns(1)), None);
     }
     let c = s.counters();
     // Frames of another stream (warm-up) are counted as foreign as well.

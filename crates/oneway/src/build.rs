@@ -269,8 +269,8 @@ fn totals(m: &Measured) -> Totals {
 }
 
 fn loop_stats(c: &OnewayCounters, a: &Analysis) -> LoopStats {
-    let elapsed_s = (c.ended_ns - c.started_ns).max(0) as f64 / 1e9;
-    let send_span_s = (c.last_send_ns - c.started_ns).max(1) as f64 / 1e9;
+    let elapsed_s = (c.ended - c.started).as_ns().max(0) as f64 / 1e9;
+    let send_span_s = (c.last_send - c.started).as_ns().max(1) as f64 / 1e9;
     LoopStats {
         elapsed_s,
         achieved_rate_fps: c.sent as f64 / send_span_s,

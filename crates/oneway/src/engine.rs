@@ -19,7 +19,7 @@ use misura_measure::oneway_session::{
 };
 use misura_measure::time::Instant;
 use misura_measure::FrameRecord;
-use misura_sys::clock::{realtime, realtime_ns};
+use misura_sys::clock::realtime;
 use misura_sys::packet::PacketSocket;
 use misura_sys::SysError;
 use misura_wire::ethernet;
@@ -111,8 +111,9 @@ impl<'a> Turn<'a> {
         if let Some(t) = session.poll_transmit(realtime()) {
             let frame = self.frames.patch(t.size_index, MEASURE_STREAM, t.seq);
             let (tx1, tx2) = loop {
-                let tx1 = realtime_ns();
-                ProbeHeader::new_unchecked(&mut frame[h..]).set_sender_timestamp(tx1 as u64);
+                let tx1 = realtime();
+                ProbeHeader::new_unchecked(&mut frame[h..])
+                    .set_sender_timestamp(tx1.as_ns() as u64);
                 // A TX link that went down: the frame cannot leave; it
                 // counts as sent (and lost), and the run goes on.
                 let ok = match self.ports.tx.send(frame) {
@@ -122,7 +123,7 @@ impl<'a> Turn<'a> {
                     }
                     r => r?,
                 };
-                let tx2 = realtime_ns();
+                let tx2 = realtime();
                 if ok {
                     break (tx1, tx2);
                 }
@@ -135,7 +136,9 @@ impl<'a> Turn<'a> {
             match self.ports.tx.recv_tx_timestamp(&mut self.err_buf) {
                 Ok(Some(st)) => {
                     let n = st.len.min(self.err_buf.len());
-                    session.handle_tx_stamp(&self.err_buf[..n], st.software_ns, st.hardware_ns);
+                    let (sw, hw) = (st.software_ns, st.hardware_ns);
+                    let (sw, hw) = (sw.map(Instant::from_ns), hw.map(Instant::from_ns));
+                    session.handle_tx_stamp(&self.err_buf[..n], sw, hw);
                 }
                 Ok(None) => {
                     session.on_tx_stamps_drained();
@@ -161,17 +164,17 @@ impl<'a> Turn<'a> {
             r => r?,
         };
         if let Some(meta) = got {
-            let rx2 = realtime_ns();
+            let rx2 = realtime();
             let n = meta.len.min(self.rx_buf.len());
             let meta = RxMeta {
                 rx2,
-                software: meta.software_ns,
-                hardware: meta.hardware_ns,
+                software: meta.software_ns.map(Instant::from_ns),
+                hardware: meta.hardware_ns.map(Instant::from_ns),
                 outgoing: meta.outgoing,
             };
             session.handle_received(&self.rx_buf[..n], meta);
         } else {
-            session.on_empty_poll(t.as_ns());
+            session.on_empty_poll(t);
         }
 
         while let Some(rec) = session.poll_record(t) {

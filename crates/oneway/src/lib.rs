@@ -156,7 +156,7 @@ pub fn measure(
     let analysis = analysis.finish()?;
     tuning::untune(&tuning);
     let mid_sys = match &result {
-        Ok((c, _)) if c.ended_ns > c.started_ns => c.started_ns + (c.ended_ns - c.started_ns) / 2,
+        Ok((c, _)) if c.ended > c.started => c.started.as_ns() + (c.ended - c.started).as_ns() / 2,
         _ => misura_sys::clock::realtime_ns(),
     };
     let hardware_clocks = clocks.finish(mid_sys, &analysis.hw_u95, &mut warnings);

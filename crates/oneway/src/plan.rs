@@ -31,8 +31,8 @@ const DEFAULT_COUNT: u64 = 10_000;
 /// How fast frames are offered: one of `--period`, `--rate`, `--load`.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Pace {
-    /// A sending period in ns.
-    Period(i64),
+    /// A sending period.
+    Period(Span),
     /// Frames per second (periods per second for bursts).
     Rate(f64),
     /// Offered load Γ as a share of the link capacity.
@@ -54,14 +54,14 @@ pub struct Request {
     pub pattern: Pattern,
     pub pace: Pace,
     pub count: Option<u64>,
-    pub duration_ns: Option<i64>,
+    pub duration: Option<Span>,
     /// Payload sizes P; empty for the mode's default.
     pub sizes: Vec<usize>,
     pub order: SizeOrder,
-    pub timeout_ns: i64,
+    pub timeout: Span,
     /// `None`: until the frame's own period ends.
-    pub late_tolerance_ns: Option<i64>,
-    pub threshold_ns: Option<i64>,
+    pub late_tolerance: Option<Span>,
+    pub threshold: Option<Span>,
     /// `None`: read from the interfaces.
     pub link_rate_bps: Option<u64>,
     pub vlan: bool,
@@ -110,12 +110,12 @@ impl Request {
             pattern: Pattern::Periodic,
             pace: Pace::default(),
             count: None,
-            duration_ns: None,
+            duration: None,
             sizes: Vec::new(),
             order: SizeOrder::Interleaved,
-            timeout_ns: 100_000_000,
-            late_tolerance_ns: None,
-            threshold_ns: None,
+            timeout: Span::from_millis(100),
+            late_tolerance: None,
+            threshold: None,
             link_rate_bps: None,
             vlan: false,
             ethertype: misura_wire::ETHERTYPE_MISURA,
@@ -161,13 +161,15 @@ pub fn resolve(req: &Request, default_sizes: &[usize], mode: Mode) -> Result<Res
     let period_ns = period.as_ns();
     let offered_load = offered_load(&link, &sizes, period_ns, fpp)?;
     let rate_fps = 1e9 * fpp as f64 / period_ns as f64;
-    let count = match (req.count, req.duration_ns) {
+    let count = match (req.count, req.duration) {
         (Some(n), _) => Some(n),
         (None, Some(_)) => None,
         (None, None) => Some(DEFAULT_COUNT),
     };
-    let expected_frames =
-        count.or_else(|| req.duration_ns.map(|d| (d as f64 / 1e9 * rate_fps) as u64));
+    let expected_frames = count.or_else(|| {
+        req.duration
+            .map(|d| (d.as_ns() as f64 / 1e9 * rate_fps) as u64)
+    });
     let session_id =
         (misura_sys::clock::realtime_ns() as u64 ^ (std::process::id() as u64) << 16) as u32;
     Ok(Resolved {
@@ -182,14 +184,14 @@ pub fn resolve(req: &Request, default_sizes: &[usize], mode: Mode) -> Result<Res
             rate_fps,
             offered_load,
             count,
-            duration_s: req.duration_ns.map(|d| d as f64 / 1e9),
+            duration_s: req.duration.map(|d| d.as_ns() as f64 / 1e9),
             sizes,
             order: req.order.into(),
-            timeout_ns: req.timeout_ns,
+            timeout_ns: req.timeout.as_ns(),
             // The paper's rule: a frame that cannot leave within its own
             // period goes at the start of the next one.
-            late_tolerance_ns: req.late_tolerance_ns.unwrap_or(period_ns - 1),
-            threshold_ns: req.threshold_ns,
+            late_tolerance_ns: req.late_tolerance.map_or(period_ns - 1, Span::as_ns),
+            threshold_ns: req.threshold.map(Span::as_ns),
             link: link.into(),
             link_speed_source: link_speed_source.to_string(),
             warmup: req.warmup,
@@ -211,7 +213,7 @@ pub fn resolve(req: &Request, default_sizes: &[usize], mode: Mode) -> Result<Res
 
 /// The checks that need no interface.
 fn check_alone(req: &Request) -> Result<(), RequestError> {
-    if req.timeout_ns <= 0 {
+    if req.timeout.as_ns() <= 0 {
         return Err(RequestError::TimeoutNotPositive);
     }
     if req.tx == req.rx {
@@ -289,7 +291,7 @@ fn interface_link_rate(
 /// The sending period: given, from the rate, or from the offered load Γ.
 fn period(pace: Pace, link: &LinkModel, sizes: &[usize], fpp: u32) -> Result<Period, RequestError> {
     let period_ns = match pace {
-        Pace::Period(ns) => ns,
+        Pace::Period(p) => p.as_ns(),
         Pace::Rate(r) => {
             if !(r > 0.0 && r.is_finite()) {
                 return Err(RequestError::RateNotPositive { rate: r });
@@ -377,9 +379,9 @@ mod tests {
     fn every_refusal() -> Vec<RequestError> {
         let mut req = Request::new("p1", "p2");
         let mut out = Vec::new();
-        req.timeout_ns = 0;
+        req.timeout = Span::ZERO;
         out.push(check_alone(&req).unwrap_err());
-        req.timeout_ns = 1;
+        req.timeout = Span::from_ns(1);
         req.rx = "p1".into();
         out.push(check_alone(&req).unwrap_err());
         req.rx = "p2".into();
@@ -402,7 +404,7 @@ mod tests {
         }
         out.push(RequestError::NoLinkSpeed { rx: "p2".into() });
         out.push(period(Pace::Rate(0.0), &GIGABIT, &[46], 1).unwrap_err());
-        out.push(period(Pace::Period(0), &GIGABIT, &[46], 1).unwrap_err());
+        out.push(period(Pace::Period(Span::ZERO), &GIGABIT, &[46], 1).unwrap_err());
         out.push(period(Pace::Rate(1e-9), &GIGABIT, &[46], 1).unwrap_err());
         out.push(offered_load(&GIGABIT, &[46], 500, 1).unwrap_err());
         out
@@ -438,7 +440,7 @@ mod tests {
             4_000_000
         );
         assert_eq!(
-            period(Pace::Period(1_000), &GIGABIT, &[46], 1)
+            period(Pace::Period(Span::from_ns(1_000)), &GIGABIT, &[46], 1)
                 .unwrap()
                 .as_ns(),
             1_000
@@ -457,10 +459,10 @@ mod tests {
         for pace in [
             Pace::Rate(0.0),
             Pace::Rate(f64::NAN),
-            Pace::Period(0),
+            Pace::Period(Span::ZERO),
             Pace::Rate(1e-300),
             Pace::Load(1e-300),
-            Pace::Period(7_200_000_000_000),
+            Pace::Period(Span::from_secs(7_200)),
         ] {
             assert!(
                 matches!(
@@ -489,7 +491,10 @@ mod tests {
             f(&mut r);
             check_alone(&r).unwrap_err()
         };
-        assert_eq!(bad(|r| r.timeout_ns = 0), RequestError::TimeoutNotPositive);
+        assert_eq!(
+            bad(|r| r.timeout = Span::ZERO),
+            RequestError::TimeoutNotPositive
+        );
         assert_eq!(bad(|r| r.count = Some(0)), RequestError::NoFrames);
         assert_eq!(
             bad(|r| r.rx = "p1".into()),

@@ -120,8 +120,8 @@ const MAX_SERIES: usize = 86_400;
 /// One `--interval`'s medians, for a latency-over-time picture.
 #[derive(Clone, Debug)]
 pub struct IntervalPoint {
-    /// When the interval closed, CLOCK_REALTIME ns.
-    pub end_ns: i64,
+    /// When the interval closed (CLOCK_REALTIME).
+    pub end: Instant,
     pub sent: u64,
     pub lost: u64,
     pub user_ns: Option<i64>,
@@ -365,7 +365,7 @@ pub fn point(end: Instant, g: &Group) -> IntervalPoint {
     let l = g.latencies();
     let med = |s: Option<&SummarySnapshot>| s.and_then(|s| s.median_ns);
     IntervalPoint {
-        end_ns: end.as_ns(),
+        end,
         sent: g.sent,
         lost: g.lost,
         user_ns: med(Some(&l.user_rtt)),
@@ -415,10 +415,13 @@ mod tests {
         assert!(out.is_empty());
         b.close(at(3_000 * MS), &mut out, 100);
         assert_eq!(out.len(), 1);
-        assert_eq!((out[0].end_ns, out[0].sent, out[0].lost), (500 * MS, 2, 1));
+        assert_eq!(
+            (out[0].end.as_ns(), out[0].sent, out[0].lost),
+            (500 * MS, 2, 1)
+        );
         assert_eq!(out[0].user_ns.map(|u| u / MS), Some(5));
         b.flush(&mut out, 100);
-        let sent: Vec<(i64, u64)> = out.iter().map(|p| (p.end_ns / MS, p.sent)).collect();
+        let sent: Vec<(i64, u64)> = out.iter().map(|p| (p.end.as_ns() / MS, p.sent)).collect();
         assert_eq!(sent, [(500, 2), (1_000, 1), (1_500, 1), (2_000, 1)]);
         // A record for a closed bin stays out of the series (it is still in
         // every summary); the series keeps its bound.

@@ -29,8 +29,8 @@ pub const MIN_INTERVAL: Span = Span::from_millis(1);
 /// How the probe period was asked for.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Pace {
-    /// A period, ns.
-    Period(i64),
+    /// A period.
+    Period(Span),
     /// Probes per second.
     Rate(f64),
     /// Neither: the default period.
@@ -123,7 +123,7 @@ impl RttPlan {
             Mode::Unauthenticated
         };
         let period_ns = match a.pace {
-            Pace::Period(ns) => ns,
+            Pace::Period(p) => p.as_ns(),
             // An `as` cast saturates: a rate near 0 is a period too long.
             Pace::Rate(r) if r > 0.0 && r.is_finite() => (1e9 / r).round() as i64,
             Pace::Rate(rate) => return Err(E::RateNotPositive { rate }),
@@ -268,7 +268,7 @@ mod tests {
     #[test]
     fn each_refusal_is_typed_and_names_no_flag() {
         let cases = [
-            refusal(|a| a.pace = Pace::Period(0)),
+            refusal(|a| a.pace = Pace::Period(Span::ZERO)),
             refusal(|a| a.pace = Pace::Rate(0.0)),
             refusal(|a| a.pace = Pace::Rate(1e-6)),
             refusal(|a| a.timeout = Span::ZERO),
@@ -281,7 +281,7 @@ mod tests {
         assert!(matches!(
             cases[0],
             SessionPlanError::Period {
-                pace: Pace::Period(0),
+                pace: Pace::Period(Span::ZERO),
                 ..
             }
         ));

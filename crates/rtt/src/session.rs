@@ -89,7 +89,7 @@ impl Wake {
             .filter(|&a| a > now && a <= target && WakeTimer::fired() == self.fired_mark);
         if pending.is_none() {
             self.fired_mark = WakeTimer::fired();
-            self.timer.arm((target - now).as_ns())?;
+            self.timer.arm(target - now)?;
             self.armed_at = Some(target);
         }
         Ok(())
@@ -175,7 +175,7 @@ impl<'t> Link<'t> {
         if !sent {
             return Ok(());
         }
-        s.on_sent(t.seq, tx1, tx2);
+        s.on_sent(t.seq, Instant::from_ns(tx1), Instant::from_ns(tx2));
         // A reply seen before this send does not make its stamp due.
         self.replied = false;
         if self.tx_stamps > 0 {
@@ -192,7 +192,7 @@ impl<'t> Link<'t> {
                 // the send and that wait (the reply cannot be there yet).
                 // A stamp that comes later wakes the poll.
                 self.tr.poll_tx(1, |seq, sw, hw| {
-                    s.on_tx_stamp(seq, sw, hw);
+                    s.on_tx_stamp(seq, sw.map(Instant::from_ns), hw.map(Instant::from_ns));
                 })?;
             }
         }
@@ -235,7 +235,7 @@ impl<'t> Link<'t> {
                 usize::MAX
             };
             let n = self.tr.poll_tx(max, |seq, sw, hw| {
-                s.on_tx_stamp(seq, sw, hw);
+                s.on_tx_stamp(seq, sw.map(Instant::from_ns), hw.map(Instant::from_ns));
             })?;
             // An empty queue: none is coming soon (software stamps are
             // queued during the send); a later one is read after the next.
@@ -254,7 +254,12 @@ impl<'t> Link<'t> {
         if let Some(m) = got {
             let end = (m.start + m.len).min(self.rx.len());
             let reply = &self.rx[m.start.min(end)..end];
-            s.handle_reply(reply, m.rx2, m.rx_kernel, m.rx_hw);
+            s.handle_reply(
+                reply,
+                Instant::from_ns(m.rx2),
+                m.rx_kernel.map(Instant::from_ns),
+                m.rx_hw.map(Instant::from_ns),
+            );
         }
     }
 

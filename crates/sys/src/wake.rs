@@ -96,10 +96,10 @@ impl WakeTimer {
         })
     }
 
-    /// Fires once, `after_ns` from now (at least 1 ns); replaces any
+    /// Fires once, `after` from now (at least 1 ns); replaces any
     /// earlier arming.
-    pub fn arm(&self, after_ns: i64) -> Result<(), SysError> {
-        let ns = after_ns.max(1);
+    pub fn arm(&self, after: misura_time::Span) -> Result<(), SysError> {
+        let ns = after.as_ns().max(1);
         let its = libc::itimerspec {
             it_interval: libc::timespec {
                 tv_sec: 0,
@@ -151,7 +151,7 @@ mod tests {
         let t = WakeTimer::new().unwrap();
         let before = WakeTimer::fired();
         let start = Instant::now();
-        t.arm(20_000_000).unwrap();
+        t.arm(misura_time::Span::from_millis(20)).unwrap();
         let mut b = [0u8; 1];
         // SAFETY: reading one byte into a live buffer.
         let n = unsafe { libc::read(fds[0], b.as_mut_ptr() as *mut libc::c_void, 1) };

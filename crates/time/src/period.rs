@@ -19,10 +19,10 @@ pub const HOUR: Span = Span::from_ns(3_600_000_000_000);
 /// A period outside its bounds.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PeriodError {
-    #[error("a period of {period_ns} ns is shorter than the shortest allowed, {} ns", min.as_ns())]
-    TooShort { period_ns: i64, min: Span },
-    #[error("a period of {period_ns} ns is longer than the longest allowed, {} ns", max.as_ns())]
-    TooLong { period_ns: i64, max: Span },
+    #[error("a period of {} ns is shorter than the shortest allowed, {} ns", period.as_ns(), min.as_ns())]
+    TooShort { period: Span, min: Span },
+    #[error("a period of {} ns is longer than the longest allowed, {} ns", period.as_ns(), max.as_ns())]
+    TooLong { period: Span, max: Span },
 }
 
 impl Period {
@@ -32,16 +32,16 @@ impl Period {
         let min = bounds.min.as_ns().max(1);
         match Period::new(ns) {
             _ if ns < min => Err(PeriodError::TooShort {
-                period_ns: ns,
+                period: Span::from_ns(ns),
                 min: Span::from_ns(min),
             }),
             _ if ns > bounds.max.as_ns() => Err(PeriodError::TooLong {
-                period_ns: ns,
+                period: Span::from_ns(ns),
                 max: bounds.max,
             }),
             Some(p) => Ok(p),
             None => Err(PeriodError::TooShort {
-                period_ns: ns,
+                period: Span::from_ns(ns),
                 min: Span::from_ns(min),
             }),
         }
@@ -63,14 +63,14 @@ mod tests {
         assert_eq!(
             Period::within(999, b),
             Err(PeriodError::TooShort {
-                period_ns: 999,
+                period: Span::from_ns(999),
                 min: Span::from_ns(1_000)
             })
         );
         assert_eq!(
             Period::within(10_001, b),
             Err(PeriodError::TooLong {
-                period_ns: 10_001,
+                period: Span::from_ns(10_001),
                 max: Span::from_ns(10_000)
             })
         );

@@ -137,7 +137,7 @@ impl ClickHouse {
         }
         ClickHouse {
             client: Client::new(
-                std::time::Duration::from_nanos(sink.timeout_ns as u64),
+                std::time::Duration::from_nanos(sink.timeout.as_ns() as u64),
                 MAX_REPLY,
             ),
             url,

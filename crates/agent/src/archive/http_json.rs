@@ -23,7 +23,7 @@ impl HttpJson {
     pub fn new(sink: &Sink) -> HttpJson {
         HttpJson {
             client: Client::new(
-                std::time::Duration::from_nanos(sink.timeout_ns as u64),
+                std::time::Duration::from_nanos(sink.timeout.as_ns() as u64),
                 MAX_REPLY,
             ),
             url: sink.url.clone(),

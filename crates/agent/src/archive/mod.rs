@@ -135,7 +135,7 @@ pub fn enforce(store: &mut Store, sink: &Sink) -> Result<i64, String> {
         .enforce_bounds(
             &sink.name,
             sink.max_waiting,
-            now_ns().saturating_sub(sink.max_age_ns),
+            now_ns().saturating_sub(sink.max_age.as_ns()),
         )
         .map_err(|e| e.to_string())?;
     if n > 0 {
@@ -239,7 +239,7 @@ fn work(sink: &Sink, mut driver: Driver, o: &Options) {
         };
         let young = batch
             .first()
-            .is_some_and(|p| now_ns().saturating_sub(p.created_ns) < sink.linger_ns);
+            .is_some_and(|p| now_ns().saturating_sub(p.created_ns) < sink.linger.as_ns());
         if batch.is_empty() || (batch.len() < sink.batch as usize && young) {
             pause(&o.stop, IDLE_POLL);
             continue;

@@ -132,7 +132,7 @@ impl RemoteWrite {
     pub fn new(sink: &Sink, labels: BTreeMap<String, String>) -> RemoteWrite {
         RemoteWrite {
             client: Client::new(
-                std::time::Duration::from_nanos(sink.timeout_ns as u64),
+                std::time::Duration::from_nanos(sink.timeout.as_ns() as u64),
                 MAX_REPLY,
             ),
             url: sink.url.clone(),

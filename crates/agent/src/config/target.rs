@@ -4,6 +4,7 @@
 
 use super::origin::{ConfigError, Origin};
 use misura_cli::units::DurationArg;
+use misura_measure::time::Span;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashSet};
 use toml::Spanned;
@@ -64,11 +65,11 @@ pub enum TargetKind {
     /// One-way latency between two local ports.
     Oneway { tx: String, rx: String },
     /// `misura tcp|udp|rr` against `misura serve` at `address` for
-    /// `duration_ns`.
+    /// `duration`.
     Throughput {
         test: &'static str,
         address: String,
-        duration_ns: i64,
+        duration: Span,
         /// `udp`'s sending rate ("100M"), checked.
         rate: Option<String>,
     },
@@ -90,10 +91,10 @@ pub struct Target {
     pub name: String,
     pub kind: TargetKind,
     pub netns: Option<String>,
-    pub interval_ns: i64,
+    pub interval: Span,
     pub count: u64,
-    pub period_ns: i64,
-    pub timeout_ns: i64,
+    pub period: Span,
+    pub timeout: Span,
     pub sizes: Vec<usize>,
     /// Nothing else runs beside it (throughput targets unless
     /// `background = true`); latency targets run together.
@@ -108,13 +109,13 @@ impl Target {
             TargetKind::Rtt { .. } => self.count,
             TargetKind::Oneway { .. } => self.count + ONEWAY_WARMUP,
             // The test, then the time the server needs to report.
-            TargetKind::Throughput { duration_ns, .. } => {
-                return duration_ns.saturating_add(self.timeout_ns)
+            TargetKind::Throughput { duration, .. } => {
+                return duration.as_ns().saturating_add(self.timeout.as_ns())
             }
         };
         (frames as i64)
-            .saturating_mul(self.period_ns)
-            .saturating_add(self.timeout_ns)
+            .saturating_mul(self.period.as_ns())
+            .saturating_add(self.timeout.as_ns())
     }
 
     /// The arguments of the `misura` child that measures this target once.
@@ -131,14 +132,14 @@ impl Target {
             TargetKind::Throughput {
                 test,
                 address,
-                duration_ns,
+                duration,
                 rate,
             } => {
                 let mut a = vec![
                     test.to_string(),
                     address.clone(),
                     "--duration".into(),
-                    format!("{duration_ns}ns"),
+                    format!("{}ns", duration.as_ns()),
                 ];
                 if let Some(r) = rate {
                     a.extend(["--rate".into(), r.clone()]);
@@ -157,9 +158,9 @@ impl Target {
             "--count".into(),
             self.count.to_string(),
             "--period".into(),
-            format!("{}ns", self.period_ns),
+            format!("{}ns", self.period.as_ns()),
             "--timeout".into(),
-            format!("{}ns", self.timeout_ns),
+            format!("{}ns", self.timeout.as_ns()),
         ]);
         if !self.sizes.is_empty() {
             let list = self
@@ -279,7 +280,7 @@ impl Origin<'_> {
                 Ok(TargetKind::Throughput {
                     test,
                     address: a.into_inner(),
-                    duration_ns,
+                    duration: Span::from_ns(duration_ns),
                     rate,
                 })
             }
@@ -373,10 +374,10 @@ impl Origin<'_> {
             name,
             kind,
             netns: t.netns,
-            interval_ns,
+            interval: Span::from_ns(interval_ns),
             count,
-            period_ns,
-            timeout_ns,
+            period: Span::from_ns(period_ns),
+            timeout: Span::from_ns(timeout_ns),
             sizes,
         };
         if target.run_ns() > interval_ns {
@@ -417,8 +418,8 @@ fn as_its_command(t: &Target) -> Result<(), String> {
         return rtt_plan(t);
     }
     if !matches!(t.kind, TargetKind::Throughput { .. }) {
-        misura_measure::schedule::check_period(t.period_ns)?;
-        if t.timeout_ns <= 0 {
+        misura_measure::schedule::check_period(t.period)?;
+        if t.timeout.as_ns() <= 0 {
             return Err("--timeout must be positive".into());
         }
     }
@@ -428,29 +429,30 @@ fn as_its_command(t: &Target) -> Result<(), String> {
 /// An rtt target's fields as its child's plan (`misura rtt`'s defaults
 /// for the rest), checked; a refusal in the keys that set it.
 fn rtt_plan(t: &Target) -> Result<(), String> {
-    use misura_rtt::plan::{Pace, PeriodError, PlanInput, RttPlan, SessionPlanError as E, Span};
+    use misura_rtt::plan::{Pace, PeriodError, PlanInput, RttPlan, SessionPlanError as E};
     let input = PlanInput {
-        pace: Pace::Period(t.period_ns),
+        pace: Pace::Period(t.period),
         count: Some(t.count),
-        timeout: Span::from_ns(t.timeout_ns),
+        timeout: t.timeout,
         request: t.sizes.clone(),
         ..PlanInput::default()
     };
     let human = |s: Span| misura_report::clock::human_ns(s.as_ns() as f64);
     RttPlan::new(input).map(drop).map_err(|e| match e {
         E::Period {
-            error: PeriodError::TooShort { period_ns, min },
+            error: PeriodError::TooShort { period, min },
             ..
         } => format!(
-            "period {period_ns}ns is too short: it must be at least {}",
+            "period {}ns is too short: it must be at least {}",
+            period.as_ns(),
             human(min)
         ),
         E::Period {
-            error: PeriodError::TooLong { period_ns, .. },
+            error: PeriodError::TooLong { period, .. },
             ..
         } => format!(
             "period {:.0} s is longer than the longest allowed, 1 hour",
-            period_ns as f64 / 1e9
+            period.as_ns() as f64 / 1e9
         ),
         E::TimeoutNotPositive => "timeout must be positive".into(),
         E::NoProbes => "count must be at least 1".into(),

@@ -32,7 +32,7 @@ pub fn run(
     let mut req = Request::new(&plan.tx, &plan.rx);
     req.netns = plan.netns.clone();
     req.pace = oneway::plan::Pace::Rate(rate_fps);
-    req.duration_ns = Some(plan.latency_trial.as_ns());
+    req.duration = Some(plan.latency_trial);
     req.sizes = size.payloads();
     req.link_rate_bps = Some(plan.link.rate_bps);
     req.ethertype = ethertype;

@@ -299,7 +299,7 @@ impl<'a> Session<'a> {
                 frequency_hz: b.frequency_hz,
                 bound_hz: b.bound_hz,
                 bound_ppm: b.bound_ppm(),
-                span_s: b.span_ns as f64 / 1e9,
+                span_s: b.span.as_ns() as f64 / 1e9,
                 first: xref(&e.pair.first),
                 last: xref(&e.pair.last),
                 windows: e.selected.len(),

@@ -2,6 +2,7 @@
 //! of each short time bin kept, and the estimates made from them.
 
 use misura_cli::progress::Progress;
+use misura_measure::time::Span;
 use misura_measure::tscfreq::{self, TightestPerBin, TscRawPair};
 use misura_report::tsc::{
     BoundedFrequency, FittedFrequency, RawEstimate, RawWindow, StabilityReport,
@@ -57,7 +58,7 @@ pub fn bounded(b: &tscfreq::BoundedFrequency) -> BoundedFrequency {
         frequency_hz: b.frequency_hz,
         bound_hz: b.bound_hz,
         bound_ppm: b.bound_ppm(),
-        span_s: b.span_ns as f64 / 1e9,
+        span_s: b.span.as_ns() as f64 / 1e9,
     }
 }
 
@@ -94,8 +95,8 @@ pub fn estimate(
         windows: w
             .iter()
             .map(|w| RawWindow {
-                start_s: w.start_ns as f64 / 1e9,
-                end_s: w.end_ns as f64 / 1e9,
+                start_s: w.start.as_ns() as f64 / 1e9,
+                end_s: w.end.as_ns() as f64 / 1e9,
                 pairs: w.pairs,
                 frequency_hz: w.estimate.frequency_hz,
                 bound_ppm: w.estimate.bound_ppm(),
@@ -113,19 +114,20 @@ pub fn estimate(
     })
 }
 
-/// A MONOTONIC_RAW run of `duration_ns`: the tightest pair of each bin,
+/// A MONOTONIC_RAW run of `duration`: the tightest pair of each bin,
 /// then one at the very end so the span is the duration.
 pub fn run(
-    duration_ns: i64,
+    duration: Span,
     windows: u32,
     kernel_hz: Option<f64>,
     stop: &AtomicUsize,
     quiet: bool,
 ) -> Option<RawEstimate> {
+    let duration_ns = duration.as_ns();
     let bins = (i64::from(windows) * BINS_PER_WINDOW).max(2);
     let bin_ns = (duration_ns / bins).max(1);
     // One bin more for the closing pair at t0 + duration.
-    let mut keep = TightestPerBin::new(bin_ns, bins as usize + 1);
+    let mut keep = TightestPerBin::new(Span::from_ns(bin_ns), bins as usize + 1);
     let mut read = 0u64;
     let mut progress = Progress::new(quiet, Some(Duration::from_nanos(duration_ns as u64)));
     let t0 = monotonic_raw_ns();

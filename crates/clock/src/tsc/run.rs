@@ -199,10 +199,9 @@ pub fn measure(
     let kernel_hz = facts.kernel_calibration_hz;
     let wall = Instant::now();
     let (raw, ntp) = match plan {
-        TscPlan::Raw { duration, windows } => (
-            raw::run(duration.as_ns(), *windows, kernel_hz, stop, quiet),
-            None,
-        ),
+        TscPlan::Raw { duration, windows } => {
+            (raw::run(*duration, *windows, kernel_hz, stop, quiet), None)
+        }
         TscPlan::Ntp(n) => {
             let mut progress = Progress::new(
                 quiet,

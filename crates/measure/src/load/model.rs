@@ -29,7 +29,7 @@ pub struct LossKnee {
 pub struct ModelSut {
     pub throughput_fps: f64,
     pub buffer_frames: f64,
-    pub base_latency_ns: i64,
+    pub base_latency: Span,
     pub knee: Option<LossKnee>,
     pub policer_fps: Option<f64>,
 }
@@ -38,7 +38,7 @@ impl ModelSut {
     pub fn new(
         throughput_fps: f64,
         buffer_frames: f64,
-        base_latency_ns: i64,
+        base_latency: Span,
     ) -> Result<ModelSut, LoadError> {
         check_range(
             "model throughput (frames/s)",
@@ -47,11 +47,11 @@ impl ModelSut {
             MAX_RATE_FPS,
         )?;
         check_range("model buffer (frames)", buffer_frames, 0.0, 1e9)?;
-        check_range("model latency (ns)", base_latency_ns as f64, 0.0, 1e10)?;
+        check_range("model latency (ns)", base_latency.as_ns() as f64, 0.0, 1e10)?;
         Ok(ModelSut {
             throughput_fps,
             buffer_frames,
-            base_latency_ns,
+            base_latency,
             knee: None,
             policer_fps: None,
         })
@@ -101,11 +101,12 @@ impl ModelSut {
     /// Mean and max frame delay at `rate_fps`: the base latency, plus a
     /// full buffer's wait once the device is overloaded.
     pub fn delay_ns(&self, rate_fps: f64) -> (i64, i64) {
+        let base = self.base_latency.as_ns();
         if rate_fps <= self.throughput_fps {
-            (self.base_latency_ns, self.base_latency_ns)
+            (base, base)
         } else {
             let queue = (self.buffer_frames / self.throughput_fps * 1e9) as i64;
-            (self.base_latency_ns + queue, self.base_latency_ns + queue)
+            (base + queue, base + queue)
         }
     }
 

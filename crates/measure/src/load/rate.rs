@@ -46,10 +46,10 @@ pub fn line_rate_fps(frame_bytes: u64, link_bps: f64, vlan: bool) -> Result<f64,
 }
 
 /// The `N` of "every N-th slot carries a latency frame" that yields at
-/// least `tagged` latency frames in a trial of `duration_ns` at `rate_fps`
+/// least `tagged` latency frames in a trial of `duration` at `rate_fps`
 /// (RFC 8219 §7.2: ≥ 500). At least 1.
-pub fn latency_every_for(rate_fps: f64, duration_ns: i64, tagged: u64) -> u64 {
-    let slots = (rate_fps * duration_ns.max(0) as f64 / 1e9).floor() as u64;
+pub fn latency_every_for(rate_fps: f64, duration: Span, tagged: u64) -> u64 {
+    let slots = (rate_fps * duration.as_ns().max(0) as f64 / 1e9).floor() as u64;
     (slots / tagged.max(1)).max(1)
 }
 
@@ -273,10 +273,10 @@ mod tests {
         assert!(s.carries_latency(0) && s.carries_latency(2000));
         assert!(!s.carries_latency(999));
         // 60 s at 1.488 Mfps with ≥ 500 tagged frames.
-        let n = latency_every_for(1_488_095.0, 60_000_000_000, 500);
+        let n = latency_every_for(1_488_095.0, Span::from_secs(60), 500);
         let tagged = (1_488_095.0f64 * 60.0) as u64 / n;
         assert!(tagged >= 500, "{tagged}");
-        assert_eq!(latency_every_for(10.0, 1_000_000_000, 500), 1);
+        assert_eq!(latency_every_for(10.0, Span::from_secs(1), 500), 1);
         let none = RateSchedule::new(1e6, at(0), span(0))
             .unwrap()
             .with_latency_every(Some(0));

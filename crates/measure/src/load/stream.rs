@@ -17,6 +17,7 @@
 //! cannot be merged exactly without its whole history, so it is refused.
 
 use super::LoadError;
+use crate::time::Instant;
 use misura_stats::{Arrival, SequenceTracker};
 use serde::Serialize;
 
@@ -36,7 +37,7 @@ pub struct LoadCounter {
     /// Sorted by id.
     streams: Vec<StreamState>,
     window: usize,
-    deadline_ns: Option<i64>,
+    deadline: Option<Instant>,
     unknown_stream: u64,
 }
 
@@ -97,26 +98,26 @@ impl LoadCounter {
                 })
                 .collect(),
             window,
-            deadline_ns: None,
+            deadline: None,
             unknown_stream: 0,
         })
     }
 
-    /// Arrivals after `deadline_ns` are late (RFC 2544 §23's wait after
+    /// Arrivals after `deadline` are late (RFC 2544 §23's wait after
     /// the trial).
-    pub fn set_deadline(&mut self, deadline_ns: i64) {
-        self.deadline_ns = Some(deadline_ns);
+    pub fn set_deadline(&mut self, deadline: Instant) {
+        self.deadline = Some(deadline);
     }
 
-    /// One arrival of frame `seq` of `stream` at `rx_ns`. `None` for a late
+    /// One arrival of frame `seq` of `stream` at `rx`. `None` for a late
     /// frame or an undeclared stream. Never allocates.
-    pub fn record(&mut self, stream: u16, seq: u64, rx_ns: i64) -> Option<Arrival> {
+    pub fn record(&mut self, stream: u16, seq: u64, rx: Instant) -> Option<Arrival> {
         let Ok(i) = self.streams.binary_search_by_key(&stream, |s| s.id) else {
             self.unknown_stream += 1;
             return None;
         };
         let s = &mut self.streams[i];
-        if self.deadline_ns.is_some_and(|d| rx_ns > d) {
+        if self.deadline.is_some_and(|d| rx > d) {
             s.late += 1;
             return None;
         }
@@ -223,12 +224,12 @@ mod tests {
     #[test]
     fn exact_counts_with_loss_reorder_duplicates_and_late() {
         let mut c = LoadCounter::new(&[7], 1024).unwrap();
-        c.set_deadline(1_000);
+        c.set_deadline(Instant::from_ns(1_000));
         for seq in [0, 1, 3, 2, 2, 5] {
-            c.record(7, seq, 10);
+            c.record(7, seq, Instant::from_ns(10));
         }
-        assert_eq!(c.record(7, 6, 2_000), None); // late
-        assert_eq!(c.record(9, 0, 10), None); // unknown stream
+        assert_eq!(c.record(7, 6, Instant::from_ns(2_000)), None); // late
+        assert_eq!(c.record(9, 0, Instant::from_ns(10)), None); // unknown stream
         let t = c.finish(&[(7, 8)]);
         let s = &t.streams[0];
         assert_eq!((s.sent, s.received, s.lost), (8, 5, 3)); // 4, 6, 7 lost
@@ -250,9 +251,9 @@ mod tests {
             if seq % 1000 == 999 {
                 continue;
             }
-            c.record(stream as u16, seq, 0);
+            c.record(stream as u16, seq, Instant::from_ns(0));
             if seq % 777 == 0 {
-                c.record(stream as u16, seq, 0);
+                c.record(stream as u16, seq, Instant::from_ns(0));
             }
         }
         assert_eq!((c.window(), c.bitmap_bytes()), before);
@@ -279,8 +280,8 @@ mod tests {
                     continue;
                 }
                 let core = if stream == 2 { 1 } else { 0 };
-                cores[core].record(stream, seq, 0);
-                all.record(stream, seq, 0);
+                cores[core].record(stream, seq, Instant::from_ns(0));
+                all.record(stream, seq, Instant::from_ns(0));
             }
         }
         let [a, b] = cores;
@@ -295,8 +296,8 @@ mod tests {
     fn a_stream_seen_by_two_receivers_is_refused() {
         let mut a = LoadCounter::new(&[4], 64).unwrap();
         let mut b = LoadCounter::new(&[4], 64).unwrap();
-        a.record(4, 0, 0);
-        b.record(4, 1, 0);
+        a.record(4, 0, Instant::from_ns(0));
+        b.record(4, 1, Instant::from_ns(0));
         assert_eq!(
             a.merge(b),
             Err(LoadError::StreamInTwoCounters { stream: 4 })

@@ -56,8 +56,8 @@ fn probe(seq: u64) -> Vec<u8> {
 
 fn rx(rx2: i64) -> RxMeta {
     RxMeta {
-        rx2,
-        software: Some(rx2 - 5),
+        rx2: Instant::from_ns(rx2),
+        software: Some(Instant::from_ns(rx2 - 5)),
         ..RxMeta::default()
     }
 }
@@ -67,7 +67,7 @@ fn send_at(s: &mut OnewaySession, now: i64) -> Transmit {
     let t = s
         .poll_transmit(Instant::from_ns(now))
         .expect("a frame is due");
-    s.on_sent(t.seq, now, now + 100);
+    s.on_sent(t.seq, Instant::from_ns(now), Instant::from_ns(now + 100));
     t
 }
 
@@ -109,10 +109,13 @@ fn a_handed_out_frame_is_handed_out_again_until_sent() {
         Some(0),
         "a frame is waiting: act now"
     );
-    s.on_sent(t.seq, MS + 60, MS + 70);
+    s.on_sent(t.seq, Instant::from_ns(MS + 60), Instant::from_ns(MS + 70));
     assert_eq!(s.poll_transmit(Instant::from_ns(MS + 80)), None);
     let c = s.counters();
-    assert_eq!((c.sent, c.send_retries, c.last_send_ns), (1, 2, MS + 70));
+    assert_eq!(
+        (c.sent, c.send_retries, c.last_send.as_ns()),
+        (1, 2, MS + 70)
+    );
     assert_eq!(c.postponed, 0);
 }
 
@@ -120,7 +123,7 @@ fn a_handed_out_frame_is_handed_out_again_until_sent() {
 #[should_panic(expected = "on_sent must follow")]
 fn on_sent_without_poll_transmit_is_a_caller_bug() {
     let mut s = OnewaySession::new(&plan(), Instant::from_ns(0)).unwrap();
-    s.on_sent(0, 1, 2);
+    s.on_sent(0, Instant::from_ns(1), Instant::from_ns(2));
 }
 
 #[test]
@@ -129,13 +132,13 @@ fn rx_window_runs_from_the_last_empty_poll_and_a_complete_frame_leaves() {
     send_at(&mut s, MS);
     assert!(s.wants_tx_stamps());
     assert_eq!(
-        s.handle_tx_stamp(&probe(0), Some(MS + 50), None),
+        s.handle_tx_stamp(&probe(0), Some(Instant::from_ns(MS + 50)), None),
         TxStampMatch::First
     );
     s.on_tx_stamps_drained();
     assert!(!s.wants_tx_stamps());
-    s.on_empty_poll(MS + 1_000);
-    s.on_empty_poll(MS + 2_000);
+    s.on_empty_poll(Instant::from_ns(MS + 1_000));
+    s.on_empty_poll(Instant::from_ns(MS + 2_000));
     let got = s.handle_received(&probe(0), rx(MS + 2_600));
     assert_eq!(got, Received::Probe(Arrival::Matched { reordered: false }));
     let r = s.poll_record(Instant::from_ns(MS + 2_700)).unwrap();
@@ -188,10 +191,16 @@ fn foreign_malformed_outgoing_warmup_and_unknown_frames_are_counted_apart() {
 fn tx_stamps_again_unmatched_and_errors() {
     let mut s = OnewaySession::new(&plan(), Instant::from_ns(0)).unwrap();
     send_at(&mut s, MS);
-    assert_eq!(s.on_tx_stamp(0, Some(10), None), TxStampMatch::First);
-    assert_eq!(s.on_tx_stamp(0, Some(20), None), TxStampMatch::Again);
     assert_eq!(
-        s.handle_tx_stamp(&[1, 2, 3], Some(30), None),
+        s.on_tx_stamp(0, Some(Instant::from_ns(10)), None),
+        TxStampMatch::First
+    );
+    assert_eq!(
+        s.on_tx_stamp(0, Some(Instant::from_ns(20)), None),
+        TxStampMatch::Again
+    );
+    assert_eq!(
+        s.handle_tx_stamp(&[1, 2, 3], Some(Instant::from_ns(30)), None),
         TxStampMatch::NotInFlight
     );
     assert_eq!(
@@ -270,7 +279,7 @@ fn stop_drains_frames_in_flight_then_gives_up_at_the_timeout() {
         None,
         "nothing more is sent"
     );
-    s.on_tx_stamp(0, Some(MS + 50), None);
+    s.on_tx_stamp(0, Some(Instant::from_ns(MS + 50)), None);
     s.handle_received(&probe(0), rx(2 * MS + 700));
     assert_eq!(
         s.poll_record(Instant::from_ns(2 * MS + 800)).map(|r| r.seq),
@@ -286,12 +295,12 @@ fn stop_drains_frames_in_flight_then_gives_up_at_the_timeout() {
     assert!(s.is_finished(Instant::from_ns(drain_end + 1)));
     let r = s.poll_record(Instant::from_ns(drain_end + 1)).unwrap();
     assert_eq!((r.seq, r.lost), (1, true));
-    assert_eq!(s.counters().ended_ns, 0);
+    assert_eq!(s.counters().ended.as_ns(), 0);
     assert_eq!(s.poll_record(Instant::from_ns(drain_end + 1)), None);
     assert_eq!(s.poll_timeout().map(Instant::as_ns), None);
     assert_eq!(s.poll_record(Instant::from_ns(drain_end + 9)), None);
     let c = s.counters();
-    assert_eq!((c.sent, c.ended_ns), (2, drain_end + 1));
+    assert_eq!((c.sent, c.ended.as_ns()), (2, drain_end + 1));
 }
 
 #[test]

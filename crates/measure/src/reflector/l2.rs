@@ -65,7 +65,6 @@ impl Reflector {
         clock: &ClockState,
         out: &mut [u8],
     ) -> Decision {
-        let now = now.as_ns();
         self.counters.received += 1;
         let Ok(f) = EthernetFrame::new_checked(frame) else {
             return self.drop(DropReason::TooShort);

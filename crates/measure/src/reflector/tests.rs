@@ -34,7 +34,7 @@ fn meta(peer: Peer, rx_ns: i64) -> RequestMeta {
         dst: Some(IpAddr::from([198, 18, 0, 2])),
         ttl: Some(64),
         rx: Stamp {
-            ns: rx_ns,
+            at: Instant::from_ns(rx_ns),
             source: TimestampSource::KernelSoftware,
         },
         truncated: false,
@@ -290,9 +290,19 @@ fn follow_up_carries_the_previous_reply_and_its_stamp() {
         ),
         Decision::Reply { reply_seq: 10, .. }
     ));
-    r.on_tx_stamp(a, 10, NOW + 777, TimestampSource::KernelSoftware);
+    r.on_tx_stamp(
+        a,
+        10,
+        Instant::from_ns(NOW + 777),
+        TimestampSource::KernelSoftware,
+    );
     // A stamp for a reply that was not the last one is ignored.
-    r.on_tx_stamp(a, 9, NOW + 1, TimestampSource::KernelSoftware);
+    r.on_tx_stamp(
+        a,
+        9,
+        Instant::from_ns(NOW + 1),
+        TimestampSource::KernelSoftware,
+    );
     // Another source's state is its own.
     assert!(matches!(
         r.handle(
@@ -332,7 +342,7 @@ fn follow_up_carries_the_previous_reply_and_its_stamp() {
     // Request 12 has the NIC's RX stamp.
     let nic_rx = RequestMeta {
         rx: Stamp {
-            ns: NOW,
+            at: Instant::from_ns(NOW),
             source: TimestampSource::NicHardware,
         },
         ..meta(a, NOW)
@@ -353,8 +363,18 @@ fn follow_up_carries_the_previous_reply_and_its_stamp() {
     assert_eq!(mode, 0);
     // A hardware stamp says HW assist; the kernel's TX stamp of the same
     // send is on another clock than the NIC's RX stamp, and refused.
-    assert!(!r.on_tx_stamp(a, 12, NOW + 4, TimestampSource::KernelSoftware));
-    assert!(r.on_tx_stamp(a, 12, NOW + 5, TimestampSource::NicHardware));
+    assert!(!r.on_tx_stamp(
+        a,
+        12,
+        Instant::from_ns(NOW + 4),
+        TimestampSource::KernelSoftware
+    ));
+    assert!(r.on_tx_stamp(
+        a,
+        12,
+        Instant::from_ns(NOW + 5),
+        TimestampSource::NicHardware
+    ));
     let Decision::Reply { len, .. } = r.handle(
         &req(13),
         &meta(a, NOW),

@@ -132,7 +132,13 @@ mod tests {
 
     fn request(mode: Mode, size: usize, seq: u32) -> Vec<u8> {
         let mut r = RequestLayout::new(size, mode).unwrap().template(9).unwrap();
-        crate::stamp_sender::request::stamp_request(&mut r, mode, seq, T, None);
+        crate::stamp_sender::request::stamp_request(
+            &mut r,
+            mode,
+            seq,
+            crate::time::Instant::from_ns(T),
+            None,
+        );
         r
     }
 

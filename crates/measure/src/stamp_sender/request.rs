@@ -22,6 +22,7 @@ use misura_wire::stamp::{
 use misura_wire::WireError;
 
 use crate::auth::{hmac16, StampKey};
+use crate::time::Instant;
 
 /// Bytes of a Follow-Up Telemetry TLV (header and value).
 pub const FOLLOW_UP_TLV_LEN: usize = 20;
@@ -156,10 +157,16 @@ impl RequestLayout {
 /// number, `now` as its Timestamp (NTP format) and, with a key, the HMAC
 /// over the fields before it, computed last since it covers the timestamp.
 /// `request` must be at least the mode's base length.
-pub fn stamp_request(request: &mut [u8], mode: Mode, seq: u32, now: i64, key: Option<&StampKey>) {
+pub fn stamp_request(
+    request: &mut [u8],
+    mode: Mode,
+    seq: u32,
+    now: Instant,
+    key: Option<&StampKey>,
+) {
     let mut p = StampSenderPacket::new_unchecked(&mut *request, mode);
     p.set_seq(seq);
-    p.set_timestamp(stamp::to_wire(now, StampTimestampFormat::Ntp));
+    p.set_timestamp(stamp::to_wire(now.as_ns(), StampTimestampFormat::Ntp));
     if let (Some(k), Some(covered)) = (key, hmac_covered(mode)) {
         let mac = hmac16(k, &[&request[covered]]);
         request[HMAC_FIELD].copy_from_slice(&mac);
@@ -233,13 +240,13 @@ mod tests {
         let l = RequestLayout::new(140, Mode::Authenticated).unwrap();
         let template = l.template(0x1234).unwrap();
         let mut req = template.clone();
-        let now = 1_790_000_000_123_456_789;
+        let now = Instant::from_ns(1_790_000_000_123_456_789);
         stamp_request(&mut req, Mode::Authenticated, 0xdead_beef, now, Some(&key));
         let r = SenderRepr::parse(&req, Mode::Authenticated).unwrap();
         assert_eq!(r.seq, 0xdead_beef);
         assert_eq!(
             stamp::from_wire(r.timestamp, StampTimestampFormat::Ntp),
-            now
+            now.as_ns()
         );
         assert!(verify16(&key, &[&req[..96]], &req[96..112]));
         // Authenticated layout: seq 0..4, MBZ, Timestamp 16..24, ..., HMAC 96..112.

@@ -13,6 +13,10 @@ use proptest::prelude::*;
 const T0: i64 = 1_790_000_000_000_000_000;
 const MS: i64 = 1_000_000;
 
+fn inst(ns: i64) -> Instant {
+    Instant::from_ns(ns)
+}
+
 fn config(sizes: &[usize], key: Option<StampKey>) -> SenderConfig {
     let mode = if key.is_some() {
         Mode::Authenticated
@@ -70,7 +74,7 @@ impl Peer1 {
             dst: None,
             ttl: Some(64),
             rx: Stamp {
-                ns: rx,
+                at: inst(rx),
                 source: TimestampSource::KernelSoftware,
             },
             truncated: false,
@@ -78,7 +82,7 @@ impl Peer1 {
         match self.reflector.handle(
             request,
             &meta,
-            Instant::from_ns(now),
+            inst(now),
             &ClockState::FREE_RUNNING,
             &mut self.out,
         ) {
@@ -89,14 +93,14 @@ impl Peer1 {
 
     fn sent(&mut self, reply_seq: u32, tx: i64) {
         self.reflector
-            .on_tx_stamp(FROM, reply_seq, tx, TimestampSource::KernelSoftware);
+            .on_tx_stamp(FROM, reply_seq, inst(tx), TimestampSource::KernelSoftware);
     }
 }
 
 /// Starts a session without warm-up: the first probe is due at the result.
 fn started(s: &mut SessionSender, now: i64) -> i64 {
     let mut buf = vec![0; s.max_request_len()];
-    assert_eq!(s.poll_transmit(Instant::from_ns(now), &mut buf), None);
+    assert_eq!(s.poll_transmit(inst(now), &mut buf), None);
     assert_eq!(
         s.measurement_start().map(Instant::as_ns),
         Some(now + START_DELAY_NS)
@@ -112,11 +116,11 @@ fn warm_up_sends_one_request_at_a_time_and_settles_two_step() {
     let mut peer = Peer1::new(None);
     let mut buf = vec![0; 72];
     assert!(s.is_warming_up());
-    let t = s.poll_transmit(Instant::from_ns(T0), &mut buf).unwrap();
+    let t = s.poll_transmit(inst(T0), &mut buf).unwrap();
     assert_eq!((t.seq, t.size_index, t.len, t.warm_up), (0, 0, 72, true));
-    assert!(s.on_sent(0, T0, T0 + 10));
+    assert!(s.on_sent(0, inst(T0), inst(T0 + 10)));
     assert_eq!(
-        s.poll_transmit(Instant::from_ns(T0 + MS), &mut buf),
+        s.poll_transmit(inst(T0 + MS), &mut buf),
         None,
         "waits for the reply"
     );
@@ -127,7 +131,7 @@ fn warm_up_sends_one_request_at_a_time_and_settles_two_step() {
     let reply = peer.reply(&buf[..72], T0 + 100, T0 + 200);
     peer.sent(0, T0 + 250);
     assert_eq!(
-        s.handle_reply(&reply, T0 + 500, None, None),
+        s.handle_reply(&reply, inst(T0 + 500), None, None),
         ReplyOutcome::WarmUp
     );
     assert_eq!(
@@ -136,31 +140,29 @@ fn warm_up_sends_one_request_at_a_time_and_settles_two_step() {
         "the next request may go at once"
     );
     // Request 1 gets no reply in time; its late reply is ignored.
-    let t = s
-        .poll_transmit(Instant::from_ns(T0 + 600), &mut buf)
-        .unwrap();
+    let t = s.poll_transmit(inst(T0 + 600), &mut buf).unwrap();
     assert_eq!(t.seq, 1);
-    s.on_sent(1, T0 + 600, T0 + 610);
+    s.on_sent(1, inst(T0 + 600), inst(T0 + 610));
     let late = peer.reply(&buf[..72], T0 + 700, T0 + 800);
     peer.sent(1, T0 + 850);
     let deadline = T0 + 610 + WARMUP_WAIT_NS;
-    assert_eq!(
-        s.poll_transmit(Instant::from_ns(deadline - 1), &mut buf),
-        None
-    );
-    let t = s
-        .poll_transmit(Instant::from_ns(deadline), &mut buf)
-        .unwrap();
+    assert_eq!(s.poll_transmit(inst(deadline - 1), &mut buf), None);
+    let t = s.poll_transmit(inst(deadline), &mut buf).unwrap();
     assert_eq!(t.seq, 2);
-    s.on_sent(2, deadline, deadline + 10);
+    s.on_sent(2, inst(deadline), inst(deadline + 10));
     assert_eq!(
-        s.handle_reply(&late, deadline + 20, Some(deadline + 15), None),
+        s.handle_reply(&late, inst(deadline + 20), Some(inst(deadline + 15)), None),
         ReplyOutcome::Ignored
     );
     // Reply 2 carries the follow-up of reply 1: the reflector does two-step.
     let reply = peer.reply(&buf[..72], deadline + 100, deadline + 200);
     assert_eq!(
-        s.handle_reply(&reply, deadline + 300, Some(deadline + 290), None),
+        s.handle_reply(
+            &reply,
+            inst(deadline + 300),
+            Some(inst(deadline + 290)),
+            None
+        ),
         ReplyOutcome::WarmUp
     );
     assert!(!s.is_warming_up());
@@ -179,8 +181,8 @@ fn warm_up_sends_one_request_at_a_time_and_settles_two_step() {
     // Measured probes start 1 ms after the session is started, numbered on.
     let now = deadline + 5 * MS;
     let start = started(&mut s, now);
-    assert_eq!(s.poll_transmit(Instant::from_ns(start - 1), &mut buf), None);
-    let t = s.poll_transmit(Instant::from_ns(start), &mut buf).unwrap();
+    assert_eq!(s.poll_transmit(inst(start - 1), &mut buf), None);
+    let t = s.poll_transmit(inst(start), &mut buf).unwrap();
     assert_eq!((t.seq, t.warm_up), (3, false));
 }
 
@@ -193,12 +195,12 @@ fn a_small_request_never_waits_for_follow_ups() {
     let mut buf = vec![0; 72];
     for w in 0..2 {
         let now = T0 + w * MS;
-        let t = s.poll_transmit(Instant::from_ns(now), &mut buf).unwrap();
+        let t = s.poll_transmit(inst(now), &mut buf).unwrap();
         assert_eq!(t.len, 44, "the warm-up uses the first size");
-        s.on_sent(t.seq, now, now + 1);
+        s.on_sent(t.seq, inst(now), inst(now + 1));
         let reply = peer.reply(&buf[..44], now + 100, now + 200);
         peer.sent(t.seq, now + 300);
-        s.handle_reply(&reply, now + 400, None, None);
+        s.handle_reply(&reply, inst(now + 400), None, None);
     }
     assert!(!s.is_warming_up());
     assert_eq!(s.warm_up().follow_up_supported, None);
@@ -210,19 +212,18 @@ fn a_failed_send_leaves_sequence_and_size_to_the_next_probe() {
     let mut s = SessionSender::new(config(&[72, 100], None)).unwrap();
     let mut buf = vec![0; 100];
     let start = started(&mut s, T0);
-    let t = s.poll_transmit(Instant::from_ns(start), &mut buf).unwrap();
+    let t = s.poll_transmit(inst(start), &mut buf).unwrap();
     assert_eq!((t.seq, t.size_index, t.len), (0, 0, 72));
     // The socket's queue was full: no on_sent.
-    let t = s
-        .poll_transmit(Instant::from_ns(start + 10 * MS), &mut buf)
-        .unwrap();
+    let t = s.poll_transmit(inst(start + 10 * MS), &mut buf).unwrap();
     assert_eq!((t.seq, t.size_index), (0, 0));
-    assert!(!s.on_sent(1, start, start), "not the request just written");
-    assert!(s.on_sent(0, start + 10 * MS, start + 10 * MS + 5));
-    assert!(!s.on_sent(0, start, start), "reported once");
-    let t = s
-        .poll_transmit(Instant::from_ns(start + 20 * MS), &mut buf)
-        .unwrap();
+    assert!(
+        !s.on_sent(1, inst(start), inst(start)),
+        "not the request just written"
+    );
+    assert!(s.on_sent(0, inst(start + 10 * MS), inst(start + 10 * MS + 5)));
+    assert!(!s.on_sent(0, inst(start), inst(start)), "reported once");
+    let t = s.poll_transmit(inst(start + 20 * MS), &mut buf).unwrap();
     assert_eq!((t.seq, t.size_index, t.len), (1, 1, 100));
     assert_eq!(s.counters().sent, 1);
 }
@@ -232,18 +233,13 @@ fn late_probes_are_postponed_not_bunched() {
     let mut s = SessionSender::new(config(&[72], None)).unwrap();
     let mut buf = vec![0; 72];
     let start = started(&mut s, T0);
-    let t = s.poll_transmit(Instant::from_ns(start), &mut buf).unwrap();
-    s.on_sent(t.seq, start, start + 1);
+    let t = s.poll_transmit(inst(start), &mut buf).unwrap();
+    s.on_sent(t.seq, inst(start), inst(start + 1));
     // The loop came back 2.5 periods later: one probe in the current
     // period's slot, none to catch up.
-    assert_eq!(
-        s.poll_transmit(Instant::from_ns(start + 25 * MS), &mut buf),
-        None
-    );
+    assert_eq!(s.poll_transmit(inst(start + 25 * MS), &mut buf), None);
     assert_eq!(s.poll_timeout().map(Instant::as_ns), Some(start + 30 * MS));
-    assert!(s
-        .poll_transmit(Instant::from_ns(start + 30 * MS), &mut buf)
-        .is_some());
+    assert!(s.poll_transmit(inst(start + 30 * MS), &mut buf).is_some());
 }
 
 #[test]
@@ -252,9 +248,7 @@ fn request_bytes_carry_seq_timestamp_and_hmac() {
     let mut s = SessionSender::new(config(&[140], Some(key.clone()))).unwrap();
     let mut buf = vec![0xa5; 200];
     let start = started(&mut s, T0);
-    let t = s
-        .poll_transmit(Instant::from_ns(start + 7), &mut buf)
-        .unwrap();
+    let t = s.poll_transmit(inst(start + 7), &mut buf).unwrap();
     assert_eq!(t.len, 140);
     let r = SenderRepr::parse(&buf[..140], Mode::Authenticated).unwrap();
     assert_eq!((r.seq, r.ssid), (0, 0x0101));
@@ -277,44 +271,41 @@ fn count_reached_drains_then_releases_the_unanswered_as_lost() {
     let mut peer = Peer1::new(None);
     let mut buf = vec![0; 72];
     let start = started(&mut s, T0);
-    s.poll_transmit(Instant::from_ns(start), &mut buf).unwrap();
-    s.on_sent(0, start, start + 10);
+    s.poll_transmit(inst(start), &mut buf).unwrap();
+    s.on_sent(0, inst(start), inst(start + 10));
     let reply = peer.reply(&buf[..72], start + 100, start + 200);
-    s.poll_transmit(Instant::from_ns(start + 10 * MS), &mut buf)
-        .unwrap();
-    s.on_sent(1, start + 10 * MS, start + 10 * MS + 10);
+    s.poll_transmit(inst(start + 10 * MS), &mut buf).unwrap();
+    s.on_sent(1, inst(start + 10 * MS), inst(start + 10 * MS + 10));
     assert_eq!(
         s.handle_reply(
             &reply,
-            start + 10 * MS + 50,
-            Some(start + 10 * MS + 40),
+            inst(start + 10 * MS + 50),
+            Some(inst(start + 10 * MS + 40)),
             None
         ),
         ReplyOutcome::Probe(ReplyMatch::Matched { reordered: false })
     );
     // Neither TX stamps nor follow-ups are awaited: released at once.
-    let r = s
-        .poll_record(Instant::from_ns(start + 10 * MS + 60))
-        .unwrap();
+    let r = s.poll_record(inst(start + 10 * MS + 60)).unwrap();
     assert_eq!((r.seq, r.lost, r.tx1, r.tx2), (0, false, start, start + 10));
     assert_eq!(
         (r.reflector_rx, r.reflector_tx),
         (Some(start + 100), Some(start + 200))
     );
-    assert_eq!(s.poll_record(Instant::from_ns(start + 10 * MS + 60)), None);
+    assert_eq!(s.poll_record(inst(start + 10 * MS + 60)), None);
     // The count is noticed at the next poll, which starts the drain.
     let now = start + 12 * MS;
-    assert_eq!(s.poll_transmit(Instant::from_ns(now), &mut buf), None);
-    assert!(!s.is_finished(Instant::from_ns(now)));
+    assert_eq!(s.poll_transmit(inst(now), &mut buf), None);
+    assert!(!s.is_finished(inst(now)));
     let expiry = start + 10 * MS + 10 + 50 * MS + 1;
     assert_eq!(
         s.poll_timeout().map(Instant::as_ns),
         Some(expiry.min(now + 50 * MS + 1))
     );
-    assert_eq!(s.poll_record(Instant::from_ns(expiry - 1)), None);
-    let r = s.poll_record(Instant::from_ns(expiry)).unwrap();
+    assert_eq!(s.poll_record(inst(expiry - 1)), None);
+    let r = s.poll_record(inst(expiry)).unwrap();
     assert!(r.lost && r.seq == 1);
-    assert!(s.is_finished(Instant::from_ns(expiry)));
+    assert!(s.is_finished(inst(expiry)));
     assert_eq!(s.poll_timeout().map(Instant::as_ns), None);
     let c = s.counters();
     assert_eq!((c.sent, c.received, c.lost), (2, 1, 1));
@@ -331,26 +322,26 @@ fn duration_ends_sending() {
     let start = started(&mut s, T0);
     for k in 0..3 {
         let t = s
-            .poll_transmit(Instant::from_ns(start + k * 10 * MS), &mut buf)
+            .poll_transmit(inst(start + k * 10 * MS), &mut buf)
             .unwrap();
-        s.on_sent(t.seq, start + k * 10 * MS, start + k * 10 * MS + 1);
+        s.on_sent(
+            t.seq,
+            inst(start + k * 10 * MS),
+            inst(start + k * 10 * MS + 1),
+        );
     }
-    assert_eq!(
-        s.poll_transmit(Instant::from_ns(start + 25 * MS), &mut buf),
-        None
-    );
-    assert!(!s.is_finished(Instant::from_ns(start + 25 * MS)));
+    assert_eq!(s.poll_transmit(inst(start + 25 * MS), &mut buf), None);
+    assert!(!s.is_finished(inst(start + 25 * MS)));
     assert!(
-        s.is_finished(Instant::from_ns(start + 75 * MS + 1)),
+        s.is_finished(inst(start + 75 * MS + 1)),
         "the drain is over"
     );
-    let lost: Vec<u32> =
-        std::iter::from_fn(|| s.poll_record(Instant::from_ns(start + 75 * MS + 1)))
-            .map(|r| {
-                assert!(r.lost);
-                r.seq
-            })
-            .collect();
+    let lost: Vec<u32> = std::iter::from_fn(|| s.poll_record(inst(start + 75 * MS + 1)))
+        .map(|r| {
+            assert!(r.lost);
+            r.seq
+        })
+        .collect();
     assert_eq!(lost, vec![0, 1, 2]);
     assert_eq!(s.counters().sent, 3);
 }
@@ -362,22 +353,19 @@ fn stop_drains_for_at_most_a_second() {
     let mut s = SessionSender::new(c).unwrap();
     let mut buf = vec![0; 72];
     let start = started(&mut s, T0);
-    s.poll_transmit(Instant::from_ns(start), &mut buf).unwrap();
-    s.on_sent(0, start, start + 1);
-    assert!(s.stop(Instant::from_ns(start + 5)));
-    assert!(!s.stop(Instant::from_ns(start + 6)), "already draining");
-    assert_eq!(
-        s.poll_transmit(Instant::from_ns(start + 10 * MS), &mut buf),
-        None
-    );
-    assert!(!s.is_finished(Instant::from_ns(start + 5 + STOP_DRAIN_MAX_NS)));
+    s.poll_transmit(inst(start), &mut buf).unwrap();
+    s.on_sent(0, inst(start), inst(start + 1));
+    assert!(s.stop(inst(start + 5)));
+    assert!(!s.stop(inst(start + 6)), "already draining");
+    assert_eq!(s.poll_transmit(inst(start + 10 * MS), &mut buf), None);
+    assert!(!s.is_finished(inst(start + 5 + STOP_DRAIN_MAX_NS)));
     assert_eq!(
         s.poll_timeout().map(Instant::as_ns),
         Some(start + 5 + STOP_DRAIN_MAX_NS + 1)
     );
-    assert!(s.is_finished(Instant::from_ns(start + 6 + STOP_DRAIN_MAX_NS)));
+    assert!(s.is_finished(inst(start + 6 + STOP_DRAIN_MAX_NS)));
     assert!(
-        s.poll_record(Instant::from_ns(start + 6 + STOP_DRAIN_MAX_NS))
+        s.poll_record(inst(start + 6 + STOP_DRAIN_MAX_NS))
             .unwrap()
             .lost
     );
@@ -385,10 +373,10 @@ fn stop_drains_for_at_most_a_second() {
     let mut c = config(&[72], None);
     c.warmup_probes = 8;
     let mut s = SessionSender::new(c).unwrap();
-    s.poll_transmit(Instant::from_ns(T0), &mut buf).unwrap();
-    assert!(s.stop(Instant::from_ns(T0 + 1)));
-    assert!(!s.is_warming_up() && s.is_finished(Instant::from_ns(T0 + 1)));
-    assert_eq!(s.poll_transmit(Instant::from_ns(T0 + 2), &mut buf), None);
+    s.poll_transmit(inst(T0), &mut buf).unwrap();
+    assert!(s.stop(inst(T0 + 1)));
+    assert!(!s.is_warming_up() && s.is_finished(inst(T0 + 1)));
+    assert_eq!(s.poll_transmit(inst(T0 + 2), &mut buf), None);
     assert_eq!(s.counters(), SenderCounters::default());
 }
 
@@ -402,28 +390,28 @@ fn kernel_tx_stamps_are_awaited_until_the_timeout() {
     let start = started(&mut s, T0);
     for k in 0..2 {
         let at = start + k * 10 * MS;
-        let t = s.poll_transmit(Instant::from_ns(at), &mut buf).unwrap();
-        s.on_sent(t.seq, at, at + 10);
+        let t = s.poll_transmit(inst(at), &mut buf).unwrap();
+        s.on_sent(t.seq, inst(at), inst(at + 10));
         let reply = peer.reply(&buf[..72], at + 100, at + 200);
-        s.handle_reply(&reply, at + 300, Some(at + 290), None);
+        s.handle_reply(&reply, inst(at + 300), Some(inst(at + 290)), None);
     }
     assert_eq!(
-        s.poll_record(Instant::from_ns(start + 11 * MS)),
+        s.poll_record(inst(start + 11 * MS)),
         None,
         "probe 0 awaits its stamp"
     );
-    assert!(s.on_tx_stamp(0, Some(start + 5), None));
+    assert!(s.on_tx_stamp(0, Some(inst(start + 5)), None));
     assert!(
-        !s.on_tx_stamp(0, Some(start + 6), None),
+        !s.on_tx_stamp(0, Some(inst(start + 6)), None),
         "the first stamp counts"
     );
-    assert!(!s.on_tx_stamp(99, Some(start + 6), None));
-    let r = s.poll_record(Instant::from_ns(start + 11 * MS)).unwrap();
+    assert!(!s.on_tx_stamp(99, Some(inst(start + 6)), None));
+    let r = s.poll_record(inst(start + 11 * MS)).unwrap();
     assert_eq!((r.seq, r.tx_kernel), (0, Some(start + 5)));
     // Probe 1's stamp never comes: released a timeout after its reply.
     let expiry = start + 10 * MS + 300 + 50 * MS + 1;
-    assert_eq!(s.poll_record(Instant::from_ns(expiry - 1)), None);
-    let r = s.poll_record(Instant::from_ns(expiry)).unwrap();
+    assert_eq!(s.poll_record(inst(expiry - 1)), None);
+    let r = s.poll_record(inst(expiry)).unwrap();
     assert_eq!((r.seq, r.lost, r.tx_kernel), (1, false, None));
     assert_eq!(s.counters().tx_stamp_missing, 1);
 }
@@ -435,23 +423,26 @@ fn replies_are_checked_and_counted() {
     let mut peer = Peer1::new(Some(key));
     let mut buf = vec![0; 140];
     let start = started(&mut s, T0);
-    s.poll_transmit(Instant::from_ns(start), &mut buf).unwrap();
-    s.on_sent(0, start, start + 1);
+    s.poll_transmit(inst(start), &mut buf).unwrap();
+    s.on_sent(0, inst(start), inst(start + 1));
     let reply = peer.reply(&buf[..140], start + 100, start + 200);
     let mut forged = reply.clone();
     forged[20] ^= 0x40;
     assert_eq!(
-        s.handle_reply(&forged, start + 300, None, None),
+        s.handle_reply(&forged, inst(start + 300), None, None),
         ReplyOutcome::AuthFailed
     );
     assert_eq!(
-        s.handle_reply(&reply[..60], start + 300, None, None),
+        s.handle_reply(&reply[..60], inst(start + 300), None, None),
         ReplyOutcome::AuthFailed
     );
     let matched = ReplyOutcome::Probe(ReplyMatch::Matched { reordered: false });
-    assert_eq!(s.handle_reply(&reply, start + 300, None, None), matched);
     assert_eq!(
-        s.handle_reply(&reply, start + 310, None, None),
+        s.handle_reply(&reply, inst(start + 300), None, None),
+        matched
+    );
+    assert_eq!(
+        s.handle_reply(&reply, inst(start + 310), None, None),
         ReplyOutcome::Probe(ReplyMatch::Duplicate)
     );
     let c = s.counters();
@@ -460,11 +451,11 @@ fn replies_are_checked_and_counted() {
     let mut s = SessionSender::new(config(&[72], None)).unwrap();
     started(&mut s, T0);
     assert_eq!(
-        s.handle_reply(&[0; 43], T0, None, None),
+        s.handle_reply(&[0; 43], inst(T0), None, None),
         ReplyOutcome::Malformed
     );
     assert_eq!(
-        s.handle_reply(&[0; 44], T0, None, None),
+        s.handle_reply(&[0; 44], inst(T0), None, None),
         ReplyOutcome::Probe(ReplyMatch::Unknown)
     );
     assert_eq!((s.counters().malformed, s.counters().unknown), (1, 1));
@@ -484,13 +475,13 @@ proptest! {
         let mut buf = vec![0; size];
         let start = started(&mut s, T0);
         for k in 0..3 {
-            let t = s.poll_transmit(Instant::from_ns(start + k * 10 * MS), &mut buf).unwrap();
-            s.on_sent(t.seq, start + k * 10 * MS, start + k * 10 * MS + 1);
+            let t = s.poll_transmit(inst(start + k * 10 * MS), &mut buf).unwrap();
+            s.on_sent(t.seq, inst(start + k * 10 * MS), inst(start + k * 10 * MS + 1));
         }
         let mut matched = 0;
         for d in &datagrams {
             if let ReplyOutcome::Probe(ReplyMatch::Matched { .. }) =
-                s.handle_reply(d, start + 30 * MS, None, None)
+                s.handle_reply(d, inst(start + 30 * MS), None, None)
             {
                 matched += 1;
             }
@@ -500,7 +491,7 @@ proptest! {
             c.malformed + c.auth_failed + c.unknown + c.late + c.duplicates + matched,
             datagrams.len() as u64
         );
-        while s.poll_record(Instant::from_ns(start + 30 * MS)).is_some() {}
+        while s.poll_record(inst(start + 30 * MS)).is_some() {}
     }
 }
 
@@ -520,23 +511,23 @@ fn hardware_tx_stamps_are_awaited_until_a_driver_shows_it_delivers_none() {
     let mut now = started(&mut s, T0);
     let mut released = Vec::new();
     for k in 0..20u32 {
-        let t = s.poll_transmit(Instant::from_ns(now), &mut buf).unwrap();
-        s.on_sent(t.seq, now, now + 10);
-        s.on_tx_stamp(t.seq, Some(now + 20), None);
+        let t = s.poll_transmit(inst(now), &mut buf).unwrap();
+        s.on_sent(t.seq, inst(now), inst(now + 10));
+        s.on_tx_stamp(t.seq, Some(inst(now + 20)), None);
         let reply = peer.reply(&buf[..72], now + 100, now + 200);
         peer.sent(t.seq, now + 250);
-        s.handle_reply(&reply, now + 500, Some(now + 450), None);
+        s.handle_reply(&reply, inst(now + 500), Some(inst(now + 450)), None);
         // Right after the reply: complete only with its NIC TX stamp, or
         // once the session gave up on them.
-        if let Some(r) = s.poll_record(Instant::from_ns(now + 600)) {
+        if let Some(r) = s.poll_record(inst(now + 600)) {
             released.push((k, r));
         }
         now += 10 * MS;
-        while let Some(r) = s.poll_record(Instant::from_ns(now)) {
+        while let Some(r) = s.poll_record(inst(now)) {
             released.push((k, r));
         }
     }
-    while let Some(r) = s.poll_record(Instant::from_ns(now + 100 * MS)) {
+    while let Some(r) = s.poll_record(inst(now + 100 * MS)) {
         released.push((20, r));
     }
     let n = s.counters();

@@ -183,9 +183,9 @@ fn counters(o: &Outcome) {
         stamps(TxStampMatch::NotInFlight)
     );
     assert_eq!(c.tx_stamp_errors, 0);
-    assert_eq!(c.started_ns, o.started_host);
-    assert_eq!(c.last_send_ns, o.frames.last().map_or(0, |f| f.tx2));
-    assert_eq!(c.ended_ns, o.finished_at);
+    assert_eq!(c.started.as_ns(), o.started_host);
+    assert_eq!(c.last_send.as_ns(), o.frames.last().map_or(0, |f| f.tx2));
+    assert_eq!(c.ended.as_ns(), o.finished_at);
     assert_eq!(
         c.stalls, o.full_turns,
         "stalls are the turns the ring was full"

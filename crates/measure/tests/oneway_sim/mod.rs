@@ -240,7 +240,7 @@ impl Sim {
             self.spend(50, 150);
             match arrived {
                 None => {
-                    s.on_empty_poll(t);
+                    s.on_empty_poll(Instant::from_ns(t));
                     self.last_empty = t;
                 }
                 Some(f) => self.deliver(&mut s, f),
@@ -314,7 +314,7 @@ impl Sim {
         };
         self.spend(200, 1000);
         let tx2 = self.host();
-        s.on_sent(seq, tx1, tx2);
+        s.on_sent(seq, Instant::from_ns(tx1), Instant::from_ns(tx2));
         if self.plan.expect_tx_stamp {
             self.awaiting += 1;
         }
@@ -455,7 +455,7 @@ impl Sim {
 
     fn read_stamp(&mut self, s: &mut OnewaySession, st: QueuedStamp) {
         let sw = Some(self.host_at(st.event_true));
-        let result = s.handle_tx_stamp(&st.bytes, sw, None);
+        let result = s.handle_tx_stamp(&st.bytes, sw.map(Instant::from_ns), None);
         if result == TxStampMatch::First {
             self.awaiting -= 1;
         }
@@ -474,8 +474,8 @@ impl Sim {
         let rx2 = self.host();
         let arrive_host = self.host_at(f.arrive_true);
         let meta = RxMeta {
-            rx2,
-            software: Some(arrive_host),
+            rx2: Instant::from_ns(rx2),
+            software: Some(Instant::from_ns(arrive_host)),
             hardware: None,
             outgoing: f.outgoing,
         };

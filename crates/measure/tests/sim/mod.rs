@@ -363,7 +363,9 @@ impl World {
         let tx1 = now + BUILD_NS;
         let tx2 = tx1 + SEND_NS;
         let kernel = tx1 + KERNEL_TX_NS;
-        assert!(self.sender.on_sent(t.seq, tx1, tx2));
+        assert!(self
+            .sender
+            .on_sent(t.seq, Instant::from_ns(tx1), Instant::from_ns(tx2)));
         let missing = self.chance(t.seq, self.path.tx_stamp_missing);
         if missing {
             self.o.injected.tx_stamp_missing += 1;
@@ -422,7 +424,7 @@ impl World {
             dst: None,
             ttl: Some(64),
             rx: Stamp {
-                ns: self.reflector_clock(t),
+                at: Instant::from_ns(self.reflector_clock(t)),
                 source: TimestampSource::KernelSoftware,
             },
             truncated: false,
@@ -437,14 +439,18 @@ impl World {
         };
         let leave = self.reflector_clock(t + LEAVE_NS);
         if self.path.two_step {
-            self.reflector
-                .on_tx_stamp(SENDER, reply_seq, leave, TimestampSource::KernelSoftware);
+            self.reflector.on_tx_stamp(
+                SENDER,
+                reply_seq,
+                Instant::from_ns(leave),
+                TimestampSource::KernelSoftware,
+            );
         }
         let prev = self.last_replied.replace(seq);
         let mut reply = self.out[..len].to_vec();
         if let Some(truth) = self.o.truth.get_mut(&seq) {
             *truth = Truth {
-                reflector_rx: Some(meta.rx.ns),
+                reflector_rx: Some(meta.rx.at.as_ns()),
                 reflector_ts: Some(ts),
                 reflector_leave: Some(leave),
                 reflector_seq: Some(reply_seq),
@@ -500,10 +506,16 @@ impl World {
             }
             match entry.remove() {
                 ToSender::TxStamp { seq, kernel } => {
-                    self.sender.on_tx_stamp(seq, Some(kernel), None);
+                    self.sender
+                        .on_tx_stamp(seq, Some(Instant::from_ns(kernel)), None);
                 }
                 ToSender::Datagram { seq, kind, bytes } => {
-                    let outcome = self.sender.handle_reply(&bytes, now, Some(t), None);
+                    let outcome = self.sender.handle_reply(
+                        &bytes,
+                        Instant::from_ns(now),
+                        Some(Instant::from_ns(t)),
+                        None,
+                    );
                     if Self::measured(seq) {
                         self.o.deliveries.push(Delivery {
                             seq,

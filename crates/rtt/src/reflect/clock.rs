@@ -4,6 +4,7 @@
 //! and whether ptp4l/phc2sys discipline it).
 
 use misura_measure::reflector::{ClockState, Stamp};
+use misura_measure::time;
 use misura_measure::TimestampSource;
 use misura_sys::phc::PhcClock;
 use misura_wire::stamp::sync_source;
@@ -148,15 +149,15 @@ impl Nic {
 pub fn rx_stamp(software: Option<i64>, hw: Option<i64>, after_recv: i64) -> Stamp {
     match (hw, software) {
         (Some(ns), _) => Stamp {
-            ns,
+            at: time::Instant::from_ns(ns),
             source: TimestampSource::NicHardware,
         },
         (None, Some(ns)) => Stamp {
-            ns,
+            at: time::Instant::from_ns(ns),
             source: TimestampSource::KernelSoftware,
         },
         (None, None) => Stamp {
-            ns: after_recv,
+            at: time::Instant::from_ns(after_recv),
             source: TimestampSource::UserClock,
         },
     }
@@ -168,10 +169,14 @@ pub fn rx_stamp(software: Option<i64>, hw: Option<i64>, after_recv: i64) -> Stam
 /// clock (both clocks tick at the same rate to a few ppm over these µs),
 /// so the reply's two stamps are on one clock. The precise transmit stamp
 /// follows up either way.
-pub fn reply_timestamp(rx: &Stamp, software: Option<i64>, now: i64) -> i64 {
+pub fn reply_timestamp(
+    rx: &Stamp,
+    software: Option<time::Instant>,
+    now: time::Instant,
+) -> time::Instant {
     match (rx.source, software) {
-        (TimestampSource::NicHardware, Some(sw)) => rx.ns + (now - sw).max(0),
-        (TimestampSource::NicHardware, None) => rx.ns,
+        (TimestampSource::NicHardware, Some(sw)) => rx.at + (now - sw).max(time::Span::ZERO),
+        (TimestampSource::NicHardware, None) => rx.at,
         _ => now,
     }
 }
@@ -203,11 +208,18 @@ mod tests {
         let hw = rx_stamp(Some(1_000_000), Some(5_000), 1_000_900);
         assert_eq!(hw.source, TimestampSource::NicHardware);
         // 700 ns after the kernel's RX stamp, on the NIC's clock.
-        assert_eq!(reply_timestamp(&hw, Some(1_000_000), 1_000_700), 5_700);
+        let at = time::Instant::from_ns;
+        assert_eq!(
+            reply_timestamp(&hw, Some(at(1_000_000)), at(1_000_700)),
+            at(5_700)
+        );
         let sw = rx_stamp(Some(1_000_000), None, 1_000_900);
         assert_eq!(sw.source, TimestampSource::KernelSoftware);
-        assert_eq!(reply_timestamp(&sw, Some(1_000_000), 1_000_700), 1_000_700);
+        assert_eq!(
+            reply_timestamp(&sw, Some(at(1_000_000)), at(1_000_700)),
+            at(1_000_700)
+        );
         let user = rx_stamp(None, None, 42);
-        assert_eq!((user.ns, user.source), (42, TimestampSource::UserClock));
+        assert_eq!((user.at, user.source), (at(42), TimestampSource::UserClock));
     }
 }

@@ -142,17 +142,16 @@ fn serve(
             truncated: m.truncated(buf.len()),
         };
         let frame = &buf[..m.len.min(buf.len())];
-        let now = reply_timestamp(&meta.rx, m.software_ns, realtime_ns());
+        let now = reply_timestamp(
+            &meta.rx,
+            m.software_ns.map(Instant::from_ns),
+            Instant::from_ns(realtime_ns()),
+        );
         let clock = *lp.clocks.for_stamp(&meta.rx);
-        if let Decision::Reply { len, reply_seq } = lp.reflector.handle_l2_frame(
-            frame,
-            ethertype,
-            mac,
-            &meta,
-            Instant::from_ns(now),
-            &clock,
-            out,
-        ) {
+        if let Decision::Reply { len, reply_seq } = lp
+            .reflector
+            .handle_l2_frame(frame, ethertype, mac, &meta, now, &clock, out)
+        {
             match sock.send(&out[..len]) {
                 Ok(true) => {
                     if let Some(peer) = reply_of(&out[..len]).map(|r| r.0) {
@@ -192,12 +191,13 @@ fn drain_l2_tx(
                 };
                 match (reply_of(frame), stamp) {
                     (Some((peer, seq)), Some((ns, src))) => {
+                        let tx = Instant::from_ns(ns);
                         // A send may report the kernel's and the NIC's TX
                         // stamps apart: only the one on the RX stamp's clock
                         // follows up (the reflector core refuses the other,
                         // as the UDP loop never offers it) and makes a
                         // turnaround.
-                        if lp.reflector.on_tx_stamp(peer, seq, ns, src) {
+                        if lp.reflector.on_tx_stamp(peer, seq, tx, src) {
                             lp.io.tx_stamps_matched += 1;
                         }
                         let slot = &mut pending[seq as usize % PENDING];
@@ -205,7 +205,7 @@ fn drain_l2_tx(
                             .filter(|p| p.peer == peer && p.reply_seq == seq && p.rx.source == src)
                         {
                             *slot = None;
-                            lp.turnaround(src, ns - p.rx.ns);
+                            lp.turnaround(src, (tx - p.rx.at).as_ns());
                         }
                     }
                     _ => lp.io.tx_stamps_unmatched += 1,

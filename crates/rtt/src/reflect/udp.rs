@@ -221,15 +221,15 @@ pub fn run(lp: &mut Loop<'_>, sock: &UdpTsSocket, g: &TimestampingGranted) {
         } else {
             realtime_ns()
         };
-        let now = reply_timestamp(&meta.rx, m.software_ns, now);
-        let clock = *lp.clocks.for_stamp(&meta.rx);
-        let Decision::Reply { len, reply_seq } = lp.reflector.handle(
-            request,
-            &meta,
+        let now = reply_timestamp(
+            &meta.rx,
+            m.software_ns.map(time::Instant::from_ns),
             time::Instant::from_ns(now),
-            &clock,
-            &mut out,
-        ) else {
+        );
+        let clock = *lp.clocks.for_stamp(&meta.rx);
+        let Decision::Reply { len, reply_seq } =
+            lp.reflector.handle(request, &meta, now, &clock, &mut out)
+        else {
             continue;
         };
         // The reply leaves from the address the request came to: only a
@@ -301,9 +301,10 @@ fn drain(lp: &mut Loop<'_>, sock: &UdpTsSocket, tx: &mut TxStamps) {
                 };
                 if let (Some(ns), false) = (ns, p.used) {
                     p.used = true;
-                    lp.reflector.on_tx_stamp(p.peer, p.reply_seq, ns, source);
+                    let tx = time::Instant::from_ns(ns);
+                    lp.reflector.on_tx_stamp(p.peer, p.reply_seq, tx, source);
                     lp.io.tx_stamps_matched += 1;
-                    lp.turnaround(source, ns - p.rx.ns);
+                    lp.turnaround(source, (tx - p.rx.at).as_ns());
                 }
                 if p.left == 0 {
                     let done = *p;

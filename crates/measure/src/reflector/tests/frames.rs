@@ -62,7 +62,7 @@ fn l2_frames() {
     r.on_tx_stamp(
         Peer::L2(MacAddr([2, 0, 0, 0, 0, 1])),
         8,
-        NOW + 3,
+        Instant::from_ns(NOW + 3),
         TimestampSource::KernelSoftware,
     );
     let Decision::Reply { len, .. } = r.handle_l2_frame(&f, 0x88b5, ours, &m, AT_NOW, &c, &mut out)
@@ -185,10 +185,13 @@ fn raw_replies_carry_the_reflectors_stamp_source_to_the_sender() {
     let mut decoded = Vec::new();
     for (seq, &(source, t)) in sends.iter().enumerate() {
         let mut req = template.clone();
-        stamp_request(&mut req, mode, seq as u32, t - 500, None);
+        stamp_request(&mut req, mode, seq as u32, Instant::from_ns(t - 500), None);
         let f = ptp_request(&req, [2, 0, 0, 0, 0, 1]);
         let m = RequestMeta {
-            rx: Stamp { ns: t, source },
+            rx: Stamp {
+                at: Instant::from_ns(t),
+                source,
+            },
             ..meta(src(1, 1), t)
         };
         let mut out = [0xa5u8; 2000];
@@ -209,8 +212,18 @@ fn raw_replies_carry_the_reflectors_stamp_source_to_the_sender() {
             .expect("the sender decodes the raw reply's STAMP packet");
         decoded.push(reply);
         // The kernel's TX report, then the NIC's: one is on the RX clock.
-        let kernel = r.on_tx_stamp(peer, reply_seq, t + 200, TimestampSource::KernelSoftware);
-        let nic = r.on_tx_stamp(peer, reply_seq, t + 250, TimestampSource::NicHardware);
+        let kernel = r.on_tx_stamp(
+            peer,
+            reply_seq,
+            Instant::from_ns(t + 200),
+            TimestampSource::KernelSoftware,
+        );
+        let nic = r.on_tx_stamp(
+            peer,
+            reply_seq,
+            Instant::from_ns(t + 250),
+            TimestampSource::NicHardware,
+        );
         assert_eq!(
             (kernel, nic),
             if source == TimestampSource::NicHardware {

@@ -41,7 +41,7 @@ impl AgentArgs {
         misura_agent::Options {
             config: self.config.clone(),
             config_url: self.config_url.clone(),
-            template_interval_ns: self.template_interval.ns,
+            template_interval: self.template_interval.span(),
             listen: self.listen,
             no_create: self.no_create,
             netns: self.ns.netns.clone(),

@@ -56,7 +56,7 @@ fn print_targets(config: &Config) {
             "{}: {} every {:.3} s: misura {}",
             t.name,
             t.kind.label(),
-            t.interval_ns as f64 / 1e9,
+            t.interval.as_ns() as f64 / 1e9,
             t.child_args().join(" ")
         );
     }

@@ -26,11 +26,11 @@ fn plan(a: &ExchangeArgs) -> ExchangePlan {
         trigger: a.trigger,
         data: a.data,
         count: a.count,
-        period_ns: a.period.ns,
-        timeout_ns: a.timeout.ns,
-        threshold_ns: a.threshold.ns,
+        period: a.period.span(),
+        timeout: a.timeout.span(),
+        threshold: a.threshold.span(),
         ethertype: a.ethertype.value,
-        duration_ns: a.duration.as_ref().map(|d| d.ns),
+        duration: a.duration.as_ref().map(|d| d.span()),
         busy_poll: a.busy_poll,
         cpu: a.cpu,
         netns: a.ns.netns.clone(),
@@ -40,14 +40,14 @@ fn plan(a: &ExchangeArgs) -> ExchangePlan {
 /// What the plan refused, in the flags' words.
 fn flag_sentence(a: &ExchangeArgs, e: PlanError) -> Failure {
     Failure::Params(match e {
-        PlanError::TooShort { knob, min_ns } => {
+        PlanError::TooShort { knob, min } => {
             let (flag, value) = match knob {
                 Knob::Period => ("--period", &a.period),
                 Knob::Timeout => ("--timeout", &a.timeout),
             };
             format!(
                 "{flag} {value} is too short: it must be at least {}",
-                human_ns(min_ns as f64)
+                human_ns(min.as_ns() as f64)
             )
         }
         PlanError::FrameSize {

@@ -206,18 +206,18 @@ impl MeasureArgs {
             netns: self.ns.netns.clone(),
             pattern: self.pattern,
             pace: match (&self.period, self.rate, &self.load) {
-                (Some(p), _, _) => Pace::Period(p.ns),
+                (Some(p), _, _) => Pace::Period(p.span()),
                 (None, Some(r), _) => Pace::Rate(r),
                 (None, None, Some(l)) => Pace::Load(l.share),
                 (None, None, None) => Pace::default(),
             },
             count: self.count,
-            duration_ns: self.duration.as_ref().map(|d| d.ns),
+            duration: self.duration.as_ref().map(|d| d.span()),
             sizes: self.sizes.clone(),
             order: self.order.into(),
-            timeout_ns: self.timeout.ns,
-            late_tolerance_ns: self.late_tolerance.as_ref().map(|t| t.ns),
-            threshold_ns: self.threshold.as_ref().map(|t| t.ns),
+            timeout: self.timeout.span(),
+            late_tolerance: self.late_tolerance.as_ref().map(|t| t.span()),
+            threshold: self.threshold.as_ref().map(|t| t.span()),
             link_rate_bps: self.link_speed.as_ref().map(|l| l.bps),
             vlan: self.vlan,
             ethertype: self.ethertype.value,
@@ -319,10 +319,10 @@ mod tests {
         .unwrap()
         .request();
         assert_eq!(r.pace, Pace::Load(0.1));
-        assert_eq!(r.duration_ns, Some(1_500_000_000));
-        assert_eq!(r.timeout_ns, 50_000_000);
-        assert_eq!(r.late_tolerance_ns, Some(10_000));
-        assert_eq!(r.threshold_ns, Some(30_000));
+        assert_eq!(r.duration.map(|d| d.as_ns()), Some(1_500_000_000));
+        assert_eq!(r.timeout.as_ns(), 50_000_000);
+        assert_eq!(r.late_tolerance.map(|t| t.as_ns()), Some(10_000));
+        assert_eq!(r.threshold.map(|t| t.as_ns()), Some(30_000));
         assert_eq!(r.link_rate_bps, Some(1_000_000_000));
         assert_eq!(r.ethertype, 0x6006);
         assert_eq!(r.pattern, Pattern::Burst { frames: 4 });
@@ -331,7 +331,7 @@ mod tests {
         assert!(!r.tuning.lock_memory);
         assert_eq!(
             parse(&["--period", "500us"]).unwrap().request().pace,
-            Pace::Period(500_000)
+            Pace::Period(misura_measure::time::Span::from_ns(500_000))
         );
         assert_eq!(
             parse(&["--rate", "2000"]).unwrap().request().pace,

@@ -131,7 +131,7 @@ impl RttArgs {
                 key,
                 pattern: self.pattern,
                 pace: match (&self.period, self.rate) {
-                    (Some(p), _) => Pace::Period(p.ns),
+                    (Some(p), _) => Pace::Period(p.span()),
                     (None, Some(r)) => Pace::Rate(r),
                     (None, None) => Pace::Default,
                 },
@@ -206,13 +206,13 @@ impl RttArgs {
     fn period_failure(&self, e: PeriodError) -> Failure {
         match (&self.period, e) {
             (Some(p), PeriodError::TooShort { .. }) => p.period_failure("--period", e),
-            (Some(_), PeriodError::TooLong { period_ns, .. }) => Failure::Params(format!(
+            (Some(_), PeriodError::TooLong { period, .. }) => Failure::Params(format!(
                 "--period {:.0} s is longer than the longest allowed, 1 hour; for sparser probes, schedule runs with `misura agent`",
-                period_ns as f64 / 1e9
+                period.as_ns() as f64 / 1e9
             )),
-            (None, PeriodError::TooShort { period_ns, .. }) => Failure::Params(format!(
+            (None, PeriodError::TooShort { period, .. }) => Failure::Params(format!(
                 "--rate: {}: use --rate 1M or lower",
-                unkept(period_ns)
+                unkept(period)
             )),
             (None, PeriodError::TooLong { .. }) => Failure::Params(format!(
                 "--rate {} probes/s is below the lowest allowed, one probe per hour (0.000278); for sparser probes, schedule runs with `misura agent`",
@@ -292,7 +292,10 @@ mod tests {
             "--request",
             "64,512",
         ]);
-        assert_eq!(r.plan.pace, Pace::Period(20_000_000));
+        assert_eq!(
+            r.plan.pace,
+            Pace::Period(misura_rtt::plan::Span::from_millis(20))
+        );
         assert_eq!(r.plan.timeout.as_ns(), 2_000_000_000);
         assert_eq!(r.plan.request, vec![64, 512]);
         assert_eq!(
