@@ -266,9 +266,9 @@ fn probe_plan(error: SessionPlanError) -> ProbePlanError {
 
 fn too_short() -> SessionPlanError {
     SessionPlanError::Period {
-        pace: Pace::Period(1),
+        pace: Pace::Period(Span::from_ns(1)),
         error: PeriodError::TooShort {
-            period_ns: 1,
+            period: Span::from_ns(1),
             min: Span::from_ns(1_000),
         },
     }
