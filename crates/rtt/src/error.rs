@@ -1,7 +1,6 @@
 //! Why an rtt session or a reflector stops before its result, typed: what
-//! the caller needs to tell apart (misura-cli's refused target, key file
-//! or per-probe log, a
-//! request that cannot run, the session's or the reflector's plan, the
+//! the caller needs to tell apart (misura-cli's refused target or
+//! per-probe log, a request that cannot run, the session's or the reflector's plan, the
 //! host's refusal, a NIC stamp that was required, a
 //! reflector that never answered). The binary gives each its exit class
 //! and prints the chain as before; this crate names no flag it did not
@@ -9,7 +8,6 @@
 
 use crate::plan::SessionPlanError;
 use crate::request::RequestError;
-use misura_cli::keys::KeyError;
 use misura_cli::outfile::CannotWrite;
 use misura_cli::target::TargetError;
 use misura_run::stamping::HardwareRequired;
@@ -21,9 +19,6 @@ pub enum RttError {
     /// The target that cannot be parsed or resolved (misura-cli's).
     #[error(transparent)]
     Target(#[from] TargetError),
-    /// The key file that cannot be read or is no key (misura-cli's).
-    #[error(transparent)]
-    Key(#[from] KeyError),
     /// The per-probe log that cannot be created (misura-cli's).
     #[error(transparent)]
     RowLog(#[from] CannotWrite),

@@ -172,7 +172,6 @@ fn walk(e: &(dyn Error + 'static)) -> Option<i32> {
 fn rtt_class(e: &RttError) -> Option<i32> {
     match e {
         RttError::Target(t) => class_of(t),
-        RttError::Key(k) => class_of(k),
         RttError::RowLog(w) => class_of(w),
         RttError::Sys(s) => class_of(s),
         RttError::Hardware(h) => class_of(h),
@@ -375,7 +374,6 @@ mod tests {
                 USAGE,
                 target().to_string(),
             ),
-            (RttError::Key(key()).into(), USAGE, key().to_string()),
             (RttError::RowLog(rows()).into(), OUTPUT, rows().to_string()),
             (
                 ThroughputError::Target(target()).into(),
@@ -390,9 +388,9 @@ mod tests {
             ),
             (LoadError::Key(key()).into(), USAGE, key().to_string()),
             (
-                LoadError::Probe(Box::new(RttError::Key(key()))).into(),
+                LoadError::Probe(Box::new(RttError::Target(target()))).into(),
                 USAGE,
-                key().to_string(),
+                target().to_string(),
             ),
             (
                 OnewayError::RowLog(rows()).into(),

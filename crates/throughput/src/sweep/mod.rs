@@ -162,3 +162,25 @@ fn point(
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server address or key file misura-cli refused stops the whole
+    /// sweep (as its usage `Failure` did); a run's own error is its row.
+    #[test]
+    fn a_refused_target_or_key_stops_the_sweep_and_a_run_error_is_a_row() {
+        let word = |r: &Refusal| r.to_string();
+        let target = misura_cli::target::resolve(":5862", 5862).unwrap_err();
+        let key = misura_cli::keys::read_key(&Some("/nonexistent/k".into())).unwrap_err();
+        for stop in [ThroughputError::from(target), ThroughputError::from(key)] {
+            let words = stop.to_string();
+            let e = point(Err(stop), &word).err().expect("the sweep stops");
+            assert_eq!(e.to_string(), words);
+        }
+        let lost = ThroughputError::NoReply { secs: 2 };
+        let row = point(Err(lost), &word).expect("the sweep goes on");
+        assert_eq!(row.error.as_deref(), Some("no reply within 2 s"));
+    }
+}
