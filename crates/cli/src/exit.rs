@@ -1,6 +1,8 @@
-//! Exit codes and the failures the libraries class a refusal by
-//! (`Failure`). Which code an error chain ends with is the binary's
-//! (`shared/exit.rs`, `code_for`), as only the binary exits.
+//! Exit codes and the binary's failures in their class (`Failure`; the
+//! libraries carry typed errors instead, this crate's among them:
+//! `TargetError`, `KeyError`, `CannotWrite`, each with its class). Which
+//! code an error chain ends with is the binary's (`shared/exit.rs`,
+//! `code_for`), as only the binary exits.
 
 /// What went wrong, for the exit code. The message names the fix.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +29,30 @@ impl Failure {
             Failure::Output(_) => OUTPUT,
             Failure::Profile(_) => PROFILE,
             Failure::Privilege(_) => PRIVILEGE,
+        }
+    }
+}
+
+/// An error of this crate's that says its own exit class (a target, a key
+/// file, a file that cannot be written, a link rate): libraries carry it
+/// typed, the binary's `code_for` asks it its class, and the binary's own
+/// code turns it into the [`Failure`] of that class with `?`.
+pub trait Classed: std::error::Error {
+    /// Its exit code (one of the constants below).
+    fn class(&self) -> i32;
+}
+
+impl<E: Classed> From<E> for Failure {
+    /// The same words in its class's `Failure` (a usage error for a class
+    /// with no `Failure` of its own, which none of this crate's errors has).
+    fn from(e: E) -> Failure {
+        let words = e.to_string();
+        match e.class() {
+            PARAMS => Failure::Params(words),
+            OUTPUT => Failure::Output(words),
+            PROFILE => Failure::Profile(words),
+            PRIVILEGE => Failure::Privilege(words),
+            _ => Failure::Usage(words),
         }
     }
 }

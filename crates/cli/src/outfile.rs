@@ -155,20 +155,39 @@ impl RowLog {
     }
 }
 
+/// An output file (a per-row log, a result file) that cannot be opened or
+/// created: what it is for, its path, and what the host said (in the
+/// message, not as a source). An output error (exit 6).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the {what} to {}: {error}; choose a writable path", path.display())]
+pub struct CannotWrite {
+    pub what: &'static str,
+    pub path: PathBuf,
+    pub error: io::Error,
+}
+
+impl crate::exit::Classed for CannotWrite {
+    /// An output error.
+    fn class(&self) -> i32 {
+        crate::exit::OUTPUT
+    }
+}
+
 /// The error for an output file that cannot be opened (exit 6).
-pub fn cannot_write(what: &str, p: &std::path::Path, e: std::io::Error) -> crate::exit::Failure {
-    crate::exit::Failure::Output(format!(
-        "cannot write the {what} to {}: {e}; choose a writable path",
-        p.display()
-    ))
+pub fn cannot_write(what: &'static str, p: &Path, error: io::Error) -> CannotWrite {
+    CannotWrite {
+        what,
+        path: p.to_path_buf(),
+        error,
+    }
 }
 
 /// Open a per-row log of a command (`--frames`) before it measures
 /// anything; it is written during the run, at least once a second.
 pub fn open_rows(
     path: &Option<PathBuf>,
-    what: &str,
-) -> Result<Option<RowLog>, crate::exit::Failure> {
+    what: &'static str,
+) -> Result<Option<RowLog>, CannotWrite> {
     let Some(p) = path else { return Ok(None) };
     let f = File::create(p).map_err(|e| cannot_write(what, p, e))?;
     Ok(Some(RowLog::new(p.clone(), f)))
@@ -184,10 +203,7 @@ pub struct Export {
 impl Export {
     /// Check the path is writable; nothing is created or changed until the
     /// result is written whole at the end.
-    pub fn open(
-        path: &Option<PathBuf>,
-        what: &str,
-    ) -> Result<Option<Export>, crate::exit::Failure> {
+    pub fn open(path: &Option<PathBuf>, what: &'static str) -> Result<Option<Export>, CannotWrite> {
         let Some(p) = path else { return Ok(None) };
         check_writable(p).map_err(|e| cannot_write(what, p, e))?;
         Ok(Some(Export { path: p.clone() }))
@@ -203,6 +219,7 @@ impl Export {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exit::Classed;
     use std::os::unix::fs::symlink;
 
     fn dir(name: &str) -> PathBuf {
@@ -250,6 +267,33 @@ mod tests {
             .unwrap()
             .file_type()
             .is_char_device());
+    }
+
+    /// The words and the class an unwritable file had as a
+    /// `Failure::Output`.
+    #[test]
+    fn an_unwritable_file_keeps_its_words_and_class() {
+        let p = Some(PathBuf::from("/nonexistent/dir/x.csv"));
+        let host = File::create(p.as_ref().unwrap()).unwrap_err().to_string();
+        let words = format!(
+            "cannot write the per-probe log to /nonexistent/dir/x.csv: {host}; choose a writable path"
+        );
+        let rows = open_rows(&p, "per-probe log").err().unwrap();
+        let json = Export::open(&p, "JSON result").err().unwrap();
+        assert_eq!(
+            json.to_string(),
+            words.replace("per-probe log", "JSON result")
+        );
+        assert_eq!(json.class(), crate::exit::OUTPUT);
+        assert_eq!(rows.to_string(), words);
+        assert_eq!(rows.class(), crate::exit::OUTPUT);
+        assert!(std::error::Error::source(&rows).is_none());
+        let f = crate::exit::Failure::from(rows);
+        assert!(
+            matches!(&f, crate::exit::Failure::Output(w) if *w == words),
+            "{f:?}"
+        );
+        assert_eq!(f.code(), crate::exit::OUTPUT);
     }
 
     #[test]

@@ -1,13 +1,36 @@
 //! Where a measurement goes: HOST, HOST:PORT, [IPV6]:PORT or a bare IPv6
 //! address, resolved once. A target that cannot be parsed or resolved is a
-//! usage error (exit 2) for every command.
+//! usage error (exit 2) for every command: [`TargetError::class`], which
+//! the binary gives it (a library carries it typed).
 
-use crate::exit::Failure;
+use crate::exit::{Classed, USAGE};
+use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 
+/// Why a target cannot be measured: what was given, and the host's words
+/// when it did not resolve (in the message, not as a source).
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("`{given}` is not HOST, HOST:PORT or [IPV6]:PORT")]
+    NotHostPort { given: String },
+    #[error("`{given}` names no host: give an IP address or a resolvable host name")]
+    NoHost { given: String },
+    #[error("cannot resolve `{host}`: {error}; give an IP address or a resolvable host name")]
+    Resolve { host: String, error: io::Error },
+    #[error("`{host}` has no address")]
+    NoAddress { host: String },
+}
+
+impl Classed for TargetError {
+    /// A usage error, whatever was wrong.
+    fn class(&self) -> i32 {
+        USAGE
+    }
+}
+
 /// HOST, HOST:PORT, [V6]:PORT or a bare IPv6 address → (host, port).
-pub fn split_host_port(s: &str, default_port: u16) -> Result<(String, u16), Failure> {
-    let bad = || Failure::Usage(format!("`{s}` is not HOST, HOST:PORT or [IPV6]:PORT"));
+pub fn split_host_port(s: &str, default_port: u16) -> Result<(String, u16), TargetError> {
+    let bad = || TargetError::NotHostPort { given: s.into() };
     if let Some(rest) = s.strip_prefix('[') {
         let (h, tail) = rest.split_once(']').ok_or_else(bad)?;
         let port = match tail.strip_prefix(':') {
@@ -28,27 +51,22 @@ pub fn split_host_port(s: &str, default_port: u16) -> Result<(String, u16), Fail
 }
 
 /// Parse and resolve a target to its first address.
-pub fn resolve(s: &str, default_port: u16) -> Result<SocketAddr, Failure> {
+pub fn resolve(s: &str, default_port: u16) -> Result<SocketAddr, TargetError> {
     let (h, p) = split_host_port(s, default_port)?;
     if h.is_empty() {
-        return Err(Failure::Usage(format!(
-            "`{s}` names no host: give an IP address or a resolvable host name"
-        )));
+        return Err(TargetError::NoHost { given: s.into() });
     }
-    (h.as_str(), p)
-        .to_socket_addrs()
-        .map_err(|e| {
-            Failure::Usage(format!(
-                "cannot resolve `{h}`: {e}; give an IP address or a resolvable host name"
-            ))
-        })?
-        .next()
-        .ok_or_else(|| Failure::Usage(format!("`{h}` has no address")))
+    let mut addrs = match (h.as_str(), p).to_socket_addrs() {
+        Ok(a) => a,
+        Err(error) => return Err(TargetError::Resolve { host: h, error }),
+    };
+    addrs.next().ok_or(TargetError::NoAddress { host: h })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exit::Failure;
 
     #[test]
     fn host_and_port() {
@@ -70,10 +88,48 @@ mod tests {
         assert_eq!(r("[2001:2::2]:9"), "[2001:2::2]:9".parse().unwrap());
         assert_eq!(r("2001:2::2"), "[2001:2::2]:862".parse().unwrap());
         assert_eq!(r("localhost:5").port(), 5);
-        assert!(matches!(resolve("", 862), Err(Failure::Usage(_))));
+        assert!(matches!(resolve("", 862), Err(TargetError::NoHost { .. })));
         assert!(matches!(
             resolve("no.such.host.invalid", 862),
-            Err(Failure::Usage(_))
+            Err(TargetError::Resolve { .. })
         ));
+    }
+
+    /// The words and the class each refusal had as a `Failure::Usage`.
+    #[test]
+    fn each_refusal_keeps_its_words_and_class() {
+        let cases = [
+            (
+                split_host_port("host:port", 1).unwrap_err(),
+                "`host:port` is not HOST, HOST:PORT or [IPV6]:PORT",
+            ),
+            (
+                split_host_port("[::1", 1).unwrap_err(),
+                "`[::1` is not HOST, HOST:PORT or [IPV6]:PORT",
+            ),
+            (
+                resolve(":862", 1).unwrap_err(),
+                "`:862` names no host: give an IP address or a resolvable host name",
+            ),
+            (
+                TargetError::Resolve {
+                    host: "h".into(),
+                    error: io::Error::other("lookup failed"),
+                },
+                "cannot resolve `h`: lookup failed; give an IP address or a resolvable host name",
+            ),
+            (
+                TargetError::NoAddress { host: "h".into() },
+                "`h` has no address",
+            ),
+        ];
+        for (e, words) in cases {
+            assert_eq!(e.to_string(), words);
+            assert_eq!(e.class(), USAGE);
+            assert!(std::error::Error::source(&e).is_none(), "{e}");
+            let f = Failure::from(e);
+            assert!(matches!(&f, Failure::Usage(w) if w == words), "{f:?}");
+            assert_eq!(f.code(), USAGE);
+        }
     }
 }

@@ -4,21 +4,23 @@
 //! commands only ever see numbers. Each keeps the text the user wrote, which
 //! is what results record as the configuration.
 
-use crate::exit::Failure;
+use crate::exit::{Classed, Failure, PARAMS, USAGE};
 use misura_measure::period::{PeriodBounds, PeriodError};
 use misura_measure::time::{Period, Span};
 
 /// The leading number of `t` and the unit after it; `s` (what the user
 /// wrote) and `what` ("a duration: write e.g. …") name a bad number.
 fn number_and_unit<'a>(t: &'a str, s: &str, what: &str) -> Result<(f64, &'a str), Failure> {
+    leading_number(t).ok_or_else(|| Failure::Usage(format!("`{s}` is not {what}")))
+}
+
+/// The leading number of `t` and the unit after it, if it starts with one.
+fn leading_number(t: &str) -> Option<(f64, &str)> {
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let v = num
-        .parse()
-        .map_err(|_| Failure::Usage(format!("`{s}` is not {what}")))?;
-    Ok((v, unit))
+    Some((num.parse().ok()?, unit))
 }
 
 /// "500us", "1.5ms", "30s", "5m", "24h", "100ns", "250µs" → nanoseconds.
@@ -53,14 +55,41 @@ pub fn duration_ns(s: &str) -> Result<i64, Failure> {
     Ok(ns.round() as i64)
 }
 
+/// Why a link rate as written cannot be used, with what was given: not
+/// written as a rate (a usage error, exit 2) or out of range (exit 5).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RateError {
+    #[error("`{given}` is not a link rate: write e.g. 100M, 1G, 10G")]
+    NotARate { given: String },
+    #[error("`{given}`: unknown rate unit `{unit}` (use k, M, G)")]
+    UnknownUnit { given: String, unit: String },
+    #[error("link rate `{given}` is outside 1 Mb/s … 1.6 Tb/s")]
+    OutOfRange { given: String },
+}
+
+impl Classed for RateError {
+    /// A usage error, or a parameter out of range.
+    fn class(&self) -> i32 {
+        match self {
+            RateError::NotARate { .. } | RateError::UnknownUnit { .. } => USAGE,
+            RateError::OutOfRange { .. } => PARAMS,
+        }
+    }
+}
+
 /// "100M", "1G", "10G", "2.5G", "100Mb/s", "1000000000" → bit/s.
 pub fn rate_bps(s: &str) -> Result<u64, Failure> {
+    Ok(link_rate(s)?)
+}
+
+/// A link rate as written → bit/s, 1 Mb/s to 1.6 Tb/s; its refusal typed.
+pub fn link_rate(s: &str) -> Result<u64, RateError> {
     let t = s
         .trim()
         .trim_end_matches("b/s")
         .trim_end_matches("bps")
         .trim_end_matches("bit/s");
-    let (v, unit) = number_and_unit(t, s, "a link rate: write e.g. 100M, 1G, 10G")?;
+    let (v, unit) = leading_number(t).ok_or_else(|| RateError::NotARate { given: s.into() })?;
     let scale = match unit.trim() {
         "" => 1.0,
         "k" | "K" => 1e3,
@@ -68,16 +97,15 @@ pub fn rate_bps(s: &str) -> Result<u64, Failure> {
         "G" => 1e9,
         "T" => 1e12,
         other => {
-            return Err(Failure::Usage(format!(
-                "`{s}`: unknown rate unit `{other}` (use k, M, G)"
-            )))
+            return Err(RateError::UnknownUnit {
+                given: s.into(),
+                unit: other.into(),
+            })
         }
     };
     let bps = v * scale;
     if !(bps >= 1e6 && bps <= 1.6e12) {
-        return Err(Failure::Params(format!(
-            "link rate `{s}` is outside 1 Mb/s … 1.6 Tb/s"
-        )));
+        return Err(RateError::OutOfRange { given: s.into() });
     }
     Ok(bps.round() as u64)
 }
@@ -223,6 +251,15 @@ impl DurationArg {
         ))
     }
 
+    /// A whole number of milliseconds, written as `{ms}ms` (what parsing
+    /// that text gives).
+    pub fn whole_ms(ms: i64) -> DurationArg {
+        DurationArg {
+            ns: ms.saturating_mul(1_000_000),
+            text: format!("{ms}ms"),
+        }
+    }
+
     /// The duration as a [`Span`] (zero allowed).
     pub fn span(&self) -> Span {
         Span::from_ns(self.ns)
@@ -260,6 +297,21 @@ mod tests {
         assert_eq!(rate_bps("2.5G").unwrap(), 2_500_000_000);
         assert_eq!(rate_bps("10Gb/s").unwrap(), 10_000_000_000);
         assert!(rate_bps("10").is_err());
+        // The words and the class each refusal had as a `Failure`.
+        for (given, words, class) in [
+            (
+                "fast",
+                "`fast` is not a link rate: write e.g. 100M, 1G, 10G",
+                USAGE,
+            ),
+            ("10X", "`10X`: unknown rate unit `X` (use k, M, G)", USAGE),
+            ("1k", "link rate `1k` is outside 1 Mb/s … 1.6 Tb/s", PARAMS),
+        ] {
+            let e = link_rate(given).unwrap_err();
+            assert_eq!((e.to_string().as_str(), e.class()), (words, class));
+            let f = rate_bps(given).unwrap_err();
+            assert_eq!((f.to_string().as_str(), f.code()), (words, class));
+        }
         assert_eq!(share("10%").unwrap(), 0.1);
         assert_eq!(share("0.5").unwrap(), 0.5);
         assert!(share("150%").is_err());
@@ -304,6 +356,8 @@ mod tests {
             d.period_failure("--period", long).to_string(),
             "--period 1.5ms is too long: it must be at most 1.00 ms"
         );
+        let ms: DurationArg = "250ms".parse().unwrap();
+        assert_eq!(DurationArg::whole_ms(250), ms);
         let b: ByteSize = "64K".parse().unwrap();
         assert_eq!((b.bytes, b.to_string()), (65536, "64K".to_string()));
         assert!("fast".parse::<DurationArg>().is_err());

@@ -1,9 +1,10 @@
 //! What can be wrong with a `misura load` plan, in the plan's words (the
 //! binary names the flags), and why a run stops before its report, typed:
-//! the plan, a refused check in its exit class, a peer that did not answer
+//! the plan, misura-cli's refused address or key file, a peer that did not answer
 //! the check before measuring, the probes' own error.
 
-use misura_cli::exit::Failure;
+use misura_cli::keys::KeyError;
+use misura_cli::target::TargetError;
 use misura_cli::units::DurationArg;
 use misura_throughput::error::Refusal;
 
@@ -36,9 +37,9 @@ pub enum PlanError {
     /// The transactions' test refused by `misura rr`'s parser.
     #[error("the transactions: {error}")]
     Transactions { error: String },
-    /// A check of another crate, already in its words.
+    /// An iperf3 load's UDP rate as written cannot be used (misura-cli's).
     #[error(transparent)]
-    Checked(#[from] Failure),
+    UdpRate(#[from] misura_cli::units::RateError),
     /// The transactions' plan refused (the binary names the flags).
     #[error(transparent)]
     Refusal(#[from] Refusal),
@@ -82,9 +83,14 @@ pub enum LoadError {
     /// The plan cannot run (the binary names the flags).
     #[error(transparent)]
     Plan(#[from] PlanError),
-    /// A check of another crate refused, already in its words and class.
+    /// The server's or the reflector's address that cannot be parsed or
+    /// resolved (misura-cli's).
     #[error(transparent)]
-    Refused(#[from] Failure),
+    Target(#[from] TargetError),
+    /// The probes' key file that cannot be read or is no key
+    /// (misura-cli's).
+    #[error(transparent)]
+    Key(#[from] KeyError),
     /// The load's server did not answer the check before the first phase
     /// (`why`, on one line); `rr`: the transactions need it too.
     #[error("checked before measuring: {why}. Start `misura serve` on {host} (the load's server{}), or give its port as HOST:PORT", if *rr { " and the request/response transactions'" } else { "" })]

@@ -33,7 +33,7 @@ pub fn plan(a: &LoadPlan, url: &str) -> Result<Vec<Planned>, PlanError> {
             url: url.to_string(),
         })?;
     let udp = a.udp_up.is_some() || a.udp_down.is_some();
-    let rate = |r: &Option<String>| r.as_deref().map(misura_cli::units::rate_bps).transpose();
+    let rate = |r: &Option<String>| r.as_deref().map(misura_cli::units::link_rate).transpose();
     let (up_rate, down_rate) = (rate(&a.udp_up)?, rate(&a.udp_down)?);
     let (up, down) = if udp {
         (up_rate.is_some(), down_rate.is_some())

@@ -21,7 +21,7 @@ fn args(a: &LoadPlan, ns: i64) -> Result<RrFlags, PlanError> {
         .clone()
         .unwrap_or_else(|| Err("the binary gave no flags for the transactions".into()));
     let mut f = parsed.map_err(|error| PlanError::Transactions { error })?;
-    f.shape.duration = format!("{}ms", (ns / 1_000_000).max(1)).parse()?;
+    f.shape.duration = misura_cli::units::DurationArg::whole_ms((ns / 1_000_000).max(1));
     Ok(f)
 }
 

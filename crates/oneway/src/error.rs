@@ -1,11 +1,11 @@
-//! Why a one-way run gives no result, typed: a parameter refused (already
-//! in its words and exit class), the per-frame loop refused, the
+//! Why a one-way run gives no result, typed: the per-frame log that cannot
+//! be created (misura-cli's error), the per-frame loop refused, the
 //! calibration profile that cannot be made or used (with the path and what
 //! went wrong; the binary names the flags), the host's errors (bare, or with the step
 //! that met them), the NIC stamps that `--timestamps hardware` requires,
 //! the frame engine's error in engine mode, a frame that cannot be built.
 
-use misura_cli::exit::Failure;
+use misura_cli::outfile::CannotWrite;
 use misura_engine::EngineError;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
@@ -15,10 +15,9 @@ use std::path::PathBuf;
 /// Why `misura oneway` (or `calibrate`, or RFC 2544's latency trial) failed.
 #[derive(Debug, thiserror::Error)]
 pub enum OnewayError {
-    /// A check of misura-cli's refused (the per-frame log's file), in its
-    /// words and exit class.
+    /// The per-frame log that cannot be created (misura-cli's).
     #[error(transparent)]
-    Refused(#[from] Failure),
+    RowLog(#[from] CannotWrite),
     /// The per-frame loop refused (exit 5, or 2 for a flag it cannot take).
     #[error(transparent)]
     Loop(#[from] LoopError),

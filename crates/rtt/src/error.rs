@@ -1,6 +1,6 @@
 //! Why an rtt session or a reflector stops before its result, typed: what
-//! the caller needs to tell apart (a refused check in its exit class, a
-//! request that cannot run, the session's or the reflector's plan, the
+//! the caller needs to tell apart (misura-cli's refused target or
+//! per-probe log, a request that cannot run, the session's or the reflector's plan, the
 //! host's refusal, a NIC stamp that was required, a
 //! reflector that never answered). The binary gives each its exit class
 //! and prints the chain as before; this crate names no flag it did not
@@ -8,17 +8,20 @@
 
 use crate::plan::SessionPlanError;
 use crate::request::RequestError;
-use misura_cli::exit::Failure;
+use misura_cli::outfile::CannotWrite;
+use misura_cli::target::TargetError;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
 
 /// Why a session (`measure`) or a reflector (`reflect::run`) failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RttError {
-    /// A check refused (the CPU load, the per-probe log, the target's
-    /// name), already in its words and its exit class.
+    /// The target that cannot be parsed or resolved (misura-cli's).
     #[error(transparent)]
-    Refused(#[from] Failure),
+    Target(#[from] TargetError),
+    /// The per-probe log that cannot be created (misura-cli's).
+    #[error(transparent)]
+    RowLog(#[from] CannotWrite),
     /// The reflector's plan cannot run (the binary names the flags).
     #[error(transparent)]
     Plan(#[from] PlanError),

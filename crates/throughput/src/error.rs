@@ -1,12 +1,13 @@
 //! Why a throughput, rr or set-up test, a server or a sweep point stops
 //! before its result, typed: a plan's refusal (`Refusal`, naming no flag),
-//! a misura-cli check's `Failure` in its exit class, the control
+//! misura-cli's refused server address or key file, the control
 //! protocol's failures (`ControlError`), an iperf3 peer's
 //! (`Iperf3PeerError`), a step on a socket that the host refused. Each
 //! prints the words it printed before, its cause as its source, so that
 //! `one_line` and the binary's printer give the same `a: b: c`.
 
-use misura_cli::exit::Failure;
+use misura_cli::keys::KeyError;
+use misura_cli::target::TargetError;
 use misura_sys::SysError;
 use misura_wire::iperf3::Iperf3Error as Iperf3WireError;
 use misura_wire::test_control::FieldError;
@@ -19,10 +20,13 @@ pub use crate::refusal::{Class, Refusal, Side, Timed};
 /// Why a test, a server or a sweep point failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ThroughputError {
-    /// A check of misura-cli's (the key file, the server's address)
-    /// refused, already in its words and its exit class.
+    /// The server's address that cannot be parsed or resolved
+    /// (misura-cli's).
     #[error(transparent)]
-    Refused(#[from] Failure),
+    Target(#[from] TargetError),
+    /// The key file that cannot be read or is no key (misura-cli's).
+    #[error(transparent)]
+    Key(#[from] KeyError),
     /// A plan's bound, or the server's, that the test does not keep.
     #[error(transparent)]
     Refusal(#[from] Refusal),

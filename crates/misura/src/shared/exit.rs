@@ -1,12 +1,17 @@
-//! Exit codes (`misura_cli::exit`'s classes, which libraries name in their
-//! `Failure`s) and the one place an error chain becomes one: the binary's,
-//! as only the binary exits. It knows every library's typed error that
-//! carries a class of its own (the host's, the lab's, a required NIC stamp),
+//! Exit codes (`misura_cli::exit`'s classes) and the one place an error
+//! chain becomes one: the binary's, as only the binary exits. It knows
+//! every library's typed error that carries a class of its own (the
+//! host's, the lab's, a required NIC stamp; misura-cli's target, key file,
+//! unwritable file and link rate, which say theirs),
 //! and looks inside the libraries' error enums that carry one of those
 //! transparently (the chain walk does not see through them).
 
 use misura_bench::BenchError;
 pub use misura_cli::exit::*;
+use misura_cli::keys::KeyError;
+use misura_cli::outfile::CannotWrite;
+use misura_cli::target::TargetError;
+use misura_cli::units::RateError;
 use misura_engine::{CoresError, EngineError};
 use misura_lab::LabError;
 use misura_load::{LoadError, ProbePlanError};
@@ -27,6 +32,18 @@ pub fn code_for(err: &anyhow::Error) -> i32 {
 fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
     if let Some(f) = cause.downcast_ref::<Failure>() {
         return Some(f.code());
+    }
+    if let Some(e) = cause.downcast_ref::<TargetError>() {
+        return Some(e.class());
+    }
+    if let Some(e) = cause.downcast_ref::<KeyError>() {
+        return Some(e.class());
+    }
+    if let Some(e) = cause.downcast_ref::<CannotWrite>() {
+        return Some(e.class());
+    }
+    if let Some(e) = cause.downcast_ref::<RateError>() {
+        return Some(e.class());
     }
     if let Some(s) = cause.downcast_ref::<SysError>() {
         return Some(match s {
@@ -70,9 +87,10 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
     }
     if let Some(e) = cause.downcast_ref::<LoadError>() {
         return match e {
-            LoadError::Refused(f) => class_of(f),
+            LoadError::Target(t) => class_of(t),
+            LoadError::Key(k) => class_of(k),
             LoadError::Probe(p) => walk(p.as_ref()),
-            LoadError::Plan(misura_load::PlanError::Checked(f)) => class_of(f),
+            LoadError::Plan(misura_load::PlanError::UdpRate(r)) => class_of(r),
             LoadError::Plan(misura_load::PlanError::CpuLoad(t)) => class_of(t),
             LoadError::Plan(misura_load::PlanError::Refusal(r)) => {
                 Some(super::throughput_words::class(r))
@@ -111,7 +129,7 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
     }
     if let Some(e) = cause.downcast_ref::<OnewayError>() {
         return match e {
-            OnewayError::Refused(f) => class_of(f),
+            OnewayError::RowLog(w) => class_of(w),
             OnewayError::Sys(s) => class_of(s),
             OnewayError::Hardware(h) => class_of(h),
             OnewayError::Loop(l) => class_of(l),
@@ -153,7 +171,8 @@ fn walk(e: &(dyn Error + 'static)) -> Option<i32> {
 /// transparently; the others carry theirs as a source, or have none.
 fn rtt_class(e: &RttError) -> Option<i32> {
     match e {
-        RttError::Refused(f) => class_of(f),
+        RttError::Target(t) => class_of(t),
+        RttError::RowLog(w) => class_of(w),
         RttError::Sys(s) => class_of(s),
         RttError::Hardware(h) => class_of(h),
         RttError::CpuLoad(t) => class_of(t),
@@ -189,7 +208,8 @@ fn session_plan_class(e: &misura_rtt::plan::SessionPlanError) -> i32 {
 /// the box, not the error in it); the others have none.
 fn throughput_class(e: &ThroughputError) -> Option<i32> {
     match e {
-        ThroughputError::Refused(f) => class_of(f),
+        ThroughputError::Target(t) => class_of(t),
+        ThroughputError::Key(k) => class_of(k),
         ThroughputError::Refusal(r) => Some(crate::shared::throughput_words::class(r)),
         ThroughputError::Sys(s) => class_of(s),
         ThroughputError::Iperf3(Iperf3PeerError::Stream { source, .. }) => throughput_class(source),
@@ -241,10 +261,8 @@ mod tests {
     fn the_libraries_enums_keep_the_class_of_what_they_carry() {
         let code = |e: anyhow::Error| code_for(&e);
         assert_eq!(code(RttError::Sys(nic()).into()), INTERFACE);
-        assert_eq!(
-            code(RttError::Refused(Failure::Usage("u".into())).into()),
-            USAGE
-        );
+        let bad = misura_cli::target::split_host_port("h:p", 1).unwrap_err();
+        assert_eq!(code(RttError::Target(bad).into()), USAGE);
         let setup = RttError::Setup {
             what: "listening".into(),
             source: nic(),
@@ -270,8 +288,9 @@ mod tests {
             ),
             ERROR
         );
-        let checked = misura_load::PlanError::Checked(Failure::Usage("--streams".into()));
-        assert_eq!(code(LoadError::Plan(checked).into()), USAGE);
+        let rate = misura_cli::units::link_rate("1k").unwrap_err();
+        let rate = misura_load::PlanError::UdpRate(rate);
+        assert_eq!(code(LoadError::Plan(rate).into()), PARAMS);
         let probe = LoadError::Probe(Box::new(RttError::Sys(nic())));
         assert_eq!(code(probe.into()), INTERFACE);
         let irtt = anyhow::Error::new(Failure::Params("p".into())).context("the session");
@@ -304,10 +323,11 @@ mod tests {
         assert_eq!(code(BenchError::EngineClosed.into()), ERROR);
         // Throughput's: a refused flag, the host's, one inside a data
         // stream's error; a server's refusal has none.
-        let limit = ThroughputError::Refused(Failure::Params("above the limit".into()));
-        assert_eq!(code(limit.into()), PARAMS);
         assert_eq!(code(ThroughputError::Sys(nic()).into()), INTERFACE);
-        let key = ThroughputError::Refused(Failure::Usage("--key-file".into()));
+        let key = ThroughputError::Key(KeyError::Invalid {
+            path: "k".into(),
+            why: misura_measure::auth::AuthError::Empty,
+        });
         let stream = Iperf3PeerError::Stream {
             stream: 1,
             addr: ([127, 0, 0, 1], 5201).into(),
@@ -326,6 +346,72 @@ mod tests {
             source: std::io::ErrorKind::AddrInUse.into(),
         };
         assert_eq!(code(anyhow::Error::from(listen).context("serve")), ERROR);
+    }
+
+    /// misura-cli's typed errors, alone or in each library's enum, keep
+    /// the exit code they had as a `Failure::Usage` (a target, a key file)
+    /// or `Failure::Output` (a per-row log), and their words.
+    #[test]
+    fn misura_cli_errors_keep_their_class_in_every_library() {
+        let target = || misura_cli::target::resolve(":862", 862).unwrap_err();
+        let key = || KeyError::Read {
+            path: "/nonexistent".into(),
+            error: std::io::ErrorKind::NotFound.into(),
+        };
+        let rows = || {
+            misura_cli::outfile::cannot_write(
+                "per-probe log",
+                std::path::Path::new("/nonexistent/x.csv"),
+                std::io::ErrorKind::NotFound.into(),
+            )
+        };
+        let cases: Vec<(anyhow::Error, i32, String)> = vec![
+            (target().into(), USAGE, target().to_string()),
+            (key().into(), USAGE, key().to_string()),
+            (rows().into(), OUTPUT, rows().to_string()),
+            (
+                RttError::Target(target()).into(),
+                USAGE,
+                target().to_string(),
+            ),
+            (RttError::RowLog(rows()).into(), OUTPUT, rows().to_string()),
+            (
+                ThroughputError::Target(target()).into(),
+                USAGE,
+                target().to_string(),
+            ),
+            (ThroughputError::Key(key()).into(), USAGE, key().to_string()),
+            (
+                LoadError::Target(target()).into(),
+                USAGE,
+                target().to_string(),
+            ),
+            (LoadError::Key(key()).into(), USAGE, key().to_string()),
+            (
+                LoadError::Probe(Box::new(RttError::Target(target()))).into(),
+                USAGE,
+                target().to_string(),
+            ),
+            (
+                OnewayError::RowLog(rows()).into(),
+                OUTPUT,
+                rows().to_string(),
+            ),
+            (
+                BenchError::Oneway(OnewayError::RowLog(rows())).into(),
+                OUTPUT,
+                rows().to_string(),
+            ),
+            (
+                anyhow::Error::from(ThroughputError::Target(target())).context("the sweep"),
+                USAGE,
+                "the sweep".into(),
+            ),
+        ];
+        for (e, class, words) in cases {
+            assert_eq!(code_for(&e), class, "{e:#}");
+            assert_eq!(e.to_string(), words);
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub mod values;
 
 use crate::client::{self, ClientPlan};
 use crate::error::{Class, Refusal, ThroughputError};
-use misura_cli::exit::{one_line, OUTPUT, USAGE};
+use misura_cli::exit::one_line;
 use misura_cli::warnings::Warn;
 use misura_report::throughput::{SweepFigures, SweepPoint, SweepReport};
 use misura_report::{LoopTuning, StopReason, Warning};
@@ -138,8 +138,9 @@ pub fn run<K: Sweepable>(
     })
 }
 
-/// One point's outcome: bad flags or an unwritable output are the whole
-/// sweep's problem; anything else (refused, lost, above the server's
+/// One point's outcome: bad flags (a plan's usage refusal, a server
+/// address or key file that cannot be used) are the whole sweep's
+/// problem; anything else (refused, lost, above the server's
 /// limits) is this point's error, and the sweep goes on.
 fn point(
     measured: crate::error::Result<SweepFigures>,
@@ -147,16 +148,10 @@ fn point(
 ) -> crate::error::Result<SweepFigures> {
     match measured {
         Ok(f) => Ok(f),
-        Err(ThroughputError::Refused(f)) if matches!(f.code(), USAGE | OUTPUT) => {
-            Err(ThroughputError::Refused(f))
-        }
+        Err(e @ (ThroughputError::Target(_) | ThroughputError::Key(_))) => Err(e),
         Err(ThroughputError::Refusal(r)) if r.class() == Class::Usage => {
             Err(ThroughputError::Refusal(r))
         }
-        Err(ThroughputError::Refused(f)) => Ok(SweepFigures {
-            error: Some(f.to_string()),
-            ..Default::default()
-        }),
         Err(ThroughputError::Refusal(r)) => Ok(SweepFigures {
             error: Some(word(&r)),
             ..Default::default()
@@ -165,5 +160,27 @@ fn point(
             error: Some(one_line(&e)),
             ..Default::default()
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server address or key file misura-cli refused stops the whole
+    /// sweep (as its usage `Failure` did); a run's own error is its row.
+    #[test]
+    fn a_refused_target_or_key_stops_the_sweep_and_a_run_error_is_a_row() {
+        let word = |r: &Refusal| r.to_string();
+        let target = misura_cli::target::resolve(":5862", 5862).unwrap_err();
+        let key = misura_cli::keys::read_key(&Some("/nonexistent/k".into())).unwrap_err();
+        for stop in [ThroughputError::from(target), ThroughputError::from(key)] {
+            let words = stop.to_string();
+            let e = point(Err(stop), &word).err().expect("the sweep stops");
+            assert_eq!(e.to_string(), words);
+        }
+        let lost = ThroughputError::NoReply { secs: 2 };
+        let row = point(Err(lost), &word).expect("the sweep goes on");
+        assert_eq!(row.error.as_deref(), Some("no reply within 2 s"));
     }
 }

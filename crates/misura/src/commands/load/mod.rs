@@ -101,7 +101,7 @@ fn flag_sentence(e: PlanError) -> Failure {
         }
         Flow { direction, error } => Failure::Usage(format!("the {direction} load: {error}")),
         Transactions { error } => Failure::Usage(format!("--rr: {error}")),
-        Checked(f) => f,
+        UdpRate(e) => e.into(),
         Refusal(r) => crate::shared::throughput_words::sentence(&r),
         CpuLoad(t) => Failure::Params(crate::shared::words::sentence(&t).unwrap_or(t.to_string())),
     }
