@@ -205,15 +205,15 @@ pub const MIN_TRIAL_NS: i64 = 10_000_000;
 pub const MAX_TRIAL_NS: i64 = 86_400_000_000_000;
 
 impl TrialArgs {
-    /// The trial's length, ns, within [`MIN_TRIAL_NS`]..=[`MAX_TRIAL_NS`]
+    /// The trial's length, within [`MIN_TRIAL_NS`]..=[`MAX_TRIAL_NS`]
     /// (exit 5 below, 2 above, naming the flag and the bound).
-    pub fn ns(&self) -> Result<i64, Failure> {
+    pub fn span(&self) -> Result<Span, Failure> {
         let bounds = PeriodBounds {
             min: Span::from_ns(MIN_TRIAL_NS),
             max: Span::from_ns(MAX_TRIAL_NS),
         };
         match Period::within(self.trial.ns, bounds) {
-            Ok(p) => Ok(p.as_ns()),
+            Ok(p) => Ok(p.span()),
             Err(e @ PeriodError::TooShort { .. }) => Err(self.trial.period_failure("--trial", e)),
             Err(PeriodError::TooLong { .. }) => Err(Failure::Usage(format!(
                 "--trial {} is too long: at most 24h",

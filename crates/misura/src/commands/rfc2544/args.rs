@@ -3,6 +3,7 @@
 use crate::shared::engine_flags::EnginePorts;
 use crate::shared::units::{DurationArg, LinkRate, Load};
 use clap::{Args, ValueEnum};
+use misura_time::Span;
 use std::path::PathBuf;
 
 /// One of the four tests.
@@ -101,9 +102,9 @@ pub struct Rfc2544Args {
 impl Rfc2544Args {
     /// The full and short trial lengths, every duration checked against
     /// its bounds.
-    pub fn durations(&self) -> Result<(i64, i64), crate::shared::exit::Failure> {
-        let trial_ns = self.trial.ns()?;
-        let short_ns = self.short_trial.at_least("--short-trial", 10_000_000)?;
+    pub fn durations(&self) -> Result<(Span, Span), crate::shared::exit::Failure> {
+        let trial = self.trial.span()?;
+        let short = Span::from_ns(self.short_trial.at_least("--short-trial", 10_000_000)?);
         for (flag, d) in [
             ("--short-trial", &self.short_trial),
             ("--latency-trial", &self.latency_trial),
@@ -132,13 +133,13 @@ impl Rfc2544Args {
                 )));
             }
         }
-        if short_ns > trial_ns {
+        if short > trial {
             return Err(crate::shared::exit::Failure::Usage(format!(
                 "--short-trial {} is longer than --trial {}: short trials bracket the rate before full-length ones",
                 self.short_trial, self.trial.trial
             )));
         }
-        Ok((trial_ns, short_ns))
+        Ok((trial, short))
     }
 }
 

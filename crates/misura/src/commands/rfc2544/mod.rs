@@ -33,7 +33,7 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let started_at = now_rfc3339();
     // What the flags alone make impossible, before any port is looked at.
     sizes::parse(&a.sizes, sizes::MAX_FRAME - sizes::FRAME_OVERHEAD)?;
-    let (trial_ns, short_ns) = a.durations()?;
+    let (trial, short) = a.durations()?;
     a.p.check_ports()?;
     let cpus = a.p.cpus()?;
     let tx = misura_oneway::plan::interface(&a.p.tx)?;
@@ -82,8 +82,8 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             b2b: tests.contains(&Test::B2b),
         },
         link,
-        trial: Span::from_ns(trial_ns),
-        short: Span::from_ns(short_ns),
+        trial,
+        short,
         resolution: a.resolution.share,
         pdr: a.pdr.share,
         max_trials: a.max_trials,
@@ -131,8 +131,8 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             link_rate_bps: link_bps,
             link_speed_source: link_source.into(),
             tests: tests.iter().map(|t| t.name().to_string()).collect(),
-            trial_s: trial_ns as f64 / 1e9,
-            short_trial_s: short_ns as f64 / 1e9,
+            trial_s: trial.as_ns() as f64 / 1e9,
+            short_trial_s: short.as_ns() as f64 / 1e9,
             resolution: a.resolution.share,
             pdr_ratio: a.pdr.share,
             latency_trial_s: a.latency_trial.ns as f64 / 1e9,

@@ -6,6 +6,7 @@ use crate::shared::units::{duration_ns, rate_bps, DurationArg};
 use clap::Args;
 use misura_engine::MAX_FLOWS;
 use misura_report::y1564::ServiceConfig;
+use misura_time::Span;
 
 #[derive(Args, Debug)]
 #[command(after_help = "\
@@ -182,8 +183,8 @@ pub fn check_link(
 
 impl Y1564Args {
     /// The step and performance-test lengths, checked against their bounds.
-    pub fn durations(&self) -> Result<(i64, i64), Failure> {
-        let step = self.trial.ns()?;
+    pub fn durations(&self) -> Result<(Span, i64), Failure> {
+        let step = self.trial.span()?;
         if self.duration.ns > MAX_PERFORMANCE_NS {
             return Err(Failure::Usage(format!(
                 "--duration {} is too long: at most 24h",

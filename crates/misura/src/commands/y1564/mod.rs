@@ -99,7 +99,7 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let started = std::time::Instant::now();
     let started_at = now_rfc3339();
     let services = a.services()?;
-    let (step_ns, perf_ns) = a.durations()?;
+    let (step, perf_ns) = a.durations()?;
     a.p.check_ports()?;
     let cpus = a.p.cpus()?;
     let tx = misura_oneway::plan::interface(&a.p.tx)?;
@@ -110,7 +110,7 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let hardware = engine.rx_clock.is_some();
     let plan = bench::Plan {
         services: services.clone(),
-        step: Span::from_ns(step_ns),
+        step,
         perf: Span::from_ns(perf_ns),
         tester_retries: a.p.tester_retries,
         ethertype: format.ethertype,
@@ -174,7 +174,7 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             tx: a.p.tx.clone(),
             rx: a.p.rx.clone(),
             netns: a.ns.netns.clone(),
-            step_s: step_ns as f64 / 1e9,
+            step_s: step.as_ns() as f64 / 1e9,
             performance_s: perf_ns as f64 / 1e9,
             rate_basis: "Ethernet frames with FCS (no preamble or gap)".into(),
             delay_source: if hardware {
