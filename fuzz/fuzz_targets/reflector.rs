@@ -9,7 +9,7 @@ use misura_measure::auth::StampKey;
 use misura_measure::reflector::{
     ClockState, Decision, Peer, Reflector, ReflectorConfig, RequestMeta, Stamp,
 };
-use misura_measure::time::Instant;
+use misura_measure::time::{Instant, Span};
 use misura_measure::TimestampSource;
 use misura_wire::ethernet::MacAddr;
 use misura_wire::ptp;
@@ -34,16 +34,20 @@ fuzz_target!(|data: &[u8]| {
         dst: Some(IpAddr::from([198, 18, 0, 2])),
         ttl: Some(ctl[0]),
         rx: Stamp {
-            ns: 1_700_000_000_000_000_000,
+            at: Instant::from_ns(1_700_000_000_000_000_000),
             source: TimestampSource::KernelSoftware,
         },
         truncated: ctl[0] & 4 == 4,
     };
     let clock = ClockState::FREE_RUNNING;
     let mut out = vec![0u8; request.len() + 64];
-    if let Decision::Reply { len, .. } =
-        r.handle(request, &meta, Instant::from_ns(meta.rx.ns + 1000), &clock, &mut out)
-    {
+    if let Decision::Reply { len, .. } = r.handle(
+        request,
+        &meta,
+        meta.rx.at + Span::from_ns(1000),
+        &clock,
+        &mut out,
+    ) {
         assert!(
             len <= request.len(),
             "reply {len} B for a {} B request",
@@ -59,7 +63,7 @@ fuzz_target!(|data: &[u8]| {
         0x88b5,
         MacAddr([2, 0, 0, 0, 0, 2]),
         &l2,
-        Instant::from_ns(meta.rx.ns + 2000),
+        meta.rx.at + Span::from_ns(2000),
         &clock,
         &mut out,
     ) {
@@ -84,7 +88,7 @@ fuzz_target!(|data: &[u8]| {
         0x88b5,
         MacAddr([2, 0, 0, 0, 0, 2]),
         &l2,
-        Instant::from_ns(meta.rx.ns + 3000),
+        meta.rx.at + Span::from_ns(3000),
         &clock,
         &mut out,
     ) {
