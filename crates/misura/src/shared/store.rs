@@ -46,7 +46,7 @@ pub fn keep_value(subcommand: &str, target: &str, v: &Value, quiet: bool) {
         Ok(_) => {}
         Err(e) => log::warn!(
             "misura: warning: the result was not kept: {} (use --no-store to skip the store)",
-            crate::shared::words::sentence(&e).unwrap_or_else(|| e.to_string())
+            crate::shared::words::said(&e)
         ),
     }
 }
@@ -75,7 +75,7 @@ pub fn store_failure(e: StoreError) -> Failure {
             config().path.display()
         )),
         other => Failure::Output(
-            crate::shared::words::sentence(&other).unwrap_or_else(|| other.to_string()),
+            crate::shared::words::said(&other),
         ),
     }
 }

@@ -69,7 +69,8 @@ fn flag(of: Timed) -> &'static str {
 }
 
 /// The sentence, as the plans said it when they named the flags.
-fn words(r: &Refusal) -> String {
+/// The refusal's sentence, with its flags.
+pub fn words(r: &Refusal) -> String {
     use Refusal as R;
     match r {
         R::TcpMsgSize { size } => format!("--msg-size {size} must be between 1 byte and 64 MiB"),

@@ -76,10 +76,10 @@ pub fn sentence(cause: &(dyn Error + 'static)) -> Option<String> {
         };
     }
     if let Some(e) = cause.downcast_ref::<Refusal>() {
-        return Some(throughput_words::sentence(e).to_string());
+        return Some(throughput_words::words(e));
     }
     if let Some(ThroughputError::Refusal(e)) = cause.downcast_ref() {
-        return Some(throughput_words::sentence(e).to_string());
+        return Some(throughput_words::words(e));
     }
     if let Some(e) = cause.downcast_ref::<LoadError>() {
         return load(e);
@@ -97,12 +97,16 @@ pub fn sentence(cause: &(dyn Error + 'static)) -> Option<String> {
     None
 }
 
+/// One error (its own message only) as the user reads it: its sentence,
+/// or its own message where it has none.
+pub fn said(e: &(dyn Error + 'static)) -> String {
+    sentence(e).unwrap_or_else(|| e.to_string())
+}
+
 /// Each error of `e`'s chain in its sentence, the top one first (what
 /// main prints).
 pub fn chain(e: &anyhow::Error) -> Vec<String> {
-    e.chain()
-        .map(|c| sentence(c).unwrap_or_else(|| c.to_string()))
-        .collect()
+    e.chain().map(said).collect()
 }
 
 /// An error and its causes on one line, `: ` between them, each in its
@@ -111,7 +115,7 @@ pub fn one_line(e: &(dyn Error + 'static)) -> String {
     let mut words = Vec::new();
     let mut cause = Some(e);
     while let Some(c) = cause {
-        words.push(sentence(c).unwrap_or_else(|| c.to_string()));
+        words.push(said(c));
         cause = c.source();
     }
     words.join(": ")
@@ -266,7 +270,7 @@ fn no_reply(why: &NoReplyWhy) -> String {
 fn load(e: &LoadError) -> Option<String> {
     match e {
         LoadError::Plan(PlanError::CpuLoad(t)) => Some(cpu_load(t)),
-        LoadError::Plan(PlanError::Refusal(r)) => Some(throughput_words::sentence(r).to_string()),
+        LoadError::Plan(PlanError::Refusal(r)) => Some(throughput_words::words(r)),
         LoadError::ProbePlan(p) => probe_plan(p),
         LoadError::Probe(p) => sentence(p.as_ref()),
         LoadError::ServerMissing { host, rr, why } => Some(format!(

@@ -66,7 +66,7 @@ fn plan(a: &LoadArgs) -> Result<LoadPlan, Failure> {
         netns: a.ns.netns.clone(),
         flows: vec![],
         transactions: None,
-        refusal_words: |r| crate::shared::throughput_words::sentence(r).to_string(),
+        refusal_words: crate::shared::throughput_words::words,
     };
     p.flows = flows::flows(&p);
     p.transactions = p.rr.then(|| flows::transactions(&p));
@@ -103,7 +103,7 @@ fn flag_sentence(e: PlanError) -> Failure {
         Transactions { error } => Failure::Usage(format!("--rr: {error}")),
         UdpRate(e) => e.into(),
         Refusal(r) => crate::shared::throughput_words::sentence(&r),
-        CpuLoad(t) => Failure::Params(crate::shared::words::sentence(&t).unwrap_or(t.to_string())),
+        CpuLoad(t) => Failure::Params(crate::shared::words::said(&t)),
     }
 }
 

@@ -18,7 +18,6 @@ use anyhow::Result;
 use flags::{RrSweepArgs, SweepFlags, TcpSweepArgs, UdpSweepArgs};
 use given::Given;
 use misura_cli::netns::NetnsArgs;
-use misura_throughput::error::Refusal;
 use misura_throughput::sweep::{self as method, Series, SweepRun, Sweepable};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -167,8 +166,8 @@ fn sweep<K: SweepFlags>(
             eprintln!("misura sweep: {} {parameter} = {value}", K::Plain::TEST);
         }
     };
-    let word = |r: &Refusal| throughput_words::sentence(r).to_string();
-    method::run::<K::Plain>(series, run, stop, progress, word).map_err(throughput_words::error)
+    method::run::<K::Plain>(series, run, stop, progress, throughput_words::words)
+        .map_err(throughput_words::error)
 }
 
 /// The sweep's own output flags and namespace (main opens the outputs and
