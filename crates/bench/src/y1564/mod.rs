@@ -9,6 +9,10 @@
 //! otherwise), an upper bound that includes the tester's own send path.
 
 mod availability;
+pub mod fit;
+mod run_verdict;
+
+pub use run_verdict::{run_verdict, Judged, RunVerdict};
 
 use crate::error::{BenchError, Result};
 use misura_cli::warnings::Warn;
@@ -113,6 +117,35 @@ pub fn measure(
         services: reports,
         performance,
     })
+}
+
+impl Figures {
+    /// The run's verdict (see [`run_verdict()`]).
+    pub fn verdict(&self, interrupted: bool) -> RunVerdict {
+        let configs: Vec<Judged> = self
+            .services
+            .iter()
+            .map(|r| (r.config_pass, r.config_inconclusive))
+            .collect();
+        let performance = self.performance.as_ref().map(|p| (p.pass, p.inconclusive));
+        run_verdict(&configs, performance, interrupted)
+    }
+
+    /// The largest 95 % uncertainty of a step's frame delay over the
+    /// whole run (configuration steps and the performance test), in ns:
+    /// the run-wide figure for the RX clock's fit.
+    pub fn fd_u95_max_ns(&self) -> Option<f64> {
+        self.services
+            .iter()
+            .flat_map(|r| r.config_test.iter())
+            .chain(
+                self.performance
+                    .iter()
+                    .flat_map(|p| p.services.iter().map(|r| &r.step)),
+            )
+            .filter_map(|s| s.fd_u95_ns)
+            .reduce(f64::max)
+    }
 }
 
 struct Ctx<'a> {

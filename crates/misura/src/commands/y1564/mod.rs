@@ -2,47 +2,43 @@
 //! The flags resolve into `misura_bench::y1564::Plan` here, the ports and
 //! the frame format are checked and the engine opened; the method (steps,
 //! trials, verdicts at the rate the tester sent) is `misura_bench::y1564`'s;
-//! the result, its exit code (0 PASS, 9 FAIL, 8 inconclusive) and the
-//! printing are this command's.
+//! so is the run's verdict; the result, the verdict's exit code (0 PASS,
+//! 9 FAIL, 8 inconclusive) and the printing are this command's.
 
 pub mod args;
 
 pub use args::Y1564Args;
 
+use crate::shared::exit::Failure;
 use crate::shared::meta::{meta, now_rfc3339};
 use crate::shared::output::{Finished, Report};
 use crate::shared::warnings::Warn;
 use anyhow::Result;
+use misura_bench::y1564::fit::{self, FitError};
 use misura_bench::y1564::{self as bench, payload};
 use misura_engine::{self as frames, EngineRequest};
 use misura_report::y1564::{ServiceConfig, Y1564Config, Y1564Report};
 use misura_report::StopReason;
-use misura_time::Span;
 use misura_wire::MacAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// Refuse services the ports cannot carry: a frame over the MTU, rates
-/// over the link speed (when the driver tells it).
-fn fits(
-    services: &[ServiceConfig],
-    tx: &misura_sys::iface::InterfaceInfo,
-    rx: &misura_sys::iface::InterfaceInfo,
-    perf_ns: i64,
-) -> Result<(), crate::shared::exit::Failure> {
-    if let Some(m) = rx.speed_mbps.or(tx.speed_mbps).filter(|&m| m > 0) {
-        args::check_link(services, m * 1_000_000, perf_ns > 0)?;
-    }
-    let mtu = tx.mtu.min(rx.mtu) as usize;
-    for s in services {
-        if s.frame_bytes > mtu + 18 + usize::from(s.vlan.is_some()) * 4 {
-            return Err(crate::shared::exit::Failure::Params(format!(
-                "service {}: a {}-byte frame is over the ports' MTU ({mtu})",
-                s.name, s.frame_bytes
-            )));
+/// A refusal of the services by the ports, in the command's words.
+fn fit_sentence(e: FitError) -> Failure {
+    Failure::Params(match &e {
+        FitError::OverLink { .. } => format!("{e}: lower cir/eir"),
+        FitError::CirsOverLink { .. } => {
+            format!("{e}: lower a cir, or --duration 0 to skip it")
         }
-    }
-    Ok(())
+        FitError::OverMtu { .. } => e.to_string(),
+        FitError::NoRoomInPtp {
+            service,
+            frame,
+            min_frame,
+        } => format!(
+            "service {service}: a {frame}-byte frame cannot carry misura's header inside a PTP Sync message (--frame-format ptp): give frame={min_frame} or more, or --frame-format misura"
+        ),
+    })
 }
 
 /// The frame engine for `services`, in the frame format settled for the
@@ -63,16 +59,8 @@ fn open_engine(
         a.p.ethertype.value,
         &payloads,
     );
-    if let Some(s) = services.iter().zip(&payloads).find(|(_, &p)| {
-        format.format == frames::FrameFormat::Ptp && p < frames::flows::PTP_MIN_PAYLOAD
-    }) {
-        return Err(crate::shared::exit::Failure::Params(format!(
-            "service {}: a {}-byte frame cannot carry misura's header inside a PTP Sync message (--frame-format ptp): give frame={} or more, or --frame-format misura",
-            s.0.name,
-            s.0.frame_bytes,
-            s.0.frame_bytes + frames::flows::PTP_MIN_PAYLOAD - s.1
-        ))
-        .into());
+    if format.format == frames::FrameFormat::Ptp {
+        fit::check_ptp_room(services, &payloads).map_err(fit_sentence)?;
     }
     let engine = frames::open::open(&EngineRequest {
         tx: a.p.tx.clone(),
@@ -99,19 +87,27 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let started = std::time::Instant::now();
     let started_at = now_rfc3339();
     let services = a.services()?;
-    let (step, perf_ns) = a.durations()?;
+    let (step, perf) = a.durations()?;
     a.p.check_ports()?;
     let cpus = a.p.cpus()?;
     let tx = misura_oneway::plan::interface(&a.p.tx)?;
     let rx = misura_oneway::plan::interface(&a.p.rx)?;
     a.p.check_macs(&tx, &rx)?;
-    fits(&services, &tx, &rx, perf_ns)?;
+    let link_bps = rx.speed_mbps.or(tx.speed_mbps).filter(|&m| m > 0);
+    let mtu = tx.mtu.min(rx.mtu) as usize;
+    fit::check_ports(
+        &services,
+        link_bps.map(|m| m * 1_000_000),
+        mtu,
+        perf.is_positive(),
+    )
+    .map_err(fit_sentence)?;
     let (mut engine, format, mut warnings) = open_engine(a, &services)?;
     let hardware = engine.rx_clock.is_some();
     let plan = bench::Plan {
         services: services.clone(),
         step,
-        perf: Span::from_ns(perf_ns),
+        perf,
         tester_retries: a.p.tester_retries,
         ethertype: format.ethertype,
         dst: MacAddr(rx.mac),
@@ -119,41 +115,19 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         cpus,
     };
     let status = misura_cli::status_line::StatusLine::new(a.out.quiet);
-    let bench::Figures {
-        services: reports,
-        performance,
-    } = bench::measure(&plan, &mut engine, &status, stop, &mut warnings)?;
+    let figures = bench::measure(&plan, &mut engine, &status, stop, &mut warnings)?;
     drop(status);
     // The engine as it ends: its RX clock's fit over the whole run.
     let mut facts = engine.facts();
     if let Some(c) = facts.rx_clock.as_mut() {
-        c.u95_ns = reports
-            .iter()
-            .flat_map(|r| r.config_test.iter())
-            .chain(
-                performance
-                    .iter()
-                    .flat_map(|p| p.services.iter().map(|r| &r.step)),
-            )
-            .filter_map(|s| s.fd_u95_ns)
-            .reduce(f64::max);
+        c.u95_ns = figures.fd_u95_max_ns();
     }
     let signal = stop.load(Ordering::Relaxed);
-    let pass = signal == 0
-        && reports.iter().all(|r| r.config_pass)
-        && performance.as_ref().is_none_or(|p| p.pass);
-    // FAIL when a step failed on its own measurement; else inconclusive
-    // when a step rests on the tester's limit.
-    let failed = reports
-        .iter()
-        .any(|r| !r.config_pass && !r.config_inconclusive)
-        || performance
-            .as_ref()
-            .is_some_and(|p| !p.pass && !p.inconclusive);
-    let inconclusive = !pass
-        && !failed
-        && (reports.iter().any(|r| r.config_inconclusive)
-            || performance.as_ref().is_some_and(|p| p.inconclusive));
+    let verdict = figures.verdict(signal != 0);
+    let bench::Figures {
+        services: reports,
+        performance,
+    } = figures;
     let report = Y1564Report {
         meta: meta("misura.y1564", started_at),
         complete: signal == 0,
@@ -175,7 +149,7 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             rx: a.p.rx.clone(),
             netns: a.ns.netns.clone(),
             step_s: step.as_ns() as f64 / 1e9,
-            performance_s: perf_ns as f64 / 1e9,
+            performance_s: perf.as_secs_f64(),
             rate_basis: "Ethernet frames with FCS (no preamble or gap)".into(),
             delay_source: if hardware {
                 "sender's user clock in the frame to the NIC RX stamp (the RX port's PTP clock converted to system time), for the frames the NIC stamped; the send side's host delay is in it"
@@ -189,15 +163,15 @@ pub fn run(a: &Y1564Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         engine: facts,
         services: reports,
         performance,
-        pass,
-        inconclusive,
+        pass: verdict.pass,
+        inconclusive: verdict.inconclusive,
         elapsed_s: started.elapsed().as_secs_f64(),
         warnings,
     };
     let target = format!("{}->{}", a.p.tx, a.p.rx);
-    let code = if pass || signal != 0 {
+    let code = if verdict.pass || signal != 0 {
         crate::shared::exit::OK
-    } else if inconclusive {
+    } else if verdict.inconclusive {
         crate::shared::exit::INCONCLUSIVE
     } else {
         // The SUT's own failure: the tool worked (exit 9, not 1).
