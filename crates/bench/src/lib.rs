@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod exit_class;
 pub use error::BenchError;
 pub mod rfc2544;
 pub mod y1564;

@@ -1,8 +1,9 @@
 //! Exit codes and the binary's failures in their class (`Failure`; the
 //! libraries carry typed errors instead, this crate's among them:
-//! `TargetError`, `KeyError`, `CannotWrite`, each with its class). Which
-//! code an error chain ends with is the binary's (`shared/exit.rs`,
-//! `code_for`), as only the binary exits.
+//! `TargetError`, `KeyError`, `CannotWrite`, `RateError`, each with its
+//! [`Class`], as each library's error enum has in its own crate: [`Classed`]).
+//! Which code a class and an error chain end with is the binary's
+//! (`shared/exit.rs`, `code_for`), as only the binary exits.
 
 /// What went wrong, for the exit code. The message names the fix.
 #[derive(Debug, thiserror::Error)]
@@ -31,15 +32,58 @@ impl Failure {
             Failure::Privilege(_) => PRIVILEGE,
         }
     }
+
+    /// Its class.
+    pub fn class(&self) -> Class {
+        match self {
+            Failure::Usage(_) => Class::Usage,
+            Failure::Params(_) => Class::Params,
+            Failure::Output(_) => Class::Output,
+            Failure::Profile(_) => Class::Profile,
+            Failure::Privilege(_) => Class::Privilege,
+        }
+    }
 }
 
-/// An error of this crate's that says its own exit class (a target, a key
-/// file, a file that cannot be written, a link rate): libraries carry it
-/// typed, the binary's `code_for` asks it its class, and the binary's own
-/// code turns it into the [`Failure`] of that class with `?`.
+/// An exit class: what kind of failure an error is. The binary maps each
+/// to its exit code (`shared/exit.rs`); the constants below are those
+/// codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Anything else: the network, the peer, the host (exit 1).
+    Error,
+    /// A usage slip: a flag's value that cannot be taken (exit 2).
+    Usage,
+    /// Needs root or a capability the process lacks (exit 3).
+    Privilege,
+    /// An interface or namespace missing or down (exit 4).
+    Interface,
+    /// A parameter out of its bounds, or one this host cannot run (exit 5).
+    Params,
+    /// An output that cannot be written (exit 6).
+    Output,
+    /// A calibration profile that cannot be used (exit 7).
+    Profile,
+}
+
+/// A typed error that says its own exit class: this crate's (a target, a
+/// key file, a file that cannot be written, a link rate) and each
+/// library's error enum. Libraries carry them typed, the binary's
+/// `code_for` asks each error of a chain its class, and the binary's own
+/// code turns one into the [`Failure`] of its class with `?`.
 pub trait Classed: std::error::Error {
-    /// Its exit code (one of the constants below).
-    fn class(&self) -> i32;
+    /// Its exit class; none for an error whose class is that of what it
+    /// carries ([`Classed::carried`]) or of its source, or that has none.
+    fn class(&self) -> Option<Class>;
+
+    /// The error it carries transparently (its message, its sources): an
+    /// error without a class of its own has that one's, which the chain
+    /// walk does not see (a transparent variant's source is the inner
+    /// error's source) and a library may not know (the host's, a boxed
+    /// one).
+    fn carried(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        None
+    }
 }
 
 impl<E: Classed> From<E> for Failure {
@@ -48,10 +92,10 @@ impl<E: Classed> From<E> for Failure {
     fn from(e: E) -> Failure {
         let words = e.to_string();
         match e.class() {
-            PARAMS => Failure::Params(words),
-            OUTPUT => Failure::Output(words),
-            PROFILE => Failure::Profile(words),
-            PRIVILEGE => Failure::Privilege(words),
+            Some(Class::Params) => Failure::Params(words),
+            Some(Class::Output) => Failure::Output(words),
+            Some(Class::Profile) => Failure::Profile(words),
+            Some(Class::Privilege) => Failure::Privilege(words),
             _ => Failure::Usage(words),
         }
     }

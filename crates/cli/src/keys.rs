@@ -1,6 +1,6 @@
 //! Shared secrets for authenticated STAMP and the control protocol.
 
-use crate::exit::{Classed, USAGE};
+use crate::exit::{Class, Classed};
 use misura_measure::auth::{AuthError, StampKey};
 use std::io;
 use std::path::PathBuf;
@@ -17,8 +17,8 @@ pub enum KeyError {
 
 impl Classed for KeyError {
     /// A usage error (the file given is the wrong one).
-    fn class(&self) -> i32 {
-        USAGE
+    fn class(&self) -> Option<Class> {
+        Some(Class::Usage)
     }
 }
 
@@ -69,11 +69,11 @@ mod tests {
         ];
         for (e, words) in cases {
             assert_eq!(e.to_string(), words);
-            assert_eq!(e.class(), USAGE);
+            assert_eq!(e.class(), Some(Class::Usage));
             assert!(std::error::Error::source(&e).is_none(), "{e}");
             let f = Failure::from(e);
             assert!(matches!(&f, Failure::Usage(w) if *w == words), "{f:?}");
-            assert_eq!(f.code(), USAGE);
+            assert_eq!(f.code(), crate::exit::USAGE);
         }
         assert!(read_key(&None).unwrap().is_none());
         let _ = std::fs::remove_dir_all(&dir);

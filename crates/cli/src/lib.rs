@@ -1,9 +1,6 @@
 //! What a misura command line needs, and every measuring library shares
 //! with it: the kinds of failure and the exit codes they map to, the units
-//! of its parameters, the flags several commands share (the output flags,
-//! `--timestamps` and `--frame-format`, `--cpu-load`, `--netns`: clap
-//! groups that the runtime in `misura-run` takes as plain values), the
-//! run's metadata, the warnings a result can carry, the target it
+//! of its parameters, the run's metadata, the warnings a result can carry, the target it
 //! resolves, its key file, the files it reads and writes, and progress on
 //! stderr (a library's progress line, and the status line of the commands
 //! whose steps block for seconds), drawn through the binary's sink.
@@ -14,17 +11,13 @@
 //! the binary prints.
 #![forbid(unsafe_code)]
 
-pub mod cpuload;
 pub mod exit;
 pub mod files;
 pub mod keys;
 pub mod logging;
 pub mod meta;
-pub mod netns;
 pub mod outfile;
-pub mod output_flags;
 pub mod progress;
-pub mod stamping;
 pub mod status_line;
 pub mod target;
 pub mod units;

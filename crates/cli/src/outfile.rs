@@ -168,8 +168,8 @@ pub struct CannotWrite {
 
 impl crate::exit::Classed for CannotWrite {
     /// An output error.
-    fn class(&self) -> i32 {
-        crate::exit::OUTPUT
+    fn class(&self) -> Option<crate::exit::Class> {
+        Some(crate::exit::Class::Output)
     }
 }
 
@@ -284,9 +284,9 @@ mod tests {
             json.to_string(),
             words.replace("per-probe log", "JSON result")
         );
-        assert_eq!(json.class(), crate::exit::OUTPUT);
+        assert_eq!(json.class(), Some(crate::exit::Class::Output));
         assert_eq!(rows.to_string(), words);
-        assert_eq!(rows.class(), crate::exit::OUTPUT);
+        assert_eq!(rows.class(), Some(crate::exit::Class::Output));
         assert!(std::error::Error::source(&rows).is_none());
         let f = crate::exit::Failure::from(rows);
         assert!(

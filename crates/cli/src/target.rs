@@ -3,7 +3,7 @@
 //! usage error (exit 2) for every command: [`TargetError::class`], which
 //! the binary gives it (a library carries it typed).
 
-use crate::exit::{Classed, USAGE};
+use crate::exit::{Class, Classed};
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 
@@ -23,8 +23,8 @@ pub enum TargetError {
 
 impl Classed for TargetError {
     /// A usage error, whatever was wrong.
-    fn class(&self) -> i32 {
-        USAGE
+    fn class(&self) -> Option<Class> {
+        Some(Class::Usage)
     }
 }
 
@@ -125,11 +125,11 @@ mod tests {
         ];
         for (e, words) in cases {
             assert_eq!(e.to_string(), words);
-            assert_eq!(e.class(), USAGE);
+            assert_eq!(e.class(), Some(Class::Usage));
             assert!(std::error::Error::source(&e).is_none(), "{e}");
             let f = Failure::from(e);
             assert!(matches!(&f, Failure::Usage(w) if w == words), "{f:?}");
-            assert_eq!(f.code(), USAGE);
+            assert_eq!(f.code(), crate::exit::USAGE);
         }
     }
 }

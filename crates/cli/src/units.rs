@@ -4,7 +4,7 @@
 //! commands only ever see numbers. Each keeps the text the user wrote, which
 //! is what results record as the configuration.
 
-use crate::exit::{Classed, Failure, PARAMS, USAGE};
+use crate::exit::{Class, Classed, Failure};
 use misura_measure::period::{PeriodBounds, PeriodError};
 use misura_measure::time::{Period, Span};
 
@@ -49,7 +49,7 @@ pub fn duration_ns(s: &str) -> Result<i64, Failure> {
         }
     };
     let ns = v * scale;
-    if !ns.is_finite() || ns < 0.0 || ns > 1e18 {
+    if !ns.is_finite() || !(0.0..=1e18).contains(&ns) {
         return Err(Failure::Usage(format!("`{s}` is out of range")));
     }
     Ok(ns.round() as i64)
@@ -69,11 +69,11 @@ pub enum RateError {
 
 impl Classed for RateError {
     /// A usage error, or a parameter out of range.
-    fn class(&self) -> i32 {
-        match self {
-            RateError::NotARate { .. } | RateError::UnknownUnit { .. } => USAGE,
-            RateError::OutOfRange { .. } => PARAMS,
-        }
+    fn class(&self) -> Option<Class> {
+        Some(match self {
+            RateError::NotARate { .. } | RateError::UnknownUnit { .. } => Class::Usage,
+            RateError::OutOfRange { .. } => Class::Params,
+        })
     }
 }
 
@@ -104,7 +104,7 @@ pub fn link_rate(s: &str) -> Result<u64, RateError> {
         }
     };
     let bps = v * scale;
-    if !(bps >= 1e6 && bps <= 1.6e12) {
+    if !(1e6..=1.6e12).contains(&bps) {
         return Err(RateError::OutOfRange { given: s.into() });
     }
     Ok(bps.round() as u64)
@@ -298,19 +298,31 @@ mod tests {
         assert_eq!(rate_bps("10Gb/s").unwrap(), 10_000_000_000);
         assert!(rate_bps("10").is_err());
         // The words and the class each refusal had as a `Failure`.
-        for (given, words, class) in [
+        use crate::exit::{PARAMS, USAGE};
+        for (given, words, class, code) in [
             (
                 "fast",
                 "`fast` is not a link rate: write e.g. 100M, 1G, 10G",
+                Class::Usage,
                 USAGE,
             ),
-            ("10X", "`10X`: unknown rate unit `X` (use k, M, G)", USAGE),
-            ("1k", "link rate `1k` is outside 1 Mb/s … 1.6 Tb/s", PARAMS),
+            (
+                "10X",
+                "`10X`: unknown rate unit `X` (use k, M, G)",
+                Class::Usage,
+                USAGE,
+            ),
+            (
+                "1k",
+                "link rate `1k` is outside 1 Mb/s … 1.6 Tb/s",
+                Class::Params,
+                PARAMS,
+            ),
         ] {
             let e = link_rate(given).unwrap_err();
-            assert_eq!((e.to_string().as_str(), e.class()), (words, class));
+            assert_eq!((e.to_string().as_str(), e.class()), (words, Some(class)));
             let f = rate_bps(given).unwrap_err();
-            assert_eq!((f.to_string().as_str(), f.code()), (words, class));
+            assert_eq!((f.to_string().as_str(), f.code()), (words, code));
         }
         assert_eq!(share("10%").unwrap(), 0.1);
         assert_eq!(share("0.5").unwrap(), 0.5);

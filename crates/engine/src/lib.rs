@@ -23,6 +23,7 @@
 
 pub mod core;
 pub mod error;
+mod exit_class;
 pub mod flows;
 pub mod format;
 pub mod open;

@@ -12,6 +12,7 @@
 
 mod check;
 mod error;
+mod exit_class;
 mod flows;
 mod iperf3;
 mod phases;

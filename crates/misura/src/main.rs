@@ -10,12 +10,12 @@ mod cli;
 mod commands;
 mod shared;
 
+use crate::shared::common_flags::NetnsArgs;
 use anyhow::Result;
 use clap::Parser;
 use cli::{Cli, Command};
 use commands::clock::ClockCommand;
 use commands::host::HostCommand;
-use misura_cli::netns::NetnsArgs;
 use shared::netns::enter_netns;
 use shared::output::{CsvArgs, Finished, OutputArgs, Outputs};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -15,6 +15,7 @@ mod clocks;
 pub mod consistency;
 pub mod engine;
 pub mod error;
+mod exit_class;
 pub mod fit;
 pub mod loaded;
 pub mod mode;

@@ -16,6 +16,7 @@
 mod assemble;
 mod collect;
 mod error;
+mod exit_class;
 pub use collect::IntervalPoint;
 pub use error::{BuildError, NoReplyWhy, RttError};
 pub mod plan;

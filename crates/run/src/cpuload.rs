@@ -6,7 +6,6 @@
 //! interference --load` does, so that RTT against CPU load (seed 003,
 //! Fig. 6) can be measured and drawn from stored runs.
 
-use misura_cli::cpuload::CpuLoadArgs;
 use misura_report::{CpuBusy, HostLoad};
 use misura_sys::host::CpuTimes;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -99,18 +98,10 @@ fn load_between(
 }
 
 /// N busy threads added for a run (`--cpu-load N`,
-/// `misura_cli::cpuload::CpuLoadArgs`; 0: none).
+/// the binary's `CpuLoadArgs`; 0: none).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuLoad {
     pub threads: u32,
-}
-
-impl From<&CpuLoadArgs> for CpuLoad {
-    fn from(a: &CpuLoadArgs) -> CpuLoad {
-        CpuLoad {
-            threads: a.cpu_load,
-        }
-    }
 }
 
 /// Busy threads `--cpu-load` / `--load` may ask for: four per online CPU.

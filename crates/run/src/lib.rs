@@ -7,14 +7,16 @@
 //! The measuring libraries (`misura-throughput`, …) and the binary use it;
 //! what a command line needs (failures and exit classes, units, the shared
 //! flags, output files, progress) is `misura-cli`'s, which this crate sits
-//! on: the flags it acts on (`TimestampsFlag`, `CpuLoadArgs`) convert into
-//! its plain values with `From`. It holds no command's code, and prints
+//! on. It takes the flags it acts on (`--timestamps`, `--cpu-load`) as plain
+//! values (`Timestamps`, `CpuLoad`), which the binary's flags convert into
+//! with `From`. It holds no command's code, and prints
 //! nothing: libraries report through `log` or return values, and the
 //! binary prints.
 #![forbid(unsafe_code)]
 
 pub mod busy_poll;
 pub mod cpuload;
+mod exit_class;
 pub mod host;
 pub mod netns;
 pub mod phc_tracker;

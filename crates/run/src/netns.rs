@@ -1,5 +1,5 @@
 //! Entering the network namespace a command was asked to run in
-//! (`--netns`, `misura_cli::netns::NetnsArgs`), before any socket is opened.
+//! (`--netns`, the binary's `NetnsArgs`), before any socket is opened.
 
 use misura_sys::SysError;
 

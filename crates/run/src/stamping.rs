@@ -13,16 +13,15 @@
 //! the kernel's. `user` gives all that up: only user clock readings
 //! remain, as in sockperf or ping -U.
 //!
-//! The flags themselves are `misura_cli::stamping`'s; they convert to the
+//! The flags themselves are the binary's, which converts them to the
 //! plain `Timestamps` and `FrameFormat` here with `From`.
 
-use misura_cli::stamping::{FrameFormatFlag, TimestampsFlag};
 use misura_sys::packet::TimestampingGranted;
 use misura_sys::udp::{ReceiveInfo, UdpTsSocket};
 use misura_sys::SysError;
 
 /// Which clock stamps a UDP socket's datagrams (`--timestamps`,
-/// `misura_cli::stamping::TimestampsFlag`).
+/// the binary's `TimestampsFlag`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Timestamps {
     /// The kernel's software RX and TX stamps, and the NIC's hardware
@@ -62,7 +61,7 @@ impl Hardware {
 }
 
 /// How raw probes (`rtt --l2`, `reflect --l2`) travel, as `misura
-/// oneway`'s (`--frame-format`, `misura_cli::stamping::FrameFormatFlag`).
+/// oneway`'s (`--frame-format`, the binary's `FrameFormatFlag`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum FrameFormat {
     /// PTP where the interface stamps only PTP event messages in hardware,
@@ -75,27 +74,6 @@ pub enum FrameFormat {
     /// The probe after a PTPv2 Sync header, EtherType 0x88F7, so that a
     /// NIC that stamps only PTP event messages stamps it.
     Ptp,
-}
-
-impl From<TimestampsFlag> for Timestamps {
-    fn from(f: TimestampsFlag) -> Timestamps {
-        match f {
-            TimestampsFlag::Kernel => Timestamps::Kernel,
-            TimestampsFlag::Hardware => Timestamps::Hardware,
-            TimestampsFlag::Software => Timestamps::Software,
-            TimestampsFlag::User => Timestamps::User,
-        }
-    }
-}
-
-impl From<FrameFormatFlag> for FrameFormat {
-    fn from(f: FrameFormatFlag) -> FrameFormat {
-        match f {
-            FrameFormatFlag::Auto => FrameFormat::Auto,
-            FrameFormatFlag::Misura => FrameFormat::Misura,
-            FrameFormatFlag::Ptp => FrameFormat::Ptp,
-        }
-    }
 }
 
 /// Whether `interface` stamps in hardware on TX but on RX only PTP event

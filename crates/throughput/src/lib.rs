@@ -17,6 +17,7 @@
 
 pub mod client;
 pub mod error;
+mod exit_class;
 pub mod iperf3;
 pub mod pacing;
 pub mod peer;

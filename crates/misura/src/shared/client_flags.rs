@@ -14,8 +14,8 @@
 //! no sense (e.g. a UDP datagram below 24 bytes); 6 an output file cannot
 //! be written; 130/143 interrupted.
 
+use crate::shared::common_flags::NetnsArgs;
 use crate::shared::output::{CsvArgs, Finished, OutputArgs, Report};
-use misura_cli::netns::NetnsArgs;
 use misura_cli::units::{ByteSize, DurationArg, LinkRate};
 pub use misura_throughput::client::*;
 use misura_throughput::error::Refusal;

@@ -1,10 +1,12 @@
-//! Exit codes (`misura_cli::exit`'s classes) and the one place an error
-//! chain becomes one: the binary's, as only the binary exits. It knows
-//! every library's typed error that carries a class of its own (the
-//! host's, the lab's, a required NIC stamp; misura-cli's target, key file,
-//! unwritable file and link rate, which say theirs),
-//! and looks inside the libraries' error enums that carry one of those
-//! transparently (the chain walk does not see through them).
+//! Exit codes (`misura_cli::exit`'s classes, each mapped to its code
+//! here) and the one place an error chain becomes one: the binary's, as
+//! only the binary exits. Each library's error enum says its own class
+//! (`misura_cli::exit::Classed`, in its crate), that of the error it
+//! carries transparently included; what this module knows is which types
+//! to ask, as Rust cannot downcast to a trait object. The host's errors
+//! (`misura-sys`) and the lab's (`misura-lab`) are classed here: those
+//! crates sit below misura-cli and do not depend on it, so they cannot
+//! implement its trait.
 
 use misura_bench::BenchError;
 pub use misura_cli::exit::*;
@@ -20,143 +22,90 @@ use misura_rtt::RttError;
 use misura_run::cpuload::TooManyThreads;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
-use misura_throughput::error::{Iperf3PeerError, ThroughputError};
+use misura_throughput::error::ThroughputError;
 use std::error::Error;
 
 /// The exit code for an error chain: the first classifiable cause wins.
 pub fn code_for(err: &anyhow::Error) -> i32 {
-    err.chain().find_map(class_of).unwrap_or(ERROR)
+    err.chain().find_map(class_of).map_or(ERROR, code)
+}
+
+/// A class's exit code.
+pub fn code(class: Class) -> i32 {
+    match class {
+        Class::Error => ERROR,
+        Class::Usage => USAGE,
+        Class::Privilege => PRIVILEGE,
+        Class::Interface => INTERFACE,
+        Class::Params => PARAMS,
+        Class::Output => OUTPUT,
+        Class::Profile => PROFILE,
+    }
 }
 
 /// The exit class of one error of a chain, if it has one.
-fn class_of(cause: &(dyn Error + 'static)) -> Option<i32> {
+fn class_of(cause: &(dyn Error + 'static)) -> Option<Class> {
     if let Some(f) = cause.downcast_ref::<Failure>() {
-        return Some(f.code());
-    }
-    if let Some(e) = cause.downcast_ref::<TargetError>() {
-        return Some(e.class());
-    }
-    if let Some(e) = cause.downcast_ref::<KeyError>() {
-        return Some(e.class());
-    }
-    if let Some(e) = cause.downcast_ref::<CannotWrite>() {
-        return Some(e.class());
-    }
-    if let Some(e) = cause.downcast_ref::<RateError>() {
-        return Some(e.class());
-    }
-    if let Some(s) = cause.downcast_ref::<SysError>() {
-        return Some(match s {
-            SysError::NeedCapability { .. } => PRIVILEGE,
-            SysError::NoSuchInterface { .. }
-            | SysError::InterfaceDown { .. }
-            | SysError::NoSuchNetns { .. } => INTERFACE,
-            _ => ERROR,
-        });
-    }
-    if cause.downcast_ref::<HardwareRequired>().is_some()
-        || cause.downcast_ref::<TooManyThreads>().is_some()
-        || cause.downcast_ref::<CoresError>().is_some()
-    {
-        return Some(PARAMS);
-    }
-    if let Some(e) = cause.downcast_ref::<LoopError>() {
-        return Some(match e {
-            LoopError::TooFast { .. } => PARAMS,
-            LoopError::LatencyEvery => USAGE,
-        });
-    }
-    if let Some(e) = cause.downcast_ref::<ProfileError>() {
-        return Some(if e.is_output() { OUTPUT } else { PROFILE });
-    }
-    if let Some(e) = cause.downcast_ref::<ProbePlanError>() {
-        return Some(match e.error {
-            misura_rtt::plan::SessionPlanError::TimeoutNotPositive => USAGE,
-            _ => PARAMS,
-        });
-    }
-    if let Some(l) = cause.downcast_ref::<LabError>() {
-        return Some(match l {
-            LabError::NotPermitted => PRIVILEGE,
-            LabError::BadPrefix { .. } => USAGE,
-            _ => ERROR,
-        });
-    }
-    if let Some(e) = cause.downcast_ref::<RttError>() {
-        return rtt_class(e);
-    }
-    if let Some(e) = cause.downcast_ref::<LoadError>() {
-        return match e {
-            LoadError::Target(t) => class_of(t),
-            LoadError::Key(k) => class_of(k),
-            LoadError::Probe(p) => walk(p.as_ref()),
-            LoadError::Plan(misura_load::PlanError::UdpRate(r)) => class_of(r),
-            LoadError::Plan(misura_load::PlanError::CpuLoad(t)) => class_of(t),
-            LoadError::Plan(misura_load::PlanError::Refusal(r)) => {
-                Some(super::throughput_words::class(r))
-            }
-            LoadError::ProbePlan(p) => class_of(p),
-            LoadError::Plan(_)
-            | LoadError::ServerMissing { .. }
-            | LoadError::ReflectorMissing { .. }
-            | LoadError::Panicked { .. } => None,
-        };
-    }
-    if let Some(e) = cause.downcast_ref::<BenchError>() {
-        return match e {
-            BenchError::Service { .. } | BenchError::Trials(_) => Some(PARAMS),
-            BenchError::Engine(e) => walk(e),
-            BenchError::Oneway(e) => walk(e),
-            BenchError::EngineClosed | BenchError::NoLoadStream | BenchError::NoFlow => None,
-        };
-    }
-    if let Some(e) = cause.downcast_ref::<EngineError>() {
-        return match e {
-            EngineError::Cores(c) => class_of(c),
-            EngineError::Sys(s) => class_of(s),
-            EngineError::Latency(b) => walk(b.as_ref()),
-            // No path opened: the class of the last one's error.
-            EngineError::NoPath { last, .. } => class_of(last.as_ref()),
-            EngineError::NoPathTried
-            | EngineError::Flow { .. }
-            | EngineError::PtpFrameTooSmall { .. }
-            | EngineError::Rate { .. }
-            | EngineError::Frame(_)
-            | EngineError::NoHardwareRx { .. }
-            | EngineError::HardwareRx { .. }
-            | EngineError::Panicked => None,
-        };
-    }
-    if let Some(e) = cause.downcast_ref::<OnewayError>() {
-        return match e {
-            OnewayError::RowLog(w) => class_of(w),
-            OnewayError::Sys(s) => class_of(s),
-            OnewayError::Hardware(h) => class_of(h),
-            OnewayError::Loop(l) => class_of(l),
-            OnewayError::Profile(p) => class_of(p),
-            OnewayError::Engine(e) => walk(e),
-            OnewayError::Request(r) => {
-                Some(crate::shared::oneway_words::request_sentence(r).code())
-            }
-            // A step's host error is its source, the next in the chain.
-            OnewayError::Plan(_)
-            | OnewayError::Step { .. }
-            | OnewayError::Frame { .. }
-            | OnewayError::Thread(_)
-            | OnewayError::AnalysisPanicked => None,
-        };
-    }
-    if let Some(e) = cause.downcast_ref::<ThroughputError>() {
-        return throughput_class(e);
+        return Some(f.class());
     }
     if let Some(Chain(e)) = cause.downcast_ref::<Chain>() {
         return e.chain().find_map(class_of);
     }
-    None
+    if let Some(s) = cause.downcast_ref::<SysError>() {
+        return Some(sys_class(s));
+    }
+    if let Some(l) = cause.downcast_ref::<LabError>() {
+        return Some(lab_class(l));
+    }
+    classed::<TargetError>(cause)
+        .or_else(|| classed::<KeyError>(cause))
+        .or_else(|| classed::<CannotWrite>(cause))
+        .or_else(|| classed::<RateError>(cause))
+        .or_else(|| classed::<HardwareRequired>(cause))
+        .or_else(|| classed::<TooManyThreads>(cause))
+        .or_else(|| classed::<CoresError>(cause))
+        .or_else(|| classed::<LoopError>(cause))
+        .or_else(|| classed::<ProfileError>(cause))
+        .or_else(|| classed::<ProbePlanError>(cause))
+        .or_else(|| classed::<RttError>(cause))
+        .or_else(|| classed::<LoadError>(cause))
+        .or_else(|| classed::<BenchError>(cause))
+        .or_else(|| classed::<EngineError>(cause))
+        .or_else(|| classed::<OnewayError>(cause))
+        .or_else(|| classed::<ThroughputError>(cause))
+}
+
+/// `cause`'s class if it is a `T`: its own, or that of the error it
+/// carries (the chain walk does not see that one: a transparent variant's
+/// source is the inner error's source).
+fn classed<T: Classed + 'static>(cause: &(dyn Error + 'static)) -> Option<Class> {
+    let e = cause.downcast_ref::<T>()?;
+    e.class().or_else(|| e.carried().and_then(walk))
+}
+
+/// The host's error's class: a capability missing, an interface or a
+/// namespace missing or down.
+fn sys_class(s: &SysError) -> Class {
+    match s {
+        SysError::NeedCapability { .. } => Class::Privilege,
+        SysError::NoSuchInterface { .. }
+        | SysError::InterfaceDown { .. }
+        | SysError::NoSuchNetns { .. } => Class::Interface,
+        _ => Class::Error,
+    }
+}
+
+/// The lab's error's class: not permitted, or a prefix that is no prefix.
+fn lab_class(l: &LabError) -> Class {
+    match l {
+        LabError::NotPermitted => Class::Privilege,
+        LabError::BadPrefix { .. } => Class::Usage,
+        _ => Class::Error,
+    }
 }
 
 /// The first class in `e` and its sources.
-fn walk(e: &(dyn Error + 'static)) -> Option<i32> {
+fn walk(e: &(dyn Error + 'static)) -> Option<Class> {
     let mut cause = Some(e);
     while let Some(c) = cause {
         if let Some(k) = class_of(c) {
@@ -165,65 +114,6 @@ fn walk(e: &(dyn Error + 'static)) -> Option<i32> {
         cause = c.source();
     }
     None
-}
-
-/// An rtt error's class: that of the typed error it carries
-/// transparently; the others carry theirs as a source, or have none.
-fn rtt_class(e: &RttError) -> Option<i32> {
-    match e {
-        RttError::Target(t) => class_of(t),
-        RttError::RowLog(w) => class_of(w),
-        RttError::Sys(s) => class_of(s),
-        RttError::Hardware(h) => class_of(h),
-        RttError::CpuLoad(t) => class_of(t),
-        // The binary words these with the flags (`commands/rtt/args.rs`),
-        // in the same classes.
-        RttError::Request(_) => Some(USAGE),
-        RttError::SessionPlan(p) => Some(session_plan_class(p)),
-        RttError::Plan(_)
-        | RttError::Setup { .. }
-        | RttError::Build { .. }
-        | RttError::ShortFrame { .. }
-        | RttError::NoReply { .. } => None,
-    }
-}
-
-/// A session plan's refusal's class, as its flag sentence gives it: a
-/// timeout or count of none is a usage error, a bound missed a parameter.
-fn session_plan_class(e: &misura_rtt::plan::SessionPlanError) -> i32 {
-    use misura_rtt::plan::SessionPlanError as E;
-    match e {
-        E::TimeoutNotPositive | E::NoProbes => USAGE,
-        E::Period { .. }
-        | E::RateNotPositive { .. }
-        | E::Interval { .. }
-        | E::ResponseSmaller { .. }
-        | E::Layout { .. }
-        | E::PayloadTooLarge => PARAMS,
-    }
-}
-
-/// A throughput error's class: that of the typed error it carries
-/// transparently, or boxed (an iperf3 data stream's: the chain walk sees
-/// the box, not the error in it); the others have none.
-fn throughput_class(e: &ThroughputError) -> Option<i32> {
-    match e {
-        ThroughputError::Target(t) => class_of(t),
-        ThroughputError::Key(k) => class_of(k),
-        ThroughputError::Refusal(r) => Some(crate::shared::throughput_words::class(r)),
-        ThroughputError::Sys(s) => class_of(s),
-        ThroughputError::Iperf3(Iperf3PeerError::Stream { source, .. }) => throughput_class(source),
-        ThroughputError::Control(_)
-        | ThroughputError::Iperf3(_)
-        | ThroughputError::MisuraFound(_)
-        | ThroughputError::Iperf3Wire(_)
-        | ThroughputError::Io(_)
-        | ThroughputError::Step { .. }
-        | ThroughputError::ConnectUdp { .. }
-        | ThroughputError::Listen { .. }
-        | ThroughputError::NoReply { .. }
-        | ThroughputError::Receive { .. } => None,
-    }
 }
 
 /// A chain of the binary's as a library's boxed error (`misura load`'s
@@ -250,6 +140,7 @@ impl Error for Chain {
 mod tests {
     use super::*;
     use misura_load::LoadError;
+    use misura_throughput::error::Iperf3PeerError;
 
     fn nic() -> SysError {
         SysError::NoSuchInterface {
@@ -257,12 +148,14 @@ mod tests {
         }
     }
 
+    /// The chain walk: the host's error, carried by a library's enum
+    /// (transparently, boxed, or as the last path's), or a source, or a
+    /// chain of the binary's in a box, keeps its class; one with none
+    /// ends with 1. Each enum's own classes are tested in its crate.
     #[test]
     fn the_libraries_enums_keep_the_class_of_what_they_carry() {
         let code = |e: anyhow::Error| code_for(&e);
         assert_eq!(code(RttError::Sys(nic()).into()), INTERFACE);
-        let bad = misura_cli::target::split_host_port("h:p", 1).unwrap_err();
-        assert_eq!(code(RttError::Target(bad).into()), USAGE);
         let setup = RttError::Setup {
             what: "listening".into(),
             source: nic(),
@@ -270,14 +163,6 @@ mod tests {
         assert_eq!(code(setup.into()), INTERFACE);
         let hw = HardwareRequired { why: "no".into() };
         assert_eq!(code(RttError::Hardware(hw).into()), PARAMS);
-        use misura_rtt::plan::SessionPlanError as P;
-        assert_eq!(code(RttError::SessionPlan(P::NoProbes).into()), USAGE);
-        assert_eq!(
-            code(RttError::SessionPlan(P::PayloadTooLarge).into()),
-            PARAMS
-        );
-        let no_target = misura_rtt::RequestError::NoTarget;
-        assert_eq!(code(RttError::Request(no_target).into()), USAGE);
         assert_eq!(
             code(
                 RttError::NoReply {
@@ -301,8 +186,6 @@ mod tests {
             source: nic(),
         };
         assert_eq!(code(BenchError::Oneway(oneway).into()), INTERFACE);
-        let stamps = OnewayError::Hardware(HardwareRequired { why: "no".into() });
-        assert_eq!(code(anyhow::Error::from(stamps)), PARAMS);
         // The engine's: a path that did not open, for a missing interface.
         let engine = EngineError::NoPath {
             forced: None,
@@ -313,27 +196,16 @@ mod tests {
         assert_eq!(code(anyhow::Error::from(cores).context("oneway")), PARAMS);
         let hook = EngineError::Latency(Box::new(nic()));
         assert_eq!(code(hook.into()), INTERFACE);
-        let trials = misura_measure::load::LoadError::OutOfRange {
-            what: "rate",
-            value: 0.0,
-            min: 1.0,
-            max: 2.0,
-        };
-        assert_eq!(code(BenchError::Trials(trials).into()), PARAMS);
         assert_eq!(code(BenchError::EngineClosed.into()), ERROR);
-        // Throughput's: a refused flag, the host's, one inside a data
-        // stream's error; a server's refusal has none.
+        // Throughput's: the host's, one inside a data stream's error; a
+        // server's refusal has none, nor a port in use (its source).
         assert_eq!(code(ThroughputError::Sys(nic()).into()), INTERFACE);
-        let key = ThroughputError::Key(KeyError::Invalid {
-            path: "k".into(),
-            why: misura_measure::auth::AuthError::Empty,
-        });
         let stream = Iperf3PeerError::Stream {
             stream: 1,
             addr: ([127, 0, 0, 1], 5201).into(),
-            source: Box::new(key),
+            source: Box::new(ThroughputError::Sys(nic())),
         };
-        assert_eq!(code(ThroughputError::from(stream).into()), USAGE);
+        assert_eq!(code(ThroughputError::from(stream).into()), INTERFACE);
         let refused = misura_throughput::client::Refused {
             addr: ([127, 0, 0, 1], 5862).into(),
             reason: "server busy".into(),
@@ -346,6 +218,34 @@ mod tests {
             source: std::io::ErrorKind::AddrInUse.into(),
         };
         assert_eq!(code(anyhow::Error::from(listen).context("serve")), ERROR);
+    }
+
+    /// Each class's code, as the binary exits with it.
+    #[test]
+    fn each_class_has_its_code() {
+        let codes = [
+            (Class::Error, 1),
+            (Class::Usage, 2),
+            (Class::Privilege, 3),
+            (Class::Interface, 4),
+            (Class::Params, 5),
+            (Class::Output, 6),
+            (Class::Profile, 7),
+        ];
+        for (class, c) in codes {
+            assert_eq!(code(class), c, "{class:?}");
+        }
+        let code = |e: anyhow::Error| code_for(&e);
+        let privilege = SysError::NeedCapability {
+            what: "x".into(),
+            cap: "CAP_NET_RAW",
+        };
+        assert_eq!(code(privilege.into()), PRIVILEGE);
+        assert_eq!(code(LabError::NotPermitted.into()), PRIVILEGE);
+        let profile = ProfileError::NotProfile {
+            path: "/p.json".into(),
+        };
+        assert_eq!(code(OnewayError::Profile(profile).into()), PROFILE);
     }
 
     /// misura-cli's typed errors, alone or in each library's enum, keep

@@ -2,6 +2,7 @@
 //! store, exit codes, units, host facts, progress. No command's code lives here.
 
 pub mod client_flags;
+pub mod common_flags;
 pub mod engine_flags;
 pub mod exit;
 pub mod irtt_probe;

@@ -89,6 +89,9 @@ mod tests {
         for (e, code, words) in cases {
             let f = request_sentence(&e);
             assert_eq!(f.code(), code, "{e:?}");
+            // The class the library gives it, which the chain walk uses.
+            use misura_cli::exit::Classed;
+            assert_eq!(e.class(), Some(f.class()), "{e:?}");
             assert!(f.to_string().contains(words), "{f}");
         }
     }

@@ -4,11 +4,11 @@
 //! measured), printing (text or `--json`), the exports, and keeping the run
 //! in the results store. A command only builds its report.
 
+pub use crate::shared::common_flags::{CsvArgs, OutputArgs};
 use crate::shared::exit::Failure;
 use crate::shared::outfile::Export;
 use anyhow::{Context, Result};
 pub use misura_cli::exit::signal_reason;
-pub use misura_cli::output_flags::{CsvArgs, OutputArgs};
 use misura_report::write_json;
 use std::io::Write;
 

@@ -5,7 +5,7 @@
 //! exit module) so that `code_for` can ask it for the class without an
 //! import cycle.
 
-use misura_cli::exit::{Failure, PARAMS, USAGE};
+use misura_cli::exit::Failure;
 use misura_throughput::error::{Class, Iperf3PeerError, Refusal, Side, ThroughputError, Timed};
 
 /// The refusal as the sentence that names its flags, in its class (exit 2
@@ -15,14 +15,6 @@ pub fn sentence(r: &Refusal) -> Failure {
     match r.class() {
         Class::Usage => Failure::Usage(words),
         Class::Params => Failure::Params(words),
-    }
-}
-
-/// The refusal's exit code.
-pub fn class(r: &Refusal) -> i32 {
-    match r.class() {
-        Class::Usage => USAGE,
-        Class::Params => PARAMS,
     }
 }
 
@@ -338,7 +330,11 @@ mod tests {
         ];
         for (r, code, words) in cases {
             let f = sentence(&r);
-            assert_eq!((f.code(), class(&r)), (code, code), "{r:?}");
+            assert_eq!(
+                (f.code(), crate::shared::exit::code(r.class().into())),
+                (code, code),
+                "{r:?}"
+            );
             assert!(f.to_string().starts_with(words), "{f}");
         }
     }

@@ -31,7 +31,7 @@ pub struct AgentArgs {
     #[arg(long)]
     pub check: bool,
     #[command(flatten)]
-    pub ns: misura_cli::netns::NetnsArgs,
+    pub ns: crate::shared::common_flags::NetnsArgs,
 }
 
 impl AgentArgs {

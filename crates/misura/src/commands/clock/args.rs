@@ -243,7 +243,7 @@ pub struct TscArgs {
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
-    pub ns: misura_cli::netns::NetnsArgs,
+    pub ns: crate::shared::common_flags::NetnsArgs,
 }
 
 #[cfg(test)]

@@ -49,5 +49,5 @@ pub struct ExchangeArgs {
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
-    pub ns: misura_cli::netns::NetnsArgs,
+    pub ns: crate::shared::common_flags::NetnsArgs,
 }

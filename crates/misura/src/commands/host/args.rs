@@ -32,7 +32,7 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
-    pub ns: misura_cli::netns::NetnsArgs,
+    pub ns: crate::shared::common_flags::NetnsArgs,
 }
 
 pub const TUNE_LONG_ABOUT: &str = "\
@@ -72,5 +72,5 @@ pub struct TuneArgs {
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
-    pub ns: misura_cli::netns::NetnsArgs,
+    pub ns: crate::shared::common_flags::NetnsArgs,
 }

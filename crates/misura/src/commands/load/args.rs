@@ -52,12 +52,12 @@ pub struct LoadArgs {
     #[arg(long)]
     pub cpu: Option<usize>,
     #[command(flatten)]
-    pub cpu_load: misura_cli::cpuload::CpuLoadArgs,
+    pub cpu_load: crate::shared::common_flags::CpuLoadArgs,
     /// Shared key of a server and reflector started with --key-file.
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
-    pub ns: misura_cli::netns::NetnsArgs,
+    pub ns: crate::shared::common_flags::NetnsArgs,
 }

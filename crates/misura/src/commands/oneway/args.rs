@@ -103,7 +103,7 @@ pub struct MeasureArgs {
     #[command(flatten)]
     pub csv: crate::shared::output::CsvArgs,
     #[command(flatten)]
-    pub ns: misura_cli::netns::NetnsArgs,
+    pub ns: crate::shared::common_flags::NetnsArgs,
 }
 
 /// `--phc-cross`: the cross-timestamp method for two PTP clocks.
@@ -258,7 +258,7 @@ pub struct OnewayArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(2..=1_000_000))]
     pub latency_every: Option<u64>,
     #[command(flatten)]
-    pub load: misura_cli::cpuload::CpuLoadArgs,
+    pub load: crate::shared::common_flags::CpuLoadArgs,
 }
 
 #[derive(Args, Debug)]

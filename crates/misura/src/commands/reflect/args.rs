@@ -32,7 +32,7 @@ pub struct ReflectArgs {
     /// PTPv2 Sync header, EtherType 0x88F7, for a NIC that stamps only PTP
     /// event messages) or auto (both, each reply in its request's format).
     #[arg(long, value_enum, default_value = "auto", value_name = "FORMAT")]
-    pub frame_format: misura_cli::stamping::FrameFormatFlag,
+    pub frame_format: crate::shared::common_flags::FrameFormatFlag,
     /// Replies per second allowed per source address.
     #[arg(long, default_value_t = 10_000)]
     pub rate_limit: u64,
@@ -56,7 +56,7 @@ pub struct ReflectArgs {
     /// kernel's only) or user (user clock only, no follow-ups; about a µs
     /// cheaper per reply, for comparing with a sockperf server; UDP only).
     #[arg(long, value_enum, default_value = "kernel", value_name = "CLOCK")]
-    pub timestamps: misura_cli::stamping::TimestampsFlag,
+    pub timestamps: crate::shared::common_flags::TimestampsFlag,
     /// The interface whose NIC stamps requests and replies in hardware
     /// (SIOCSHWTSTAMP, device-wide); default: the one holding --listen's
     /// address (none for a wildcard), or --l2's.
@@ -74,7 +74,7 @@ pub struct ReflectArgs {
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
-    pub ns: misura_cli::netns::NetnsArgs,
+    pub ns: crate::shared::common_flags::NetnsArgs,
 }
 
 impl ReflectArgs {

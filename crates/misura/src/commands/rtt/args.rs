@@ -40,7 +40,7 @@ pub struct RttArgs {
     /// header (EtherType 0x88F7), for a NIC that stamps only PTP event
     /// messages in hardware; auto does so exactly there.
     #[arg(long, value_enum, default_value = "auto", value_name = "FORMAT")]
-    pub frame_format: misura_cli::stamping::FrameFormatFlag,
+    pub frame_format: crate::shared::common_flags::FrameFormatFlag,
     /// Authenticated mode: the reflector's HMAC-SHA-256 key file.
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<std::path::PathBuf>,
@@ -97,9 +97,9 @@ pub struct RttArgs {
     /// cheaper per datagram; for comparing with sockperf or ping -U).
     /// UDP only.
     #[arg(long, value_enum, default_value = "kernel", value_name = "CLOCK")]
-    pub timestamps: misura_cli::stamping::TimestampsFlag,
+    pub timestamps: crate::shared::common_flags::TimestampsFlag,
     #[command(flatten)]
-    pub load: misura_cli::cpuload::CpuLoadArgs,
+    pub load: crate::shared::common_flags::CpuLoadArgs,
     /// Seed for the Poisson pattern.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -107,11 +107,11 @@ pub struct RttArgs {
     #[arg(long, value_name = "FILE.csv")]
     pub frames: Option<PathBuf>,
     #[command(flatten)]
-    pub out: misura_cli::output_flags::OutputArgs,
+    pub out: crate::shared::common_flags::OutputArgs,
     #[command(flatten)]
-    pub csv: misura_cli::output_flags::CsvArgs,
+    pub csv: crate::shared::common_flags::CsvArgs,
     #[command(flatten)]
-    pub ns: misura_cli::netns::NetnsArgs,
+    pub ns: crate::shared::common_flags::NetnsArgs,
 }
 
 impl RttArgs {

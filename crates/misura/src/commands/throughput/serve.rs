@@ -11,11 +11,11 @@
 //!
 //! The flags and their glue; the server is `misura_throughput::serve`'s.
 
+use crate::shared::common_flags::NetnsArgs;
 use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, OutputArgs, Report};
 use crate::shared::units::{DurationArg, LinkRate, ListenAddr};
 use anyhow::Result;
-use misura_cli::netns::NetnsArgs;
 use misura_measure::auth::StampKey;
 use misura_throughput::serve::limits::{Asked, Limit, LimitError, Limits};
 pub use misura_throughput::serve::*;

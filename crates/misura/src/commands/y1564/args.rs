@@ -44,7 +44,7 @@ pub struct Y1564Args {
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
-    pub ns: misura_cli::netns::NetnsArgs,
+    pub ns: crate::shared::common_flags::NetnsArgs,
 }
 
 fn share(key: &str, v: &str) -> Result<f64, Failure> {

@@ -11,13 +11,13 @@ mod flags;
 mod given;
 
 use crate::shared::client_flags::{self as client, ClientArgs};
+use crate::shared::common_flags::NetnsArgs;
 use crate::shared::exit::Failure;
 use crate::shared::output::{CsvArgs, Finished, OutputArgs, Report};
 use crate::shared::throughput_words;
 use anyhow::Result;
 use flags::{RrSweepArgs, SweepFlags, TcpSweepArgs, UdpSweepArgs};
 use given::Given;
-use misura_cli::netns::NetnsArgs;
 use misura_throughput::sweep::{self as method, Series, SweepRun, Sweepable};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
