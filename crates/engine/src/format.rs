@@ -53,7 +53,7 @@ pub fn settle(format: FrameFormat, rx: &str, ethertype: u16, payloads: &[usize])
         FrameFormat::Misura if !hw_all && hw_ptp => own(
             false,
             Some(format!(
-                "{rx} stamps only PTP event messages in hardware: kernel stamps used for the load frames (--frame-format ptp or auto gives NIC stamps)"
+                "{rx} stamps only PTP event messages in hardware: kernel stamps used for the load frames (the frame format ptp or auto gives NIC stamps)"
             )),
         ),
         FrameFormat::Misura => own(hw_all, None),

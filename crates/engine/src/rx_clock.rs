@@ -58,7 +58,7 @@ pub fn open(rx: &str, ptp_frames: bool) -> Result<RxClock, EngineError> {
         HWTSTAMP_FILTER_PTP_V2_EVENT
     } else if caps.hw_rx_ptp_l2() {
         return no(format!(
-            "{rx} stamps only PTP event messages in hardware: --frame-format ptp (or auto) wraps the load frames in PTP Sync messages to get them"
+            "{rx} stamps only PTP event messages in hardware: the frame format ptp (or auto) wraps the load frames in PTP Sync messages to get them"
         ));
     } else {
         return no(format!(

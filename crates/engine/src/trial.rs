@@ -309,7 +309,7 @@ fn tester_limit(
     }
     if o.ring_drops > 0 {
         why.push(format!(
-            "the tester's own receive ring dropped {} frames (raise --cores, or lower the rate)",
+            "the tester's own receive ring dropped {} frames (give the engine more cores, or lower the rate)",
             o.ring_drops
         ));
     }

@@ -264,7 +264,7 @@ fn build(
             warnings.push(misura_report::Warning {
                 code: "load.probes-heavy".into(),
                 text: format!(
-                    "the probes alone send {:.0} kbit/s each way, {:.0} % of what the path carried under load: they add to the queue they measure; lengthen --period",
+                    "the probes alone send {:.0} kbit/s each way, {:.0} % of what the path carried under load: they add to the queue they measure; lengthen the probe period",
                     probe_bps / 1e3,
                     share * 100.0
                 ),

@@ -246,7 +246,7 @@ fn causes(ev: &Evidence, user_differs: bool) -> Vec<SutCause> {
     if user_differs && !ev.run.pinned {
         out.push(cause(
             "loop-not-pinned",
-            "the loop was not pinned (--cpu): descheduling widens the user windows, in the \
+            "the loop was not pinned to a CPU: descheduling widens the user windows, in the \
              calibration and in this run unequally"
                 .into(),
         ));

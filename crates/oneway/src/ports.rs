@@ -133,7 +133,7 @@ fn hardware_timestamping(
         (Some(_), Some(b)) if b.hw_rx() && !b.hw_rx_all() && !ptp && b.hw_rx_ptp_l2() => (
             false,
             Some(format!(
-                "the RX port {rx} stamps only PTP event messages in hardware (ethtool -T: no `all` filter): software stamps used; --frame-format ptp (or auto) wraps the probes in PTP Sync messages to get hardware stamps"
+                "the RX port {rx} stamps only PTP event messages in hardware (ethtool -T: no `all` filter): software stamps used; the frame format ptp (or auto) wraps the probes in PTP Sync messages to get hardware stamps"
             )),
             None,
         ),

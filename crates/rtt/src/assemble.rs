@@ -46,7 +46,7 @@ pub fn report(f: RunFacts<'_>) -> RttReport {
     let (plan, sender, c) = (f.plan, f.sender, f.collect);
     let config = config(&f);
     let given = c.fixed_offset_ns.map(|o| OffsetReport {
-        method: "given (--clock-offset-ns), not estimated".into(),
+        method: "given, not estimated".into(),
         offset_ns: o,
         uncertainty_ns: 0.0,
         skew_ppm: None,

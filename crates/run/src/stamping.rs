@@ -139,7 +139,7 @@ pub fn hardware_for(
             return Ok(Hardware::off(
                 interface,
                 format!(
-                    "--timestamps {}: the NIC's stamps are not asked for",
+                    "{} timestamps chosen: the NIC's stamps are not asked for",
                     if mode == Timestamps::User {
                         "user"
                     } else {

@@ -12,6 +12,26 @@ pub enum SysError {
         /// What was being attempted (may carry an extra hint).
         what: String,
     },
+    /// Binding a privileged UDP port (below the kernel's
+    /// `ip_unprivileged_port_start`) without CAP_NET_BIND_SERVICE. The
+    /// binary words it with the flag that chose the port.
+    #[error("binding UDP port {port} (a privileged port; or choose a port >= 1024) needs CAP_NET_BIND_SERVICE: run as root or grant it with `setcap cap_net_bind_service+ep $(which misura)`")]
+    PrivilegedPort {
+        /// The port asked for.
+        port: u16,
+    },
+    /// Another socket holds the address (EADDRINUSE). The binary words it
+    /// with the flag that chose the port.
+    #[error(
+        "binding {addr}: the port is in use (see `ss -uanp`), or choose another port: {source}"
+    )]
+    PortInUse {
+        /// The address asked for.
+        addr: std::net::SocketAddr,
+        /// The OS error (EADDRINUSE).
+        #[source]
+        source: std::io::Error,
+    },
     /// No interface of that name in the calling thread's network namespace.
     #[error("interface `{name}` does not exist in this network namespace (see `ip link`, or `ip netns exec NS ip link` for a namespace)")]
     NoSuchInterface {

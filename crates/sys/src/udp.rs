@@ -171,19 +171,10 @@ impl UdpTsSocket {
         };
         cvt(rc).map_err(|e| {
             if is_perm(&e) {
-                SysError::NeedCapability {
-                    cap: "CAP_NET_BIND_SERVICE",
-                    what: format!(
-                        "binding UDP port {} (a privileged port; or choose a port >= 1024 with --port)",
-                        addr.port()
-                    ),
-                }
+                SysError::PrivilegedPort { port: addr.port() }
             } else {
                 match e.raw_os_error() {
-                    Some(libc::EADDRINUSE) => SysError::io(
-                        format!("binding {addr}: the port is in use (see `ss -uanp`), or choose another with --port"),
-                        e,
-                    ),
+                    Some(libc::EADDRINUSE) => SysError::PortInUse { addr, source: e },
                     Some(libc::EADDRNOTAVAIL) => SysError::io(
                         format!("binding {addr}: no interface has this address (see `ip addr`)"),
                         e,

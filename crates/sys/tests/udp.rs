@@ -318,14 +318,16 @@ fn stamp_port_862() {
             assert!(misura_sys::host::is_root() || unprivileged_start() <= 862);
             assert_eq!(s.local_addr(), addr);
         }
-        Err(SysError::NeedCapability { cap, what }) => {
+        Err(e @ SysError::PrivilegedPort { port }) => {
             assert!(!misura_sys::host::is_root());
-            assert_eq!(cap, "CAP_NET_BIND_SERVICE");
-            assert!(what.contains("--port"), "{what}");
+            assert_eq!(port, 862);
+            assert!(e.to_string().contains("CAP_NET_BIND_SERVICE"), "{e}");
         }
         // The kernel checks the privilege before whether the port is free:
         // in use means the bind was allowed.
-        Err(SysError::Io { source, .. }) if source.raw_os_error() == Some(libc_eaddrinuse()) => {
+        Err(SysError::PortInUse { source, .. })
+            if source.raw_os_error() == Some(libc_eaddrinuse()) =>
+        {
             assert!(misura_sys::host::is_root() || unprivileged_start() <= 862);
         }
         Err(e) => panic!("{e}"),

@@ -347,7 +347,7 @@ impl<'a> Session<'a> {
             )
         } else {
             format!(
-                "{} usable replies out of {count} requests: the method needs two minimum-RTT exchanges in different windows; send more (--count)",
+                "{} usable replies out of {count} requests: the method needs two minimum-RTT exchanges in different windows; send more requests",
                 self.exchanges.len()
             )
         }

@@ -87,7 +87,7 @@ fn classed<T: Classed + 'static>(cause: &(dyn Error + 'static)) -> Option<Class>
 /// namespace missing or down.
 fn sys_class(s: &SysError) -> Class {
     match s {
-        SysError::NeedCapability { .. } => Class::Privilege,
+        SysError::NeedCapability { .. } | SysError::PrivilegedPort { .. } => Class::Privilege,
         SysError::NoSuchInterface { .. }
         | SysError::InterfaceDown { .. }
         | SysError::NoSuchNetns { .. } => Class::Interface,
@@ -241,6 +241,11 @@ mod tests {
             cap: "CAP_NET_RAW",
         };
         assert_eq!(code(privilege.into()), PRIVILEGE);
+        // A port below 1024 without CAP_NET_BIND_SERVICE, alone or as
+        // rtt's setup failure (`reflect --port 862` as a user).
+        let port = || SysError::PrivilegedPort { port: 862 };
+        assert_eq!(code(port().into()), PRIVILEGE);
+        assert_eq!(code(misura_rtt::RttError::Sys(port()).into()), PRIVILEGE);
         assert_eq!(code(LabError::NotPermitted.into()), PRIVILEGE);
         let profile = ProfileError::NotProfile {
             path: "/p.json".into(),

@@ -7,6 +7,7 @@
 
 use misura_cli::exit::Failure;
 use misura_throughput::error::{Class, Iperf3PeerError, Refusal, Side, ThroughputError, Timed};
+use misura_throughput::udp::BlockedByDf;
 
 /// The refusal as the sentence that names its flags, in its class (exit 2
 /// for a usage slip, 5 for a parameter).
@@ -45,6 +46,23 @@ pub fn error(e: ThroughputError) -> anyhow::Error {
         },
         e => e.into(),
     }
+}
+
+/// `udp --df` that measured nothing (datagrams above the path MTU), in
+/// the flags' words.
+pub fn blocked_by_df(b: &BlockedByDf) -> String {
+    format!(
+        "--msg-size {} with --df: nothing arrived ({} sends failed with EMSGSIZE): a {}-byte \
+         datagram is a {}-byte IPv4 packet, above the path MTU of {}, and \
+         don't-fragment forbids splitting it. Use --msg-size {}, or leave out --df to let it \
+         be fragmented",
+        b.msg_size,
+        b.failed,
+        b.msg_size,
+        b.packet(),
+        b.mtu_text(),
+        b.fits()
+    )
 }
 
 /// A `--cport` that could not be bound: the host's error, in the words
@@ -366,5 +384,28 @@ mod tests {
         );
         let key = error(Refusal::Iperf3Key.into());
         assert_eq!(crate::shared::exit::code_for(&key), 5);
+    }
+
+    #[test]
+    fn df_that_measured_nothing_is_worded_with_its_flags() {
+        let b = BlockedByDf {
+            msg_size: 2000,
+            failed: 1220,
+            path_mtu: Some(1500),
+        };
+        assert_eq!(
+            blocked_by_df(&b),
+            "--msg-size 2000 with --df: nothing arrived (1220 sends failed with EMSGSIZE): a \
+             2000-byte datagram is a 2028-byte IPv4 packet, above the path MTU of 1500 bytes, \
+             and don't-fragment forbids splitting it. Use --msg-size 1472 or less, or leave out \
+             --df to let it be fragmented"
+        );
+        assert!(!b.to_string().contains("--"), "{b}");
+        let unknown = BlockedByDf {
+            path_mtu: None,
+            ..b
+        };
+        assert!(blocked_by_df(&unknown).contains("path MTU of unknown, and"));
+        assert!(blocked_by_df(&unknown).contains("Use --msg-size smaller,"));
     }
 }

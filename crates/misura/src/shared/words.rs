@@ -23,6 +23,7 @@ use misura_rtt::{NoReplyWhy, RttError};
 use misura_run::cpuload::TooManyThreads;
 use misura_run::stamping::HardwareRequired;
 use misura_store::StoreError;
+use misura_sys::SysError;
 use misura_throughput::error::{Refusal, ThroughputError};
 use std::error::Error;
 
@@ -52,6 +53,9 @@ pub fn sentence(cause: &(dyn Error + 'static)) -> Option<String> {
     }
     if let Some(e) = cause.downcast_ref::<StoreError>() {
         return store(e);
+    }
+    if let Some(e) = cause.downcast_ref::<SysError>() {
+        return sys(e);
     }
     if let Some(e) = cause.downcast_ref::<EngineError>() {
         return engine(e);
@@ -213,6 +217,19 @@ fn store(e: &StoreError) -> Option<String> {
     }
 }
 
+/// A UDP port that could not be bound, with the flag that chooses it.
+fn sys(e: &SysError) -> Option<String> {
+    match e {
+        SysError::PrivilegedPort { port } => Some(format!(
+            "binding UDP port {port} (a privileged port; or choose a port >= 1024 with --port) needs CAP_NET_BIND_SERVICE: run as root or grant it with `setcap cap_net_bind_service+ep $(which misura)`"
+        )),
+        SysError::PortInUse { addr, source } => Some(format!(
+            "binding {addr}: the port is in use (see `ss -uanp`), or choose another with --port: {source}"
+        )),
+        _ => None,
+    }
+}
+
 fn engine(e: &EngineError) -> Option<String> {
     match e {
         EngineError::Cores(c) => Some(cores(c)),
@@ -245,6 +262,7 @@ fn rtt(e: &RttError) -> Option<String> {
     match e {
         RttError::Hardware(h) => Some(hardware(h)),
         RttError::CpuLoad(t) => Some(cpu_load(t)),
+        RttError::Sys(s) => sys(s),
         RttError::NoReply { target, why } => {
             Some(format!("no reply from {target}: {}", no_reply(why)))
         }

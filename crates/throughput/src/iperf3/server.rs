@@ -60,7 +60,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: Arc<AtomicBool>
         let (s, peer) = match listener.accept() {
             Ok(x) => x,
             Err(e) => {
-                crate::serve::accept::accept_failed(&e, shared.quiet, "misura serve --iperf3");
+                crate::serve::accept::accept_failed(&e, shared.quiet, "misura serve (iperf3)");
                 continue;
             }
         };
@@ -79,7 +79,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>, stop: Arc<AtomicBool>
                 let r = connection(s, slot, peer, local, &shared, &current, &stop);
                 if let Err(e) = r {
                     if !shared.quiet {
-                        log::warn!("misura serve --iperf3: {peer}: {}", one_line(&e));
+                        log::warn!("misura serve (iperf3): {peer}: {}", one_line(&e));
                     }
                 }
             });
@@ -189,7 +189,7 @@ fn check(p: &Params, shared: &Shared) -> Option<(i32, String)> {
         _ if (send + recv) as usize > l.max_streams => Some((
             errno::NUM_STREAMS,
             format!(
-                "{} streams is above --max-streams {}",
+                "{} streams is above the server's stream limit of {}",
                 send + recv,
                 l.max_streams
             ),
@@ -197,14 +197,17 @@ fn check(p: &Params, shared: &Shared) -> Option<(i32, String)> {
         _ if Duration::from_secs(p.time) > l.max_duration => Some((
             errno::DURATION,
             format!(
-                "{} s is above --max-duration {} s",
+                "{} s is above the server's duration limit of {} s",
                 p.time,
                 l.max_duration.as_secs()
             ),
         )),
         _ if rate > l.max_rate_bps => Some((
             errno::TOTAL_RATE,
-            format!("{rate} bit/s is above --max-rate {}", l.max_rate_bps),
+            format!(
+                "{rate} bit/s is above the server's rate limit of {} bit/s",
+                l.max_rate_bps
+            ),
         )),
         _ => None,
     }
@@ -389,7 +392,7 @@ fn run(
         } else if last_data.elapsed() > idle {
             let _ = c.write_state(State::ServerTerminate);
             reason = Some(format!(
-                "no data on any stream for {:.1} s (--idle-timeout {} s)",
+                "no data on any stream for {:.1} s (the idle timeout is {} s)",
                 idle.as_secs_f64(),
                 l.idle_timeout.as_secs()
             ));
@@ -403,7 +406,7 @@ fn run(
         if Instant::now() > limit {
             let _ = c.write_state(State::ServerTerminate);
             reason = Some(format!(
-                "no TEST_END within the test's {} s and --idle-timeout {} s",
+                "no TEST_END within the test's {} s and the idle timeout of {} s",
                 p.time,
                 l.idle_timeout.as_secs()
             ));
@@ -450,7 +453,7 @@ fn run(
     );
     if !shared.quiet {
         log::info!(
-            "misura serve --iperf3: {} {} {} streams {:.3} s: received {} B, sent {} B{}",
+            "misura serve (iperf3): {} {} {} streams {:.3} s: received {} B, sent {} B{}",
             rec.client,
             rec.kind,
             rec.streams,

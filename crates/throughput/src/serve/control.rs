@@ -174,12 +174,12 @@ fn await_control(
         }
         let begun = started();
         if !begun && now >= t.start + idle {
-            return Err("no data from the client within the idle timeout (--idle-timeout): the test was ended and its slot freed");
+            return Err("no data from the client within the server's idle timeout: the test was ended and its slot freed");
         }
         if begun && t.udp.is_some() && t.spec.server_receives() {
             let quiet_ns = t.now() - t.last_rx.load(Ordering::Relaxed).max(0);
             if quiet_ns >= idle.as_nanos() as i64 {
-                return Err("the client stopped: no datagram and no DONE within the idle timeout (--idle-timeout); the test was ended and its slot freed");
+                return Err("the client stopped: no datagram and no DONE within the server's idle timeout; the test was ended and its slot freed");
             }
         }
         let streams_gone = begun && t.udp.is_none() && t.data_active.load(Ordering::Relaxed) == 0;
@@ -192,7 +192,7 @@ fn await_control(
                 .max(0);
             let data_quiet = t.now() - last_data >= idle.as_nanos() as i64;
             if now - since >= idle || data_quiet {
-                return Err("the client stopped: its data connections ended and no DONE came within the idle timeout (--idle-timeout); the test was ended and its slot freed");
+                return Err("the client stopped: its data connections ended and no DONE came within the server's idle timeout; the test was ended and its slot freed");
             }
         } else {
             quiet_since = None;

@@ -70,8 +70,48 @@ pub fn measure(p: &UdpPlan, stop: &Arc<AtomicUsize>) -> Result<UdpReport> {
 
 /// With don't-fragment, datagrams above the path MTU never leave (every
 /// send fails with EMSGSIZE) or are dropped on the way: the test measured
-/// nothing, which is an error (exit 1), not a result of 0 bit/s.
-pub fn blocked_by_df(r: &UdpReport) -> Option<String> {
+/// nothing, which is an error (exit 1), not a result of 0 bit/s. The
+/// binary words it with its flags (`--msg-size`, `--df`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{msg_size}-byte datagrams with don't-fragment: nothing arrived ({failed} sends failed with \
+     EMSGSIZE): a {msg_size}-byte datagram is a {packet}-byte IPv4 packet, above the path MTU of \
+     {mtu}, and don't-fragment forbids splitting it. Send datagrams of {fits}, or let them be \
+     fragmented",
+    packet = self.packet(),
+    mtu = self.mtu_text(),
+    fits = self.fits()
+)]
+pub struct BlockedByDf {
+    /// The datagram size (bytes of UDP payload).
+    pub msg_size: u64,
+    /// Sends that failed with EMSGSIZE, all clients.
+    pub failed: u64,
+    /// The path MTU the kernel reported, if any.
+    pub path_mtu: Option<u32>,
+}
+
+impl BlockedByDf {
+    /// The IPv4 packet a datagram makes (UDP and IPv4 headers added).
+    pub fn packet(&self) -> u64 {
+        self.msg_size + 28
+    }
+
+    /// The path MTU as text (`1500 bytes`, or `unknown`).
+    pub fn mtu_text(&self) -> String {
+        self.path_mtu
+            .map_or("unknown".into(), |m| format!("{m} bytes"))
+    }
+
+    /// The datagram sizes that fit (`1472 or less`, or `smaller`).
+    pub fn fits(&self) -> String {
+        self.path_mtu.map_or("smaller".into(), |m| {
+            format!("{} or less", (m as u64).saturating_sub(28))
+        })
+    }
+}
+
+pub fn blocked_by_df(r: &UdpReport) -> Option<BlockedByDf> {
     let c = &r.config;
     let ran: Vec<_> = r.clients.iter().filter(|c| c.test_id.is_some()).collect();
     if !c.df || ran.is_empty() || ran.iter().any(|c| c.received_packets > 0) {
@@ -83,17 +123,11 @@ pub fn blocked_by_df(r: &UdpReport) -> Option<String> {
     if failed == 0 && mtu.is_none_or(|m| packet <= m as u64) {
         return None;
     }
-    let mtu_text = mtu.map_or("unknown".into(), |m| format!("{m} bytes"));
-    let fits = mtu.map_or("smaller".into(), |m| {
-        format!("{} or less", (m as u64).saturating_sub(28))
-    });
-    Some(format!(
-        "--msg-size {} with --df: nothing arrived ({failed} sends failed with EMSGSIZE): a {}-byte \
-         datagram is a {packet}-byte IPv4 packet, above the path MTU of {mtu_text}, and \
-         don't-fragment forbids splitting it. Use --msg-size {fits}, or leave out --df to let it \
-         be fragmented",
-        c.msg_size, c.msg_size
-    ))
+    Some(BlockedByDf {
+        msg_size: c.msg_size,
+        failed,
+        path_mtu: mtu,
+    })
 }
 
 /// A warning for a client whose datagrams all went missing, saying why

@@ -9,7 +9,7 @@ use crate::shared::client_flags::{self as client, ClientArgs, ClientsArg};
 use crate::shared::client_flags::{UdpKnobsArgs, UdpShapeArgs};
 use crate::shared::exit::Failure;
 use crate::shared::output::Finished;
-use crate::shared::throughput_words::sentence;
+use crate::shared::throughput_words::{self, sentence};
 use anyhow::Result;
 use misura_report::throughput::{write_udp_csv, write_udp_text};
 use misura_throughput::peer::Measured;
@@ -94,7 +94,7 @@ pub fn run(args: &UdpArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         Measured::Misura(r) => {
             let blocked = blocked_by_df(&r);
             if let Some(why) = &blocked {
-                eprintln!("misura: error: {why}");
+                eprintln!("misura: error: {}", throughput_words::blocked_by_df(why));
             }
             let complete = r.complete && blocked.is_none();
             client::finished(complete, r, "udp", host, write_udp_text, write_udp_csv)

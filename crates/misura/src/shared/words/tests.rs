@@ -376,3 +376,42 @@ fn a_services_refusal_keeps_its_words_and_class() {
     let line = "service data: cir: CIR+EIR is more than the link carries";
     said(e, &[line], PARAMS);
 }
+
+#[test]
+fn a_udp_port_that_cannot_be_bound_names_port_alone_and_inside_rtt() {
+    let addr: std::net::SocketAddr = "0.0.0.0:862".parse().unwrap();
+    let in_use = || SysError::PortInUse {
+        addr,
+        source: std::io::Error::from_raw_os_error(98),
+    };
+    let os = std::io::Error::from_raw_os_error(98).to_string();
+    let line = format!(
+        "binding 0.0.0.0:862: the port is in use (see `ss -uanp`), or choose another with --port: {os}"
+    );
+    said(in_use(), &[line.as_str(), os.as_str()], ERROR);
+    // reflect's listener: a step naming the address, the bind its cause.
+    let setup = RttError::Setup {
+        what: "listening on UDP 0.0.0.0:862".into(),
+        source: in_use(),
+    };
+    said(
+        setup,
+        &["listening on UDP 0.0.0.0:862", line.as_str(), os.as_str()],
+        ERROR,
+    );
+    // rtt's own socket: carried transparently.
+    said(
+        RttError::Sys(in_use()),
+        &[line.as_str(), os.as_str()],
+        ERROR,
+    );
+    assert!(!in_use().to_string().contains("--"), "{}", in_use());
+
+    let privileged = SysError::PrivilegedPort { port: 862 };
+    assert!(!privileged.to_string().contains("--"), "{privileged}");
+    let (lines, _) = printed(privileged);
+    assert_eq!(
+        lines,
+        ["binding UDP port 862 (a privileged port; or choose a port >= 1024 with --port) needs CAP_NET_BIND_SERVICE: run as root or grant it with `setcap cap_net_bind_service+ep $(which misura)`"]
+    );
+}
