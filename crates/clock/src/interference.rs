@@ -5,7 +5,7 @@
 use crate::error::MeasureError;
 use crate::error::{Knob, PlanError};
 use crate::finish::{completion, host_and_warnings_after_lock};
-use misura_measure::time::Span;
+use misura_measure::time::{Instant, Span};
 
 type Result<T, E = MeasureError> = std::result::Result<T, E>;
 use misura_cli::progress::Progress;
@@ -321,5 +321,5 @@ fn tsc_rate_over(window: Duration) -> Option<f64> {
     let (t0, r0) = take();
     std::thread::sleep(window);
     let (t1, r1) = take();
-    counter_rate_hz(t0, r0, t1, r1)
+    counter_rate_hz(t0, Instant::from_ns(r0), t1, Instant::from_ns(r1))
 }

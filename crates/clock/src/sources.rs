@@ -7,7 +7,7 @@ use crate::finish::{completion, host_and_warnings};
 use misura_cli::progress::Progress;
 use misura_cli::warnings::Warn;
 use misura_measure::clockstats::{counter_rate_hz, StepTracker};
-use misura_measure::time::Span;
+use misura_measure::time::{Instant, Span};
 use misura_report::clock::{
     ClocksourceInfo, SourceRow, SourcesConfig, SourcesFigures, SourcesReport, TscInfo,
 };
@@ -421,7 +421,12 @@ pub fn measure(plan: &SourcesPlan, stop: &AtomicUsize, quiet: bool) -> SourcesRe
     progress.done();
     let tsc_end = (misura_sys::tsc::read(), monotonic_raw_ns());
     let measured_hz = if misura_sys::tsc::AVAILABLE {
-        counter_rate_hz(tsc_start.0, tsc_start.1, tsc_end.0, tsc_end.1)
+        counter_rate_hz(
+            tsc_start.0,
+            Instant::from_ns(tsc_start.1),
+            tsc_end.0,
+            Instant::from_ns(tsc_end.1),
+        )
     } else {
         None
     };

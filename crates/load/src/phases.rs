@@ -201,10 +201,10 @@ pub fn measure(
                 phase: p.name.into(),
                 sent: i.sent,
                 lost: i.lost,
-                user_rtt_ns: i.user_ns.map(|v| v as f64),
-                network_rtt_ns: i.network_ns.map(|v| v as f64),
-                forward_ns: i.forward_ns.map(|v| v as f64),
-                backward_ns: i.backward_ns.map(|v| v as f64),
+                user_rtt_ns: i.user_rtt.map(|v| v.as_ns() as f64),
+                network_rtt_ns: i.network_rtt.map(|v| v.as_ns() as f64),
+                forward_ns: i.forward.map(|v| v.as_ns() as f64),
+                backward_ns: i.backward.map(|v| v.as_ns() as f64),
             })
         })
         .collect();

@@ -187,7 +187,7 @@ impl<'a> Session<'a> {
                             seq,
                             s,
                             r,
-                            ts_ns: 0,
+                            ts: misura_measure::time::Instant::from_ns(0),
                         },
                         sent,
                     ) {
@@ -245,7 +245,7 @@ impl<'a> Session<'a> {
                 self.report.stratum = Some(rep.stratum);
                 self.report.reference_id = Some(rep.reference_id_text());
                 self.report.precision_ns = Some(sntp::log2_to_ns(rep.precision));
-                x.ts_ns = rep.receive_timestamp.to_unix_ns();
+                x.ts = misura_measure::time::Instant::from_ns(rep.receive_timestamp.to_unix_ns());
                 self.exchanges.push(x);
                 true
             }
@@ -318,7 +318,7 @@ impl<'a> Session<'a> {
             }
         }
         if let (Some((_, a, ra)), Some((_, z, rz))) = (pairs.first(), pairs.last()) {
-            let draw = z.raw_ns - a.raw_ns;
+            let draw = (z.raw - a.raw).as_ns();
             if draw > 0 {
                 report.realtime_vs_raw_ppm = Some(((rz - ra) as f64 / draw as f64 - 1.0) * 1e6);
             }

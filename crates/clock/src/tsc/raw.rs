@@ -2,7 +2,7 @@
 //! of each short time bin kept, and the estimates made from them.
 
 use misura_cli::progress::Progress;
-use misura_measure::time::Span;
+use misura_measure::time::{Instant, Span};
 use misura_measure::tscfreq::{self, TightestPerBin, TscRawPair};
 use misura_report::tsc::{
     BoundedFrequency, FittedFrequency, RawEstimate, RawWindow, StabilityReport,
@@ -32,7 +32,7 @@ pub fn tight_pair(tries: usize, read: &mut u64) -> Option<TscRawPair> {
         }
         let p = TscRawPair {
             tsc_before: a,
-            raw_ns: raw,
+            raw: Instant::from_ns(raw),
             tsc_after: b,
         };
         if best.is_none_or(|q| p.width() < q.width()) {
