@@ -160,7 +160,7 @@ fn ptp_devices() -> Vec<misura_sys::phc::PtpDevice> {
 /// Reads every source in turn, each for at most its share of the budget.
 struct Reader<'a> {
     reads: u64,
-    per_source_ns: i64,
+    per_source: Span,
     stop: &'a AtomicUsize,
 }
 
@@ -173,7 +173,7 @@ impl Reader<'_> {
         read_batches(
             read,
             self.reads,
-            monotonic_raw_ns() + self.per_source_ns,
+            monotonic_raw_ns() + self.per_source.as_ns(),
             self.stop,
         )
     }
@@ -411,7 +411,7 @@ pub fn measure(plan: &SourcesPlan, stop: &AtomicUsize, quiet: bool) -> SourcesRe
         POSIX_CLOCKS.len() + 1 + if misura_sys::tsc::AVAILABLE { 2 } else { 0 } + ptp.len();
     let reader = Reader {
         reads: plan.reads,
-        per_source_ns: budget_ns / n_sources as i64,
+        per_source: Span::from_ns(budget_ns / n_sources as i64),
         stop,
     };
     let bracket = bracket_ns();
@@ -459,7 +459,7 @@ pub fn measure(plan: &SourcesPlan, stop: &AtomicUsize, quiet: bool) -> SourcesRe
         config: SourcesConfig {
             reads_per_source: plan.reads,
             batch: BATCH as u32,
-            time_per_source_ns: reader.per_source_ns,
+            time_per_source_ns: reader.per_source.as_ns(),
             cost_method: format!(
                 "batches of {BATCH} back-to-back reads timed with CLOCK_MONOTONIC_RAW, the empty bracket ({bracket} ns) subtracted, divided by {BATCH}; median and p99 over the batches"
             ),

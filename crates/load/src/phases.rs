@@ -98,7 +98,7 @@ fn probe(
 ) -> Result<Probed, LoadError> {
     let args = rtt_request(a, ns, offset_ns, a.timeout.span())?;
     let start = t0.elapsed().as_secs_f64();
-    let rr = crate::rr::start(a, 0, ns, stop);
+    let rr = crate::rr::start(a, Span::ZERO, ns, stop);
     let m = probe(&args, stop);
     let rr = crate::rr::join(rr);
     let m = m.map_err(LoadError::Probe)?;
@@ -152,7 +152,12 @@ pub fn measure(
         // load took hold they would complete by the thousand and outnumber
         // the loaded ones, so they start once the load is established.
         let settle = RR_SETTLE_NS.min(a.duration.ns / 4);
-        let rr = crate::rr::start(a, settle, probe_ns - LOAD_LEAD_NS - settle, stop);
+        let rr = crate::rr::start(
+            a,
+            Span::from_ns(settle),
+            probe_ns - LOAD_LEAD_NS - settle,
+            stop,
+        );
         let m = probes
             .join()
             .map_err(|_| LoadError::Panicked {

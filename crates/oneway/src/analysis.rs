@@ -59,7 +59,7 @@ impl Group {
 pub struct AnalysisPlan {
     pub sizes: Vec<usize>,
     pub link: LinkModel,
-    pub threshold_ns: Option<i64>,
+    pub threshold: Option<Span>,
     /// Calibration run: record Mil = Mul − C and kernel − C.
     pub calibrating: bool,
     /// Measurement with a calibration: Amil lines for Msl.
@@ -204,9 +204,9 @@ fn consume(
         per_size: plan
             .sizes
             .iter()
-            .map(|_| Group::new(plan.threshold_ns))
+            .map(|_| Group::new(plan.threshold.map(Span::as_ns)))
             .collect(),
-        overall: Group::new(plan.threshold_ns),
+        overall: Group::new(plan.threshold.map(Span::as_ns)),
         tx_window: Summary::new(),
         rx_window: Summary::new(),
         received: 0,

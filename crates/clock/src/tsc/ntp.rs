@@ -94,7 +94,7 @@ struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    fn open(server: &'a str, interval_ns: i64, stop: &'a AtomicUsize) -> Result<Session<'a>> {
+    fn open(server: &'a str, interval: Span, stop: &'a AtomicUsize) -> Result<Session<'a>> {
         let addr = resolve_server(server)?;
         let bind = if addr.is_ipv4() {
             SocketAddr::from(([0u8; 4], 0))
@@ -111,7 +111,7 @@ impl<'a> Session<'a> {
             server,
             sock,
             addr,
-            timeout: Duration::from_nanos(interval_ns.min(1_000_000_000) as u64),
+            timeout: Duration::from_nanos(interval.as_ns().min(1_000_000_000) as u64),
             stop,
             report: NtpReport {
                 server: server.to_string(),
@@ -361,10 +361,11 @@ pub fn run(
     progress: &mut Progress,
     freq_hint: f64,
 ) -> Result<NtpRun> {
-    let mut s = Session::open(&plan.server, plan.interval.as_ns(), stop)?;
+    let mut s = Session::open(&plan.server, plan.interval, stop)?;
     let t0 = monotonic_raw_ns();
     for seq in 0..plan.count {
-        sleep_until_raw(t0 + seq as i64 * plan.interval.as_ns(), stop);
+        let at = t0 + seq as i64 * plan.interval.as_ns();
+        sleep_until_raw(misura_measure::time::Instant::from_ns(at), stop);
         if s.stopped() {
             break;
         }
