@@ -449,7 +449,8 @@ mod tests {
 
     /// Pairs with brackets `w` ticks wide around the raw instant, the raw
     /// read at a random place inside.
-    fn pair(rng: &mut SmallRng, t_ns: i64, w: u64) -> TscRawPair {
+    fn pair(rng: &mut SmallRng, t: Span, w: u64) -> TscRawPair {
+        let t_ns = t.as_ns();
         let at = rng.random_range(0..=w);
         let tsc = 1_000_000_000_000u64 + (t_ns as f64 * F / 1e9) as u64;
         TscRawPair {
@@ -471,7 +472,7 @@ mod tests {
             (2_100_000, 80),
             (3_000_000, 10),
         ] {
-            let accepted = b.offer(pair(&mut rng, t, w));
+            let accepted = b.offer(pair(&mut rng, Span::from_ns(t), w));
             assert_eq!(accepted, t < 3_000_000);
         }
         let kept: Vec<u64> = b.pairs().iter().map(TscRawPair::width).collect();
@@ -485,7 +486,7 @@ mod tests {
         let pairs: Vec<TscRawPair> = (0..200)
             .map(|k| {
                 let (jitter, w) = (rng.random_range(0..1000), rng.random_range(40..400));
-                pair(&mut rng, k * 10_000_000 + jitter, w)
+                pair(&mut rng, Span::from_ns(k * 10_000_000 + jitter), w)
             })
             .collect();
         let e = endpoint_estimate(&pairs[0], &pairs[199]).unwrap();
@@ -519,7 +520,7 @@ mod tests {
         let pairs: Vec<TscRawPair> = (0..200)
             .map(|k| {
                 let t = k * 10_000_000;
-                let mut p = pair(&mut rng, t, 100);
+                let mut p = pair(&mut rng, Span::from_ns(t), 100);
                 let extra = if k >= 100 {
                     ((t - 1_000_000_000) as f64 * F / 1e9 * 50e-6) as u64
                 } else {
