@@ -235,7 +235,7 @@ impl DurationArg {
             min: Span::from_ns(min_ns),
             max: Span::MAX,
         };
-        Period::within(self.ns, bounds).map_err(|e| self.period_failure(flag, e))
+        Period::within(self.span(), bounds).map_err(|e| self.period_failure(flag, e))
     }
 
     /// A period's bound this duration missed, as the sentence naming

@@ -5,7 +5,7 @@
 use crate::error::MeasureError;
 use crate::error::{Knob, PlanError};
 use crate::finish::{completion, host_and_warnings_after_lock};
-use misura_measure::time::Span;
+use misura_measure::time::{Instant, Span};
 
 type Result<T, E = MeasureError> = std::result::Result<T, E>;
 use misura_cli::progress::Progress;
@@ -36,7 +36,7 @@ const CHUNK: u32 = 1024;
 
 fn read_loop<F: FnMut() -> i64>(
     mut read: F,
-    duration_ns: i64,
+    duration: Span,
     gaps: usize,
     stop: &AtomicUsize,
     progress: &mut Progress,
@@ -49,7 +49,7 @@ fn read_loop<F: FnMut() -> i64>(
             t.read(read());
         }
         let span = t.span_ns();
-        if span >= duration_ns || stop.load(Ordering::Relaxed) != 0 {
+        if span >= duration.as_ns() || stop.load(Ordering::Relaxed) != 0 {
             return t;
         }
         if span >= next_tick {
@@ -70,7 +70,7 @@ fn read_loop<F: FnMut() -> i64>(
 /// The runs the flags ask for, the clock resolved (the TSC's rate measured).
 #[derive(Debug, Clone)]
 pub struct InterferencePlan {
-    duration_ns: i64,
+    duration: Span,
     clock_name: String,
     source: Source,
     resolution_ns: f64,
@@ -135,7 +135,7 @@ impl InterferencePlan {
             return Err(PlanError::CompareWithoutLoad);
         }
         Ok(InterferencePlan {
-            duration_ns: r.duration.as_ns(),
+            duration: r.duration,
             clock_name,
             source,
             resolution_ns,
@@ -159,7 +159,7 @@ impl InterferencePlan {
         match self.source {
             Source::Posix(c) => read_loop(
                 || now_ns(c.id),
-                self.duration_ns,
+                self.duration,
                 self.gaps,
                 stop,
                 progress,
@@ -169,7 +169,7 @@ impl InterferencePlan {
                 let base = misura_sys::tsc::read();
                 read_loop(
                     || (misura_sys::tsc::read().wrapping_sub(base) as f64 * scale) as i64,
-                    self.duration_ns,
+                    self.duration,
                     self.gaps,
                     stop,
                     progress,
@@ -209,7 +209,7 @@ fn one_run(
         label: label.into(),
         load_threads: n,
         load_cpus,
-        complete: tracker.span_ns() >= plan.duration_ns,
+        complete: tracker.span_ns() >= plan.duration.as_ns(),
         elapsed_s: elapsed,
         reads: tracker.reads(),
         reads_per_s: tracker.reads() as f64 / elapsed.max(1e-9),
@@ -249,7 +249,7 @@ pub fn measure(
     let mut warnings = Vec::new();
     let (allowed, memory_locked) = place_loop(plan.cpu, &mut warnings)?;
     let total =
-        Duration::from_nanos((plan.duration_ns as u64).saturating_mul(plan.runs.len() as u64));
+        Duration::from_nanos((plan.duration.as_ns() as u64).saturating_mul(plan.runs.len() as u64));
     let mut progress = Progress::new(quiet, Some(total));
     let mut runs = Vec::new();
     for &r in &plan.runs {
@@ -290,7 +290,7 @@ pub fn measure(
         host,
         config: InterferenceConfig {
             clock: plan.clock_name.clone(),
-            duration_ns: plan.duration_ns,
+            duration_ns: plan.duration.as_ns(),
             cpu: plan.cpu,
             load_threads: plan.load,
             compare: plan.compare,
@@ -321,5 +321,5 @@ fn tsc_rate_over(window: Duration) -> Option<f64> {
     let (t0, r0) = take();
     std::thread::sleep(window);
     let (t1, r1) = take();
-    counter_rate_hz(t0, r0, t1, r1)
+    counter_rate_hz(t0, Instant::from_ns(r0), t1, Instant::from_ns(r1))
 }

@@ -7,7 +7,7 @@ use crate::finish::{completion, host_and_warnings};
 use misura_cli::progress::Progress;
 use misura_cli::warnings::Warn;
 use misura_measure::clockstats::{counter_rate_hz, StepTracker};
-use misura_measure::time::Span;
+use misura_measure::time::{Instant, Span};
 use misura_report::clock::{
     ClocksourceInfo, SourceRow, SourcesConfig, SourcesFigures, SourcesReport, TscInfo,
 };
@@ -160,7 +160,7 @@ fn ptp_devices() -> Vec<misura_sys::phc::PtpDevice> {
 /// Reads every source in turn, each for at most its share of the budget.
 struct Reader<'a> {
     reads: u64,
-    per_source_ns: i64,
+    per_source: Span,
     stop: &'a AtomicUsize,
 }
 
@@ -173,7 +173,7 @@ impl Reader<'_> {
         read_batches(
             read,
             self.reads,
-            monotonic_raw_ns() + self.per_source_ns,
+            monotonic_raw_ns() + self.per_source.as_ns(),
             self.stop,
         )
     }
@@ -411,7 +411,7 @@ pub fn measure(plan: &SourcesPlan, stop: &AtomicUsize, quiet: bool) -> SourcesRe
         POSIX_CLOCKS.len() + 1 + if misura_sys::tsc::AVAILABLE { 2 } else { 0 } + ptp.len();
     let reader = Reader {
         reads: plan.reads,
-        per_source_ns: budget_ns / n_sources as i64,
+        per_source: Span::from_ns(budget_ns / n_sources as i64),
         stop,
     };
     let bracket = bracket_ns();
@@ -421,7 +421,12 @@ pub fn measure(plan: &SourcesPlan, stop: &AtomicUsize, quiet: bool) -> SourcesRe
     progress.done();
     let tsc_end = (misura_sys::tsc::read(), monotonic_raw_ns());
     let measured_hz = if misura_sys::tsc::AVAILABLE {
-        counter_rate_hz(tsc_start.0, tsc_start.1, tsc_end.0, tsc_end.1)
+        counter_rate_hz(
+            tsc_start.0,
+            Instant::from_ns(tsc_start.1),
+            tsc_end.0,
+            Instant::from_ns(tsc_end.1),
+        )
     } else {
         None
     };
@@ -454,7 +459,7 @@ pub fn measure(plan: &SourcesPlan, stop: &AtomicUsize, quiet: bool) -> SourcesRe
         config: SourcesConfig {
             reads_per_source: plan.reads,
             batch: BATCH as u32,
-            time_per_source_ns: reader.per_source_ns,
+            time_per_source_ns: reader.per_source.as_ns(),
             cost_method: format!(
                 "batches of {BATCH} back-to-back reads timed with CLOCK_MONOTONIC_RAW, the empty bracket ({bracket} ns) subtracted, divided by {BATCH}; median and p99 over the batches"
             ),

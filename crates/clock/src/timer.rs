@@ -8,7 +8,7 @@ use crate::finish::{completion, host_and_warnings_after_lock};
 type Result<T, E = MeasureError> = std::result::Result<T, E>;
 use misura_cli::progress::Progress;
 use misura_cli::warnings::Warn;
-use misura_measure::time::Span;
+use misura_measure::time::{Instant, Span};
 use misura_report::clock::{TimerConfig, TimerFigures, TimerReport};
 use misura_report::LoopTuning;
 use misura_report::Warning;
@@ -144,7 +144,7 @@ fn wake_loop(plan: &TimerPlan, stop: &AtomicUsize, progress: &mut Progress) -> R
     let mut next = start + plan.r.interval.as_ns();
     let mut next_tick = start + 1_000_000_000;
     while next <= end && stop.load(Ordering::Relaxed) == 0 {
-        if sleep_until_monotonic(next)? == Wake::Interrupted {
+        if sleep_until_monotonic(Instant::from_ns(next))? == Wake::Interrupted {
             w.interrupted += 1;
             continue;
         }

@@ -346,7 +346,7 @@ fn receive(
             c.foreign += 1;
             return;
         }
-        let stamp = f.stamp_ns;
+        let stamp = f.stamp_at.map(|t| t.as_ns());
         let stream = h.stream();
         if stream == MEASURE_STREAM {
             // Measured on the latency stream's own socket.

@@ -16,7 +16,7 @@
 //! side's (syscall, qdisc, driver) is still in; it is named so in the result.
 
 use crate::error::EngineError;
-use misura_measure::time::Instant;
+use misura_measure::time::{Instant, Span};
 use misura_report::load::RxClockFacts;
 use misura_run::phc_tracker::{PhcConverter, PhcTracker, ToSystem};
 use misura_sys::phc_cross::CrossMethod;
@@ -95,7 +95,7 @@ impl RxClock {
         CoreClock {
             converter: self.converter.clone(),
             model: None,
-            next_refresh: 0,
+            next_refresh: Instant::from_ns(0),
             u95_max: 0.0,
         }
     }
@@ -126,7 +126,7 @@ impl RxClock {
 pub struct CoreClock {
     converter: PhcConverter,
     model: Option<ToSystem>,
-    next_refresh: i64,
+    next_refresh: Instant,
     /// The largest uncertainty of a conversion this core made.
     pub u95_max: f64,
 }
@@ -136,8 +136,8 @@ impl CoreClock {
     /// points. `now` is the loop's clock read of this turn.
     #[inline]
     pub fn to_sys(&mut self, phc: i64, now: Instant) -> Option<i64> {
-        if now.as_ns() >= self.next_refresh {
-            self.refresh(now.as_ns());
+        if now >= self.next_refresh {
+            self.refresh(now);
         }
         Some(self.model.as_ref()?.to_sys(phc))
     }
@@ -147,13 +147,15 @@ impl CoreClock {
     /// uncertainty over the span this copy will serve, once here instead
     /// of per frame.
     #[cold]
-    fn refresh(&mut self, now: i64) {
+    fn refresh(&mut self, now: Instant) {
         let Some(m) = self.converter.rx_snapshot() else {
-            self.next_refresh = now + 1_000_000;
+            self.next_refresh = now + Span::from_millis(1);
             return;
         };
-        self.next_refresh = now + REFRESH_NS;
-        let u = m.u95_ns(now).max(m.u95_ns(self.next_refresh));
+        self.next_refresh = now + Span::from_ns(REFRESH_NS);
+        let u = m
+            .u95_ns(now.as_ns())
+            .max(m.u95_ns(self.next_refresh.as_ns()));
         self.u95_max = self.u95_max.max(u);
         self.model = Some(m);
     }

@@ -6,6 +6,7 @@ use crate::error::ExchangeError;
 use crate::frames::{send_all, set_seq, INITIATOR_DATA, TRIGGER};
 use crate::plan::ExchangePlan;
 use crate::port::Port;
+use misura_measure::time::Span;
 
 type Result<T, E = ExchangeError> = std::result::Result<T, E>;
 use misura_cli::meta::{meta, now_rfc3339};
@@ -45,14 +46,14 @@ fn cycle(
     port: &Port,
     frames: &mut Frames,
     k: u64,
-    timeout_ns: i64,
+    timeout: Span,
     buf: &mut [u8],
     p: &mut Phases,
 ) -> Result<bool> {
     set_seq(&mut frames.trigger, k);
     set_seq(&mut frames.data, k);
     let start = realtime_ns();
-    let deadline = start + timeout_ns;
+    let deadline = start + timeout.as_ns();
     if !send_all(&port.sock, &frames.trigger, deadline)? {
         p.timeouts += 1;
         return Ok(false);
@@ -85,7 +86,7 @@ fn cycle(
 /// postponed to the next period (no catch-up). Returns the phases and the
 /// stop reason.
 fn cycles(a: &ExchangePlan, port: &Port, stop: &AtomicUsize) -> Result<(Phases, StopReason)> {
-    let (period_ns, timeout_ns) = (a.period.as_ns(), a.timeout.as_ns());
+    let period_ns = a.period.as_ns();
     let session = (realtime_ns() as u64 ^ std::process::id() as u64) as u32;
     let mut frames = Frames {
         trigger: port.frame(session, TRIGGER, a.trigger)?,
@@ -115,7 +116,7 @@ fn cycles(a: &ExchangePlan, port: &Port, stop: &AtomicUsize) -> Result<(Phases, 
         while realtime_ns() < due {
             std::hint::spin_loop();
         }
-        if !cycle(port, &mut frames, k, timeout_ns, &mut buf, &mut p)? {
+        if !cycle(port, &mut frames, k, a.timeout, &mut buf, &mut p)? {
             continue;
         }
         due += period_ns;

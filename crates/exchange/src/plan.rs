@@ -81,7 +81,7 @@ impl ExchangePlan {
                 min: Span::from_ns(MIN_PERIOD_NS),
                 max: Span::MAX,
             };
-            Period::within(span.as_ns(), bounds).map_err(|_| PlanError::TooShort {
+            Period::within(span, bounds).map_err(|_| PlanError::TooShort {
                 knob,
                 min: Span::from_ns(MIN_PERIOD_NS),
             })?;

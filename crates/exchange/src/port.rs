@@ -76,8 +76,8 @@ impl Port {
             let n = st.len.min(buf.len());
             if let Some((TRIGGER, seq, _)) = classify(&buf[..n], self.mine, self.ethertype) {
                 if seq == k {
-                    tx.0 = tx.0.or(st.software_ns);
-                    tx.1 = tx.1.or(st.hardware_ns);
+                    tx.0 = tx.0.or(st.software.map(|t| t.as_ns()));
+                    tx.1 = tx.1.or(st.hardware.map(|t| t.as_ns()));
                 }
             }
         }
@@ -104,7 +104,10 @@ impl Port {
                     classify(&buf[..n], self.peer, self.ethertype)
                 {
                     if seq == k {
-                        got = Some((rx2, (m.software_ns, m.hardware_ns)));
+                        got = Some((
+                            rx2,
+                            (m.software.map(|t| t.as_ns()), m.hardware.map(|t| t.as_ns())),
+                        ));
                     }
                 }
             }

@@ -302,7 +302,7 @@ impl Io<'_> {
                 }
             };
             let user_rx = realtime_ns();
-            let rx = m.software_ns.unwrap_or_else(|| {
+            let rx = m.software.map(Instant::as_ns).unwrap_or_else(|| {
                 tally.counts.rx_user_clock += 1;
                 user_rx
             });
@@ -328,9 +328,9 @@ impl Io<'_> {
         for _ in 0..64 {
             match self.sock.recv_tx_timestamp() {
                 Ok(Some(st)) => {
-                    if let Some(ns) = st.software_ns {
+                    if let Some(at) = st.software {
                         if let Some(seq) = self.id_seq[st.id as usize % ID_RING].take() {
-                            tally.tx_stamp(seq, Instant::from_ns(ns));
+                            tally.tx_stamp(seq, at);
                         }
                     }
                 }

@@ -77,7 +77,7 @@ impl Plan {
     /// Checks every bound of the request, once.
     pub fn new(r: Request) -> Result<Plan, Error> {
         let interval = r.period.unwrap_or(DEFAULT_PERIOD);
-        Period::within(interval.as_ns(), BOUNDS).map_err(|_| Error::PeriodOutOfRange {
+        Period::within(interval, BOUNDS).map_err(|_| Error::PeriodOutOfRange {
             period: interval,
             max: MAX_INTERVAL,
         })?;

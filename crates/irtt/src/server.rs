@@ -103,7 +103,7 @@ pub fn run(sock: &UdpTsSocket, r: &mut Reflector, stop: &dyn Fn() -> bool) -> Se
         };
         // The receive stamp: the kernel's, on both clocks (the monotonic
         // one shifted by the realtime−monotonic offset read just now).
-        let rx = match m.software_ns {
+        let rx = match m.software.map(Instant::as_ns) {
             Some(k) => Time {
                 wall_ns: k,
                 mono_ns: (now.mono_ns - (now.wall_ns - k)).max(1),
@@ -150,7 +150,7 @@ fn drain(sock: &UdpTsSocket, rx_of: &[i64; TX_RING], turnaround: &mut Summary) {
     for _ in 0..TX_RING {
         match sock.recv_tx_timestamp() {
             Ok(Some(st)) => {
-                if let Some(tx) = st.software_ns {
+                if let Some(tx) = st.software.map(Instant::as_ns) {
                     let rx = rx_of[st.id as usize % TX_RING];
                     if rx > 0 && tx >= rx {
                         turnaround.record(tx - rx);

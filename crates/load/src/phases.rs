@@ -98,7 +98,7 @@ fn probe(
 ) -> Result<Probed, LoadError> {
     let args = rtt_request(a, ns, offset_ns, a.timeout.span())?;
     let start = t0.elapsed().as_secs_f64();
-    let rr = crate::rr::start(a, 0, ns, stop);
+    let rr = crate::rr::start(a, Span::ZERO, ns, stop);
     let m = probe(&args, stop);
     let rr = crate::rr::join(rr);
     let m = m.map_err(LoadError::Probe)?;
@@ -152,7 +152,12 @@ pub fn measure(
         // load took hold they would complete by the thousand and outnumber
         // the loaded ones, so they start once the load is established.
         let settle = RR_SETTLE_NS.min(a.duration.ns / 4);
-        let rr = crate::rr::start(a, settle, probe_ns - LOAD_LEAD_NS - settle, stop);
+        let rr = crate::rr::start(
+            a,
+            Span::from_ns(settle),
+            probe_ns - LOAD_LEAD_NS - settle,
+            stop,
+        );
         let m = probes
             .join()
             .map_err(|_| LoadError::Panicked {
@@ -201,10 +206,10 @@ pub fn measure(
                 phase: p.name.into(),
                 sent: i.sent,
                 lost: i.lost,
-                user_rtt_ns: i.user_ns.map(|v| v as f64),
-                network_rtt_ns: i.network_ns.map(|v| v as f64),
-                forward_ns: i.forward_ns.map(|v| v as f64),
-                backward_ns: i.backward_ns.map(|v| v as f64),
+                user_rtt_ns: i.user_rtt.map(|v| v.as_ns() as f64),
+                network_rtt_ns: i.network_rtt.map(|v| v.as_ns() as f64),
+                forward_ns: i.forward.map(|v| v.as_ns() as f64),
+                backward_ns: i.backward.map(|v| v.as_ns() as f64),
             })
         })
         .collect();

@@ -6,6 +6,7 @@ use crate::error::PlanError;
 use crate::plan::{LoadPlan, RrFlags};
 use misura_cli::exit::BoxedError;
 use misura_report::under_load::{Percentiles, RrPhase};
+use misura_rtt::plan::Span;
 use misura_throughput::error::Refusal;
 use misura_throughput::rr::{self, RrPlan};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -36,10 +37,10 @@ pub fn check(a: &LoadPlan) -> Result<(), PlanError> {
 }
 
 /// Start a phase's transactions in their own thread (unpinned, like the
-/// load), `delay_ns` from now, for `ns`; `None` without `--rr`.
+/// load), `delay` from now, for `ns`; `None` without `--rr`.
 pub fn start(
     a: &LoadPlan,
-    delay_ns: i64,
+    delay: Span,
     ns: i64,
     stop: &Arc<AtomicUsize>,
 ) -> Option<JoinHandle<RrPhase>> {
@@ -50,7 +51,7 @@ pub fn start(
     let (stop, word) = (stop.clone(), a.refusal_words);
     Some(std::thread::spawn(move || {
         let _ = misura_sys::sched::unpin();
-        let until = Instant::now() + Duration::from_nanos(delay_ns.max(0) as u64);
+        let until = Instant::now() + delay.to_std();
         while Instant::now() < until && stop.load(Ordering::Relaxed) == 0 {
             std::thread::sleep(Duration::from_millis(10));
         }

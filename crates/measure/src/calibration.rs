@@ -11,6 +11,7 @@
 //! The same arithmetic applies to the kernel-timestamp latency, with the
 //! kernel's stamps in place of the user windows.
 
+use crate::time::Span;
 use misura_stats::{FitError, LinearFit};
 use serde::{Deserialize, Serialize};
 
@@ -179,14 +180,14 @@ impl CalibrationLine {
     }
 }
 
-/// Internal latency of one frame on a cable: `Mil = Mul0 − C`, in ns.
-pub fn internal_latency(mul0_ns: i64, wire_time_ps: u64) -> i64 {
-    mul0_ns - ps_to_ns(wire_time_ps)
+/// Internal latency of one frame on a cable: `Mil = Mul0 − C`.
+pub fn internal_latency(mul0: Span, wire_time_ps: u64) -> Span {
+    Span::from_ns(mul0.as_ns() - ps_to_ns(wire_time_ps))
 }
 
-/// SUT latency of one frame: `Msl = Mul − Amil(P) − C`, in ns.
-pub fn sut_latency(mul_ns: i64, amil_ns: f64, wire_time_ps: u64) -> i64 {
-    (mul_ns as f64 - amil_ns - wire_time_ps as f64 / 1000.0).round() as i64
+/// SUT latency of one frame: `Msl = Mul − Amil(P) − C` (`amil_ns` in ns).
+pub fn sut_latency(mul: Span, amil_ns: f64, wire_time_ps: u64) -> Span {
+    Span::from_ns((mul.as_ns() as f64 - amil_ns - wire_time_ps as f64 / 1000.0).round() as i64)
 }
 
 fn ps_to_ns(ps: u64) -> i64 {
@@ -308,7 +309,8 @@ mod tests {
     #[test]
     fn per_frame_arithmetic() {
         // Mul0 = 10 µs for a minimum frame at 100 Mb/s (C = 5.76 µs).
-        assert_eq!(internal_latency(10_000, 5_760_000), 4_240);
-        assert_eq!(sut_latency(20_000, 4_240.0, 5_760_000), 10_000);
+        let ns = Span::from_ns;
+        assert_eq!(internal_latency(ns(10_000), 5_760_000), ns(4_240));
+        assert_eq!(sut_latency(ns(20_000), 4_240.0, 5_760_000), ns(10_000));
     }
 }

@@ -5,6 +5,7 @@
 //! Memory is fixed when a tracker is made: a [`Summary`] for the steps and
 //! the `n` longest gaps, whatever the number of reads.
 
+use crate::time::Instant;
 use misura_stats::Summary;
 use serde::{Deserialize, Serialize};
 
@@ -171,9 +172,9 @@ impl StepTracker {
 }
 
 /// A counter's rate (Hz) from two simultaneous readings of it and of a
-/// nanosecond reference clock; None if the reference did not advance.
-pub fn counter_rate_hz(counter0: u64, ref0_ns: i64, counter1: u64, ref1_ns: i64) -> Option<f64> {
-    let dt = ref1_ns - ref0_ns;
+/// reference clock; None if the reference did not advance.
+pub fn counter_rate_hz(counter0: u64, ref0: Instant, counter1: u64, ref1: Instant) -> Option<f64> {
+    let dt = (ref1 - ref0).as_ns();
     (dt > 0).then(|| counter1.wrapping_sub(counter0) as f64 * 1e9 / dt as f64)
 }
 
@@ -269,9 +270,13 @@ mod tests {
 
     #[test]
     fn rate() {
-        assert_eq!(counter_rate_hz(1000, 0, 3_001_000, 1_000_000), Some(3e9));
-        assert_eq!(counter_rate_hz(0, 5, 10, 5), None);
+        let at = Instant::from_ns;
+        assert_eq!(
+            counter_rate_hz(1000, at(0), 3_001_000, at(1_000_000)),
+            Some(3e9)
+        );
+        assert_eq!(counter_rate_hz(0, at(5), 10, at(5)), None);
         // The counter may wrap.
-        assert_eq!(counter_rate_hz(u64::MAX, 0, 9, 10), Some(1e9));
+        assert_eq!(counter_rate_hz(u64::MAX, at(0), 9, at(10)), Some(1e9));
     }
 }

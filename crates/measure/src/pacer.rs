@@ -32,7 +32,7 @@
 
 pub mod margin;
 
-use crate::time::Instant;
+use crate::time::{Instant, Span};
 use margin::WakeMargin;
 use misura_stats::Summary;
 use serde::{Deserialize, Serialize};
@@ -109,9 +109,12 @@ pub struct PacerFigures {
     pub burst_units: u64,
     /// Sleeps that ended at their target, and how late (p50, p99, max).
     pub wakeups: u64,
-    pub wake_late_p50_ns: Option<i64>,
-    pub wake_late_p99_ns: Option<i64>,
-    pub wake_late_max_ns: Option<i64>,
+    #[serde(rename = "wake_late_p50_ns")]
+    pub wake_late_p50: Option<Span>,
+    #[serde(rename = "wake_late_p99_ns")]
+    pub wake_late_p99: Option<Span>,
+    #[serde(rename = "wake_late_max_ns")]
+    pub wake_late_max: Option<Span>,
     /// The margin at the end of the run, and its largest value.
     #[serde(rename = "wake_margin_ns")]
     pub margin_ns: u64,
@@ -120,19 +123,24 @@ pub struct PacerFigures {
     /// Time spent polling in [`Step::Spin`].
     pub spin_ns: u64,
     /// Gaps between consecutive sends, p50 and p99.
-    pub gap_p50_ns: Option<i64>,
-    pub gap_p99_ns: Option<i64>,
+    #[serde(rename = "gap_p50_ns")]
+    pub gap_p50: Option<Span>,
+    #[serde(rename = "gap_p99_ns")]
+    pub gap_p99: Option<Span>,
     /// Send time − due time of each unit, p50, p99, max.
-    pub behind_p50_ns: Option<i64>,
-    pub behind_p99_ns: Option<i64>,
-    pub behind_max_ns: Option<i64>,
+    #[serde(rename = "behind_p50_ns")]
+    pub behind_p50: Option<Span>,
+    #[serde(rename = "behind_p99_ns")]
+    pub behind_p99: Option<Span>,
+    #[serde(rename = "behind_max_ns")]
+    pub behind_max: Option<Span>,
 }
 
 /// A paced sender's schedule and its decisions (module documentation).
 #[derive(Clone)]
 pub struct Pacer {
     cfg: PacerConfig,
-    start_ns: i64,
+    start: Instant,
     /// Bits of one unit × 10⁹: unit `k` is due `k · this / rate` ns in.
     unit_bit_ns: u128,
     /// Next unit to hand out.
@@ -149,9 +157,8 @@ pub struct Pacer {
 }
 
 impl Pacer {
-    /// A pacer whose unit 0 is due at `start_ns`.
+    /// A pacer whose unit 0 is due at `start`.
     pub fn new(cfg: PacerConfig, start: Instant) -> Pacer {
-        let start_ns = start.as_ns();
         let unit_bit_ns = cfg.unit_bytes.max(1) as u128 * 8 * 1_000_000_000;
         let target_gap_ns = if cfg.rate_bps > 0 {
             unit_bit_ns as f64 / cfg.rate_bps as f64
@@ -160,7 +167,7 @@ impl Pacer {
         };
         Pacer {
             cfg,
-            start_ns,
+            start,
             unit_bit_ns,
             next: 0,
             last_burst: None,
@@ -183,16 +190,17 @@ impl Pacer {
     /// When unit `k` is due (absolute ns).
     pub fn due_ns(&self, k: u64) -> i64 {
         if self.cfg.rate_bps == 0 {
-            return self.start_ns;
+            return self.start.as_ns();
         }
         let off = k as u128 * self.unit_bit_ns / self.cfg.rate_bps as u128;
-        self.start_ns
-            .saturating_add(i64::try_from(off).unwrap_or(i64::MAX))
+        self.start
+            .saturating_add(Span::from_ns(i64::try_from(off).unwrap_or(i64::MAX)))
+            .as_ns()
     }
 
     /// How many units are due at `t`: the k with `due_ns(k) ≤ t`.
     pub fn due_by(&self, t: i64) -> u64 {
-        let el = t - self.start_ns;
+        let el = t - self.start.as_ns();
         if el < 0 {
             return 0;
         }
@@ -292,14 +300,14 @@ impl Pacer {
         run.end_run();
         PacerFigures {
             margin_ns: self.margin.ns(),
-            wake_late_p50_ns: self.wake_late.quantile(0.5),
-            wake_late_p99_ns: self.wake_late.quantile(0.99),
-            wake_late_max_ns: self.wake_late.max(),
-            gap_p50_ns: self.gaps.quantile(0.5),
-            gap_p99_ns: self.gaps.quantile(0.99),
-            behind_p50_ns: self.behind.quantile(0.5),
-            behind_p99_ns: self.behind.quantile(0.99),
-            behind_max_ns: self.behind.max(),
+            wake_late_p50: self.wake_late.quantile(0.5).map(Span::from_ns),
+            wake_late_p99: self.wake_late.quantile(0.99).map(Span::from_ns),
+            wake_late_max: self.wake_late.max().map(Span::from_ns),
+            gap_p50: self.gaps.quantile(0.5).map(Span::from_ns),
+            gap_p99: self.gaps.quantile(0.99).map(Span::from_ns),
+            behind_p50: self.behind.quantile(0.5).map(Span::from_ns),
+            behind_p99: self.behind.quantile(0.99).map(Span::from_ns),
+            behind_max: self.behind.max().map(Span::from_ns),
             ..run.fig
         }
     }

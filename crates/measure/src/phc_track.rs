@@ -26,6 +26,7 @@
 //! half-width of the points' sandwiches; 0 for `PTP_SYS_OFFSET_PRECISE`).
 //! This module is pure: samples and stamps are passed in.
 
+use crate::time::{Instant, Span};
 use misura_stats::{LineEstimate, StreamingLine, Summary};
 use serde::{Deserialize, Serialize};
 
@@ -129,12 +130,12 @@ impl ClockTrack {
         Some(ClockFit {
             points: l.n,
             rejected_rounds: self.rejected,
-            span_ns: self.last_sys - self.first_sys.unwrap_or(self.last_sys),
+            span: Span::from_ns(self.last_sys - self.first_sys.unwrap_or(self.last_sys)),
             offset_ns: l.at(at_sys),
             drift_ppm: l.b * 1e6,
             drift_se_ppm: l.se_b() * 1e6,
             residual_ns: l.s,
-            median_half_width_ns: self.median_half_width(),
+            median_half_width: Span::from_ns(self.median_half_width()),
         })
     }
 }
@@ -147,7 +148,8 @@ pub struct ClockFit {
     /// Rounds refused (sandwich inverted or wider than 1 ms).
     pub rejected_rounds: u64,
     /// System time from the first to the last point.
-    pub span_ns: i64,
+    #[serde(rename = "span_ns")]
+    pub span: Span,
     /// `phc − system time` at the run's middle.
     pub offset_ns: f64,
     /// Frequency against system time, parts per million.
@@ -157,14 +159,15 @@ pub struct ClockFit {
     /// Residual standard deviation of the points about the line.
     pub residual_ns: f64,
     /// Median half-width of the sandwiches (0 for the precise method).
-    pub median_half_width_ns: i64,
+    #[serde(rename = "median_half_width_ns")]
+    pub median_half_width: Span,
 }
 
 /// A time converted from the RX clock to the TX clock, with its ≈95 %
 /// uncertainty.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Converted {
-    pub tx_clock_ns: i64,
+    pub tx_clock: Instant,
     pub u95_ns: f64,
 }
 
@@ -203,7 +206,7 @@ impl PhcPair {
         let (lt, lr) = (self.tx.line()?, self.rx.line()?);
         let sys = ClockTrack::to_sys(&lr, rx_phc);
         Some(Converted {
-            tx_clock_ns: ClockTrack::from_sys(&lt, sys),
+            tx_clock: Instant::from_ns(ClockTrack::from_sys(&lt, sys)),
             u95_ns: self.u95(&lt, &lr, sys).0,
         })
     }
@@ -271,7 +274,7 @@ mod tests {
         let ta = t + 2_000_000;
         let rx = ta - 3_000_000 + ((ta - 1_000_000_000) as f64 * -8e-6) as i64;
         let c = p.rx_to_tx(rx).unwrap();
-        let latency = c.tx_clock_ns - tx;
+        let latency = c.tx_clock.as_ns() - tx;
         // 2 ms in system time is 2 ms·(1 + 12 ppm) in TX clock time.
         assert!((latency - 2_000_024).abs() <= 3, "{latency}");
         let fit = p.describe(t).unwrap();
@@ -282,7 +285,7 @@ mod tests {
             "{}",
             fit.offset_ns
         );
-        assert_eq!(fit.tx.median_half_width_ns, 200);
+        assert_eq!(fit.tx.median_half_width, Span::from_ns(200));
         assert!((fit.sandwich_bound_ns - 400.0).abs() < 1.0);
         assert!(c.u95_ns >= 400.0 && c.u95_ns < 410.0, "{}", c.u95_ns);
     }
@@ -298,7 +301,7 @@ mod tests {
             p.rx.add_round(&round(sys, 0, 0.0, 1000, 1.0)).unwrap();
         }
         let c = p.rx_to_tx(3_000_000_000).unwrap();
-        let err = (c.tx_clock_ns - 3_000_000_000).abs() as f64;
+        let err = (c.tx_clock.as_ns() - 3_000_000_000).abs() as f64;
         assert!(err > 900.0, "the skew shows: {err}");
         assert!(err <= c.u95_ns, "{err} within {}", c.u95_ns);
     }

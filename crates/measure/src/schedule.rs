@@ -44,7 +44,7 @@ pub fn check_period(period: Span) -> Result<Period, String> {
         min: Span::from_ns(MIN_PERIOD_NS),
         max: Span::MAX,
     };
-    Period::within(period.as_ns(), keeps).map_err(|_| unkept(period))
+    Period::within(period, keeps).map_err(|_| unkept(period))
 }
 
 /// Why a schedule cannot keep `period`, in words.

@@ -34,14 +34,14 @@
 //! Long: two estimators and their statistics, then their tests on synthetic
 //! clocks (about a third of the file).
 
-use crate::time::Span;
+use crate::time::{Instant, Span};
 use misura_stats::LinearFit;
 
 /// One back-to-back read: TSC, then CLOCK_MONOTONIC_RAW, then TSC.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct TscRawPair {
     pub tsc_before: u64,
-    pub raw_ns: i64,
+    pub raw: Instant,
     pub tsc_after: u64,
 }
 
@@ -64,9 +64,9 @@ impl TscRawPair {
 /// ignored): memory stays bounded however long the loop runs.
 #[derive(Clone, Debug)]
 pub struct TightestPerBin {
-    bin_ns: i64,
+    bin: Span,
     max_bins: usize,
-    origin_ns: Option<i64>,
+    origin: Option<Instant>,
     bins: Vec<Option<TscRawPair>>,
     offered: u64,
 }
@@ -74,9 +74,9 @@ pub struct TightestPerBin {
 impl TightestPerBin {
     pub fn new(bin: Span, max_bins: usize) -> TightestPerBin {
         TightestPerBin {
-            bin_ns: bin.as_ns().max(1),
+            bin: Span::from_ns(bin.as_ns().max(1)),
             max_bins,
-            origin_ns: None,
+            origin: None,
             bins: Vec::new(),
             offered: 0,
         }
@@ -84,8 +84,8 @@ impl TightestPerBin {
 
     /// Offers a pair; returns false when it falls past the last bin.
     pub fn offer(&mut self, p: TscRawPair) -> bool {
-        let origin = *self.origin_ns.get_or_insert(p.raw_ns);
-        let k = (p.raw_ns - origin).div_euclid(self.bin_ns);
+        let origin = *self.origin.get_or_insert(p.raw);
+        let k = (p.raw - origin).as_ns().div_euclid(self.bin.as_ns());
         if k < 0 || k as usize >= self.max_bins {
             return false;
         }
@@ -133,7 +133,7 @@ impl BoundedFrequency {
 /// to ± half its bracket, the raw reading to 1 ns (it is truncated), so
 /// `|δf|/f ≤ ((w_a + w_b)/2)/ΔTSC + 1 ns/ΔRAW`. None if `b` is not later.
 pub fn endpoint_estimate(a: &TscRawPair, b: &TscRawPair) -> Option<BoundedFrequency> {
-    let span_ns = b.raw_ns - a.raw_ns;
+    let span_ns = (b.raw - a.raw).as_ns();
     let dtsc = (b.mid2() - a.mid2()) as f64 / 2.0;
     if span_ns <= 0 || dtsc <= 0.0 {
         return None;
@@ -188,7 +188,7 @@ pub fn fit_estimate(pairs: &[TscRawPair]) -> Option<FittedFrequency> {
         .iter()
         .map(|p| {
             (
-                (p.raw_ns - first.raw_ns) as f64,
+                (p.raw - first.raw).as_ns() as f64,
                 (p.mid2() - first.mid2()) as f64 / 2.0,
             )
         })
@@ -214,25 +214,25 @@ pub fn window_estimates(pairs: &[TscRawPair], n: usize) -> Vec<WindowFrequency> 
     let (Some(first), Some(last)) = (pairs.first(), pairs.last()) else {
         return Vec::new();
     };
-    let total = last.raw_ns - first.raw_ns;
+    let total = (last.raw - first.raw).as_ns();
     if n == 0 || total <= 0 {
         return Vec::new();
     }
     let mut out = Vec::new();
     for k in 0..n {
-        let lo = first.raw_ns + (total as i128 * k as i128 / n as i128) as i64;
-        let hi = first.raw_ns + (total as i128 * (k as i128 + 1) / n as i128) as i64;
+        let lo = first.raw + Span::from_ns((total as i128 * k as i128 / n as i128) as i64);
+        let hi = first.raw + Span::from_ns((total as i128 * (k as i128 + 1) / n as i128) as i64);
         let w: Vec<&TscRawPair> = pairs
             .iter()
-            .filter(|p| p.raw_ns >= lo && (p.raw_ns < hi || (k + 1 == n && p.raw_ns <= hi)))
+            .filter(|p| p.raw >= lo && (p.raw < hi || (k + 1 == n && p.raw <= hi)))
             .collect();
         if w.len() < 2 {
             continue;
         }
         if let Some(est) = endpoint_estimate(w[0], w[w.len() - 1]) {
             out.push(WindowFrequency {
-                start: Span::from_ns(lo - first.raw_ns),
-                end: Span::from_ns(hi - first.raw_ns),
+                start: lo - first.raw,
+                end: hi - first.raw,
                 pairs: w.len(),
                 estimate: est,
             });
@@ -296,7 +296,7 @@ pub struct NtpExchange {
     /// TSC just after the reply was received.
     pub r: u64,
     /// The server's Receive Timestamp, ns on the server's timescale.
-    pub ts_ns: i64,
+    pub ts: Instant,
 }
 
 impl NtpExchange {
@@ -327,7 +327,7 @@ pub fn pair_estimate(
     server_precision_ns: f64,
 ) -> Option<PairEstimate> {
     let dm = (j.mid2() - i.mid2()) as f64 / 2.0;
-    let dts = j.ts_ns - i.ts_ns;
+    let dts = (j.ts - i.ts).as_ns();
     if dm <= 0.0 || dts <= 0 {
         return None;
     }
@@ -399,10 +399,10 @@ pub fn min_rtt_estimate(
     }
     let pair = pair?;
     let fit = if selected.len() >= 3 {
-        let (m0, t0) = (selected[0].mid2(), selected[0].ts_ns);
+        let (m0, t0) = (selected[0].mid2(), selected[0].ts);
         let pts: Vec<(f64, f64)> = selected
             .iter()
-            .map(|e| ((e.ts_ns - t0) as f64, (e.mid2() - m0) as f64 / 2.0))
+            .map(|e| ((e.ts - t0).as_ns() as f64, (e.mid2() - m0) as f64 / 2.0))
             .collect();
         fit_line(&pts)
     } else {
@@ -449,12 +449,13 @@ mod tests {
 
     /// Pairs with brackets `w` ticks wide around the raw instant, the raw
     /// read at a random place inside.
-    fn pair(rng: &mut SmallRng, t_ns: i64, w: u64) -> TscRawPair {
+    fn pair(rng: &mut SmallRng, t: Span, w: u64) -> TscRawPair {
+        let t_ns = t.as_ns();
         let at = rng.random_range(0..=w);
         let tsc = 1_000_000_000_000u64 + (t_ns as f64 * F / 1e9) as u64;
         TscRawPair {
             tsc_before: tsc - at,
-            raw_ns: 5_000_000_000 + t_ns,
+            raw: Instant::from_ns(5_000_000_000 + t_ns),
             tsc_after: tsc - at + w,
         }
     }
@@ -471,7 +472,7 @@ mod tests {
             (2_100_000, 80),
             (3_000_000, 10),
         ] {
-            let accepted = b.offer(pair(&mut rng, t, w));
+            let accepted = b.offer(pair(&mut rng, Span::from_ns(t), w));
             assert_eq!(accepted, t < 3_000_000);
         }
         let kept: Vec<u64> = b.pairs().iter().map(TscRawPair::width).collect();
@@ -485,7 +486,7 @@ mod tests {
         let pairs: Vec<TscRawPair> = (0..200)
             .map(|k| {
                 let (jitter, w) = (rng.random_range(0..1000), rng.random_range(40..400));
-                pair(&mut rng, k * 10_000_000 + jitter, w)
+                pair(&mut rng, Span::from_ns(k * 10_000_000 + jitter), w)
             })
             .collect();
         let e = endpoint_estimate(&pairs[0], &pairs[199]).unwrap();
@@ -519,7 +520,7 @@ mod tests {
         let pairs: Vec<TscRawPair> = (0..200)
             .map(|k| {
                 let t = k * 10_000_000;
-                let mut p = pair(&mut rng, t, 100);
+                let mut p = pair(&mut rng, Span::from_ns(t), 100);
                 let extra = if k >= 100 {
                     ((t - 1_000_000_000) as f64 * F / 1e9 * 50e-6) as u64
                 } else {
@@ -577,7 +578,7 @@ mod tests {
                     seq: k as u64,
                     s: tick(t),
                     r: tick(arrive + 5_000.0 + back + host),
-                    ts_ns: (offset_ns + arrive * (1.0 + skew) + noise) as i64,
+                    ts: Instant::from_ns((offset_ns + arrive * (1.0 + skew) + noise) as i64),
                 }
             })
             .collect()

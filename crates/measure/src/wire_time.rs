@@ -7,6 +7,7 @@
 //! tag adds 4 bytes; frames sent back to back are also separated by the 12-byte
 //! inter-frame gap, which counts for the link's capacity but not for `C`.
 
+use crate::time::Span;
 use misura_wire::ethernet::{INTER_FRAME_GAP, PREAMBLE_SFD_LEN};
 use serde::{Deserialize, Serialize};
 
@@ -83,13 +84,9 @@ impl LinkModel {
         Some((mean_slot_ps / gamma / 1000.0).ceil().max(1.0) as i64)
     }
 
-    /// The offered load Γ of a given period (ns) for these payloads.
-    pub fn load_of_period(
-        &self,
-        payloads: &[usize],
-        period_ns: i64,
-        frames_per_period: u32,
-    ) -> f64 {
+    /// The offered load Γ of a given period for these payloads.
+    pub fn load_of_period(&self, payloads: &[usize], period: Span, frames_per_period: u32) -> f64 {
+        let period_ns = period.as_ns();
         if payloads.is_empty() || period_ns <= 0 {
             return 0.0;
         }
@@ -144,9 +141,9 @@ mod tests {
         // Γ = 1 at the slot time, Γ = 0.1 at ten times it.
         // 67.2 ns rounds up: 68 ns offers 98.8 %, never more than the link.
         assert_eq!(link.period_for_load(&[46], 1.0), Some(68));
-        assert!(link.load_of_period(&[46], 68, 1) <= 1.0);
+        assert!(link.load_of_period(&[46], Span::from_ns(68), 1) <= 1.0);
         let p = link.period_for_load(&[46], 0.1).unwrap();
-        assert!((link.load_of_period(&[46], p, 1) - 0.1).abs() < 0.01);
+        assert!((link.load_of_period(&[46], Span::from_ns(p), 1) - 0.1).abs() < 0.01);
         assert_eq!(link.period_for_load(&[46], 1.5), None);
     }
 }

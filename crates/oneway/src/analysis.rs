@@ -6,6 +6,7 @@
 use crate::error::{OnewayError, Result};
 use crossbeam_queue::ArrayQueue;
 use misura_cli::outfile::RowLog;
+use misura_measure::time::Span;
 use misura_measure::{calibration, CalibrationLine, FrameRecord, LinkModel};
 use misura_report::frames;
 use misura_run::phc_tracker::PhcConverter;
@@ -58,7 +59,7 @@ impl Group {
 pub struct AnalysisPlan {
     pub sizes: Vec<usize>,
     pub link: LinkModel,
-    pub threshold_ns: Option<i64>,
+    pub threshold: Option<Span>,
     /// Calibration run: record Mil = Mul − C and kernel − C.
     pub calibrating: bool,
     /// Measurement with a calibration: Amil lines for Msl.
@@ -121,18 +122,19 @@ fn add(g: &mut Group, f: &FrameRecord, wire_ps: u64, plan: &AnalysisPlan, d: Der
         g.kernel.record(k);
         if plan.calibrating {
             g.kernel_internal
-                .record(calibration::internal_latency(k, wire_ps));
+                .record(calibration::internal_latency(Span::from_ns(k), wire_ps).as_ns());
         }
     }
     if let Some(h) = d.hw {
         g.hardware.record(h);
         if plan.calibrating {
             g.hardware_internal
-                .record(calibration::internal_latency(h, wire_ps));
+                .record(calibration::internal_latency(Span::from_ns(h), wire_ps).as_ns());
         }
     }
     if plan.calibrating {
-        g.mil.record(calibration::internal_latency(mul, wire_ps));
+        g.mil
+            .record(calibration::internal_latency(Span::from_ns(mul), wire_ps).as_ns());
     }
     if let Some(m) = d.msl {
         g.msl.record(m);
@@ -202,9 +204,9 @@ fn consume(
         per_size: plan
             .sizes
             .iter()
-            .map(|_| Group::new(plan.threshold_ns))
+            .map(|_| Group::new(plan.threshold.map(Span::as_ns)))
             .collect(),
-        overall: Group::new(plan.threshold_ns),
+        overall: Group::new(plan.threshold.map(Span::as_ns)),
         tx_window: Summary::new(),
         rx_window: Summary::new(),
         received: 0,
@@ -247,7 +249,8 @@ fn consume(
                 }
                 let sut = |line: &Option<CalibrationLine>, v: Option<i64>| {
                     let (line, v) = (line.as_ref()?, v?);
-                    Some(calibration::sut_latency(v, line.at(p as f64), wire_ps[si]))
+                    let v = Span::from_ns(v);
+                    Some(calibration::sut_latency(v, line.at(p as f64), wire_ps[si]).as_ns())
                 };
                 d.msl = sut(&plan.user_line, f.mul());
                 d.ksl = sut(&plan.kernel_line, f.kernel_latency());
@@ -301,7 +304,10 @@ fn hardware_latency(f: &FrameRecord, plan: &AnalysisPlan) -> (Option<i64>, Optio
     match &plan.phc {
         None => (f.hw_latency(), None),
         Some(c) => match c.rx_to_tx(rx) {
-            Some(conv) => (Some(conv.tx_clock_ns - tx), Some(conv.u95_ns.ceil() as i64)),
+            Some(conv) => (
+                Some(conv.tx_clock.as_ns() - tx),
+                Some(conv.u95_ns.ceil() as i64),
+            ),
             None => (None, None),
         },
     }

@@ -14,6 +14,7 @@ use super::warmup::Warmup;
 use misura_cli::meta::meta;
 use misura_cli::warnings::Warn;
 use misura_measure::oneway_session::OnewayCounters;
+use misura_measure::time::Span;
 use misura_report::model::summary::buckets;
 use misura_report::Warning;
 use misura_report::*;
@@ -129,8 +130,8 @@ fn evidence(m: &Measured, host: &HostFingerprint) -> Evidence {
     Evidence {
         rx_stamped: a.received - a.rx_stamp_missing,
         rx_inside_send: a.rx_inside_send,
-        mul_median_ns: a.overall.mul.quantile(0.5),
-        kernel_median_ns: a.overall.kernel.quantile(0.5),
+        mul_median: a.overall.mul.quantile(0.5).map(Span::from_ns),
+        kernel_median: a.overall.kernel.quantile(0.5).map(Span::from_ns),
         run: Conditions {
             pinned: m.tuning.cpu.is_some(),
             host_busy: host.load.as_ref().map(|l| l.mean_busy),

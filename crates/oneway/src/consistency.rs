@@ -7,6 +7,7 @@
 //! (hardware, then kernel, then the user windows). Pure: the fits and a few
 //! of the run's counts in, a [`SutConsistency`] out.
 
+use misura_measure::time::Span;
 use misura_report::{
     CalibrationLine, CalibrationUse, SutAgreement, SutCause, SutConsistency, SutDisagreement,
     SutEstimate, SutResult, SutSource,
@@ -21,8 +22,8 @@ pub struct Evidence {
     /// `send()` (TX2): the frame crossed the SUT inside `send()`.
     pub rx_inside_send: u64,
     /// Medians over all frames of `Mul` and of the kernel latency.
-    pub mul_median_ns: Option<i64>,
-    pub kernel_median_ns: Option<i64>,
+    pub mul_median: Option<Span>,
+    pub kernel_median: Option<Span>,
     /// How this run's loop ran, and the calibration's (from its profile).
     pub run: Conditions,
     pub calibration: Option<Conditions>,
@@ -229,7 +230,11 @@ fn causes(ev: &Evidence, user_differs: bool) -> Vec<SutCause> {
             ),
         ));
     }
-    if let (true, Some(m), Some(k)) = (user_differs, ev.mul_median_ns, ev.kernel_median_ns) {
+    let (mul, kernel) = (
+        ev.mul_median.map(Span::as_ns),
+        ev.kernel_median.map(Span::as_ns),
+    );
+    if let (true, Some(m), Some(k)) = (user_differs, mul, kernel) {
         if m < k {
             out.push(cause(
                 "mul-below-kernel",

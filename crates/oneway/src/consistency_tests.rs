@@ -92,8 +92,8 @@ fn veth_evidence() -> Evidence {
     Evidence {
         rx_stamped: 10_000,
         rx_inside_send: 10_000,
-        mul_median_ns: Some(1432),
-        kernel_median_ns: Some(1482),
+        mul_median: Some(Span::from_ns(1432)),
+        kernel_median: Some(Span::from_ns(1482)),
         run: pinned(1.0),
         calibration: Some(pinned(1.0)),
         profile_mismatches: vec![],
@@ -236,8 +236,8 @@ fn causes_follow_the_evidence() {
     let ev = Evidence {
         rx_stamped: 100,
         rx_inside_send: 0,
-        mul_median_ns: Some(2000),
-        kernel_median_ns: Some(1800),
+        mul_median: Some(Span::from_ns(2000)),
+        kernel_median: Some(Span::from_ns(1800)),
         run: Conditions {
             pinned: false,
             host_busy: Some(0.95),

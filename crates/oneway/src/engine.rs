@@ -136,8 +136,7 @@ impl<'a> Turn<'a> {
             match self.ports.tx.recv_tx_timestamp(&mut self.err_buf) {
                 Ok(Some(st)) => {
                     let n = st.len.min(self.err_buf.len());
-                    let (sw, hw) = (st.software_ns, st.hardware_ns);
-                    let (sw, hw) = (sw.map(Instant::from_ns), hw.map(Instant::from_ns));
+                    let (sw, hw) = (st.software, st.hardware);
                     session.handle_tx_stamp(&self.err_buf[..n], sw, hw);
                 }
                 Ok(None) => {
@@ -168,8 +167,8 @@ impl<'a> Turn<'a> {
             let n = meta.len.min(self.rx_buf.len());
             let meta = RxMeta {
                 rx2,
-                software: meta.software_ns.map(Instant::from_ns),
-                hardware: meta.hardware_ns.map(Instant::from_ns),
+                software: meta.software,
+                hardware: meta.hardware,
                 outgoing: meta.outgoing,
             };
             session.handle_received(&self.rx_buf[..n], meta);

@@ -7,6 +7,7 @@
 
 use misura_cli::outfile::CannotWrite;
 use misura_engine::EngineError;
+use misura_measure::time::Span;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
 use misura_wire::WireError;
@@ -84,10 +85,10 @@ pub enum RequestError {
     RateNotPositive { rate: f64 },
     #[error("the period must be at least 1 ns")]
     PeriodTooShort,
-    /// More than an hour between frames; `period_ns` is between patterns.
-    #[error("{:.3e} s between frames is more than the longest allowed (1 hour, {frames_per_period} frame(s) per hour)", *period_ns as f64 / 1e9)]
+    /// More than an hour between frames; `period` is between patterns.
+    #[error("{:.3e} s between frames is more than the longest allowed (1 hour, {frames_per_period} frame(s) per hour)", period.as_secs_f64())]
     PeriodTooLong {
-        period_ns: i64,
+        period: Span,
         frames_per_period: u32,
     },
     #[error("{rate_fps:.0} frames/s offers {:.0} % of the {} Mb/s link, more than it carries: use at most {max_fps:.0} frames/s for these sizes", offered_load * 100.0, link_bps / 1_000_000)]

@@ -38,6 +38,7 @@ use misura_cli::meta::now_rfc3339;
 use misura_cli::outfile::RowLog;
 use misura_cli::warnings::Warn;
 use misura_measure::oneway_session::OnewayCounters;
+use misura_measure::time::Span;
 use misura_report::OnewayReport;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -121,7 +122,7 @@ pub fn measure(
         AnalysisPlan {
             sizes: cfg.sizes.clone(),
             link: cfg.link.into(),
-            threshold_ns: cfg.threshold_ns,
+            threshold: cfg.threshold_ns.map(Span::from_ns),
             calibrating: mode == Mode::Calibrate,
             user_line: calibration.map(|c| c.profile.user.clone().into()),
             kernel_line: calibration.and_then(|c| c.profile.kernel.clone().map(Into::into)),

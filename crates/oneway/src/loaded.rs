@@ -108,12 +108,12 @@ impl LatencyHook for Hook<'_> {
 
 /// The latency stream's plan: the one-way plan at 1/N of the rate, for the
 /// trial's length.
-pub fn latency_plan(mut plan: OnewayPlan, every: u64, duration_ns: i64) -> OnewayPlan {
+pub fn latency_plan(mut plan: OnewayPlan, every: u64, duration: Span) -> OnewayPlan {
     plan.period = plan.period.times(every);
     plan.late_tolerance = plan.period.span() - Span::from_ns(1);
     plan.count = None;
-    plan.duration = Some(Span::from_ns(duration_ns));
-    plan.expected_frames = Some((duration_ns / plan.period.as_ns()) as u64);
+    plan.duration = Some(duration);
+    plan.expected_frames = Some((duration.as_ns() / plan.period.as_ns()) as u64);
     plan
 }
 
@@ -168,7 +168,7 @@ pub fn run(
     let cfg = &r.config;
     let duration = duration_ns(r);
     let every = decided.every;
-    let lplan = latency_plan(plan.clone(), every, duration);
+    let lplan = latency_plan(plan.clone(), every, Span::from_ns(duration));
     let load_rate = cfg.rate_fps * (1.0 - 1.0 / every as f64);
     let spec = TrialSpec {
         flows: vec![Flow {

@@ -159,7 +159,7 @@ pub fn resolve(req: &Request, default_sizes: &[usize], mode: Mode) -> Result<Res
     let fpp = req.pattern.frames_per_period();
     let period = period(req.pace, &link, &sizes, fpp)?;
     let period_ns = period.as_ns();
-    let offered_load = offered_load(&link, &sizes, period_ns, fpp)?;
+    let offered_load = offered_load(&link, &sizes, period.span(), fpp)?;
     let rate_fps = 1e9 * fpp as f64 / period_ns as f64;
     let count = match (req.count, req.duration) {
         (Some(n), _) => Some(n),
@@ -290,28 +290,29 @@ fn interface_link_rate(
 
 /// The sending period: given, from the rate, or from the offered load Γ.
 fn period(pace: Pace, link: &LinkModel, sizes: &[usize], fpp: u32) -> Result<Period, RequestError> {
-    let period_ns = match pace {
-        Pace::Period(p) => p.as_ns(),
+    let period = match pace {
+        Pace::Period(p) => p,
         Pace::Rate(r) => {
             if !(r > 0.0 && r.is_finite()) {
                 return Err(RequestError::RateNotPositive { rate: r });
             }
-            (1e9 * fpp as f64 / r).round() as i64
+            Span::from_ns((1e9 * fpp as f64 / r).round() as i64)
         }
-        Pace::Load(gamma) => link
-            .period_for_load(sizes, gamma)
-            .map(|p| p * fpp as i64)
-            .unwrap_or(1),
+        Pace::Load(gamma) => Span::from_ns(
+            link.period_for_load(sizes, gamma)
+                .map(|p| p * fpp as i64)
+                .unwrap_or(1),
+        ),
     };
     // Any positive period, up to an hour between frames.
     let bounds = PeriodBounds {
         min: Span::from_ns(1),
         max: HOUR,
     };
-    Period::within(period_ns, bounds).map_err(|e| match e {
+    Period::within(period, bounds).map_err(|e| match e {
         PeriodError::TooShort { .. } => RequestError::PeriodTooShort,
         PeriodError::TooLong { .. } => RequestError::PeriodTooLong {
-            period_ns,
+            period,
             frames_per_period: fpp,
         },
     })
@@ -321,17 +322,17 @@ fn period(pace: Pace, link: &LinkModel, sizes: &[usize], fpp: u32) -> Result<Per
 fn offered_load(
     link: &LinkModel,
     sizes: &[usize],
-    period_ns: i64,
+    period: Span,
     fpp: u32,
 ) -> Result<f64, RequestError> {
-    let offered_load = link.load_of_period(sizes, period_ns, fpp);
+    let offered_load = link.load_of_period(sizes, period, fpp);
     if offered_load > 1.0 {
         let max_fps = sizes
             .iter()
             .map(|&p| link.max_frame_rate(p))
             .fold(f64::INFINITY, f64::min);
         return Err(RequestError::OverLink {
-            rate_fps: 1e9 * fpp as f64 / period_ns as f64,
+            rate_fps: 1e9 * fpp as f64 / period.as_ns() as f64,
             offered_load,
             link_bps: link.rate_bps,
             max_fps,
@@ -406,7 +407,7 @@ mod tests {
         out.push(period(Pace::Rate(0.0), &GIGABIT, &[46], 1).unwrap_err());
         out.push(period(Pace::Period(Span::ZERO), &GIGABIT, &[46], 1).unwrap_err());
         out.push(period(Pace::Rate(1e-9), &GIGABIT, &[46], 1).unwrap_err());
-        out.push(offered_load(&GIGABIT, &[46], 500, 1).unwrap_err());
+        out.push(offered_load(&GIGABIT, &[46], Span::from_ns(500), 1).unwrap_err());
         out
     }
 
@@ -446,9 +447,7 @@ mod tests {
             1_000
         );
         let sizes = [46, 1500];
-        let p = period(Pace::Load(0.1), &GIGABIT, &sizes, 1)
-            .unwrap()
-            .as_ns();
+        let p = period(Pace::Load(0.1), &GIGABIT, &sizes, 1).unwrap().span();
         let gamma = offered_load(&GIGABIT, &sizes, p, 1).unwrap();
         assert!((gamma - 0.1).abs() < 1e-3, "Γ = {gamma}");
     }
@@ -475,7 +474,7 @@ mod tests {
             );
         }
         // 64-byte frames at 1 Gb/s: at most 1 488 095 frames/s.
-        let e = offered_load(&GIGABIT, &[46], 500, 1)
+        let e = offered_load(&GIGABIT, &[46], Span::from_ns(500), 1)
             .unwrap_err()
             .to_string();
         assert!(

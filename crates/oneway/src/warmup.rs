@@ -69,8 +69,8 @@ pub fn warm_up(
                     .map_err(OnewayError::step("reading the TX timestamp"))?
                 {
                     got_tx = true;
-                    tx_stamped |= st.software_ns.is_some() || st.hardware_ns.is_some();
-                    if st.hardware_ns.is_some() {
+                    tx_stamped |= st.software.is_some() || st.hardware.is_some();
+                    if st.hardware.is_some() {
                         got_hw = true;
                         w.tx_hw_seen += 1;
                     }
@@ -90,7 +90,7 @@ pub fn warm_up(
                     {
                         if s == seq {
                             got_rx = true;
-                            rx_stamped = meta.software_ns.is_some();
+                            rx_stamped = meta.software.is_some();
                         }
                     }
                 }

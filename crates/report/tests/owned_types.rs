@@ -5,6 +5,7 @@
 //! method's type changes, this test says the two have parted, and the
 //! report's type is the one the JSON keeps.
 
+use misura_measure::time::Span;
 use misura_measure::{calibration, clockstats, pacer, phc_track, reflector, wire_time};
 use misura_report::model::{
     calibration as owned_calibration, clock, clock_fit, pacing, reflect, schedule, summary,
@@ -135,17 +136,17 @@ fn pacer_figures() {
         max_burst: 4,
         burst_units: 5,
         wakeups: 6,
-        wake_late_p50_ns: Some(7),
-        wake_late_p99_ns: Some(8),
-        wake_late_max_ns: None,
+        wake_late_p50: Some(Span::from_ns(7)),
+        wake_late_p99: Some(Span::from_ns(8)),
+        wake_late_max: None,
         margin_ns: 10,
         margin_max_ns: 11,
         spin_ns: 12,
-        gap_p50_ns: Some(13),
-        gap_p99_ns: Some(14),
-        behind_p50_ns: Some(-15),
-        behind_p99_ns: Some(16),
-        behind_max_ns: Some(17),
+        gap_p50: Some(Span::from_ns(13)),
+        gap_p99: Some(Span::from_ns(14)),
+        behind_p50: Some(Span::from_ns(-15)),
+        behind_p99: Some(Span::from_ns(16)),
+        behind_max: Some(Span::from_ns(17)),
     });
     same_json::<_, pacing::PacerFigures>(pacer::PacerFigures::default());
 }
@@ -154,12 +155,12 @@ fn clock_fit(k: i64) -> phc_track::ClockFit {
     phc_track::ClockFit {
         points: 40 + k as u64,
         rejected_rounds: k as u64,
-        span_ns: 9_000_000_000 + k,
+        span: Span::from_ns(9_000_000_000 + k),
         offset_ns: -37.25 * k as f64,
         drift_ppm: 1.5 + k as f64,
         drift_se_ppm: 0.003,
         residual_ns: 11.75,
-        median_half_width_ns: 250 + k,
+        median_half_width: Span::from_ns(250 + k),
     }
 }
 

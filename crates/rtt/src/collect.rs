@@ -30,8 +30,8 @@ pub struct Group {
 }
 
 impl Group {
-    pub fn new(threshold: Option<i64>) -> Group {
-        let s = || Summary::with_threshold(threshold);
+    pub fn new(threshold: Option<Span>) -> Group {
+        let s = || Summary::with_threshold(threshold.map(Span::as_ns));
         Group {
             sent: 0,
             lost: 0,
@@ -91,7 +91,7 @@ impl Group {
 
 /// Everything derived from released probes.
 pub struct Collector {
-    threshold_ns: Option<i64>,
+    threshold: Option<Span>,
     pub per_size: Vec<Group>,
     pub overall: Group,
     interval: Group,
@@ -124,27 +124,27 @@ pub struct IntervalPoint {
     pub end: Instant,
     pub sent: u64,
     pub lost: u64,
-    pub user_ns: Option<i64>,
-    pub network_ns: Option<i64>,
-    pub forward_ns: Option<i64>,
-    pub backward_ns: Option<i64>,
+    pub user_rtt: Option<Span>,
+    pub network_rtt: Option<Span>,
+    pub forward: Option<Span>,
+    pub backward: Option<Span>,
 }
 
 impl Collector {
     /// Starts the per-probe log (opened by `run` before anything is sent).
     pub fn new(
         sizes: usize,
-        threshold_ns: Option<i64>,
+        threshold: Option<Span>,
         mut frames: Option<RowLog>,
     ) -> Result<Collector> {
         if let Some(log) = frames.as_mut() {
             log.row(|w| writeln!(w, "{PROBES_HEADER}"));
         }
         Ok(Collector {
-            threshold_ns,
-            per_size: (0..sizes).map(|_| Group::new(threshold_ns)).collect(),
-            overall: Group::new(threshold_ns),
-            interval: Group::new(threshold_ns),
+            threshold,
+            per_size: (0..sizes).map(|_| Group::new(threshold)).collect(),
+            overall: Group::new(threshold),
+            interval: Group::new(threshold),
             tracker: OffsetTracker::new(10, 4096),
             frames,
             frames_error: None,
@@ -244,7 +244,7 @@ impl Collector {
                 med(l.network_rtt.as_ref())
             );
         }
-        self.interval = Group::new(self.threshold_ns);
+        self.interval = Group::new(self.threshold);
     }
 
     /// Lets the per-probe log reach its file at least once a second.
@@ -257,7 +257,7 @@ impl Collector {
     /// Bin the series by send time from `origin` (CLOCK_REALTIME), every
     /// `every`; a probe is released at most `lag` after its send.
     pub fn bin_series(&mut self, origin: Instant, every: Span, lag: Span) {
-        self.bins = Some(SendBins::new(origin, every, lag, self.threshold_ns));
+        self.bins = Some(SendBins::new(origin, every, lag, self.threshold));
     }
 
     /// Flushes the per-probe log and keeps its first write error, if any;
@@ -281,7 +281,7 @@ pub struct SendBins {
     origin: Instant,
     every: Span,
     lag: Span,
-    threshold_ns: Option<i64>,
+    threshold: Option<Span>,
     /// Open bins by index, oldest first.
     open: VecDeque<(i64, Group)>,
     /// Bins below this index are closed; a record for one (released later
@@ -290,13 +290,13 @@ pub struct SendBins {
 }
 
 impl SendBins {
-    pub fn new(origin: Instant, every: Span, lag: Span, threshold_ns: Option<i64>) -> SendBins {
+    pub fn new(origin: Instant, every: Span, lag: Span, threshold: Option<Span>) -> SendBins {
         let every = every.max(Span::from_ns(1));
         SendBins {
             origin,
             every,
             lag: lag.max(Span::ZERO) + every,
-            threshold_ns,
+            threshold,
             open: VecDeque::new(),
             next_k: 0,
         }
@@ -310,11 +310,11 @@ impl SendBins {
         let at = match self.open.iter().position(|(j, _)| *j >= k) {
             Some(i) if self.open[i].0 == k => i,
             Some(i) => {
-                self.open.insert(i, (k, Group::new(self.threshold_ns)));
+                self.open.insert(i, (k, Group::new(self.threshold)));
                 i
             }
             None => {
-                self.open.push_back((k, Group::new(self.threshold_ns)));
+                self.open.push_back((k, Group::new(self.threshold)));
                 self.open.len() - 1
             }
         };
@@ -363,15 +363,15 @@ impl SendBins {
 /// A group's medians as a point of the series ending at `end`.
 pub fn point(end: Instant, g: &Group) -> IntervalPoint {
     let l = g.latencies();
-    let med = |s: Option<&SummarySnapshot>| s.and_then(|s| s.median_ns);
+    let med = |s: Option<&SummarySnapshot>| s.and_then(|s| s.median_ns).map(Span::from_ns);
     IntervalPoint {
         end,
         sent: g.sent,
         lost: g.lost,
-        user_ns: med(Some(&l.user_rtt)),
-        network_ns: med(l.network_rtt.as_ref()),
-        forward_ns: med(l.forward.as_ref()),
-        backward_ns: med(l.backward.as_ref()),
+        user_rtt: med(Some(&l.user_rtt)),
+        network_rtt: med(l.network_rtt.as_ref()),
+        forward: med(l.forward.as_ref()),
+        backward: med(l.backward.as_ref()),
     }
 }
 
@@ -419,7 +419,7 @@ mod tests {
             (out[0].end.as_ns(), out[0].sent, out[0].lost),
             (500 * MS, 2, 1)
         );
-        assert_eq!(out[0].user_ns.map(|u| u / MS), Some(5));
+        assert_eq!(out[0].user_rtt.map(|u| u.as_ns() / MS), Some(5));
         b.flush(&mut out, 100);
         let sent: Vec<(i64, u64)> = out.iter().map(|p| (p.end.as_ns() / MS, p.sent)).collect();
         assert_eq!(sent, [(500, 2), (1_000, 1), (1_500, 1), (2_000, 1)]);

@@ -33,7 +33,6 @@ use error::Result;
 use misura_cli::meta::now_rfc3339;
 use misura_cli::warnings::Warn;
 use misura_measure::stamp_sender::{SessionSender, WARMUP_PROBES};
-use misura_measure::time::Span;
 use misura_report::rtt::*;
 use misura_report::LoopTuning;
 use misura_run::stamping::{FrameFormat, Hardware, Timestamps};
@@ -195,7 +194,7 @@ pub fn measure(a: &RttRequest, stop: &Arc<AtomicUsize>) -> Result<Measured, RttE
     // Measurement, under the busy threads of --cpu-load (stopped when the
     // guard drops, after the result's host load was taken).
     let busy = a.load.start(a.cpu);
-    let mut collect = Collector::new(plan.sizes.len(), plan.threshold.map(Span::as_ns), frames)?;
+    let mut collect = Collector::new(plan.sizes.len(), plan.threshold, frames)?;
     collect.fixed_offset_ns = a.clock_offset_ns;
     let t_start = misura_sys::clock::realtime();
     let mut progress = misura_cli::progress::Progress::new(

@@ -122,14 +122,14 @@ impl RttPlan {
         } else {
             Mode::Unauthenticated
         };
-        let period_ns = match a.pace {
-            Pace::Period(p) => p.as_ns(),
+        let period = match a.pace {
+            Pace::Period(p) => p,
             // An `as` cast saturates: a rate near 0 is a period too long.
-            Pace::Rate(r) if r > 0.0 && r.is_finite() => (1e9 / r).round() as i64,
+            Pace::Rate(r) if r > 0.0 && r.is_finite() => Span::from_ns((1e9 / r).round() as i64),
             Pace::Rate(rate) => return Err(E::RateNotPositive { rate }),
-            Pace::Default => DEFAULT_PERIOD.as_ns(),
+            Pace::Default => DEFAULT_PERIOD.span(),
         };
-        let period = Period::within(period_ns, schedule::BOUNDS).map_err(|error| E::Period {
+        let period = Period::within(period, schedule::BOUNDS).map_err(|error| E::Period {
             pace: a.pace,
             error,
         })?;
@@ -148,7 +148,7 @@ impl RttPlan {
         };
         let interval = a
             .interval
-            .map(|i| Period::within(i.as_ns(), bounds).map(|p| p.span()))
+            .map(|i| Period::within(i, bounds).map(|p| p.span()))
             .transpose()
             .map_err(|error| E::Interval { error })?;
         let (sizes, warnings) = request_sizes(&a.request, a.response, mode)?;

@@ -146,8 +146,8 @@ impl Transport {
                     n += 1;
                     f(
                         u.id_to_seq[st.id as usize % ID_RING],
-                        st.software_ns,
-                        st.hardware_ns,
+                        st.software.map(|t| t.as_ns()),
+                        st.hardware.map(|t| t.as_ns()),
                     );
                 }
             }
@@ -162,7 +162,11 @@ impl Transport {
                         let inner = ptp::probe_payload(eth.ethertype(), eth.payload());
                         if let Ok(p) = inner.and_then(ProbeRepr::parse) {
                             if p.session_id == l.session && !p.flags.contains(ProbeFlags::REPLY) {
-                                f(p.seq as u32, st.software_ns, st.hardware_ns);
+                                f(
+                                    p.seq as u32,
+                                    st.software.map(|t| t.as_ns()),
+                                    st.hardware.map(|t| t.as_ns()),
+                                );
                             }
                         }
                     }
@@ -222,8 +226,8 @@ impl Transport {
                         start: 0,
                         len: m.len.min(buf.len()),
                         rx2,
-                        rx_kernel: m.software_ns,
-                        rx_hw: m.hardware_ns,
+                        rx_kernel: m.software.map(|t| t.as_ns()),
+                        rx_hw: m.hardware.map(|t| t.as_ns()),
                     }),
                 ))
             }
@@ -257,8 +261,8 @@ impl Transport {
                         start: hl + PROBE_LEN,
                         len,
                         rx2,
-                        rx_kernel: m.software_ns,
-                        rx_hw: m.hardware_ns,
+                        rx_kernel: m.software.map(|t| t.as_ns()),
+                        rx_hw: m.hardware.map(|t| t.as_ns()),
                     }),
                 ))
             }

@@ -8,6 +8,7 @@
 //! covers the extrapolation), so memory stays constant for any run length.
 
 use misura_measure::phc_track::{Converted, PhcPair};
+use misura_measure::time::Span;
 use misura_sys::phc::PhcClock;
 use misura_sys::phc_cross::CrossMethod;
 use misura_sys::SysError;
@@ -67,7 +68,7 @@ impl PhcConverter {
         let line = s.pair.rx.line()?;
         Some(ToSystem {
             line,
-            half_width_ns: s.pair.rx.median_half_width(),
+            half_width: Span::from_ns(s.pair.rx.median_half_width()),
         })
     }
 }
@@ -77,7 +78,7 @@ impl PhcConverter {
 #[derive(Copy, Clone, Debug)]
 pub struct ToSystem {
     line: misura_stats::streaming_fit::LineEstimate,
-    half_width_ns: i64,
+    half_width: Span,
 }
 
 impl ToSystem {
@@ -90,7 +91,7 @@ impl ToSystem {
     /// ≈95 % uncertainty of [`ToSystem::to_sys`] at system time `sys`: twice
     /// the fit's standard error there plus the median sandwich half-width.
     pub fn u95_ns(&self, sys: i64) -> f64 {
-        2.0 * self.line.se_at(sys) + self.half_width_ns as f64
+        2.0 * self.line.se_at(sys) + self.half_width.as_ns() as f64
     }
 }
 

@@ -202,10 +202,10 @@ pub fn measure(dev: &PtpDevice, daemons: &[PtpDaemon], effort: Effort) -> PhcInf
         // ≈95 %: twice the points' scatter about the line, plus where in
         // its sandwich the PHC was really read.
         info.offset_ns = Some(f.offset_ns);
-        info.offset_uncertainty_ns = Some(2.0 * f.residual_ns + f.median_half_width_ns as f64);
+        info.offset_uncertainty_ns = Some(2.0 * f.residual_ns + f.median_half_width.as_ns() as f64);
         info.drift_ppm = Some(f.drift_ppm);
         info.drift_uncertainty_ppm = Some(2.0 * f.drift_se_ppm);
-        info.span_ns = Some(f.span_ns);
+        info.span_ns = Some(f.span.as_ns());
     } else {
         info.error = Some(format!(
             "{} of {} rounds of cross-timestamps refused (sandwiches wider than 1 ms): no offset or drift",

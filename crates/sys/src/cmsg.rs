@@ -7,6 +7,7 @@
 //! recognised is skipped, and a missing timestamp is reported as `None`
 //! rather than an error, so the caller can record what it really got.
 
+use misura_time::Instant;
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -66,9 +67,9 @@ pub(crate) struct SockExtendedErr {
 #[derive(Default, Debug)]
 pub(crate) struct Controls {
     /// `SCM_TIMESTAMPING` slot 0 (software, `CLOCK_REALTIME`).
-    pub(crate) software_ns: Option<i64>,
+    pub(crate) software: Option<Instant>,
     /// `SCM_TIMESTAMPING` slot 2 (raw hardware).
-    pub(crate) hardware_ns: Option<i64>,
+    pub(crate) hardware: Option<Instant>,
     /// `PACKET_TX_TIMESTAMP`, `IP_RECVERR` or `IPV6_RECVERR`.
     pub(crate) ext_err: Option<SockExtendedErr>,
     /// `IP_TTL` (from `IP_RECVTTL`) or `IPV6_HOPLIMIT`.
@@ -118,16 +119,18 @@ impl Controls {
                     // (length checked above); read unaligned to be safe.
                     let ts: [libc::timespec; 3] =
                         unsafe { std::ptr::read_unaligned(data as *const [libc::timespec; 3]) };
-                    out.software_ns = nonzero(ts[0].tv_sec as i64, ts[0].tv_nsec as i64);
-                    out.hardware_ns = nonzero(ts[2].tv_sec as i64, ts[2].tv_nsec as i64);
+                    out.software =
+                        nonzero(ts[0].tv_sec as i64, ts[0].tv_nsec as i64).map(Instant::from_ns);
+                    out.hardware =
+                        nonzero(ts[2].tv_sec as i64, ts[2].tv_nsec as i64).map(Instant::from_ns);
                 }
                 (libc::SOL_SOCKET, SO_TIMESTAMPING_NEW) if data_len >= 3 * 16 => {
                     // SAFETY: the kernel wrote three `struct __kernel_timespec`
                     // (two i64 each) here (length checked above).
                     let ts: [[i64; 2]; 3] =
                         unsafe { std::ptr::read_unaligned(data as *const [[i64; 2]; 3]) };
-                    out.software_ns = nonzero(ts[0][0], ts[0][1]);
-                    out.hardware_ns = nonzero(ts[2][0], ts[2][1]);
+                    out.software = nonzero(ts[0][0], ts[0][1]).map(Instant::from_ns);
+                    out.hardware = nonzero(ts[2][0], ts[2][1]).map(Instant::from_ns);
                 }
                 (SOL_PACKET, PACKET_TX_TIMESTAMP)
                 | (libc::SOL_IP, libc::IP_RECVERR)

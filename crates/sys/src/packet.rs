@@ -12,6 +12,7 @@
 //! timestamp is reported as `None` rather than an error.
 
 use crate::fd::{cvt, is_again, IntOption};
+use misura_time::Instant;
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -76,9 +77,9 @@ pub struct RecvMeta {
     /// [`PacketSocket::recv`], the frame was truncated to the buffer.
     pub len: usize,
     /// Kernel software RX stamp (`CLOCK_REALTIME` ns), if any.
-    pub software_ns: Option<i64>,
+    pub software: Option<Instant>,
     /// Raw hardware RX stamp (the NIC's PHC, ns), if any.
-    pub hardware_ns: Option<i64>,
+    pub hardware: Option<Instant>,
     /// The frame was sent by this host (`PACKET_OUTGOING`).
     pub outgoing: bool,
 }
@@ -96,9 +97,9 @@ pub struct TxStamp {
     /// Bytes of the looped-back frame copied into the buffer.
     pub len: usize,
     /// Kernel software TX stamp (`CLOCK_REALTIME` ns), if any.
-    pub software_ns: Option<i64>,
+    pub software: Option<Instant>,
     /// Raw hardware TX stamp (PHC ns), if any.
-    pub hardware_ns: Option<i64>,
+    pub hardware: Option<Instant>,
 }
 
 /// A non-blocking `AF_PACKET`/`SOCK_RAW` socket bound to `ifname` and
@@ -454,8 +455,8 @@ impl PacketSocket {
         let c = r.controls;
         Ok(Some(RecvMeta {
             len: r.len,
-            software_ns: c.software_ns,
-            hardware_ns: c.hardware_ns,
+            software: c.software,
+            hardware: c.hardware,
             outgoing: addr.sll_pkttype == PACKET_OUTGOING,
         }))
     }
@@ -487,8 +488,8 @@ impl PacketSocket {
         }
         Ok(Some(TxStamp {
             len: r.len.min(buf.len()),
-            software_ns: c.software_ns,
-            hardware_ns: c.hardware_ns,
+            software: c.software,
+            hardware: c.hardware,
         }))
     }
 }

@@ -2,6 +2,7 @@
 //! cyclictest measures.
 
 use crate::SysError;
+use misura_time::Instant;
 
 /// How an absolute sleep ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -12,9 +13,10 @@ pub enum Wake {
     Interrupted,
 }
 
-/// Sleeps on `clock` until its value is `target_ns` (absolute). Returns at
+/// Sleeps on `clock` until its value is `target` (absolute). Returns at
 /// once if the target is past.
-pub fn sleep_until(clock: libc::clockid_t, target_ns: i64) -> Result<Wake, SysError> {
+pub fn sleep_until(clock: libc::clockid_t, target: Instant) -> Result<Wake, SysError> {
+    let target_ns = target.as_ns();
     let ts = libc::timespec {
         tv_sec: target_ns.div_euclid(1_000_000_000) as libc::time_t,
         tv_nsec: target_ns.rem_euclid(1_000_000_000) as _,
@@ -35,19 +37,19 @@ pub fn sleep_until(clock: libc::clockid_t, target_ns: i64) -> Result<Wake, SysEr
 }
 
 /// [`sleep_until`] on `CLOCK_REALTIME`, the clock the frame engine paces on.
-pub fn sleep_until_realtime(target_ns: i64) -> Result<Wake, SysError> {
-    sleep_until(libc::CLOCK_REALTIME, target_ns)
+pub fn sleep_until_realtime(target: Instant) -> Result<Wake, SysError> {
+    sleep_until(libc::CLOCK_REALTIME, target)
 }
 
 /// Sleeps until `target` on the run's timescale (`CLOCK_REALTIME`, the
 /// clock [`crate::clock::realtime`] reads).
-pub fn sleep_until_instant(target: misura_time::Instant) -> Result<Wake, SysError> {
-    sleep_until_realtime(target.as_ns())
+pub fn sleep_until_instant(target: Instant) -> Result<Wake, SysError> {
+    sleep_until_realtime(target)
 }
 
 /// [`sleep_until`] on `CLOCK_MONOTONIC`, cyclictest's default clock.
-pub fn sleep_until_monotonic(target_ns: i64) -> Result<Wake, SysError> {
-    sleep_until(libc::CLOCK_MONOTONIC, target_ns)
+pub fn sleep_until_monotonic(target: Instant) -> Result<Wake, SysError> {
+    sleep_until(libc::CLOCK_MONOTONIC, target)
 }
 
 /// Sets the calling thread's timer slack (`prctl(PR_SET_TIMERSLACK)`): how
@@ -98,15 +100,15 @@ mod tests {
 
     #[test]
     fn sleeps_until_the_target() {
-        let target = crate::clock::monotonic_ns() + 2_000_000;
+        let target = crate::clock::monotonic() + misura_time::Span::from_millis(2);
         assert_eq!(
             sleep_until(libc::CLOCK_MONOTONIC, target).unwrap(),
             Wake::Expired
         );
-        assert!(crate::clock::monotonic_ns() >= target);
+        assert!(crate::clock::monotonic() >= target);
         // A past target returns at once.
         assert_eq!(
-            sleep_until(libc::CLOCK_MONOTONIC, 1).unwrap(),
+            sleep_until(libc::CLOCK_MONOTONIC, Instant::from_ns(1)).unwrap(),
             Wake::Expired
         );
         assert!(sleep_until(12345, target).is_err());

@@ -19,6 +19,7 @@
 //!   once on the ICMP-derived errnos so the caller does not see it.
 
 use crate::fd::{cvt, IntOption};
+use misura_time::Instant;
 use std::cell::Cell;
 use std::io;
 use std::mem::{size_of, zeroed};
@@ -47,9 +48,9 @@ pub struct UdpRecvMeta {
     /// The sender.
     pub src: SocketAddr,
     /// Kernel software RX stamp (`CLOCK_REALTIME` ns), if any.
-    pub software_ns: Option<i64>,
+    pub software: Option<Instant>,
     /// Raw hardware RX stamp (the NIC's PHC, ns), if any.
-    pub hardware_ns: Option<i64>,
+    pub hardware: Option<Instant>,
     /// IPv4 TTL or IPv6 hop limit of the received packet, if reported.
     pub ttl_or_hoplimit: Option<u8>,
     /// The destination address of the IP header (`IP_PKTINFO` /
@@ -62,8 +63,8 @@ impl Default for UdpRecvMeta {
         UdpRecvMeta {
             len: 0,
             src: SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)),
-            software_ns: None,
-            hardware_ns: None,
+            software: None,
+            hardware: None,
             ttl_or_hoplimit: None,
             dst: None,
         }
@@ -85,9 +86,9 @@ pub struct UdpTxStamp {
     /// (wrapping).  Enabling again does not reset it.
     pub id: u32,
     /// Kernel software TX stamp (`CLOCK_REALTIME` ns), if any.
-    pub software_ns: Option<i64>,
+    pub software: Option<Instant>,
     /// Raw hardware TX stamp (PHC ns), if any.
-    pub hardware_ns: Option<i64>,
+    pub hardware: Option<Instant>,
 }
 
 /// A UDP socket (IPv4 or IPv6-only) with kernel timestamps.  Not `Sync`

@@ -91,7 +91,7 @@ impl Collector {
         }
         self.received += 1;
         assert_eq!(f.wire_len as usize, FRAME_LEN);
-        match (f.stamp, f.stamp_ns) {
+        match (f.stamp, f.stamp_at.map(|t| t.as_ns())) {
             (StampSource::Software, Some(ns)) => {
                 if ns < self.last_stamp {
                     self.backwards += 1;

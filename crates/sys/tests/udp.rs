@@ -141,7 +141,7 @@ fn ping_pong(a_addr: &str, b_addr: &str, ttl: u8, rounds: u32) -> usize {
     for i in 0..WARMUP_MAX {
         a.send(&(i as u32).to_be_bytes(), ba, None);
         let (m, _) = recv(&b.s, &mut buf);
-        if m.software_ns.is_some() {
+        if m.software.is_some() {
             in_row += 1;
         } else {
             unstamped += 1;
@@ -173,8 +173,8 @@ fn ping_pong(a_addr: &str, b_addr: &str, ttl: u8, rounds: u32) -> usize {
         let payload = [i.to_be_bytes(), *b"STMP"].concat();
         // A -> B
         let (t0, t1, immediate, tx) = a.send(&payload, ba, None);
-        let tx_sw = tx.software_ns.expect("A's TX software stamp");
-        assert!(tx.hardware_ns.is_none());
+        let tx_sw = tx.software.expect("A's TX software stamp").as_ns();
+        assert!(tx.hardware.is_none());
         if !(t0 <= tx_sw && tx_sw <= t1) {
             st.tx_outside_bracket += 1;
         }
@@ -183,7 +183,7 @@ fn ping_pong(a_addr: &str, b_addr: &str, ttl: u8, rounds: u32) -> usize {
         let (m, t2) = recv(&b.s, &mut buf);
         assert_eq!(&buf[..m.len], &payload[..]);
         assert_eq!(m.src, aa);
-        let rx = m.software_ns.expect("B's RX software stamp");
+        let rx = m.software.expect("B's RX software stamp").as_ns();
         assert!(rx <= t2, "RX stamp {rx} after the receive returned {t2}");
         assert!(rx >= tx_sw, "RX stamp {rx} before the TX stamp {tx_sw}");
         assert_eq!(m.ttl_or_hoplimit, Some(ttl));
@@ -191,7 +191,7 @@ fn ping_pong(a_addr: &str, b_addr: &str, ttl: u8, rounds: u32) -> usize {
 
         // B -> A, from the address the request was sent to.
         let (t0, t1, immediate, tx) = b.send(&buf[..m.len], m.src, m.dst);
-        let tx_sw = tx.software_ns.expect("B's TX software stamp");
+        let tx_sw = tx.software.expect("B's TX software stamp").as_ns();
         if !(t0 <= tx_sw && tx_sw <= t1) {
             st.tx_outside_bracket += 1;
         }
@@ -200,7 +200,7 @@ fn ping_pong(a_addr: &str, b_addr: &str, ttl: u8, rounds: u32) -> usize {
         let (m, t2) = recv(&a.s, &mut buf);
         assert_eq!(&buf[..m.len], &payload[..]);
         assert_eq!(m.src, ba);
-        let rx = m.software_ns.expect("A's RX software stamp");
+        let rx = m.software.expect("A's RX software stamp").as_ns();
         assert!(tx_sw <= rx && rx <= t2);
         assert_eq!(m.ttl_or_hoplimit, Some(ttl));
         assert_eq!(m.dst, Some(aa.ip()));

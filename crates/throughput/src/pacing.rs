@@ -51,9 +51,10 @@ impl PacedSender {
         }
     }
 
-    /// Waits until the next unit is due; false once `end_ns`
+    /// Waits until the next unit is due; false once `end`
     /// (CLOCK_MONOTONIC) has passed or `stop()` says so.
-    pub fn next(&mut self, end_ns: i64, stop: impl Fn() -> bool) -> bool {
+    pub fn next(&mut self, end: Timed, stop: impl Fn() -> bool) -> bool {
+        let end_ns = end.as_ns();
         // The clock read after a wake-up serves the next turn too.
         let mut woke_at = None;
         loop {
@@ -66,7 +67,7 @@ impl PacedSender {
                 Step::Sleep { until } => {
                     let until_ns = until.as_ns();
                     let target = until_ns.min(now + NAP_NS).min(end_ns);
-                    let woke = timer::sleep_until_monotonic(target);
+                    let woke = timer::sleep_until_monotonic(Timed::from_ns(target));
                     let t = monotonic_ns();
                     if target == until_ns && matches!(woke, Ok(Wake::Expired)) {
                         self.pacer.woke(until, Timed::from_ns(t));
@@ -93,11 +94,11 @@ impl PacedSender {
     }
 }
 
-/// `at` on CLOCK_MONOTONIC, ns (`Instant` is CLOCK_MONOTONIC on Linux).
-pub fn monotonic_at(at: Instant) -> i64 {
+/// `at` on CLOCK_MONOTONIC (`Instant` is CLOCK_MONOTONIC on Linux).
+pub fn monotonic_at(at: Instant) -> Timed {
     let (now_i, now_ns) = (Instant::now(), monotonic_ns());
-    match at.checked_duration_since(now_i) {
+    Timed::from_ns(match at.checked_duration_since(now_i) {
         Some(d) => now_ns.saturating_add(d.as_nanos().min(i64::MAX as u128) as i64),
         None => now_ns.saturating_sub((now_i - at).as_nanos().min(i64::MAX as u128) as i64),
-    }
+    })
 }

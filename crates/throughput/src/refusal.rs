@@ -175,7 +175,7 @@ impl Refusal {
             min: Span::from_ns(1),
             max: Span::MAX,
         };
-        Period::within(d.ns, bounds)
+        Period::within(d.span(), bounds)
             .map(drop)
             .map_err(|error| Refusal::Duration {
                 of,

@@ -26,9 +26,10 @@ pub enum PeriodError {
 }
 
 impl Period {
-    /// `ns` as a period within `bounds`: zero and negative periods are too
-    /// short whatever the bound (a minimum under 1 ns counts as 1 ns).
-    pub fn within(ns: i64, bounds: PeriodBounds) -> Result<Period, PeriodError> {
+    /// `span` as a period within `bounds`: zero and negative periods are
+    /// too short whatever the bound (a minimum under 1 ns counts as 1 ns).
+    pub fn within(span: Span, bounds: PeriodBounds) -> Result<Period, PeriodError> {
+        let ns = span.as_ns();
         let min = bounds.min.as_ns().max(1);
         match Period::new(ns) {
             _ if ns < min => Err(PeriodError::TooShort {
@@ -58,17 +59,23 @@ mod tests {
             min: Span::from_ns(1_000),
             max: Span::from_ns(10_000),
         };
-        assert_eq!(Period::within(1_000, b).unwrap().as_ns(), 1_000);
-        assert_eq!(Period::within(10_000, b).unwrap().as_ns(), 10_000);
         assert_eq!(
-            Period::within(999, b),
+            Period::within(Span::from_ns(1_000), b).unwrap().as_ns(),
+            1_000
+        );
+        assert_eq!(
+            Period::within(Span::from_ns(10_000), b).unwrap().as_ns(),
+            10_000
+        );
+        assert_eq!(
+            Period::within(Span::from_ns(999), b),
             Err(PeriodError::TooShort {
                 period: Span::from_ns(999),
                 min: Span::from_ns(1_000)
             })
         );
         assert_eq!(
-            Period::within(10_001, b),
+            Period::within(Span::from_ns(10_001), b),
             Err(PeriodError::TooLong {
                 period: Span::from_ns(10_001),
                 max: Span::from_ns(10_000)
@@ -80,7 +87,7 @@ mod tests {
         };
         for ns in [0, -5] {
             assert!(matches!(
-                Period::within(ns, any),
+                Period::within(Span::from_ns(ns), any),
                 Err(PeriodError::TooShort { min, .. }) if min.as_ns() == 1
             ));
         }

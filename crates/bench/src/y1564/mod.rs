@@ -217,12 +217,12 @@ fn measured(
         frames_sent: f.sent,
         frames_lost: f.lost,
         // Nothing received leaves no delay to judge: FLR fails the step.
-        fd_mean_ns: delay.mean_ns.map_or(0, |v| v.round() as i64),
-        fd_max_ns: delay.max_ns.unwrap_or(0),
-        fdv_ns: match (delay.p999_ns, delay.min_ns) {
+        fd_mean: Span::from_ns(delay.mean_ns.map_or(0, |v| v.round() as i64)),
+        fd_max: Span::from_ns(delay.max_ns.unwrap_or(0)),
+        fdv: Span::from_ns(match (delay.p999_ns, delay.min_ns) {
             (Some(p), Some(m)) => p - m,
             _ => 0,
-        },
+        }),
         available_ratio: None,
     }
 }
@@ -262,9 +262,9 @@ fn step_report(
         } else {
             0.0
         },
-        fd_mean_ns: (m.frames_sent > m.frames_lost).then_some(m.fd_mean_ns as f64),
-        fd_max_ns: (m.frames_sent > m.frames_lost).then_some(m.fd_max_ns),
-        fdv_ns: (m.frames_sent > m.frames_lost).then_some(m.fdv_ns),
+        fd_mean_ns: (m.frames_sent > m.frames_lost).then_some(m.fd_mean.as_ns() as f64),
+        fd_max_ns: (m.frames_sent > m.frames_lost).then_some(m.fd_max.as_ns()),
+        fdv_ns: (m.frames_sent > m.frames_lost).then_some(m.fdv.as_ns()),
         // Judged at the rate the tester sent: a failure there is the SUT's
         // even when the tester fell short; a pass short of the rate is no
         // verdict (rules::judge_step).
@@ -285,8 +285,8 @@ fn rule_spec(s: &ServiceConfig) -> rules::ServiceSpec {
         cir_bps: s.cir_bps,
         eir_bps: s.eir_bps,
         thresholds: rules::Thresholds {
-            fd_ns: s.fd_ns,
-            fdv_ns: s.fdv_ns,
+            fd: Span::from_ns(s.fd_ns),
+            fdv: Span::from_ns(s.fdv_ns),
             flr_ratio: s.flr,
             availability_ratio: s.availability,
         },

@@ -94,7 +94,7 @@ struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    fn open(server: &'a str, interval_ns: i64, stop: &'a AtomicUsize) -> Result<Session<'a>> {
+    fn open(server: &'a str, interval: Span, stop: &'a AtomicUsize) -> Result<Session<'a>> {
         let addr = resolve_server(server)?;
         let bind = if addr.is_ipv4() {
             SocketAddr::from(([0u8; 4], 0))
@@ -111,7 +111,7 @@ impl<'a> Session<'a> {
             server,
             sock,
             addr,
-            timeout: Duration::from_nanos(interval_ns.min(1_000_000_000) as u64),
+            timeout: Duration::from_nanos(interval.as_ns().min(1_000_000_000) as u64),
             stop,
             report: NtpReport {
                 server: server.to_string(),
@@ -187,7 +187,7 @@ impl<'a> Session<'a> {
                             seq,
                             s,
                             r,
-                            ts_ns: 0,
+                            ts: misura_measure::time::Instant::from_ns(0),
                         },
                         sent,
                     ) {
@@ -245,7 +245,7 @@ impl<'a> Session<'a> {
                 self.report.stratum = Some(rep.stratum);
                 self.report.reference_id = Some(rep.reference_id_text());
                 self.report.precision_ns = Some(sntp::log2_to_ns(rep.precision));
-                x.ts_ns = rep.receive_timestamp.to_unix_ns();
+                x.ts = misura_measure::time::Instant::from_ns(rep.receive_timestamp.to_unix_ns());
                 self.exchanges.push(x);
                 true
             }
@@ -318,7 +318,7 @@ impl<'a> Session<'a> {
             }
         }
         if let (Some((_, a, ra)), Some((_, z, rz))) = (pairs.first(), pairs.last()) {
-            let draw = z.raw_ns - a.raw_ns;
+            let draw = (z.raw - a.raw).as_ns();
             if draw > 0 {
                 report.realtime_vs_raw_ppm = Some(((rz - ra) as f64 / draw as f64 - 1.0) * 1e6);
             }
@@ -361,10 +361,11 @@ pub fn run(
     progress: &mut Progress,
     freq_hint: f64,
 ) -> Result<NtpRun> {
-    let mut s = Session::open(&plan.server, plan.interval.as_ns(), stop)?;
+    let mut s = Session::open(&plan.server, plan.interval, stop)?;
     let t0 = monotonic_raw_ns();
     for seq in 0..plan.count {
-        sleep_until_raw(t0 + seq as i64 * plan.interval.as_ns(), stop);
+        let at = t0 + seq as i64 * plan.interval.as_ns();
+        sleep_until_raw(misura_measure::time::Instant::from_ns(at), stop);
         if s.stopped() {
             break;
         }

@@ -2,7 +2,7 @@
 //! of each short time bin kept, and the estimates made from them.
 
 use misura_cli::progress::Progress;
-use misura_measure::time::Span;
+use misura_measure::time::{Instant, Span};
 use misura_measure::tscfreq::{self, TightestPerBin, TscRawPair};
 use misura_report::tsc::{
     BoundedFrequency, FittedFrequency, RawEstimate, RawWindow, StabilityReport,
@@ -32,7 +32,7 @@ pub fn tight_pair(tries: usize, read: &mut u64) -> Option<TscRawPair> {
         }
         let p = TscRawPair {
             tsc_before: a,
-            raw_ns: raw,
+            raw: Instant::from_ns(raw),
             tsc_after: b,
         };
         if best.is_none_or(|q| p.width() < q.width()) {
@@ -42,10 +42,10 @@ pub fn tight_pair(tries: usize, read: &mut u64) -> Option<TscRawPair> {
     best
 }
 
-/// Sleep until CLOCK_MONOTONIC_RAW reaches `until_ns`, waking for a stop.
-pub fn sleep_until_raw(until_ns: i64, stop: &AtomicUsize) {
+/// Sleep until CLOCK_MONOTONIC_RAW reaches `until`, waking for a stop.
+pub fn sleep_until_raw(until: Instant, stop: &AtomicUsize) {
     loop {
-        let left = until_ns - monotonic_raw_ns();
+        let left = until.as_ns() - monotonic_raw_ns();
         if left <= 0 || stop.load(Ordering::Relaxed) != 0 {
             return;
         }
@@ -132,7 +132,7 @@ pub fn run(
     let mut progress = Progress::new(quiet, Some(Duration::from_nanos(duration_ns as u64)));
     let t0 = monotonic_raw_ns();
     for k in 0..bins {
-        sleep_until_raw(t0 + k * bin_ns, stop);
+        sleep_until_raw(Instant::from_ns(t0 + k * bin_ns), stop);
         if stop.load(Ordering::Relaxed) != 0 {
             break;
         }
@@ -148,7 +148,7 @@ pub fn run(
         );
     }
     if stop.load(Ordering::Relaxed) == 0 {
-        sleep_until_raw(t0 + duration_ns, stop);
+        sleep_until_raw(Instant::from_ns(t0 + duration_ns), stop);
         if let Some(p) = tight_pair(TRIES_PER_BIN, &mut read) {
             keep.offer(p);
         }

@@ -29,6 +29,7 @@
 
 use super::rate::{MAX_FRAME_BYTES, MIN_FRAME_BYTES};
 use super::{check_range, LoadError, MAX_LINK_BPS};
+use crate::time::Span;
 use serde::Serialize;
 
 /// Y.1564 tests up to 8 services at once (one per 802.1p class).
@@ -42,8 +43,10 @@ pub const OVERSHOOT: f64 = 1.25;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Thresholds {
     /// Frame delay (one-way or round-trip, as measured), mean.
-    pub fd_ns: i64,
-    pub fdv_ns: i64,
+    #[serde(rename = "fd_ns")]
+    pub fd: Span,
+    #[serde(rename = "fdv_ns")]
+    pub fdv: Span,
     pub flr_ratio: f64,
     pub availability_ratio: f64,
 }
@@ -79,8 +82,8 @@ impl ServiceSpec {
             MAX_LINK_BPS - self.cir_bps,
         )?;
         let t = &self.thresholds;
-        check_range("FD threshold (ns)", t.fd_ns as f64, 0.0, 1e10)?;
-        check_range("FDV threshold (ns)", t.fdv_ns as f64, 0.0, 1e10)?;
+        check_range("FD threshold (ns)", t.fd.as_ns() as f64, 0.0, 1e10)?;
+        check_range("FDV threshold (ns)", t.fdv.as_ns() as f64, 0.0, 1e10)?;
         check_range("FLR threshold", t.flr_ratio, 0.0, 1.0)?;
         check_range("availability threshold", t.availability_ratio, 0.0, 1.0)?;
         Ok(())
@@ -163,9 +166,12 @@ pub struct StepMeasured {
     pub received_bps: f64,
     pub frames_sent: u64,
     pub frames_lost: u64,
-    pub fd_mean_ns: i64,
-    pub fd_max_ns: i64,
-    pub fdv_ns: i64,
+    #[serde(rename = "fd_mean_ns")]
+    pub fd_mean: Span,
+    #[serde(rename = "fd_max_ns")]
+    pub fd_max: Span,
+    #[serde(rename = "fdv_ns")]
+    pub fdv: Span,
     /// Share of the test's time the service was available (performance test).
     pub available_ratio: Option<f64>,
     /// The rate the tester really sent, when it fell short of
@@ -274,11 +280,13 @@ fn green(spec: &ServiceSpec, m: &StepMeasured, reasons: &mut Vec<String>) {
     if loss_judged && m.flr() > t.flr_ratio {
         reasons.push(format!("FLR {:.6} above {:.6}", m.flr(), t.flr_ratio));
     }
-    if m.fd_mean_ns > t.fd_ns {
-        reasons.push(format!("FD mean {} ns above {} ns", m.fd_mean_ns, t.fd_ns));
+    if m.fd_mean > t.fd {
+        let (fd, max) = (m.fd_mean.as_ns(), t.fd.as_ns());
+        reasons.push(format!("FD mean {fd} ns above {max} ns"));
     }
-    if m.fdv_ns > t.fdv_ns {
-        reasons.push(format!("FDV {} ns above {} ns", m.fdv_ns, t.fdv_ns));
+    if m.fdv > t.fdv {
+        let (fdv, max) = (m.fdv.as_ns(), t.fdv.as_ns());
+        reasons.push(format!("FDV {fdv} ns above {max} ns"));
     }
 }
 

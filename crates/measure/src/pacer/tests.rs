@@ -118,7 +118,7 @@ fn spaced_sends_sleep_then_spin_the_margin_only() {
     }
     // Spinning: at most the margin per wake-up, here less than 1 % of the time.
     assert!(f.spin_ns < 2_000_000_000 / 100, "{f:?}");
-    assert_eq!(f.gap_p50_ns, Some(1_000_000));
+    assert_eq!(f.gap_p50, Some(Span::from_ns(1_000_000)));
 }
 
 #[test]

@@ -212,7 +212,7 @@ impl TrialArgs {
             min: Span::from_ns(MIN_TRIAL_NS),
             max: Span::from_ns(MAX_TRIAL_NS),
         };
-        match Period::within(self.trial.ns, bounds) {
+        match Period::within(self.trial.span(), bounds) {
             Ok(p) => Ok(p.span()),
             Err(e @ PeriodError::TooShort { .. }) => Err(self.trial.period_failure("--trial", e)),
             Err(PeriodError::TooLong { .. }) => Err(Failure::Usage(format!(

@@ -30,11 +30,11 @@ pub fn request_sentence(e: &RequestError) -> Failure {
             "--rate {rate} must be a positive number of frames per second"
         )),
         E::PeriodTooLong {
-            period_ns,
+            period,
             frames_per_period,
         } => Failure::Params(format!(
             "--period/--rate/--load give {:.3e} s between frames, more than the longest allowed (1 hour, {frames_per_period} frame(s) per hour)",
-            *period_ns as f64 / 1e9
+            period.as_secs_f64()
         )),
         E::OverLink { .. } => Failure::Params(format!("{e} (or --load 50%)")),
         E::BelowHeader { .. } | E::OverMtu { .. } | E::PeriodTooShort => {
@@ -68,7 +68,7 @@ mod tests {
             (E::RateNotPositive { rate: 0.0 }, 5, "--rate 0 must be"),
             (
                 E::PeriodTooLong {
-                    period_ns: 7_200_000_000_000,
+                    period: misura_measure::time::Span::from_secs(7_200),
                     frames_per_period: 1,
                 },
                 5,

@@ -43,9 +43,20 @@ pub struct PairFit {
     pub rx: ClockFit,
 }
 
-same_fields!(ClockFit from misura_measure::phc_track::ClockFit {
-    points, rejected_rounds, span_ns, offset_ns, drift_ppm, drift_se_ppm, residual_ns, median_half_width_ns,
-});
+impl From<misura_measure::phc_track::ClockFit> for ClockFit {
+    fn from(v: misura_measure::phc_track::ClockFit) -> ClockFit {
+        ClockFit {
+            points: v.points,
+            rejected_rounds: v.rejected_rounds,
+            span_ns: v.span.as_ns(),
+            offset_ns: v.offset_ns,
+            drift_ppm: v.drift_ppm,
+            drift_se_ppm: v.drift_se_ppm,
+            residual_ns: v.residual_ns,
+            median_half_width_ns: v.median_half_width.as_ns(),
+        }
+    }
+}
 
 impl From<misura_measure::phc_track::PairFit> for PairFit {
     fn from(f: misura_measure::phc_track::PairFit) -> PairFit {

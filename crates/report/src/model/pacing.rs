@@ -59,11 +59,31 @@ pub struct PacerFigures {
     pub behind_max_ns: Option<i64>,
 }
 
-same_fields!(PacerFigures from misura_measure::pacer::PacerFigures {
-    target_gap_ns, units, skipped, bursts, max_burst, burst_units, wakeups, wake_late_p50_ns,
-    wake_late_p99_ns, wake_late_max_ns, margin_ns, margin_max_ns, spin_ns, gap_p50_ns, gap_p99_ns,
-    behind_p50_ns, behind_p99_ns, behind_max_ns,
-});
+impl From<misura_measure::pacer::PacerFigures> for PacerFigures {
+    fn from(v: misura_measure::pacer::PacerFigures) -> PacerFigures {
+        let ns = |s: Option<misura_measure::time::Span>| s.map(|s| s.as_ns());
+        PacerFigures {
+            target_gap_ns: v.target_gap_ns,
+            units: v.units,
+            skipped: v.skipped,
+            bursts: v.bursts,
+            max_burst: v.max_burst,
+            burst_units: v.burst_units,
+            wakeups: v.wakeups,
+            wake_late_p50_ns: ns(v.wake_late_p50),
+            wake_late_p99_ns: ns(v.wake_late_p99),
+            wake_late_max_ns: ns(v.wake_late_max),
+            margin_ns: v.margin_ns,
+            margin_max_ns: v.margin_max_ns,
+            spin_ns: v.spin_ns,
+            gap_p50_ns: ns(v.gap_p50),
+            gap_p99_ns: ns(v.gap_p99),
+            behind_p50_ns: ns(v.behind_p50),
+            behind_p99_ns: ns(v.behind_p99),
+            behind_max_ns: ns(v.behind_max),
+        }
+    }
+}
 
 /// CPU time one end used over the test, from the kernel's accounting
 /// (`getrusage`: user + system).

@@ -146,14 +146,18 @@ impl Nic {
 /// The request's RX stamp: the NIC's when `hardware` (hardware stamps
 /// on and one came), else the kernel's, else the user clock read right
 /// after the receive.
-pub fn rx_stamp(software: Option<i64>, hw: Option<i64>, after_recv: i64) -> Stamp {
+pub fn rx_stamp(
+    software: Option<time::Instant>,
+    hw: Option<time::Instant>,
+    after_recv: i64,
+) -> Stamp {
     match (hw, software) {
-        (Some(ns), _) => Stamp {
-            at: time::Instant::from_ns(ns),
+        (Some(at), _) => Stamp {
+            at,
             source: TimestampSource::NicHardware,
         },
-        (None, Some(ns)) => Stamp {
-            at: time::Instant::from_ns(ns),
+        (None, Some(at)) => Stamp {
+            at,
             source: TimestampSource::KernelSoftware,
         },
         (None, None) => Stamp {
@@ -205,15 +209,15 @@ mod tests {
 
     #[test]
     fn the_reply_stays_on_the_clock_of_its_rx_stamp() {
-        let hw = rx_stamp(Some(1_000_000), Some(5_000), 1_000_900);
+        let at = time::Instant::from_ns;
+        let hw = rx_stamp(Some(at(1_000_000)), Some(at(5_000)), 1_000_900);
         assert_eq!(hw.source, TimestampSource::NicHardware);
         // 700 ns after the kernel's RX stamp, on the NIC's clock.
-        let at = time::Instant::from_ns;
         assert_eq!(
             reply_timestamp(&hw, Some(at(1_000_000)), at(1_000_700)),
             at(5_700)
         );
-        let sw = rx_stamp(Some(1_000_000), None, 1_000_900);
+        let sw = rx_stamp(Some(at(1_000_000)), None, 1_000_900);
         assert_eq!(sw.source, TimestampSource::KernelSoftware);
         assert_eq!(
             reply_timestamp(&sw, Some(at(1_000_000)), at(1_000_700)),

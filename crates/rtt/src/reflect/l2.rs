@@ -130,7 +130,7 @@ fn serve(
             lp.io.outgoing_skipped += 1;
             continue;
         }
-        if hw_rx && m.hardware_ns.is_none() {
+        if hw_rx && m.hardware.is_none() {
             lp.io.rx_hw_stamp_missing += 1;
         }
         let meta = RequestMeta {
@@ -138,15 +138,11 @@ fn serve(
             src: Peer::L2(MacAddr::default()),
             dst: None,
             ttl: None,
-            rx: rx_stamp(m.software_ns, m.hardware_ns, after_recv),
+            rx: rx_stamp(m.software, m.hardware, after_recv),
             truncated: m.truncated(buf.len()),
         };
         let frame = &buf[..m.len.min(buf.len())];
-        let now = reply_timestamp(
-            &meta.rx,
-            m.software_ns.map(Instant::from_ns),
-            Instant::from_ns(realtime_ns()),
-        );
+        let now = reply_timestamp(&meta.rx, m.software, Instant::from_ns(realtime_ns()));
         let clock = *lp.clocks.for_stamp(&meta.rx);
         if let Decision::Reply { len, reply_seq } = lp
             .reflector
@@ -184,14 +180,13 @@ fn drain_l2_tx(
         match sock.recv_tx_timestamp(txbuf) {
             Ok(Some(st)) => {
                 let frame = &txbuf[..st.len.min(txbuf.len())];
-                let stamp = match (st.hardware_ns, st.software_ns) {
+                let stamp = match (st.hardware, st.software) {
                     (Some(hw), _) => Some((hw, TimestampSource::NicHardware)),
                     (None, Some(sw)) => Some((sw, TimestampSource::KernelSoftware)),
                     _ => None,
                 };
                 match (reply_of(frame), stamp) {
-                    (Some((peer, seq)), Some((ns, src))) => {
-                        let tx = Instant::from_ns(ns);
+                    (Some((peer, seq)), Some((tx, src))) => {
                         // A send may report the kernel's and the NIC's TX
                         // stamps apart: only the one on the RX stamp's clock
                         // follows up (the reflector core refuses the other,

@@ -199,14 +199,14 @@ pub fn run(lp: &mut Loop<'_>, sock: &UdpTsSocket, g: &TimestampingGranted) {
             // follow-up.
             drain(lp, sock, &mut tx);
         }
-        if hw_rx && m.hardware_ns.is_none() {
+        if hw_rx && m.hardware.is_none() {
             lp.io.rx_hw_stamp_missing += 1;
         }
         let meta = RequestMeta {
             src: Peer::Udp(m.src),
             dst: m.dst,
             ttl: m.ttl_or_hoplimit,
-            rx: rx_stamp(m.software_ns, m.hardware_ns, after_recv),
+            rx: rx_stamp(m.software, m.hardware, after_recv),
             truncated: m.truncated(buf.len()),
         };
         let request = &buf[..m.len.min(buf.len())];
@@ -216,16 +216,12 @@ pub fn run(lp: &mut Loop<'_>, sock: &UdpTsSocket, g: &TimestampingGranted) {
         // before the reply is built: else the turnaround was 0 by
         // construction (`--timestamps user`). On the NIC's clock when the
         // RX stamp is the NIC's.
-        let now = if m.software_ns.is_some() {
+        let now = if m.software.is_some() {
             after_recv
         } else {
             realtime_ns()
         };
-        let now = reply_timestamp(
-            &meta.rx,
-            m.software_ns.map(time::Instant::from_ns),
-            time::Instant::from_ns(now),
-        );
+        let now = reply_timestamp(&meta.rx, m.software, time::Instant::from_ns(now));
         let clock = *lp.clocks.for_stamp(&meta.rx);
         let Decision::Reply { len, reply_seq } =
             lp.reflector.handle(request, &meta, now, &clock, &mut out)
@@ -295,13 +291,12 @@ fn drain(lp: &mut Loop<'_>, sock: &UdpTsSocket, tx: &mut TxStamps) {
                 p.left = p.left.saturating_sub(1);
                 // Only a TX stamp on the clock of the request's RX stamp
                 // makes a turnaround (and a follow-up the sender can use).
-                let (ns, source) = match p.rx.source {
-                    TimestampSource::NicHardware => (st.hardware_ns, TimestampSource::NicHardware),
-                    _ => (st.software_ns, TimestampSource::KernelSoftware),
+                let (at, source) = match p.rx.source {
+                    TimestampSource::NicHardware => (st.hardware, TimestampSource::NicHardware),
+                    _ => (st.software, TimestampSource::KernelSoftware),
                 };
-                if let (Some(ns), false) = (ns, p.used) {
+                if let (Some(tx), false) = (at, p.used) {
                     p.used = true;
-                    let tx = time::Instant::from_ns(ns);
                     lp.reflector.on_tx_stamp(p.peer, p.reply_seq, tx, source);
                     lp.io.tx_stamps_matched += 1;
                     lp.turnaround(source, (tx - p.rx.at).as_ns());

@@ -176,9 +176,9 @@ pub struct RingFrame<'a> {
     pub data: &'a [u8],
     /// The frame's length on the wire (`tp_len`).
     pub wire_len: u32,
-    /// The stamp in ns (`tp_sec`/`tp_nsec`); `None` when `tp_status`
-    /// says the kernel had none.
-    pub stamp_ns: Option<i64>,
+    /// The stamp (`tp_sec`/`tp_nsec`); `None` when `tp_status` says the
+    /// kernel had none.
+    pub stamp_at: Option<misura_time::Instant>,
     /// What clock the stamp is from.
     pub stamp: StampSource,
     /// The VLAN tag the device stripped, if any.
@@ -430,8 +430,9 @@ fn walk_block(block: &[u8], f: &mut impl FnMut(&RingFrame<'_>)) -> usize {
         f(&RingFrame {
             data,
             wire_len: h.len,
-            stamp_ns: (stamp != StampSource::None)
-                .then(|| i64::from(h.sec) * 1_000_000_000 + i64::from(h.nsec)),
+            stamp_at: (stamp != StampSource::None).then(|| {
+                misura_time::Instant::from_ns(i64::from(h.sec) * 1_000_000_000 + i64::from(h.nsec))
+            }),
             stamp,
             vlan_tci: (h.status & TP_STATUS_VLAN_VALID != 0).then_some(h.vlan_tci as u16),
             outgoing: block[at + SLL_OFFSET + SLL_PKTTYPE] == PACKET_OUTGOING,

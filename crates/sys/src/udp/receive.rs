@@ -57,8 +57,8 @@ impl UdpTsSocket {
             return Ok(Some(UdpRecvMeta {
                 len: r.len,
                 src,
-                software_ns: c.software_ns,
-                hardware_ns: c.hardware_ns,
+                software: c.software,
+                hardware: c.hardware,
                 ttl_or_hoplimit: c.ttl,
                 dst: c.dst,
             }));
@@ -94,8 +94,8 @@ impl UdpTsSocket {
                 SO_EE_ORIGIN_TIMESTAMPING => {
                     return Ok(Some(UdpTxStamp {
                         id: err.ee_data,
-                        software_ns: c.software_ns,
-                        hardware_ns: c.hardware_ns,
+                        software: c.software,
+                        hardware: c.hardware,
                     }))
                 }
                 SO_EE_ORIGIN_ICMP | SO_EE_ORIGIN_ICMP6 => {

@@ -38,8 +38,8 @@ pub(super) fn send_paced(
     let mut buf = vec![0u8; msg_size as usize];
     let mut st = SendStats::default();
     let mut pacer = PacedSender::new(msg_size, rate_bps, spin);
-    let end_ns = monotonic_at(end);
-    while pacer.next(end_ns, || client::interrupted(stop)) {
+    let until = monotonic_at(end);
+    while pacer.next(until, || client::interrupted(stop)) {
         emit_header(
             &mut buf,
             test_id,

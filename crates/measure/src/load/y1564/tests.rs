@@ -11,8 +11,8 @@ pub(crate) fn spec() -> ServiceSpec {
         cir_bps: 100e6,
         eir_bps: 50e6,
         thresholds: Thresholds {
-            fd_ns: 10_000_000,
-            fdv_ns: 2_000_000,
+            fd: Span::from_ns(10_000_000),
+            fdv: Span::from_ns(2_000_000),
             flr_ratio: 0.001,
             availability_ratio: 0.9999,
         },
@@ -70,15 +70,15 @@ fn green_rules_name_what_failed() {
         offered_bps: 100e6,
         received_bps: 100e6,
         frames_sent: 1_000_000,
-        fd_mean_ns: 1_000_000,
-        fd_max_ns: 3_000_000,
-        fdv_ns: 500_000,
+        fd_mean: Span::from_ns(1_000_000),
+        fd_max: Span::from_ns(3_000_000),
+        fdv: Span::from_ns(500_000),
         ..StepMeasured::default()
     };
     assert!(judge_step(&s, step, &good).pass);
     let slow = StepMeasured {
-        fd_mean_ns: 20_000_000,
-        fdv_ns: 5_000_000,
+        fd_mean: Span::from_ns(20_000_000),
+        fdv: Span::from_ns(5_000_000),
         ..good.clone()
     };
     let v = judge_step(&s, step, &slow);
