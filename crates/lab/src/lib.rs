@@ -32,11 +32,13 @@
 
 mod build;
 mod cmd;
+mod error;
 mod marker;
 mod procs;
 mod routed;
 pub mod shape;
 mod state;
+pub use error::LabError;
 pub use procs::Stopped;
 pub use routed::{ROUTED_HOST2_V4, ROUTED_HOST2_V6, ROUTER_P1, ROUTER_P2};
 pub use shape::{check_shape, shape_of, QdiscCounters, Shape, ShapeError, ShapeStatus};
@@ -148,85 +150,6 @@ impl FromStr for Topology {
             "routed" => Ok(Topology::Routed),
             _ => Err(ParseTopologyError(s.to_string())),
         }
-    }
-}
-
-/// Everything that can go wrong while building, inspecting or removing the lab.
-#[derive(Debug, thiserror::Error)]
-pub enum LabError {
-    /// The process lacks CAP_NET_ADMIN / CAP_SYS_ADMIN.
-    #[error("building the lab needs CAP_NET_ADMIN: run as root (sudo misura lab up)")]
-    NotPermitted,
-    /// `ip` could not be found or started.
-    #[error("`ip` (iproute2) not found: apt-get install iproute2")]
-    IpMissing,
-    /// A namespace with one of the lab's names exists but the lab did not make it.
-    #[error(
-        "network namespace {netns} exists but was not created by the misura lab; \
-         it was left alone. If it is yours to remove, remove it yourself \
-         (ip netns del {netns}) and try again"
-    )]
-    NotOurs {
-        /// The namespace's name.
-        netns: String,
-    },
-    /// A command failed.
-    #[error("command `{cmd}` failed ({}): {}", status_text(*.status), .stderr.trim())]
-    Command {
-        /// The command line.
-        cmd: String,
-        /// Exit status, `None` if killed by a signal or timed out.
-        status: Option<i32>,
-        /// What it printed on standard error.
-        stderr: String,
-    },
-    /// The namespace prefix is unusable.
-    #[error("bad lab prefix {prefix:?}: {reason}")]
-    BadPrefix {
-        /// The rejected prefix.
-        prefix: String,
-        /// Why.
-        reason: String,
-    },
-    /// `tc` could not be found.
-    #[error("`tc` (iproute2) not found: apt-get install iproute2")]
-    TcMissing,
-    /// A shape was asked of a lab that is not wired as the switch topology.
-    #[error(
-        "lab {prefix} is not wired as the {topology} topology, so it has no {topology} port \
-         to shape: misura lab up --topology {topology} --shape RATE builds it and shapes it"
-    )]
-    NotShapeable {
-        /// The lab's prefix.
-        prefix: String,
-        /// The topology whose bottleneck was asked for.
-        topology: Topology,
-    },
-    /// A shape (or a qdisc of it) asked of a topology it does not apply to.
-    #[error("{0}")]
-    ShapeNotApplicable(String),
-    /// The kernel lacks a queueing discipline the shape asks for.
-    #[error(
-        "this kernel has no {qdisc} queueing discipline (CONFIG_NET_SCH_{config} is not set), so \
-         the router cannot run a managed queue; the shape was not applied. A small tbf queue \
-         (e.g. --shape 20M,queue=16K: 6.5 ms at 20 Mbit/s) bounds the delay instead, without \
-         flow isolation"
-    )]
-    QdiscMissing {
-        /// The qdisc's name.
-        qdisc: String,
-        /// Its kernel configuration name.
-        config: String,
-    },
-    /// Any other I/O error (marker files, starting processes).
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
-}
-
-fn status_text(status: Option<i32>) -> String {
-    match status {
-        Some(code) => format!("exit status {code}"),
-        None => "killed or timed out".to_string(),
     }
 }
 

@@ -485,16 +485,16 @@ fn place(lab: &Lab, topology: Topology) -> Option<(String, &'static str, &'stati
 /// router's only. `shape` `None` (remove) needs the topology to take one.
 pub fn check_shape(topology: Topology, shape: Option<&Shape>) -> Result<(), LabError> {
     if place(&Lab::default_lab(), topology).is_none() {
-        return Err(LabError::ShapeNotApplicable(format!(
-            "--shape applies to --topology switch (the SUT bridge's port towards p2) and \
-             routed (the router's ports); the {topology} topology has nothing to shape"
-        )));
+        return Err(LabError::ShapeNotApplicable {
+            topology,
+            managed_queue: false,
+        });
     }
     if shape.is_some_and(|s| s.fq_codel) && topology != Topology::Routed {
-        return Err(LabError::ShapeNotApplicable(format!(
-            "qdisc=fq_codel applies to --topology routed (the router's queue); the {topology} \
-             topology's port takes a plain tbf: RATE[,queue=BYTES][,burst=BYTES]"
-        )));
+        return Err(LabError::ShapeNotApplicable {
+            topology,
+            managed_queue: true,
+        });
     }
     Ok(())
 }

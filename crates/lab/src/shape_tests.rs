@@ -211,13 +211,33 @@ fn the_lab_owns_which_topology_takes_which_shape() {
     // records `fq_codel: true` in the SUT's marker.
     let e = check_shape(Topology::Switch, Some(&codel)).unwrap_err();
     assert!(
-        e.to_string()
-            .contains("fq_codel applies to --topology routed"),
+        matches!(
+            e,
+            LabError::ShapeNotApplicable {
+                topology: Topology::Switch,
+                managed_queue: true
+            }
+        ),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("applies to the routed topology"),
         "{e}"
     );
     for t in [Topology::Direct, Topology::Hosts] {
         let e = check_shape(t, Some(&tbf)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                LabError::ShapeNotApplicable {
+                    managed_queue: false,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         assert!(e.to_string().contains("nothing to shape"), "{e}");
+        assert!(!e.to_string().contains("--"), "names no flag: {e}");
     }
 }
 

@@ -420,7 +420,7 @@ fn as_its_command(t: &Target) -> Result<(), String> {
     if !matches!(t.kind, TargetKind::Throughput { .. }) {
         misura_measure::schedule::check_period(t.period)?;
         if t.timeout.as_ns() <= 0 {
-            return Err("--timeout must be positive".into());
+            return Err("timeout must be positive".into());
         }
     }
     Ok(())

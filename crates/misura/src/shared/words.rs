@@ -16,6 +16,7 @@
 use misura_bench::BenchError;
 use misura_engine::{CoresError, EngineError};
 use misura_exchange::error::ExchangeError;
+use misura_lab::LabError;
 use misura_load::{LoadError, PlanError, ProbePlanError, ReflectorWhy};
 use misura_oneway::error::{LoopError, OnewayError, ProfileError};
 use misura_rtt::plan::{PeriodError, SessionPlanError};
@@ -33,6 +34,9 @@ use super::throughput_words;
 /// own message only), if it is one the libraries leave to the binary to
 /// word; `None`: its own message is the sentence.
 pub fn sentence(cause: &(dyn Error + 'static)) -> Option<String> {
+    if let Some(e) = cause.downcast_ref::<LabError>() {
+        return lab(e);
+    }
     if let Some(e) = cause.downcast_ref::<CoresError>() {
         return Some(cores(e));
     }
@@ -123,6 +127,37 @@ pub fn one_line(e: &(dyn Error + 'static)) -> String {
         cause = c.source();
     }
     words.join(": ")
+}
+
+/// The lab's refusals of a shape, with `lab up`'s flags.
+fn lab(e: &LabError) -> Option<String> {
+    Some(match e {
+        LabError::ShapeNotApplicable {
+            topology,
+            managed_queue: false,
+        } => format!(
+            "--shape applies to --topology switch (the SUT bridge's port towards p2) and \
+             routed (the router's ports); the {topology} topology has nothing to shape"
+        ),
+        LabError::ShapeNotApplicable {
+            topology,
+            managed_queue: true,
+        } => format!(
+            "qdisc=fq_codel applies to --topology routed (the router's queue); the {topology} \
+             topology's port takes a plain tbf: RATE[,queue=BYTES][,burst=BYTES]"
+        ),
+        LabError::NotShapeable { prefix, topology } => format!(
+            "lab {prefix} is not wired as the {topology} topology, so it has no {topology} port \
+             to shape: misura lab up --topology {topology} --shape RATE builds it and shapes it"
+        ),
+        LabError::QdiscMissing { qdisc, config } => format!(
+            "this kernel has no {qdisc} queueing discipline (CONFIG_NET_SCH_{config} is not set), so \
+             the router cannot run a managed queue; the shape was not applied. A small tbf queue \
+             (e.g. --shape 20M,queue=16K: 6.5 ms at 20 Mbit/s) bounds the delay instead, without \
+             flow isolation"
+        ),
+        _ => return None,
+    })
 }
 
 fn cores(e: &CoresError) -> String {

@@ -16,7 +16,7 @@ pub fn run(cmd: &LabCommand) -> Result<()> {
             if let Some(sh) = &shape {
                 // The lab's rule, checked before anything is built.
                 misura_lab::check_shape(topology, sh.as_ref())
-                    .map_err(|e| Failure::Usage(e.to_string()))?;
+                    .map_err(|e| Failure::Usage(crate::shared::words::said(&e)))?;
             }
             let lab = Lab::new(&a.prefix.prefix)?;
             let mut status = lab.up(topology)?;

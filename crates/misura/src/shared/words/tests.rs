@@ -415,3 +415,46 @@ fn a_udp_port_that_cannot_be_bound_names_port_alone_and_inside_rtt() {
         ["binding UDP port 862 (a privileged port; or choose a port >= 1024 with --port) needs CAP_NET_BIND_SERVICE: run as root or grant it with `setcap cap_net_bind_service+ep $(which misura)`"]
     );
 }
+
+/// The lab's refusals of a shape name `lab up`'s flags here, and only
+/// here: the lab says the setting.
+#[test]
+fn a_refused_shape_is_worded_with_lab_ups_flags() {
+    use misura_lab::{LabError, Topology};
+    let cases = [
+        (
+            LabError::ShapeNotApplicable {
+                topology: Topology::Hosts,
+                managed_queue: false,
+            },
+            "--shape applies to --topology switch",
+        ),
+        (
+            LabError::ShapeNotApplicable {
+                topology: Topology::Switch,
+                managed_queue: true,
+            },
+            "qdisc=fq_codel applies to --topology routed",
+        ),
+        (
+            LabError::NotShapeable {
+                prefix: "misura-".into(),
+                topology: Topology::Routed,
+            },
+            "misura lab up --topology routed --shape RATE",
+        ),
+        (
+            LabError::QdiscMissing {
+                qdisc: "fq_codel".into(),
+                config: "FQ_CODEL".into(),
+            },
+            "--shape 20M,queue=16K",
+        ),
+    ];
+    for (e, says) in cases {
+        assert!(!e.to_string().contains("--"), "the lab names no flag: {e}");
+        let worded = crate::shared::words::said(&e);
+        assert!(worded.contains(says), "{worded}");
+        assert_eq!(chain(&anyhow::Error::new(e)), vec![worded]);
+    }
+}
