@@ -221,18 +221,18 @@ flag_value!(
 );
 
 impl DurationArg {
-    /// The duration, refusing zero and anything under `min_ns` with a
+    /// The duration, refusing zero and anything under `min` with a
     /// message naming the flag.
-    pub fn at_least(&self, flag: &str, min_ns: i64) -> Result<i64, Failure> {
-        self.period(flag, min_ns).map(Period::as_ns)
+    pub fn at_least(&self, flag: &str, min: Span) -> Result<Span, Failure> {
+        self.period(flag, min).map(Period::span)
     }
 
-    /// The duration as a [`Period`] of at least `min_ns` (and at least
+    /// The duration as a [`Period`] of at least `min` (and at least
     /// 1 ns), through the one check, [`Period::within`]; refused with a
     /// message naming the flag (exit 5).
-    pub fn period(&self, flag: &str, min_ns: i64) -> Result<Period, Failure> {
+    pub fn period(&self, flag: &str, min: Span) -> Result<Period, Failure> {
         let bounds = PeriodBounds {
-            min: Span::from_ns(min_ns),
+            min,
             max: Span::MAX,
         };
         Period::within(self.span(), bounds).map_err(|e| self.period_failure(flag, e))
@@ -346,20 +346,29 @@ mod tests {
     fn flag_values_keep_their_text() {
         let d: DurationArg = "1.5ms".parse().unwrap();
         assert_eq!((d.ns, d.to_string()), (1_500_000, "1.5ms".to_string()));
-        assert!(d.at_least("--period", 1).is_ok());
-        assert_eq!(d.period("--period", 1_000).unwrap().as_ns(), 1_500_000);
+        assert_eq!(d.at_least("--period", Span::from_ns(1)).unwrap(), d.span());
+        assert_eq!(
+            d.period("--period", Span::from_ns(1_000)).unwrap().as_ns(),
+            1_500_000
+        );
         assert_eq!(d.span(), Span::from_ns(1_500_000));
-        let e = d.period("--period", 2_000_000).unwrap_err().to_string();
+        let e = d
+            .period("--period", Span::from_ns(2_000_000))
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "--period 1.5ms is too short: it must be at least 2.00 ms"
         );
         let z: DurationArg = "0s".parse().unwrap();
         assert!(matches!(
-            z.at_least("--timeout", 0),
+            z.at_least("--timeout", Span::ZERO),
             Err(Failure::Params(_))
         ));
-        assert!(matches!(z.period("--period", 0), Err(Failure::Params(_))));
+        assert!(matches!(
+            z.period("--period", Span::ZERO),
+            Err(Failure::Params(_))
+        ));
         let long = PeriodError::TooLong {
             period: d.span(),
             max: Span::from_ns(1_000_000),
@@ -381,16 +390,13 @@ mod tests {
 }
 
 impl DurationArg {
-    /// The duration, refusing anything under `min_ns` with a message that
-    /// names the flag and shows the minimum as people write it (exit 5).
-    pub fn not_under(&self, flag: &str, min_ns: i64) -> Result<i64, Failure> {
-        if self.ns < min_ns {
-            return Err(Failure::Params(format!(
-                "{flag} {self} is too short: at least {}",
-                misura_report::clock::human_ns(min_ns as f64)
-            )));
-        }
-        Ok(self.ns)
+    /// "`flag` VALUE is too short", with the minimum as people write it
+    /// (exit 5): a plan's refusal of this duration, in the flag's words.
+    pub fn too_short(&self, flag: &str, min: Span) -> Failure {
+        Failure::Params(format!(
+            "{flag} {self} is too short: at least {}",
+            misura_report::clock::human_ns(min.as_ns() as f64)
+        ))
     }
 }
 
@@ -401,8 +407,7 @@ mod minimum_tests {
     #[test]
     fn a_minimum_names_the_flag_and_shows_the_limit() {
         let d: DurationArg = "500us".parse().unwrap();
-        assert_eq!(d.not_under("--duration", 500_000).unwrap(), 500_000);
-        let e = d.not_under("--duration", 1_000_000).unwrap_err();
+        let e = d.too_short("--duration", Span::from_ns(1_000_000));
         assert!(matches!(e, Failure::Params(_)));
         assert_eq!(
             e.to_string(),

@@ -15,9 +15,7 @@ use misura_clock::sources::SourcesPlan;
 use misura_clock::timer::{TimerPlan, TimerRequest};
 use misura_clock::tsc::TscPlan;
 use misura_clock::{Knob, MeasureError, PlanError};
-use misura_report::clock::{
-    human_ns, write_interference_text, write_sources_text, write_timer_text,
-};
+use misura_report::clock::{write_interference_text, write_sources_text, write_timer_text};
 use misura_time::Span;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -32,14 +30,6 @@ pub fn run(c: &ClockCommand, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     }
 }
 
-/// "`--flag VALUE` is too short", as `DurationArg::not_under` says it.
-fn too_short(flag: &str, arg: &DurationArg, min: Span) -> Failure {
-    Failure::Params(format!(
-        "{flag} {arg} is too short: at least {}",
-        human_ns(min.as_ns() as f64)
-    ))
-}
-
 /// What a plan refused, in the flags' words; `durations` names the flag and
 /// its value for each duration knob of the command. Every refusal is a
 /// [`Failure`] but an unmeasurable TSC rate, which was always an error.
@@ -50,7 +40,7 @@ fn flag_sentence(e: PlanError, durations: &[(Knob, &str, &DurationArg)]) -> anyh
     match e {
         PlanError::NoReads => params("--reads 0: give at least one read per source".into()),
         PlanError::TooShort { knob, min } => match durations.iter().find(|d| d.0 == knob) {
-            Some((_, flag, value)) => too_short(flag, value, min).into(),
+            Some((_, flag, value)) => value.too_short(flag, min).into(),
             None => params(e.to_string()),
         },
         PlanError::IntervalOverDuration => match (arg(Knob::Interval), arg(Knob::Duration)) {

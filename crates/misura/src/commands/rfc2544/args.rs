@@ -100,11 +100,13 @@ pub struct Rfc2544Args {
 }
 
 impl Rfc2544Args {
-    /// The full and short trial lengths, every duration checked against
-    /// its bounds.
-    pub fn durations(&self) -> Result<(Span, Span), crate::shared::exit::Failure> {
+    /// The trial lengths and the longest back-to-back burst, every
+    /// duration checked against its bounds.
+    pub fn durations(&self) -> Result<Durations, crate::shared::exit::Failure> {
         let trial = self.trial.span()?;
-        let short = Span::from_ns(self.short_trial.at_least("--short-trial", 10_000_000)?);
+        let short = self
+            .short_trial
+            .at_least("--short-trial", Span::from_millis(10))?;
         for (flag, d) in [
             ("--short-trial", &self.short_trial),
             ("--latency-trial", &self.latency_trial),
@@ -112,9 +114,12 @@ impl Rfc2544Args {
         ] {
             at_most(flag, d)?;
         }
-        self.latency_trial
-            .at_least("--latency-trial", 100_000_000)?;
-        self.b2b_max_burst.at_least("--b2b-max-burst", 1_000)?;
+        let latency_trial = self
+            .latency_trial
+            .at_least("--latency-trial", Span::from_millis(100))?;
+        let b2b_max_burst = self
+            .b2b_max_burst
+            .at_least("--b2b-max-burst", Span::from_ns(1_000))?;
         // A resolution finer than a millionth asks for more trials than any
         // run can make (and would print with hundreds of digits); coarser
         // than a half is no search at all.
@@ -139,8 +144,25 @@ impl Rfc2544Args {
                 self.short_trial, self.trial.trial
             )));
         }
-        Ok((trial, short))
+        Ok(Durations {
+            trial,
+            short,
+            latency_trial,
+            b2b_max_burst,
+        })
     }
+}
+
+/// The run's durations, checked.
+pub struct Durations {
+    /// A full-length trial.
+    pub trial: Span,
+    /// A short trial of the search.
+    pub short: Span,
+    /// The latency trial.
+    pub latency_trial: Span,
+    /// The longest back-to-back burst.
+    pub b2b_max_burst: Span,
 }
 
 /// Finest --resolution and --pdr accepted (a millionth).

@@ -23,7 +23,6 @@ use misura_measure::wire_time::LinkModel;
 use misura_oneway::Calibration;
 use misura_report::rfc2544::{Rfc2544Config, Rfc2544Report};
 use misura_report::StopReason;
-use misura_time::Span;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -33,7 +32,12 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     let started_at = now_rfc3339();
     // What the flags alone make impossible, before any port is looked at.
     sizes::parse(&a.sizes, sizes::MAX_FRAME - sizes::FRAME_OVERHEAD)?;
-    let (trial, short) = a.durations()?;
+    let args::Durations {
+        trial,
+        short,
+        latency_trial,
+        b2b_max_burst,
+    } = a.durations()?;
     a.p.check_ports()?;
     let cpus = a.p.cpus()?;
     let tx = misura_oneway::plan::interface(&a.p.tx)?;
@@ -87,9 +91,9 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
         resolution: a.resolution.share,
         pdr: a.pdr.share,
         max_trials: a.max_trials,
-        latency_trial: Span::from_ns(a.latency_trial.ns),
+        latency_trial,
         b2b_trials: a.b2b_trials,
-        b2b_max_burst: Span::from_ns(a.b2b_max_burst.ns),
+        b2b_max_burst,
         tester_retries: a.p.tester_retries,
         engine: req,
         engine_choice: a.p.engine.into(),
@@ -131,13 +135,13 @@ pub fn run(a: &Rfc2544Args, stop: &Arc<AtomicUsize>) -> Result<Finished> {
             link_rate_bps: link_bps,
             link_speed_source: link_source.into(),
             tests: tests.iter().map(|t| t.name().to_string()).collect(),
-            trial_s: trial.as_ns() as f64 / 1e9,
-            short_trial_s: short.as_ns() as f64 / 1e9,
+            trial_s: trial.as_secs_f64(),
+            short_trial_s: short.as_secs_f64(),
             resolution: a.resolution.share,
             pdr_ratio: a.pdr.share,
-            latency_trial_s: a.latency_trial.ns as f64 / 1e9,
+            latency_trial_s: latency_trial.as_secs_f64(),
             b2b_trials: a.b2b_trials,
-            b2b_max_burst_s: a.b2b_max_burst.ns as f64 / 1e9,
+            b2b_max_burst_s: b2b_max_burst.as_secs_f64(),
             tester_retries: a.p.tester_retries,
             ethertype: a.p.ethertype.value,
             calibration: a.calibration.as_ref().map(|p| p.display().to_string()),
