@@ -254,12 +254,7 @@ impl<'t> Link<'t> {
         if let Some(m) = got {
             let end = (m.start + m.len).min(self.rx.len());
             let reply = &self.rx[m.start.min(end)..end];
-            s.handle_reply(
-                reply,
-                Instant::from_ns(m.rx2),
-                m.rx_kernel.map(Instant::from_ns),
-                m.rx_hw.map(Instant::from_ns),
-            );
+            s.handle_reply(reply, m.rx2, m.rx_kernel, m.rx_hw);
         }
     }
 

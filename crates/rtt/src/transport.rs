@@ -5,6 +5,7 @@
 //! that stamps only PTP event messages.
 
 use crate::error::{Result, RttError};
+use misura_measure::time::Instant;
 use misura_sys::packet::PacketSocket;
 use misura_sys::udp::{Ready, UdpTsSocket};
 use misura_wire::probe::{self, ProbeHeader, ProbeRepr, HEADER_LEN as PROBE_LEN};
@@ -16,9 +17,9 @@ use std::time::Duration;
 pub struct Received {
     pub start: usize,
     pub len: usize,
-    pub rx2: i64,
-    pub rx_kernel: Option<i64>,
-    pub rx_hw: Option<i64>,
+    pub rx2: Instant,
+    pub rx_kernel: Option<Instant>,
+    pub rx_hw: Option<Instant>,
 }
 
 pub struct Udp {
@@ -216,7 +217,7 @@ impl Transport {
                 let Some(m) = got else {
                     return Ok((false, None));
                 };
-                let rx2 = misura_sys::clock::realtime_ns();
+                let rx2 = misura_sys::clock::realtime();
                 if m.src != u.target {
                     return Ok((true, None));
                 }
@@ -226,8 +227,8 @@ impl Transport {
                         start: 0,
                         len: m.len.min(buf.len()),
                         rx2,
-                        rx_kernel: m.software.map(|t| t.as_ns()),
-                        rx_hw: m.hardware.map(|t| t.as_ns()),
+                        rx_kernel: m.software,
+                        rx_hw: m.hardware,
                     }),
                 ))
             }
@@ -235,7 +236,7 @@ impl Transport {
                 let Some(m) = l.sock.recv(buf)? else {
                     return Ok((false, None));
                 };
-                let rx2 = misura_sys::clock::realtime_ns();
+                let rx2 = misura_sys::clock::realtime();
                 let n = m.len.min(buf.len());
                 let Ok(eth) = EthernetFrame::new_checked(&buf[..n]) else {
                     return Ok((true, None));
@@ -261,8 +262,8 @@ impl Transport {
                         start: hl + PROBE_LEN,
                         len,
                         rx2,
-                        rx_kernel: m.software.map(|t| t.as_ns()),
-                        rx_hw: m.hardware.map(|t| t.as_ns()),
+                        rx_kernel: m.software,
+                        rx_hw: m.hardware,
                     }),
                 ))
             }
