@@ -135,7 +135,7 @@ impl Transport {
     pub fn poll_tx(
         &mut self,
         max: usize,
-        mut f: impl FnMut(u32, Option<i64>, Option<i64>),
+        mut f: impl FnMut(u32, Option<Instant>, Option<Instant>),
     ) -> Result<usize> {
         let mut n = 0;
         match self {
@@ -147,8 +147,8 @@ impl Transport {
                     n += 1;
                     f(
                         u.id_to_seq[st.id as usize % ID_RING],
-                        st.software.map(|t| t.as_ns()),
-                        st.hardware.map(|t| t.as_ns()),
+                        st.software,
+                        st.hardware,
                     );
                 }
             }
@@ -163,11 +163,7 @@ impl Transport {
                         let inner = ptp::probe_payload(eth.ethertype(), eth.payload());
                         if let Ok(p) = inner.and_then(ProbeRepr::parse) {
                             if p.session_id == l.session && !p.flags.contains(ProbeFlags::REPLY) {
-                                f(
-                                    p.seq as u32,
-                                    st.software.map(|t| t.as_ns()),
-                                    st.hardware.map(|t| t.as_ns()),
-                                );
+                                f(p.seq as u32, st.software, st.hardware);
                             }
                         }
                     }
