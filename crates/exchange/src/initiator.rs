@@ -69,10 +69,10 @@ fn cycle(
             p.t2.record(a2 - start);
             p.t3.record(rx2 - start);
             if let (Some(tx), Some(rx)) = (tx.0, rx.0) {
-                p.t3_kernel.record(rx - tx);
+                p.t3_kernel.record((rx - tx).as_ns());
             }
             match (tx.1, rx.1) {
-                (Some(tx), Some(rx)) => p.t3_hardware.record(rx - tx),
+                (Some(tx), Some(rx)) => p.t3_hardware.record((rx - tx).as_ns()),
                 _ if port.hw.enabled => p.hw_missing += 1,
                 _ => {}
             }

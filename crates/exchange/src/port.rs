@@ -7,6 +7,7 @@ use crate::frames::{classify, frame, ETH, RESPONDER_DATA, TRIGGER};
 use crate::plan::ExchangePlan;
 
 type Result<T, E = ExchangeError> = std::result::Result<T, E>;
+use misura_measure::time::Instant;
 use misura_report::LoopTuning;
 use misura_sys::clock::realtime_ns;
 use misura_sys::iface::InterfaceInfo;
@@ -28,7 +29,7 @@ pub struct Port {
 }
 
 /// A frame's stamps: the kernel's and the NIC's.
-pub type Stamps = (Option<i64>, Option<i64>);
+pub type Stamps = (Option<Instant>, Option<Instant>);
 
 impl Port {
     /// Check the frame sizes against the interface's MTU, open the socket
@@ -76,8 +77,8 @@ impl Port {
             let n = st.len.min(buf.len());
             if let Some((TRIGGER, seq, _)) = classify(&buf[..n], self.mine, self.ethertype) {
                 if seq == k {
-                    tx.0 = tx.0.or(st.software.map(|t| t.as_ns()));
-                    tx.1 = tx.1.or(st.hardware.map(|t| t.as_ns()));
+                    tx.0 = tx.0.or(st.software);
+                    tx.1 = tx.1.or(st.hardware);
                 }
             }
         }
@@ -104,10 +105,7 @@ impl Port {
                     classify(&buf[..n], self.peer, self.ethertype)
                 {
                     if seq == k {
-                        got = Some((
-                            rx2,
-                            (m.software.map(|t| t.as_ns()), m.hardware.map(|t| t.as_ns())),
-                        ));
+                        got = Some((rx2, (m.software, m.hardware)));
                     }
                 }
             }

@@ -122,8 +122,8 @@ impl InFlight {
     pub fn on_tx_stamp(
         &mut self,
         seq: u64,
-        software: Option<i64>,
-        hardware: Option<i64>,
+        software: Option<Instant>,
+        hardware: Option<Instant>,
     ) -> TxStampMatch {
         let per = self.stamps_per_frame;
         match self.ring.get_mut(seq) {
@@ -162,8 +162,8 @@ impl InFlight {
         seq: u64,
         rx1: i64,
         rx2: i64,
-        rx_kernel: Option<i64>,
-        rx_hw: Option<i64>,
+        rx_kernel: Option<Instant>,
+        rx_hw: Option<Instant>,
     ) -> Arrival {
         let arrival = self.ring.arrive(seq);
         if let (Arrival::Matched { reordered }, Some(slot)) = (arrival, self.ring.get_mut(seq)) {
@@ -245,27 +245,27 @@ mod tests {
         r.on_sent(tx(0, 0));
         r.on_sent(tx(1, 100));
         assert_eq!(
-            r.on_received(1, 150, 160, Some(155), None),
+            r.on_received(1, 150, 160, Some(at(155)), None),
             Arrival::Matched { reordered: false }
         );
-        assert_eq!(r.on_tx_stamp(1, Some(105), None), TxStampMatch::First);
-        assert_eq!(r.on_tx_stamp(1, Some(999), None), TxStampMatch::Again);
+        assert_eq!(r.on_tx_stamp(1, Some(at(105)), None), TxStampMatch::First);
+        assert_eq!(r.on_tx_stamp(1, Some(at(999)), None), TxStampMatch::Again);
         // Frame 1 is complete but frame 0 holds the head.
         assert_eq!(r.pop_complete(at(200), span(1_000)), None);
         assert_eq!(
-            r.on_received(0, 170, 180, Some(175), None),
+            r.on_received(0, 170, 180, Some(at(175)), None),
             Arrival::Matched { reordered: true }
         );
-        assert_eq!(r.on_tx_stamp(0, Some(5), None), TxStampMatch::First);
+        assert_eq!(r.on_tx_stamp(0, Some(at(5)), None), TxStampMatch::First);
         let a = r.pop_complete(at(200), span(1_000)).unwrap();
         let b = r.pop_complete(at(200), span(1_000)).unwrap();
         assert_eq!(
             (a.seq, a.reordered, a.kernel_latency()),
-            (0, true, Some(170))
+            (0, true, Some(span(170)))
         );
         assert_eq!(
             (b.seq, b.reordered, b.kernel_latency()),
-            (1, false, Some(50))
+            (1, false, Some(span(50)))
         );
         assert_eq!(r.counts().reordered, 1);
         assert_eq!(r.outstanding(), 0);
@@ -292,10 +292,13 @@ mod tests {
         let mut r = InFlight::new(4, true, 0);
         r.on_sent(tx(0, 0));
         assert!(matches!(
-            r.on_received(0, 20, 30, Some(25), None),
+            r.on_received(0, 20, 30, Some(at(25)), None),
             Arrival::Matched { .. }
         ));
-        assert_eq!(r.on_received(0, 40, 50, Some(45), None), Arrival::Duplicate);
+        assert_eq!(
+            r.on_received(0, 40, 50, Some(at(45)), None),
+            Arrival::Duplicate
+        );
         // Received, but the TX stamp never comes: released at the timeout,
         // not lost, with no kernel latency.
         assert_eq!(r.pop_complete(at(100), span(1_000)), None);
@@ -331,14 +334,14 @@ mod tests {
         r.set_stamps_per_frame(2);
         r.on_sent(tx(0, 100));
         r.on_sent(tx(1, 200));
-        assert_eq!(r.on_tx_stamp(0, Some(105), None), TxStampMatch::Partial);
+        assert_eq!(r.on_tx_stamp(0, Some(at(105)), None), TxStampMatch::Partial);
         assert_eq!(
-            r.on_tx_stamp(0, Some(106), None),
+            r.on_tx_stamp(0, Some(at(106)), None),
             TxStampMatch::Again,
             "a second software stamp"
         );
         assert_eq!(
-            r.on_received(0, 300, 310, Some(305), Some(1_000_305)),
+            r.on_received(0, 300, 310, Some(at(305)), Some(at(1_000_305))),
             Arrival::Matched { reordered: false }
         );
         assert_eq!(
@@ -346,19 +349,28 @@ mod tests {
             None,
             "still waits for the NIC's stamp"
         );
-        assert_eq!(r.on_tx_stamp(0, None, Some(1_000_104)), TxStampMatch::First);
+        assert_eq!(
+            r.on_tx_stamp(0, None, Some(at(1_000_104))),
+            TxStampMatch::First
+        );
         let rec = r.pop_complete(at(400), span(1_000)).unwrap();
-        assert_eq!((rec.tx_kernel, rec.tx_hw), (Some(105), Some(1_000_104)));
+        assert_eq!(
+            (rec.tx_kernel, rec.tx_hw),
+            (Some(at(105)), Some(at(1_000_104)))
+        );
         assert!(r.released_tx_complete());
         // Frame 1's NIC stamp never comes: released at the timeout with the
         // kernel's, and known to be incomplete.
-        assert_eq!(r.on_tx_stamp(1, Some(205), None), TxStampMatch::Partial);
-        r.on_received(1, 300, 310, Some(305), None);
+        assert_eq!(r.on_tx_stamp(1, Some(at(205)), None), TxStampMatch::Partial);
+        r.on_received(1, 300, 310, Some(at(305)), None);
         let rec = r.pop_complete(at(1_300), span(1_000)).unwrap();
-        assert_eq!((rec.tx_kernel, rec.tx_hw), (Some(205), None));
+        assert_eq!((rec.tx_kernel, rec.tx_hw), (Some(at(205)), None));
         assert!(!r.released_tx_complete());
         // One message with both completes at once.
         r.on_sent(tx(2, 300));
-        assert_eq!(r.on_tx_stamp(2, Some(1), Some(2)), TxStampMatch::First);
+        assert_eq!(
+            r.on_tx_stamp(2, Some(at(1)), Some(at(2))),
+            TxStampMatch::First
+        );
     }
 }

@@ -402,8 +402,7 @@ impl OnewaySession {
         hardware: Option<Instant>,
     ) -> TxStampMatch {
         self.c.tx_stamps_read += 1;
-        let ns = |t: Option<Instant>| t.map(Instant::as_ns);
-        let m = self.ring.on_tx_stamp(seq, ns(software), ns(hardware));
+        let m = self.ring.on_tx_stamp(seq, software, hardware);
         match m {
             TxStampMatch::First => self.stamps_pending = self.stamps_pending.saturating_sub(1),
             TxStampMatch::Partial => {}
@@ -460,10 +459,9 @@ impl OnewaySession {
     /// Measured probe `seq` arrived (already parsed by the caller); its RX
     /// window is `[RX1 of the last empty poll, meta.rx2]`.
     pub fn on_received(&mut self, seq: u64, meta: RxMeta) -> Arrival {
-        let ns = |t: Option<Instant>| t.map(Instant::as_ns);
         let (rx1, rx2) = (self.rx1.as_ns(), meta.rx2.as_ns());
         self.ring
-            .on_received(seq, rx1, rx2, ns(meta.software), ns(meta.hardware))
+            .on_received(seq, rx1, rx2, meta.software, meta.hardware)
     }
 
     /// The next frame record, in sequence order: a frame leaves when it is

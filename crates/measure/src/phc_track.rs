@@ -202,9 +202,9 @@ impl PhcPair {
 
     /// Converts an RX-clock stamp to the TX clock; `None` until both clocks
     /// have two points.
-    pub fn rx_to_tx(&self, rx_phc: i64) -> Option<Converted> {
+    pub fn rx_to_tx(&self, rx_phc: Instant) -> Option<Converted> {
         let (lt, lr) = (self.tx.line()?, self.rx.line()?);
-        let sys = ClockTrack::to_sys(&lr, rx_phc);
+        let sys = ClockTrack::to_sys(&lr, rx_phc.as_ns());
         Some(Converted {
             tx_clock: Instant::from_ns(ClockTrack::from_sys(&lt, sys)),
             u95_ns: self.u95(&lt, &lr, sys).0,
@@ -273,7 +273,7 @@ mod tests {
         let tx = t + 5_000_000 + ((t - 1_000_000_000) as f64 * 12e-6) as i64;
         let ta = t + 2_000_000;
         let rx = ta - 3_000_000 + ((ta - 1_000_000_000) as f64 * -8e-6) as i64;
-        let c = p.rx_to_tx(rx).unwrap();
+        let c = p.rx_to_tx(Instant::from_ns(rx)).unwrap();
         let latency = c.tx_clock.as_ns() - tx;
         // 2 ms in system time is 2 ms·(1 + 12 ppm) in TX clock time.
         assert!((latency - 2_000_024).abs() <= 3, "{latency}");
@@ -300,7 +300,7 @@ mod tests {
             p.tx.add_round(&round(sys, 0, 0.0, 1000, 0.0)).unwrap();
             p.rx.add_round(&round(sys, 0, 0.0, 1000, 1.0)).unwrap();
         }
-        let c = p.rx_to_tx(3_000_000_000).unwrap();
+        let c = p.rx_to_tx(Instant::from_ns(3_000_000_000)).unwrap();
         let err = (c.tx_clock.as_ns() - 3_000_000_000).abs() as f64;
         assert!(err > 900.0, "the skew shows: {err}");
         assert!(err <= c.u95_ns, "{err} within {}", c.u95_ns);
@@ -352,7 +352,7 @@ mod tests {
         assert_eq!(t.rejected(), 2);
         assert!(t.line().is_none());
         let p = PhcPair::new();
-        assert!(p.rx_to_tx(5).is_none());
+        assert!(p.rx_to_tx(Instant::from_ns(5)).is_none());
         assert!(p.describe(5).is_none());
     }
 }

@@ -23,6 +23,7 @@
 //! Over long runs the offset drifts (skew); each window contributes its
 //! minimum-RTT probe and a least-squares line θ(t) follows the drift.
 
+use crate::time::{Instant, Span};
 use misura_stats::{FitError, LinearFit};
 use serde::{Deserialize, Serialize};
 
@@ -33,13 +34,13 @@ pub struct ProbeTimes {
     /// Client user clock just before `send()`.
     pub tx1: i64,
     /// Client kernel (or NIC) TX stamp.
-    pub tx_kernel: Option<i64>,
+    pub tx_kernel: Option<Instant>,
     /// Reflector RX stamp.
-    pub reflector_rx: Option<i64>,
+    pub reflector_rx: Option<Instant>,
     /// Reflector TX stamp (precise one, from follow-up telemetry, when given).
-    pub reflector_tx: Option<i64>,
+    pub reflector_tx: Option<Instant>,
     /// Client kernel (or NIC) RX stamp.
-    pub rx_kernel: Option<i64>,
+    pub rx_kernel: Option<Instant>,
     /// Client user clock just after the receive that returned the reply.
     pub rx2: i64,
 }
@@ -51,32 +52,32 @@ impl ProbeTimes {
     }
 
     /// Kernel RX stamp − kernel TX stamp.
-    pub fn kernel_rtt(&self) -> Option<i64> {
+    pub fn kernel_rtt(&self) -> Option<Span> {
         Some(self.rx_kernel? - self.tx_kernel?)
     }
 
     /// The reflector's turnaround `t3 − t2`.
-    pub fn turnaround(&self) -> Option<i64> {
+    pub fn turnaround(&self) -> Option<Span> {
         Some(self.reflector_tx? - self.reflector_rx?)
     }
 
     /// Kernel RTT − turnaround.
-    pub fn network_rtt(&self) -> Option<i64> {
+    pub fn network_rtt(&self) -> Option<Span> {
         Some(self.kernel_rtt()? - self.turnaround()?)
     }
 
     /// `((t2 − t1) + (t3 − t4)) / 2`: the reflector clock's offset if the
     /// two directions took equally long.
-    pub fn symmetric_offset(&self) -> Option<i64> {
+    pub fn symmetric_offset(&self) -> Option<Span> {
         let t1 = self.tx_kernel?;
         let t4 = self.rx_kernel?;
         let (t2, t3) = (self.reflector_rx?, self.reflector_tx?);
-        Some(((t2 - t1) + (t3 - t4)).div_euclid(2))
+        Some(Span::from_ns(((t2 - t1) + (t3 - t4)).as_ns().div_euclid(2)))
     }
 
     /// Forward and backward one-way delays given the offset θ (reflector
     /// clock − client clock).
-    pub fn one_way(&self, offset: i64) -> Option<(i64, i64)> {
+    pub fn one_way(&self, offset: Span) -> Option<(Span, Span)> {
         let fwd = self.reflector_rx? - self.tx_kernel? - offset;
         let back = self.rx_kernel? - self.reflector_tx? + offset;
         Some((fwd, back))
@@ -101,8 +102,8 @@ pub struct OffsetTracker {
     window: usize,
     max_windows: usize,
     in_window: usize,
-    best: Option<(i64, i64, i64)>, // (client time, offset, network RTT)
-    mins: std::collections::VecDeque<(i64, i64, i64)>,
+    best: Option<(Instant, Span, Span)>, // (client time, offset, network RTT)
+    mins: std::collections::VecDeque<(Instant, Span, Span)>,
 }
 
 impl OffsetTracker {
@@ -143,22 +144,22 @@ impl OffsetTracker {
 
     /// The offset at client time `t`: from the drift line when there are at
     /// least three windows, else from the best probe seen.
-    pub fn estimate_at(&self, t: i64) -> Option<OffsetEstimate> {
-        let mut pts: Vec<(i64, i64, i64)> = self.mins.iter().copied().collect();
+    pub fn estimate_at(&self, t: Instant) -> Option<OffsetEstimate> {
+        let mut pts: Vec<(Instant, Span, Span)> = self.mins.iter().copied().collect();
         if let Some(b) = self.best {
             pts.push(b);
         }
         let min_rtt = pts.iter().map(|p| p.2).min()?;
-        let half = min_rtt.max(0) as f64 / 2.0;
+        let half = min_rtt.as_ns().max(0) as f64 / 2.0;
         if pts.len() >= 3 {
             let t0 = pts[0].0;
             let xy: Vec<(f64, f64)> = pts
                 .iter()
-                .map(|&(x, th, _)| ((x - t0) as f64, th as f64))
+                .map(|&(x, th, _)| ((x - t0).as_ns() as f64, th.as_ns() as f64))
                 .collect();
             if let Ok(fit) = LinearFit::fit(&xy) {
                 return Some(OffsetEstimate {
-                    offset_ns: fit.predict((t - t0) as f64),
+                    offset_ns: fit.predict((t - t0).as_ns() as f64),
                     uncertainty_ns: half + fit.a_ci95.abs(),
                     skew_ppm: Some(fit.b * 1e6),
                     windows: pts.len(),
@@ -167,7 +168,7 @@ impl OffsetTracker {
         }
         let best = pts.iter().min_by_key(|p| p.2)?;
         Some(OffsetEstimate {
-            offset_ns: best.1 as f64,
+            offset_ns: best.1.as_ns() as f64,
             uncertainty_ns: half,
             skew_ppm: None,
             windows: pts.len(),
@@ -205,10 +206,10 @@ mod tests {
         let t4 = t3 - theta + b;
         ProbeTimes {
             tx1: t1 - u,
-            tx_kernel: Some(t1),
-            reflector_rx: Some(t2),
-            reflector_tx: Some(t3),
-            rx_kernel: Some(t4),
+            tx_kernel: Some(Instant::from_ns(t1)),
+            reflector_rx: Some(Instant::from_ns(t2)),
+            reflector_tx: Some(Instant::from_ns(t3)),
+            rx_kernel: Some(Instant::from_ns(t4)),
             rx2: t4 + u,
         }
     }
@@ -216,17 +217,18 @@ mod tests {
     #[test]
     fn decomposition() {
         let p = probe(1_000_000, 30_000, 50_000, 12_000, 7_000_000, 4_000);
-        assert_eq!(p.kernel_rtt(), Some(92_000));
-        assert_eq!(p.turnaround(), Some(12_000));
-        assert_eq!(p.network_rtt(), Some(80_000));
+        let ns = Span::from_ns;
+        assert_eq!(p.kernel_rtt(), Some(ns(92_000)));
+        assert_eq!(p.turnaround(), Some(ns(12_000)));
+        assert_eq!(p.network_rtt(), Some(ns(80_000)));
         assert_eq!(p.user_rtt(), 100_000);
-        assert!(p.network_rtt() < p.kernel_rtt() && p.kernel_rtt() < Some(p.user_rtt()));
+        assert!(p.network_rtt() < p.kernel_rtt() && p.kernel_rtt() < Some(ns(p.user_rtt())));
         // With the true offset the one-way delays are exact and add up.
-        assert_eq!(p.one_way(7_000_000), Some((30_000, 50_000)));
+        assert_eq!(p.one_way(ns(7_000_000)), Some((ns(30_000), ns(50_000))));
         // The symmetric estimate is off by half the asymmetry.
-        assert_eq!(p.symmetric_offset(), Some(7_000_000 - 10_000));
+        assert_eq!(p.symmetric_offset(), Some(ns(7_000_000 - 10_000)));
         let (f, b) = p.one_way(p.symmetric_offset().unwrap()).unwrap();
-        assert_eq!(f + b, 80_000);
+        assert_eq!(f + b, ns(80_000));
         assert_eq!(f, b);
     }
 
@@ -247,7 +249,7 @@ mod tests {
             tr.update(&probe(t, 20_000 + extra, 20_000, 5_000, theta, 1_000));
         }
         let t = 9_990_000_000;
-        let e = tr.estimate_at(t).unwrap();
+        let e = tr.estimate_at(Instant::from_ns(t)).unwrap();
         let truth = 5_000_000.0 + t as f64 * skew;
         assert!((e.offset_ns - truth).abs() < 1_000.0, "{e:?} vs {truth}");
         assert!((e.skew_ppm.unwrap() - 10.0).abs() < 0.5, "{e:?}");

@@ -27,18 +27,18 @@ pub struct ProbeRecord {
     pub response_bytes: u16,
     pub tx1: i64,
     pub tx2: i64,
-    pub tx_kernel: Option<i64>,
-    pub tx_hw: Option<i64>,
+    pub tx_kernel: Option<Instant>,
+    pub tx_hw: Option<Instant>,
     pub rx2: i64,
-    pub rx_kernel: Option<i64>,
-    pub rx_hw: Option<i64>,
+    pub rx_kernel: Option<Instant>,
+    pub rx_hw: Option<Instant>,
     /// The reflector's own sequence number of the reply.
     pub reflector_seq: Option<u32>,
     /// Reflector receive stamp (its clock).
-    pub reflector_rx: Option<i64>,
+    pub reflector_rx: Option<Instant>,
     /// Reflector transmit stamp: the follow-up's precise one when it came,
     /// else the reply's own Timestamp field.
-    pub reflector_tx: Option<i64>,
+    pub reflector_tx: Option<Instant>,
     /// `reflector_tx` is the precise (follow-up) stamp.
     pub reflector_tx_precise: bool,
     /// How the reflector took `reflector_rx`, as its reply's Timestamp
@@ -75,7 +75,7 @@ impl ProbeRecord {
     }
 
     /// The NIC's RTT, RX − TX hardware stamp (one PTP clock), when both came.
-    pub fn hardware_rtt(&self) -> Option<i64> {
+    pub fn hardware_rtt(&self) -> Option<Span> {
         Some(self.rx_hw? - self.tx_hw?)
     }
 
@@ -89,7 +89,7 @@ impl ProbeRecord {
         }
     }
 
-    fn times_with(&self, tx: Option<i64>, rx: Option<i64>) -> ProbeTimes {
+    fn times_with(&self, tx: Option<Instant>, rx: Option<Instant>) -> ProbeTimes {
         ProbeTimes {
             tx1: self.tx1,
             tx_kernel: tx,
@@ -107,14 +107,14 @@ pub struct Reply {
     /// Session-Sender sequence number echoed by the reflector.
     pub sender_seq: u32,
     pub reflector_seq: u32,
-    pub reflector_rx: i64,
+    pub reflector_rx: Instant,
     /// The reply's Timestamp field.
-    pub reflector_tx: i64,
+    pub reflector_tx: Instant,
     pub sender_ttl: u8,
     pub response_bytes: u16,
     /// Follow-Up Telemetry: (sequence number of the previous reply, its
     /// precise transmit stamp), when present and filled in.
-    pub follow_up: Option<(u32, i64)>,
+    pub follow_up: Option<(u32, Instant)>,
     /// The follow-up stamp's timestamp method (the TLV's mode).
     pub follow_up_method: u8,
     /// The reply's Timestamp Information TLV: how the reflector took its
@@ -124,8 +124,8 @@ pub struct Reply {
     pub reflector_rx_method: u8,
     pub reflector_tx_method: u8,
     pub rx2: i64,
-    pub rx_kernel: Option<i64>,
-    pub rx_hw: Option<i64>,
+    pub rx_kernel: Option<Instant>,
+    pub rx_hw: Option<Instant>,
 }
 
 /// What became of a reply: [`crate::seqring::Arrival`] (one ring and one
@@ -256,7 +256,12 @@ impl Probes {
     /// kind counts: with hardware stamps the kernel's and the NIC's come
     /// in two reports of the same send, and the probe's TX stamp is
     /// complete once the NIC's is in (when it is expected).
-    pub fn on_tx_stamp(&mut self, seq: u32, software: Option<i64>, hardware: Option<i64>) -> bool {
+    pub fn on_tx_stamp(
+        &mut self,
+        seq: u32,
+        software: Option<Instant>,
+        hardware: Option<Instant>,
+    ) -> bool {
         let k = self.index_of(seq);
         let Some(s) = self.ring.get_mut(k) else {
             return false;
@@ -389,16 +394,16 @@ mod tests {
         Reply {
             sender_seq: seq,
             reflector_seq: seq,
-            reflector_rx: rx2 - 600,
-            reflector_tx: rx2 - 400,
+            reflector_rx: at(rx2 - 600),
+            reflector_tx: at(rx2 - 400),
             sender_ttl: 64,
             response_bytes: 44,
-            follow_up: fu,
+            follow_up: fu.map(|(s, t)| (s, at(t))),
             follow_up_method: 2,
             reflector_rx_method: 2,
             reflector_tx_method: 2,
             rx2,
-            rx_kernel: Some(rx2 - 100),
+            rx_kernel: Some(at(rx2 - 100)),
             rx_hw: None,
         }
     }
@@ -408,7 +413,7 @@ mod tests {
         let mut p = Probes::new(16, 7, true, false);
         p.set_expect_hw_tx_stamp(true);
         let s = p.on_sent(0, 44, 0, 10);
-        assert!(p.on_tx_stamp(s, Some(15), None));
+        assert!(p.on_tx_stamp(s, Some(at(15)), None));
         assert_eq!(
             p.on_reply(&reply(s, 1_000, None)),
             ReplyMatch::Matched { reordered: false }
@@ -417,24 +422,24 @@ mod tests {
             p.pop_complete(at(1_001), span(1_000_000)).is_none(),
             "waits for the NIC's"
         );
-        assert!(p.on_tx_stamp(s, None, Some(5_000_015)));
+        assert!(p.on_tx_stamp(s, None, Some(at(5_000_015))));
         let r = p.pop_complete(at(1_002), span(1_000_000)).unwrap();
-        assert_eq!((r.tx_kernel, r.tx_hw), (Some(15), Some(5_000_015)));
-        assert!(!p.on_tx_stamp(s, Some(99), Some(99)), "released");
+        assert_eq!((r.tx_kernel, r.tx_hw), (Some(at(15)), Some(at(5_000_015))));
+        assert!(!p.on_tx_stamp(s, Some(at(99)), Some(at(99))), "released");
         // A second report of a kind already in does not count.
         let s2 = p.on_sent(0, 44, 20, 30);
-        assert!(p.on_tx_stamp(s2, Some(35), None));
-        assert!(!p.on_tx_stamp(s2, Some(36), None));
+        assert!(p.on_tx_stamp(s2, Some(at(35)), None));
+        assert!(!p.on_tx_stamp(s2, Some(at(36)), None));
         let rec = ProbeRecord {
-            tx_kernel: Some(15),
-            rx_kernel: Some(900),
-            tx_hw: Some(5_000_015),
-            rx_hw: Some(5_000_815),
+            tx_kernel: Some(at(15)),
+            rx_kernel: Some(at(900)),
+            tx_hw: Some(at(5_000_015)),
+            rx_hw: Some(at(5_000_815)),
             ..r
         };
-        assert_eq!(rec.hardware_rtt(), Some(800));
-        assert_eq!(rec.software_times().kernel_rtt(), Some(885));
-        assert_eq!(rec.times().kernel_rtt(), Some(800));
+        assert_eq!(rec.hardware_rtt(), Some(span(800)));
+        assert_eq!(rec.software_times().kernel_rtt(), Some(span(885)));
+        assert_eq!(rec.times().kernel_rtt(), Some(span(800)));
         assert_eq!(rec.stamp_source(), crate::TimestampSource::NicHardware);
     }
 
@@ -443,7 +448,7 @@ mod tests {
         let mut p = Probes::new(16, 1000, true, true);
         let s0 = p.on_sent(0, 44, 0, 10);
         assert_eq!(s0, 1000);
-        assert!(p.on_tx_stamp(s0, Some(5), None));
+        assert!(p.on_tx_stamp(s0, Some(at(5)), None));
         assert_eq!(
             p.on_reply(&reply(s0, 1_000, None)),
             ReplyMatch::Matched { reordered: false }
@@ -451,14 +456,14 @@ mod tests {
         // Waiting for the follow-up of reply 0.
         assert_eq!(p.pop_complete(at(1_100), span(1_000_000)), None);
         let s1 = p.on_sent(0, 44, 2_000, 2_010);
-        p.on_tx_stamp(s1, Some(2_005), None);
+        p.on_tx_stamp(s1, Some(at(2_005)), None);
         p.on_reply(&reply(s1, 3_000, Some((s0, 650))));
         let r0 = p
             .pop_complete(at(3_100), span(1_000_000))
             .expect("probe 0 complete");
-        assert_eq!(r0.reflector_tx, Some(650));
+        assert_eq!(r0.reflector_tx, Some(at(650)));
         assert!(r0.reflector_tx_precise);
-        assert_eq!(r0.times().turnaround(), Some(650 - 400));
+        assert_eq!(r0.times().turnaround(), Some(span(650 - 400)));
         // The last probe waits for the timeout, then leaves with the reply's own stamp.
         assert_eq!(p.pop_complete(at(3_100), span(1_000_000)), None);
         let r1 = p.pop_complete(at(1_004_000), span(1_000_000)).unwrap();

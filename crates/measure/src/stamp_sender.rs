@@ -345,10 +345,9 @@ impl SessionSender {
         software: Option<Instant>,
         hardware: Option<Instant>,
     ) -> bool {
-        let ns = |t: Option<Instant>| t.map(Instant::as_ns);
         match self.phase {
             Phase::Sending { .. } | Phase::Draining { .. } => {
-                self.probes.on_tx_stamp(seq, ns(software), ns(hardware))
+                self.probes.on_tx_stamp(seq, software, hardware)
             }
             _ => false,
         }
@@ -365,7 +364,6 @@ impl SessionSender {
         rx_hw: Option<Instant>,
     ) -> ReplyOutcome {
         let rx2 = rx2.as_ns();
-        let (rx_kernel, rx_hw) = (rx_kernel.map(Instant::as_ns), rx_hw.map(Instant::as_ns));
         match self.phase {
             Phase::Ready { .. } => return ReplyOutcome::Ignored,
             Phase::WarmUp(_) => {

@@ -19,10 +19,12 @@
 //! `Bul` is then negative. The bounds stay true; they are just wide, which is
 //! why kernel and hardware stamps are recorded beside the windows.
 
+use crate::time::{Instant, Span};
 use serde::{Deserialize, Serialize};
 
 /// Everything known about one frame when it leaves the in-flight ring.
-/// Timestamps are integer nanoseconds on the run's single timescale.
+/// Timestamps are integer nanoseconds on the run's single timescale; the
+/// kernel and NIC stamps are [`Instant`]s (serialized as those integers).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FrameRecord {
     pub seq: u64,
@@ -36,10 +38,10 @@ pub struct FrameRecord {
     /// Valid only when `lost` is false.
     pub rx1: i64,
     pub rx2: i64,
-    pub tx_kernel: Option<i64>,
-    pub rx_kernel: Option<i64>,
-    pub tx_hw: Option<i64>,
-    pub rx_hw: Option<i64>,
+    pub tx_kernel: Option<Instant>,
+    pub rx_kernel: Option<Instant>,
+    pub tx_hw: Option<Instant>,
+    pub rx_hw: Option<Instant>,
     /// Not received within the timeout.
     pub lost: bool,
     /// Arrived after a frame with a higher sequence number.
@@ -67,7 +69,7 @@ impl FrameRecord {
     }
 
     /// Kernel latency: kernel software RX stamp − kernel software TX stamp.
-    pub fn kernel_latency(&self) -> Option<i64> {
+    pub fn kernel_latency(&self) -> Option<Span> {
         if self.lost {
             return None;
         }
@@ -76,7 +78,7 @@ impl FrameRecord {
 
     /// NIC hardware latency, when both ports stamped in hardware. Only
     /// meaningful when both ports share one PHC (the caller checks).
-    pub fn hw_latency(&self) -> Option<i64> {
+    pub fn hw_latency(&self) -> Option<Span> {
         if self.lost {
             return None;
         }
@@ -147,9 +149,9 @@ mod tests {
     fn stamps_and_loss() {
         let mut f = frame();
         assert_eq!(f.kernel_latency(), None);
-        f.tx_kernel = Some(1_200);
-        f.rx_kernel = Some(8_700);
-        assert_eq!(f.kernel_latency(), Some(7_500));
+        f.tx_kernel = Some(Instant::from_ns(1_200));
+        f.rx_kernel = Some(Instant::from_ns(8_700));
+        assert_eq!(f.kernel_latency(), Some(Span::from_ns(7_500)));
         f.lost = true;
         assert_eq!(f.mul(), None);
         assert_eq!(f.kernel_latency(), None);

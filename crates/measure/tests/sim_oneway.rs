@@ -7,6 +7,7 @@
 mod oneway_sim;
 
 use misura_measure::oneway_session::{OnewaySession, Received, RxMeta};
+use misura_measure::time::Instant;
 use misura_measure::{Arrival, Pattern, SizeOrder};
 use oneway_sim::check::{accounting, slot};
 use oneway_sim::{plan, run, Faults, Outcome, Stray, What, MS, US};
@@ -48,9 +49,9 @@ fn sim_oneway_clean() {
             let due = o.first_due() + k as i64 * o.plan.period.as_ns();
             assert!((0..US).contains(&(f.polled_at - due)), "frame {k} late");
             // The kernel stamps measure exactly the cable: 20 µs, 8 ns a byte, ≤ 2 µs jitter.
-            assert_eq!(r.tx_kernel, Some(f.depart_host));
+            assert_eq!(r.tx_kernel, Some(Instant::from_ns(f.depart_host)));
             let fixed = 20 * US + 8 * i64::from(r.frame_bytes);
-            let jitter = r.kernel_latency().unwrap() - fixed;
+            let jitter = r.kernel_latency().unwrap().as_ns() - fixed;
             assert!((0..2 * US).contains(&jitter), "{r:?}");
         }
         // It ends as soon as the last frame is in, not at the drain timeout.
@@ -178,7 +179,7 @@ fn sim_oneway_tx_stamped_again_by_a_bridge_port() {
         assert_eq!(c.tx_stamps_unmatched, 0);
         // The TX port's stamp, the first, is the one used.
         for (r, f) in o.records.iter().zip(&o.frames) {
-            assert_eq!(r.tx_kernel, Some(f.depart_host));
+            assert_eq!(r.tx_kernel, Some(Instant::from_ns(f.depart_host)));
         }
     }
 }

@@ -10,6 +10,7 @@
 mod sim;
 
 use misura_measure::auth::StampKey;
+use misura_measure::time::Span;
 use sim::{check_exact, run, Injected, Path, Scenario, BUILD_NS, LEAVE_NS, MS, T0, TURN_NS};
 
 /// Records whose reflector transmit stamp is the precise (two-step) one.
@@ -43,11 +44,15 @@ fn sim_clean() {
             "probe {} released with the next reply",
             a.seq
         );
-        assert_eq!(a.times().turnaround(), Some(LEAVE_NS), "precise turnaround");
+        assert_eq!(
+            a.times().turnaround(),
+            Some(Span::from_ns(LEAVE_NS)),
+            "precise turnaround"
+        );
     }
     let (_, last) = o.log.records.last().unwrap();
     assert!(!last.reflector_tx_precise, "no reply follows the last one");
-    assert_eq!(last.times().turnaround(), Some(TURN_NS));
+    assert_eq!(last.times().turnaround(), Some(Span::from_ns(TURN_NS)));
     assert_eq!((o.reflector.received, o.reflector.replied), (308, 308));
     assert_eq!(o.reflector.follow_ups, 307);
 }
@@ -177,7 +182,7 @@ fn sim_reflector_without_two_step() {
     // Nothing to wait for once the reply is in: released at once.
     for (released, r) in &o.log.records {
         assert_eq!(*released, r.rx2, "probe {}", r.seq);
-        assert_eq!(r.times().turnaround(), Some(TURN_NS));
+        assert_eq!(r.times().turnaround(), Some(Span::from_ns(TURN_NS)));
     }
 }
 
@@ -199,7 +204,7 @@ fn sim_reflector_clock_steps() {
     // then −3 s, then +250 ms.
     let mut offsets = std::collections::BTreeMap::<i64, u32>::new();
     for (_, r) in &o.log.records {
-        let ms = (r.reflector_rx.unwrap() - r.tx1 - 44_000).div_euclid(MS);
+        let ms = (r.reflector_rx.unwrap().as_ns() - r.tx1 - 44_000).div_euclid(MS);
         *offsets.entry(ms).or_default() += 1;
     }
     assert_eq!(
@@ -216,7 +221,12 @@ fn sim_reflector_clock_steps() {
         } else {
             TURN_NS
         };
-        assert_eq!(r.times().turnaround(), Some(want), "probe {}", r.seq);
+        assert_eq!(
+            r.times().turnaround(),
+            Some(Span::from_ns(want)),
+            "probe {}",
+            r.seq
+        );
     }
 }
 

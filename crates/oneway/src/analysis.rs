@@ -119,10 +119,10 @@ fn add(g: &mut Group, f: &FrameRecord, wire_ps: u64, plan: &AnalysisPlan, d: Der
     g.wul.record(wul);
     g.mul.record(mul);
     if let Some(k) = f.kernel_latency() {
-        g.kernel.record(k);
+        g.kernel.record(k.as_ns());
         if plan.calibrating {
             g.kernel_internal
-                .record(calibration::internal_latency(Span::from_ns(k), wire_ps).as_ns());
+                .record(calibration::internal_latency(k, wire_ps).as_ns());
         }
     }
     if let Some(h) = d.hw {
@@ -237,7 +237,7 @@ fn consume(
                 }
                 match f.rx_kernel {
                     None => a.rx_stamp_missing += 1,
-                    Some(rx) if rx < f.tx2 => a.rx_inside_send += 1,
+                    Some(rx) if rx.as_ns() < f.tx2 => a.rx_inside_send += 1,
                     Some(_) => {}
                 }
                 if plan.hardware_expected && (f.tx_hw.is_none() || f.rx_hw.is_none()) {
@@ -253,7 +253,7 @@ fn consume(
                     Some(calibration::sut_latency(v, line.at(p as f64), wire_ps[si]).as_ns())
                 };
                 d.msl = sut(&plan.user_line, f.mul());
-                d.ksl = sut(&plan.kernel_line, f.kernel_latency());
+                d.ksl = sut(&plan.kernel_line, f.kernel_latency().map(Span::as_ns));
                 d.hsl = sut(&plan.hardware_line, d.hw);
                 if let Some(r) = f.rx_window() {
                     a.rx_window.record(r);
@@ -302,10 +302,10 @@ fn hardware_latency(f: &FrameRecord, plan: &AnalysisPlan) -> (Option<i64>, Optio
         return (None, None);
     };
     match &plan.phc {
-        None => (f.hw_latency(), None),
+        None => (f.hw_latency().map(Span::as_ns), None),
         Some(c) => match c.rx_to_tx(rx) {
             Some(conv) => (
-                Some(conv.tx_clock.as_ns() - tx),
+                Some((conv.tx_clock - tx).as_ns()),
                 Some(conv.u95_ns.ceil() as i64),
             ),
             None => (None, None),

@@ -22,6 +22,7 @@
 //! | `hw_u95_ns` | ≈95 % uncertainty of `hw_ns` from the two clocks' fit (empty with one clock) |
 //! | `hsl_ns` | SUT latency from the hardware stamps, when a calibration with a hardware line is applied |
 
+use misura_measure::time::{Instant, Span};
 use misura_measure::FrameRecord;
 use std::io::{self, Write};
 
@@ -59,6 +60,8 @@ pub fn write_row(
     hw: HardwareCells,
 ) -> io::Result<()> {
     let rx = |v: i64| Cell((!f.lost).then_some(v));
+    let at = |t: Option<Instant>| Cell(t.map(Instant::as_ns));
+    let rx_at = |t: Option<Instant>| at(if f.lost { None } else { t });
     writeln!(
         out,
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
@@ -69,16 +72,16 @@ pub fn write_row(
         f.tx2,
         rx(f.rx1),
         rx(f.rx2),
-        Cell(f.tx_kernel),
-        Cell(if f.lost { None } else { f.rx_kernel }),
-        Cell(f.tx_hw),
-        Cell(if f.lost { None } else { f.rx_hw }),
+        at(f.tx_kernel),
+        rx_at(f.rx_kernel),
+        at(f.tx_hw),
+        rx_at(f.rx_hw),
         u8::from(f.lost),
         u8::from(f.reordered),
         Cell(f.bul()),
         Cell(f.wul()),
         Cell(f.mul()),
-        Cell(f.kernel_latency()),
+        Cell(f.kernel_latency().map(Span::as_ns)),
         Cell(msl_ns),
         Cell(hw.hw_ns),
         Cell(hw.hw_u95_ns),
@@ -102,15 +105,15 @@ mod tests {
             tx2: 150,
             rx1: 90,
             rx2: 400,
-            tx_kernel: Some(120),
-            rx_kernel: Some(130),
+            tx_kernel: Some(Instant::from_ns(120)),
+            rx_kernel: Some(Instant::from_ns(130)),
             ..Default::default()
         };
         write_row(&mut out, &f, None, HardwareCells::default()).unwrap();
         let stamped = FrameRecord {
             seq: 9,
-            tx_hw: Some(1_000),
-            rx_hw: Some(3_500),
+            tx_hw: Some(Instant::from_ns(1_000)),
+            rx_hw: Some(Instant::from_ns(3_500)),
             ..f
         };
         let hw = HardwareCells {

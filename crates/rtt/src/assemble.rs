@@ -18,7 +18,7 @@ use misura_report::SummarySnapshot;
 use misura_report::Warning;
 use misura_run::stamping::FrameFormat;
 use misura_run::stamping::Hardware;
-use misura_sys::clock::realtime_ns;
+use misura_sys::clock::realtime;
 use misura_sys::packet::TimestampingGranted;
 use misura_wire::stamp;
 use std::collections::BTreeMap;
@@ -52,7 +52,7 @@ pub fn report(f: RunFacts<'_>) -> RttReport {
         skew_ppm: None,
         windows: 0,
     });
-    let offset = given.or_else(|| c.tracker.estimate_at(realtime_ns()).map(|e| OffsetReport {
+    let offset = given.or_else(|| c.tracker.estimate_at(realtime()).map(|e| OffsetReport {
         method: "estimated from minimum-RTT probes (the clocks are not known to be synchronised): one-way delays assume the quietest probes were symmetric".into(),
         offset_ns: e.offset_ns,
         uncertainty_ns: e.uncertainty_ns,

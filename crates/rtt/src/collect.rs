@@ -47,7 +47,7 @@ impl Group {
         }
     }
 
-    pub fn add(&mut self, p: &ProbeRecord, t: &ProbeTimes, one_way: Option<(i64, i64)>) {
+    pub fn add(&mut self, p: &ProbeRecord, t: &ProbeTimes, one_way: Option<(Span, Span)>) {
         self.sent += 1;
         if p.lost {
             self.lost += 1;
@@ -56,21 +56,21 @@ impl Group {
         self.response_bytes = p.response_bytes as usize;
         self.user.record(t.user_rtt());
         if let Some(k) = p.software_times().kernel_rtt() {
-            self.kernel.record(k);
+            self.kernel.record(k.as_ns());
         }
         if let Some(h) = p.hardware_rtt() {
-            self.hardware.record(h);
+            self.hardware.record(h.as_ns());
         }
         if let Some(x) = t.turnaround() {
-            self.turnaround.record(x);
+            self.turnaround.record(x.as_ns());
         }
         if let Some(n) = t.network_rtt() {
-            self.network.record(n);
-            self.jitter.update(0, n);
+            self.network.record(n.as_ns());
+            self.jitter.update(0, n.as_ns());
         }
         if let Some((f, b)) = one_way {
-            self.forward.record(f);
-            self.backward.record(b);
+            self.forward.record(f.as_ns());
+            self.backward.record(b.as_ns());
         }
     }
 
@@ -191,13 +191,13 @@ impl Collector {
 
     /// Forward and backward delays from the given offset, or the one
     /// estimated so far.
-    fn one_way(&self, t: &ProbeTimes) -> Option<(i64, i64)> {
+    fn one_way(&self, t: &ProbeTimes) -> Option<(Span, Span)> {
         if let Some(off) = self.fixed_offset_ns {
             t.tx_kernel?;
-            return t.one_way(off.round() as i64);
+            return t.one_way(Span::from_ns(off.round() as i64));
         }
         let est = self.tracker.estimate_at(t.tx_kernel?)?;
-        t.one_way(est.offset_ns.round() as i64)
+        t.one_way(Span::from_ns(est.offset_ns.round() as i64))
     }
 
     /// The progress line.
@@ -302,7 +302,7 @@ impl SendBins {
         }
     }
 
-    pub fn add(&mut self, rec: &ProbeRecord, t: &ProbeTimes, one_way: Option<(i64, i64)>) {
+    pub fn add(&mut self, rec: &ProbeRecord, t: &ProbeTimes, one_way: Option<(Span, Span)>) {
         let k = self.index(Instant::from_ns(t.tx1));
         if k < self.next_k {
             return;

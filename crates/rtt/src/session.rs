@@ -8,7 +8,7 @@ use crate::error::Result;
 use misura_cli::progress::Progress;
 use misura_measure::stamp_sender::SessionSender;
 use misura_measure::time::{Instant, Span};
-use misura_sys::clock::{realtime, realtime_ns};
+use misura_sys::clock::realtime;
 use misura_sys::wake::WakeTimer;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -169,13 +169,13 @@ impl<'t> Link<'t> {
         }
         // TX1 once the request is built (HMAC included), so that the
         // user-level RTT does not contain the building.
-        let tx1 = realtime_ns();
+        let tx1 = realtime();
         let sent = self.tr.send(&self.tx[..n], t.seq)?;
-        let tx2 = realtime_ns();
+        let tx2 = realtime();
         if !sent {
             return Ok(());
         }
-        s.on_sent(t.seq, Instant::from_ns(tx1), Instant::from_ns(tx2));
+        s.on_sent(t.seq, tx1, tx2);
         // A reply seen before this send does not make its stamp due.
         self.replied = false;
         if self.tx_stamps > 0 {
@@ -192,7 +192,7 @@ impl<'t> Link<'t> {
                 // the send and that wait (the reply cannot be there yet).
                 // A stamp that comes later wakes the poll.
                 self.tr.poll_tx(1, |seq, sw, hw| {
-                    s.on_tx_stamp(seq, sw.map(Instant::from_ns), hw.map(Instant::from_ns));
+                    s.on_tx_stamp(seq, sw, hw);
                 })?;
             }
         }
@@ -235,7 +235,7 @@ impl<'t> Link<'t> {
                 usize::MAX
             };
             let n = self.tr.poll_tx(max, |seq, sw, hw| {
-                s.on_tx_stamp(seq, sw.map(Instant::from_ns), hw.map(Instant::from_ns));
+                s.on_tx_stamp(seq, sw, hw);
             })?;
             // An empty queue: none is coming soon (software stamps are
             // queued during the send); a later one is read after the next.
@@ -254,12 +254,7 @@ impl<'t> Link<'t> {
         if let Some(m) = got {
             let end = (m.start + m.len).min(self.rx.len());
             let reply = &self.rx[m.start.min(end)..end];
-            s.handle_reply(
-                reply,
-                Instant::from_ns(m.rx2),
-                m.rx_kernel.map(Instant::from_ns),
-                m.rx_hw.map(Instant::from_ns),
-            );
+            s.handle_reply(reply, m.rx2, m.rx_kernel, m.rx_hw);
         }
     }
 

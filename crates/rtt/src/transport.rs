@@ -5,6 +5,7 @@
 //! that stamps only PTP event messages.
 
 use crate::error::{Result, RttError};
+use misura_measure::time::Instant;
 use misura_sys::packet::PacketSocket;
 use misura_sys::udp::{Ready, UdpTsSocket};
 use misura_wire::probe::{self, ProbeHeader, ProbeRepr, HEADER_LEN as PROBE_LEN};
@@ -16,9 +17,9 @@ use std::time::Duration;
 pub struct Received {
     pub start: usize,
     pub len: usize,
-    pub rx2: i64,
-    pub rx_kernel: Option<i64>,
-    pub rx_hw: Option<i64>,
+    pub rx2: Instant,
+    pub rx_kernel: Option<Instant>,
+    pub rx_hw: Option<Instant>,
 }
 
 pub struct Udp {
@@ -134,7 +135,7 @@ impl Transport {
     pub fn poll_tx(
         &mut self,
         max: usize,
-        mut f: impl FnMut(u32, Option<i64>, Option<i64>),
+        mut f: impl FnMut(u32, Option<Instant>, Option<Instant>),
     ) -> Result<usize> {
         let mut n = 0;
         match self {
@@ -146,8 +147,8 @@ impl Transport {
                     n += 1;
                     f(
                         u.id_to_seq[st.id as usize % ID_RING],
-                        st.software.map(|t| t.as_ns()),
-                        st.hardware.map(|t| t.as_ns()),
+                        st.software,
+                        st.hardware,
                     );
                 }
             }
@@ -162,11 +163,7 @@ impl Transport {
                         let inner = ptp::probe_payload(eth.ethertype(), eth.payload());
                         if let Ok(p) = inner.and_then(ProbeRepr::parse) {
                             if p.session_id == l.session && !p.flags.contains(ProbeFlags::REPLY) {
-                                f(
-                                    p.seq as u32,
-                                    st.software.map(|t| t.as_ns()),
-                                    st.hardware.map(|t| t.as_ns()),
-                                );
+                                f(p.seq as u32, st.software, st.hardware);
                             }
                         }
                     }
@@ -216,7 +213,7 @@ impl Transport {
                 let Some(m) = got else {
                     return Ok((false, None));
                 };
-                let rx2 = misura_sys::clock::realtime_ns();
+                let rx2 = misura_sys::clock::realtime();
                 if m.src != u.target {
                     return Ok((true, None));
                 }
@@ -226,8 +223,8 @@ impl Transport {
                         start: 0,
                         len: m.len.min(buf.len()),
                         rx2,
-                        rx_kernel: m.software.map(|t| t.as_ns()),
-                        rx_hw: m.hardware.map(|t| t.as_ns()),
+                        rx_kernel: m.software,
+                        rx_hw: m.hardware,
                     }),
                 ))
             }
@@ -235,7 +232,7 @@ impl Transport {
                 let Some(m) = l.sock.recv(buf)? else {
                     return Ok((false, None));
                 };
-                let rx2 = misura_sys::clock::realtime_ns();
+                let rx2 = misura_sys::clock::realtime();
                 let n = m.len.min(buf.len());
                 let Ok(eth) = EthernetFrame::new_checked(&buf[..n]) else {
                     return Ok((true, None));
@@ -261,8 +258,8 @@ impl Transport {
                         start: hl + PROBE_LEN,
                         len,
                         rx2,
-                        rx_kernel: m.software.map(|t| t.as_ns()),
-                        rx_hw: m.hardware.map(|t| t.as_ns()),
+                        rx_kernel: m.software,
+                        rx_hw: m.hardware,
                     }),
                 ))
             }

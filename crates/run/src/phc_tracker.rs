@@ -46,7 +46,7 @@ pub struct PhcConverter(Arc<Mutex<State>>);
 
 impl PhcConverter {
     /// The RX-clock stamp in the TX clock, with its ≈95 % uncertainty.
-    pub fn rx_to_tx(&self, rx_hw: i64) -> Option<Converted> {
+    pub fn rx_to_tx(&self, rx_hw: misura_measure::time::Instant) -> Option<Converted> {
         self.0.lock().ok()?.pair.rx_to_tx(rx_hw)
     }
 

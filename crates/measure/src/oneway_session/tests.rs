@@ -146,7 +146,10 @@ fn rx_window_runs_from_the_last_empty_poll_and_a_complete_frame_leaves() {
     assert_eq!((r.rx1, r.rx2), (MS + 2_000, MS + 2_600));
     assert_eq!(
         (r.tx_kernel, r.rx_kernel),
-        (Some(MS + 50), Some(MS + 2_595))
+        (
+            Some(Instant::from_ns(MS + 50)),
+            Some(Instant::from_ns(MS + 2_595))
+        )
     );
     assert_eq!((r.payload_bytes, r.frame_bytes), (46, 64));
     assert!(!r.lost);

@@ -8,6 +8,7 @@ use misura_wire::stamp::{
 
 use crate::auth::{verify16, StampKey};
 use crate::stamp_client::Reply;
+use crate::time::Instant;
 
 /// What a reply told about the reflector beyond its timestamps.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -40,9 +41,11 @@ pub fn decode_reply(
     packet: &[u8],
     mode: Mode,
     rx2: i64,
-    rx_kernel: Option<i64>,
-    rx_hw: Option<i64>,
+    rx_kernel: Option<Instant>,
+    rx_hw: Option<Instant>,
 ) -> Option<(Reply, ReplyInfo)> {
+    // The wire's stamps, as points on the reflector's clock.
+    let at = |wire: [u8; 8], fmt| Instant::from_ns(stamp::from_wire(wire, fmt));
     let r = ReflectorRepr::parse(packet, mode).ok()?;
     let fmt = r.error_estimate.format();
     let mut info = ReplyInfo::default();
@@ -68,7 +71,7 @@ pub fn decode_reply(
                 info.follow_up_supported = Some(understood);
                 // All zero: the reflector knows no earlier transmit stamp.
                 if understood && timestamp != [0; 8] {
-                    follow_up = Some((seq, stamp::from_wire(timestamp, fmt)));
+                    follow_up = Some((seq, at(timestamp, fmt)));
                     follow_up_method = mode;
                 }
             }
@@ -78,8 +81,8 @@ pub fn decode_reply(
     let reply = Reply {
         sender_seq: r.sender_seq,
         reflector_seq: r.seq,
-        reflector_rx: stamp::from_wire(r.receive_timestamp, fmt),
-        reflector_tx: stamp::from_wire(r.timestamp, fmt),
+        reflector_rx: at(r.receive_timestamp, fmt),
+        reflector_tx: at(r.timestamp, fmt),
         sender_ttl: r.sender_ttl,
         response_bytes: u16::try_from(packet.len()).unwrap_or(u16::MAX),
         follow_up,
@@ -147,22 +150,23 @@ mod tests {
         let mode = Mode::Unauthenticated;
         let fu = (76, stamp::to_wire(T - 3_000, StampTimestampFormat::Ntp), 2);
         let reply = reflect(&request(mode, 72, 12), mode, Some(fu));
-        let (r, info) = decode_reply(&reply, mode, T + 2_000, Some(T + 1_900), None).unwrap();
+        let at = Instant::from_ns;
+        let (r, info) = decode_reply(&reply, mode, T + 2_000, Some(at(T + 1_900)), None).unwrap();
         assert_eq!(
             r,
             Reply {
                 sender_seq: 12,
                 reflector_seq: 77,
-                reflector_rx: T + 500,
-                reflector_tx: T + 900,
+                reflector_rx: at(T + 500),
+                reflector_tx: at(T + 900),
                 sender_ttl: 63,
                 response_bytes: 72,
-                follow_up: Some((76, T - 3_000)),
+                follow_up: Some((76, at(T - 3_000))),
                 follow_up_method: 2,
                 reflector_rx_method: timestamp_method::SW_LOCAL,
                 reflector_tx_method: timestamp_method::SW_LOCAL,
                 rx2: T + 2_000,
-                rx_kernel: Some(T + 1_900),
+                rx_kernel: Some(at(T + 1_900)),
                 rx_hw: None,
             }
         );

@@ -290,7 +290,7 @@ fn count_reached_drains_then_releases_the_unanswered_as_lost() {
     assert_eq!((r.seq, r.lost, r.tx1, r.tx2), (0, false, start, start + 10));
     assert_eq!(
         (r.reflector_rx, r.reflector_tx),
-        (Some(start + 100), Some(start + 200))
+        (Some(inst(start + 100)), Some(inst(start + 200)))
     );
     assert_eq!(s.poll_record(inst(start + 10 * MS + 60)), None);
     // The count is noticed at the next poll, which starts the drain.
@@ -407,7 +407,7 @@ fn kernel_tx_stamps_are_awaited_until_the_timeout() {
     );
     assert!(!s.on_tx_stamp(99, Some(inst(start + 6)), None));
     let r = s.poll_record(inst(start + 11 * MS)).unwrap();
-    assert_eq!((r.seq, r.tx_kernel), (0, Some(start + 5)));
+    assert_eq!((r.seq, r.tx_kernel), (0, Some(inst(start + 5))));
     // Probe 1's stamp never comes: released a timeout after its reply.
     let expiry = start + 10 * MS + 300 + 50 * MS + 1;
     assert_eq!(s.poll_record(inst(expiry - 1)), None);
@@ -535,7 +535,10 @@ fn hardware_tx_stamps_are_awaited_until_a_driver_shows_it_delivers_none() {
     assert_eq!(n.hw_tx_stamp_missing, 20);
     assert_eq!(n.hw_rx_stamp_missing, 20);
     assert_eq!(released[0].1.tx_hw, None);
-    assert_eq!(released[0].1.tx_kernel, Some(T0 + START_DELAY_NS + 20));
+    assert_eq!(
+        released[0].1.tx_kernel,
+        Some(inst(T0 + START_DELAY_NS + 20))
+    );
     // Probes waited for the timeout (50 ms: released five periods later)
     // until HW_TX_GIVE_UP probes without one were in, then at once again.
     let at = |seq: u32| released.iter().find(|(_, r)| r.seq == seq).unwrap().0;

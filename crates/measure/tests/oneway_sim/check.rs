@@ -4,6 +4,7 @@
 
 use super::{Delivery, Outcome, Stray, What};
 use misura_measure::oneway_session::Received;
+use misura_measure::time::{Instant, Span};
 use misura_measure::{Arrival, Pattern, SizeOrder, TxStampMatch};
 
 /// Every check below, in one call.
@@ -115,7 +116,11 @@ fn records(o: &Outcome, first: &[Option<(&Delivery, bool)>], stamped: &[Option<i
         let k = r.seq as usize;
         let f = &o.frames[k];
         assert_eq!((r.tx1, r.tx2), (f.tx1, f.tx2), "TX window of {k}");
-        assert_eq!(r.tx_kernel, stamped[k], "TX stamp of {k}");
+        assert_eq!(
+            r.tx_kernel,
+            stamped[k].map(Instant::from_ns),
+            "TX stamp of {k}"
+        );
         assert_eq!(r.tx_hw, None);
         match first[k] {
             None => {
@@ -126,7 +131,7 @@ fn records(o: &Outcome, first: &[Option<(&Delivery, bool)>], stamped: &[Option<i
                 assert!(!r.lost, "frame {k} was received");
                 assert_eq!(r.rx1, d.last_empty, "RX1 of {k}: the last empty poll");
                 assert_eq!(r.rx2, d.rx2);
-                assert_eq!(r.rx_kernel, Some(d.arrive_host));
+                assert_eq!(r.rx_kernel, Some(Instant::from_ns(d.arrive_host)));
                 assert_eq!(r.reordered, reordered, "reordering of {k}");
             }
         }
@@ -154,8 +159,8 @@ fn windows_bracket(o: &Outcome, first: &[Option<(&Delivery, bool)>]) {
             r.bul().unwrap() <= latency && latency <= r.wul().unwrap(),
             "{r:?}"
         );
-        if r.tx_kernel == Some(f.depart_host) {
-            assert_eq!(r.kernel_latency(), Some(latency));
+        if r.tx_kernel == Some(Instant::from_ns(f.depart_host)) {
+            assert_eq!(r.kernel_latency(), Some(Span::from_ns(latency)));
         }
     }
 }

@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use misura_measure::stamp_client::ReplyMatch;
 use misura_measure::stamp_sender::{ReplyOutcome, SenderCounters, WARMUP_PROBES};
+use misura_measure::time::Instant;
 
 use super::{Kind, Outcome};
 
@@ -125,7 +126,7 @@ pub fn check_exact(o: &Outcome) -> SenderCounters {
         assert!(!r.lost, "probe {}", r.seq);
         assert_eq!(
             (r.rx_kernel, r.rx2, r.rx_hw),
-            (Some(d.kernel_rx), d.rx2, None)
+            (Some(Instant::from_ns(d.kernel_rx)), d.rx2, None)
         );
         assert_eq!(r.reflector_rx, t.reflector_rx, "probe {}", r.seq);
         assert_eq!(r.reflector_tx_precise, p, "probe {}", r.seq);

@@ -148,11 +148,11 @@ pub struct Truth {
     pub tx1: i64,
     pub tx2: i64,
     /// `None` when the kernel never reported it.
-    pub tx_kernel: Option<i64>,
+    pub tx_kernel: Option<Instant>,
     /// Reflector side (its clock), when the request got there.
-    pub reflector_rx: Option<i64>,
-    pub reflector_ts: Option<i64>,
-    pub reflector_leave: Option<i64>,
+    pub reflector_rx: Option<Instant>,
+    pub reflector_ts: Option<Instant>,
+    pub reflector_leave: Option<Instant>,
     pub reflector_seq: Option<u32>,
     /// Sender sequence number of the reply the reflector sent just before.
     pub prev_reply: Option<u32>,
@@ -380,7 +380,7 @@ impl World {
                 Truth {
                     tx1,
                     tx2,
-                    tx_kernel: (!missing).then_some(kernel),
+                    tx_kernel: (!missing).then_some(Instant::from_ns(kernel)),
                     ..Truth::default()
                 },
             );
@@ -450,9 +450,9 @@ impl World {
         let mut reply = self.out[..len].to_vec();
         if let Some(truth) = self.o.truth.get_mut(&seq) {
             *truth = Truth {
-                reflector_rx: Some(meta.rx.at.as_ns()),
-                reflector_ts: Some(ts),
-                reflector_leave: Some(leave),
+                reflector_rx: Some(meta.rx.at),
+                reflector_ts: Some(Instant::from_ns(ts)),
+                reflector_leave: Some(Instant::from_ns(leave)),
                 reflector_seq: Some(reply_seq),
                 prev_reply: prev,
                 reply_len: len,

@@ -6,6 +6,7 @@ use crate::frames::Cell;
 use crate::model::rtt::*;
 use crate::model::SummarySnapshot;
 use misura_measure::stamp_client::ProbeRecord;
+use misura_measure::time::{Instant, Span};
 use std::io::{self, Write};
 
 use super::heading::partial;
@@ -283,11 +284,14 @@ pub const PROBES_HEADER: &str = "seq,request_bytes,response_bytes,tx1_ns,tx2_ns,
 pub fn write_probe_row(
     out: &mut dyn Write,
     p: &ProbeRecord,
-    one_way: Option<(i64, i64)>,
+    one_way: Option<(Span, Span)>,
 ) -> io::Result<()> {
     let t = p.times();
     let ok = !p.lost;
     let c = |v: Option<i64>| Cell(if ok { v } else { None });
+    // Stamps and durations become integer ns in their cells.
+    let at = |v: Option<Instant>| v.map(Instant::as_ns);
+    let ns = |v: Option<Span>| v.map(Span::as_ns);
     let hw = p.stamp_source() == misura_measure::TimestampSource::NicHardware;
     writeln!(
         out,
@@ -301,29 +305,29 @@ pub fn write_probe_row(
         },
         p.tx1,
         p.tx2,
-        Cell(p.tx_kernel),
-        c(p.reflector_rx),
-        c(p.reflector_tx),
+        Cell(at(p.tx_kernel)),
+        c(at(p.reflector_rx)),
+        c(at(p.reflector_tx)),
         if ok {
             u8::from(p.reflector_tx_precise).to_string()
         } else {
             String::new()
         },
-        c(p.rx_kernel),
+        c(at(p.rx_kernel)),
         c(Some(p.rx2)),
         c(Some(t.user_rtt())),
-        c(p.software_times().kernel_rtt()),
-        c(t.turnaround()),
-        c(t.network_rtt()),
-        c(one_way.map(|o| o.0)),
-        c(one_way.map(|o| o.1)),
+        c(ns(p.software_times().kernel_rtt())),
+        c(ns(t.turnaround())),
+        c(ns(t.network_rtt())),
+        c(ns(one_way.map(|o| o.0))),
+        c(ns(one_way.map(|o| o.1))),
         c(p.sender_ttl.map(i64::from)),
         u8::from(p.lost),
         u8::from(p.reordered),
         p.duplicates,
-        Cell(p.tx_hw),
-        c(p.rx_hw),
-        c(p.hardware_rtt()),
+        Cell(at(p.tx_hw)),
+        c(at(p.rx_hw)),
+        c(ns(p.hardware_rtt())),
         c(Some(i64::from(hw)))
     )
 }
@@ -348,16 +352,17 @@ mod tests {
             response_bytes: 44,
             tx1: 100,
             tx2: 150,
-            tx_kernel: Some(140),
-            reflector_rx: Some(5_000),
-            reflector_tx: Some(5_020),
+            tx_kernel: Some(Instant::from_ns(140)),
+            reflector_rx: Some(Instant::from_ns(5_000)),
+            reflector_tx: Some(Instant::from_ns(5_020)),
             reflector_tx_precise: true,
-            rx_kernel: Some(300),
+            rx_kernel: Some(Instant::from_ns(300)),
             rx2: 330,
             sender_ttl: Some(64),
             ..Default::default()
         };
-        write_probe_row(&mut out, &p, Some((70, 70))).unwrap();
+        let seventy = Span::from_ns(70);
+        write_probe_row(&mut out, &p, Some((seventy, seventy))).unwrap();
         let lost = ProbeRecord {
             seq: 4,
             request_bytes: 44,
@@ -395,8 +400,8 @@ mod tests {
         // stays the software one.
         let mut out = Vec::new();
         let hw = ProbeRecord {
-            tx_hw: Some(1_000_145),
-            rx_hw: Some(1_000_290),
+            tx_hw: Some(Instant::from_ns(1_000_145)),
+            rx_hw: Some(Instant::from_ns(1_000_290)),
             ..p
         };
         write_probe_row(&mut out, &hw, None).unwrap();

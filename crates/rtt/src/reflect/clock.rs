@@ -149,7 +149,7 @@ impl Nic {
 pub fn rx_stamp(
     software: Option<time::Instant>,
     hw: Option<time::Instant>,
-    after_recv: i64,
+    after_recv: time::Instant,
 ) -> Stamp {
     match (hw, software) {
         (Some(at), _) => Stamp {
@@ -161,7 +161,7 @@ pub fn rx_stamp(
             source: TimestampSource::KernelSoftware,
         },
         (None, None) => Stamp {
-            at: time::Instant::from_ns(after_recv),
+            at: after_recv,
             source: TimestampSource::UserClock,
         },
     }
@@ -210,20 +210,20 @@ mod tests {
     #[test]
     fn the_reply_stays_on_the_clock_of_its_rx_stamp() {
         let at = time::Instant::from_ns;
-        let hw = rx_stamp(Some(at(1_000_000)), Some(at(5_000)), 1_000_900);
+        let hw = rx_stamp(Some(at(1_000_000)), Some(at(5_000)), at(1_000_900));
         assert_eq!(hw.source, TimestampSource::NicHardware);
         // 700 ns after the kernel's RX stamp, on the NIC's clock.
         assert_eq!(
             reply_timestamp(&hw, Some(at(1_000_000)), at(1_000_700)),
             at(5_700)
         );
-        let sw = rx_stamp(Some(at(1_000_000)), None, 1_000_900);
+        let sw = rx_stamp(Some(at(1_000_000)), None, at(1_000_900));
         assert_eq!(sw.source, TimestampSource::KernelSoftware);
         assert_eq!(
             reply_timestamp(&sw, Some(at(1_000_000)), at(1_000_700)),
             at(1_000_700)
         );
-        let user = rx_stamp(None, None, 42);
+        let user = rx_stamp(None, None, at(42));
         assert_eq!((user.at, user.source), (at(42), TimestampSource::UserClock));
     }
 }

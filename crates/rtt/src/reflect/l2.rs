@@ -7,10 +7,9 @@ use super::clock::{reply_timestamp, rx_stamp};
 use super::turn::{Loop, BATCH, BUF_LEN};
 use crate::error::{Result, RttError};
 use misura_measure::reflector::{Decision, Peer, RequestMeta, Stamp};
-use misura_measure::time::Instant;
 use misura_measure::TimestampSource;
 use misura_run::stamping::FrameFormat;
-use misura_sys::clock::realtime_ns;
+use misura_sys::clock::realtime;
 use misura_sys::packet::{PacketSocket, TimestampingGranted};
 use misura_wire::{ptp, EthernetFrame, MacAddr};
 use std::time::Duration;
@@ -116,7 +115,7 @@ fn serve(
     let mut idle = true;
     for _ in 0..BATCH {
         let got = sock.recv(buf);
-        let after_recv = realtime_ns();
+        let after_recv = realtime();
         let m = match got {
             Ok(Some(m)) => m,
             Ok(None) => break,
@@ -142,7 +141,7 @@ fn serve(
             truncated: m.truncated(buf.len()),
         };
         let frame = &buf[..m.len.min(buf.len())];
-        let now = reply_timestamp(&meta.rx, m.software, Instant::from_ns(realtime_ns()));
+        let now = reply_timestamp(&meta.rx, m.software, realtime());
         let clock = *lp.clocks.for_stamp(&meta.rx);
         if let Decision::Reply { len, reply_seq } = lp
             .reflector

@@ -7,11 +7,10 @@ use super::clock::{reply_timestamp, rx_stamp};
 use super::turn::Loop;
 use crate::error::{Result, RttError};
 use misura_measure::reflector::{Decision, Peer, RequestMeta, Stamp};
-use misura_measure::time;
 use misura_measure::TimestampSource;
 use misura_report::BusyPoll;
 use misura_run::stamping::{Hardware, Timestamps};
-use misura_sys::clock::realtime_ns;
+use misura_sys::clock::realtime;
 use misura_sys::packet::TimestampingGranted;
 use misura_sys::udp::{ReceiveInfo, UdpTsSocket};
 use std::net::{IpAddr, SocketAddr};
@@ -182,7 +181,7 @@ pub fn run(lp: &mut Loop<'_>, sock: &UdpTsSocket, g: &TimestampingGranted) {
         lp.clocks.refresh();
         let got = sock.recv_from(&mut buf);
         // The user RX stamp when the kernel gave none, and "now".
-        let after_recv = realtime_ns();
+        let after_recv = realtime();
         let m = match got {
             Ok(Some(m)) => m,
             Ok(None) => continue,
@@ -219,9 +218,9 @@ pub fn run(lp: &mut Loop<'_>, sock: &UdpTsSocket, g: &TimestampingGranted) {
         let now = if m.software.is_some() {
             after_recv
         } else {
-            realtime_ns()
+            realtime()
         };
-        let now = reply_timestamp(&meta.rx, m.software, time::Instant::from_ns(now));
+        let now = reply_timestamp(&meta.rx, m.software, now);
         let clock = *lp.clocks.for_stamp(&meta.rx);
         let Decision::Reply { len, reply_seq } =
             lp.reflector.handle(request, &meta, now, &clock, &mut out)

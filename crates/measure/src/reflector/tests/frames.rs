@@ -208,7 +208,8 @@ fn raw_replies_carry_the_reflectors_stamp_source_to_the_sender() {
         };
         assert_eq!(len, f.len(), "a reply as long as its request");
         let at = l2::STAMP_OFFSET + ptp::SYNC_LEN;
-        let (reply, _) = decode_reply(&out[at..at + req.len()], mode, t + 900, Some(t + 800), None)
+        let rx_kernel = Some(Instant::from_ns(t + 800));
+        let (reply, _) = decode_reply(&out[at..at + req.len()], mode, t + 900, rx_kernel, None)
             .expect("the sender decodes the raw reply's STAMP packet");
         decoded.push(reply);
         // The kernel's TX report, then the NIC's: one is on the RX clock.
@@ -247,11 +248,17 @@ fn raw_replies_carry_the_reflectors_stamp_source_to_the_sender() {
     assert_eq!(decoded[0].follow_up, None);
     assert_eq!(
         (decoded[1].follow_up, decoded[1].follow_up_method),
-        (Some((0, NOW + 1_250)), timestamp_method::HW_ASSIST)
+        (
+            Some((0, Instant::from_ns(NOW + 1_250))),
+            timestamp_method::HW_ASSIST
+        )
     );
     assert_eq!(
         (decoded[2].follow_up, decoded[2].follow_up_method),
-        (Some((1, NOW + 2_200)), timestamp_method::SW_LOCAL)
+        (
+            Some((1, Instant::from_ns(NOW + 2_200))),
+            timestamp_method::SW_LOCAL
+        )
     );
 }
 
