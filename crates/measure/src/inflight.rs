@@ -18,8 +18,8 @@ pub struct TxRecord {
     pub size_index: u16,
     pub payload_bytes: u16,
     pub frame_bytes: u16,
-    pub tx1: i64,
-    pub tx2: i64,
+    pub tx1: Instant,
+    pub tx2: Instant,
 }
 
 /// What became of a TX stamp.
@@ -160,8 +160,8 @@ impl InFlight {
     pub fn on_received(
         &mut self,
         seq: u64,
-        rx1: i64,
-        rx2: i64,
+        rx1: Instant,
+        rx2: Instant,
         rx_kernel: Option<Instant>,
         rx_hw: Option<Instant>,
     ) -> Arrival {
@@ -182,7 +182,7 @@ impl InFlight {
         let (slot, received) = self.ring.oldest()?;
         let complete =
             received && (slot.tx_stamps >= self.stamps_per_frame || !self.expect_tx_stamp);
-        if complete || now - Instant::from_ns(slot.rec.tx2) > timeout {
+        if complete || now - slot.rec.tx2 > timeout {
             return self.pop_any();
         }
         None
@@ -192,7 +192,8 @@ impl InFlight {
     /// oldest frame (`now − TX2 > timeout`), if any frame is in flight.
     pub fn oldest_deadline(&self, timeout: Span) -> Option<Instant> {
         self.ring.oldest().map(|(slot, _)| {
-            Instant::from_ns(slot.rec.tx2)
+            slot.rec
+                .tx2
                 .saturating_add(timeout)
                 .saturating_add(Span::from_ns(1))
         })
@@ -234,8 +235,8 @@ mod tests {
             size_index: 0,
             payload_bytes: 46,
             frame_bytes: 64,
-            tx1: t,
-            tx2: t + 10,
+            tx1: at(t),
+            tx2: at(t + 10),
         }
     }
 
@@ -245,7 +246,7 @@ mod tests {
         r.on_sent(tx(0, 0));
         r.on_sent(tx(1, 100));
         assert_eq!(
-            r.on_received(1, 150, 160, Some(at(155)), None),
+            r.on_received(1, at(150), at(160), Some(at(155)), None),
             Arrival::Matched { reordered: false }
         );
         assert_eq!(r.on_tx_stamp(1, Some(at(105)), None), TxStampMatch::First);
@@ -253,7 +254,7 @@ mod tests {
         // Frame 1 is complete but frame 0 holds the head.
         assert_eq!(r.pop_complete(at(200), span(1_000)), None);
         assert_eq!(
-            r.on_received(0, 170, 180, Some(at(175)), None),
+            r.on_received(0, at(170), at(180), Some(at(175)), None),
             Arrival::Matched { reordered: true }
         );
         assert_eq!(r.on_tx_stamp(0, Some(at(5)), None), TxStampMatch::First);
@@ -282,8 +283,11 @@ mod tests {
         assert!(lost.lost);
         assert_eq!(lost.mul(), None);
         assert_eq!(r.oldest_deadline(span(1_000)), None);
-        assert_eq!(r.on_received(10, 1, 2, None, None), Arrival::Late);
-        assert_eq!(r.on_received(11, 1, 2, None, None), Arrival::Unknown);
+        assert_eq!(r.on_received(10, at(1), at(2), None, None), Arrival::Late);
+        assert_eq!(
+            r.on_received(11, at(1), at(2), None, None),
+            Arrival::Unknown
+        );
         assert_eq!((r.counts().late, r.counts().unknown), (1, 1));
     }
 
@@ -292,11 +296,11 @@ mod tests {
         let mut r = InFlight::new(4, true, 0);
         r.on_sent(tx(0, 0));
         assert!(matches!(
-            r.on_received(0, 20, 30, Some(at(25)), None),
+            r.on_received(0, at(20), at(30), Some(at(25)), None),
             Arrival::Matched { .. }
         ));
         assert_eq!(
-            r.on_received(0, 40, 50, Some(at(45)), None),
+            r.on_received(0, at(40), at(50), Some(at(45)), None),
             Arrival::Duplicate
         );
         // Received, but the TX stamp never comes: released at the timeout,
@@ -321,11 +325,11 @@ mod tests {
         assert!(!r.is_full());
         r.on_sent(tx(4, 4));
         assert!(matches!(
-            r.on_received(4, 5, 6, None, None),
+            r.on_received(4, at(5), at(6), None, None),
             Arrival::Matched { .. }
         ));
         // Slot of seq 0 now holds seq 4; seq 0 is closed.
-        assert_eq!(r.on_received(0, 5, 6, None, None), Arrival::Late);
+        assert_eq!(r.on_received(0, at(5), at(6), None, None), Arrival::Late);
     }
 
     #[test]
@@ -341,7 +345,7 @@ mod tests {
             "a second software stamp"
         );
         assert_eq!(
-            r.on_received(0, 300, 310, Some(at(305)), Some(at(1_000_305))),
+            r.on_received(0, at(300), at(310), Some(at(305)), Some(at(1_000_305))),
             Arrival::Matched { reordered: false }
         );
         assert_eq!(
@@ -362,7 +366,7 @@ mod tests {
         // Frame 1's NIC stamp never comes: released at the timeout with the
         // kernel's, and known to be incomplete.
         assert_eq!(r.on_tx_stamp(1, Some(at(205)), None), TxStampMatch::Partial);
-        r.on_received(1, 300, 310, Some(at(305)), None);
+        r.on_received(1, at(300), at(310), Some(at(305)), None);
         let rec = r.pop_complete(at(1_300), span(1_000)).unwrap();
         assert_eq!((rec.tx_kernel, rec.tx_hw), (Some(at(205)), None));
         assert!(!r.released_tx_complete());

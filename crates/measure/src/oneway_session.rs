@@ -354,8 +354,8 @@ impl OnewaySession {
             size_index: si as u16,
             payload_bytes,
             frame_bytes,
-            tx1: tx1.as_ns(),
-            tx2: tx2.as_ns(),
+            tx1,
+            tx2,
         });
         self.c.sent += 1;
         self.c.last_send = tx2;
@@ -459,9 +459,8 @@ impl OnewaySession {
     /// Measured probe `seq` arrived (already parsed by the caller); its RX
     /// window is `[RX1 of the last empty poll, meta.rx2]`.
     pub fn on_received(&mut self, seq: u64, meta: RxMeta) -> Arrival {
-        let (rx1, rx2) = (self.rx1.as_ns(), meta.rx2.as_ns());
         self.ring
-            .on_received(seq, rx1, rx2, meta.software, meta.hardware)
+            .on_received(seq, self.rx1, meta.rx2, meta.software, meta.hardware)
     }
 
     /// The next frame record, in sequence order: a frame leaves when it is

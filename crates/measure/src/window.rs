@@ -23,8 +23,9 @@ use crate::time::{Instant, Span};
 use serde::{Deserialize, Serialize};
 
 /// Everything known about one frame when it leaves the in-flight ring.
-/// Timestamps are integer nanoseconds on the run's single timescale; the
-/// kernel and NIC stamps are [`Instant`]s (serialized as those integers).
+/// Timestamps are [`Instant`]s on the run's single timescale: the user-clock
+/// windows (`tx1`, `tx2`, `rx1`, `rx2`) and the kernel and NIC stamps alike
+/// (serialized as their integer nanoseconds).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FrameRecord {
     pub seq: u64,
@@ -33,11 +34,11 @@ pub struct FrameRecord {
     pub payload_bytes: u16,
     /// Destination address through FCS (at least 64).
     pub frame_bytes: u16,
-    pub tx1: i64,
-    pub tx2: i64,
+    pub tx1: Instant,
+    pub tx2: Instant,
     /// Valid only when `lost` is false.
-    pub rx1: i64,
-    pub rx2: i64,
+    pub rx1: Instant,
+    pub rx2: Instant,
     pub tx_kernel: Option<Instant>,
     pub rx_kernel: Option<Instant>,
     pub tx_hw: Option<Instant>,
@@ -54,18 +55,20 @@ impl FrameRecord {
     /// sent. Without this, a stall between the last empty poll and `send()`
     /// (preemption, a hypervisor pause) makes `Bul`, and with it `Mul`,
     /// arbitrarily negative although nothing about the frame changed.
-    pub fn bul(&self) -> Option<i64> {
+    pub fn bul(&self) -> Option<Span> {
         (!self.lost).then(|| self.rx1.max(self.tx1) - self.tx2)
     }
 
     /// Worst-case user latency `RX2 − TX1` (an upper bound).
-    pub fn wul(&self) -> Option<i64> {
+    pub fn wul(&self) -> Option<Span> {
         (!self.lost).then(|| self.rx2 - self.tx1)
     }
 
     /// Mean user latency `(Bul + Wul) / 2`, rounded toward −∞ (≤ 0.5 ns).
-    pub fn mul(&self) -> Option<i64> {
-        Some((self.bul()? + self.wul()?).div_euclid(2))
+    pub fn mul(&self) -> Option<Span> {
+        Some(Span::from_ns(
+            (self.bul()? + self.wul()?).as_ns().div_euclid(2),
+        ))
     }
 
     /// Kernel latency: kernel software RX stamp − kernel software TX stamp.
@@ -86,12 +89,12 @@ impl FrameRecord {
     }
 
     /// Width of the TX window, `TX2 − TX1`.
-    pub fn tx_window(&self) -> i64 {
+    pub fn tx_window(&self) -> Span {
         self.tx2 - self.tx1
     }
 
     /// Width of the RX window, `RX2 − RX1`.
-    pub fn rx_window(&self) -> Option<i64> {
+    pub fn rx_window(&self) -> Option<Span> {
         (!self.lost).then(|| self.rx2 - self.rx1)
     }
 }
@@ -99,13 +102,14 @@ impl FrameRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_time::{at, span};
 
     fn frame() -> FrameRecord {
         FrameRecord {
-            tx1: 1_000,
-            tx2: 1_400,
-            rx1: 9_000,
-            rx2: 12_000,
+            tx1: at(1_000),
+            tx2: at(1_400),
+            rx1: at(9_000),
+            rx2: at(12_000),
             ..Default::default()
         }
     }
@@ -113,11 +117,11 @@ mod tests {
     #[test]
     fn window_arithmetic() {
         let f = frame();
-        assert_eq!(f.bul(), Some(7_600));
-        assert_eq!(f.wul(), Some(11_000));
-        assert_eq!(f.mul(), Some(9_300));
-        assert_eq!(f.tx_window(), 400);
-        assert_eq!(f.rx_window(), Some(3_000));
+        assert_eq!(f.bul(), Some(span(7_600)));
+        assert_eq!(f.wul(), Some(span(11_000)));
+        assert_eq!(f.mul(), Some(span(9_300)));
+        assert_eq!(f.tx_window(), span(400));
+        assert_eq!(f.rx_window(), Some(span(3_000)));
         assert!(f.bul() <= f.mul() && f.mul() <= f.wul());
     }
 
@@ -125,33 +129,33 @@ mod tests {
     fn odd_sum_rounds_down_and_negative_bul_is_kept() {
         // The last empty poll (RX1 = 50) came before TX1 = 100: RX1 counts as 100.
         let f = FrameRecord {
-            tx1: 100,
-            tx2: 201,
-            rx1: 50,
-            rx2: 400,
+            tx1: at(100),
+            tx2: at(201),
+            rx1: at(50),
+            rx2: at(400),
             ..Default::default()
         };
-        assert_eq!(f.bul(), Some(-101));
-        assert_eq!(f.wul(), Some(300));
-        assert_eq!(f.mul(), Some(99)); // 199 / 2 = 99.5 → 99
+        assert_eq!(f.bul(), Some(span(-101)));
+        assert_eq!(f.wul(), Some(span(300)));
+        assert_eq!(f.mul(), Some(span(99))); // 199 / 2 = 99.5 → 99
         let f = FrameRecord {
-            tx1: 100,
-            tx2: 202,
-            rx1: 150,
-            rx2: 151,
+            tx1: at(100),
+            tx2: at(202),
+            rx1: at(150),
+            rx2: at(151),
             ..Default::default()
         };
-        assert_eq!(f.bul(), Some(-52));
-        assert_eq!(f.mul(), Some(-1)); // (−52 + 51) / 2 = −0.5 → −1
+        assert_eq!(f.bul(), Some(span(-52)));
+        assert_eq!(f.mul(), Some(span(-1))); // (−52 + 51) / 2 = −0.5 → −1
     }
 
     #[test]
     fn stamps_and_loss() {
         let mut f = frame();
         assert_eq!(f.kernel_latency(), None);
-        f.tx_kernel = Some(Instant::from_ns(1_200));
-        f.rx_kernel = Some(Instant::from_ns(8_700));
-        assert_eq!(f.kernel_latency(), Some(Span::from_ns(7_500)));
+        f.tx_kernel = Some(at(1_200));
+        f.rx_kernel = Some(at(8_700));
+        assert_eq!(f.kernel_latency(), Some(span(7_500)));
         f.lost = true;
         assert_eq!(f.mul(), None);
         assert_eq!(f.kernel_latency(), None);

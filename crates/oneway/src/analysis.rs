@@ -115,9 +115,9 @@ fn add(g: &mut Group, f: &FrameRecord, wire_ps: u64, plan: &AnalysisPlan, d: Der
     let (Some(bul), Some(wul), Some(mul)) = (f.bul(), f.wul(), f.mul()) else {
         return;
     };
-    g.bul.record(bul);
-    g.wul.record(wul);
-    g.mul.record(mul);
+    g.bul.record(bul.as_ns());
+    g.wul.record(wul.as_ns());
+    g.mul.record(mul.as_ns());
     if let Some(k) = f.kernel_latency() {
         g.kernel.record(k.as_ns());
         if plan.calibrating {
@@ -134,7 +134,7 @@ fn add(g: &mut Group, f: &FrameRecord, wire_ps: u64, plan: &AnalysisPlan, d: Der
     }
     if plan.calibrating {
         g.mil
-            .record(calibration::internal_latency(Span::from_ns(mul), wire_ps).as_ns());
+            .record(calibration::internal_latency(mul, wire_ps).as_ns());
     }
     if let Some(m) = d.msl {
         g.msl.record(m);
@@ -237,7 +237,7 @@ fn consume(
                 }
                 match f.rx_kernel {
                     None => a.rx_stamp_missing += 1,
-                    Some(rx) if rx.as_ns() < f.tx2 => a.rx_inside_send += 1,
+                    Some(rx) if rx < f.tx2 => a.rx_inside_send += 1,
                     Some(_) => {}
                 }
                 if plan.hardware_expected && (f.tx_hw.is_none() || f.rx_hw.is_none()) {
@@ -247,19 +247,18 @@ fn consume(
                 if let Some(u) = hw_u95 {
                     a.hw_u95.record(u);
                 }
-                let sut = |line: &Option<CalibrationLine>, v: Option<i64>| {
+                let sut = |line: &Option<CalibrationLine>, v: Option<Span>| {
                     let (line, v) = (line.as_ref()?, v?);
-                    let v = Span::from_ns(v);
                     Some(calibration::sut_latency(v, line.at(p as f64), wire_ps[si]).as_ns())
                 };
                 d.msl = sut(&plan.user_line, f.mul());
-                d.ksl = sut(&plan.kernel_line, f.kernel_latency().map(Span::as_ns));
-                d.hsl = sut(&plan.hardware_line, d.hw);
+                d.ksl = sut(&plan.kernel_line, f.kernel_latency());
+                d.hsl = sut(&plan.hardware_line, d.hw.map(Span::from_ns));
                 if let Some(r) = f.rx_window() {
-                    a.rx_window.record(r);
+                    a.rx_window.record(r.as_ns());
                 }
             }
-            a.tx_window.record(f.tx_window());
+            a.tx_window.record(f.tx_window().as_ns());
             add(&mut a.per_size[si], &f, wire_ps[si], &plan, d);
             add(&mut a.overall, &f, wire_ps[si], &plan, d);
             if let Some(log) = frames_out.as_mut() {

@@ -59,7 +59,7 @@ pub fn write_row(
     msl_ns: Option<i64>,
     hw: HardwareCells,
 ) -> io::Result<()> {
-    let rx = |v: i64| Cell((!f.lost).then_some(v));
+    let rx = |t: Instant| Cell((!f.lost).then_some(t.as_ns()));
     let at = |t: Option<Instant>| Cell(t.map(Instant::as_ns));
     let rx_at = |t: Option<Instant>| at(if f.lost { None } else { t });
     writeln!(
@@ -68,8 +68,8 @@ pub fn write_row(
         f.seq,
         f.payload_bytes,
         f.frame_bytes,
-        f.tx1,
-        f.tx2,
+        f.tx1.as_ns(),
+        f.tx2.as_ns(),
         rx(f.rx1),
         rx(f.rx2),
         at(f.tx_kernel),
@@ -78,9 +78,9 @@ pub fn write_row(
         rx_at(f.rx_hw),
         u8::from(f.lost),
         u8::from(f.reordered),
-        Cell(f.bul()),
-        Cell(f.wul()),
-        Cell(f.mul()),
+        Cell(f.bul().map(Span::as_ns)),
+        Cell(f.wul().map(Span::as_ns)),
+        Cell(f.mul().map(Span::as_ns)),
         Cell(f.kernel_latency().map(Span::as_ns)),
         Cell(msl_ns),
         Cell(hw.hw_ns),
@@ -101,10 +101,10 @@ mod tests {
             seq: 7,
             payload_bytes: 46,
             frame_bytes: 64,
-            tx1: 100,
-            tx2: 150,
-            rx1: 90,
-            rx2: 400,
+            tx1: Instant::from_ns(100),
+            tx2: Instant::from_ns(150),
+            rx1: Instant::from_ns(90),
+            rx2: Instant::from_ns(400),
             tx_kernel: Some(Instant::from_ns(120)),
             rx_kernel: Some(Instant::from_ns(130)),
             ..Default::default()
@@ -126,8 +126,8 @@ mod tests {
             seq: 8,
             payload_bytes: 46,
             frame_bytes: 64,
-            tx1: 1,
-            tx2: 2,
+            tx1: Instant::from_ns(1),
+            tx2: Instant::from_ns(2),
             lost: true,
             ..Default::default()
         };

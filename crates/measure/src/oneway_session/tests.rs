@@ -142,8 +142,9 @@ fn rx_window_runs_from_the_last_empty_poll_and_a_complete_frame_leaves() {
     let got = s.handle_received(&probe(0), rx(MS + 2_600));
     assert_eq!(got, Received::Probe(Arrival::Matched { reordered: false }));
     let r = s.poll_record(Instant::from_ns(MS + 2_700)).unwrap();
-    assert_eq!((r.seq, r.tx1, r.tx2), (0, MS, MS + 100));
-    assert_eq!((r.rx1, r.rx2), (MS + 2_000, MS + 2_600));
+    let at = Instant::from_ns;
+    assert_eq!((r.seq, r.tx1, r.tx2), (0, at(MS), at(MS + 100)));
+    assert_eq!((r.rx1, r.rx2), (at(MS + 2_000), at(MS + 2_600)));
     assert_eq!(
         (r.tx_kernel, r.rx_kernel),
         (
