@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProbeTimes {
     /// Client user clock just before `send()`.
-    pub tx1: i64,
+    pub tx1: Instant,
     /// Client kernel (or NIC) TX stamp.
     pub tx_kernel: Option<Instant>,
     /// Reflector RX stamp.
@@ -42,12 +42,12 @@ pub struct ProbeTimes {
     /// Client kernel (or NIC) RX stamp.
     pub rx_kernel: Option<Instant>,
     /// Client user clock just after the receive that returned the reply.
-    pub rx2: i64,
+    pub rx2: Instant,
 }
 
 impl ProbeTimes {
     /// What ping sees: `RX2 − TX1`.
-    pub fn user_rtt(&self) -> i64 {
+    pub fn user_rtt(&self) -> Span {
         self.rx2 - self.tx1
     }
 
@@ -205,12 +205,12 @@ mod tests {
         let t3 = t2 + turn;
         let t4 = t3 - theta + b;
         ProbeTimes {
-            tx1: t1 - u,
+            tx1: Instant::from_ns(t1 - u),
             tx_kernel: Some(Instant::from_ns(t1)),
             reflector_rx: Some(Instant::from_ns(t2)),
             reflector_tx: Some(Instant::from_ns(t3)),
             rx_kernel: Some(Instant::from_ns(t4)),
-            rx2: t4 + u,
+            rx2: Instant::from_ns(t4 + u),
         }
     }
 
@@ -221,8 +221,8 @@ mod tests {
         assert_eq!(p.kernel_rtt(), Some(ns(92_000)));
         assert_eq!(p.turnaround(), Some(ns(12_000)));
         assert_eq!(p.network_rtt(), Some(ns(80_000)));
-        assert_eq!(p.user_rtt(), 100_000);
-        assert!(p.network_rtt() < p.kernel_rtt() && p.kernel_rtt() < Some(ns(p.user_rtt())));
+        assert_eq!(p.user_rtt(), ns(100_000));
+        assert!(p.network_rtt() < p.kernel_rtt() && p.kernel_rtt() < Some(p.user_rtt()));
         // With the true offset the one-way delays are exact and add up.
         assert_eq!(p.one_way(ns(7_000_000)), Some((ns(30_000), ns(50_000))));
         // The symmetric estimate is off by half the asymmetry.

@@ -25,11 +25,13 @@ pub struct ProbeRecord {
     pub request_bytes: u16,
     /// Bytes of the reply as received.
     pub response_bytes: u16,
-    pub tx1: i64,
-    pub tx2: i64,
+    /// Client user clock just before the send call, and just after.
+    pub tx1: Instant,
+    pub tx2: Instant,
     pub tx_kernel: Option<Instant>,
     pub tx_hw: Option<Instant>,
-    pub rx2: i64,
+    /// Client user clock just after the receive that returned the reply.
+    pub rx2: Instant,
     pub rx_kernel: Option<Instant>,
     pub rx_hw: Option<Instant>,
     /// The reflector's own sequence number of the reply.
@@ -123,7 +125,7 @@ pub struct Reply {
     /// requests and not others.
     pub reflector_rx_method: u8,
     pub reflector_tx_method: u8,
-    pub rx2: i64,
+    pub rx2: Instant,
     pub rx_kernel: Option<Instant>,
     pub rx_hw: Option<Instant>,
 }
@@ -142,7 +144,7 @@ struct Slot {
 impl Slot {
     /// A probe times out this long after its reply (waiting for its TX stamp
     /// or follow-up) or, unanswered, after it was sent.
-    fn since(&self, replied: bool) -> i64 {
+    fn since(&self, replied: bool) -> Instant {
         if replied {
             self.rec.rx2
         } else {
@@ -235,7 +237,13 @@ impl Probes {
     }
 
     /// Record a probe just sent (the ring must not be full).
-    pub fn on_sent(&mut self, size_index: u16, request_bytes: u16, tx1: i64, tx2: i64) -> u32 {
+    pub fn on_sent(
+        &mut self,
+        size_index: u16,
+        request_bytes: u16,
+        tx1: Instant,
+        tx2: Instant,
+    ) -> u32 {
         let seq = self.next_seq();
         self.ring.push(Slot {
             rec: ProbeRecord {
@@ -348,7 +356,7 @@ impl Probes {
         let tx_done =
             !self.expect_tx_stamp || (s.tx_stamped && (s.rec.tx_hw.is_some() || !expect_hw));
         let complete = replied && tx_done && (s.follow_up_closed || !self.expect_follow_up);
-        if complete || now - Instant::from_ns(s.since(replied)) > timeout {
+        if complete || now - s.since(replied) > timeout {
             return self.pop_any();
         }
         None
@@ -358,7 +366,7 @@ impl Probes {
     /// probe even if it is incomplete, when one is in flight.
     pub fn oldest_expiry(&self, timeout: Span) -> Option<Instant> {
         self.ring.oldest().map(|(s, replied)| {
-            Instant::from_ns(s.since(replied))
+            s.since(replied)
                 .saturating_add(timeout)
                 .saturating_add(Span::from_ns(1))
         })
@@ -402,7 +410,7 @@ mod tests {
             follow_up_method: 2,
             reflector_rx_method: 2,
             reflector_tx_method: 2,
-            rx2,
+            rx2: at(rx2),
             rx_kernel: Some(at(rx2 - 100)),
             rx_hw: None,
         }
@@ -412,7 +420,7 @@ mod tests {
     fn the_nics_tx_stamp_completes_a_probe_after_the_kernels() {
         let mut p = Probes::new(16, 7, true, false);
         p.set_expect_hw_tx_stamp(true);
-        let s = p.on_sent(0, 44, 0, 10);
+        let s = p.on_sent(0, 44, at(0), at(10));
         assert!(p.on_tx_stamp(s, Some(at(15)), None));
         assert_eq!(
             p.on_reply(&reply(s, 1_000, None)),
@@ -427,7 +435,7 @@ mod tests {
         assert_eq!((r.tx_kernel, r.tx_hw), (Some(at(15)), Some(at(5_000_015))));
         assert!(!p.on_tx_stamp(s, Some(at(99)), Some(at(99))), "released");
         // A second report of a kind already in does not count.
-        let s2 = p.on_sent(0, 44, 20, 30);
+        let s2 = p.on_sent(0, 44, at(20), at(30));
         assert!(p.on_tx_stamp(s2, Some(at(35)), None));
         assert!(!p.on_tx_stamp(s2, Some(at(36)), None));
         let rec = ProbeRecord {
@@ -446,7 +454,7 @@ mod tests {
     #[test]
     fn two_step_follow_up_completes_the_previous_probe() {
         let mut p = Probes::new(16, 1000, true, true);
-        let s0 = p.on_sent(0, 44, 0, 10);
+        let s0 = p.on_sent(0, 44, at(0), at(10));
         assert_eq!(s0, 1000);
         assert!(p.on_tx_stamp(s0, Some(at(5)), None));
         assert_eq!(
@@ -455,7 +463,7 @@ mod tests {
         );
         // Waiting for the follow-up of reply 0.
         assert_eq!(p.pop_complete(at(1_100), span(1_000_000)), None);
-        let s1 = p.on_sent(0, 44, 2_000, 2_010);
+        let s1 = p.on_sent(0, 44, at(2_000), at(2_010));
         p.on_tx_stamp(s1, Some(at(2_005)), None);
         p.on_reply(&reply(s1, 3_000, Some((s0, 650))));
         let r0 = p
@@ -477,12 +485,12 @@ mod tests {
     fn each_probe_keeps_the_reflectors_methods_of_its_stamps() {
         let (hw, sw) = (1, 2);
         let mut p = Probes::new(16, 0, false, true);
-        let a = p.on_sent(0, 44, 0, 1);
+        let a = p.on_sent(0, 44, at(0), at(1));
         p.on_reply(&Reply {
             reflector_rx_method: hw,
             ..reply(a, 100, None)
         });
-        let b = p.on_sent(0, 44, 200, 201);
+        let b = p.on_sent(0, 44, at(200), at(201));
         p.on_reply(&Reply {
             reflector_rx_method: sw,
             follow_up_method: hw,
@@ -512,8 +520,8 @@ mod tests {
     #[test]
     fn reflector_without_follow_up_closes_on_the_next_reply() {
         let mut p = Probes::new(16, 0, false, true);
-        let a = p.on_sent(0, 44, 0, 1);
-        let b = p.on_sent(0, 44, 2, 3);
+        let a = p.on_sent(0, 44, at(0), at(1));
+        let b = p.on_sent(0, 44, at(2), at(3));
         p.on_reply(&reply(a, 100, None));
         assert_eq!(p.pop_complete(at(101), span(1_000)), None);
         p.on_reply(&reply(b, 200, None));
@@ -523,8 +531,8 @@ mod tests {
     #[test]
     fn loss_duplicates_late_unknown_reorder() {
         let mut p = Probes::new(8, 7, false, false);
-        let a = p.on_sent(0, 44, 0, 1);
-        let b = p.on_sent(0, 44, 10, 11);
+        let a = p.on_sent(0, 44, at(0), at(1));
+        let b = p.on_sent(0, 44, at(10), at(11));
         assert_eq!(p.unanswered(), 2);
         assert_eq!(
             p.on_reply(&reply(b, 50, None)),
@@ -541,8 +549,8 @@ mod tests {
         let got = p.pop_complete(at(2_100), span(1_000)).unwrap();
         assert_eq!((got.seq, got.duplicates), (b, 1));
         // Reordering: reply for an earlier probe after a later one.
-        let c = p.on_sent(0, 44, 3_000, 3_001);
-        let d = p.on_sent(0, 44, 3_010, 3_011);
+        let c = p.on_sent(0, 44, at(3_000), at(3_001));
+        let d = p.on_sent(0, 44, at(3_010), at(3_011));
         p.on_reply(&reply(d, 3_100, None));
         assert_eq!(
             p.on_reply(&reply(c, 3_200, None)),
@@ -564,7 +572,7 @@ mod tests {
         let mut p = Probes::new(4, u32::MAX - 1, false, false);
         let mut seqs = Vec::new();
         for t in 0..4 {
-            let s = p.on_sent(0, 44, t, t);
+            let s = p.on_sent(0, 44, at(t), at(t));
             seqs.push(s);
             p.on_reply(&reply(s, 100 + t, None));
             assert!(p.pop_complete(at(100 + t), span(1_000)).is_some());

@@ -328,7 +328,6 @@ impl SessionSender {
             }
             Phase::Sending { .. } | Phase::Draining { .. } if !t.warm_up => {
                 let size = self.config.layouts[usize::from(t.size_index)].size;
-                let (tx1, tx2) = (tx1.as_ns(), tx2.as_ns());
                 self.probes.on_sent(t.size_index, size as u16, tx1, tx2);
                 self.counters.sent += 1;
                 true
@@ -363,7 +362,6 @@ impl SessionSender {
         rx_kernel: Option<Instant>,
         rx_hw: Option<Instant>,
     ) -> ReplyOutcome {
-        let rx2 = rx2.as_ns();
         match self.phase {
             Phase::Ready { .. } => return ReplyOutcome::Ignored,
             Phase::WarmUp(_) => {
@@ -400,7 +398,7 @@ impl SessionSender {
             return ReplyOutcome::Ignored;
         }
         w.waiting = None;
-        w.ready_at = Instant::from_ns(r.rx2);
+        w.ready_at = r.rx2;
         let done = w.next >= self.config.warmup_probes;
         self.warm.replies += 1;
         if r.rx_kernel.is_none() {
@@ -410,7 +408,7 @@ impl SessionSender {
         self.warm.follow_up_supported = info.follow_up_supported.or(self.warm.follow_up_supported);
         self.warm.follow_up_filled |= r.follow_up.is_some();
         if done {
-            self.end_warm_up(Instant::from_ns(r.rx2));
+            self.end_warm_up(r.rx2);
         }
         ReplyOutcome::WarmUp
     }

@@ -10,7 +10,7 @@
 mod sim;
 
 use misura_measure::auth::StampKey;
-use misura_measure::time::Span;
+use misura_measure::time::{Instant, Span};
 use sim::{check_exact, run, Injected, Path, Scenario, BUILD_NS, LEAVE_NS, MS, T0, TURN_NS};
 
 /// Records whose reflector transmit stamp is the precise (two-step) one.
@@ -32,15 +32,16 @@ fn sim_clean() {
     assert_eq!((w.sent, w.replies, w.unstamped), (8, 8, 0));
     assert!(w.follow_up_filled && o.sender.expects_follow_up());
     // On schedule: probe k leaves at start + k·period, TX1 after building it.
-    let start = o.sender.measurement_start().unwrap().as_ns();
+    let start = o.sender.measurement_start().unwrap();
     for (k, (_, r)) in o.log.records.iter().enumerate() {
-        assert_eq!(r.tx1, start + k as i64 * 10 * MS + BUILD_NS);
+        assert_eq!(r.tx1, start + Span::from_ns(k as i64 * 10 * MS + BUILD_NS));
     }
     // Two-step: a probe is released when the next reply brings its stamp.
     for pair in o.log.records.windows(2) {
         let ((released, a), (_, b)) = (pair[0], pair[1]);
         assert_eq!(
-            released, b.rx2,
+            Instant::from_ns(released),
+            b.rx2,
             "probe {} released with the next reply",
             a.seq
         );
@@ -157,8 +158,17 @@ fn sim_missing_kernel_tx_stamps() {
     // is released at the loop's next wake-up (at the latest the next due probe).
     for (released, r) in &o.log.records {
         if r.tx_kernel.is_none() {
-            assert!(*released > r.rx2 + 100 * MS, "probe {}", r.seq);
-            assert!(*released <= r.rx2 + 110 * MS, "probe {}", r.seq);
+            let released = Instant::from_ns(*released);
+            assert!(
+                released > r.rx2 + Span::from_ns(100 * MS),
+                "probe {}",
+                r.seq
+            );
+            assert!(
+                released <= r.rx2 + Span::from_ns(110 * MS),
+                "probe {}",
+                r.seq
+            );
         }
     }
 }
@@ -181,7 +191,7 @@ fn sim_reflector_without_two_step() {
     assert_eq!(o.reflector.follow_ups, 0);
     // Nothing to wait for once the reply is in: released at once.
     for (released, r) in &o.log.records {
-        assert_eq!(*released, r.rx2, "probe {}", r.seq);
+        assert_eq!(Instant::from_ns(*released), r.rx2, "probe {}", r.seq);
         assert_eq!(r.times().turnaround(), Some(Span::from_ns(TURN_NS)));
     }
 }
@@ -204,7 +214,8 @@ fn sim_reflector_clock_steps() {
     // then −3 s, then +250 ms.
     let mut offsets = std::collections::BTreeMap::<i64, u32>::new();
     for (_, r) in &o.log.records {
-        let ms = (r.reflector_rx.unwrap().as_ns() - r.tx1 - 44_000).div_euclid(MS);
+        let ms = (r.reflector_rx.unwrap() - r.tx1).as_ns() - 44_000;
+        let ms = ms.div_euclid(MS);
         *offsets.entry(ms).or_default() += 1;
     }
     assert_eq!(
@@ -280,9 +291,10 @@ fn sim_send_queue_full() {
     assert!(failed > 10, "{failed}");
     assert_eq!((o.sender.counters().sent, e.received), (300, 300));
     // A failed send used its period: the 300 probes took 300 + failed periods.
-    let start = o.sender.measurement_start().unwrap().as_ns();
+    let start = o.sender.measurement_start().unwrap();
     let (_, last) = o.log.records.last().unwrap();
-    assert_eq!(last.tx1, start + (299 + failed as i64) * 10 * MS + BUILD_NS);
+    let after = Span::from_ns((299 + failed as i64) * 10 * MS + BUILD_NS);
+    assert_eq!(last.tx1, start + after);
 }
 
 #[test]
@@ -296,9 +308,13 @@ fn sim_stop_midway() {
     let sent = o.sender.counters().sent;
     assert!((100..160).contains(&sent), "{sent}");
     assert_eq!((e.received, e.lost), (sent, 0));
-    assert!(o.log.records.iter().all(|(_, r)| r.tx1 < T0 + 1_500 * MS));
+    let stop = Instant::from_ns(T0 + 1_500 * MS);
+    assert!(o.log.records.iter().all(|(_, r)| r.tx1 < stop));
     // The last probe waited for its follow-up until the timeout (1 s, the
     // longest an interrupted run drains).
     let (_, last) = o.log.records.last().unwrap();
-    assert_eq!(o.log.finished_at, last.rx2 + 1_000 * MS + 1);
+    assert_eq!(
+        Instant::from_ns(o.log.finished_at),
+        last.rx2 + Span::from_ns(1_000 * MS + 1)
+    );
 }

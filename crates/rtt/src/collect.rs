@@ -54,7 +54,7 @@ impl Group {
             return;
         }
         self.response_bytes = p.response_bytes as usize;
-        self.user.record(t.user_rtt());
+        self.user.record(t.user_rtt().as_ns());
         if let Some(k) = p.software_times().kernel_rtt() {
             self.kernel.record(k.as_ns());
         }
@@ -303,7 +303,7 @@ impl SendBins {
     }
 
     pub fn add(&mut self, rec: &ProbeRecord, t: &ProbeTimes, one_way: Option<(Span, Span)>) {
-        let k = self.index(Instant::from_ns(t.tx1));
+        let k = self.index(t.tx1);
         if k < self.next_k {
             return;
         }
@@ -381,12 +381,14 @@ mod tests {
 
     const MS: i64 = 1_000_000;
 
+    /// A probe sent at `tx1` ns, answered `rtt` ns later.
     fn probe(seq: u32, tx1: i64, rtt: i64, lost: bool) -> ProbeRecord {
+        let tx1 = Instant::from_ns(tx1);
         ProbeRecord {
             seq,
             tx1,
-            tx2: tx1 + 1_000,
-            rx2: tx1 + rtt,
+            tx2: tx1 + Span::from_ns(1_000),
+            rx2: tx1 + Span::from_ns(rtt),
             lost,
             ..Default::default()
         }

@@ -40,7 +40,7 @@ pub fn reply_authentic(key: &StampKey, packet: &[u8], mode: Mode) -> bool {
 pub fn decode_reply(
     packet: &[u8],
     mode: Mode,
-    rx2: i64,
+    rx2: Instant,
     rx_kernel: Option<Instant>,
     rx_hw: Option<Instant>,
 ) -> Option<(Reply, ReplyInfo)> {
@@ -151,7 +151,8 @@ mod tests {
         let fu = (76, stamp::to_wire(T - 3_000, StampTimestampFormat::Ntp), 2);
         let reply = reflect(&request(mode, 72, 12), mode, Some(fu));
         let at = Instant::from_ns;
-        let (r, info) = decode_reply(&reply, mode, T + 2_000, Some(at(T + 1_900)), None).unwrap();
+        let (r, info) =
+            decode_reply(&reply, mode, at(T + 2_000), Some(at(T + 1_900)), None).unwrap();
         assert_eq!(
             r,
             Reply {
@@ -165,7 +166,7 @@ mod tests {
                 follow_up_method: 2,
                 reflector_rx_method: timestamp_method::SW_LOCAL,
                 reflector_tx_method: timestamp_method::SW_LOCAL,
-                rx2: T + 2_000,
+                rx2: at(T + 2_000),
                 rx_kernel: Some(at(T + 1_900)),
                 rx_hw: None,
             }
@@ -177,11 +178,11 @@ mod tests {
         );
         // A reflector with nothing to follow up sends zeros: no follow-up.
         let reply = reflect(&request(mode, 72, 12), mode, Some((0, [0; 8], 0)));
-        let (r, info) = decode_reply(&reply, mode, T, None, None).unwrap();
+        let (r, info) = decode_reply(&reply, mode, at(T), None, None).unwrap();
         assert_eq!((r.follow_up, info.follow_up_supported), (None, Some(true)));
         // No TLVs at all.
         let reply = reflect(&request(mode, 44, 1), mode, Some(fu));
-        let (r, info) = decode_reply(&reply, mode, T, None, None).unwrap();
+        let (r, info) = decode_reply(&reply, mode, at(T), None, None).unwrap();
         assert_eq!((r.follow_up, info), (None, ReplyInfo::default()));
     }
 
@@ -189,15 +190,16 @@ mod tests {
     fn short_or_broken_bytes_never_panic() {
         let mode = Mode::Unauthenticated;
         let good = reflect(&request(mode, 72, 3), mode, None);
+        let at = Instant::from_ns;
         for n in 0..good.len() {
-            let d = decode_reply(&good[..n], mode, T, None, None);
+            let d = decode_reply(&good[..n], mode, at(T), None, None);
             assert_eq!(d.is_some(), n >= 44, "length {n}");
         }
         // A TLV length running past the end is skipped, the base packet kept.
         let mut bad = good.clone();
         bad[44 + 2] = 0xff;
-        assert!(decode_reply(&bad, mode, T, None, None).is_some());
-        assert!(decode_reply(&good, Mode::Authenticated, T, None, None).is_none());
+        assert!(decode_reply(&bad, mode, at(T), None, None).is_some());
+        assert!(decode_reply(&good, Mode::Authenticated, at(T), None, None).is_none());
     }
 
     #[test]

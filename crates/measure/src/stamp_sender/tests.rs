@@ -287,7 +287,10 @@ fn count_reached_drains_then_releases_the_unanswered_as_lost() {
     );
     // Neither TX stamps nor follow-ups are awaited: released at once.
     let r = s.poll_record(inst(start + 10 * MS + 60)).unwrap();
-    assert_eq!((r.seq, r.lost, r.tx1, r.tx2), (0, false, start, start + 10));
+    assert_eq!(
+        (r.seq, r.lost, r.tx1, r.tx2),
+        (0, false, inst(start), inst(start + 10))
+    );
     assert_eq!(
         (r.reflector_rx, r.reflector_tx),
         (Some(inst(start + 100)), Some(inst(start + 200)))

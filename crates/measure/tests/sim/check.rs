@@ -101,7 +101,8 @@ pub fn check_exact(o: &Outcome) -> SenderCounters {
     assert_eq!(seqs, want, "records in order, none missing");
     for (_, r) in &log.records {
         let t = &log.truth[&r.seq];
-        assert_eq!((r.tx1, r.tx2), (t.tx1, t.tx2), "probe {}", r.seq);
+        let at = Instant::from_ns;
+        assert_eq!((r.tx1, r.tx2), (at(t.tx1), at(t.tx2)), "probe {}", r.seq);
         assert_eq!(
             (r.tx_kernel, r.tx_hw),
             (t.tx_kernel, None),
@@ -126,7 +127,7 @@ pub fn check_exact(o: &Outcome) -> SenderCounters {
         assert!(!r.lost, "probe {}", r.seq);
         assert_eq!(
             (r.rx_kernel, r.rx2, r.rx_hw),
-            (Some(Instant::from_ns(d.kernel_rx)), d.rx2, None)
+            (Some(at(d.kernel_rx)), at(d.rx2), None)
         );
         assert_eq!(r.reflector_rx, t.reflector_rx, "probe {}", r.seq);
         assert_eq!(r.reflector_tx_precise, p, "probe {}", r.seq);

@@ -303,8 +303,8 @@ pub fn write_probe_row(
         } else {
             String::new()
         },
-        p.tx1,
-        p.tx2,
+        p.tx1.as_ns(),
+        p.tx2.as_ns(),
         Cell(at(p.tx_kernel)),
         c(at(p.reflector_rx)),
         c(at(p.reflector_tx)),
@@ -314,8 +314,8 @@ pub fn write_probe_row(
             String::new()
         },
         c(at(p.rx_kernel)),
-        c(Some(p.rx2)),
-        c(Some(t.user_rtt())),
+        c(Some(p.rx2.as_ns())),
+        c(Some(t.user_rtt().as_ns())),
         c(ns(p.software_times().kernel_rtt())),
         c(ns(t.turnaround())),
         c(ns(t.network_rtt())),
@@ -350,14 +350,14 @@ mod tests {
             seq: 3,
             request_bytes: 44,
             response_bytes: 44,
-            tx1: 100,
-            tx2: 150,
+            tx1: Instant::from_ns(100),
+            tx2: Instant::from_ns(150),
             tx_kernel: Some(Instant::from_ns(140)),
             reflector_rx: Some(Instant::from_ns(5_000)),
             reflector_tx: Some(Instant::from_ns(5_020)),
             reflector_tx_precise: true,
             rx_kernel: Some(Instant::from_ns(300)),
-            rx2: 330,
+            rx2: Instant::from_ns(330),
             sender_ttl: Some(64),
             ..Default::default()
         };
@@ -366,8 +366,8 @@ mod tests {
         let lost = ProbeRecord {
             seq: 4,
             request_bytes: 44,
-            tx1: 1,
-            tx2: 2,
+            tx1: Instant::from_ns(1),
+            tx2: Instant::from_ns(2),
             lost: true,
             ..Default::default()
         };

@@ -209,8 +209,14 @@ fn raw_replies_carry_the_reflectors_stamp_source_to_the_sender() {
         assert_eq!(len, f.len(), "a reply as long as its request");
         let at = l2::STAMP_OFFSET + ptp::SYNC_LEN;
         let rx_kernel = Some(Instant::from_ns(t + 800));
-        let (reply, _) = decode_reply(&out[at..at + req.len()], mode, t + 900, rx_kernel, None)
-            .expect("the sender decodes the raw reply's STAMP packet");
+        let (reply, _) = decode_reply(
+            &out[at..at + req.len()],
+            mode,
+            Instant::from_ns(t + 900),
+            rx_kernel,
+            None,
+        )
+        .expect("the sender decodes the raw reply's STAMP packet");
         decoded.push(reply);
         // The kernel's TX report, then the NIC's: one is on the RX clock.
         let kernel = r.on_tx_stamp(
