@@ -5,7 +5,8 @@
 use crate::error::ExchangeError;
 
 type Result<T, E = ExchangeError> = std::result::Result<T, E>;
-use misura_sys::clock::realtime_ns;
+use misura_measure::time::Instant;
+use misura_sys::clock::realtime;
 use misura_sys::packet::PacketSocket;
 use misura_wire::probe::{ProbeHeader, ProbeRepr};
 use misura_wire::{EthernetFrame, EthernetRepr, MacAddr, ProbeFlags};
@@ -67,13 +68,13 @@ pub fn classify(buf: &[u8], peer: MacAddr, ethertype: u16) -> Option<(u16, u64, 
 }
 
 /// Send `buf`, retrying while the socket is full until `deadline`
-/// (CLOCK_REALTIME ns); false when it could not be sent.
-pub fn send_all(sock: &PacketSocket, buf: &[u8], deadline: i64) -> Result<bool> {
+/// (on CLOCK_REALTIME); false when it could not be sent.
+pub fn send_all(sock: &PacketSocket, buf: &[u8], deadline: Instant) -> Result<bool> {
     loop {
         if sock.send(buf)? {
             return Ok(true);
         }
-        if realtime_ns() > deadline {
+        if realtime() > deadline {
             return Ok(false);
         }
         std::hint::spin_loop();

@@ -14,7 +14,7 @@ use misura_cli::warnings::Warn;
 use misura_report::exchange::*;
 use misura_report::{StopReason, Warning};
 use misura_stats::Summary;
-use misura_sys::clock::realtime_ns;
+use misura_sys::clock::{realtime, realtime_ns};
 use misura_wire::MacAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -52,22 +52,22 @@ fn cycle(
 ) -> Result<bool> {
     set_seq(&mut frames.trigger, k);
     set_seq(&mut frames.data, k);
-    let start = realtime_ns();
-    let deadline = start + timeout.as_ns();
+    let start = realtime();
+    let deadline = start + timeout;
     if !send_all(&port.sock, &frames.trigger, deadline)? {
         p.timeouts += 1;
         return Ok(false);
     }
-    let a1 = realtime_ns();
+    let a1 = realtime();
     send_all(&port.sock, &frames.data, deadline)?;
-    let a2 = realtime_ns();
+    let a2 = realtime();
     p.cycles += 1;
     match port.await_data(k, deadline, buf)? {
         (Some((rx2, rx)), tx) => {
             p.completed += 1;
-            p.t1.record(a1 - start);
-            p.t2.record(a2 - start);
-            p.t3.record(rx2 - start);
+            p.t1.record((a1 - start).as_ns());
+            p.t2.record((a2 - start).as_ns());
+            p.t3.record((rx2 - start).as_ns());
             if let (Some(tx), Some(rx)) = (tx.0, rx.0) {
                 p.t3_kernel.record((rx - tx).as_ns());
             }

@@ -9,7 +9,7 @@ use crate::plan::ExchangePlan;
 type Result<T, E = ExchangeError> = std::result::Result<T, E>;
 use misura_measure::time::Instant;
 use misura_report::LoopTuning;
-use misura_sys::clock::realtime_ns;
+use misura_sys::clock::realtime;
 use misura_sys::iface::InterfaceInfo;
 use misura_sys::packet::{PacketSocket, TimestampingGranted};
 use misura_wire::MacAddr;
@@ -91,15 +91,15 @@ impl Port {
     pub fn await_data(
         &self,
         k: u64,
-        deadline: i64,
+        deadline: Instant,
         buf: &mut [u8],
-    ) -> Result<(Option<(i64, Stamps)>, Stamps)> {
+    ) -> Result<(Option<(Instant, Stamps)>, Stamps)> {
         let mut trigger_tx = (None, None);
         let mut got = None;
-        while got.is_none() && realtime_ns() < deadline {
+        while got.is_none() && realtime() < deadline {
             self.trigger_stamps(k, buf, &mut trigger_tx)?;
             if let Some(m) = self.sock.recv(buf)? {
-                let rx2 = realtime_ns();
+                let rx2 = realtime();
                 let n = m.len.min(buf.len());
                 if let Some((RESPONDER_DATA, seq, _)) =
                     classify(&buf[..n], self.peer, self.ethertype)

@@ -8,8 +8,9 @@ use crate::port::Port;
 
 type Result<T, E = ExchangeError> = std::result::Result<T, E>;
 use misura_cli::meta::{meta, now_rfc3339};
+use misura_measure::time::Span;
 use misura_report::exchange::ResponderReport;
-use misura_sys::clock::realtime_ns;
+use misura_sys::clock::realtime;
 use misura_wire::MacAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -30,7 +31,7 @@ pub fn respond(
 ) -> Result<ResponderReport> {
     a.check()?;
     let port = &Port::open(a)?;
-    let end = a.duration.map(|d| realtime_ns() + d.as_ns());
+    let end = a.duration.map(|d| realtime() + d);
     let started_at = now_rfc3339();
     let mut buf = vec![0u8; 16 * 1024];
     let mut data: Option<(u32, Vec<u8>)> = None;
@@ -40,7 +41,7 @@ pub fn respond(
         peer: port.peer,
         data_bytes: a.data,
     });
-    while stop.load(Ordering::Relaxed) == 0 && end.is_none_or(|e| realtime_ns() < e) {
+    while stop.load(Ordering::Relaxed) == 0 && end.is_none_or(|e| realtime() < e) {
         while port.sock.recv_tx_timestamp(&mut buf)?.is_some() {}
         let Some(m) = port.sock.recv(&mut buf)? else {
             // Sleep in the kernel until a frame comes (as the seed's blocking
@@ -60,7 +61,7 @@ pub fn respond(
                 }
                 let d = &mut data.as_mut().unwrap().1;
                 set_seq(d, seq);
-                if send_all(&port.sock, d, realtime_ns() + 1_000_000)? {
+                if send_all(&port.sock, d, realtime() + Span::from_millis(1))? {
                     answered += 1;
                 }
             }
