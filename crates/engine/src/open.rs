@@ -300,7 +300,7 @@ impl Engine {
             rx_clock: self
                 .rx_clock
                 .as_ref()
-                .map(|c| c.facts(misura_sys::clock::realtime_ns(), None)),
+                .map(|c| c.facts(misura_sys::clock::realtime(), None)),
         }
     }
 }

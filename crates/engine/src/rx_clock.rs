@@ -102,7 +102,7 @@ impl RxClock {
 
     /// The clock and its fit so far, evaluated at `at_sys`; `u95_ns` is
     /// the largest conversion uncertainty the cores saw (the caller's).
-    pub fn facts(&self, at_sys: i64, u95_ns: Option<f64>) -> RxClockFacts {
+    pub fn facts(&self, at_sys: Instant, u95_ns: Option<f64>) -> RxClockFacts {
         let (fit, end) = self.converter.rx_fit(at_sys);
         RxClockFacts {
             phc: self.phc.display().to_string(),

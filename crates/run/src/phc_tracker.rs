@@ -50,11 +50,14 @@ impl PhcConverter {
         self.0.lock().ok()?.pair.rx_to_tx(rx_hw)
     }
 
-    /// The RX clock's fit so far, evaluated at `at_sys`, and the tracker's
-    /// counts.
-    pub fn rx_fit(&self, at_sys: i64) -> (Option<misura_measure::phc_track::ClockFit>, TrackerEnd) {
+    /// The RX clock's fit so far, evaluated at `at_sys` (a system-clock
+    /// instant; the fit's line is over ns), and the tracker's counts.
+    pub fn rx_fit(
+        &self,
+        at_sys: misura_measure::time::Instant,
+    ) -> (Option<misura_measure::phc_track::ClockFit>, TrackerEnd) {
         match self.0.lock() {
-            Ok(s) => (s.pair.rx.describe(at_sys), s.end.clone()),
+            Ok(s) => (s.pair.rx.describe(at_sys.as_ns()), s.end.clone()),
             Err(_) => (None, TrackerEnd::default()),
         }
     }
