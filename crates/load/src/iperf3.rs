@@ -13,7 +13,9 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// A flow's part of the one iperf3 test.
+/// A flow's part of the one iperf3 test (a handful per run: the plan is
+/// kept inline, not boxed).
+#[allow(clippy::large_enum_variant)]
 pub enum Part {
     /// Runs the test; sends the other direction's figure, if any.
     Lead(Iperf3Plan, Option<Sender<(f64, bool)>>),

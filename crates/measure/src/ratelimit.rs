@@ -278,7 +278,7 @@ mod tests {
         let n = (0..100_000i64)
             .filter(|k| l.admit(7u32, at(k * 10_000)) == Admit::Yes)
             .count();
-        assert!(n <= 105 && n >= 100, "{n}");
+        assert!((100..=105).contains(&n), "{n}");
     }
 
     #[test]

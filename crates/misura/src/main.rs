@@ -81,9 +81,12 @@ fn interrupted_code(stop: &AtomicUsize) -> Option<i32> {
     }
 }
 
+/// A measuring command's output flags, CSV flag and namespace.
+type CommandFlags = (OutputArgs, Option<CsvArgs>, Option<NetnsArgs>);
+
 /// The output flags, CSV flag and namespace of a measuring command; `None`
 /// for the commands that only read or manage (lab, history, report, agent).
-fn flags(c: &Command) -> Result<Option<(OutputArgs, Option<CsvArgs>, Option<NetnsArgs>)>> {
+fn flags(c: &Command) -> Result<Option<CommandFlags>> {
     use commands::throughput as t;
     let (out, csv, ns) = match c {
         Command::Oneway(a) => (a.m.out.clone(), Some(a.m.csv.clone()), Some(a.m.ns.clone())),

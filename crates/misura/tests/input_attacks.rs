@@ -44,7 +44,8 @@ fn fixture_profile() -> serde_json::Value {
 #[test]
 fn calibration_values_beyond_a_cable_are_refused_naming_the_field() {
     let d = Scratch::new("profile");
-    let cases: [(&str, fn(&mut serde_json::Value)); 5] = [
+    type Mutation = fn(&mut serde_json::Value);
+    let cases: [(&str, Mutation); 5] = [
         ("user.alpha_ns", |p| p["user"]["alpha_ns"] = 1e308.into()),
         ("kernel.beta_ns_per_byte", |p| {
             p["kernel"]["beta_ns_per_byte"] = 1e15.into()

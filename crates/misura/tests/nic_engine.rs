@@ -51,7 +51,7 @@ fn load_frames_carry_nic_rx_stamps_through_a_stepped_clock() {
     ]
     .concat();
     let run = NicLab::new(Topology::Sut {
-        netem: Some("delay 2ms".into()),
+        netem: Some("delay 2ms"),
         tbf: None,
     })
     .timeout(420)

@@ -182,7 +182,7 @@ fn through_the_sut(profile: &str) {
         )
     );
     let run = NicLab::new(Topology::Sut {
-        netem: Some("delay 2ms".into()),
+        netem: Some("delay 2ms"),
         tbf: None,
     })
     .timeout(240)

@@ -31,7 +31,7 @@ pub fn start(s: &Stamping, methods: &[CrossMethod], warnings: &mut Vec<Warning>)
         unrelated: false,
         error: None,
     };
-    if !s.hardware_asked || !(s.tx.hardware_tx && s.rx.hardware_rx) {
+    if !(s.hardware_asked && s.tx.hardware_tx && s.rx.hardware_rx) {
         return c;
     }
     match s.phcs {

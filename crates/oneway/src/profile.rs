@@ -85,10 +85,10 @@ pub fn prepare(path: &PathBuf) -> Result<()> {
     Ok(())
 }
 
-pub fn save_profile(p: &CalibrationProfile, path: &PathBuf) -> Result<()> {
+pub fn save_profile(p: &CalibrationProfile, path: &Path) -> Result<()> {
     misura_cli::outfile::replace(path, |w| misura_report::write_json(p, w)).map_err(|error| {
         ProfileError::Save {
-            path: path.clone(),
+            path: path.to_path_buf(),
             error,
         }
     })?;

@@ -176,7 +176,7 @@ mod tests {
         let key = misura_cli::keys::read_key(&Some("/nonexistent/k".into())).unwrap_err();
         for stop in [ThroughputError::from(target), ThroughputError::from(key)] {
             let words = stop.to_string();
-            let e = point(Err(stop), &word).err().expect("the sweep stops");
+            let e = point(Err(stop), &word).expect_err("the sweep stops");
             assert_eq!(e.to_string(), words);
         }
         let lost = ThroughputError::NoReply { secs: 2 };

@@ -170,6 +170,7 @@ fn wait_for(now: Instant, end: Option<Instant>, due: Option<Instant>) -> Duratio
 /// called every turn (it returns when it next has something to do). While
 /// a stream receives, each wait first polls for up to `busy_poll`.
 /// Returns the streams' outcomes in order and this thread's CPU time.
+#[allow(clippy::too_many_arguments)] // one call site, each argument a knob of the test
 pub(super) fn drive_all(
     socks: Vec<TcpStream>,
     dir: Direction,

@@ -177,7 +177,7 @@ fn finite(field: &'static str, v: &Value) -> Result<f64, Iperf3Error> {
 /// A signed count as iperf3 3.12 writes it: -1 comes as 2^64 − 1 (cJSON
 /// 1.7.15 prints the C int through an unsigned conversion), read back as -1.
 fn signed(x: f64) -> i64 {
-    if x >= 9.223_372_036_854_775_807e18 {
+    if x >= i64::MAX as f64 {
         (x as u64) as i64
     } else {
         x as i64

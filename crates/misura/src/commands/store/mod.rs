@@ -49,8 +49,8 @@ pub fn history(a: &HistoryArgs) -> Result<i32> {
             .unwrap_or(7);
         writeln!(
             out,
-            "{:>6}  {:<27} {:<cw$} {:<24} {:<10} {}",
-            "run", "started (UTC)", "command", "target", "host", "headline"
+            "{:>6}  {:<27} {:<cw$} {:<24} {:<10} headline",
+            "run", "started (UTC)", "command", "target", "host"
         )?;
         for r in &runs {
             writeln!(
