@@ -7,17 +7,9 @@
 use super::flows::PTP_MIN_PAYLOAD;
 use misura_sys::tsinfo;
 
-/// How the engine's frames travel (module documentation).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FrameFormat {
-    /// Decided per run by [`settle`].
-    Auto,
-    /// misura's own frames under the run's EtherType.
-    Misura,
-    /// Inside a PTPv2 Sync header (EtherType 0x88F7, domain 127).
-    Ptp,
-}
+/// How the engine's frames travel (module documentation): the one
+/// frame format of every command that sends misura's frames.
+pub use misura_run::stamping::FrameFormat;
 
 /// What the engine is opened with.
 #[derive(Clone, Debug, PartialEq)]

@@ -82,17 +82,9 @@ pub struct Request {
     pub frame_format: FrameFormat,
 }
 
-/// How the probes travel.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum FrameFormat {
-    /// Decided by the ports (`ports`): PTP where the RX port stamps only
-    /// PTP event messages in hardware.
-    Auto,
-    /// misura's probe as the Ethernet payload, under the run's EtherType.
-    Misura,
-    /// The probe after a PTPv2 Sync header, EtherType 0x88F7.
-    Ptp,
-}
+/// How the probes travel: the one frame format of every command that
+/// sends misura's frames.
+pub use misura_run::stamping::FrameFormat;
 
 /// Smallest payload P of a PTP-wrapped probe: the Sync header and misura's.
 pub const PTP_MIN_PAYLOAD: usize = misura_wire::ptp::SYNC_LEN + misura_wire::probe::HEADER_LEN;

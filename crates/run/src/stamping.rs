@@ -60,19 +60,25 @@ impl Hardware {
     }
 }
 
-/// How raw probes (`rtt --l2`, `reflect --l2`) travel, as `misura
-/// oneway`'s (`--frame-format`, the binary's `FrameFormatFlag`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+/// How misura's frames travel, for every command that sends them: the
+/// frame engine's load (`rfc2544`, `y1564`, `oneway`'s engine mode), the
+/// one-way probes and the raw probes of `rtt --l2` and `reflect --l2`
+/// (`--frame-format`, the binary's `FrameFormatFlag`). `auto` is settled
+/// per run: [`FrameFormat::settle`] for raw probes, the engine's and
+/// oneway's own rules for theirs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum FrameFormat {
-    /// PTP where the interface stamps only PTP event messages in hardware,
-    /// misura's own frames otherwise (a reflector answers both, each in
-    /// its own format).
+    /// PTP where the RX port stamps only PTP event messages in hardware
+    /// (and the frames can carry the envelope), misura's own frames
+    /// otherwise (a reflector answers both, each in its own format).
     #[default]
     Auto,
-    /// misura's probe as the Ethernet payload (`--ethertype`).
+    /// misura's frames as the Ethernet payload under the run's EtherType.
     Misura,
-    /// The probe after a PTPv2 Sync header, EtherType 0x88F7, so that a
-    /// NIC that stamps only PTP event messages stamps it.
+    /// misura's frames after a PTPv2 Sync header (EtherType 0x88F7,
+    /// domain 127), so that a NIC that stamps only PTP event messages
+    /// stamps them.
     Ptp,
 }
 

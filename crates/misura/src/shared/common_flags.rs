@@ -66,19 +66,23 @@ pub enum TimestampsFlag {
     User,
 }
 
-/// `--frame-format` of raw probes (`rtt --l2`, `reflect --l2`): how they
-/// travel, as `misura oneway`'s.
+/// `--frame-format`: how misura's frames travel, for every command that
+/// sends them (`oneway`, `calibrate`, `rfc2544`, `y1564`, and the raw
+/// probes of `rtt --l2` and `reflect --l2`); each flag's help says what
+/// `auto` weighs for its command.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum FrameFormatFlag {
-    /// PTP where the interface stamps only PTP event messages in hardware,
-    /// misura's own frames otherwise (a reflector answers both, each in
-    /// its own format).
+    /// PTP where the RX port stamps only PTP event messages in hardware
+    /// (and the frames can carry the envelope), misura's own frames
+    /// otherwise.
     #[default]
     Auto,
-    /// misura's probe as the Ethernet payload (`--ethertype`).
+    /// misura's frames as the Ethernet payload under --ethertype (NIC RX
+    /// stamps only on ports that stamp every frame).
     Misura,
-    /// The probe after a PTPv2 Sync header, EtherType 0x88F7, so that a
-    /// NIC that stamps only PTP event messages stamps it.
+    /// misura's frames after a PTPv2 Sync header (EtherType 0x88F7,
+    /// domain 127), so that a NIC that stamps only PTP event messages
+    /// stamps them: payloads of 84 bytes or more.
     Ptp,
 }
 

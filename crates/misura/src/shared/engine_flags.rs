@@ -3,10 +3,11 @@
 //! flatten, and `--engine`/`--frame-format`'s values, each turned into
 //! misura-engine's plain options here, so the engine knows no command line.
 
+use crate::shared::common_flags::FrameFormatFlag;
 use crate::shared::exit::Failure;
 use clap::{Args, ValueEnum};
 use misura_cli::units::{DurationArg, Ethertype};
-use misura_engine::{EngineArgs, EngineChoice, FrameFormat};
+use misura_engine::{EngineArgs, EngineChoice};
 use misura_measure::period::{PeriodBounds, PeriodError};
 use misura_measure::time::{Period, Span};
 
@@ -52,30 +53,6 @@ impl From<EngineFlag> for EngineChoice {
             EngineFlag::Packet => EngineChoice::Packet,
             EngineFlag::Mmap => EngineChoice::Mmap,
             EngineFlag::Xdp => EngineChoice::Xdp,
-        }
-    }
-}
-
-/// `--frame-format`'s values.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FrameFormatFlag {
-    /// PTP-wrapped where the RX port stamps only PTP in hardware and the
-    /// frames are large enough, misura's own frames otherwise.
-    Auto,
-    /// misura's frames under --ethertype (NIC RX stamps only on ports that
-    /// stamp every frame).
-    Misura,
-    /// misura's frames inside PTPv2 Sync headers (EtherType 0x88F7, domain
-    /// 127): frames of 102 bytes or more.
-    Ptp,
-}
-
-impl From<FrameFormatFlag> for FrameFormat {
-    fn from(f: FrameFormatFlag) -> FrameFormat {
-        match f {
-            FrameFormatFlag::Auto => FrameFormat::Auto,
-            FrameFormatFlag::Misura => FrameFormat::Misura,
-            FrameFormatFlag::Ptp => FrameFormat::Ptp,
         }
     }
 }

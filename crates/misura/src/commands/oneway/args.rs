@@ -5,11 +5,12 @@
 //! [`Request`] the measurement works from, and `plan::resolve` checks that
 //! against the interfaces and the link.
 
+use crate::shared::common_flags::FrameFormatFlag;
 use crate::shared::units::{DurationArg, Ethertype, LinkRate, Load};
 use clap::{Args, ValueEnum};
 use misura_measure::{Pattern, SizeOrder};
 use misura_oneway::mode::OnewayEngine;
-use misura_oneway::plan::{FrameFormat, Pace, Request};
+use misura_oneway::plan::{Pace, Request};
 use misura_oneway::tuning::Tuning;
 use std::path::PathBuf;
 
@@ -96,8 +97,8 @@ pub struct MeasureArgs {
     /// PTPv2 Sync messages (EtherType 0x88F7, payload sizes from 84) for NICs
     /// that stamp only PTP event messages in hardware (82576, 82599, X710:
     /// `ethtool -T` shows ptpv2-event but not all). auto picks PTP exactly then.
-    #[arg(long, value_enum, default_value_t = ProbeFormat::Auto)]
-    pub frame_format: ProbeFormat,
+    #[arg(long, value_enum, default_value_t = FrameFormatFlag::Auto)]
+    pub frame_format: FrameFormatFlag,
     #[command(flatten)]
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
@@ -126,28 +127,6 @@ impl PhcCross {
             PhcCross::Extended => vec![M::Extended],
             PhcCross::Basic => vec![M::Basic],
             PhcCross::Sandwich => vec![M::UserSandwich],
-        }
-    }
-}
-
-/// `--frame-format`: how the probes travel.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ProbeFormat {
-    /// PTP where the RX port stamps only PTP event messages in hardware,
-    /// misura's own frames otherwise.
-    Auto,
-    /// misura's probe as the Ethernet payload (`--ethertype`).
-    Misura,
-    /// The probe after a PTPv2 Sync header, EtherType 0x88F7.
-    Ptp,
-}
-
-impl From<ProbeFormat> for FrameFormat {
-    fn from(f: ProbeFormat) -> FrameFormat {
-        match f {
-            ProbeFormat::Auto => FrameFormat::Auto,
-            ProbeFormat::Misura => FrameFormat::Misura,
-            ProbeFormat::Ptp => FrameFormat::Ptp,
         }
     }
 }
