@@ -22,17 +22,6 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// The exit code of its class.
-    pub fn code(&self) -> i32 {
-        match self {
-            Failure::Usage(_) => USAGE,
-            Failure::Params(_) => PARAMS,
-            Failure::Output(_) => OUTPUT,
-            Failure::Profile(_) => PROFILE,
-            Failure::Privilege(_) => PRIVILEGE,
-        }
-    }
-
     /// Its class.
     pub fn class(&self) -> Class {
         match self {

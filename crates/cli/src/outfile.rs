@@ -293,7 +293,7 @@ mod tests {
             matches!(&f, crate::exit::Failure::Output(w) if *w == words),
             "{f:?}"
         );
-        assert_eq!(f.code(), crate::exit::OUTPUT);
+        assert_eq!(f.class(), crate::exit::Class::Output);
     }
 
     #[test]

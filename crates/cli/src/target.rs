@@ -129,7 +129,7 @@ mod tests {
             assert!(std::error::Error::source(&e).is_none(), "{e}");
             let f = Failure::from(e);
             assert!(matches!(&f, Failure::Usage(w) if w == words), "{f:?}");
-            assert_eq!(f.code(), crate::exit::USAGE);
+            assert_eq!(f.class(), crate::exit::Class::Usage);
         }
     }
 }

@@ -349,7 +349,10 @@ mod tests {
         for (r, code, words) in cases {
             let f = sentence(&r);
             assert_eq!(
-                (f.code(), crate::shared::exit::code(r.class().into())),
+                (
+                    crate::shared::exit::code(f.class()),
+                    crate::shared::exit::code(r.class().into())
+                ),
                 (code, code),
                 "{r:?}"
             );
