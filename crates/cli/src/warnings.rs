@@ -4,6 +4,7 @@
 //! needs to know which warnings it has matches the variant, never the text.
 
 use misura_report::Warning;
+use misura_time::Span;
 use std::fmt;
 
 /// One warning, with what its text needs.
@@ -110,7 +111,7 @@ pub enum Warn {
         of: u64,
     },
     NegativeBestCase {
-        median_ns: i64,
+        median: Span,
     },
     ExtraTxStamps {
         count: u64,
@@ -160,7 +161,7 @@ pub enum Warn {
     ReverseSenderUnseen,
     BytesLostAtEnd,
     SetupSamplesFailed {
-        idle_ns: i64,
+        idle: Span,
         failed: usize,
         total: usize,
     },
@@ -308,7 +309,7 @@ impl fmt::Display for Warn {
             HardwareClocks { detail } => write!(f, "{detail}"),
             LinkDown { rx_events, tx_frames } => write!(f, "a port's link went down during the run (the RX port reported it {rx_events} times; {tx_frames} frames could not leave the TX port and count as sent and lost): the frames in flight then are lost, the run went on; check the cable, the SUT and `ip link`"),
             HardwareStampsMissing { interface, tx, rx, of } => write!(f, "the driver of `{interface}` has hardware timestamping on, yet of {of} received probes {tx} came without the NIC's TX stamp and {rx} without its RX stamp: those fall back to the kernel's stamps (hw_stamped 0 in the per-probe log), the hardware RTT covers only the rest{}", if tx == of || rx == of { "; no hardware stamp at all came: the driver claims them but delivers none (another process may have changed SIOCSHWTSTAMP, or the NIC stamps only PTP packets)" } else { "" }),
-            NegativeBestCase { median_ns } => write!(f, "the best-case bound Bul = RX1 − TX2 is negative (median {:.3} µs): frames were already queued when the loop polled, as on veth where delivery completes inside send(); the window is loose here and the kernel stamps are the tighter one-way figure", *median_ns as f64 / 1000.0),
+            NegativeBestCase { median } => write!(f, "the best-case bound Bul = RX1 − TX2 is negative (median {:.3} µs): frames were already queued when the loop polled, as on veth where delivery completes inside send(); the window is loose here and the kernel stamps are the tighter one-way figure", median.as_ns() as f64 / 1000.0),
             ExtraTxStamps { count } => write!(f, "{count} extra kernel TX stamps: frames were stamped again by another transmitting device inside this host (the SUT is software here, e.g. a veth behind a bridge); the first stamp, at the TX port, is used"),
             Postponed { count } => write!(f, "{count} frames were postponed to the next period (the loop came round late): the host could not keep the schedule"),
             CalibrationFitFailed { error } => write!(f, "calibration fit failed: {error}"),
@@ -332,7 +333,7 @@ impl fmt::Display for Warn {
             NothingArrived { client } => write!(f, "client {client}: nothing arrived"),
             ReverseSenderUnseen => write!(f, "reverse test: retransmits and RTT are the client's sockets' (the receiving side); the server's sending side is not seen"),
             BytesLostAtEnd => write!(f, "the server counted fewer bytes than the client sent: data lost in flight at the end (peer closed early?)"),
-            SetupSamplesFailed { idle_ns, failed, total } => write!(f, "idle {:.1} s: {failed} of {total} samples failed", *idle_ns as f64 / 1e9),
+            SetupSamplesFailed { idle, failed, total } => write!(f, "idle {:.1} s: {failed} of {total} samples failed", idle.as_secs_f64()),
             SweepPointFailed { parameter, value, error } => write!(f, "{parameter} = {value}: {error}"),
             TesterLimited { why } => write!(
                 f,
@@ -375,5 +376,25 @@ mod tests {
         assert!(w
             .text
             .contains("1528-byte IPv4 packets (3 sends failed with EMSGSIZE)"));
+    }
+
+    #[test]
+    fn spans_are_worded_in_their_units() {
+        let w: Warning = Warn::NegativeBestCase {
+            median: Span::from_ns(-1_500),
+        }
+        .into();
+        assert!(
+            w.text.contains("is negative (median -1.500 µs)"),
+            "{}",
+            w.text
+        );
+        let w: Warning = Warn::SetupSamplesFailed {
+            idle: Span::from_millis(2_000),
+            failed: 1,
+            total: 3,
+        }
+        .into();
+        assert_eq!(w.text, "idle 2.0 s: 1 of 3 samples failed");
     }
 }

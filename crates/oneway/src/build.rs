@@ -203,7 +203,12 @@ fn warn_after_run(m: &Measured, host: &HostFingerprint, warnings: &mut Vec<Warni
     }
     if let Some(med) = a.overall.bul.quantile(0.5) {
         if med < 0 {
-            warnings.push(Warn::NegativeBestCase { median_ns: med }.into());
+            warnings.push(
+                Warn::NegativeBestCase {
+                    median: Span::from_ns(med),
+                }
+                .into(),
+            );
         }
     }
     if c.tx_stamps_again > 0 {

@@ -7,6 +7,7 @@ use crate::error::{Result, ThroughputError};
 use crate::proto;
 use misura_cli::exit::one_line;
 use misura_cli::warnings::Warn;
+use misura_measure::time::Span;
 use misura_report::throughput::{SetupConfig, SetupFigures, SetupGap, SetupReport, SetupSample};
 use misura_report::StopReason;
 use misura_wire::control::Value;
@@ -187,7 +188,7 @@ pub fn measure(p: &SetupPlan, stop: &Arc<AtomicUsize>) -> Result<SetupReport> {
         if failed > 0 {
             warnings.push(
                 Warn::SetupSamplesFailed {
-                    idle_ns: g as i64,
+                    idle: Span::from_ns(g as i64),
                     failed,
                     total: gap.samples.len(),
                 }
