@@ -412,12 +412,18 @@ fn write_html(
 ) -> Result<Option<usize>, ReportError> {
     let mut page = Vec::new();
     html::write_page(v, figs, &mut page)?;
+    Ok(write_whole(path, &page, stdout)?.then_some(page.len()))
+}
+
+/// A page to `path` whole (this report's, or `misura compare`'s), or to
+/// `stdout` for "-"; whether it went to a file.
+pub fn write_whole(path: &Path, page: &[u8], stdout: &mut dyn Write) -> Result<bool, ReportError> {
     if path.as_os_str() == "-" {
-        stdout.write_all(&page)?;
-        return Ok(None);
+        stdout.write_all(page)?;
+        return Ok(false);
     }
-    write_atomically(path, &page)?;
-    Ok(Some(page.len()))
+    write_atomically(path, page)?;
+    Ok(true)
 }
 
 fn write_svgs(figs: &[Figure], dir: &Path) -> Result<(), ReportError> {

@@ -7,6 +7,7 @@ use crate::shared::exit::Failure;
 use crate::shared::store::{open_for_reading, store_failure};
 use anyhow::Result;
 pub use args::{CompareArgs, HistoryArgs, ShowArgs};
+use misura_cli::report_page::{write_whole, ReportError};
 use misura_report::compare_rows::{self, Stored};
 use misura_store::{history, Filter};
 use serde_json::Value;
@@ -83,12 +84,15 @@ pub fn compare(a: &CompareArgs) -> Result<i32> {
             .collect();
         let mut page = Vec::new();
         misura_report::compare::write_compare_html(&runs, &mut page)?;
-        if path.as_os_str() == "-" {
-            std::io::stdout().lock().write_all(&page)?;
+        let to_file =
+            write_whole(path, &page, &mut std::io::stdout().lock()).map_err(|e| match e {
+                // Its own, so that a closed pipe ends quietly.
+                ReportError::Io(io) => anyhow::Error::from(io),
+                e => e.into(),
+            })?;
+        if !to_file {
             return Ok(crate::shared::exit::OK);
         }
-        crate::shared::outfile::replace(path, |w| w.write_all(&page))
-            .map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())))?;
         eprintln!("wrote {} ({} bytes)", path.display(), page.len());
     }
     let runs: Vec<Stored> = stored
