@@ -41,34 +41,22 @@ fn an_input_is_a_file_or_a_run_the_hook_finds() {
     assert_eq!((v["id"].as_i64(), name.as_str()), (Some(12), "run-12"));
 }
 
+/// What `make` refuses `inputs` with, nothing in the store.
+fn refused(inputs: Vec<String>, vs_load: bool) -> ReportError {
+    let r = ReportRequest {
+        inputs,
+        vs_load,
+        ..ReportRequest::default()
+    };
+    let stop = AtomicUsize::new(0);
+    make(&r, &no_store, &mut Vec::new(), &stop, &mut |_| {}).unwrap_err()
+}
+
 #[test]
 fn several_inputs_only_for_the_load_page() {
-    let r = ReportRequest {
-        inputs: vec!["1".into(), "2".into()],
-        ..ReportRequest::default()
-    };
-    let e = make(
-        &r,
-        &no_store,
-        &mut Vec::new(),
-        &AtomicUsize::new(0),
-        &mut |_| {},
-    )
-    .unwrap_err();
+    let e = refused(vec!["1".into(), "2".into()], false);
     assert!(matches!(e, ReportError::OneInput { given: 2 }));
-    let r = ReportRequest {
-        inputs: vec!["1".into(); MAX_VS_LOAD_RUNS + 1],
-        vs_load: true,
-        ..ReportRequest::default()
-    };
-    let e = make(
-        &r,
-        &no_store,
-        &mut Vec::new(),
-        &AtomicUsize::new(0),
-        &mut |_| {},
-    )
-    .unwrap_err();
+    let e = refused(vec!["1".into(); MAX_VS_LOAD_RUNS + 1], true);
     assert!(matches!(
         e,
         ReportError::TooManyRuns {
@@ -76,6 +64,9 @@ fn several_inputs_only_for_the_load_page() {
             max: 1000
         }
     ));
+    // A run the store hook does not find, its words whole.
+    let e = refused(vec!["1".into(), "2".into()], true);
+    assert_eq!(e.to_string(), "run 1 is not in the store");
 }
 
 #[test]
