@@ -6,7 +6,9 @@
 //! whose steps block for seconds), drawn through the binary's sink.
 //!
 //! The measuring libraries (`misura-throughput`, …), `misura-run` and the
-//! binary use it; it holds no command's code, touches no host setting, and
+//! binary use it; it holds no command's code but `misura report`'s files
+//! (`report_page`: results read, pages and plots written, PNG converters
+//! run), touches no host setting, and
 //! prints nothing: libraries report through `log` or return values, and
 //! the binary prints.
 #![forbid(unsafe_code)]
@@ -18,6 +20,7 @@ pub mod logging;
 pub mod meta;
 pub mod outfile;
 pub mod progress;
+pub mod report_page;
 pub mod status_line;
 pub mod target;
 pub mod units;

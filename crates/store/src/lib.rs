@@ -18,6 +18,7 @@ pub const SCHEMA_VERSION: i32 = 2;
 
 mod facts;
 mod headline;
+pub mod history;
 pub mod outbox;
 
 pub use facts::{facts, StoreConfig};

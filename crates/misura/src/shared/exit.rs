@@ -12,6 +12,7 @@ use misura_bench::BenchError;
 pub use misura_cli::exit::*;
 use misura_cli::keys::KeyError;
 use misura_cli::outfile::CannotWrite;
+use misura_cli::report_page::ReportError;
 use misura_cli::target::TargetError;
 use misura_cli::units::RateError;
 use misura_engine::{CoresError, EngineError};
@@ -73,6 +74,7 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<Class> {
         .or_else(|| classed::<EngineError>(cause))
         .or_else(|| classed::<OnewayError>(cause))
         .or_else(|| classed::<ThroughputError>(cause))
+        .or_else(|| classed::<ReportError>(cause))
 }
 
 /// `cause`'s class if it is a `T`: its own, or that of the error it

@@ -14,6 +14,7 @@
 //! the two make no import cycle.
 
 use misura_bench::BenchError;
+use misura_cli::report_page::ReportError;
 use misura_engine::{CoresError, EngineError};
 use misura_exchange::error::ExchangeError;
 use misura_lab::LabError;
@@ -98,11 +99,36 @@ pub fn sentence(cause: &(dyn Error + 'static)) -> Option<String> {
     if let Some(PlanError::CpuLoad(t)) = cause.downcast_ref::<PlanError>() {
         return Some(cpu_load(t));
     }
+    if let Some(e) = cause.downcast_ref::<ReportError>() {
+        return report(e);
+    }
+    if let Some(e) = cause.downcast_ref::<Box<ReportError>>() {
+        // What the PNG plots failed on.
+        return report(e);
+    }
     if let Some(crate::shared::exit::Chain(e)) = cause.downcast_ref() {
         // Its message is its top error's.
         return e.chain().next().and_then(sentence);
     }
     None
+}
+
+/// `misura report`'s refusals that name its flags; a stored run's failure
+/// as the store hook worded it.
+fn report(e: &ReportError) -> Option<String> {
+    Some(match e {
+        ReportError::OneInput { given } => {
+            format!("give one RUN or FILE.json ({given} given); several only with --vs-load")
+        }
+        ReportError::TooManyRuns { given, max } => {
+            format!("--vs-load draws at most {max} runs; {given} given")
+        }
+        ReportError::NoConverter => "--png needs an SVG converter: install rsvg-convert \
+             (librsvg2-bin), chromium or imagemagick, or use --svg"
+            .into(),
+        ReportError::Run(e) => return sentence(&**e),
+        _ => return None,
+    })
 }
 
 /// One error (its own message only) as the user reads it: its sentence,

@@ -7,8 +7,9 @@ use crate::shared::exit::Failure;
 use crate::shared::store::{open_for_reading, store_failure};
 use anyhow::Result;
 pub use args::{CompareArgs, HistoryArgs, ShowArgs};
+use misura_cli::report_page::{write_whole, ReportError};
 use misura_report::compare_rows::{self, Stored};
-use misura_store::Filter;
+use misura_store::{history, Filter};
 use serde_json::Value;
 use std::io::Write;
 
@@ -27,61 +28,11 @@ pub fn history(a: &HistoryArgs) -> Result<i32> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if a.json {
-        let rows: Vec<Value> = runs
-            .iter()
-            .map(|r| {
-                serde_json::json!({
-                    "id": r.id, "started_at": r.facts.started_at, "subcommand": r.facts.subcommand,
-                    "target": r.facts.target, "sizes": r.facts.sizes, "timestamp_source": r.facts.timestamp_source,
-                    "host": r.facts.host, "complete": r.facts.complete, "headline": r.headline,
-                })
-            })
-            .collect();
-        writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
+        history::write_json(&runs, &mut out)?;
     } else {
-        // As wide as the longest command listed (clock-interference, 18,
-        // overflowed a fixed 12).
-        let cw = runs
-            .iter()
-            .map(|r| r.facts.subcommand.chars().count())
-            .chain([7])
-            .max()
-            .unwrap_or(7);
-        writeln!(
-            out,
-            "{:>6}  {:<27} {:<cw$} {:<24} {:<10} headline",
-            "run", "started (UTC)", "command", "target", "host"
-        )?;
-        for r in &runs {
-            writeln!(
-                out,
-                "{:>6}  {:<27} {:<cw$} {:<24} {:<10} {}{}",
-                r.id,
-                r.facts.started_at,
-                r.facts.subcommand,
-                column(&r.facts.target, 24),
-                column(&r.facts.host, 10),
-                r.headline.as_deref().unwrap_or("-"),
-                if r.facts.complete { "" } else { "  [partial]" }
-            )?;
-        }
-        if runs.is_empty() {
-            writeln!(out, "(no runs match in {})", s.path().display())?;
-        }
+        history::write_table(&runs, s.path(), &mut out)?;
     }
     Ok(crate::shared::exit::OK)
-}
-
-/// `text` cut to `width` characters (its end replaced by "…") so that a
-/// long value (a calibration's ports and namespace) keeps the columns;
-/// `--json` has it whole.
-fn column(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let mut t: String = text.chars().take(width - 1).collect();
-    t.push('…');
-    t
 }
 
 /// Render a stored result as it was printed then: a result from a newer
@@ -133,12 +84,15 @@ pub fn compare(a: &CompareArgs) -> Result<i32> {
             .collect();
         let mut page = Vec::new();
         misura_report::compare::write_compare_html(&runs, &mut page)?;
-        if path.as_os_str() == "-" {
-            std::io::stdout().lock().write_all(&page)?;
+        let to_file =
+            write_whole(path, &page, &mut std::io::stdout().lock()).map_err(|e| match e {
+                // Its own, so that a closed pipe ends quietly.
+                ReportError::Io(io) => anyhow::Error::from(io),
+                e => e.into(),
+            })?;
+        if !to_file {
             return Ok(crate::shared::exit::OK);
         }
-        crate::shared::outfile::replace(path, |w| w.write_all(&page))
-            .map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())))?;
         eprintln!("wrote {} ({} bytes)", path.display(), page.len());
     }
     let runs: Vec<Stored> = stored
