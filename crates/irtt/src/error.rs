@@ -1,7 +1,8 @@
-//! The irtt client's and reflector's errors, typed: what went wrong, with the values, and
-//! the class the caller turns into an exit code. No message names a
+//! The irtt client's and reflector's errors, typed: what went wrong, with
+//! the values (their exit class is `exit_class.rs`'s). No message names a
 //! command-line flag; the binary adds those.
 
+use misura_cli::target::TargetError;
 use misura_measure::time::Span;
 use misura_sys::SysError;
 use misura_wire::irtt::IrttError;
@@ -15,17 +16,6 @@ fn lasting(d: &Span) -> String {
     } else {
         format!("{:?}", d.to_std())
     }
-}
-
-/// What kind of failure an [`Error`] is, for the caller's exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    /// The request itself is out of range (the caller's input).
-    Usage,
-    /// The server granted something outside the request.
-    Params,
-    /// Anything else: the network, the peer's silence or refusal.
-    Error,
 }
 
 /// An irtt client session or reflector that could not run, or not to the end.
@@ -73,6 +63,10 @@ pub enum Error {
         what: &'static str,
         source: SysError,
     },
+    /// STAMP's options asked of the irtt reflector (raw probes, a STAMP
+    /// key file, stateful mode): it answers irtt over UDP only.
+    #[error("the irtt reflector answers irtt over UDP: it takes no raw probes, STAMP key file or stateful mode (irtt's own HMAC key authenticates)")]
+    StampOptions,
     #[error("irtt reflector bounds: {rate_limit} replies per second per session (at least 1) and {max_sessions} sessions (1 to {most})")]
     ReflectBounds {
         rate_limit: u64,
@@ -91,23 +85,11 @@ pub enum Error {
         #[source]
         source: SysError,
     },
+    /// The target that cannot be parsed or resolved (misura-cli's).
+    #[error(transparent)]
+    Target(#[from] TargetError),
     #[error("building an irtt packet: {0}")]
     Wire(#[from] IrttError),
-}
-
-impl Error {
-    /// The class the caller's exit code follows.
-    pub fn class(&self) -> Class {
-        match self {
-            Error::PeriodOutOfRange { .. }
-            | Error::DurationOutOfRange { .. }
-            | Error::PacketTooLong { .. }
-            | Error::KeyLength { .. }
-            | Error::ReflectBounds { .. } => Class::Usage,
-            Error::Grant { .. } => Class::Params,
-            _ => Class::Error,
-        }
-    }
 }
 
 /// `Result::map_err` for a socket call: names what was being done.

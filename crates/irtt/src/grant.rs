@@ -186,7 +186,11 @@ mod tests {
             change(&mut g);
             let e = check(at(), &asked(), &g).unwrap_err();
             let text = e.to_string();
-            assert!(matches!(e.class(), crate::error::Class::Params), "{text}");
+            assert_eq!(
+                misura_cli::exit::Classed::class(&e),
+                Some(misura_cli::exit::Class::Params),
+                "{text}"
+            );
             assert!(text.contains(param), "{text}");
             if param == "duration" {
                 assert!(

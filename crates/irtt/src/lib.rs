@@ -12,6 +12,7 @@
 
 pub mod client;
 pub mod error;
+mod exit_class;
 pub mod grant;
 pub mod probe;
 pub mod reflect;

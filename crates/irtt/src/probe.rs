@@ -1,8 +1,9 @@
 //! `misura rtt HOST --peer irtt`'s method (and `misura load --reflector
 //! irtt://HOST`'s): the request checked once into a [`Plan`], the session
 //! ([`crate::client`]), and its result as `misura rtt`'s report
-//! (`misura.rtt`, with what irtt adds in its `irtt` object). The caller
-//! resolves the target, turns [`Error`]s into exit codes and prints.
+//! (`misura.rtt`, with what irtt adds in its `irtt` object); [`run`] does
+//! it all from rtt's request (the target resolved too). The caller words
+//! [`Error`]s with its flags, picks the exit code and prints.
 
 use crate::client::{self, Options};
 use crate::error::Error;
@@ -182,6 +183,24 @@ pub fn measure(plan: &Plan, stop: &AtomicUsize) -> Result<Session, Error> {
     })
 }
 
+/// `misura rtt --peer irtt`'s method from rtt's request: the target
+/// resolved (irtt's port by default), the request checked into its plan,
+/// `ready` told of the plan before the first probe, then the session
+/// ([`measure`]).
+pub fn run(
+    request: &misura_rtt::RttRequest,
+    stop: &AtomicUsize,
+    ready: &mut dyn FnMut(&Plan),
+) -> Result<Session, Error> {
+    let target = misura_cli::target::resolve(
+        request.target.as_deref().unwrap_or_default(),
+        misura_wire::irtt::DEFAULT_PORT,
+    )?;
+    let plan = Plan::new(Request::from_rtt_request(request, target))?;
+    ready(&plan);
+    measure(&plan, stop)
+}
+
 /// The summary, unless empty, as the result holding it records it.
 fn snap<S: From<SummarySnapshot>>(s: &Summary) -> Option<S> {
     (s.count() > 0).then(|| s.snapshot().into())
@@ -200,6 +219,26 @@ impl Session {
                 t.implausible_processing.max().unwrap_or(0)
             )
         })
+    }
+
+    /// What to warn of, quiet or not: processing times that cannot be,
+    /// and a session cut short other than by a signal (why).
+    pub fn warnings(&self) -> Vec<String> {
+        let signal = matches!(self.stop_reason, StopReason::Interrupted { .. });
+        let short = (!self.complete && !signal).then(|| self.stop_reason.to_string());
+        self.implausible().into_iter().chain(short).collect()
+    }
+
+    /// The session as one of `misura load`'s probes takes it: rtt's
+    /// result, named by its target, with no per-probe log nor series.
+    pub fn measured(&self) -> misura_rtt::Measured {
+        let report = self.report();
+        misura_rtt::Measured {
+            target_name: report.config.target.clone(),
+            report,
+            frames_error: None,
+            series: Vec::new(),
+        }
     }
 
     /// The session as `misura rtt`'s result (`misura.rtt`, transport

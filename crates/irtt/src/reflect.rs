@@ -1,7 +1,9 @@
-//! `misura reflect --irtt`'s method: the plan (its bounds checked once, in
-//! [`ReflectPlan::new`]), the kernel-stamped socket, [`crate::server`]'s
-//! loop around [`crate::reflector`], and the [`ReflectSummary`]. What is
-//! announced before the loop goes back to the caller as a [`Ready`].
+//! `misura reflect --irtt`'s method: what is asked as plain values
+//! ([`ReflectRequest`]) and [`serve`], which checks it into the plan (its
+//! bounds checked once, in [`ReflectPlan::new`]) and runs the
+//! kernel-stamped socket, [`crate::server`]'s loop around
+//! [`crate::reflector`], and the [`ReflectSummary`]. What is announced
+//! before the loop goes back to the caller as a [`Ready`].
 
 use crate::error::Error;
 use crate::reflector::{Config, Reflector};
@@ -10,7 +12,7 @@ use misura_measure::time::Span;
 use misura_sys::clock::monotonic;
 use misura_sys::udp::UdpTsSocket;
 use misura_wire::irtt::MAX_KEY_LEN;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Where the send stamps in the replies come from.
@@ -61,6 +63,50 @@ impl ReflectPlan {
             duration,
         })
     }
+}
+
+/// An irtt reflector as asked, before it is checked.
+#[derive(Debug, Clone)]
+pub struct ReflectRequest {
+    /// The address and UDP port listened on.
+    pub ip: IpAddr,
+    pub port: u16,
+    /// irtt's HMAC-MD5 key, as `irtt client --hmac=KEY` gives it.
+    pub key: Option<Vec<u8>>,
+    pub max_sessions: usize,
+    /// Replies per second allowed per session.
+    pub rate_limit: u64,
+    pub duration: Option<Span>,
+    /// STAMP's options were asked too (raw probes, a STAMP key file,
+    /// stateful mode): refused, [`Error::StampOptions`].
+    pub stamp_options: bool,
+}
+
+impl ReflectRequest {
+    /// The request checked: no STAMP option, then the plan's bounds (at
+    /// most as many sessions as the STAMP reflector tracks sources).
+    pub fn plan(&self) -> Result<ReflectPlan, Error> {
+        if self.stamp_options {
+            return Err(Error::StampOptions);
+        }
+        ReflectPlan::new(
+            SocketAddr::new(self.ip, self.port),
+            self.key.clone(),
+            self.max_sessions,
+            self.rate_limit,
+            self.duration,
+            misura_rtt::reflect::MAX_SOURCES,
+        )
+    }
+}
+
+/// `misura reflect --irtt`'s method: the request's plan, then [`run`].
+pub fn serve(
+    request: &ReflectRequest,
+    stop: &AtomicUsize,
+    ready: &mut dyn FnMut(&Ready<'_>),
+) -> Result<ReflectSummary, Error> {
+    run(&request.plan()?, stop, ready)
 }
 
 /// What the reflector is about to serve, before its loop starts.
@@ -131,4 +177,36 @@ pub fn run(
         sessions_open: r.sessions(),
         turnaround_kernel: served.turnaround.snapshot_if_any(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamp_options_are_refused_before_the_bounds() {
+        let r = ReflectRequest {
+            ip: IpAddr::from([127, 0, 0, 1]),
+            port: 2112,
+            key: None,
+            max_sessions: 0,
+            rate_limit: 10,
+            duration: None,
+            stamp_options: true,
+        };
+        assert!(matches!(r.plan(), Err(Error::StampOptions)));
+        let r = ReflectRequest {
+            stamp_options: false,
+            ..r
+        };
+        assert!(
+            matches!(r.plan(), Err(Error::ReflectBounds { most, .. }) if most == misura_rtt::reflect::MAX_SOURCES)
+        );
+        let r = ReflectRequest {
+            max_sessions: 4096,
+            key: Some(Vec::new()),
+            ..r
+        };
+        assert!(matches!(r.plan(), Err(Error::KeyLength { len: 0, .. })));
+    }
 }

@@ -1,6 +1,6 @@
 //! Why an rtt session or a reflector stops before its result, typed: what
 //! the caller needs to tell apart (misura-cli's refused target or
-//! per-probe log, a request that cannot run, the session's or the reflector's plan, the
+//! per-probe log or key file, a request that cannot run, the session's or the reflector's plan, the
 //! host's refusal, a NIC stamp that was required, a
 //! reflector that never answered). The binary gives each its exit class
 //! and prints the chain as before; this crate names no flag it did not
@@ -8,6 +8,7 @@
 
 use crate::plan::SessionPlanError;
 use crate::request::RequestError;
+use misura_cli::keys::KeyError;
 use misura_cli::outfile::CannotWrite;
 use misura_cli::target::TargetError;
 use misura_run::stamping::HardwareRequired;
@@ -22,6 +23,10 @@ pub enum RttError {
     /// The per-probe log that cannot be created (misura-cli's).
     #[error(transparent)]
     RowLog(#[from] CannotWrite),
+    /// The reflector's key file that cannot be read or holds no key
+    /// (misura-cli's).
+    #[error(transparent)]
+    Key(#[from] KeyError),
     /// The reflector's plan cannot run (the binary names the flags).
     #[error(transparent)]
     Plan(#[from] PlanError),

@@ -41,6 +41,7 @@ impl Classed for RttError {
         match self {
             RttError::Target(t) => t.class(),
             RttError::RowLog(w) => w.class(),
+            RttError::Key(k) => k.class(),
             RttError::Hardware(h) => h.class(),
             RttError::CpuLoad(t) => t.class(),
             RttError::Request(r) => r.class(),
@@ -81,6 +82,8 @@ mod tests {
             std::io::ErrorKind::NotFound.into(),
         );
         assert_eq!(RttError::RowLog(rows).class(), Some(Class::Output));
+        let key = misura_cli::keys::read_key(&Some("/nonexistent/x.key".into())).unwrap_err();
+        assert_eq!(RttError::Key(key).class(), Some(Class::Usage));
         use SessionPlanError as P;
         assert_eq!(
             RttError::SessionPlan(P::NoProbes).class(),

@@ -69,6 +69,7 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<Class> {
         .or_else(|| classed::<ProfileError>(cause))
         .or_else(|| classed::<ProbePlanError>(cause))
         .or_else(|| classed::<RttError>(cause))
+        .or_else(|| classed::<misura_irtt::error::Error>(cause))
         .or_else(|| classed::<LoadError>(cause))
         .or_else(|| classed::<BenchError>(cause))
         .or_else(|| classed::<EngineError>(cause))

@@ -1,32 +1,27 @@
 //! `misura rtt HOST --peer irtt` and `misura load --reflector irtt://HOST`:
-//! the glue. The method (rtt's flags as an irtt request, its one check,
-//! the session, the grant's bounds, the result as an rtt result) is
-//! `misura_irtt::probe`'s; here its errors get their flags and exit codes,
-//! and the session's start and warnings are printed.
+//! the glue. The method (the target, rtt's request as an irtt request, its
+//! one check, the session, the grant's bounds, the result as an rtt
+//! result, its warnings) is `misura_irtt::probe::run`'s; here its errors
+//! get their flags and exit codes, and the session's start and warnings
+//! are printed.
 
-use crate::shared::exit::{Chain, Failure};
+use crate::shared::exit::{Chain, Class, Classed, Failure};
 use crate::shared::output::{Finished, Report};
 use anyhow::Result;
-use misura_irtt::error::{Class, Error};
-use misura_irtt::probe::{self, Plan, Request};
+use misura_irtt::error::Error;
+use misura_irtt::probe::{self, Session};
+use misura_load::ProbeError;
 use misura_report::rtt::{write_csv, write_text};
-use misura_report::StopReason;
-use misura_wire::irtt::DEFAULT_PORT;
+use misura_rtt::{Measured, Peer, RttRequest};
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
-use misura_load::ProbeError;
-use misura_rtt::{Measured, Peer, RttRequest};
-
-/// rtt's request as an irtt request, checked into a plan.
-fn plan(a: &RttRequest) -> Result<Plan> {
-    let target =
-        crate::shared::target::resolve(a.target.as_deref().unwrap_or_default(), DEFAULT_PORT)?;
-    Plan::new(Request::from_rtt_request(a, target)).map_err(failure)
-}
-
 /// The library's error with the flag it concerns, in its exit class.
 fn failure(e: Error) -> anyhow::Error {
+    let e = match e {
+        Error::Target(t) => return t.into(),
+        e => e,
+    };
     let flag = match &e {
         Error::PeriodOutOfRange { .. } => "--period/--rate: ",
         Error::DurationOutOfRange { .. } => "--count/--duration: ",
@@ -36,31 +31,29 @@ fn failure(e: Error) -> anyhow::Error {
         _ => "",
     };
     match e.class() {
-        Class::Usage => Failure::Usage(format!("{flag}{e}")).into(),
-        Class::Params => Failure::Params(e.to_string()).into(),
-        Class::Error if flag.is_empty() => e.into(),
-        Class::Error => anyhow::Error::new(e).context(flag.trim().to_string()),
+        Some(Class::Usage) => Failure::Usage(format!("{flag}{e}")).into(),
+        Some(Class::Params) => Failure::Params(e.to_string()).into(),
+        _ if flag.is_empty() => e.into(),
+        _ => anyhow::Error::new(e).context(flag.trim().to_string()),
     }
 }
 
-fn session(a: &RttRequest, stop: &Arc<AtomicUsize>) -> Result<probe::Session> {
-    let plan = plan(a)?;
-    if !a.quiet {
-        eprintln!(
-            "misura rtt: irtt session with {}: {} probes every {:?} asked for",
-            plan.target(),
-            plan.count().map_or("-".into(), |c| c.to_string()),
-            plan.interval().to_std()
-        );
-    }
-    let s = probe::measure(&plan, stop).map_err(failure)?;
-    // Warnings, not progress: printed with -q too.
-    if let Some(why) = s.implausible() {
+/// The session, its start announced (unless quiet) and its warnings
+/// printed (quiet or not: warnings, not progress).
+fn session(a: &RttRequest, stop: &Arc<AtomicUsize>) -> Result<Session> {
+    let s = probe::run(a, stop, &mut |plan| {
+        if !a.quiet {
+            eprintln!(
+                "misura rtt: irtt session with {}: {} probes every {:?} asked for",
+                plan.target(),
+                plan.count().map_or("-".into(), |c| c.to_string()),
+                plan.interval().to_std()
+            );
+        }
+    })
+    .map_err(failure)?;
+    for why in s.warnings() {
         eprintln!("misura: warning: {why}");
-    }
-    let signal = matches!(s.stop_reason, StopReason::Interrupted { .. });
-    if !s.complete && !signal {
-        eprintln!("misura: warning: {}", s.stop_reason);
     }
     Ok(s)
 }
@@ -86,11 +79,5 @@ pub fn measure(a: &RttRequest, stop: &Arc<AtomicUsize>) -> Result<Measured, Prob
     if a.peer != Some(Peer::Irtt) || a.l2 {
         return Ok(misura_rtt::measure(a, stop)?);
     }
-    let report = session(a, stop).map_err(Chain)?.report();
-    Ok(Measured {
-        target_name: report.config.target.clone(),
-        report,
-        frames_error: None,
-        series: Vec::new(),
-    })
+    Ok(session(a, stop).map_err(Chain)?.measured())
 }

@@ -9,10 +9,11 @@
 //!
 //! Nothing a peer sends can stop the loop: every receive, send and
 //! error-queue failure is counted and the loop goes on. Only setting the
-//! socket up can fail. The caller builds a [`ReflectPlan`] once (its bounds
-//! are checked in [`ReflectPlan::check`], with typed [`PlanError`]s), and
-//! [`run`] returns the [`Summary`]; what is announced before the loop goes
-//! back to the caller as a [`Ready`].
+//! socket up can fail. The caller asks a [`ReflectRequest`] of plain
+//! values, and [`serve`] reads its key file and builds the [`ReflectPlan`]
+//! once (its bounds checked in [`ReflectRequest::check`], with typed
+//! [`PlanError`]s), then [`run`] returns the [`Summary`]; what is announced
+//! before the loop goes back to the caller as a [`Ready`].
 
 pub mod clock;
 mod l2;
@@ -27,6 +28,7 @@ use misura_report::reflect::{IoCounters, NicClockReport, Summary};
 use misura_run::stamping::{FrameFormat, Hardware, Timestamps};
 use misura_sys::packet::TimestampingGranted;
 use std::net::IpAddr;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use turn::Loop;
@@ -48,14 +50,15 @@ pub enum Listen {
     L2 { interface: String, ethertype: u16 },
 }
 
-/// A reflector run, resolved once from the caller's request.
+/// A reflector as asked, plain values before anything is read or
+/// checked.
 #[derive(Debug, Clone)]
-pub struct ReflectPlan {
+pub struct ReflectRequest {
     pub listen: Listen,
     /// The raw probes answered (meaningful with [`Listen::L2`] only).
     pub frame_format: FrameFormat,
-    /// Authenticated mode's key.
-    pub key: Option<StampKey>,
+    /// Authenticated mode's key file (hex on the first line, or raw bytes).
+    pub key_file: Option<PathBuf>,
     /// Number replies per session (RFC 8762 §4.3.1) instead of echoing.
     pub stateful: bool,
     /// Replies per second allowed per source address.
@@ -76,8 +79,27 @@ pub struct ReflectPlan {
     pub netns: Option<String>,
 }
 
-impl ReflectPlan {
-    /// The plan's bounds, in the order a caller reports them.
+/// A reflector run, resolved once from the caller's request: the request
+/// checked, and its key file's key.
+#[derive(Debug, Clone)]
+pub struct ReflectPlan {
+    pub request: ReflectRequest,
+    /// Authenticated mode's key.
+    pub key: Option<StampKey>,
+}
+
+impl ReflectRequest {
+    /// The reflector's plan: the key file read, then the bounds checked.
+    pub fn plan(&self) -> Result<ReflectPlan> {
+        let key = misura_cli::keys::read_key(&self.key_file)?;
+        self.check()?;
+        Ok(ReflectPlan {
+            request: self.clone(),
+            key,
+        })
+    }
+
+    /// The request's bounds, in the order a caller reports them.
     pub fn check(&self) -> Result<(), PlanError> {
         if self.rate_limit == 0 {
             return Err(PlanError::NoRate);
@@ -101,21 +123,6 @@ impl ReflectPlan {
         Ok(())
     }
 
-    fn config(&self) -> ReflectorConfig {
-        ReflectorConfig {
-            key: self.key.clone(),
-            stateful: self.stateful,
-            rate_per_s: self.rate_limit,
-            // A tenth of a second's worth back to back.
-            burst: (self.rate_limit / 10).max(1),
-            max_sources: self.max_sources,
-            listen_port: match self.listen {
-                Listen::Udp { port, .. } => Some(port),
-                Listen::L2 { .. } => None,
-            },
-        }
-    }
-
     /// The interface whose NIC stamps the reflector's datagrams: the one
     /// named, else the raw probes', else the one holding the listening
     /// address (a wildcard has none).
@@ -127,6 +134,23 @@ impl ReflectPlan {
             Listen::L2 { interface, .. } => Some(interface.clone()),
             Listen::Udp { ip, .. } if ip.is_unspecified() => None,
             Listen::Udp { ip, .. } => misura_run::stamping::address_interface(*ip),
+        }
+    }
+}
+
+impl ReflectPlan {
+    fn config(&self) -> ReflectorConfig {
+        ReflectorConfig {
+            key: self.key.clone(),
+            stateful: self.request.stateful,
+            rate_per_s: self.request.rate_limit,
+            // A tenth of a second's worth back to back.
+            burst: (self.request.rate_limit / 10).max(1),
+            max_sources: self.request.max_sources,
+            listen_port: match self.request.listen {
+                Listen::Udp { port, .. } => Some(port),
+                Listen::L2 { .. } => None,
+            },
         }
     }
 }
@@ -144,6 +168,15 @@ pub struct Ready<'a> {
     pub hardware: &'a Hardware,
     /// The scheduler slice the loop asked for (None: it spins).
     pub slice: Option<Slice>,
+}
+
+impl Ready<'_> {
+    /// The NIC's stamps are not used because no interface is known: the
+    /// address is a wildcard and none was named (`hardware.note` is the
+    /// library's words for it; the caller may give its own).
+    pub fn wildcard(&self) -> bool {
+        self.hardware.interface.is_none() && self.hardware.note.is_some()
+    }
 }
 
 /// A scheduler slice asked for ([`misura_sys::sched::set_slice`]).
@@ -191,18 +224,19 @@ pub fn run(
     stop: &AtomicUsize,
     ready: &mut dyn FnMut(&Ready<'_>),
 ) -> Result<Summary, crate::RttError> {
-    plan.check()?;
+    plan.request.check()?;
     let config = plan.config();
-    let deadline = plan.duration.map(|d| Instant::now() + d);
+    let req = &plan.request;
+    let deadline = req.duration.map(|d| Instant::now() + d);
     let started_at = misura_cli::meta::now_rfc3339();
-    if let Some(cpu) = plan.cpu {
+    if let Some(cpu) = req.cpu {
         misura_sys::sched::pin_to_cpu(cpu)?;
     }
     // Sleeping between requests, the loop asks for a short slice: on a
     // CPU it shares (with the client, or other work), a request's wake-up
     // then preempts what runs there instead of waiting for it to block.
     // Spinning, it holds its CPU anyway.
-    let slice = (!plan.busy_poll).then(|| Slice {
+    let slice = (!req.busy_poll).then(|| Slice {
         asked_ns: SLICE_NS,
         granted_ns: misura_sys::sched::set_slice(SLICE_NS).ok().flatten(),
     });
@@ -212,32 +246,32 @@ pub fn run(
         "unauthenticated"
     };
     let stateful = config.stateful;
-    let iface = plan.stamping_interface();
-    if iface.is_none() && plan.timestamps == Timestamps::Hardware {
+    let iface = req.stamping_interface();
+    if iface.is_none() && req.timestamps == Timestamps::Hardware {
         return Err(PlanError::HardwareOnWildcard.into());
     }
     // Raw probes may come PTP-wrapped: a NIC that stamps only PTP event
     // messages then stamps those.
-    let ptp = matches!(plan.listen, Listen::L2 { .. }) && plan.frame_format != FrameFormat::Misura;
-    let hw = misura_run::stamping::hardware_for(iface.as_deref(), plan.timestamps, ptp)?;
+    let ptp = matches!(req.listen, Listen::L2 { .. }) && req.frame_format != FrameFormat::Misura;
+    let hw = misura_run::stamping::hardware_for(iface.as_deref(), req.timestamps, ptp)?;
     let mut lp = Loop {
         reflector: Reflector::new(config),
         clocks: clock::Clocks::new(hw.phc_index.filter(|_| hw.enabled)),
         io: IoCounters::default(),
         stop,
         deadline,
-        busy_poll: plan.busy_poll,
+        busy_poll: req.busy_poll,
         turnaround_nic: misura_stats::Summary::new(),
         turnaround_kernel: misura_stats::Summary::new(),
     };
     let started = Instant::now();
-    let mut busy = plan.busy_poll.then(misura_run::busy_poll::raw);
-    let (opened, listen, granted) = match &plan.listen {
+    let mut busy = req.busy_poll.then(misura_run::busy_poll::raw);
+    let (opened, listen, granted) = match &req.listen {
         Listen::L2 {
             interface: ifname,
             ethertype,
         } => {
-            let types = l2::ethertypes(plan.frame_format, *ethertype);
+            let types = l2::ethertypes(req.frame_format, *ethertype);
             let (socks, mac, granted) = l2::open(ifname, &types, hw.enabled)?;
             let names: Vec<String> = types
                 .iter()
@@ -250,8 +284,8 @@ pub fn run(
             (Opened::L2(socks, *ethertype, mac), listen, granted)
         }
         Listen::Udp { ip, port } => {
-            let (sock, granted) = udp::open(*ip, *port, plan.timestamps, &hw)?;
-            busy = udp::wait_mode(&sock, plan.busy_poll)?;
+            let (sock, granted) = udp::open(*ip, *port, req.timestamps, &hw)?;
+            busy = udp::wait_mode(&sock, req.busy_poll)?;
             let listen = sock.local_addr().to_string();
             (Opened::Udp(sock), listen, granted)
         }
@@ -292,8 +326,8 @@ pub fn run(
         complete: true,
         stop_reason,
         host: misura_run::host::fingerprint(misura_report::LoopTuning {
-            netns: plan.netns.clone(),
-            cpu: plan.cpu,
+            netns: req.netns.clone(),
+            cpu: req.cpu,
             busy_poll: busy,
             ..Default::default()
         }),
@@ -323,4 +357,80 @@ pub fn run(
         turnaround_kernel: lp.turnaround_kernel.snapshot_if_any().map(Into::into),
         sched_slice_ns: slice.and_then(|s| s.granted_ns),
     })
+}
+
+/// A reflector's run as it ended.
+#[derive(Debug)]
+pub struct Served {
+    pub summary: Summary,
+    /// The NIC's stamps were not used because no interface is known: the
+    /// address is a wildcard and none was named (the summary's
+    /// `hardware_note` is the library's words for it; the caller may
+    /// give its own).
+    pub wildcard: bool,
+}
+
+/// `misura reflect`'s method: the request's plan, then the reflector until
+/// `stop` is set or the duration has passed; `ready` hears of it once the
+/// socket is open.
+pub fn serve(
+    request: &ReflectRequest,
+    stop: &AtomicUsize,
+    ready: &mut dyn FnMut(&Ready<'_>),
+) -> Result<Served> {
+    let summary = run(&request.plan()?, stop, ready)?;
+    let wildcard = summary.interface.is_none() && summary.hardware_note.is_some();
+    Ok(Served { summary, wildcard })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RttError;
+    use misura_cli::keys::KeyError;
+
+    fn request() -> ReflectRequest {
+        ReflectRequest {
+            listen: Listen::Udp {
+                ip: IpAddr::from([127, 0, 0, 1]),
+                port: 8620,
+            },
+            frame_format: FrameFormat::Auto,
+            key_file: None,
+            stateful: false,
+            rate_limit: 10_000,
+            max_sources: 4096,
+            duration: None,
+            cpu: None,
+            busy_poll: false,
+            timestamps: Timestamps::Kernel,
+            interface: None,
+            netns: None,
+        }
+    }
+
+    #[test]
+    fn the_key_file_is_read_before_the_bounds_are_checked() {
+        let missing = std::env::temp_dir().join(format!("misura-no-key-{}", std::process::id()));
+        let r = ReflectRequest {
+            key_file: Some(missing.clone()),
+            rate_limit: 0,
+            ..request()
+        };
+        match r.plan() {
+            Err(RttError::Key(KeyError::Read { path, .. })) => assert_eq!(path, missing),
+            e => panic!("{e:?}"),
+        }
+        let r = ReflectRequest {
+            rate_limit: 0,
+            ..request()
+        };
+        assert!(matches!(r.plan(), Err(RttError::Plan(PlanError::NoRate))));
+        let plan = request().plan().unwrap();
+        assert!(matches!(
+            plan.request.listen,
+            Listen::Udp { port: 8620, .. }
+        ));
+        assert!(plan.key.is_none());
+    }
 }

@@ -2,6 +2,7 @@
 
 use crate::shared::units::{DurationArg, Ethertype, ListenAddr};
 use clap::Args;
+use misura_rtt::reflect::{Listen, ReflectRequest};
 use std::net::IpAddr;
 
 /// Flags of `misura reflect`.
@@ -86,6 +87,46 @@ impl ReflectArgs {
     /// The port: `--listen`'s, else `--port`'s, else 862.
     pub fn port(&self) -> u16 {
         self.listen.port.or(self.port).unwrap_or(862)
+    }
+
+    /// The STAMP reflector's request, the flags' values as given.
+    pub fn request(&self) -> ReflectRequest {
+        ReflectRequest {
+            listen: match &self.l2 {
+                Some(interface) => Listen::L2 {
+                    interface: interface.clone(),
+                    ethertype: self.ethertype.value,
+                },
+                None => Listen::Udp {
+                    ip: self.ip(),
+                    port: self.port(),
+                },
+            },
+            frame_format: self.frame_format.into(),
+            key_file: self.key_file.clone(),
+            stateful: self.stateful,
+            rate_limit: self.rate_limit,
+            max_sources: self.max_sources,
+            duration: self.duration.as_ref().map(|d| d.std()),
+            cpu: self.cpu,
+            busy_poll: self.busy_poll,
+            timestamps: self.timestamps.into(),
+            interface: self.interface.clone(),
+            netns: self.ns.netns.clone(),
+        }
+    }
+
+    /// `--irtt PORT`'s request, the flags' values as given.
+    pub fn irtt_request(&self, port: u16) -> misura_irtt::reflect::ReflectRequest {
+        misura_irtt::reflect::ReflectRequest {
+            ip: self.ip(),
+            port,
+            key: self.irtt_hmac.as_ref().map(|k| k.as_bytes().to_vec()),
+            max_sessions: self.max_sources,
+            rate_limit: self.rate_limit,
+            duration: self.duration.as_ref().map(|d| d.span()),
+            stamp_options: self.l2.is_some() || self.key_file.is_some() || self.stateful,
+        }
     }
 }
 

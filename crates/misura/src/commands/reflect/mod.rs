@@ -1,9 +1,9 @@
 //! `misura reflect`: the STAMP Session-Reflector (UDP) and the raw-probe
-//! reflector. The method (the loops, the clocks, the result) is
-//! `misura_rtt::reflect`'s, and `--irtt`'s is `misura_irtt::serve`'s; here
-//! the flags become a plan once, what the library refuses becomes a
-//! sentence that names the flags, and the reflector is announced and its
-//! summary printed.
+//! reflector. The method (the key file, the plan, the loops, the clocks,
+//! the result) is `misura_rtt::reflect::serve`'s, and `--irtt`'s is
+//! `misura_irtt::reflect::serve`'s; here the flags become a request, what
+//! the library refuses becomes a sentence that names the flags, and the
+//! reflector is announced and its summary printed.
 
 pub mod args;
 pub use args::ReflectArgs;
@@ -12,9 +12,9 @@ mod irtt;
 use crate::shared::exit::Failure;
 use crate::shared::output::{Finished, Report};
 use anyhow::Result;
-use misura_measure::auth::StampKey;
+use misura_cli::keys::KeyError;
 use misura_report::reflect::write_summary;
-use misura_rtt::reflect::{Listen, PlanError, Ready, ReflectPlan, MAX_SOURCES};
+use misura_rtt::reflect::{PlanError, Ready, Served};
 use misura_rtt::RttError;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -23,51 +23,19 @@ use std::sync::Arc;
 const WILDCARD_NOTE: &str =
     "listening on a wildcard address: give --interface IF for the NIC's stamps (software stamps)";
 
-/// The key file's key, with the sentence to fix it when it cannot be read.
-fn key(args: &ReflectArgs) -> Result<Option<StampKey>> {
-    let Some(path) = &args.key_file else {
-        return Ok(None);
-    };
-    let bytes = crate::shared::files::read_bounded(path, crate::shared::files::KEY_FILE_MAX)
-        .map_err(|e| {
-            Failure::Usage(format!(
-                "cannot read the key file {}: {e}; create one with `openssl rand -hex 32 > {}`",
-                path.display(),
-                path.display()
-            ))
-        })?;
-    Ok(Some(StampKey::from_file_contents(&bytes).map_err(|e| {
-        Failure::Usage(format!("key file {}: {e}", path.display()))
-    })?))
-}
-
-/// The flags, resolved once into the reflector's plan.
-fn plan(args: &ReflectArgs) -> Result<ReflectPlan> {
-    let plan = ReflectPlan {
-        listen: match &args.l2 {
-            Some(interface) => Listen::L2 {
-                interface: interface.clone(),
-                ethertype: args.ethertype.value,
-            },
-            None => Listen::Udp {
-                ip: args.ip(),
-                port: args.port(),
-            },
-        },
-        frame_format: args.frame_format.into(),
-        key: key(args)?,
-        stateful: args.stateful,
-        rate_limit: args.rate_limit,
-        max_sources: args.max_sources,
-        duration: args.duration.as_ref().map(|d| d.std()),
-        cpu: args.cpu,
-        busy_poll: args.busy_poll,
-        timestamps: args.timestamps.into(),
-        interface: args.interface.clone(),
-        netns: args.ns.netns.clone(),
-    };
-    plan.check().map_err(flag_sentence)?;
-    Ok(plan)
+/// What the reflector refused, in the flags' words.
+fn refusal(e: RttError) -> anyhow::Error {
+    match e {
+        RttError::Plan(p) => flag_sentence(p).into(),
+        RttError::Key(KeyError::Read { path, error }) => Failure::Usage(format!(
+            "cannot read the key file {}: {error}; create one with `openssl rand -hex 32 > {}`",
+            path.display(),
+            path.display()
+        ))
+        .into(),
+        RttError::Key(k) => Failure::from(k).into(),
+        e => e.into(),
+    }
 }
 
 /// What the plan's check refused, in the flags' words.
@@ -94,15 +62,14 @@ fn flag_sentence(e: PlanError) -> Failure {
 
 pub fn run(args: &ReflectArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
     if let Some(port) = args.irtt {
-        return irtt::run(args, port, MAX_SOURCES, stop);
+        return irtt::run(args, port, stop);
     }
-    let plan = plan(args)?;
-    let mut summary =
-        misura_rtt::reflect::run(&plan, stop, &mut |r| announce(args, r)).map_err(|e| match e {
-            RttError::Plan(p) => anyhow::Error::from(flag_sentence(p)),
-            e => e.into(),
-        })?;
-    if summary.interface.is_none() && summary.hardware_note.is_some() {
+    let Served {
+        mut summary,
+        wildcard,
+    } = misura_rtt::reflect::serve(&args.request(), stop, &mut |r| announce(args, r))
+        .map_err(refusal)?;
+    if wildcard {
         summary.hardware_note = Some(WILDCARD_NOTE.into());
     }
     let target = summary.listen.clone();
@@ -121,9 +88,10 @@ fn announce(args: &ReflectArgs, r: &Ready<'_>) {
     let clock = &r.clocks.system;
     let (rx, tx) = misura_rtt::reflect::source_names(r.granted);
     let hw = r.hardware;
-    let note = match (&hw.interface, &hw.note) {
-        (None, Some(_)) => Some(WILDCARD_NOTE),
-        (_, n) => n.as_deref(),
+    let note = if r.wildcard() {
+        Some(WILDCARD_NOTE)
+    } else {
+        hw.note.as_deref()
     };
     if let Some(n) = note {
         eprintln!("misura reflect: NIC hardware stamps not used: {n}");
