@@ -19,4 +19,4 @@ pub mod words;
 // measuring libraries use them too, and the binary reaches them by the
 // same paths.
 pub use misura_cli::{files, meta, outfile, target, units, warnings};
-pub use misura_run::{cpuload, host, netns};
+pub use misura_run::{cpuload, netns};
