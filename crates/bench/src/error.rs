@@ -27,9 +27,57 @@ pub enum BenchError {
     /// The frame engine failed.
     #[error(transparent)]
     Engine(#[from] misura_engine::EngineError),
-    /// The one-way measurement behind the latency trial failed.
+    /// The one-way measurement behind the latency trial failed, or a
+    /// port's lookup or the calibration profile's read before the run.
     #[error(transparent)]
     Oneway(#[from] misura_oneway::error::OnewayError),
+    /// One port asked for both TX and RX: the frames must leave one and
+    /// arrive on another, through the SUT.
+    #[error("{port} is both the TX and the RX port: the frames must leave one port and arrive on another, through the SUT")]
+    SamePort { port: String },
+    /// A port is the loopback, which has no cable to an SUT.
+    #[error("the {role} port is the loopback, which has no cable to an SUT")]
+    Loopback { role: Role },
+    /// The engine's first core asked on a CPU the host has not online.
+    #[error("CPU {cpu}: this host has {online} online CPU(s)")]
+    CpuOffline { cpu: usize, online: usize },
+    /// A port has no Ethernet address to send the test frames to or from.
+    #[error("the {role} port {port} has no Ethernet address")]
+    NoMac { role: Role, port: String },
+    /// No link rate given and the driver of the RX (and TX) port reports
+    /// none.
+    #[error("cannot read the link speed of {port} (the driver does not report it)")]
+    LinkSpeedUnknown { port: String },
+    /// A frame of an RFC 2544 size is over what the ports' MTU lets
+    /// through (`max` bytes with Ethernet header and FCS).
+    #[error(
+        "size {size}: a {frame}-byte frame is over the ports' MTU ({mtu}): at most {max} bytes"
+    )]
+    SizeOverMtu {
+        size: String,
+        frame: usize,
+        max: usize,
+        mtu: usize,
+    },
+    /// The ports cannot carry Y.1564's services.
+    #[error(transparent)]
+    Fit(#[from] crate::y1564::fit::FitError),
+}
+
+/// Which of a benchmark's two ports.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    Tx,
+    Rx,
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Role::Tx => "TX",
+            Role::Rx => "RX",
+        })
+    }
 }
 
 pub(crate) type Result<T, E = BenchError> = std::result::Result<T, E>;

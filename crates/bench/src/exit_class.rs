@@ -9,7 +9,15 @@ use std::error::Error;
 impl Classed for BenchError {
     fn class(&self) -> Option<Class> {
         match self {
-            BenchError::Service { .. } | BenchError::Trials(_) => Some(Class::Params),
+            BenchError::Service { .. }
+            | BenchError::Trials(_)
+            | BenchError::LinkSpeedUnknown { .. }
+            | BenchError::SizeOverMtu { .. }
+            | BenchError::Fit(_) => Some(Class::Params),
+            BenchError::SamePort { .. }
+            | BenchError::Loopback { .. }
+            | BenchError::CpuOffline { .. }
+            | BenchError::NoMac { .. } => Some(Class::Usage),
             BenchError::Engine(e) => e.class(),
             BenchError::Oneway(e) => e.class(),
             BenchError::EngineClosed | BenchError::NoLoadStream | BenchError::NoFlow => None,
@@ -49,5 +57,9 @@ mod tests {
         let oneway = BenchError::Oneway(rows.into());
         assert_eq!(oneway.class(), Some(Class::Output));
         assert_eq!(BenchError::EngineClosed.class(), None);
+        let same = BenchError::SamePort { port: "p1".into() };
+        assert_eq!(same.class(), Some(Class::Usage));
+        let unknown = BenchError::LinkSpeedUnknown { port: "p2".into() };
+        assert_eq!(unknown.class(), Some(Class::Params));
     }
 }

@@ -1,13 +1,14 @@
 //! misura's device benchmarks on the frame engine: RFC 2544's four tests
 //! per frame size ([`rfc2544`]) and ITU-T Y.1564's configuration and
-//! performance tests ([`y1564`]). Each takes a complete plan (the binary
-//! resolves the command line into it once), drives the engine trial by
-//! trial as `misura_measure::load`'s decisions ask, and returns the figures
-//! for the binary to wrap into its result; it never prints. Progress goes
+//! performance tests ([`y1564`]). Each takes a request of plain values
+//! (`rfc2544::request::Request`, `y1564::request::Request`: the binary's flags, [`Ports`]
+//! among them), checks it against the ports, opens the frame engine,
+//! drives it trial by trial as `misura_measure::load`'s decisions ask, and
+//! returns the whole result (`measure`); it never prints. Progress goes
 //! through [`Progress`], which the binary draws as its status line.
 //!
-//! Errors are [`BenchError`]s: a bad plan's is typed with its figures
-//! (the binary classes and words it); the engine's trials' errors
+//! Errors are [`BenchError`]s: a refused request's is typed with its
+//! figures (the binary words it with its flags); the engine's trials' errors
 //! (`EngineError`) and the one-way measurement's behind RFC 2544's latency
 //! trial (`OnewayError`) are carried whole, one variant each.
 
@@ -15,7 +16,9 @@
 
 mod error;
 mod exit_class;
-pub use error::BenchError;
+mod ports;
+pub use error::{BenchError, Role};
+pub use ports::Ports;
 pub mod rfc2544;
 pub mod y1564;
 

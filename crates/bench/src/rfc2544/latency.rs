@@ -26,13 +26,13 @@ pub fn run(
     rate_fps: f64,
     stop: &Arc<AtomicUsize>,
 ) -> Result<(LatencyResult, Vec<misura_report::Warning>)> {
-    let frames = (rate_fps * plan.latency_trial.as_ns() as f64 / 1e9) as u64;
+    let frames = (rate_fps * plan.trials.latency_trial.as_ns() as f64 / 1e9) as u64;
     let every = (frames / (2 * MIN_TAGGED)).clamp(2, 1_000_000);
     let ethertype = plan.engine.ethertype;
     let mut req = Request::new(&plan.tx, &plan.rx);
     req.netns = plan.netns.clone();
     req.pace = oneway::plan::Pace::Rate(rate_fps);
-    req.duration = Some(plan.latency_trial);
+    req.duration = Some(plan.trials.latency_trial);
     req.sizes = size.payloads();
     req.link_rate_bps = Some(plan.link.rate_bps);
     req.ethertype = ethertype;

@@ -8,11 +8,12 @@
 mod latency;
 mod phases;
 mod plan;
+pub mod request;
 mod size;
 
 pub use phases::{inconclusive, repeat_note, tester_note};
-pub use plan::{Plan, Tests};
-pub use size::{SizeSpec, FRAME_OVERHEAD};
+pub use plan::{Plan, Tests, Trials};
+pub use size::{SizeSpec, FRAME_OVERHEAD, MAX_FRAME};
 
 use crate::error::{BenchError, Result};
 use misura_engine::open::Engine;
@@ -21,10 +22,10 @@ use plan::Ctx;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
-/// Every size of `plan` on `engine` (opened by the caller for the plan's
+/// Every size of `plan` on `engine` (opened for the plan's engine
 /// request), until the sizes are done or `stop` is set. The warnings of
 /// the engine and of each size are added to `warnings`.
-pub fn measure(
+pub(crate) fn measure_sizes(
     plan: &Plan,
     sizes: &[SizeSpec],
     engine: Engine,
@@ -87,7 +88,7 @@ fn one_size(
                     "{} {} B latency trial at {rate:.0} frames/s",
                     ctx.size_no, size.label
                 ),
-                std::time::Duration::from_nanos(plan.latency_trial.as_ns().max(0) as u64),
+                std::time::Duration::from_nanos(plan.trials.latency_trial.as_ns().max(0) as u64),
                 None,
             );
             let (l, w) = latency::run(plan, size, rate, ctx.stop)?;

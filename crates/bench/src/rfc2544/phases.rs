@@ -176,13 +176,13 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
             },
             search::LossTarget {
                 name: "PDR".into(),
-                loss_ratio: plan.pdr,
+                loss_ratio: plan.trials.pdr,
             },
         ],
-        short_trial: plan.short,
-        final_trial: plan.trial,
-        relative_resolution: plan.resolution,
-        max_trials: plan.max_trials,
+        short_trial: plan.trials.short,
+        final_trial: plan.trials.trial,
+        relative_resolution: plan.trials.resolution,
+        max_trials: plan.trials.max_trials,
     })
     .map_err(load_err)?;
     let mut rows = Vec::new();
@@ -272,7 +272,7 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
     Ok(ThroughputResult {
         ndr,
         pdr,
-        pdr_ratio: plan.pdr,
+        pdr_ratio: plan.trials.pdr,
         stopped_by: stopped_by.into(),
         trials: rows,
         elapsed_s: started.elapsed().as_secs_f64(),
@@ -283,7 +283,8 @@ pub fn throughput(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<
 /// successive steps lose nothing (or three in a row the tester could not
 /// send: the result is then inconclusive).
 pub fn frame_loss(ctx: &mut Ctx, size: &SizeSpec, s: &mut SizeReport) -> Result<Vec<TrialRow>> {
-    let mut plan = flr::FlrPlan::new(s.line_rate_fps, 10.0, ctx.plan.trial).map_err(load_err)?;
+    let mut plan =
+        flr::FlrPlan::new(s.line_rate_fps, 10.0, ctx.plan.trials.trial).map_err(load_err)?;
     let mut rows = Vec::new();
     let mut limited_in_a_row = 0;
     while let Some((percent, rate, duration)) = plan.next_trial() {
@@ -320,13 +321,13 @@ pub fn back_to_back(
     throughput_fps: Option<f64>,
 ) -> Result<BackToBack> {
     let line = s.line_rate_fps;
-    let max_burst = ((ctx.plan.b2b_max_burst.as_ns() as f64 / 1e9) * line)
+    let max_burst = ((ctx.plan.trials.b2b_max_burst.as_ns() as f64 / 1e9) * line)
         .ceil()
         .max(2.0) as u64;
     let mut srch = b2b::B2bSearch::new(b2b::B2bConfig {
         line_fps: line,
         max_burst_frames: max_burst,
-        trials: ctx.plan.b2b_trials,
+        trials: ctx.plan.trials.b2b_trials,
         resolution_frames: 1,
     })
     .map_err(load_err)?;

@@ -1,5 +1,5 @@
-//! What an RFC 2544 run is asked to do, resolved from the command line by
-//! the binary ([`Plan`]), and what its trials share while it runs.
+//! What an RFC 2544 run is asked to do, resolved from its request against
+//! the ports ([`Plan`]), and what its trials share while it runs.
 
 use misura_engine::{open::Engine, EngineArgs, EngineChoice, EngineRequest, FrameFormat};
 use misura_measure::time::Span;
@@ -22,13 +22,9 @@ pub struct Tests {
     pub b2b: bool,
 }
 
-/// A whole RFC 2544 run, resolved: every number checked, every port known.
-pub struct Plan {
-    pub tx: String,
-    pub rx: String,
-    pub netns: Option<String>,
-    pub tests: Tests,
-    pub link: LinkModel,
+/// The trials' lengths and the searches' bounds, as asked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Trials {
     /// A full trial (the search's confirmation trials, the loss steps).
     pub trial: Span,
     /// The search's short trials.
@@ -43,6 +39,17 @@ pub struct Plan {
     pub b2b_trials: u32,
     /// The longest burst tried, as time at the line rate.
     pub b2b_max_burst: Span,
+}
+
+/// A whole RFC 2544 run, resolved: every number checked, every port known.
+pub struct Plan {
+    pub tx: String,
+    pub rx: String,
+    pub netns: Option<String>,
+    pub tests: Tests,
+    pub link: LinkModel,
+    /// The trials' lengths and the searches' bounds.
+    pub trials: Trials,
     /// Runs of a trial the tester spoiled.
     pub tester_retries: u32,
     /// The engine's ports, transmit path and frame format.

@@ -6,6 +6,9 @@ use misura_measure::wire_time::LinkModel;
 /// Ethernet header (14) and FCS (4): frame size − payload P.
 pub const FRAME_OVERHEAD: usize = 18;
 
+/// Largest frame accepted: a 9000-byte jumbo payload.
+pub const MAX_FRAME: usize = 9018;
+
 /// One size of the run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SizeSpec {

@@ -10,6 +10,7 @@
 
 mod availability;
 pub mod fit;
+pub mod request;
 mod run_verdict;
 
 pub use run_verdict::{run_verdict, Judged, RunVerdict};
@@ -48,9 +49,9 @@ pub struct Figures {
     pub performance: Option<PerformanceReport>,
 }
 
-/// Both tests of `plan` on `engine` (opened by the caller in the plan's
-/// frame format), until done or `stop` is set; warnings go to `warnings`.
-pub fn measure(
+/// Both tests of `plan` on `engine` (opened in the plan's frame format),
+/// until done or `stop` is set; warnings go to `warnings`.
+pub(crate) fn measure_services(
     plan: &Plan,
     engine: &mut Engine,
     progress: &dyn super::Progress,

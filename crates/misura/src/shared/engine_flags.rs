@@ -6,6 +6,7 @@
 use crate::shared::common_flags::FrameFormatFlag;
 use crate::shared::exit::Failure;
 use clap::{Args, ValueEnum};
+use misura_bench::{BenchError, Role};
 use misura_cli::units::{DurationArg, Ethertype};
 use misura_engine::{EngineArgs, EngineChoice};
 use misura_measure::period::{PeriodBounds, PeriodError};
@@ -102,60 +103,51 @@ pub struct EnginePorts {
 pub const MAX_TESTER_RETRIES: u32 = 10;
 
 impl EnginePorts {
-    /// Each core's CPU: --cpu and the ones after it, each online (refused
-    /// otherwise); none without --cpu.
-    pub fn cpus(&self) -> Result<Vec<usize>, Failure> {
-        let online = misura_sys::sched::online_cpus().max(1);
-        let cores = self.engine_args.cores as usize;
-        let Some(c) = self.cpu else {
-            return Ok(Vec::new());
-        };
-        if c >= online {
-            return Err(Failure::Usage(format!(
-                "--cpu {c}: this host has {online} online CPU(s), 0 to {} (see /sys/devices/system/cpu/online)",
-                online - 1
-            )));
+    /// The ports and the engine these flags ask for.
+    pub fn ports(&self) -> misura_bench::Ports {
+        misura_bench::Ports {
+            tx: self.tx.clone(),
+            rx: self.rx.clone(),
+            choice: self.engine.into(),
+            args: (&self.engine_args).into(),
+            cpu: self.cpu,
+            ethertype: self.ethertype.value,
+            frame_format: self.frame_format.into(),
+            tester_retries: self.tester_retries,
         }
-        Ok((0..cores).map(|i| (c + i) % online).collect())
     }
+}
 
-    /// Refuse ports no frame can cross: the same port for --tx and --rx, or
-    /// a loopback (a frame sent there comes back on itself, not through an
-    /// SUT).
-    pub fn check_ports(&self) -> Result<(), Failure> {
-        if self.tx == self.rx {
-            return Err(Failure::Usage(format!(
-                "--tx and --rx are both {}: the frames must leave one port and arrive on another, through the SUT (e.g. --tx p1 --rx p2)",
-                self.tx
-            )));
-        }
-        for (flag, name) in [("--tx", &self.tx), ("--rx", &self.rx)] {
-            if name == "lo" {
-                return Err(Failure::Usage(format!(
-                    "{flag} lo: the loopback has no cable to an SUT; give a port wired to it (e.g. the lab's p1 and p2)"
-                )));
-            }
-        }
-        Ok(())
+/// The flag that names a port.
+fn port_flag(role: Role) -> &'static str {
+    match role {
+        Role::Tx => "--tx",
+        Role::Rx => "--rx",
     }
+}
 
-    /// Refuse a port without an Ethernet address (a tunnel, a loopback under
-    /// another name): the test frames are addressed to the RX port's MAC.
-    pub fn check_macs(
-        &self,
-        tx: &misura_sys::iface::InterfaceInfo,
-        rx: &misura_sys::iface::InterfaceInfo,
-    ) -> Result<(), Failure> {
-        for (flag, i) in [("--tx", tx), ("--rx", rx)] {
-            if i.mac == [0; 6] {
-                return Err(Failure::Usage(format!(
-                    "{flag} {}: the port has no Ethernet address, so no test frame can be addressed through it; give an Ethernet port wired to the SUT",
-                    i.name
-                )));
-            }
-        }
-        Ok(())
+/// A benchmark's refusal of the ports or the CPU as the sentence naming
+/// the flags (exit 2); any other error as it is.
+pub fn port_refusal(e: BenchError) -> anyhow::Error {
+    match e {
+        BenchError::SamePort { port } => Failure::Usage(format!(
+            "--tx and --rx are both {port}: the frames must leave one port and arrive on another, through the SUT (e.g. --tx p1 --rx p2)"
+        )),
+        BenchError::Loopback { role } => Failure::Usage(format!(
+            "{} lo: the loopback has no cable to an SUT; give a port wired to it (e.g. the lab's p1 and p2)",
+            port_flag(role)
+        )),
+        BenchError::CpuOffline { cpu, online } => Failure::Usage(format!(
+            "--cpu {cpu}: this host has {online} online CPU(s), 0 to {} (see /sys/devices/system/cpu/online)",
+            online - 1
+        )),
+        BenchError::NoMac { role, port } => Failure::Usage(format!(
+            "{} {port}: the port has no Ethernet address, so no test frame can be addressed through it; give an Ethernet port wired to the SUT",
+            port_flag(role)
+        )),
+        e => return e.into(),
     }
+    .into()
 }
 
 /// `--trial`: the length of a full trial, one flag for both commands that

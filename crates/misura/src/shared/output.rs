@@ -8,7 +8,6 @@ pub use crate::shared::common_flags::{CsvArgs, OutputArgs};
 use crate::shared::exit::Failure;
 use crate::shared::outfile::Export;
 use anyhow::{Context, Result};
-pub use misura_cli::exit::signal_reason;
 use misura_report::write_json;
 use std::io::Write;
 

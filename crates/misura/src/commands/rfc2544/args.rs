@@ -3,6 +3,9 @@
 use crate::shared::engine_flags::EnginePorts;
 use crate::shared::units::{DurationArg, LinkRate, Load};
 use clap::{Args, ValueEnum};
+use misura_bench::rfc2544::request::Request;
+use misura_bench::rfc2544::{Tests, Trials};
+use misura_bench::BenchError;
 use misura_time::Span;
 use std::path::PathBuf;
 
@@ -17,17 +20,6 @@ pub enum Test {
     Loss,
     /// §26.4: the longest burst at line rate without loss (RFC 9004).
     B2b,
-}
-
-impl Test {
-    pub fn name(self) -> &'static str {
-        match self {
-            Test::Throughput => "throughput",
-            Test::Latency => "latency",
-            Test::Loss => "loss",
-            Test::B2b => "b2b",
-        }
-    }
 }
 
 #[derive(Args, Debug)]
@@ -100,6 +92,60 @@ pub struct Rfc2544Args {
 }
 
 impl Rfc2544Args {
+    /// The run these flags ask, checked as far as the flags alone can be
+    /// (the sizes' syntax first, then the durations), a refusal in the
+    /// flags' words.
+    pub fn request(&self) -> Result<Request, crate::shared::exit::Failure> {
+        let sizes = super::sizes::parse(&self.sizes)?;
+        let Durations {
+            trial,
+            short,
+            latency_trial,
+            b2b_max_burst,
+        } = self.durations()?;
+        Ok(Request {
+            ports: self.p.ports(),
+            netns: self.ns.netns.clone(),
+            sizes,
+            tests: Tests {
+                throughput: self.tests.contains(&Test::Throughput),
+                latency: self.tests.contains(&Test::Latency),
+                loss: self.tests.contains(&Test::Loss),
+                b2b: self.tests.contains(&Test::B2b),
+            },
+            link_speed_bps: self.link_speed.as_ref().map(|l| l.bps),
+            trials: Trials {
+                trial,
+                short,
+                resolution: self.resolution.share,
+                pdr: self.pdr.share,
+                max_trials: self.max_trials,
+                latency_trial,
+                b2b_trials: self.b2b_trials,
+                b2b_max_burst,
+            },
+            calibration: self.calibration.clone(),
+            accept_profile_mismatch: self.accept_profile_mismatch,
+        })
+    }
+
+    /// A run's error, its typed refusals in the flags' words.
+    pub fn refusal(&self, e: BenchError) -> anyhow::Error {
+        match e {
+            BenchError::LinkSpeedUnknown { port } => crate::shared::exit::Failure::Params(format!(
+                "cannot read the link speed of {port} (the driver does not report it): give it with --link-speed, e.g. --link-speed 1G"
+            ))
+            .into(),
+            BenchError::SizeOverMtu {
+                size,
+                frame,
+                max,
+                mtu,
+            } => super::sizes::over_mtu(&size, frame, max, mtu).into(),
+            e => crate::shared::engine_flags::port_refusal(e),
+        }
+    }
+
     /// The trial lengths and the longest back-to-back burst, every
     /// duration checked against its bounds.
     pub fn durations(&self) -> Result<Durations, crate::shared::exit::Failure> {

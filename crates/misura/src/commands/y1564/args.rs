@@ -4,6 +4,9 @@ use crate::shared::engine_flags::EnginePorts;
 use crate::shared::exit::Failure;
 use crate::shared::units::{duration_ns, rate_bps, DurationArg};
 use clap::Args;
+use misura_bench::y1564::fit::FitError;
+use misura_bench::y1564::request::Request;
+use misura_bench::BenchError;
 use misura_engine::MAX_FLOWS;
 use misura_report::y1564::ServiceConfig;
 use misura_time::Span;
@@ -143,10 +146,50 @@ pub fn parse_service(spec: &str) -> Result<ServiceConfig, Failure> {
     Ok(s)
 }
 
+/// A refusal of the services by the ports, in the command's words.
+fn fit_sentence(e: FitError) -> Failure {
+    Failure::Params(match &e {
+        FitError::OverLink { .. } => format!("{e}: lower cir/eir"),
+        FitError::CirsOverLink { .. } => {
+            format!("{e}: lower a cir, or --duration 0 to skip it")
+        }
+        FitError::OverMtu { .. } => e.to_string(),
+        FitError::NoRoomInPtp {
+            service,
+            frame,
+            min_frame,
+        } => format!(
+            "service {service}: a {frame}-byte frame cannot carry misura's header inside a PTP Sync message (--frame-format ptp): give frame={min_frame} or more, or --frame-format misura"
+        ),
+    })
+}
+
 /// Longest performance test: a day (Y.1564 names 15 min, 2 h and 24 h).
 pub const MAX_PERFORMANCE_NS: i64 = 86_400_000_000_000;
 
 impl Y1564Args {
+    /// The run these flags ask, checked as far as the flags alone can be
+    /// (the services, then the durations), a refusal in the flags' words.
+    pub fn request(&self) -> Result<Request, Failure> {
+        let services = self.services()?;
+        let (step, perf) = self.durations()?;
+        Ok(Request {
+            ports: self.p.ports(),
+            netns: self.ns.netns.clone(),
+            services,
+            step,
+            perf,
+        })
+    }
+
+    /// A run's error, its typed refusals in the flags' words.
+    pub fn refusal(&self, e: BenchError) -> anyhow::Error {
+        match e {
+            BenchError::Fit(e) => fit_sentence(e).into(),
+            e => crate::shared::engine_flags::port_refusal(e),
+        }
+    }
+
     /// The step and performance-test lengths, checked against their bounds.
     pub fn durations(&self) -> Result<(Span, Span), Failure> {
         let step = self.trial.span()?;
