@@ -91,6 +91,22 @@ impl MeasureError {
     }
 }
 
+/// Why one `misura clock` subcommand did not give its report: its plan
+/// refused (`clock tsc`'s apart, worded its own way), or its measurement
+/// failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClockError {
+    /// `sources`, `interference` or `timer` refused its request.
+    #[error(transparent)]
+    Plan(PlanError),
+    /// `tsc` refused its request.
+    #[error(transparent)]
+    Tsc(PlanError),
+    /// The measurement failed.
+    #[error(transparent)]
+    Measure(MeasureError),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

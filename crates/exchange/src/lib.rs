@@ -9,12 +9,15 @@
 //! the frame size. An [`ExchangePlan`] checked once (typed [`PlanError`]s
 //! that name no flag, [`plan`]) opens the raw socket on the interface that
 //! faces the peer ([`port`]); [`initiate`] runs the timed cycles and
-//! [`respond`] the other end, each returning its report. The binary
-//! (`commands/exchange`) turns the flags into the plan, prints, exports,
-//! stores and exits.
+//! [`respond`] the other end, each returning its report; [`measure`] runs
+//! the end the plan asks for, the one call the binary makes. Its errors
+//! say their exit class (`exit_class.rs`). The binary
+//! (`commands/exchange`) turns the flags into the plan, words a refusal
+//! with them, prints, exports, stores and exits.
 #![forbid(unsafe_code)]
 
 pub mod error;
+mod exit_class;
 pub mod frames;
 pub mod initiator;
 pub mod plan;
@@ -25,3 +28,34 @@ pub use error::ExchangeError;
 pub use initiator::{initiate, Initiated};
 pub use plan::{ExchangePlan, Frame, Knob, PlanError};
 pub use responder::{respond, Ready};
+
+use misura_report::exchange::ResponderReport;
+use std::sync::atomic::AtomicUsize;
+
+/// A finished exchange, as the plan asked: the responder's report, or the
+/// initiator's run (boxed: the two differ much in size).
+pub enum Exchanged {
+    Responder(Box<ResponderReport>),
+    Initiator(Box<Initiated>),
+}
+
+/// Run the end of the exchange the plan asks for (`respond`: the
+/// responder, which tells `ready` once it listens; else the initiator).
+pub fn measure(
+    plan: &ExchangePlan,
+    stop: &AtomicUsize,
+    ready: &mut dyn FnMut(&Ready<'_>),
+) -> Result<Exchanged, ExchangeError> {
+    Ok(if plan.respond {
+        Exchanged::Responder(Box::new(respond(plan, stop, ready)?))
+    } else {
+        Exchanged::Initiator(Box::new(initiate(plan, stop)?))
+    })
+}
+
+impl ExchangePlan {
+    /// What the run is stored under: the interface and the peer.
+    pub fn target(&self) -> String {
+        format!("{} {}", self.interface, self.peer)
+    }
+}

@@ -34,13 +34,15 @@ use std::sync::Arc;
 /// (the binary's, which also speaks to an irtt server).
 pub type Probe = fn(&RttRequest, &Arc<AtomicUsize>) -> Result<Measured, ProbeError>;
 
-/// Check both peers, run the three phases and return the report and, if a
-/// flow of the load failed, why (the report is complete otherwise).
+/// Check the plan and both peers, run the three phases and return the
+/// report and, if a flow of the load failed, why (the report is complete
+/// otherwise).
 pub fn measure(
     plan: &LoadPlan,
     probe: Probe,
     stop: &Arc<AtomicUsize>,
 ) -> Result<(UnderLoadReport, Option<String>), LoadError> {
+    plan.check()?;
     preflight::check_peers(plan, probe, stop)?;
     let busy = plan.cpu_load.start(plan.cpu);
     let line = progress::LoadProgress::start(plan);

@@ -8,6 +8,7 @@
 use misura_cli::outfile::CannotWrite;
 use misura_engine::EngineError;
 use misura_measure::time::Span;
+use misura_run::cpuload::TooManyThreads;
 use misura_run::stamping::HardwareRequired;
 use misura_sys::SysError;
 use misura_wire::WireError;
@@ -29,6 +30,9 @@ pub enum OnewayError {
     Sys(#[from] SysError),
     #[error(transparent)]
     Hardware(#[from] HardwareRequired),
+    /// More busy threads asked (`cpu_load`) than the host can run.
+    #[error(transparent)]
+    CpuLoad(TooManyThreads),
     #[error(transparent)]
     Engine(#[from] EngineError),
     /// The request cannot run on these interfaces and this link.

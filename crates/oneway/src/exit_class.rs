@@ -51,6 +51,7 @@ impl Classed for OnewayError {
         match self {
             OnewayError::RowLog(w) => w.class(),
             OnewayError::Hardware(h) => h.class(),
+            OnewayError::CpuLoad(t) => t.class(),
             OnewayError::Loop(l) => l.class(),
             OnewayError::Profile(p) => p.class(),
             OnewayError::Request(r) => r.class(),

@@ -2,7 +2,8 @@
 //! request resolved against the interfaces (`plan`), the ports opened
 //! (`ports`) and warmed up (`warmup`), the loop (`engine`) on a tuned thread
 //! (`tuning`) with the analysis thread beside it (`analysis`), and the
-//! report built from what they measured (`build`, `fit`, `profile`).
+//! report built from what they measured (`build`, `fit`, `profile`);
+//! `misura oneway` as one call on its plain request (`session`).
 //! The method's one-way half beside the frame engine (`misura_engine`, which
 //! `loaded` drives above the per-frame loop's rates); the flags and the
 //! printing are the binary's.
@@ -23,12 +24,14 @@ pub mod plan;
 pub mod ports;
 pub mod profile;
 pub mod recalibrate;
+pub mod session;
 pub mod tuning;
 pub mod warmup;
 
 pub use plan::Request;
 pub use plan::{Mode, SEED_SIZES};
 pub use profile::Calibration;
+pub use session::{oneway, OnewayRequest};
 
 use crate::error::Result;
 use analysis::{AnalysisPlan, AnalysisThread};

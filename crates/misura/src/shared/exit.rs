@@ -15,7 +15,9 @@ use misura_cli::outfile::CannotWrite;
 use misura_cli::report_page::ReportError;
 use misura_cli::target::TargetError;
 use misura_cli::units::RateError;
+use misura_clock::ClockError;
 use misura_engine::{CoresError, EngineError};
+use misura_exchange::ExchangeError;
 use misura_lab::LabError;
 use misura_load::{LoadError, ProbePlanError};
 use misura_oneway::error::{LoopError, OnewayError, ProfileError};
@@ -76,6 +78,8 @@ fn class_of(cause: &(dyn Error + 'static)) -> Option<Class> {
         .or_else(|| classed::<OnewayError>(cause))
         .or_else(|| classed::<ThroughputError>(cause))
         .or_else(|| classed::<ReportError>(cause))
+        .or_else(|| classed::<ClockError>(cause))
+        .or_else(|| classed::<ExchangeError>(cause))
 }
 
 /// `cause`'s class if it is a `T`: its own, or that of the error it

@@ -18,5 +18,5 @@ pub mod words;
 // command line's) and the `misura-run` library (the runtime's); the
 // measuring libraries use them too, and the binary reaches them by the
 // same paths.
-pub use misura_cli::{files, outfile, units, warnings};
+pub use misura_cli::{files, outfile, units};
 pub use misura_run::{cpuload, netns};

@@ -313,6 +313,7 @@ fn oneway(e: &OnewayError) -> Option<String> {
         OnewayError::Loop(l) => Some(per_frame_loop(l)),
         OnewayError::Profile(p) => profile(p),
         OnewayError::Hardware(h) => Some(hardware(h)),
+        OnewayError::CpuLoad(t) => Some(cpu_load(t)),
         OnewayError::Engine(e) => engine(e),
         // A request is worded at the call sites (`oneway_words`).
         _ => None,

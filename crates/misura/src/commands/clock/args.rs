@@ -1,8 +1,13 @@
-//! `misura clock`'s flags: the four subcommands, their long help, and the
-//! clock names `interference --clock` takes. The method is `misura-clock`'s.
+//! `misura clock`'s flags: the four subcommands, their long help, the
+//! clock names `interference --clock` takes, each subcommand's request
+//! and its refusals in the flags' words. The method is `misura-clock`'s.
 
+use crate::shared::exit::Failure;
 use crate::shared::units::DurationArg;
 use clap::Subcommand;
+use misura_clock::{ClockError, InterferenceRequest, Knob, MeasureError, PlanError};
+use misura_clock::{SourcesRequest, TimerRequest, TscRequest};
+use misura_time::Span;
 
 #[derive(Subcommand, Debug)]
 pub enum ClockCommand {
@@ -244,6 +249,141 @@ pub struct TscArgs {
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
     pub ns: crate::shared::common_flags::NetnsArgs,
+}
+
+impl SourcesArgs {
+    /// The table's request.
+    pub fn request(&self) -> SourcesRequest {
+        SourcesRequest {
+            reads: self.reads,
+            budget: Span::from_ns(self.budget.ns),
+        }
+    }
+}
+
+impl InterferenceArgs {
+    /// The loop's request.
+    pub fn request(&self) -> InterferenceRequest {
+        InterferenceRequest {
+            duration: Span::from_ns(self.duration.ns),
+            clock: self.clock.posix(),
+            load: self.load,
+            compare: self.compare,
+            cpu: self.cpu,
+            gaps: self.gaps,
+            bins_per_decade: self.bins_per_decade,
+        }
+    }
+}
+
+impl TimerArgs {
+    /// The wake-ups' request.
+    pub fn request(&self) -> TimerRequest {
+        TimerRequest {
+            duration: Span::from_ns(self.duration.ns),
+            interval: Span::from_ns(self.interval.ns),
+            rt_priority: self.rt_priority,
+            cpu: self.cpu,
+            limit_idle: !self.allow_deep_idle,
+            bins_per_decade: self.bins_per_decade,
+        }
+    }
+}
+
+impl TscArgs {
+    /// The TSC run's request.
+    pub fn request(&self) -> TscRequest {
+        TscRequest {
+            ntp: self.ntp.clone(),
+            duration: Span::from_ns(self.duration.ns),
+            windows: self.windows,
+            interval: Span::from_ns(self.interval.ns),
+            count: self.count,
+            netns: self.ns.netns.clone(),
+        }
+    }
+}
+
+impl ClockCommand {
+    /// A subcommand's error: a refused plan in the words of its flags (each
+    /// duration knob's flag and value), the host's error as it is (its
+    /// sentence and class are its own), the others with the class they
+    /// carry (`misura_clock`'s `exit_class.rs`).
+    pub fn refusal(&self, e: ClockError) -> anyhow::Error {
+        let (duration, interval) = (Knob::Duration, Knob::Interval);
+        let d = match self {
+            ClockCommand::Sources(a) => vec![(Knob::Budget, "--budget", &a.budget)],
+            ClockCommand::Interference(a) => vec![(duration, "--duration", &a.duration)],
+            ClockCommand::Timer(TimerArgs {
+                duration: d,
+                interval: i,
+                ..
+            })
+            | ClockCommand::Tsc(TscArgs {
+                duration: d,
+                interval: i,
+                ..
+            }) => vec![(duration, "--duration", d), (interval, "--interval", i)],
+        };
+        match e {
+            ClockError::Plan(p) => flag_sentence(p, &d),
+            ClockError::Tsc(p) => tsc_sentence(p, &d),
+            ClockError::Measure(MeasureError::Sys(s)) => s.into(),
+            e => e.into(),
+        }
+    }
+}
+
+/// What a plan refused, in the flags' words; `durations` names the flag and
+/// its value for each duration knob of the command. Every refusal is a
+/// [`Failure`] but an unmeasurable TSC rate, which was always an error.
+fn flag_sentence(e: PlanError, durations: &[(Knob, &str, &DurationArg)]) -> anyhow::Error {
+    let usage = |m: String| Failure::Usage(m).into();
+    let params = |m: String| Failure::Params(m).into();
+    let arg = |k: Knob| durations.iter().find(|d| d.0 == k).map(|d| d.2);
+    match e {
+        PlanError::NoReads => params("--reads 0: give at least one read per source".into()),
+        PlanError::TooShort { knob, min } => match durations.iter().find(|d| d.0 == knob) {
+            Some((_, flag, value)) => value.too_short(flag, min).into(),
+            None => params(e.to_string()),
+        },
+        PlanError::IntervalOverDuration => match (arg(Knob::Interval), arg(Knob::Duration)) {
+            (Some(i), Some(d)) => params(format!("--interval {i} is longer than --duration {d}")),
+            _ => params(e.to_string()),
+        },
+        PlanError::RtPriority { asked } => usage(format!(
+            "--rt-priority {asked}: SCHED_FIFO priorities are 1..=99"
+        )),
+        PlanError::NoTsc => params("--clock tsc: this build has no TSC (x86-64 only)".into()),
+        PlanError::TscRateUnknown => anyhow::anyhow!("{e}"),
+        PlanError::TooMuchLoad { asked, max } => params(format!(
+            "--load {asked} is more than this host can run usefully: at most {max} busy threads (4 per online CPU); more only queue behind each other"
+        )),
+        PlanError::CompareWithoutLoad => usage("--compare needs --load N with N ≥ 1".into()),
+        e => tsc_sentence(e, durations),
+    }
+}
+
+/// `clock tsc`'s refusals.
+fn tsc_sentence(e: PlanError, durations: &[(Knob, &str, &DurationArg)]) -> anyhow::Error {
+    let usage = |m: String| Failure::Usage(m).into();
+    let arg = |k: Knob| durations.iter().find(|d| d.0 == k).map(|d| d.2);
+    match (&e, arg(Knob::Duration), arg(Knob::Interval)) {
+        (PlanError::NoTsc, ..) => {
+            Failure::Params("this build has no TSC to read (not x86-64)".into()).into()
+        }
+        (PlanError::NoWindows, ..) => usage("--windows must be at least 1".into()),
+        (PlanError::RawRunTooShort { .. }, Some(d), _) => {
+            usage(format!("--duration {d} is too short: give at least 10ms"))
+        }
+        (PlanError::NtpIntervalTooShort { .. }, _, Some(i)) => {
+            usage(format!("--interval {i} is below 1 ms"))
+        }
+        (PlanError::TooFewExchanges, ..) => {
+            usage("--count must be at least 2: the method needs two exchanges".into())
+        }
+        _ => Failure::Usage(e.to_string()).into(),
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,11 @@
-//! Flags of `misura exchange`.
+//! Flags of `misura exchange`, the exchange's plan they ask
+//! ([`ExchangeArgs::request`]) and its refusals in their words.
 
+use crate::shared::exit::Failure;
 use crate::shared::units::{DurationArg, Ethertype};
 use clap::Args;
+use misura_exchange::{ExchangeError, ExchangePlan, Frame, Knob, PlanError};
+use misura_report::clock::human_ns;
 use misura_wire::MacAddr;
 
 /// Flags of `misura exchange`.
@@ -50,4 +54,66 @@ pub struct ExchangeArgs {
     pub out: crate::shared::output::OutputArgs,
     #[command(flatten)]
     pub ns: crate::shared::common_flags::NetnsArgs,
+}
+
+impl ExchangeArgs {
+    /// The flags as the exchange's plan (checked by the library).
+    pub fn request(&self) -> ExchangePlan {
+        ExchangePlan {
+            interface: self.interface.clone(),
+            peer: self.peer,
+            respond: self.respond,
+            trigger: self.trigger,
+            data: self.data,
+            count: self.count,
+            period: self.period.span(),
+            timeout: self.timeout.span(),
+            threshold: self.threshold.span(),
+            ethertype: self.ethertype.value,
+            duration: self.duration.as_ref().map(|d| d.span()),
+            busy_poll: self.busy_poll,
+            cpu: self.cpu,
+            netns: self.ns.netns.clone(),
+        }
+    }
+
+    /// The library's error: a refused plan in the flags' words, the host's
+    /// and the NIC's errors as they are (their sentences and classes are
+    /// their own), the others with the class they say.
+    pub fn refusal(&self, e: ExchangeError) -> anyhow::Error {
+        match e {
+            ExchangeError::Plan(p) => self.flag_sentence(p).into(),
+            ExchangeError::Sys(s) => s.into(),
+            ExchangeError::Hardware(h) => h.into(),
+            e => e.into(),
+        }
+    }
+
+    /// What the plan refused, in the flags' words.
+    fn flag_sentence(&self, e: PlanError) -> Failure {
+        Failure::Params(match e {
+            PlanError::TooShort { knob, min } => {
+                let (flag, value) = match knob {
+                    Knob::Period => ("--period", &self.period),
+                    Knob::Timeout => ("--timeout", &self.timeout),
+                };
+                format!(
+                    "{flag} {value} is too short: it must be at least {}",
+                    human_ns(min.as_ns() as f64)
+                )
+            }
+            PlanError::FrameSize {
+                frame,
+                bytes,
+                max,
+                interface,
+            } => {
+                let flag = match frame {
+                    Frame::Trigger => "--trigger",
+                    Frame::Data => "--data",
+                };
+                format!("{flag} {bytes}: frame sizes run from 64 bytes to {max} (the MTU of {interface} plus header and FCS)")
+            }
+        })
+    }
 }

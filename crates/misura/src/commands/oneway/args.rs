@@ -9,9 +9,10 @@ use crate::shared::common_flags::FrameFormatFlag;
 use crate::shared::units::{DurationArg, Ethertype, LinkRate, Load};
 use clap::{Args, ValueEnum};
 use misura_measure::{Pattern, SizeOrder};
-use misura_oneway::mode::OnewayEngine;
+use misura_oneway::mode::{self, OnewayEngine};
 use misura_oneway::plan::{Pace, Request};
 use misura_oneway::tuning::Tuning;
+use misura_oneway::OnewayRequest;
 use std::path::PathBuf;
 
 /// Flags shared by every command that sends test frames. The defaults
@@ -238,6 +239,26 @@ pub struct OnewayArgs {
     pub latency_every: Option<u64>,
     #[command(flatten)]
     pub load: crate::shared::common_flags::CpuLoadArgs,
+}
+
+impl OnewayArgs {
+    /// What the flags ask of the run: the measurement with the engine
+    /// mode's options, the profile to read, the busy threads.
+    pub fn request(&self) -> OnewayRequest {
+        let mut request = self.m.request();
+        request.load = Some(mode::LoadOptions {
+            mode: self.engine_mode.into(),
+            engine: (&self.engine).into(),
+            latency_every: self.latency_every,
+            cpu: request.tuning.cpu,
+        });
+        OnewayRequest {
+            request,
+            calibration: self.calibration.clone(),
+            accept_profile_mismatch: self.accept_profile_mismatch,
+            cpu_load: (&self.load).into(),
+        }
+    }
 }
 
 #[derive(Args, Debug)]

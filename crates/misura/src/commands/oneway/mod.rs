@@ -1,6 +1,9 @@
 //! `misura oneway` and `misura calibrate`: their flags and glue. The
-//! measurement (the request resolved against the interfaces, the ports,
-//! the loop, the analysis, the report) is the `misura-oneway` library's.
+//! measurement (the profile read, the busy threads, the request resolved
+//! against the interfaces, the ports, the loop, the analysis, the report)
+//! is the `misura-oneway` library's, one call; here the flags become its
+//! request (`args.rs`), a refusal is worded with them, and the report
+//! printed (`shared/oneway_output.rs`).
 
 pub mod args;
 pub use args::{CalibrateArgs, OnewayArgs};
@@ -8,45 +11,16 @@ pub use args::{CalibrateArgs, OnewayArgs};
 use crate::shared::exit::Failure;
 pub use crate::shared::oneway_output::{finished, worded};
 use crate::shared::output::Finished;
-use crate::shared::warnings::Warn;
 use anyhow::Result;
 use misura_oneway::profile::default_profile_path;
-use misura_oneway::{calibrate::calibrate, measure, mode, Calibration, Mode, Outputs, Request};
-use misura_run::cpuload::CpuLoad;
+use misura_oneway::{calibrate::calibrate, oneway, Request};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 /// `misura oneway`.
 pub fn run(a: &OnewayArgs, stop: &Arc<AtomicUsize>) -> Result<Finished> {
-    let req = a.m.request();
-    let cal = a
-        .calibration
-        .as_ref()
-        .map(|p| Calibration::read(p, a.accept_profile_mismatch))
-        .transpose()?;
-    let mut req = req;
-    req.load = Some(mode::LoadOptions {
-        mode: a.engine_mode.into(),
-        engine: (&a.engine).into(),
-        latency_every: a.latency_every,
-        cpu: req.tuning.cpu,
-    });
-    let load = CpuLoad::from(&a.load);
-    load.check()?;
-    let mut outputs = Outputs::open(&req)?;
-    // --cpu-load's busy threads run until the result (and its host load)
-    // is made.
-    let busy = load.start(req.tuning.cpu);
-    let mut report =
-        measure(&req, Mode::Oneway, cal.as_ref(), &mut outputs, stop).map_err(worded)?;
-    for e in busy.iter().flat_map(|b| &b.pin_errors) {
-        report
-            .warnings
-            .push(Warn::LoadThreadNotPinned { error: e.clone() }.into());
-    }
-    drop(busy);
-    Ok(finished(report))
+    Ok(finished(oneway(&a.request(), stop).map_err(worded)?))
 }
 
 /// `misura calibrate`.
