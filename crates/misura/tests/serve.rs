@@ -44,6 +44,7 @@ const F_PARTIAL: u16 = 40;
 const F_STREAM_BYTES: u16 = 41;
 const F_BYTES_SENT: u16 = 44;
 const F_PACKETS_SENT: u16 = 45;
+const F_STREAM_INDEX: u16 = 48;
 
 struct Server {
     child: Child,
@@ -221,6 +222,20 @@ fn data_connection(port: u16, id: u64) -> TcpStream {
     d.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     assert_eq!(read(&mut d).unwrap().typ, HELLO);
     send(&mut d, &Message::new(DATA).with(F_TEST_ID, Value::U64(id)));
+    d
+}
+
+/// [`data_connection`] whose DATA says which of the client's streams it
+/// is (`F_STREAM_INDEX`), when `stream` is given.
+fn numbered_data_connection(port: u16, id: u64, stream: Option<u64>) -> TcpStream {
+    let mut d = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    d.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(read(&mut d).unwrap().typ, HELLO);
+    let mut data = Message::new(DATA).with(F_TEST_ID, Value::U64(id));
+    if let Some(k) = stream {
+        data = data.with(F_STREAM_INDEX, Value::U64(k));
+    }
+    send(&mut d, &data);
     d
 }
 
@@ -940,4 +955,59 @@ fn a_fast_idle_churn_from_the_clients_own_address_does_not_lock_it_out() {
         assert_eq!(*code, Some(0), "locked out after {took:?}: {err}");
         assert!(*took < Duration::from_secs(12), "{took:?}");
     }
+}
+
+/// A forward test of 3 streams whose data connections reach the server one
+/// by one (each handled before the next is opened), numbered by the client
+/// as `asked`, each writing its own byte count: the server's per-stream
+/// bytes, in its order.
+fn stream_bytes_filed(server: &Server, asked: [Option<u64>; 3]) -> Vec<u64> {
+    let (mut c, _hello) = server.connect();
+    let acc = accepts(&mut c, &tcp_request(3, Duration::from_secs(2)));
+    let id = acc.u64(F_TEST_ID).unwrap();
+    let mut written = 0;
+    for (k, stream) in asked.iter().enumerate() {
+        let mut d = numbered_data_connection(server.port, id, *stream);
+        let n = 1000 * (k + 1);
+        d.write_all(&vec![0x5a; n]).unwrap();
+        d.shutdown(Shutdown::Write).unwrap();
+        written += n as u64;
+        // The server's handler takes its stream number before the next
+        // connection is opened.
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let r = result(
+        &mut c,
+        Message::new(DONE)
+            .with(F_BYTES, Value::U64(0))
+            .with(F_BYTES_SENT, Value::U64(written))
+            .with(F_PARTIAL, Value::Bool(false)),
+    );
+    assert_eq!(r.u64(F_BYTES), Some(written));
+    let Some(Value::Bytes(per)) = r.get(F_STREAM_BYTES) else {
+        panic!("no per-stream bytes")
+    };
+    per.chunks(8)
+        .map(|c| u64::from_be_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn per_stream_bytes_follow_the_clients_numbering_not_the_arrival_order() {
+    let server = Server::start(&[]);
+    // The client's streams 2, 0, 1 arrive in that order.
+    assert_eq!(
+        stream_bytes_filed(&server, [Some(2), Some(0), Some(1)]),
+        vec![2000, 3000, 1000]
+    );
+    // A client that numbers none (older ones) gets arrival order; a number
+    // out of range or already taken gets the lowest free one.
+    assert_eq!(
+        stream_bytes_filed(&server, [None, None, None]),
+        vec![1000, 2000, 3000]
+    );
+    assert_eq!(
+        stream_bytes_filed(&server, [Some(1), Some(1), Some(9)]),
+        vec![2000, 1000, 3000]
+    );
 }

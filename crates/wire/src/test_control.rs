@@ -92,6 +92,12 @@ pub const F_PACING: u16 = 46;
 /// In a udp REQUEST: how the server paces its own datagrams, "sleep"
 /// (the default when absent) or "spin" (`misura udp --pacing`).
 pub const F_PACING_MODE: u16 = 47;
+/// In DATA of a tcp or rr-tcp test: which of the client's streams this
+/// connection is (0-based). The server handles data connections on threads
+/// of their own, so the order it sees them in need not be the order they
+/// were opened in; with this field its per-stream figures (F_STREAM_BYTES)
+/// follow the client's numbering. Without it (an older client), arrival order.
+pub const F_STREAM_INDEX: u16 = 48;
 
 pub const PROTOCOL_VERSION: u64 = 1;
 /// How long either side waits for a whole control message.

@@ -17,14 +17,22 @@ pub struct TcpOpts {
     pub nodelay: bool,
 }
 
-/// Open a data connection of test `test_id`: buffers are set before
-/// connect() (the receive buffer fixes the window scale in the SYN), then
-/// `DATA {test id}` is sent.
-pub fn data_connection(addr: SocketAddr, test_id: u64, o: &TcpOpts) -> Result<TcpStream> {
-    data_connection_timed(addr, test_id, o).map(|(s, _)| s)
+/// Open data connection `stream` (this client's number for it, 0-based) of
+/// test `test_id`: buffers are set before connect() (the receive buffer
+/// fixes the window scale in the SYN), then `DATA {test id, stream}` is
+/// sent, so that the server's per-stream figures follow this numbering.
+pub fn data_connection(
+    addr: SocketAddr,
+    test_id: u64,
+    stream: u32,
+    o: &TcpOpts,
+) -> Result<TcpStream> {
+    super::control::retrying(|| data_connection_once(addr, test_id, Some(stream), o))
+        .map(|(s, _)| s)
 }
 
-/// [`data_connection`], also returning how long connect() took (the TCP
+/// A data connection of a crr or setup test (one per transaction, so no
+/// stream number), also returning how long connect() took (the TCP
 /// handshake, user clock), ns. A "try again" refusal is retried for at
 /// most `control::RETRY_FOR`.
 pub fn data_connection_timed(
@@ -32,10 +40,15 @@ pub fn data_connection_timed(
     test_id: u64,
     o: &TcpOpts,
 ) -> Result<(TcpStream, u64)> {
-    super::control::retrying(|| data_connection_once(addr, test_id, o))
+    super::control::retrying(|| data_connection_once(addr, test_id, None, o))
 }
 
-fn data_connection_once(addr: SocketAddr, test_id: u64, o: &TcpOpts) -> Result<(TcpStream, u64)> {
+fn data_connection_once(
+    addr: SocketAddr,
+    test_id: u64,
+    stream: Option<u32>,
+    o: &TcpOpts,
+) -> Result<(TcpStream, u64)> {
     let s = socket2::Socket::new(
         socket2::Domain::for_address(addr),
         socket2::Type::STREAM,
@@ -61,11 +74,11 @@ fn data_connection_once(addr: SocketAddr, test_id: u64, o: &TcpOpts) -> Result<(
     // DATA first, at once: a server admits by progress, and a connection
     // whose first message has arrived is not closed to make room for newer
     // idle ones from this address (the server reads it after its HELLO).
-    proto::write_message(
-        &mut t,
-        &Message::new(proto::DATA).with(proto::F_TEST_ID, Value::U64(test_id)),
-    )
-    .map_err(|e| ControlError::OpenData(Box::new(e)))?;
+    let mut data = Message::new(proto::DATA).with(proto::F_TEST_ID, Value::U64(test_id));
+    if let Some(k) = stream {
+        data = data.with(proto::F_STREAM_INDEX, Value::U64(k as u64));
+    }
+    proto::write_message(&mut t, &data).map_err(|e| ControlError::OpenData(Box::new(e)))?;
     // The server greets every connection, data connections too: take the
     // HELLO off the stream so it is not counted as test data.
     let hello = proto::read_message_within(&t, proto::MESSAGE_TIMEOUT)

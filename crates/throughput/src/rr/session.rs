@@ -109,7 +109,7 @@ fn one_connection(
     test_id: u64,
     data: SocketAddr,
 ) -> Result<(Loop, Instant)> {
-    let s = client::data_connection(data, test_id, &NODELAY);
+    let s = client::data_connection(data, test_id, 0, &NODELAY);
     let s = ctl.told(s, "the client could not open its data connection")?;
     let dl = client::Deadline::new(run.plan.duration_ns());
     Ok((tcp_loop(s, &run.plan.t, dl.end, run.stop), dl.start))

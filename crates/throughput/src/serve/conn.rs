@@ -164,7 +164,9 @@ fn handle(shared: &Arc<Shared>, stream: TcpStream, peer: SocketAddr, conn_id: u6
             match test {
                 // A data connection must come from the address that asked
                 // for the test (test ids are random as well).
-                Some(t) if t.peer_ip == ip => data::connection(shared, &t, stream),
+                Some(t) if t.peer_ip == ip => {
+                    data::connection(shared, &t, stream, msg.opt_u64(proto::F_STREAM_INDEX))
+                }
                 _ => shared.count(|c| c.unknown_test_id += 1),
             }
         }

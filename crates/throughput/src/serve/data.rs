@@ -32,13 +32,14 @@ fn read_full(s: &mut &TcpStream, buf: &mut [u8]) -> std::io::Result<bool> {
     Ok(true)
 }
 
-/// A data connection (its DATA message already read and matched).
-pub fn connection(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
+/// A data connection (its DATA message already read and matched; `asked`:
+/// its F_STREAM_INDEX, the client's number for it).
+pub fn connection(shared: &Shared, t: &Arc<Test>, stream: TcpStream, asked: Option<u64>) {
     let spec = &t.spec;
     if t.stopped() {
         return;
     }
-    let index = t.data_seen.fetch_add(1, Ordering::Relaxed);
+    let seen = t.data_seen.fetch_add(1, Ordering::Relaxed);
     let per_transaction = matches!(spec.kind.as_str(), "crr" | "setup");
     let limit = if per_transaction {
         spec.burst.max(spec.streams) as usize
@@ -50,9 +51,19 @@ pub fn connection(shared: &Shared, t: &Arc<Test>, stream: TcpStream) {
     }
     t.data_active.fetch_add(1, Ordering::Relaxed);
     let _active = Active(t);
-    if !per_transaction && index >= limit {
+    if !per_transaction && seen >= limit {
         return;
     }
+    // A stream's figures go under the client's number for it, whatever
+    // order the handlers got here in.
+    let index = if per_transaction {
+        seen
+    } else {
+        match t.claim_stream(asked) {
+            Some(i) => i,
+            None => return,
+        }
+    };
     // crr/setup: at most `limit` connections whose handler still runs; one
     // beyond waits a moment for the previous to end (see CRR_SLOT_GRACE).
     if per_transaction && !t.take_slot(limit, CRR_SLOT_GRACE) {

@@ -23,6 +23,9 @@ pub struct Test {
     /// its own out when it ends, so a finished connection closes at once.
     pub(super) socks: Mutex<Vec<(usize, TcpStream)>>,
     pub(super) data_seen: AtomicUsize,
+    /// tcp/rr-tcp: which of the client's stream numbers a data connection
+    /// holds (`claim_stream`).
+    pub(super) claimed: Mutex<Vec<bool>>,
     pub(super) data_active: AtomicUsize,
     /// crr/setup: connections whose handler is running (the burst cap).
     pub(super) open: Mutex<usize>,
@@ -133,6 +136,7 @@ impl Test {
             first_tx: AtomicI64::new(i64::MAX),
             last_tx: AtomicI64::new(-1),
             stream_bytes: Mutex::new(vec![0; spec.streams as usize]),
+            claimed: Mutex::new(vec![false; spec.streams as usize]),
             sndbuf: AtomicU64::new(0),
             rcvbuf: AtomicU64::new(0),
             udp,
@@ -167,6 +171,20 @@ impl Test {
     /// 1 MiB.
     pub(super) fn read_buf(&self) -> Vec<u8> {
         vec![0u8; self.spec.msg_size.clamp(64 * 1024, 1 << 20) as usize]
+    }
+
+    /// The stream number a data connection takes: the one the client
+    /// `asked` (its DATA's F_STREAM_INDEX) when it is in range and free,
+    /// else the lowest free one (an older client, which sends none, gets
+    /// arrival order). None when every stream is taken.
+    pub(super) fn claim_stream(&self, asked: Option<u64>) -> Option<usize> {
+        let mut claimed = self.claimed.lock().unwrap();
+        let index = asked
+            .and_then(|a| usize::try_from(a).ok())
+            .filter(|&a| claimed.get(a) == Some(&false))
+            .or_else(|| claimed.iter().position(|c| !c))?;
+        claimed[index] = true;
+        Some(index)
     }
 
     /// What stream `index` received, for the per-stream figures.

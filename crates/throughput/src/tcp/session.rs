@@ -55,7 +55,7 @@ fn open(i: u32, run: &Run) -> Result<(Control, u64, Vec<TcpStream>)> {
         .with(proto::F_NODELAY, Value::Bool(opts.nodelay));
     let mut t = client::open_test(run.server, req, p.duration_ns(), p.streams as u64, 0)?;
     let socks = (0..p.streams)
-        .map(|_| client::data_connection(t.data, t.test_id, &opts))
+        .map(|k| client::data_connection(t.data, t.test_id, k, &opts))
         .collect();
     let socks = t
         .ctl
