@@ -5,7 +5,7 @@
 
 use crate::error::{BenchError, Result, Role};
 use misura_engine::{EngineArgs, EngineChoice, FrameFormat};
-use misura_report::{HostFingerprint, PortInfo, StopReason};
+use misura_report::{HostFingerprint, PortInfo};
 use misura_sys::iface::InterfaceInfo;
 
 /// The ports and the frame engine a benchmark is asked to use.
@@ -92,15 +92,6 @@ impl Checked {
 /// The host as the result records it, with the two ports.
 pub(crate) fn host(p: &Ports) -> HostFingerprint {
     misura_run::host::fingerprint_with_interfaces(Default::default(), &[&p.tx, &p.rx])
-}
-
-/// Why the run ended: finished, or the signal that stopped it.
-pub(crate) fn stop_reason(signal: usize) -> StopReason {
-    if signal == 0 {
-        StopReason::Finished
-    } else {
-        misura_cli::exit::signal_reason(signal as i32)
-    }
 }
 
 #[cfg(test)]

@@ -114,6 +114,14 @@ pub fn signal_reason(signal: impl TryInto<i64>) -> misura_report::StopReason {
     misura_report::StopReason::interrupted(signal)
 }
 
+/// Why a run ended, from the signal that stopped it (0: none, it finished).
+pub fn stop_reason(signal: usize) -> misura_report::StopReason {
+    match signal {
+        0 => misura_report::StopReason::Finished,
+        s => signal_reason(s),
+    }
+}
+
 /// Any error, kept whole (its chain, its type for a downcast): what a
 /// library carries from a caller's hook or another library's run.
 pub type BoxedError = Box<dyn std::error::Error + Send + Sync>;
@@ -129,4 +137,17 @@ pub fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
         cause = c.source();
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use misura_report::StopReason;
+
+    #[test]
+    fn no_signal_is_a_finished_run_and_a_signal_names_itself() {
+        assert_eq!(stop_reason(0), StopReason::Finished);
+        assert_eq!(stop_reason(15), signal_reason(15));
+        assert!(stop_reason(2).is_interrupted());
+    }
 }

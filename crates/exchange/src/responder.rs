@@ -69,10 +69,7 @@ pub fn respond(
             _ => other += 1,
         }
     }
-    let stop_reason = match stop.load(Ordering::Relaxed) {
-        0 => misura_report::StopReason::Finished,
-        s => misura_cli::exit::signal_reason(s),
-    };
+    let stop_reason = misura_cli::exit::stop_reason(stop.load(Ordering::Relaxed));
     Ok(ResponderReport {
         meta: meta("misura.exchange-responder", started_at),
         complete: stop_reason.is_finished(),

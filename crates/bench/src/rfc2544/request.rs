@@ -113,7 +113,7 @@ pub fn measure(
     Ok(Rfc2544Report {
         meta: misura_cli::meta::meta("misura.rfc2544", started_at),
         complete: signal == 0,
-        stop_reason: ports::stop_reason(signal),
+        stop_reason: misura_cli::exit::stop_reason(signal),
         host,
         ports: checked.infos(),
         config: Rfc2544Config {

@@ -100,14 +100,14 @@ pub fn measure(
     Ok(Y1564Report {
         meta: misura_cli::meta::meta("misura.y1564", started_at),
         complete: signal == 0,
-        stop_reason: ports::stop_reason(signal),
+        stop_reason: misura_cli::exit::stop_reason(signal),
         host: ports::host(p),
         ports: checked.infos(),
         config: Y1564Config {
             tx: p.tx.clone(),
             rx: p.rx.clone(),
             netns: req.netns.clone(),
-            step_s: req.step.as_ns() as f64 / 1e9,
+            step_s: req.step.as_secs_f64(),
             performance_s: req.perf.as_secs_f64(),
             rate_basis: "Ethernet frames with FCS (no preamble or gap)".into(),
             delay_source: if hardware {

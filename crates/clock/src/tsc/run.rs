@@ -14,8 +14,8 @@ use misura_cli::meta::{meta, now_rfc3339};
 use misura_cli::progress::Progress;
 use misura_cli::warnings::Warn;
 use misura_report::tsc::*;
+use misura_report::LoopTuning;
 use misura_report::Warning;
-use misura_report::{LoopTuning, StopReason};
 use misura_sys::tsc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -223,10 +223,7 @@ pub fn measure(
         ..LoopTuning::default()
     });
     let warnings = warnings(&facts, host.virtualized == Some(true), ntp.as_ref());
-    let stop_reason = match stop.load(Ordering::Relaxed) {
-        0 => StopReason::Finished,
-        s => misura_cli::exit::signal_reason(s),
-    };
+    let stop_reason = misura_cli::exit::stop_reason(stop.load(Ordering::Relaxed));
     let error = ntp.as_ref().and_then(|n| n.error.clone());
     let report = TscReport {
         meta: meta("misura.clock-tsc", started_at),

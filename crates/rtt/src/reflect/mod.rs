@@ -317,10 +317,7 @@ pub fn run(
     let nic = lp.clocks.nic.as_ref();
     let counters = *lp.reflector.counters();
     // A reflector runs until it is stopped: a signal is its normal end.
-    let stop_reason = match stop.load(Ordering::Relaxed) {
-        0 => misura_report::StopReason::Finished,
-        s => misura_cli::exit::signal_reason(s),
-    };
+    let stop_reason = misura_cli::exit::stop_reason(stop.load(Ordering::Relaxed));
     Ok(Summary {
         meta: misura_cli::meta::meta("misura.reflect", started_at),
         complete: true,
